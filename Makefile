@@ -1,0 +1,74 @@
+# Entry point for neuronsim. Userspace builds with Meson/Ninja into build/;
+# the sanitizer build lives in build-asan/, the fuzzers in build-fuzz/.
+# `make demo` and `make test` install what is missing (make deps) first.
+
+PREFIX ?= /usr/local
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 300
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+DEB_PACKAGES := gcc clang libclang-rt-14-dev make meson ninja-build pkg-config \
+	check libhwloc-dev libnuma-dev libopenblas-dev libjansson-dev \
+	libxxhash-dev python3 python3-numpy
+
+.PHONY: all deps build demo test test-unit test-asan test-fuzz bench fuzz \
+	install clean
+
+all: build
+
+# Installs only what is missing, so a second run does nothing.
+deps:
+	@missing=$$(for p in $(DEB_PACKAGES); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
+		grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "make deps: installing$$(echo $$missing | sed 's/^/ /')"; \
+		$(SUDO) apt-get update -q && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q $$missing; \
+	else echo "make deps: all packages present"; fi
+
+$(BUILD)/build.ninja:
+	meson setup $(BUILD) --prefix=$(PREFIX) -Dbuildtype=release -Db_ndebug=if-release
+
+$(ASAN_BUILD)/build.ninja:
+	meson setup $(ASAN_BUILD) -Dbuildtype=debug -Db_sanitize=address,undefined \
+		-Db_lundef=false
+
+$(FUZZ_BUILD)/build.ninja:
+	CC=clang meson setup $(FUZZ_BUILD) -Dbuildtype=debugoptimized -Dfuzz=true \
+		-Db_sanitize=address,undefined -Db_lundef=false
+
+build: $(BUILD)/build.ninja
+	ninja -C $(BUILD)
+
+demo: deps build
+	./$(BUILD)/tools/neuronsim-demo
+
+test: deps test-unit test-asan test-fuzz
+
+test-unit: build
+	meson test -C $(BUILD) --print-errorlogs
+
+test-asan: $(ASAN_BUILD)/build.ninja
+	ninja -C $(ASAN_BUILD)
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		meson test -C $(ASAN_BUILD) --print-errorlogs --timeout-multiplier 4
+
+test-fuzz: $(FUZZ_BUILD)/build.ninja
+	ninja -C $(FUZZ_BUILD)
+	tests/fuzz/run-fuzzers $(FUZZ_BUILD) 20
+
+fuzz: deps $(FUZZ_BUILD)/build.ninja
+	ninja -C $(FUZZ_BUILD)
+	tests/fuzz/run-fuzzers $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+bench: deps build
+	./$(BUILD)/tests/bench/neuronsim-bench
+
+install: build
+	meson install -C $(BUILD) --destdir "$(DESTDIR)"
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

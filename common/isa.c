@@ -1,0 +1,2 @@
+/* placeholder: being written */
+typedef int isa_placeholder_t;

@@ -1,0 +1,2 @@
+/* placeholder: being written */
+typedef int neff_builder_placeholder_t;

@@ -1,0 +1,2 @@
+/* placeholder: being written */
+typedef int neff_reader_placeholder_t;

@@ -1,0 +1,2 @@
+/* placeholder: being written */
+typedef int npy_placeholder_t;

@@ -1,0 +1,122 @@
+/* libfwsim public API: simulated NeuronCores that execute ISA programs against a
+ * host mapping of device memory. Used by libnrt's embedded backend and by
+ * neuronsim-fwd; knows nothing of the runtime or the compiler. */
+#ifndef NEURONSIM_FWSIM_H
+#define NEURONSIM_FWSIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "neuronsim/isa.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum fwsim_status {
+	FWSIM_OK = 0,
+	FWSIM_NUM_ERR = 1,   /* completed, a numerical error was recorded */
+	FWSIM_OOB = 2,       /* an access fell outside its region; stopped before it */
+	FWSIM_TIMEOUT = 3,   /* the job's deadline passed; stopped between instructions */
+	FWSIM_INVALID = 4,   /* bad program or job (message in the error record) */
+	FWSIM_DEADLOCK = 5,  /* every unfinished engine waits on a semaphore */
+	FWSIM_NOMEM = 6,
+} fwsim_status_t;
+
+const char *fwsim_status_str(fwsim_status_t s);
+
+/* Where a failing or numerically bad instruction was. */
+typedef struct fwsim_error {
+	uint32_t status;       /* fwsim_status_t of the job */
+	uint32_t engine;       /* isa_engine_t of the instruction */
+	uint32_t insn_index;   /* index in its engine's stream */
+	uint32_t debug_id;     /* the instruction's debug_id */
+	uint32_t ap_index;     /* which operand (OOB) or 0 (the output, NaN/Inf) */
+	uint32_t region;       /* that operand's region */
+	uint32_t is_inf;       /* numerical error: 0 NaN, 1 Inf */
+	uint32_t pad;
+	uint64_t first_index;  /* numerical error: first bad flat (row-major) index */
+	uint64_t count;        /* numerical error: bad elements in that output */
+	uint64_t num_err_insns;/* instructions of the job that produced NaN/Inf */
+	char message[160];     /* one line for OOB/INVALID/DEADLOCK/TIMEOUT */
+} fwsim_error_t;
+
+/* A device-memory binding of one region: [addr, addr + size) in the job's memory. */
+typedef struct fwsim_region {
+	uint64_t addr;
+	uint64_t size;
+} fwsim_region_t;
+
+/* One executed instruction, for the profiler. Times are CLOCK_MONOTONIC ns. */
+typedef struct fwsim_span {
+	uint64_t start_ns;
+	uint64_t end_ns;
+	uint32_t engine;
+	uint32_t insn_index;
+	uint32_t debug_id;
+	uint32_t pad;
+} fwsim_span_t;
+
+/* Caller-owned buffer the job appends spans to; spans beyond cap are counted
+ * in dropped. Engines append concurrently. */
+typedef struct fwsim_trace {
+	fwsim_span_t *spans;
+	uint64_t cap;
+	uint64_t count;   /* out */
+	uint64_t dropped; /* out */
+} fwsim_trace_t;
+
+/* A validated, immutable program: one instruction stream per engine. Safe to
+ * share between cores and threads. */
+typedef struct fwsim_program fwsim_program_t;
+
+/* Copies and validates the streams (opcodes, operand counts, dtypes, ranks,
+ * regions < n_regions, semaphores, jump targets, reserved fields). Caller frees
+ * with fwsim_program_destroy(). On failure err gets a one-line message. */
+fwsim_status_t fwsim_program_create(const isa_insn_t *const streams[ISA_ENGINE_COUNT],
+				    const uint32_t counts[ISA_ENGINE_COUNT],
+				    uint32_t n_regions, fwsim_program_t **out_program,
+				    char *err, size_t err_len);
+void fwsim_program_destroy(fwsim_program_t *program);
+
+#define FWSIM_JOB_CHECK_NAN (1u << 0)
+#define FWSIM_JOB_CHECK_INF (1u << 1)
+#define FWSIM_JOB_PROFILE (1u << 2)   /* fill job->trace */
+
+typedef struct fwsim_job {
+	/* in */
+	const fwsim_program_t *program;
+	uint8_t *mem;                  /* host mapping of device memory */
+	uint64_t mem_size;             /* the job's window: addresses < mem_size */
+	const fwsim_region_t *regions; /* n_regions bindings, all inside the window */
+	uint32_t n_regions;
+	uint32_t flags;                /* FWSIM_JOB_* */
+	uint64_t deadline_ns;          /* absolute CLOCK_MONOTONIC, 0 = none */
+	fwsim_trace_t *trace;          /* with FWSIM_JOB_PROFILE, else NULL */
+	/* out */
+	fwsim_error_t error;
+	uint64_t engine_busy_ns[ISA_ENGINE_COUNT];
+	uint64_t insns_executed;
+} fwsim_job_t;
+
+typedef struct fwsim_core fwsim_core_t;
+
+typedef struct fwsim_core_config {
+	uint32_t core_index;   /* for thread names and pinning */
+	int pin_threads;       /* pin engine threads with hwloc */
+} fwsim_core_config_t;
+
+fwsim_status_t fwsim_core_create(const fwsim_core_config_t *config,
+				 fwsim_core_t **out_core);
+void fwsim_core_destroy(fwsim_core_t *core);
+
+/* Runs job to completion on core and returns its status (also in
+ * job->error.status). Jobs on one core run one at a time, in call order;
+ * several cores run in parallel. A program with work on one engine only runs
+ * in the calling thread. */
+fwsim_status_t fwsim_core_execute(fwsim_core_t *core, fwsim_job_t *job);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NEURONSIM_FWSIM_H */

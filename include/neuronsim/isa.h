@@ -1,0 +1,210 @@
+/* The simulated NeuronCore instruction set: engines, dtypes, access patterns and
+ * the fixed-size instruction encoding stored in NEFF code sections (docs/isa.md). */
+#ifndef NEURONSIM_ISA_H
+#define NEURONSIM_ISA_H
+
+#include <assert.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bump ISA_VERSION_MINOR for compatible additions (new opcodes, new sub-ops);
+ * an incompatible change of the encoding is a new NEFF major version. */
+#define ISA_VERSION_MAJOR 1
+#define ISA_VERSION_MINOR 0
+
+/* Engines of one NeuronCore. Each has its own instruction stream; streams
+ * synchronise through the core's semaphores only. */
+typedef enum isa_engine {
+	ISA_ENGINE_TENSOR = 0, /* matmul */
+	ISA_ENGINE_VECTOR = 1, /* elementwise ALU, reductions */
+	ISA_ENGINE_SCALAR = 2, /* activation functions */
+	ISA_ENGINE_GPSIMD = 3, /* iota, gather, scatter, rng, control flow */
+	ISA_ENGINE_DMA = 4,    /* copies, transposes, dtype conversion */
+	ISA_ENGINE_COUNT
+} isa_engine_t;
+
+/* Element types. Values are part of the NEFF format: never renumber. */
+typedef enum isa_dtype {
+	ISA_DT_INVALID = 0,
+	ISA_DT_F32 = 1,
+	ISA_DT_BF16 = 2,
+	ISA_DT_F16 = 3,
+	ISA_DT_S32 = 4,
+	ISA_DT_S64 = 5,
+	ISA_DT_U32 = 6,
+	ISA_DT_U64 = 7,
+	ISA_DT_U8 = 8,
+	ISA_DT_PRED = 9, /* one byte, 0 or 1 */
+	ISA_DT_S8 = 10,
+	ISA_DT_S16 = 11,
+	ISA_DT_U16 = 12,
+	ISA_DT_COUNT
+} isa_dtype_t;
+
+static inline size_t isa_dtype_size(uint32_t dt)
+{
+	switch (dt) {
+	case ISA_DT_F32: case ISA_DT_S32: case ISA_DT_U32: return 4;
+	case ISA_DT_BF16: case ISA_DT_F16: case ISA_DT_S16: case ISA_DT_U16: return 2;
+	case ISA_DT_S64: case ISA_DT_U64: return 8;
+	case ISA_DT_U8: case ISA_DT_PRED: case ISA_DT_S8: return 1;
+	default: return 0;
+	}
+}
+
+static inline int isa_dtype_is_float(uint32_t dt)
+{
+	return dt == ISA_DT_F32 || dt == ISA_DT_BF16 || dt == ISA_DT_F16;
+}
+
+/* Lower-case names as XLA spells them (f32, bf16, s64, pred, ...). */
+const char *isa_dtype_name(uint32_t dt);
+
+/* Opcodes. ap[0] is the output unless the opcode says otherwise. */
+typedef enum isa_opcode {
+	ISA_OP_NOP = 0,      /* only waits/signals semaphores */
+	ISA_OP_MATMUL = 1,   /* tensor: ap0[b,m,n] (+)= sum_k ap1[b,m,k] * ap2[b,k,n] */
+	ISA_OP_ALU = 2,      /* vector: ap0 = op(ap1[, ap2[, ap3]]), sub = isa_alu */
+	ISA_OP_ACTIVATE = 3, /* scalar: ap0 = func(ap1 * imm[0] + imm[1]), sub = isa_act */
+	ISA_OP_REDUCE = 4,   /* vector: ap0 = reduce(ap1) over param axes mask, sub = isa_reduce */
+	ISA_OP_COPY = 5,     /* dma: ap0 = convert(ap1), same shape, any dtypes */
+	ISA_OP_IOTA = 6,     /* gpsimd: ap0[i...] = i[param] + imm[0] */
+	ISA_OP_GATHER = 7,   /* gpsimd: ap0[m,r] = ap1[clamp(ap2[m]),r] */
+	ISA_OP_SCATTER = 8,  /* gpsimd: ap0[ap2[m],r] = op(ap0[..], ap1[m,r]), sub = isa_reduce */
+	ISA_OP_RNG = 9,      /* gpsimd: ap0 = random bits from state ap1 (u64[2]), ap2 = next state */
+	ISA_OP_JUMP = 10,    /* any engine: if (ap0 scalar != 0) ^ INVERT, or always when
+				 ap0.region == ISA_REGION_NONE, continue at insn param */
+	ISA_OP_COUNT
+} isa_opcode_t;
+
+/* ALU sub-ops (ISA_OP_ALU). Floats compute in f32, integers in 64 bits with
+ * the signedness of the output (compares: of the inputs). */
+typedef enum isa_alu {
+	/* unary: ap0 = f(ap1) */
+	ISA_ALU_NEG = 0, ISA_ALU_ABS, ISA_ALU_SIGN, ISA_ALU_FLOOR, ISA_ALU_CEIL,
+	ISA_ALU_ROUND_AWAY, /* round half away from zero (XLA round-nearest-afz) */
+	ISA_ALU_ROUND_EVEN, ISA_ALU_EXP, ISA_ALU_EXPM1, ISA_ALU_LOG, ISA_ALU_LOG1P,
+	ISA_ALU_SQRT, ISA_ALU_RSQRT, ISA_ALU_TANH, ISA_ALU_LOGISTIC, ISA_ALU_ERF,
+	ISA_ALU_SIN, ISA_ALU_COS, ISA_ALU_NOT, ISA_ALU_IS_FINITE, ISA_ALU_RECIPROCAL,
+	ISA_ALU_SQUARE, ISA_ALU_POPCNT, ISA_ALU_CLZ,
+	/* binary: ap0 = f(ap1, ap2) */
+	ISA_ALU_ADD = 64, ISA_ALU_SUB, ISA_ALU_MUL, ISA_ALU_DIV, ISA_ALU_REM,
+	ISA_ALU_POW, ISA_ALU_MAX, ISA_ALU_MIN, ISA_ALU_AND, ISA_ALU_OR, ISA_ALU_XOR,
+	ISA_ALU_SHL, ISA_ALU_SHR_LOGICAL, ISA_ALU_SHR_ARITH, ISA_ALU_ATAN2,
+	ISA_ALU_CMP_EQ, ISA_ALU_CMP_NE, ISA_ALU_CMP_LT, ISA_ALU_CMP_LE,
+	ISA_ALU_CMP_GT, ISA_ALU_CMP_GE, /* compares write pred */
+	ISA_ALU_GELU_GRAD, /* ap1 = dy, ap2 = x: dy * d/dx gelu(x) (erf form) */
+	/* ternary: ap0 = f(ap1, ap2, ap3) */
+	ISA_ALU_SELECT = 128, /* ap1 pred ? ap2 : ap3 */
+	ISA_ALU_CLAMP,        /* min(max(ap2, ap1), ap3): XLA clamp(lo, x, hi) */
+	ISA_ALU_FMA,          /* ap1 * ap2 + ap3 */
+	ISA_ALU_END
+} isa_alu_t;
+
+static inline int isa_alu_arity(uint32_t op)
+{
+	if (op <= ISA_ALU_CLZ)
+		return 1;
+	if (op >= ISA_ALU_ADD && op <= ISA_ALU_GELU_GRAD)
+		return 2;
+	if (op >= ISA_ALU_SELECT && op < ISA_ALU_END)
+		return 3;
+	return 0;
+}
+
+/* Activation functions (ISA_OP_ACTIVATE). */
+typedef enum isa_act {
+	ISA_ACT_IDENTITY = 0, ISA_ACT_RELU, ISA_ACT_GELU, ISA_ACT_GELU_TANH,
+	ISA_ACT_TANH, ISA_ACT_LOGISTIC, ISA_ACT_EXP, ISA_ACT_LOG, ISA_ACT_SQRT,
+	ISA_ACT_RSQRT, ISA_ACT_SILU, ISA_ACT_SOFTPLUS, ISA_ACT_RECIPROCAL,
+	ISA_ACT_SQUARE, ISA_ACT_END
+} isa_act_t;
+
+/* Reduction / scatter combiners. */
+typedef enum isa_reduce {
+	ISA_RED_SUM = 0, ISA_RED_MAX, ISA_RED_MIN, ISA_RED_PROD, ISA_RED_AND,
+	ISA_RED_OR, ISA_RED_ASSIGN /* scatter only */, ISA_RED_END
+} isa_reduce_t;
+
+/* Instruction flags. */
+#define ISA_F_ACCUMULATE (1u << 0) /* MATMUL, REDUCE: combine with existing ap0 */
+#define ISA_F_INVERT (1u << 1)     /* JUMP: jump when the condition is zero */
+#define ISA_F_ALL ((uint32_t)(ISA_F_ACCUMULATE | ISA_F_INVERT))
+
+/* Fixed memory regions; region ISA_REGION_IO0 + i is I/O tensor i of the NEFF's
+ * tensor table. The runtime binds every region to device memory per execution. */
+#define ISA_REGION_CONST 0u   /* the NEFF's constants section */
+#define ISA_REGION_SCRATCH 1u /* the model's scratch memory (size in metadata) */
+#define ISA_REGION_IO0 2u
+#define ISA_REGION_NONE 0xffffffffu
+
+#define ISA_MAX_RANK 6
+#define ISA_MAX_AP 4
+#define ISA_NUM_SEMS 32
+#define ISA_SEM_NONE 0xffu
+
+/* A tensor access pattern: element [i0..ir-1] lives at byte
+ * offset + sum(i_k * stride[k]) * dtype_size inside region. Strides are in
+ * elements and may be 0 (broadcast) or negative (reverse). */
+typedef struct isa_ap {
+	uint32_t region;
+	uint8_t dtype;
+	uint8_t rank; /* 0..ISA_MAX_RANK; rank 0 is a scalar */
+	uint16_t pad;
+	uint64_t offset;
+	uint64_t shape[ISA_MAX_RANK];
+	int64_t stride[ISA_MAX_RANK];
+} isa_ap_t;
+
+/* One instruction, 512 bytes, little-endian, stored as-is in NEFF code sections.
+ * Before it runs, the engine waits until sem[wait_sem] >= wait_value; after it
+ * completes, sem[signal_sem] is incremented. Semaphores start at 0 per job. */
+typedef struct isa_insn {
+	uint16_t opcode;    /* isa_opcode_t */
+	uint16_t sub;       /* isa_alu_t / isa_act_t / isa_reduce_t */
+	uint16_t flags;     /* ISA_F_* */
+	uint8_t n_ap;       /* number of used access patterns */
+	uint8_t wait_sem;   /* ISA_SEM_NONE or 0..ISA_NUM_SEMS-1 */
+	uint32_t wait_value;
+	uint8_t signal_sem; /* ISA_SEM_NONE or 0..ISA_NUM_SEMS-1 */
+	uint8_t pad0[3];
+	uint32_t param;     /* axes mask (REDUCE), dimension (IOTA), target (JUMP) */
+	uint32_t debug_id;  /* index into the NEFF debug map, or ISA_DEBUG_NONE */
+	uint64_t reserved;  /* must be zero */
+	double imm[2];      /* ACTIVATE scale, bias; IOTA base */
+	isa_ap_t ap[ISA_MAX_AP];
+} isa_insn_t;
+
+#define ISA_DEBUG_NONE 0xffffffffu
+
+static_assert(sizeof(isa_ap_t) == 112, "isa_ap_t is part of the NEFF format");
+static_assert(sizeof(isa_insn_t) == 496, "isa_insn_t is part of the NEFF format");
+static_assert(offsetof(isa_insn_t, ap) == 48, "isa_insn_t layout");
+
+/* Implemented in common/isa.c (libnscommon), shared by the compiler, the NEFF
+ * reader and the simulator so there is one definition of a valid instruction. */
+
+/* Checks one instruction in isolation: opcode and sub-op known, operand count,
+ * dtypes and ranks valid for the opcode, shapes consistent, regions <
+ * n_regions (or ISA_REGION_NONE where allowed), semaphores in range, jump
+ * target < stream_len, reserved and pad fields zero, flags known. Returns 0,
+ * or -1 with a one-line message in err (if not NULL). Does not check that
+ * accesses fit their regions: region sizes are only known per execution. */
+int isa_insn_validate(const isa_insn_t *insn, uint32_t n_regions,
+		      uint32_t stream_len, char *err, size_t err_len);
+
+/* A row-major contiguous access pattern. */
+isa_ap_t isa_ap_contig(uint32_t region, uint64_t offset, isa_dtype_t dtype,
+		       uint32_t rank, const uint64_t *shape);
+
+/* A zeroed instruction with no semaphores, no operands and no debug id. */
+isa_insn_t isa_insn_init(isa_opcode_t opcode, uint32_t sub);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NEURONSIM_ISA_H */
