@@ -11,10 +11,14 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 DEB_PACKAGES := gcc clang libclang-rt-14-dev make meson ninja-build pkg-config \
 	check libhwloc-dev libnuma-dev libopenblas-dev libjansson-dev \
-	libxxhash-dev python3 python3-numpy
+	libxxhash-dev python3 python3-numpy \
+	linux-image-amd64 linux-headers-amd64 qemu-system-x86 busybox-static \
+	cpio sparse dwarves
+KVER ?= $(shell ls /lib/modules 2>/dev/null | sort -V | tail -1)
+KDIR ?= /lib/modules/$(KVER)/build
 
-.PHONY: all deps build demo test test-unit test-asan test-fuzz bench fuzz \
-	install clean
+.PHONY: all deps build demo test test-unit test-asan test-fuzz test-qemu \
+	bench fuzz install clean driver driver-check install-driver
 
 all: build
 
@@ -46,7 +50,7 @@ build: $(BUILD)/build.ninja
 demo: deps build
 	./$(BUILD)/tools/neuronsim-demo
 
-test: deps test-unit test-asan test-fuzz
+test: deps test-unit test-asan test-fuzz test-qemu
 
 test-unit: build
 	meson test -C $(BUILD) --print-errorlogs
@@ -64,6 +68,21 @@ fuzz: deps $(FUZZ_BUILD)/build.ninja
 	ninja -C $(FUZZ_BUILD)
 	tests/fuzz/run-fuzzers $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
+# The kernel module: built against the installed Debian kernel headers and
+# tested by booting that kernel under QEMU (tests/qemu/run-qemu-tests).
+driver:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+driver-check:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 C=2 modules
+
+test-qemu:
+	KVER=$(KVER) tests/qemu/run-qemu-tests
+
+# Installs the DKMS sources, the udev rule and the modules-load file; not run in CI.
+install-driver:
+	driver/install.sh $(DESTDIR)
+
 bench: deps build
 	./$(BUILD)/tests/bench/neuronsim-bench
 
@@ -71,4 +90,5 @@ install: build
 	meson install -C $(BUILD) --destdir "$(DESTDIR)"
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	-[ -d $(KDIR) ] && $(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) build-qemu
