@@ -3,6 +3,7 @@
 #ifndef NEURONSIM_NEFF_H
 #define NEURONSIM_NEFF_H
 
+#include <assert.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,6 +20,11 @@ extern "C" {
 #define NEFF_MAX_CORES 64
 #define NEFF_NAME_MAX 256     /* tensor names, NUL included (NRT_TENSOR_NAME_MAX) */
 #define NEFF_MAX_TENSOR_RANK 8
+#define NEFF_MAX_SECTIONS 64  /* a reader refuses larger section tables */
+#define NEFF_TARGET "neuronsim-v2" /* the only meta.target this reader accepts */
+/* Upper bound of any region (tensor, scratch, consts) so that offset + size
+ * arithmetic in the runtime and simulator can never wrap. */
+#define NEFF_MAX_REGION_SIZE (1ull << 48)
 
 /* Feature bits. A reader refuses a NEFF with a required bit it does not know. */
 #define NEFF_FEATURE_KNOWN_REQUIRED 0ull
@@ -107,6 +113,18 @@ typedef struct neff_debug_entry {
 	uint32_t source_line;       /* 0 when unknown */
 } neff_debug_entry_t;
 
+static_assert(sizeof(neff_header_t) == 64, "neff_header_t is part of the NEFF format");
+static_assert(offsetof(neff_header_t, section_table_offset) == 56, "neff_header_t layout");
+static_assert(sizeof(neff_section_t) == 32, "neff_section_t is part of the NEFF format");
+static_assert(sizeof(neff_meta_t) == 280, "neff_meta_t is part of the NEFF format");
+static_assert(offsetof(neff_meta_t, scratch_size) == 232, "neff_meta_t layout");
+static_assert(sizeof(neff_tensor_t) == 344, "neff_tensor_t is part of the NEFF format");
+static_assert(offsetof(neff_tensor_t, shape) == 272, "neff_tensor_t layout");
+static_assert(sizeof(neff_code_header_t) == 8, "neff_code_header_t is part of the NEFF format");
+static_assert(sizeof(neff_code_stream_t) == 16, "neff_code_stream_t is part of the NEFF format");
+static_assert(sizeof(neff_debug_header_t) == 8, "neff_debug_header_t is part of the NEFF format");
+static_assert(sizeof(neff_debug_entry_t) == 16, "neff_debug_entry_t is part of the NEFF format");
+
 /* ---- reader ---------------------------------------------------------- */
 
 typedef enum neff_status {
@@ -135,12 +153,17 @@ typedef struct neff_view {
 	uint64_t hlo_size;
 } neff_view_t;
 
-/* Validates the NEFF in [data, data + size) (data must be 8-byte aligned) and
- * fills out_view with pointers into it. Checks magic, version, features, size,
- * checksum, every section offset and size (overflow-safe), string termination,
- * tensor sizes, debug ids, and every instruction with isa_insn_validate()
- * (regions < ISA_REGION_IO0 + n_tensors). On failure, out_view is
- * zeroed and err (if not NULL) gets a one-line message. */
+/* Validates the NEFF in [data, data + size) (data must be 8-byte aligned,
+ * else NEFF_ERR_INVALID) and fills out_view with pointers into it; data must
+ * outlive the view. Checks magic, version, features, size, checksum, every
+ * section offset and size (overflow-safe), the layout (no overlap, no
+ * unaccounted bytes), string termination, tensor sizes and aliases, debug
+ * ids, and every instruction with isa_insn_validate() (regions <
+ * ISA_REGION_IO0 + n_tensors); docs/neff.md lists every rule. Returns
+ * NEFF_ERR_FORMAT (corrupt), NEFF_ERR_VERSION (unknown major version,
+ * required feature or newer ISA), NEFF_ERR_NOMEM or NEFF_ERR_INVALID. On
+ * failure, out_view is zeroed and err (if not NULL) gets a one-line message
+ * naming the field and value. Thread-safe; allocates only temporarily. */
 neff_status_t neff_parse(const void *data, size_t size, neff_view_t *out_view,
 			 char *err, size_t err_len);
 
@@ -151,29 +174,45 @@ void neff_debug_lookup(const neff_view_t *view, uint32_t debug_id,
 
 /* ---- builder --------------------------------------------------------- */
 
+/* Builds a NEFF in memory. Every argument is validated (NEFF_ERR_INVALID);
+ * every allocation is checked (NEFF_ERR_NOMEM, the builder is left as it was
+ * before the call, nothing leaks). Output is deterministic: the same calls
+ * give the same bytes. Not thread-safe: one builder per thread. */
 typedef struct neff_builder neff_builder_t;
 
-/* Creates a builder for a model with n_cores cores; the caller frees it with
- * neff_builder_destroy(). NULL on allocation failure. */
+/* Creates a builder for a model with n_cores cores (1..NEFF_MAX_CORES) and a
+ * model name shorter than sizeof(meta.model_name); the caller frees it with
+ * neff_builder_destroy(). NULL on allocation failure or invalid arguments.
+ * Defaults: compiler_version "neuronsim-builder <NEFF major.minor>", target
+ * NEFF_TARGET, ISA version from isa.h. */
 neff_builder_t *neff_builder_create(const char *model_name, uint32_t n_cores);
+/* Frees the builder and everything it owns; NULL is a no-op. */
 void neff_builder_destroy(neff_builder_t *b);
 
-/* Adds an I/O tensor; its region is ISA_REGION_IO0 + *out_index. */
+/* Adds an I/O tensor; its region is ISA_REGION_IO0 + *out_index. name is
+ * copied, non-empty, shorter than NEFF_NAME_MAX and unique; rank <=
+ * NEFF_MAX_TENSOR_RANK (shape may be NULL when rank is 0); alias_input is -1,
+ * or for an output the index of an earlier input of the same dtype and size. */
 neff_status_t neff_builder_add_tensor(neff_builder_t *b, const char *name,
 				      neff_usage_t usage, isa_dtype_t dtype,
 				      uint32_t rank, const uint64_t *shape,
 				      int32_t alias_input, uint32_t *out_index);
-/* Appends constant bytes (copied) at an offset aligned to align (power of 2). */
+/* Appends constant bytes (copied; zeros when data is NULL) at an offset of
+ * region ISA_REGION_CONST aligned to align (a power of 2, <= 4096). */
 neff_status_t neff_builder_add_const(neff_builder_t *b, const void *data,
 				     uint64_t size, uint64_t align,
 				     uint64_t *out_offset);
-/* Reserves scratch bytes aligned to align (power of 2). */
+/* Reserves scratch bytes aligned to align (power of 2, <= 4096). */
 neff_status_t neff_builder_add_scratch(neff_builder_t *b, uint64_t size,
 				       uint64_t align, uint64_t *out_offset);
+/* Adds a debug map entry; strings are copied (NULL means ""), identical
+ * strings are stored once. */
 neff_status_t neff_builder_add_debug(neff_builder_t *b, const char *hlo_name,
 				     const char *op_type, const char *source_file,
 				     uint32_t source_line, uint32_t *out_debug_id);
-/* Appends a copy of insn to the stream of (core, engine). */
+/* Appends a copy of insn to the stream of (core, engine). The instruction is
+ * not validated here (regions and jump targets may be added later): run
+ * neff_parse() on the result to check it. */
 neff_status_t neff_builder_emit(neff_builder_t *b, uint32_t core,
 				isa_engine_t engine, const isa_insn_t *insn,
 				uint32_t *out_index);
@@ -181,13 +220,22 @@ neff_status_t neff_builder_emit(neff_builder_t *b, uint32_t core,
 neff_status_t neff_builder_patch(neff_builder_t *b, uint32_t core,
 				 isa_engine_t engine, uint32_t index,
 				 const isa_insn_t *insn);
+/* Sets (copies) the HLO text, replacing any previous one; NULL/0 removes it. */
 neff_status_t neff_builder_set_hlo(neff_builder_t *b, const char *text,
 				   size_t len);
+/* version is copied; shorter than sizeof(meta.compiler_version). */
 neff_status_t neff_builder_set_compiler_version(neff_builder_t *b,
 						const char *version);
-/* Serialises the NEFF into a malloc'd buffer the caller frees with free(). */
+/* Serialises the NEFF into a malloc'd buffer the caller frees with free().
+ * The builder stays usable; finishing twice gives the same bytes. On failure
+ * *out_data and *out_size are untouched. */
 neff_status_t neff_builder_finish(neff_builder_t *b, void **out_data,
 				  size_t *out_size);
+
+/* TEST ONLY (allocation-failure injection, SQLite style): makes the n-th
+ * allocation this builder attempts from now on fail as if malloc/realloc
+ * returned NULL (n = 1 is the next one); 0 disables. Not for production use. */
+void neff_builder_set_alloc_fail_after(neff_builder_t *b, uint32_t n);
 
 #ifdef __cplusplus
 }
