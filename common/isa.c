@@ -1,2 +1,448 @@
-/* placeholder: being written */
-typedef int isa_placeholder_t;
+/* The one definition of a valid ISA instruction, plus small constructors (isa.h). */
+#include "neuronsim/isa.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *isa_dtype_name(uint32_t dt)
+{
+	switch (dt) {
+	case ISA_DT_F32: return "f32";
+	case ISA_DT_BF16: return "bf16";
+	case ISA_DT_F16: return "f16";
+	case ISA_DT_S32: return "s32";
+	case ISA_DT_S64: return "s64";
+	case ISA_DT_U32: return "u32";
+	case ISA_DT_U64: return "u64";
+	case ISA_DT_U8: return "u8";
+	case ISA_DT_PRED: return "pred";
+	case ISA_DT_S8: return "s8";
+	case ISA_DT_S16: return "s16";
+	case ISA_DT_U16: return "u16";
+	default: return "invalid";
+	}
+}
+
+const char *isa_opcode_name(uint32_t op)
+{
+	static const char *const names[ISA_OP_COUNT] = {
+		"nop", "matmul", "alu", "activate", "reduce", "copy",
+		"iota", "gather", "scatter", "rng", "jump",
+	};
+	return op < ISA_OP_COUNT ? names[op] : "invalid";
+}
+
+int isa_dtype_is_int(uint32_t dt)
+{
+	switch (dt) {
+	case ISA_DT_S32: case ISA_DT_S64: case ISA_DT_U32: case ISA_DT_U64:
+	case ISA_DT_U8: case ISA_DT_S8: case ISA_DT_S16: case ISA_DT_U16:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+int isa_dtype_is_unsigned(uint32_t dt)
+{
+	return dt == ISA_DT_U32 || dt == ISA_DT_U64 || dt == ISA_DT_U8 ||
+	       dt == ISA_DT_U16 || dt == ISA_DT_PRED;
+}
+
+uint64_t isa_ap_num_elements(const isa_ap_t *ap)
+{
+	uint64_t n = 1;
+	for (uint32_t k = 0; k < ap->rank && k < ISA_MAX_RANK; k++) {
+		if (ap->shape[k] == 0)
+			return 0;
+		if (__builtin_mul_overflow(n, ap->shape[k], &n))
+			return UINT64_MAX;
+	}
+	return n;
+}
+
+isa_ap_t isa_ap_contig(uint32_t region, uint64_t offset, isa_dtype_t dtype,
+		       uint32_t rank, const uint64_t *shape)
+{
+	isa_ap_t ap;
+	memset(&ap, 0, sizeof(ap));
+	ap.region = region;
+	ap.offset = offset;
+	ap.dtype = (uint8_t)dtype;
+	ap.rank = (uint8_t)(rank > ISA_MAX_RANK ? ISA_MAX_RANK : rank);
+	int64_t stride = 1;
+	for (int k = (int)ap.rank - 1; k >= 0; k--) {
+		ap.shape[k] = shape[k];
+		ap.stride[k] = stride;
+		stride *= (int64_t)shape[k];
+	}
+	return ap;
+}
+
+isa_insn_t isa_insn_init(isa_opcode_t opcode, uint32_t sub)
+{
+	isa_insn_t insn;
+	memset(&insn, 0, sizeof(insn));
+	insn.opcode = (uint16_t)opcode;
+	insn.sub = (uint16_t)sub;
+	insn.wait_sem = ISA_SEM_NONE;
+	insn.signal_sem = ISA_SEM_NONE;
+	insn.debug_id = ISA_DEBUG_NONE;
+	return insn;
+}
+
+/* ---- validation ---- */
+
+typedef struct vctx {
+	const isa_insn_t *insn;
+	char *err;
+	size_t err_len;
+} vctx_t;
+
+__attribute__((format(printf, 2, 3)))
+static int fail(const vctx_t *v, const char *fmt, ...)
+{
+	if (v->err && v->err_len) {
+		int n = snprintf(v->err, v->err_len, "%s: ",
+				 isa_opcode_name(v->insn->opcode));
+		if (n < 0)
+			n = 0;
+		if ((size_t)n < v->err_len) {
+			va_list ap;
+			va_start(ap, fmt);
+			vsnprintf(v->err + n, v->err_len - (size_t)n, fmt, ap);
+			va_end(ap);
+		}
+	}
+	return -1;
+}
+
+static int is_zero(const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	for (size_t i = 0; i < n; i++)
+		if (b[i])
+			return 0;
+	return 1;
+}
+
+static int same_shape(const isa_ap_t *a, const isa_ap_t *b)
+{
+	if (a->rank != b->rank)
+		return 0;
+	for (uint32_t k = 0; k < a->rank; k++)
+		if (a->shape[k] != b->shape[k])
+			return 0;
+	return 1;
+}
+
+/* Structural checks of one operand; allow_none: region may be ISA_REGION_NONE. */
+static int check_ap(const vctx_t *v, uint32_t i, uint32_t n_regions, int allow_none)
+{
+	const isa_ap_t *ap = &v->insn->ap[i];
+	if (ap->region == ISA_REGION_NONE && allow_none) {
+		isa_ap_t z;
+		memset(&z, 0, sizeof(z));
+		z.region = ISA_REGION_NONE;
+		if (memcmp(&z, ap, sizeof(z)))
+			return fail(v, "ap%u: region none but other fields non-zero", i);
+		return 0;
+	}
+	if (ap->region >= n_regions)
+		return fail(v, "ap%u: region %u out of range (program has %u regions)",
+			    i, ap->region, n_regions);
+	if (ap->dtype == ISA_DT_INVALID || ap->dtype >= ISA_DT_COUNT)
+		return fail(v, "ap%u: unknown dtype %u", i, ap->dtype);
+	if (ap->rank > ISA_MAX_RANK)
+		return fail(v, "ap%u: rank %u > %u", i, ap->rank, ISA_MAX_RANK);
+	if (ap->pad)
+		return fail(v, "ap%u: pad is not zero", i);
+	for (uint32_t k = ap->rank; k < ISA_MAX_RANK; k++)
+		if (ap->shape[k] || ap->stride[k])
+			return fail(v, "ap%u: shape/stride[%u] beyond rank %u not zero",
+				    i, k, ap->rank);
+	if (isa_ap_num_elements(ap) > ISA_MAX_ELEMENTS)
+		return fail(v, "ap%u: more than 2^40 elements", i);
+	if (ap->offset % isa_dtype_size(ap->dtype))
+		return fail(v, "ap%u: offset %llu not a multiple of the %s size", i,
+			    (unsigned long long)ap->offset, isa_dtype_name(ap->dtype));
+	return 0;
+}
+
+static int dt_num(uint32_t dt) { return dt != ISA_DT_PRED; }
+static int dt_intlike(uint32_t dt) { return isa_dtype_is_int(dt) || dt == ISA_DT_PRED; }
+
+static int check_alu(const vctx_t *v)
+{
+	const isa_insn_t *in = v->insn;
+	const isa_ap_t *o = &in->ap[0], *a = &in->ap[1];
+	uint32_t op = in->sub;
+	int arity = isa_alu_arity(op);
+	for (int i = 2; i <= arity; i++)
+		if (!same_shape(o, &in->ap[i]))
+			return fail(v, "ap%d shape differs from ap0 (broadcast with stride 0)", i);
+	if (!same_shape(o, a))
+		return fail(v, "ap1 shape differs from ap0 (broadcast with stride 0)");
+	uint32_t od = o->dtype, ad = a->dtype;
+	if (op == ISA_ALU_IS_FINITE) {
+		if (od != ISA_DT_PRED || !isa_dtype_is_float(ad))
+			return fail(v, "is_finite needs float ap1 and pred ap0");
+		return 0;
+	}
+	if (op >= ISA_ALU_CMP_EQ && op <= ISA_ALU_CMP_GE) {
+		if (od != ISA_DT_PRED)
+			return fail(v, "compare writes pred, ap0 is %s", isa_dtype_name(od));
+		if (in->ap[2].dtype != ad)
+			return fail(v, "compare operands differ in dtype (%s, %s)",
+				    isa_dtype_name(ad), isa_dtype_name(in->ap[2].dtype));
+		return 0;
+	}
+	if (op == ISA_ALU_SELECT) {
+		if (ad != ISA_DT_PRED)
+			return fail(v, "select predicate ap1 is %s, not pred", isa_dtype_name(ad));
+		if (in->ap[2].dtype != od || in->ap[3].dtype != od)
+			return fail(v, "select ap2/ap3 dtype must equal ap0 (%s)",
+				    isa_dtype_name(od));
+		return 0;
+	}
+	for (int i = 1; i <= arity; i++)
+		if (in->ap[i].dtype != od)
+			return fail(v, "ap%d dtype %s differs from ap0 dtype %s", i,
+				    isa_dtype_name(in->ap[i].dtype), isa_dtype_name(od));
+	int ok;
+	switch (op) {
+	case ISA_ALU_NEG: case ISA_ALU_ABS: case ISA_ALU_SIGN: case ISA_ALU_SQUARE:
+	case ISA_ALU_ADD: case ISA_ALU_SUB: case ISA_ALU_MUL: case ISA_ALU_DIV:
+	case ISA_ALU_REM: case ISA_ALU_MAX: case ISA_ALU_MIN: case ISA_ALU_CLAMP:
+		ok = dt_num(od);
+		break;
+	case ISA_ALU_NOT: case ISA_ALU_AND: case ISA_ALU_OR: case ISA_ALU_XOR:
+		ok = dt_intlike(od);
+		break;
+	case ISA_ALU_POPCNT: case ISA_ALU_CLZ: case ISA_ALU_SHL:
+	case ISA_ALU_SHR_LOGICAL: case ISA_ALU_SHR_ARITH:
+		ok = isa_dtype_is_int(od);
+		break;
+	default: /* transcendental and rounding functions, pow, atan2, fma, gelu_grad */
+		ok = isa_dtype_is_float(od);
+		break;
+	}
+	if (!ok)
+		return fail(v, "alu sub-op %u does not take dtype %s", op, isa_dtype_name(od));
+	return 0;
+}
+
+static int check_reduce(const vctx_t *v)
+{
+	const isa_insn_t *in = v->insn;
+	const isa_ap_t *o = &in->ap[0], *a = &in->ap[1];
+	if (in->sub >= ISA_RED_END || in->sub == ISA_RED_ASSIGN)
+		return fail(v, "unknown reduce sub-op %u", in->sub);
+	if (o->rank != a->rank)
+		return fail(v, "ap0 rank %u != ap1 rank %u (reduced dims keep size 1)",
+			    o->rank, a->rank);
+	if (in->param >> a->rank)
+		return fail(v, "axes mask 0x%x names dims >= rank %u", in->param, a->rank);
+	for (uint32_t k = 0; k < a->rank; k++) {
+		uint64_t want = (in->param >> k & 1) ? 1 : a->shape[k];
+		if (o->shape[k] != want)
+			return fail(v, "ap0 shape[%u] = %llu, expected %llu", k,
+				    (unsigned long long)o->shape[k], (unsigned long long)want);
+	}
+	if (o->dtype != a->dtype)
+		return fail(v, "ap0 dtype %s != ap1 dtype %s", isa_dtype_name(o->dtype),
+			    isa_dtype_name(a->dtype));
+	if ((in->sub == ISA_RED_AND || in->sub == ISA_RED_OR) ? !dt_intlike(o->dtype)
+							      : !dt_num(o->dtype))
+		return fail(v, "reduce sub-op %u does not take dtype %s", in->sub,
+			    isa_dtype_name(o->dtype));
+	return 0;
+}
+
+static int check_matmul(const vctx_t *v)
+{
+	const isa_insn_t *in = v->insn;
+	const isa_ap_t *c = &in->ap[0], *a = &in->ap[1], *b = &in->ap[2];
+	if (c->rank != a->rank || c->rank != b->rank || (c->rank != 2 && c->rank != 3))
+		return fail(v, "operands must all be rank 2 ([M,K]x[K,N]) or 3 ([B,M,K]x[B,K,N])");
+	uint32_t o = c->rank == 3;
+	if (o && (a->shape[0] != c->shape[0] || b->shape[0] != c->shape[0]))
+		return fail(v, "batch sizes differ (broadcast with stride 0)");
+	if (a->shape[o] != c->shape[o] || b->shape[o + 1] != c->shape[o + 1] ||
+	    a->shape[o + 1] != b->shape[o])
+		return fail(v, "shapes do not agree: [%llu,%llu]x[%llu,%llu]->[%llu,%llu]",
+			    (unsigned long long)a->shape[o], (unsigned long long)a->shape[o + 1],
+			    (unsigned long long)b->shape[o], (unsigned long long)b->shape[o + 1],
+			    (unsigned long long)c->shape[o], (unsigned long long)c->shape[o + 1]);
+	if (a->dtype != b->dtype)
+		return fail(v, "ap1 dtype %s != ap2 dtype %s", isa_dtype_name(a->dtype),
+			    isa_dtype_name(b->dtype));
+	int fl = isa_dtype_is_float(a->dtype);
+	if (fl ? !isa_dtype_is_float(c->dtype) : !(isa_dtype_is_int(a->dtype) &&
+						    isa_dtype_is_int(c->dtype)))
+		return fail(v, "dtypes %s x %s -> %s: need float inputs and output, or "
+			    "integer inputs and output", isa_dtype_name(a->dtype),
+			    isa_dtype_name(b->dtype), isa_dtype_name(c->dtype));
+	return 0;
+}
+
+static int check_gather_scatter(const vctx_t *v, int scatter)
+{
+	const isa_insn_t *in = v->insn;
+	/* gather: ap0[M,R] <- ap1[N,R] by ap2[M]; scatter: ap0[N,R] <- ap1[M,R] by ap2[M] */
+	const isa_ap_t *tab = scatter ? &in->ap[0] : &in->ap[1];
+	const isa_ap_t *rows = scatter ? &in->ap[1] : &in->ap[0];
+	const isa_ap_t *idx = &in->ap[2];
+	if (tab->rank != 2 || rows->rank != 2 || idx->rank != 1)
+		return fail(v, "operands must be rank 2, 2 and 1 (indices)");
+	if (tab->shape[1] != rows->shape[1] || rows->shape[0] != idx->shape[0])
+		return fail(v, "shapes do not agree (rows %llu vs %llu, indices %llu)",
+			    (unsigned long long)tab->shape[1], (unsigned long long)rows->shape[1],
+			    (unsigned long long)idx->shape[0]);
+	if (!isa_dtype_is_int(idx->dtype))
+		return fail(v, "indices ap2 must be an integer dtype, not %s",
+			    isa_dtype_name(idx->dtype));
+	if (in->ap[0].dtype != in->ap[1].dtype)
+		return fail(v, "ap0 dtype %s != ap1 dtype %s", isa_dtype_name(in->ap[0].dtype),
+			    isa_dtype_name(in->ap[1].dtype));
+	if (!scatter && tab->shape[0] == 0 && isa_ap_num_elements(rows) != 0)
+		return fail(v, "gather from an empty table");
+	if (scatter) {
+		if (in->sub >= ISA_RED_END)
+			return fail(v, "unknown combiner %u", in->sub);
+		uint32_t dt = in->ap[0].dtype;
+		if (in->sub == ISA_RED_AND || in->sub == ISA_RED_OR ? !dt_intlike(dt)
+		    : (in->sub != ISA_RED_ASSIGN && !dt_num(dt)))
+			return fail(v, "combiner %u does not take dtype %s", in->sub,
+				    isa_dtype_name(dt));
+	}
+	return 0;
+}
+
+static int expected_n_ap(const isa_insn_t *in)
+{
+	switch (in->opcode) {
+	case ISA_OP_NOP: return 0;
+	case ISA_OP_MATMUL: return 3;
+	case ISA_OP_ALU: return isa_alu_arity(in->sub) ? 1 + isa_alu_arity(in->sub) : -1;
+	case ISA_OP_ACTIVATE: case ISA_OP_REDUCE: case ISA_OP_COPY: return 2;
+	case ISA_OP_IOTA: return 1;
+	case ISA_OP_GATHER: case ISA_OP_SCATTER: case ISA_OP_RNG: return 3;
+	case ISA_OP_JUMP: return in->n_ap <= 1 ? (int)in->n_ap : 1;
+	default: return -1;
+	}
+}
+
+int isa_insn_validate(const isa_insn_t *insn, uint32_t n_regions,
+		      uint32_t stream_len, char *err, size_t err_len)
+{
+	vctx_t v = { insn, err, err_len };
+	const isa_insn_t *in = insn;
+	if (err && err_len)
+		err[0] = 0;
+	if (in->opcode >= ISA_OP_COUNT)
+		return fail(&v, "unknown opcode %u", in->opcode);
+	if (in->flags & ~ISA_F_ALL)
+		return fail(&v, "unknown flags 0x%x", in->flags);
+	if ((in->flags & ISA_F_ACCUMULATE) && in->opcode != ISA_OP_MATMUL &&
+	    in->opcode != ISA_OP_REDUCE)
+		return fail(&v, "accumulate flag only applies to matmul and reduce");
+	if ((in->flags & ISA_F_INVERT) && in->opcode != ISA_OP_JUMP)
+		return fail(&v, "invert flag only applies to jump");
+	if (in->wait_sem != ISA_SEM_NONE && in->wait_sem >= ISA_NUM_SEMS)
+		return fail(&v, "wait_sem %u >= %u", in->wait_sem, ISA_NUM_SEMS);
+	if (in->wait_sem == ISA_SEM_NONE && in->wait_value)
+		return fail(&v, "wait_value %u without a wait_sem", in->wait_value);
+	if (in->signal_sem != ISA_SEM_NONE && in->signal_sem >= ISA_NUM_SEMS)
+		return fail(&v, "signal_sem %u >= %u", in->signal_sem, ISA_NUM_SEMS);
+	if (!is_zero(in->pad0, sizeof(in->pad0)) || in->reserved)
+		return fail(&v, "pad0/reserved not zero");
+
+	switch (in->opcode) {
+	case ISA_OP_ALU:
+		if (!isa_alu_arity(in->sub))
+			return fail(&v, "unknown alu sub-op %u", in->sub);
+		break;
+	case ISA_OP_ACTIVATE:
+		if (in->sub >= ISA_ACT_END)
+			return fail(&v, "unknown activation %u", in->sub);
+		break;
+	case ISA_OP_REDUCE: case ISA_OP_SCATTER:
+		break; /* checked with the operands */
+	default:
+		if (in->sub)
+			return fail(&v, "sub-op %u given to an opcode without sub-ops", in->sub);
+	}
+	if (in->opcode != ISA_OP_REDUCE && in->opcode != ISA_OP_IOTA &&
+	    in->opcode != ISA_OP_JUMP && in->param)
+		return fail(&v, "param %u given to an opcode without a parameter", in->param);
+	if (in->opcode != ISA_OP_ACTIVATE && in->opcode != ISA_OP_IOTA &&
+	    !is_zero(in->imm, sizeof(in->imm)))
+		return fail(&v, "imm given to an opcode without immediates");
+	if (in->opcode == ISA_OP_IOTA && !is_zero(&in->imm[1], sizeof(in->imm[1])))
+		return fail(&v, "imm[1] unused by iota must be zero");
+
+	int want = expected_n_ap(in);
+	if (want < 0 || in->n_ap != (uint32_t)want)
+		return fail(&v, "n_ap is %u, expected %d", in->n_ap, want);
+	for (uint32_t i = in->n_ap; i < ISA_MAX_AP; i++)
+		if (!is_zero(&in->ap[i], sizeof(in->ap[i])))
+			return fail(&v, "unused ap%u not zero", i);
+	for (uint32_t i = 0; i < in->n_ap; i++)
+		if (check_ap(&v, i, n_regions, in->opcode == ISA_OP_JUMP))
+			return -1;
+
+	const isa_ap_t *ap = in->ap;
+	switch (in->opcode) {
+	case ISA_OP_NOP:
+		return 0;
+	case ISA_OP_MATMUL:
+		return check_matmul(&v);
+	case ISA_OP_ALU:
+		return check_alu(&v);
+	case ISA_OP_ACTIVATE:
+		if (!same_shape(&ap[0], &ap[1]))
+			return fail(&v, "ap1 shape differs from ap0");
+		if (!isa_dtype_is_float(ap[0].dtype) || !isa_dtype_is_float(ap[1].dtype))
+			return fail(&v, "activation takes float operands, not %s -> %s",
+				    isa_dtype_name(ap[1].dtype), isa_dtype_name(ap[0].dtype));
+		return 0;
+	case ISA_OP_REDUCE:
+		return check_reduce(&v);
+	case ISA_OP_COPY:
+		if (!same_shape(&ap[0], &ap[1]))
+			return fail(&v, "ap1 shape differs from ap0");
+		return 0;
+	case ISA_OP_IOTA:
+		if (in->param >= ap[0].rank)
+			return fail(&v, "dimension %u >= rank %u", in->param, ap[0].rank);
+		if (ap[0].dtype == ISA_DT_PRED)
+			return fail(&v, "iota does not write pred");
+		return 0;
+	case ISA_OP_GATHER:
+		return check_gather_scatter(&v, 0);
+	case ISA_OP_SCATTER:
+		return check_gather_scatter(&v, 1);
+	case ISA_OP_RNG:
+		if (ap[0].dtype != ISA_DT_U32 && ap[0].dtype != ISA_DT_U64)
+			return fail(&v, "random bits ap0 must be u32 or u64, not %s",
+				    isa_dtype_name(ap[0].dtype));
+		for (int i = 1; i <= 2; i++)
+			if (ap[i].dtype != ISA_DT_U64 || ap[i].rank != 1 || ap[i].shape[0] != 2)
+				return fail(&v, "state ap%d must be u64[2]", i);
+		return 0;
+	case ISA_OP_JUMP:
+		if (in->param >= stream_len)
+			return fail(&v, "target %u >= stream length %u", in->param, stream_len);
+		if (in->n_ap == 1 && ap[0].region != ISA_REGION_NONE &&
+		    isa_ap_num_elements(&ap[0]) != 1)
+			return fail(&v, "condition ap0 must have exactly one element");
+		if (in->n_ap == 0 || ap[0].region == ISA_REGION_NONE) {
+			if (in->flags & ISA_F_INVERT)
+				return fail(&v, "invert flag on an unconditional jump");
+		}
+		return 0;
+	}
+	return fail(&v, "unknown opcode %u", in->opcode);
+}

@@ -38,7 +38,8 @@ typedef struct fwsim_error {
 	uint64_t first_index;  /* numerical error: first bad flat (row-major) index */
 	uint64_t count;        /* numerical error: bad elements in that output */
 	uint64_t num_err_insns;/* instructions of the job that produced NaN/Inf */
-	char message[160];     /* one line for OOB/INVALID/DEADLOCK/TIMEOUT */
+	char message[160];     /* one line for OOB/INVALID/DEADLOCK/TIMEOUT, a summary
+				  for NUM_ERR, empty for OK */
 } fwsim_error_t;
 
 /* A device-memory binding of one region: [addr, addr + size) in the job's memory. */
@@ -101,19 +102,40 @@ typedef struct fwsim_job {
 
 typedef struct fwsim_core fwsim_core_t;
 
+/* How a core maps a multi-engine program onto host threads (docs/isa.md,
+ * "Execution policy"). A program with one busy engine always runs in the
+ * calling thread. */
+typedef enum fwsim_sched {
+	FWSIM_SCHED_AUTO = 0,    /* threads only when two engines have enough work */
+	FWSIM_SCHED_INLINE = 1,  /* cooperative: all engines in the calling thread */
+	FWSIM_SCHED_THREADS = 2, /* one host thread per busy engine */
+} fwsim_sched_t;
+
+/* AUTO uses threads when the second-busiest engine has at least this many
+ * element operations; below it a thread hand-off costs more than it saves. */
+#define FWSIM_THREAD_MIN_WORK (1u << 20)
+
 typedef struct fwsim_core_config {
 	uint32_t core_index;   /* for thread names and pinning */
 	int pin_threads;       /* pin engine threads with hwloc */
+	uint32_t sched;        /* fwsim_sched_t; 0 = AUTO (added in ISA 1.0) */
 } fwsim_core_config_t;
 
+/* Creates a core the caller destroys with fwsim_core_destroy(). config may be
+ * NULL (core 0, no pinning, AUTO). Engine threads are created on the first
+ * job that needs them and joined by fwsim_core_destroy(), which must not race
+ * with fwsim_core_execute() on the same core. */
 fwsim_status_t fwsim_core_create(const fwsim_core_config_t *config,
 				 fwsim_core_t **out_core);
 void fwsim_core_destroy(fwsim_core_t *core);
 
 /* Runs job to completion on core and returns its status (also in
- * job->error.status). Jobs on one core run one at a time, in call order;
+ * job->error.status). Jobs on one core run one at a time (a per-core lock;
+ * concurrent callers are served in lock order, not strictly call order);
  * several cores run in parallel. A program with work on one engine only runs
- * in the calling thread. */
+ * in the calling thread. job->program and job->mem stay owned by the caller;
+ * the error record, engine_busy_ns, insns_executed and job->trace's
+ * count/dropped are overwritten. */
 fwsim_status_t fwsim_core_execute(fwsim_core_t *core, fwsim_job_t *job);
 
 #ifdef __cplusplus

@@ -77,7 +77,8 @@ typedef enum isa_opcode {
 	ISA_OP_SCATTER = 8,  /* gpsimd: ap0[ap2[m],r] = op(ap0[..], ap1[m,r]), sub = isa_reduce */
 	ISA_OP_RNG = 9,      /* gpsimd: ap0 = random bits from state ap1 (u64[2]), ap2 = next state */
 	ISA_OP_JUMP = 10,    /* any engine: if (ap0 scalar != 0) ^ INVERT, or always when
-				 ap0.region == ISA_REGION_NONE, continue at insn param */
+				 n_ap == 0 or ap0.region == ISA_REGION_NONE, continue at
+				 insn param of the same stream */
 	ISA_OP_COUNT
 } isa_opcode_t;
 
@@ -181,6 +182,11 @@ typedef struct isa_insn {
 
 #define ISA_DEBUG_NONE 0xffffffffu
 
+/* Largest element count of one access pattern. Bounds the work of a single
+ * instruction (deadlines are checked between instructions) and keeps element
+ * counts far from 64-bit overflow. */
+#define ISA_MAX_ELEMENTS (1ull << 40)
+
 static_assert(sizeof(isa_ap_t) == 112, "isa_ap_t is part of the NEFF format");
 static_assert(sizeof(isa_insn_t) == 496, "isa_insn_t is part of the NEFF format");
 static_assert(offsetof(isa_insn_t, ap) == 48, "isa_insn_t layout");
@@ -196,6 +202,18 @@ static_assert(offsetof(isa_insn_t, ap) == 48, "isa_insn_t layout");
  * accesses fit their regions: region sizes are only known per execution. */
 int isa_insn_validate(const isa_insn_t *insn, uint32_t n_regions,
 		      uint32_t stream_len, char *err, size_t err_len);
+
+/* Lower-case opcode names ("matmul", "alu", ...), "invalid" when unknown. */
+const char *isa_opcode_name(uint32_t op);
+
+/* s8..s64 and u8..u64 (not pred, not floats). */
+int isa_dtype_is_int(uint32_t dt);
+
+/* Unsigned integers and pred: loaded with zero extension. */
+int isa_dtype_is_unsigned(uint32_t dt);
+
+/* Product of the shape (1 for rank 0, 0 if any dim is 0), UINT64_MAX on overflow. */
+uint64_t isa_ap_num_elements(const isa_ap_t *ap);
 
 /* A row-major contiguous access pattern. */
 isa_ap_t isa_ap_contig(uint32_t region, uint64_t offset, isa_dtype_t dtype,

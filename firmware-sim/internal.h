@@ -1,0 +1,133 @@
+/* libfwsim internals shared by the program, scheduler, executor and kernel files. */
+#ifndef FWSIM_INTERNAL_H
+#define FWSIM_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "fwsim.h"
+
+/* Elements per block in the generic strided path: 512 * 8 bytes * 4 operands
+ * stays inside L1 and the per-block overhead is amortised. */
+#define FWSIM_BLOCK 512
+
+struct fwsim_program {
+	isa_insn_t *insns[ISA_ENGINE_COUNT];
+	uint32_t counts[ISA_ENGINE_COUNT];
+	uint32_t n_regions;
+	uint32_t n_active;   /* engines with a non-empty stream */
+	double work[ISA_ENGINE_COUNT]; /* rough element-operation estimate per engine */
+};
+
+/* Numerical scan state of one instruction's output. */
+typedef struct fwsim_numchk {
+	int want_nan, want_inf;
+	float inf_limit;     /* |x| at or above this is Inf once stored in ap0's dtype */
+	uint64_t count;
+	uint64_t first;      /* UINT64_MAX until the first bad element */
+	int first_is_inf;
+} fwsim_numchk_t;
+
+/* One instruction ready to run: operands resolved to host addresses. */
+typedef struct fwsim_kargs {
+	const isa_insn_t *insn;
+	uint8_t *base[ISA_MAX_AP]; /* address of element [0,..,0]; NULL if empty */
+	fwsim_numchk_t *chk;       /* NULL: no check (or the kernel scans in-line) */
+} fwsim_kargs_t;
+
+/* Row iterator over operands sharing one shape: rows of the innermost dim in
+ * row-major order, after dropping size-1 dims and merging dims contiguous in
+ * every operand. */
+typedef struct fwsim_iter {
+	uint32_t n, rank;
+	uint64_t shape[ISA_MAX_RANK];
+	int64_t bstride[ISA_MAX_AP][ISA_MAX_RANK]; /* byte strides */
+	uint64_t idx[ISA_MAX_RANK];
+	int64_t off[ISA_MAX_AP];   /* byte offset of the current row */
+	uint64_t rows;             /* rows left, including the current one */
+	uint64_t inner;            /* elements per row */
+	int64_t inner_bs[ISA_MAX_AP];
+	int empty;
+} fwsim_iter_t;
+
+void fwsim_iter_init(fwsim_iter_t *it, uint32_t rank, const uint64_t *shape, uint32_t n,
+		     const int64_t *const strides[], const size_t esize[]);
+/* Moves to the next row; false when done. The first row is current after init
+ * (unless empty). */
+bool fwsim_iter_next(fwsim_iter_t *it);
+static inline void fwsim_iter_init_aps(fwsim_iter_t *it, const isa_ap_t *shape_ap,
+				       uint32_t n, const isa_ap_t *const aps[])
+{
+	const int64_t *st[ISA_MAX_AP];
+	size_t es[ISA_MAX_AP];
+	for (uint32_t i = 0; i < n; i++) {
+		st[i] = aps[i]->stride;
+		es[i] = isa_dtype_size(aps[i]->dtype);
+	}
+	fwsim_iter_init(it, shape_ap->rank, shape_ap->shape, n, st, es);
+}
+
+/* Block conversions (convert.c): n elements at p, p + sb, p + 2 sb, ... */
+void fwsim_load_f32(uint32_t dt, const uint8_t *p, int64_t sb, size_t n, float *out);
+void fwsim_load_i64(uint32_t dt, const uint8_t *p, int64_t sb, size_t n, int64_t *out);
+void fwsim_store_f32(uint32_t dt, uint8_t *p, int64_t sb, size_t n, const float *in);
+void fwsim_store_i64(uint32_t dt, uint8_t *p, int64_t sb, size_t n, const int64_t *in,
+		     int src_unsigned);
+void fwsim_copy_raw(uint8_t *dst, int64_t dsb, const uint8_t *src, int64_t ssb, size_t n,
+		    size_t esize);
+
+/* Numerical checks (check.c). */
+void fwsim_numchk_init(fwsim_numchk_t *c, uint32_t job_flags, uint32_t out_dtype);
+/* Exact count and first index of bad values in a block of produced values. */
+void fwsim_numchk_block(fwsim_numchk_t *c, const float *v, size_t n, uint64_t flat0);
+/* 2^31 - (smallest bad |x| as bits): (|x| bits) + bias has bit 31 set iff x
+ * is bad, so kernels can OR-reduce results in the loop that produces them. */
+uint32_t fwsim_numchk_bias(const fwsim_numchk_t *c);
+/* Scans the whole float operand ap at base (for kernels that write in place). */
+void fwsim_numchk_ap(fwsim_numchk_t *c, const isa_ap_t *ap, const uint8_t *base);
+
+/* Byte extent [lo, hi) of ap relative to its region start; false if empty. */
+bool fwsim_ap_extent(const isa_ap_t *ap, __int128 *out_lo, __int128 *out_hi);
+
+/* Kernels: return FWSIM_OK or FWSIM_NOMEM. */
+fwsim_status_t fwsim_kernel_alu(const fwsim_kargs_t *k);
+fwsim_status_t fwsim_kernel_activate(const fwsim_kargs_t *k);
+fwsim_status_t fwsim_kernel_copy(const fwsim_kargs_t *k);
+fwsim_status_t fwsim_kernel_reduce(const fwsim_kargs_t *k);
+fwsim_status_t fwsim_kernel_matmul(const fwsim_kargs_t *k);
+fwsim_status_t fwsim_kernel_iota(const fwsim_kargs_t *k);
+fwsim_status_t fwsim_kernel_gather(const fwsim_kargs_t *k);
+fwsim_status_t fwsim_kernel_scatter(const fwsim_kargs_t *k);
+fwsim_status_t fwsim_kernel_rng(const fwsim_kargs_t *k);
+
+/* Per-job execution state shared by the engines of one core (exec.c). */
+typedef struct fwsim_exec {
+	fwsim_job_t *job;
+	const fwsim_program_t *prog;
+	atomic_uint sems[ISA_NUM_SEMS];
+	atomic_int stop;           /* a fatal error happened: engines stop */
+	pthread_mutex_t rec_lock;  /* guards fatal and num below */
+	fwsim_error_t fatal;       /* first OOB/TIMEOUT/DEADLOCK/INVALID/NOMEM */
+	fwsim_error_t num;         /* first numerical error */
+	uint64_t num_err_insns;
+	uint64_t trace_next;       /* atomic slot counter into job->trace */
+	uint64_t busy_ns[ISA_ENGINE_COUNT];
+	uint64_t insns[ISA_ENGINE_COUNT];
+} fwsim_exec_t;
+
+uint64_t fwsim_now_ns(void);
+fwsim_status_t fwsim_exec_begin(fwsim_exec_t *x, fwsim_job_t *job);
+fwsim_status_t fwsim_exec_end(fwsim_exec_t *x);
+/* Runs insn pc of engine e (semaphore wait already satisfied), signals its
+ * semaphore and sets *out_next. Returns FWSIM_OK to continue, else the fatal
+ * status already recorded. */
+fwsim_status_t fwsim_exec_insn(fwsim_exec_t *x, uint32_t e, uint32_t pc, uint32_t *out_next);
+/* Records a fatal error once (the first wins) and stops the other engines. */
+void fwsim_exec_fail(fwsim_exec_t *x, fwsim_status_t st, uint32_t e, uint32_t pc,
+		     uint32_t ap_index, uint32_t region, const char *fmt, ...)
+	__attribute__((format(printf, 7, 8)));
+
+const char *fwsim_engine_name(uint32_t e);
+
+#endif /* FWSIM_INTERNAL_H */

@@ -1,0 +1,429 @@
+/* Elementwise kernels: ALU unary/binary/ternary, ACTIVATE and COPY (with dtype conversion). */
+#include <math.h>
+
+#include "convert.h"
+#include "internal.h"
+
+/* ---- float math (f32) ---- */
+
+static inline float f_logistic(float x)
+{
+	if (x >= 0)
+		return 1.0f / (1.0f + expf(-x));
+	float e = expf(x);
+	return e / (1.0f + e);
+}
+
+/* XLA max/min propagate NaN from either side. */
+static inline float f_max(float a, float b) { return a != a ? a : b != b ? b : a > b ? a : b; }
+static inline float f_min(float a, float b) { return a != a ? a : b != b ? b : a < b ? a : b; }
+
+static inline float f_sign(float a) { return a > 0 ? 1.0f : a < 0 ? -1.0f : a; }
+
+static inline float f_gelu_grad(float dy, float x)
+{
+	const float inv_sqrt2 = 0.70710678118654752f, inv_sqrt2pi = 0.3989422804014327f;
+	float cdf = 0.5f * (1.0f + erff(x * inv_sqrt2));
+	float pdf = inv_sqrt2pi * expf(-0.5f * x * x);
+	return dy * (cdf + x * pdf);
+}
+
+#define MAP1(EXPR) for (size_t i = 0; i < n; i++) { float x = a[i]; o[i] = (EXPR); } break
+#define MAP2(EXPR) for (size_t i = 0; i < n; i++) { float x = a[i], y = b[i]; o[i] = (EXPR); } break
+#define MAP3(EXPR) for (size_t i = 0; i < n; i++) { float x = a[i], y = b[i], z = c[i]; o[i] = (EXPR); } break
+
+/* o may alias a, b or c element for element. AVX2 clone where the CPU has
+ * it (ifunc-dispatched once at load time). */
+__attribute__((target_clones("avx2", "default")))
+static void alu_f32(uint32_t op, size_t n, float *o, const float *a, const float *b,
+		    const float *c)
+{
+	switch (op) {
+	case ISA_ALU_NEG: MAP1(-x);
+	case ISA_ALU_ABS: MAP1(fabsf(x));
+	case ISA_ALU_SIGN: MAP1(f_sign(x));
+	case ISA_ALU_FLOOR: MAP1(floorf(x));
+	case ISA_ALU_CEIL: MAP1(ceilf(x));
+	case ISA_ALU_ROUND_AWAY: MAP1(roundf(x));
+	case ISA_ALU_ROUND_EVEN: MAP1(roundevenf(x));
+	case ISA_ALU_EXP: MAP1(expf(x));
+	case ISA_ALU_EXPM1: MAP1(expm1f(x));
+	case ISA_ALU_LOG: MAP1(logf(x));
+	case ISA_ALU_LOG1P: MAP1(log1pf(x));
+	case ISA_ALU_SQRT: MAP1(sqrtf(x));
+	case ISA_ALU_RSQRT: MAP1(1.0f / sqrtf(x));
+	case ISA_ALU_TANH: MAP1(tanhf(x));
+	case ISA_ALU_LOGISTIC: MAP1(f_logistic(x));
+	case ISA_ALU_ERF: MAP1(erff(x));
+	case ISA_ALU_SIN: MAP1(sinf(x));
+	case ISA_ALU_COS: MAP1(cosf(x));
+	case ISA_ALU_IS_FINITE: MAP1(isfinite(x) ? 1.0f : 0.0f);
+	case ISA_ALU_RECIPROCAL: MAP1(1.0f / x);
+	case ISA_ALU_SQUARE: MAP1(x * x);
+	case ISA_ALU_ADD: MAP2(x + y);
+	case ISA_ALU_SUB: MAP2(x - y);
+	case ISA_ALU_MUL: MAP2(x * y);
+	case ISA_ALU_DIV: MAP2(x / y);
+	case ISA_ALU_REM: MAP2(fmodf(x, y));
+	case ISA_ALU_POW: MAP2(powf(x, y));
+	case ISA_ALU_MAX: MAP2(f_max(x, y));
+	case ISA_ALU_MIN: MAP2(f_min(x, y));
+	case ISA_ALU_ATAN2: MAP2(atan2f(x, y));
+	case ISA_ALU_CMP_EQ: MAP2(x == y ? 1.0f : 0.0f);
+	case ISA_ALU_CMP_NE: MAP2(x != y ? 1.0f : 0.0f);
+	case ISA_ALU_CMP_LT: MAP2(x < y ? 1.0f : 0.0f);
+	case ISA_ALU_CMP_LE: MAP2(x <= y ? 1.0f : 0.0f);
+	case ISA_ALU_CMP_GT: MAP2(x > y ? 1.0f : 0.0f);
+	case ISA_ALU_CMP_GE: MAP2(x >= y ? 1.0f : 0.0f);
+	case ISA_ALU_GELU_GRAD: MAP2(f_gelu_grad(x, y));
+	case ISA_ALU_SELECT: MAP3(x != 0 ? y : z);
+	case ISA_ALU_CLAMP: MAP3(f_min(f_max(y, x), z));
+	case ISA_ALU_FMA: MAP3(fmaf(x, y, z));
+	default: /* rejected by validation */
+		for (size_t i = 0; i < n; i++)
+			o[i] = 0;
+	}
+}
+
+
+/* The cheap float ops with the NaN/Inf test fused into the same loop: each
+ * result is tested in a register as it is produced (a running max of |x| as
+ * bits; for non-negative floats the unsigned bit order is the numeric order,
+ * NaN above Inf), so checking costs two integer ops per vector and no second
+ * pass. Returns non-zero when some |result| >= lim (bias = 2^31 - lim, see
+ * fwsim_numchk_bias); the caller then runs the exact count. Other ops are
+ * dominated by their math and use the separate scan. */
+#define CMAP(EXPR)                                                  \
+	for (size_t i = 0; i < n; i++) {                            \
+		float x = a[i], y = b[i], z = c[i];                 \
+		(void)y; (void)z;                                   \
+		float r_ = (EXPR);                                  \
+		uint32_t u_;                                        \
+		memcpy(&u_, &r_, 4);                                \
+		u_ &= 0x7fffffffu;                                  \
+		acc = u_ > acc ? u_ : acc;                          \
+		o[i] = r_;                                          \
+	}                                                           \
+	break
+
+static int alu_f32_fusable(uint32_t op)
+{
+	switch (op) {
+	case ISA_ALU_NEG: case ISA_ALU_ABS: case ISA_ALU_SQUARE: case ISA_ALU_ADD:
+	case ISA_ALU_SUB: case ISA_ALU_MUL: case ISA_ALU_MAX: case ISA_ALU_MIN:
+	case ISA_ALU_FMA: case ISA_ALU_SELECT: case ISA_ALU_CLAMP:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+__attribute__((target_clones("avx2", "default")))
+static uint32_t alu_f32_checked(uint32_t op, size_t n, float *o, const float *a,
+				const float *b, const float *c, uint32_t bias)
+{
+	uint32_t acc = 0;
+	/* unused operands alias a so every load is unconditional (vectorises
+	 * without masked loads) */
+	b = b ? b : a;
+	c = c ? c : a;
+	switch (op) {
+	case ISA_ALU_NEG: CMAP(-x);
+	case ISA_ALU_ABS: CMAP(fabsf(x));
+	case ISA_ALU_SQUARE: CMAP(x * x);
+	case ISA_ALU_ADD: CMAP(x + y);
+	case ISA_ALU_SUB: CMAP(x - y);
+	case ISA_ALU_MUL: CMAP(x * y);
+	case ISA_ALU_MAX: CMAP(f_max(x, y));
+	case ISA_ALU_MIN: CMAP(f_min(x, y));
+	case ISA_ALU_FMA: CMAP(fmaf(x, y, z));
+	case ISA_ALU_SELECT: CMAP(x != 0 ? y : z);
+	case ISA_ALU_CLAMP: CMAP(f_min(f_max(y, x), z));
+	}
+	return acc >= 0x80000000u - bias;
+}
+
+/* ---- integer math (64-bit, signedness and width of the operand dtype) ---- */
+
+typedef struct ity {
+	int uns;        /* unsigned (or pred) */
+	int pred;
+	uint32_t bits;  /* 8, 16, 32, 64 */
+	uint64_t mask;  /* low `bits` ones */
+} ity_t;
+
+static ity_t ity_of(uint32_t dt)
+{
+	ity_t t;
+	t.uns = isa_dtype_is_unsigned(dt);
+	t.pred = dt == ISA_DT_PRED;
+	t.bits = (uint32_t)isa_dtype_size(dt) * 8;
+	t.mask = t.bits == 64 ? UINT64_MAX : (1ull << t.bits) - 1;
+	return t;
+}
+
+static inline int64_t sext(uint64_t v, uint32_t bits)
+{
+	if (bits == 64)
+		return (int64_t)v;
+	uint64_t m = 1ull << (bits - 1);
+	v &= (m << 1) - 1;
+	return (int64_t)((v ^ m) - m);
+}
+
+#define IMAP1(EXPR) for (size_t i = 0; i < n; i++) { int64_t x = a[i]; o[i] = (EXPR); } break
+#define IMAP2(EXPR) for (size_t i = 0; i < n; i++) { int64_t x = a[i], y = b[i]; o[i] = (EXPR); } break
+#define IMAP3(EXPR) for (size_t i = 0; i < n; i++) { int64_t x = a[i], y = b[i], z = c[i]; o[i] = (EXPR); } break
+#define U(v) ((uint64_t)(v))
+
+/* Division by zero follows XLA: x / 0 = -1 (all ones for unsigned), x % 0 = x;
+ * INT64_MIN / -1 = INT64_MIN and INT64_MIN % -1 = 0 instead of trapping. */
+static inline int64_t i_div(int64_t x, int64_t y, int uns)
+{
+	if (y == 0)
+		return -1;
+	if (uns)
+		return (int64_t)(U(x) / U(y));
+	if (x == INT64_MIN && y == -1)
+		return x;
+	return x / y;
+}
+
+static inline int64_t i_rem(int64_t x, int64_t y, int uns)
+{
+	if (y == 0)
+		return x;
+	if (uns)
+		return (int64_t)(U(x) % U(y));
+	if (y == -1)
+		return 0;
+	return x % y;
+}
+
+static void alu_i64(uint32_t op, ity_t t, size_t n, int64_t *o, const int64_t *a,
+		    const int64_t *b, const int64_t *c)
+{
+	const int uns = t.uns;
+	const uint32_t bits = t.bits;
+	const uint64_t mask = t.mask;
+	switch (op) {
+	case ISA_ALU_NEG: IMAP1((int64_t)(0 - U(x)));
+	case ISA_ALU_ABS: IMAP1(uns || x >= 0 ? x : (int64_t)(0 - U(x)));
+	case ISA_ALU_SIGN: IMAP1(uns ? (x != 0) : (x > 0) - (x < 0));
+	case ISA_ALU_SQUARE: IMAP1((int64_t)(U(x) * U(x)));
+	case ISA_ALU_NOT: IMAP1(t.pred ? !x : ~x);
+	case ISA_ALU_POPCNT: IMAP1(__builtin_popcountll(U(x) & mask));
+	case ISA_ALU_CLZ: IMAP1((U(x) & mask) ? __builtin_clzll(U(x) & mask) - (int)(64 - bits)
+					      : (int)bits);
+	case ISA_ALU_ADD: IMAP2((int64_t)(U(x) + U(y)));
+	case ISA_ALU_SUB: IMAP2((int64_t)(U(x) - U(y)));
+	case ISA_ALU_MUL: IMAP2((int64_t)(U(x) * U(y)));
+	case ISA_ALU_DIV: IMAP2(i_div(x, y, uns));
+	case ISA_ALU_REM: IMAP2(i_rem(x, y, uns));
+	case ISA_ALU_MAX:
+		if (uns) {
+			IMAP2(U(x) > U(y) ? x : y);
+		}
+		IMAP2(x > y ? x : y);
+	case ISA_ALU_MIN:
+		if (uns) {
+			IMAP2(U(x) < U(y) ? x : y);
+		}
+		IMAP2(x < y ? x : y);
+	case ISA_ALU_AND: IMAP2(x & y);
+	case ISA_ALU_OR: IMAP2(x | y);
+	case ISA_ALU_XOR: IMAP2(x ^ y);
+	/* Shift counts are taken as unsigned of the operand width; counts >= width
+	 * give 0 (logical) or the sign fill (arithmetic), as XLA defines them. */
+	case ISA_ALU_SHL: IMAP2((U(y) & mask) >= bits ? 0 : (int64_t)(U(x) << (U(y) & mask)));
+	case ISA_ALU_SHR_LOGICAL:
+		IMAP2((U(y) & mask) >= bits ? 0 : (int64_t)((U(x) & mask) >> (U(y) & mask)));
+	case ISA_ALU_SHR_ARITH:
+		IMAP2(sext(U(x), bits) >> ((U(y) & mask) >= bits ? bits - 1 : (U(y) & mask)));
+	case ISA_ALU_CMP_EQ: IMAP2(x == y);
+	case ISA_ALU_CMP_NE: IMAP2(x != y);
+	case ISA_ALU_CMP_LT:
+		if (uns) {
+			IMAP2(U(x) < U(y));
+		}
+		IMAP2(x < y);
+	case ISA_ALU_CMP_LE:
+		if (uns) {
+			IMAP2(U(x) <= U(y));
+		}
+		IMAP2(x <= y);
+	case ISA_ALU_CMP_GT:
+		if (uns) {
+			IMAP2(U(x) > U(y));
+		}
+		IMAP2(x > y);
+	case ISA_ALU_CMP_GE:
+		if (uns) {
+			IMAP2(U(x) >= U(y));
+		}
+		IMAP2(x >= y);
+	case ISA_ALU_SELECT: IMAP3(x ? y : z);
+	case ISA_ALU_CLAMP:
+		if (uns) {
+			IMAP3(U(y) < U(x) ? x : U(y) > U(z) ? z : y);
+		}
+		IMAP3(y < x ? x : y > z ? z : y);
+	default:
+		for (size_t i = 0; i < n; i++)
+			o[i] = 0;
+	}
+}
+
+/* ---- the blocked elementwise driver ---- */
+
+static int is_direct_f32(uint32_t dt, int64_t bs, const uint8_t *p)
+{
+	return dt == ISA_DT_F32 && bs == 4 && ((uintptr_t)p & 3u) == 0;
+}
+
+typedef enum { EW_ALU, EW_ACT, EW_COPY } ew_kind_t;
+
+static float act_f32(uint32_t func, float t);
+
+static void act_block(uint32_t func, float scale, float bias, size_t n, float *o, const float *a)
+{
+	switch (func) {
+	case ISA_ACT_IDENTITY: for (size_t i = 0; i < n; i++) o[i] = a[i] * scale + bias; return;
+	case ISA_ACT_RELU:
+		for (size_t i = 0; i < n; i++) {
+			float t = a[i] * scale + bias;
+			o[i] = t < 0 ? 0.0f : t; /* NaN passes through */
+		}
+		return;
+	default:
+		for (size_t i = 0; i < n; i++)
+			o[i] = act_f32(func, a[i] * scale + bias);
+	}
+}
+
+static float act_f32(uint32_t func, float t)
+{
+	switch (func) {
+	case ISA_ACT_IDENTITY: return t;
+	case ISA_ACT_RELU: return t < 0 ? 0.0f : t;
+	case ISA_ACT_GELU: return 0.5f * t * (1.0f + erff(t * 0.70710678118654752f));
+	case ISA_ACT_GELU_TANH:
+		return 0.5f * t * (1.0f + tanhf(0.7978845608028654f * (t + 0.044715f * t * t * t)));
+	case ISA_ACT_TANH: return tanhf(t);
+	case ISA_ACT_LOGISTIC: return f_logistic(t);
+	case ISA_ACT_EXP: return expf(t);
+	case ISA_ACT_LOG: return logf(t);
+	case ISA_ACT_SQRT: return sqrtf(t);
+	case ISA_ACT_RSQRT: return 1.0f / sqrtf(t);
+	case ISA_ACT_SILU: return t * f_logistic(t);
+	case ISA_ACT_SOFTPLUS: return (t > 0 ? t : 0.0f) + log1pf(expf(-fabsf(t)));
+	case ISA_ACT_RECIPROCAL: return 1.0f / t;
+	case ISA_ACT_SQUARE: return t * t;
+	default: return 0;
+	}
+}
+
+/* Runs an elementwise instruction block by block: gather each operand block
+ * into an f32 or i64 temporary (or use contiguous f32 in place), compute,
+ * scan the fresh results for NaN/Inf while they are in L1, store with
+ * conversion. */
+static fwsim_status_t ew_run(const fwsim_kargs_t *k, ew_kind_t kind)
+{
+	const isa_insn_t *in = k->insn;
+	uint32_t nin = kind == EW_ALU ? (uint32_t)isa_alu_arity(in->sub) : 1;
+	uint32_t n = nin + 1;
+	const isa_ap_t *aps[ISA_MAX_AP];
+	for (uint32_t i = 0; i < n; i++)
+		aps[i] = &in->ap[i];
+	fwsim_iter_t it;
+	fwsim_iter_init_aps(&it, &in->ap[0], n, aps);
+	if (it.empty)
+		return FWSIM_OK;
+
+	/* Compute class: the dtype that decides float vs integer arithmetic. */
+	uint32_t cdt = in->ap[kind == EW_ALU && in->sub == ISA_ALU_SELECT ? 2 : 1].dtype;
+	uint32_t odt = in->ap[0].dtype;
+	int use_f = kind == EW_ACT || isa_dtype_is_float(cdt) ||
+		    (kind == EW_COPY && isa_dtype_is_float(odt));
+	int raw = kind == EW_COPY && cdt == odt;
+	ity_t t = ity_of(cdt);
+	float scale = (float)in->imm[0], bias = (float)in->imm[1];
+	uint32_t chk_bias = k->chk ? fwsim_numchk_bias(k->chk) : 0;
+
+	_Alignas(64) float fb[ISA_MAX_AP][FWSIM_BLOCK];
+	_Alignas(64) int64_t ib[ISA_MAX_AP][FWSIM_BLOCK];
+	uint64_t flat = 0;
+	do {
+		for (uint64_t j = 0; j < it.inner; j += FWSIM_BLOCK) {
+			size_t m = it.inner - j < FWSIM_BLOCK ? it.inner - j : FWSIM_BLOCK;
+			uint8_t *p[ISA_MAX_AP];
+			for (uint32_t i = 0; i < n; i++)
+				p[i] = k->base[i] + it.off[i] + (int64_t)j * it.inner_bs[i];
+			if (raw) {
+				fwsim_copy_raw(p[0], it.inner_bs[0], p[1], it.inner_bs[1], m,
+					       isa_dtype_size(odt));
+				if (k->chk) {
+					fwsim_load_f32(odt, p[0], it.inner_bs[0], m, fb[0]);
+					fwsim_numchk_block(k->chk, fb[0], m, flat);
+				}
+			} else if (use_f) {
+				const float *src[ISA_MAX_AP];
+				for (uint32_t i = 1; i < n; i++) {
+					if (is_direct_f32(aps[i]->dtype, it.inner_bs[i], p[i])) {
+						src[i] = (const float *)(const void *)p[i];
+					} else {
+						fwsim_load_f32(aps[i]->dtype, p[i], it.inner_bs[i], m, fb[i]);
+						src[i] = fb[i];
+					}
+				}
+				int direct_out = is_direct_f32(odt, it.inner_bs[0], p[0]);
+				float *dst = direct_out ? (float *)(void *)p[0] : fb[0];
+				if (kind == EW_ALU && k->chk && alu_f32_fusable(in->sub)) {
+					if (alu_f32_checked(in->sub, m, dst, src[1], n > 2 ? src[2] : NULL,
+							    n > 3 ? src[3] : NULL, chk_bias))
+						fwsim_numchk_block(k->chk, dst, m, flat);
+					goto stored;
+				} else if (kind == EW_ALU)
+					alu_f32(in->sub, m, dst, src[1], n > 2 ? src[2] : NULL,
+						n > 3 ? src[3] : NULL);
+				else if (kind == EW_ACT)
+					act_block(in->sub, scale, bias, m, dst, src[1]);
+				else
+					for (size_t e = 0; e < m; e++)
+						dst[e] = src[1][e];
+				if (k->chk)
+					fwsim_numchk_block(k->chk, dst, m, flat);
+			stored:
+				if (!direct_out)
+					fwsim_store_f32(odt, p[0], it.inner_bs[0], m, dst);
+			} else {
+				for (uint32_t i = 1; i < n; i++)
+					fwsim_load_i64(aps[i]->dtype, p[i], it.inner_bs[i], m, ib[i]);
+				if (kind == EW_ALU)
+					alu_i64(in->sub, t, m, ib[0], ib[1], n > 2 ? ib[2] : NULL,
+						n > 3 ? ib[3] : NULL);
+				else
+					for (size_t e = 0; e < m; e++)
+						ib[0][e] = ib[1][e];
+				fwsim_store_i64(odt, p[0], it.inner_bs[0], m, ib[0], t.uns);
+			}
+			flat += m;
+		}
+	} while (fwsim_iter_next(&it));
+	return FWSIM_OK;
+}
+
+fwsim_status_t fwsim_kernel_alu(const fwsim_kargs_t *k)
+{
+	return ew_run(k, EW_ALU);
+}
+
+fwsim_status_t fwsim_kernel_activate(const fwsim_kargs_t *k)
+{
+	return ew_run(k, EW_ACT);
+}
+
+fwsim_status_t fwsim_kernel_copy(const fwsim_kargs_t *k)
+{
+	return ew_run(k, EW_COPY);
+}

@@ -1,0 +1,202 @@
+/* REDUCE over an axes mask into a 64-bit accumulator array (f64 for floats, i64 for integers). */
+#include <math.h>
+#include <stdlib.h>
+
+#include "convert.h"
+#include "internal.h"
+
+typedef union acc {
+	double d;
+	int64_t i;
+} acc_t;
+
+static inline double d_max(double a, double b) { return a != a ? a : b != b ? b : a > b ? a : b; }
+static inline double d_min(double a, double b) { return a != a ? a : b != b ? b : a < b ? a : b; }
+
+static acc_t identity(uint32_t op, uint32_t dt)
+{
+	acc_t v;
+	if (isa_dtype_is_float(dt)) {
+		switch (op) {
+		case ISA_RED_PROD: v.d = 1; break;
+		case ISA_RED_MAX: v.d = -INFINITY; break;
+		case ISA_RED_MIN: v.d = INFINITY; break;
+		default: v.d = 0; break;
+		}
+		return v;
+	}
+	uint32_t bits = (uint32_t)isa_dtype_size(dt) * 8;
+	uint64_t mask = bits == 64 ? UINT64_MAX : (1ull << bits) - 1;
+	int uns = isa_dtype_is_unsigned(dt);
+	switch (op) {
+	case ISA_RED_PROD: v.i = 1; break;
+	case ISA_RED_MAX: v.i = uns ? 0 : -(int64_t)(mask >> 1) - 1; break;
+	case ISA_RED_MIN: v.i = uns ? (int64_t)mask : (int64_t)(mask >> 1); break;
+	case ISA_RED_AND: v.i = dt == ISA_DT_PRED ? 1 : -1; break;
+	default: v.i = 0; break;
+	}
+	return v;
+}
+
+static inline int64_t i_comb(uint32_t op, int uns, int64_t a, int64_t b)
+{
+	switch (op) {
+	case ISA_RED_SUM: return (int64_t)((uint64_t)a + (uint64_t)b);
+	case ISA_RED_PROD: return (int64_t)((uint64_t)a * (uint64_t)b);
+	case ISA_RED_MAX: return uns ? ((uint64_t)a > (uint64_t)b ? a : b) : (a > b ? a : b);
+	case ISA_RED_MIN: return uns ? ((uint64_t)a < (uint64_t)b ? a : b) : (a < b ? a : b);
+	case ISA_RED_AND: return a & b;
+	case ISA_RED_OR: return a | b;
+	default: return b;
+	}
+}
+
+static inline double d_comb(uint32_t op, double a, double b)
+{
+	switch (op) {
+	case ISA_RED_SUM: return a + b;
+	case ISA_RED_PROD: return a * b;
+	case ISA_RED_MAX: return d_max(a, b);
+	case ISA_RED_MIN: return d_min(a, b);
+	default: return b;
+	}
+}
+
+/* Reduces a block to one value; sums use 8 partial accumulators so the loop
+ * vectorises without -ffast-math. */
+static double d_reduce_block(uint32_t op, const float *v, size_t n, double init)
+{
+	if (op == ISA_RED_SUM) {
+		double s[8] = { 0 };
+		size_t i = 0;
+		for (; i + 8 <= n; i += 8)
+			for (int l = 0; l < 8; l++)
+				s[l] += v[i + l];
+		for (; i < n; i++)
+			s[0] += v[i];
+		return init + (((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7])));
+	}
+	double r = init;
+	for (size_t i = 0; i < n; i++)
+		r = d_comb(op, r, v[i]);
+	return r;
+}
+
+/* Strides (in elements) of a contiguous row-major array of shape. */
+static void contig_strides(const isa_ap_t *ap, int64_t *st)
+{
+	int64_t s = 1;
+	for (int k = (int)ap->rank - 1; k >= 0; k--) {
+		st[k] = s;
+		s *= (int64_t)ap->shape[k];
+	}
+}
+
+fwsim_status_t fwsim_kernel_reduce(const fwsim_kargs_t *k)
+{
+	const isa_insn_t *in = k->insn;
+	const isa_ap_t *o = &in->ap[0], *a = &in->ap[1];
+	uint32_t op = in->sub, dt = a->dtype;
+	int fl = isa_dtype_is_float(dt), uns = isa_dtype_is_unsigned(dt);
+	uint64_t nout = isa_ap_num_elements(o);
+	if (nout == 0)
+		return FWSIM_OK;
+	acc_t *acc = malloc(nout * sizeof(*acc));
+	if (!acc)
+		return FWSIM_NOMEM;
+
+	int64_t cst[ISA_MAX_RANK], ast[ISA_MAX_RANK];
+	contig_strides(o, cst);
+	const int64_t *st2[2] = { cst, o->stride };
+	size_t es2[2] = { 8, isa_dtype_size(dt) };
+	fwsim_iter_t it;
+	float fb[FWSIM_BLOCK];
+	int64_t ib[FWSIM_BLOCK];
+
+	/* 1. initial value: identity, or the existing output (ACCUMULATE) */
+	if (in->flags & ISA_F_ACCUMULATE) {
+		fwsim_iter_init(&it, o->rank, o->shape, 2, st2, es2);
+		do {
+			acc_t *dst = (acc_t *)(void *)((uint8_t *)acc + it.off[0]);
+			const uint8_t *src = k->base[0] + it.off[1];
+			int64_t step = it.inner_bs[0] / 8;
+			for (uint64_t j = 0; j < it.inner; j++) {
+				const uint8_t *p = src + (int64_t)j * it.inner_bs[1];
+				if (fl)
+					dst[(int64_t)j * step].d = fw_ld_f32(dt, p);
+				else
+					dst[(int64_t)j * step].i = fw_ld_i64(dt, p);
+			}
+		} while (fwsim_iter_next(&it));
+	} else {
+		acc_t id = identity(op, dt);
+		for (uint64_t i = 0; i < nout; i++)
+			acc[i] = id;
+	}
+
+	/* 2. fold the input in, row by row of its shape; reduced dims have
+	 * accumulator stride 0 */
+	for (uint32_t d = 0; d < a->rank; d++)
+		ast[d] = (in->param >> d & 1) ? 0 : cst[d];
+	const int64_t *st3[2] = { ast, a->stride };
+	fwsim_iter_init(&it, a->rank, a->shape, 2, st3, es2);
+	if (!it.empty) {
+		do {
+			acc_t *dst = (acc_t *)(void *)((uint8_t *)acc + it.off[0]);
+			int64_t step = it.inner_bs[0] / 8;
+			for (uint64_t j = 0; j < it.inner; j += FWSIM_BLOCK) {
+				size_t m = it.inner - j < FWSIM_BLOCK ? it.inner - j : FWSIM_BLOCK;
+				const uint8_t *p = k->base[1] + it.off[1] + (int64_t)j * it.inner_bs[1];
+				acc_t *d0 = dst + (int64_t)j * step;
+				if (fl) {
+					fwsim_load_f32(dt, p, it.inner_bs[1], m, fb);
+					if (step == 0)
+						d0->d = d_reduce_block(op, fb, m, d0->d);
+					else
+						for (size_t e = 0; e < m; e++)
+							d0[(int64_t)e * step].d =
+								d_comb(op, d0[(int64_t)e * step].d, fb[e]);
+				} else {
+					fwsim_load_i64(dt, p, it.inner_bs[1], m, ib);
+					if (step == 0) {
+						int64_t r = d0->i;
+						for (size_t e = 0; e < m; e++)
+							r = i_comb(op, uns, r, ib[e]);
+						d0->i = r;
+					} else {
+						for (size_t e = 0; e < m; e++)
+							d0[(int64_t)e * step].i =
+								i_comb(op, uns, d0[(int64_t)e * step].i, ib[e]);
+					}
+				}
+			}
+		} while (fwsim_iter_next(&it));
+	}
+
+	/* 3. store with conversion, scanning float results as they are written */
+	fwsim_iter_init(&it, o->rank, o->shape, 2, st2, es2);
+	uint64_t flat = 0;
+	do {
+		const acc_t *src = (const acc_t *)(const void *)((const uint8_t *)acc + it.off[0]);
+		int64_t step = it.inner_bs[0] / 8;
+		for (uint64_t j = 0; j < it.inner; j += FWSIM_BLOCK) {
+			size_t m = it.inner - j < FWSIM_BLOCK ? it.inner - j : FWSIM_BLOCK;
+			uint8_t *p = k->base[0] + it.off[1] + (int64_t)j * it.inner_bs[1];
+			const acc_t *s0 = src + (int64_t)j * step;
+			if (fl) {
+				for (size_t e = 0; e < m; e++)
+					fb[e] = (float)s0[(int64_t)e * step].d;
+				if (k->chk)
+					fwsim_numchk_block(k->chk, fb, m, flat);
+				fwsim_store_f32(o->dtype, p, it.inner_bs[1], m, fb);
+			} else {
+				for (size_t e = 0; e < m; e++)
+					ib[e] = s0[(int64_t)e * step].i;
+				fwsim_store_i64(o->dtype, p, it.inner_bs[1], m, ib, uns);
+			}
+			flat += m;
+		}
+	} while (fwsim_iter_next(&it));
+	free(acc);
+	return FWSIM_OK;
+}

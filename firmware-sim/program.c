@@ -1,0 +1,101 @@
+/* fwsim_program_t: validated copies of the per-engine instruction streams. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+const char *fwsim_engine_name(uint32_t e)
+{
+	static const char *const names[ISA_ENGINE_COUNT] = {
+		"tensor", "vector", "scalar", "gpsimd", "dma",
+	};
+	return e < ISA_ENGINE_COUNT ? names[e] : "invalid";
+}
+
+const char *fwsim_status_str(fwsim_status_t s)
+{
+	switch (s) {
+	case FWSIM_OK: return "ok";
+	case FWSIM_NUM_ERR: return "numerical error";
+	case FWSIM_OOB: return "out-of-bounds access";
+	case FWSIM_TIMEOUT: return "timeout";
+	case FWSIM_INVALID: return "invalid program or job";
+	case FWSIM_DEADLOCK: return "deadlock";
+	case FWSIM_NOMEM: return "out of memory";
+	}
+	return "unknown status";
+}
+
+/* Work of one instruction in element operations, for the scheduling policy. */
+static double insn_work(const isa_insn_t *in)
+{
+	if (in->n_ap == 0 || in->ap[0].region == ISA_REGION_NONE)
+		return 1;
+	double w = (double)isa_ap_num_elements(&in->ap[0]);
+	if (in->opcode == ISA_OP_MATMUL)
+		w *= (double)in->ap[1].shape[in->ap[1].rank - 1];
+	else if (in->opcode == ISA_OP_REDUCE)
+		w = (double)isa_ap_num_elements(&in->ap[1]);
+	return w + 1;
+}
+
+fwsim_status_t fwsim_program_create(const isa_insn_t *const streams[ISA_ENGINE_COUNT],
+				    const uint32_t counts[ISA_ENGINE_COUNT],
+				    uint32_t n_regions, fwsim_program_t **out_program,
+				    char *err, size_t err_len)
+{
+	*out_program = NULL;
+	if (err && err_len)
+		err[0] = 0;
+	if (!streams || !counts) {
+		if (err && err_len)
+			snprintf(err, err_len, "fwsim_program_create: NULL streams or counts");
+		return FWSIM_INVALID;
+	}
+	char msg[160];
+	for (uint32_t e = 0; e < ISA_ENGINE_COUNT; e++) {
+		if (counts[e] && !streams[e]) {
+			if (err && err_len)
+				snprintf(err, err_len, "%s engine: %u instructions but no stream",
+					 fwsim_engine_name(e), counts[e]);
+			return FWSIM_INVALID;
+		}
+		for (uint32_t i = 0; i < counts[e]; i++)
+			if (isa_insn_validate(&streams[e][i], n_regions, counts[e], msg, sizeof(msg))) {
+				if (err && err_len)
+					snprintf(err, err_len, "%s engine insn %u (debug_id %u): %s",
+						 fwsim_engine_name(e), i, streams[e][i].debug_id, msg);
+				return FWSIM_INVALID;
+			}
+	}
+	fwsim_program_t *p = calloc(1, sizeof(*p));
+	if (!p)
+		return FWSIM_NOMEM;
+	p->n_regions = n_regions;
+	for (uint32_t e = 0; e < ISA_ENGINE_COUNT; e++) {
+		if (!counts[e])
+			continue;
+		p->insns[e] = malloc(counts[e] * sizeof(isa_insn_t));
+		if (!p->insns[e]) {
+			fwsim_program_destroy(p);
+			return FWSIM_NOMEM;
+		}
+		memcpy(p->insns[e], streams[e], counts[e] * sizeof(isa_insn_t));
+		p->counts[e] = counts[e];
+		p->n_active++;
+		for (uint32_t i = 0; i < counts[e]; i++)
+			p->work[e] += insn_work(&streams[e][i]);
+	}
+	*out_program = p;
+	return FWSIM_OK;
+}
+
+void fwsim_program_destroy(fwsim_program_t *program)
+{
+	if (!program)
+		return;
+	for (uint32_t e = 0; e < ISA_ENGINE_COUNT; e++)
+		free(program->insns[e]);
+	free(program);
+}

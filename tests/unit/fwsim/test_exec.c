@@ -1,0 +1,735 @@
+/* Execution semantics: OOB containment, NaN/Inf records, deadlines, semaphores, deadlock, threads, profiling. */
+#include <pthread.h>
+
+#include "fwsim_test.h"
+
+static isa_insn_t add_f32(uint32_t r, uint64_t off_o, uint64_t off_a, uint64_t off_b, uint64_t n)
+{
+	isa_insn_t in = isa_insn_init(ISA_OP_ALU, ISA_ALU_ADD);
+	in.n_ap = 3;
+	uint64_t sh[1] = { n };
+	in.ap[0] = isa_ap_contig(r, off_o, ISA_DT_F32, 1, sh);
+	in.ap[1] = isa_ap_contig(r, off_a, ISA_DT_F32, 1, sh);
+	in.ap[2] = isa_ap_contig(r, off_b, ISA_DT_F32, 1, sh);
+	return in;
+}
+
+/* ---- OOB ---- */
+static void expect_oob(isa_insn_t *prog, uint32_t n, uint32_t bad_insn, uint32_t ap_index, uint32_t region)
+{
+	tmem_t t;
+	tmem_init(&t);
+	/* recognisable contents everywhere the program might write */
+	for (uint32_t r = 0; r < T_NREG; r++)
+		memset(tmem_ptr(&t, r, 0), 0x11 * (r + 1), T_REGSZ);
+	uint8_t *snap = malloc(t.size);
+	memcpy(snap, t.mem, t.size);
+	for (uint32_t i = 0; i < n; i++)
+		prog[i].debug_id = 100 + i;
+	const isa_insn_t *s[ISA_ENGINE_COUNT] = { 0 };
+	uint32_t c[ISA_ENGINE_COUNT] = { 0 };
+	s[ISA_ENGINE_VECTOR] = prog;
+	c[ISA_ENGINE_VECTOR] = n;
+	fwsim_job_t job;
+	ck_assert_int_eq(trun_prog(&t, NULL, s, c, 0, 0, &job), FWSIM_OOB);
+	ck_assert_int_eq(job.error.status, FWSIM_OOB);
+	ck_assert_uint_eq(job.error.engine, ISA_ENGINE_VECTOR);
+	ck_assert_uint_eq(job.error.insn_index, bad_insn);
+	ck_assert_uint_eq(job.error.debug_id, 100 + bad_insn);
+	ck_assert_uint_eq(job.error.ap_index, ap_index);
+	ck_assert_uint_eq(job.error.region, region);
+	ck_assert(strlen(job.error.message) > 10);
+	ck_assert_uint_eq(job.insns_executed, bad_insn);
+	/* the bad instruction wrote nothing (earlier ones may have, in region 3 only) */
+	for (uint64_t i = 0; i < t.size; i++)
+		if (t.mem[i] != snap[i]) {
+			uint64_t r3 = t.regions[3].addr;
+			ck_assert_msg(i >= r3 && i < r3 + T_REGSZ, "byte %llu changed", (unsigned long long)i);
+		}
+	ck_assert(tmem_guards_intact(&t));
+	free(snap);
+	tmem_free(&t);
+}
+
+START_TEST(test_oob_output_past_region_end_writes_nothing)
+{
+	isa_insn_t p[2];
+	p[0] = add_f32(3, 0, 64, 128, 16); /* fine, writes region 3 */
+	p[1] = add_f32(0, T_REGSZ - 60, 0, 64, 16); /* 64 bytes at size-60: 4 past the end */
+	expect_oob(p, 2, 1, 0, 0);
+}
+END_TEST
+
+START_TEST(test_oob_negative_stride_before_region_start)
+{
+	isa_insn_t p[1];
+	p[0] = add_f32(1, 0, 0, 64, 4);
+	p[0].ap[2].stride[0] = -1;
+	p[0].ap[2].offset = 8; /* elements at 8, 4, 0, -4 */
+	expect_oob(p, 1, 0, 2, 1);
+}
+END_TEST
+
+START_TEST(test_oob_input_with_huge_stride_does_not_wrap)
+{
+	isa_insn_t p[1];
+	p[0] = add_f32(2, 0, 0, 64, 4);
+	p[0].ap[1].stride[0] = INT64_MAX / 2; /* wraps in 64-bit arithmetic */
+	expect_oob(p, 1, 0, 1, 2);
+	p[0] = add_f32(2, 0, 0, 64, 4);
+	p[0].ap[1].stride[0] = INT64_MIN / 3;
+	expect_oob(p, 1, 0, 1, 2);
+}
+END_TEST
+
+START_TEST(test_oob_region_binding_outside_window)
+{
+	tmem_t t;
+	tmem_init(&t);
+	isa_insn_t in = add_f32(1, 0, 64, 128, 4);
+	in.debug_id = 7;
+	const isa_insn_t *s[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = &in };
+	uint32_t c[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = 1 };
+	fwsim_program_t *p;
+	ck_assert_int_eq(fwsim_program_create(s, c, T_NREG, &p, NULL, 0), FWSIM_OK);
+	fwsim_core_t *core;
+	ck_assert_int_eq(fwsim_core_create(NULL, &core), FWSIM_OK);
+	fwsim_region_t regs[T_NREG];
+	memcpy(regs, t.regions, sizeof(regs));
+	fwsim_job_t job = { .program = p, .mem = t.mem, .mem_size = t.size, .regions = regs, .n_regions = T_NREG };
+	regs[1].addr = t.size - 16; /* region 1 sticks out of the window */
+	ck_assert_int_eq(fwsim_core_execute(core, &job), FWSIM_OOB);
+	ck_assert_uint_eq(job.error.region, 1);
+	ck_assert_uint_eq(job.error.debug_id, 7);
+	regs[1].addr = UINT64_MAX - 8; /* addr + size wraps */
+	ck_assert_int_eq(fwsim_core_execute(core, &job), FWSIM_OOB);
+	ck_assert(tmem_guards_intact(&t));
+	/* a zero-element operand touches nothing, so any offset is fine */
+	memcpy(regs, t.regions, sizeof(regs));
+	in.ap[0].shape[0] = in.ap[1].shape[0] = in.ap[2].shape[0] = 0;
+	fwsim_program_destroy(p);
+	ck_assert_int_eq(fwsim_program_create(s, c, T_NREG, &p, NULL, 0), FWSIM_OK);
+	job.program = p;
+	ck_assert_int_eq(fwsim_core_execute(core, &job), FWSIM_OK);
+	fwsim_program_destroy(p);
+	fwsim_core_destroy(core);
+	tmem_free(&t);
+}
+END_TEST
+
+
+/* Regions bound at odd addresses: kernels must not assume alignment
+ * (no misaligned loads under UBSan, BLAS fed only aligned pointers). */
+START_TEST(test_unaligned_region_bindings)
+{
+	tmem_t t;
+	tmem_init(&t);
+	fwsim_region_t regs[T_NREG];
+	memcpy(regs, t.regions, sizeof(regs));
+	for (uint32_t r = 0; r < T_NREG; r++) {
+		regs[r].addr += 1 + r;
+		regs[r].size -= 8;
+	}
+	uint64_t sh[2] = { 7, 9 };
+	float av[63], bv[63];
+	for (int i = 0; i < 63; i++) {
+		av[i] = (float)i;
+		bv[i] = (float)(2 * i);
+	}
+	memcpy(t.mem + regs[1].addr, av, sizeof(av));
+	memcpy(t.mem + regs[2].addr, bv, sizeof(bv));
+	isa_insn_t p[2];
+	p[0] = isa_insn_init(ISA_OP_ALU, ISA_ALU_ADD);
+	p[0].n_ap = 3;
+	p[0].ap[0] = isa_ap_contig(0, 0, ISA_DT_F32, 2, sh);
+	p[0].ap[1] = isa_ap_contig(1, 0, ISA_DT_F32, 2, sh);
+	p[0].ap[2] = isa_ap_contig(2, 0, ISA_DT_F32, 2, sh);
+	uint64_t sa[2] = { 7, 9 }, sb[2] = { 9, 7 }, sc[2] = { 7, 7 };
+	p[1] = isa_insn_init(ISA_OP_MATMUL, 0);
+	p[1].n_ap = 3;
+	p[1].ap[0] = isa_ap_contig(3, 0, ISA_DT_F32, 2, sc);
+	p[1].ap[1] = isa_ap_contig(1, 0, ISA_DT_F32, 2, sa);
+	p[1].ap[2] = isa_ap_contig(2, 0, ISA_DT_F32, 2, sb);
+	const isa_insn_t *s[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = p };
+	uint32_t c[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = 2 };
+	fwsim_program_t *prog;
+	ck_assert_int_eq(fwsim_program_create(s, c, T_NREG, &prog, NULL, 0), FWSIM_OK);
+	fwsim_core_t *core;
+	ck_assert_int_eq(fwsim_core_create(NULL, &core), FWSIM_OK);
+	fwsim_job_t job = { .program = prog, .mem = t.mem, .mem_size = t.size, .regions = regs,
+			    .n_regions = T_NREG, .flags = FWSIM_JOB_CHECK_NAN };
+	ck_assert_int_eq(fwsim_core_execute(core, &job), FWSIM_OK);
+	float out[63], mm[49];
+	memcpy(out, t.mem + regs[0].addr, sizeof(out));
+	memcpy(mm, t.mem + regs[3].addr, sizeof(mm));
+	for (int i = 0; i < 63; i++)
+		ck_assert(out[i] == av[i] + bv[i]);
+	for (int i = 0; i < 7; i++)
+		for (int j = 0; j < 7; j++) {
+			double w = 0;
+			for (int k = 0; k < 9; k++)
+				w += (double)av[i * 9 + k] * bv[k * 7 + j];
+			ck_assert(fabs(mm[i * 7 + j] - w) <= 1e-3 * w + 1e-3);
+		}
+	fwsim_program_destroy(prog);
+	fwsim_core_destroy(core);
+	tmem_free(&t);
+}
+END_TEST
+
+/* ---- NaN / Inf ---- */
+START_TEST(test_nan_recorded_at_first_producing_insn)
+{
+	tmem_t t;
+	tmem_init(&t);
+	float *a = (float *)(void *)tmem_ptr(&t, 1, 0);
+	uint64_t n = 3000;
+	for (uint64_t i = 0; i < n; i++)
+		a[i] = (float)i - 10;
+	/* insn 0: log of negative numbers -> NaN at flat 0..10 (log(0) = -Inf at 10);
+	 * insn 1: another NaN producer; insn 2: fine */
+	isa_insn_t p[3];
+	uint64_t sh2[2] = { 3, 1000 };
+	p[0] = isa_insn_init(ISA_OP_ACTIVATE, ISA_ACT_LOG);
+	p[0].n_ap = 2;
+	p[0].imm[0] = 1;
+	p[0].ap[0] = isa_ap_contig(2, 0, ISA_DT_F32, 2, sh2);
+	p[0].ap[1] = isa_ap_contig(1, 0, ISA_DT_F32, 2, sh2);
+	p[0].debug_id = 42;
+	p[1] = isa_insn_init(ISA_OP_ALU, ISA_ALU_SQRT);
+	p[1].n_ap = 2;
+	p[1].ap[0] = isa_ap_contig(3, 0, ISA_DT_F32, 2, sh2);
+	p[1].ap[1] = p[0].ap[1];
+	p[2] = add_f32(3, 20000, 0, 0, 8);
+	p[2].ap[1].region = p[2].ap[2].region = 0;
+	const isa_insn_t *s[ISA_ENGINE_COUNT] = { [ISA_ENGINE_SCALAR] = p };
+	uint32_t c[ISA_ENGINE_COUNT] = { [ISA_ENGINE_SCALAR] = 3 };
+	fwsim_job_t job;
+	ck_assert_int_eq(trun_prog(&t, NULL, s, c, FWSIM_JOB_CHECK_NAN, 0, &job), FWSIM_NUM_ERR);
+	ck_assert_uint_eq(job.error.engine, ISA_ENGINE_SCALAR);
+	ck_assert_uint_eq(job.error.insn_index, 0);
+	ck_assert_uint_eq(job.error.debug_id, 42);
+	ck_assert_uint_eq(job.error.ap_index, 0);
+	ck_assert_uint_eq(job.error.region, 2);
+	ck_assert_uint_eq(job.error.first_index, 0);
+	ck_assert_uint_eq(job.error.count, 10); /* -10..-1 -> NaN; log(0) = -Inf not counted */
+	ck_assert_uint_eq(job.error.is_inf, 0);
+	ck_assert_uint_eq(job.error.num_err_insns, 2);
+	ck_assert_uint_eq(job.insns_executed, 3); /* kept executing */
+	/* with Inf checking too, log(0) counts */
+	ck_assert_int_eq(trun_prog(&t, NULL, s, c, FWSIM_JOB_CHECK_NAN | FWSIM_JOB_CHECK_INF, 0, &job), FWSIM_NUM_ERR);
+	ck_assert_uint_eq(job.error.count, 11);
+	/* without checks: OK */
+	ck_assert_int_eq(trun_prog(&t, NULL, s, c, 0, 0, &job), FWSIM_OK);
+	ck_assert_uint_eq(job.error.num_err_insns, 0);
+	tmem_free(&t);
+}
+END_TEST
+
+START_TEST(test_nan_first_index_is_row_major_flat_in_strided_output)
+{
+	tmem_t t;
+	tmem_init(&t);
+	/* out is a transposed [4,300] view; input NaN at logical [2,123] and [3,5] */
+	uint64_t sh[2] = { 4, 300 }, idx[2];
+	isa_insn_t in = isa_insn_init(ISA_OP_ALU, ISA_ALU_MUL);
+	in.n_ap = 3;
+	in.ap[0] = tmk_ap(&t, 0, ISA_DT_BF16, 2, sh, L_TRANSPOSED);
+	in.ap[1] = tmk_ap(&t, 1, ISA_DT_BF16, 2, sh, L_REVERSED);
+	in.ap[2] = tmk_ap(&t, 2, ISA_DT_BF16, 2, sh, L_BCAST0);
+	for (uint64_t f = 0; f < 1200; f++) {
+		tunflat(f, 2, sh, idx);
+		tset(ISA_DT_BF16, telem(&t, &in.ap[1], idx), 1.5);
+		tset(ISA_DT_BF16, telem(&t, &in.ap[2], idx), 2);
+	}
+	uint64_t i1[2] = { 3, 5 }, i2[2] = { 2, 123 };
+	uint16_t qnan = 0x7fc0;
+	memcpy(telem(&t, &in.ap[1], i1), &qnan, 2);
+	memcpy(telem(&t, &in.ap[1], i2), &qnan, 2);
+	fwsim_job_t job;
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, FWSIM_JOB_CHECK_NAN, &job), FWSIM_NUM_ERR);
+	ck_assert_uint_eq(job.error.first_index, 2 * 300 + 123);
+	ck_assert_uint_eq(job.error.count, 2);
+	tmem_free(&t);
+}
+END_TEST
+
+START_TEST(test_inf_only_with_check_inf_and_from_narrowing)
+{
+	tmem_t t;
+	tmem_init(&t);
+	/* 1e5 is finite in f32 but Inf once stored as f16 */
+	float *a = (float *)(void *)tmem_ptr(&t, 1, 0);
+	for (int i = 0; i < 100; i++)
+		a[i] = i == 37 ? 1e5f : 1.0f;
+	uint64_t sh[1] = { 100 };
+	isa_insn_t in = isa_insn_init(ISA_OP_COPY, 0);
+	in.n_ap = 2;
+	in.ap[0] = isa_ap_contig(0, 0, ISA_DT_F16, 1, sh);
+	in.ap[1] = isa_ap_contig(1, 0, ISA_DT_F32, 1, sh);
+	fwsim_job_t job;
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_DMA, FWSIM_JOB_CHECK_NAN, &job), FWSIM_OK);
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_DMA, FWSIM_JOB_CHECK_INF, &job), FWSIM_NUM_ERR);
+	ck_assert_uint_eq(job.error.is_inf, 1);
+	ck_assert_uint_eq(job.error.first_index, 37);
+	ck_assert_uint_eq(job.error.count, 1);
+	/* matmul producing Inf, checked in its output */
+	float *m = (float *)(void *)tmem_ptr(&t, 2, 0);
+	m[0] = 3e38f; m[1] = 3e38f;
+	uint64_t s2[2] = { 1, 1 }, s3[2] = { 1, 2 }, s4[2] = { 2, 1 };
+	isa_insn_t mm = isa_insn_init(ISA_OP_MATMUL, 0);
+	mm.n_ap = 3;
+	mm.ap[0] = isa_ap_contig(3, 0, ISA_DT_F32, 2, s2);
+	mm.ap[1] = isa_ap_contig(2, 0, ISA_DT_F32, 2, s3);
+	mm.ap[2] = isa_ap_contig(2, 0, ISA_DT_F32, 2, s4);
+	ck_assert_int_eq(trun1(&t, &mm, ISA_ENGINE_TENSOR, FWSIM_JOB_CHECK_NAN, &job), FWSIM_OK);
+	ck_assert_int_eq(trun1(&t, &mm, ISA_ENGINE_TENSOR, FWSIM_JOB_CHECK_INF | FWSIM_JOB_CHECK_NAN, &job), FWSIM_NUM_ERR);
+	ck_assert_uint_eq(job.error.is_inf, 1);
+	ck_assert_uint_eq(job.error.engine, ISA_ENGINE_TENSOR);
+	tmem_free(&t);
+}
+END_TEST
+
+
+START_TEST(test_fused_check_in_contiguous_f32_add)
+{
+	tmem_t t;
+	tmem_init(&t);
+	float *a = (float *)(void *)tmem_ptr(&t, 1, 0), *b = (float *)(void *)tmem_ptr(&t, 2, 0);
+	for (int i = 0; i < 2000; i++) {
+		a[i] = 1.0f;
+		b[i] = 2.0f;
+	}
+	a[5] = INFINITY;       /* Inf at 5 */
+	a[700] = INFINITY;     /* Inf + -Inf = NaN at 700 (second block) */
+	b[700] = -INFINITY;
+	a[1999] = NAN;         /* NaN at 1999 (last, partial block) */
+	isa_insn_t in = add_f32(0, 0, 0, 0, 2000);
+	in.ap[1].region = 1;
+	in.ap[2].region = 2;
+	fwsim_job_t job;
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, FWSIM_JOB_CHECK_NAN, &job), FWSIM_NUM_ERR);
+	ck_assert_uint_eq(job.error.first_index, 700);
+	ck_assert_uint_eq(job.error.count, 2);
+	ck_assert_uint_eq(job.error.is_inf, 0);
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, FWSIM_JOB_CHECK_INF, &job), FWSIM_NUM_ERR);
+	ck_assert_uint_eq(job.error.first_index, 5);
+	ck_assert_uint_eq(job.error.count, 1);
+	ck_assert_uint_eq(job.error.is_inf, 1);
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, FWSIM_JOB_CHECK_INF | FWSIM_JOB_CHECK_NAN, &job), FWSIM_NUM_ERR);
+	ck_assert_uint_eq(job.error.first_index, 5);
+	ck_assert_uint_eq(job.error.count, 3);
+	a[5] = 1.0f;
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, FWSIM_JOB_CHECK_INF, &job), FWSIM_OK);
+	/* large finite results stay finite in f32 but not in f16: 60000 + 60000 */
+	uint64_t sh[1] = { 600 };
+	isa_insn_t h = isa_insn_init(ISA_OP_ALU, ISA_ALU_ADD);
+	h.n_ap = 3;
+	h.ap[0] = isa_ap_contig(3, 0, ISA_DT_F16, 1, sh);
+	h.ap[1] = isa_ap_contig(3, 4096, ISA_DT_F16, 1, sh);
+	h.ap[2] = h.ap[1];
+	uint16_t *hv = (uint16_t *)(void *)tmem_ptr(&t, 3, 4096);
+	for (int i = 0; i < 600; i++)
+		hv[i] = 0x3c00; /* 1.0 */
+	hv[513] = 0x7b53; /* 60000 */
+	ck_assert_int_eq(trun1(&t, &h, ISA_ENGINE_VECTOR, FWSIM_JOB_CHECK_INF, &job), FWSIM_NUM_ERR);
+	ck_assert_uint_eq(job.error.first_index, 513);
+	ck_assert_uint_eq(job.error.count, 1);
+	tmem_free(&t);
+}
+END_TEST
+
+/* ---- deadlines ---- */
+START_TEST(test_timeout_stops_infinite_jump_loop)
+{
+	tmem_t t;
+	tmem_init(&t);
+	isa_insn_t p[2];
+	p[0] = add_f32(0, 0, 64, 128, 4);
+	p[1] = isa_insn_init(ISA_OP_JUMP, 0);
+	p[1].param = 0; /* forever */
+	const isa_insn_t *s[ISA_ENGINE_COUNT] = { [ISA_ENGINE_GPSIMD] = p };
+	uint32_t c[ISA_ENGINE_COUNT] = { [ISA_ENGINE_GPSIMD] = 2 };
+	fwsim_job_t job;
+	uint64_t t0 = tnow_ns();
+	ck_assert_int_eq(trun_prog(&t, NULL, s, c, 0, t0 + 50000000ull, &job), FWSIM_TIMEOUT);
+	uint64_t dt = tnow_ns() - t0;
+	ck_assert_uint_ge(dt, 50000000ull);
+	ck_assert_uint_lt(dt, 2000000000ull);
+	ck_assert_uint_gt(job.insns_executed, 10);
+	ck_assert_uint_eq(job.error.engine, ISA_ENGINE_GPSIMD);
+	tmem_free(&t);
+}
+END_TEST
+
+START_TEST(test_conditional_jump_loop_counts_down)
+{
+	/* r0: counter s32 = 5; loop: counter -= 1; acc += 1; jump to loop while counter != 0 */
+	tmem_t t;
+	tmem_init(&t);
+	int32_t five = 5, one = 1;
+	memcpy(tmem_ptr(&t, 0, 0), &five, 4);
+	memcpy(tmem_ptr(&t, 0, 4), &one, 4);
+	isa_insn_t p[3];
+	p[0] = isa_insn_init(ISA_OP_ALU, ISA_ALU_SUB);
+	p[0].n_ap = 3;
+	p[0].ap[0] = p[0].ap[1] = isa_ap_contig(0, 0, ISA_DT_S32, 0, NULL);
+	p[0].ap[2] = isa_ap_contig(0, 4, ISA_DT_S32, 0, NULL);
+	p[1] = isa_insn_init(ISA_OP_ALU, ISA_ALU_ADD);
+	p[1].n_ap = 3;
+	p[1].ap[0] = p[1].ap[1] = isa_ap_contig(0, 8, ISA_DT_S32, 0, NULL);
+	p[1].ap[2] = isa_ap_contig(0, 4, ISA_DT_S32, 0, NULL);
+	p[2] = isa_insn_init(ISA_OP_JUMP, 0);
+	p[2].n_ap = 1;
+	p[2].ap[0] = isa_ap_contig(0, 0, ISA_DT_S32, 0, NULL);
+	p[2].param = 0;
+	const isa_insn_t *s[ISA_ENGINE_COUNT] = { [ISA_ENGINE_GPSIMD] = p };
+	uint32_t c[ISA_ENGINE_COUNT] = { [ISA_ENGINE_GPSIMD] = 3 };
+	fwsim_job_t job;
+	ck_assert_int_eq(trun_prog(&t, NULL, s, c, 0, 0, &job), FWSIM_OK);
+	int32_t acc;
+	memcpy(&acc, tmem_ptr(&t, 0, 8), 4);
+	ck_assert_int_eq(acc, 5);
+	ck_assert_uint_eq(job.insns_executed, 15);
+	/* inverted: jump while zero -> falls through at once */
+	p[2].flags = ISA_F_INVERT;
+	memcpy(tmem_ptr(&t, 0, 0), &five, 4);
+	ck_assert_int_eq(trun_prog(&t, NULL, s, c, 0, 0, &job), FWSIM_OK);
+	ck_assert_uint_eq(job.insns_executed, 3);
+	tmem_free(&t);
+}
+END_TEST
+
+/* ---- semaphores and scheduling ---- */
+
+/* tensor: C = A x B, signal 0; vector: wait 0 >= 1, D = C + C, signal 1;
+ * scalar: wait 1 >= 1, E = relu(D - 10); dma: wait 1 >= 1, copy D -> F (bf16) */
+static void build_pipeline(isa_insn_t *tp, isa_insn_t *vp, isa_insn_t *sp, isa_insn_t *dp, uint64_t n)
+{
+	uint64_t sa[2] = { n, n };
+	uint64_t bytes = n * n * 4;
+	*tp = isa_insn_init(ISA_OP_MATMUL, 0);
+	tp->n_ap = 3;
+	tp->ap[0] = isa_ap_contig(1, 0, ISA_DT_F32, 2, sa);
+	tp->ap[1] = isa_ap_contig(0, 0, ISA_DT_F32, 2, sa);
+	tp->ap[2] = isa_ap_contig(0, bytes, ISA_DT_F32, 2, sa);
+	tp->signal_sem = 0;
+	*vp = isa_insn_init(ISA_OP_ALU, ISA_ALU_ADD);
+	vp->n_ap = 3;
+	vp->ap[0] = isa_ap_contig(2, 0, ISA_DT_F32, 2, sa);
+	vp->ap[1] = vp->ap[2] = tp->ap[0];
+	vp->wait_sem = 0;
+	vp->wait_value = 1;
+	vp->signal_sem = 1;
+	*sp = isa_insn_init(ISA_OP_ACTIVATE, ISA_ACT_RELU);
+	sp->n_ap = 2;
+	sp->imm[0] = 1;
+	sp->imm[1] = -10;
+	sp->ap[0] = isa_ap_contig(3, 0, ISA_DT_F32, 2, sa);
+	sp->ap[1] = vp->ap[0];
+	sp->wait_sem = 1;
+	sp->wait_value = 1;
+	*dp = isa_insn_init(ISA_OP_COPY, 0);
+	dp->n_ap = 2;
+	dp->ap[0] = isa_ap_contig(3, bytes, ISA_DT_BF16, 2, sa);
+	dp->ap[1] = vp->ap[0];
+	dp->wait_sem = 1;
+	dp->wait_value = 1;
+}
+
+static void check_pipeline(tmem_t *t, uint64_t n)
+{
+	const float *A = (const float *)(const void *)tmem_ptr(t, 0, 0), *B = A + n * n;
+	const float *E = (const float *)(const void *)tmem_ptr(t, 3, 0);
+	const uint16_t *F = (const uint16_t *)(const void *)tmem_ptr(t, 3, n * n * 4);
+	for (uint64_t i = 0; i < n; i += 7)
+		for (uint64_t j = 0; j < n; j += 5) {
+			double c = 0;
+			for (uint64_t k = 0; k < n; k++)
+				c += (double)A[i * n + k] * B[k * n + j];
+			double d = 2 * c, e = d - 10 > 0 ? d - 10 : 0;
+			ck_assert_msg(fabs(E[i * n + j] - e) <= 1e-3 * (fabs(e) + 1), "E[%llu,%llu] %g vs %g",
+				      (unsigned long long)i, (unsigned long long)j, E[i * n + j], e);
+			uint32_t fb = (uint32_t)F[i * n + j] << 16;
+			float f;
+			memcpy(&f, &fb, 4);
+			ck_assert(fabs(f - d) <= fabs(d) / 128 + 1e-3);
+		}
+}
+
+static void fill_ab(tmem_t *t, uint64_t n)
+{
+	float *A = (float *)(void *)tmem_ptr(t, 0, 0);
+	for (uint64_t i = 0; i < 2 * n * n; i++)
+		A[i] = (float)((i * 7919) % 13) / 4 - 1.5f;
+}
+
+START_TEST(test_semaphores_order_multi_engine_program)
+{
+	/* _i: 0 inline scheduler, 1 threads, 2 threads pinned */
+	uint64_t n = 96;
+	isa_insn_t tp, vp, sp, dp;
+	build_pipeline(&tp, &vp, &sp, &dp, n);
+	const isa_insn_t *s[ISA_ENGINE_COUNT] = { &tp, &vp, &sp, 0, &dp };
+	uint32_t c[ISA_ENGINE_COUNT] = { 1, 1, 1, 0, 1 };
+	fwsim_core_config_t cfg = { .core_index = 0, .pin_threads = _i == 2,
+				    .sched = _i ? FWSIM_SCHED_THREADS : FWSIM_SCHED_INLINE };
+	fwsim_core_t *core;
+	ck_assert_int_eq(fwsim_core_create(&cfg, &core), FWSIM_OK);
+	for (int rep = 0; rep < 20; rep++) {
+		tmem_t t;
+		tmem_init(&t);
+		fill_ab(&t, n);
+		fwsim_job_t job;
+		ck_assert_int_eq(trun_prog(&t, core, s, c, FWSIM_JOB_CHECK_NAN, 0, &job), FWSIM_OK);
+		ck_assert_uint_eq(job.insns_executed, 4);
+		check_pipeline(&t, n);
+		tmem_free(&t);
+	}
+	fwsim_core_destroy(core);
+}
+END_TEST
+
+START_TEST(test_deadlock_detected)
+{
+	/* _i: 0 inline, 1 threads. tensor waits sem 0 (never signalled after
+	 * vector waits sem 1 which tensor would signal) */
+	tmem_t t;
+	tmem_init(&t);
+	isa_insn_t a = isa_insn_init(ISA_OP_NOP, 0), b = isa_insn_init(ISA_OP_NOP, 0), v0 = isa_insn_init(ISA_OP_NOP, 0);
+	a.wait_sem = 0;
+	a.wait_value = 1;
+	a.signal_sem = 1;
+	v0.signal_sem = 2; /* vector makes progress first */
+	b.wait_sem = 1;
+	b.wait_value = 1;
+	b.signal_sem = 0;
+	isa_insn_t vp[2] = { v0, b };
+	const isa_insn_t *s[ISA_ENGINE_COUNT] = { &a, vp };
+	uint32_t c[ISA_ENGINE_COUNT] = { 1, 2 };
+	fwsim_core_config_t cfg = { .sched = _i ? FWSIM_SCHED_THREADS : FWSIM_SCHED_INLINE };
+	fwsim_core_t *core;
+	ck_assert_int_eq(fwsim_core_create(&cfg, &core), FWSIM_OK);
+	fwsim_job_t job;
+	ck_assert_int_eq(trun_prog(&t, core, s, c, 0, tnow_ns() + 5000000000ull, &job), FWSIM_DEADLOCK);
+	ck_assert_uint_eq(job.insns_executed, 1);
+	ck_assert_ptr_nonnull(strstr(job.error.message, "deadlock"));
+	ck_assert_ptr_nonnull(strstr(job.error.message, "tensor insn 0 waits sem 0"));
+	ck_assert_ptr_nonnull(strstr(job.error.message, "vector insn 1 waits sem 1"));
+	/* a single engine waiting on a semaphore nobody signals */
+	const isa_insn_t *s2[ISA_ENGINE_COUNT] = { &a };
+	uint32_t c2[ISA_ENGINE_COUNT] = { 1 };
+	ck_assert_int_eq(trun_prog(&t, core, s2, c2, 0, 0, &job), FWSIM_DEADLOCK);
+	/* the core is still usable and semaphores reset per job */
+	isa_insn_t ok1 = isa_insn_init(ISA_OP_NOP, 0), ok2 = isa_insn_init(ISA_OP_NOP, 0);
+	ok1.signal_sem = 3;
+	ok2.wait_sem = 3;
+	ok2.wait_value = 1;
+	const isa_insn_t *s3[ISA_ENGINE_COUNT] = { &ok2, &ok1 };
+	uint32_t c3[ISA_ENGINE_COUNT] = { 1, 1 };
+	for (int rep = 0; rep < 50; rep++)
+		ck_assert_int_eq(trun_prog(&t, core, s3, c3, 0, 0, &job), FWSIM_OK);
+	ok2.wait_value = 2; /* would pass only if sem 3 leaked from the last job */
+	ck_assert_int_eq(trun_prog(&t, core, s3, c3, 0, tnow_ns() + 5000000000ull, &job), FWSIM_DEADLOCK);
+	fwsim_core_destroy(core);
+	tmem_free(&t);
+}
+END_TEST
+
+START_TEST(test_threaded_wait_times_out)
+{
+	/* vector spins in a jump loop; tensor waits for a sem vector never signals */
+	tmem_t t;
+	tmem_init(&t);
+	isa_insn_t a = isa_insn_init(ISA_OP_NOP, 0);
+	a.wait_sem = 5;
+	a.wait_value = 1;
+	isa_insn_t loop = isa_insn_init(ISA_OP_JUMP, 0);
+	const isa_insn_t *s[ISA_ENGINE_COUNT] = { &a, &loop };
+	uint32_t c[ISA_ENGINE_COUNT] = { 1, 1 };
+	for (int sched = 1; sched <= 2; sched++) {
+		fwsim_core_config_t cfg = { .sched = (uint32_t)sched };
+		fwsim_core_t *core;
+		ck_assert_int_eq(fwsim_core_create(&cfg, &core), FWSIM_OK);
+		fwsim_job_t job;
+		ck_assert_int_eq(trun_prog(&t, core, s, c, 0, tnow_ns() + 30000000ull, &job), FWSIM_TIMEOUT);
+		fwsim_core_destroy(core);
+	}
+	tmem_free(&t);
+}
+END_TEST
+
+typedef struct par_arg {
+	fwsim_core_t *core;
+	int id;
+	int failures;
+} par_arg_t;
+
+static void *par_worker(void *p)
+{
+	par_arg_t *a = p;
+	uint64_t n = 64;
+	isa_insn_t tp, vp, sp, dp;
+	build_pipeline(&tp, &vp, &sp, &dp, n);
+	const isa_insn_t *s[ISA_ENGINE_COUNT] = { &tp, &vp, &sp, 0, &dp };
+	uint32_t c[ISA_ENGINE_COUNT] = { 1, 1, 1, 0, 1 };
+	for (int rep = 0; rep < 25; rep++) {
+		tmem_t t;
+		tmem_init(&t);
+		float *A = (float *)(void *)tmem_ptr(&t, 0, 0);
+		for (uint64_t i = 0; i < 2 * n * n; i++)
+			A[i] = (float)(((i + (uint64_t)a->id * 31 + (uint64_t)rep) * 7919) % 13) / 4 - 1.5f;
+		fwsim_job_t job;
+		if (trun_prog(&t, a->core, s, c, 0, 0, &job) != FWSIM_OK)
+			a->failures++;
+		/* full check of E */
+		const float *B = A + n * n, *E = (const float *)(const void *)tmem_ptr(&t, 3, 0);
+		for (uint64_t i = 0; i < n; i++)
+			for (uint64_t j = 0; j < n; j++) {
+				double cc = 0;
+				for (uint64_t k = 0; k < n; k++)
+					cc += (double)A[i * n + k] * B[k * n + j];
+				double e = 2 * cc - 10 > 0 ? 2 * cc - 10 : 0;
+				if (fabs(E[i * n + j] - e) > 1e-3 * (fabs(e) + 1))
+					a->failures++;
+			}
+		tmem_free(&t);
+	}
+	return NULL;
+}
+
+START_TEST(test_two_cores_four_threads_correct)
+{
+	fwsim_core_t *cores[2];
+	for (int i = 0; i < 2; i++) {
+		fwsim_core_config_t cfg = { .core_index = (uint32_t)i, .sched = i ? FWSIM_SCHED_THREADS : FWSIM_SCHED_AUTO };
+		ck_assert_int_eq(fwsim_core_create(&cfg, &cores[i]), FWSIM_OK);
+	}
+	pthread_t th[4];
+	par_arg_t args[4];
+	for (int i = 0; i < 4; i++) {
+		args[i] = (par_arg_t){ cores[i % 2], i, 0 };
+		ck_assert_int_eq(pthread_create(&th[i], NULL, par_worker, &args[i]), 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		ck_assert_int_eq(args[i].failures, 0);
+	}
+	fwsim_core_destroy(cores[0]);
+	fwsim_core_destroy(cores[1]);
+}
+END_TEST
+
+/* ---- profiling ---- */
+START_TEST(test_profile_spans_and_drops)
+{
+	tmem_t t;
+	tmem_init(&t);
+	isa_insn_t p[5];
+	for (int i = 0; i < 5; i++) {
+		p[i] = add_f32(0, 0, 64, 128, 16);
+		p[i].debug_id = (uint32_t)(10 + i);
+	}
+	const isa_insn_t *s[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = p };
+	uint32_t c[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = 5 };
+	fwsim_program_t *prog;
+	ck_assert_int_eq(fwsim_program_create(s, c, T_NREG, &prog, NULL, 0), FWSIM_OK);
+	fwsim_core_t *core;
+	ck_assert_int_eq(fwsim_core_create(NULL, &core), FWSIM_OK);
+	fwsim_span_t spans[3];
+	fwsim_trace_t tr = { spans, 3, 99, 99 };
+	fwsim_job_t job = { .program = prog, .mem = t.mem, .mem_size = t.size, .regions = t.regions,
+			    .n_regions = T_NREG, .flags = FWSIM_JOB_PROFILE, .trace = &tr };
+	ck_assert_int_eq(fwsim_core_execute(core, &job), FWSIM_OK);
+	ck_assert_uint_eq(tr.count, 3);
+	ck_assert_uint_eq(tr.dropped, 2);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_uint_eq(spans[i].engine, ISA_ENGINE_VECTOR);
+		ck_assert_uint_eq(spans[i].insn_index, (uint32_t)i);
+		ck_assert_uint_eq(spans[i].debug_id, (uint32_t)(10 + i));
+		ck_assert_uint_le(spans[i].start_ns, spans[i].end_ns);
+		if (i)
+			ck_assert_uint_le(spans[i - 1].end_ns, spans[i].start_ns);
+	}
+	ck_assert_uint_eq(job.insns_executed, 5);
+	ck_assert_uint_gt(job.engine_busy_ns[ISA_ENGINE_VECTOR], 0);
+	ck_assert_uint_eq(job.engine_busy_ns[ISA_ENGINE_TENSOR], 0);
+	/* profiling without a trace buffer is a bad job */
+	job.trace = NULL;
+	ck_assert_int_eq(fwsim_core_execute(core, &job), FWSIM_INVALID);
+	fwsim_program_destroy(prog);
+	fwsim_core_destroy(core);
+	tmem_free(&t);
+}
+END_TEST
+
+START_TEST(test_bad_jobs_rejected)
+{
+	tmem_t t;
+	tmem_init(&t);
+	isa_insn_t in = add_f32(3, 0, 64, 128, 4);
+	const isa_insn_t *s[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = &in };
+	uint32_t c[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = 1 };
+	fwsim_program_t *prog;
+	ck_assert_int_eq(fwsim_program_create(s, c, T_NREG, &prog, NULL, 0), FWSIM_OK);
+	fwsim_core_t *core;
+	ck_assert_int_eq(fwsim_core_create(NULL, &core), FWSIM_OK);
+	fwsim_job_t job = { .program = prog, .mem = t.mem, .mem_size = t.size, .regions = t.regions,
+			    .n_regions = 3 };
+	ck_assert_int_eq(fwsim_core_execute(core, &job), FWSIM_INVALID);
+	ck_assert_int_eq(job.error.status, FWSIM_INVALID);
+	job.n_regions = T_NREG;
+	job.flags = 1u << 7;
+	ck_assert_int_eq(fwsim_core_execute(core, &job), FWSIM_INVALID);
+	job.flags = 0;
+	job.program = NULL;
+	ck_assert_int_eq(fwsim_core_execute(core, &job), FWSIM_INVALID);
+	job.program = prog;
+	ck_assert_int_eq(fwsim_core_execute(NULL, &job), FWSIM_INVALID);
+	ck_assert_int_eq(fwsim_core_execute(core, NULL), FWSIM_INVALID);
+	ck_assert_int_eq(fwsim_core_execute(core, &job), FWSIM_OK);
+	fwsim_core_config_t bad = { .sched = 9 };
+	fwsim_core_t *c2 = (fwsim_core_t *)0x1;
+	ck_assert_int_eq(fwsim_core_create(&bad, &c2), FWSIM_INVALID);
+	ck_assert_ptr_null(c2);
+	ck_assert_str_eq(fwsim_status_str(FWSIM_OOB), "out-of-bounds access");
+	fwsim_program_destroy(prog);
+	fwsim_core_destroy(core);
+	tmem_free(&t);
+}
+END_TEST
+
+static Suite *exec_suite(void)
+{
+	Suite *s = suite_create("fwsim-exec");
+	TCase *tc = tcase_create("exec");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_oob_output_past_region_end_writes_nothing);
+	tcase_add_test(tc, test_oob_negative_stride_before_region_start);
+	tcase_add_test(tc, test_oob_input_with_huge_stride_does_not_wrap);
+	tcase_add_test(tc, test_oob_region_binding_outside_window);
+	tcase_add_test(tc, test_unaligned_region_bindings);
+	tcase_add_test(tc, test_nan_recorded_at_first_producing_insn);
+	tcase_add_test(tc, test_nan_first_index_is_row_major_flat_in_strided_output);
+	tcase_add_test(tc, test_inf_only_with_check_inf_and_from_narrowing);
+	tcase_add_test(tc, test_fused_check_in_contiguous_f32_add);
+	tcase_add_test(tc, test_timeout_stops_infinite_jump_loop);
+	tcase_add_test(tc, test_conditional_jump_loop_counts_down);
+	tcase_add_loop_test(tc, test_semaphores_order_multi_engine_program, 0, 3);
+	tcase_add_loop_test(tc, test_deadlock_detected, 0, 2);
+	tcase_add_test(tc, test_threaded_wait_times_out);
+	tcase_add_test(tc, test_two_cores_four_threads_correct);
+	tcase_add_test(tc, test_profile_spans_and_drops);
+	tcase_add_test(tc, test_bad_jobs_rejected);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(exec_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,272 @@
+/* isa_insn_validate rejects each malformed field; fwsim_program_create reports where. */
+#include "fwsim_test.h"
+
+static isa_insn_t good_add(void)
+{
+	uint64_t sh[2] = { 4, 8 };
+	isa_insn_t in = isa_insn_init(ISA_OP_ALU, ISA_ALU_ADD);
+	in.n_ap = 3;
+	in.ap[0] = isa_ap_contig(0, 0, ISA_DT_F32, 2, sh);
+	in.ap[1] = isa_ap_contig(1, 0, ISA_DT_F32, 2, sh);
+	in.ap[2] = isa_ap_contig(2, 0, ISA_DT_F32, 2, sh);
+	return in;
+}
+
+static isa_insn_t good_matmul(void)
+{
+	uint64_t c[3] = { 2, 4, 5 }, a[3] = { 2, 4, 3 }, b[3] = { 2, 3, 5 };
+	isa_insn_t in = isa_insn_init(ISA_OP_MATMUL, 0);
+	in.n_ap = 3;
+	in.ap[0] = isa_ap_contig(0, 0, ISA_DT_F32, 3, c);
+	in.ap[1] = isa_ap_contig(1, 0, ISA_DT_BF16, 3, a);
+	in.ap[2] = isa_ap_contig(2, 0, ISA_DT_BF16, 3, b);
+	return in;
+}
+
+static void expect_bad(const isa_insn_t *in, const char *needle)
+{
+	char err[200];
+	ck_assert_int_eq(isa_insn_validate(in, 3, 4, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, needle), "message '%s' lacks '%s'", err, needle);
+}
+
+START_TEST(test_good_instructions_pass)
+{
+	isa_insn_t in = good_add();
+	char err[200] = "x";
+	ck_assert_int_eq(isa_insn_validate(&in, 3, 1, err, sizeof(err)), 0);
+	ck_assert_str_eq(err, "");
+	in = good_matmul();
+	in.flags = ISA_F_ACCUMULATE;
+	ck_assert_int_eq(isa_insn_validate(&in, 3, 1, NULL, 0), 0);
+	in = isa_insn_init(ISA_OP_NOP, 0);
+	in.wait_sem = 31;
+	in.wait_value = 3;
+	in.signal_sem = 0;
+	ck_assert_int_eq(isa_insn_validate(&in, 0, 1, NULL, 0), 0);
+	in = isa_insn_init(ISA_OP_JUMP, 0);
+	in.param = 3;
+	ck_assert_int_eq(isa_insn_validate(&in, 0, 4, NULL, 0), 0);
+	ck_assert_str_eq(isa_dtype_name(ISA_DT_BF16), "bf16");
+	ck_assert_str_eq(isa_dtype_name(ISA_DT_PRED), "pred");
+	ck_assert_str_eq(isa_dtype_name(99), "invalid");
+	uint64_t sh[3] = { 2, 3, 4 };
+	isa_ap_t ap = isa_ap_contig(1, 64, ISA_DT_S16, 3, sh);
+	ck_assert_uint_eq(ap.offset, 64);
+	ck_assert_int_eq(ap.stride[0], 12);
+	ck_assert_int_eq(ap.stride[1], 4);
+	ck_assert_int_eq(ap.stride[2], 1);
+	ck_assert_uint_eq(isa_ap_num_elements(&ap), 24);
+}
+END_TEST
+
+START_TEST(test_header_fields_rejected)
+{
+	isa_insn_t in;
+	in = good_add(); in.opcode = ISA_OP_COUNT; expect_bad(&in, "unknown opcode");
+	in = good_add(); in.sub = 60; expect_bad(&in, "unknown alu sub-op");
+	in = good_add(); in.sub = ISA_ALU_END; expect_bad(&in, "unknown alu sub-op");
+	in = good_add(); in.flags = 1u << 5; expect_bad(&in, "unknown flags");
+	in = good_add(); in.flags = ISA_F_ACCUMULATE; expect_bad(&in, "accumulate");
+	in = good_add(); in.flags = ISA_F_INVERT; expect_bad(&in, "invert");
+	in = good_add(); in.wait_sem = ISA_NUM_SEMS; expect_bad(&in, "wait_sem");
+	in = good_add(); in.wait_value = 1; expect_bad(&in, "wait_value");
+	in = good_add(); in.signal_sem = 40; expect_bad(&in, "signal_sem");
+	in = good_add(); in.pad0[1] = 1; expect_bad(&in, "reserved");
+	in = good_add(); in.reserved = 1; expect_bad(&in, "reserved");
+	in = good_add(); in.param = 1; expect_bad(&in, "param");
+	in = good_add(); in.imm[1] = 0.5; expect_bad(&in, "imm");
+	in = good_add(); in.n_ap = 2; expect_bad(&in, "n_ap");
+	in = good_add(); in.n_ap = 4; expect_bad(&in, "n_ap");
+	in = good_add(); in.ap[3].offset = 8; expect_bad(&in, "unused ap3");
+	in = isa_insn_init(ISA_OP_COPY, 3); expect_bad(&in, "sub-op");
+	in = isa_insn_init(ISA_OP_ACTIVATE, ISA_ACT_END); expect_bad(&in, "unknown activation");
+}
+END_TEST
+
+START_TEST(test_operand_fields_rejected)
+{
+	isa_insn_t in;
+	in = good_add(); in.ap[1].region = 3; expect_bad(&in, "region 3 out of range");
+	in = good_add(); in.ap[0].region = ISA_REGION_NONE; expect_bad(&in, "region");
+	in = good_add(); in.ap[2].dtype = 0; expect_bad(&in, "unknown dtype");
+	in = good_add(); in.ap[2].dtype = ISA_DT_COUNT; expect_bad(&in, "unknown dtype");
+	in = good_add(); in.ap[1].rank = 7; expect_bad(&in, "rank 7");
+	in = good_add(); in.ap[1].pad = 1; expect_bad(&in, "pad");
+	in = good_add(); in.ap[1].shape[3] = 1; expect_bad(&in, "beyond rank");
+	in = good_add(); in.ap[1].stride[5] = 1; expect_bad(&in, "beyond rank");
+	in = good_add(); in.ap[1].offset = 2; expect_bad(&in, "offset");
+	in = good_add(); in.ap[0].shape[0] = 1ull << 38; in.ap[1].shape[0] = in.ap[2].shape[0] = 1ull << 38;
+	expect_bad(&in, "2^40");
+	/* elementwise: same shapes, same dtypes, dtype allowed */
+	in = good_add(); in.ap[2].shape[1] = 1; expect_bad(&in, "shape differs");
+	in = good_add(); in.ap[2].rank = 1; in.ap[2].shape[1] = 0; in.ap[2].stride[1] = 0; expect_bad(&in, "shape differs");
+	in = good_add(); in.ap[2].dtype = ISA_DT_F16; expect_bad(&in, "dtype");
+	in = good_add(); in.sub = ISA_ALU_EXP; in.n_ap = 2; memset(&in.ap[2], 0, sizeof(in.ap[2]));
+	in.ap[0].dtype = in.ap[1].dtype = ISA_DT_S32; expect_bad(&in, "does not take dtype s32");
+	in = good_add(); in.sub = ISA_ALU_SHL; expect_bad(&in, "does not take dtype f32");
+	in = good_add(); in.ap[0].dtype = in.ap[1].dtype = in.ap[2].dtype = ISA_DT_PRED; expect_bad(&in, "pred");
+	in = good_add(); in.sub = ISA_ALU_CMP_LT; expect_bad(&in, "compare writes pred");
+	in = good_add(); in.sub = ISA_ALU_CMP_LT; in.ap[0].dtype = ISA_DT_PRED; in.ap[2].dtype = ISA_DT_S32;
+	expect_bad(&in, "compare operands differ");
+	in = good_add(); in.sub = ISA_ALU_SELECT; in.n_ap = 4; in.ap[3] = in.ap[2]; expect_bad(&in, "predicate");
+	in = good_add(); in.sub = ISA_ALU_IS_FINITE; in.n_ap = 2; memset(&in.ap[2], 0, sizeof(in.ap[2]));
+	expect_bad(&in, "is_finite");
+}
+END_TEST
+
+START_TEST(test_opcode_specific_rules_rejected)
+{
+	isa_insn_t in;
+	/* matmul */
+	in = good_matmul(); in.ap[1].shape[2] = 4; expect_bad(&in, "shapes do not agree");
+	in = good_matmul(); in.ap[2].shape[0] = 3; expect_bad(&in, "batch");
+	in = good_matmul(); in.ap[2].dtype = ISA_DT_F16; expect_bad(&in, "ap1 dtype bf16 != ap2 dtype f16");
+	in = good_matmul(); in.ap[0].dtype = ISA_DT_S32; expect_bad(&in, "need float inputs");
+	in = good_matmul(); in.ap[1].dtype = in.ap[2].dtype = ISA_DT_PRED; expect_bad(&in, "need float");
+	in = good_matmul(); in.ap[0].rank = 2; expect_bad(&in, "rank");
+	/* reduce */
+	uint64_t s3[3] = { 4, 5, 6 }, s3r[3] = { 4, 1, 6 };
+	in = isa_insn_init(ISA_OP_REDUCE, ISA_RED_SUM);
+	in.n_ap = 2;
+	in.param = 2;
+	in.ap[0] = isa_ap_contig(0, 0, ISA_DT_F32, 3, s3r);
+	in.ap[1] = isa_ap_contig(1, 0, ISA_DT_F32, 3, s3);
+	ck_assert_int_eq(isa_insn_validate(&in, 3, 1, NULL, 0), 0);
+	isa_insn_t r = in;
+	r.param = 8; expect_bad(&r, "axes mask");
+	r = in; r.param = 1; expect_bad(&r, "shape[0]");
+	r = in; r.sub = ISA_RED_ASSIGN; expect_bad(&r, "unknown reduce");
+	r = in; r.sub = ISA_RED_AND; expect_bad(&r, "does not take dtype f32");
+	r = in; r.ap[0].dtype = ISA_DT_BF16; expect_bad(&r, "dtype");
+	r = in; r.flags = ISA_F_ACCUMULATE; ck_assert_int_eq(isa_insn_validate(&r, 3, 1, NULL, 0), 0);
+	/* gather / scatter */
+	uint64_t so[2] = { 7, 3 }, st[2] = { 10, 3 }, si[1] = { 7 };
+	in = isa_insn_init(ISA_OP_GATHER, 0);
+	in.n_ap = 3;
+	in.ap[0] = isa_ap_contig(0, 0, ISA_DT_F32, 2, so);
+	in.ap[1] = isa_ap_contig(1, 0, ISA_DT_F32, 2, st);
+	in.ap[2] = isa_ap_contig(2, 0, ISA_DT_S32, 1, si);
+	ck_assert_int_eq(isa_insn_validate(&in, 3, 1, NULL, 0), 0);
+	r = in; r.ap[2].dtype = ISA_DT_F32; expect_bad(&r, "indices ap2 must be an integer");
+	r = in; r.ap[2].dtype = ISA_DT_PRED; expect_bad(&r, "indices");
+	r = in; r.ap[1].shape[1] = 4; expect_bad(&r, "shapes do not agree");
+	r = in; r.ap[1].shape[0] = 0; expect_bad(&r, "empty table");
+	r = in; r.ap[0].dtype = ISA_DT_S32; expect_bad(&r, "dtype");
+	r = in; r.sub = 1; expect_bad(&r, "sub-op");
+	in.opcode = ISA_OP_SCATTER; /* ap0 [N,R] table, ap1 [M,R] updates */
+	in.ap[0] = isa_ap_contig(0, 0, ISA_DT_F32, 2, st);
+	in.ap[1] = isa_ap_contig(1, 0, ISA_DT_F32, 2, so);
+	in.sub = ISA_RED_ASSIGN;
+	ck_assert_int_eq(isa_insn_validate(&in, 3, 1, NULL, 0), 0);
+	r = in; r.sub = ISA_RED_END; expect_bad(&r, "unknown combiner");
+	r = in; r.sub = ISA_RED_OR; expect_bad(&r, "combiner");
+	/* rng */
+	uint64_t s2[1] = { 2 }, s4[1] = { 3 };
+	in = isa_insn_init(ISA_OP_RNG, 0);
+	in.n_ap = 3;
+	in.ap[0] = isa_ap_contig(0, 0, ISA_DT_U32, 1, s4);
+	in.ap[1] = isa_ap_contig(1, 0, ISA_DT_U64, 1, s2);
+	in.ap[2] = isa_ap_contig(1, 0, ISA_DT_U64, 1, s2);
+	ck_assert_int_eq(isa_insn_validate(&in, 3, 1, NULL, 0), 0);
+	r = in; r.ap[0].dtype = ISA_DT_F32; expect_bad(&r, "u32 or u64");
+	r = in; r.ap[1].dtype = ISA_DT_S64; expect_bad(&r, "state ap1");
+	r = in; r.ap[2].shape[0] = 3; expect_bad(&r, "state ap2");
+	/* iota */
+	in = isa_insn_init(ISA_OP_IOTA, 0);
+	in.n_ap = 1;
+	in.ap[0] = isa_ap_contig(0, 0, ISA_DT_S32, 3, s3);
+	in.param = 2;
+	in.imm[0] = 5;
+	ck_assert_int_eq(isa_insn_validate(&in, 3, 1, NULL, 0), 0);
+	r = in; r.param = 3; expect_bad(&r, "dimension 3 >= rank 3");
+	r = in; r.imm[1] = 1; expect_bad(&r, "imm[1]");
+	r = in; r.ap[0].dtype = ISA_DT_PRED; expect_bad(&r, "pred");
+	/* activate */
+	in = isa_insn_init(ISA_OP_ACTIVATE, ISA_ACT_GELU);
+	in.n_ap = 2;
+	in.ap[0] = isa_ap_contig(0, 0, ISA_DT_BF16, 3, s3);
+	in.ap[1] = isa_ap_contig(1, 0, ISA_DT_F32, 3, s3);
+	ck_assert_int_eq(isa_insn_validate(&in, 3, 1, NULL, 0), 0);
+	r = in; r.ap[1].dtype = ISA_DT_S32; expect_bad(&r, "float operands");
+	r = in; r.ap[1].shape[0] = 1; expect_bad(&r, "shape");
+	/* jump */
+	in = isa_insn_init(ISA_OP_JUMP, 0);
+	in.param = 4;
+	expect_bad(&in, "target 4 >= stream length 4");
+	in.param = 0;
+	in.flags = ISA_F_INVERT;
+	expect_bad(&in, "unconditional");
+	in.n_ap = 1;
+	in.ap[0] = isa_ap_contig(0, 0, ISA_DT_S32, 1, s3);
+	expect_bad(&in, "exactly one element");
+	in.ap[0] = isa_ap_contig(0, 0, ISA_DT_S32, 0, NULL);
+	ck_assert_int_eq(isa_insn_validate(&in, 3, 4, NULL, 0), 0);
+	in.n_ap = 2;
+	expect_bad(&in, "n_ap");
+	/* nop with operands */
+	in = isa_insn_init(ISA_OP_NOP, 0);
+	in.n_ap = 1;
+	expect_bad(&in, "n_ap");
+}
+END_TEST
+
+START_TEST(test_program_create_names_engine_and_insn)
+{
+	isa_insn_t v[3] = { good_add(), good_add(), good_add() };
+	v[2].ap[0].region = 7;
+	v[2].debug_id = 55;
+	const isa_insn_t *s[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = v };
+	uint32_t c[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = 3 };
+	fwsim_program_t *p = (fwsim_program_t *)0x1;
+	char err[200];
+	ck_assert_int_eq(fwsim_program_create(s, c, 3, &p, err, sizeof(err)), FWSIM_INVALID);
+	ck_assert_ptr_null(p);
+	ck_assert_msg(strstr(err, "vector engine insn 2 (debug_id 55)") && strstr(err, "region 7"), "%s", err);
+	c[ISA_ENGINE_VECTOR] = 2;
+	ck_assert_int_eq(fwsim_program_create(s, c, 3, &p, err, sizeof(err)), FWSIM_OK);
+	fwsim_program_destroy(p);
+	/* count without a stream */
+	c[ISA_ENGINE_DMA] = 1;
+	ck_assert_int_eq(fwsim_program_create(s, c, 3, &p, err, sizeof(err)), FWSIM_INVALID);
+	ck_assert_ptr_nonnull(strstr(err, "dma"));
+	ck_assert_int_eq(fwsim_program_create(NULL, c, 3, &p, NULL, 0), FWSIM_INVALID);
+	/* the program is a copy: changing the caller's stream after create is harmless */
+	c[ISA_ENGINE_DMA] = 0;
+	ck_assert_int_eq(fwsim_program_create(s, c, 3, &p, NULL, 0), FWSIM_OK);
+	v[0].opcode = 999;
+	tmem_t t;
+	tmem_init(&t);
+	fwsim_core_t *core;
+	ck_assert_int_eq(fwsim_core_create(NULL, &core), FWSIM_OK);
+	fwsim_job_t job = { .program = p, .mem = t.mem, .mem_size = t.size, .regions = t.regions, .n_regions = 3 };
+	ck_assert_int_eq(fwsim_core_execute(core, &job), FWSIM_OK);
+	ck_assert_uint_eq(job.insns_executed, 2);
+	fwsim_core_destroy(core);
+	fwsim_program_destroy(p);
+	fwsim_program_destroy(NULL);
+	tmem_free(&t);
+}
+END_TEST
+
+static Suite *isa_suite(void)
+{
+	Suite *s = suite_create("fwsim-isa");
+	TCase *tc = tcase_create("validate");
+	tcase_add_test(tc, test_good_instructions_pass);
+	tcase_add_test(tc, test_header_fields_rejected);
+	tcase_add_test(tc, test_operand_fields_rejected);
+	tcase_add_test(tc, test_opcode_specific_rules_rejected);
+	tcase_add_test(tc, test_program_create_names_engine_and_insn);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(isa_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,464 @@
+/* REDUCE, MATMUL, IOTA, GATHER, SCATTER and RNG against scalar references. */
+#include "fwsim_test.h"
+
+static const uint32_t num_dtypes[] = {
+	ISA_DT_F32, ISA_DT_BF16, ISA_DT_F16, ISA_DT_S32, ISA_DT_S64, ISA_DT_U32,
+	ISA_DT_U64, ISA_DT_U8, ISA_DT_S8, ISA_DT_S16, ISA_DT_U16,
+};
+#define N_NUM (sizeof(num_dtypes) / sizeof(num_dtypes[0]))
+
+static void fill(tmem_t *t, const isa_ap_t *ap, uint64_t *seed, int small)
+{
+	uint64_t n = isa_ap_num_elements(ap), idx[ISA_MAX_RANK];
+	for (uint64_t f = 0; f < n; f++) {
+		tunflat(f, ap->rank, ap->shape, idx);
+		uint8_t *p = telem(t, ap, idx);
+		int64_t r = (int64_t)(trand(seed) % 17) - 8;
+		if (isa_dtype_is_float(ap->dtype))
+			tset(ap->dtype, p, small ? (double)r / 4 : (double)r);
+		else if (ap->dtype == ISA_DT_PRED)
+			tseti(ap->dtype, p, r & 1);
+		else
+			tseti(ap->dtype, p, small ? r : (int64_t)trand(seed));
+	}
+}
+
+/* ---- REDUCE ---- */
+static void check_reduce(uint32_t op, uint32_t dt, uint32_t rank, const uint64_t *shape,
+			 uint32_t mask, int accumulate, tlayout_t lin, tlayout_t lout)
+{
+	tmem_t t;
+	tmem_init(&t);
+	uint64_t oshape[ISA_MAX_RANK];
+	for (uint32_t k = 0; k < rank; k++)
+		oshape[k] = (mask >> k & 1) ? 1 : shape[k];
+	isa_insn_t in = isa_insn_init(ISA_OP_REDUCE, op);
+	in.n_ap = 2;
+	in.param = mask;
+	in.flags = accumulate ? ISA_F_ACCUMULATE : 0;
+	in.ap[0] = tmk_ap(&t, 0, dt, rank, oshape, lout);
+	in.ap[1] = tmk_ap(&t, 1, dt, rank, shape, lin);
+	uint64_t seed = 5 + op * 3 + dt + mask;
+	/* sums of small values stay exact in every float dtype; prod of +-1/2.. */
+	fill(&t, &in.ap[1], &seed, 1);
+	fill(&t, &in.ap[0], &seed, 1);
+	uint64_t nout = tnumel(rank, oshape), nin = tnumel(rank, shape), idx[ISA_MAX_RANK];
+	double *want = calloc(nout + 1, sizeof(double));
+	int64_t *wanti = calloc(nout + 1, sizeof(int64_t));
+	int fl = isa_dtype_is_float(dt);
+	int uns = dt == ISA_DT_U8 || dt == ISA_DT_U16 || dt == ISA_DT_U32 || dt == ISA_DT_U64 || dt == ISA_DT_PRED;
+	for (uint64_t o = 0; o < nout; o++) {
+		tunflat(o, rank, oshape, idx);
+		const uint8_t *p = telem(&t, &in.ap[0], idx);
+		if (accumulate) {
+			want[o] = tget(dt, p);
+			wanti[o] = tgeti(dt, p);
+		} else {
+			want[o] = op == ISA_RED_PROD ? 1 : op == ISA_RED_MAX ? -INFINITY : op == ISA_RED_MIN ? INFINITY : 0;
+			wanti[o] = op == ISA_RED_PROD ? 1 : op == ISA_RED_AND ? -1 : 0;
+			if (op == ISA_RED_MAX || op == ISA_RED_MIN) {
+				uint32_t b = (uint32_t)isa_dtype_size(dt) * 8;
+				uint64_t m = b == 64 ? UINT64_MAX : (1ull << b) - 1;
+				if (op == ISA_RED_MAX)
+					wanti[o] = uns ? 0 : -(int64_t)(m >> 1) - 1;
+				else
+					wanti[o] = uns ? (int64_t)m : (int64_t)(m >> 1);
+			}
+		}
+	}
+	for (uint64_t f = 0; f < nin; f++) {
+		tunflat(f, rank, shape, idx);
+		double v = tget(dt, telem(&t, &in.ap[1], idx));
+		int64_t vi = tgeti(dt, telem(&t, &in.ap[1], idx));
+		uint64_t o = 0;
+		for (uint32_t k = 0; k < rank; k++)
+			o = o * oshape[k] + ((mask >> k & 1) ? 0 : idx[k]);
+		switch (op) {
+		case ISA_RED_SUM: want[o] += v; wanti[o] = (int64_t)((uint64_t)wanti[o] + (uint64_t)vi); break;
+		case ISA_RED_PROD: want[o] *= v; wanti[o] = (int64_t)((uint64_t)wanti[o] * (uint64_t)vi); break;
+		case ISA_RED_MAX: want[o] = fmax(want[o], v);
+			wanti[o] = uns ? ((uint64_t)vi > (uint64_t)wanti[o] ? vi : wanti[o]) : (vi > wanti[o] ? vi : wanti[o]); break;
+		case ISA_RED_MIN: want[o] = fmin(want[o], v);
+			wanti[o] = uns ? ((uint64_t)vi < (uint64_t)wanti[o] ? vi : wanti[o]) : (vi < wanti[o] ? vi : wanti[o]); break;
+		case ISA_RED_AND: wanti[o] &= vi; break;
+		case ISA_RED_OR: wanti[o] |= vi; break;
+		}
+	}
+	fwsim_job_t job;
+	ck_assert_msg(trun1(&t, &in, ISA_ENGINE_VECTOR, 0, &job) == FWSIM_OK, "%s", job.error.message);
+	uint32_t bits = (uint32_t)isa_dtype_size(dt) * 8;
+	for (uint64_t o = 0; o < nout; o++) {
+		tunflat(o, rank, oshape, idx);
+		const uint8_t *p = telem(&t, &in.ap[0], idx);
+		if (fl) {
+			double w = want[o], g = tget(dt, p);
+			double tol = (dt == ISA_DT_F32 ? 1e-5 : dt == ISA_DT_BF16 ? 1.0 / 64 : 1.0 / 512) * (fabs(w) + 1);
+			ck_assert_msg(fabs(g - w) <= tol || (isinf(w) && g == w), "reduce %u %s mask %x out %llu: got %g want %g",
+				      op, isa_dtype_name(dt), mask, (unsigned long long)o, g, w);
+		} else {
+			int64_t w = wanti[o];
+			if (dt == ISA_DT_PRED)
+				w = w != 0;
+			else if (bits < 64) {
+				uint64_t u = (uint64_t)w & ((1ull << bits) - 1);
+				if (!uns && (u >> (bits - 1)))
+					u |= ~((1ull << bits) - 1);
+				w = (int64_t)u;
+			}
+			ck_assert_msg(tgeti(dt, p) == w, "reduce %u %s mask %x out %llu: got %lld want %lld", op,
+				      isa_dtype_name(dt), mask, (unsigned long long)o, (long long)tgeti(dt, p), (long long)w);
+		}
+	}
+	free(want);
+	free(wanti);
+	ck_assert(tmem_guards_intact(&t));
+	tmem_free(&t);
+}
+
+START_TEST(test_reduce_ops_dtypes_axes)
+{
+	uint64_t shape[3] = { 4, 3, 600 };
+	uint64_t shape_small[3] = { 5, 1, 7 };
+	uint32_t op = (uint32_t)_i;
+	for (size_t d = 0; d < N_NUM + 1; d++) {
+		uint32_t dt = d < N_NUM ? num_dtypes[d] : ISA_DT_PRED;
+		int intlike = !isa_dtype_is_float(dt);
+		if ((op == ISA_RED_AND || op == ISA_RED_OR) != 0 && !intlike)
+			continue;
+		if (dt == ISA_DT_PRED && op != ISA_RED_AND && op != ISA_RED_OR)
+			continue;
+		for (uint32_t mask = 0; mask < 8; mask++) {
+			const uint64_t *sh = mask & 1 ? shape_small : shape;
+			if (op == ISA_RED_PROD && isa_dtype_is_float(dt))
+				sh = shape_small; /* keep float products in range */
+			check_reduce(op, dt, 3, sh, mask, mask == 5, (tlayout_t)((mask + d) % L_COUNT == L_BCAST0 ? L_STRIDED : (mask + d) % L_COUNT),
+				     (tlayout_t)(mask % 4));
+		}
+	}
+	/* rank 0 (a copy) and an empty reduced dim (identity) */
+	uint64_t empty[2] = { 3, 0 };
+	static const uint32_t edts[4] = { ISA_DT_F32, ISA_DT_S32, ISA_DT_U8, ISA_DT_S16 };
+	for (int e = op == ISA_RED_AND || op == ISA_RED_OR ? 1 : 0; e < 4; e++)
+		check_reduce(op, edts[e], 2, empty, 2, 0, L_CONTIG, L_CONTIG);
+	check_reduce(op, ISA_DT_S32, 0, NULL, 0, 0, L_CONTIG, L_CONTIG);
+}
+END_TEST
+
+/* ---- MATMUL ---- */
+static void check_matmul(uint32_t adt, uint32_t cdt, uint64_t B, uint64_t M, uint64_t K, uint64_t N,
+			 tlayout_t la, tlayout_t lb, tlayout_t lc, int accumulate, int bcast_b)
+{
+	tmem_t t;
+	tmem_init(&t);
+	isa_insn_t in = isa_insn_init(ISA_OP_MATMUL, 0);
+	in.n_ap = 3;
+	in.flags = accumulate ? ISA_F_ACCUMULATE : 0;
+	uint32_t rank = B ? 3 : 2;
+	uint64_t sc[3] = { B, M, N }, sa[3] = { B, M, K }, sb[3] = { B, K, N };
+	uint64_t *pc = B ? sc : sc + 1, *pa = B ? sa : sa + 1, *pb = B ? sb : sb + 1;
+	in.ap[0] = tmk_ap(&t, 0, cdt, rank, pc, lc);
+	in.ap[1] = tmk_ap(&t, 1, adt, rank, pa, la);
+	in.ap[2] = tmk_ap(&t, 2, adt, rank, pb, bcast_b ? L_BCAST0 : lb);
+	uint64_t seed = 11 + M * 7 + K + N;
+	fill(&t, &in.ap[1], &seed, 1);
+	fill(&t, &in.ap[2], &seed, 1);
+	fill(&t, &in.ap[0], &seed, 1);
+	uint64_t nb = B ? B : 1, idx[3];
+	double *want = calloc(nb * M * N + 1, sizeof(double));
+	int64_t *wanti = calloc(nb * M * N + 1, sizeof(int64_t));
+	for (uint64_t b = 0; b < nb; b++)
+		for (uint64_t m = 0; m < M; m++)
+			for (uint64_t n = 0; n < N; n++) {
+				uint64_t ic[3] = { b, m, n };
+				uint64_t *icp = B ? ic : ic + 1;
+				double s = accumulate ? tget(cdt, telem(&t, &in.ap[0], icp)) : 0;
+				int64_t si = accumulate ? tgeti(cdt, telem(&t, &in.ap[0], icp)) : 0;
+				for (uint64_t k = 0; k < K; k++) {
+					uint64_t ia[3] = { b, m, k }, ib[3] = { b, k, n };
+					const uint8_t *xa = telem(&t, &in.ap[1], B ? ia : ia + 1);
+					const uint8_t *xb = telem(&t, &in.ap[2], B ? ib : ib + 1);
+					s += tget(adt, xa) * tget(adt, xb);
+					si = (int64_t)((uint64_t)si + (uint64_t)tgeti(adt, xa) * (uint64_t)tgeti(adt, xb));
+				}
+				want[(b * M + m) * N + n] = s;
+				wanti[(b * M + m) * N + n] = si;
+			}
+	fwsim_job_t job;
+	ck_assert_msg(trun1(&t, &in, ISA_ENGINE_TENSOR, 0, &job) == FWSIM_OK, "%s", job.error.message);
+	for (uint64_t f = 0; f < nb * M * N; f++) {
+		tunflat(f, rank, pc, idx);
+		const uint8_t *p = telem(&t, &in.ap[0], idx);
+		if (isa_dtype_is_float(cdt)) {
+			double g = tget(cdt, p), w = want[f];
+			double tol = (cdt == ISA_DT_F32 ? 1e-5 : cdt == ISA_DT_BF16 ? 1.0 / 64 : 1.0 / 512) * (fabs(w) + 1);
+			ck_assert_msg(fabs(g - w) <= tol, "matmul %s->%s B%llu M%llu K%llu N%llu lay %d%d%d elem %llu: got %g want %g",
+				      isa_dtype_name(adt), isa_dtype_name(cdt), (unsigned long long)B, (unsigned long long)M,
+				      (unsigned long long)K, (unsigned long long)N, la, lb, lc, (unsigned long long)f, g, w);
+		} else {
+			uint32_t bits = (uint32_t)isa_dtype_size(cdt) * 8;
+			uint64_t u = (uint64_t)wanti[f];
+			if (bits < 64) {
+				u &= (1ull << bits) - 1;
+				if (cdt != ISA_DT_U8 && cdt != ISA_DT_U16 && cdt != ISA_DT_U32 && (u >> (bits - 1)))
+					u |= ~((1ull << bits) - 1);
+			}
+			ck_assert_msg(tgeti(cdt, p) == (int64_t)u, "int matmul elem %llu: got %lld want %lld",
+				      (unsigned long long)f, (long long)tgeti(cdt, p), (long long)u);
+		}
+	}
+	free(want);
+	free(wanti);
+	ck_assert(tmem_guards_intact(&t));
+	tmem_free(&t);
+}
+
+START_TEST(test_matmul_f32_layouts_batch_accumulate)
+{
+	for (int la = 0; la < 4; la++)
+		for (int lb = 0; lb < 4; lb++)
+			check_matmul(ISA_DT_F32, ISA_DT_F32, (la + lb) % 2 ? 3 : 0, 17, 33, 9,
+				     (tlayout_t)la, (tlayout_t)lb, (tlayout_t)((la * 3 + lb) % 4), (la + lb) % 3 == 0, 0);
+	check_matmul(ISA_DT_F32, ISA_DT_F32, 4, 8, 16, 8, L_CONTIG, L_CONTIG, L_CONTIG, 0, 1); /* batch broadcast */
+	check_matmul(ISA_DT_F32, ISA_DT_F32, 0, 1, 1, 1, L_CONTIG, L_CONTIG, L_CONTIG, 1, 0);
+	check_matmul(ISA_DT_F32, ISA_DT_F32, 0, 1, 50, 1, L_TRANSPOSED, L_STRIDED, L_CONTIG, 0, 0);
+	check_matmul(ISA_DT_F32, ISA_DT_F32, 0, 64, 128, 96, L_TRANSPOSED, L_TRANSPOSED, L_CONTIG, 0, 0);
+	check_matmul(ISA_DT_F32, ISA_DT_F32, 0, 5, 0, 4, L_CONTIG, L_CONTIG, L_CONTIG, 0, 0); /* K = 0 */
+	check_matmul(ISA_DT_F32, ISA_DT_F32, 0, 5, 0, 4, L_CONTIG, L_CONTIG, L_CONTIG, 1, 0);
+}
+END_TEST
+
+START_TEST(test_matmul_half_and_int)
+{
+	static const uint32_t fl[3] = { ISA_DT_F32, ISA_DT_BF16, ISA_DT_F16 };
+	for (int a = 1; a < 3; a++)
+		for (int c = 0; c < 3; c++)
+			check_matmul(fl[a], fl[c], (a + c) % 2 ? 2 : 0, 13, 20, 11, (tlayout_t)c, (tlayout_t)(a + c),
+				     (tlayout_t)(c % 4), c == 1, 0);
+	check_matmul(ISA_DT_S32, ISA_DT_S32, 2, 5, 7, 3, L_CONTIG, L_TRANSPOSED, L_CONTIG, 1, 0);
+	check_matmul(ISA_DT_S8, ISA_DT_S32, 0, 5, 7, 3, L_REVERSED, L_CONTIG, L_STRIDED, 0, 0);
+	check_matmul(ISA_DT_U8, ISA_DT_U32, 0, 4, 9, 6, L_CONTIG, L_CONTIG, L_CONTIG, 0, 0);
+	check_matmul(ISA_DT_S64, ISA_DT_S64, 0, 3, 4, 5, L_CONTIG, L_CONTIG, L_CONTIG, 0, 0);
+}
+END_TEST
+
+/* ---- IOTA ---- */
+START_TEST(test_iota_every_dtype_and_dim)
+{
+	for (size_t d = 0; d < N_NUM; d++)
+		for (uint32_t dim = 0; dim < 3; dim++) {
+			tmem_t t;
+			tmem_init(&t);
+			uint32_t dt = num_dtypes[d];
+			uint64_t shape[3] = { 3, 4, 600 }, idx[3];
+			isa_insn_t in = isa_insn_init(ISA_OP_IOTA, 0);
+			in.n_ap = 1;
+			in.param = dim;
+			in.imm[0] = 2;
+			in.ap[0] = tmk_ap(&t, 0, dt, 3, shape, (tlayout_t)((d + dim) % 4));
+			fwsim_job_t job;
+			ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_GPSIMD, 0, &job), FWSIM_OK);
+			for (uint64_t f = 0; f < 3 * 4 * 600; f++) {
+				tunflat(f, 3, shape, idx);
+				double w = (double)(idx[dim] + 2);
+				if (dt == ISA_DT_U8 || dt == ISA_DT_S8)
+					w = (double)(isa_dtype_size(dt) == 1 ? (dt == ISA_DT_U8 ? (uint8_t)(idx[dim] + 2) : (int8_t)(idx[dim] + 2)) : w);
+				double g = tget(dt, telem(&t, &in.ap[0], idx));
+				if (dt == ISA_DT_BF16 && w > 256)
+					ck_assert(fabs(g - w) <= w / 128);
+				else
+					ck_assert_msg(g == w, "iota %s dim %u: got %g want %g", isa_dtype_name(dt), dim, g, w);
+			}
+			tmem_free(&t);
+		}
+}
+END_TEST
+
+/* ---- GATHER / SCATTER ---- */
+START_TEST(test_gather_clamps_indices)
+{
+	static const uint32_t idts[] = { ISA_DT_S32, ISA_DT_S64, ISA_DT_U8, ISA_DT_U32, ISA_DT_S8 };
+	for (size_t d = 0; d < N_NUM; d++)
+		for (size_t q = 0; q < 5; q++) {
+			tmem_t t;
+			tmem_init(&t);
+			uint32_t dt = num_dtypes[d];
+			uint64_t N = 10, M = 12, R = 5;
+			uint64_t so[2] = { M, R }, st[2] = { N, R }, si[1] = { M };
+			isa_insn_t in = isa_insn_init(ISA_OP_GATHER, 0);
+			in.n_ap = 3;
+			in.ap[0] = tmk_ap(&t, 0, dt, 2, so, (tlayout_t)(d % 4));
+			in.ap[1] = tmk_ap(&t, 1, dt, 2, st, (tlayout_t)((d + q) % 4));
+			in.ap[2] = tmk_ap(&t, 2, idts[q], 1, si, (tlayout_t)(q % 4));
+			uint64_t seed = 3 + d * 5 + q;
+			fill(&t, &in.ap[1], &seed, 0);
+			int64_t ivals[12] = { 0, 9, 10, 3, -1, 200, 5, 5, 1, 127, -128, 2 };
+			for (uint64_t m = 0; m < M; m++)
+				tseti(idts[q], telem(&t, &in.ap[2], &m), ivals[m]);
+			fwsim_job_t job;
+			ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_GPSIMD, 0, &job), FWSIM_OK);
+			for (uint64_t m = 0; m < M; m++) {
+				int64_t iv = tgeti(idts[q], telem(&t, &in.ap[2], &m));
+				int uns = idts[q] == ISA_DT_U8 || idts[q] == ISA_DT_U32;
+				uint64_t row = (!uns && iv < 0) ? 0 : (uint64_t)iv >= N ? N - 1 : (uint64_t)iv;
+				for (uint64_t r = 0; r < R; r++) {
+					uint64_t io[2] = { m, r }, it[2] = { row, r };
+					ck_assert(!memcmp(telem(&t, &in.ap[0], io), telem(&t, &in.ap[1], it), isa_dtype_size(dt)));
+				}
+			}
+			tmem_free(&t);
+		}
+}
+END_TEST
+
+START_TEST(test_scatter_combiners_skip_out_of_range)
+{
+	for (uint32_t op = 0; op < ISA_RED_END; op++)
+		for (size_t d = 0; d < N_NUM; d++) {
+			uint32_t dt = num_dtypes[d];
+			if ((op == ISA_RED_AND || op == ISA_RED_OR) && isa_dtype_is_float(dt))
+				continue;
+			tmem_t t;
+			tmem_init(&t);
+			uint64_t N = 6, M = 9, R = 4;
+			uint64_t so[2] = { N, R }, su[2] = { M, R }, si[1] = { M };
+			isa_insn_t in = isa_insn_init(ISA_OP_SCATTER, op);
+			in.n_ap = 3;
+			in.ap[0] = tmk_ap(&t, 0, dt, 2, so, (tlayout_t)(d % 4));
+			in.ap[1] = tmk_ap(&t, 1, dt, 2, su, (tlayout_t)((d + op) % 4));
+			in.ap[2] = tmk_ap(&t, 2, ISA_DT_S32, 1, si, L_CONTIG);
+			uint64_t seed = 17 + d + op * 100;
+			fill(&t, &in.ap[0], &seed, 1);
+			fill(&t, &in.ap[1], &seed, 1);
+			int64_t ivals[9] = { 0, 2, 2, -1, 6, 5, 0, 100, 3 };
+			for (uint64_t m = 0; m < M; m++)
+				tseti(ISA_DT_S32, telem(&t, &in.ap[2], &m), ivals[m]);
+			double want[6][4];
+			int64_t wanti[6][4];
+			for (uint64_t n = 0; n < N; n++)
+				for (uint64_t r = 0; r < R; r++) {
+					uint64_t io[2] = { n, r };
+					want[n][r] = tget(dt, telem(&t, &in.ap[0], io));
+					wanti[n][r] = tgeti(dt, telem(&t, &in.ap[0], io));
+				}
+			for (uint64_t m = 0; m < M; m++) {
+				if (ivals[m] < 0 || ivals[m] >= (int64_t)N)
+					continue;
+				for (uint64_t r = 0; r < R; r++) {
+					uint64_t iu[2] = { m, r };
+					double u = tget(dt, telem(&t, &in.ap[1], iu));
+					int64_t ui = tgeti(dt, telem(&t, &in.ap[1], iu));
+					double *w = &want[ivals[m]][r];
+					int64_t *wi = &wanti[ivals[m]][r];
+					switch (op) {
+					case ISA_RED_SUM: *w += u; *wi = (int64_t)((uint64_t)*wi + (uint64_t)ui); break;
+					case ISA_RED_PROD: *w *= u; *wi = (int64_t)((uint64_t)*wi * (uint64_t)ui); break;
+					case ISA_RED_MAX: *w = fmax(*w, u); *wi = (dt == ISA_DT_U64 ? (uint64_t)ui > (uint64_t)*wi : ui > *wi) ? ui : *wi; break;
+					case ISA_RED_MIN: *w = fmin(*w, u); *wi = (dt == ISA_DT_U64 ? (uint64_t)ui < (uint64_t)*wi : ui < *wi) ? ui : *wi; break;
+					case ISA_RED_AND: *wi &= ui; break;
+					case ISA_RED_OR: *wi |= ui; break;
+					case ISA_RED_ASSIGN: *w = u; *wi = ui; break;
+					}
+				}
+			}
+			fwsim_job_t job;
+			ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_GPSIMD, 0, &job), FWSIM_OK);
+			for (uint64_t n = 0; n < N; n++)
+				for (uint64_t r = 0; r < R; r++) {
+					uint64_t io[2] = { n, r };
+					const uint8_t *p = telem(&t, &in.ap[0], io);
+					if (isa_dtype_is_float(dt)) {
+						ck_assert_msg(fabs(tget(dt, p) - want[n][r]) <= 1e-2 * (fabs(want[n][r]) + 1),
+							      "scatter %u %s", op, isa_dtype_name(dt));
+					} else {
+						uint8_t buf[8];
+						tseti(dt, buf, wanti[n][r]); /* wrap to width */
+						ck_assert_msg(tgeti(dt, p) == tgeti(dt, buf), "scatter %u %s [%llu,%llu]: got %lld want %lld",
+							      op, isa_dtype_name(dt), (unsigned long long)n, (unsigned long long)r,
+							      (long long)tgeti(dt, p), (long long)tgeti(dt, buf));
+					}
+				}
+			tmem_free(&t);
+		}
+}
+END_TEST
+
+/* ---- RNG ---- */
+static void philox_ref(uint64_t key, uint64_t ctr, uint32_t out[4])
+{
+	uint32_t k0 = (uint32_t)key, k1 = (uint32_t)(key >> 32);
+	uint32_t c0 = (uint32_t)ctr, c1 = (uint32_t)(ctr >> 32), c2 = 0, c3 = 0;
+	for (int r = 0; r < 10; r++) {
+		uint64_t p0 = 0xD2511F53ull * c0, p1 = 0xCD9E8D57ull * c2;
+		uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0, n1 = (uint32_t)p1;
+		uint32_t n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1, n3 = (uint32_t)p0;
+		c0 = n0; c1 = n1; c2 = n2; c3 = n3;
+		k0 += 0x9E3779B9u;
+		k1 += 0xBB67AE85u;
+	}
+	out[0] = c0; out[1] = c1; out[2] = c2; out[3] = c3;
+}
+
+START_TEST(test_rng_philox_known_answer_and_state)
+{
+	/* Random123 known-answer test: philox4x32_10, ctr = 0, key = 0 */
+	uint32_t o[4];
+	philox_ref(0, 0, o);
+	ck_assert_uint_eq(o[0], 0x6627e8d5u);
+	ck_assert_uint_eq(o[1], 0xe169c58du);
+	ck_assert_uint_eq(o[2], 0xbc57ac4cu);
+	ck_assert_uint_eq(o[3], 0x9b00dbd8u);
+	for (int dtc = 0; dtc < 2; dtc++) {
+		uint32_t dt = dtc ? ISA_DT_U64 : ISA_DT_U32;
+		tmem_t t;
+		tmem_init(&t);
+		uint64_t shape[2] = { 7, 5 }, s2[1] = { 2 };
+		isa_insn_t in = isa_insn_init(ISA_OP_RNG, 0);
+		in.n_ap = 3;
+		in.ap[0] = tmk_ap(&t, 0, dt, 2, shape, dtc ? L_TRANSPOSED : L_CONTIG);
+		in.ap[1] = tmk_ap(&t, 1, ISA_DT_U64, 1, s2, L_CONTIG);
+		in.ap[2] = in.ap[1]; /* in-place state update */
+		uint64_t state[2] = { 0x123456789abcdefull, 41 };
+		memcpy(tmem_ptr(&t, 1, in.ap[1].offset), state, 16);
+		fwsim_job_t job;
+		ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_GPSIMD, 0, &job), FWSIM_OK);
+		uint64_t idx[2];
+		for (uint64_t f = 0; f < 35; f++) {
+			tunflat(f, 2, shape, idx);
+			uint64_t per = dtc ? 2 : 4;
+			philox_ref(state[0], state[1] + f / per, o);
+			uint64_t w = dtc ? ((uint64_t)o[2 * (f % 2)] | (uint64_t)o[2 * (f % 2) + 1] << 32) : o[f % 4];
+			ck_assert_uint_eq((uint64_t)tgeti(dt, telem(&t, &in.ap[0], idx)) & (dtc ? UINT64_MAX : 0xffffffffu), w);
+		}
+		uint64_t ns[2];
+		memcpy(ns, tmem_ptr(&t, 1, in.ap[1].offset), 16);
+		ck_assert_uint_eq(ns[0], state[0]);
+		ck_assert_uint_eq(ns[1], state[1] + (dtc ? 18 : 9));
+		tmem_free(&t);
+	}
+}
+END_TEST
+
+static Suite *tensor_suite(void)
+{
+	Suite *s = suite_create("fwsim-tensor");
+	TCase *tc = tcase_create("tensor");
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, test_reduce_ops_dtypes_axes, 0, ISA_RED_ASSIGN);
+	tcase_add_test(tc, test_matmul_f32_layouts_batch_accumulate);
+	tcase_add_test(tc, test_matmul_half_and_int);
+	tcase_add_test(tc, test_iota_every_dtype_and_dim);
+	tcase_add_test(tc, test_gather_clamps_indices);
+	tcase_add_test(tc, test_scatter_combiners_skip_out_of_range);
+	tcase_add_test(tc, test_rng_philox_known_answer_and_state);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(tensor_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
