@@ -76,8 +76,10 @@ driver:
 driver-check:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 C=2 modules
 
+# run-qemu-kb runs run-qemu-tests (driver alone, fake firmware), then
+# neuronsim-fwd with the runtime's test suite on the kernel backend.
 test-qemu:
-	KVER=$(KVER) tests/qemu/run-qemu-tests
+	KVER=$(KVER) tests/qemu/run-qemu-kb
 
 # Installs the DKMS sources, the udev rule and the modules-load file; not run in CI.
 install-driver:
@@ -85,10 +87,11 @@ install-driver:
 
 bench: deps build
 	./$(BUILD)/tests/bench/neuronsim-bench
+	KVER=$(KVER) tests/qemu/run-qemu-kb --bench
 
 install: build
 	meson install -C $(BUILD) --destdir "$(DESTDIR)"
 
 clean:
 	-[ -d $(KDIR) ] && $(MAKE) -C $(KDIR) M=$(CURDIR) clean
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) build-qemu
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) build-qemu build-kb build-qemu-kb

@@ -1,0 +1,185 @@
+/* neuronsim-fwd's worker threads: fetch a job from the driver, run it on its simulated core, complete it. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+
+#include "fwd.h"
+
+_Static_assert(sizeof(struct neuronsim_fw_region) == sizeof(fwsim_region_t), "region layout");
+_Static_assert(sizeof(fwsim_span_t) == 32, "span layout");
+_Static_assert(NEURONSIM_JOB_CHECK_NAN == FWSIM_JOB_CHECK_NAN &&
+	       NEURONSIM_JOB_CHECK_INF == FWSIM_JOB_CHECK_INF &&
+	       NEURONSIM_JOB_PROFILE == FWSIM_JOB_PROFILE, "job flag values");
+_Static_assert(NEURONSIM_STATUS_NOMEM == (int)FWSIM_NOMEM, "status values");
+_Static_assert(sizeof(((fwsim_error_t *)0)->message) == NEURONSIM_ERROR_MSG_LEN, "message length");
+
+static uint64_t fwd_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The error record the waiter gets, from a finished (or refused) fwsim job. */
+static void fwd_record_fill(struct neuronsim_error_record *rec, const fwsim_job_t *job,
+			    const fwsim_trace_t *trace)
+{
+	const fwsim_error_t *fe = &job->error;
+	memset(rec, 0, sizeof(*rec));
+	rec->status = fe->status;
+	rec->engine = fe->engine;
+	rec->insn_index = fe->insn_index;
+	rec->debug_id = fe->debug_id;
+	rec->ap_index = fe->ap_index;
+	rec->region = fe->region;
+	rec->is_inf = fe->is_inf;
+	rec->first_index = fe->first_index;
+	rec->count = fe->count;
+	rec->num_err_insns = fe->num_err_insns;
+	rec->insns_executed = job->insns_executed;
+	for (int e = 0; e < NEURONSIM_NUM_ENGINES; e++)
+		rec->engine_busy_ns[e] = job->engine_busy_ns[e];
+	if (trace) {
+		rec->trace_count = trace->count;
+		rec->trace_dropped = trace->dropped;
+	}
+	memcpy(rec->message, fe->message, sizeof(rec->message));
+	rec->message[sizeof(rec->message) - 1] = '\0';
+}
+
+static int fwd_complete(fwd_ctx_t *ctx, uint64_t job_id, uint32_t status,
+			struct neuronsim_error_record *rec)
+{
+	struct neuronsim_fw_complete fc = {
+		.job_id = job_id,
+		.status = status,
+		.error_ptr = (uint64_t)(uintptr_t)rec,
+	};
+	int r;
+	do
+		r = ioctl(ctx->fd, NEURONSIM_IOCTL_FW_COMPLETE, &fc);
+	while (r < 0 && errno == EINTR);
+	if (r < 0) {
+		fwd_log(FWD_LOG_ERROR, "device %u: completing job %llu failed: %s", ctx->device,
+			(unsigned long long)job_id, strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+/* Runs one fetched job; always completes it. */
+static void fwd_run_job(fwd_ctx_t *ctx, const struct neuronsim_fw_fetch *f,
+			const fwsim_region_t *regions)
+{
+	struct neuronsim_error_record rec;
+	fwsim_job_t job;
+	memset(&job, 0, sizeof(job));
+	fwsim_trace_t trace = { 0 }, *tp = NULL;
+	uint64_t t0 = fwd_now_ns();
+
+	if (f->core >= ctx->num_cores) {
+		/* The driver never does this; a newer driver with more cores
+		 * than we attached with might. */
+		job.error.status = FWSIM_INVALID;
+		snprintf(job.error.message, sizeof(job.error.message),
+			 "neuronsim-fwd has %u cores, the job is for core %u", ctx->num_cores, f->core);
+		goto complete;
+	}
+	if ((f->job_flags & NEURONSIM_JOB_PROFILE) && f->trace.size) {
+		if (f->trace.addr > ctx->mem_size || f->trace.size > ctx->mem_size - f->trace.addr ||
+		    f->trace.addr % 8) {
+			job.error.status = FWSIM_INVALID;
+			snprintf(job.error.message, sizeof(job.error.message),
+				 "trace buffer [%#llx, +%llu) outside device memory or misaligned",
+				 (unsigned long long)f->trace.addr, (unsigned long long)f->trace.size);
+			goto complete;
+		}
+		trace.spans = (fwsim_span_t *)(ctx->mem + f->trace.addr);
+		trace.cap = f->trace.size / sizeof(fwsim_span_t);
+		tp = &trace;
+	}
+
+	char err[NEURONSIM_ERROR_MSG_LEN] = "";
+	fwd_cache_entry_t *entry = NULL;
+	fwsim_status_t st = fwd_cache_acquire(ctx->cache, ctx->mem, ctx->mem_size, f->streams,
+					      f->n_regions, &entry, err, sizeof(err));
+	if (st != FWSIM_OK) {
+		job.error.status = st;
+		snprintf(job.error.message, sizeof(job.error.message), "%s", err);
+		goto complete;
+	}
+	/* The job window is all of device memory: the regions are device
+	 * addresses the driver already checked against the submitter's
+	 * allocations, and fwsim checks every access against its region. */
+	job.program = fwd_cache_program(entry);
+	job.mem = ctx->mem;
+	job.mem_size = ctx->mem_size;
+	job.regions = regions;
+	job.n_regions = f->n_regions;
+	job.flags = f->job_flags & (FWSIM_JOB_CHECK_NAN | FWSIM_JOB_CHECK_INF |
+				    (tp ? FWSIM_JOB_PROFILE : 0));
+	job.deadline_ns = f->deadline_ns > 0 ? (uint64_t)f->deadline_ns : 0;
+	job.trace = tp;
+	fwsim_core_execute(ctx->cores[f->core], &job);
+	fwd_cache_release(ctx->cache, entry);
+
+complete:
+	fwd_record_fill(&rec, &job, tp);
+	if (job.error.status != FWSIM_OK)
+		atomic_fetch_add(&ctx->jobs_failed, 1);
+	atomic_fetch_add(&ctx->jobs_done, 1);
+	fwd_log(job.error.status == FWSIM_OK || job.error.status == FWSIM_NUM_ERR ? FWD_LOG_DEBUG
+										: FWD_LOG_INFO,
+		"device %u core %u: job %llu %s in %llu us, %llu instructions%s%s", ctx->device,
+		f->core, (unsigned long long)f->job_id, fwsim_status_str(job.error.status),
+		(unsigned long long)((fwd_now_ns() - t0) / 1000),
+		(unsigned long long)job.insns_executed, rec.message[0] ? ": " : "", rec.message);
+	fwd_complete(ctx, f->job_id, job.error.status, &rec);
+}
+
+void *fwd_worker_main(void *arg)
+{
+	fwd_ctx_t *ctx = arg;
+	uint32_t cap = 64;
+	fwsim_region_t *regions = malloc(cap * sizeof(*regions));
+	if (!regions) {
+		fwd_log(FWD_LOG_ERROR, "device %u: worker out of memory", ctx->device);
+		return NULL;
+	}
+	while (!atomic_load(&ctx->stop)) {
+		struct neuronsim_fw_fetch f;
+		memset(&f, 0, sizeof(f));
+		f.max_regions = cap;
+		f.regions_ptr = (uint64_t)(uintptr_t)regions;
+		/* A bounded slice, so a stop request is noticed promptly even
+		 * when no job comes. */
+		f.timeout_ns = (int64_t)(fwd_now_ns() + ctx->fetch_slice_ns);
+		if (ioctl(ctx->fd, NEURONSIM_IOCTL_FW_FETCH, &f) < 0) {
+			int e = errno;
+			if (e == ETIME || e == EINTR)
+				continue;
+			if (e == E2BIG && f.n_regions > cap && f.n_regions <= NEURONSIM_MAX_REGIONS * 16u) {
+				/* The job stays queued; fetch it again with room. */
+				fwsim_region_t *n = realloc(regions, f.n_regions * sizeof(*regions));
+				if (n) {
+					regions = n;
+					cap = f.n_regions;
+					continue;
+				}
+			}
+			if (e == EPERM) /* detached (shutdown) */
+				break;
+			fwd_log(FWD_LOG_ERROR, "device %u: fetching a job failed: %s", ctx->device,
+				strerror(e));
+			struct timespec pause = { 0, 100 * 1000 * 1000 };
+			nanosleep(&pause, NULL); /* do not spin on a persistent error */
+			continue;
+		}
+		fwd_run_job(ctx, &f, regions);
+	}
+	free(regions);
+	return NULL;
+}

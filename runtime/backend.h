@@ -1,0 +1,129 @@
+/* The seam between libnrt and a device: one vtable per backend (embedded now, kernel later). */
+#ifndef NRT_BACKEND_H
+#define NRT_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "neuronsim/isa.h"
+#include "nrt/nrt_status.h"
+
+/* Everything above this header is backend-agnostic: device memory is always
+ * reached through a host mapping (embedded: an mmap of the process; kernel: the
+ * driver's mmap), programs are instruction streams uploaded into device memory
+ * and referenced by jobs, and jobs run synchronously from the caller's view
+ * (embedded: in the calling thread; kernel: submit + wait with the deadline). */
+
+#define NRT_BACKEND_ABI_VERSION 1
+
+typedef struct nrt_backend_dev nrt_backend_dev_t;       /* one opened device */
+typedef struct nrt_backend_program nrt_backend_program_t; /* code bound to one core */
+
+/* Parameters the backend takes from the runtime's configuration. */
+typedef struct nrt_backend_config {
+	uint64_t device_memory;   /* bytes per device (embedded; kernel: module param) */
+	uint32_t cores_per_device;
+	int pin_threads;
+} nrt_backend_config_t;
+
+typedef struct nrt_backend_info {
+	uint32_t abi_version;     /* NRT_BACKEND_ABI_VERSION the backend speaks */
+	uint32_t n_cores;
+	uint64_t mem_size;        /* device memory, bytes */
+	uint64_t mem_in_use;      /* as the device's allocator sees it */
+	uint64_t mem_peak;
+	int numa_node;            /* host NUMA node nearest the device, -1 unknown */
+} nrt_backend_info_t;
+
+/* A block of device memory. Owned by whoever called mem_alloc. */
+typedef struct nrt_backend_mem {
+	uint64_t handle;          /* backend's id of the block (free needs it) */
+	uint64_t addr;            /* device address, what jobs' regions use */
+	uint64_t size;            /* bytes reserved (>= requested, aligned) */
+	uint8_t *host;            /* host mapping of [addr, addr + size) */
+} nrt_backend_mem_t;
+
+/* Instruction streams of one core, already copied into device memory. */
+typedef struct nrt_backend_code {
+	const nrt_backend_mem_t *mem;            /* block holding the streams */
+	uint64_t offset[ISA_ENGINE_COUNT];       /* byte offset of each stream in mem */
+	uint32_t count[ISA_ENGINE_COUNT];        /* instructions per stream */
+	uint32_t n_regions;                      /* regions jobs will bind */
+} nrt_backend_code_t;
+
+typedef struct nrt_backend_region {
+	uint64_t addr;
+	uint64_t size;
+} nrt_backend_region_t;
+
+#define NRT_BACKEND_JOB_CHECK_NAN (1u << 0)
+#define NRT_BACKEND_JOB_CHECK_INF (1u << 1)
+#define NRT_BACKEND_JOB_PROFILE (1u << 2)
+
+typedef struct nrt_backend_job {
+	const nrt_backend_program_t *program;
+	const nrt_backend_region_t *regions;    /* n_regions bindings in device memory */
+	uint32_t n_regions;
+	uint32_t flags;                         /* NRT_BACKEND_JOB_* */
+	uint64_t deadline_ns;                   /* absolute CLOCK_MONOTONIC, 0 = none */
+} nrt_backend_job_t;
+
+typedef enum nrt_backend_status {
+	NRT_BACKEND_OK = 0,
+	NRT_BACKEND_NUM_ERR = 1,    /* completed, NaN/Inf recorded */
+	NRT_BACKEND_OOB = 2,        /* access outside a region, stopped before it */
+	NRT_BACKEND_TIMEOUT = 3,
+	NRT_BACKEND_INVALID = 4,    /* bad program or job */
+	NRT_BACKEND_DEADLOCK = 5,   /* engines wait on each other forever */
+	NRT_BACKEND_NOMEM = 6,
+	NRT_BACKEND_DEVICE_LOST = 7 /* kernel: firmware died, device gone */
+} nrt_backend_status_t;
+
+/* The device's error record of a job (same fields as the driver will pass). */
+typedef struct nrt_backend_error {
+	uint32_t status;            /* nrt_backend_status_t */
+	uint32_t engine;
+	uint32_t insn_index;
+	uint32_t debug_id;
+	uint32_t ap_index;
+	uint32_t region;
+	uint32_t is_inf;
+	uint32_t pad;
+	uint64_t first_index;
+	uint64_t count;
+	uint64_t num_err_insns;
+	char message[160];
+} nrt_backend_error_t;
+
+/* All functions are safe to call from several threads at once, except open and
+ * close. Failing calls leave their out_ parameters untouched unless stated. */
+typedef struct nrt_backend_ops {
+	const char *name;
+	/* Opens device index; err gets a one-line message on failure. */
+	NRT_STATUS (*open)(const nrt_backend_config_t *config, uint32_t index,
+			   nrt_backend_dev_t **out_dev, char *err, size_t err_len);
+	/* Releases everything still allocated or reserved on dev, and dev. */
+	void (*close)(nrt_backend_dev_t *dev);
+	NRT_STATUS (*query)(nrt_backend_dev_t *dev, nrt_backend_info_t *out_info);
+	/* size bytes, 64-byte aligned, contents unspecified. NRT_RESOURCE when full. */
+	NRT_STATUS (*mem_alloc)(nrt_backend_dev_t *dev, uint64_t size, nrt_backend_mem_t *out_mem);
+	void (*mem_free)(nrt_backend_dev_t *dev, const nrt_backend_mem_t *mem);
+	/* Exclusive use of core by this runtime; NRT_EXEC_NC_BUSY if taken. */
+	NRT_STATUS (*core_reserve)(nrt_backend_dev_t *dev, uint32_t core);
+	void (*core_release)(nrt_backend_dev_t *dev, uint32_t core);
+	/* Validates code for core; the code block must stay allocated until
+	 * program_destroy. err gets a message on NRT_INVALID. */
+	NRT_STATUS (*program_create)(nrt_backend_dev_t *dev, uint32_t core,
+				     const nrt_backend_code_t *code,
+				     nrt_backend_program_t **out_program, char *err, size_t err_len);
+	void (*program_destroy)(nrt_backend_dev_t *dev, nrt_backend_program_t *program);
+	/* Runs job on core to completion (or deadline) and fills *out_error
+	 * (always, also on success). Returns the job's status. */
+	nrt_backend_status_t (*execute)(nrt_backend_dev_t *dev, uint32_t core,
+					const nrt_backend_job_t *job, nrt_backend_error_t *out_error);
+} nrt_backend_ops_t;
+
+/* The in-process backend over libfwsim (backend_embedded.c). */
+extern const nrt_backend_ops_t nrt_backend_embedded_ops;
+
+#endif /* NRT_BACKEND_H */

@@ -1,0 +1,259 @@
+/* The embedded backend: libfwsim cores in-process over one mmap of simulated device memory. */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "backend.h"
+#include "device_mem.h"
+#include "fwsim.h"
+
+/* Device address 0 is never handed out so that a zeroed region descriptor can
+ * not silently alias a live allocation. */
+#define EMB_RESERVED_LOW 4096u
+
+typedef struct emb_core {
+	fwsim_core_t *core;     /* created at reservation */
+	atomic_int reserved;
+} emb_core_t;
+
+struct nrt_backend_dev {
+	uint32_t index;
+	uint8_t *mem;           /* MAP_NORESERVE: untouched pages cost nothing */
+	uint64_t mem_size;
+	nrt_dmem_t alloc;
+	uint32_t n_cores;
+	int pin_threads;
+	emb_core_t *cores;
+};
+
+struct nrt_backend_program {
+	fwsim_program_t *prog;
+	uint32_t core;
+};
+
+static NRT_STATUS emb_open(const nrt_backend_config_t *config, uint32_t index,
+			   nrt_backend_dev_t **out_dev, char *err, size_t err_len)
+{
+	if (config->device_memory < 2 * EMB_RESERVED_LOW || config->cores_per_device == 0) {
+		snprintf(err, err_len, "device %u: %llu bytes of memory and %u cores cannot make a device",
+			 index, (unsigned long long)config->device_memory, config->cores_per_device);
+		return NRT_INVALID;
+	}
+	nrt_backend_dev_t *dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		goto err_nomem;
+	dev->index = index;
+	dev->n_cores = config->cores_per_device;
+	dev->pin_threads = config->pin_threads;
+	dev->mem_size = config->device_memory;
+	dev->cores = calloc(dev->n_cores, sizeof(*dev->cores));
+	if (!dev->cores)
+		goto err_free_dev;
+	void *m = mmap(NULL, dev->mem_size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (m == MAP_FAILED) {
+		snprintf(err, err_len, "device %u: cannot map %llu bytes of device memory: %s "
+			 "(lower NEURONSIM_DEVICE_MEMORY)", index,
+			 (unsigned long long)dev->mem_size, strerror(errno));
+		free(dev->cores);
+		free(dev);
+		return NRT_RESOURCE;
+	}
+	dev->mem = m;
+	if (nrt_dmem_init(&dev->alloc, EMB_RESERVED_LOW, dev->mem_size - EMB_RESERVED_LOW) != NRT_SUCCESS) {
+		munmap(dev->mem, dev->mem_size);
+		free(dev->cores);
+		free(dev);
+		goto err_nomem;
+	}
+	*out_dev = dev;
+	return NRT_SUCCESS;
+
+err_free_dev:
+	free(dev);
+err_nomem:
+	snprintf(err, err_len, "device %u: out of host memory", index);
+	return NRT_RESOURCE;
+}
+
+static void emb_close(nrt_backend_dev_t *dev)
+{
+	if (!dev)
+		return;
+	for (uint32_t i = 0; i < dev->n_cores; i++)
+		if (dev->cores[i].core)
+			fwsim_core_destroy(dev->cores[i].core);
+	nrt_dmem_fini(&dev->alloc);
+	munmap(dev->mem, dev->mem_size);
+	free(dev->cores);
+	free(dev);
+}
+
+static NRT_STATUS emb_query(nrt_backend_dev_t *dev, nrt_backend_info_t *out_info)
+{
+	nrt_backend_info_t info = {
+		.abi_version = NRT_BACKEND_ABI_VERSION,
+		.n_cores = dev->n_cores,
+		.mem_size = dev->mem_size,
+		.numa_node = -1, /* in-process: the runtime uses the caller's node */
+	};
+	nrt_dmem_stats(&dev->alloc, &info.mem_in_use, &info.mem_peak, NULL);
+	*out_info = info;
+	return NRT_SUCCESS;
+}
+
+static NRT_STATUS emb_mem_alloc(nrt_backend_dev_t *dev, uint64_t size, nrt_backend_mem_t *out_mem)
+{
+	uint64_t addr, got, handle;
+	NRT_STATUS st = nrt_dmem_alloc(&dev->alloc, size, &addr, &got, &handle);
+	if (st != NRT_SUCCESS)
+		return st;
+	out_mem->handle = handle;
+	out_mem->addr = addr;
+	out_mem->size = got;
+	out_mem->host = dev->mem + addr;
+	return NRT_SUCCESS;
+}
+
+static void emb_mem_free(nrt_backend_dev_t *dev, const nrt_backend_mem_t *mem)
+{
+	(void)nrt_dmem_free(&dev->alloc, mem->handle);
+}
+
+static NRT_STATUS emb_core_reserve(nrt_backend_dev_t *dev, uint32_t core)
+{
+	if (core >= dev->n_cores)
+		return NRT_INVALID;
+	int expect = 0;
+	if (!atomic_compare_exchange_strong(&dev->cores[core].reserved, &expect, 1))
+		return NRT_EXEC_NC_BUSY;
+	if (!dev->cores[core].core) {
+		fwsim_core_config_t cfg = {
+			.core_index = dev->index * dev->n_cores + core,
+			.pin_threads = dev->pin_threads,
+		};
+		if (fwsim_core_create(&cfg, &dev->cores[core].core) != FWSIM_OK) {
+			atomic_store(&dev->cores[core].reserved, 0);
+			return NRT_RESOURCE;
+		}
+	}
+	return NRT_SUCCESS;
+}
+
+static void emb_core_release(nrt_backend_dev_t *dev, uint32_t core)
+{
+	if (core < dev->n_cores)
+		atomic_store(&dev->cores[core].reserved, 0);
+}
+
+static NRT_STATUS emb_program_create(nrt_backend_dev_t *dev, uint32_t core,
+				     const nrt_backend_code_t *code,
+				     nrt_backend_program_t **out_program, char *err, size_t err_len)
+{
+	if (core >= dev->n_cores)
+		return NRT_INVALID;
+	const isa_insn_t *streams[ISA_ENGINE_COUNT];
+	for (int e = 0; e < ISA_ENGINE_COUNT; e++) {
+		if (code->count[e] && (code->offset[e] > code->mem->size ||
+		    (code->mem->size - code->offset[e]) / sizeof(isa_insn_t) < code->count[e])) {
+			snprintf(err, err_len, "code stream of engine %d lies outside its block", e);
+			return NRT_INVALID;
+		}
+		streams[e] = code->count[e] ? (const isa_insn_t *)(code->mem->host + code->offset[e]) : NULL;
+	}
+	nrt_backend_program_t *p = calloc(1, sizeof(*p));
+	if (!p)
+		return NRT_RESOURCE;
+	fwsim_status_t fs = fwsim_program_create(streams, code->count, code->n_regions, &p->prog,
+						 err, err_len);
+	if (fs != FWSIM_OK) {
+		free(p);
+		return fs == FWSIM_NOMEM ? NRT_RESOURCE : NRT_INVALID;
+	}
+	p->core = core;
+	*out_program = p;
+	return NRT_SUCCESS;
+}
+
+static void emb_program_destroy(nrt_backend_dev_t *dev, nrt_backend_program_t *program)
+{
+	if (!program)
+		return;
+	fwsim_program_destroy(program->prog);
+	free(program);
+}
+
+static nrt_backend_status_t emb_execute(nrt_backend_dev_t *dev, uint32_t core,
+					const nrt_backend_job_t *job, nrt_backend_error_t *out_error)
+{
+	memset(out_error, 0, sizeof(*out_error));
+	if (core >= dev->n_cores || !dev->cores[core].core || job->program->core != core) {
+		out_error->status = NRT_BACKEND_INVALID;
+		snprintf(out_error->message, sizeof(out_error->message),
+			 "job for core %u with a program of core %u", core, job->program->core);
+		return NRT_BACKEND_INVALID;
+	}
+	/* The region table layouts are identical by design; copy rather than cast
+	 * so the two headers stay independent. */
+	fwsim_region_t stack_regions[32];
+	fwsim_region_t *regions = stack_regions;
+	if (job->n_regions > 32) {
+		regions = malloc(job->n_regions * sizeof(*regions));
+		if (!regions) {
+			out_error->status = NRT_BACKEND_NOMEM;
+			return NRT_BACKEND_NOMEM;
+		}
+	}
+	for (uint32_t i = 0; i < job->n_regions; i++) {
+		regions[i].addr = job->regions[i].addr;
+		regions[i].size = job->regions[i].size;
+	}
+	fwsim_job_t fj = {
+		.program = job->program->prog,
+		.mem = dev->mem,
+		.mem_size = dev->mem_size,
+		.regions = regions,
+		.n_regions = job->n_regions,
+		.deadline_ns = job->deadline_ns,
+	};
+	if (job->flags & NRT_BACKEND_JOB_CHECK_NAN)
+		fj.flags |= FWSIM_JOB_CHECK_NAN;
+	if (job->flags & NRT_BACKEND_JOB_CHECK_INF)
+		fj.flags |= FWSIM_JOB_CHECK_INF;
+	fwsim_status_t fs = fwsim_core_execute(dev->cores[core].core, &fj);
+	if (regions != stack_regions)
+		free(regions);
+	const fwsim_error_t *fe = &fj.error;
+	out_error->status = (uint32_t)fs;
+	out_error->engine = fe->engine;
+	out_error->insn_index = fe->insn_index;
+	out_error->debug_id = fe->debug_id;
+	out_error->ap_index = fe->ap_index;
+	out_error->region = fe->region;
+	out_error->is_inf = fe->is_inf;
+	out_error->first_index = fe->first_index;
+	out_error->count = fe->count;
+	out_error->num_err_insns = fe->num_err_insns;
+	_Static_assert(sizeof(out_error->message) == sizeof(fe->message), "message sizes");
+	memcpy(out_error->message, fe->message, sizeof(out_error->message));
+	out_error->message[sizeof(out_error->message) - 1] = '\0';
+	/* fwsim_status_t and nrt_backend_status_t share their values 0..6. */
+	return fs <= FWSIM_NOMEM ? (nrt_backend_status_t)fs : NRT_BACKEND_INVALID;
+}
+
+const nrt_backend_ops_t nrt_backend_embedded_ops = {
+	.name = "embedded",
+	.open = emb_open,
+	.close = emb_close,
+	.query = emb_query,
+	.mem_alloc = emb_mem_alloc,
+	.mem_free = emb_mem_free,
+	.core_reserve = emb_core_reserve,
+	.core_release = emb_core_release,
+	.program_create = emb_program_create,
+	.program_destroy = emb_program_destroy,
+	.execute = emb_execute,
+};

@@ -1,0 +1,622 @@
+/* The kernel backend: device memory, cores and jobs through the ioctls of /dev/neuronsimN (neuronsim.ko). */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "uapi/linux/neuronsim.h"
+
+#include "backend_kernel.h"
+#include "fwsim.h"
+
+/* How long after a job's deadline we keep waiting for the firmware to report
+ * it. The firmware checks the deadline between instructions, so one long
+ * instruction can overshoot it; past this grace the firmware is taken to be
+ * hung and the caller gets NRT_BACKEND_TIMEOUT (the job is reaped later). */
+#define KB_DEADLINE_GRACE_NS (5ull * 1000000000ull)
+/* Jobs without a deadline are waited for in slices of this length, so an
+ * absolute deadline never overflows and a hang stays visible in a debugger. */
+#define KB_WAIT_SLICE_NS (3600ull * 1000000000ull)
+/* Abandoned (timed-out) jobs remembered per device for later reaping. */
+#define KB_MAX_STALE 64
+#define KB_STACK_REGIONS 32
+
+_Static_assert(NEURONSIM_NUM_ENGINES == ISA_ENGINE_COUNT, "engine counts");
+_Static_assert(NEURONSIM_INSN_SIZE == sizeof(isa_insn_t), "instruction size");
+_Static_assert(NRT_BACKEND_JOB_CHECK_NAN == NEURONSIM_JOB_CHECK_NAN &&
+	       NRT_BACKEND_JOB_CHECK_INF == NEURONSIM_JOB_CHECK_INF &&
+	       NRT_BACKEND_JOB_PROFILE == NEURONSIM_JOB_PROFILE, "job flag values");
+_Static_assert(NEURONSIM_STATUS_NOMEM == (int)NRT_BACKEND_NOMEM &&
+	       NEURONSIM_STATUS_DEADLOCK == (int)NRT_BACKEND_DEADLOCK, "status values");
+_Static_assert(sizeof(((nrt_backend_error_t *)0)->message) == NEURONSIM_ERROR_MSG_LEN,
+	       "error message length");
+
+/* One allocation of this runtime: driver handle, device range, host mapping. */
+typedef struct kb_alloc {
+	uint32_t handle;
+	uint64_t addr;
+	uint64_t size;
+	uint8_t *host;
+} kb_alloc_t;
+
+struct nrt_backend_dev {
+	int fd;
+	uint32_t index;
+	char node[32];
+	uint32_t n_cores;       /* cores this runtime uses (<= the driver's) */
+	uint64_t mem_size;      /* bytes this runtime may use (<= the driver's) */
+	uint64_t mem_align;
+
+	/* Region descriptors name device addresses; the driver wants handles.
+	 * allocs is sorted by addr so execute translates with a binary search. */
+	pthread_rwlock_t lock;
+	kb_alloc_t *allocs;
+	size_t n_allocs, cap_allocs;
+	uint64_t in_use, peak;
+
+	pthread_mutex_t stale_lock;
+	uint64_t stale[KB_MAX_STALE]; /* job ids given up on, 0 = free slot */
+	atomic_uint n_stale;          /* lets execute skip the lock when 0 */
+};
+
+struct nrt_backend_program {
+	uint32_t core;
+	uint32_t code_handle;
+	struct neuronsim_stream streams[NEURONSIM_NUM_ENGINES];
+	uint32_t n_regions;
+};
+
+static uint64_t kb_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ioctl that restarts on EINTR: every neuronsim wait takes an absolute
+ * deadline, so repeating the call never extends it. */
+static int kb_ioctl(int fd, unsigned long req, void *arg)
+{
+	int r;
+	do
+		r = ioctl(fd, req, arg);
+	while (r < 0 && errno == EINTR);
+	return r < 0 ? -errno : 0;
+}
+
+static int kb_get_param(int fd, uint32_t param, uint64_t *out)
+{
+	struct neuronsim_get_param gp = { .param = param };
+	int r = kb_ioctl(fd, NEURONSIM_IOCTL_GET_PARAM, &gp);
+	if (!r)
+		*out = gp.value;
+	return r;
+}
+
+NRT_STATUS nrt_backend_kernel_check_abi(const char *node, uint64_t drv_major, uint64_t drv_minor,
+					char *err, size_t err_len)
+{
+	/* A variable, not the macro: with minor 0 the test is trivially true
+	 * and -Wtype-limits would complain about the constant comparison. */
+	static const uint64_t our_minor = NEURONSIM_ABI_MINOR;
+	if (drv_major == NEURONSIM_ABI_MAJOR && drv_minor >= our_minor)
+		return NRT_SUCCESS;
+	snprintf(err, err_len, "%s: the driver speaks neuronsim ABI %llu.%llu, this runtime speaks "
+		 "%d.%d (needs %d.%d or a later %d.x): load a matching neuronsim.ko or use a matching "
+		 "libnrt", node, (unsigned long long)drv_major, (unsigned long long)drv_minor,
+		 NEURONSIM_ABI_MAJOR, NEURONSIM_ABI_MINOR, NEURONSIM_ABI_MAJOR, NEURONSIM_ABI_MINOR,
+		 NEURONSIM_ABI_MAJOR);
+	return NRT_FAILURE;
+}
+
+/* Opens node and checks the driver's ABI version; returns the fd or -1. */
+static int kb_open_node(const char *node, char *err, size_t err_len)
+{
+	int fd = open(node, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, err_len, "cannot open %s: %s (is neuronsim.ko loaded? or set "
+			 "NEURONSIM_BACKEND=embedded)", node, strerror(errno));
+		return -1;
+	}
+	uint64_t major = 0, minor = 0;
+	int r = kb_get_param(fd, NEURONSIM_PARAM_ABI_MAJOR, &major);
+	if (!r)
+		r = kb_get_param(fd, NEURONSIM_PARAM_ABI_MINOR, &minor);
+	if (r) {
+		snprintf(err, err_len, "%s: cannot query the ABI version: %s (not a neuronsim "
+			 "device, or a driver older than ABI 1.0)", node, strerror(-r));
+		close(fd);
+		return -1;
+	}
+	if (nrt_backend_kernel_check_abi(node, major, minor, err, err_len) != NRT_SUCCESS) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int nrt_backend_kernel_present(void)
+{
+	return access("/dev/neuronsim0", F_OK) == 0;
+}
+
+NRT_STATUS nrt_backend_kernel_probe(nrt_backend_kernel_probe_t *out, char *err, size_t err_len)
+{
+	int fd = kb_open_node("/dev/neuronsim0", err, err_len);
+	if (fd < 0)
+		return NRT_FAILURE;
+	uint64_t cores = 0, mem = 0, fw = 0;
+	int r = kb_get_param(fd, NEURONSIM_PARAM_NUM_CORES, &cores);
+	if (!r)
+		r = kb_get_param(fd, NEURONSIM_PARAM_MEM_SIZE, &mem);
+	if (!r)
+		r = kb_get_param(fd, NEURONSIM_PARAM_FW_ATTACHED, &fw);
+	close(fd);
+	if (r) {
+		snprintf(err, err_len, "/dev/neuronsim0: GET_PARAM failed: %s", strerror(-r));
+		return NRT_FAILURE;
+	}
+	uint32_t n = 1;
+	while (n < 64) {
+		char node[32];
+		snprintf(node, sizeof(node), "/dev/neuronsim%u", n);
+		if (access(node, F_OK) != 0)
+			break;
+		n++;
+	}
+	out->num_devices = n;
+	out->cores_per_device = (uint32_t)cores;
+	out->mem_size = mem;
+	out->fw_attached = fw != 0;
+	return NRT_SUCCESS;
+}
+
+static NRT_STATUS kb_open(const nrt_backend_config_t *config, uint32_t index,
+			  nrt_backend_dev_t **out_dev, char *err, size_t err_len)
+{
+	char node[32];
+	snprintf(node, sizeof(node), "/dev/neuronsim%u", index);
+	if (index > 0 && access(node, F_OK) != 0 && access("/dev/neuronsim0", F_OK) == 0) {
+		snprintf(err, err_len, "%s does not exist: the driver has fewer devices than "
+			 "NEURONSIM_NUM_DEVICES asks for (lower it, or load neuronsim.ko with a larger "
+			 "num_devices)", node);
+		return NRT_FAILURE;
+	}
+	int fd = kb_open_node(node, err, err_len);
+	if (fd < 0)
+		return NRT_FAILURE;
+	uint64_t cores = 0, mem = 0, align = 0;
+	int r = kb_get_param(fd, NEURONSIM_PARAM_NUM_CORES, &cores);
+	if (!r)
+		r = kb_get_param(fd, NEURONSIM_PARAM_MEM_SIZE, &mem);
+	if (!r)
+		r = kb_get_param(fd, NEURONSIM_PARAM_MEM_ALIGN, &align);
+	if (r || !cores || !align || (align & (align - 1))) {
+		snprintf(err, err_len, "%s: cannot read the device's parameters (%s)", node,
+			 r ? strerror(-r) : "zero cores or a bad alignment");
+		close(fd);
+		return NRT_FAILURE;
+	}
+	/* The runtime may use fewer cores than the driver has (a subset, as
+	 * NEURON_RT_VISIBLE_CORES does), never more. */
+	if (config->cores_per_device > cores) {
+		snprintf(err, err_len, "%s has %llu cores (module parameter num_cores) but the runtime "
+			 "is configured for %u per device: unset NEURONSIM_CORES_PER_DEVICE or lower it",
+			 node, (unsigned long long)cores, config->cores_per_device);
+		close(fd);
+		return NRT_FAILURE;
+	}
+	nrt_backend_dev_t *dev = calloc(1, sizeof(*dev));
+	if (!dev) {
+		close(fd);
+		snprintf(err, err_len, "%s: out of host memory", node);
+		return NRT_RESOURCE;
+	}
+	dev->fd = fd;
+	dev->index = index;
+	snprintf(dev->node, sizeof(dev->node), "%s", node);
+	dev->n_cores = config->cores_per_device ? config->cores_per_device : (uint32_t)cores;
+	/* NEURONSIM_DEVICE_MEMORY caps this runtime's share of the device, so
+	 * memory limits behave as on the embedded backend. */
+	dev->mem_size = config->device_memory && config->device_memory < mem ? config->device_memory : mem;
+	dev->mem_align = align;
+	pthread_rwlock_init(&dev->lock, NULL);
+	pthread_mutex_init(&dev->stale_lock, NULL);
+	*out_dev = dev;
+	return NRT_SUCCESS;
+}
+
+static void kb_close(nrt_backend_dev_t *dev)
+{
+	if (!dev)
+		return;
+	for (size_t i = 0; i < dev->n_allocs; i++)
+		munmap(dev->allocs[i].host, dev->allocs[i].size);
+	/* Closing the file releases everything the driver holds for us:
+	 * handles, core reservations, unreaped (stale) jobs. */
+	close(dev->fd);
+	pthread_rwlock_destroy(&dev->lock);
+	pthread_mutex_destroy(&dev->stale_lock);
+	free(dev->allocs);
+	free(dev);
+}
+
+static NRT_STATUS kb_query(nrt_backend_dev_t *dev, nrt_backend_info_t *out_info)
+{
+	nrt_backend_info_t info = {
+		.abi_version = NRT_BACKEND_ABI_VERSION,
+		.n_cores = dev->n_cores,
+		.mem_size = dev->mem_size,
+		.numa_node = -1,
+	};
+	pthread_rwlock_rdlock(&dev->lock);
+	info.mem_in_use = dev->in_use;
+	info.mem_peak = dev->peak;
+	pthread_rwlock_unlock(&dev->lock);
+	*out_info = info;
+	return NRT_SUCCESS;
+}
+
+/* Index of the first allocation with addr > a. Caller holds dev->lock. */
+static size_t kb_upper_bound(const nrt_backend_dev_t *dev, uint64_t a)
+{
+	size_t lo = 0, hi = dev->n_allocs;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (dev->allocs[mid].addr <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static NRT_STATUS kb_mem_alloc(nrt_backend_dev_t *dev, uint64_t size, nrt_backend_mem_t *out_mem)
+{
+	if (size == 0 || size > dev->mem_size)
+		return size ? NRT_RESOURCE : NRT_INVALID;
+	uint64_t rounded = (size + dev->mem_align - 1) & ~(dev->mem_align - 1);
+	pthread_rwlock_wrlock(&dev->lock);
+	if (dev->n_allocs == dev->cap_allocs) {
+		size_t cap = dev->cap_allocs ? dev->cap_allocs * 2 : 64;
+		kb_alloc_t *a = realloc(dev->allocs, cap * sizeof(*a));
+		if (!a) {
+			pthread_rwlock_unlock(&dev->lock);
+			return NRT_RESOURCE;
+		}
+		dev->allocs = a;
+		dev->cap_allocs = cap;
+	}
+	if (dev->in_use + rounded > dev->mem_size) {
+		pthread_rwlock_unlock(&dev->lock);
+		return NRT_RESOURCE;
+	}
+	/* Reserve against the cap before dropping the lock for the syscalls. */
+	dev->in_use += rounded;
+	pthread_rwlock_unlock(&dev->lock);
+
+	struct neuronsim_mem_alloc ma = { .size = size };
+	int r = kb_ioctl(dev->fd, NEURONSIM_IOCTL_MEM_ALLOC, &ma);
+	void *host = MAP_FAILED;
+	if (!r) {
+		host = mmap(NULL, rounded, PROT_READ | PROT_WRITE, MAP_SHARED, dev->fd,
+			    (off_t)ma.mmap_offset);
+		if (host == MAP_FAILED) {
+			struct neuronsim_mem_free mf = { .handle = ma.handle };
+			(void)kb_ioctl(dev->fd, NEURONSIM_IOCTL_MEM_FREE, &mf);
+		}
+	}
+	pthread_rwlock_wrlock(&dev->lock);
+	if (r || host == MAP_FAILED) {
+		dev->in_use -= rounded;
+		pthread_rwlock_unlock(&dev->lock);
+		/* ENOMEM (no contiguous range) is the everyday case; anything
+		 * else is a driver problem the caller sees as a resource error. */
+		return NRT_RESOURCE;
+	}
+	size_t at = kb_upper_bound(dev, ma.dev_addr);
+	memmove(&dev->allocs[at + 1], &dev->allocs[at], (dev->n_allocs - at) * sizeof(*dev->allocs));
+	dev->allocs[at] = (kb_alloc_t){ ma.handle, ma.dev_addr, rounded, host };
+	dev->n_allocs++;
+	if (dev->in_use > dev->peak)
+		dev->peak = dev->in_use;
+	pthread_rwlock_unlock(&dev->lock);
+	out_mem->handle = ma.handle;
+	out_mem->addr = ma.dev_addr;
+	out_mem->size = rounded;
+	out_mem->host = host;
+	return NRT_SUCCESS;
+}
+
+static void kb_mem_free(nrt_backend_dev_t *dev, const nrt_backend_mem_t *mem)
+{
+	pthread_rwlock_wrlock(&dev->lock);
+	size_t at = kb_upper_bound(dev, mem->addr);
+	if (at == 0 || dev->allocs[at - 1].addr != mem->addr ||
+	    dev->allocs[at - 1].handle != mem->handle) {
+		pthread_rwlock_unlock(&dev->lock);
+		return; /* not ours: a double free must not drop someone else's block */
+	}
+	kb_alloc_t a = dev->allocs[at - 1];
+	memmove(&dev->allocs[at - 1], &dev->allocs[at], (dev->n_allocs - at) * sizeof(*dev->allocs));
+	dev->n_allocs--;
+	dev->in_use -= a.size;
+	pthread_rwlock_unlock(&dev->lock);
+	/* The driver keeps the memory alive while an unfinished job uses it,
+	 * so this is safe also after a timed-out (abandoned) job. */
+	munmap(a.host, a.size);
+	struct neuronsim_mem_free mf = { .handle = a.handle };
+	(void)kb_ioctl(dev->fd, NEURONSIM_IOCTL_MEM_FREE, &mf);
+}
+
+static NRT_STATUS kb_core_reserve(nrt_backend_dev_t *dev, uint32_t core)
+{
+	if (core >= dev->n_cores)
+		return NRT_INVALID;
+	struct neuronsim_core_reserve cr = { .core = core };
+	int r = kb_ioctl(dev->fd, NEURONSIM_IOCTL_CORE_RESERVE, &cr);
+	if (r == -EBUSY)
+		return NRT_EXEC_NC_BUSY;
+	return r ? NRT_FAILURE : NRT_SUCCESS;
+}
+
+static void kb_core_release(nrt_backend_dev_t *dev, uint32_t core)
+{
+	struct neuronsim_core_reserve cr = { .core = core };
+	(void)kb_ioctl(dev->fd, NEURONSIM_IOCTL_CORE_RELEASE, &cr);
+}
+
+static NRT_STATUS kb_program_create(nrt_backend_dev_t *dev, uint32_t core,
+				    const nrt_backend_code_t *code,
+				    nrt_backend_program_t **out_program, char *err, size_t err_len)
+{
+	if (core >= dev->n_cores)
+		return NRT_INVALID;
+	const isa_insn_t *streams[ISA_ENGINE_COUNT];
+	uint64_t total = 0;
+	for (int e = 0; e < ISA_ENGINE_COUNT; e++) {
+		if (code->count[e] && (code->offset[e] > code->mem->size || code->offset[e] % 8 ||
+		    (code->mem->size - code->offset[e]) / sizeof(isa_insn_t) < code->count[e])) {
+			snprintf(err, err_len, "code stream of engine %d lies outside its block", e);
+			return NRT_INVALID;
+		}
+		streams[e] = code->count[e] ? (const isa_insn_t *)(code->mem->host + code->offset[e]) : NULL;
+		total += code->count[e];
+	}
+	/* Validated here as well as in the firmware (which cannot trust us):
+	 * a bad program is reported by nrt_load, as on the embedded backend,
+	 * not by the first nrt_execute. */
+	fwsim_program_t *fp = NULL;
+	fwsim_status_t fs = fwsim_program_create(streams, code->count, code->n_regions, &fp,
+						 err, err_len);
+	if (fs != FWSIM_OK)
+		return fs == FWSIM_NOMEM ? NRT_RESOURCE : NRT_INVALID;
+	fwsim_program_destroy(fp);
+	nrt_backend_program_t *p = calloc(1, sizeof(*p));
+	if (!p)
+		return NRT_RESOURCE;
+	p->core = core;
+	p->code_handle = total ? (uint32_t)code->mem->handle : 0;
+	for (int e = 0; e < ISA_ENGINE_COUNT; e++) {
+		p->streams[e].offset = code->count[e] ? code->offset[e] : 0;
+		p->streams[e].count = code->count[e];
+	}
+	p->n_regions = code->n_regions;
+	*out_program = p;
+	return NRT_SUCCESS;
+}
+
+static void kb_program_destroy(nrt_backend_dev_t *dev, nrt_backend_program_t *program)
+{
+	free(program);
+}
+
+/* Reaps jobs given up on earlier (best effort, never blocks), so they do not
+ * pile up against the driver's per-file job limit. */
+static void kb_reap_stale(nrt_backend_dev_t *dev)
+{
+	if (atomic_load_explicit(&dev->n_stale, memory_order_relaxed) == 0)
+		return;
+	pthread_mutex_lock(&dev->stale_lock);
+	for (int i = 0; i < KB_MAX_STALE; i++) {
+		if (!dev->stale[i])
+			continue;
+		struct neuronsim_job_wait w = { .job_id = dev->stale[i], .timeout_ns = 0 };
+		int r = kb_ioctl(dev->fd, NEURONSIM_IOCTL_JOB_WAIT, &w);
+		if (r != -ETIME) {
+			dev->stale[i] = 0;
+			atomic_fetch_sub(&dev->n_stale, 1);
+		}
+	}
+	pthread_mutex_unlock(&dev->stale_lock);
+}
+
+static void kb_add_stale(nrt_backend_dev_t *dev, uint64_t job_id)
+{
+	pthread_mutex_lock(&dev->stale_lock);
+	/* When full, forget one: the driver reaps it at close anyway. */
+	int slot = (int)(job_id % KB_MAX_STALE);
+	for (int i = 0; i < KB_MAX_STALE; i++)
+		if (!dev->stale[i]) {
+			slot = i;
+			break;
+		}
+	if (!dev->stale[slot])
+		atomic_fetch_add(&dev->n_stale, 1);
+	dev->stale[slot] = job_id;
+	pthread_mutex_unlock(&dev->stale_lock);
+}
+
+static nrt_backend_status_t kb_fail(nrt_backend_error_t *out_error, nrt_backend_status_t st,
+				    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static nrt_backend_status_t kb_fail(nrt_backend_error_t *out_error, nrt_backend_status_t st,
+				    const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(out_error->message, sizeof(out_error->message), fmt, ap);
+	va_end(ap);
+	out_error->status = st;
+	return st;
+}
+
+/* Device address range -> (handle, offset) of the allocation holding it. */
+static int kb_translate(nrt_backend_dev_t *dev, const nrt_backend_region_t *r,
+			struct neuronsim_region *out)
+{
+	if (r->size == 0) {
+		*out = (struct neuronsim_region){ 0 };
+		return 0;
+	}
+	size_t at = kb_upper_bound(dev, r->addr);
+	if (at == 0)
+		return -1;
+	const kb_alloc_t *a = &dev->allocs[at - 1];
+	uint64_t off = r->addr - a->addr;
+	if (off >= a->size || r->size > a->size - off)
+		return -1;
+	*out = (struct neuronsim_region){ .handle = a->handle, .offset = off, .size = r->size };
+	return 0;
+}
+
+static nrt_backend_status_t kb_execute(nrt_backend_dev_t *dev, uint32_t core,
+				       const nrt_backend_job_t *job, nrt_backend_error_t *out_error)
+{
+	memset(out_error, 0, sizeof(*out_error));
+	const nrt_backend_program_t *p = job->program;
+	if (core >= dev->n_cores || p->core != core)
+		return kb_fail(out_error, NRT_BACKEND_INVALID,
+			       "job for core %u with a program of core %u", core, p->core);
+	if (job->n_regions > NEURONSIM_MAX_REGIONS)
+		return kb_fail(out_error, NRT_BACKEND_INVALID, "job binds %u regions, the driver "
+			       "takes at most %d", job->n_regions, NEURONSIM_MAX_REGIONS);
+	struct neuronsim_region stack_regions[KB_STACK_REGIONS];
+	struct neuronsim_region *regions = stack_regions;
+	if (job->n_regions > KB_STACK_REGIONS) {
+		regions = malloc(job->n_regions * sizeof(*regions));
+		if (!regions)
+			return kb_fail(out_error, NRT_BACKEND_NOMEM, "out of host memory for %u regions",
+				       job->n_regions);
+	}
+	nrt_backend_status_t st = NRT_BACKEND_OK;
+	pthread_rwlock_rdlock(&dev->lock);
+	for (uint32_t i = 0; i < job->n_regions && st == NRT_BACKEND_OK; i++)
+		if (kb_translate(dev, &job->regions[i], &regions[i]))
+			st = kb_fail(out_error, NRT_BACKEND_INVALID, "region %u [%#llx, +%llu) is not "
+				     "inside one device allocation of this runtime", i,
+				     (unsigned long long)job->regions[i].addr,
+				     (unsigned long long)job->regions[i].size);
+	pthread_rwlock_unlock(&dev->lock);
+	if (st != NRT_BACKEND_OK)
+		goto out;
+
+	kb_reap_stale(dev);
+	struct neuronsim_job_submit js = {
+		.core = core,
+		/* No trace buffer: the backend interface carries none yet. */
+		.flags = job->flags & (NEURONSIM_JOB_CHECK_NAN | NEURONSIM_JOB_CHECK_INF),
+		.code_handle = p->code_handle,
+		.n_regions = job->n_regions,
+		.regions_ptr = (uint64_t)(uintptr_t)regions,
+		.deadline_ns = (int64_t)job->deadline_ns,
+	};
+	memcpy(js.streams, p->streams, sizeof(js.streams));
+	int r = kb_ioctl(dev->fd, NEURONSIM_IOCTL_JOB_SUBMIT, &js);
+	if (r) {
+		switch (r) {
+		case -ENODEV:
+			st = kb_fail(out_error, NRT_BACKEND_DEVICE_LOST, "%s: no firmware attached: "
+				     "start neuronsim-fwd (as root) for this device", dev->node);
+			break;
+		case -ENOMEM:
+		case -EBUSY:
+			st = kb_fail(out_error, NRT_BACKEND_NOMEM, "%s: the driver cannot queue "
+				     "another job (%s)", dev->node, strerror(-r));
+			break;
+		case -EACCES:
+			st = kb_fail(out_error, NRT_BACKEND_INVALID, "%s: core %u is not reserved by "
+				     "this runtime", dev->node, core);
+			break;
+		default:
+			st = kb_fail(out_error, NRT_BACKEND_INVALID, "%s: job submit on core %u failed: %s",
+				     dev->node, core, strerror(-r));
+			break;
+		}
+		goto out;
+	}
+
+	struct neuronsim_error_record rec;
+	struct neuronsim_job_wait w = { .job_id = js.job_id,
+					.error_ptr = (uint64_t)(uintptr_t)&rec };
+	for (;;) {
+		memset(&rec, 0, sizeof(rec));
+		uint64_t limit = job->deadline_ns ? job->deadline_ns + KB_DEADLINE_GRACE_NS
+						  : kb_now_ns() + KB_WAIT_SLICE_NS;
+		w.timeout_ns = (int64_t)limit;
+		r = kb_ioctl(dev->fd, NEURONSIM_IOCTL_JOB_WAIT, &w);
+		if (r != -ETIME || job->deadline_ns)
+			break;
+	}
+	if (r == -ETIME) {
+		kb_add_stale(dev, js.job_id);
+		st = kb_fail(out_error, NRT_BACKEND_TIMEOUT, "%s: job %llu on core %u did not finish "
+			     "within %llu ms after its deadline: neuronsim-fwd may be hung",
+			     dev->node, (unsigned long long)js.job_id, core,
+			     (unsigned long long)(KB_DEADLINE_GRACE_NS / 1000000));
+		goto out;
+	}
+	if (r) {
+		st = kb_fail(out_error, NRT_BACKEND_DEVICE_LOST, "%s: waiting for job %llu failed: %s",
+			     dev->node, (unsigned long long)js.job_id, strerror(-r));
+		goto out;
+	}
+	out_error->engine = rec.engine;
+	out_error->insn_index = rec.insn_index;
+	out_error->debug_id = rec.debug_id;
+	out_error->ap_index = rec.ap_index;
+	out_error->region = rec.region;
+	out_error->is_inf = rec.is_inf;
+	out_error->first_index = rec.first_index;
+	out_error->count = rec.count;
+	out_error->num_err_insns = rec.num_err_insns;
+	memcpy(out_error->message, rec.message, sizeof(out_error->message));
+	out_error->message[sizeof(out_error->message) - 1] = '\0';
+	/* Statuses 0..6 share their values; FW_LOST is the device going away. */
+	if (w.status == NEURONSIM_STATUS_FW_LOST)
+		st = NRT_BACKEND_DEVICE_LOST;
+	else if (w.status <= NEURONSIM_STATUS_NOMEM)
+		st = (nrt_backend_status_t)w.status;
+	else
+		st = NRT_BACKEND_INVALID;
+	out_error->status = st;
+	if (st == NRT_BACKEND_DEVICE_LOST && !out_error->message[0])
+		snprintf(out_error->message, sizeof(out_error->message),
+			 "%s: the firmware went away before the job completed", dev->node);
+out:
+	if (regions != stack_regions)
+		free(regions);
+	return st;
+}
+
+const nrt_backend_ops_t nrt_backend_kernel_ops = {
+	.name = "kernel",
+	.open = kb_open,
+	.close = kb_close,
+	.query = kb_query,
+	.mem_alloc = kb_mem_alloc,
+	.mem_free = kb_mem_free,
+	.core_reserve = kb_core_reserve,
+	.core_release = kb_core_release,
+	.program_create = kb_program_create,
+	.program_destroy = kb_program_destroy,
+	.execute = kb_execute,
+};

@@ -1,0 +1,272 @@
+/* Parsing of the NEURON_RT_* and NEURONSIM_* environment variables into an nrt_config_t. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "backend_kernel.h"
+#include "env.h"
+#include "log.h"
+
+#define DEFAULT_DEVICE_MEMORY (16ull << 30)
+#define DEFAULT_CORES_PER_DEVICE 4u
+#define DEFAULT_EXEC_TIMEOUT_S 30u
+
+static int parse_u64(const char **p, uint64_t *out)
+{
+	const char *s = *p;
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	uint64_t v = 0;
+	while (isdigit((unsigned char)*s)) {
+		unsigned d = (unsigned)(*s - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return -1;
+		v = v * 10 + d;
+		s++;
+	}
+	*p = s;
+	*out = v;
+	return 0;
+}
+
+NRT_STATUS nrt_env_parse_size(const char *s, uint64_t *out)
+{
+	uint64_t v;
+	if (!s || parse_u64(&s, &v))
+		return NRT_INVALID;
+	unsigned shift = 0;
+	switch (toupper((unsigned char)*s)) {
+	case '\0': break;
+	case 'K': shift = 10; s++; break;
+	case 'M': shift = 20; s++; break;
+	case 'G': shift = 30; s++; break;
+	case 'T': shift = 40; s++; break;
+	default: return NRT_INVALID;
+	}
+	if (*s == 'i' || *s == 'I')
+		s++;
+	if ((*s == 'B' || *s == 'b') && shift)
+		s++;
+	if (*s || (shift && v > (UINT64_MAX >> shift)))
+		return NRT_INVALID;
+	*out = v << shift;
+	return NRT_SUCCESS;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+NRT_STATUS nrt_env_parse_cores(const char *s, uint32_t total, uint32_t *out_ids,
+			       uint32_t *out_n, char *msg, size_t msg_len)
+{
+	uint32_t n = 0;
+	const char *p = s;
+	if (!s || !*s) {
+		snprintf(msg, msg_len, "empty core list");
+		return NRT_INVALID;
+	}
+	for (;;) {
+		while (*p == ' ')
+			p++;
+		uint64_t lo, hi;
+		if (parse_u64(&p, &lo)) {
+			snprintf(msg, msg_len, "expected a core number at \"%s\"", p);
+			return NRT_INVALID;
+		}
+		hi = lo;
+		if (*p == '-') {
+			p++;
+			if (parse_u64(&p, &hi)) {
+				snprintf(msg, msg_len, "expected the end of a range at \"%s\"", p);
+				return NRT_INVALID;
+			}
+			if (hi < lo) {
+				snprintf(msg, msg_len, "range %llu-%llu is reversed",
+					 (unsigned long long)lo, (unsigned long long)hi);
+				return NRT_INVALID;
+			}
+		}
+		if (hi >= total) {
+			snprintf(msg, msg_len, "core %llu does not exist (%u cores: 0-%u)",
+				 (unsigned long long)hi, total, total - 1);
+			return NRT_INVALID;
+		}
+		for (uint64_t c = lo; c <= hi; c++) {
+			if (n >= NRT_MAX_CORES) {
+				snprintf(msg, msg_len, "more than %d cores", NRT_MAX_CORES);
+				return NRT_INVALID;
+			}
+			out_ids[n++] = (uint32_t)c;
+		}
+		while (*p == ' ')
+			p++;
+		if (*p == '\0')
+			break;
+		if (*p != ',') {
+			snprintf(msg, msg_len, "unexpected '%c'", *p);
+			return NRT_INVALID;
+		}
+		p++;
+	}
+	qsort(out_ids, n, sizeof(*out_ids), cmp_u32);
+	for (uint32_t i = 1; i < n; i++) {
+		if (out_ids[i] == out_ids[i - 1]) {
+			snprintf(msg, msg_len, "core %u is listed twice", out_ids[i]);
+			return NRT_INVALID;
+		}
+	}
+	*out_n = n;
+	return NRT_SUCCESS;
+}
+
+static NRT_STATUS env_u32(const char *name, uint32_t def, uint32_t min, uint32_t max, uint32_t *out)
+{
+	const char *v = getenv(name);
+	if (!v || !*v) {
+		*out = def;
+		return NRT_SUCCESS;
+	}
+	const char *p = v;
+	uint64_t x;
+	if (parse_u64(&p, &x) || *p || x < min || x > max) {
+		NRT_LOGE("%s=\"%s\" is invalid: expected an integer from %u to %u", name, v, min, max);
+		return NRT_INVALID;
+	}
+	*out = (uint32_t)x;
+	return NRT_SUCCESS;
+}
+
+static NRT_STATUS env_bool(const char *name, int def, int *out)
+{
+	const char *v = getenv(name);
+	if (!v || !*v) {
+		*out = def;
+		return NRT_SUCCESS;
+	}
+	if (!strcmp(v, "1") || !strcasecmp(v, "on") || !strcasecmp(v, "true") || !strcasecmp(v, "yes")) {
+		*out = 1;
+		return NRT_SUCCESS;
+	}
+	if (!strcmp(v, "0") || !strcasecmp(v, "off") || !strcasecmp(v, "false") || !strcasecmp(v, "no")) {
+		*out = 0;
+		return NRT_SUCCESS;
+	}
+	NRT_LOGE("%s=\"%s\" is invalid: expected 1/0, on/off, true/false or yes/no", name, v);
+	return NRT_INVALID;
+}
+
+NRT_STATUS nrt_env_load(nrt_config_t *out)
+{
+	nrt_config_t c;
+	memset(&c, 0, sizeof(c));
+	NRT_STATUS st;
+
+	const char *lvl = getenv("NEURON_RT_LOG_LEVEL");
+	c.log_level = NRT_LOG_ERROR;
+	if (lvl && *lvl) {
+		c.log_level = nrt_log_level_parse(lvl);
+		if (c.log_level < 0) {
+			/* Reported at ERROR regardless: the variable meant to
+			 * control logging is the broken one. */
+			fprintf(stderr, "nrt: ERROR NEURON_RT_LOG_LEVEL=\"%s\" is invalid: expected "
+				"ERROR, WARN, INFO, DEBUG, TRACE or OFF\n", lvl);
+			return NRT_INVALID;
+		}
+	}
+	/* The backend first: with the kernel one, the cores per device default
+	 * to what the driver has (module parameter num_cores). The device count
+	 * defaults to 1 on both backends, so that one environment describes the
+	 * same topology everywhere; the kernel backend uses /dev/neuronsim0..N-1. */
+	const char *be = getenv("NEURONSIM_BACKEND");
+	if (!be || !*be || !strcmp(be, "auto")) {
+		be = nrt_backend_kernel_present() ? "kernel" : "embedded";
+	} else if (strcmp(be, "embedded") != 0 && strcmp(be, "kernel") != 0) {
+		NRT_LOGE("NEURONSIM_BACKEND=\"%s\" is invalid: expected embedded, kernel or auto", be);
+		return NRT_INVALID;
+	}
+	snprintf(c.backend, sizeof(c.backend), "%s", be);
+	uint32_t def_cores = DEFAULT_CORES_PER_DEVICE;
+	if (!strcmp(c.backend, "kernel")) {
+		nrt_backend_kernel_probe_t probe;
+		char err[256] = "";
+		if (nrt_backend_kernel_probe(&probe, err, sizeof(err)) != NRT_SUCCESS) {
+			NRT_LOGE("kernel backend: %s", err);
+			return NRT_FAILURE;
+		}
+		if (!probe.fw_attached)
+			NRT_LOGW("kernel backend: no firmware attached to /dev/neuronsim0: executions "
+				 "fail until neuronsim-fwd runs");
+		def_cores = probe.cores_per_device;
+	}
+	if ((st = env_u32("NEURONSIM_NUM_DEVICES", 1, 1, 64, &c.num_devices)) ||
+	    (st = env_u32("NEURONSIM_CORES_PER_DEVICE", def_cores, 1, 64,
+			  &c.cores_per_device)))
+		return st;
+	if (c.num_devices * c.cores_per_device > NRT_MAX_CORES) {
+		NRT_LOGE("NEURONSIM_NUM_DEVICES=%u x NEURONSIM_CORES_PER_DEVICE=%u exceeds %d cores",
+			 c.num_devices, c.cores_per_device, NRT_MAX_CORES);
+		return NRT_INVALID;
+	}
+	uint32_t total = c.num_devices * c.cores_per_device;
+
+	c.device_memory = DEFAULT_DEVICE_MEMORY;
+	const char *mem = getenv("NEURONSIM_DEVICE_MEMORY");
+	if (mem && *mem) {
+		if (nrt_env_parse_size(mem, &c.device_memory) != NRT_SUCCESS ||
+		    c.device_memory < (1ull << 20)) {
+			NRT_LOGE("NEURONSIM_DEVICE_MEMORY=\"%s\" is invalid: expected bytes >= 1M, "
+				 "optionally with a K/M/G/T suffix", mem);
+			return NRT_INVALID;
+		}
+	}
+
+	const char *vis = getenv("NEURON_RT_VISIBLE_CORES");
+	const char *num = getenv("NEURON_RT_NUM_CORES");
+	if (vis && *vis) {
+		char msg[128];
+		if (nrt_env_parse_cores(vis, total, c.visible, &c.n_visible, msg, sizeof(msg))) {
+			NRT_LOGE("NEURON_RT_VISIBLE_CORES=\"%s\" is invalid: %s", vis, msg);
+			return NRT_INVALID;
+		}
+		if (num && *num)
+			NRT_LOGW("NEURON_RT_NUM_CORES=\"%s\" ignored: NEURON_RT_VISIBLE_CORES takes precedence",
+				 num);
+	} else if (num && *num) {
+		uint32_t n;
+		if ((st = env_u32("NEURON_RT_NUM_CORES", 0, 0, NRT_MAX_CORES, &n)))
+			return st;
+		if (n == 0) /* documented: 0 means all cores */
+			n = total;
+		if (n > total) {
+			NRT_LOGE("NEURON_RT_NUM_CORES=\"%s\" asks for more cores than the %u that exist",
+				 num, total);
+			return NRT_RESOURCE;
+		}
+		c.n_visible = n;
+		for (uint32_t i = 0; i < n; i++)
+			c.visible[i] = i;
+	} else {
+		c.n_visible = total;
+		for (uint32_t i = 0; i < total; i++)
+			c.visible[i] = i;
+	}
+
+	uint32_t timeout_s;
+	if ((st = env_u32("NEURON_RT_EXEC_TIMEOUT", DEFAULT_EXEC_TIMEOUT_S, 0, 365u * 86400u, &timeout_s)))
+		return st;
+	c.exec_timeout_ns = (uint64_t)timeout_s * 1000000000ull;
+
+	if ((st = env_bool("NEURONSIM_NAN_CHECK", 1, &c.nan_check)) ||
+	    (st = env_bool("NEURONSIM_INF_CHECK", 0, &c.inf_check)) ||
+	    (st = env_bool("NEURONSIM_PIN_THREADS", 0, &c.pin_threads)))
+		return st;
+
+	*out = c;
+	return NRT_SUCCESS;
+}

@@ -1,0 +1,39 @@
+/* Runtime configuration read from the environment at nrt_init (docs/env.md). */
+#ifndef NRT_ENV_H
+#define NRT_ENV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nrt/nrt_status.h"
+
+#define NRT_MAX_CORES 256
+
+typedef struct nrt_config {
+	uint32_t num_devices;        /* NEURONSIM_NUM_DEVICES */
+	uint32_t cores_per_device;   /* NEURONSIM_CORES_PER_DEVICE */
+	uint64_t device_memory;      /* NEURONSIM_DEVICE_MEMORY, bytes per device */
+	uint32_t n_visible;          /* NEURON_RT_VISIBLE_CORES / NEURON_RT_NUM_CORES */
+	uint32_t visible[NRT_MAX_CORES]; /* physical (global) core ids, ascending */
+	int log_level;               /* NEURON_RT_LOG_LEVEL */
+	uint64_t exec_timeout_ns;    /* NEURON_RT_EXEC_TIMEOUT; 0 = none */
+	int nan_check;               /* NEURONSIM_NAN_CHECK */
+	int inf_check;               /* NEURONSIM_INF_CHECK */
+	int pin_threads;             /* NEURONSIM_PIN_THREADS */
+	char backend[32];            /* NEURONSIM_BACKEND */
+} nrt_config_t;
+
+/* Fills *out from the environment. On a bad value logs one error naming the
+ * variable and the value and returns NRT_INVALID (NRT_RESOURCE when more cores
+ * are asked for than exist). */
+NRT_STATUS nrt_env_load(nrt_config_t *out);
+
+/* Parses a NEURON_RT_VISIBLE_CORES value ("0-3", "1", "0,2,5-6") into a
+ * sorted, duplicate-free list of ids < total. Returns NRT_INVALID on syntax
+ * errors, empty or reversed ranges, duplicates and ids >= total; msg gets why. */
+NRT_STATUS nrt_env_parse_cores(const char *s, uint32_t total, uint32_t *out_ids,
+			       uint32_t *out_n, char *msg, size_t msg_len);
+/* Decimal unsigned integer with optional K/M/G/T (binary) suffix. */
+NRT_STATUS nrt_env_parse_size(const char *s, uint64_t *out);
+
+#endif /* NRT_ENV_H */

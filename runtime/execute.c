@@ -1,0 +1,327 @@
+/* nrt_execute: binds tensors to regions, runs each core's program through the backend, maps and reports errors. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+#include "tensor_set.h"
+
+#define STACK_TENSORS 16
+
+/* One I/O tensor of an execution. */
+typedef struct binding {
+	nrt_tensor_t *handle;     /* acquired; NULL when not bound */
+	nrt_tensor_obj_t *t;
+	nrt_backend_mem_t staging;/* host tensors: device copy for this run */
+	int alias_of;             /* output bound to input alias_of's memory, or -1 */
+} binding_t;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static const char *engine_name(uint32_t e)
+{
+	static const char *const names[] = { "tensor", "vector", "scalar", "gpsimd", "dma" };
+	return e < ISA_ENGINE_COUNT ? names[e] : "?";
+}
+
+static const char *region_name(const nrt_model_obj_t *m, uint32_t region)
+{
+	if (region == ISA_REGION_CONST)
+		return "constants";
+	if (region == ISA_REGION_SCRATCH)
+		return "scratch";
+	if (region >= ISA_REGION_IO0 && region - ISA_REGION_IO0 < m->view.meta->n_tensors)
+		return m->view.tensors[region - ISA_REGION_IO0].name;
+	return "?";
+}
+
+/* Fills the model's error record from the backend's and logs one line. */
+static NRT_STATUS report(nrt_model_obj_t *m, uint32_t logical_nc, nrt_backend_status_t bs,
+			 const nrt_backend_error_t *be)
+{
+	nrt_neuronsim_exec_error_t r;
+	memset(&r, 0, sizeof(r));
+	NRT_STATUS st;
+	switch (bs) {
+	case NRT_BACKEND_OK: st = NRT_SUCCESS; break;
+	case NRT_BACKEND_NUM_ERR: st = NRT_EXEC_COMPLETED_WITH_NUM_ERR; break;
+	case NRT_BACKEND_OOB: st = NRT_EXEC_OOB; break;
+	case NRT_BACKEND_TIMEOUT: st = NRT_TIMEOUT; break;
+	case NRT_BACKEND_INVALID: st = NRT_INVALID; break;
+	case NRT_BACKEND_DEADLOCK: st = NRT_EXEC_COMPLETED_WITH_ERR; break;
+	case NRT_BACKEND_NOMEM: st = NRT_RESOURCE; break;
+	case NRT_BACKEND_DEVICE_LOST: st = NRT_HW_ERROR; break;
+	default: st = NRT_FAILURE; break;
+	}
+	r.status = st;
+	const char *model_name = m->view.meta->model_name;
+	if (bs != NRT_BACKEND_OK) {
+		const char *hlo = NULL, *op = NULL, *file = NULL;
+		uint32_t line = 0;
+		neff_debug_lookup(&m->view, be->debug_id, &hlo, &op, &file, &line);
+		r.logical_nc = logical_nc;
+		r.engine = be->engine;
+		r.insn_index = be->insn_index;
+		r.region = be->region;
+		r.source_line = line;
+		r.first_index = be->first_index;
+		r.count = be->count;
+		snprintf(r.hlo_name, sizeof(r.hlo_name), "%s", hlo ? hlo : "");
+		snprintf(r.op_type, sizeof(r.op_type), "%s", op ? op : "");
+		snprintf(r.source_file, sizeof(r.source_file), "%s", file ? file : "");
+		snprintf(r.tensor, sizeof(r.tensor), "%s", region_name(m, be->region));
+		char where[600];
+		if (hlo)
+			snprintf(where, sizeof(where), "%s engine instruction %u (hlo '%s', op_type '%s', at %s:%u)",
+				 engine_name(be->engine), be->insn_index, hlo, op ? op : "?",
+				 file && *file ? file : "?", line);
+		else
+			snprintf(where, sizeof(where), "%s engine instruction %u (no debug info)",
+				 engine_name(be->engine), be->insn_index);
+		char msg[2048];
+		if (bs == NRT_BACKEND_NUM_ERR) {
+			r.kind = be->is_inf ? NRT_NEURONSIM_ERROR_INF : NRT_NEURONSIM_ERROR_NAN;
+			snprintf(msg, sizeof(msg),
+				 "model '%s' core %u: %s produced %llu %s value(s) in output '%s' "
+				 "(region %u) starting at flat index %llu%s", model_name, logical_nc, where,
+				 (unsigned long long)be->count, be->is_inf ? "Inf" : "NaN", r.tensor,
+				 be->region, (unsigned long long)be->first_index,
+				 be->num_err_insns > 1 ? " (first of several bad instructions)" : "");
+		} else {
+			r.kind = bs == NRT_BACKEND_OOB ? NRT_NEURONSIM_ERROR_OOB :
+				 bs == NRT_BACKEND_TIMEOUT ? NRT_NEURONSIM_ERROR_TIMEOUT :
+				 NRT_NEURONSIM_ERROR_OTHER;
+			snprintf(msg, sizeof(msg), "model '%s' core %u: %s at %s%s%s%s%s",
+				 model_name, logical_nc, nrt_get_status_as_str(st), where,
+				 bs == NRT_BACKEND_OOB ? ", operand in region of '" : "",
+				 bs == NRT_BACKEND_OOB ? r.tensor : "",
+				 bs == NRT_BACKEND_OOB ? "'" : "",
+				 be->message[0] ? ": " : "");
+			size_t l = strlen(msg);
+			snprintf(msg + l, sizeof(msg) - l, "%.*s", (int)sizeof(be->message), be->message);
+		}
+		NRT_LOGE("%s", msg);
+		snprintf(r.message, sizeof(r.message), "%.*s", (int)sizeof(r.message) - 1, msg);
+	}
+	pthread_mutex_lock(&m->err_lock);
+	m->last_error = r;
+	m->executed = true;
+	pthread_mutex_unlock(&m->err_lock);
+	return st;
+}
+
+static nrt_instance_t *instance_lock(nrt_model_obj_t *m)
+{
+	/* Take any idle replica; otherwise queue on one, round-robin. */
+	for (uint32_t i = 0; i < m->n_instances; i++)
+		if (pthread_mutex_trylock(&m->instances[i].lock) == 0)
+			return &m->instances[i];
+	nrt_instance_t *in = &m->instances[atomic_fetch_add(&m->next_instance, 1) % m->n_instances];
+	pthread_mutex_lock(&in->lock);
+	return in;
+}
+
+/* Resolves, checks and acquires the tensor of model tensor i. */
+static NRT_STATUS bind_one(nrt_ctx_t *ctx, nrt_model_obj_t *m, uint32_t i,
+			   const nrt_tensor_set_obj_t *in_set, const nrt_tensor_set_obj_t *out_set,
+			   binding_t *b)
+{
+	const neff_tensor_t *nt = &m->view.tensors[i];
+	bool input = nt->usage == NEFF_USAGE_INPUT;
+	nrt_tensor_t *h = nrt_tensor_set_find(input ? in_set : out_set, nt->name);
+	b->alias_of = -1;
+	if (!h) {
+		if (!input && nt->alias_input >= 0 && (uint32_t)nt->alias_input < m->view.meta->n_tensors) {
+			/* In-place update: the aliased input's tensor is the output. */
+			b->alias_of = nt->alias_input;
+			return NRT_SUCCESS;
+		}
+		NRT_LOGE("nrt_execute: model '%s': %s tensor '%s' is missing from the %s set",
+			 m->view.meta->model_name, input ? "input" : "output", nt->name,
+			 input ? "input" : "output");
+		return NRT_INVALID;
+	}
+	void *obj;
+	if (nrt_handle_acquire(&ctx->tensors, nrt_handle_of(h), &obj)) {
+		NRT_LOGE("nrt_execute: model '%s': %s '%s' is bound to %p, which is not a live tensor "
+			 "(freed?)", m->view.meta->model_name, input ? "input" : "output", nt->name,
+			 (void *)h);
+		return NRT_INVALID_HANDLE;
+	}
+	b->handle = h;
+	b->t = obj;
+	if (!b->t->storage) {
+		NRT_LOGE("nrt_execute: model '%s': tensor '%s' for '%s' has no storage",
+			 m->view.meta->model_name, b->t->name, nt->name);
+		return NRT_INVALID;
+	}
+	if (b->t->size != nt->size) {
+		NRT_LOGE("nrt_execute: model '%s': %s '%s' is %llu bytes but tensor '%s' has %llu",
+			 m->view.meta->model_name, input ? "input" : "output", nt->name,
+			 (unsigned long long)nt->size, b->t->name, (unsigned long long)b->t->size);
+		return NRT_INVALID;
+	}
+	return NRT_SUCCESS;
+}
+
+static void unbind_all(nrt_ctx_t *ctx, uint32_t device, binding_t *b, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		if (b[i].staging.size)
+			nrt_devmem_free(ctx, device, NRT_NEURONSIM_MEM_STAGING, &b[i].staging);
+		if (b[i].handle)
+			nrt_handle_release(&ctx->tensors, nrt_handle_of(b[i].handle));
+	}
+}
+
+static NRT_STATUS execute_once(nrt_ctx_t *ctx, nrt_model_obj_t *m, const nrt_tensor_set_obj_t *in_set,
+			       const nrt_tensor_set_obj_t *out_set)
+{
+	uint32_t n = m->view.meta->n_tensors;
+	binding_t stack_b[STACK_TENSORS];
+	nrt_backend_region_t stack_r[ISA_REGION_IO0 + STACK_TENSORS];
+	binding_t *b = stack_b;
+	nrt_backend_region_t *regions = stack_r;
+	if (n > STACK_TENSORS) {
+		b = malloc(n * sizeof(*b));
+		regions = malloc((ISA_REGION_IO0 + n) * sizeof(*regions));
+		if (!b || !regions) {
+			free(b);
+			free(regions);
+			return NRT_RESOURCE;
+		}
+	}
+	memset(b, 0, n * sizeof(*b));
+	NRT_STATUS st = NRT_SUCCESS;
+	for (uint32_t i = 0; i < n && !st; i++)
+		st = bind_one(ctx, m, i, in_set, out_set, &b[i]);
+	if (st) {
+		unbind_all(ctx, 0, b, n);
+		goto out;
+	}
+
+	nrt_instance_t *in = instance_lock(m);
+	/* Tensors in this device's memory are bound in place; host tensors and
+	 * tensors of another device are staged through device memory. */
+	for (uint32_t i = 0; i < n && !st; i++) {
+		if (b[i].alias_of >= 0)
+			continue;
+		nrt_storage_t *s = b[i].t->storage;
+		if (s->kind == NRT_STORAGE_DEVICE && s->device == in->device) {
+			regions[ISA_REGION_IO0 + i] = (nrt_backend_region_t){ s->mem.addr + b[i].t->offset,
+									      b[i].t->size };
+			continue;
+		}
+		st = nrt_devmem_alloc(ctx, in->device, b[i].t->size, NRT_NEURONSIM_MEM_STAGING, &b[i].staging);
+		if (st) {
+			NRT_LOGE("nrt_execute: out of device memory staging host tensor '%s' (%llu bytes)",
+				 b[i].t->name, (unsigned long long)b[i].t->size);
+			break;
+		}
+		/* Inputs are copied in; outputs too, since the program may read
+		 * them (accumulation) and an untouched output must keep its bytes. */
+		memcpy(b[i].staging.host, s->host + b[i].t->offset, b[i].t->size);
+		regions[ISA_REGION_IO0 + i] = (nrt_backend_region_t){ b[i].staging.addr, b[i].t->size };
+	}
+	for (uint32_t i = 0; i < n && !st; i++)
+		if (b[i].alias_of >= 0)
+			regions[ISA_REGION_IO0 + i] = regions[ISA_REGION_IO0 + b[i].alias_of];
+	if (!st) {
+		regions[ISA_REGION_CONST] = (nrt_backend_region_t){ in->consts.addr, m->view.consts_size };
+		regions[ISA_REGION_SCRATCH] = (nrt_backend_region_t){ in->scratch.addr,
+								      m->view.meta->scratch_size };
+		nrt_backend_job_t job = {
+			.regions = regions,
+			.n_regions = ISA_REGION_IO0 + n,
+			.flags = (ctx->config.nan_check ? NRT_BACKEND_JOB_CHECK_NAN : 0) |
+				 (ctx->config.inf_check ? NRT_BACKEND_JOB_CHECK_INF : 0),
+			.deadline_ns = ctx->config.exec_timeout_ns ? now_ns() + ctx->config.exec_timeout_ns : 0,
+		};
+		nrt_backend_status_t worst = NRT_BACKEND_OK;
+		nrt_backend_error_t err, first_err;
+		uint32_t err_core = 0;
+		for (uint32_t c = 0; c < m->neff_cores; c++) {
+			nrt_core_t *core = &ctx->cores[in->first_core + c];
+			job.program = in->programs[c];
+			nrt_backend_status_t bs = ctx->ops->execute(ctx->devices[in->device].dev,
+								    core->dev_core, &job, &err);
+			if (bs != NRT_BACKEND_OK && worst == NRT_BACKEND_OK) {
+				worst = bs;
+				first_err = err;
+				err_core = in->first_core + c;
+			}
+			/* A numerical error still completes; anything else stops. */
+			if (bs != NRT_BACKEND_OK && bs != NRT_BACKEND_NUM_ERR)
+				break;
+		}
+		if (worst == NRT_BACKEND_OK)
+			memset(&first_err, 0, sizeof(first_err));
+		st = report(m, err_core, worst, &first_err);
+		if (st == NRT_SUCCESS || st == NRT_EXEC_COMPLETED_WITH_NUM_ERR) {
+			for (uint32_t i = 0; i < n; i++) {
+				const binding_t *src = b[i].alias_of >= 0 ? &b[b[i].alias_of] : &b[i];
+				if (m->view.tensors[i].usage == NEFF_USAGE_OUTPUT && src->staging.size)
+					memcpy(src->t->storage->host + src->t->offset, src->staging.host,
+					       src->t->size);
+			}
+		}
+	}
+	unbind_all(ctx, in->device, b, n);
+	pthread_mutex_unlock(&in->lock);
+out:
+	if (b != stack_b) {
+		free(b);
+		free(regions);
+	}
+	return st;
+}
+
+static NRT_STATUS execute(const char *func, nrt_model_t *model, const nrt_tensor_set_t *input_set,
+			  nrt_tensor_set_t *output_set, int repeat)
+{
+	NRT_STATUS st;
+	nrt_ctx_t *ctx = nrt_ctx_require(func, &st);
+	if (!ctx)
+		return st;
+	if (!model) {
+		NRT_LOGE("%s: model is NULL", func);
+		return NRT_INVALID;
+	}
+	const nrt_tensor_set_obj_t *in_set = nrt_tensor_set_check(input_set);
+	const nrt_tensor_set_obj_t *out_set = nrt_tensor_set_check(output_set);
+	if (!in_set || !out_set) {
+		NRT_LOGE("%s: %s is NULL or not a tensor set", func, !in_set ? "input_set" : "output_set");
+		return NRT_INVALID;
+	}
+	if (repeat < 1) {
+		NRT_LOGE("%s: repeat_count %d must be >= 1", func, repeat);
+		return NRT_INVALID;
+	}
+	void *obj;
+	if ((st = nrt_handle_acquire(&ctx->models, nrt_handle_of(model), &obj))) {
+		NRT_LOGE("%s: %p is not a loaded model (unloaded, or not a model handle)", func,
+			 (void *)model);
+		return st;
+	}
+	for (int r = 0; r < repeat && st == NRT_SUCCESS; r++)
+		st = execute_once(ctx, obj, in_set, out_set);
+	nrt_handle_release(&ctx->models, nrt_handle_of(model));
+	return st;
+}
+
+NRT_STATUS nrt_execute(nrt_model_t *model, const nrt_tensor_set_t *input_set, nrt_tensor_set_t *output_set)
+{
+	return execute(__func__, model, input_set, output_set, 1);
+}
+
+NRT_STATUS nrt_execute_repeat(nrt_model_t *model, const nrt_tensor_set_t *input_set, nrt_tensor_set_t *output_set,
+			      int repeat_count)
+{
+	return execute(__func__, model, input_set, output_set, repeat_count);
+}

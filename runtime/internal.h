@@ -1,0 +1,172 @@
+/* libnrt internals shared by its source files: the context object, handles, tensors and models. */
+#ifndef NRT_INTERNAL_H
+#define NRT_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "backend.h"
+#include "env.h"
+#include "log.h"
+#include "neuronsim/neff.h"
+#include "nrt/nrt.h"
+#include "nrt/nrt_neuronsim.h"
+
+/* ---- handles ----------------------------------------------------------
+ * Public handles are tagged integers, not pointers: bits 60..63 the object
+ * type, 32..59 a generation, 0..31 slot index + 1. Slots live in chunks that
+ * are only freed at nrt_close, and each slot's state word packs
+ * (generation, alive, references) so acquire/release is lock-free and a free
+ * waits for in-flight users. A freed handle (generation moved on), a handle
+ * of the wrong type, or garbage is rejected without touching freed memory. */
+typedef enum nrt_handle_type {
+	NRT_HANDLE_TENSOR = 1,
+	NRT_HANDLE_MODEL = 2,
+} nrt_handle_type_t;
+
+#define NRT_HANDLE_CHUNK 1024u
+#define NRT_HANDLE_MAX_CHUNKS 4096u /* 4M live objects of each kind */
+
+typedef struct nrt_slot {
+	_Atomic uint64_t state;  /* gen << 33 | alive << 32 | refs */
+	void *_Atomic obj;
+	uint32_t next_free;      /* free list, under the table lock */
+} nrt_slot_t;
+
+typedef struct nrt_handle_table {
+	pthread_mutex_t lock;    /* allocation and free only */
+	nrt_slot_t *_Atomic chunks[NRT_HANDLE_MAX_CHUNKS];
+	uint32_t n_slots;
+	uint32_t free_head;      /* index + 1, 0 = empty */
+	uint32_t gen_base;       /* differs between contexts */
+	nrt_handle_type_t type;
+} nrt_handle_table_t;
+
+NRT_STATUS nrt_handle_table_init(nrt_handle_table_t *t, nrt_handle_type_t type, uint32_t gen_base);
+void nrt_handle_table_fini(nrt_handle_table_t *t);
+/* Registers obj; the handle is returned with no reference held. */
+NRT_STATUS nrt_handle_create(nrt_handle_table_t *t, void *obj, uint64_t *out_handle);
+/* Takes a reference: *out_obj stays valid until nrt_handle_release. */
+NRT_STATUS nrt_handle_acquire(nrt_handle_table_t *t, uint64_t handle, void **out_obj);
+void nrt_handle_release(nrt_handle_table_t *t, uint64_t handle);
+/* Makes handle invalid for new acquires, waits until current references are
+ * released, recycles the slot and returns the object to the caller to free. */
+NRT_STATUS nrt_handle_destroy(nrt_handle_table_t *t, uint64_t handle, void **out_obj);
+/* Calls fn on every live object (at nrt_close, single-threaded). */
+void nrt_handle_foreach(nrt_handle_table_t *t, void (*fn)(void *obj, uint64_t handle, void *arg), void *arg);
+
+/* ---- context ---------------------------------------------------------- */
+
+typedef struct nrt_device {
+	nrt_backend_dev_t *dev;
+	uint32_t index;
+	uint32_t n_cores;
+	uint64_t mem_size;
+	int numa_node;
+} nrt_device_t;
+
+typedef struct nrt_core {
+	uint32_t device;          /* index into ctx->devices */
+	uint32_t dev_core;        /* core index inside that device */
+	uint32_t global;          /* physical (global) core id */
+	atomic_uint n_models;     /* models with an instance here (placement heuristic) */
+} nrt_core_t;
+
+typedef struct nrt_ctx {
+	nrt_config_t config;
+	const nrt_backend_ops_t *ops;
+	uint32_t n_devices;
+	nrt_device_t *devices;
+	uint32_t n_cores;         /* visible (logical) cores */
+	nrt_core_t *cores;        /* logical core i */
+	nrt_handle_table_t tensors;
+	nrt_handle_table_t models;
+	pthread_mutex_t load_lock; /* serialises core placement of nrt_load */
+	/* accounting; byte counts of device memory as allocated (aligned) */
+	_Atomic uint64_t mem_by_cat[NRT_NEURONSIM_MEM_CATEGORY_COUNT];
+	_Atomic uint64_t mem_in_use;
+	_Atomic uint64_t mem_peak;
+	_Atomic uint64_t host_tensor_bytes;
+	uint64_t mem_total;
+} nrt_ctx_t;
+
+/* The only global: the live runtime, or NULL / a "closed" marker. */
+nrt_ctx_t *nrt_ctx_get(NRT_STATUS *out_status);
+/* Like nrt_ctx_get but logs "func: runtime not initialised/closed". */
+nrt_ctx_t *nrt_ctx_require(const char *func, NRT_STATUS *out_status);
+
+/* Device memory through the backend, with per-category accounting. */
+NRT_STATUS nrt_devmem_alloc(nrt_ctx_t *ctx, uint32_t device, uint64_t size,
+			    nrt_neuronsim_mem_category_t cat, nrt_backend_mem_t *out_mem);
+void nrt_devmem_free(nrt_ctx_t *ctx, uint32_t device, nrt_neuronsim_mem_category_t cat,
+		     nrt_backend_mem_t *mem);
+
+/* ---- tensors ---------------------------------------------------------- */
+
+typedef enum nrt_storage_kind {
+	NRT_STORAGE_DEVICE = 0,   /* device memory (backend block) */
+	NRT_STORAGE_HOST = 1,     /* host memory we allocated (libnuma or aligned) */
+	NRT_STORAGE_USER = 2,     /* caller's buffer (attach_buffer) */
+} nrt_storage_kind_t;
+
+/* Shared by a tensor and its slices. */
+typedef struct nrt_storage {
+	atomic_uint refs;
+	nrt_storage_kind_t kind;
+	uint32_t device;          /* DEVICE */
+	int logical_nc;           /* DEVICE: core it was allocated for; else -1 */
+	nrt_backend_mem_t mem;    /* DEVICE */
+	uint8_t *host;            /* host address of byte 0 (all kinds) */
+	uint64_t size;
+	bool numa;                /* HOST: from numa_alloc_onnode */
+} nrt_storage_t;
+
+typedef struct nrt_tensor_obj {
+	nrt_storage_t *storage;   /* NULL for an empty tensor */
+	uint64_t offset;          /* into storage */
+	uint64_t size;
+	nrt_tensor_placement_t placement;
+	char name[64];
+} nrt_tensor_obj_t;
+
+void nrt_storage_put(nrt_ctx_t *ctx, nrt_storage_t *s);
+/* Frees a tensor object (at free or nrt_close). */
+void nrt_tensor_obj_destroy(nrt_ctx_t *ctx, nrt_tensor_obj_t *t);
+
+/* ---- models ----------------------------------------------------------- */
+
+/* One replica of a model on neff_cores consecutive logical cores. */
+typedef struct nrt_instance {
+	pthread_mutex_t lock;     /* one execution of this replica at a time */
+	uint32_t first_core;      /* logical */
+	uint32_t device;
+	nrt_backend_mem_t consts; /* region 0 */
+	nrt_backend_mem_t scratch;/* region 1 */
+	nrt_backend_mem_t code[NEFF_MAX_CORES];
+	nrt_backend_program_t *programs[NEFF_MAX_CORES];
+} nrt_instance_t;
+
+typedef struct nrt_model_obj {
+	void *neff;               /* aligned copy; the view borrows from it */
+	size_t neff_size;
+	neff_view_t view;
+	uint32_t neff_cores;      /* cores one instance needs */
+	uint32_t n_instances;
+	nrt_instance_t *instances;
+	atomic_uint next_instance;
+	uint32_t start_nc;        /* logical */
+	pthread_mutex_t err_lock;
+	bool executed;
+	nrt_neuronsim_exec_error_t last_error;
+} nrt_model_obj_t;
+
+void nrt_model_obj_destroy(nrt_ctx_t *ctx, nrt_model_obj_t *m);
+
+/* Maps an ISA dtype to the NRT one. */
+nrt_dtype_t nrt_dtype_from_isa(uint32_t isa_dtype);
+
+static inline uint64_t nrt_handle_of(const void *p) { return (uint64_t)(uintptr_t)p; }
+
+#endif /* NRT_INTERNAL_H */

@@ -1,0 +1,414 @@
+/* Models: NEFF validation, placement on cores, upload of code and constants, unload and introspection. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "nrt/nrt_experimental.h"
+
+nrt_dtype_t nrt_dtype_from_isa(uint32_t d)
+{
+	switch (d) {
+	case ISA_DT_F32: return NRT_DTYPE_FLOAT32;
+	case ISA_DT_BF16: return NRT_DTYPE_BFLOAT16;
+	case ISA_DT_F16: return NRT_DTYPE_FLOAT16;
+	case ISA_DT_S32: return NRT_DTYPE_INT32;
+	case ISA_DT_S64: return NRT_DTYPE_INT64;
+	case ISA_DT_U32: return NRT_DTYPE_UINT32;
+	case ISA_DT_U64: return NRT_DTYPE_UINT64;
+	case ISA_DT_U8: case ISA_DT_PRED: return NRT_DTYPE_UINT8;
+	case ISA_DT_S8: return NRT_DTYPE_INT8;
+	case ISA_DT_S16: return NRT_DTYPE_INT16;
+	case ISA_DT_U16: return NRT_DTYPE_UINT16;
+	default: return NRT_DTYPE_UNKNOWN;
+	}
+}
+
+static void instance_release(nrt_ctx_t *ctx, nrt_model_obj_t *m, nrt_instance_t *in)
+{
+	nrt_device_t *dev = &ctx->devices[in->device];
+	for (uint32_t c = 0; c < m->neff_cores; c++) {
+		if (in->programs[c])
+			ctx->ops->program_destroy(dev->dev, in->programs[c]);
+		in->programs[c] = NULL;
+		nrt_devmem_free(ctx, in->device, NRT_NEURONSIM_MEM_CODE, &in->code[c]);
+	}
+	nrt_devmem_free(ctx, in->device, NRT_NEURONSIM_MEM_CONSTANTS, &in->consts);
+	nrt_devmem_free(ctx, in->device, NRT_NEURONSIM_MEM_SCRATCH, &in->scratch);
+	pthread_mutex_destroy(&in->lock);
+}
+
+void nrt_model_obj_destroy(nrt_ctx_t *ctx, nrt_model_obj_t *m)
+{
+	if (!m)
+		return;
+	for (uint32_t i = 0; i < m->n_instances; i++) {
+		instance_release(ctx, m, &m->instances[i]);
+		for (uint32_t c = 0; c < m->neff_cores; c++)
+			atomic_fetch_sub(&ctx->cores[m->instances[i].first_core + c].n_models, 1);
+	}
+	pthread_mutex_destroy(&m->err_lock);
+	free(m->instances);
+	free(m->neff);
+	free(m);
+}
+
+/* Uploads constants, scratch and each core's code for one replica. */
+static NRT_STATUS instance_create(nrt_ctx_t *ctx, nrt_model_obj_t *m, nrt_instance_t *in,
+				  uint32_t first_core)
+{
+	const neff_view_t *v = &m->view;
+	NRT_STATUS st;
+	pthread_mutex_init(&in->lock, NULL);
+	in->first_core = first_core;
+	in->device = ctx->cores[first_core].device;
+	if (v->consts_size) {
+		if ((st = nrt_devmem_alloc(ctx, in->device, v->consts_size, NRT_NEURONSIM_MEM_CONSTANTS,
+					   &in->consts)))
+			goto err_mem;
+		memcpy(in->consts.host, v->consts, v->consts_size);
+	}
+	if (v->meta->scratch_size) {
+		if ((st = nrt_devmem_alloc(ctx, in->device, v->meta->scratch_size,
+					   NRT_NEURONSIM_MEM_SCRATCH, &in->scratch)))
+			goto err_mem;
+		memset(in->scratch.host, 0, v->meta->scratch_size);
+	}
+	for (uint32_t c = 0; c < m->neff_cores; c++) {
+		nrt_backend_code_t code = { .mem = &in->code[c], .n_regions = ISA_REGION_IO0 + v->meta->n_tensors };
+		uint64_t total = 0;
+		for (int e = 0; e < ISA_ENGINE_COUNT; e++) {
+			code.offset[e] = total * sizeof(isa_insn_t);
+			code.count[e] = v->code_count[c][e];
+			total += v->code_count[c][e];
+		}
+		/* The code lives in device memory like on the hardware (and the
+		 * kernel backend's firmware fetches it from there). */
+		if (total) {
+			if ((st = nrt_devmem_alloc(ctx, in->device, total * sizeof(isa_insn_t),
+						   NRT_NEURONSIM_MEM_CODE, &in->code[c])))
+				goto err_mem;
+			for (int e = 0; e < ISA_ENGINE_COUNT; e++)
+				if (code.count[e])
+					memcpy(in->code[c].host + code.offset[e], v->code[c][e],
+					       code.count[e] * sizeof(isa_insn_t));
+		}
+		char err[256] = "";
+		nrt_core_t *core = &ctx->cores[first_core + c];
+		st = ctx->ops->program_create(ctx->devices[in->device].dev, core->dev_core, &code,
+					      &in->programs[c], err, sizeof(err));
+		if (st) {
+			NRT_LOGE("nrt_load: model '%s': code of core %u rejected: %s", v->meta->model_name,
+				 c, err);
+			return st == NRT_RESOURCE ? st : NRT_INVALID;
+		}
+	}
+	return NRT_SUCCESS;
+err_mem:
+	NRT_LOGE("nrt_load: model '%s': out of device memory on device %u", v->meta->model_name,
+		 in->device);
+	return st;
+}
+
+static int32_t pick_start(nrt_ctx_t *ctx, uint32_t count)
+{
+	/* The first core (run) with the fewest models: "first free" when there
+	 * is one, otherwise spread models evenly. */
+	int32_t best = -1;
+	unsigned best_load = ~0u;
+	for (uint32_t s = 0; s + count <= ctx->n_cores; s++) {
+		unsigned load = 0;
+		bool same_dev = true;
+		for (uint32_t c = 0; c < count; c++) {
+			load += atomic_load(&ctx->cores[s + c].n_models);
+			same_dev &= ctx->cores[s + c].device == ctx->cores[s].device;
+		}
+		if (same_dev && load < best_load) {
+			best = (int32_t)s;
+			best_load = load;
+		}
+	}
+	return best;
+}
+
+NRT_STATUS nrt_load(const void *neff_bytes, size_t size, int32_t start_nc, int32_t nc_count, nrt_model_t **model)
+{
+	NRT_STATUS st;
+	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
+	if (!ctx)
+		return st;
+	if (!neff_bytes || !model || size == 0) {
+		NRT_LOGE("nrt_load: %s", !model ? "model (out) is NULL" : "no NEFF bytes given");
+		return NRT_INVALID;
+	}
+	if (start_nc < -1 || (start_nc >= 0 && (uint32_t)start_nc >= ctx->n_cores)) {
+		NRT_LOGE("nrt_load: start_nc %d is not a visible NeuronCore (%u visible: 0-%d, or -1)",
+			 start_nc, ctx->n_cores, (int)ctx->n_cores - 1);
+		return NRT_INVALID;
+	}
+	if (nc_count == 0 || nc_count < -1) {
+		NRT_LOGE("nrt_load: nc_count %d is invalid (a positive count or -1)", nc_count);
+		return NRT_INVALID;
+	}
+	nrt_model_obj_t *m = calloc(1, sizeof(*m));
+	if (!m)
+		return NRT_RESOURCE;
+	pthread_mutex_init(&m->err_lock, NULL);
+	/* neff_parse needs 8-byte alignment and the view borrows from the
+	 * buffer for the model's lifetime, so keep an aligned copy. */
+	size_t alloc = (size + 63) & ~(size_t)63;
+	if (alloc < size || !(m->neff = aligned_alloc(64, alloc))) {
+		st = NRT_RESOURCE;
+		goto err;
+	}
+	memcpy(m->neff, neff_bytes, size);
+	m->neff_size = size;
+	char err[256] = "";
+	neff_status_t ns = neff_parse(m->neff, size, &m->view, err, sizeof(err));
+	if (ns != NEFF_OK) {
+		if (ns == NEFF_ERR_VERSION) {
+			const neff_header_t *h = m->neff;
+			if (size >= sizeof(*h))
+				NRT_LOGE("nrt_load: NEFF format version %u.%u is not supported: this runtime "
+					 "reads %u.x (up to %u.%u): %s", h->version_major, h->version_minor,
+					 NEFF_VERSION_MAJOR, NEFF_VERSION_MAJOR, NEFF_VERSION_MINOR, err);
+			else
+				NRT_LOGE("nrt_load: unsupported NEFF: %s", err);
+			st = NRT_UNSUPPORTED_NEFF_VERSION;
+		} else if (ns == NEFF_ERR_NOMEM) {
+			NRT_LOGE("nrt_load: out of host memory parsing the NEFF");
+			st = NRT_RESOURCE;
+		} else {
+			NRT_LOGE("nrt_load: invalid NEFF (%zu bytes): %s", size, err);
+			st = NRT_INVALID;
+		}
+		goto err;
+	}
+	const neff_meta_t *meta = m->view.meta;
+	m->neff_cores = meta->n_cores;
+	uint32_t want = nc_count == -1 ? m->neff_cores : (uint32_t)nc_count;
+	if (want % m->neff_cores) {
+		NRT_LOGE("nrt_load: model '%s' needs %u NeuronCore(s) per instance; nc_count %d is not "
+			 "a multiple of that", meta->model_name, m->neff_cores, nc_count);
+		st = NRT_INVALID;
+		goto err;
+	}
+	m->n_instances = want / m->neff_cores;
+	m->instances = calloc(m->n_instances, sizeof(*m->instances));
+	if (!m->instances) {
+		st = NRT_RESOURCE;
+		goto err;
+	}
+
+	pthread_mutex_lock(&ctx->load_lock);
+	int32_t start = start_nc;
+	if (start == -1)
+		start = pick_start(ctx, want);
+	if (start < 0 || (uint64_t)start + want > ctx->n_cores) {
+		pthread_mutex_unlock(&ctx->load_lock);
+		NRT_LOGE("nrt_load: model '%s' needs %u NeuronCore(s) from core %d; %u are visible",
+			 meta->model_name, want, start_nc, ctx->n_cores);
+		st = NRT_LOAD_NOT_ENOUGH_NC;
+		goto err;
+	}
+	for (uint32_t i = 0; i < m->n_instances; i++) {
+		uint32_t first = (uint32_t)start + i * m->neff_cores;
+		for (uint32_t c = 1; c < m->neff_cores; c++) {
+			if (ctx->cores[first + c].device != ctx->cores[first].device) {
+				pthread_mutex_unlock(&ctx->load_lock);
+				NRT_LOGE("nrt_load: model '%s': an instance cannot span devices (cores %u-%u)",
+					 meta->model_name, first, first + m->neff_cores - 1);
+				st = NRT_LOAD_NOT_ENOUGH_NC;
+				goto err;
+			}
+		}
+	}
+	for (uint32_t c = 0; c < want; c++)
+		atomic_fetch_add(&ctx->cores[start + c].n_models, 1);
+	pthread_mutex_unlock(&ctx->load_lock);
+	m->start_nc = (uint32_t)start;
+	/* From here nrt_model_obj_destroy undoes everything, including the
+	 * per-core model counts, for the instances created so far. */
+	uint32_t created = 0;
+	for (; created < m->n_instances; created++) {
+		st = instance_create(ctx, m, &m->instances[created], m->start_nc + created * m->neff_cores);
+		if (st)
+			break;
+	}
+	if (st) {
+		nrt_instance_t *failed = &m->instances[created];
+		instance_release(ctx, m, failed);
+		for (uint32_t c = created * m->neff_cores; c < want; c++)
+			atomic_fetch_sub(&ctx->cores[m->start_nc + c].n_models, 1);
+		m->n_instances = created;
+		nrt_model_obj_destroy(ctx, m);
+		return st;
+	}
+	uint64_t h;
+	if ((st = nrt_handle_create(&ctx->models, m, &h))) {
+		nrt_model_obj_destroy(ctx, m);
+		return st;
+	}
+	NRT_LOGI("loaded model '%s' on NeuronCore(s) %u-%u (%u instance(s))", meta->model_name,
+		 m->start_nc, m->start_nc + want - 1, m->n_instances);
+	*model = (nrt_model_t *)(uintptr_t)h;
+	return NRT_SUCCESS;
+err:
+	pthread_mutex_destroy(&m->err_lock);
+	free(m->instances);
+	free(m->neff);
+	free(m);
+	return st;
+}
+
+NRT_STATUS nrt_load_collectives(const void *neff_bytes, size_t size, int32_t start_nc, int32_t nc_count,
+				uint32_t g_device_id, uint32_t g_device_count, nrt_model_t **model)
+{
+	if (g_device_count > 1 || g_device_id >= (g_device_count ? g_device_count : 1)) {
+		NRT_LOGE("nrt_load_collectives: collectives across %u devices are not simulated",
+			 g_device_count);
+		return NRT_INVALID;
+	}
+	return nrt_load(neff_bytes, size, start_nc, nc_count, model);
+}
+
+NRT_STATUS nrt_unload(nrt_model_t *model)
+{
+	NRT_STATUS st;
+	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
+	if (!ctx)
+		return st;
+	if (!model) {
+		NRT_LOGE("nrt_unload: model is NULL");
+		return NRT_INVALID;
+	}
+	void *obj;
+	if ((st = nrt_handle_destroy(&ctx->models, nrt_handle_of(model), &obj))) {
+		NRT_LOGE("nrt_unload: %p is not a loaded model (already unloaded?)", (void *)model);
+		return st;
+	}
+	nrt_model_obj_destroy(ctx, obj);
+	return NRT_SUCCESS;
+}
+
+/* Resolves a model handle with a reference; logs misuse. */
+static NRT_STATUS model_acquire(nrt_ctx_t *ctx, const char *func, const nrt_model_t *model,
+				nrt_model_obj_t **out)
+{
+	if (!model) {
+		NRT_LOGE("%s: model is NULL", func);
+		return NRT_INVALID;
+	}
+	void *obj;
+	NRT_STATUS st = nrt_handle_acquire(&ctx->models, nrt_handle_of(model), &obj);
+	if (st) {
+		NRT_LOGE("%s: %p is not a loaded model (unloaded, or not a model handle)", func,
+			 (const void *)model);
+		return st;
+	}
+	*out = obj;
+	return NRT_SUCCESS;
+}
+
+static NRT_STATUS model_nc_count(const char *func, const nrt_model_t *model, uint32_t *out, int instances)
+{
+	NRT_STATUS st;
+	nrt_ctx_t *ctx = nrt_ctx_require(func, &st);
+	if (!ctx)
+		return st;
+	if (!out)
+		return NRT_INVALID;
+	nrt_model_obj_t *m;
+	if ((st = model_acquire(ctx, func, model, &m)))
+		return st;
+	*out = instances ? m->n_instances : m->n_instances * m->neff_cores;
+	nrt_handle_release(&ctx->models, nrt_handle_of(model));
+	return NRT_SUCCESS;
+}
+
+NRT_STATUS nrt_get_model_nc_count(const nrt_model_t *model, uint32_t *nc_count)
+{
+	return model_nc_count(__func__, model, nc_count, 0);
+}
+
+NRT_STATUS nrt_get_model_vnc_count(const nrt_model_t *model, uint32_t *vnc_count)
+{
+	return model_nc_count(__func__, model, vnc_count, 0);
+}
+
+NRT_STATUS nrt_get_model_instance_count(nrt_model_t *model, uint32_t *instance_count)
+{
+	return model_nc_count(__func__, model, instance_count, 1);
+}
+
+NRT_STATUS nrt_get_model_tensor_info(nrt_model_t *model, nrt_tensor_info_array_t **tensor_info)
+{
+	NRT_STATUS st;
+	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
+	if (!ctx)
+		return st;
+	if (!tensor_info) {
+		NRT_LOGE("nrt_get_model_tensor_info: tensor_info (out) is NULL");
+		return NRT_INVALID;
+	}
+	nrt_model_obj_t *m;
+	if ((st = model_acquire(ctx, __func__, model, &m)))
+		return st;
+	const neff_view_t *v = &m->view;
+	uint32_t n = v->meta->n_tensors;
+	/* One block: the array, then every shape, so one free releases all. */
+	size_t shapes = 0;
+	for (uint32_t i = 0; i < n; i++)
+		shapes += v->tensors[i].rank;
+	size_t bytes = sizeof(nrt_tensor_info_array_t) + n * sizeof(nrt_tensor_info_t) +
+		       shapes * sizeof(uint32_t);
+	nrt_tensor_info_array_t *a = calloc(1, bytes);
+	if (!a) {
+		nrt_handle_release(&ctx->models, nrt_handle_of(model));
+		return NRT_RESOURCE;
+	}
+	uint32_t *shape = (uint32_t *)&a->tensor_array[n];
+	a->tensor_count = n;
+	for (uint32_t i = 0; i < n; i++) {
+		const neff_tensor_t *t = &v->tensors[i];
+		nrt_tensor_info_t *o = &a->tensor_array[i];
+		snprintf(o->name, sizeof(o->name), "%s", t->name);
+		o->usage = t->usage == NEFF_USAGE_INPUT ? NRT_TENSOR_USAGE_INPUT : NRT_TENSOR_USAGE_OUTPUT;
+		o->size = t->size;
+		o->dtype = nrt_dtype_from_isa(t->dtype);
+		o->ndim = t->rank;
+		o->shape = shape;
+		for (uint32_t d = 0; d < t->rank; d++)
+			*shape++ = t->shape[d] > UINT32_MAX ? UINT32_MAX : (uint32_t)t->shape[d];
+	}
+	nrt_handle_release(&ctx->models, nrt_handle_of(model));
+	*tensor_info = a;
+	return NRT_SUCCESS;
+}
+
+NRT_STATUS nrt_free_model_tensor_info(nrt_tensor_info_array_t *tensor_info)
+{
+	free(tensor_info);
+	return NRT_SUCCESS;
+}
+
+NRT_STATUS nrt_neuronsim_get_last_error(nrt_model_t *model, nrt_neuronsim_exec_error_t *out_error)
+{
+	NRT_STATUS st;
+	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
+	if (!ctx)
+		return st;
+	if (!out_error)
+		return NRT_INVALID;
+	nrt_model_obj_t *m;
+	if ((st = model_acquire(ctx, __func__, model, &m)))
+		return st;
+	pthread_mutex_lock(&m->err_lock);
+	if (m->executed)
+		*out_error = m->last_error;
+	else
+		st = NRT_INVALID;
+	pthread_mutex_unlock(&m->err_lock);
+	nrt_handle_release(&ctx->models, nrt_handle_of(model));
+	return st;
+}

@@ -1,0 +1,174 @@
+/* Check tests of libnrt internals: the device memory allocator, handle tables and env parsing. */
+#include <check.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "device_mem.h"
+#include "env.h"
+#include "internal.h"
+
+START_TEST(test_dmem_best_fit_and_coalescing)
+{
+	nrt_dmem_t dm;
+	ck_assert_int_eq(nrt_dmem_init(&dm, 4096, 1 << 20), NRT_SUCCESS);
+	uint64_t a[4], sz, h[4], freeb;
+	uint64_t sizes[4] = { 100, 1000, 64, 5000 };
+	for (int i = 0; i < 4; i++) {
+		ck_assert_int_eq(nrt_dmem_alloc(&dm, sizes[i], &a[i], &sz, &h[i]), NRT_SUCCESS);
+		ck_assert_uint_eq(a[i] % NRT_DMEM_ALIGN, 0);
+		ck_assert_uint_ge(sz, sizes[i]);
+		ck_assert_uint_ge(a[i], 4096);
+	}
+	ck_assert_uint_eq(a[0], 4096);
+	ck_assert_uint_eq(a[1], 4096 + 128); /* 100 rounded to 128 */
+	uint64_t in_use, peak;
+	nrt_dmem_stats(&dm, &in_use, &peak, &freeb);
+	ck_assert_uint_eq(in_use, 128 + 1024 + 64 + 5056);
+	/* free the 1000-byte block; a 900-byte request fits it best (not the tail) */
+	ck_assert_int_eq(nrt_dmem_free(&dm, h[1]), NRT_SUCCESS);
+	uint64_t x, hx;
+	ck_assert_int_eq(nrt_dmem_alloc(&dm, 900, &x, &sz, &hx), NRT_SUCCESS);
+	ck_assert_uint_eq(x, a[1]);
+	/* double free and garbage handles are rejected */
+	ck_assert_int_eq(nrt_dmem_free(&dm, h[1]), NRT_SUCCESS); /* h[1]==hx block reused: freeing it is valid */
+	ck_assert_int_eq(nrt_dmem_free(&dm, hx), NRT_INVALID);
+	ck_assert_int_eq(nrt_dmem_free(&dm, 12345), NRT_INVALID);
+	/* freeing everything coalesces back to one block */
+	ck_assert_int_eq(nrt_dmem_free(&dm, h[0]), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_dmem_free(&dm, h[3]), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_dmem_free(&dm, h[2]), NRT_SUCCESS);
+	nrt_dmem_stats(&dm, &in_use, &peak, &freeb);
+	ck_assert_uint_eq(in_use, 0);
+	ck_assert_uint_eq(freeb, 1);
+	ck_assert_uint_ge(peak, 128 + 1024 + 64 + 5056);
+	/* whole range, then nothing */
+	ck_assert_int_eq(nrt_dmem_alloc(&dm, 1 << 20, &x, &sz, &hx), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_dmem_alloc(&dm, 1, &a[0], &sz, &h[0]), NRT_RESOURCE);
+	ck_assert_int_eq(nrt_dmem_alloc(&dm, 0, &a[0], &sz, &h[0]), NRT_INVALID);
+	ck_assert_int_eq(nrt_dmem_alloc(&dm, UINT64_MAX, &a[0], &sz, &h[0]), NRT_INVALID);
+	nrt_dmem_fini(&dm);
+}
+END_TEST
+
+START_TEST(test_dmem_random_stress_keeps_accounting)
+{
+	nrt_dmem_t dm;
+	ck_assert_int_eq(nrt_dmem_init(&dm, 0, 1 << 24), NRT_SUCCESS);
+	enum { N = 256 };
+	uint64_t addr[N] = { 0 }, size[N] = { 0 }, h[N] = { 0 };
+	unsigned seed = 1;
+	for (int it = 0; it < 20000; it++) {
+		int i = rand_r(&seed) % N;
+		if (h[i]) {
+			ck_assert_int_eq(nrt_dmem_free(&dm, h[i]), NRT_SUCCESS);
+			h[i] = 0;
+		} else {
+			uint64_t want = 1 + (uint64_t)(rand_r(&seed) % 100000);
+			if (nrt_dmem_alloc(&dm, want, &addr[i], &size[i], &h[i]) != NRT_SUCCESS)
+				h[i] = 0;
+			/* no overlap with any live block */
+			for (int j = 0; h[i] && j < N; j++)
+				if (j != i && h[j])
+					ck_assert(addr[i] + size[i] <= addr[j] || addr[j] + size[j] <= addr[i]);
+		}
+	}
+	for (int i = 0; i < N; i++)
+		if (h[i])
+			ck_assert_int_eq(nrt_dmem_free(&dm, h[i]), NRT_SUCCESS);
+	uint64_t in_use, freeb;
+	nrt_dmem_stats(&dm, &in_use, NULL, &freeb);
+	ck_assert_uint_eq(in_use, 0);
+	ck_assert_uint_eq(freeb, 1);
+	nrt_dmem_fini(&dm);
+}
+END_TEST
+
+START_TEST(test_handles_generation_and_type)
+{
+	static nrt_handle_table_t t, u;
+	nrt_handle_table_init(&t, NRT_HANDLE_TENSOR, 77);
+	nrt_handle_table_init(&u, NRT_HANDLE_MODEL, 77);
+	int objs[3000];
+	uint64_t h[3000];
+	for (int i = 0; i < 3000; i++) /* crosses chunk boundaries */
+		ck_assert_int_eq(nrt_handle_create(&t, &objs[i], &h[i]), NRT_SUCCESS);
+	void *o;
+	ck_assert_int_eq(nrt_handle_acquire(&t, h[2500], &o), NRT_SUCCESS);
+	ck_assert_ptr_eq(o, &objs[2500]);
+	nrt_handle_release(&t, h[2500]);
+	ck_assert_int_eq(nrt_handle_acquire(&u, h[0], &o), NRT_INVALID_HANDLE); /* wrong type */
+	ck_assert_int_eq(nrt_handle_acquire(&t, 0, &o), NRT_INVALID_HANDLE);
+	ck_assert_int_eq(nrt_handle_acquire(&t, h[0] + 100000, &o), NRT_INVALID_HANDLE);
+	ck_assert_int_eq(nrt_handle_destroy(&t, h[5], &o), NRT_SUCCESS);
+	ck_assert_ptr_eq(o, &objs[5]);
+	ck_assert_int_eq(nrt_handle_destroy(&t, h[5], &o), NRT_INVALID_HANDLE);
+	ck_assert_int_eq(nrt_handle_acquire(&t, h[5], &o), NRT_INVALID_HANDLE);
+	uint64_t again;
+	ck_assert_int_eq(nrt_handle_create(&t, &objs[5], &again), NRT_SUCCESS);
+	ck_assert_uint_ne(again, h[5]); /* same slot, new generation */
+	ck_assert_uint_eq(again & 0xffffffffu, h[5] & 0xffffffffu);
+	ck_assert_int_eq(nrt_handle_acquire(&t, h[5], &o), NRT_INVALID_HANDLE);
+	nrt_handle_table_fini(&t);
+	nrt_handle_table_fini(&u);
+}
+END_TEST
+
+START_TEST(test_parse_cores)
+{
+	uint32_t ids[NRT_MAX_CORES], n;
+	char msg[128];
+	ck_assert_int_eq(nrt_env_parse_cores("0-3", 8, ids, &n, msg, sizeof(msg)), NRT_SUCCESS);
+	ck_assert_uint_eq(n, 4);
+	ck_assert_uint_eq(ids[3], 3);
+	ck_assert_int_eq(nrt_env_parse_cores("5,1-2", 8, ids, &n, msg, sizeof(msg)), NRT_SUCCESS);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_uint_eq(ids[0], 1);
+	ck_assert_uint_eq(ids[2], 5);
+	const char *bad[] = { "", "-1", "1-", "3-1", "1,,2", "1,1", "8", "0-8", "x", "1;2",
+			      "99999999999999999999999" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_msg(nrt_env_parse_cores(bad[i], 8, ids, &n, msg, sizeof(msg)) == NRT_INVALID,
+			      "accepted \"%s\"", bad[i]);
+}
+END_TEST
+
+START_TEST(test_parse_size)
+{
+	uint64_t v;
+	ck_assert_int_eq(nrt_env_parse_size("4096", &v), NRT_SUCCESS);
+	ck_assert_uint_eq(v, 4096);
+	ck_assert_int_eq(nrt_env_parse_size("16G", &v), NRT_SUCCESS);
+	ck_assert_uint_eq(v, 16ull << 30);
+	ck_assert_int_eq(nrt_env_parse_size("256MiB", &v), NRT_SUCCESS);
+	ck_assert_uint_eq(v, 256ull << 20);
+	ck_assert_int_eq(nrt_env_parse_size("1k", &v), NRT_SUCCESS);
+	ck_assert_uint_eq(v, 1024);
+	ck_assert_int_eq(nrt_env_parse_size("", &v), NRT_INVALID);
+	ck_assert_int_eq(nrt_env_parse_size("12Q", &v), NRT_INVALID);
+	ck_assert_int_eq(nrt_env_parse_size("99999999999T", &v), NRT_INVALID);
+	ck_assert_int_eq(nrt_env_parse_size("-5", &v), NRT_INVALID);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("runtime_internal");
+	TCase *tc = tcase_create("internal");
+	tcase_add_test(tc, test_dmem_best_fit_and_coalescing);
+	tcase_add_test(tc, test_dmem_random_stress_keeps_accounting);
+	tcase_add_test(tc, test_handles_generation_and_type);
+	tcase_add_test(tc, test_parse_cores);
+	tcase_add_test(tc, test_parse_size);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
