@@ -1,0 +1,102 @@
+/* A small .npy reader and writer (NumPy format 1.0/2.0/3.0, C order) shared by
+ * the tools and tests; dtypes are named with the ISA's isa_dtype_t. */
+#ifndef NEURONSIM_NPY_H
+#define NEURONSIM_NPY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "neuronsim/isa.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* NumPy itself allows 32 (1.x) or 64 (2.x) dimensions; no model tensor here has
+ * more than NEFF_MAX_TENSOR_RANK, so 32 covers every file we can be handed. */
+#define NPY_MAX_RANK 32
+
+/* A header larger than this is refused: NumPy's own reader refuses headers
+ * above 10000 bytes by default, and a length field from a corrupt file must not
+ * make us allocate gigabytes. */
+#define NPY_MAX_HEADER_LEN (1u << 20)
+
+typedef enum npy_status {
+	NPY_OK = 0,
+	NPY_ERR_IO = 1,          /* open/read/write failed (errno in the message) */
+	NPY_ERR_FORMAT = 2,      /* not a .npy file, malformed header, truncated data */
+	NPY_ERR_UNSUPPORTED = 3, /* valid .npy we do not handle: dtype, fortran_order, big-endian */
+	NPY_ERR_NOMEM = 4,
+	NPY_ERR_INVALID = 5,     /* bad argument */
+} npy_status_t;
+
+/* A dense C-order array. data holds nbytes bytes, little-endian. */
+typedef struct npy_array {
+	isa_dtype_t dtype;
+	uint32_t rank;                 /* 0 for a scalar */
+	uint64_t shape[NPY_MAX_RANK];
+	uint64_t count;                /* elements: product of shape (1 for rank 0) */
+	size_t nbytes;                 /* count * isa_dtype_size(dtype) */
+	void *data;                    /* owned by the array; free with npy_array_free() */
+} npy_array_t;
+
+/* The parsed header of a .npy file. */
+typedef struct npy_header {
+	uint8_t version_major;         /* 1, 2 or 3 */
+	uint8_t version_minor;
+	isa_dtype_t dtype;
+	uint32_t rank;
+	uint64_t shape[NPY_MAX_RANK];
+	uint64_t count;
+	size_t data_offset;            /* where the array data starts in the file */
+} npy_header_t;
+
+/* Short name of a status ("format error", ...). Never NULL. */
+const char *npy_status_str(npy_status_t s);
+
+/* The descr string the writer uses for dtype ('<f4', '|b1', '<V2' for bf16, ...),
+ * or NULL when the dtype has no .npy spelling. */
+const char *npy_dtype_descr(isa_dtype_t dtype);
+
+/* Maps a descr string to a dtype. Accepts '<', '|' and '=' byte orders (this
+ * is a little-endian host), and for bf16 the ml_dtypes convention '<V2'/'|V2'/'V2'.
+ * Returns ISA_DT_INVALID when unknown. */
+isa_dtype_t npy_dtype_from_descr(const char *descr);
+
+/* Parses the header at the start of [data, data + size). Does not look at the
+ * array data beyond checking nothing. On failure *out is zeroed and err (if
+ * not NULL) gets a one-line message. */
+npy_status_t npy_parse_header(const void *data, size_t size, npy_header_t *out,
+			      char *err, size_t err_len);
+
+/* Parses a whole .npy image in memory and copies its data into out, which the
+ * caller releases with npy_array_free(). The data must be exactly
+ * count * itemsize bytes after the header (truncated or trailing bytes are a
+ * format error). On failure *out is zeroed and err gets a message. */
+npy_status_t npy_parse(const void *data, size_t size, npy_array_t *out,
+		       char *err, size_t err_len);
+
+/* npy_parse() on the contents of the file at path. */
+npy_status_t npy_read_file(const char *path, npy_array_t *out, char *err,
+			   size_t err_len);
+
+/* Frees a->data and zeroes *a. Safe on a zeroed array and on NULL. */
+void npy_array_free(npy_array_t *a);
+
+/* Encodes an array as a .npy image (version 1.0, or 2.0 when the header does
+ * not fit 1.0) into a malloc'd buffer the caller frees with free(). data holds
+ * product(shape) * isa_dtype_size(dtype) bytes (may be NULL when that is 0). */
+npy_status_t npy_encode(isa_dtype_t dtype, uint32_t rank, const uint64_t *shape,
+			const void *data, void **out_buf, size_t *out_size,
+			char *err, size_t err_len);
+
+/* npy_encode() written to path (created or truncated, mode 0666 & ~umask).
+ * A failed write leaves no partial file at path. */
+npy_status_t npy_write_file(const char *path, isa_dtype_t dtype, uint32_t rank,
+			    const uint64_t *shape, const void *data, char *err,
+			    size_t err_len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NEURONSIM_NPY_H */

@@ -1,0 +1,54 @@
+/* Small helpers shared by the command-line tools: status names, dtype mapping
+ * between the NRT API and .npy files, seeded random fill, timing. */
+#ifndef NEURONSIM_TOOLS_TOOL_COMMON_H
+#define NEURONSIM_TOOLS_TOOL_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "neuronsim/isa.h"
+#include "nrt/nrt.h"
+
+/* Exit codes shared by the tools (docs/tools.md). */
+enum {
+	TOOL_EXIT_OK = 0,
+	TOOL_EXIT_EXEC = 1,    /* nrt_execute failed, or the demo's check failed */
+	TOOL_EXIT_USAGE = 2,   /* bad command line */
+	TOOL_EXIT_INPUT = 3,   /* unreadable/mismatched NEFF or .npy input */
+	TOOL_EXIT_RUNTIME = 4, /* nrt_init, nrt_load, allocation or tensor I/O failed */
+	TOOL_EXIT_OUTPUT = 5,  /* writing an output file failed */
+};
+
+/* "NRT_INVALID" for NRT_INVALID; "NRT_STATUS_<n>" style text for unknown values
+ * is left to the caller: returns NULL then. */
+const char *tool_status_name(NRT_STATUS st);
+
+/* Formats "NAME (number): description" into buf and returns buf. */
+const char *tool_status_str(NRT_STATUS st, char *buf, size_t len);
+
+/* The isa dtype with the same element encoding as an NRT dtype, or
+ * ISA_DT_INVALID. */
+isa_dtype_t tool_dtype_from_nrt(nrt_dtype_t dt);
+
+/* "f32[32,64]" style description of a dtype and shape. */
+const char *tool_describe(isa_dtype_t dt, uint32_t rank, const uint64_t *shape,
+			  char *buf, size_t len);
+
+/* Fills count elements of dtype at dst from the splitmix64 stream *state:
+ * floats uniform in [-1, 1), signed ints in [-8, 8), unsigned in [0, 16),
+ * pred 0/1. The same state gives the same bytes on every machine. */
+void tool_fill_random(isa_dtype_t dt, void *dst, uint64_t count, uint64_t *state);
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t tool_now_ns(void);
+
+/* Sorts v[0..n) ascending in place and returns the value at quantile q in
+ * [0, 1] (nearest rank). 0 when n is 0. */
+double tool_quantile(double *v, size_t n, double q);
+
+/* Reads the whole file at path into a malloc'd, 64-byte aligned buffer the
+ * caller frees with free(). Returns 0, or -1 with a message in err. */
+int tool_read_file(const char *path, void **out_data, size_t *out_size, char *err,
+		   size_t err_len);
+
+#endif /* NEURONSIM_TOOLS_TOOL_COMMON_H */
