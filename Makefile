@@ -47,8 +47,11 @@ $(FUZZ_BUILD)/build.ninja:
 build: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
 
+# The main job: compile a PyTorch/XLA MLP training step from the HLO corpus,
+# train on the embedded device, check each step against the interpreter.
+DEMO_HLO ?= ../shared/hlo/mlp-mlp_single_final.hlo
 demo: deps build
-	./$(BUILD)/tools/neuronsim-demo
+	./$(BUILD)/tools/neuronsim-train --steps 50 --set 0=-0.5 $(DEMO_HLO)
 
 test: deps test-unit test-asan test-fuzz test-qemu
 
@@ -87,6 +90,7 @@ install-driver:
 
 bench: deps build
 	./$(BUILD)/tests/bench/neuronsim-bench
+	./$(BUILD)/tests/bench/neuronsim-compiler-bench
 	KVER=$(KVER) tests/qemu/run-qemu-kb --bench
 
 install: build

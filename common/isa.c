@@ -28,7 +28,7 @@ const char *isa_opcode_name(uint32_t op)
 {
 	static const char *const names[ISA_OP_COUNT] = {
 		"nop", "matmul", "alu", "activate", "reduce", "copy",
-		"iota", "gather", "scatter", "rng", "jump",
+		"iota", "gather", "scatter", "rng", "jump", "fused",
 	};
 	return op < ISA_OP_COUNT ? names[op] : "invalid";
 }
@@ -137,10 +137,19 @@ static int same_shape(const isa_ap_t *a, const isa_ap_t *b)
 	return 1;
 }
 
+static int check_ap_fields(const vctx_t *v, const isa_ap_t *ap, uint32_t i,
+			   uint32_t n_regions, int allow_none);
+
 /* Structural checks of one operand; allow_none: region may be ISA_REGION_NONE. */
 static int check_ap(const vctx_t *v, uint32_t i, uint32_t n_regions, int allow_none)
 {
-	const isa_ap_t *ap = &v->insn->ap[i];
+	return check_ap_fields(v, &v->insn->ap[i], i, n_regions, allow_none);
+}
+
+/* i numbers the operand in messages (FUSED extra inputs continue after ap3). */
+static int check_ap_fields(const vctx_t *v, const isa_ap_t *ap, uint32_t i,
+			   uint32_t n_regions, int allow_none)
+{
 	if (ap->region == ISA_REGION_NONE && allow_none) {
 		isa_ap_t z;
 		memset(&z, 0, sizeof(z));
@@ -173,43 +182,40 @@ static int check_ap(const vctx_t *v, uint32_t i, uint32_t n_regions, int allow_n
 static int dt_num(uint32_t dt) { return dt != ISA_DT_PRED; }
 static int dt_intlike(uint32_t dt) { return isa_dtype_is_int(dt) || dt == ISA_DT_PRED; }
 
-static int check_alu(const vctx_t *v)
+/* Dtype rules of one ALU operation (shared by ALU instructions and FUSED
+ * program steps): od = result dtype, sd = operand dtypes; what names the place
+ * in messages ("ap" for instruction operands, "step N src" for programs). */
+static int alu_types(const vctx_t *v, uint32_t op, uint32_t od, const uint32_t *sd,
+		     const char *what)
 {
-	const isa_insn_t *in = v->insn;
-	const isa_ap_t *o = &in->ap[0], *a = &in->ap[1];
-	uint32_t op = in->sub;
 	int arity = isa_alu_arity(op);
-	for (int i = 2; i <= arity; i++)
-		if (!same_shape(o, &in->ap[i]))
-			return fail(v, "ap%d shape differs from ap0 (broadcast with stride 0)", i);
-	if (!same_shape(o, a))
-		return fail(v, "ap1 shape differs from ap0 (broadcast with stride 0)");
-	uint32_t od = o->dtype, ad = a->dtype;
+	uint32_t ad = sd[0];
 	if (op == ISA_ALU_IS_FINITE) {
 		if (od != ISA_DT_PRED || !isa_dtype_is_float(ad))
-			return fail(v, "is_finite needs float ap1 and pred ap0");
+			return fail(v, "%sis_finite needs float ap1 and pred ap0", what);
 		return 0;
 	}
 	if (op >= ISA_ALU_CMP_EQ && op <= ISA_ALU_CMP_GE) {
 		if (od != ISA_DT_PRED)
-			return fail(v, "compare writes pred, ap0 is %s", isa_dtype_name(od));
-		if (in->ap[2].dtype != ad)
-			return fail(v, "compare operands differ in dtype (%s, %s)",
-				    isa_dtype_name(ad), isa_dtype_name(in->ap[2].dtype));
+			return fail(v, "%scompare writes pred, ap0 is %s", what, isa_dtype_name(od));
+		if (sd[1] != ad)
+			return fail(v, "%scompare operands differ in dtype (%s, %s)", what,
+				    isa_dtype_name(ad), isa_dtype_name(sd[1]));
 		return 0;
 	}
 	if (op == ISA_ALU_SELECT) {
 		if (ad != ISA_DT_PRED)
-			return fail(v, "select predicate ap1 is %s, not pred", isa_dtype_name(ad));
-		if (in->ap[2].dtype != od || in->ap[3].dtype != od)
-			return fail(v, "select ap2/ap3 dtype must equal ap0 (%s)",
+			return fail(v, "%sselect predicate ap1 is %s, not pred", what,
+				    isa_dtype_name(ad));
+		if (sd[1] != od || sd[2] != od)
+			return fail(v, "%sselect ap2/ap3 dtype must equal ap0 (%s)", what,
 				    isa_dtype_name(od));
 		return 0;
 	}
 	for (int i = 1; i <= arity; i++)
-		if (in->ap[i].dtype != od)
-			return fail(v, "ap%d dtype %s differs from ap0 dtype %s", i,
-				    isa_dtype_name(in->ap[i].dtype), isa_dtype_name(od));
+		if (sd[i - 1] != od)
+			return fail(v, "%sap%d dtype %s differs from ap0 dtype %s", what, i,
+				    isa_dtype_name(sd[i - 1]), isa_dtype_name(od));
 	int ok;
 	switch (op) {
 	case ISA_ALU_NEG: case ISA_ALU_ABS: case ISA_ALU_SIGN: case ISA_ALU_SQUARE:
@@ -229,7 +235,44 @@ static int check_alu(const vctx_t *v)
 		break;
 	}
 	if (!ok)
-		return fail(v, "alu sub-op %u does not take dtype %s", op, isa_dtype_name(od));
+		return fail(v, "%salu sub-op %u does not take dtype %s", what, op,
+			    isa_dtype_name(od));
+	return 0;
+}
+
+static int check_alu(const vctx_t *v)
+{
+	const isa_insn_t *in = v->insn;
+	const isa_ap_t *o = &in->ap[0], *a = &in->ap[1];
+	uint32_t op = in->sub;
+	int arity = isa_alu_arity(op);
+	for (int i = 2; i <= arity; i++)
+		if (!same_shape(o, &in->ap[i]))
+			return fail(v, "ap%d shape differs from ap0 (broadcast with stride 0)", i);
+	if (!same_shape(o, a))
+		return fail(v, "ap1 shape differs from ap0 (broadcast with stride 0)");
+	uint32_t sd[3] = { a->dtype, in->ap[2].dtype, in->ap[3].dtype };
+	return alu_types(v, op, o->dtype, sd, "");
+}
+
+/* Static part of FUSED: the descriptor operand's form and the direct inputs'
+ * shapes. The descriptor's content is checked where it is read
+ * (isa_fused_desc_validate), because it lives in memory. */
+static int check_fused(const vctx_t *v)
+{
+	const isa_insn_t *in = v->insn;
+	const isa_ap_t *d = &in->ap[1];
+	if (d->region != ISA_REGION_CONST || d->dtype != ISA_DT_U8 || d->rank != 1 ||
+	    d->stride[0] != 1)
+		return fail(v, "descriptor ap1 must be contiguous u8[n] in the constants region");
+	size_t min = isa_fused_desc_size(in->n_ap - 2u, 1);
+	size_t max = isa_fused_desc_size(ISA_FUSED_MAX_INPUTS, ISA_FUSED_MAX_CODE);
+	if (d->shape[0] < min || d->shape[0] > max)
+		return fail(v, "descriptor ap1 has %llu bytes, expected %zu..%zu",
+			    (unsigned long long)d->shape[0], min, max);
+	for (uint32_t i = 2; i < in->n_ap; i++)
+		if (!same_shape(&in->ap[0], &in->ap[i]))
+			return fail(v, "ap%u shape differs from ap0 (broadcast with stride 0)", i);
 	return 0;
 }
 
@@ -330,6 +373,7 @@ static int expected_n_ap(const isa_insn_t *in)
 	case ISA_OP_IOTA: return 1;
 	case ISA_OP_GATHER: case ISA_OP_SCATTER: case ISA_OP_RNG: return 3;
 	case ISA_OP_JUMP: return in->n_ap <= 1 ? (int)in->n_ap : 1;
+	case ISA_OP_FUSED: return in->n_ap >= 2 && in->n_ap <= 4 ? (int)in->n_ap : 4;
 	default: return -1;
 	}
 }
@@ -432,6 +476,8 @@ int isa_insn_validate(const isa_insn_t *insn, uint32_t n_regions,
 			if (ap[i].dtype != ISA_DT_U64 || ap[i].rank != 1 || ap[i].shape[0] != 2)
 				return fail(&v, "state ap%d must be u64[2]", i);
 		return 0;
+	case ISA_OP_FUSED:
+		return check_fused(&v);
 	case ISA_OP_JUMP:
 		if (in->param >= stream_len)
 			return fail(&v, "target %u >= stream length %u", in->param, stream_len);
@@ -445,4 +491,108 @@ int isa_insn_validate(const isa_insn_t *insn, uint32_t n_regions,
 		return 0;
 	}
 	return fail(&v, "unknown opcode %u", in->opcode);
+}
+
+/* ---- FUSED descriptors ---- */
+
+int isa_fused_desc_validate(const isa_insn_t *insn, const uint8_t *desc, size_t len,
+			    uint32_t n_regions, char *err, size_t err_len)
+{
+	vctx_t v = { insn, err, err_len };
+	if (err && err_len)
+		err[0] = 0;
+	if (insn->opcode != ISA_OP_FUSED || insn->n_ap < 2 || insn->n_ap > ISA_MAX_AP)
+		return fail(&v, "not a fused instruction");
+	if (!desc || len < sizeof(isa_fused_desc_t))
+		return fail(&v, "descriptor of %zu bytes is shorter than its header", len);
+	isa_fused_desc_t h;
+	memcpy(&h, desc, sizeof(h));
+	if (h.magic != ISA_FUSED_MAGIC)
+		return fail(&v, "descriptor magic 0x%08x, expected 0x%08x", h.magic,
+			    ISA_FUSED_MAGIC);
+	if (h.pad || h.reserved)
+		return fail(&v, "descriptor pad/reserved not zero");
+	if (h.n_inputs > ISA_FUSED_MAX_INPUTS)
+		return fail(&v, "descriptor has %u inputs, at most %u", h.n_inputs,
+			    ISA_FUSED_MAX_INPUTS);
+	uint32_t n_direct = h.n_inputs < ISA_FUSED_DIRECT ? h.n_inputs : ISA_FUSED_DIRECT;
+	if (insn->n_ap != 2 + n_direct)
+		return fail(&v, "n_ap %u, but %u inputs need %u (ap2, ap3 carry the first two)",
+			    insn->n_ap, h.n_inputs, 2 + n_direct);
+	if (h.n_code == 0 || h.n_code > ISA_FUSED_MAX_CODE)
+		return fail(&v, "program of %u steps, expected 1..%u", h.n_code,
+			    ISA_FUSED_MAX_CODE);
+	if (len != isa_fused_desc_size(h.n_inputs, h.n_code))
+		return fail(&v, "descriptor is %zu bytes, %u inputs and %u steps need %zu", len,
+			    h.n_inputs, h.n_code, isa_fused_desc_size(h.n_inputs, h.n_code));
+	if (h.n_regs < h.n_inputs || h.n_regs > ISA_FUSED_MAX_REGS || h.n_regs == 0)
+		return fail(&v, "%u registers for %u inputs (at most %u)", h.n_regs, h.n_inputs,
+			    ISA_FUSED_MAX_REGS);
+	if (h.out_reg >= h.n_regs)
+		return fail(&v, "out_reg %u >= n_regs %u", h.out_reg, h.n_regs);
+
+	/* dtype of each register as the program runs; 0 = not yet written */
+	uint8_t rdt[ISA_FUSED_MAX_REGS] = { 0 };
+	for (uint32_t i = 0; i < n_direct; i++)
+		rdt[i] = insn->ap[2 + i].dtype;
+	const uint8_t *p = desc + sizeof(h);
+	for (uint32_t i = n_direct; i < h.n_inputs; i++, p += sizeof(isa_ap_t)) {
+		isa_ap_t ap;
+		memcpy(&ap, p, sizeof(ap));
+		if (check_ap_fields(&v, &ap, 2 + i, n_regions, 0))
+			return -1;
+		if (!same_shape(&ap, &insn->ap[0]))
+			return fail(&v, "input %u (ap%u) shape differs from ap0 (broadcast with "
+				    "stride 0)", i, 2 + i);
+		rdt[i] = ap.dtype;
+	}
+	for (uint32_t s = 0; s < h.n_code; s++, p += sizeof(isa_fused_op_t)) {
+		isa_fused_op_t op;
+		memcpy(&op, p, sizeof(op));
+		char what[40];
+		snprintf(what, sizeof(what), "step %u: ", s);
+		if (op.pad)
+			return fail(&v, "%spad not zero", what);
+		if (op.dst >= h.n_regs)
+			return fail(&v, "%sdst r%u >= n_regs %u", what, op.dst, h.n_regs);
+		if (op.dtype == ISA_DT_INVALID || op.dtype >= ISA_DT_COUNT)
+			return fail(&v, "%sunknown dtype %u", what, op.dtype);
+		int arity;
+		if (op.op == ISA_FUSED_CONVERT)
+			arity = 1;
+		else if (op.op == ISA_FUSED_CONST)
+			arity = 0;
+		else if (op.op < ISA_ALU_END && isa_alu_arity(op.op))
+			arity = isa_alu_arity(op.op);
+		else
+			return fail(&v, "%sunknown op %u", what, op.op);
+		uint32_t sd[3] = { 0, 0, 0 };
+		for (int k = 0; k < 3; k++) {
+			if (k >= arity) {
+				if (op.src[k])
+					return fail(&v, "%sunused src[%d] not zero", what, k);
+				continue;
+			}
+			if (op.src[k] >= h.n_regs || !rdt[op.src[k]])
+				return fail(&v, "%ssrc[%d] reads r%u, which holds no value", what, k,
+					    op.src[k]);
+			sd[k] = rdt[op.src[k]];
+		}
+		if (op.op == ISA_FUSED_CONST) {
+			if (op.dtype == ISA_DT_PRED && op.imm > 1)
+				return fail(&v, "%spred constant %llu is not 0 or 1", what,
+					    (unsigned long long)op.imm);
+		} else {
+			if (op.imm)
+				return fail(&v, "%simm given to an op without immediate", what);
+			if (op.op != ISA_FUSED_CONVERT && alu_types(&v, op.op, op.dtype, sd, what))
+				return -1;
+		}
+		rdt[op.dst] = op.dtype;
+	}
+	if (rdt[h.out_reg] != insn->ap[0].dtype)
+		return fail(&v, "out_reg r%u holds %s, ap0 is %s", h.out_reg,
+			    rdt[h.out_reg] ? isa_dtype_name(rdt[h.out_reg]) : "nothing",
+			    isa_dtype_name(insn->ap[0].dtype));
+	return 0;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "interp.h"
+#include "neuronsim/half.h"
 
 /* One evaluation of a module: options, the error sink, recursion depth. No global
  * state: everything an evaluation needs lives here. */
@@ -44,39 +45,6 @@ ncc_status_t ncc_interp_call(ncc_interp_t *ip, const ncc_comp_t *c, const ncc_va
 
 /* ------------------------------------------------------------ element access */
 
-static inline float ncc_bf16_to_f32(uint16_t h)
-{
-	uint32_t u = (uint32_t)h << 16;
-	float f;
-	memcpy(&f, &u, 4);
-	return f;
-}
-
-static inline uint16_t ncc_f32_to_bf16(float f)
-{
-	uint32_t u;
-	memcpy(&u, &f, 4);
-	if ((u & 0x7fffffffu) > 0x7f800000u)
-		return (uint16_t)((u >> 16) | 0x40); /* quiet NaN, sign kept */
-	u += 0x7fffu + ((u >> 16) & 1u);         /* round to nearest even */
-	return (uint16_t)(u >> 16);
-}
-
-static inline float ncc_f16_to_f32(uint16_t h)
-{
-	_Float16 x;
-	memcpy(&x, &h, 2);
-	return (float)x;
-}
-
-static inline uint16_t ncc_f64_to_f16(double d)
-{
-	_Float16 x = (_Float16)d; /* one IEEE rounding, to nearest even */
-	uint16_t h;
-	memcpy(&h, &x, 2);
-	return h;
-}
-
 /* Element types the interpreter computes on. */
 static inline bool ncc_interp_etype_ok(ncc_etype_t t)
 {
@@ -109,8 +77,8 @@ static inline double ncc_ld_f(ncc_etype_t t, const void *p, int64_t i)
 	case NCC_U16: return ((const uint16_t *)p)[i];
 	case NCC_U32: return ((const uint32_t *)p)[i];
 	case NCC_U64: return (double)((const uint64_t *)p)[i];
-	case NCC_F16: return ncc_f16_to_f32(((const uint16_t *)p)[i]);
-	case NCC_BF16: return ncc_bf16_to_f32(((const uint16_t *)p)[i]);
+	case NCC_F16: return ns_f16_to_f32(((const uint16_t *)p)[i]);
+	case NCC_BF16: return ns_bf16_to_f32(((const uint16_t *)p)[i]);
 	case NCC_F32: return ((const float *)p)[i];
 	case NCC_F64: return ((const double *)p)[i];
 	default: return 0.0;
@@ -162,8 +130,8 @@ static inline void ncc_st_u(ncc_etype_t t, void *p, int64_t i, uint64_t x)
 static inline void ncc_st_fp(ncc_etype_t t, void *p, int64_t i, double d)
 {
 	switch (t) {
-	case NCC_F16: ((uint16_t *)p)[i] = ncc_f64_to_f16(d); break;
-	case NCC_BF16: ((uint16_t *)p)[i] = ncc_f32_to_bf16((float)d); break;
+	case NCC_F16: ((uint16_t *)p)[i] = ns_f64_to_f16(d); break;
+	case NCC_BF16: ((uint16_t *)p)[i] = ns_f32_to_bf16((float)d); break;
 	case NCC_F32: ((float *)p)[i] = (float)d; break;
 	case NCC_F64: ((double *)p)[i] = d; break;
 	default: break;

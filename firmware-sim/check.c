@@ -33,7 +33,7 @@ void fwsim_numchk_init(fwsim_numchk_t *c, uint32_t job_flags, uint32_t out_dtype
 	/* Values are scanned as f32 before narrowing; this is the smallest
 	 * magnitude that rounds to Inf in the stored dtype. */
 	switch (out_dtype) {
-	case ISA_DT_BF16: c->inf_limit = fw_bits_f32(0x7f7f8000u); break;
+	case ISA_DT_BF16: c->inf_limit = ns_bits_f32(0x7f7f8000u); break;
 	case ISA_DT_F16: c->inf_limit = 65520.0f; break;
 	default: c->inf_limit = INFINITY; break;
 	}
@@ -72,7 +72,7 @@ static uint32_t block_any_at_least(const float *v, size_t n, uint32_t lim)
 
 uint32_t fwsim_numchk_bias(const fwsim_numchk_t *c)
 {
-	return 0x80000000u - (c->want_inf ? fw_f32_bits(c->inf_limit) : 0x7f800000u);
+	return 0x80000000u - (c->want_inf ? ns_f32_bits(c->inf_limit) : 0x7f800000u);
 }
 
 void fwsim_numchk_block(fwsim_numchk_t *c, const float *v, size_t n, uint64_t flat0)
@@ -80,7 +80,7 @@ void fwsim_numchk_block(fwsim_numchk_t *c, const float *v, size_t n, uint64_t fl
 	/* Fast path (the common case, nothing bad): one max-reduction over the
 	 * block while it is still in L1. Only a suspicious block pays for the
 	 * exact count and the search of the first index. */
-	uint32_t lim = fw_f32_bits(c->inf_limit);
+	uint32_t lim = ns_f32_bits(c->inf_limit);
 	if (!block_any_at_least(v, n, c->want_inf ? lim : 0x7f800000u))
 		return;
 	/* exact count on the bit patterns: integer compares vectorise */

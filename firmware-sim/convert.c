@@ -18,7 +18,7 @@ static void f16_to_f32_f16c(const uint8_t *p, size_t n, float *out)
 	for (; i < n; i++) {
 		uint16_t h;
 		memcpy(&h, p + 2 * i, 2);
-		out[i] = fw_f16_to_f32(h);
+		out[i] = ns_f16_to_f32(h);
 	}
 }
 
@@ -30,7 +30,7 @@ static void f32_to_f16_f16c(uint8_t *p, size_t n, const float *in)
 		_mm_storeu_si128((__m128i *)(void *)(p + 2 * i),
 				 _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT));
 	for (; i < n; i++) {
-		uint16_t h = fw_f32_to_f16(in[i]);
+		uint16_t h = ns_f32_to_f16(in[i]);
 		memcpy(p + 2 * i, &h, 2);
 	}
 }
@@ -62,7 +62,7 @@ void fwsim_load_f32(uint32_t dt, const uint8_t *p, int64_t sb, size_t n, float *
 			return;
 		}
 		LOOP_LD(float, x_);
-	case ISA_DT_BF16: LOOP_LD(uint16_t, fw_bf16_to_f32(x_));
+	case ISA_DT_BF16: LOOP_LD(uint16_t, ns_bf16_to_f32(x_));
 	case ISA_DT_F16:
 #ifdef FWSIM_HAVE_F16C_PATH
 		if (sb == 2 && have_f16c()) {
@@ -70,7 +70,7 @@ void fwsim_load_f32(uint32_t dt, const uint8_t *p, int64_t sb, size_t n, float *
 			return;
 		}
 #endif
-		LOOP_LD(uint16_t, fw_f16_to_f32(x_));
+		LOOP_LD(uint16_t, ns_f16_to_f32(x_));
 	case ISA_DT_S32: LOOP_LD(int32_t, (float)x_);
 	case ISA_DT_S64: LOOP_LD(int64_t, (float)x_);
 	case ISA_DT_U32: LOOP_LD(uint32_t, (float)x_);
@@ -122,7 +122,7 @@ void fwsim_store_f32(uint32_t dt, uint8_t *p, int64_t sb, size_t n, const float 
 			return;
 		}
 		LOOP_ST(float, in[i]);
-	case ISA_DT_BF16: LOOP_ST(uint16_t, fw_f32_to_bf16(in[i]));
+	case ISA_DT_BF16: LOOP_ST(uint16_t, ns_f32_to_bf16(in[i]));
 	case ISA_DT_F16:
 #ifdef FWSIM_HAVE_F16C_PATH
 		if (sb == 2 && have_f16c()) {
@@ -130,7 +130,7 @@ void fwsim_store_f32(uint32_t dt, uint8_t *p, int64_t sb, size_t n, const float 
 			return;
 		}
 #endif
-		LOOP_ST(uint16_t, fw_f32_to_f16(in[i]));
+		LOOP_ST(uint16_t, ns_f32_to_f16(in[i]));
 	case ISA_DT_PRED: LOOP_ST(uint8_t, in[i] != 0);
 	default:
 		for (size_t i = 0; i < n; i++)

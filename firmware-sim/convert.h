@@ -6,77 +6,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "neuronsim/half.h"
 #include "neuronsim/isa.h"
-
-static inline uint32_t fw_f32_bits(float f)
-{
-	uint32_t u;
-	memcpy(&u, &f, 4);
-	return u;
-}
-
-static inline float fw_bits_f32(uint32_t u)
-{
-	float f;
-	memcpy(&f, &u, 4);
-	return f;
-}
-
-static inline float fw_bf16_to_f32(uint16_t h)
-{
-	return fw_bits_f32((uint32_t)h << 16);
-}
-
-/* Round to nearest even; NaN stays NaN (quietened) instead of rounding to Inf. */
-static inline uint16_t fw_f32_to_bf16(float f)
-{
-	uint32_t u = fw_f32_bits(f);
-	if ((u & 0x7fffffffu) > 0x7f800000u)
-		return (uint16_t)((u >> 16) | 0x40u);
-	u += 0x7fffu + ((u >> 16) & 1u);
-	return (uint16_t)(u >> 16);
-}
-
-/* IEEE binary16 by bit manipulation: exact, portable to compilers without
- * _Float16, and free of libgcc calls. */
-static inline float fw_f16_to_f32(uint16_t h)
-{
-	uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-	uint32_t exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
-	if (exp == 0x1f)
-		return fw_bits_f32(sign | 0x7f800000u | (man << 13));
-	if (exp == 0) {
-		/* zero or subnormal: man * 2^-24 is exact in f32 */
-		float v = (float)man * 0x1p-24f;
-		return sign ? -v : v;
-	}
-	return fw_bits_f32(sign | ((exp + 112u) << 23) | (man << 13));
-}
-
-static inline uint16_t fw_f32_to_f16(float f)
-{
-	uint32_t u = fw_f32_bits(f);
-	uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
-	uint32_t a = u & 0x7fffffffu;
-	if (a > 0x7f800000u) /* NaN: keep it a quiet NaN with the top payload bits */
-		return (uint16_t)(sign | 0x7e00u | ((a >> 13) & 0x3ffu));
-	if (a >= 0x477ff000u) /* rounds to >= 65520: Inf */
-		return (uint16_t)(sign | 0x7c00u);
-	if (a >= 0x38800000u) { /* normal in f16 */
-		uint32_t r = a - 0x38000000u; /* rebias exponent 127 -> 15 */
-		r += 0xfffu + ((r >> 13) & 1u);
-		return (uint16_t)(sign | (r >> 13));
-	}
-	if (a < 0x33000000u) /* below half the smallest subnormal: +-0 */
-		return sign;
-	/* subnormal: shift the full mantissa, round to nearest even */
-	uint32_t e = a >> 23, m = (a & 0x7fffffu) | 0x800000u;
-	uint32_t shift = 126u - e; /* 14..24 */
-	uint32_t q = m >> shift, rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1u);
-	if (rem > half || (rem == half && (q & 1u)))
-		q++;
-	return (uint16_t)(sign | q);
-}
 
 /* float -> integer of dtype dt: truncation toward zero, saturating at the
  * type's limits, NaN -> 0 (what XLA's CPU backend does). */
@@ -120,8 +51,8 @@ static inline float fw_ld_f32(uint32_t dt, const uint8_t *p)
 {
 	switch (dt) {
 	case ISA_DT_F32: { float v; memcpy(&v, p, 4); return v; }
-	case ISA_DT_BF16: { uint16_t v; memcpy(&v, p, 2); return fw_bf16_to_f32(v); }
-	case ISA_DT_F16: { uint16_t v; memcpy(&v, p, 2); return fw_f16_to_f32(v); }
+	case ISA_DT_BF16: { uint16_t v; memcpy(&v, p, 2); return ns_bf16_to_f32(v); }
+	case ISA_DT_F16: { uint16_t v; memcpy(&v, p, 2); return ns_f16_to_f32(v); }
 	case ISA_DT_S32: { int32_t v; memcpy(&v, p, 4); return (float)v; }
 	case ISA_DT_S64: { int64_t v; memcpy(&v, p, 8); return (float)v; }
 	case ISA_DT_U32: { uint32_t v; memcpy(&v, p, 4); return (float)v; }
@@ -160,8 +91,8 @@ static inline void fw_st_f32(uint32_t dt, uint8_t *p, float v)
 {
 	switch (dt) {
 	case ISA_DT_F32: memcpy(p, &v, 4); return;
-	case ISA_DT_BF16: { uint16_t h = fw_f32_to_bf16(v); memcpy(p, &h, 2); return; }
-	case ISA_DT_F16: { uint16_t h = fw_f32_to_f16(v); memcpy(p, &h, 2); return; }
+	case ISA_DT_BF16: { uint16_t h = ns_f32_to_bf16(v); memcpy(p, &h, 2); return; }
+	case ISA_DT_F16: { uint16_t h = ns_f32_to_f16(v); memcpy(p, &h, 2); return; }
 	case ISA_DT_PRED: *p = v != 0; return;
 	default: break;
 	}

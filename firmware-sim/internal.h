@@ -130,4 +130,9 @@ void fwsim_exec_fail(fwsim_exec_t *x, fwsim_status_t st, uint32_t e, uint32_t pc
 
 const char *fwsim_engine_name(uint32_t e);
 
+/* FUSED (kernels_fused.c): validates the descriptor ap1 points at and
+ * bounds-checks its extra operands (recording INVALID/OOB itself), then runs
+ * the program. Needs the job, unlike the kernels above. */
+fwsim_status_t fwsim_exec_fused(fwsim_exec_t *x, uint32_t e, uint32_t pc, fwsim_kargs_t *k);
+
 #endif /* FWSIM_INTERNAL_H */

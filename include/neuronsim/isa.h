@@ -14,7 +14,7 @@ extern "C" {
 /* Bump ISA_VERSION_MINOR for compatible additions (new opcodes, new sub-ops);
  * an incompatible change of the encoding is a new NEFF major version. */
 #define ISA_VERSION_MAJOR 1
-#define ISA_VERSION_MINOR 0
+#define ISA_VERSION_MINOR 1
 
 /* Engines of one NeuronCore. Each has its own instruction stream; streams
  * synchronise through the core's semaphores only. */
@@ -79,6 +79,9 @@ typedef enum isa_opcode {
 	ISA_OP_JUMP = 10,    /* any engine: if (ap0 scalar != 0) ^ INVERT, or always when
 				 n_ap == 0 or ap0.region == ISA_REGION_NONE, continue at
 				 insn param of the same stream */
+	ISA_OP_FUSED = 11,   /* vector: ap0 = program(inputs); ap1 = descriptor (u8 bytes in
+				 the constants region, isa_fused_desc_t), ap2, ap3 = the
+				 first inputs; added in ISA 1.1 */
 	ISA_OP_COUNT
 } isa_opcode_t;
 
@@ -116,6 +119,53 @@ static inline int isa_alu_arity(uint32_t op)
 		return 3;
 	return 0;
 }
+
+/* ---- ISA_OP_FUSED (ISA 1.1): one elementwise loop over a small program ----
+ *
+ * The descriptor is a byte block addressed by ap[1] (u8, rank 1, stride 1, in
+ * ISA_REGION_CONST, shape[0] = its exact size). It holds, in order and packed:
+ *   isa_fused_desc_t                      the header
+ *   isa_ap_t extra[n_inputs - n_direct]   inputs that do not fit in ap[2..3]
+ *   isa_fused_op_t code[n_code]           the program
+ * n_direct = n_ap - 2 = min(n_inputs, 2). Input i is loaded into register i
+ * with its dtype; the program runs over the whole output as if element by
+ * element; register out_reg (whose dtype is ap0's) is stored to ap0. Every
+ * input has ap0's shape (broadcast with stride 0). docs/isa.md has the rules. */
+#define ISA_FUSED_MAGIC 0x31445346u /* "FSD1" little-endian */
+#define ISA_FUSED_DIRECT 2          /* inputs carried in ap[2], ap[3] */
+#define ISA_FUSED_MAX_INPUTS 16
+#define ISA_FUSED_MAX_REGS 32
+#define ISA_FUSED_MAX_CODE 256
+
+/* Program ops beyond the ALU sub-ops (which keep their isa_alu_t value). */
+#define ISA_FUSED_CONVERT 256u /* dst = convert(src[0]) to dst dtype (COPY rules) */
+#define ISA_FUSED_CONST 257u   /* dst = imm in every lane */
+#define ISA_FUSED_OP_END 258u
+
+typedef struct isa_fused_desc {
+	uint32_t magic;     /* ISA_FUSED_MAGIC */
+	uint16_t n_inputs;  /* 1..ISA_FUSED_MAX_INPUTS (0 allowed: constant output) */
+	uint16_t n_code;    /* 1..ISA_FUSED_MAX_CODE */
+	uint8_t n_regs;     /* registers used, n_inputs..ISA_FUSED_MAX_REGS */
+	uint8_t out_reg;    /* < n_regs */
+	uint16_t pad;       /* zero */
+	uint32_t reserved;  /* zero */
+} isa_fused_desc_t;
+
+/* One program step: dst (with dtype) = op(src[0..arity)). Unused src entries
+ * and pad are zero; imm is used by ISA_FUSED_CONST only (the f64 bit pattern
+ * for a float dtype, an int64 for the others, pred 0/1) and zero otherwise. */
+typedef struct isa_fused_op {
+	uint16_t op;      /* isa_alu_t or ISA_FUSED_CONVERT / ISA_FUSED_CONST */
+	uint8_t dst;
+	uint8_t dtype;    /* dtype of dst after this step */
+	uint8_t src[3];
+	uint8_t pad;
+	uint64_t imm;
+} isa_fused_op_t;
+
+static_assert(sizeof(isa_fused_desc_t) == 16, "isa_fused_desc_t is part of the NEFF format");
+static_assert(sizeof(isa_fused_op_t) == 16, "isa_fused_op_t is part of the NEFF format");
 
 /* Activation functions (ISA_OP_ACTIVATE). */
 typedef enum isa_act {
@@ -202,6 +252,24 @@ static_assert(offsetof(isa_insn_t, ap) == 48, "isa_insn_t layout");
  * accesses fit their regions: region sizes are only known per execution. */
 int isa_insn_validate(const isa_insn_t *insn, uint32_t n_regions,
 		      uint32_t stream_len, char *err, size_t err_len);
+
+/* Checks a FUSED descriptor of len bytes (as read from memory) against the
+ * instruction insn that references it (already valid per isa_insn_validate):
+ * header, sizes, every extra operand as a structural ap check (region <
+ * n_regions, dtype, rank, shape equal to ap0's), and the program by simulating
+ * register dtypes (no read of an undefined register, op dtypes as for ALU,
+ * out_reg ends with ap0's dtype). Returns 0, or -1 with a message. desc need
+ * not be aligned. */
+int isa_fused_desc_validate(const isa_insn_t *insn, const uint8_t *desc, size_t len,
+			    uint32_t n_regions, char *err, size_t err_len);
+
+/* Byte size of a descriptor with these counts. */
+static inline size_t isa_fused_desc_size(uint32_t n_inputs, uint32_t n_code)
+{
+	uint32_t extra = n_inputs > ISA_FUSED_DIRECT ? n_inputs - ISA_FUSED_DIRECT : 0;
+	return sizeof(isa_fused_desc_t) + extra * sizeof(isa_ap_t) +
+	       n_code * sizeof(isa_fused_op_t);
+}
 
 /* Lower-case opcode names ("matmul", "alu", ...), "invalid" when unknown. */
 const char *isa_opcode_name(uint32_t op);

@@ -1,0 +1,368 @@
+/* Lowering of convolution to MATMULs: im2col per kernel position (forward and input-gradient shapes) or per output position (weight-gradient shapes), with feature and batch groups as the MATMUL batch dim. */
+#include <string.h>
+
+#include "lower_internal.h"
+
+/*
+ * With P the padded (and lhs-dilated) input, Y the output spatial sizes, KP the kernel
+ * spatial sizes, GE = feature_group_count * batch_group_count (one of them is 1):
+ *
+ *   per kernel position k (chosen when prod(KP) <= prod(Y)):
+ *     T[n, y, c]   = P[n, c, y*stride + k*dil]                 (one COPY, im2col)
+ *     Acc[g, m, o] (+)= T[g, m, c] * K[k][g, c, o]               (one MATMUL, groups
+ *                                                                 as its batch dim)
+ *     finally O = Acc (one COPY into the output layout)
+ *   per output position y (chosen otherwise, e.g. weight gradients whose "kernel" is
+ *   an activation map):
+ *     T[n, c, k]   = P[n, c, y*stride + k*dil]                 (one COPY)
+ *     O[y][g, n, o] = T[g, n, (c,k)] * K'[g, (c,k), o]           (one MATMUL; K' is the
+ *                                                                 kernel copied once)
+ */
+
+bool ncc_lower_conv_supports(const ncc_inst_t *inst, const char **out_reason)
+{
+	if (inst->op != NCC_OP_CONVOLUTION)
+		return false;
+	if (!inst->conv || !inst->window || inst->noperands != 2) {
+		*out_reason = "unsupported convolution without window or dim_labels";
+		return false;
+	}
+	if (inst->feature_group_count > 1 && inst->batch_group_count > 1) {
+		*out_reason = "unsupported convolution with both feature and batch groups";
+		return false;
+	}
+	if (inst->conv->nspatial != inst->window->n) {
+		*out_reason = "unsupported convolution: window rank differs from the spatial rank";
+		return false;
+	}
+	if (inst->operands[0]->shape.etype != inst->operands[1]->shape.etype) {
+		*out_reason = "unsupported convolution with different input and kernel types";
+		return false;
+	}
+	return true;
+}
+
+ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
+{
+	ncc_view_t x, k, out;
+	ncc_status_t st = ncc_lower_operand_view(ctx, inst, 0, &x);
+	if (st == NCC_OK)
+		st = ncc_lower_operand_view(ctx, inst, 1, &k);
+	if (st == NCC_OK)
+		st = ncc_lower_output_view(ctx, inst, 0, &out);
+	if (st != NCC_OK || ncc_view_elements(&out) == 0)
+		return st;
+	const ncc_conv_dnums_t *dn = inst->conv;
+	const ncc_window_t *w = inst->window;
+	int32_t ns = dn->nspatial;
+	int64_t G = inst->feature_group_count > 1 ? inst->feature_group_count : 1;
+	int64_t BG = inst->batch_group_count > 1 ? inst->batch_group_count : 1;
+	int64_t GE = G * BG;
+	int64_t N = x.dims[dn->in_batch], C = x.dims[dn->in_feature];
+	int64_t Cout = out.dims[dn->out_feature];
+	int64_t Nb = N / BG, Cg = C / G, On = Cout / GE;
+	int64_t Ci = k.dims[dn->k_in_feature];
+	if (Ci != (BG > 1 ? C : Cg) || Nb != out.dims[dn->out_batch])
+		return ncc_lower_fail(ctx, inst, NCC_ERR_VERIFY, "inconsistent convolution groups");
+	int64_t es = (int64_t)isa_dtype_size(x.dtype);
+
+	/* P: zero padded / lhs-dilated input (the input itself when neither applies) */
+	bool need_pad = false;
+	for (int32_t s = 0; s < ns; s++)
+		if (w->dims[s].pad_lo || w->dims[s].pad_hi || w->dims[s].lhs_dilation != 1)
+			need_pad = true;
+	ncc_view_t p = x;
+	if (need_pad) {
+		int64_t pd[NCC_MAX_RANK];
+		for (int32_t d = 0; d < x.rank; d++)
+			pd[d] = x.dims[d];
+		for (int32_t s = 0; s < ns; s++) {
+			int64_t d = dn->in_spatial[s], n = x.dims[d];
+			int64_t dil = w->dims[s].lhs_dilation;
+			pd[d] = (n > 0 ? (n - 1) * dil + 1 : 0) + w->dims[s].pad_lo + w->dims[s].pad_hi;
+			if (pd[d] < 0)
+				pd[d] = 0;
+		}
+		ncc_view_t zero;
+		st = ncc_lower_temp_view(ctx, x.dtype, x.rank, pd, &p);
+		if (st == NCC_OK)
+			st = ncc_lower_const_scalar(ctx, x.dtype, 0, &zero);
+		if (st != NCC_OK)
+			return st;
+		ncc_view_t z = ncc_view_bcast_scalar(&zero, p.rank, p.dims);
+		st = ncc_lower_copy(ctx, inst, &p, &z);
+		if (st != NCC_OK)
+			return st;
+		/* x[i] goes to lo + i*dil; negative lo crops */
+		ncc_view_t src = x, dst = p;
+		int64_t soff = (int64_t)x.offset, doff = (int64_t)p.offset;
+		bool empty = false;
+		for (int32_t s = 0; s < ns; s++) {
+			int64_t d = dn->in_spatial[s];
+			int64_t step = w->dims[s].lhs_dilation, lo = w->dims[s].pad_lo;
+			int64_t i0 = lo < 0 ? (-lo + step - 1) / step : 0;
+			int64_t last = p.dims[d] - 1 - lo;
+			int64_t i1 = last < 0 ? -1 : last / step;
+			if (i1 > x.dims[d] - 1)
+				i1 = x.dims[d] - 1;
+			int64_t cnt = i1 - i0 + 1;
+			if (cnt <= 0) {
+				empty = true;
+				break;
+			}
+			soff += i0 * x.strides[d] * es;
+			src.dims[d] = cnt;
+			doff += (lo + i0 * step) * p.strides[d] * es;
+			dst.dims[d] = cnt;
+			dst.strides[d] = p.strides[d] * step;
+		}
+		if (!empty) {
+			src.offset = (uint64_t)soff;
+			dst.offset = (uint64_t)doff;
+			st = ncc_lower_copy(ctx, inst, &dst, &src);
+			if (st != NCC_OK)
+				return st;
+		}
+	}
+	int64_t Y[NCC_MAX_RANK], KS[NCC_MAX_RANK], ny = 1, nk = 1;
+	for (int32_t s = 0; s < ns; s++) {
+		Y[s] = out.dims[dn->out_spatial[s]];
+		KS[s] = k.dims[dn->k_spatial[s]];
+		ny *= Y[s];
+		nk *= KS[s];
+	}
+	/* kernel view with reversed spatial dims where the window says so */
+	ncc_view_t kv = k;
+	for (int32_t s = 0; s < ns; s++)
+		if (w->dims[s].reversal && KS[s] > 0) {
+			int64_t d = dn->k_spatial[s];
+			kv.offset = (uint64_t)((int64_t)kv.offset + (KS[s] - 1) * kv.strides[d] * es);
+			kv.strides[d] = -kv.strides[d];
+		}
+	isa_dtype_t mdt = x.dtype; /* MATMUL operand type */
+
+	if (nk == 1 && GE == 1) {
+		/* ---- 1x1 windows (pointwise convolutions): when the spatial dims of the
+		 * input window and of the output each fold into one, a single batched MATMUL
+		 * [N, Y, C] x [C, O] -> [N, Y, O] reads and writes them in place (no im2col,
+		 * no accumulator) ---- */
+		int64_t ys_in = 0, ys_out = 0;
+		bool ok = true;
+		int32_t last = -1;
+		for (int32_t s = ns - 1; s >= 0 && ok; s--) {
+			int64_t d = dn->in_spatial[s], od = dn->out_spatial[s];
+			int64_t si = p.strides[d] * w->dims[s].stride, so = out.strides[od];
+			if (Y[s] == 1)
+				continue;
+			if (last < 0) {
+				ys_in = si;
+				ys_out = so;
+			} else {
+				int64_t pd = dn->in_spatial[last], pod = dn->out_spatial[last];
+				ok = si == p.strides[pd] * w->dims[last].stride * Y[last] &&
+				     so == out.strides[pod] * Y[last];
+			}
+			last = s;
+		}
+		if (ok) {
+			int64_t koff = (int64_t)kv.offset;
+			isa_insn_t in = isa_insn_init(ISA_OP_MATMUL, 0);
+			in.n_ap = 3;
+			isa_ap_t *a0 = &in.ap[0], *a1 = &in.ap[1], *a2 = &in.ap[2];
+			a1->region = p.region; a1->dtype = (uint8_t)mdt; a1->offset = p.offset; a1->rank = 3;
+			a1->shape[0] = (uint64_t)N; a1->stride[0] = N > 1 ? p.strides[dn->in_batch] : 0;
+			a1->shape[1] = (uint64_t)ny; a1->stride[1] = ny > 1 ? ys_in : 0;
+			a1->shape[2] = (uint64_t)C; a1->stride[2] = p.strides[dn->in_feature];
+			a2->region = kv.region; a2->dtype = (uint8_t)mdt; a2->offset = (uint64_t)koff; a2->rank = 3;
+			a2->shape[0] = (uint64_t)N; a2->stride[0] = 0;
+			a2->shape[1] = (uint64_t)C; a2->stride[1] = kv.strides[dn->k_in_feature];
+			a2->shape[2] = (uint64_t)Cout; a2->stride[2] = kv.strides[dn->k_out_feature];
+			a0->region = out.region; a0->dtype = (uint8_t)out.dtype; a0->offset = out.offset; a0->rank = 3;
+			a0->shape[0] = (uint64_t)N; a0->stride[0] = N > 1 ? out.strides[dn->out_batch] : 0;
+			a0->shape[1] = (uint64_t)ny; a0->stride[1] = ny > 1 ? ys_out : 0;
+			a0->shape[2] = (uint64_t)Cout; a0->stride[2] = out.strides[dn->out_feature];
+			return ncc_lower_emit(ctx, inst, ISA_ENGINE_TENSOR, &in, NULL);
+		}
+	}
+	if (nk <= ny) {
+		/* ---- per kernel position ---- */
+		isa_dtype_t adt = isa_dtype_is_float(out.dtype) ? ISA_DT_F32 : out.dtype;
+		int64_t ad[2] = { Nb * ny, Cout };
+		int64_t td[NCC_MAX_RANK];
+		int32_t tr = 0;
+		td[tr++] = N;
+		for (int32_t s = 0; s < ns; s++)
+			td[tr++] = Y[s];
+		td[tr++] = C;
+		ncc_view_t acc, t;
+		bool dwc = BG == 1 && G == C && Cg == 1 && On == 1 && mdt == ISA_DT_F32 && adt == ISA_DT_F32;
+		st = ncc_lower_temp_view(ctx, adt, 2, ad, &acc);
+		if (st == NCC_OK && !dwc)
+			st = ncc_lower_temp_view(ctx, mdt, tr, td, &t);
+		if (st != NCC_OK)
+			return st;
+		/* depthwise (one input and one output channel per group) in f32: per kernel
+		 * position one ALU FMA acc += X_k * broadcast(W_k) straight from the strided
+		 * window, no im2col copy and no degenerate MATMULs */
+		bool dw = dwc;
+		for (int64_t kp = 0; kp < nk; kp++) {
+			int64_t ki[NCC_MAX_RANK], rem = kp;
+			for (int32_t s = ns - 1; s >= 0; s--) {
+				ki[s] = rem % KS[s];
+				rem /= KS[s];
+			}
+			/* window view [N, Y..., C] of P for this kernel position */
+			ncc_view_t xv = p;
+			int64_t off = (int64_t)p.offset;
+			xv.rank = tr;
+			xv.dims[0] = N;
+			xv.strides[0] = p.strides[dn->in_batch];
+			for (int32_t s = 0; s < ns; s++) {
+				int64_t d = dn->in_spatial[s];
+				xv.dims[1 + s] = Y[s];
+				xv.strides[1 + s] = p.strides[d] * w->dims[s].stride;
+				off += ki[s] * w->dims[s].rhs_dilation * p.strides[d] * es;
+			}
+			xv.dims[tr - 1] = C;
+			xv.strides[tr - 1] = p.strides[dn->in_feature];
+			xv.offset = (uint64_t)off;
+			int64_t koff = (int64_t)kv.offset;
+			for (int32_t s = 0; s < ns; s++)
+				koff += ki[s] * kv.strides[dn->k_spatial[s]] * es;
+			if (dw) {
+				ncc_view_t av = ncc_view_dense(acc.region, acc.offset, adt, tr, td);
+				ncc_view_t wv = av;
+				wv.region = kv.region;
+				wv.dtype = mdt;
+				wv.offset = (uint64_t)koff;
+				for (int32_t i = 0; i < tr; i++)
+					wv.strides[i] = i == tr - 1 ? kv.strides[dn->k_out_feature] : 0;
+				ncc_view_t a3[3] = { xv, wv, av };
+				st = ncc_lower_alu(ctx, inst, kp == 0 ? ISA_ALU_MUL : ISA_ALU_FMA, &av,
+						   kp == 0 ? 2 : 3, a3);
+				if (st != NCC_OK)
+					return st;
+				continue;
+			}
+			st = ncc_lower_copy(ctx, inst, &t, &xv);
+			if (st != NCC_OK)
+				return st;
+			isa_insn_t in = isa_insn_init(ISA_OP_MATMUL, 0);
+			in.n_ap = 3;
+			in.flags = kp > 0 ? ISA_F_ACCUMULATE : 0;
+			isa_ap_t *a0 = &in.ap[0], *a1 = &in.ap[1], *a2 = &in.ap[2];
+			int64_t M = BG > 1 ? Nb * ny : N * ny, Kc = BG > 1 ? C : Cg;
+			a1->region = t.region; a1->dtype = (uint8_t)mdt; a1->offset = t.offset; a1->rank = 3;
+			a1->shape[0] = (uint64_t)GE; a1->stride[0] = BG > 1 ? Nb * ny * C : Cg;
+			a1->shape[1] = (uint64_t)M; a1->stride[1] = C;
+			a1->shape[2] = (uint64_t)Kc; a1->stride[2] = 1;
+			int64_t sko = kv.strides[dn->k_out_feature], ski = kv.strides[dn->k_in_feature];
+			a2->region = kv.region; a2->dtype = (uint8_t)mdt; a2->offset = (uint64_t)koff; a2->rank = 3;
+			a2->shape[0] = (uint64_t)GE; a2->stride[0] = On * sko;
+			a2->shape[1] = (uint64_t)Kc; a2->stride[1] = ski;
+			a2->shape[2] = (uint64_t)On; a2->stride[2] = sko;
+			a0->region = acc.region; a0->dtype = (uint8_t)adt; a0->offset = acc.offset; a0->rank = 3;
+			a0->shape[0] = (uint64_t)GE; a0->stride[0] = On;
+			a0->shape[1] = (uint64_t)M; a0->stride[1] = Cout;
+			a0->shape[2] = (uint64_t)On; a0->stride[2] = 1;
+			st = ncc_lower_emit(ctx, inst, ISA_ENGINE_TENSOR, &in, NULL);
+			if (st != NCC_OK)
+				return st;
+		}
+		/* O[b, o, y] = Acc[(b, y), o] */
+		ncc_view_t ov = out;
+		ncc_view_t av = acc;
+		av.rank = out.rank;
+		av.dims[dn->out_batch] = Nb;
+		av.strides[dn->out_batch] = ny * Cout;
+		av.dims[dn->out_feature] = Cout;
+		av.strides[dn->out_feature] = 1;
+		int64_t sy = Cout;
+		for (int32_t s = ns - 1; s >= 0; s--) {
+			av.dims[dn->out_spatial[s]] = Y[s];
+			av.strides[dn->out_spatial[s]] = sy;
+			sy *= Y[s];
+		}
+		return ncc_lower_copy(ctx, inst, &ov, &av);
+	}
+
+	/* ---- per output position ---- */
+	int64_t kd[NCC_MAX_RANK];
+	int32_t kr = 0;
+	ncc_view_t kperm = kv;
+	kd[kr] = Ci;
+	kperm.dims[kr] = Ci;
+	kperm.strides[kr++] = kv.strides[dn->k_in_feature];
+	for (int32_t s = 0; s < ns; s++) {
+		kd[kr] = KS[s];
+		kperm.dims[kr] = KS[s];
+		kperm.strides[kr++] = kv.strides[dn->k_spatial[s]];
+	}
+	kd[kr] = Cout;
+	kperm.dims[kr] = Cout;
+	kperm.strides[kr++] = kv.strides[dn->k_out_feature];
+	kperm.rank = kr;
+	ncc_view_t kt, t;
+	st = ncc_lower_temp_view(ctx, mdt, kr, kd, &kt);
+	if (st == NCC_OK)
+		st = ncc_lower_copy(ctx, inst, &kt, &kperm);
+	int64_t td[NCC_MAX_RANK];
+	int32_t tr = 0;
+	td[tr++] = N;
+	td[tr++] = C;
+	for (int32_t s = 0; s < ns; s++)
+		td[tr++] = KS[s];
+	if (st == NCC_OK)
+		st = ncc_lower_temp_view(ctx, mdt, tr, td, &t);
+	if (st != NCC_OK)
+		return st;
+	for (int64_t yp = 0; yp < ny; yp++) {
+		int64_t yi[NCC_MAX_RANK], rem = yp;
+		for (int32_t s = ns - 1; s >= 0; s--) {
+			yi[s] = rem % Y[s];
+			rem /= Y[s];
+		}
+		ncc_view_t xv = p;
+		int64_t off = (int64_t)p.offset;
+		xv.rank = tr;
+		xv.dims[0] = N;
+		xv.strides[0] = p.strides[dn->in_batch];
+		xv.dims[1] = C;
+		xv.strides[1] = p.strides[dn->in_feature];
+		for (int32_t s = 0; s < ns; s++) {
+			int64_t d = dn->in_spatial[s];
+			xv.dims[2 + s] = KS[s];
+			xv.strides[2 + s] = p.strides[d] * w->dims[s].rhs_dilation;
+			off += yi[s] * w->dims[s].stride * p.strides[d] * es;
+		}
+		xv.offset = (uint64_t)off;
+		st = ncc_lower_copy(ctx, inst, &t, &xv);
+		if (st != NCC_OK)
+			return st;
+		int64_t ooff = (int64_t)out.offset;
+		int64_t oes = (int64_t)isa_dtype_size(out.dtype);
+		for (int32_t s = 0; s < ns; s++)
+			ooff += yi[s] * out.strides[dn->out_spatial[s]] * oes;
+		isa_insn_t in = isa_insn_init(ISA_OP_MATMUL, 0);
+		in.n_ap = 3;
+		isa_ap_t *a0 = &in.ap[0], *a1 = &in.ap[1], *a2 = &in.ap[2];
+		int64_t Mb = BG > 1 ? Nb : N, Kc = (BG > 1 ? C : Cg) * nk;
+		a1->region = t.region; a1->dtype = (uint8_t)mdt; a1->offset = t.offset; a1->rank = 3;
+		a1->shape[0] = (uint64_t)GE; a1->stride[0] = BG > 1 ? Nb * C * nk : Cg * nk;
+		a1->shape[1] = (uint64_t)Mb; a1->stride[1] = C * nk;
+		a1->shape[2] = (uint64_t)Kc; a1->stride[2] = 1;
+		a2->region = kt.region; a2->dtype = (uint8_t)mdt; a2->offset = kt.offset; a2->rank = 3;
+		a2->shape[0] = (uint64_t)GE; a2->stride[0] = On;
+		a2->shape[1] = (uint64_t)Kc; a2->stride[1] = Cout;
+		a2->shape[2] = (uint64_t)On; a2->stride[2] = 1;
+		int64_t sof = out.strides[dn->out_feature], sob = out.strides[dn->out_batch];
+		a0->region = out.region; a0->dtype = (uint8_t)out.dtype; a0->offset = (uint64_t)ooff; a0->rank = 3;
+		a0->shape[0] = (uint64_t)GE; a0->stride[0] = On * sof;
+		a0->shape[1] = (uint64_t)Mb; a0->stride[1] = sob;
+		a0->shape[2] = (uint64_t)On; a0->stride[2] = sof;
+		st = ncc_lower_emit(ctx, inst, ISA_ENGINE_TENSOR, &in, NULL);
+		if (st != NCC_OK)
+			return st;
+	}
+	return NCC_OK;
+}

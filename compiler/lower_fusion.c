@@ -1,0 +1,407 @@
+/* Lowers a kLoop fusion of elementwise ops to one ISA FUSED instruction: input views, a register program, a descriptor in the constants. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lower_ctx.h"
+#include "passes.h"
+
+#define LF_MAX_VIEWS (1 + ISA_FUSED_MAX_INPUTS)
+
+typedef struct lf_input {
+	const ncc_inst_t *src;   /* the parameter or broadcast it stands for */
+	ncc_view_t view;         /* at the fusion's output dims */
+} lf_input_t;
+
+typedef struct lf {
+	ncc_lower_ctx_t *ctx;
+	const ncc_inst_t *inst;
+	const ncc_shape_t *oshape;
+	lf_input_t in[ISA_FUSED_MAX_INPUTS];
+	int32_t nin;
+	isa_fused_op_t code[ISA_FUSED_MAX_CODE];
+	int32_t ncode;
+	int32_t nregs;
+} lf_t;
+
+/* The view of fusion operand `param` seen at the output dims: k-th operand
+ * dim goes to output dim map[k] (identity when map is NULL), others
+ * broadcast with stride 0; a rank-0 operand broadcasts everywhere. */
+static ncc_status_t input_view(lf_t *f, const ncc_inst_t *param, const ncc_ilist_t *map,
+			       ncc_view_t *out)
+{
+	ncc_view_t v;
+	ncc_status_t st = ncc_lower_operand_view(f->ctx, f->inst, (int32_t)param->parameter_number,
+						 &v);
+	if (st)
+		return st;
+	ncc_view_t w = v;
+	w.rank = f->oshape->rank;
+	for (int32_t k = 0; k < w.rank; k++) {
+		w.dims[k] = f->oshape->dims[k];
+		w.strides[k] = 0;
+	}
+	if (map) {
+		for (int32_t k = 0; k < map->n && k < v.rank; k++)
+			w.strides[map->v[k]] = v.strides[k];
+	} else if (v.rank == w.rank) {
+		for (int32_t k = 0; k < w.rank; k++)
+			w.strides[k] = v.strides[k];
+	} else if (v.rank != 0) {
+		return ncc_lower_fail(f->ctx, f->inst, NCC_ERR_UNSUPPORTED,
+				      "unsupported fusion: operand of rank %d used at rank %d",
+				      v.rank, w.rank);
+	}
+	*out = w;
+	return NCC_OK;
+}
+
+/* Input register for fused value x (a parameter, or a broadcast of one); the
+ * same source always gets the same input. */
+static ncc_status_t get_input(lf_t *f, const ncc_inst_t *x, int32_t *out_reg)
+{
+	for (int32_t i = 0; i < f->nin; i++)
+		if (f->in[i].src == x) {
+			*out_reg = i;
+			return NCC_OK;
+		}
+	if (f->nin >= ISA_FUSED_MAX_INPUTS)
+		return ncc_lower_fail(f->ctx, f->inst, NCC_ERR_UNSUPPORTED,
+				      "unsupported fusion: more than %d inputs", ISA_FUSED_MAX_INPUTS);
+	const ncc_inst_t *param = x->op == NCC_OP_BROADCAST ? x->operands[0] : x;
+	ncc_status_t st = input_view(f, param, x->op == NCC_OP_BROADCAST ? &x->dimensions : NULL,
+				     &f->in[f->nin].view);
+	if (st)
+		return st;
+	f->in[f->nin].src = x;
+	*out_reg = f->nin++;
+	return NCC_OK;
+}
+
+static bool is_scalar_const(const ncc_inst_t *x)
+{
+	return x->op == NCC_OP_CONSTANT && x->shape.rank == 0 && x->literal.present &&
+	       !x->literal.elided && x->literal.data;
+}
+
+/* The program in SSA form first (one virtual value per fused instruction):
+ * vreg = aux_i - 1. Inputs are virtual values 0..nin-1 as well. */
+typedef struct vstep {
+	uint32_t op;
+	int32_t dst;          /* virtual value */
+	int32_t src[3];
+	int nsrc;
+	isa_dtype_t dtype;
+	uint64_t imm;
+} vstep_t;
+
+static ncc_status_t const_imm(lf_t *f, const ncc_inst_t *c, isa_dtype_t dt, uint64_t *out)
+{
+	if (isa_dtype_is_float(dt)) {
+		double d = ncc_literal_get_f64(&c->literal, 0);
+		memcpy(out, &d, 8);
+	} else {
+		int64_t v = ncc_literal_get_i64(&c->literal, 0);
+		*out = dt == ISA_DT_PRED ? (uint64_t)(v != 0) : (uint64_t)v;
+	}
+	(void)f;
+	return NCC_OK;
+}
+
+/* Folds the views' common dims (drop size-1, merge dims contiguous in all of
+ * them) like the simulator's iterator; returns the folded rank, -1 if empty. */
+static int fold_views(int n, const ncc_view_t *v, uint64_t *shape, int64_t (*stride)[NCC_MAX_RANK])
+{
+	int r = 0;
+	for (int32_t k = 0; k < v[0].rank; k++) {
+		int64_t sz = v[0].dims[k];
+		if (sz == 0)
+			return -1;
+		if (sz == 1)
+			continue;
+		bool merge = r > 0;
+		for (int i = 0; i < n && merge; i++)
+			merge = stride[i][r - 1] == v[i].strides[k] * sz;
+		int d = merge ? r - 1 : r++;
+		if (merge)
+			shape[d] *= (uint64_t)sz;
+		else
+			shape[d] = (uint64_t)sz;
+		for (int i = 0; i < n; i++)
+			stride[i][d] = v[i].strides[k];
+	}
+	return r;
+}
+
+static isa_ap_t make_ap(const ncc_view_t *v, uint64_t off, int rank, const uint64_t *shape,
+			const int64_t *stride)
+{
+	isa_ap_t ap;
+	memset(&ap, 0, sizeof(ap));
+	ap.region = v->region;
+	ap.dtype = (uint8_t)v->dtype;
+	ap.rank = (uint8_t)rank;
+	ap.offset = off;
+	for (int k = 0; k < rank; k++) {
+		ap.shape[k] = shape[k];
+		ap.stride[k] = stride[k];
+	}
+	return ap;
+}
+
+/* Emits one FUSED instruction per slice of the folded outer dims (one when
+ * the folded rank fits ISA_MAX_RANK). */
+static ncc_status_t emit_all(lf_t *f, const ncc_view_t *out, uint8_t out_reg)
+{
+	int n = 1 + f->nin;
+	ncc_view_t v[LF_MAX_VIEWS];
+	v[0] = *out;
+	for (int32_t i = 0; i < f->nin; i++)
+		v[1 + i] = f->in[i].view;
+	uint64_t shape[NCC_MAX_RANK];
+	int64_t stride[LF_MAX_VIEWS][NCC_MAX_RANK];
+	int r = fold_views(n, v, shape, stride);
+	if (r < 0)
+		return NCC_OK; /* no elements */
+	int outer = r > ISA_MAX_RANK ? r - ISA_MAX_RANK : 0;
+	uint64_t nslices = 1;
+	for (int k = 0; k < outer; k++)
+		nslices *= shape[k];
+	size_t len = isa_fused_desc_size((uint32_t)f->nin, (uint32_t)f->ncode);
+	uint8_t *buf = calloc(1, len);
+	if (!buf)
+		return ncc_lower_fail(f->ctx, f->inst, NCC_ERR_NOMEM, "out of memory");
+	ncc_status_t st = NCC_OK;
+	for (uint64_t s = 0; s < nslices && !st; s++) {
+		/* byte offset of this slice in every view */
+		uint64_t off[LF_MAX_VIEWS];
+		uint64_t rem = s;
+		for (int i = 0; i < n; i++)
+			off[i] = v[i].offset;
+		for (int k = outer - 1; k >= 0; k--) {
+			uint64_t ik = rem % shape[k];
+			rem /= shape[k];
+			for (int i = 0; i < n; i++)
+				off[i] += (uint64_t)((int64_t)ik * stride[i][k] *
+						     (int64_t)isa_dtype_size(v[i].dtype));
+		}
+		isa_ap_t aps[LF_MAX_VIEWS];
+		for (int i = 0; i < n; i++)
+			aps[i] = make_ap(&v[i], off[i], r - outer, shape + outer, stride[i] + outer);
+		isa_fused_desc_t h;
+		memset(&h, 0, sizeof(h));
+		h.magic = ISA_FUSED_MAGIC;
+		h.n_inputs = (uint16_t)f->nin;
+		h.n_code = (uint16_t)f->ncode;
+		h.n_regs = (uint8_t)f->nregs;
+		h.out_reg = out_reg;
+		uint8_t *p = buf;
+		memcpy(p, &h, sizeof(h));
+		p += sizeof(h);
+		int ndir = f->nin < ISA_FUSED_DIRECT ? f->nin : ISA_FUSED_DIRECT;
+		for (int i = ndir; i < f->nin; i++, p += sizeof(isa_ap_t))
+			memcpy(p, &aps[1 + i], sizeof(isa_ap_t));
+		memcpy(p, f->code, sizeof(isa_fused_op_t) * (size_t)f->ncode);
+		uint64_t doff;
+		if ((st = ncc_lower_add_const(f->ctx, buf, len, &doff)))
+			break;
+		isa_insn_t insn = isa_insn_init(ISA_OP_FUSED, 0);
+		insn.n_ap = (uint8_t)(2 + ndir);
+		insn.ap[0] = aps[0];
+		uint64_t dl[1] = { len };
+		insn.ap[1] = isa_ap_contig(ISA_REGION_CONST, doff, ISA_DT_U8, 1, dl);
+		for (int i = 0; i < ndir; i++)
+			insn.ap[2 + i] = aps[1 + i];
+		/* the compiler checks what it emits with the simulator's own rules */
+		char msg[200];
+		if (isa_insn_validate(&insn, ISA_REGION_NONE, 1, msg, sizeof(msg)) ||
+		    isa_fused_desc_validate(&insn, buf, len, ISA_REGION_NONE, msg, sizeof(msg))) {
+			st = ncc_lower_fail(f->ctx, f->inst, NCC_ERR_INTERNAL,
+					    "internal: invalid fused instruction: %s", msg);
+			break;
+		}
+		st = ncc_lower_emit(f->ctx, f->inst, ISA_ENGINE_VECTOR, &insn, NULL);
+	}
+	free(buf);
+	return st;
+}
+
+ncc_status_t ncc_lower_fusion(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
+{
+	const ncc_comp_t *fc = inst->calls;
+	if (!fc || !fc->root || !ncc_shape_is_array(&fc->root->shape))
+		return ncc_lower_fail(ctx, inst, NCC_ERR_UNSUPPORTED,
+				      "unsupported fusion: no computation or a tuple result");
+	lf_t *f = calloc(1, sizeof(*f));
+	if (!f)
+		return ncc_lower_fail(ctx, inst, NCC_ERR_NOMEM, "out of memory");
+	f->ctx = ctx;
+	f->inst = inst;
+	f->oshape = &inst->shape;
+	ncc_status_t st = NCC_OK;
+	int32_t nv = fc->ninsts;
+	vstep_t *vs = calloc((size_t)nv + 1, sizeof(*vs));
+	int32_t *val = calloc((size_t)nv + 1, sizeof(int32_t)); /* fused inst -> value, -1 none */
+	int32_t *last = calloc((size_t)nv + ISA_FUSED_MAX_INPUTS + 2, sizeof(int32_t));
+	int32_t nvs = 0;
+	if (!vs || !val || !last) {
+		st = ncc_lower_fail(ctx, inst, NCC_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	for (int32_t i = 0; i < nv; i++)
+		fc->insts[i]->aux_i = i;
+
+	/* pass 1: inputs (they must take registers 0..nin-1) */
+	for (int32_t i = 0; i < nv && !st; i++) {
+		const ncc_inst_t *x = fc->insts[i];
+		val[i] = -1;
+		if (x->op == NCC_OP_BROADCAST && x->noperands == 1 &&
+		    x->operands[0]->op == NCC_OP_PARAMETER) {
+			st = get_input(f, x, &val[i]);
+		} else if (x->op == NCC_OP_PARAMETER) {
+			/* used directly by an op (or as the root): at output dims, or
+			 * a scalar broadcast everywhere */
+			bool direct = x == fc->root;
+			for (int32_t j = i + 1; j < nv && !direct; j++)
+				for (int32_t k = 0; k < fc->insts[j]->noperands; k++)
+					direct |= fc->insts[j]->operands[k] == x &&
+						  fc->insts[j]->op != NCC_OP_BROADCAST;
+			if (direct)
+				st = get_input(f, x, &val[i]);
+		}
+	}
+	if (st)
+		goto out;
+	int32_t nvals = f->nin;
+
+	/* pass 2: the steps, on virtual values */
+	for (int32_t i = 0; i < nv && !st; i++) {
+		const ncc_inst_t *x = fc->insts[i];
+		if (val[i] >= 0 || x->op == NCC_OP_PARAMETER)
+			continue;
+		isa_dtype_t dt;
+		if (!ncc_shape_is_array(&x->shape) || ncc_lower_dtype(x->shape.etype, &dt)) {
+			st = ncc_lower_fail(ctx, inst, NCC_ERR_UNSUPPORTED,
+					    "unsupported fusion: '%s' has type %s", x->name,
+					    ncc_etype_name(x->shape.etype));
+			break;
+		}
+		vstep_t *s = &vs[nvs];
+		s->dtype = dt;
+		const ncc_inst_t *cst = NULL;
+		if (is_scalar_const(x))
+			cst = x;
+		else if (x->op == NCC_OP_BROADCAST && x->noperands == 1 &&
+			 is_scalar_const(x->operands[0]))
+			cst = x->operands[0];
+		if (cst) {
+			s->op = ISA_FUSED_CONST;
+			const_imm(f, cst, dt, &s->imm);
+		} else if (x->op == NCC_OP_CONSTANT && x->noperands == 0) {
+			st = ncc_lower_fail(ctx, inst, NCC_ERR_UNSUPPORTED,
+					    "unsupported fusion: non-scalar constant '%s'", x->name);
+			break;
+		} else {
+			int op = ncc_pass_fused_op(x);
+			if (op < 0 || x->noperands > 3) {
+				st = ncc_lower_fail(ctx, inst, NCC_ERR_UNSUPPORTED,
+						    "unsupported fusion: '%s' (%s) cannot be fused",
+						    x->name, ncc_opcode_name(x->op));
+				break;
+			}
+			s->op = (uint32_t)op;
+			s->nsrc = x->noperands;
+			for (int32_t k = 0; k < x->noperands; k++) {
+				int32_t oi = (int32_t)x->operands[k]->aux_i;
+				if (val[oi] < 0) {
+					st = ncc_lower_fail(ctx, inst, NCC_ERR_INTERNAL,
+							    "internal: fusion operand '%s' has no value",
+							    x->operands[k]->name);
+					break;
+				}
+				s->src[k] = val[oi];
+			}
+			if (st)
+				break;
+		}
+		s->dst = nvals;
+		val[i] = nvals++;
+		nvs++;
+	}
+	if (st)
+		goto out;
+	int32_t root_val = val[fc->root->aux_i];
+	if (root_val < f->nin) {
+		/* the root is an input (a parameter or a broadcast): copy it */
+		isa_dtype_t dt;
+		ncc_lower_dtype(fc->root->shape.etype, &dt);
+		vs[nvs] = (vstep_t){ .op = ISA_FUSED_CONVERT, .dst = nvals, .src = { root_val },
+				     .nsrc = 1, .dtype = dt };
+		root_val = nvals++;
+		nvs++;
+	}
+	if (nvs > ISA_FUSED_MAX_CODE) {
+		st = ncc_lower_fail(ctx, inst, NCC_ERR_UNSUPPORTED,
+				    "unsupported fusion: %d steps (at most %d)", nvs, ISA_FUSED_MAX_CODE);
+		goto out;
+	}
+
+	/* register allocation: a value's register is free after its last use
+	 * (a step may write a register it reads: the simulator's loops are
+	 * element by element) */
+	for (int32_t v = 0; v < nvals; v++)
+		last[v] = -1;
+	for (int32_t s = 0; s < nvs; s++)
+		for (int k = 0; k < vs[s].nsrc; k++)
+			last[vs[s].src[k]] = s;
+	last[root_val] = nvs; /* live to the end */
+	int32_t reg_of[ISA_FUSED_MAX_CODE + ISA_FUSED_MAX_INPUTS + 2];
+	int32_t owner[ISA_FUSED_MAX_REGS];
+	for (int32_t r = 0; r < ISA_FUSED_MAX_REGS; r++)
+		owner[r] = -1;
+	for (int32_t v = 0; v < f->nin; v++) {
+		reg_of[v] = v;
+		owner[v] = v;
+	}
+	f->nregs = f->nin;
+	for (int32_t s = 0; s < nvs; s++) {
+		isa_fused_op_t *o = &f->code[s];
+		memset(o, 0, sizeof(*o));
+		o->op = (uint16_t)vs[s].op;
+		o->dtype = (uint8_t)vs[s].dtype;
+		o->imm = vs[s].imm;
+		for (int k = 0; k < vs[s].nsrc; k++)
+			o->src[k] = (uint8_t)reg_of[vs[s].src[k]];
+		for (int32_t r = 0; r < ISA_FUSED_MAX_REGS; r++)
+			if (owner[r] >= 0 && last[owner[r]] <= s)
+				owner[r] = -1;
+		int32_t r = 0;
+		while (r < ISA_FUSED_MAX_REGS && owner[r] >= 0)
+			r++;
+		if (r == ISA_FUSED_MAX_REGS) {
+			st = ncc_lower_fail(ctx, inst, NCC_ERR_UNSUPPORTED,
+					    "unsupported fusion: needs more than %d registers",
+					    ISA_FUSED_MAX_REGS);
+			goto out;
+		}
+		owner[r] = vs[s].dst;
+		reg_of[vs[s].dst] = r;
+		o->dst = (uint8_t)r;
+		if (r + 1 > f->nregs)
+			f->nregs = r + 1;
+	}
+	f->ncode = nvs;
+
+	ncc_view_t outv;
+	if ((st = ncc_lower_output_view(ctx, inst, 0, &outv)))
+		goto out;
+	st = emit_all(f, &outv, (uint8_t)reg_of[root_val]);
+out:
+	for (int32_t i = 0; i < nv; i++)
+		fc->insts[i]->aux_i = 0;
+	free(vs);
+	free(val);
+	free(last);
+	free(f);
+	return st;
+}

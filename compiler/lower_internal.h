@@ -1,0 +1,137 @@
+/* Private state of the ncc back end shared by lower.c and the per-role lower_*.c files (not for the passes: they use lower_ctx.h). */
+#ifndef NCC_LOWER_INTERNAL_H
+#define NCC_LOWER_INTERNAL_H
+
+#include "ir.h"
+#include "lower.h"
+#include "lower_ctx.h"
+#include "neuronsim/neff.h"
+#include "plan.h"
+
+/* The lowered value of one instruction: its array leaves (one for an array result). */
+typedef struct ncc_lval {
+	int32_t nleaves;
+	ncc_view_t *views;  /* nleaves */
+	int32_t *blocks;    /* scratch block each leaf holds a reference on, -1 for none */
+	bool *set;          /* leaf has a value */
+	int32_t *bind_out;  /* entry outputs: output tensor the leaf should be computed in, -1 */
+	int32_t pending;    /* uses not lowered yet; the value is released at 0 */
+	bool pinned;        /* a root: released by whoever consumes the computation's result */
+	bool live;
+} ncc_lval_t;
+
+#define NCC_MAX_TEMPS 4096 /* per instruction; a loop state swap may stage every leaf */
+
+/* One memory access of an emitted instruction (multi-engine dependency tracking). */
+typedef struct ncc_access {
+	uint32_t region;
+	uint8_t engine;
+	bool write;
+	int64_t lo, hi; /* bytes [lo, hi) */
+	uint32_t seq;   /* the instruction's index + 1 in its engine's stream */
+} ncc_access_t;
+
+struct ncc_lower_ctx {
+	const ncc_module_t *m;
+	ncc_compile_options_t opts;
+	ncc_error_t *err;
+	neff_builder_t *b;
+	ncc_lval_t *vals;        /* by instruction id */
+	uint32_t nvals;
+	uint32_t *debug_ids;     /* by instruction id; ISA_DEBUG_NONE until first use */
+	const ncc_inst_t *cur;   /* instruction being lowered */
+	ncc_plan_t plan;
+	int32_t temps[NCC_MAX_TEMPS];
+	int32_t ntemps;
+	/* scheduling: see the rule in lower.c */
+	bool multi;
+	uint32_t count[ISA_ENGINE_COUNT];           /* instructions emitted per stream */
+	/* known[a][b]: instructions of engine b known complete before a's next one
+	 * (directly waited for or implied through another engine's waits) */
+	uint32_t known[ISA_ENGINE_COUNT][ISA_ENGINE_COUNT];
+	/* per emitted instruction (engine e, index i): known[e] after it completes */
+	uint32_t (*kv[ISA_ENGINE_COUNT])[ISA_ENGINE_COUNT];
+	uint32_t kv_cap[ISA_ENGINE_COUNT];
+	/* memory accesses of emitted instructions not yet known complete everywhere */
+	struct ncc_access *acc;
+	uint32_t nacc, cap_acc;
+	/* host copy of the constants region (to read FUSED descriptors back) */
+	uint8_t *consts;
+	uint64_t consts_size, consts_cap;
+	/* I/O */
+	uint32_t n_inputs, n_outputs;
+	uint32_t *out_tensor;    /* region index - ISA_REGION_IO0 of output k */
+	int32_t *out_alias;      /* output k aliases input (param) n, else -1 */
+	uint64_t total_insns;
+	isa_insn_t last_insn;    /* as emitted last (for patching jumps) */
+};
+
+/* Per-op lowering entry points (one family per file). */
+ncc_status_t ncc_lower_elementwise(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst);
+ncc_status_t ncc_lower_shape_op(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst);
+ncc_status_t ncc_lower_reduce_op(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst);
+ncc_status_t ncc_lower_dot(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst);
+ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst);
+ncc_status_t ncc_lower_misc(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst);
+ncc_status_t ncc_lower_control(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst);
+
+/* Which family handles op (NULL when none); the support checks per family. */
+typedef ncc_status_t (*ncc_lower_fn)(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst);
+bool ncc_lower_elementwise_supports(const ncc_inst_t *inst, const char **out_reason);
+bool ncc_lower_shape_supports(const ncc_inst_t *inst, const char **out_reason);
+bool ncc_lower_reduce_supports(const ncc_inst_t *inst, const char **out_reason);
+bool ncc_lower_dot_supports(const ncc_inst_t *inst, const char **out_reason);
+bool ncc_lower_conv_supports(const ncc_inst_t *inst, const char **out_reason);
+bool ncc_lower_misc_supports(const ncc_inst_t *inst, const char **out_reason);
+bool ncc_lower_control_supports(const ncc_inst_t *inst, const char **out_reason);
+
+/* Driver services for lower_control.c: lower every instruction of c with its
+ * parameters bound to param_views (nleaves of c's parameters flattened in order);
+ * on return the root's value is pinned (release it with ncc_lower_release_root). */
+ncc_status_t ncc_lower_computation(ncc_lower_ctx_t *ctx, const ncc_comp_t *c,
+				   const ncc_view_t *param_views, int32_t nparam_views);
+void ncc_lower_release_root(ncc_lower_ctx_t *ctx, const ncc_comp_t *c);
+ncc_lval_t *ncc_lower_val(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst);
+/* Index the next instruction on the control stream will get (single-stream mode). */
+uint32_t ncc_lower_next_index(ncc_lower_ctx_t *ctx);
+isa_engine_t ncc_lower_control_engine(ncc_lower_ctx_t *ctx);
+ncc_status_t ncc_lower_patch_jump(ncc_lower_ctx_t *ctx, uint32_t index, const isa_insn_t *insn,
+				  uint32_t target);
+/* Emits a JUMP to target (patched later when UINT32_MAX): unconditional when cond is
+ * NULL, else on the pred scalar cond (inverted with invert). */
+ncc_status_t ncc_lower_jump(ncc_lower_ctx_t *ctx, const ncc_view_t *cond, bool invert,
+			    uint32_t target, uint32_t *out_index, isa_insn_t *out_insn);
+
+/* Helpers shared by the op files. */
+ncc_status_t ncc_lower_const_scalar(ncc_lower_ctx_t *ctx, isa_dtype_t dt, double v,
+				    ncc_view_t *out_view);
+/* Broadcast view of a scalar view to rank/dims (all strides 0). */
+ncc_view_t ncc_view_bcast_scalar(const ncc_view_t *scalar, int32_t rank, const int64_t *dims);
+/* A dense temporary of the given dtype and dims. */
+ncc_status_t ncc_lower_temp_view(ncc_lower_ctx_t *ctx, isa_dtype_t dt, int32_t rank,
+				 const int64_t *dims, ncc_view_t *out_view);
+/* The view of src materialised densely (src itself when it already is dense). */
+ncc_status_t ncc_lower_make_dense(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst,
+				  const ncc_view_t *src, ncc_view_t *out_view);
+ncc_status_t ncc_lower_reduce_emit(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, uint32_t comb,
+				   const ncc_view_t *dst_keep, const ncc_view_t *src,
+				   uint32_t mask, bool accumulate);
+ncc_status_t ncc_lower_act(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, uint32_t func,
+			   double scale, double bias, const ncc_view_t *dst, const ncc_view_t *src);
+/* Moves dim d of v to the front (a view). */
+ncc_view_t ncc_view_dim_to_front(const ncc_view_t *v, int32_t d);
+/* GATHER (scatter_op < 0: rows[m, r] = table[idx[m], r]) or SCATTER with combiner
+ * scatter_op (table[idx[m], r] op= rows[m, r]) of whole rows: table [N, rest...],
+ * rows [M, rest...], idx [M]; rest dims that do not fold are split. */
+ncc_status_t ncc_lower_rows(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, int scatter_op,
+			    const ncc_view_t *table, const ncc_view_t *rows, const ncc_view_t *idx);
+/* Reshape of a view without copying when the strides allow it (numpy's rule). */
+bool ncc_view_reshape(const ncc_view_t *src, int32_t rank, const int64_t *dims,
+		      ncc_view_t *out_view);
+
+/* emit.c: I/O tensor table, debug map, HLO text. */
+ncc_status_t ncc_emit_io(ncc_lower_ctx_t *ctx);
+ncc_status_t ncc_emit_debug_id(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, uint32_t *out_id);
+ncc_status_t ncc_emit_finish(ncc_lower_ctx_t *ctx, void **out_neff, size_t *out_size);
+
+#endif /* NCC_LOWER_INTERNAL_H */

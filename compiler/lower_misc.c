@@ -1,0 +1,607 @@
+/* Lowering of gpsimd work and special calls: iota, rng-bit-generator, gather/scatter (row forms), AwsNeuron custom-calls, single-replica collectives, replica-id. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lower_internal.h"
+
+static bool is_target(const ncc_inst_t *inst, const char *t)
+{
+	return inst->custom_call_target && strcmp(inst->custom_call_target, t) == 0;
+}
+
+/* Every replica group has one member (or there are none): collectives are copies. */
+static bool single_replica(const ncc_inst_t *inst)
+{
+	const ncc_replica_groups_t *g = &inst->replica_groups;
+	if (!g->present || g->ngroups == 0)
+		return true;
+	if (g->iota_text)
+		return false;
+	for (int32_t i = 0; i < g->ngroups; i++)
+		if (g->group_sizes[i] > 1)
+			return false;
+	return true;
+}
+
+/* gather of whole slices along one operand dim d (index_select / embedding lookup /
+ * take along any axis): one index per output position, every other dim taken whole. */
+static bool gather_form(const ncc_inst_t *g, int64_t *out_d)
+{
+	const ncc_gather_dnums_t *dn = g->gather;
+	if (!dn || g->noperands != 2)
+		return false;
+	const ncc_shape_t *op = &g->operands[0]->shape, *ix = &g->operands[1]->shape;
+	if (dn->start_index_map.n != 1 || dn->operand_batching_dims.n || dn->start_indices_batching_dims.n)
+		return false;
+	int64_t d = dn->start_index_map.v[0];
+	if (d < 0 || d >= op->rank)
+		return false;
+	if (dn->collapsed_slice_dims.n > 1 ||
+	    (dn->collapsed_slice_dims.n == 1 && dn->collapsed_slice_dims.v[0] != d))
+		return false;
+	if (dn->slice_sizes.n != op->rank || dn->slice_sizes.v[d] != 1)
+		return false;
+	for (int32_t i = 0; i < op->rank; i++)
+		if (i != d && dn->slice_sizes.v[i] != op->dims[i])
+			return false;
+	if (!(dn->index_vector_dim == ix->rank ||
+	      (dn->index_vector_dim == ix->rank - 1 && ix->dims[ix->rank - 1] == 1)))
+		return false;
+	int32_t nwin = op->rank - dn->collapsed_slice_dims.n;
+	if (dn->offset_dims.n != nwin)
+		return false;
+	*out_d = d;
+	return true;
+}
+
+static int scatter_comb(const ncc_comp_t *c)
+{
+	if (!c || !c->root)
+		return -1;
+	const ncc_inst_t *r = c->root;
+	if (r->op == NCC_OP_PARAMETER && r->parameter_number == 1)
+		return ISA_RED_ASSIGN;
+	if (r->noperands != 2 || r->operands[0]->op != NCC_OP_PARAMETER ||
+	    r->operands[1]->op != NCC_OP_PARAMETER)
+		return -1;
+	switch (r->op) {
+	case NCC_OP_ADD: return ISA_RED_SUM;
+	case NCC_OP_MULTIPLY: return ISA_RED_PROD;
+	case NCC_OP_MAXIMUM: return ISA_RED_MAX;
+	case NCC_OP_MINIMUM: return ISA_RED_MIN;
+	case NCC_OP_AND: return ISA_RED_AND;
+	case NCC_OP_OR: return ISA_RED_OR;
+	default: return -1;
+	}
+}
+
+/* scatter of whole slices along one operand dim d (index_put / embedding gradient). */
+static bool scatter_form(const ncc_inst_t *sc, int64_t *out_d)
+{
+	const ncc_scatter_dnums_t *dn = sc->scatter;
+	if (!dn || sc->noperands != 3)
+		return false;
+	const ncc_shape_t *op = &sc->operands[0]->shape, *ix = &sc->operands[1]->shape,
+			  *up = &sc->operands[2]->shape;
+	if (dn->scatter_dims_to_operand_dims.n != 1 || dn->input_batching_dims.n ||
+	    dn->scatter_indices_batching_dims.n)
+		return false;
+	int64_t d = dn->scatter_dims_to_operand_dims.v[0];
+	if (d < 0 || d >= op->rank)
+		return false;
+	if (dn->inserted_window_dims.n > 1 ||
+	    (dn->inserted_window_dims.n == 1 && dn->inserted_window_dims.v[0] != d))
+		return false;
+	if (!(dn->index_vector_dim == ix->rank ||
+	      (dn->index_vector_dim == ix->rank - 1 && ix->dims[ix->rank - 1] == 1)))
+		return false;
+	int32_t nwin = op->rank - dn->inserted_window_dims.n;
+	if (dn->update_window_dims.n != nwin)
+		return false;
+	/* window dims of the update, in operand order (skipping an inserted d), are whole */
+	int32_t k = 0;
+	for (int32_t i = 0; i < op->rank; i++) {
+		if (i == d && dn->inserted_window_dims.n)
+			continue;
+		int64_t ud = dn->update_window_dims.v[k++];
+		if (ud < 0 || ud >= up->rank || up->dims[ud] != (i == d ? 1 : op->dims[i]))
+			return false;
+	}
+	*out_d = d;
+	return true;
+}
+
+bool ncc_lower_misc_supports(const ncc_inst_t *inst, const char **out_reason)
+{
+	switch (inst->op) {
+	case NCC_OP_IOTA:
+		if (inst->shape.etype == NCC_PRED) {
+			*out_reason = "unsupported pred iota";
+			return false;
+		}
+		return true;
+	case NCC_OP_RNG_BIT_GENERATOR:
+		if (inst->shape.etype != NCC_TUPLE || inst->shape.nelems != 2 ||
+		    (inst->shape.elems[1].etype != NCC_U32 && inst->shape.elems[1].etype != NCC_U64)) {
+			*out_reason = "unsupported rng-bit-generator output (u32 or u64 bits only)";
+			return false;
+		}
+		if (inst->noperands != 1 || inst->operands[0]->shape.etype != NCC_U64 ||
+		    ncc_shape_elements(&inst->operands[0]->shape) != 2) {
+			*out_reason = "unsupported rng-bit-generator state (u64[2] only)";
+			return false;
+		}
+		return true;
+	case NCC_OP_GATHER: {
+		int64_t d;
+		if (!gather_form(inst, &d)) {
+			*out_reason = "unsupported gather form (only one index per slice, whole slices along one dim)";
+			return false;
+		}
+		return true;
+	}
+	case NCC_OP_SCATTER: {
+		int64_t d;
+		if (!scatter_form(inst, &d)) {
+			*out_reason = "unsupported scatter form (only one index per update, whole slices along one dim)";
+			return false;
+		}
+		if (scatter_comb(inst->to_apply) < 0) {
+			*out_reason = "unsupported scatter combiner";
+			return false;
+		}
+		return true;
+	}
+	case NCC_OP_CUSTOM_CALL:
+		if (is_target(inst, "AwsNeuronGelu") || is_target(inst, "AwsNeuronGeluBackward") ||
+		    is_target(inst, "AwsNeuronSoftmax") || is_target(inst, "AwsNeuronSoftmaxBackward") ||
+		    is_target(inst, "AwsNeuronTransferWithStaticRing") ||
+		    is_target(inst, "AwsNeuronGeluApprxTanh") || is_target(inst, "AwsNeuronSilu") ||
+		    is_target(inst, "AwsNeuronErf")) {
+			if (inst->noperands < 1 || inst->shape.etype == NCC_TUPLE) {
+				*out_reason = "unsupported custom-call signature";
+				return false;
+			}
+			if (!is_target(inst, "AwsNeuronTransferWithStaticRing") &&
+			    !ncc_etype_is_float(inst->shape.etype)) {
+				*out_reason = "unsupported: this custom-call needs a floating-point element type";
+				return false;
+			}
+			return true;
+		}
+		*out_reason = "unsupported custom-call target";
+		return false;
+	case NCC_OP_ALL_REDUCE: case NCC_OP_ALL_GATHER: case NCC_OP_REDUCE_SCATTER:
+	case NCC_OP_ALL_TO_ALL: case NCC_OP_COLLECTIVE_BROADCAST:
+		if (!single_replica(inst)) {
+			*out_reason = "unsupported collective over more than one replica";
+			return false;
+		}
+		return true;
+	case NCC_OP_REPLICA_ID:
+	case NCC_OP_PARTITION_ID:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static ncc_status_t lower_iota(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
+{
+	ncc_view_t out;
+	ncc_status_t st = ncc_lower_output_view(ctx, inst, 0, &out);
+	if (st != NCC_OK || ncc_view_elements(&out) == 0)
+		return st;
+	/* keep the iota dim visible: fold the dims before and after it separately */
+	int64_t d = inst->iota_dimension;
+	int64_t pre = 1, post = 1;
+	for (int32_t i = 0; i < out.rank; i++) {
+		if (i < d)
+			pre *= out.dims[i];
+		else if (i > d)
+			post *= out.dims[i];
+	}
+	isa_insn_t in = isa_insn_init(ISA_OP_IOTA, 0);
+	in.n_ap = 1;
+	isa_ap_t *a = &in.ap[0];
+	a->region = out.region;
+	a->dtype = (uint8_t)out.dtype;
+	a->offset = out.offset;
+	a->rank = out.rank == 0 ? 0 : 3;
+	if (out.rank == 0) {
+		in.param = 0;
+		a->rank = 1;
+		a->shape[0] = 1;
+		a->stride[0] = 1;
+		in.param = 0;
+	} else {
+		a->shape[0] = (uint64_t)pre;
+		a->stride[0] = out.dims[d] * post;
+		a->shape[1] = (uint64_t)out.dims[d];
+		a->stride[1] = post;
+		a->shape[2] = (uint64_t)post;
+		a->stride[2] = 1;
+		in.param = 1;
+	}
+	return ncc_lower_emit(ctx, inst, ISA_ENGINE_GPSIMD, &in, NULL);
+}
+
+static ncc_status_t lower_rng(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
+{
+	ncc_view_t state, nstate, bits;
+	ncc_status_t st = ncc_lower_operand_view(ctx, inst, 0, &state);
+	if (st == NCC_OK)
+		st = ncc_lower_output_view(ctx, inst, 0, &nstate);
+	if (st == NCC_OK)
+		st = ncc_lower_output_view(ctx, inst, 1, &bits);
+	if (st != NCC_OK)
+		return st;
+	if (ncc_view_elements(&state) != 2 || state.dtype != ISA_DT_U64)
+		return ncc_lower_fail(ctx, inst, NCC_ERR_UNSUPPORTED,
+				      "unsupported rng-bit-generator state (u64[2] only)");
+	ncc_view_t sd;
+	st = ncc_lower_make_dense(ctx, inst, &state, &sd);
+	if (st != NCC_OK)
+		return st;
+	int64_t two = 2, nb = ncc_view_elements(&bits);
+	isa_insn_t in = isa_insn_init(ISA_OP_RNG, 0);
+	in.n_ap = 3;
+	in.ap[0] = isa_ap_contig(bits.region, bits.offset, bits.dtype, nb ? 1 : 0, (uint64_t *)&nb);
+	if (nb == 0) {
+		/* no bits: the state passes through */
+		return ncc_lower_copy(ctx, inst, &nstate, &sd);
+	}
+	ncc_view_t s1 = ncc_view_dense(sd.region, sd.offset, ISA_DT_U64, 1, &two);
+	ncc_view_t s2 = ncc_view_dense(nstate.region, nstate.offset, ISA_DT_U64, 1, &two);
+	if (ncc_lower_views_to_aps(1, &s1, &in.ap[1]) != NCC_OK ||
+	    ncc_lower_views_to_aps(1, &s2, &in.ap[2]) != NCC_OK)
+		return NCC_ERR_INTERNAL;
+	return ncc_lower_emit(ctx, inst, ISA_ENGINE_GPSIMD, &in, NULL);
+}
+
+/* Index operand as a 1-D [M] view (its batch dims flattened). */
+static ncc_status_t indices_1d(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, int32_t i,
+			       int64_t m, ncc_view_t *out)
+{
+	ncc_view_t v;
+	ncc_status_t st = ncc_lower_operand_view(ctx, inst, i, &v);
+	if (st != NCC_OK)
+		return st;
+	if (!ncc_view_reshape(&v, 1, &m, out)) {
+		ncc_view_t d;
+		st = ncc_lower_make_dense(ctx, inst, &v, &d);
+		if (st != NCC_OK)
+			return st;
+		*out = ncc_view_dense(d.region, d.offset, d.dtype, 1, &m);
+	}
+	if (out->dims[0] == 1)
+		out->strides[0] = 1;
+	return NCC_OK;
+}
+
+/* The view v with its `win` dims (flags per dim) moved behind the others, the
+ * others folded into one leading dim of size m; when they do not fold, a dense
+ * temporary in that order is used (*out_tmp set, the caller copies it back/in).
+ * skip: one dim (the size-1 slice dim of a non-collapsed gather) dropped, or -1. */
+static ncc_status_t rows_view(ncc_lower_ctx_t *ctx, const ncc_view_t *v, const bool *win,
+			      int64_t skip, ncc_view_t *out, ncc_view_t *out_perm, bool *out_tmp)
+{
+	ncc_view_t p = *v;
+	int32_t r = 0;
+	int64_t m = 1;
+	for (int32_t i = 0; i < v->rank; i++)
+		if (!win[i]) {
+			p.dims[r] = v->dims[i];
+			p.strides[r++] = v->strides[i];
+			m *= v->dims[i];
+		}
+	int32_t nb = r;
+	for (int32_t i = 0; i < v->rank; i++)
+		if (win[i] && i != skip) {
+			p.dims[r] = v->dims[i];
+			p.strides[r++] = v->strides[i];
+		}
+	p.rank = r;
+	*out_perm = p;
+	/* fold the batch dims [0, nb) */
+	ncc_view_t f = p;
+	int64_t stride = 0;
+	int32_t last = -1;
+	bool ok = true;
+	for (int32_t i = nb - 1; i >= 0; i--) {
+		if (p.dims[i] == 1)
+			continue;
+		if (last < 0)
+			stride = p.strides[i];
+		else if (p.strides[i] != p.strides[last] * p.dims[last])
+			ok = false;
+		last = i;
+	}
+	*out_tmp = !ok;
+	if (!ok) {
+		ncc_status_t st = ncc_lower_temp_view(ctx, v->dtype, p.rank, p.dims, &f);
+		if (st != NCC_OK)
+			return st;
+		stride = 1;
+		for (int32_t i = nb; i < p.rank; i++)
+			stride *= p.dims[i];
+	} else {
+		f = p;
+	}
+	ncc_view_t o = f;
+	o.rank = 1 + (r - nb);
+	o.dims[0] = m;
+	o.strides[0] = last < 0 && ok ? 1 : stride;
+	for (int32_t i = nb; i < r; i++) {
+		o.dims[1 + i - nb] = f.dims[i];
+		o.strides[1 + i - nb] = f.strides[i];
+	}
+	if (o.rank == 1) {
+		/* rank-1 rows: give them a unit row dim so the GATHER/SCATTER is [M, 1] */
+		o.rank = 2;
+		o.dims[1] = 1;
+		o.strides[1] = 1;
+	}
+	*out = o;
+	return NCC_OK;
+}
+
+/* The table (operand) as [N, rest...] with the indexed dim d first; rank-1 tables get
+ * a unit row dim. */
+static ncc_view_t table_view(const ncc_view_t *v, int64_t d)
+{
+	ncc_view_t t = ncc_view_dim_to_front(v, (int32_t)d);
+	if (t.rank == 1) {
+		t.rank = 2;
+		t.dims[1] = 1;
+		t.strides[1] = 1;
+	}
+	return t;
+}
+
+static ncc_status_t lower_gather(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
+{
+	ncc_view_t op, out, idx;
+	int64_t d;
+	gather_form(inst, &d);
+	ncc_status_t st = ncc_lower_operand_view(ctx, inst, 0, &op);
+	if (st == NCC_OK)
+		st = ncc_lower_output_view(ctx, inst, 0, &out);
+	if (st != NCC_OK || ncc_view_elements(&out) == 0)
+		return st;
+	const ncc_gather_dnums_t *dn = inst->gather;
+	bool win[NCC_MAX_RANK] = { false };
+	for (int32_t i = 0; i < dn->offset_dims.n; i++)
+		win[dn->offset_dims.v[i]] = true;
+	/* a non-collapsed d is a size-1 offset dim of the output: drop it from the rows */
+	int64_t skip = -1;
+	if (dn->collapsed_slice_dims.n == 0) {
+		int32_t k = 0;
+		for (int32_t i = 0; i < op.rank; i++, k++)
+			if (i == d)
+				skip = dn->offset_dims.v[k];
+	}
+	ncc_view_t rows, perm;
+	bool tmp;
+	st = rows_view(ctx, &out, win, skip, &rows, &perm, &tmp);
+	if (st == NCC_OK)
+		st = indices_1d(ctx, inst, 1, rows.dims[0], &idx);
+	if (st != NCC_OK)
+		return st;
+	ncc_view_t t = table_view(&op, d);
+	st = ncc_lower_rows(ctx, inst, -1, &t, &rows, &idx);
+	if (st == NCC_OK && tmp) {
+		/* the folded temporary back into the output's batch/offset order */
+		ncc_view_t dense = ncc_view_dense(rows.region, rows.offset, rows.dtype, perm.rank, perm.dims);
+		st = ncc_lower_copy(ctx, inst, &perm, &dense);
+	}
+	return st;
+}
+
+static ncc_status_t lower_scatter(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
+{
+	ncc_view_t op, upd, out, idx;
+	int64_t d;
+	scatter_form(inst, &d);
+	ncc_status_t st = ncc_lower_operand_view(ctx, inst, 0, &op);
+	if (st == NCC_OK)
+		st = ncc_lower_operand_view(ctx, inst, 2, &upd);
+	if (st == NCC_OK)
+		st = ncc_lower_output_view(ctx, inst, 0, &out);
+	if (st == NCC_OK)
+		st = ncc_lower_copy(ctx, inst, &out, &op);
+	if (st != NCC_OK || ncc_view_elements(&upd) == 0 || ncc_view_elements(&out) == 0)
+		return st;
+	const ncc_scatter_dnums_t *dn = inst->scatter;
+	bool win[NCC_MAX_RANK] = { false };
+	for (int32_t i = 0; i < dn->update_window_dims.n; i++)
+		win[dn->update_window_dims.v[i]] = true;
+	int64_t skip = -1;
+	if (dn->inserted_window_dims.n == 0) {
+		int32_t k = 0;
+		for (int32_t i = 0; i < out.rank; i++, k++)
+			if (i == d)
+				skip = dn->update_window_dims.v[k];
+	}
+	ncc_view_t rows, perm;
+	bool tmp;
+	st = rows_view(ctx, &upd, win, skip, &rows, &perm, &tmp);
+	if (st == NCC_OK && tmp) {
+		ncc_view_t dense = ncc_view_dense(rows.region, rows.offset, rows.dtype, perm.rank, perm.dims);
+		st = ncc_lower_copy(ctx, inst, &dense, &perm);
+	}
+	if (st == NCC_OK)
+		st = indices_1d(ctx, inst, 1, rows.dims[0], &idx);
+	if (st != NCC_OK)
+		return st;
+	ncc_view_t t = table_view(&out, d);
+	return ncc_lower_rows(ctx, inst, scatter_comb(inst->to_apply), &t, &rows, &idx);
+}
+
+/* The softmax axis: backend_config holds its decimal text (negative counts from the
+ * end); absent means the last dim. -1 when malformed. */
+static int32_t softmax_dim(const ncc_inst_t *inst, int32_t rank)
+{
+	int64_t d = rank - 1;
+	const char *cfg = inst->backend_config;
+	if (cfg && *cfg) {
+		char *end;
+		long long v = strtoll(cfg, &end, 10);
+		while (*end == ' ')
+			end++;
+		if (end == cfg || *end)
+			return -1;
+		d = v < 0 ? v + rank : v;
+	}
+	return d >= 0 && d < rank ? (int32_t)d : -1;
+}
+
+/* softmax along dim d: y = exp(x - max) / sum(exp(x - max));
+ * backward(y, dy): dx = y * (dy - sum(dy * y)). */
+static ncc_status_t lower_softmax(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, bool backward)
+{
+	ncc_view_t x, y;
+	ncc_status_t st = ncc_lower_operand_view(ctx, inst, 0, &x);
+	if (st == NCC_OK)
+		st = ncc_lower_output_view(ctx, inst, 0, &y);
+	if (st != NCC_OK || ncc_view_elements(&y) == 0)
+		return st;
+	int32_t rank = x.rank;
+	if (rank == 0)
+		return ncc_lower_fail(ctx, inst, NCC_ERR_UNSUPPORTED, "unsupported scalar softmax");
+	int32_t d = softmax_dim(inst, rank);
+	if (d < 0)
+		return ncc_lower_fail(ctx, inst, NCC_ERR_UNSUPPORTED,
+				      "unsupported softmax backend_config '%s' (a dimension number)",
+				      inst->backend_config);
+	uint32_t mask = 1u << d;
+	int64_t kd[NCC_MAX_RANK];
+	for (int32_t i = 0; i < rank; i++)
+		kd[i] = i == d ? 1 : x.dims[i];
+	ncc_view_t red;
+	st = ncc_lower_temp_view(ctx, x.dtype, rank, kd, &red);
+	if (st != NCC_OK)
+		return st;
+	ncc_view_t rb = red;
+	rb.dims[d] = x.dims[d];
+	rb.strides[d] = 0;
+	if (!backward) {
+		st = ncc_lower_reduce_emit(ctx, inst, ISA_RED_MAX, &red, &x, mask, false);
+		ncc_view_t in2[2] = { x, rb };
+		if (st == NCC_OK)
+			st = ncc_lower_alu(ctx, inst, ISA_ALU_SUB, &y, 2, in2);
+		if (st == NCC_OK)
+			st = ncc_lower_act(ctx, inst, ISA_ACT_EXP, 1.0, 0.0, &y, &y);
+		if (st == NCC_OK)
+			st = ncc_lower_reduce_emit(ctx, inst, ISA_RED_SUM, &red, &y, mask, false);
+		ncc_view_t in3[2] = { y, rb };
+		if (st == NCC_OK)
+			st = ncc_lower_alu(ctx, inst, ISA_ALU_DIV, &y, 2, in3);
+		return st;
+	}
+	/* operands (y, dy), as the interpreter and torch-neuronx's kernel take them */
+	ncc_view_t dy;
+	st = ncc_lower_operand_view(ctx, inst, 1, &dy);
+	if (st != NCC_OK)
+		return st;
+	ncc_view_t in[2] = { dy, x };
+	st = ncc_lower_alu(ctx, inst, ISA_ALU_MUL, &y, 2, in);
+	if (st == NCC_OK)
+		st = ncc_lower_reduce_emit(ctx, inst, ISA_RED_SUM, &red, &y, mask, false);
+	ncc_view_t in2[2] = { dy, rb };
+	if (st == NCC_OK)
+		st = ncc_lower_alu(ctx, inst, ISA_ALU_SUB, &y, 2, in2);
+	ncc_view_t in3[2] = { y, x };
+	if (st == NCC_OK)
+		st = ncc_lower_alu(ctx, inst, ISA_ALU_MUL, &y, 2, in3);
+	return st;
+}
+
+static ncc_status_t lower_custom(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
+{
+	ncc_view_t x, out;
+	if (is_target(inst, "AwsNeuronTransferWithStaticRing")) {
+		/* a host<->device transfer marker: the value itself */
+		int32_t n = ncc_lower_shape_leaves(&inst->shape);
+		for (int32_t l = 0; l < n; l++) {
+			ncc_status_t st = ncc_lower_operand_leaf(ctx, inst, 0, l, &x);
+			if (st == NCC_OK)
+				st = ncc_lower_set_view(ctx, inst, l, &x);
+			if (st != NCC_OK)
+				return st;
+		}
+		return NCC_OK;
+	}
+	if (is_target(inst, "AwsNeuronSoftmax"))
+		return lower_softmax(ctx, inst, false);
+	if (is_target(inst, "AwsNeuronSoftmaxBackward"))
+		return lower_softmax(ctx, inst, true);
+	ncc_status_t st = ncc_lower_operand_view(ctx, inst, 0, &x);
+	if (st == NCC_OK)
+		st = ncc_lower_output_view(ctx, inst, 0, &out);
+	if (st != NCC_OK)
+		return st;
+	if (is_target(inst, "AwsNeuronGelu"))
+		return ncc_lower_act(ctx, inst, ISA_ACT_GELU, 1.0, 0.0, &out, &x);
+	if (is_target(inst, "AwsNeuronGeluApprxTanh"))
+		return ncc_lower_act(ctx, inst, ISA_ACT_GELU_TANH, 1.0, 0.0, &out, &x);
+	if (is_target(inst, "AwsNeuronSilu"))
+		return ncc_lower_act(ctx, inst, ISA_ACT_SILU, 1.0, 0.0, &out, &x);
+	if (is_target(inst, "AwsNeuronErf"))
+		return ncc_lower_alu(ctx, inst, ISA_ALU_ERF, &out, 1, &x);
+	/* AwsNeuronGeluBackward(x) is gelu'(x); with two operands (dy, x) it is dy*gelu'(x) */
+	ncc_view_t in[2];
+	if (inst->noperands >= 2) {
+		in[0] = x;
+		st = ncc_lower_operand_view(ctx, inst, 1, &in[1]);
+		if (st != NCC_OK)
+			return st;
+	} else {
+		ncc_view_t one;
+		st = ncc_lower_const_scalar(ctx, x.dtype, 1.0, &one);
+		if (st != NCC_OK)
+			return st;
+		in[0] = ncc_view_bcast_scalar(&one, x.rank, x.dims);
+		in[1] = x;
+	}
+	return ncc_lower_alu(ctx, inst, ISA_ALU_GELU_GRAD, &out, 2, in);
+}
+
+ncc_status_t ncc_lower_misc(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
+{
+	switch (inst->op) {
+	case NCC_OP_IOTA:
+		return lower_iota(ctx, inst);
+	case NCC_OP_RNG_BIT_GENERATOR:
+		return lower_rng(ctx, inst);
+	case NCC_OP_GATHER:
+		return lower_gather(ctx, inst);
+	case NCC_OP_SCATTER:
+		return lower_scatter(ctx, inst);
+	case NCC_OP_CUSTOM_CALL:
+		return lower_custom(ctx, inst);
+	case NCC_OP_REPLICA_ID:
+	case NCC_OP_PARTITION_ID: {
+		ncc_view_t z;
+		ncc_status_t st = ncc_lower_const_scalar(ctx, ISA_DT_U32, 0, &z);
+		return st == NCC_OK ? ncc_lower_set_view(ctx, inst, 0, &z) : st;
+	}
+	default: {
+		/* one replica: every collective returns its operands */
+		int32_t k = 0;
+		for (int32_t i = 0; i < inst->noperands; i++) {
+			int32_t n = ncc_lower_shape_leaves(&inst->operands[i]->shape);
+			for (int32_t l = 0; l < n; l++) {
+				ncc_view_t v;
+				ncc_status_t st = ncc_lower_operand_leaf(ctx, inst, i, l, &v);
+				if (st == NCC_OK)
+					st = ncc_lower_set_view(ctx, inst, k + l, &v);
+				if (st != NCC_OK)
+					return st;
+			}
+			k += n;
+		}
+		return NCC_OK;
+	}
+	}
+}

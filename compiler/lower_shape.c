@@ -1,0 +1,555 @@
+/* Lowering of data-movement HLO ops: constant, parameter-free views (broadcast, reshape, bitcast, transpose, slice, reverse), tuple/get-tuple-element, concatenate, pad. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lower_internal.h"
+
+bool ncc_lower_shape_supports(const ncc_inst_t *inst, const char **out_reason)
+{
+	switch (inst->op) {
+	case NCC_OP_PARAMETER: /* bound to an input tensor or a caller's value by the driver */
+		return true;
+	case NCC_OP_CONSTANT:
+		if (inst->shape.etype == NCC_TUPLE) {
+			*out_reason = "unsupported tuple constant";
+			return false;
+		}
+		return true;
+	case NCC_OP_BROADCAST: case NCC_OP_RESHAPE: case NCC_OP_BITCAST: case NCC_OP_TRANSPOSE:
+	case NCC_OP_SLICE: case NCC_OP_REVERSE: case NCC_OP_TUPLE: case NCC_OP_GET_TUPLE_ELEMENT:
+	case NCC_OP_CONCATENATE: case NCC_OP_PAD: case NCC_OP_OPTIMIZATION_BARRIER:
+	case NCC_OP_DYNAMIC_SLICE: case NCC_OP_DYNAMIC_UPDATE_SLICE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+bool ncc_view_reshape(const ncc_view_t *src, int32_t rank, const int64_t *dims,
+		      ncc_view_t *out_view)
+{
+	ncc_view_t v = *src;
+	v.rank = rank;
+	for (int32_t i = 0; i < NCC_MAX_RANK; i++) {
+		v.dims[i] = i < rank ? dims[i] : 0;
+		v.strides[i] = 0;
+	}
+	int64_t n = ncc_view_elements(src);
+	if (n == 0) {
+		*out_view = v;
+		return true;
+	}
+	/* numpy's no-copy reshape: old dims without the size-1 ones */
+	int64_t od[NCC_MAX_RANK], os[NCC_MAX_RANK];
+	int32_t on = 0;
+	for (int32_t i = 0; i < src->rank; i++)
+		if (src->dims[i] != 1) {
+			od[on] = src->dims[i];
+			os[on] = src->strides[i];
+			on++;
+		}
+	int32_t oi = 0, oj = 1, ni = 0, nj = 1;
+	while (ni < rank && oi < on) {
+		int64_t np = dims[ni], op = od[oi];
+		while (np != op) {
+			if (np < op) {
+				if (nj >= rank)
+					return false;
+				np *= dims[nj++];
+			} else {
+				if (oj >= on)
+					return false;
+				op *= od[oj++];
+			}
+		}
+		for (int32_t ok = oi; ok < oj - 1; ok++)
+			if (os[ok] != od[ok + 1] * os[ok + 1])
+				return false;
+		v.strides[nj - 1] = os[oj - 1];
+		for (int32_t nk = nj - 1; nk > ni; nk--)
+			v.strides[nk - 1] = v.strides[nk] * dims[nk];
+		ni = nj++;
+		oi = oj++;
+	}
+	/* trailing size-1 dims: any stride */
+	for (; ni < rank; ni++)
+		v.strides[ni] = 0;
+	*out_view = v;
+	return true;
+}
+
+static ncc_status_t lower_constant(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
+{
+	isa_dtype_t dt;
+	if (ncc_lower_dtype(inst->shape.etype, &dt) != NCC_OK)
+		return NCC_ERR_UNSUPPORTED;
+	int64_t n = ncc_shape_elements(&inst->shape);
+	if (n < 0)
+		return ncc_lower_fail(ctx, inst, NCC_ERR_LIMIT, "constant too large");
+	uint64_t bytes = (uint64_t)n * isa_dtype_size(dt);
+	const ncc_literal_t *lit = &inst->literal;
+	uint64_t off;
+	ncc_status_t st;
+	/* The IR stores literals row-major with the ISA's byte encoding for every type the
+	 * ISA has (pred 0/1, raw bf16/f16 bits); an elided "{...}" constant has no data and
+	 * is zero-filled, as XLA's tools do when they re-materialise it. */
+	if (lit->present && !lit->elided && lit->data && lit->nbytes == bytes &&
+	    lit->etype == inst->shape.etype) {
+		st = ncc_lower_add_const(ctx, lit->data, bytes, &off);
+	} else if (lit->present && !lit->elided && lit->count == 1 && n > 0) {
+		/* a scalar literal for an array (not produced by XLA, but cheap to allow) */
+		ncc_view_t s;
+		st = ncc_lower_const_scalar(ctx, dt, ncc_literal_get_f64(lit, 0), &s);
+		if (st != NCC_OK)
+			return st;
+		ncc_view_t b = ncc_view_bcast_scalar(&s, inst->shape.rank, inst->shape.dims);
+		return ncc_lower_set_view(ctx, inst, 0, &b);
+	} else if (!lit->present || lit->elided || lit->count == 0) {
+		st = ncc_lower_add_const(ctx, NULL, bytes, &off);
+	} else {
+		return ncc_lower_fail(ctx, inst, NCC_ERR_INTERNAL,
+				      "internal: literal has %zu bytes, expected %llu", lit->nbytes,
+				      (unsigned long long)bytes);
+	}
+	if (st != NCC_OK)
+		return st;
+	ncc_view_t v = ncc_view_dense(ISA_REGION_CONST, off, dt, inst->shape.rank, inst->shape.dims);
+	return ncc_lower_set_view(ctx, inst, 0, &v);
+}
+
+static ncc_status_t lower_reshape(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
+{
+	ncc_view_t in, v;
+	ncc_status_t st = ncc_lower_operand_view(ctx, inst, 0, &in);
+	if (st != NCC_OK)
+		return st;
+	if (ncc_view_reshape(&in, inst->shape.rank, inst->shape.dims, &v))
+		return ncc_lower_set_view(ctx, inst, 0, &v);
+	/* strides that cannot be reinterpreted: materialise densely */
+	ncc_view_t out;
+	st = ncc_lower_output_view(ctx, inst, 0, &out);
+	if (st != NCC_OK)
+		return st;
+	ncc_view_t outv;
+	if (!ncc_view_reshape(&out, in.rank, in.dims, &outv))
+		return ncc_lower_fail(ctx, inst, NCC_ERR_INTERNAL, "internal: dense reshape failed");
+	return ncc_lower_copy(ctx, inst, &outv, &in);
+}
+
+static ncc_status_t lower_view_op(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
+{
+	ncc_view_t in, v;
+	ncc_status_t st = ncc_lower_operand_view(ctx, inst, 0, &in);
+	if (st != NCC_OK)
+		return st;
+	v = in;
+	int64_t esz = (int64_t)isa_dtype_size(in.dtype);
+	switch (inst->op) {
+	case NCC_OP_BROADCAST:
+		v.rank = inst->shape.rank;
+		for (int32_t i = 0; i < NCC_MAX_RANK; i++) {
+			v.dims[i] = i < v.rank ? inst->shape.dims[i] : 0;
+			v.strides[i] = 0;
+		}
+		for (int32_t j = 0; j < inst->dimensions.n && j < in.rank; j++) {
+			int64_t d = inst->dimensions.v[j];
+			if (d < 0 || d >= v.rank)
+				return ncc_lower_fail(ctx, inst, NCC_ERR_VERIFY, "bad broadcast dimension");
+			/* a size-1 operand dim broadcast to a larger dim reads one element */
+			v.strides[d] = in.dims[j] == v.dims[d] ? in.strides[j] : 0;
+		}
+		break;
+	case NCC_OP_TRANSPOSE:
+		for (int32_t i = 0; i < in.rank; i++) {
+			int64_t p = inst->dimensions.v[i];
+			v.dims[i] = in.dims[p];
+			v.strides[i] = in.strides[p];
+		}
+		break;
+	case NCC_OP_SLICE: {
+		int64_t off = (int64_t)in.offset;
+		for (int32_t i = 0; i < in.rank; i++) {
+			const ncc_slice_dim_t *sd = &inst->slice->dims[i];
+			int64_t stride = sd->stride > 0 ? sd->stride : 1;
+			off += sd->start * in.strides[i] * esz;
+			v.dims[i] = inst->shape.dims[i];
+			v.strides[i] = in.strides[i] * stride;
+		}
+		v.offset = (uint64_t)off;
+		break;
+	}
+	case NCC_OP_REVERSE: {
+		int64_t off = (int64_t)in.offset;
+		for (int32_t j = 0; j < inst->dimensions.n; j++) {
+			int64_t d = inst->dimensions.v[j];
+			if (in.dims[d] > 0)
+				off += (in.dims[d] - 1) * in.strides[d] * esz;
+			v.strides[d] = -in.strides[d];
+		}
+		v.offset = (uint64_t)off;
+		break;
+	}
+	default:
+		return NCC_ERR_INTERNAL;
+	}
+	return ncc_lower_set_view(ctx, inst, 0, &v);
+}
+
+static ncc_status_t lower_tuple(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
+{
+	int32_t k = 0;
+	for (int32_t i = 0; i < inst->noperands; i++) {
+		int32_t n = ncc_lower_shape_leaves(&inst->operands[i]->shape);
+		for (int32_t l = 0; l < n; l++) {
+			ncc_view_t v;
+			ncc_status_t st = ncc_lower_operand_leaf(ctx, inst, i, l, &v);
+			if (st == NCC_OK)
+				st = ncc_lower_set_view(ctx, inst, k + l, &v);
+			if (st != NCC_OK)
+				return st;
+		}
+		k += n;
+	}
+	return NCC_OK;
+}
+
+static ncc_status_t lower_gte(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
+{
+	const ncc_shape_t *ts = &inst->operands[0]->shape;
+	if (ts->etype != NCC_TUPLE || inst->tuple_index < 0 || inst->tuple_index >= ts->nelems)
+		return ncc_lower_fail(ctx, inst, NCC_ERR_VERIFY, "bad tuple index");
+	int32_t first = 0;
+	for (int64_t i = 0; i < inst->tuple_index; i++)
+		first += ncc_lower_shape_leaves(&ts->elems[i]);
+	int32_t n = ncc_lower_shape_leaves(&inst->shape);
+	for (int32_t l = 0; l < n; l++) {
+		ncc_view_t v;
+		ncc_status_t st = ncc_lower_operand_leaf(ctx, inst, 0, first + l, &v);
+		if (st == NCC_OK)
+			st = ncc_lower_set_view(ctx, inst, l, &v);
+		if (st != NCC_OK)
+			return st;
+	}
+	return NCC_OK;
+}
+
+static ncc_status_t lower_concat(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
+{
+	ncc_view_t out;
+	ncc_status_t st = ncc_lower_output_view(ctx, inst, 0, &out);
+	if (st != NCC_OK)
+		return st;
+	int64_t d = inst->dimensions.n > 0 ? inst->dimensions.v[0] : 0;
+	int64_t pos = 0;
+	int64_t esz = (int64_t)isa_dtype_size(out.dtype);
+	for (int32_t i = 0; i < inst->noperands; i++) {
+		ncc_view_t in;
+		st = ncc_lower_operand_view(ctx, inst, i, &in);
+		if (st != NCC_OK)
+			return st;
+		ncc_view_t dst = out;
+		dst.dims[d] = in.dims[d];
+		dst.offset = (uint64_t)((int64_t)out.offset + pos * out.strides[d] * esz);
+		st = ncc_lower_copy(ctx, inst, &dst, &in);
+		if (st != NCC_OK)
+			return st;
+		pos += in.dims[d];
+	}
+	return NCC_OK;
+}
+
+static ncc_status_t lower_pad(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
+{
+	ncc_view_t out, in, pv;
+	ncc_status_t st = ncc_lower_output_view(ctx, inst, 0, &out);
+	if (st == NCC_OK)
+		st = ncc_lower_operand_view(ctx, inst, 0, &in);
+	if (st == NCC_OK)
+		st = ncc_lower_operand_view(ctx, inst, 1, &pv);
+	if (st != NCC_OK)
+		return st;
+	/* fill with the padding value, then copy the operand into its strided place */
+	ncc_view_t fill = ncc_view_bcast_scalar(&pv, out.rank, out.dims);
+	st = ncc_lower_copy(ctx, inst, &out, &fill);
+	if (st != NCC_OK)
+		return st;
+	ncc_view_t src = in, dst = out;
+	int64_t soff = (int64_t)in.offset, doff = (int64_t)out.offset;
+	int64_t ses = (int64_t)isa_dtype_size(in.dtype), des = (int64_t)isa_dtype_size(out.dtype);
+	for (int32_t d = 0; d < in.rank; d++) {
+		const ncc_pad_dim_t *p = &inst->padding->dims[d];
+		int64_t step = p->interior + 1;
+		int64_t i0 = 0;
+		if (p->lo < 0)
+			i0 = (-p->lo + step - 1) / step;
+		int64_t last = out.dims[d] - 1 - p->lo;
+		int64_t i1 = last < 0 ? -1 : last / step;
+		if (i1 > in.dims[d] - 1)
+			i1 = in.dims[d] - 1;
+		int64_t cnt = i1 - i0 + 1;
+		if (cnt <= 0)
+			return NCC_OK; /* the operand is cut away entirely */
+		soff += i0 * in.strides[d] * ses;
+		src.dims[d] = cnt;
+		doff += (p->lo + i0 * step) * out.strides[d] * des;
+		dst.dims[d] = cnt;
+		dst.strides[d] = out.strides[d] * step;
+	}
+	src.offset = (uint64_t)soff;
+	dst.offset = (uint64_t)doff;
+	return ncc_lower_copy(ctx, inst, &dst, &src);
+}
+
+/* Clamped start index of a dynamic slice along one dim, as a u32/s64 scalar in a temp:
+ * clamp(start, 0, limit). */
+static ncc_status_t clamp_start(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, int32_t opnd,
+				int64_t limit, ncc_view_t *out_idx)
+{
+	ncc_view_t s, lo, hi, t;
+	ncc_status_t st = ncc_lower_operand_view(ctx, inst, opnd, &s);
+	if (st != NCC_OK)
+		return st;
+	/* compute in s64 so unsigned and signed starts clamp alike */
+	st = ncc_lower_temp_view(ctx, ISA_DT_S64, 0, NULL, &t);
+	if (st == NCC_OK)
+		st = ncc_lower_copy(ctx, inst, &t, &s);
+	if (st == NCC_OK)
+		st = ncc_lower_const_scalar(ctx, ISA_DT_S64, 0, &lo);
+	if (st == NCC_OK)
+		st = ncc_lower_const_scalar(ctx, ISA_DT_S64, (double)limit, &hi);
+	if (st != NCC_OK)
+		return st;
+	ncc_view_t in[3] = { lo, t, hi };
+	st = ncc_lower_alu(ctx, inst, ISA_ALU_CLAMP, &t, 3, in);
+	*out_idx = t;
+	return st;
+}
+
+/* Index vector idx[j] = start + j (s64[cnt]) for a GATHER/SCATTER along one dim. */
+static ncc_status_t index_vector(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst,
+				 const ncc_view_t *start, int64_t cnt, ncc_view_t *out)
+{
+	ncc_status_t st = ncc_lower_temp_view(ctx, ISA_DT_S64, 1, &cnt, out);
+	if (st != NCC_OK)
+		return st;
+	isa_insn_t io = isa_insn_init(ISA_OP_IOTA, 0);
+	io.n_ap = 1;
+	if (ncc_lower_views_to_aps(1, out, &io.ap[0]) != NCC_OK)
+		return NCC_ERR_INTERNAL;
+	io.ap[0].rank = 1;
+	io.ap[0].shape[0] = (uint64_t)cnt;
+	io.ap[0].stride[0] = 1;
+	st = ncc_lower_emit(ctx, inst, ISA_ENGINE_GPSIMD, &io, NULL);
+	if (st != NCC_OK)
+		return st;
+	ncc_view_t in[2] = { *out, ncc_view_bcast_scalar(start, 1, &cnt) };
+	return ncc_lower_alu(ctx, inst, ISA_ALU_ADD, out, 2, in);
+}
+
+/* Moves dim d of v to the front (a view). */
+ncc_view_t ncc_view_dim_to_front(const ncc_view_t *v, int32_t d)
+{
+	ncc_view_t r = *v;
+	r.dims[0] = v->dims[d];
+	r.strides[0] = v->strides[d];
+	int32_t k = 1;
+	for (int32_t i = 0; i < v->rank; i++)
+		if (i != d) {
+			r.dims[k] = v->dims[i];
+			r.strides[k] = v->strides[i];
+			k++;
+		}
+	return r;
+}
+
+/* One GATHER (ap0[m,r] = ap1[idx[m], r]) or SCATTER (ap0[idx[m], r] op= ap1[m, r]),
+ * or one per index of the row dims that do not fold into one. table: [N, rest...],
+ * rows: [M, rest...] (dim 0 is the indexed dim); idx: [M]. */
+ncc_status_t ncc_lower_rows(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, int scatter_op,
+			    const ncc_view_t *table, const ncc_view_t *rows, const ncc_view_t *idx)
+{
+	/* try folding the row dims (1..rank) into one */
+	int64_t r = 1;
+	int64_t ts = 0, rs = 0;
+	bool ok = true;
+	int32_t last = -1;
+	for (int32_t d = table->rank - 1; d >= 1; d--) {
+		if (table->dims[d] == 1)
+			continue;
+		if (last < 0) {
+			ts = table->strides[d];
+			rs = rows->strides[d];
+		} else if (table->strides[d] != table->strides[last] * table->dims[last] ||
+			   rows->strides[d] != rows->strides[last] * rows->dims[last]) {
+			ok = false;
+			break;
+		}
+		r *= table->dims[d];
+		last = d;
+	}
+	if (!ok) {
+		/* split the first row dim of size > 1 and recurse */
+		int32_t d = 1;
+		while (table->dims[d] == 1)
+			d++;
+		for (int64_t i = 0; i < table->dims[d]; i++) {
+			ncc_view_t t = *table, w = *rows;
+			t.offset = (uint64_t)((int64_t)t.offset + i * t.strides[d] * (int64_t)isa_dtype_size(t.dtype));
+			w.offset = (uint64_t)((int64_t)w.offset + i * w.strides[d] * (int64_t)isa_dtype_size(w.dtype));
+			t.dims[d] = w.dims[d] = 1;
+			ncc_status_t st = ncc_lower_rows(ctx, inst, scatter_op, &t, &w, idx);
+			if (st != NCC_OK)
+				return st;
+		}
+		return NCC_OK;
+	}
+	if (last < 0)
+		ts = rs = 1;
+	bool scatter = scatter_op >= 0;
+	isa_insn_t in = isa_insn_init(scatter ? ISA_OP_SCATTER : ISA_OP_GATHER,
+				      scatter ? (uint32_t)scatter_op : 0);
+	in.n_ap = 3;
+	isa_ap_t *o = &in.ap[0], *a = &in.ap[1];
+	const ncc_view_t *ov = scatter ? table : rows, *av = scatter ? rows : table;
+	o->region = ov->region; o->dtype = (uint8_t)ov->dtype; o->offset = ov->offset; o->rank = 2;
+	o->shape[0] = (uint64_t)ov->dims[0]; o->stride[0] = ov->strides[0];
+	o->shape[1] = (uint64_t)r; o->stride[1] = scatter ? ts : rs;
+	a->region = av->region; a->dtype = (uint8_t)av->dtype; a->offset = av->offset; a->rank = 2;
+	a->shape[0] = (uint64_t)av->dims[0]; a->stride[0] = av->strides[0];
+	a->shape[1] = (uint64_t)r; a->stride[1] = scatter ? rs : ts;
+	if (ncc_lower_views_to_aps(1, idx, &in.ap[2]) != NCC_OK)
+		return NCC_ERR_INTERNAL;
+	in.ap[2].rank = 1;
+	in.ap[2].shape[0] = (uint64_t)idx->dims[0];
+	in.ap[2].stride[0] = idx->strides[0];
+	return ncc_lower_emit(ctx, inst, ISA_ENGINE_GPSIMD, &in, NULL);
+}
+
+/* dynamic-slice: one GATHER per dim with a start (indices start..start+size-1,
+ * start clamped to [0, N-size] as XLA does), through dense temporaries. */
+static ncc_status_t lower_dynamic_slice(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
+{
+	ncc_view_t cur, out;
+	ncc_status_t st = ncc_lower_operand_view(ctx, inst, 0, &cur);
+	if (st == NCC_OK)
+		st = ncc_lower_output_view(ctx, inst, 0, &out);
+	if (st != NCC_OK)
+		return st;
+	int32_t rank = cur.rank;
+	if (rank == 0)
+		return ncc_lower_copy(ctx, inst, &out, &cur);
+	for (int32_t d = 0; d < rank; d++) {
+		int64_t size = inst->shape.dims[d];
+		if (size == cur.dims[d])
+			continue; /* whole dim: the start is clamped to 0 */
+		ncc_view_t start, idx, next;
+		st = clamp_start(ctx, inst, 1 + d, cur.dims[d] - size, &start);
+		if (st == NCC_OK)
+			st = index_vector(ctx, inst, &start, size, &idx);
+		if (st != NCC_OK)
+			return st;
+		int64_t nd[NCC_MAX_RANK];
+		for (int32_t i = 0; i < rank; i++)
+			nd[i] = cur.dims[i];
+		nd[d] = size;
+		st = ncc_lower_temp_view(ctx, cur.dtype, rank, nd, &next);
+		if (st != NCC_OK)
+			return st;
+		if (size > 0 && ncc_view_elements(&next) > 0) {
+			ncc_view_t t = ncc_view_dim_to_front(&cur, d), w = ncc_view_dim_to_front(&next, d);
+			st = ncc_lower_rows(ctx, inst, -1, &t, &w, &idx);
+			if (st != NCC_OK)
+				return st;
+		}
+		cur = next;
+	}
+	return ncc_lower_copy(ctx, inst, &out, &cur);
+}
+
+/* dynamic-update-slice: copy the operand, then write the update with a SCATTER
+ * (assign) per dim; dims are peeled like dynamic-slice, outermost first, by
+ * scattering whole update rows into a gathered window that is scattered back. To keep
+ * it simple and exact we scatter along the first dim whose start matters and require
+ * the other dims to be static (start clamped to a constant) or full. */
+static ncc_status_t lower_dus(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
+{
+	ncc_view_t op, upd, out;
+	ncc_status_t st = ncc_lower_operand_view(ctx, inst, 0, &op);
+	if (st == NCC_OK)
+		st = ncc_lower_operand_view(ctx, inst, 1, &upd);
+	if (st == NCC_OK)
+		st = ncc_lower_output_view(ctx, inst, 0, &out);
+	if (st != NCC_OK)
+		return st;
+	st = ncc_lower_copy(ctx, inst, &out, &op);
+	if (st != NCC_OK || ncc_view_elements(&upd) == 0)
+		return st;
+	int32_t rank = op.rank;
+	if (rank == 0)
+		return ncc_lower_copy(ctx, inst, &out, &upd);
+	/* Recursive peel: window = out; for each dim d with a partial update, gather the
+	 * rows [start_d, start_d + u_d) into a temp W_d; after the innermost dim, write the
+	 * update, then scatter the temps back outermost last. */
+	ncc_view_t win[NCC_MAX_RANK + 1], idx[NCC_MAX_RANK];
+	int32_t dd[NCC_MAX_RANK];
+	int32_t nw = 0;
+	win[0] = out;
+	for (int32_t d = 0; d < rank; d++) {
+		int64_t u = upd.dims[d];
+		if (u == op.dims[d])
+			continue;
+		ncc_view_t start, next;
+		st = clamp_start(ctx, inst, 2 + d, op.dims[d] - u, &start);
+		if (st == NCC_OK)
+			st = index_vector(ctx, inst, &start, u, &idx[nw]);
+		if (st != NCC_OK)
+			return st;
+		int64_t nd[NCC_MAX_RANK];
+		for (int32_t i = 0; i < rank; i++)
+			nd[i] = win[nw].dims[i];
+		nd[d] = u;
+		st = ncc_lower_temp_view(ctx, op.dtype, rank, nd, &next);
+		if (st != NCC_OK)
+			return st;
+		ncc_view_t t = ncc_view_dim_to_front(&win[nw], d), w = ncc_view_dim_to_front(&next, d);
+		st = ncc_lower_rows(ctx, inst, -1, &t, &w, &idx[nw]);
+		if (st != NCC_OK)
+			return st;
+		dd[nw] = d;
+		win[++nw] = next;
+	}
+	st = ncc_lower_copy(ctx, inst, &win[nw], &upd);
+	for (int32_t k = nw - 1; k >= 0 && st == NCC_OK; k--) {
+		ncc_view_t t = ncc_view_dim_to_front(&win[k], dd[k]), w = ncc_view_dim_to_front(&win[k + 1], dd[k]);
+		st = ncc_lower_rows(ctx, inst, ISA_RED_ASSIGN, &t, &w, &idx[k]);
+	}
+	return st;
+}
+
+ncc_status_t ncc_lower_shape_op(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
+{
+	switch (inst->op) {
+	case NCC_OP_CONSTANT:
+		return lower_constant(ctx, inst);
+	case NCC_OP_RESHAPE:
+	case NCC_OP_BITCAST:
+		return lower_reshape(ctx, inst);
+	case NCC_OP_BROADCAST: case NCC_OP_TRANSPOSE: case NCC_OP_SLICE: case NCC_OP_REVERSE:
+		return lower_view_op(ctx, inst);
+	case NCC_OP_TUPLE:
+	case NCC_OP_OPTIMIZATION_BARRIER:
+		return lower_tuple(ctx, inst);
+	case NCC_OP_GET_TUPLE_ELEMENT:
+		return lower_gte(ctx, inst);
+	case NCC_OP_CONCATENATE:
+		return lower_concat(ctx, inst);
+	case NCC_OP_PAD:
+		return lower_pad(ctx, inst);
+	case NCC_OP_DYNAMIC_SLICE:
+		return lower_dynamic_slice(ctx, inst);
+	case NCC_OP_DYNAMIC_UPDATE_SLICE:
+		return lower_dus(ctx, inst);
+	default:
+		return NCC_ERR_INTERNAL;
+	}
+}

@@ -1,0 +1,309 @@
+/* Elementwise fusion: DAGs of elementwise ops (with the broadcasts and scalar constants feeding them) become one kLoop fusion each. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "passes.h"
+
+/* Per-instruction state while grouping (indexed by program position). */
+enum { ST_FREE = 0, ST_IN_GROUP = 1, ST_FUSED = 2, ST_DUP = 3 };
+
+typedef struct fuse_ctx {
+	ncc_module_t *m;
+	ncc_comp_t *c;
+	int32_t n;
+	ncc_inst_t **insts;   /* snapshot of the entry in program order */
+	uint8_t *state;
+	uint8_t *cand;
+	int32_t *ustart, *users; /* CSR lists of user positions */
+	int32_t mem[NCC_FUSE_MAX_VALUES];
+	int32_t nmem;
+	int counter;          /* for computation names */
+} fuse_ctx_t;
+
+static int32_t pos_of(const ncc_inst_t *x) { return (int32_t)x->aux_i - 1; }
+
+static bool same_dims(const ncc_shape_t *a, const ncc_shape_t *b)
+{
+	if (!ncc_shape_is_array(a) || !ncc_shape_is_array(b) || a->rank != b->rank)
+		return false;
+	for (int32_t k = 0; k < a->rank; k++)
+		if (a->dims[k] != b->dims[k] || a->dynamic[k] || b->dynamic[k])
+			return false;
+	return true;
+}
+
+static bool isa_etype(ncc_etype_t t)
+{
+	switch (t) {
+	case NCC_PRED: case NCC_S8: case NCC_S16: case NCC_S32: case NCC_S64:
+	case NCC_U8: case NCC_U16: case NCC_U32: case NCC_U64:
+	case NCC_F16: case NCC_BF16: case NCC_F32:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool scalar_const(const ncc_inst_t *x)
+{
+	return x->op == NCC_OP_CONSTANT && ncc_shape_is_array(&x->shape) && x->shape.rank == 0 &&
+	       x->literal.present && !x->literal.elided && x->literal.data &&
+	       isa_etype(x->shape.etype) && !x->ncontrol_preds;
+}
+
+static bool compute_op(const ncc_inst_t *x)
+{
+	return !x->ncontrol_preds && ncc_pass_fused_op(x) >= 0;
+}
+
+/* Members plus distinct outside operands, if x joined the group, and a bound
+ * on the FUSED inputs: each outside operand, plus one per broadcast of one
+ * (the lowering gives a broadcast its own strided view). */
+static void group_size(const fuse_ctx_t *f, int32_t extra, int32_t *out_values,
+		       int32_t *out_params)
+{
+	const ncc_inst_t *outside[NCC_FUSE_MAX_VALUES * 4];
+	int32_t np = 0, nb = 0, nm = f->nmem + (extra >= 0);
+	for (int32_t i = 0; i < nm; i++) {
+		const ncc_inst_t *x = f->insts[i < f->nmem ? f->mem[i] : extra];
+		for (int32_t k = 0; k < x->noperands; k++) {
+			const ncc_inst_t *o = x->operands[k];
+			int32_t p = pos_of(o);
+			bool member = p >= 0 && p < f->n && (f->state[p] == ST_IN_GROUP ||
+							     f->state[p] == ST_DUP || p == extra);
+			if (member)
+				continue;
+			nb += x->op == NCC_OP_BROADCAST;
+			bool seen = false;
+			for (int32_t j = 0; j < np && !seen; j++)
+				seen = outside[j] == o;
+			if (!seen && np < (int32_t)(sizeof(outside) / sizeof(outside[0])))
+				outside[np++] = o;
+		}
+	}
+	*out_values = nm + np;
+	*out_params = np + nb;
+}
+
+static bool all_users_in_group(const fuse_ctx_t *f, int32_t p)
+{
+	if (f->insts[p] == f->c->root)
+		return false;
+	for (int32_t u = f->ustart[p]; u < f->ustart[p + 1]; u++)
+		if (f->state[f->users[u]] != ST_IN_GROUP)
+			return false;
+	return true;
+}
+
+static void add_member(fuse_ctx_t *f, int32_t p, int st)
+{
+	f->state[p] = (uint8_t)st;
+	f->mem[f->nmem++] = p;
+	const ncc_inst_t *x = f->insts[p];
+	for (int32_t k = 0; k < x->noperands; k++) {
+		const ncc_inst_t *o = x->operands[k];
+		int32_t q = pos_of(o);
+		if (q < 0 || q >= f->n)
+			continue;
+		/* a broadcast's operand has other dims: only a scalar constant
+		 * can follow it into the loop (as an immediate) */
+		if (x->op == NCC_OP_BROADCAST && !scalar_const(o))
+			continue;
+		f->cand[q] = 1;
+	}
+}
+
+/* Decides whether candidate p joins the group rooted at root. */
+static void consider(fuse_ctx_t *f, int32_t p, const ncc_inst_t *root)
+{
+	const ncc_inst_t *x = f->insts[p];
+	if (f->state[p] != ST_FREE || x->ncontrol_preds)
+		return;
+	int st;
+	if (compute_op(x) && same_dims(&x->shape, &root->shape) && all_users_in_group(f, p))
+		st = ST_IN_GROUP;
+	else if (x->op == NCC_OP_BROADCAST && same_dims(&x->shape, &root->shape) &&
+		 isa_etype(x->shape.etype) && x->dimensions.present &&
+		 x->dimensions.n == x->operands[0]->shape.rank)
+		st = all_users_in_group(f, p) ? ST_IN_GROUP : ST_DUP;
+	else if (scalar_const(x))
+		st = all_users_in_group(f, p) ? ST_IN_GROUP : ST_DUP;
+	else
+		return;
+	int32_t values, params;
+	group_size(f, p, &values, &params);
+	if (values > NCC_FUSE_MAX_VALUES || params > NCC_FUSE_MAX_INPUTS)
+		return;
+	add_member(f, p, st);
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Builds the fused computation and the fusion instruction for the current
+ * group, and unlinks the members from the entry. */
+static ncc_status_t build(fuse_ctx_t *f, ncc_inst_t *root)
+{
+	ncc_module_t *m = f->m;
+	qsort(f->mem, (size_t)f->nmem, sizeof(int32_t), cmp_i32); /* program order */
+	char name[64];
+	do
+		snprintf(name, sizeof(name), "fused_computation.%d", f->counter++);
+	while (ncc_module_find_comp(m, name));
+	ncc_comp_t *fc;
+	ncc_status_t st = ncc_comp_create(m, name, false, &fc);
+	if (st)
+		return st;
+	/* map entry value -> value inside fc */
+	const ncc_inst_t *from[NCC_FUSE_MAX_VALUES * 4];
+	ncc_inst_t *to[NCC_FUSE_MAX_VALUES * 4];
+	ncc_inst_t *outside[NCC_FUSE_MAX_INPUTS];
+	int32_t nmap = 0, np = 0;
+	for (int32_t i = 0; i < f->nmem; i++) {
+		ncc_inst_t *x = f->insts[f->mem[i]];
+		ncc_inst_t *ops[8];
+		if (x->noperands > 8)
+			return NCC_ERR_INTERNAL;
+		for (int32_t k = 0; k < x->noperands; k++) {
+			ncc_inst_t *o = x->operands[k];
+			int32_t j;
+			for (j = 0; j < nmap && from[j] != o; j++)
+				;
+			if (j == nmap) { /* an outside value: a new parameter */
+				if (np >= NCC_FUSE_MAX_INPUTS)
+					return NCC_ERR_INTERNAL;
+				char pn[48];
+				snprintf(pn, sizeof(pn), "param_%d.p%u", np, m->next_id);
+				ncc_inst_t *p;
+				if ((st = ncc_inst_create(fc, NCC_OP_PARAMETER, &o->shape, pn, NULL, 0, &p)))
+					return st;
+				p->parameter_number = np;
+				if ((st = ncc_comp_set_param(fc, p)))
+					return st;
+				outside[np++] = o;
+				from[nmap] = o;
+				to[nmap++] = p;
+			}
+			ops[k] = to[j];
+		}
+		ncc_inst_t *cl;
+		if ((st = ncc_pass_clone_inst(fc, x, ops, x->noperands, &cl)))
+			return st;
+		from[nmap] = x;
+		to[nmap++] = cl;
+		if (x == root)
+			fc->root = cl;
+	}
+	ncc_inst_t *fu;
+	if ((st = ncc_pass_new_like(root, NCC_OP_FUSION, &root->shape, outside, np, &fu)))
+		return st;
+	fu->fusion_kind = "kLoop";
+	fu->calls = fc;
+	ncc_inst_replace_uses(root, fu);
+	for (int32_t i = 0; i < f->nmem; i++) {
+		int32_t p = f->mem[i];
+		if (f->state[p] == ST_IN_GROUP) {
+			ncc_comp_remove_inst(f->c, f->insts[p]);
+			f->state[p] = ST_FUSED;
+		} else {
+			f->state[p] = ST_FREE; /* a duplicated broadcast/constant stays */
+		}
+	}
+	return NCC_OK;
+}
+
+ncc_status_t ncc_pass_fuse(ncc_module_t *m, bool *out_changed, ncc_error_t *err)
+{
+	if (out_changed)
+		*out_changed = false;
+	if (!m || !m->entry)
+		return ncc_error_set(err, NCC_ERR_INVALID, 0, 0, "fuse: module without entry");
+	fuse_ctx_t f = { .m = m, .c = m->entry };
+	ncc_comp_t *c = m->entry;
+	f.n = c->ninsts;
+	size_t n1 = (size_t)f.n + 1;
+	f.insts = malloc(sizeof(*f.insts) * n1);
+	f.state = calloc(n1, 1);
+	f.cand = calloc(n1, 1);
+	f.ustart = calloc(n1 + 1, sizeof(int32_t));
+	int32_t nuse = 0;
+	for (int32_t i = 0; i < f.n; i++)
+		nuse += c->insts[i]->noperands;
+	f.users = malloc(sizeof(int32_t) * ((size_t)nuse + 1));
+	ncc_status_t st = NCC_OK;
+	bool changed = false;
+	if (!f.insts || !f.state || !f.cand || !f.ustart || !f.users) {
+		st = NCC_ERR_NOMEM;
+		goto out;
+	}
+	memcpy(f.insts, c->insts, sizeof(*f.insts) * (size_t)f.n);
+	for (int32_t i = 0; i < f.n; i++)
+		f.insts[i]->aux_i = i + 1;
+	/* users of each position, as a CSR array */
+	for (int32_t i = 0; i < f.n; i++)
+		for (int32_t k = 0; k < f.insts[i]->noperands; k++) {
+			int32_t p = pos_of(f.insts[i]->operands[k]);
+			if (p >= 0 && p < f.n)
+				f.ustart[p + 1]++;
+		}
+	for (int32_t i = 0; i < f.n; i++)
+		f.ustart[i + 1] += f.ustart[i];
+	{
+		int32_t *fill = calloc(n1, sizeof(int32_t));
+		if (!fill) {
+			st = NCC_ERR_NOMEM;
+			goto out;
+		}
+		for (int32_t i = 0; i < f.n; i++)
+			for (int32_t k = 0; k < f.insts[i]->noperands; k++) {
+				int32_t p = pos_of(f.insts[i]->operands[k]);
+				if (p >= 0 && p < f.n)
+					f.users[f.ustart[p] + fill[p]++] = i;
+			}
+		free(fill);
+	}
+	/* Roots from the end: every user of a candidate is decided before the
+	 * candidate, so "all users are in the group" is known when it is asked;
+	 * a member other than the root has no user outside its group, which
+	 * keeps the fused graph acyclic. */
+	for (int32_t r = f.n - 1; r >= 0; r--) {
+		ncc_inst_t *root = f.insts[r];
+		if (f.state[r] != ST_FREE || !compute_op(root))
+			continue;
+		memset(f.cand, 0, n1);
+		f.nmem = 0;
+		add_member(&f, r, ST_IN_GROUP);
+		for (int32_t p = r - 1; p >= 0; p--)
+			if (f.cand[p])
+				consider(&f, p, root);
+		int32_t ncompute = 0;
+		for (int32_t i = 0; i < f.nmem; i++)
+			ncompute += compute_op(f.insts[f.mem[i]]);
+		if (ncompute < 2) {
+			/* one op alone gains nothing over its own ALU instruction */
+			for (int32_t i = 0; i < f.nmem; i++)
+				f.state[f.mem[i]] = ST_FREE;
+			continue;
+		}
+		if ((st = build(&f, root)))
+			goto out;
+		changed = true;
+	}
+out:
+	for (int32_t i = 0; i < f.n && f.insts; i++)
+		f.insts[i]->aux_i = 0;
+	free(f.insts);
+	free(f.state);
+	free(f.cand);
+	free(f.ustart);
+	free(f.users);
+	if (st)
+		return ncc_error_set(err, st, 0, 0, "fuse: %s", ncc_status_name(st));
+	if (out_changed)
+		*out_changed = changed;
+	return NCC_OK;
+}

@@ -1,0 +1,84 @@
+/* The pass pipeline per optimisation level, with the per-pass IR dump and a verification after each pass. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "passes.h"
+#include "verify.h"
+
+typedef ncc_status_t (*pass_fn)(ncc_module_t *, bool *, ncc_error_t *);
+
+typedef struct pipe {
+	ncc_module_t *m;
+	const char *dump_dir;
+	int seq;        /* number of the next dump */
+} pipe_t;
+
+static ncc_status_t dump(pipe_t *p, const char *what, ncc_error_t *err)
+{
+	if (!p->dump_dir)
+		return NCC_OK;
+	char path[4096];
+	int n = snprintf(path, sizeof(path), "%s/%02d-%s.hlo", p->dump_dir, p->seq++, what);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return ncc_error_set(err, NCC_ERR_IO, 0, 0, "IR dump path too long in '%s'",
+				     p->dump_dir);
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return ncc_error_set(err, NCC_ERR_IO, 0, 0, "cannot write IR dump '%s': %s", path,
+				     strerror(errno));
+	ncc_status_t st = ncc_module_print(p->m, f);
+	if (fclose(f) != 0 && st == NCC_OK)
+		st = NCC_ERR_IO;
+	if (st)
+		return ncc_error_set(err, st, 0, 0, "cannot write IR dump '%s'", path);
+	return NCC_OK;
+}
+
+static ncc_status_t run(pipe_t *p, const char *name, pass_fn fn, bool *changed, ncc_error_t *err)
+{
+	bool ch = false;
+	ncc_status_t st = fn(p->m, &ch, err);
+	if (st)
+		return st;
+	if (changed)
+		*changed |= ch;
+	/* a pass that breaks the IR is a compiler bug: stop here, naming it,
+	 * instead of failing obscurely in the back end */
+	ncc_error_t verr;
+	memset(&verr, 0, sizeof(verr));
+	if (ncc_verify(p->m, &verr) != NCC_OK)
+		return ncc_error_set(err, NCC_ERR_INTERNAL, 0, 0,
+				     "internal: the module does not verify after pass '%s': %s", name,
+				     verr.msg);
+	return dump(p, name, err);
+}
+
+ncc_status_t ncc_run_passes(ncc_module_t *m, const ncc_compile_options_t *opts, ncc_error_t *err)
+{
+	if (!m || !m->entry)
+		return ncc_error_set(err, NCC_ERR_INVALID, 0, 0, "run_passes: no module");
+	int level = opts ? opts->opt_level : 0;
+	pipe_t p = { .m = m, .dump_dir = opts ? opts->dump_dir : NULL, .seq = 0 };
+	ncc_status_t st = dump(&p, "input", err);
+	if (st || level <= 0)
+		return st;
+	/* simplification exposes folding and CSE and vice versa; a few rounds
+	 * reach the fixed point on every corpus module (usually two) */
+	for (int round = 0; round < 4; round++) {
+		bool changed = false;
+		if ((st = run(&p, "simplify", ncc_pass_simplify, &changed, err)) ||
+		    (st = run(&p, "fold", ncc_pass_fold, &changed, err)) ||
+		    (st = run(&p, "cse", ncc_pass_cse, &changed, err)) ||
+		    (st = run(&p, "dce", ncc_pass_dce, &changed, err)))
+			return st;
+		if (!changed)
+			break;
+	}
+	if (level >= 2) {
+		if ((st = run(&p, "fuse", ncc_pass_fuse, NULL, err)) ||
+		    (st = run(&p, "dce", ncc_pass_dce, NULL, err)))
+			return st;
+	}
+	return NCC_OK;
+}

@@ -1,0 +1,103 @@
+/* ncc optimisation passes over the IR (DCE, CSE, constant folding, algebraic simplification, elementwise fusion) and the pass pipeline. */
+#ifndef NCC_PASSES_H
+#define NCC_PASSES_H
+
+/*
+ * Every pass rewrites a module in place and preserves what the reference
+ * interpreter computes for the entry computation (bit-exact for integers and
+ * pred; floats within rounding of the element type, see docs/passes.md), the
+ * entry signature (parameters are never removed or renumbered), the entry
+ * result shape and input_output_alias. Instructions a pass creates get the
+ * metadata (op_type, source file/line) of the instruction they replace; a
+ * fusion gets its root's. Removed instructions are only unlinked (the module's
+ * arena owns them), so pointers held elsewhere stay valid but stale.
+ *
+ * Errors: NCC_ERR_NOMEM, or NCC_ERR_INTERNAL when the module no longer
+ * verifies after a pass (a bug in that pass: the message names it).
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ir.h"
+#include "options.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Runs the pipeline for opts->opt_level (opts NULL: -O0):
+ *   -O0  nothing (op-by-op lowering of the module as written);
+ *   -O1  simplify, fold, CSE, DCE, repeated until nothing changes (at most 4 rounds);
+ *   -O2+ the same, then elementwise fusion and a final DCE.
+ * When opts->dump_dir is set, writes the module after every pass that ran to
+ * <dump_dir>/<NN>-<pass>.hlo (NN from 01; 00-input.hlo is the module before any
+ * pass), in the ncc_module_print() format; a dump that cannot be written is an
+ * NCC_ERR_IO error. The module is verified after every pass. */
+ncc_status_t ncc_run_passes(ncc_module_t *m, const ncc_compile_options_t *opts,
+			    ncc_error_t *err);
+
+/* The passes one by one. out_changed (may be NULL) is set to whether the
+ * module changed. Each works on every computation of the module. */
+
+/* Removes instructions whose value nothing uses (root, side effects and
+ * parameters are kept) and computations nothing calls any more. */
+ncc_status_t ncc_pass_dce(ncc_module_t *m, bool *out_changed, ncc_error_t *err);
+/* Merges instructions with the same opcode, shape, operands and attributes
+ * (not rng, side effects, parameters or control dependencies). */
+ncc_status_t ncc_pass_cse(ncc_module_t *m, bool *out_changed, ncc_error_t *err);
+/* Evaluates elementwise ops, convert, reshape, transpose, slice, broadcast,
+ * iota and concatenate whose operands are constants (and elementwise ops over
+ * broadcast scalars) into constants, within size limits. */
+ncc_status_t ncc_pass_fold(ncc_module_t *m, bool *out_changed, ncc_error_t *err);
+/* Local algebraic rewrites (x+0, x*1, x*0 for integers, reshape/transpose/
+ * broadcast chains, identity converts/slices/pads, neg(neg x), select with a
+ * constant predicate, get-tuple-element of tuple, splat constants). */
+ncc_status_t ncc_pass_simplify(ncc_module_t *m, bool *out_changed, ncc_error_t *err);
+/* Groups DAGs of elementwise ops in the entry computation (with the broadcasts
+ * and scalar constants feeding them) into fusion instructions (kind=kLoop,
+ * calls=a new computation), each lowered to one ISA FUSED instruction. */
+ncc_status_t ncc_pass_fuse(ncc_module_t *m, bool *out_changed, ncc_error_t *err);
+
+/* What one fusion may hold: the ISA FUSED limits (isa.h), with one register
+ * per value (inputs, constants, ops) so register allocation always fits. */
+#define NCC_FUSE_MAX_INPUTS 16
+#define NCC_FUSE_MAX_VALUES 32
+
+/* ---- helpers shared by the pass files and lower_fusion.c ---- */
+
+/* add, exponential, compare, select, clamp, convert, ... (not broadcast). */
+bool ncc_pass_is_elementwise(ncc_opcode_t op);
+
+/* The isa_alu_t sub-op an elementwise instruction becomes inside a fused loop,
+ * ISA_FUSED_CONVERT for convert, or -1 when the ISA cannot compute it for its
+ * element types exactly as HLO defines it (e.g. integer power, total-order
+ * compares, f64). */
+int ncc_pass_fused_op(const ncc_inst_t *inst);
+
+/* Appends to c a copy of src with the given operands (attributes, called
+ * computations, literal and metadata shared; control dependencies dropped)
+ * and a fresh unique name derived from src's. */
+ncc_status_t ncc_pass_clone_inst(ncc_comp_t *c, const ncc_inst_t *src, ncc_inst_t *const *operands,
+				 int32_t n, ncc_inst_t **out_inst);
+
+/* A new instruction (fresh name, no attributes) that will replace `like`:
+ * placed just before it in its computation, with its metadata and source
+ * position. */
+ncc_status_t ncc_pass_new_like(const ncc_inst_t *like, ncc_opcode_t op, const ncc_shape_t *shape,
+			       ncc_inst_t *const *operands, int32_t n, ncc_inst_t **out_inst);
+
+/* A fresh instruction name "<base>.p<id>" (arena string) that the parser's
+ * names do not use. */
+const char *ncc_pass_fresh_name(ncc_module_t *m, const char *base);
+
+/* true when x is a constant whose elements are all equal (and not elided), or a
+ * broadcast of one; *out_lit (may be NULL) gets the literal, whose element 0 is
+ * the value. */
+bool ncc_pass_splat(const ncc_inst_t *x, const ncc_literal_t **out_lit);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NCC_PASSES_H */

@@ -1,0 +1,1350 @@
+/* Check tests of the ncc back end: each HLO op lowered at -O0 (and -O1 multi-engine) and run on libfwsim, compared with hand-computed values; error paths (unsupported types, bad options); the corpus compiles and runs. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+
+#include "hlo_parser.h"
+#include "lower.h"
+#include "lower_run.h"
+#include "neuronsim/neff.h"
+#include "verify.h"
+#if __has_include("passes.h")
+#include "passes.h"
+#endif
+
+/* Runs text at -O0 and at -O1 (multi-engine) with the given inputs, checks that
+ * output 0 equals want (n f32 values) within tol, at both levels. */
+static void check_f32(const char *text, const void *const *in, uint32_t nin, const float *want,
+		      size_t n, float tol)
+{
+	for (int opt = 0; opt <= 1; opt++) {
+		ncc_run_t r;
+		int rc = ncc_run_module(NULL, text, opt, in, nin, 1, &r);
+		ck_assert_msg(rc == 0, "-O%d: %s", opt, r.msg);
+		ck_assert_uint_eq(r.out_size[0], n * sizeof(float));
+		const float *got = r.out[0];
+		for (size_t i = 0; i < n; i++)
+			ck_assert_msg(fabsf(got[i] - want[i]) <= tol * (1 + fabsf(want[i])) ||
+					      (isnan(got[i]) && isnan(want[i])),
+				      "-O%d: element %zu: got %g want %g", opt, i, got[i], want[i]);
+		ncc_run_free(&r);
+	}
+}
+
+static void check_bytes(const char *text, const void *const *in, uint32_t nin, uint32_t out,
+			const void *want, size_t size)
+{
+	for (int opt = 0; opt <= 1; opt++) {
+		ncc_run_t r;
+		int rc = ncc_run_module(NULL, text, opt, in, nin, 1, &r);
+		ck_assert_msg(rc == 0, "-O%d: %s", opt, r.msg);
+		ck_assert_uint_eq(r.out_size[out], size);
+		ck_assert_msg(memcmp(r.out[out], want, size) == 0, "-O%d: output %u differs", opt, out);
+		ncc_run_free(&r);
+	}
+}
+
+static const float k_x6[6] = { 1, -2, 3, -4, 5, 6 };
+static const float k_y6[6] = { 0.5f, 2, -1, 4, 0.25f, -3 };
+
+START_TEST(test_add_mul)
+{
+	const char *t = "HloModule m\n"
+			"ENTRY e { x = f32[2,3] parameter(0)\n y = f32[2,3] parameter(1)\n"
+			" a = f32[2,3] add(x, y)\n ROOT m = f32[2,3] multiply(a, x) }\n";
+	const void *in[2] = { k_x6, k_y6 };
+	float want[6];
+	for (int i = 0; i < 6; i++)
+		want[i] = (k_x6[i] + k_y6[i]) * k_x6[i];
+	check_f32(t, in, 2, want, 6, 0);
+}
+END_TEST
+
+START_TEST(test_unary)
+{
+	static const struct { const char *op; double (*f)(double); } ops[] = {
+		{ "exponential", exp }, { "tanh", tanh }, { "sine", sin }, { "cosine", cos },
+		{ "floor", floor }, { "ceil", ceil }, { "abs", fabs }, { "erf", erf },
+	};
+	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
+		char t[512];
+		snprintf(t, sizeof(t), "HloModule m\nENTRY e { x = f32[6] parameter(0)\n"
+			 " ROOT r = f32[6] %s(x) }\n", ops[k].op);
+		const void *in[1] = { k_y6 };
+		float want[6];
+		for (int i = 0; i < 6; i++)
+			want[i] = (float)ops[k].f(k_y6[i]);
+		check_f32(t, in, 1, want, 6, 1e-5f);
+	}
+}
+END_TEST
+
+START_TEST(test_views)
+{
+	/* transpose + reverse + slice + broadcast all become access patterns */
+	const char *t = "HloModule m\n"
+			"ENTRY e { x = f32[2,3] parameter(0)\n"
+			" t = f32[3,2] transpose(x), dimensions={1,0}\n"
+			" r = f32[3,2] reverse(t), dimensions={0}\n"
+			" s = f32[2,2] slice(r), slice={[0:3:2], [0:2]}\n"
+			" c = f32[] constant(10)\n b = f32[2,2] broadcast(c), dimensions={}\n"
+			" ROOT o = f32[2,2] add(s, b) }\n";
+	const void *in[1] = { k_x6 };
+	/* t = [[1,-4],[-2,5],[3,6]], r = [[3,6],[-2,5],[1,-4]], s = rows 0,2 */
+	float want[4] = { 13, 16, 11, 6 };
+	check_f32(t, in, 1, want, 4, 0);
+}
+END_TEST
+
+START_TEST(test_dot)
+{
+	const char *t = "HloModule m\n"
+			"ENTRY e { x = f32[2,3] parameter(0)\n y = f32[3,2] parameter(1)\n"
+			" ROOT d = f32[2,2] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0} }\n";
+	const void *in[2] = { k_x6, k_y6 };
+	float want[4];
+	for (int i = 0; i < 2; i++)
+		for (int j = 0; j < 2; j++) {
+			want[i * 2 + j] = 0;
+			for (int k = 0; k < 3; k++)
+				want[i * 2 + j] += k_x6[i * 3 + k] * k_y6[k * 2 + j];
+		}
+	check_f32(t, in, 2, want, 4, 1e-6f);
+}
+END_TEST
+
+START_TEST(test_reduce)
+{
+	const char *t = "HloModule m\n"
+			"add { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] add(a, b) }\n"
+			"ENTRY e { x = f32[2,3] parameter(0)\n z = f32[] constant(1)\n"
+			" ROOT r = f32[2] reduce(x, z), dimensions={1}, to_apply=add }\n";
+	const void *in[1] = { k_x6 };
+	float want[2] = { 1 + 1 - 2 + 3, 1 - 4 + 5 + 6 };
+	check_f32(t, in, 1, want, 2, 0);
+}
+END_TEST
+
+START_TEST(test_unsupported_f64)
+{
+	const char *t = "HloModule m\n"
+			"ENTRY e { x = f32[2] parameter(0)\n"
+			" c = f64[2] convert(x), metadata={op_type=\"aten__to\" source_file=\"t.py\" source_line=7}\n"
+			" ROOT r = f32[2] convert(c) }\n";
+	ncc_run_t r;
+	ck_assert_int_eq(ncc_run_module(NULL, t, 0, NULL, 0, 1, &r), -1);
+	ck_assert_msg(strstr(r.msg, "unsupported") && strstr(r.msg, "f64") && strstr(r.msg, "'c'") &&
+			      strstr(r.msg, "t.py:7"),
+		      "message: %s", r.msg);
+}
+END_TEST
+
+
+/* Naive reference convolution over NCHW input, OIHW kernel (dim_labels
+ * bf01_oi01->bf01) with groups, for the conv tests. */
+static void ref_conv(const float *x, const float *k, float *o, int N, int C, int H, int W, int O,
+		     int KH, int KW, int sh, int sw, int plh, int plw, int dh, int dw, int G,
+		     int OH, int OW)
+{
+	int Cg = C / G, Og = O / G;
+	for (int n = 0; n < N; n++)
+		for (int oc = 0; oc < O; oc++)
+			for (int y = 0; y < OH; y++)
+				for (int xx = 0; xx < OW; xx++) {
+					double acc = 0;
+					int g = oc / Og;
+					for (int c = 0; c < Cg; c++)
+						for (int i = 0; i < KH; i++)
+							for (int j = 0; j < KW; j++) {
+								/* position in the lhs-dilated, padded input */
+								int py = y * sh + i - plh, px = xx * sw + j - plw;
+								if (py < 0 || px < 0 || py % dh || px % dw)
+									continue;
+								py /= dh;
+								px /= dw;
+								if (py >= H || px >= W)
+									continue;
+								acc += x[((n * C + g * Cg + c) * H + py) * W + px] *
+								       k[((oc * Cg + c) * KH + i) * KW + j];
+							}
+					o[((n * O + oc) * OH + y) * OW + xx] = (float)acc;
+				}
+}
+
+static void conv_case(int N, int C, int H, int W, int O, int KH, int KW, int sh, int sw, int plo,
+		      int phi, int dil, int G)
+{
+	int Cg = C / G;
+	int PH = (H - 1) * dil + 1 + plo + phi, PW = (W - 1) * dil + 1 + plo + phi;
+	int OH = (PH - KH) / sh + 1, OW = (PW - KW) / sw + 1;
+	float *x = malloc(sizeof(float) * N * C * H * W), *k = malloc(sizeof(float) * O * Cg * KH * KW);
+	float *want = malloc(sizeof(float) * N * O * OH * OW);
+	for (int i = 0; i < N * C * H * W; i++)
+		x[i] = (float)((i * 7) % 11) - 5;
+	for (int i = 0; i < O * Cg * KH * KW; i++)
+		k[i] = (float)((i * 3) % 5) - 2;
+	ref_conv(x, k, want, N, C, H, W, O, KH, KW, sh, sw, plo, plo, dil, dil, G, OH, OW);
+	char t[1024];
+	snprintf(t, sizeof(t),
+		 "HloModule m\nENTRY e { x = f32[%d,%d,%d,%d] parameter(0)\n k = f32[%d,%d,%d,%d] parameter(1)\n"
+		 " ROOT c = f32[%d,%d,%d,%d] convolution(x, k), window={size=%dx%d stride=%dx%d "
+		 "pad=%d_%dx%d_%d lhs_dilate=%dx%d}, dim_labels=bf01_oi01->bf01, feature_group_count=%d }\n",
+		 N, C, H, W, O, Cg, KH, KW, N, O, OH, OW, KH, KW, sh, sw, plo, phi, plo, phi, dil, dil, G);
+	const void *in[2] = { x, k };
+	check_f32(t, in, 2, want, (size_t)(N * O * OH * OW), 1e-5f);
+	free(x);
+	free(k);
+	free(want);
+}
+
+START_TEST(test_conv)
+{
+	conv_case(2, 3, 5, 5, 4, 3, 3, 1, 1, 1, 1, 1, 1);  /* 3x3 same padding */
+	conv_case(2, 4, 6, 6, 4, 3, 3, 2, 2, 1, 1, 1, 4);  /* depthwise, stride 2 */
+	conv_case(1, 4, 4, 4, 6, 1, 1, 1, 1, 0, 0, 1, 2);  /* 1x1 grouped */
+	conv_case(1, 2, 3, 3, 2, 3, 3, 1, 1, 1, 2, 2, 1);  /* lhs dilation (input gradient) */
+	conv_case(2, 2, 6, 6, 3, 5, 5, 1, 1, 0, 0, 1, 1);  /* big kernel: per output position */
+}
+END_TEST
+
+
+static double d_add(double a, double b) { return a + b; }
+static double d_sub(double a, double b) { return a - b; }
+static double d_mul(double a, double b) { return a * b; }
+static double d_div(double a, double b) { return a / b; }
+static double d_max(double a, double b) { return a > b ? a : b; }
+static double d_min(double a, double b) { return a < b ? a : b; }
+
+START_TEST(test_binary_f32)
+{
+	static const struct { const char *op; double (*f)(double, double); } ops[] = {
+		{ "add", d_add }, { "subtract", d_sub }, { "multiply", d_mul }, { "divide", d_div },
+		{ "maximum", d_max }, { "minimum", d_min }, { "remainder", fmod }, { "power", pow },
+		{ "atan2", atan2 },
+	};
+	static const float a[6] = { 1.5f, -2, 3, 0.5f, 5, 6 };
+	static const float b[6] = { 0.5f, 2, -1, 4, 0.25f, 3 };
+	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
+		char t[512];
+		snprintf(t, sizeof(t), "HloModule m\nENTRY e { x = f32[2,3] parameter(0)\n"
+			 " y = f32[2,3] parameter(1)\n ROOT r = f32[2,3] %s(x, y) }\n", ops[k].op);
+		const void *in[2] = { a, b };
+		float want[6];
+		for (int i = 0; i < 6; i++)
+			want[i] = (float)ops[k].f(a[i], b[i]);
+		check_f32(t, in, 2, want, 6, 1e-6f);
+	}
+}
+END_TEST
+
+START_TEST(test_unary_all)
+{
+	static const struct { const char *op; double (*f)(double); } ops[] = {
+		{ "log", log }, { "log-plus-one", log1p }, { "sqrt", sqrt }, { "negate", NULL },
+		{ "rsqrt", NULL }, { "logistic", NULL }, { "sign", NULL },
+		{ "round-nearest-afz", round }, { "round-nearest-even", nearbyint },
+		{ "exponential-minus-one", expm1 },
+	};
+	static const float a[6] = { 0.5f, 2.5f, 3, 1.5f, 0.25f, 7 };
+	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
+		char t[512];
+		snprintf(t, sizeof(t), "HloModule m\nENTRY e { x = f32[6] parameter(0)\n"
+			 " ROOT r = f32[6] %s(x) }\n", ops[k].op);
+		const void *in[1] = { a };
+		float want[6];
+		for (int i = 0; i < 6; i++) {
+			double v = a[i];
+			if (ops[k].f)
+				want[i] = (float)ops[k].f(v);
+			else if (!strcmp(ops[k].op, "negate"))
+				want[i] = (float)-v;
+			else if (!strcmp(ops[k].op, "rsqrt"))
+				want[i] = (float)(1 / sqrt(v));
+			else if (!strcmp(ops[k].op, "logistic"))
+				want[i] = (float)(1 / (1 + exp(-v)));
+			else
+				want[i] = v > 0 ? 1.0f : v < 0 ? -1.0f : 0.0f;
+		}
+		check_f32(t, in, 1, want, 6, 1e-5f);
+	}
+}
+END_TEST
+
+START_TEST(test_int_ops)
+{
+	static const int32_t a[4] = { 12, -7, 5, 255 }, b[4] = { 3, 2, 1, 4 };
+	static const struct { const char *op; int32_t w[4]; } ops[] = {
+		{ "and", { 12 & 3, -7 & 2, 5 & 1, 255 & 4 } },
+		{ "or", { 12 | 3, -7 | 2, 5 | 1, 255 | 4 } },
+		{ "xor", { 12 ^ 3, -7 ^ 2, 5 ^ 1, 255 ^ 4 } },
+		{ "shift-left", { 12 << 3, (int32_t)((uint32_t)-7 << 2), 5 << 1, 255 << 4 } },
+		{ "shift-right-arithmetic", { 12 >> 3, -7 >> 2, 5 >> 1, 255 >> 4 } },
+		{ "shift-right-logical", { 12 >> 3, (int32_t)((uint32_t)-7 >> 2), 5 >> 1, 255 >> 4 } },
+		{ "divide", { 4, -3, 5, 63 } },
+		{ "remainder", { 0, -1, 0, 3 } },
+		{ "maximum", { 12, 2, 5, 255 } },
+	};
+	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
+		char t[512];
+		snprintf(t, sizeof(t), "HloModule m\nENTRY e { x = s32[4] parameter(0)\n"
+			 " y = s32[4] parameter(1)\n ROOT r = s32[4] %s(x, y) }\n", ops[k].op);
+		const void *in[2] = { a, b };
+		check_bytes(t, in, 2, 0, ops[k].w, sizeof(ops[k].w));
+	}
+	/* not, negate, abs on s32; popcnt */
+	const char *t = "HloModule m\nENTRY e { x = s32[4] parameter(0)\n n = s32[4] not(x)\n"
+			" g = s32[4] negate(n)\n ROOT a = s32[4] abs(g) }\n";
+	const void *in[1] = { a };
+	int32_t w[4];
+	for (int i = 0; i < 4; i++)
+		w[i] = abs(-(~a[i]));
+	check_bytes(t, in, 1, 0, w, sizeof(w));
+}
+END_TEST
+
+START_TEST(test_small_int_types)
+{
+	/* s8, s16, u16, u8 wrap at their width */
+	static const int8_t a8[3] = { 100, -100, 5 }, b8[3] = { 100, -100, 7 };
+	int8_t w8[3];
+	for (int i = 0; i < 3; i++)
+		w8[i] = (int8_t)(a8[i] + b8[i]);
+	const void *in8[2] = { a8, b8 };
+	check_bytes("HloModule m\nENTRY e { x = s8[3] parameter(0)\n y = s8[3] parameter(1)\n"
+		    " ROOT r = s8[3] add(x, y) }\n", in8, 2, 0, w8, sizeof(w8));
+	static const uint16_t a16[3] = { 65535, 2, 300 }, b16[3] = { 2, 3, 300 };
+	uint16_t w16[3];
+	for (int i = 0; i < 3; i++)
+		w16[i] = (uint16_t)(a16[i] * b16[i]);
+	const void *in16[2] = { a16, b16 };
+	check_bytes("HloModule m\nENTRY e { x = u16[3] parameter(0)\n y = u16[3] parameter(1)\n"
+		    " ROOT r = u16[3] multiply(x, y) }\n", in16, 2, 0, w16, sizeof(w16));
+	static const int16_t s16[3] = { -32768, 7, -1 };
+	int16_t ws16[3] = { -32768, -7, 1 };
+	const void *ins16[1] = { s16 };
+	check_bytes("HloModule m\nENTRY e { x = s16[3] parameter(0)\n"
+		    " ROOT r = s16[3] negate(x) }\n", ins16, 1, 0, ws16, sizeof(ws16));
+}
+END_TEST
+
+START_TEST(test_compare_select_clamp)
+{
+	static const float a[4] = { 1, 2, 3, NAN }, b[4] = { 2, 2, 1, 0 };
+	static const struct { const char *dir; uint8_t w[4]; } dirs[] = {
+		{ "EQ", { 0, 1, 0, 0 } }, { "NE", { 1, 0, 1, 1 } }, { "LT", { 1, 0, 0, 0 } },
+		{ "LE", { 1, 1, 0, 0 } }, { "GT", { 0, 0, 1, 0 } }, { "GE", { 0, 1, 1, 0 } },
+	};
+	for (size_t k = 0; k < 6; k++) {
+		char t[512];
+		snprintf(t, sizeof(t), "HloModule m\nENTRY e { x = f32[4] parameter(0)\n"
+			 " y = f32[4] parameter(1)\n ROOT r = pred[4] compare(x, y), direction=%s }\n",
+			 dirs[k].dir);
+		const void *in[2] = { a, b };
+		check_bytes(t, in, 2, 0, dirs[k].w, 4);
+	}
+	static const float x[4] = { -5, 0.5f, 7, 2 };
+	const char *t = "HloModule m\nENTRY e { x = f32[4] parameter(0)\n lo = f32[] constant(0)\n"
+			" hi = f32[] constant(3)\n c = f32[4] clamp(lo, x, hi)\n"
+			" z = f32[4] broadcast(lo), dimensions={}\n p = pred[4] compare(x, z), direction=GT\n"
+			" ROOT s = f32[4] select(p, c, x) }\n";
+	const void *in[1] = { x };
+	float want[4] = { -5, 0.5f, 3, 2 };
+	check_f32(t, in, 1, want, 4, 0);
+}
+END_TEST
+
+START_TEST(test_convert)
+{
+	static const float a[4] = { 1.7f, -2.5f, 1e10f, 3.0f };
+	int32_t w[4] = { 1, -2, INT32_MAX, 3 };
+	const void *in[1] = { a };
+	check_bytes("HloModule m\nENTRY e { x = f32[4] parameter(0)\n"
+		    " ROOT r = s32[4] convert(x) }\n", in, 1, 0, w, sizeof(w));
+	/* f32 -> bf16 -> f32 rounds to 8 bits of mantissa */
+	float wb[4];
+	for (int i = 0; i < 4; i++) {
+		uint32_t u;
+		memcpy(&u, &a[i], 4);
+		u += 0x7fff + ((u >> 16) & 1);
+		u &= 0xffff0000u;
+		memcpy(&wb[i], &u, 4);
+	}
+	check_f32("HloModule m\nENTRY e { x = f32[4] parameter(0)\n b = bf16[4] convert(x)\n"
+		  " ROOT r = f32[4] convert(b) }\n", in, 1, wb, 4, 0);
+	/* bitcast-convert keeps the bits */
+	check_bytes("HloModule m\nENTRY e { x = f32[4] parameter(0)\n"
+		    " ROOT r = u32[4] bitcast-convert(x) }\n", in, 1, 0, a, sizeof(a));
+	/* pred -> f32 */
+	static const uint8_t p[3] = { 1, 0, 1 };
+	const void *inp[1] = { p };
+	float wp[3] = { 1, 0, 1 };
+	check_f32("HloModule m\nENTRY e { x = pred[3] parameter(0)\n"
+		  " ROOT r = f32[3] convert(x) }\n", inp, 1, wp, 3, 0);
+}
+END_TEST
+
+START_TEST(test_rank0_and_size1)
+{
+	static const float a = 2.5f, b = 4;
+	const void *in[2] = { &a, &b };
+	float w = 10;
+	check_f32("HloModule m\nENTRY e { x = f32[] parameter(0)\n y = f32[] parameter(1)\n"
+		  " ROOT r = f32[] multiply(x, y) }\n", in, 2, &w, 1, 0);
+	static const float c[3] = { 1, 2, 3 };
+	const void *in2[1] = { c };
+	float w2[6] = { 1, 2, 3, 1, 2, 3 };
+	check_f32("HloModule m\nENTRY e { x = f32[1,3,1] parameter(0)\n"
+		  " r = f32[3] reshape(x)\n b = f32[2,1,3] broadcast(r), dimensions={2}\n"
+		  " ROOT o = f32[2,1,3] add(b, b) }\n", in2, 1, (float[6]){ 2, 4, 6, 2, 4, 6 }, 6, 0);
+	(void)w2;
+}
+END_TEST
+
+START_TEST(test_reduce_kinds)
+{
+	static const float a[6] = { 1, -2, 3, -4, 5, 6 };
+	static const struct { const char *op; const char *init; float w[2]; } ops[] = {
+		{ "maximum", "-inf", { 3, 6 } }, { "minimum", "inf", { -2, -4 } },
+		{ "multiply", "1", { -6, -120 } }, { "add", "0", { 2, 7 } },
+		{ "maximum", "4", { 4, 6 } },
+	};
+	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
+		char t[768];
+		snprintf(t, sizeof(t), "HloModule m\n"
+			 "f { a = f32[] parameter(0)\n b = f32[] parameter(1)\n ROOT s = f32[] %s(a, b) }\n"
+			 "ENTRY e { x = f32[2,3] parameter(0)\n z = f32[] constant(%s)\n"
+			 " ROOT r = f32[2] reduce(x, z), dimensions={1}, to_apply=f }\n",
+			 ops[k].op, ops[k].init);
+		const void *in[1] = { a };
+		check_f32(t, in, 1, ops[k].w, 2, 0);
+	}
+	/* and/or over pred, reducing the outer dim */
+	static const uint8_t p[6] = { 1, 0, 1, 1, 1, 0 };
+	const void *inp[1] = { p };
+	uint8_t wand[3] = { 1, 0, 0 }, wor[3] = { 1, 1, 1 };
+	check_bytes("HloModule m\nf { a = pred[] parameter(0)\n b = pred[] parameter(1)\n"
+		    " ROOT s = pred[] and(a, b) }\nENTRY e { x = pred[2,3] parameter(0)\n"
+		    " z = pred[] constant(true)\n ROOT r = pred[3] reduce(x, z), dimensions={0}, to_apply=f }\n",
+		    inp, 1, 0, wand, 3);
+	check_bytes("HloModule m\nf { a = pred[] parameter(0)\n b = pred[] parameter(1)\n"
+		    " ROOT s = pred[] or(a, b) }\nENTRY e { x = pred[2,3] parameter(0)\n"
+		    " z = pred[] constant(false)\n ROOT r = pred[3] reduce(x, z), dimensions={0}, to_apply=f }\n",
+		    inp, 1, 0, wor, 3);
+}
+END_TEST
+
+START_TEST(test_large_reduction)
+{
+	/* 2^20 elements into one scalar: the f64 accumulation of the REDUCE keeps it exact */
+	enum { N = 1 << 20 };
+	float *a = malloc(sizeof(float) * N);
+	double sum = 0;
+	for (int i = 0; i < N; i++) {
+		a[i] = (float)(i % 7) * 0.25f;
+		sum += a[i];
+	}
+	const void *in[1] = { a };
+	float w = (float)sum;
+	check_f32("HloModule m\nf { a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
+		  " ROOT s = f32[] add(a, b) }\nENTRY e { x = f32[1024,1024] parameter(0)\n"
+		  " z = f32[] constant(0)\n ROOT r = f32[] reduce(x, z), dimensions={0,1}, to_apply=f }\n",
+		  in, 1, &w, 1, 1e-6f);
+	free(a);
+}
+END_TEST
+
+START_TEST(test_reduce_window)
+{
+	/* 2x2 max pool, stride 2, on a 4x4 image padded by one on the high side */
+	static const float a[16] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
+	const void *in[1] = { a };
+	float w[4] = { 6, 8, 14, 16 };
+	check_f32("HloModule m\nf { a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
+		  " ROOT s = f32[] maximum(a, b) }\nENTRY e { x = f32[1,4,4] parameter(0)\n"
+		  " z = f32[] constant(-inf)\n ROOT r = f32[1,2,2] reduce-window(x, z), "
+		  "window={size=1x2x2 stride=1x2x2}, to_apply=f }\n", in, 1, w, 4, 0);
+	/* 3-wide sum window, stride 1, padding 1_1: overlapping windows */
+	float w2[4] = { 1 + 2, 1 + 2 + 3, 2 + 3 + 4, 3 + 4 };
+	check_f32("HloModule m\nf { a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
+		  " ROOT s = f32[] add(a, b) }\nENTRY e { x = f32[4] parameter(0)\n"
+		  " z = f32[] constant(0)\n ROOT r = f32[4] reduce-window(x, z), "
+		  "window={size=3 pad=1_1}, to_apply=f }\n", in, 1, w2, 4, 0);
+}
+END_TEST
+
+START_TEST(test_data_movement)
+{
+	static const float a[6] = { 1, 2, 3, 4, 5, 6 }, b[2] = { 7, 8 };
+	const void *in[2] = { a, b };
+	/* concatenate along dim 1: [[1,2,3,7],[4,5,6,8]] */
+	float wc[8] = { 1, 2, 3, 7, 4, 5, 6, 8 };
+	check_f32("HloModule m\nENTRY e { x = f32[2,3] parameter(0)\n y = f32[2] parameter(1)\n"
+		  " r = f32[2,1] reshape(y)\n ROOT c = f32[2,4] concatenate(x, r), dimensions={1} }\n",
+		  in, 2, wc, 8, 0);
+	/* pad: lo 1, hi -1 (crop), interior 1 on dim 1 */
+	float wp[2 * 5] = { 0, 1, 0, 2, 0, 0, 4, 0, 5, 0 };
+	check_f32("HloModule m\nENTRY e { x = f32[2,3] parameter(0)\n z = f32[] constant(0)\n"
+		  " ROOT p = f32[2,5] pad(x, z), padding=0_0x1_-1_1 }\n", in, 1, wp, 10, 0);
+	/* reshape of a transposed (non-dense) view needs a copy */
+	float wr[6] = { 1, 4, 2, 5, 3, 6 };
+	check_f32("HloModule m\nENTRY e { x = f32[2,3] parameter(0)\n"
+		  " t = f32[3,2] transpose(x), dimensions={1,0}\n ROOT r = f32[6] reshape(t) }\n",
+		  in, 1, wr, 6, 0);
+	/* strided slice of a reversed dim */
+	float ws[2] = { 6, 4 };
+	check_f32("HloModule m\nENTRY e { x = f32[2,3] parameter(0)\n"
+		  " v = f32[2,3] reverse(x), dimensions={1}\n s = f32[1,2] slice(v), slice={[1:2], [0:3:2]}\n"
+		  " ROOT r = f32[2] reshape(s) }\n", in, 1, ws, 2, 0);
+}
+END_TEST
+
+START_TEST(test_dot_batch)
+{
+	/* [B=2, K=3, M=2] x [B=2, N=2, K=3] -> [2, 2, 2], lhs and rhs both transposed */
+	float l[12], r[12], w[8];
+	for (int i = 0; i < 12; i++) {
+		l[i] = (float)(i % 5) - 2;
+		r[i] = (float)(i % 3) + 0.5f;
+	}
+	for (int bb = 0; bb < 2; bb++)
+		for (int m = 0; m < 2; m++)
+			for (int n = 0; n < 2; n++) {
+				float acc = 0;
+				for (int k = 0; k < 3; k++)
+					acc += l[bb * 6 + k * 2 + m] * r[bb * 6 + n * 3 + k];
+				w[bb * 4 + m * 2 + n] = acc;
+			}
+	const void *in[2] = { l, r };
+	check_f32("HloModule m\nENTRY e { x = f32[2,3,2] parameter(0)\n y = f32[2,2,3] parameter(1)\n"
+		  " ROOT d = f32[2,2,2] dot(x, y), lhs_batch_dims={0}, lhs_contracting_dims={1}, "
+		  "rhs_batch_dims={0}, rhs_contracting_dims={2} }\n", in, 2, w, 8, 1e-6f);
+}
+END_TEST
+
+START_TEST(test_dynamic_slices)
+{
+	static const float a[12] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11 };
+	static const int32_t i1 = 1, i5 = 5;
+	const void *in[3] = { a, &i1, &i5 };
+	/* [3,4] at (1, 5 -> clamped to 2), size [2,2]: rows 1-2, cols 2-3 */
+	float w[4] = { 6, 7, 10, 11 };
+	check_f32("HloModule m\nENTRY e { x = f32[3,4] parameter(0)\n i = s32[] parameter(1)\n"
+		  " j = s32[] parameter(2)\n ROOT d = f32[2,2] dynamic-slice(x, i, j), "
+		  "dynamic_slice_sizes={2,2} }\n", in, 3, w, 4, 0);
+	static const float u[2] = { -1, -2 };
+	const void *in2[4] = { a, u, &i1, &i5 };
+	float w2[12];
+	memcpy(w2, a, sizeof(a));
+	w2[1 * 4 + 2] = -1;
+	w2[1 * 4 + 3] = -2;
+	check_f32("HloModule m\nENTRY e { x = f32[3,4] parameter(0)\n u = f32[1,2] parameter(1)\n"
+		  " i = s32[] parameter(2)\n j = s32[] parameter(3)\n"
+		  " ROOT d = f32[3,4] dynamic-update-slice(x, u, i, j) }\n", in2, 4, w2, 12, 0);
+}
+END_TEST
+
+START_TEST(test_gather_scatter)
+{
+	static const float tab[8] = { 0, 1, 10, 11, 20, 21, 30, 31 };
+	static const uint32_t idx[3] = { 2, 0, 9 };
+	const void *in[2] = { tab, idx };
+	float w[6] = { 20, 21, 0, 1, 30, 31 }; /* 9 clamps to the last row */
+	check_f32("HloModule m\nENTRY e { t = f32[4,2] parameter(0)\n i = u32[3] parameter(1)\n"
+		  " ROOT g = f32[3,2] gather(t, i), offset_dims={1}, collapsed_slice_dims={0}, "
+		  "start_index_map={0}, index_vector_dim=1, slice_sizes={1,2} }\n", in, 2, w, 6, 0);
+	static const int64_t sidx[3] = { 1, 1, 7 };
+	static const float upd[6] = { 1, 2, 3, 4, 5, 6 };
+	const void *in2[3] = { tab, sidx, upd };
+	float w2[8];
+	memcpy(w2, tab, sizeof(tab));
+	w2[2] += 1 + 3;
+	w2[3] += 2 + 4; /* index 7 is out of range: skipped */
+	check_f32("HloModule m\nadd { a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
+		  " ROOT sum = f32[] add(a, b) }\nENTRY e { t = f32[4,2] parameter(0)\n"
+		  " i = s64[3,1] parameter(1)\n u = f32[3,2] parameter(2)\n"
+		  " ROOT s = f32[4,2] scatter(t, i, u), update_window_dims={1}, inserted_window_dims={0}, "
+		  "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add }\n", in2, 3, w2, 8, 0);
+}
+END_TEST
+
+START_TEST(test_iota_rng)
+{
+	float w[6] = { 0, 1, 2, 0, 1, 2 };
+	check_f32("HloModule m\nENTRY e { ROOT i = f32[2,3] iota(), iota_dimension=1 }\n", NULL, 0,
+		  w, 6, 0);
+	int32_t wi[6] = { 0, 0, 0, 1, 1, 1 };
+	check_bytes("HloModule m\nENTRY e { ROOT i = s32[2,3] iota(), iota_dimension=0 }\n", NULL, 0,
+		    0, wi, sizeof(wi));
+	/* rng-bit-generator: deterministic, advances the state, bits differ per element */
+	static const uint64_t state[2] = { 42, 0 };
+	const void *in[1] = { state };
+	ncc_run_t r;
+	const char *t = "HloModule m\nENTRY e { s = u64[2] parameter(0)\n"
+			" ROOT r = (u64[2], u32[4,4]) rng-bit-generator(s), algorithm=rng_default }\n";
+	ck_assert_msg(ncc_run_module(NULL, t, 0, in, 1, 1, &r) == 0, "%s", r.msg);
+	const uint64_t *ns = r.out[0];
+	const uint32_t *bits = r.out[1];
+	ck_assert_uint_eq(ns[0], 42);
+	ck_assert_uint_ne(ns[1], 0);
+	ck_assert_uint_ne(bits[0], bits[1]);
+	ncc_run_free(&r);
+}
+END_TEST
+
+static void ref_bn(const float *x, int n, int c, const float *scale, const float *off, float eps,
+		   float *y, float *mean, float *var)
+{
+	for (int j = 0; j < c; j++) {
+		double m = 0, v = 0;
+		for (int i = 0; i < n; i++)
+			m += x[i * c + j];
+		m /= n;
+		for (int i = 0; i < n; i++)
+			v += (x[i * c + j] - m) * (x[i * c + j] - m);
+		v /= n;
+		mean[j] = (float)m;
+		var[j] = (float)v;
+		for (int i = 0; i < n; i++)
+			y[i * c + j] = (float)((x[i * c + j] - m) / sqrt(v + eps) * scale[j] + off[j]);
+	}
+}
+
+START_TEST(test_batch_norm)
+{
+	static const float x[8] = { 1, 2, 3, 5, -1, 0, 4, 4 }; /* [4, 2], feature 1 */
+	static const float sc[2] = { 2, 0.5f }, of[2] = { 1, -1 };
+	float y[8], mean[2], var[2];
+	ref_bn(x, 4, 2, sc, of, 0.001f, y, mean, var);
+	const void *in[3] = { x, sc, of };
+	const char *t = "HloModule m\nENTRY e { x = f32[4,2] parameter(0)\n s = f32[2] parameter(1)\n"
+			" o = f32[2] parameter(2)\n ROOT b = (f32[4,2], f32[2], f32[2]) "
+			"batch-norm-training(x, s, o), epsilon=0.001, feature_index=1 }\n";
+	for (int opt = 0; opt <= 1; opt++) {
+		ncc_run_t r;
+		ck_assert_msg(ncc_run_module(NULL, t, opt, in, 3, 1, &r) == 0, "%s", r.msg);
+		for (int i = 0; i < 8; i++)
+			ck_assert_msg(fabsf(((float *)r.out[0])[i] - y[i]) < 1e-4f, "y[%d]", i);
+		for (int j = 0; j < 2; j++) {
+			ck_assert(fabsf(((float *)r.out[1])[j] - mean[j]) < 1e-5f);
+			ck_assert(fabsf(((float *)r.out[2])[j] - var[j]) < 1e-5f);
+		}
+		ncc_run_free(&r);
+	}
+	/* inference with the same statistics gives the same y */
+	const void *in2[5] = { x, sc, of, mean, var };
+	check_f32("HloModule m\nENTRY e { x = f32[4,2] parameter(0)\n s = f32[2] parameter(1)\n"
+		  " o = f32[2] parameter(2)\n m = f32[2] parameter(3)\n v = f32[2] parameter(4)\n"
+		  " ROOT b = f32[4,2] batch-norm-inference(x, s, o, m, v), epsilon=0.001, feature_index=1 }\n",
+		  in2, 5, y, 8, 1e-4f);
+	/* grad: compare with the closed form */
+	static const float dy[8] = { 0.5f, -1, 2, 0, 1, 1, -0.5f, 3 };
+	float dx[8], ds[2], db[2];
+	for (int j = 0; j < 2; j++) {
+		double inv = 1 / sqrt(var[j] + 0.001), sdy = 0, sdyx = 0;
+		for (int i = 0; i < 4; i++) {
+			double xh = (x[i * 2 + j] - mean[j]) * inv;
+			sdy += dy[i * 2 + j];
+			sdyx += dy[i * 2 + j] * xh;
+		}
+		db[j] = (float)sdy;
+		ds[j] = (float)sdyx;
+		for (int i = 0; i < 4; i++) {
+			double xh = (x[i * 2 + j] - mean[j]) * inv;
+			dx[i * 2 + j] = (float)(sc[j] * inv / 4 * (4 * dy[i * 2 + j] - sdy - xh * sdyx));
+		}
+	}
+	const void *in3[5] = { x, sc, mean, var, dy };
+	const char *tg = "HloModule m\nENTRY e { x = f32[4,2] parameter(0)\n s = f32[2] parameter(1)\n"
+			 " m = f32[2] parameter(2)\n v = f32[2] parameter(3)\n d = f32[4,2] parameter(4)\n"
+			 " ROOT b = (f32[4,2], f32[2], f32[2]) batch-norm-grad(x, s, m, v, d), "
+			 "epsilon=0.001, feature_index=1 }\n";
+	ncc_run_t r;
+	ck_assert_msg(ncc_run_module(NULL, tg, 0, in3, 5, 1, &r) == 0, "%s", r.msg);
+	for (int i = 0; i < 8; i++)
+		ck_assert_msg(fabsf(((float *)r.out[0])[i] - dx[i]) < 1e-4f, "dx[%d] %g vs %g", i,
+			      ((float *)r.out[0])[i], dx[i]);
+	for (int j = 0; j < 2; j++) {
+		ck_assert(fabsf(((float *)r.out[1])[j] - ds[j]) < 1e-4f);
+		ck_assert(fabsf(((float *)r.out[2])[j] - db[j]) < 1e-4f);
+	}
+	ncc_run_free(&r);
+}
+END_TEST
+
+START_TEST(test_control_flow)
+{
+	/* while: sum 0..4 with a counter; the body swaps nothing but uses both leaves */
+	const char *t = "HloModule m\n"
+			"cond { cp = (s32[], f32[2]) parameter(0)\n ci = s32[] get-tuple-element(cp), index=0\n"
+			" cn = s32[] constant(5)\n ROOT cc = pred[] compare(ci, cn), direction=LT }\n"
+			"body { p = (s32[], f32[2]) parameter(0)\n i = s32[] get-tuple-element(p), index=0\n"
+			" a = f32[2] get-tuple-element(p), index=1\n one = s32[] constant(1)\n"
+			" j = s32[] add(i, one)\n f = f32[] convert(i)\n b = f32[2] broadcast(f), dimensions={}\n"
+			" s = f32[2] add(a, b)\n ROOT bt = (s32[], f32[2]) tuple(j, s) }\n"
+			"ENTRY e { x = f32[2] parameter(0)\n z = s32[] constant(0)\n"
+			" t = (s32[], f32[2]) tuple(z, x)\n w = (s32[], f32[2]) while(t), condition=cond, body=body\n"
+			" ROOT r = f32[2] get-tuple-element(w), index=1 }\n";
+	static const float x[2] = { 1, 2 };
+	const void *in[1] = { x };
+	float w[2] = { 11, 12 };
+	check_f32(t, in, 1, w, 2, 0);
+	/* a loop whose body swaps its two state leaves (parallel assignment) */
+	const char *ts = "HloModule m\n"
+			 "cond { cp = (s32[], f32[], f32[]) parameter(0)\n ci = s32[] get-tuple-element(cp), index=0\n"
+			 " cn = s32[] constant(3)\n ROOT cc = pred[] compare(ci, cn), direction=LT }\n"
+			 "body { p = (s32[], f32[], f32[]) parameter(0)\n i = s32[] get-tuple-element(p), index=0\n"
+			 " a = f32[] get-tuple-element(p), index=1\n b = f32[] get-tuple-element(p), index=2\n"
+			 " one = s32[] constant(1)\n j = s32[] add(i, one)\n ROOT bt = (s32[], f32[], f32[]) tuple(j, b, a) }\n"
+			 "ENTRY e { x = f32[] parameter(0)\n y = f32[] parameter(1)\n z = s32[] constant(0)\n"
+			 " t = (s32[], f32[], f32[]) tuple(z, x, y)\n w = (s32[], f32[], f32[]) while(t), condition=cond, body=body\n"
+			 " ROOT r = f32[] get-tuple-element(w), index=1 }\n";
+	static const float a = 1, b = 2;
+	const void *in2[2] = { &a, &b };
+	float w2 = 2; /* three swaps */
+	check_f32(ts, in2, 2, &w2, 1, 0);
+	/* conditional, pred form and index form */
+	const char *tc = "HloModule m\n"
+			 "t { ta = f32[2] parameter(0)\n ROOT tn = f32[2] negate(ta) }\n"
+			 "f { fa = f32[2] parameter(0)\n ROOT fn = f32[2] add(fa, fa) }\n"
+			 "ENTRY e { p = pred[] parameter(0)\n x = f32[2] parameter(1)\n"
+			 " ROOT c = f32[2] conditional(p, x, x), true_computation=t, false_computation=f }\n";
+	static const uint8_t pt = 1, pf = 0;
+	const void *inc[2] = { &pt, x };
+	check_f32(tc, inc, 2, (float[2]){ -1, -2 }, 2, 0);
+	inc[0] = &pf;
+	check_f32(tc, inc, 2, (float[2]){ 2, 4 }, 2, 0);
+	const char *ti = "HloModule m\n"
+			 "b0 { a0 = f32[2] parameter(0)\n ROOT n0 = f32[2] negate(a0) }\n"
+			 "b1 { a1 = f32[2] parameter(0)\n ROOT n1 = f32[2] add(a1, a1) }\n"
+			 "b2 { a2 = f32[2] parameter(0)\n ROOT n2 = f32[2] multiply(a2, a2) }\n"
+			 "ENTRY e { i = s32[] parameter(0)\n x = f32[2] parameter(1)\n"
+			 " ROOT c = f32[2] conditional(i, x, x, x), branch_computations={b0, b1, b2} }\n";
+	static const int32_t i0 = 0, i1 = 1, i7 = 7;
+	const void *ini[2] = { &i0, x };
+	check_f32(ti, ini, 2, (float[2]){ -1, -2 }, 2, 0);
+	ini[0] = &i1;
+	check_f32(ti, ini, 2, (float[2]){ 2, 4 }, 2, 0);
+	ini[0] = &i7; /* out of range: the last branch */
+	check_f32(ti, ini, 2, (float[2]){ 1, 4 }, 2, 0);
+	/* call inlines */
+	check_f32("HloModule m\nsq { a = f32[2] parameter(0)\n ROOT n = f32[2] multiply(a, a) }\n"
+		  "ENTRY e { x = f32[2] parameter(0)\n ROOT c = f32[2] call(x), to_apply=sq }\n",
+		  in, 1, (float[2]){ 1, 4 }, 2, 0);
+}
+END_TEST
+
+START_TEST(test_custom_calls_collectives)
+{
+	static const float x[4] = { -1, 0, 0.5f, 2 };
+	const void *in[1] = { x };
+	float wg[4], wgb[4], ws[4];
+	double se = 0, mx = 2;
+	for (int i = 0; i < 4; i++) {
+		wg[i] = (float)(0.5 * x[i] * (1 + erf(x[i] / sqrt(2))));
+		double pdf = exp(-0.5 * x[i] * x[i]) / sqrt(2 * M_PI);
+		wgb[i] = (float)(0.5 * (1 + erf(x[i] / sqrt(2))) + x[i] * pdf);
+		se += exp(x[i] - mx);
+	}
+	for (int i = 0; i < 4; i++)
+		ws[i] = (float)(exp(x[i] - mx) / se);
+	check_f32("HloModule m\nENTRY e { x = f32[4] parameter(0)\n"
+		  " ROOT g = f32[4] custom-call(x), custom_call_target=\"AwsNeuronGelu\" }\n", in, 1, wg, 4, 1e-5f);
+	check_f32("HloModule m\nENTRY e { x = f32[4] parameter(0)\n"
+		  " ROOT g = f32[4] custom-call(x), custom_call_target=\"AwsNeuronGeluBackward\" }\n", in, 1, wgb,
+		  4, 1e-5f);
+	check_f32("HloModule m\nENTRY e { x = f32[1,4] parameter(0)\n"
+		  " ROOT g = f32[1,4] custom-call(x), custom_call_target=\"AwsNeuronSoftmax\" }\n", in, 1, ws,
+		  4, 1e-5f);
+	check_f32("HloModule m\nENTRY e { x = f32[4] parameter(0)\n"
+		  " ROOT g = f32[4] custom-call(x), custom_call_target=\"AwsNeuronTransferWithStaticRing\" }\n",
+		  in, 1, x, 4, 0);
+	check_f32("HloModule m\nadd { a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
+		  " ROOT sum = f32[] add(a, b) }\nENTRY e { x = f32[4] parameter(0)\n"
+		  " r = f32[4] all-reduce(x), replica_groups={}, to_apply=add\n"
+		  " g = f32[4] all-gather(r), replica_groups={{0}}, dimensions={0}\n"
+		  " ROOT s = f32[4] reduce-scatter(g), replica_groups={{0}}, dimensions={0}, to_apply=add }\n",
+		  in, 1, x, 4, 0);
+}
+END_TEST
+
+START_TEST(test_neff_tables)
+{
+	/* input names from neff_input_names, aliasing, debug map from metadata, HLO text */
+	const char *t = "HloModule m, input_output_alias={ {0}: (1, {}, must-alias) }\n"
+			"ENTRY e { x = f32[2] parameter(0), frontend_attributes={neff_input_names=\"input7\"}\n"
+			" w = f32[2] parameter(1)\n"
+			" s = f32[2] subtract(w, x), metadata={op_type=\"aten__sub\" op_name=\"sub\" "
+			"source_file=\"train.py\" source_line=42}\n"
+			" ROOT t = (f32[2], f32[2]) tuple(s, x) }\n";
+	ncc_module_t *m = NULL;
+	ncc_error_t err = { 0 };
+	ck_assert_int_eq(ncc_parse_hlo(t, strlen(t), "t.hlo", &m, &err), NCC_OK);
+	void *neff = NULL;
+	size_t size = 0;
+	ck_assert_int_eq(ncc_lower_module(m, NULL, &neff, &size, &err), NCC_OK);
+	neff_view_t v;
+	char msg[256];
+	ck_assert_int_eq(neff_parse(neff, size, &v, msg, sizeof(msg)), NEFF_OK);
+	ck_assert_uint_eq(v.meta->n_tensors, 4);
+	ck_assert_str_eq(v.tensors[0].name, "input7");
+	ck_assert_str_eq(v.tensors[1].name, "input1");
+	ck_assert_str_eq(v.tensors[2].name, "output0");
+	ck_assert_int_eq(v.tensors[2].alias_input, 1);
+	ck_assert_int_eq(v.tensors[3].alias_input, -1);
+	ck_assert_ptr_nonnull(v.hlo_text);
+	ck_assert_uint_eq(v.hlo_size, strlen(t));
+	bool found = false;
+	for (uint32_t i = 0; i < v.n_debug; i++) {
+		const char *hn, *ot, *sf;
+		uint32_t sl;
+		neff_debug_lookup(&v, i, &hn, &ot, &sf, &sl);
+		if (!strcmp(hn, "s")) {
+			ck_assert_str_eq(ot, "aten__sub");
+			ck_assert_str_eq(sf, "train.py");
+			ck_assert_uint_eq(sl, 42);
+			found = true;
+		}
+	}
+	ck_assert(found);
+	free(neff);
+	/* the aliased output is computed in scratch and copied last: run it */
+	static const float x[2] = { 1, 2 }, w[2] = { 10, 20 };
+	const void *in[2] = { x, w };
+	ncc_run_t r;
+	ck_assert_msg(ncc_run_module(m, NULL, 0, in, 2, 1, &r) == 0, "%s", r.msg);
+	ck_assert(((float *)r.out[0])[1] == 18 && ((float *)r.out[1])[0] == 1);
+	ncc_run_free(&r);
+	ncc_module_free(m);
+}
+END_TEST
+
+START_TEST(test_errors)
+{
+	ncc_error_t err = { 0 };
+	void *neff = (void *)1;
+	size_t size = 1;
+	ck_assert_int_eq(ncc_lower_module(NULL, NULL, &neff, &size, &err), NCC_ERR_INVALID);
+	ck_assert_ptr_null(neff);
+	ck_assert_uint_eq(size, 0);
+	/* complex and unsupported ops name the instruction and its line */
+	static const struct { const char *text; const char *want; } cases[] = {
+		{ "HloModule m\nENTRY e { x = f32[2] parameter(0)\n y = f32[2] parameter(1)\n"
+		  " c = c64[2] complex(x, y)\n ROOT r = f32[2] real(c) }\n", "c64" },
+		{ "HloModule m\nENTRY e { x = f32[2] parameter(0)\n"
+		  " ROOT f = f32[2] cbrt(x) }\n", "'f'" },
+		{ "HloModule m\nENTRY e { x = f64[2] parameter(0)\n"
+		  " ROOT f = f64[2] negate(x) }\n", "f64" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ncc_run_t r;
+		ck_assert_int_eq(ncc_run_module(NULL, cases[i].text, 0, NULL, 0, 1, &r), -1);
+		ck_assert_msg(strstr(r.msg, "unsupported") && strstr(r.msg, cases[i].want) &&
+				      (strstr(r.msg, ":3:") || strstr(r.msg, ":2:")),
+			      "case %zu: %s", i, r.msg);
+	}
+	/* ncc_lower_supports agrees */
+	ncc_module_t *m = NULL;
+	ck_assert_int_eq(ncc_parse_hlo(cases[0].text, strlen(cases[0].text), "x", &m, &err), NCC_OK);
+	const char *reason = NULL;
+	ncc_inst_t *c = ncc_comp_find_inst(m->entry, "c");
+	ck_assert(!ncc_lower_supports(c, &reason));
+	ck_assert_ptr_nonnull(strstr(reason, "unsupported"));
+	ck_assert(ncc_lower_supports(ncc_comp_find_inst(m->entry, "x"), NULL));
+	ncc_module_free(m);
+}
+END_TEST
+
+START_TEST(test_select_and_scatter)
+{
+	/* max-pool gradient: 2x2 windows, stride 2, on a 4x4 input; ties pick the first */
+	static const float x[16] = { 1, 5, 2, 2, 3, 0, 2, 1, 0, 0, 9, 1, 0, 0, 1, 9 };
+	static const float g[4] = { 10, 20, 30, 40 };
+	float w[16] = { 0 };
+	w[1] = 10;  /* max 5 */
+	w[2] = 20;  /* first of the tied 2s */
+	w[8] = 30;  /* all zero: the first */
+	w[10] = 40; /* 9 at (2,2) comes before 9 at (3,3) */
+	const void *in[2] = { x, g };
+	const char *t = "HloModule m\nge { a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
+			" ROOT c = pred[] compare(a, b), direction=GE }\n"
+			"add { p = f32[] parameter(0)\n q = f32[] parameter(1)\n ROOT s = f32[] add(p, q) }\n"
+			"ENTRY e { x = f32[4,4] parameter(0)\n g = f32[2,2] parameter(1)\n z = f32[] constant(0)\n"
+			" ROOT r = f32[4,4] select-and-scatter(x, g, z), window={size=2x2 stride=2x2}, "
+			"select=ge, scatter=add }\n";
+	check_f32(t, in, 2, w, 16, 0);
+	/* overlapping 3-wide windows with padding 1: contributions add up */
+	static const float x1[4] = { 1, 3, 2, 0 };
+	static const float g1[4] = { 1, 2, 4, 8 };
+	/* windows: [pad,1,3]->3 (idx1) [1,3,2]->3 [3,2,0]->3 [2,0,pad]->2 (idx2) */
+	float w1[4] = { 0, 1 + 2 + 4, 8, 0 };
+	const void *in1[2] = { x1, g1 };
+	check_f32("HloModule m\nge { a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
+		  " ROOT c = pred[] compare(a, b), direction=GE }\n"
+		  "add { p = f32[] parameter(0)\n q = f32[] parameter(1)\n ROOT s = f32[] add(p, q) }\n"
+		  "ENTRY e { x = f32[4] parameter(0)\n g = f32[4] parameter(1)\n z = f32[] constant(0)\n"
+		  " ROOT r = f32[4] select-and-scatter(x, g, z), window={size=3 pad=1_1}, "
+		  "select=ge, scatter=add }\n", in1, 2, w1, 4, 0);
+}
+END_TEST
+
+START_TEST(test_gather_scatter_axes)
+{
+	/* take along dim 1 of a [2,4] table with [3] indices; output [2,3] keeps the
+	 * table's dim 0 first (offset_dims={0}), the batch dim last */
+	static const float tab[8] = { 0, 1, 2, 3, 10, 11, 12, 13 };
+	static const int32_t idx[3] = { 3, 0, 3 };
+	const void *in[2] = { tab, idx };
+	float w[6] = { 3, 0, 3, 13, 10, 13 };
+	check_f32("HloModule m\nENTRY e { t = f32[2,4] parameter(0)\n i = s32[3] parameter(1)\n"
+		  " ROOT g = f32[2,3] gather(t, i), offset_dims={0}, collapsed_slice_dims={1}, "
+		  "start_index_map={1}, index_vector_dim=1, slice_sizes={2,1} }\n", in, 2, w, 6, 0);
+	/* 2-D index batch, non-collapsed slice dim (size-1 offset dim) */
+	static const int64_t idx2[4] = { 1, 0, 0, 1 };
+	const void *in2[2] = { tab, idx2 };
+	float w2[8] = { 10, 11, 12, 13, 0, 1, 2, 3 };
+	float w2b[16];
+	for (int a = 0; a < 4; a++)
+		memcpy(&w2b[a * 4], &tab[idx2[a] * 4], 4 * sizeof(float));
+	(void)w2;
+	check_f32("HloModule m\nENTRY e { t = f32[2,4] parameter(0)\n i = s64[2,2] parameter(1)\n"
+		  " ROOT g = f32[2,2,1,4] gather(t, i), offset_dims={2,3}, collapsed_slice_dims={}, "
+		  "start_index_map={0}, index_vector_dim=2, slice_sizes={1,4} }\n", in2, 2, w2b, 16, 0);
+	/* scatter-max along dim 1 with updates [rows, batch] */
+	static const int32_t sidx[2] = { 2, 2 };
+	static const float upd[4] = { 5, 1, 20, 30 }; /* [2 rows, 2 updates] */
+	const void *in3[3] = { tab, sidx, upd };
+	float w3[8] = { 0, 1, 5, 3, 10, 11, 30, 13 };
+	check_f32("HloModule m\nmx { a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
+		  " ROOT c = f32[] maximum(a, b) }\nENTRY e { t = f32[2,4] parameter(0)\n"
+		  " i = s32[2] parameter(1)\n u = f32[2,2] parameter(2)\n"
+		  " ROOT s = f32[2,4] scatter(t, i, u), update_window_dims={0}, inserted_window_dims={1}, "
+		  "scatter_dims_to_operand_dims={1}, index_vector_dim=1, to_apply=mx }\n", in3, 3, w3, 8, 0);
+	/* the llama form: assign whole [1,4] rows of a [3,1,4]-shaped cache at a s32[1] index */
+	static const float cache[12] = { 0 };
+	static const int32_t pos = 2;
+	static const float row[4] = { 1, 2, 3, 4 };
+	const void *in4[3] = { cache, &pos, row };
+	float w4[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4 };
+	check_f32("HloModule m\nas { a = f32[] parameter(0)\n ROOT b = f32[] parameter(1) }\n"
+		  "ENTRY e { t = f32[3,1,4] parameter(0)\n i = s32[1] parameter(1)\n"
+		  " u = f32[1,1,4] parameter(2)\n"
+		  " ROOT s = f32[3,1,4] scatter(t, i, u), update_window_dims={1,2}, inserted_window_dims={0}, "
+		  "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=as }\n", in4, 3, w4, 12, 0);
+}
+END_TEST
+
+START_TEST(test_errors_more)
+{
+	ncc_error_t err = { 0 };
+	const char *t = "HloModule m\nENTRY e { x = f32[2] parameter(0)\n ROOT n = f32[2] negate(x) }\n";
+	ncc_module_t *m = NULL;
+	ck_assert_int_eq(ncc_parse_hlo(t, strlen(t), "t", &m, &err), NCC_OK);
+	void *neff = NULL;
+	size_t size = 0;
+	/* missing out parameters and too many cores are invalid arguments */
+	ck_assert_int_eq(ncc_lower_module(m, NULL, NULL, &size, &err), NCC_ERR_INVALID);
+	ncc_compile_options_t o;
+	ncc_compile_options_init(&o);
+	o.n_cores = NEFF_MAX_CORES + 1;
+	ck_assert_int_eq(ncc_lower_module(m, &o, &neff, &size, &err), NCC_ERR_INVALID);
+	ck_assert_ptr_null(neff);
+	ck_assert_ptr_nonnull(strstr(err.msg, "n_cores"));
+	/* several cores: valid NEFF, the program on core 0 */
+	o.n_cores = 2;
+	ck_assert_int_eq(ncc_lower_module(m, &o, &neff, &size, &err), NCC_OK);
+	neff_view_t v;
+	char msg[256];
+	ck_assert_int_eq(neff_parse(neff, size, &v, msg, sizeof(msg)), NEFF_OK);
+	ck_assert_uint_eq(v.meta->n_cores, 2);
+	free(neff);
+	/* no HLO text when asked, a model name and compiler version when given */
+	o.n_cores = 1;
+	o.embed_hlo = false;
+	o.model_name = "my-model";
+	o.compiler_version = "ncc-test 9";
+	ck_assert_int_eq(ncc_lower_module(m, &o, &neff, &size, &err), NCC_OK);
+	ck_assert_int_eq(neff_parse(neff, size, &v, msg, sizeof(msg)), NEFF_OK);
+	ck_assert_ptr_null(v.hlo_text);
+	ck_assert_str_eq(v.meta->model_name, "my-model");
+	ck_assert_str_eq(v.meta->compiler_version, "ncc-test 9");
+	free(neff);
+	ncc_module_free(m);
+	/* tuple-shaped entry parameters are refused, naming the parameter */
+	const char *tp = "HloModule m\nENTRY e { p = (f32[2], f32[2]) parameter(0)\n"
+			 " ROOT g = f32[2] get-tuple-element(p), index=0 }\n";
+	ncc_run_t r;
+	ck_assert_int_eq(ncc_run_module(NULL, tp, 0, NULL, 0, 1, &r), -1);
+	ck_assert_msg(strstr(r.msg, "unsupported") && strstr(r.msg, "'p'"), "%s", r.msg);
+	/* an unsupported custom-call target and a multi-replica collective */
+	const char *tc = "HloModule m\nENTRY e { x = f32[2] parameter(0)\n"
+			 " ROOT c = f32[2] custom-call(x), custom_call_target=\"MyKernel\" }\n";
+	ck_assert_int_eq(ncc_run_module(NULL, tc, 0, NULL, 0, 1, &r), -1);
+	ck_assert_msg(strstr(r.msg, "unsupported custom-call target"), "%s", r.msg);
+	const char *tr = "HloModule m\nadd { a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
+			 " ROOT s = f32[] add(a, b) }\nENTRY e { x = f32[2] parameter(0)\n"
+			 " ROOT c = f32[2] all-reduce(x), replica_groups={{0,1}}, to_apply=add }\n";
+	ck_assert_int_eq(ncc_run_module(NULL, tr, 0, NULL, 0, 1, &r), -1);
+	ck_assert_msg(strstr(r.msg, "more than one replica"), "%s", r.msg);
+}
+END_TEST
+
+/* ncc_lower_supports accepts every instruction of the corpus (what analyze reports
+ * as 100% supported). */
+START_TEST(test_corpus_supported)
+{
+	static const char *files[] = {
+		"mlp-mini_mlp_single.hlo", "mlp-single_mlp.hlo", "mlp-mlp_single_final.hlo",
+		"mlp-mlp_single_case_2.hlo", "misc-linear.hlo", "misc-pp_1_layers_2_graph_1.hlo",
+		"misc-pp_1_layers_2_graph_2.hlo", "qwb_linear_model-pp_1_layers_2.hlo",
+		"gpt-gpt2_tp_1.hlo", "llama-tp_1.hlo", "bert-bert_single_graph_2.hlo",
+		"bert-bert_single_graph_4.hlo", "xla-mobilenet_v2.hlo",
+	};
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char path[1024];
+		snprintf(path, sizeof(path), "%s/%s", NCC_HLO_CORPUS, files[i]);
+		ncc_module_t *m = NULL;
+		ncc_error_t err = { 0 };
+		ck_assert_msg(ncc_parse_hlo_file(path, &m, &err) == NCC_OK, "%s", err.msg);
+		for (int32_t c = 0; c < m->ncomps; c++)
+			for (int32_t k = 0; k < m->comps[c]->ninsts; k++) {
+				const char *why = NULL;
+				const ncc_inst_t *inst = m->comps[c]->insts[k];
+				ck_assert_msg(ncc_lower_supports(inst, &why), "%s: %s: %s", files[i],
+					      inst->name, why);
+			}
+		ncc_module_free(m);
+	}
+}
+END_TEST
+
+#ifndef NCC_HLO_CORPUS
+#define NCC_HLO_CORPUS "../shared/hlo"
+#endif
+
+/* Every corpus module that fits this machine compiles, runs on the simulator
+ * without error, and gives the same bytes with one stream (-O0) and with the
+ * multi-engine semaphore schedule (-O1 lowering, no passes). */
+START_TEST(test_corpus_runs)
+{
+	static const char *files[] = {
+		"mlp-mini_mlp_single.hlo", "mlp-single_mlp.hlo", "mlp-mlp_single_final.hlo",
+		"mlp-mlp_single_case_2.hlo", "misc-linear.hlo", "misc-pp_1_layers_2_graph_1.hlo",
+		"misc-pp_1_layers_2_graph_2.hlo", "qwb_linear_model-pp_1_layers_2.hlo",
+		"gpt-gpt2_tp_1.hlo", "llama-tp_1.hlo", "bert-bert_single_graph_2.hlo",
+		"bert-bert_single_graph_4.hlo",
+	};
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char path[1024];
+		snprintf(path, sizeof(path), "%s/%s", NCC_HLO_CORPUS, files[i]);
+		ncc_module_t *m = NULL;
+		ncc_error_t err = { 0 };
+		ck_assert_msg(ncc_parse_hlo_file(path, &m, &err) == NCC_OK, "%s", err.msg);
+		ncc_run_t r0, r1;
+		int rc = ncc_run_module(m, NULL, 0, NULL, 0, 7, &r0);
+		ck_assert_msg(rc == 0, "%s -O0: %s", files[i], r0.msg);
+		rc = ncc_run_module(m, NULL, 1, NULL, 0, 7, &r1);
+		ck_assert_msg(rc == 0, "%s -O1: %s", files[i], r1.msg);
+		ck_assert_uint_eq(r0.n_out, r1.n_out);
+		for (uint32_t o = 0; o < r0.n_out; o++) {
+			ck_assert_uint_eq(r0.out_size[o], r1.out_size[o]);
+			ck_assert_msg(memcmp(r0.out[o], r1.out[o], r0.out_size[o]) == 0,
+				      "%s: output %u differs between schedules", files[i], o);
+		}
+		ncc_run_free(&r0);
+		ncc_run_free(&r1);
+		ncc_module_free(m);
+	}
+}
+END_TEST
+
+/* The largest module only compiles here (its training step needs ~9 GB of scratch):
+ * its NEFF must be valid. */
+START_TEST(test_corpus_mobilenet_compiles)
+{
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/%s", NCC_HLO_CORPUS, "xla-mobilenet_v2.hlo");
+	ncc_module_t *m = NULL;
+	ncc_error_t err = { 0 };
+	ck_assert_msg(ncc_parse_hlo_file(path, &m, &err) == NCC_OK, "%s", err.msg);
+	void *neff = NULL;
+	size_t size = 0;
+	ck_assert_msg(ncc_lower_module(m, NULL, &neff, &size, &err) == NCC_OK, "%s", err.msg);
+	neff_view_t v;
+	char msg[256];
+	ck_assert_msg(neff_parse(neff, size, &v, msg, sizeof(msg)) == NEFF_OK, "%s", msg);
+	free(neff);
+	ncc_module_free(m);
+}
+END_TEST
+
+#if __has_include("interp.h")
+#include "interp.h"
+#define NCC_HAVE_INTERP 1
+
+/* Leaf k of a value (depth-first). */
+static const ncc_value_t *value_leaf(const ncc_value_t *v, int32_t *k)
+{
+	if (v->shape.etype != NCC_TUPLE)
+		return (*k)-- == 0 ? v : NULL;
+	for (int32_t i = 0; i < v->nelems; i++) {
+		const ncc_value_t *r = value_leaf(v->elems[i], k);
+		if (r)
+			return r;
+	}
+	return NULL;
+}
+
+/* Runs m on the simulator and on the reference interpreter with the same seeded
+ * inputs and compares every output leaf with the interpreter's module tolerance.
+ * Returns the number of mismatching leaves; msg gets the first. Outputs named in
+ * skip_leaf_mask (bit k) are not compared (e.g. random bits). */
+static int compare_with_interp(const ncc_module_t *m, int opt, uint64_t seed, char *msg,
+			       size_t msg_len)
+{
+	const ncc_comp_t *e = m->entry;
+	ncc_value_t **args = calloc((size_t)e->nparams + 1, sizeof(*args));
+	const void **in = calloc((size_t)e->nparams + 1, sizeof(*in));
+	int bad = 0;
+	msg[0] = 0;
+	for (int32_t p = 0; p < e->nparams; p++) {
+		ck_assert_int_eq(ncc_value_alloc(&e->params[p]->shape, &args[p]), NCC_OK);
+		/* small positive-and-negative floats, small integers (valid indices) */
+		ncc_value_fill_random(args[p], seed + (uint64_t)p);
+		in[p] = args[p]->data;
+	}
+	ncc_value_t *want = NULL;
+	ncc_error_t err = { 0 };
+	ncc_status_t st = ncc_interp_run(m, (const ncc_value_t *const *)args, e->nparams, NULL,
+					 &want, &err);
+	ck_assert_msg(st == NCC_OK, "interp: %s", err.msg);
+	ncc_run_t r;
+	int rc = ncc_run_module(m, NULL, opt, in, (uint32_t)e->nparams, seed, &r);
+	ck_assert_msg(rc == 0, "%s", r.msg);
+	for (uint32_t o = 0; o < r.n_out; o++) {
+		int32_t k = (int32_t)o;
+		const ncc_value_t *wl = value_leaf(want, &k);
+		ck_assert_ptr_nonnull(wl);
+		ncc_value_t *got = NULL;
+		ck_assert_int_eq(ncc_value_alloc(&wl->shape, &got), NCC_OK);
+		ck_assert_uint_eq(got->nbytes, r.out_size[o]);
+		memcpy(got->data, r.out[o], got->nbytes);
+		ncc_tolerance_t tol = ncc_tolerance_for_module(wl->shape.etype);
+		ncc_compare_result_t cr;
+		if (!ncc_value_compare(wl, got, &tol, &cr)) {
+			if (!bad)
+				snprintf(msg, msg_len, "output %u: %s", o, cr.msg);
+			bad++;
+		}
+		ncc_value_free(got);
+	}
+	ncc_run_free(&r);
+	ncc_value_free(want);
+	for (int32_t p = 0; p < e->nparams; p++)
+		ncc_value_free(args[p]);
+	free(args);
+	free(in);
+	return bad;
+}
+
+
+/* One module per HLO op (and per interesting shape/type), random inputs, compared
+ * with the reference interpreter at -O0 and -O1. */
+START_TEST(test_ops_vs_interp)
+{
+	static const char *const add_c = "add { add_a = f32[] parameter(0)\n add_b = f32[] parameter(1)\n ROOT add_s = f32[] add(add_a, add_b) }\n";
+	static const char *const max_c = "mx { mx_a = f32[] parameter(0)\n mx_b = f32[] parameter(1)\n ROOT mx_s = f32[] maximum(mx_a, mx_b) }\n";
+	char buf[4096];
+	static const char *bodies[] = {
+		/* elementwise f32, bf16, f16, ints, rank 0, size-1 dims */
+		"ENTRY e { x = f32[3,4] parameter(0)\n y = f32[3,4] parameter(1)\n a = f32[3,4] add(x, y)\n s = f32[3,4] subtract(a, y)\n m = f32[3,4] multiply(s, x)\n d = f32[3,4] divide(m, y)\n ROOT r = f32[3,4] maximum(d, x) }",
+		"ENTRY e { x = bf16[2,1,5] parameter(0)\n y = bf16[2,1,5] parameter(1)\n a = bf16[2,1,5] multiply(x, y)\n ROOT r = bf16[2,1,5] tanh(a) }",
+		"ENTRY e { x = f16[7] parameter(0)\n e = f16[7] exponential(x)\n ROOT r = f16[7] negate(e) }",
+		"ENTRY e { x = f32[] parameter(0)\n y = f32[] parameter(1)\n ROOT r = f32[] power(x, y) }",
+		"ENTRY e { x = s32[6] parameter(0)\n y = s32[6] parameter(1)\n a = s32[6] and(x, y)\n o = s32[6] or(a, y)\n ROOT r = s32[6] xor(o, x) }",
+		"ENTRY e { x = s8[6] parameter(0)\n y = s8[6] parameter(1)\n ROOT r = s8[6] multiply(x, y) }",
+		"ENTRY e { x = u16[6] parameter(0)\n y = u16[6] parameter(1)\n ROOT r = u16[6] shift-left(x, y) }",
+		"ENTRY e { x = s16[6] parameter(0)\n y = s16[6] parameter(1)\n ROOT r = s16[6] remainder(x, y) }",
+		"ENTRY e { x = u32[6] parameter(0)\n y = u32[6] parameter(1)\n ROOT r = u32[6] shift-right-logical(x, y) }",
+		"ENTRY e { x = s64[6] parameter(0)\n y = s64[6] parameter(1)\n ROOT r = s64[6] shift-right-arithmetic(x, y) }",
+		"ENTRY e { x = u8[6] parameter(0)\n ROOT r = u8[6] not(x) }",
+		"ENTRY e { x = f32[8] parameter(0)\n a = f32[8] abs(x)\n l = f32[8] log(a)\n p = f32[8] log-plus-one(a)\n q = f32[8] sqrt(a)\n r1 = f32[8] rsqrt(a)\n s1 = f32[8] add(l, p)\n s2 = f32[8] add(q, r1)\n ROOT r = f32[8] add(s1, s2) }",
+		"ENTRY e { x = f32[8] parameter(0)\n a = f32[8] sign(x)\n b = f32[8] floor(x)\n c = f32[8] ceil(x)\n d = f32[8] round-nearest-afz(x)\n e2 = f32[8] round-nearest-even(x)\n f = f32[8] logistic(x)\n g = f32[8] erf(x)\n h = f32[8] sine(x)\n i = f32[8] cosine(x)\n t = (f32[8], f32[8], f32[8], f32[8], f32[8], f32[8], f32[8], f32[8], f32[8]) tuple(a, b, c, d, e2, f, g, h, i)\n ROOT r = (f32[8], f32[8], f32[8], f32[8], f32[8], f32[8], f32[8], f32[8], f32[8]) tuple(a, b, c, d, e2, f, g, h, i) }",
+		"ENTRY e { x = f32[8] parameter(0)\n y = f32[8] parameter(1)\n c = pred[8] compare(x, y), direction=LT\n s = f32[8] select(c, x, y)\n lo = f32[] constant(-0.5)\n hi = f32[] constant(0.5)\n ROOT r = f32[8] clamp(lo, s, hi) }",
+		"ENTRY e { x = f32[8] parameter(0)\n i = s32[8] convert(x)\n b = bf16[8] convert(x)\n u = u32[8] bitcast-convert(x)\n ROOT r = (s32[8], bf16[8], u32[8]) tuple(i, b, u) }",
+		/* data movement */
+		"ENTRY e { x = f32[2,3,4] parameter(0)\n t = f32[4,2,3] transpose(x), dimensions={2,0,1}\n r = f32[8,3] reshape(t)\n v = f32[8,3] reverse(r), dimensions={0,1}\n ROOT s = f32[3,2] slice(v), slice={[1:7:2], [0:3:2]} }",
+		"ENTRY e { x = f32[3] parameter(0)\n b = f32[2,3,4] broadcast(x), dimensions={1}\n y = f32[2,3,4] parameter(1)\n ROOT r = f32[2,3,4] add(b, y) }",
+		"ENTRY e { x = f32[2,3] parameter(0)\n y = f32[2,2] parameter(1)\n z = f32[2,1] parameter(2)\n ROOT c = f32[2,6] concatenate(x, y, z), dimensions={1} }",
+		"ENTRY e { x = f32[3,4] parameter(0)\n z = f32[] parameter(1)\n ROOT p = f32[6,6] pad(x, z), padding=1_2x-1_0_1 }",
+		"ENTRY e { x = f32[5,6] parameter(0)\n i = s32[] parameter(1)\n j = s32[] parameter(2)\n ROOT d = f32[2,3] dynamic-slice(x, i, j), dynamic_slice_sizes={2,3} }",
+		"ENTRY e { x = f32[5,6] parameter(0)\n u = f32[2,3] parameter(1)\n i = s32[] parameter(2)\n j = s32[] parameter(3)\n ROOT d = f32[5,6] dynamic-update-slice(x, u, i, j) }",
+		"ENTRY e { ROOT i = s32[3,5] iota(), iota_dimension=1 }",
+		/* dot */
+		"ENTRY e { x = f32[4,3] parameter(0)\n y = f32[5,3] parameter(1)\n ROOT d = f32[4,5] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={1} }",
+		"ENTRY e { x = f32[2,3,4,5] parameter(0)\n y = f32[2,5,3,6] parameter(1)\n ROOT d = f32[2,3,4,6] dot(x, y), lhs_batch_dims={0,1}, lhs_contracting_dims={3}, rhs_batch_dims={0,2}, rhs_contracting_dims={1} }",
+		"ENTRY e { x = bf16[8,16] parameter(0)\n y = bf16[16,4] parameter(1)\n ROOT d = f32[8,4] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0} }",
+		"ENTRY e { x = s32[3,4] parameter(0)\n y = s32[4,2] parameter(1)\n ROOT d = s32[3,2] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0} }",
+		/* reductions */
+		"%s ENTRY e { x = f32[4,5,6] parameter(0)\n z = f32[] constant(0)\n ROOT r = f32[5] reduce(x, z), dimensions={0,2}, to_apply=add }",
+		"%s ENTRY e { x = f32[300,700] parameter(0)\n z = f32[] constant(0)\n ROOT r = f32[] reduce(x, z), dimensions={0,1}, to_apply=add }",
+		"%s ENTRY e { x = f32[1,4,6,6] parameter(0)\n z = f32[] constant(-inf)\n ROOT r = f32[1,4,3,3] reduce-window(x, z), window={size=1x1x3x3 stride=1x1x2x2 pad=0_0x0_0x1_1x1_1}, to_apply=mx }",
+		/* nn */
+		"ENTRY e { x = f32[2,3,6,6] parameter(0)\n k = f32[4,3,3,3] parameter(1)\n ROOT c = f32[2,4,3,3] convolution(x, k), window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01 }",
+		"ENTRY e { x = f32[2,6,6,4] parameter(0)\n k = f32[3,3,1,4] parameter(1)\n ROOT c = f32[2,6,6,4] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=4 }",
+		"ENTRY e { x = f32[4,2,5,5] parameter(0)\n k = f32[4,3,3,3] parameter(1)\n ROOT c = f32[2,3,3,3] convolution(x, k), window={size=3x3}, dim_labels=fb01_io01->bf01 }",
+		"ENTRY e { x = f32[4,3,5,5] parameter(0)\n k = f32[4,3,3,3] parameter(1)\n ROOT c = f32[2,4,3,3] convolution(x, k), window={size=3x3}, dim_labels=bf01_oi01->bf01, batch_group_count=2 }",
+		"ENTRY e { x = f32[4,3,5,5] parameter(0)\n k = f32[4,3,2,2] parameter(1)\n ROOT c = f32[2,4,4,4] convolution(x, k), window={size=2x2}, dim_labels=bf01_oi01->bf01, batch_group_count=2 }",
+		"ENTRY e { x = f32[4,3,5,5] parameter(0)\n k = f32[4,3,4,4] parameter(1)\n ROOT c = f32[2,4,2,2] convolution(x, k), window={size=4x4}, dim_labels=bf01_oi01->bf01, batch_group_count=2 }",
+		"ENTRY e { x = f32[2,4,6,6] parameter(0)\n k = f32[4,1,5,5] parameter(1)\n ROOT c = f32[2,4,2,2] convolution(x, k), window={size=5x5}, dim_labels=bf01_oi01->bf01, feature_group_count=4 }",
+		/* pointwise (1x1) convolutions: one MATMUL in place, strided fallback */
+		"ENTRY e { x = f32[2,3,4,4] parameter(0)\n k = f32[5,3,1,1] parameter(1)\n ROOT c = f32[2,5,4,4] convolution(x, k), window={size=1x1}, dim_labels=bf01_oi01->bf01 }",
+		"ENTRY e { x = f32[2,4,4,3] parameter(0)\n k = f32[1,1,3,5] parameter(1)\n ROOT c = f32[2,4,4,5] convolution(x, k), window={size=1x1}, dim_labels=b01f_01io->b01f }",
+		"ENTRY e { x = f32[2,3,5,5] parameter(0)\n k = f32[5,3,1,1] parameter(1)\n ROOT c = f32[2,5,3,3] convolution(x, k), window={size=1x1 stride=2x2}, dim_labels=bf01_oi01->bf01 }",
+		/* the MobileNetV2 backward forms: input gradient of a strided depthwise conv,
+		 * weight gradient (activation map as the kernel) of a strided one */
+		"ENTRY e { x = f32[2,4,3,3] parameter(0)\n k = f32[3,3,4,1] parameter(1)\n ROOT c = f32[2,4,6,6] convolution(x, k), window={size=3x3 pad=1_2x1_2 lhs_dilate=2x2}, dim_labels=bf01_01oi->bf01, feature_group_count=4 }",
+		"ENTRY e { x = f32[2,4,6,6] parameter(0)\n k = f32[2,4,3,3] parameter(1)\n ROOT c = f32[3,3,1,4] convolution(x, k), window={size=3x3 pad=1_0x1_0 rhs_dilate=2x2}, dim_labels=fb01_io01->01bf, batch_group_count=4 }",
+		"ENTRY e { x = f32[2,3,6,6] parameter(0)\n k = f32[2,4,6,6] parameter(1)\n ROOT c = f32[1,1,3,4] convolution(x, k), window={size=6x6}, dim_labels=fb01_io01->01bf }",
+		"ENTRY e { x = f32[2,4,4,3] parameter(0)\n s = f32[3] parameter(1)\n o = f32[3] parameter(2)\n ROOT b = (f32[2,4,4,3], f32[3], f32[3]) batch-norm-training(x, s, o), epsilon=0.001, feature_index=3 }",
+		"ENTRY e { x = f16[4,3] parameter(0)\n s = f16[3] parameter(1)\n o = f16[3] parameter(2)\n ROOT b = (f16[4,3], f16[3], f16[3]) batch-norm-training(x, s, o), epsilon=0.01, feature_index=1 }",
+		"ENTRY e { x = bf16[4,3] parameter(0)\n s = bf16[3] parameter(1)\n o = bf16[3] parameter(2)\n m = bf16[3] parameter(3)\n v = bf16[3] parameter(4)\n a = bf16[3] abs(v)\n ROOT b = bf16[4,3] batch-norm-inference(x, s, o, m, a), epsilon=0.01, feature_index=1 }",
+		"ENTRY e { x = f32[4,16] parameter(0)\n ROOT g = f32[4,16] custom-call(x), custom_call_target=\"AwsNeuronGelu\" }",
+		"ENTRY e { x = f32[4,16] parameter(0)\n ROOT g = f32[4,16] custom-call(x), custom_call_target=\"AwsNeuronGeluBackward\" }",
+		"ENTRY e { x = f32[4,16] parameter(0)\n a = f32[4,16] custom-call(x), custom_call_target=\"AwsNeuronSoftmax\"\n b = f32[4,16] custom-call(x), custom_call_target=\"AwsNeuronSoftmax\", backend_config=\"0\"\n d = f32[4,16] parameter(1)\n c = f32[4,16] custom-call(a, d), custom_call_target=\"AwsNeuronSoftmaxBackward\"\n ROOT t = (f32[4,16], f32[4,16], f32[4,16]) tuple(a, b, c) }",
+		"ENTRY e { x = f32[4,16] parameter(0)\n a = f32[4,16] custom-call(x), custom_call_target=\"AwsNeuronSilu\"\n b = f32[4,16] custom-call(x), custom_call_target=\"AwsNeuronErf\"\n c = f32[4,16] custom-call(x), custom_call_target=\"AwsNeuronGeluApprxTanh\"\n ROOT t = (f32[4,16], f32[4,16], f32[4,16]) tuple(a, b, c) }",
+		"ENTRY e { s = u64[2] parameter(0)\n ROOT r = (u64[2], u32[3,5]) rng-bit-generator(s), algorithm=rng_default }",
+		"ENTRY e { s = u64[2] parameter(0)\n ROOT r = (u64[2], u64[7]) rng-bit-generator(s), algorithm=rng_philox }",
+		"ENTRY e { t = f32[10,3] parameter(0)\n i = s32[4] parameter(1)\n ROOT g = f32[4,3] gather(t, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,3} }",
+		"%s ENTRY e { t = f32[10,3] parameter(0)\n i = s64[4,1] parameter(1)\n u = f32[4,3] parameter(2)\n ROOT s = f32[10,3] scatter(t, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add }",
+	};
+	int failed = 0;
+	for (size_t i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+		int k = snprintf(buf, sizeof(buf), "HloModule m\n%s%s", add_c, max_c);
+		if (strncmp(bodies[i], "%s ", 3) == 0)
+			snprintf(buf + k, sizeof(buf) - (size_t)k, "%s\n", bodies[i] + 3);
+		else
+			snprintf(buf + k, sizeof(buf) - (size_t)k, "%s\n", bodies[i]);
+		ncc_module_t *m = NULL;
+		ncc_error_t err = { 0 };
+		ck_assert_msg(ncc_parse_hlo(buf, strlen(buf), "<op>", &m, &err) == NCC_OK, "case %zu: %s", i,
+			      err.msg);
+		ck_assert_msg(ncc_verify(m, &err) == NCC_OK, "case %zu: %s", i, err.msg);
+		for (int opt = 0; opt <= 1; opt++) {
+			char msg[1024];
+			int bad = compare_with_interp(m, opt, 3 + i, msg, sizeof(msg));
+			if (bad) {
+				fprintf(stderr, "op case %zu -O%d: %s\n", i, opt, msg);
+				failed++;
+			}
+		}
+		ncc_module_free(m);
+	}
+	ck_assert_msg(failed == 0, "%d op cases differ from the interpreter", failed);
+}
+END_TEST
+
+/* Every corpus module that runs here matches the reference interpreter at -O0 and
+ * with the multi-engine schedule. */
+START_TEST(test_corpus_vs_interp)
+{
+	static const char *files[] = {
+		"mlp-mini_mlp_single.hlo", "mlp-single_mlp.hlo", "mlp-mlp_single_final.hlo",
+		"mlp-mlp_single_case_2.hlo", "misc-linear.hlo", "misc-pp_1_layers_2_graph_1.hlo",
+		"misc-pp_1_layers_2_graph_2.hlo", "qwb_linear_model-pp_1_layers_2.hlo",
+		"gpt-gpt2_tp_1.hlo", "llama-tp_1.hlo", "bert-bert_single_graph_2.hlo",
+		"bert-bert_single_graph_4.hlo",
+	};
+	int failed = 0;
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char path[1024], msg[1024];
+		snprintf(path, sizeof(path), "%s/%s", NCC_HLO_CORPUS, files[i]);
+		ncc_module_t *m = NULL;
+		ncc_error_t err = { 0 };
+		ck_assert_msg(ncc_parse_hlo_file(path, &m, &err) == NCC_OK, "%s", err.msg);
+		for (int opt = 0; opt <= 1; opt++) {
+			int bad = compare_with_interp(m, opt, 11, msg, sizeof(msg));
+			if (bad) {
+				fprintf(stderr, "%s -O%d: %d outputs differ: %s\n", files[i], opt, bad, msg);
+				failed++;
+			}
+		}
+#if __has_include("passes.h")
+		/* -O2: the passes (fusion into FUSED instructions) and the multi-engine
+		 * schedule together */
+		ncc_compile_options_t po;
+		ncc_compile_options_init(&po);
+		po.opt_level = 2;
+		ck_assert_msg(ncc_run_passes(m, &po, &err) == NCC_OK, "%s: %s", files[i], err.msg);
+		int bad = compare_with_interp(m, 2, 11, msg, sizeof(msg));
+		if (bad) {
+			fprintf(stderr, "%s -O2: %d outputs differ: %s\n", files[i], bad, msg);
+			failed++;
+		}
+#endif
+		ncc_module_free(m);
+	}
+	ck_assert_msg(failed == 0, "%d corpus runs differ from the interpreter", failed);
+}
+END_TEST
+#endif
+
+static Suite *lower_suite(void)
+{
+	Suite *s = suite_create("lower");
+	TCase *tc = tcase_create("ops");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_add_mul);
+	tcase_add_test(tc, test_unary);
+	tcase_add_test(tc, test_views);
+	tcase_add_test(tc, test_dot);
+	tcase_add_test(tc, test_reduce);
+	tcase_add_test(tc, test_unsupported_f64);
+	tcase_add_test(tc, test_conv);
+	tcase_add_test(tc, test_errors_more);
+	tcase_add_test(tc, test_gather_scatter_axes);
+	tcase_add_test(tc, test_select_and_scatter);
+	tcase_add_test(tc, test_binary_f32);
+	tcase_add_test(tc, test_unary_all);
+	tcase_add_test(tc, test_int_ops);
+	tcase_add_test(tc, test_small_int_types);
+	tcase_add_test(tc, test_compare_select_clamp);
+	tcase_add_test(tc, test_convert);
+	tcase_add_test(tc, test_rank0_and_size1);
+	tcase_add_test(tc, test_reduce_kinds);
+	tcase_add_test(tc, test_large_reduction);
+	tcase_add_test(tc, test_reduce_window);
+	tcase_add_test(tc, test_data_movement);
+	tcase_add_test(tc, test_dot_batch);
+	tcase_add_test(tc, test_dynamic_slices);
+	tcase_add_test(tc, test_gather_scatter);
+	tcase_add_test(tc, test_iota_rng);
+	tcase_add_test(tc, test_batch_norm);
+	tcase_add_test(tc, test_control_flow);
+	tcase_add_test(tc, test_custom_calls_collectives);
+	tcase_add_test(tc, test_neff_tables);
+	tcase_add_test(tc, test_errors);
+	suite_add_tcase(s, tc);
+	TCase *tcc = tcase_create("corpus");
+	tcase_set_timeout(tcc, 600);
+	tcase_add_test(tcc, test_corpus_runs);
+	tcase_add_test(tcc, test_corpus_mobilenet_compiles);
+	tcase_add_test(tcc, test_corpus_supported);
+#ifdef NCC_HAVE_INTERP
+	tcase_add_test(tcc, test_corpus_vs_interp);
+	tcase_add_test(tc, test_ops_vs_interp);
+#endif
+	suite_add_tcase(s, tcc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(lower_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,881 @@
+/* The optimisation passes: each rewrite, what must not be rewritten, the dump hook, and before/after equivalence on the simulator (and the reference interpreter when built in) over small modules and the corpus. */
+#include <check.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hlo_parser.h"
+#include "interp.h"
+#include "ir.h"
+#include "lower.h"
+#include "lower_run.h"
+#include "neuronsim/isa.h"
+#include "options.h"
+#include "passes.h"
+#include "verify.h"
+
+#ifndef NCC_HLO_CORPUS
+#define NCC_HLO_CORPUS "../shared/hlo"
+#endif
+
+/* ---- helpers ---- */
+
+static ncc_module_t *parse(const char *text)
+{
+	ncc_module_t *m = NULL;
+	ncc_error_t err;
+	memset(&err, 0, sizeof(err));
+	ncc_status_t st = ncc_parse_hlo(text, strlen(text), "<test>", &m, &err);
+	ck_assert_msg(st == NCC_OK, "parse: %s", err.msg);
+	st = ncc_verify(m, &err);
+	ck_assert_msg(st == NCC_OK, "verify: %s", err.msg);
+	return m;
+}
+
+static void passes(ncc_module_t *m, int level)
+{
+	ncc_compile_options_t o;
+	ncc_compile_options_init(&o);
+	o.opt_level = level;
+	ncc_error_t err;
+	memset(&err, 0, sizeof(err));
+	ncc_status_t st = ncc_run_passes(m, &o, &err);
+	ck_assert_msg(st == NCC_OK, "passes: %s", err.msg);
+}
+
+static int count_op(const ncc_comp_t *c, ncc_opcode_t op)
+{
+	int n = 0;
+	for (int32_t i = 0; i < c->ninsts; i++)
+		n += c->insts[i]->op == op;
+	return n;
+}
+
+static int count_fusions(const ncc_module_t *m) { return count_op(m->entry, NCC_OP_FUSION); }
+
+static char *read_file(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *s = malloc((size_t)n + 1);
+	if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
+		free(s);
+		s = NULL;
+	}
+	if (s)
+		s[n] = 0;
+	fclose(f);
+	return s;
+}
+
+static double tol_for(uint32_t dt)
+{
+	switch (dt) {
+	case ISA_DT_BF16: return 2e-2;
+	case ISA_DT_F16: return 2e-3;
+	case ISA_DT_F32: return 1e-4;
+	default: return 0;
+	}
+}
+
+static double elem_f(uint32_t dt, const uint8_t *p, uint64_t i)
+{
+	switch (dt) {
+	case ISA_DT_F32: { float v; memcpy(&v, p + 4 * i, 4); return v; }
+	case ISA_DT_BF16: {
+		uint16_t h;
+		memcpy(&h, p + 2 * i, 2);
+		uint32_t u = (uint32_t)h << 16;
+		float v;
+		memcpy(&v, &u, 4);
+		return v;
+	}
+	case ISA_DT_F16: { _Float16 h; memcpy(&h, p + 2 * i, 2); return (double)h; }
+	default: return 0;
+	}
+}
+
+/* Compares two runs' outputs: integers and pred bit-exact, floats within a
+ * relative tolerance of the type (NaN matches NaN). */
+static void compare_runs(const char *what, const ncc_run_t *a, const ncc_run_t *b)
+{
+	ck_assert_uint_eq(a->n_out, b->n_out);
+	for (uint32_t o = 0; o < a->n_out; o++) {
+		ck_assert_uint_eq(a->out_size[o], b->out_size[o]);
+		ck_assert_uint_eq(a->out_dtype[o], b->out_dtype[o]);
+		uint32_t dt = a->out_dtype[o];
+		const uint8_t *x = a->out[o], *y = b->out[o];
+		if (!isa_dtype_is_float(dt)) {
+			ck_assert_msg(memcmp(x, y, a->out_size[o]) == 0, "%s: output %u (%s) differs",
+				      what, o, isa_dtype_name(dt));
+			continue;
+		}
+		uint64_t n = a->out_size[o] / isa_dtype_size(dt);
+		double tol = tol_for(dt);
+		for (uint64_t i = 0; i < n; i++) {
+			double u = elem_f(dt, x, i), v = elem_f(dt, y, i);
+			if (isnan(u) && isnan(v))
+				continue;
+			if (isinf(u) && u == v)
+				continue;
+			ck_assert_msg(fabs(u - v) <= tol * (fabs(u) > 1 ? fabs(u) : 1),
+				      "%s: output %u (%s) element %llu: %.9g before, %.9g after", what,
+				      o, isa_dtype_name(dt), (unsigned long long)i, u, v);
+		}
+	}
+}
+
+/* Runs text as written and after the passes of `level` on the simulator with
+ * the same seeded inputs and the same back-end options (so the instruction
+ * counts differ by the passes only) and compares the outputs. Returns the
+ * executed instruction counts. */
+static bool equiv_try(const char *what, const char *text, int level, uint64_t *out_before,
+		      uint64_t *out_after, char *why, size_t why_len);
+
+static void equiv(const char *what, const char *text, int level, uint64_t *out_before,
+		  uint64_t *out_after)
+{
+	char why[1200];
+	ck_assert_msg(equiv_try(what, text, level, out_before, out_after, why, sizeof(why)),
+		      "%s before: %s", what, why);
+}
+
+/* As equiv(), but returns false (with the reason) when the module as written
+ * does not run: the back end lacks one of its ops, nothing to compare. */
+static bool equiv_try(const char *what, const char *text, int level, uint64_t *out_before,
+		      uint64_t *out_after, char *why, size_t why_len)
+{
+	ncc_module_t *m0 = parse(text), *m1 = parse(text);
+	passes(m1, level);
+	ncc_compile_options_t o;
+	ncc_compile_options_init(&o);
+	o.opt_level = level;
+	ncc_run_t a, b;
+	int ra = ncc_run_module_opts(m0, NULL, &o, NULL, 0, 7, &a, NULL);
+	if (ra != 0) {
+		snprintf(why, why_len, "%s", a.msg);
+		ncc_run_free(&a);
+		ncc_module_free(m0);
+		ncc_module_free(m1);
+		return false;
+	}
+	int rb = ncc_run_module_opts(m1, NULL, &o, NULL, 0, 7, &b, NULL);
+	ck_assert_msg(rb == 0, "%s after: %s", what, b.msg);
+	compare_runs(what, &a, &b);
+	if (out_before)
+		*out_before = a.insns;
+	if (out_after)
+		*out_after = b.insns;
+	ncc_run_free(&a);
+	ncc_run_free(&b);
+	ncc_module_free(m0);
+	ncc_module_free(m1);
+	return true;
+}
+
+/* The oracle: the reference interpreter on the module before and after the
+ * passes of `level`, same seeded arguments; integers bit-exact, floats within
+ * the interpreter's per-op tolerance (tol_module: the whole-module one). */
+static void interp_equiv(const char *what, const char *text, int level, bool tol_module)
+{
+	ncc_module_t *m0 = parse(text), *m1 = parse(text);
+	passes(m1, level);
+	ncc_value_t **args;
+	int32_t nargs;
+	ck_assert_int_eq(ncc_interp_random_args(m0, 11, &args, &nargs), NCC_OK);
+	ncc_value_t *a = NULL, *b = NULL;
+	ncc_error_t err;
+	memset(&err, 0, sizeof(err));
+	ncc_status_t st = ncc_interp_run(m0, (const ncc_value_t *const *)args, nargs, NULL, &a, &err);
+	ck_assert_msg(st == NCC_OK, "%s: interp before: %s", what, err.msg);
+	st = ncc_interp_run(m1, (const ncc_value_t *const *)args, nargs, NULL, &b, &err);
+	ck_assert_msg(st == NCC_OK, "%s: interp after -O%d: %s", what, level, err.msg);
+	ncc_compare_result_t cr;
+	ncc_tolerance_t tol = ncc_tolerance_for_module(NCC_F32);
+	bool eq = ncc_value_compare(a, b, tol_module ? &tol : NULL, &cr);
+	ck_assert_msg(eq, "%s: -O%d changes the result: %s", what, level, cr.msg);
+	ncc_value_free(a);
+	ncc_value_free(b);
+	ncc_interp_free_args(args, nargs);
+	ncc_module_free(m0);
+	ncc_module_free(m1);
+}
+
+/* ---- DCE ---- */
+
+START_TEST(test_dce_removes_unused_and_uncalled)
+{
+	ncc_module_t *m = parse(
+		"HloModule t\n"
+		"add_c { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }\n"
+		"ENTRY e { p0 = f32[4] parameter(0)  p1 = f32[4] parameter(1)\n"
+		"  dead = f32[4] multiply(p0, p1)\n"
+		"  z = f32[] constant(0)\n"
+		"  deadr = f32[] reduce(p0, z), dimensions={0}, to_apply=add_c\n"
+		"  ROOT r = f32[4] add(p0, p1) }\n");
+	bool ch = false;
+	ck_assert_int_eq(ncc_pass_dce(m, &ch, NULL), NCC_OK);
+	ck_assert(ch);
+	ck_assert_int_eq(m->entry->ninsts, 3); /* p0, p1, r: parameters always stay */
+	ck_assert_int_eq(m->ncomps, 1);          /* add_c is no longer called */
+	ck_assert_ptr_nonnull(m->entry->params[1]);
+	ck_assert_int_eq(ncc_pass_dce(m, &ch, NULL), NCC_OK);
+	ck_assert(!ch);
+	ncc_module_free(m);
+}
+END_TEST
+
+START_TEST(test_dce_keeps_side_effects_and_unused_params)
+{
+	ncc_module_t *m = parse(
+		"HloModule t\n"
+		"ENTRY e { p0 = f32[4] parameter(0)  p1 = f32[4] parameter(1)\n"
+		"  cc = f32[4] custom-call(p0), custom_call_target=\"x\", custom_call_has_side_effect=true\n"
+		"  ROOT r = f32[4] negate(p0) }\n");
+	ck_assert_int_eq(ncc_pass_dce(m, NULL, NULL), NCC_OK);
+	ck_assert_int_eq(m->entry->ninsts, 4);
+	ncc_module_free(m);
+}
+END_TEST
+
+/* ---- CSE ---- */
+
+START_TEST(test_cse_merges_duplicates_not_rng)
+{
+	ncc_module_t *m = parse(
+		"HloModule t\n"
+		"ENTRY e { p0 = f32[4] parameter(0)  p1 = f32[4] parameter(1)\n"
+		"  a = f32[4] add(p0, p1), metadata={op_type=\"aten__add\" source_line=3}\n"
+		"  b = f32[4] add(p0, p1), metadata={op_type=\"aten__add\" source_line=9}\n"
+		"  ea = f32[4] exponential(a)  eb = f32[4] exponential(b)\n"
+		"  c1 = f32[] constant(2)  c2 = f32[] constant(2)  c3 = f32[] constant(3)\n"
+		"  s = u64[2] constant({1, 2})\n"
+		"  r1 = (u64[2], u32[4]) rng-bit-generator(s), algorithm=rng_philox\n"
+		"  r2 = (u64[2], u32[4]) rng-bit-generator(s), algorithm=rng_philox\n"
+		"  ROOT t = (f32[4], f32[4], f32[], f32[], f32[], (u64[2], u32[4]), (u64[2], u32[4])) "
+		"tuple(ea, eb, c1, c2, c3, r1, r2) }\n");
+	bool ch;
+	ck_assert_int_eq(ncc_pass_cse(m, &ch, NULL), NCC_OK);
+	ck_assert(ch);
+	ncc_inst_t *t = m->entry->root;
+	ck_assert_ptr_eq(t->operands[0], t->operands[1]);   /* exp(a) == exp(b) */
+	ck_assert_str_eq(t->operands[0]->operands[0]->name, "a"); /* first kept, with its metadata */
+	ck_assert_int_eq(t->operands[0]->operands[0]->metadata.source_line, 3);
+	ck_assert_ptr_eq(t->operands[2], t->operands[3]);   /* equal constants */
+	ck_assert_ptr_ne(t->operands[2], t->operands[4]);
+	ck_assert_ptr_ne(t->operands[5], t->operands[6]);   /* random bits stay distinct */
+	ck_assert_int_eq(ncc_pass_dce(m, NULL, NULL), NCC_OK);
+	ck_assert_int_eq(count_op(m->entry, NCC_OP_ADD), 1);
+	ncc_module_free(m);
+}
+END_TEST
+
+START_TEST(test_cse_distinguishes_attributes)
+{
+	ncc_module_t *m = parse(
+		"HloModule t\n"
+		"ENTRY e { p0 = f32[2,3] parameter(0)\n"
+		"  a = f32[3,2] transpose(p0), dimensions={1,0}\n"
+		"  b = f32[2,3,1] reshape(p0)\n"
+		"  c = f32[2,3] slice(p0), slice={[0:2], [0:3]}\n"
+		"  d = f32[1,3] slice(p0), slice={[1:2], [0:3]}\n"
+		"  e1 = f32[1,3] slice(p0), slice={[0:1], [0:3]}\n"
+		"  ROOT t = (f32[3,2], f32[2,3,1], f32[2,3], f32[1,3], f32[1,3]) tuple(a, b, c, d, e1) }\n");
+	bool ch;
+	ck_assert_int_eq(ncc_pass_cse(m, &ch, NULL), NCC_OK);
+	ck_assert(!ch);
+	ncc_module_free(m);
+}
+END_TEST
+
+/* ---- simplification ---- */
+
+static const char *k_simplify =
+	"HloModule t\n"
+	"ENTRY e { p0 = f32[2,3] parameter(0)  p1 = s32[2,3] parameter(1)  pp = pred[2,3] parameter(2)\n"
+	"  z = f32[] constant(0)  zb = f32[2,3] broadcast(z), dimensions={}\n"
+	"  one = f32[] constant(1)  ob = f32[2,3] broadcast(one), dimensions={}\n"
+	"  iz = s32[] constant(0)  izb = s32[2,3] broadcast(iz), dimensions={}\n"
+	"  a = f32[2,3] add(p0, zb)\n"
+	"  b = f32[2,3] multiply(ob, a)\n"
+	"  c = f32[2,3] divide(b, ob)\n"
+	"  d = f32[2,3] subtract(c, zb)\n"
+	"  n1 = f32[2,3] negate(d)  n2 = f32[2,3] negate(n1)\n"
+	"  cv = f32[2,3] convert(n2)\n"
+	"  r1 = f32[6] reshape(cv)  r2 = f32[3,2] reshape(r1)  r3 = f32[2,3] reshape(r2)\n"
+	"  t1 = f32[3,2] transpose(r3), dimensions={1,0}  t2 = f32[2,3] transpose(t1), dimensions={1,0}\n"
+	"  sl = f32[2,3] slice(t2), slice={[0:2], [0:3]}\n"
+	"  tr = pred[] constant(true)  trb = pred[2,3] broadcast(tr), dimensions={}\n"
+	"  se = f32[2,3] select(trb, sl, p0)\n"
+	"  im = s32[2,3] multiply(p1, izb)\n"
+	"  fm = f32[2,3] multiply(p0, zb)\n"
+	"  an = pred[2,3] and(pp, trb)\n"
+	"  cs = f32[2,3] constant({{5, 5, 5}, {5, 5, 5}})\n"
+	"  ROOT t = (f32[2,3], s32[2,3], f32[2,3], pred[2,3], f32[2,3]) tuple(se, im, fm, an, cs) }\n";
+
+START_TEST(test_simplify_rules)
+{
+	ncc_module_t *m = parse(k_simplify);
+	passes(m, 1);
+	ncc_inst_t *t = m->entry->root;
+	/* the whole chain collapses to the parameter */
+	ck_assert_str_eq(t->operands[0]->name, "p0");
+	/* s32 x * 0 is 0 (a zero splat), f32 x * 0 is not (NaN * 0) */
+	ck_assert_int_eq(t->operands[1]->op, NCC_OP_BROADCAST);
+	ck_assert_int_eq(t->operands[2]->op, NCC_OP_MULTIPLY);
+	ck_assert_str_eq(t->operands[3]->name, "pp");
+	/* a splat constant becomes broadcast(scalar) */
+	ck_assert_int_eq(t->operands[4]->op, NCC_OP_BROADCAST);
+	ck_assert_int_eq(t->operands[4]->operands[0]->shape.rank, 0);
+	ck_assert_int_eq(count_op(m->entry, NCC_OP_RESHAPE), 0);
+	ck_assert_int_eq(count_op(m->entry, NCC_OP_TRANSPOSE), 0);
+	ck_assert_int_eq(count_op(m->entry, NCC_OP_NEGATE), 0);
+	ncc_module_free(m);
+	equiv("simplify", k_simplify, 1, NULL, NULL);
+	interp_equiv("simplify", k_simplify, 1, false);
+}
+END_TEST
+
+START_TEST(test_simplify_composes_chains)
+{
+	const char *text =
+		"HloModule t\n"
+		"ENTRY e { p0 = f32[2,3,4] parameter(0)  s = f32[] parameter(1)\n"
+		"  t1 = f32[3,4,2] transpose(p0), dimensions={1,2,0}\n"
+		"  t2 = f32[4,2,3] transpose(t1), dimensions={1,2,0}\n"
+		"  r1 = f32[24] reshape(p0)  r2 = f32[6,4] reshape(r1)\n"
+		"  b1 = f32[3] broadcast(s), dimensions={}  b2 = f32[2,3] broadcast(b1), dimensions={1}\n"
+		"  rb = f32[6] reshape(b2)\n"
+		"  tp = (f32[4,2,3], f32[6,4]) tuple(t2, r2)\n"
+		"  g = f32[4,2,3] get-tuple-element(tp), index=0\n"
+		"  ROOT t = (f32[4,2,3], f32[6,4], f32[2,3], f32[6]) tuple(g, r2, b2, rb) }\n";
+	ncc_module_t *m = parse(text);
+	passes(m, 1);
+	ncc_inst_t *t = m->entry->root;
+	ck_assert_int_eq(t->operands[0]->op, NCC_OP_TRANSPOSE); /* one transpose, of p0 */
+	ck_assert_str_eq(t->operands[0]->operands[0]->name, "p0");
+	ck_assert_int_eq(t->operands[0]->dimensions.v[0], 2);
+	ck_assert_int_eq(t->operands[0]->dimensions.v[1], 0);
+	ck_assert_int_eq(t->operands[0]->dimensions.v[2], 1);
+	ck_assert_str_eq(t->operands[1]->operands[0]->name, "p0"); /* reshape of p0 */
+	ck_assert_str_eq(t->operands[2]->operands[0]->name, "s");  /* broadcast of s */
+	ck_assert_int_eq(t->operands[3]->op, NCC_OP_BROADCAST);
+	ck_assert_int_eq(count_op(m->entry, NCC_OP_GET_TUPLE_ELEMENT), 0);
+	ncc_module_free(m);
+	equiv("chains", text, 1, NULL, NULL);
+	interp_equiv("chains", text, 1, false);
+}
+END_TEST
+
+/* ---- folding ---- */
+
+static const char *k_fold =
+	"HloModule t\n"
+	"ENTRY e { p0 = s32[4] parameter(0)\n"
+	"  a = s32[4] constant({2147483647, -7, 9, 0})\n"
+	"  b = s32[4] constant({1, 2, 0, 0})\n"
+	"  s = s32[4] add(a, b)\n"          /* wraps */
+	"  d = s32[4] divide(a, b)\n"       /* x / 0 = -1 */
+	"  r = s32[4] remainder(a, b)\n"    /* x % 0 = x */
+	"  f = f32[4] convert(s)\n"
+	"  g = f32[4] multiply(f, f)\n"
+	"  u = u8[4] convert(d)\n"
+	"  c = pred[4] compare(a, b), direction=LT\n"
+	"  sh = s32[4] shift-left(a, b)\n"
+	"  tr = s32[2,2] reshape(r)  tt = s32[2,2] transpose(tr), dimensions={1,0}\n"
+	"  sl = s32[2] slice(a), slice={[1:4:2]}\n"
+	"  cc = s32[6] concatenate(sl, a), dimensions={0}\n"
+	"  x = s32[4] add(p0, s)\n"
+	"  h = f32[] constant(0.5)  hb = f32[4] broadcast(h), dimensions={}\n"
+	"  k = f32[] constant(3)  kb = f32[4] broadcast(k), dimensions={}\n"
+	"  hk = f32[4] multiply(hb, kb)\n"  /* splat fold: broadcast(1.5) */
+	"  ROOT t = (s32[4], f32[4], u8[4], pred[4], s32[4], s32[2,2], s32[6], f32[4]) "
+	"tuple(x, g, u, c, sh, tt, cc, hk) }\n";
+
+START_TEST(test_fold_constant_subgraphs)
+{
+	ncc_module_t *m = parse(k_fold);
+	passes(m, 1);
+	ncc_inst_t *t = m->entry->root;
+	ck_assert_int_eq(t->operands[0]->op, NCC_OP_ADD);
+	ncc_inst_t *s = t->operands[0]->operands[1];
+	ck_assert_int_eq(s->op, NCC_OP_CONSTANT);
+	ck_assert_int_eq(ncc_literal_get_i64(&s->literal, 0), INT32_MIN); /* wrapped */
+	for (int i = 1; i <= 6; i++)
+		ck_assert_msg(t->operands[i]->op == NCC_OP_CONSTANT, "operand %d is %s", i,
+			      ncc_opcode_name(t->operands[i]->op));
+	ck_assert_int_eq(ncc_literal_get_i64(&t->operands[2]->literal, 2), 255); /* u8(-1) */
+	ck_assert_int_eq(ncc_literal_get_i64(&t->operands[5]->literal, 1), 9); /* x % 0 = x */
+	ck_assert_int_eq(t->operands[7]->op, NCC_OP_BROADCAST);
+	ck_assert(ncc_literal_get_f64(&t->operands[7]->operands[0]->literal, 0) == 1.5);
+	ncc_module_free(m);
+	equiv("fold", k_fold, 1, NULL, NULL);
+	interp_equiv("fold", k_fold, 1, false);
+}
+END_TEST
+
+START_TEST(test_fold_leaves_elided_and_big_constants)
+{
+	const char *text =
+		"HloModule t\n"
+		"ENTRY e { c = f32[4] constant({...})\n"
+		"  ROOT n = f32[4] negate(c) }\n";
+	ncc_module_t *m = parse(text);
+	passes(m, 1);
+	ck_assert_int_eq(m->entry->root->op, NCC_OP_NEGATE);
+	ncc_module_free(m);
+	m = parse("HloModule t\nENTRY e { i = s32[100000] iota(), iota_dimension=0\n"
+		  "  ROOT n = s32[100000] negate(i) }\n");
+	passes(m, 1);
+	ck_assert_int_eq(m->entry->root->op, NCC_OP_NEGATE);
+	ncc_module_free(m);
+}
+END_TEST
+
+/* ---- fusion ---- */
+
+static const char *k_fuse =
+	"HloModule t, input_output_alias={ {1}: (1, {}, must-alias) }\n"
+	"ENTRY e { x = f32[8,16] parameter(0)  w = f32[8,16] parameter(1)  bias = f32[16] parameter(2)\n"
+	"  lab = s64[8,16] parameter(3)\n"
+	"  bb = f32[8,16] broadcast(bias), dimensions={1}\n"
+	"  a = f32[8,16] add(x, bb), metadata={op_type=\"aten__add\" source_file=\"m.py\" source_line=10}\n"
+	"  h = f32[] constant(0.5)  hb = f32[8,16] broadcast(h), dimensions={}\n"
+	"  m1 = f32[8,16] multiply(a, hb)\n"
+	"  t = f32[8,16] tanh(m1)\n"
+	"  lf = f32[8,16] convert(lab)\n"
+	"  g = f32[8,16] multiply(t, lf), metadata={op_type=\"aten__mul\" source_file=\"m.py\" source_line=12}\n"
+	"  lr = f32[] constant(0.1)  lrb = f32[8,16] broadcast(lr), dimensions={}\n"
+	"  gs = f32[8,16] multiply(g, lrb)\n"
+	"  nw = f32[8,16] subtract(w, gs), metadata={op_type=\"aten__sub\" source_file=\"m.py\" source_line=20}\n"
+	"  z = f32[] constant(0)  zb = f32[8,16] broadcast(z), dimensions={}\n"
+	"  gt = pred[8,16] compare(a, zb), direction=GT\n"
+	"  rl = f32[8,16] select(gt, a, zb)\n"
+	"  ROOT out = (f32[8,16], f32[8,16], f32[8,16]) tuple(rl, nw, t) }\n";
+
+START_TEST(test_fuse_elementwise_dag)
+{
+	ncc_module_t *m = parse(k_fuse);
+	int32_t nparams = m->entry->nparams;
+	passes(m, 2);
+	/* a and t are used by two consumers each: they end fusions, the rest is
+	 * absorbed (broadcasts and constants included) */
+	ck_assert_int_ge(count_fusions(m), 2);
+	ck_assert_int_eq(count_op(m->entry, NCC_OP_TANH) + count_op(m->entry, NCC_OP_SUBTRACT) +
+				 count_op(m->entry, NCC_OP_SELECT),
+			 0);
+	ncc_inst_t *out = m->entry->root;
+	ncc_inst_t *nw = out->operands[1];
+	ck_assert_int_eq(nw->op, NCC_OP_FUSION);
+	ck_assert_str_eq(nw->fusion_kind, "kLoop");
+	ck_assert_ptr_nonnull(nw->calls);
+	ck_assert_int_eq(nw->calls->root->op, NCC_OP_SUBTRACT);
+	/* the fusion carries its root's debug info */
+	ck_assert_str_eq(nw->metadata.op_type, "aten__sub");
+	ck_assert_int_eq(nw->metadata.source_line, 20);
+	/* signature and aliasing intact */
+	ck_assert_int_eq(m->entry->nparams, nparams);
+	ck_assert_int_eq(m->naliases, 1);
+	ck_assert_int_eq(m->aliases[0].param_number, 1);
+	/* the result prints and parses back */
+	char *s = NULL;
+	ck_assert_int_eq(ncc_module_to_string(m, &s), NCC_OK);
+	ncc_module_t *back = parse(s);
+	ck_assert_int_eq(count_fusions(back), count_fusions(m));
+	ncc_module_free(back);
+	free(s);
+	ncc_module_free(m);
+	uint64_t before, after;
+	equiv("fuse", k_fuse, 2, &before, &after);
+	interp_equiv("fuse", k_fuse, 2, false);
+	ck_assert_uint_lt(after, before);
+}
+END_TEST
+
+START_TEST(test_fuse_types_and_scalar_bounds)
+{
+	const char *text =
+		"HloModule t\n"
+		"ENTRY e { x = bf16[3,5] parameter(0)  i = s32[3,5] parameter(1)  u = u8[3,5] parameter(2)\n"
+		"  lo = bf16[] parameter(3)\n"
+		"  xf = f32[3,5] convert(x)  e1 = f32[3,5] exponential(xf)  eb = bf16[3,5] convert(e1)\n"
+		"  hi = bf16[] constant(2)\n"
+		"  cl = bf16[3,5] clamp(lo, eb, hi)\n"
+		"  c7 = s32[] constant(7)  c7b = s32[3,5] broadcast(c7), dimensions={}\n"
+		"  ia = s32[3,5] multiply(i, c7b)  ib = s32[3,5] shift-right-arithmetic(ia, c7b)\n"
+		"  uw = s32[3,5] convert(u)  ic = s32[3,5] xor(ib, uw)\n"
+		"  ROOT t = (bf16[3,5], s32[3,5]) tuple(cl, ic) }\n";
+	ncc_module_t *m = parse(text);
+	passes(m, 2);
+	ck_assert_int_eq(count_fusions(m), 2);
+	ncc_module_free(m);
+	equiv("types", text, 2, NULL, NULL);
+	interp_equiv("types", text, 2, false);
+}
+END_TEST
+
+START_TEST(test_fuse_respects_limits)
+{
+	/* 20 distinct inputs summed: more than one fused loop can take */
+	char text[8192];
+	int n = snprintf(text, sizeof(text), "HloModule t\nENTRY e {\n");
+	for (int i = 0; i < 20; i++)
+		n += snprintf(text + n, sizeof(text) - (size_t)n, "  p%d = f32[64] parameter(%d)\n", i, i);
+	n += snprintf(text + n, sizeof(text) - (size_t)n, "  s1 = f32[64] add(p0, p1)\n");
+	for (int i = 2; i < 20; i++)
+		n += snprintf(text + n, sizeof(text) - (size_t)n, "  %ss%d = f32[64] add(s%d, p%d)\n",
+			      i == 19 ? "ROOT " : "", i, i - 1, i);
+	snprintf(text + n, sizeof(text) - (size_t)n, "}\n");
+	ncc_module_t *m = parse(text);
+	passes(m, 2);
+	ck_assert_int_ge(count_fusions(m), 2);
+	for (int32_t i = 0; i < m->entry->ninsts; i++)
+		if (m->entry->insts[i]->op == NCC_OP_FUSION)
+			ck_assert_int_le(m->entry->insts[i]->noperands, NCC_FUSE_MAX_INPUTS);
+	ncc_module_free(m);
+	equiv("limits", text, 2, NULL, NULL);
+	interp_equiv("limits", text, 2, false);
+}
+END_TEST
+
+START_TEST(test_fuse_not_at_o1_and_nothing_at_o0)
+{
+	ncc_module_t *m = parse(k_fuse);
+	passes(m, 1);
+	ck_assert_int_eq(count_fusions(m), 0);
+	ncc_module_free(m);
+	m = parse(k_simplify);
+	int32_t n = m->entry->ninsts;
+	passes(m, 0);
+	ck_assert_int_eq(m->entry->ninsts, n);
+	ncc_module_free(m);
+}
+END_TEST
+
+/* ---- random elementwise modules: -O2 never changes the result ---- */
+
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* Appends one line to the module text. */
+static void put(char *buf, size_t cap, size_t *len, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void put(char *buf, size_t cap, size_t *len, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf + *len, cap - *len, fmt, ap);
+	va_end(ap);
+	ck_assert(n >= 0 && (size_t)n < cap - *len);
+	*len += (size_t)n;
+}
+
+START_TEST(test_random_modules_equivalent)
+{
+	uint64_t seed = 0x51ed270b27a1d3f5ull + (uint64_t)_i * 977;
+	static char text[65536];
+	size_t len = 0;
+	const size_t cap = sizeof(text);
+	/* values by kind: f (f32[4,8]), b (bf16[4,8]), i (s32[4,8]), u (u8[4,8]), p (pred[4,8]) */
+	char f[64][16], b[64][16], iv[64][16], u[64][16], pv[64][16];
+	int nf = 0, nb = 0, ni = 0, nu = 0, np = 0, id = 0;
+	put(text, cap, &len, "HloModule r%d\nENTRY e {\n", _i);
+	put(text, cap, &len, "  f0 = f32[4,8] parameter(0)\n  f1 = f32[4,8] parameter(1)\n");
+	put(text, cap, &len, "  i0 = s32[4,8] parameter(2)\n  p0 = pred[4,8] parameter(3)\n");
+	put(text, cap, &len, "  row = f32[8] parameter(4)\n  b0 = bf16[4,8] parameter(5)\n");
+	put(text, cap, &len, "  u0 = u8[4,8] parameter(6)\n");
+	strcpy(f[nf++], "f0");
+	strcpy(f[nf++], "f1");
+	strcpy(iv[ni++], "i0");
+	strcpy(pv[np++], "p0");
+	strcpy(b[nb++], "b0");
+	strcpy(u[nu++], "u0");
+#define PICK(a, n) (a[rnd(&seed) % (uint64_t)(n)])
+	int steps = 8 + (int)(rnd(&seed) % 30);
+	for (int s = 0; s < steps && nf < 60 && ni < 60 && np < 60 && nb < 60 && nu < 60; s++) {
+		char v[16];
+		snprintf(v, sizeof(v), "v%d", id++);
+		switch (rnd(&seed) % 16) {
+		case 0: case 1: {
+			static const char *const ops[] = { "add", "subtract", "multiply", "maximum",
+							   "minimum", "divide" };
+			put(text, cap, &len, "  %s = f32[4,8] %s(%s, %s)\n", v, PICK(ops, 6),
+			    PICK(f, nf), PICK(f, nf));
+			strcpy(f[nf++], v);
+			break;
+		}
+		case 2: {
+			static const char *const ops[] = { "tanh", "negate", "abs", "logistic",
+							   "floor", "sine" };
+			put(text, cap, &len, "  %s = f32[4,8] %s(%s)\n", v, PICK(ops, 6), PICK(f, nf));
+			strcpy(f[nf++], v);
+			break;
+		}
+		case 3: {
+			static const char *const ops[] = { "add", "subtract", "multiply", "divide",
+							   "remainder", "shift-left", "xor", "maximum",
+							   "shift-right-arithmetic" };
+			put(text, cap, &len, "  %s = s32[4,8] %s(%s, %s)\n", v, PICK(ops, 9),
+			    PICK(iv, ni), PICK(iv, ni));
+			strcpy(iv[ni++], v);
+			break;
+		}
+		case 4: { /* broadcasts: a row, or a scalar constant */
+			if (rnd(&seed) & 1) {
+				put(text, cap, &len, "  %s = f32[4,8] broadcast(row), dimensions={1}\n", v);
+			} else {
+				put(text, cap, &len, "  c%s = f32[] constant(%d.5)\n", v,
+				    (int)(rnd(&seed) % 5) - 2);
+				put(text, cap, &len, "  %s = f32[4,8] broadcast(c%s), dimensions={}\n", v, v);
+			}
+			strcpy(f[nf++], v);
+			break;
+		}
+		case 5: {
+			static const char *const dir[] = { "LT", "GE", "EQ", "NE" };
+			if (rnd(&seed) & 1)
+				put(text, cap, &len, "  %s = pred[4,8] compare(%s, %s), direction=%s\n", v,
+				    PICK(f, nf), PICK(f, nf), PICK(dir, 4));
+			else
+				put(text, cap, &len, "  %s = pred[4,8] compare(%s, %s), direction=%s\n", v,
+				    PICK(iv, ni), PICK(iv, ni), PICK(dir, 4));
+			strcpy(pv[np++], v);
+			break;
+		}
+		case 6:
+			put(text, cap, &len, "  %s = f32[4,8] select(%s, %s, %s)\n", v, PICK(pv, np),
+			    PICK(f, nf), PICK(f, nf));
+			strcpy(f[nf++], v);
+			break;
+		case 7:
+			put(text, cap, &len, "  %s = s32[4,8] convert(%s)\n", v, PICK(f, nf));
+			strcpy(iv[ni++], v);
+			break;
+		case 8:
+			put(text, cap, &len, "  %s = f32[4,8] convert(%s)\n", v,
+			    (rnd(&seed) & 1) ? PICK(iv, ni) : PICK(b, nb));
+			strcpy(f[nf++], v);
+			break;
+		case 9:
+			put(text, cap, &len, "  %s = bf16[4,8] convert(%s)\n", v, PICK(f, nf));
+			strcpy(b[nb++], v);
+			break;
+		case 10:
+			put(text, cap, &len, "  %s = bf16[4,8] multiply(%s, %s)\n", v, PICK(b, nb),
+			    PICK(b, nb));
+			strcpy(b[nb++], v);
+			break;
+		case 11: { /* identities the simplifier removes */
+			put(text, cap, &len, "  z%s = f32[] constant(0)\n", v);
+			put(text, cap, &len, "  zb%s = f32[4,8] broadcast(z%s), dimensions={}\n", v, v);
+			put(text, cap, &len, "  %s = f32[4,8] add(%s, zb%s)\n", v, PICK(f, nf), v);
+			strcpy(f[nf++], v);
+			break;
+		}
+		case 12: /* a reshape round trip */
+			put(text, cap, &len, "  r%s = f32[32] reshape(%s)\n", v, PICK(f, nf));
+			put(text, cap, &len, "  %s = f32[4,8] reshape(r%s)\n", v, v);
+			strcpy(f[nf++], v);
+			break;
+		case 13:
+			put(text, cap, &len, "  %s = u8[4,8] convert(%s)\n", v, PICK(iv, ni));
+			strcpy(u[nu++], v);
+			break;
+		case 14:
+			put(text, cap, &len, "  %s = u8[4,8] add(%s, %s)\n", v, PICK(u, nu), PICK(u, nu));
+			strcpy(u[nu++], v);
+			break;
+		default:
+			put(text, cap, &len, "  %s = pred[4,8] and(%s, %s)\n", v, PICK(pv, np),
+			    PICK(pv, np));
+			strcpy(pv[np++], v);
+			break;
+		}
+	}
+	put(text, cap, &len,
+	    "  ROOT t = (f32[4,8], s32[4,8], pred[4,8], bf16[4,8], u8[4,8]) tuple(%s, %s, %s, %s, %s)\n}\n",
+	    f[nf - 1], iv[ni - 1], pv[np - 1], b[nb - 1], u[nu - 1]);
+#undef PICK
+	char what[32];
+	snprintf(what, sizeof(what), "random module %d", _i);
+	interp_equiv(what, text, 2, false);
+	equiv(what, text, 2, NULL, NULL);
+	if (_i == 0) { /* the test is only worth something if it fuses */
+		ncc_module_t *m = parse(text);
+		passes(m, 2);
+		ck_assert_int_ge(count_fusions(m), 1);
+		ncc_module_free(m);
+	}
+}
+END_TEST
+
+/* ---- the dump hook ---- */
+
+START_TEST(test_dump_after_each_pass)
+{
+	char dir[] = "/tmp/ncc-passes-XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ncc_module_t *m = parse(k_fuse);
+	ncc_compile_options_t o;
+	ncc_compile_options_init(&o);
+	o.opt_level = 2;
+	o.dump_dir = dir;
+	ck_assert_int_eq(ncc_run_passes(m, &o, NULL), NCC_OK);
+	const char *want[] = { "00-input.hlo", "01-simplify.hlo", "02-fold.hlo", "03-cse.hlo",
+			       "04-dce.hlo" };
+	char path[512];
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, want[i]);
+		char *s = read_file(path);
+		ck_assert_msg(s != NULL, "missing %s", path);
+		ncc_module_t *back = parse(s);
+		ncc_module_free(back);
+		free(s);
+	}
+	/* the last two are the fusion and its DCE, and the fused module parses */
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int nfiles = 0, saw_fuse = 0;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		nfiles++;
+		if (strstr(de->d_name, "-fuse.hlo")) {
+			saw_fuse = 1;
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			char *s = read_file(path);
+			ck_assert_ptr_nonnull(strstr(s, "kind=kLoop"));
+			ncc_module_free(parse(s));
+			free(s);
+		}
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		unlink(path);
+	}
+	closedir(d);
+	rmdir(dir);
+	ck_assert(saw_fuse);
+	ck_assert_int_ge(nfiles, 7);
+	ncc_module_free(m);
+}
+END_TEST
+
+START_TEST(test_dump_to_missing_dir_is_io_error)
+{
+	ncc_module_t *m = parse(k_fuse);
+	ncc_compile_options_t o;
+	ncc_compile_options_init(&o);
+	o.opt_level = 2;
+	o.dump_dir = "/nonexistent/ncc/dumps";
+	ncc_error_t err;
+	memset(&err, 0, sizeof(err));
+	ck_assert_int_eq(ncc_run_passes(m, &o, &err), NCC_ERR_IO);
+	ck_assert_ptr_nonnull(strstr(err.msg, "/nonexistent/ncc/dumps/00-input.hlo"));
+	ncc_module_free(m);
+	ck_assert_int_eq(ncc_run_passes(NULL, &o, NULL), NCC_ERR_INVALID);
+}
+END_TEST
+
+/* ---- the corpus: every module, -O1 and -O2, before == after ---- */
+
+static const char *const k_corpus[] = {
+	"misc-linear.hlo", "misc-pp_1_layers_2_graph_1.hlo", "misc-pp_1_layers_2_graph_2.hlo",
+	"mlp-mini_mlp_single.hlo", "mlp-single_mlp.hlo", "mlp-mlp_single_final.hlo",
+	"mlp-mlp_single_case_2.hlo", "qwb_linear_model-pp_1_layers_2.hlo", "gpt-gpt2_tp_1.hlo",
+	"llama-tp_1.hlo", "bert-bert_single_graph_4.hlo", "bert-bert_single_graph_2.hlo",
+	"xla-mobilenet_v2.hlo",
+};
+#define N_CORPUS ((int)(sizeof(k_corpus) / sizeof(k_corpus[0])))
+
+START_TEST(test_corpus_equivalent)
+{
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/%s", NCC_HLO_CORPUS, k_corpus[_i]);
+	char *text = read_file(path);
+	ck_assert_msg(text != NULL, "cannot read %s", path);
+	ncc_module_t *m = parse(text);
+	int32_t n0 = m->entry->ninsts;
+	passes(m, 2);
+	int32_t n2 = m->entry->ninsts, nf = count_fusions(m);
+	/* every fusion of every module lowers (also where the run is skipped) */
+	ncc_compile_options_t lo;
+	ncc_compile_options_init(&lo);
+	lo.opt_level = 2;
+	void *neff = NULL;
+	size_t nsize = 0;
+	ncc_error_t lerr;
+	memset(&lerr, 0, sizeof(lerr));
+	ncc_status_t lst = ncc_lower_module(m, &lo, &neff, &nsize, &lerr);
+	ck_assert_msg(lst == NCC_OK || (lst == NCC_ERR_UNSUPPORTED && !strstr(lerr.msg, "fusion")),
+		      "%s: lowering after -O2: %s", k_corpus[_i], lerr.msg);
+	free(neff);
+	ncc_module_free(m);
+	/* the MobileNet step (batch 96 at 224x224) is too big to run in a unit
+	 * test; the simulator run needs the back end to handle every op */
+	bool big = strstr(k_corpus[_i], "mobilenet") != NULL;
+	char why[1200] = "too big for a unit test";
+	uint64_t before = 0, after = 0, b1 = 0, a1 = 0;
+	if (!big) {
+		interp_equiv(k_corpus[_i], text, 1, true);
+		interp_equiv(k_corpus[_i], text, 2, true);
+	}
+	if (!big && equiv_try(k_corpus[_i], text, 1, &b1, &a1, why, sizeof(why))) {
+		equiv(k_corpus[_i], text, 2, &before, &after);
+		fprintf(stderr, "%-36s HLO insts %4d -> %4d (%3d fusions); ISA insns run: "
+			"no passes %4llu, -O1 passes %4llu, -O2 passes %4llu\n", k_corpus[_i], n0,
+			n2, nf, (unsigned long long)before, (unsigned long long)a1,
+			(unsigned long long)after);
+	} else {
+		fprintf(stderr, "%-40s HLO insts %5d -> %5d (%3d fusions); not run: %s\n",
+			k_corpus[_i], n0, n2, nf, why);
+	}
+	free(text);
+}
+END_TEST
+
+static Suite *passes_suite(void)
+{
+	Suite *s = suite_create("passes");
+	TCase *tc = tcase_create("passes");
+	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, test_dce_removes_unused_and_uncalled);
+	tcase_add_test(tc, test_dce_keeps_side_effects_and_unused_params);
+	tcase_add_test(tc, test_cse_merges_duplicates_not_rng);
+	tcase_add_test(tc, test_cse_distinguishes_attributes);
+	tcase_add_test(tc, test_simplify_rules);
+	tcase_add_test(tc, test_simplify_composes_chains);
+	tcase_add_test(tc, test_fold_constant_subgraphs);
+	tcase_add_test(tc, test_fold_leaves_elided_and_big_constants);
+	tcase_add_test(tc, test_fuse_elementwise_dag);
+	tcase_add_test(tc, test_fuse_types_and_scalar_bounds);
+	tcase_add_test(tc, test_fuse_respects_limits);
+	tcase_add_test(tc, test_fuse_not_at_o1_and_nothing_at_o0);
+	tcase_add_loop_test(tc, test_random_modules_equivalent, 0, 60);
+	tcase_add_test(tc, test_dump_after_each_pass);
+	tcase_add_test(tc, test_dump_to_missing_dir_is_io_error);
+	tcase_add_loop_test(tc, test_corpus_equivalent, 0, N_CORPUS);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(passes_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,754 @@
+/* FUSED: random programs against the same steps run op by op (ALU/COPY), scalar references, descriptor validation, OOB and NaN records. */
+#include "fwsim_test.h"
+
+/* ---- building descriptors ---- */
+
+typedef struct fbuild {
+	isa_fused_desc_t h;
+	isa_ap_t in[ISA_FUSED_MAX_INPUTS];
+	isa_fused_op_t code[ISA_FUSED_MAX_CODE];
+} fbuild_t;
+
+static void fb_init(fbuild_t *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->h.magic = ISA_FUSED_MAGIC;
+}
+
+static uint32_t fb_input(fbuild_t *b, isa_ap_t ap)
+{
+	b->in[b->h.n_inputs] = ap;
+	return b->h.n_inputs++;
+}
+
+static void fb_op(fbuild_t *b, uint32_t op, uint32_t dst, uint32_t dt, int s0, int s1, int s2,
+		  uint64_t imm)
+{
+	isa_fused_op_t *o = &b->code[b->h.n_code++];
+	o->op = (uint16_t)op;
+	o->dst = (uint8_t)dst;
+	o->dtype = (uint8_t)dt;
+	o->src[0] = (uint8_t)(s0 < 0 ? 0 : s0);
+	o->src[1] = (uint8_t)(s1 < 0 ? 0 : s1);
+	o->src[2] = (uint8_t)(s2 < 0 ? 0 : s2);
+	o->imm = imm;
+	if (dst + 1u > b->h.n_regs)
+		b->h.n_regs = (uint8_t)(dst + 1);
+}
+
+static uint64_t fimm(double v)
+{
+	uint64_t u;
+	memcpy(&u, &v, 8);
+	return u;
+}
+
+/* Serialises the descriptor into region 0 and returns the instruction. */
+static isa_insn_t fb_emit(fbuild_t *b, tmem_t *t, isa_ap_t out)
+{
+	if (b->h.n_regs < b->h.n_inputs)
+		b->h.n_regs = (uint8_t)b->h.n_inputs;
+	size_t len = isa_fused_desc_size(b->h.n_inputs, b->h.n_code);
+	uint64_t off = tmem_alloc(t, 0, len);
+	uint8_t *p = tmem_ptr(t, 0, off);
+	memcpy(p, &b->h, sizeof(b->h));
+	p += sizeof(b->h);
+	uint32_t ndir = b->h.n_inputs < ISA_FUSED_DIRECT ? b->h.n_inputs : ISA_FUSED_DIRECT;
+	for (uint32_t i = ndir; i < b->h.n_inputs; i++, p += sizeof(isa_ap_t))
+		memcpy(p, &b->in[i], sizeof(isa_ap_t));
+	memcpy(p, b->code, b->h.n_code * sizeof(isa_fused_op_t));
+	isa_insn_t in = isa_insn_init(ISA_OP_FUSED, 0);
+	in.n_ap = (uint8_t)(2 + ndir);
+	in.ap[0] = out;
+	uint64_t sh[1] = { len };
+	in.ap[1] = isa_ap_contig(0, off, ISA_DT_U8, 1, sh);
+	for (uint32_t i = 0; i < ndir; i++)
+		in.ap[2 + i] = b->in[i];
+	return in;
+}
+
+static void fill_random(tmem_t *t, const isa_ap_t *ap, uint64_t *seed)
+{
+	uint64_t n = tnumel(ap->rank, ap->shape), idx[ISA_MAX_RANK];
+	for (uint64_t f = 0; f < n; f++) {
+		tunflat(f, ap->rank, ap->shape, idx);
+		uint8_t *p = telem(t, ap, idx);
+		uint64_t r = trand(seed);
+		if (isa_dtype_is_float(ap->dtype))
+			tset(ap->dtype, p, (double)((int64_t)(r % 129) - 64) / 16.0);
+		else if (ap->dtype == ISA_DT_PRED)
+			tset(ap->dtype, p, (double)(r & 1));
+		else if (r & 1)
+			tseti(ap->dtype, p, (int64_t)(r >> 8)); /* large: wraps */
+		else
+			tseti(ap->dtype, p, (int64_t)(r % 19) - 9);
+	}
+}
+
+/* ---- random programs vs op by op ---- */
+
+static const uint32_t f_types[] = { ISA_DT_F32, ISA_DT_BF16, ISA_DT_F16 };
+static const uint32_t i_types[] = { ISA_DT_S32, ISA_DT_S64, ISA_DT_U32, ISA_DT_U8,
+				    ISA_DT_S8, ISA_DT_S16, ISA_DT_U16, ISA_DT_U64 };
+static const uint32_t f_bin[] = { ISA_ALU_ADD, ISA_ALU_SUB, ISA_ALU_MUL, ISA_ALU_DIV,
+				  ISA_ALU_MAX, ISA_ALU_MIN, ISA_ALU_POW, ISA_ALU_REM };
+static const uint32_t f_un[] = { ISA_ALU_NEG, ISA_ALU_ABS, ISA_ALU_EXP, ISA_ALU_TANH,
+				 ISA_ALU_FLOOR, ISA_ALU_LOGISTIC, ISA_ALU_RSQRT, ISA_ALU_SIGN };
+static const uint32_t i_bin[] = { ISA_ALU_ADD, ISA_ALU_SUB, ISA_ALU_MUL, ISA_ALU_AND,
+				  ISA_ALU_XOR, ISA_ALU_MAX, ISA_ALU_DIV, ISA_ALU_SHL,
+				  ISA_ALU_SHR_ARITH, ISA_ALU_REM };
+static const uint32_t cmps[] = { ISA_ALU_CMP_EQ, ISA_ALU_CMP_LT, ISA_ALU_CMP_GE, ISA_ALU_CMP_NE };
+#define PICK(a, s) (a[trand(s) % (sizeof(a) / sizeof(a[0]))])
+
+typedef struct reg {
+	uint32_t dt;
+	isa_ap_t ap; /* op-by-op: where the value lives */
+} reg_t;
+
+static int find_reg(reg_t *r, uint32_t n, int want_float, int want_pred, uint32_t dt,
+		    uint64_t *s)
+{
+	int cand[ISA_FUSED_MAX_REGS], nc = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (!r[i].dt)
+			continue;
+		if (dt && r[i].dt != dt)
+			continue;
+		if (want_pred ? r[i].dt != ISA_DT_PRED
+			      : (want_float ? !isa_dtype_is_float(r[i].dt)
+					    : !isa_dtype_is_int(r[i].dt)))
+			continue;
+		cand[nc++] = (int)i;
+	}
+	return nc ? cand[trand(s) % (uint64_t)nc] : -1;
+}
+
+START_TEST(test_random_programs_match_op_by_op)
+{
+	uint64_t seed = 0x9E3779B97F4A7C15ull ^ (uint64_t)(_i + 1) * 7919;
+	tmem_t t;
+	tmem_init(&t);
+	uint32_t rank = 1 + (uint32_t)(trand(&seed) % 3);
+	uint64_t shape[3] = { 1 + trand(&seed) % 4, 1 + trand(&seed) % 5, 1 + trand(&seed) % 140 };
+	if (_i % 5 == 0) { /* crosses block boundaries */
+		rank = 2;
+		shape[0] = 3;
+		shape[1] = 700;
+	}
+	uint32_t fdt = PICK(f_types, &seed), idt = PICK(i_types, &seed);
+
+	fbuild_t b;
+	fb_init(&b);
+	reg_t regs[ISA_FUSED_MAX_REGS];
+	memset(regs, 0, sizeof(regs));
+	uint32_t nin = 1 + (uint32_t)(trand(&seed) % 6);
+	for (uint32_t i = 0; i < nin; i++) {
+		uint32_t dt = i == 0 ? fdt : (trand(&seed) % 3 == 0 ? ISA_DT_PRED
+					    : (trand(&seed) & 1) ? fdt : idt);
+		tlayout_t l = (tlayout_t)(trand(&seed) % L_COUNT);
+		isa_ap_t ap = tmk_ap(&t, 2 + (i & 1), dt, rank, shape, l);
+		fill_random(&t, &ap, &seed);
+		fb_input(&b, ap);
+		regs[i].dt = dt;
+		regs[i].ap = ap;
+	}
+	/* op-by-op program: one instruction per step into scratch buffers */
+	isa_insn_t ref[ISA_FUSED_MAX_CODE];
+	uint32_t nref = 0;
+	uint32_t nsteps = 2 + (uint32_t)(trand(&seed) % 14);
+	int last = 0;
+	for (uint32_t s = 0; s < nsteps; s++) {
+		uint32_t kind = (uint32_t)(trand(&seed) % 10);
+		/* fresh register, or reuse one (even an input, even changing class) */
+		uint32_t n_used = b.h.n_regs > nin ? b.h.n_regs : nin;
+		uint32_t dst = (trand(&seed) % 4 == 0 || n_used >= ISA_FUSED_MAX_REGS)
+				       ? (uint32_t)(trand(&seed) % n_used) : n_used;
+		int a = -1, c = -1, d = -1;
+		uint32_t op = 0, dt = 0;
+		uint64_t imm = 0;
+		switch (kind) {
+		case 0: case 1: /* float binary */
+			a = find_reg(regs, n_used, 1, 0, 0, &seed);
+			if (a < 0)
+				break;
+			c = find_reg(regs, n_used, 1, 0, regs[a].dt, &seed);
+			op = PICK(f_bin, &seed);
+			dt = regs[a].dt;
+			break;
+		case 2: /* float unary */
+			a = find_reg(regs, n_used, 1, 0, 0, &seed);
+			op = PICK(f_un, &seed);
+			dt = a >= 0 ? regs[a].dt : 0;
+			break;
+		case 3: /* integer binary */
+			a = find_reg(regs, n_used, 0, 0, 0, &seed);
+			if (a < 0)
+				break;
+			c = find_reg(regs, n_used, 0, 0, regs[a].dt, &seed);
+			op = PICK(i_bin, &seed);
+			dt = regs[a].dt;
+			break;
+		case 4: /* compare */
+			a = find_reg(regs, n_used, (int)(trand(&seed) & 1), 0, 0, &seed);
+			if (a < 0)
+				break;
+			c = find_reg(regs, n_used, isa_dtype_is_float(regs[a].dt), 0, regs[a].dt,
+				     &seed);
+			op = PICK(cmps, &seed);
+			dt = ISA_DT_PRED;
+			break;
+		case 5: /* select */
+			a = find_reg(regs, n_used, 0, 1, 0, &seed);
+			c = find_reg(regs, n_used, (int)(trand(&seed) & 1), 0, 0, &seed);
+			if (a < 0 || c < 0)
+				break;
+			d = find_reg(regs, n_used, isa_dtype_is_float(regs[c].dt), 0, regs[c].dt,
+				     &seed);
+			op = ISA_ALU_SELECT;
+			dt = regs[c].dt;
+			break;
+		case 6: case 7: { /* convert */
+			int src = (int)(trand(&seed) % n_used);
+			if (!regs[src].dt)
+				break;
+			a = src;
+			op = ISA_FUSED_CONVERT;
+			uint32_t pick = (uint32_t)(trand(&seed) % 3);
+			dt = pick == 0 ? PICK(f_types, &seed) : pick == 1 ? PICK(i_types, &seed)
+								     : ISA_DT_PRED;
+			break;
+		}
+		case 8: /* constant */
+			op = ISA_FUSED_CONST;
+			dt = (trand(&seed) & 1) ? fdt : idt;
+			imm = isa_dtype_is_float(dt) ? fimm(-1.25) : (uint64_t)(int64_t)-3;
+			a = -2;
+			break;
+		default: { /* clamp / fma (float ternary) */
+			a = find_reg(regs, n_used, 1, 0, 0, &seed);
+			if (a < 0)
+				break;
+			c = find_reg(regs, n_used, 1, 0, regs[a].dt, &seed);
+			d = find_reg(regs, n_used, 1, 0, regs[a].dt, &seed);
+			op = (trand(&seed) & 1) ? ISA_ALU_CLAMP : ISA_ALU_FMA;
+			dt = regs[a].dt;
+		}
+		}
+		if (a == -1 || dt == 0)
+			continue; /* no register of the kind the step needs */
+		int arity = op >= ISA_FUSED_CONVERT ? 0 : isa_alu_arity(op);
+		if ((arity >= 2 && c < 0) || (arity == 3 && d < 0))
+			continue;
+		fb_op(&b, op, dst, dt, a < 0 ? 0 : a, c, d, imm);
+		/* the reference step */
+		isa_ap_t out = tmk_ap(&t, 1, dt, rank, shape, L_CONTIG);
+		if (op == ISA_FUSED_CONST) {
+			uint64_t idx[3] = { 0, 0, 0 };
+			tset(dt, telem(&t, &out, idx), isa_dtype_is_float(dt) ? -1.25 : -3);
+			for (uint32_t k = 0; k < rank; k++)
+				out.stride[k] = 0;
+		} else if (op == ISA_FUSED_CONVERT) {
+			isa_insn_t in = isa_insn_init(ISA_OP_COPY, 0);
+			in.n_ap = 2;
+			in.ap[0] = out;
+			in.ap[1] = regs[a].ap;
+			ref[nref++] = in;
+		} else {
+			isa_insn_t in = isa_insn_init(ISA_OP_ALU, op);
+			int ar = isa_alu_arity(op);
+			in.n_ap = (uint8_t)(1 + ar);
+			in.ap[0] = out;
+			in.ap[1] = regs[a].ap;
+			if (ar > 1)
+				in.ap[2] = regs[c].ap;
+			if (ar > 2)
+				in.ap[3] = regs[d].ap;
+			ref[nref++] = in;
+		}
+		regs[dst].dt = dt;
+		regs[dst].ap = out;
+		last = (int)dst;
+	}
+	if (b.h.n_code == 0) { /* every pick failed: at least a negate */
+		fb_op(&b, ISA_ALU_NEG, nin, fdt, 0, -1, -1, 0);
+		isa_ap_t out = tmk_ap(&t, 1, fdt, rank, shape, L_CONTIG);
+		isa_insn_t in = isa_insn_init(ISA_OP_ALU, ISA_ALU_NEG);
+		in.n_ap = 2;
+		in.ap[0] = out;
+		in.ap[1] = regs[0].ap;
+		ref[nref++] = in;
+		regs[nin].dt = fdt;
+		regs[nin].ap = out;
+		last = (int)nin;
+	}
+	b.h.out_reg = (uint8_t)last;
+	isa_ap_t fout = tmk_ap(&t, 3, regs[last].dt, rank, shape,
+			       (_i & 1) ? L_STRIDED : L_REVERSED);
+	isa_insn_t fz = fb_emit(&b, &t, fout);
+	if (getenv("FUSED_DEBUG"))
+		for (uint32_t q = 0; q < b.h.n_code; q++)
+			fprintf(stderr, "case %d step %u: r%u:%s = op %u (r%u r%u r%u) nin %u\n", _i, q,
+				b.code[q].dst, isa_dtype_name(b.code[q].dtype), b.code[q].op,
+				b.code[q].src[0], b.code[q].src[1], b.code[q].src[2], nin);
+	char err[200];
+	ck_assert_msg(isa_insn_validate(&fz, T_NREG, 1, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(isa_fused_desc_validate(&fz, tmem_ptr(&t, 0, fz.ap[1].offset),
+					      fz.ap[1].shape[0], T_NREG, err, sizeof(err)) == 0,
+		      "%s", err);
+	fwsim_job_t job;
+	if (nref) {
+		const isa_insn_t *s[ISA_ENGINE_COUNT] = { 0 };
+		uint32_t n[ISA_ENGINE_COUNT] = { 0 };
+		s[ISA_ENGINE_VECTOR] = ref;
+		n[ISA_ENGINE_VECTOR] = nref;
+		ck_assert_int_eq(trun_prog(&t, NULL, s, n, 0, 0, &job), FWSIM_OK);
+	}
+	ck_assert_int_eq(trun1(&t, &fz, ISA_ENGINE_VECTOR, 0, &job), FWSIM_OK);
+	uint64_t nel = tnumel(rank, shape), idx[3];
+	size_t es = isa_dtype_size(regs[last].dt);
+	for (uint64_t f = 0; f < nel; f++) {
+		tunflat(f, rank, shape, idx);
+		const uint8_t *want = telem(&t, &regs[last].ap, idx), *got = telem(&t, &fout, idx);
+		/* NaN payloads may differ where the compiler commutes an operation */
+		int both_nan = isa_dtype_is_float(regs[last].dt) &&
+			       isnan(tget(regs[last].dt, want)) && isnan(tget(regs[last].dt, got));
+		ck_assert_msg(both_nan || memcmp(want, got, es) == 0,
+			      "case %d (%s, %u steps): element %llu: fused %g, op by op %g", _i,
+			      isa_dtype_name(regs[last].dt), b.h.n_code, (unsigned long long)f,
+			      tget(regs[last].dt, got), tget(regs[last].dt, want));
+	}
+	ck_assert(tmem_guards_intact(&t));
+	tmem_free(&t);
+}
+END_TEST
+
+/* ---- a scalar reference: y = bf16(gelu-ish expression), with a broadcast
+ * bias and an s64 -> f32 conversion, 5 inputs (3 in the descriptor) ---- */
+
+START_TEST(test_scalar_reference_five_inputs)
+{
+	tmem_t t;
+	tmem_init(&t);
+	uint64_t sh[2] = { 7, 300 };
+	uint64_t seed = 42;
+	isa_ap_t x = tmk_ap(&t, 2, ISA_DT_F32, 2, sh, L_TRANSPOSED);
+	isa_ap_t bias = tmk_ap(&t, 2, ISA_DT_BF16, 2, sh, L_BCAST0);
+	isa_ap_t k = tmk_ap(&t, 3, ISA_DT_S64, 2, sh, L_REVERSED);
+	isa_ap_t m = tmk_ap(&t, 3, ISA_DT_PRED, 2, sh, L_STRIDED);
+	isa_ap_t w = tmk_ap(&t, 1, ISA_DT_F16, 2, sh, L_CONTIG);
+	isa_ap_t *ins[5] = { &x, &bias, &k, &m, &w };
+	for (int i = 0; i < 5; i++)
+		fill_random(&t, ins[i], &seed);
+	isa_ap_t out = tmk_ap(&t, 3, ISA_DT_BF16, 2, sh, L_CONTIG);
+	fbuild_t b;
+	fb_init(&b);
+	for (int i = 0; i < 5; i++)
+		fb_input(&b, *ins[i]);
+	/* r5 = f32(bias); r6 = x + r5; r7 = f32(k); r6 = r6 * r7;
+	 * r8 = tanh(r6); r9 = f32(w); r10 = m ? r8 : r9; r11 = bf16(r10) */
+	fb_op(&b, ISA_FUSED_CONVERT, 5, ISA_DT_F32, 1, -1, -1, 0);
+	fb_op(&b, ISA_ALU_ADD, 6, ISA_DT_F32, 0, 5, -1, 0);
+	fb_op(&b, ISA_FUSED_CONVERT, 7, ISA_DT_F32, 2, -1, -1, 0);
+	fb_op(&b, ISA_ALU_MUL, 6, ISA_DT_F32, 6, 7, -1, 0);
+	fb_op(&b, ISA_ALU_TANH, 8, ISA_DT_F32, 6, -1, -1, 0);
+	fb_op(&b, ISA_FUSED_CONVERT, 9, ISA_DT_F32, 4, -1, -1, 0);
+	fb_op(&b, ISA_ALU_SELECT, 10, ISA_DT_F32, 3, 8, 9, 0);
+	fb_op(&b, ISA_FUSED_CONVERT, 11, ISA_DT_BF16, 10, -1, -1, 0);
+	b.h.out_reg = 11;
+	isa_insn_t in = fb_emit(&b, &t, out);
+	fwsim_job_t job;
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, FWSIM_JOB_CHECK_NAN, &job), FWSIM_OK);
+	uint64_t idx[2];
+	for (uint64_t f = 0; f < 7 * 300; f++) {
+		tunflat(f, 2, sh, idx);
+		double xv = tget(ISA_DT_F32, telem(&t, &x, idx));
+		double bv = tget(ISA_DT_BF16, telem(&t, &bias, idx));
+		double kv = (double)tgeti(ISA_DT_S64, telem(&t, &k, idx));
+		double mv = tget(ISA_DT_PRED, telem(&t, &m, idx));
+		double wv = tget(ISA_DT_F16, telem(&t, &w, idx));
+		double want = mv != 0 ? tanh((double)(float)((float)(xv + bv) * (float)kv)) : wv;
+		double got = tget(ISA_DT_BF16, telem(&t, &out, idx));
+		ck_assert_msg(fabs(got - want) <= 1e-2 * fabs(want) + 1e-6,
+			      "element %llu: %g, want %g", (unsigned long long)f, got, want);
+	}
+	ck_assert(tmem_guards_intact(&t));
+	tmem_free(&t);
+}
+END_TEST
+
+/* Integer wrap of intermediates: s8 (100 + 100) = -56, then widened. */
+START_TEST(test_integer_intermediates_wrap)
+{
+	tmem_t t;
+	tmem_init(&t);
+	uint64_t sh[1] = { 4 };
+	isa_ap_t a = tmk_ap(&t, 2, ISA_DT_S8, 1, sh, L_CONTIG);
+	isa_ap_t o = tmk_ap(&t, 2, ISA_DT_S32, 1, sh, L_CONTIG);
+	int8_t av[4] = { 100, -100, 1, 127 };
+	memcpy(tmem_ptr(&t, 2, a.offset), av, 4);
+	fbuild_t b;
+	fb_init(&b);
+	fb_input(&b, a);
+	fb_op(&b, ISA_ALU_ADD, 1, ISA_DT_S8, 0, 0, -1, 0);
+	fb_op(&b, ISA_FUSED_CONVERT, 2, ISA_DT_S32, 1, -1, -1, 0);
+	fb_op(&b, ISA_FUSED_CONST, 3, ISA_DT_S32, -1, -1, -1, (uint64_t)1000);
+	fb_op(&b, ISA_ALU_ADD, 2, ISA_DT_S32, 2, 3, -1, 0);
+	b.h.out_reg = 2;
+	isa_insn_t in = fb_emit(&b, &t, o);
+	fwsim_job_t job;
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, 0, &job), FWSIM_OK);
+	int32_t ov[4];
+	memcpy(ov, tmem_ptr(&t, 2, o.offset), 16);
+	ck_assert_int_eq(ov[0], 1000 - 56);
+	ck_assert_int_eq(ov[1], 1000 + 56);
+	ck_assert_int_eq(ov[2], 1002);
+	ck_assert_int_eq(ov[3], 1000 - 2);
+	tmem_free(&t);
+}
+END_TEST
+
+/* A program without inputs (a filled constant) and rank 0. */
+START_TEST(test_no_inputs_rank0_and_empty)
+{
+	tmem_t t;
+	tmem_init(&t);
+	isa_ap_t o = tmk_ap(&t, 2, ISA_DT_F16, 0, NULL, L_CONTIG);
+	fbuild_t b;
+	fb_init(&b);
+	fb_op(&b, ISA_FUSED_CONST, 0, ISA_DT_F16, -1, -1, -1, fimm(2.5));
+	b.h.out_reg = 0;
+	isa_insn_t in = fb_emit(&b, &t, o);
+	ck_assert_uint_eq(in.n_ap, 2);
+	fwsim_job_t job;
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, 0, &job), FWSIM_OK);
+	ck_assert(tget(ISA_DT_F16, tmem_ptr(&t, 2, o.offset)) == 2.5);
+	/* empty output: nothing is touched */
+	uint64_t sh[2] = { 3, 0 };
+	isa_ap_t e = tmk_ap(&t, 2, ISA_DT_F32, 2, sh, L_CONTIG);
+	fb_init(&b);
+	fb_op(&b, ISA_FUSED_CONST, 0, ISA_DT_F32, -1, -1, -1, fimm(1));
+	in = fb_emit(&b, &t, e);
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, 0, &job), FWSIM_OK);
+	ck_assert(tmem_guards_intact(&t));
+	tmem_free(&t);
+}
+END_TEST
+
+/* ---- NaN / Inf records ---- */
+
+START_TEST(test_nan_location_in_fused_output)
+{
+	tmem_t t;
+	tmem_init(&t);
+	uint64_t sh[2] = { 4, 200 };
+	isa_ap_t a = tmk_ap(&t, 2, ISA_DT_F32, 2, sh, L_CONTIG);
+	isa_ap_t o = tmk_ap(&t, 3, ISA_DT_BF16, 2, sh, L_TRANSPOSED);
+	float *av = (float *)(void *)tmem_ptr(&t, 2, a.offset);
+	for (int i = 0; i < 800; i++)
+		av[i] = 1.0f + (float)i;
+	av[517] = -3.0f; /* log(-3) = NaN at flat 517 */
+	av[700] = -1.0f;
+	fbuild_t b;
+	fb_init(&b);
+	fb_input(&b, a);
+	fb_op(&b, ISA_ALU_LOG, 1, ISA_DT_F32, 0, -1, -1, 0);
+	fb_op(&b, ISA_FUSED_CONVERT, 1, ISA_DT_BF16, 1, -1, -1, 0);
+	b.h.out_reg = 1;
+	isa_insn_t in = fb_emit(&b, &t, o);
+	in.debug_id = 77;
+	fwsim_job_t job;
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, FWSIM_JOB_CHECK_NAN, &job),
+			 FWSIM_NUM_ERR);
+	ck_assert_uint_eq(job.error.first_index, 517);
+	ck_assert_uint_eq(job.error.count, 2);
+	ck_assert_uint_eq(job.error.debug_id, 77);
+	ck_assert_uint_eq(job.error.is_inf, 0);
+	ck_assert_ptr_nonnull(strstr(job.error.message, "fused"));
+	/* without the flag: completes */
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, 0, &job), FWSIM_OK);
+	tmem_free(&t);
+}
+END_TEST
+
+START_TEST(test_inf_from_narrowing_in_fused_output)
+{
+	tmem_t t;
+	tmem_init(&t);
+	uint64_t sh[1] = { 10 };
+	isa_ap_t a = tmk_ap(&t, 2, ISA_DT_F32, 1, sh, L_CONTIG);
+	isa_ap_t o = tmk_ap(&t, 3, ISA_DT_F16, 1, sh, L_CONTIG);
+	float *av = (float *)(void *)tmem_ptr(&t, 2, a.offset);
+	for (int i = 0; i < 10; i++)
+		av[i] = (float)i;
+	av[6] = 70000.0f; /* * 1 fits f32, overflows f16 */
+	fbuild_t b;
+	fb_init(&b);
+	fb_input(&b, a);
+	fb_op(&b, ISA_FUSED_CONVERT, 0, ISA_DT_F16, 0, -1, -1, 0);
+	b.h.out_reg = 0;
+	isa_insn_t in = fb_emit(&b, &t, o);
+	fwsim_job_t job;
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, FWSIM_JOB_CHECK_INF, &job),
+			 FWSIM_NUM_ERR);
+	ck_assert_uint_eq(job.error.first_index, 6);
+	ck_assert_uint_eq(job.error.is_inf, 1);
+	tmem_free(&t);
+}
+END_TEST
+
+/* ---- validation ---- */
+
+static isa_insn_t good_fused(tmem_t *t, fbuild_t *b, isa_ap_t *out)
+{
+	uint64_t sh[2] = { 3, 4 };
+	fb_init(b);
+	for (int i = 0; i < 4; i++)
+		fb_input(b, tmk_ap(t, 2, ISA_DT_F32, 2, sh, L_CONTIG));
+	fb_op(b, ISA_ALU_ADD, 4, ISA_DT_F32, 0, 1, -1, 0);
+	fb_op(b, ISA_ALU_FMA, 4, ISA_DT_F32, 4, 2, 3, 0);
+	b->h.out_reg = 4;
+	*out = tmk_ap(t, 3, ISA_DT_F32, 2, sh, L_CONTIG);
+	return fb_emit(b, t, *out);
+}
+
+static void expect_desc_bad(tmem_t *t, const isa_insn_t *in, const char *needle)
+{
+	char err[200];
+	const uint8_t *d = tmem_ptr(t, 0, in->ap[1].offset);
+	ck_assert_int_eq(isa_fused_desc_validate(in, d, in->ap[1].shape[0], T_NREG, err,
+						 sizeof(err)), -1);
+	ck_assert_msg(strstr(err, needle), "message '%s' lacks '%s'", err, needle);
+	/* and at run time: INVALID naming the instruction, nothing written */
+	fwsim_job_t job;
+	uint8_t before[48];
+	memcpy(before, tmem_ptr(t, 3, in->ap[0].offset), 48);
+	ck_assert_int_eq(trun1(t, in, ISA_ENGINE_VECTOR, 0, &job), FWSIM_INVALID);
+	ck_assert_msg(strstr(job.error.message, "fused") && strstr(job.error.message, needle),
+		      "%s", job.error.message);
+	ck_assert_uint_eq(job.error.ap_index, 1);
+	ck_assert_int_eq(memcmp(before, tmem_ptr(t, 3, in->ap[0].offset), 48), 0);
+}
+
+START_TEST(test_descriptor_garbage_rejected)
+{
+	tmem_t t;
+	tmem_init(&t);
+	fbuild_t b;
+	isa_ap_t out;
+	isa_insn_t in = good_fused(&t, &b, &out);
+	char err[200];
+	ck_assert_msg(isa_insn_validate(&in, T_NREG, 1, err, sizeof(err)) == 0, "%s", err);
+	fwsim_job_t job;
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, 0, &job), FWSIM_OK);
+
+	uint8_t *d = tmem_ptr(&t, 0, in.ap[1].offset);
+	size_t len = in.ap[1].shape[0];
+	uint8_t save[4096];
+	memcpy(save, d, len);
+	size_t code0 = sizeof(isa_fused_desc_t) + 2 * sizeof(isa_ap_t);
+	struct { size_t off; uint8_t val; const char *needle; } cases[] = {
+		{ 0, 0x00, "magic" },
+		{ 4, 9, "n_ap" },                       /* n_inputs 9: size mismatch first? */
+		{ 6, 0, "program of 0 steps" },
+		{ 8, 2, "registers" },                  /* n_regs < n_inputs */
+		{ 9, 40, "out_reg" },
+		{ 10, 1, "pad" },
+		{ 12, 1, "reserved" },
+		{ sizeof(isa_fused_desc_t) + 4, 0, "unknown dtype" }, /* extra ap dtype */
+		{ sizeof(isa_fused_desc_t), 9, "region" },            /* extra ap region */
+		{ sizeof(isa_fused_desc_t) + 16, 5, "shape differs" },/* extra ap shape */
+		{ code0 + 0, 200, "unknown op" },
+		{ code0 + 2, 31, "dst r31" },
+		{ code0 + 3, 0, "unknown dtype" },
+		{ code0 + 3, ISA_DT_S32, "dtype" },
+		{ code0 + 4, 20, "holds no value" },
+		{ code0 + 6, 1, "unused src" },
+		{ code0 + 7, 1, "pad" },
+		{ code0 + 8, 1, "imm" },
+		{ code0 + 16 + 3, ISA_DT_BF16, "dtype" },
+	};
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		memcpy(d, save, len);
+		d[cases[c].off] = cases[c].val;
+		if (cases[c].off == 4) /* n_inputs 9 > 4: needs n_ap 4, has 4: then size */
+			cases[c].needle = "bytes";
+		expect_desc_bad(&t, &in, cases[c].needle);
+	}
+	/* out_reg naming a register of another dtype than ap0 */
+	memcpy(d, save, len);
+	fb_init(&b);
+	uint64_t sh[2] = { 3, 4 };
+	fb_input(&b, tmk_ap(&t, 2, ISA_DT_S32, 2, sh, L_CONTIG));
+	fb_op(&b, ISA_ALU_NEG, 1, ISA_DT_S32, 0, -1, -1, 0);
+	b.h.out_reg = 1;
+	in = fb_emit(&b, &t, out);
+	expect_desc_bad(&t, &in, "out_reg r1 holds s32, ap0 is f32");
+	/* a pred constant other than 0/1 */
+	fb_init(&b);
+	fb_op(&b, ISA_FUSED_CONST, 0, ISA_DT_PRED, -1, -1, -1, 2);
+	fb_op(&b, ISA_FUSED_CONVERT, 1, ISA_DT_F32, 0, -1, -1, 0);
+	b.h.out_reg = 1;
+	in = fb_emit(&b, &t, out);
+	expect_desc_bad(&t, &in, "pred constant");
+	tmem_free(&t);
+}
+END_TEST
+
+START_TEST(test_static_validation_of_fused_insn)
+{
+	tmem_t t;
+	tmem_init(&t);
+	fbuild_t b;
+	isa_ap_t out;
+	isa_insn_t good = good_fused(&t, &b, &out), in;
+	char err[200];
+#define BAD(MUT, NEEDLE) do { in = good; MUT; \
+	ck_assert_int_eq(isa_insn_validate(&in, T_NREG, 1, err, sizeof(err)), -1); \
+	ck_assert_msg(strstr(err, NEEDLE), "'%s' lacks '%s'", err, NEEDLE); } while (0)
+	BAD(in.ap[1].region = 1, "constants region");
+	BAD(in.ap[1].dtype = ISA_DT_S8, "constants region");
+	BAD(in.ap[1].stride[0] = 2, "constants region");
+	BAD(in.ap[1].shape[0] = 8, "descriptor ap1 has 8 bytes");
+	BAD(in.ap[1].shape[0] = 1 << 20, "descriptor ap1 has");
+	BAD(in.ap[2].shape[0] = 5, "ap2 shape differs");
+	BAD(in.n_ap = 1, "n_ap");
+	BAD(in.sub = 3, "sub-op");
+	BAD(in.param = 1, "param");
+	BAD(in.imm[0] = 1, "imm");
+	BAD(in.flags = ISA_F_ACCUMULATE, "accumulate");
+#undef BAD
+	ck_assert_str_eq(isa_opcode_name(ISA_OP_FUSED), "fused");
+	/* n_ap must match the input count: 4 inputs need ap2 and ap3 */
+	in = good;
+	in.n_ap = 3;
+	memset(&in.ap[3], 0, sizeof(in.ap[3]));
+	ck_assert_int_eq(isa_insn_validate(&in, T_NREG, 1, err, sizeof(err)), 0);
+	fwsim_job_t job;
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, 0, &job), FWSIM_INVALID);
+	ck_assert_ptr_nonnull(strstr(job.error.message, "n_ap 3"));
+	tmem_free(&t);
+}
+END_TEST
+
+/* ---- OOB: descriptor operands are checked like instruction operands ---- */
+
+START_TEST(test_oob_extra_input_stops_before_writing)
+{
+	tmem_t t;
+	tmem_init(&t);
+	fbuild_t b;
+	isa_ap_t out;
+	isa_insn_t in = good_fused(&t, &b, &out);
+	uint8_t *d = tmem_ptr(&t, 0, in.ap[1].offset);
+	/* input 3 (the second extra ap) starts past its region's end */
+	size_t off = sizeof(isa_fused_desc_t) + sizeof(isa_ap_t) + offsetof(isa_ap_t, offset);
+	uint64_t far = T_REGSZ - 8;
+	memcpy(d + off, &far, 8);
+	float *o = (float *)(void *)tmem_ptr(&t, 3, out.offset);
+	for (int i = 0; i < 12; i++)
+		o[i] = 5.0f;
+	fwsim_job_t job;
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, 0, &job), FWSIM_OOB);
+	ck_assert_uint_eq(job.error.ap_index, 5);
+	ck_assert_uint_eq(job.error.region, 2);
+	ck_assert_ptr_nonnull(strstr(job.error.message, "input 3"));
+	for (int i = 0; i < 12; i++)
+		ck_assert(o[i] == 5.0f);
+	/* negative stride reaching below the region start */
+	far = 0;
+	memcpy(d + off, &far, 8);
+	int64_t neg = -1;
+	memcpy(d + sizeof(isa_fused_desc_t) + sizeof(isa_ap_t) + offsetof(isa_ap_t, stride) + 8,
+	       &neg, 8);
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, 0, &job), FWSIM_OOB);
+	/* a descriptor that itself runs past the constants region */
+	isa_insn_t in2 = in;
+	in2.ap[1].offset = T_REGSZ - 64;
+	ck_assert_int_eq(trun1(&t, &in2, ISA_ENGINE_VECTOR, 0, &job), FWSIM_OOB);
+	ck_assert_uint_eq(job.error.ap_index, 1);
+	ck_assert(tmem_guards_intact(&t));
+	tmem_free(&t);
+}
+END_TEST
+
+/* One fused instruction replaces a chain: in cache it costs about what the
+ * chain costs (memory-bound it is ~2x faster: docs/isa.md); a smoke check of
+ * the blocked loop, not a benchmark. */
+START_TEST(test_fused_faster_than_chain)
+{
+	tmem_t t;
+	tmem_init(&t);
+	uint64_t sh[1] = { 32768 };
+	isa_ap_t a = tmk_ap(&t, 2, ISA_DT_F32, 1, sh, L_CONTIG);
+	isa_ap_t c = tmk_ap(&t, 2, ISA_DT_F32, 1, sh, L_CONTIG);
+	isa_ap_t o = tmk_ap(&t, 3, ISA_DT_F32, 1, sh, L_CONTIG);
+	isa_ap_t t1 = tmk_ap(&t, 1, ISA_DT_F32, 1, sh, L_CONTIG);
+	uint64_t seed = 3;
+	fill_random(&t, &a, &seed);
+	fill_random(&t, &c, &seed);
+	fbuild_t b;
+	fb_init(&b);
+	fb_input(&b, a);
+	fb_input(&b, c);
+	uint32_t ops[6] = { ISA_ALU_ADD, ISA_ALU_MUL, ISA_ALU_SUB, ISA_ALU_MAX, ISA_ALU_MUL, ISA_ALU_ADD };
+	isa_insn_t chain[6];
+	for (int i = 0; i < 6; i++) {
+		fb_op(&b, ops[i], 2, ISA_DT_F32, i == 0 ? 0 : 2, 1, -1, 0);
+		chain[i] = isa_insn_init(ISA_OP_ALU, ops[i]);
+		chain[i].n_ap = 3;
+		chain[i].ap[0] = i == 5 ? o : t1;
+		chain[i].ap[1] = i == 0 ? a : t1;
+		chain[i].ap[2] = c;
+	}
+	b.h.out_reg = 2;
+	isa_insn_t fz = fb_emit(&b, &t, o);
+	const isa_insn_t *s[ISA_ENGINE_COUNT] = { 0 };
+	uint32_t n[ISA_ENGINE_COUNT] = { 0 };
+	fwsim_job_t job;
+	uint64_t best_chain = UINT64_MAX, best_fused = UINT64_MAX;
+	for (int rep = 0; rep < 5; rep++) {
+		s[1] = chain;
+		n[1] = 6;
+		ck_assert_int_eq(trun_prog(&t, NULL, s, n, 0, 0, &job), FWSIM_OK);
+		best_chain = job.engine_busy_ns[1] < best_chain ? job.engine_busy_ns[1] : best_chain;
+		float want = ((float *)(void *)tmem_ptr(&t, 3, o.offset))[123];
+		s[1] = &fz;
+		n[1] = 1;
+		ck_assert_int_eq(trun_prog(&t, NULL, s, n, 0, 0, &job), FWSIM_OK);
+		best_fused = job.engine_busy_ns[1] < best_fused ? job.engine_busy_ns[1] : best_fused;
+		ck_assert(((float *)(void *)tmem_ptr(&t, 3, o.offset))[123] == want);
+	}
+	fprintf(stderr, "fused 6-op chain over 32768 f32: chain %llu ns, fused %llu ns\n",
+		(unsigned long long)best_chain, (unsigned long long)best_fused);
+	ck_assert_uint_le(best_fused, best_chain * 3); /* loose: sanitizer builds, busy hosts */
+	tmem_free(&t);
+}
+END_TEST
+
+static Suite *fused_suite(void)
+{
+	Suite *s = suite_create("fwsim-fused");
+	TCase *tc = tcase_create("fused");
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, test_random_programs_match_op_by_op, 0, 1000);
+	tcase_add_test(tc, test_scalar_reference_five_inputs);
+	tcase_add_test(tc, test_integer_intermediates_wrap);
+	tcase_add_test(tc, test_no_inputs_rank0_and_empty);
+	tcase_add_test(tc, test_nan_location_in_fused_output);
+	tcase_add_test(tc, test_inf_from_narrowing_in_fused_output);
+	tcase_add_test(tc, test_descriptor_garbage_rejected);
+	tcase_add_test(tc, test_static_validation_of_fused_insn);
+	tcase_add_test(tc, test_oob_extra_input_stops_before_writing);
+	tcase_add_test(tc, test_fused_faster_than_chain);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(fused_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
