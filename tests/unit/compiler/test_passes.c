@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "neuronsim/half.h"
 #include "hlo_parser.h"
 #include "interp.h"
 #include "ir.h"
@@ -99,7 +100,7 @@ static double elem_f(uint32_t dt, const uint8_t *p, uint64_t i)
 		memcpy(&v, &u, 4);
 		return v;
 	}
-	case ISA_DT_F16: { _Float16 h; memcpy(&h, p + 2 * i, 2); return (double)h; }
+	case ISA_DT_F16: { uint16_t h; memcpy(&h, p + 2 * i, 2); return ns_f16_to_f32(h); }
 	default: return 0;
 	}
 }
