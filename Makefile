@@ -14,7 +14,10 @@ DEB_PACKAGES := gcc clang libclang-rt-14-dev make meson ninja-build pkg-config \
 	libxxhash-dev python3 python3-numpy \
 	linux-image-amd64 linux-headers-amd64 qemu-system-x86 busybox-static \
 	cpio sparse dwarves
-KVER ?= $(shell ls /lib/modules 2>/dev/null | sort -V | tail -1)
+# The newest installed kernel that has both headers and an image to boot.
+KVER ?= $(shell for v in $$(ls /lib/modules 2>/dev/null | sort -V); do \
+	[ -e /lib/modules/$$v/build/Makefile ] && [ -e /boot/vmlinuz-$$v ] && echo $$v; \
+	done | tail -1)
 KDIR ?= /lib/modules/$(KVER)/build
 
 .PHONY: all deps build demo test test-unit test-asan test-fuzz test-qemu \
