@@ -1,90 +1,9 @@
 /* Elementwise kernels: ALU unary/binary/ternary, ACTIVATE and COPY (with dtype conversion). */
 #include <math.h>
 
+#include "alu_ops.h"
 #include "convert.h"
 #include "internal.h"
-
-/* ---- float math (f32) ---- */
-
-static inline float f_logistic(float x)
-{
-	if (x >= 0)
-		return 1.0f / (1.0f + expf(-x));
-	float e = expf(x);
-	return e / (1.0f + e);
-}
-
-/* XLA max/min propagate NaN from either side. */
-static inline float f_max(float a, float b) { return a != a ? a : b != b ? b : a > b ? a : b; }
-static inline float f_min(float a, float b) { return a != a ? a : b != b ? b : a < b ? a : b; }
-
-static inline float f_sign(float a) { return a > 0 ? 1.0f : a < 0 ? -1.0f : a; }
-
-static inline float f_gelu_grad(float dy, float x)
-{
-	const float inv_sqrt2 = 0.70710678118654752f, inv_sqrt2pi = 0.3989422804014327f;
-	float cdf = 0.5f * (1.0f + erff(x * inv_sqrt2));
-	float pdf = inv_sqrt2pi * expf(-0.5f * x * x);
-	return dy * (cdf + x * pdf);
-}
-
-#define MAP1(EXPR) for (size_t i = 0; i < n; i++) { float x = a[i]; o[i] = (EXPR); } break
-#define MAP2(EXPR) for (size_t i = 0; i < n; i++) { float x = a[i], y = b[i]; o[i] = (EXPR); } break
-#define MAP3(EXPR) for (size_t i = 0; i < n; i++) { float x = a[i], y = b[i], z = c[i]; o[i] = (EXPR); } break
-
-/* o may alias a, b or c element for element. AVX2 clone where the CPU has
- * it (ifunc-dispatched once at load time). */
-__attribute__((target_clones("avx2", "default")))
-static void alu_f32(uint32_t op, size_t n, float *o, const float *a, const float *b,
-		    const float *c)
-{
-	switch (op) {
-	case ISA_ALU_NEG: MAP1(-x);
-	case ISA_ALU_ABS: MAP1(fabsf(x));
-	case ISA_ALU_SIGN: MAP1(f_sign(x));
-	case ISA_ALU_FLOOR: MAP1(floorf(x));
-	case ISA_ALU_CEIL: MAP1(ceilf(x));
-	case ISA_ALU_ROUND_AWAY: MAP1(roundf(x));
-	case ISA_ALU_ROUND_EVEN: MAP1(roundevenf(x));
-	case ISA_ALU_EXP: MAP1(expf(x));
-	case ISA_ALU_EXPM1: MAP1(expm1f(x));
-	case ISA_ALU_LOG: MAP1(logf(x));
-	case ISA_ALU_LOG1P: MAP1(log1pf(x));
-	case ISA_ALU_SQRT: MAP1(sqrtf(x));
-	case ISA_ALU_RSQRT: MAP1(1.0f / sqrtf(x));
-	case ISA_ALU_TANH: MAP1(tanhf(x));
-	case ISA_ALU_LOGISTIC: MAP1(f_logistic(x));
-	case ISA_ALU_ERF: MAP1(erff(x));
-	case ISA_ALU_SIN: MAP1(sinf(x));
-	case ISA_ALU_COS: MAP1(cosf(x));
-	case ISA_ALU_IS_FINITE: MAP1(isfinite(x) ? 1.0f : 0.0f);
-	case ISA_ALU_RECIPROCAL: MAP1(1.0f / x);
-	case ISA_ALU_SQUARE: MAP1(x * x);
-	case ISA_ALU_ADD: MAP2(x + y);
-	case ISA_ALU_SUB: MAP2(x - y);
-	case ISA_ALU_MUL: MAP2(x * y);
-	case ISA_ALU_DIV: MAP2(x / y);
-	case ISA_ALU_REM: MAP2(fmodf(x, y));
-	case ISA_ALU_POW: MAP2(powf(x, y));
-	case ISA_ALU_MAX: MAP2(f_max(x, y));
-	case ISA_ALU_MIN: MAP2(f_min(x, y));
-	case ISA_ALU_ATAN2: MAP2(atan2f(x, y));
-	case ISA_ALU_CMP_EQ: MAP2(x == y ? 1.0f : 0.0f);
-	case ISA_ALU_CMP_NE: MAP2(x != y ? 1.0f : 0.0f);
-	case ISA_ALU_CMP_LT: MAP2(x < y ? 1.0f : 0.0f);
-	case ISA_ALU_CMP_LE: MAP2(x <= y ? 1.0f : 0.0f);
-	case ISA_ALU_CMP_GT: MAP2(x > y ? 1.0f : 0.0f);
-	case ISA_ALU_CMP_GE: MAP2(x >= y ? 1.0f : 0.0f);
-	case ISA_ALU_GELU_GRAD: MAP2(f_gelu_grad(x, y));
-	case ISA_ALU_SELECT: MAP3(x != 0 ? y : z);
-	case ISA_ALU_CLAMP: MAP3(f_min(f_max(y, x), z));
-	case ISA_ALU_FMA: MAP3(fmaf(x, y, z));
-	default: /* rejected by validation */
-		for (size_t i = 0; i < n; i++)
-			o[i] = 0;
-	}
-}
-
 
 /* The cheap float ops with the NaN/Inf test fused into the same loop: each
  * result is tested in a register as it is produced (a running max of |x| as
@@ -141,137 +60,6 @@ static uint32_t alu_f32_checked(uint32_t op, size_t n, float *o, const float *a,
 	case ISA_ALU_CLAMP: CMAP(f_min(f_max(y, x), z));
 	}
 	return acc >= 0x80000000u - bias;
-}
-
-/* ---- integer math (64-bit, signedness and width of the operand dtype) ---- */
-
-typedef struct ity {
-	int uns;        /* unsigned (or pred) */
-	int pred;
-	uint32_t bits;  /* 8, 16, 32, 64 */
-	uint64_t mask;  /* low `bits` ones */
-} ity_t;
-
-static ity_t ity_of(uint32_t dt)
-{
-	ity_t t;
-	t.uns = isa_dtype_is_unsigned(dt);
-	t.pred = dt == ISA_DT_PRED;
-	t.bits = (uint32_t)isa_dtype_size(dt) * 8;
-	t.mask = t.bits == 64 ? UINT64_MAX : (1ull << t.bits) - 1;
-	return t;
-}
-
-static inline int64_t sext(uint64_t v, uint32_t bits)
-{
-	if (bits == 64)
-		return (int64_t)v;
-	uint64_t m = 1ull << (bits - 1);
-	v &= (m << 1) - 1;
-	return (int64_t)((v ^ m) - m);
-}
-
-#define IMAP1(EXPR) for (size_t i = 0; i < n; i++) { int64_t x = a[i]; o[i] = (EXPR); } break
-#define IMAP2(EXPR) for (size_t i = 0; i < n; i++) { int64_t x = a[i], y = b[i]; o[i] = (EXPR); } break
-#define IMAP3(EXPR) for (size_t i = 0; i < n; i++) { int64_t x = a[i], y = b[i], z = c[i]; o[i] = (EXPR); } break
-#define U(v) ((uint64_t)(v))
-
-/* Division by zero follows XLA: x / 0 = -1 (all ones for unsigned), x % 0 = x;
- * INT64_MIN / -1 = INT64_MIN and INT64_MIN % -1 = 0 instead of trapping. */
-static inline int64_t i_div(int64_t x, int64_t y, int uns)
-{
-	if (y == 0)
-		return -1;
-	if (uns)
-		return (int64_t)(U(x) / U(y));
-	if (x == INT64_MIN && y == -1)
-		return x;
-	return x / y;
-}
-
-static inline int64_t i_rem(int64_t x, int64_t y, int uns)
-{
-	if (y == 0)
-		return x;
-	if (uns)
-		return (int64_t)(U(x) % U(y));
-	if (y == -1)
-		return 0;
-	return x % y;
-}
-
-static void alu_i64(uint32_t op, ity_t t, size_t n, int64_t *o, const int64_t *a,
-		    const int64_t *b, const int64_t *c)
-{
-	const int uns = t.uns;
-	const uint32_t bits = t.bits;
-	const uint64_t mask = t.mask;
-	switch (op) {
-	case ISA_ALU_NEG: IMAP1((int64_t)(0 - U(x)));
-	case ISA_ALU_ABS: IMAP1(uns || x >= 0 ? x : (int64_t)(0 - U(x)));
-	case ISA_ALU_SIGN: IMAP1(uns ? (x != 0) : (x > 0) - (x < 0));
-	case ISA_ALU_SQUARE: IMAP1((int64_t)(U(x) * U(x)));
-	case ISA_ALU_NOT: IMAP1(t.pred ? !x : ~x);
-	case ISA_ALU_POPCNT: IMAP1(__builtin_popcountll(U(x) & mask));
-	case ISA_ALU_CLZ: IMAP1((U(x) & mask) ? __builtin_clzll(U(x) & mask) - (int)(64 - bits)
-					      : (int)bits);
-	case ISA_ALU_ADD: IMAP2((int64_t)(U(x) + U(y)));
-	case ISA_ALU_SUB: IMAP2((int64_t)(U(x) - U(y)));
-	case ISA_ALU_MUL: IMAP2((int64_t)(U(x) * U(y)));
-	case ISA_ALU_DIV: IMAP2(i_div(x, y, uns));
-	case ISA_ALU_REM: IMAP2(i_rem(x, y, uns));
-	case ISA_ALU_MAX:
-		if (uns) {
-			IMAP2(U(x) > U(y) ? x : y);
-		}
-		IMAP2(x > y ? x : y);
-	case ISA_ALU_MIN:
-		if (uns) {
-			IMAP2(U(x) < U(y) ? x : y);
-		}
-		IMAP2(x < y ? x : y);
-	case ISA_ALU_AND: IMAP2(x & y);
-	case ISA_ALU_OR: IMAP2(x | y);
-	case ISA_ALU_XOR: IMAP2(x ^ y);
-	/* Shift counts are taken as unsigned of the operand width; counts >= width
-	 * give 0 (logical) or the sign fill (arithmetic), as XLA defines them. */
-	case ISA_ALU_SHL: IMAP2((U(y) & mask) >= bits ? 0 : (int64_t)(U(x) << (U(y) & mask)));
-	case ISA_ALU_SHR_LOGICAL:
-		IMAP2((U(y) & mask) >= bits ? 0 : (int64_t)((U(x) & mask) >> (U(y) & mask)));
-	case ISA_ALU_SHR_ARITH:
-		IMAP2(sext(U(x), bits) >> ((U(y) & mask) >= bits ? bits - 1 : (U(y) & mask)));
-	case ISA_ALU_CMP_EQ: IMAP2(x == y);
-	case ISA_ALU_CMP_NE: IMAP2(x != y);
-	case ISA_ALU_CMP_LT:
-		if (uns) {
-			IMAP2(U(x) < U(y));
-		}
-		IMAP2(x < y);
-	case ISA_ALU_CMP_LE:
-		if (uns) {
-			IMAP2(U(x) <= U(y));
-		}
-		IMAP2(x <= y);
-	case ISA_ALU_CMP_GT:
-		if (uns) {
-			IMAP2(U(x) > U(y));
-		}
-		IMAP2(x > y);
-	case ISA_ALU_CMP_GE:
-		if (uns) {
-			IMAP2(U(x) >= U(y));
-		}
-		IMAP2(x >= y);
-	case ISA_ALU_SELECT: IMAP3(x ? y : z);
-	case ISA_ALU_CLAMP:
-		if (uns) {
-			IMAP3(U(y) < U(x) ? x : U(y) > U(z) ? z : y);
-		}
-		IMAP3(y < x ? x : y > z ? z : y);
-	default:
-		for (size_t i = 0; i < n; i++)
-			o[i] = 0;
-	}
 }
 
 /* ---- the blocked elementwise driver ---- */
@@ -346,7 +134,7 @@ static fwsim_status_t ew_run(const fwsim_kargs_t *k, ew_kind_t kind)
 	int use_f = kind == EW_ACT || isa_dtype_is_float(cdt) ||
 		    (kind == EW_COPY && isa_dtype_is_float(odt));
 	int raw = kind == EW_COPY && cdt == odt;
-	ity_t t = ity_of(cdt);
+	fwsim_ity_t t = fwsim_ity_of(cdt);
 	float scale = (float)in->imm[0], bias = (float)in->imm[1];
 	uint32_t chk_bias = k->chk ? fwsim_numchk_bias(k->chk) : 0;
 
@@ -384,7 +172,7 @@ static fwsim_status_t ew_run(const fwsim_kargs_t *k, ew_kind_t kind)
 						fwsim_numchk_block(k->chk, dst, m, flat);
 					goto stored;
 				} else if (kind == EW_ALU)
-					alu_f32(in->sub, m, dst, src[1], n > 2 ? src[2] : NULL,
+					fwsim_alu_f32(in->sub, m, dst, src[1], n > 2 ? src[2] : NULL,
 						n > 3 ? src[3] : NULL);
 				else if (kind == EW_ACT)
 					act_block(in->sub, scale, bias, m, dst, src[1]);
@@ -400,7 +188,7 @@ static fwsim_status_t ew_run(const fwsim_kargs_t *k, ew_kind_t kind)
 				for (uint32_t i = 1; i < n; i++)
 					fwsim_load_i64(aps[i]->dtype, p[i], it.inner_bs[i], m, ib[i]);
 				if (kind == EW_ALU)
-					alu_i64(in->sub, t, m, ib[0], ib[1], n > 2 ? ib[2] : NULL,
+					fwsim_alu_i64(in->sub, t, m, ib[0], ib[1], n > 2 ? ib[2] : NULL,
 						n > 3 ? ib[3] : NULL);
 				else
 					for (size_t e = 0; e < m; e++)

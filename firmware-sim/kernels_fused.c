@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alu_ops.h"
 #include "convert.h"
 #include "internal.h"
 
@@ -22,77 +23,6 @@ typedef struct fz_prog {
 	isa_fused_op_t code[ISA_FUSED_MAX_CODE];
 } fz_prog_t;
 
-/* ---- float math: the same expressions as the ALU kernel, so a fused
- * program gives bit-identical results to the op-by-op instructions ---- */
-
-static inline float f_logistic(float x)
-{
-	if (x >= 0)
-		return 1.0f / (1.0f + expf(-x));
-	float e = expf(x);
-	return e / (1.0f + e);
-}
-
-static inline float f_max(float a, float b) { return a != a ? a : b != b ? b : a > b ? a : b; }
-static inline float f_min(float a, float b) { return a != a ? a : b != b ? b : a < b ? a : b; }
-static inline float f_sign(float a) { return a > 0 ? 1.0f : a < 0 ? -1.0f : a; }
-
-static inline float f_gelu_grad(float dy, float x)
-{
-	const float inv_sqrt2 = 0.70710678118654752f, inv_sqrt2pi = 0.3989422804014327f;
-	float cdf = 0.5f * (1.0f + erff(x * inv_sqrt2));
-	float pdf = inv_sqrt2pi * expf(-0.5f * x * x);
-	return dy * (cdf + x * pdf);
-}
-
-#define FMAP1(EXPR) for (size_t i = 0; i < n; i++) { float x = a[i]; o[i] = (EXPR); } break
-#define FMAP2(EXPR) for (size_t i = 0; i < n; i++) { float x = a[i], y = b[i]; o[i] = (EXPR); } break
-#define FMAP3(EXPR) for (size_t i = 0; i < n; i++) { float x = a[i], y = b[i], z = c[i]; o[i] = (EXPR); } break
-
-/* Float ops with a float result; o may alias a, b or c element for element. */
-__attribute__((target_clones("avx2", "default")))
-static void fz_f32(uint32_t op, size_t n, float *o, const float *a, const float *b,
-		   const float *c)
-{
-	switch (op) {
-	case ISA_ALU_NEG: FMAP1(-x);
-	case ISA_ALU_ABS: FMAP1(fabsf(x));
-	case ISA_ALU_SIGN: FMAP1(f_sign(x));
-	case ISA_ALU_FLOOR: FMAP1(floorf(x));
-	case ISA_ALU_CEIL: FMAP1(ceilf(x));
-	case ISA_ALU_ROUND_AWAY: FMAP1(roundf(x));
-	case ISA_ALU_ROUND_EVEN: FMAP1(roundevenf(x));
-	case ISA_ALU_EXP: FMAP1(expf(x));
-	case ISA_ALU_EXPM1: FMAP1(expm1f(x));
-	case ISA_ALU_LOG: FMAP1(logf(x));
-	case ISA_ALU_LOG1P: FMAP1(log1pf(x));
-	case ISA_ALU_SQRT: FMAP1(sqrtf(x));
-	case ISA_ALU_RSQRT: FMAP1(1.0f / sqrtf(x));
-	case ISA_ALU_TANH: FMAP1(tanhf(x));
-	case ISA_ALU_LOGISTIC: FMAP1(f_logistic(x));
-	case ISA_ALU_ERF: FMAP1(erff(x));
-	case ISA_ALU_SIN: FMAP1(sinf(x));
-	case ISA_ALU_COS: FMAP1(cosf(x));
-	case ISA_ALU_RECIPROCAL: FMAP1(1.0f / x);
-	case ISA_ALU_SQUARE: FMAP1(x * x);
-	case ISA_ALU_ADD: FMAP2(x + y);
-	case ISA_ALU_SUB: FMAP2(x - y);
-	case ISA_ALU_MUL: FMAP2(x * y);
-	case ISA_ALU_DIV: FMAP2(x / y);
-	case ISA_ALU_REM: FMAP2(fmodf(x, y));
-	case ISA_ALU_POW: FMAP2(powf(x, y));
-	case ISA_ALU_MAX: FMAP2(f_max(x, y));
-	case ISA_ALU_MIN: FMAP2(f_min(x, y));
-	case ISA_ALU_ATAN2: FMAP2(atan2f(x, y));
-	case ISA_ALU_GELU_GRAD: FMAP2(f_gelu_grad(x, y));
-	case ISA_ALU_CLAMP: FMAP3(f_min(f_max(y, x), z));
-	case ISA_ALU_FMA: FMAP3(fmaf(x, y, z));
-	default: /* rejected by validation */
-		for (size_t i = 0; i < n; i++)
-			o[i] = 0;
-	}
-}
-
 /* Float compares and is_finite: float operands, pred (0/1) result. */
 static void fz_f32_to_pred(uint32_t op, size_t n, int64_t *o, const float *a, const float *b)
 {
@@ -105,134 +35,6 @@ static void fz_f32_to_pred(uint32_t op, size_t n, int64_t *o, const float *a, co
 	case ISA_ALU_CMP_GT: for (size_t i = 0; i < n; i++) o[i] = a[i] > b[i]; break;
 	case ISA_ALU_CMP_GE: for (size_t i = 0; i < n; i++) o[i] = a[i] >= b[i]; break;
 	default: for (size_t i = 0; i < n; i++) o[i] = 0;
-	}
-}
-
-/* ---- integer math: 64 bits with the width and signedness of a dtype ---- */
-
-typedef struct fz_ity {
-	int uns, pred;
-	uint32_t bits;
-	uint64_t mask;
-} fz_ity_t;
-
-static fz_ity_t fz_ity(uint32_t dt)
-{
-	fz_ity_t t;
-	t.uns = isa_dtype_is_unsigned(dt);
-	t.pred = dt == ISA_DT_PRED;
-	t.bits = (uint32_t)isa_dtype_size(dt) * 8;
-	t.mask = t.bits == 64 ? UINT64_MAX : (1ull << t.bits) - 1;
-	return t;
-}
-
-static inline int64_t fz_sext(uint64_t v, uint32_t bits)
-{
-	if (bits == 64)
-		return (int64_t)v;
-	uint64_t m = 1ull << (bits - 1);
-	v &= (m << 1) - 1;
-	return (int64_t)((v ^ m) - m);
-}
-
-#define U(v) ((uint64_t)(v))
-
-static inline int64_t fz_div(int64_t x, int64_t y, int uns)
-{
-	if (y == 0)
-		return -1;
-	if (uns)
-		return (int64_t)(U(x) / U(y));
-	if (x == INT64_MIN && y == -1)
-		return x;
-	return x / y;
-}
-
-static inline int64_t fz_rem(int64_t x, int64_t y, int uns)
-{
-	if (y == 0)
-		return x;
-	if (uns)
-		return (int64_t)(U(x) % U(y));
-	if (y == -1)
-		return 0;
-	return x % y;
-}
-
-#define IMAP1(EXPR) for (size_t i = 0; i < n; i++) { int64_t x = a[i]; o[i] = (EXPR); } break
-#define IMAP2(EXPR) for (size_t i = 0; i < n; i++) { int64_t x = a[i], y = b[i]; o[i] = (EXPR); } break
-#define IMAP3(EXPR) for (size_t i = 0; i < n; i++) { int64_t x = a[i], y = b[i], z = c[i]; o[i] = (EXPR); } break
-
-/* Integer and pred ops (t: the operands' type); results are not yet wrapped. */
-static void fz_i64(uint32_t op, fz_ity_t t, size_t n, int64_t *o, const int64_t *a,
-		   const int64_t *b, const int64_t *c)
-{
-	const int uns = t.uns;
-	const uint32_t bits = t.bits;
-	const uint64_t mask = t.mask;
-	switch (op) {
-	case ISA_ALU_NEG: IMAP1((int64_t)(0 - U(x)));
-	case ISA_ALU_ABS: IMAP1(uns || x >= 0 ? x : (int64_t)(0 - U(x)));
-	case ISA_ALU_SIGN: IMAP1(uns ? (x != 0) : (x > 0) - (x < 0));
-	case ISA_ALU_SQUARE: IMAP1((int64_t)(U(x) * U(x)));
-	case ISA_ALU_NOT: IMAP1(t.pred ? !x : ~x);
-	case ISA_ALU_POPCNT: IMAP1(__builtin_popcountll(U(x) & mask));
-	case ISA_ALU_CLZ: IMAP1((U(x) & mask) ? __builtin_clzll(U(x) & mask) - (int)(64 - bits)
-					      : (int)bits);
-	case ISA_ALU_ADD: IMAP2((int64_t)(U(x) + U(y)));
-	case ISA_ALU_SUB: IMAP2((int64_t)(U(x) - U(y)));
-	case ISA_ALU_MUL: IMAP2((int64_t)(U(x) * U(y)));
-	case ISA_ALU_DIV: IMAP2(fz_div(x, y, uns));
-	case ISA_ALU_REM: IMAP2(fz_rem(x, y, uns));
-	case ISA_ALU_MAX:
-		if (uns) {
-			IMAP2(U(x) > U(y) ? x : y);
-		}
-		IMAP2(x > y ? x : y);
-	case ISA_ALU_MIN:
-		if (uns) {
-			IMAP2(U(x) < U(y) ? x : y);
-		}
-		IMAP2(x < y ? x : y);
-	case ISA_ALU_AND: IMAP2(x & y);
-	case ISA_ALU_OR: IMAP2(x | y);
-	case ISA_ALU_XOR: IMAP2(x ^ y);
-	case ISA_ALU_SHL: IMAP2((U(y) & mask) >= bits ? 0 : (int64_t)(U(x) << (U(y) & mask)));
-	case ISA_ALU_SHR_LOGICAL:
-		IMAP2((U(y) & mask) >= bits ? 0 : (int64_t)((U(x) & mask) >> (U(y) & mask)));
-	case ISA_ALU_SHR_ARITH:
-		IMAP2(fz_sext(U(x), bits) >> ((U(y) & mask) >= bits ? bits - 1 : (U(y) & mask)));
-	case ISA_ALU_CMP_EQ: IMAP2(x == y);
-	case ISA_ALU_CMP_NE: IMAP2(x != y);
-	case ISA_ALU_CMP_LT:
-		if (uns) {
-			IMAP2(U(x) < U(y));
-		}
-		IMAP2(x < y);
-	case ISA_ALU_CMP_LE:
-		if (uns) {
-			IMAP2(U(x) <= U(y));
-		}
-		IMAP2(x <= y);
-	case ISA_ALU_CMP_GT:
-		if (uns) {
-			IMAP2(U(x) > U(y));
-		}
-		IMAP2(x > y);
-	case ISA_ALU_CMP_GE:
-		if (uns) {
-			IMAP2(U(x) >= U(y));
-		}
-		IMAP2(x >= y);
-	case ISA_ALU_SELECT: IMAP3(x ? y : z);
-	case ISA_ALU_CLAMP:
-		if (uns) {
-			IMAP3(U(y) < U(x) ? x : U(y) > U(z) ? z : y);
-		}
-		IMAP3(y < x ? x : y > z ? z : y);
-	default:
-		for (size_t i = 0; i < n; i++)
-			o[i] = 0;
 	}
 }
 
@@ -389,10 +191,10 @@ static void fz_step(fz_regs_t *r, const isa_fused_op_t *op, size_t n, uint8_t *t
 				dst[i] = p[i] ? a[i] : b[i];
 			memcpy(WF(r, op->dst), dst, n * 4);
 		} else if (isa_dtype_is_float(sdt)) {
-			fz_f32(o, n, WF(r, op->dst), RF(r, s0), RF(r, s1), RF(r, s2));
+			fwsim_alu_f32(o, n, WF(r, op->dst), RF(r, s0), RF(r, s1), RF(r, s2));
 			fz_round(op->dtype, n, WF(r, op->dst));
 		} else {
-			fz_i64(o, fz_ity(sdt), n, WI(r, op->dst), RI(r, s0), RI(r, s1), RI(r, s2));
+			fwsim_alu_i64(o, fwsim_ity_of(sdt), n, WI(r, op->dst), RI(r, s0), RI(r, s1), RI(r, s2));
 			fz_wrap(op->dtype, n, WI(r, op->dst));
 		}
 	}

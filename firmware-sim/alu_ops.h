@@ -1,0 +1,71 @@
+/* Elementwise op tables shared by the ALU and FUSED kernels, so a fused
+ * program computes bit for bit what the op-by-op instructions compute. */
+#ifndef FWSIM_ALU_OPS_H
+#define FWSIM_ALU_OPS_H
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "neuronsim/isa.h"
+
+static inline float f_logistic(float x)
+{
+	if (x >= 0)
+		return 1.0f / (1.0f + expf(-x));
+	float e = expf(x);
+	return e / (1.0f + e);
+}
+
+/* XLA max/min propagate NaN from either side. */
+static inline float f_max(float a, float b) { return a != a ? a : b != b ? b : a > b ? a : b; }
+static inline float f_min(float a, float b) { return a != a ? a : b != b ? b : a < b ? a : b; }
+
+static inline float f_sign(float a) { return a > 0 ? 1.0f : a < 0 ? -1.0f : a; }
+
+static inline float f_gelu_grad(float dy, float x)
+{
+	const float inv_sqrt2 = 0.70710678118654752f, inv_sqrt2pi = 0.3989422804014327f;
+	float cdf = 0.5f * (1.0f + erff(x * inv_sqrt2));
+	float pdf = inv_sqrt2pi * expf(-0.5f * x * x);
+	return dy * (cdf + x * pdf);
+}
+
+/* Integer math in 64 bits with the signedness and width of the operand dtype. */
+typedef struct fwsim_ity {
+	int uns;        /* unsigned (or pred) */
+	int pred;
+	uint32_t bits;  /* 8, 16, 32, 64 */
+	uint64_t mask;  /* low `bits` ones */
+} fwsim_ity_t;
+
+static inline fwsim_ity_t fwsim_ity_of(uint32_t dt)
+{
+	fwsim_ity_t t;
+	t.uns = isa_dtype_is_unsigned(dt);
+	t.pred = dt == ISA_DT_PRED;
+	t.bits = (uint32_t)isa_dtype_size(dt) * 8;
+	t.mask = t.bits == 64 ? UINT64_MAX : (1ull << t.bits) - 1;
+	return t;
+}
+
+static inline int64_t fwsim_sext(uint64_t v, uint32_t bits)
+{
+	if (bits == 64)
+		return (int64_t)v;
+	uint64_t m = 1ull << (bits - 1);
+	v &= (m << 1) - 1;
+	return (int64_t)((v ^ m) - m);
+}
+
+/* isa_alu op over n f32 lanes; compares and is_finite give 1.0/0.0. o may
+ * alias a, b or c element for element; unused operands may be NULL. */
+void fwsim_alu_f32(uint32_t op, size_t n, float *o, const float *a, const float *b,
+		   const float *c);
+
+/* isa_alu op over n integer lanes of type t; results are not yet wrapped to
+ * the width of t. */
+void fwsim_alu_i64(uint32_t op, fwsim_ity_t t, size_t n, int64_t *o, const int64_t *a,
+		   const int64_t *b, const int64_t *c);
+
+#endif /* FWSIM_ALU_OPS_H */
