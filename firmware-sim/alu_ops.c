@@ -9,8 +9,8 @@
 /* o may alias a, b or c element for element. AVX2 clone where the CPU has
  * it (ifunc-dispatched once at load time). */
 __attribute__((target_clones("avx2", "default")))
-void fwsim_alu_f32(uint32_t op, size_t n, float *o, const float *a, const float *b,
-		   const float *c)
+static void alu_f32(uint32_t op, size_t n, float *o, const float *a, const float *b,
+		    const float *c)
 {
 	switch (op) {
 	case ISA_ALU_NEG: MAP1(-x);
@@ -60,6 +60,14 @@ void fwsim_alu_f32(uint32_t op, size_t n, float *o, const float *a, const float 
 }
 
 
+
+/* A plain wrapper: clang 14 does not export a target_clones function under
+ * its own name across translation units. */
+void fwsim_alu_f32(uint32_t op, size_t n, float *o, const float *a, const float *b,
+		   const float *c)
+{
+	alu_f32(op, n, o, a, b, c);
+}
 
 /* ---- integer math ---- */
 
