@@ -220,7 +220,7 @@ static ncc_status_t lower_branch(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, i
 static ncc_status_t lower_conditional(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 {
 	ncc_view_t *outv = NULL, sel;
-	int32_t n, nb = inst->nbranches;
+	int32_t n = 0, nb = inst->nbranches;
 	if (inst->noperands != nb + 1)
 		return ncc_lower_fail(ctx, inst, NCC_ERR_VERIFY, "conditional needs %d operands", nb + 1);
 	ncc_status_t st = result_views(ctx, inst, &outv, &n);

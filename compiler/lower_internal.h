@@ -134,4 +134,10 @@ ncc_status_t ncc_emit_io(ncc_lower_ctx_t *ctx);
 ncc_status_t ncc_emit_debug_id(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, uint32_t *out_id);
 ncc_status_t ncc_emit_finish(ncc_lower_ctx_t *ctx, void **out_neff, size_t *out_size);
 
+/* The REDUCE combiner of a to_apply computation `(a, b) -> op(a, b)`, or -1. */
+int ncc_lower_combiner_of(const ncc_comp_t *c);
+/* The result leaves of inst are its operands' leaves, in order (tuple, and
+ * collectives over one replica). */
+ncc_status_t ncc_lower_tuple(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst);
+
 #endif /* NCC_LOWER_INTERNAL_H */

@@ -56,23 +56,9 @@ static bool gather_form(const ncc_inst_t *g, int64_t *out_d)
 
 static int scatter_comb(const ncc_comp_t *c)
 {
-	if (!c || !c->root)
-		return -1;
-	const ncc_inst_t *r = c->root;
-	if (r->op == NCC_OP_PARAMETER && r->parameter_number == 1)
+	if (c && c->root && c->root->op == NCC_OP_PARAMETER && c->root->parameter_number == 1)
 		return ISA_RED_ASSIGN;
-	if (r->noperands != 2 || r->operands[0]->op != NCC_OP_PARAMETER ||
-	    r->operands[1]->op != NCC_OP_PARAMETER)
-		return -1;
-	switch (r->op) {
-	case NCC_OP_ADD: return ISA_RED_SUM;
-	case NCC_OP_MULTIPLY: return ISA_RED_PROD;
-	case NCC_OP_MAXIMUM: return ISA_RED_MAX;
-	case NCC_OP_MINIMUM: return ISA_RED_MIN;
-	case NCC_OP_AND: return ISA_RED_AND;
-	case NCC_OP_OR: return ISA_RED_OR;
-	default: return -1;
-	}
+	return ncc_lower_combiner_of(c);
 }
 
 /* scatter of whole slices along one operand dim d (index_put / embedding gradient). */
@@ -586,22 +572,8 @@ ncc_status_t ncc_lower_misc(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 		ncc_status_t st = ncc_lower_const_scalar(ctx, ISA_DT_U32, 0, &z);
 		return st == NCC_OK ? ncc_lower_set_view(ctx, inst, 0, &z) : st;
 	}
-	default: {
+	default:
 		/* one replica: every collective returns its operands */
-		int32_t k = 0;
-		for (int32_t i = 0; i < inst->noperands; i++) {
-			int32_t n = ncc_lower_shape_leaves(&inst->operands[i]->shape);
-			for (int32_t l = 0; l < n; l++) {
-				ncc_view_t v;
-				ncc_status_t st = ncc_lower_operand_leaf(ctx, inst, i, l, &v);
-				if (st == NCC_OK)
-					st = ncc_lower_set_view(ctx, inst, k + l, &v);
-				if (st != NCC_OK)
-					return st;
-			}
-			k += n;
-		}
-		return NCC_OK;
-	}
+		return ncc_lower_tuple(ctx, inst);
 	}
 }

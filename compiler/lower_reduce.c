@@ -5,7 +5,7 @@
 #include "lower_internal.h"
 
 /* The REDUCE combiner of a computation `(a, b) -> op(a, b)` on scalars, or -1. */
-static int combiner_of(const ncc_comp_t *c)
+int ncc_lower_combiner_of(const ncc_comp_t *c)
 {
 	if (!c || !c->root || c->nparams != 2 || c->root->noperands != 2)
 		return -1;
@@ -53,7 +53,7 @@ bool ncc_lower_reduce_supports(const ncc_inst_t *inst, const char **out_reason)
 			*out_reason = "unsupported variadic (multi-operand) reduction";
 			return false;
 		}
-		if (combiner_of(inst->to_apply) < 0) {
+		if (ncc_lower_combiner_of(inst->to_apply) < 0) {
 			*out_reason = "unsupported reduction computation (only add, multiply, maximum, minimum, and, or)";
 			return false;
 		}
@@ -79,7 +79,7 @@ bool ncc_lower_reduce_supports(const ncc_inst_t *inst, const char **out_reason)
 			*out_reason = "unsupported select-and-scatter select computation (only compare GE/GT/LE/LT of its parameters)";
 			return false;
 		}
-		if (combiner_of(inst->scatter_comp) != ISA_RED_SUM) {
+		if (ncc_lower_combiner_of(inst->scatter_comp) != ISA_RED_SUM) {
 			*out_reason = "unsupported select-and-scatter scatter computation (only add)";
 			return false;
 		}
@@ -116,7 +116,7 @@ static ncc_view_t keep_dims(const ncc_view_t *out, const ncc_view_t *in, uint32_
 
 static ncc_status_t lower_reduce(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 {
-	int comb = combiner_of(inst->to_apply);
+	int comb = ncc_lower_combiner_of(inst->to_apply);
 	ncc_view_t in, init, out;
 	ncc_status_t st = ncc_lower_operand_view(ctx, inst, 0, &in);
 	if (st == NCC_OK)
@@ -154,7 +154,7 @@ static ncc_status_t lower_reduce(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
  * w dims. Overlapping windows are fine: they only overlap in reads. */
 static ncc_status_t lower_reduce_window(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 {
-	int comb = combiner_of(inst->to_apply);
+	int comb = ncc_lower_combiner_of(inst->to_apply);
 	ncc_view_t in, init, out;
 	ncc_status_t st = ncc_lower_operand_view(ctx, inst, 0, &in);
 	if (st == NCC_OK)

@@ -195,7 +195,7 @@ static ncc_status_t lower_view_op(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 	return ncc_lower_set_view(ctx, inst, 0, &v);
 }
 
-static ncc_status_t lower_tuple(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
+ncc_status_t ncc_lower_tuple(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 {
 	int32_t k = 0;
 	for (int32_t i = 0; i < inst->noperands; i++) {
@@ -538,7 +538,7 @@ ncc_status_t ncc_lower_shape_op(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 		return lower_view_op(ctx, inst);
 	case NCC_OP_TUPLE:
 	case NCC_OP_OPTIMIZATION_BARRIER:
-		return lower_tuple(ctx, inst);
+		return ncc_lower_tuple(ctx, inst);
 	case NCC_OP_GET_TUPLE_ELEMENT:
 		return lower_gte(ctx, inst);
 	case NCC_OP_CONCATENATE:
