@@ -13,7 +13,7 @@ DEB_PACKAGES := gcc clang libclang-rt-14-dev make meson ninja-build pkg-config \
 	check libhwloc-dev libnuma-dev libopenblas-dev libjansson-dev \
 	libxxhash-dev python3 python3-numpy \
 	linux-image-amd64 linux-headers-amd64 qemu-system-x86 busybox-static \
-	cpio sparse dwarves
+	cpio sparse dwarves zlib1g-dev libzip-dev libncurses-dev tmux
 # The newest installed kernel that has both headers and an image to boot.
 KVER ?= $(shell for v in $$(ls /lib/modules 2>/dev/null | sort -V); do \
 	[ -e /lib/modules/$$v/build/Makefile ] && [ -e /boot/vmlinuz-$$v ] && echo $$v; \

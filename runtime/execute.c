@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "observe.h"
 #include "tensor_set.h"
 
 #define STACK_TENSORS 16
@@ -41,9 +42,9 @@ static const char *region_name(const nrt_model_obj_t *m, uint32_t region)
 	return "?";
 }
 
-/* Fills the model's error record from the backend's and logs one line. */
+/* Fills the model's and the execution's error record from the backend's and logs one line. */
 static NRT_STATUS report(nrt_model_obj_t *m, uint32_t logical_nc, nrt_backend_status_t bs,
-			 const nrt_backend_error_t *be)
+			 const nrt_backend_error_t *be, nrt_neuronsim_exec_error_t *out)
 {
 	nrt_neuronsim_exec_error_t r;
 	memset(&r, 0, sizeof(r));
@@ -113,7 +114,42 @@ static NRT_STATUS report(nrt_model_obj_t *m, uint32_t logical_nc, nrt_backend_st
 	m->last_error = r;
 	m->executed = true;
 	pthread_mutex_unlock(&m->err_lock);
+	*out = r;
 	return st;
+}
+
+/* Per-core counters (nrt_neuronsim_get_core_stats) of one finished execution. */
+static void count_execution(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec, uint32_t first_core, uint32_t n_cores)
+{
+	nrt_core_t *c = &ctx->cores[first_core];
+	for (uint32_t i = 0; i < n_cores; i++) {
+		atomic_fetch_add(&c[i].n_exec, 1);
+		if (rec->ran)
+			atomic_fetch_add(&c[i].busy_ns, rec->end_ns - rec->device_start_ns);
+	}
+	if (rec->ran && rec->error.kind != NRT_NEURONSIM_ERROR_NONE && rec->error.logical_nc < ctx->n_cores)
+		c = &ctx->cores[rec->error.logical_nc];
+	switch (rec->status) {
+	case NRT_SUCCESS: atomic_fetch_add(&c->n_ok, 1); break;
+	case NRT_EXEC_COMPLETED_WITH_NUM_ERR: atomic_fetch_add(&c->n_num_err, 1); break;
+	case NRT_TIMEOUT: atomic_fetch_add(&c->n_timeout, 1); break;
+	case NRT_INVALID:
+	case NRT_INVALID_HANDLE:
+		if (!rec->ran) {
+			atomic_fetch_add(&c->n_bad_input, 1);
+			break;
+		}
+		/* fall through */
+	default: atomic_fetch_add(&c->n_err, 1); break;
+	}
+}
+
+/* Everything that watches executions, once the execution is over. */
+static void observe_end(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec)
+{
+	nrt_metrics_exec(ctx, rec);
+	nrt_stats_exec(ctx, rec);
+	nrt_profile_exec(ctx, rec);
 }
 
 static nrt_instance_t *instance_lock(nrt_model_obj_t *m)
@@ -186,27 +222,46 @@ static NRT_STATUS execute_once(nrt_ctx_t *ctx, nrt_model_obj_t *m, const nrt_ten
 	uint32_t n = m->view.meta->n_tensors;
 	binding_t stack_b[STACK_TENSORS];
 	nrt_backend_region_t stack_r[ISA_REGION_IO0 + STACK_TENSORS];
+	uint8_t *stack_io[STACK_TENSORS];
 	binding_t *b = stack_b;
 	nrt_backend_region_t *regions = stack_r;
+	uint8_t **io = stack_io;
 	if (n > STACK_TENSORS) {
 		b = malloc(n * sizeof(*b));
 		regions = malloc((ISA_REGION_IO0 + n) * sizeof(*regions));
-		if (!b || !regions) {
+		io = malloc(n * sizeof(*io));
+		if (!b || !regions || !io) {
 			free(b);
 			free(regions);
+			free(io);
 			return NRT_RESOURCE;
 		}
 	}
 	memset(b, 0, n * sizeof(*b));
+	memset(io, 0, n * sizeof(*io));
+	nrt_exec_rec_t rec = {
+		.model = m,
+		.n_tensors = n,
+		.io = io,
+		.exec_index = atomic_fetch_add(&m->n_exec, 1),
+		.start_ns = now_ns(),
+	};
 	NRT_STATUS st = NRT_SUCCESS;
 	for (uint32_t i = 0; i < n && !st; i++)
 		st = bind_one(ctx, m, i, in_set, out_set, &b[i]);
 	if (st) {
 		unbind_all(ctx, 0, b, n);
+		rec.status = st;
+		rec.end_ns = now_ns();
+		rec.error.status = st;
+		rec.error.kind = NRT_NEURONSIM_ERROR_OTHER;
+		count_execution(ctx, &rec, m->start_nc, m->neff_cores);
+		observe_end(ctx, &rec);
 		goto out;
 	}
 
 	nrt_instance_t *in = instance_lock(m);
+	rec.instance = in;
 	/* Tensors in this device's memory are bound in place; host tensors and
 	 * tensors of another device are staged through device memory. */
 	for (uint32_t i = 0; i < n && !st; i++) {
@@ -216,6 +271,7 @@ static NRT_STATUS execute_once(nrt_ctx_t *ctx, nrt_model_obj_t *m, const nrt_ten
 		if (s->kind == NRT_STORAGE_DEVICE && s->device == in->device) {
 			regions[ISA_REGION_IO0 + i] = (nrt_backend_region_t){ s->mem.addr + b[i].t->offset,
 									      b[i].t->size };
+			io[i] = s->mem.host + b[i].t->offset;
 			continue;
 		}
 		st = nrt_devmem_alloc(ctx, in->device, b[i].t->size, NRT_NEURONSIM_MEM_STAGING, &b[i].staging);
@@ -228,10 +284,15 @@ static NRT_STATUS execute_once(nrt_ctx_t *ctx, nrt_model_obj_t *m, const nrt_ten
 		 * them (accumulation) and an untouched output must keep its bytes. */
 		memcpy(b[i].staging.host, s->host + b[i].t->offset, b[i].t->size);
 		regions[ISA_REGION_IO0 + i] = (nrt_backend_region_t){ b[i].staging.addr, b[i].t->size };
+		io[i] = b[i].staging.host;
 	}
 	for (uint32_t i = 0; i < n && !st; i++)
-		if (b[i].alias_of >= 0)
+		if (b[i].alias_of >= 0) {
 			regions[ISA_REGION_IO0 + i] = regions[ISA_REGION_IO0 + b[i].alias_of];
+			io[i] = io[b[i].alias_of];
+		}
+	if (!st)
+		st = nrt_snapshot_exec_begin(ctx, &rec);
 	if (!st) {
 		regions[ISA_REGION_CONST] = (nrt_backend_region_t){ in->consts.addr, m->view.consts_size };
 		regions[ISA_REGION_SCRATCH] = (nrt_backend_region_t){ in->scratch.addr,
@@ -246,6 +307,8 @@ static NRT_STATUS execute_once(nrt_ctx_t *ctx, nrt_model_obj_t *m, const nrt_ten
 		nrt_backend_status_t worst = NRT_BACKEND_OK;
 		nrt_backend_error_t err, first_err;
 		uint32_t err_core = 0;
+		rec.ran = true;
+		rec.device_start_ns = now_ns();
 		for (uint32_t c = 0; c < m->neff_cores; c++) {
 			nrt_core_t *core = &ctx->cores[in->first_core + c];
 			job.program = in->programs[c];
@@ -260,9 +323,10 @@ static NRT_STATUS execute_once(nrt_ctx_t *ctx, nrt_model_obj_t *m, const nrt_ten
 			if (bs != NRT_BACKEND_OK && bs != NRT_BACKEND_NUM_ERR)
 				break;
 		}
+		rec.end_ns = now_ns();
 		if (worst == NRT_BACKEND_OK)
 			memset(&first_err, 0, sizeof(first_err));
-		st = report(m, err_core, worst, &first_err);
+		st = report(m, err_core, worst, &first_err, &rec.error);
 		if (st == NRT_SUCCESS || st == NRT_EXEC_COMPLETED_WITH_NUM_ERR) {
 			for (uint32_t i = 0; i < n; i++) {
 				const binding_t *src = b[i].alias_of >= 0 ? &b[b[i].alias_of] : &b[i];
@@ -271,13 +335,22 @@ static NRT_STATUS execute_once(nrt_ctx_t *ctx, nrt_model_obj_t *m, const nrt_ten
 					       src->t->size);
 			}
 		}
+	} else {
+		rec.end_ns = now_ns();
+		rec.error.status = st;
+		rec.error.kind = NRT_NEURONSIM_ERROR_OTHER;
 	}
+	rec.status = st;
+	nrt_snapshot_exec_end(ctx, &rec);
 	unbind_all(ctx, in->device, b, n);
 	pthread_mutex_unlock(&in->lock);
+	count_execution(ctx, &rec, in->first_core, m->neff_cores);
+	observe_end(ctx, &rec);
 out:
 	if (b != stack_b) {
 		free(b);
 		free(regions);
+		free(io);
 	}
 	return st;
 }

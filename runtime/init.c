@@ -6,6 +6,7 @@
 
 #include "backend_kernel.h"
 #include "internal.h"
+#include "observe.h"
 #include "nrt/nrt_version.h"
 
 /* The one piece of global mutable state: the live context. "closed" is a
@@ -41,6 +42,9 @@ nrt_ctx_t *nrt_ctx_require(const char *func, NRT_STATUS *out_status)
 
 static void ctx_destroy(nrt_ctx_t *ctx)
 {
+	nrt_profile_fini(ctx);
+	nrt_stats_fini(ctx);
+	nrt_snapshot_fini(ctx);
 	for (uint32_t i = 0; i < ctx->n_cores; i++) {
 		nrt_core_t *c = &ctx->cores[i];
 		if (ctx->devices && ctx->devices[c->device].dev)
@@ -146,6 +150,8 @@ NRT_STATUS nrt_init(nrt_framework_type_t framework, const char *fw_version, cons
 		}
 		ctx->n_cores = i + 1;
 	}
+	if ((st = nrt_snapshot_init(ctx)) || (st = nrt_stats_init(ctx)) || (st = nrt_profile_init(ctx)))
+		goto err;
 	nrt_ctx_t *expect = atomic_load(&g_ctx);
 	if ((expect != NULL && expect != CTX_CLOSED) ||
 	    !atomic_compare_exchange_strong(&g_ctx, &expect, ctx)) {
@@ -275,6 +281,7 @@ NRT_STATUS nrt_neuronsim_get_mem_usage(nrt_neuronsim_mem_usage_t *out_usage)
 	for (int i = 0; i < NRT_NEURONSIM_MEM_CATEGORY_COUNT; i++)
 		u.by_category[i] = atomic_load(&ctx->mem_by_cat[i]);
 	u.host_tensors = atomic_load(&ctx->host_tensor_bytes);
+	u.host_snapshot = atomic_load(&ctx->host_snapshot_bytes);
 	*out_usage = u;
 	return NRT_SUCCESS;
 }
@@ -284,4 +291,32 @@ const char *nrt_neuronsim_backend_name(void)
 	NRT_STATUS st;
 	nrt_ctx_t *ctx = nrt_ctx_get(&st);
 	return ctx ? ctx->ops->name : "none";
+}
+
+NRT_STATUS nrt_neuronsim_get_core_stats(uint32_t logical_nc, nrt_neuronsim_core_stats_t *out_stats)
+{
+	NRT_STATUS st;
+	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
+	if (!ctx)
+		return st;
+	if (!out_stats) {
+		NRT_LOGE("nrt_neuronsim_get_core_stats: out_stats is NULL");
+		return NRT_INVALID;
+	}
+	if (logical_nc >= ctx->n_cores) {
+		NRT_LOGE("nrt_neuronsim_get_core_stats: NeuronCore %u is not visible (%u visible)",
+			 logical_nc, ctx->n_cores);
+		return NRT_INVALID;
+	}
+	const nrt_core_t *c = &ctx->cores[logical_nc];
+	*out_stats = (nrt_neuronsim_core_stats_t){
+		.executions = atomic_load(&c->n_exec),
+		.completed = atomic_load(&c->n_ok),
+		.completed_with_err = atomic_load(&c->n_err),
+		.completed_with_num_err = atomic_load(&c->n_num_err),
+		.timed_out = atomic_load(&c->n_timeout),
+		.incorrect_input = atomic_load(&c->n_bad_input),
+		.busy_ns = atomic_load(&c->busy_ns),
+	};
+	return NRT_SUCCESS;
 }

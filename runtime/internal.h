@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "backend.h"
 #include "env.h"
@@ -72,6 +73,8 @@ typedef struct nrt_core {
 	uint32_t dev_core;        /* core index inside that device */
 	uint32_t global;          /* physical (global) core id */
 	atomic_uint n_models;     /* models with an instance here (placement heuristic) */
+	/* nrt_neuronsim_core_stats_t, updated by execute.c */
+	_Atomic uint64_t n_exec, n_ok, n_err, n_num_err, n_timeout, n_bad_input, busy_ns;
 } nrt_core_t;
 
 typedef struct nrt_ctx {
@@ -89,7 +92,13 @@ typedef struct nrt_ctx {
 	_Atomic uint64_t mem_in_use;
 	_Atomic uint64_t mem_peak;
 	_Atomic uint64_t host_tensor_bytes;
+	_Atomic uint64_t host_snapshot_bytes; /* snapshot input copies in host memory */
 	uint64_t mem_total;
+	atomic_uint n_loads;       /* models loaded so far: a model's executable index */
+	/* Observer state (observe.h), each owned by its module. */
+	struct nrt_snapshot_state *snapshot;
+	struct nrt_stats_state *stats;
+	struct nrt_profile_state *profile;
 } nrt_ctx_t;
 
 /* The only global: the live runtime, or NULL / a "closed" marker. */
@@ -160,6 +169,9 @@ typedef struct nrt_model_obj {
 	pthread_mutex_t err_lock;
 	bool executed;
 	nrt_neuronsim_exec_error_t last_error;
+	uint32_t executable_id;   /* 0-based load order in this runtime (snapshot names) */
+	_Atomic uint64_t n_exec;  /* executions started */
+	struct nrt_model_snapshot *snapshot; /* snapshot.c's per-model state */
 } nrt_model_obj_t;
 
 void nrt_model_obj_destroy(nrt_ctx_t *ctx, nrt_model_obj_t *m);
@@ -168,5 +180,13 @@ void nrt_model_obj_destroy(nrt_ctx_t *ctx, nrt_model_obj_t *m);
 nrt_dtype_t nrt_dtype_from_isa(uint32_t isa_dtype);
 
 static inline uint64_t nrt_handle_of(const void *p) { return (uint64_t)(uintptr_t)p; }
+
+/* CLOCK_MONOTONIC in nanoseconds: the one clock of executions, metrics and traces. */
+static inline uint64_t nrt_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 #endif /* NRT_INTERNAL_H */

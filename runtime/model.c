@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "observe.h"
 #include "nrt/nrt_experimental.h"
 
 nrt_dtype_t nrt_dtype_from_isa(uint32_t d)
@@ -42,6 +43,7 @@ void nrt_model_obj_destroy(nrt_ctx_t *ctx, nrt_model_obj_t *m)
 {
 	if (!m)
 		return;
+	nrt_snapshot_model_fini(ctx, m);
 	for (uint32_t i = 0; i < m->n_instances; i++) {
 		instance_release(ctx, m, &m->instances[i]);
 		for (uint32_t c = 0; c < m->neff_cores; c++)
@@ -244,8 +246,9 @@ NRT_STATUS nrt_load(const void *neff_bytes, size_t size, int32_t start_nc, int32
 		nrt_model_obj_destroy(ctx, m);
 		return st;
 	}
+	m->executable_id = atomic_fetch_add(&ctx->n_loads, 1);
 	uint64_t h;
-	if ((st = nrt_handle_create(&ctx->models, m, &h))) {
+	if ((st = nrt_snapshot_model_init(ctx, m)) || (st = nrt_handle_create(&ctx->models, m, &h))) {
 		nrt_model_obj_destroy(ctx, m);
 		return st;
 	}

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "observe.h"
 
 #define HOST_ALIGN 64
 
@@ -249,7 +250,9 @@ NRT_STATUS nrt_tensor_read(const nrt_tensor_t *tensor, void *buf, size_t offset,
 		NRT_LOGE("nrt_tensor_read: buf is NULL");
 		st = NRT_INVALID;
 	} else if (!(st = check_range(__func__, t, offset, size)) && size) {
+		uint64_t t0 = nrt_now_ns();
 		memcpy(buf, bytes(t) + offset, size);
+		nrt_metrics_transfer(false, size, nrt_now_ns() - t0);
 	}
 	release(ctx, tensor);
 	return st;
@@ -268,7 +271,9 @@ NRT_STATUS nrt_tensor_write(nrt_tensor_t *tensor, const void *buf, size_t offset
 		NRT_LOGE("nrt_tensor_write: buf is NULL");
 		st = NRT_INVALID;
 	} else if (!(st = check_range(__func__, t, offset, size)) && size) {
+		uint64_t t0 = nrt_now_ns();
 		memcpy(bytes(t) + offset, buf, size);
+		nrt_metrics_transfer(true, size, nrt_now_ns() - t0);
 	}
 	release(ctx, tensor);
 	return st;

@@ -1,0 +1,93 @@
+/* HLO snapshot files (docs/snapshot.md): one self-describing file with metadata,
+ * the HLO text, tensors and checksums; written atomically, read with validation.
+ * Shared by libnrt (writer) and neuron-snapshot (reader). */
+#ifndef NEURONSIM_SNAPSHOT_H
+#define NEURONSIM_SNAPSHOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "neuronsim/isa.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SNAPSHOT_MAX_RANK 8
+#define SNAPSHOT_NAME_MAX 256
+
+typedef enum snapshot_status {
+	SNAPSHOT_OK = 0,
+	SNAPSHOT_ERR_IO = 1,        /* open/write/fsync/rename/read failed; errno kept */
+	SNAPSHOT_ERR_NOSPACE = 2,   /* ENOSPC/EDQUOT while writing; no file left behind */
+	SNAPSHOT_ERR_FORMAT = 3,    /* not a snapshot, truncated, bad field */
+	SNAPSHOT_ERR_CHECKSUM = 4,  /* a section's checksum does not match */
+	SNAPSHOT_ERR_VERSION = 5,   /* a major version this reader does not know */
+	SNAPSHOT_ERR_NOMEM = 6,
+	SNAPSHOT_ERR_INVALID = 7,   /* bad argument */
+} snapshot_status_t;
+
+const char *snapshot_status_str(snapshot_status_t s);
+
+/* What a tensor of the file is. */
+typedef enum snapshot_role {
+	SNAPSHOT_ROLE_INPUT = 0,    /* an input as it was before the execution */
+	SNAPSHOT_ROLE_OUTPUT = 1,   /* an output after the execution */
+} snapshot_role_t;
+
+typedef struct snapshot_tensor {
+	char name[SNAPSHOT_NAME_MAX];   /* the NEFF I/O tensor name */
+	uint32_t role;                  /* snapshot_role_t */
+	uint32_t dtype;                 /* isa_dtype_t */
+	uint32_t rank;
+	int32_t alias_input;            /* outputs: index of the input it updates in place, else -1 */
+	uint64_t shape[SNAPSHOT_MAX_RANK];
+	uint64_t size;                  /* bytes of data */
+	const void *data;               /* writer: caller's bytes; reader: inside the loaded file */
+} snapshot_tensor_t;
+
+/* Everything a snapshot records besides tensors. Strings are NUL-terminated;
+ * the reader returns them owned by the snapshot_t. */
+typedef struct snapshot_meta {
+	const char *module_name;        /* HLO module / NEFF model name */
+	const char *kind;               /* "inputs", "outputs", "inputs outputs" or "error" */
+	uint64_t process;               /* RANK (0 when unset) */
+	uint64_t executable;            /* model load index */
+	uint64_t device;                /* addressable device (logical core) index */
+	uint64_t execution;             /* the model's execution count */
+	int64_t status;                 /* NRT_STATUS of the execution (0 before it ran) */
+	const char *error_json;         /* error record as a JSON object text, or NULL */
+	const char *runtime_version;    /* writer's version string */
+	uint64_t wall_time_ns;          /* CLOCK_REALTIME when written */
+} snapshot_meta_t;
+
+/* Writes meta, the HLO text (hlo_size bytes, may be 0) and n tensors to path
+ * atomically: a temporary file in the same directory created with mode 0600,
+ * fsync, rename over path, fsync of the directory. On any failure no file is
+ * left (neither path nor the temporary) and err gets a one-line message naming
+ * path and the reason. */
+snapshot_status_t snapshot_write(const char *path, const snapshot_meta_t *meta,
+				 const char *hlo_text, size_t hlo_size,
+				 const snapshot_tensor_t *tensors, uint32_t n,
+				 char *err, size_t err_len);
+
+/* A loaded snapshot; tensors[i].data points into the loaded file. */
+typedef struct snapshot {
+	snapshot_meta_t meta;
+	const char *hlo_text;           /* NUL-terminated copy */
+	size_t hlo_size;
+	snapshot_tensor_t *tensors;
+	uint32_t n_tensors;
+	uint32_t version_major, version_minor;
+	void *priv;                     /* reader's storage */
+} snapshot_t;
+
+/* Reads and validates (structure, bounds, checksums) path. Caller frees with
+ * snapshot_free(). On failure err says what is wrong and where. */
+snapshot_status_t snapshot_read(const char *path, snapshot_t **out_snapshot, char *err, size_t err_len);
+void snapshot_free(snapshot_t *snapshot);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NEURONSIM_SNAPSHOT_H */

@@ -1,0 +1,60 @@
+/* The runtime's observers (metrics, profiler, process stats, snapshots): what they see of an execution and where they are called. */
+#ifndef NRT_OBSERVE_H
+#define NRT_OBSERVE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "internal.h"
+
+/* One execution as the observers see it. Filled by execute.c; valid only
+ * during the hook call. */
+typedef struct nrt_exec_rec {
+	nrt_model_obj_t *model;
+	const nrt_instance_t *instance;
+	uint32_t n_tensors;          /* == model->view.meta->n_tensors */
+	/* Host mapping of the device bytes I/O tensor i is bound to for this
+	 * execution (its own device memory, or the staging copy of a host
+	 * tensor); an aliased output points at its input's bytes. Inputs hold
+	 * the pre-execution values in exec_begin, outputs the results in
+	 * exec_end. NULL entries only when binding failed (incorrect input). */
+	uint8_t *const *io;
+	uint64_t exec_index;         /* 0-based count of this model's executions */
+	uint64_t start_ns;           /* CLOCK_MONOTONIC, before binding */
+	uint64_t device_start_ns;    /* first device job submitted (0 if none ran) */
+	uint64_t end_ns;             /* after the last job completed */
+	NRT_STATUS status;           /* what nrt_execute will return (exec_end) */
+	bool ran;                    /* device jobs were submitted */
+	nrt_neuronsim_exec_error_t error; /* this execution's record (exec_end) */
+} nrt_exec_rec_t;
+
+/* ---- snapshots (snapshot.c) ---- */
+/* At nrt_init / nrt_close: reads NEURON_DUMP_HLO_SNAPSHOT, XLA_FLAGS, RANK, ... */
+NRT_STATUS nrt_snapshot_init(nrt_ctx_t *ctx);
+void nrt_snapshot_fini(nrt_ctx_t *ctx);
+/* At nrt_load after the instances exist / at model destruction. */
+NRT_STATUS nrt_snapshot_model_init(nrt_ctx_t *ctx, nrt_model_obj_t *m);
+void nrt_snapshot_model_fini(nrt_ctx_t *ctx, nrt_model_obj_t *m);
+/* Inputs are bound, nothing ran yet. A non-success status refuses the
+ * execution (a model poisoned by an earlier failure) and is returned. */
+NRT_STATUS nrt_snapshot_exec_begin(nrt_ctx_t *ctx, nrt_exec_rec_t *rec);
+/* After the jobs (or after a refused/failed binding): dumps what is asked
+ * for. Never changes rec->status. */
+void nrt_snapshot_exec_end(nrt_ctx_t *ctx, nrt_exec_rec_t *rec);
+
+/* ---- metrics (metrics.c) ---- */
+void nrt_metrics_exec(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec);
+/* A tensor write (to_device) or read of bytes that took ns. */
+void nrt_metrics_transfer(bool to_device, uint64_t bytes, uint64_t ns);
+
+/* ---- process stats for neuron-top / neuron-monitor (stats.c) ---- */
+NRT_STATUS nrt_stats_init(nrt_ctx_t *ctx);
+void nrt_stats_fini(nrt_ctx_t *ctx);
+void nrt_stats_exec(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec);
+
+/* ---- profiler (profile.c) ---- */
+NRT_STATUS nrt_profile_init(nrt_ctx_t *ctx);
+void nrt_profile_fini(nrt_ctx_t *ctx);
+void nrt_profile_exec(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec);
+
+#endif /* NRT_OBSERVE_H */
