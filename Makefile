@@ -94,6 +94,10 @@ install-driver:
 bench: deps build
 	./$(BUILD)/tests/bench/neuronsim-bench
 	./$(BUILD)/tests/bench/neuronsim-compiler-bench
+	./$(BUILD)/tests/bench/neuronsim-bench-profile
+	./$(BUILD)/tests/bench/neuronsim-bench-metrics
+	./$(BUILD)/tests/bench/neuronsim-bench-snapshot
+	./$(BUILD)/tests/bench/neuronsim-bench-snapshot-write
 	KVER=$(KVER) tests/qemu/run-qemu-kb --bench
 
 install: build

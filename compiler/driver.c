@@ -134,39 +134,13 @@ ncc_status_t ncc_write_file(const char *path, const void *data, size_t size, ncc
 	char tmp[NCC_DRIVER_PATH_MAX];
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) >= sizeof(tmp))
 		return ncc_error_set(err, NCC_ERR_IO, 0, 0, "cannot write '%s': path too long", path);
-	int fd = mkstemp(tmp);
-	if (fd < 0)
-		return ncc_error_set(err, NCC_ERR_IO, 0, 0, "cannot write '%s': %s", path,
-				     strerror(errno));
-	size_t put = 0;
-	while (put < size) {
-		ssize_t n = write(fd, (const char *)data + put, size - put);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			int e = n < 0 ? errno : EIO;
-			close(fd);
-			unlink(tmp);
-			return ncc_error_set(err, NCC_ERR_IO, 0, 0, "cannot write '%s': %s", path,
-					     strerror(e));
-		}
-		put += (size_t)n;
-	}
-	/* mkstemp creates 0600; an output file should get the usual umask mode. */
+	/* an output file gets the usual umask mode, like one made by open() */
 	mode_t um = umask(0);
 	umask(um);
-	if (fchmod(fd, 0666 & ~um) != 0 || close(fd) != 0) {
-		int e = errno;
-		unlink(tmp);
+	const char *step;
+	if (ncc_write_atomic(tmp, path, data, size, 0666 & ~um, false, &step) != 0)
 		return ncc_error_set(err, NCC_ERR_IO, 0, 0, "cannot write '%s': %s", path,
-				     strerror(e));
-	}
-	if (rename(tmp, path) != 0) {
-		int e = errno;
-		unlink(tmp);
-		return ncc_error_set(err, NCC_ERR_IO, 0, 0, "cannot write '%s': %s", path,
-				     strerror(e));
-	}
+				     strerror(errno));
 	return NCC_OK;
 }
 

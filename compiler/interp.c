@@ -275,6 +275,34 @@ static ncc_eval_fn eval_fn_for(ncc_opcode_t op)
 	}
 }
 
+/* Monte Carlo arithmetic for dot and convolution: a device rounds their products and
+ * partial sums at the magnitude of the terms, which is far above the result's when
+ * the terms cancel; perturbing the operands as they are read gives every term that
+ * error (perturbing only the result would not). */
+static bool contraction_perturbs_operands(const ncc_interp_t *ip, const ncc_inst_t *inst)
+{
+	return ip->opts.perturb_ulps > 0 && ip->scalar_depth == 0 && inst->noperands == 2 &&
+	       (inst->op == NCC_OP_DOT || inst->op == NCC_OP_CONVOLUTION);
+}
+
+static ncc_status_t eval_on_perturbed_operands(ncc_interp_t *ip, const ncc_inst_t *inst,
+					       ncc_eval_fn fn, const ncc_value_t *const *opv,
+					       ncc_value_t *res)
+{
+	ncc_value_t *copy[2] = {NULL, NULL};
+	ncc_status_t st = ncc_ivalue_clone(ip, opv[0], &copy[0]);
+	if (st == NCC_OK)
+		st = ncc_ivalue_clone(ip, opv[1], &copy[1]);
+	if (st == NCC_OK) {
+		ncc_ivalue_perturb(ip, copy[0]);
+		ncc_ivalue_perturb(ip, copy[1]);
+		st = fn(ip, inst, (const ncc_value_t *const *)copy, res);
+	}
+	ncc_ivalue_free(ip, copy[0]);
+	ncc_ivalue_free(ip, copy[1]);
+	return st;
+}
+
 /* Evaluates one instruction whose operands are in fr; the result goes to *out. */
 static ncc_status_t eval_inst(ncc_interp_t *ip, frame_t *fr, int32_t pos,
 			      const ncc_value_t *const *args, ncc_value_t **out)
@@ -451,7 +479,8 @@ static ncc_status_t eval_inst(ncc_interp_t *ip, frame_t *fr, int32_t pos,
 		st = ncc_interp_fail(ip, inst, st, "cannot allocate the result");
 		goto done;
 	}
-	st = fn(ip, inst, opv, res);
+	st = contraction_perturbs_operands(ip, inst) ? eval_on_perturbed_operands(ip, inst, fn, opv, res)
+						      : fn(ip, inst, opv, res);
 	if (st != NCC_OK)
 		ncc_ivalue_free(ip, res);
 	else
@@ -462,6 +491,32 @@ done:
 	if (opos != opos_small)
 		free(opos);
 	return st;
+}
+
+/* Whether inst computes new float values that a device rounds (Monte Carlo
+ * arithmetic perturbs those results): arithmetic, transcendental functions,
+ * reductions, dot, convolution, batch norm, custom-calls. Instructions that move,
+ * select, compare or convert values, and those whose called computations are
+ * evaluated (and perturbed) instruction by instruction, are exact. */
+static bool rounds_result(const ncc_inst_t *inst)
+{
+	switch (inst->op) {
+	case NCC_OP_ADD: case NCC_OP_SUBTRACT: case NCC_OP_MULTIPLY: case NCC_OP_DIVIDE:
+	case NCC_OP_REMAINDER: case NCC_OP_POWER: case NCC_OP_ATAN2: case NCC_OP_SQRT:
+	case NCC_OP_RSQRT: case NCC_OP_CBRT: case NCC_OP_EXP: case NCC_OP_EXPM1: case NCC_OP_LOG:
+	case NCC_OP_LOG1P: case NCC_OP_LOGISTIC: case NCC_OP_TANH: case NCC_OP_ERF:
+	case NCC_OP_SIN: case NCC_OP_COS: case NCC_OP_TAN: case NCC_OP_MAP:
+	case NCC_OP_REDUCE: case NCC_OP_REDUCE_WINDOW: case NCC_OP_SELECT_AND_SCATTER:
+	case NCC_OP_SCATTER: case NCC_OP_DOT: case NCC_OP_CONVOLUTION:
+	case NCC_OP_BATCH_NORM_TRAINING: case NCC_OP_BATCH_NORM_INFERENCE:
+	case NCC_OP_BATCH_NORM_GRAD:
+		return true;
+	case NCC_OP_CUSTOM_CALL: /* the Neuron targets but the transfer (an identity) */
+		return !inst->custom_call_target ||
+		       strcmp(inst->custom_call_target, "AwsNeuronTransferWithStaticRing") != 0;
+	default:
+		return false;
+	}
 }
 
 /* Releases the operands' uses after inst at pos ran. */
@@ -554,6 +609,8 @@ ncc_status_t ncc_interp_call(ncc_interp_t *ip, const ncc_comp_t *c, const ncc_va
 #endif
 		if (st != NCC_OK)
 			break;
+		if (ip->opts.perturb_ulps > 0 && ip->scalar_depth == 0 && rounds_result(inst))
+			ncc_ivalue_perturb(ip, v);
 		fr.slots[i].v = v;
 		fr.slots[i].owned = inst->op != NCC_OP_PARAMETER;
 		release_operands(ip, &fr, i);
@@ -637,8 +694,10 @@ ncc_status_t ncc_scalar_fn_call(ncc_scalar_fn_t *fn, const void *const *in, void
 	for (int32_t k = 0; k < fn->nargs; k++)
 		memcpy(fn->args[k]->data, in[k], fn->args[k]->nbytes);
 	ncc_value_t *r = NULL;
+	fn->ip->scalar_depth++;
 	ncc_status_t st = ncc_interp_call(fn->ip, fn->comp, (const ncc_value_t *const *)fn->args,
 					  fn->nargs, &r);
+	fn->ip->scalar_depth--;
 	if (st != NCC_OK)
 		return st;
 	if (r->shape.etype == NCC_TUPLE) {
@@ -668,6 +727,7 @@ static void init_interp(ncc_interp_t *ip, const ncc_interp_options_t *opts, ncc_
 	memset(ip, 0, sizeof(*ip));
 	if (opts)
 		ip->opts = *opts;
+	ip->perturb_state = ip->opts.perturb_seed;
 	ip->err = err;
 	if (err) {
 		err->status = NCC_OK;
@@ -728,6 +788,160 @@ ncc_status_t ncc_interp_random_args(const ncc_module_t *m, uint64_t seed,
 	}
 	*out_args = args;
 	*out_nargs = c->nparams;
+	return NCC_OK;
+}
+
+/* ------------------------------------------------------------ model-like arguments */
+
+typedef enum arg_role {
+	ROLE_RANDOM = 0, /* ncc_value_fill_random */
+	ROLE_ONE,
+	ROLE_ZERO,
+	ROLE_FAN_IN,     /* uniform in +-1/sqrt(fan_in) */
+	ROLE_RELU6_MAX,  /* 6 */
+	ROLE_KEEP_PROB,  /* 0.8 */
+} arg_role_t;
+
+typedef struct arg_plan {
+	arg_role_t role;
+	int64_t fan_in;
+} arg_plan_t;
+
+/* The instruction x stands for once views and conversions are looked through. */
+static const ncc_inst_t *look_through(const ncc_inst_t *x)
+{
+	while (x && x->noperands == 1) {
+		switch (x->op) {
+		case NCC_OP_RESHAPE: case NCC_OP_BITCAST: case NCC_OP_BROADCAST: case NCC_OP_TRANSPOSE:
+		case NCC_OP_COPY: case NCC_OP_CONVERT: case NCC_OP_REVERSE:
+			x = x->operands[0];
+			continue;
+		default:
+			return x;
+		}
+	}
+	return x;
+}
+
+/* Records role r for the parameter behind operand k of inst (first role wins). */
+static void plan_role(arg_plan_t *plan, const ncc_comp_t *c, const ncc_inst_t *inst, int32_t k,
+		      arg_role_t r, int64_t fan_in)
+{
+	if (k >= inst->noperands)
+		return;
+	const ncc_inst_t *p = look_through(inst->operands[k]);
+	if (!p || p->op != NCC_OP_PARAMETER || p->parameter_number < 0 ||
+	    p->parameter_number >= c->nparams || plan[p->parameter_number].role != ROLE_RANDOM)
+		return;
+	if (!ncc_etype_is_float(p->shape.etype))
+		return;
+	plan[p->parameter_number].role = r;
+	plan[p->parameter_number].fan_in = fan_in;
+}
+
+static bool is_zero_scalar_constant(const ncc_inst_t *x)
+{
+	x = look_through(x);
+	return x && x->op == NCC_OP_CONSTANT && x->shape.rank == 0 && x->literal.data &&
+	       ncc_literal_get_f64(&x->literal, 0) == 0.0;
+}
+
+/* Batch norm's per-feature operands: scale 1, offset 0, mean 0, variance 1. */
+static const struct {
+	ncc_opcode_t op;
+	int32_t operand;
+	arg_role_t role;
+} k_bn_roles[] = {
+	{ NCC_OP_BATCH_NORM_TRAINING, 1, ROLE_ONE },  { NCC_OP_BATCH_NORM_TRAINING, 2, ROLE_ZERO },
+	{ NCC_OP_BATCH_NORM_INFERENCE, 1, ROLE_ONE }, { NCC_OP_BATCH_NORM_INFERENCE, 2, ROLE_ZERO },
+	{ NCC_OP_BATCH_NORM_INFERENCE, 3, ROLE_ZERO }, { NCC_OP_BATCH_NORM_INFERENCE, 4, ROLE_ONE },
+	{ NCC_OP_BATCH_NORM_GRAD, 1, ROLE_ONE },      { NCC_OP_BATCH_NORM_GRAD, 2, ROLE_ZERO },
+	{ NCC_OP_BATCH_NORM_GRAD, 3, ROLE_ONE },
+};
+
+static void plan_model_roles(const ncc_comp_t *c, arg_plan_t *plan)
+{
+	for (int32_t i = 0; i < c->ninsts; i++) {
+		const ncc_inst_t *in = c->insts[i];
+		for (size_t k = 0; k < sizeof(k_bn_roles) / sizeof(k_bn_roles[0]); k++)
+			if (k_bn_roles[k].op == in->op)
+				plan_role(plan, c, in, k_bn_roles[k].operand, k_bn_roles[k].role, 0);
+		switch (in->op) {
+		case NCC_OP_CONVOLUTION: {
+			if (in->noperands < 2 || !in->conv)
+				break;
+			const ncc_shape_t *k = &in->operands[1]->shape;
+			const ncc_conv_dnums_t *dn = in->conv;
+			if (dn->k_in_feature < 0 || dn->k_in_feature >= k->rank)
+				break;
+			int64_t fan_in = k->dims[dn->k_in_feature];
+			for (int32_t s = 0; s < dn->nspatial; s++)
+				if (dn->k_spatial[s] >= 0 && dn->k_spatial[s] < k->rank)
+					fan_in *= k->dims[dn->k_spatial[s]];
+			if (fan_in > 0)
+				plan_role(plan, c, in, 1, ROLE_FAN_IN, fan_in);
+			break;
+		}
+		case NCC_OP_CLAMP: {
+			/* clamp(lo, x, hi): a scalar hi over a constant-0 lo is ReLU6's 6 */
+			const ncc_inst_t *hi = in->noperands == 3 ? look_through(in->operands[2]) : NULL;
+			if (hi && hi->shape.rank == 0 && is_zero_scalar_constant(in->operands[0]))
+				plan_role(plan, c, in, 2, ROLE_RELU6_MAX, 0);
+			break;
+		}
+		case NCC_OP_COMPARE: {
+			/* dropout: uniform < keep_prob keeps an element (then divides by it) */
+			const ncc_inst_t *t = in->noperands == 2 ? look_through(in->operands[1]) : NULL;
+			if (in->cmp_dir == NCC_CMP_LT && t && t->shape.rank == 0 &&
+			    ncc_etype_is_float(t->shape.etype))
+				plan_role(plan, c, in, 1, ROLE_KEEP_PROB, 0);
+			break;
+		}
+		default:
+			break;
+		}
+	}
+}
+
+ncc_status_t ncc_interp_model_args(const ncc_module_t *m, uint64_t seed,
+				   ncc_value_t ***out_args, int32_t *out_nargs)
+{
+	ncc_status_t st = ncc_interp_random_args(m, seed, out_args, out_nargs);
+	if (st != NCC_OK)
+		return st;
+	const ncc_comp_t *c = m->entry;
+	arg_plan_t *plan = calloc((size_t)(c->nparams ? c->nparams : 1), sizeof(*plan));
+	if (!plan) {
+		ncc_interp_free_args(*out_args, *out_nargs);
+		*out_args = NULL;
+		*out_nargs = 0;
+		return NCC_ERR_NOMEM;
+	}
+	plan_model_roles(c, plan);
+	for (int32_t k = 0; k < c->nparams; k++) {
+		ncc_value_t *v = (*out_args)[k];
+		int64_t n = ncc_value_elements(v);
+		switch (plan[k].role) {
+		case ROLE_ONE: case ROLE_ZERO: case ROLE_RELU6_MAX: case ROLE_KEEP_PROB: {
+			static const double value[] = {
+				[ROLE_ONE] = 1.0, [ROLE_ZERO] = 0.0, [ROLE_RELU6_MAX] = 6.0,
+				[ROLE_KEEP_PROB] = 0.8,
+			};
+			double x = value[plan[k].role];
+			for (int64_t i = 0; i < n; i++)
+				ncc_value_set_f64(v, i, x);
+			break;
+		}
+		case ROLE_FAN_IN: {
+			double b = 1.0 / sqrt((double)plan[k].fan_in);
+			ncc_value_fill_random_range(v, seed + (uint64_t)k, -b, b);
+			break;
+		}
+		default:
+			break;
+		}
+	}
+	free(plan);
 	return NCC_OK;
 }
 

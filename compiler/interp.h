@@ -142,6 +142,16 @@ typedef struct ncc_interp_options {
 	int64_t max_while_iterations;
 	/* replica-id / partition-id results (single replica: 0) */
 	int64_t replica_id;
+	/* Monte Carlo arithmetic, to measure how sensitive a result is to rounding
+	 * (docs/interp.md, "Numerical sensitivity"): when perturb_ulps > 0, every
+	 * nonzero finite float element an arithmetic instruction computes is moved by
+	 * a random whole number of units in the last place of its type, uniform in
+	 * [-perturb_ulps, perturb_ulps] (at most 100), drawn from perturb_seed; so are
+	 * the values batch norm rounds internally (its statistics, batch-norm-grad's
+	 * terms). Instructions that only move, select or convert values are left exact.
+	 * 0: exact (the default). */
+	int32_t perturb_ulps;
+	uint64_t perturb_seed;
 } ncc_interp_options_t;
 
 /* Evaluates the entry computation of m on args[0..nargs) (borrowed; each must have the
@@ -170,6 +180,51 @@ bool ncc_interp_supports(const ncc_inst_t *inst, const char **why);
 ncc_status_t ncc_interp_random_args(const ncc_module_t *m, uint64_t seed,
 				    ncc_value_t ***out_args, int32_t *out_nargs);
 void ncc_interp_free_args(ncc_value_t **args, int32_t nargs);
+
+/* Like ncc_interp_random_args() (same seeds, same ownership), but a parameter whose
+ * role the entry computation shows gets what a freshly initialised PyTorch model
+ * feeds its training step, so that a network's activations are neither constant
+ * nor saturated (docs/interp.md, "Model-like arguments"). The first use that shows
+ * a role decides, looking through reshape, bitcast, broadcast, transpose, copy,
+ * convert and reverse:
+ *   - batch-norm scale: 1; offset: 0; inference/grad mean: 0; variance: 1
+ *     (BatchNorm's weight, bias, running_mean, running_var);
+ *   - convolution kernel: uniform in [-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in the
+ *     kernel's input features times its window elements (Conv's default init);
+ *   - a float scalar that bounds a clamp from above whose lower bound is the
+ *     constant 0: 6 (ReLU6, hardtanh(0, 6), whose max_val torch-xla passes as a
+ *     parameter);
+ *   - a float scalar that an array is compared "less than" against: 0.8, a dropout
+ *     keep probability (torch's dropout keeps uniform < 1 - p; a bound <= 0 would
+ *     drop everything and zero the whole backward pass).
+ * Every other parameter is filled as ncc_interp_random_args() fills it. */
+ncc_status_t ncc_interp_model_args(const ncc_module_t *m, uint64_t seed,
+				   ncc_value_t ***out_args, int32_t *out_nargs);
+
+/* ------------------------------------------------------------ non-finite trace */
+
+/* Where a NaN (or an Inf) first appears (compiler/interp_trace.c). */
+typedef struct ncc_interp_site {
+	const ncc_inst_t *inst;  /* innermost instruction whose result first held one (inside
+				  * fusions, calls, taken branches, while bodies); NULL: none */
+	char path[512];          /* enclosing instructions from the entry, "while.7 (iteration 4)
+				  * > fusion.3 > ", "" at the top level */
+	int32_t leaf;            /* tuple leaf (depth-first) of inst's result */
+	int64_t first_index;     /* flat row-major index in that leaf, -1: none */
+	int64_t count;           /* elements of that kind in the whole result */
+} ncc_interp_site_t;
+typedef struct ncc_interp_trace {
+	ncc_interp_site_t nan, inf;
+	int64_t evaluated;       /* instructions evaluated */
+} ncc_interp_trace_t;
+
+/* Evaluates the entry computation of m on args (as ncc_interp_run()) one instruction at
+ * a time, in program order, and fills out with the first instruction whose result holds
+ * a NaN and the first whose result holds an Inf (a parameter when the argument already
+ * does). Stops once both are found. The instructions point into m. */
+ncc_status_t ncc_interp_trace_nonfinite(const ncc_module_t *m, const ncc_value_t *const *args,
+					int32_t nargs, const ncc_interp_options_t *opts,
+					ncc_interp_trace_t *out, ncc_error_t *err);
 
 #ifdef __cplusplus
 }

@@ -25,6 +25,11 @@ typedef struct ncc_interp {
 	size_t pool_bytes;
 	void *pool_ptr[NCC_INTERP_POOL_SLOTS];
 	size_t pool_size[NCC_INTERP_POOL_SLOTS];
+	/* Monte Carlo arithmetic (opts.perturb_ulps): the random stream, and how deep we
+	 * are in scalar computations run per element (reducers, map), which are not
+	 * perturbed themselves: their instruction's result is */
+	uint64_t perturb_state;
+	int scalar_depth;
 } ncc_interp_t;
 
 /* ncc_value_alloc/clone/free drawing data buffers from ip's pool (zero-filled). */
@@ -32,6 +37,15 @@ ncc_status_t ncc_ivalue_alloc(ncc_interp_t *ip, const ncc_shape_t *shape, ncc_va
 ncc_status_t ncc_ivalue_clone(ncc_interp_t *ip, const ncc_value_t *v, ncc_value_t **out);
 void ncc_ivalue_free(ncc_interp_t *ip, ncc_value_t *v);
 void ncc_interp_pool_drain(ncc_interp_t *ip);
+/* Monte Carlo arithmetic: moves every nonzero finite float element of v (tuples
+ * recursively) by a random whole number of ulps in [-opts.perturb_ulps,
+ * opts.perturb_ulps]. No-op when perturb_ulps <= 0. */
+void ncc_ivalue_perturb(ncc_interp_t *ip, ncc_value_t *v);
+/* The same for one intermediate x that an instruction reduces internally before it
+ * rounds its result (batch norm's per-feature statistics): x moved by a random
+ * whole number of ulps of type t, so its error reaches every element it feeds
+ * coherently, as a device's rounding does. x itself when perturbation is off. */
+double ncc_interp_perturb_scalar(ncc_interp_t *ip, ncc_etype_t t, double x);
 
 #define NCC_INTERP_MAX_DEPTH 64
 

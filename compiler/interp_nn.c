@@ -37,8 +37,10 @@ static ncc_status_t bn_check_vec(ncc_interp_t *ip, const ncc_inst_t *inst, const
 	return NCC_OK;
 }
 
-/* mean and biased variance (divide by the count) per feature, two passes in f64 */
-static void bn_moments(const ncc_value_t *x, const bn_view_t *v, double *mean, double *var)
+/* mean and biased variance (divide by the count) per feature, two passes in f64
+ * (perturbed as a device's rounded statistics under Monte Carlo arithmetic) */
+static void bn_moments(ncc_interp_t *ip, const ncc_value_t *x, const bn_view_t *v, double *mean,
+		       double *var)
 {
 	ncc_etype_t t = x->shape.etype;
 	double cnt = (double)(v->outer * v->inner);
@@ -72,8 +74,8 @@ static void bn_moments(const ncc_value_t *x, const bn_view_t *v, double *mean, d
 				q += d * d;
 			}
 		}
-		mean[c] = m;
-		var[c] = cnt > 0 ? q / cnt : 0;
+		mean[c] = ncc_interp_perturb_scalar(ip, t, m);
+		var[c] = ncc_interp_perturb_scalar(ip, t, cnt > 0 ? q / cnt : 0);
 	}
 }
 
@@ -122,7 +124,7 @@ ncc_status_t ncc_eval_batch_norm_training(ncc_interp_t *ip, const ncc_inst_t *in
 		free(var);
 		return NCC_ERR_NOMEM;
 	}
-	bn_moments(x, &v, mean, var);
+	bn_moments(ip, x, &v, mean, var);
 	bn_normalize(x, &v, ops[1], ops[2], mean, var, inst->epsilon, out->elems[0]);
 	for (int64_t c = 0; c < v.C; c++) {
 		ncc_st_fp(out->elems[1]->shape.etype, out->elems[1]->data, c, mean[c]);
@@ -183,6 +185,7 @@ ncc_status_t ncc_eval_batch_norm_grad(ncc_interp_t *ip, const ncc_inst_t *inst,
 	ncc_value_t *dx = out->elems[0], *dscale = out->elems[1], *doffset = out->elems[2];
 	double cnt = (double)(v.outer * v.inner);
 	double eps = inst->epsilon;
+	bool perturb = ip->opts.perturb_ulps > 0 && ip->scalar_depth == 0;
 	for (int64_t c = 0; c < v.C; c++) {
 		double m = ncc_ld_f(mean->shape.etype, mean->data, c);
 		double rstd = 1.0 / sqrt(ncc_ld_f(var->shape.etype, var->data, c) + eps);
@@ -204,9 +207,25 @@ ncc_status_t ncc_eval_batch_norm_grad(ncc_interp_t *ip, const ncc_inst_t *inst,
 				sum_dy_xc += d * (ncc_ld_f(t, x->data, base + i) - m);
 			}
 		}
+		sum_dy = ncc_interp_perturb_scalar(ip, t, sum_dy);
+		sum_dy_xc = ncc_interp_perturb_scalar(ip, t, sum_dy_xc);
 		/* grad_x = scale * rstd * (dy - mean(dy) - (x - mean) * rstd^2 * mean(dy * (x - mean))) */
 		for (int64_t o = 0; o < v.outer; o++) {
 			int64_t base = (o * v.C + c) * v.inner;
+			if (perturb) {
+				/* Monte Carlo arithmetic: the two terms subtracted from dy are
+				 * rounded at their own magnitude before they cancel, as any f32
+				 * implementation forms them (their rounding, not dx's, is the
+				 * error when dx is much smaller than dy) */
+				double mdy = sum_dy / cnt, k1 = rstd * rstd * sum_dy_xc / cnt;
+				for (int64_t i = 0; i < v.inner; i++) {
+					double d = ncc_interp_perturb_scalar(ip, t, ncc_ld_f(t, dy->data, base + i));
+					double xk = ncc_interp_perturb_scalar(
+						ip, t, (ncc_ld_f(t, x->data, base + i) - m) * k1);
+					ncc_st_fp(dx->shape.etype, dx->data, base + i, g * rstd * (d - mdy - xk));
+				}
+				continue;
+			}
 			if (t == NCC_F32 && dx->shape.etype == NCC_F32) {
 				const float *pd = (const float *)dy->data + base, *px = (const float *)x->data + base;
 				float *q = (float *)dx->data + base;

@@ -47,22 +47,88 @@ static ncc_status_t split_results(ncc_interp_t *ip, const ncc_inst_t *inst, ncc_
 	return NCC_OK;
 }
 
-ncc_status_t ncc_eval_reduce(ncc_interp_t *ip, const ncc_inst_t *inst,
-			     const ncc_value_t *const *ops, ncc_value_t *out)
-{
-	if (inst->noperands < 2 || inst->noperands % 2 || inst->noperands > 8)
-		return ncc_interp_fail(ip, inst, NCC_ERR_INVALID, "reduce needs N inputs and N init values (N <= 4)");
-	int32_t nv = inst->noperands / 2;
+/* What reduce and reduce-window share: N inputs and N init values, the N results,
+ * the element type of each (types[k] = types[N + k]) and the reducer. */
+typedef struct reducer {
+	int32_t nv;
 	ncc_value_t *res[4];
+	ncc_etype_t types[8];
+	ncc_scalar_fn_t fn;
+} reducer_t;
+
+/* Checks N inputs of one element count and N scalar init values (N <= 4), finds the
+ * N results (out or its elements), checks that input, init value and result k have
+ * one type, and sets up the reducer (released with ncc_scalar_fn_fini()). */
+static ncc_status_t reducer_start(ncc_interp_t *ip, const ncc_inst_t *inst,
+				  const ncc_value_t *const *ops, ncc_value_t *out, reducer_t *rd)
+{
+	ncc_value_t **res = rd->res;
+	ncc_etype_t *types = rd->types;
+	if (inst->noperands < 2 || inst->noperands % 2 || inst->noperands > 8)
+		return ncc_interp_fail(ip, inst, NCC_ERR_INVALID, "%s needs N inputs and N init values (N <= 4)",
+				       ncc_opcode_name(inst->op));
+	int32_t nv = inst->noperands / 2;
 	ncc_status_t st = split_results(ip, inst, out, nv, res);
 	if (st != NCC_OK)
 		return st;
+	for (int32_t k = 0; k < nv; k++) {
+		if (ops[k]->nbytes / (ncc_etype_storage_bytes(ops[k]->shape.etype) ?: 1) !=
+			    (size_t)ncc_value_elements(ops[0]) ||
+		    ops[nv + k]->shape.rank != 0 || ops[k]->shape.etype != res[k]->shape.etype ||
+		    ops[nv + k]->shape.etype != res[k]->shape.etype)
+			return ncc_interp_fail(ip, inst, NCC_ERR_INVALID, "input %d, its init value and result disagree", k);
+		types[k] = types[nv + k] = res[k]->shape.etype;
+	}
+	rd->nv = nv;
+	return ncc_scalar_fn_init(&rd->fn, ip, inst, inst->to_apply, 2 * nv, types);
+}
+
+typedef ncc_status_t (*reducer_body_fn)(ncc_interp_t *ip, const ncc_inst_t *inst,
+					const ncc_value_t *const *ops, reducer_t *rd);
+
+/* reducer_start(), body, and the reducer released whatever the body returns. */
+static ncc_status_t run_reducer(ncc_interp_t *ip, const ncc_inst_t *inst, const ncc_value_t *const *ops,
+				ncc_value_t *out, reducer_body_fn body)
+{
+	reducer_t rd;
+	ncc_status_t st = reducer_start(ip, inst, ops, out, &rd);
+	if (st != NCC_OK)
+		return st;
+	st = body(ip, inst, ops, &rd);
+	ncc_scalar_fn_fini(&rd.fn);
+	return st;
+}
+
+/* One step of a general (possibly variadic) reduction: element o of the results
+ * becomes fn(results..., inputs...) with the inputs' element i. */
+static ncc_status_t combine_into(reducer_t *rd, int64_t o, const ncc_value_t *const *ops, int64_t i)
+{
+	const void *in[8] = {0};
+	void *po[4];
+	uint64_t tmp[4];
+	void *to[4] = {&tmp[0], &tmp[1], &tmp[2], &tmp[3]};
+	for (int32_t k = 0; k < rd->nv; k++) {
+		size_t es = ncc_etype_storage_bytes(rd->types[k]);
+		po[k] = (char *)rd->res[k]->data + o * (int64_t)es;
+		in[k] = po[k];
+		in[rd->nv + k] = (const char *)ops[k]->data + i * (int64_t)es;
+	}
+	ncc_status_t st = ncc_scalar_fn_call(&rd->fn, in, to, rd->nv);
+	for (int32_t k = 0; k < rd->nv && st == NCC_OK; k++)
+		memcpy(po[k], to[k], ncc_etype_storage_bytes(rd->types[k]));
+	return st;
+}
+
+static ncc_status_t reduce_body(ncc_interp_t *ip, const ncc_inst_t *inst,
+				const ncc_value_t *const *ops, reducer_t *rd)
+{
+	ncc_status_t st = NCC_OK;
 	const ncc_value_t *in0 = ops[0];
 	int32_t rank = in0->shape.rank;
 	int64_t ost_in[NCC_MAX_RANK] = {0}; /* result stride of each input dim, 0 if reduced */
 	{
 		int64_t ost[NCC_MAX_RANK];
-		ncc_strides(res[0]->shape.rank, res[0]->shape.dims, ost);
+		ncc_strides(rd->res[0]->shape.rank, rd->res[0]->shape.dims, ost);
 		int32_t od = 0;
 		for (int32_t d = 0; d < rank; d++) {
 			bool red = false;
@@ -71,35 +137,20 @@ ncc_status_t ncc_eval_reduce(ncc_interp_t *ip, const ncc_inst_t *inst,
 					red = true;
 			if (red)
 				continue;
-			if (od >= res[0]->shape.rank || res[0]->shape.dims[od] != in0->shape.dims[d])
+			if (od >= rd->res[0]->shape.rank || rd->res[0]->shape.dims[od] != in0->shape.dims[d])
 				return ncc_interp_fail(ip, inst, NCC_ERR_INVALID, "result dims do not match the kept input dims");
 			ost_in[d] = ost[od++];
 		}
-		if (od != res[0]->shape.rank)
+		if (od != rd->res[0]->shape.rank)
 			return ncc_interp_fail(ip, inst, NCC_ERR_INVALID, "result rank does not match the kept input dims");
 	}
-	ncc_etype_t types[8];
-	for (int32_t k = 0; k < nv; k++) {
-		if (ops[k]->nbytes / (ncc_etype_storage_bytes(ops[k]->shape.etype) ?: 1) !=
-			    (size_t)ncc_value_elements(in0) ||
-		    ops[nv + k]->shape.rank != 0 || ops[k]->shape.etype != res[k]->shape.etype ||
-		    ops[nv + k]->shape.etype != res[k]->shape.etype)
-			return ncc_interp_fail(ip, inst, NCC_ERR_INVALID, "input %d, its init value and result disagree", k);
-		types[k] = types[nv + k] = res[k]->shape.etype;
-	}
-	ncc_scalar_fn_t fn;
-	st = ncc_scalar_fn_init(&fn, ip, inst, inst->to_apply, 2 * nv, types);
-	if (st != NCC_OK)
-		return st;
-	int64_t on = ncc_value_elements(res[0]), n = ncc_value_elements(in0);
+	int64_t on = ncc_value_elements(rd->res[0]), n = ncc_value_elements(in0);
 	int64_t idx[NCC_MAX_RANK] = {0};
-	ncc_etype_t t = types[0];
-	if (nv == 1 && fast_float_reducer(&fn, t)) {
+	ncc_etype_t t = rd->types[0];
+	if (rd->nv == 1 && fast_float_reducer(&rd->fn, t)) {
 		double *acc = malloc(sizeof(double) * (size_t)(on ? on : 1));
-		if (!acc) {
-			ncc_scalar_fn_fini(&fn);
+		if (!acc)
 			return NCC_ERR_NOMEM;
-		}
 		double init = ncc_ld_f(t, ops[1]->data, 0);
 		for (int64_t o = 0; o < on; o++)
 			acc[o] = init;
@@ -111,59 +162,46 @@ ncc_status_t ncc_eval_reduce(ncc_interp_t *ip, const ncc_inst_t *inst,
 				o += idx[d] * ost_in[d];
 			if (t == NCC_F32) {
 				const float *x = (const float *)in0->data + i;
-				if (ist == 0 && fn.op == NCC_OP_ADD) {
+				if (ist == 0 && rd->fn.op == NCC_OP_ADD) {
 					double s = acc[o];
 					for (int64_t j = 0; j < inner; j++)
 						s += x[j];
 					acc[o] = s;
 				} else {
 					for (int64_t j = 0; j < inner; j++)
-						acc[o + j * ist] = acc_step(fn.op, acc[o + j * ist], x[j]);
+						acc[o + j * ist] = acc_step(rd->fn.op, acc[o + j * ist], x[j]);
 				}
 			} else {
 				for (int64_t j = 0; j < inner; j++)
-					acc[o + j * ist] = acc_step(fn.op, acc[o + j * ist], ncc_ld_f(t, in0->data, i + j));
+					acc[o + j * ist] = acc_step(rd->fn.op, acc[o + j * ist], ncc_ld_f(t, in0->data, i + j));
 			}
-			int32_t d = rank - 2;
-			for (; d >= 0; d--) {
-				if (++idx[d] < in0->shape.dims[d])
-					break;
-				idx[d] = 0;
-			}
+			ncc_next_index(rank - 1, in0->shape.dims, idx);
 		}
 		for (int64_t o = 0; o < on; o++)
-			ncc_st_fp(t, res[0]->data, o, acc[o]);
+			ncc_st_fp(t, rd->res[0]->data, o, acc[o]);
 		free(acc);
-		ncc_scalar_fn_fini(&fn);
 		return NCC_OK;
 	}
 	/* general path: out = init; out = f(out, x) for every x in row-major order */
-	for (int32_t k = 0; k < nv; k++) {
-		size_t es = ncc_etype_storage_bytes(types[k]);
+	for (int32_t k = 0; k < rd->nv; k++) {
+		size_t es = ncc_etype_storage_bytes(rd->types[k]);
 		for (int64_t o = 0; o < on; o++)
-			memcpy((char *)res[k]->data + o * (int64_t)es, ops[nv + k]->data, es);
+			memcpy((char *)rd->res[k]->data + o * (int64_t)es, ops[rd->nv + k]->data, es);
 	}
 	for (int64_t i = 0; i < n && st == NCC_OK; i++) {
 		int64_t o = 0;
 		for (int32_t d = 0; d < rank; d++)
 			o += idx[d] * ost_in[d];
-		const void *in[8];
-		void *po[4];
-		uint64_t tmp[4];
-		void *to[4] = {&tmp[0], &tmp[1], &tmp[2], &tmp[3]};
-		for (int32_t k = 0; k < nv; k++) {
-			size_t es = ncc_etype_storage_bytes(types[k]);
-			po[k] = (char *)res[k]->data + o * (int64_t)es;
-			in[k] = po[k];
-			in[nv + k] = (const char *)ops[k]->data + i * (int64_t)es;
-		}
-		st = ncc_scalar_fn_call(&fn, in, to, nv);
-		for (int32_t k = 0; k < nv && st == NCC_OK; k++)
-			memcpy(po[k], to[k], ncc_etype_storage_bytes(types[k]));
+		st = combine_into(rd, o, ops, i);
 		ncc_next_index(rank, in0->shape.dims, idx);
 	}
-	ncc_scalar_fn_fini(&fn);
 	return st;
+}
+
+ncc_status_t ncc_eval_reduce(ncc_interp_t *ip, const ncc_inst_t *inst,
+			     const ncc_value_t *const *ops, ncc_value_t *out)
+{
+	return run_reducer(ip, inst, ops, out, reduce_body);
 }
 
 /* Input coordinate of window element k at output position o in one dim, or -1 when it
@@ -180,89 +218,104 @@ static inline int64_t window_input(const ncc_window_dim_t *w, int64_t in_dim, in
 	return p < in_dim ? p : -1;
 }
 
-ncc_status_t ncc_eval_reduce_window(ncc_interp_t *ip, const ncc_inst_t *inst,
-				    const ncc_value_t *const *ops, ncc_value_t *out)
+/* Walks the elements of one window that fall on the input (padding and holes of
+ * the base dilation are skipped). */
+typedef struct window_walk {
+	const ncc_window_t *w;
+	int32_t rank;
+	const int64_t *in_dims; /* input dims */
+	int64_t ist[NCC_MAX_RANK];   /* input strides */
+	int64_t wdims[NCC_MAX_RANK]; /* window sizes */
+	int64_t kidx[NCC_MAX_RANK];  /* the next window element */
+	bool more;
+} window_walk_t;
+
+static void window_walk_init(window_walk_t *ww, const ncc_window_t *w, int32_t rank,
+			     const int64_t *in_dims)
 {
-	if (inst->noperands < 2 || inst->noperands % 2 || inst->noperands > 8)
-		return ncc_interp_fail(ip, inst, NCC_ERR_INVALID, "reduce-window needs N inputs and N init values");
-	int32_t nv = inst->noperands / 2;
-	ncc_value_t *res[4];
-	ncc_status_t st = split_results(ip, inst, out, nv, res);
-	if (st != NCC_OK)
-		return st;
+	ww->w = w;
+	ww->rank = rank;
+	ww->in_dims = in_dims;
+	ncc_strides(rank, in_dims, ww->ist);
+	for (int32_t d = 0; d < rank; d++)
+		ww->wdims[d] = w->dims[d].size;
+}
+
+/* Starts a window (the next window_walk_next() calls walk it from its first element). */
+static void window_walk_start(window_walk_t *ww)
+{
+	memset(ww->kidx, 0, sizeof(ww->kidx));
+	ww->more = true;
+	for (int32_t d = 0; d < ww->rank; d++)
+		if (ww->wdims[d] <= 0)
+			ww->more = false;
+}
+
+/* The flat input offset of the next window element of output position oidx that
+ * falls on the input; false when the window is done. */
+static bool window_walk_next(window_walk_t *ww, const int64_t *oidx, int64_t *out_off)
+{
+	while (ww->more) {
+		int64_t off = 0;
+		bool valid = true;
+		for (int32_t d = 0; d < ww->rank && valid; d++) {
+			int64_t p = window_input(&ww->w->dims[d], ww->in_dims[d], oidx[d], ww->kidx[d]);
+			if (p < 0)
+				valid = false;
+			else
+				off += p * ww->ist[d];
+		}
+		ww->more = ncc_next_index(ww->rank, ww->wdims, ww->kidx);
+		if (valid) {
+			*out_off = off;
+			return true;
+		}
+	}
+	return false;
+}
+
+static ncc_status_t reduce_window_body(ncc_interp_t *ip, const ncc_inst_t *inst,
+				       const ncc_value_t *const *ops, reducer_t *rd)
+{
+	ncc_status_t st = NCC_OK;
 	const ncc_value_t *in0 = ops[0];
 	int32_t rank = in0->shape.rank;
 	const ncc_window_t *w = inst->window;
-	if (!w || w->n != rank || res[0]->shape.rank != rank)
+	if (!w || w->n != rank || rd->res[0]->shape.rank != rank)
 		return ncc_interp_fail(ip, inst, NCC_ERR_INVALID, "window rank differs from the operand's");
-	ncc_etype_t types[8];
-	for (int32_t k = 0; k < nv; k++) {
-		if (ops[k]->shape.etype != res[k]->shape.etype || ops[nv + k]->shape.etype != res[k]->shape.etype)
-			return ncc_interp_fail(ip, inst, NCC_ERR_INVALID, "input %d, init value and result types differ", k);
-		types[k] = types[nv + k] = res[k]->shape.etype;
-	}
-	ncc_scalar_fn_t fn;
-	st = ncc_scalar_fn_init(&fn, ip, inst, inst->to_apply, 2 * nv, types);
-	if (st != NCC_OK)
-		return st;
-	int64_t ist[NCC_MAX_RANK], wdims[NCC_MAX_RANK];
-	ncc_strides(rank, in0->shape.dims, ist);
-	for (int32_t d = 0; d < rank; d++)
-		wdims[d] = w->dims[d].size;
-	ncc_etype_t t = types[0];
-	bool fast = nv == 1 && fast_float_reducer(&fn, t);
-	int64_t on = ncc_value_elements(res[0]);
+	window_walk_t ww;
+	window_walk_init(&ww, w, rank, in0->shape.dims);
+	ncc_etype_t t = rd->types[0];
+	bool fast = rd->nv == 1 && fast_float_reducer(&rd->fn, t);
+	int64_t on = ncc_value_elements(rd->res[0]);
 	int64_t oidx[NCC_MAX_RANK] = {0};
 	for (int64_t o = 0; o < on && st == NCC_OK; o++) {
 		double acc = fast ? ncc_ld_f(t, ops[1]->data, 0) : 0;
-		for (int32_t k = 0; k < nv && !fast; k++) {
-			size_t es = ncc_etype_storage_bytes(types[k]);
-			memcpy((char *)res[k]->data + o * (int64_t)es, ops[nv + k]->data, es);
+		for (int32_t k = 0; k < rd->nv && !fast; k++) {
+			size_t es = ncc_etype_storage_bytes(rd->types[k]);
+			memcpy((char *)rd->res[k]->data + o * (int64_t)es, ops[rd->nv + k]->data, es);
 		}
-		int64_t kidx[NCC_MAX_RANK] = {0};
-		bool more = true;
-		for (int32_t d = 0; d < rank; d++)
-			if (wdims[d] <= 0)
-				more = false;
-		while (more && st == NCC_OK) {
-			int64_t off = 0;
-			bool valid = true;
-			for (int32_t d = 0; d < rank && valid; d++) {
-				int64_t p = window_input(&w->dims[d], in0->shape.dims[d], oidx[d], kidx[d]);
-				if (p < 0)
-					valid = false;
-				else
-					off += p * ist[d];
-			}
-			/* padding and dilation holes hold the init value, which the reducer
-			 * must treat as its identity: skipping them is the same */
-			if (valid) {
-				if (fast) {
-					acc = acc_step(fn.op, acc, ncc_ld_f(t, in0->data, off));
-				} else {
-					const void *in[8];
-					void *po[4];
-					uint64_t tmp[4];
-					void *to[4] = {&tmp[0], &tmp[1], &tmp[2], &tmp[3]};
-					for (int32_t k = 0; k < nv; k++) {
-						size_t es = ncc_etype_storage_bytes(types[k]);
-						po[k] = (char *)res[k]->data + o * (int64_t)es;
-						in[k] = po[k];
-						in[nv + k] = (const char *)ops[k]->data + off * (int64_t)es;
-					}
-					st = ncc_scalar_fn_call(&fn, in, to, nv);
-					for (int32_t k = 0; k < nv && st == NCC_OK; k++)
-						memcpy(po[k], to[k], ncc_etype_storage_bytes(types[k]));
-				}
-			}
-			more = ncc_next_index(rank, wdims, kidx);
+		/* padding and dilation holes hold the init value, which the reducer must
+		 * treat as its identity: skipping them is the same */
+		int64_t off;
+		window_walk_start(&ww);
+		while (st == NCC_OK && window_walk_next(&ww, oidx, &off)) {
+			if (fast)
+				acc = acc_step(rd->fn.op, acc, ncc_ld_f(t, in0->data, off));
+			else
+				st = combine_into(rd, o, ops, off);
 		}
 		if (fast)
-			ncc_st_fp(t, res[0]->data, o, acc);
-		ncc_next_index(rank, res[0]->shape.dims, oidx);
+			ncc_st_fp(t, rd->res[0]->data, o, acc);
+		ncc_next_index(rank, rd->res[0]->shape.dims, oidx);
 	}
-	ncc_scalar_fn_fini(&fn);
 	return st;
+}
+
+ncc_status_t ncc_eval_reduce_window(ncc_interp_t *ip, const ncc_inst_t *inst,
+				    const ncc_value_t *const *ops, ncc_value_t *out)
+{
+	return run_reducer(ip, inst, ops, out, reduce_window_body);
 }
 
 ncc_status_t ncc_eval_select_and_scatter(ncc_interp_t *ip, const ncc_inst_t *inst,
@@ -289,44 +342,26 @@ ncc_status_t ncc_eval_select_and_scatter(ncc_interp_t *ip, const ncc_inst_t *ins
 		ncc_scalar_fn_fini(&sel);
 		return st;
 	}
-	int64_t ist[NCC_MAX_RANK], wdims[NCC_MAX_RANK];
-	ncc_strides(rank, a->shape.dims, ist);
-	for (int32_t d = 0; d < rank; d++)
-		wdims[d] = w->dims[d].size;
+	window_walk_t ww;
+	window_walk_init(&ww, w, rank, a->shape.dims);
 	int64_t sn = ncc_value_elements(src);
 	int64_t sidx[NCC_MAX_RANK] = {0};
 	for (int64_t s = 0; s < sn && st == NCC_OK; s++) {
 		/* the first valid element wins unless select(current, candidate) is false */
-		int64_t best = -1;
-		int64_t kidx[NCC_MAX_RANK] = {0};
-		bool more = true;
-		for (int32_t d = 0; d < rank; d++)
-			if (wdims[d] <= 0)
-				more = false;
-		while (more && st == NCC_OK) {
-			int64_t off = 0;
-			bool valid = true;
-			for (int32_t d = 0; d < rank && valid; d++) {
-				int64_t p = window_input(&w->dims[d], a->shape.dims[d], sidx[d], kidx[d]);
-				if (p < 0)
-					valid = false;
-				else
-					off += p * ist[d];
+		int64_t best = -1, off;
+		window_walk_start(&ww);
+		while (st == NCC_OK && window_walk_next(&ww, sidx, &off)) {
+			if (best < 0) {
+				best = off;
+				continue;
 			}
-			if (valid) {
-				if (best < 0) {
-					best = off;
-				} else {
-					uint8_t keep = 0;
-					const void *in[2] = {(const char *)a->data + best * (int64_t)es,
-							     (const char *)a->data + off * (int64_t)es};
-					void *o = &keep;
-					st = ncc_scalar_fn_call(&sel, in, &o, 1);
-					if (st == NCC_OK && !keep)
-						best = off;
-				}
-			}
-			more = ncc_next_index(rank, wdims, kidx);
+			uint8_t keep = 0;
+			const void *in[2] = {(const char *)a->data + best * (int64_t)es,
+					     (const char *)a->data + off * (int64_t)es};
+			void *o = &keep;
+			st = ncc_scalar_fn_call(&sel, in, &o, 1);
+			if (st == NCC_OK && !keep)
+				best = off;
 		}
 		if (best >= 0 && st == NCC_OK) {
 			void *o = (char *)out->data + best * (int64_t)es;
@@ -342,9 +377,49 @@ ncc_status_t ncc_eval_select_and_scatter(ncc_interp_t *ip, const ncc_inst_t *ins
 
 /* ------------------------------------------------------------ dot */
 
+/* What a packed operand holds per element: double (floats, or mixed types), the
+ * integer bits (integer dots wrap), or float (f32/bf16/f16 operands: half the memory
+ * of double for large weights, exact for all three). */
+typedef enum pack_kind { PACK_F64, PACK_U64, PACK_F32 } pack_kind_t;
+
+/* Converts `inner` elements of v, the first at flat offset off and then every ist,
+ * into dst as kind. */
+static void pack_row(pack_kind_t kind, const ncc_value_t *v, int64_t off, int64_t ist, int64_t inner,
+		     void *dst)
+{
+	ncc_etype_t t = v->shape.etype;
+	switch (kind) {
+	case PACK_F32: {
+		float *p = dst;
+		if (t == NCC_F32) {
+			const float *s = (const float *)v->data + off;
+			for (int64_t j = 0; j < inner; j++)
+				p[j] = s[j * ist];
+		} else {
+			for (int64_t j = 0; j < inner; j++)
+				p[j] = (float)ncc_ld_f(t, v->data, off + j * ist);
+		}
+		return;
+	}
+	case PACK_F64: {
+		double *p = dst;
+		for (int64_t j = 0; j < inner; j++)
+			p[j] = ncc_ld_f(t, v->data, off + j * ist);
+		return;
+	}
+	case PACK_U64: {
+		uint64_t *p = dst;
+		for (int64_t j = 0; j < inner; j++)
+			p[j] = ncc_ld_u(t, v->data, off + j * ist);
+		return;
+	}
+	}
+}
+
 /* Packs v into a dense [B][R][C] matrix (batch dims, then the `rows` dims, then the
- * `cols` dims, each group in the order given), converting to double. */
-static double *pack_f64(const ncc_value_t *v, const int64_t *order, int32_t n)
+ * `cols` dims, each group in the order given) of kind's element type; the caller
+ * frees it. NULL when out of memory. */
+static void *pack(const ncc_value_t *v, const int64_t *order, int32_t n, pack_kind_t kind)
 {
 	int64_t st[NCC_MAX_RANK], pst[NCC_MAX_RANK], dims[NCC_MAX_RANK];
 	ncc_strides(v->shape.rank, v->shape.dims, st);
@@ -352,81 +427,52 @@ static double *pack_f64(const ncc_value_t *v, const int64_t *order, int32_t n)
 		dims[k] = v->shape.dims[order[k]];
 		pst[k] = st[order[k]];
 	}
+	size_t es = kind == PACK_F32 ? sizeof(float) : sizeof(double);
 	int64_t cnt = ncc_value_elements(v);
-	double *p = malloc(sizeof(double) * (size_t)(cnt ? cnt : 1));
-	if (!p)
-		return NULL;
-	int64_t idx[NCC_MAX_RANK] = {0};
-	for (int64_t i = 0; i < cnt; i++) {
-		int64_t off = 0;
-		for (int32_t k = 0; k < n; k++)
-			off += idx[k] * pst[k];
-		p[i] = ncc_ld_f(v->shape.etype, v->data, off);
-		ncc_next_index(n, dims, idx);
-	}
-	return p;
-}
-
-static uint64_t *pack_u64(const ncc_value_t *v, const int64_t *order, int32_t n)
-{
-	int64_t st[NCC_MAX_RANK], pst[NCC_MAX_RANK], dims[NCC_MAX_RANK];
-	ncc_strides(v->shape.rank, v->shape.dims, st);
-	for (int32_t k = 0; k < n; k++) {
-		dims[k] = v->shape.dims[order[k]];
-		pst[k] = st[order[k]];
-	}
-	int64_t cnt = ncc_value_elements(v);
-	uint64_t *p = malloc(sizeof(uint64_t) * (size_t)(cnt ? cnt : 1));
-	if (!p)
-		return NULL;
-	int64_t idx[NCC_MAX_RANK] = {0};
-	for (int64_t i = 0; i < cnt; i++) {
-		int64_t off = 0;
-		for (int32_t k = 0; k < n; k++)
-			off += idx[k] * pst[k];
-		p[i] = ncc_ld_u(v->shape.etype, v->data, off);
-		ncc_next_index(n, dims, idx);
-	}
-	return p;
-}
-
-/* f32 operands pack as float to halve the memory of large weights. */
-static float *pack_f32(const ncc_value_t *v, const int64_t *order, int32_t n)
-{
-	int64_t st[NCC_MAX_RANK], pst[NCC_MAX_RANK], dims[NCC_MAX_RANK];
-	ncc_strides(v->shape.rank, v->shape.dims, st);
-	for (int32_t k = 0; k < n; k++) {
-		dims[k] = v->shape.dims[order[k]];
-		pst[k] = st[order[k]];
-	}
-	int64_t cnt = ncc_value_elements(v);
-	float *p = malloc(sizeof(float) * (size_t)(cnt ? cnt : 1));
-	if (!p)
-		return NULL;
-	if (cnt == 0)
+	char *p = malloc(es * (size_t)(cnt ? cnt : 1));
+	if (!p || cnt == 0)
 		return p;
+	/* row by row along the last packed dim */
 	int64_t idx[NCC_MAX_RANK] = {0};
 	int64_t inner = n ? dims[n - 1] : 1, ist = n ? pst[n - 1] : 0;
 	for (int64_t i = 0; i < cnt; i += inner) {
 		int64_t off = 0;
 		for (int32_t k = 0; k < n - 1; k++)
 			off += idx[k] * pst[k];
-		if (v->shape.etype == NCC_F32) {
-			const float *s = (const float *)v->data + off;
-			for (int64_t j = 0; j < inner; j++)
-				p[i + j] = s[j * ist];
-		} else {
-			for (int64_t j = 0; j < inner; j++)
-				p[i + j] = (float)ncc_ld_f(v->shape.etype, v->data, off + j * ist);
-		}
-		int32_t d = n - 2;
-		for (; d >= 0; d--) {
-			if (++idx[d] < dims[d])
-				break;
-			idx[d] = 0;
-		}
+		pack_row(kind, v, off, ist, inner, p + (size_t)i * es);
+		ncc_next_index(n - 1, dims, idx);
 	}
 	return p;
+}
+
+/* acc[0..N) += L[li] * R[ri .. ri + N), operands packed as kind: in uint64_t
+ * (wrapping) for PACK_U64, else in double. */
+static inline void dot_axpy(pack_kind_t kind, const void *L, int64_t li, const void *R, int64_t ri,
+			    int64_t N, void *acc)
+{
+	switch (kind) {
+	case PACK_U64: {
+		uint64_t a = ((const uint64_t *)L)[li], *c = acc;
+		const uint64_t *row = (const uint64_t *)R + ri;
+		for (int64_t j = 0; j < N; j++)
+			c[j] += a * row[j];
+		return;
+	}
+	case PACK_F32: {
+		double a = ((const float *)L)[li], *c = acc;
+		const float *row = (const float *)R + ri;
+		for (int64_t j = 0; j < N; j++)
+			c[j] += a * (double)row[j];
+		return;
+	}
+	case PACK_F64: {
+		double a = ((const double *)L)[li], *c = acc;
+		const double *row = (const double *)R + ri;
+		for (int64_t j = 0; j < N; j++)
+			c[j] += a * row[j];
+		return;
+	}
+	}
 }
 
 static bool small_float(ncc_etype_t t)
@@ -485,74 +531,32 @@ ncc_status_t ncc_eval_dot(ncc_interp_t *ip, const ncc_inst_t *inst,
 							 (rr - obatch - dn->rhs_contracting.n))
 		return ncc_interp_fail(ip, inst, NCC_ERR_INVALID, "result shape does not match batch, lhs and rhs free dims");
 	ncc_etype_t lt = l->shape.etype, rt = r->shape.etype, ot = out->shape.etype;
-	double *acc = malloc(sizeof(double) * (size_t)(N ? N : 1));
-	if (!acc)
-		return NCC_ERR_NOMEM;
+	/* integers: products and sums wrap in the result width; floats accumulate in f64 */
+	pack_kind_t kind = !ncc_is_fp(lt) && !ncc_is_fp(rt) && !ncc_is_fp(ot) ? PACK_U64
+			   : small_float(lt) && small_float(rt)               ? PACK_F32
+									      : PACK_F64;
+	void *L = pack(l, lorder, lr, kind), *R = pack(r, rorder, rr, kind);
+	void *acc = malloc(sizeof(double) * (size_t)(N ? N : 1)); /* double or uint64_t */
 	ncc_status_t st = NCC_OK;
-	if (!ncc_is_fp(lt) && !ncc_is_fp(rt) && !ncc_is_fp(ot)) {
-		/* integers: products and sums wrap in the result width */
-		uint64_t *L = pack_u64(l, lorder, lr), *R = pack_u64(r, rorder, rr);
-		uint64_t *iacc = malloc(sizeof(uint64_t) * (size_t)(N ? N : 1));
-		if (!L || !R || !iacc) {
-			st = NCC_ERR_NOMEM;
-		} else {
-			for (int64_t b = 0; b < B; b++)
-				for (int64_t m = 0; m < M; m++) {
-					memset(iacc, 0, sizeof(uint64_t) * (size_t)N);
-					for (int64_t k = 0; k < K; k++) {
-						uint64_t a = L[(b * M + m) * K + k];
-						const uint64_t *row = R + (b * K + k) * N;
-						for (int64_t j = 0; j < N; j++)
-							iacc[j] += a * row[j];
-					}
-					for (int64_t j = 0; j < N; j++)
-						ncc_st_u(ot, out->data, (b * M + m) * N + j, iacc[j]);
-				}
-		}
-		free(L);
-		free(R);
-		free(iacc);
-	} else if (small_float(lt) && small_float(rt)) {
-		float *L = pack_f32(l, lorder, lr), *R = pack_f32(r, rorder, rr);
-		if (!L || !R) {
-			st = NCC_ERR_NOMEM;
-		} else {
-			for (int64_t b = 0; b < B; b++)
-				for (int64_t m = 0; m < M; m++) {
-					memset(acc, 0, sizeof(double) * (size_t)N);
-					for (int64_t k = 0; k < K; k++) {
-						double a = L[(b * M + m) * K + k];
-						const float *row = R + (b * K + k) * N;
-						for (int64_t j = 0; j < N; j++)
-							acc[j] += a * (double)row[j];
-					}
-					for (int64_t j = 0; j < N; j++)
-						ncc_st_f(ot, out->data, (b * M + m) * N + j, acc[j]);
-				}
-		}
-		free(L);
-		free(R);
+	if (!L || !R || !acc) {
+		st = NCC_ERR_NOMEM;
 	} else {
-		double *L = pack_f64(l, lorder, lr), *R = pack_f64(r, rorder, rr);
-		if (!L || !R) {
-			st = NCC_ERR_NOMEM;
-		} else {
-			for (int64_t b = 0; b < B; b++)
-				for (int64_t m = 0; m < M; m++) {
-					memset(acc, 0, sizeof(double) * (size_t)N);
-					for (int64_t k = 0; k < K; k++) {
-						double a = L[(b * M + m) * K + k];
-						const double *row = R + (b * K + k) * N;
-						for (int64_t j = 0; j < N; j++)
-							acc[j] += a * row[j];
-					}
-					for (int64_t j = 0; j < N; j++)
-						ncc_st_f(ot, out->data, (b * M + m) * N + j, acc[j]);
+		for (int64_t b = 0; b < B; b++)
+			for (int64_t m = 0; m < M; m++) {
+				memset(acc, 0, sizeof(double) * (size_t)N);
+				for (int64_t k = 0; k < K; k++)
+					dot_axpy(kind, L, (b * M + m) * K + k, R, (b * K + k) * N, N, acc);
+				int64_t o = (b * M + m) * N;
+				for (int64_t j = 0; j < N; j++) {
+					if (kind == PACK_U64)
+						ncc_st_u(ot, out->data, o + j, ((const uint64_t *)acc)[j]);
+					else
+						ncc_st_f(ot, out->data, o + j, ((const double *)acc)[j]);
 				}
-		}
-		free(L);
-		free(R);
+			}
 	}
+	free(L);
+	free(R);
 	free(acc);
 	return st;
 }
@@ -839,7 +843,7 @@ ncc_status_t ncc_eval_convolution(ncc_interp_t *ip, const ncc_inst_t *inst,
 		b2 = t;
 	}
 	bool by_position = S > 0 && !lhs_dilated && g.OS < g.KS && ON * chunk * g.OS <= ((int64_t)1 << 23);
-	float *X = pack_f32(x, xorder, S + 2), *Wk = pack_f32(kr, korder, S + 2);
+	float *X = pack(x, xorder, S + 2, PACK_F32), *Wk = pack(kr, korder, S + 2, PACK_F32);
 	double *acc = malloc(sizeof(double) * (size_t)((by_position ? ON : 1) * chunk * g.OS + 1));
 	float *xs = by_position ? NULL : malloc(sizeof(float) * (size_t)(KI * g.OS + 1));
 	ncc_status_t st = NCC_OK;

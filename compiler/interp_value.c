@@ -399,6 +399,60 @@ void ncc_value_fill_random_range(ncc_value_t *v, uint64_t seed, double lo, doubl
 	}
 }
 
+/* ------------------------------------------------------------ Monte Carlo arithmetic */
+
+/* Moves each nonzero finite element's magnitude bits by a random k in [-u, u]:
+ * k ulps of its binade. An element that would cross zero or reach Inf keeps its
+ * value. One random byte per element, eight per draw. */
+#define NCC_PERTURB_LOOP(utype, mag_mask, inf_bits)                                      \
+	do {                                                                             \
+		utype *e = v->data;                                                      \
+		uint64_t r = 0;                                                          \
+		for (int64_t i = 0; i < n; i++) {                                        \
+			if ((i & 7) == 0)                                                \
+				r = splitmix64(&ip->perturb_state);                      \
+			int64_t k = (int64_t)((r >> (8 * (i & 7))) & 0xff) % span - u;   \
+			utype m = e[i] & (mag_mask);                                     \
+			if (m == 0 || m >= (inf_bits) || k == 0)                         \
+				continue;                                                \
+			int64_t nm = (int64_t)m + k;                                     \
+			if (nm > 0 && nm < (int64_t)(inf_bits))                          \
+				e[i] = (utype)((e[i] & ~(utype)(mag_mask)) | (utype)nm); \
+		}                                                                        \
+	} while (0)
+
+void ncc_ivalue_perturb(ncc_interp_t *ip, ncc_value_t *v)
+{
+	int64_t u = ip->opts.perturb_ulps > 100 ? 100 : ip->opts.perturb_ulps;
+	if (!v || u <= 0)
+		return;
+	if (v->shape.etype == NCC_TUPLE) {
+		for (int32_t k = 0; k < v->nelems; k++)
+			ncc_ivalue_perturb(ip, v->elems[k]);
+		return;
+	}
+	int64_t n = ncc_value_elements(v), span = 2 * u + 1;
+	switch (v->shape.etype) {
+	case NCC_F32: NCC_PERTURB_LOOP(uint32_t, 0x7fffffffu, 0x7f800000u); break;
+	case NCC_F64: NCC_PERTURB_LOOP(uint64_t, 0x7fffffffffffffffull, 0x7ff0000000000000ull); break;
+	case NCC_BF16: NCC_PERTURB_LOOP(uint16_t, 0x7fffu, 0x7f80u); break;
+	case NCC_F16: NCC_PERTURB_LOOP(uint16_t, 0x7fffu, 0x7c00u); break;
+	default: break;
+	}
+}
+#undef NCC_PERTURB_LOOP
+
+double ncc_interp_perturb_scalar(ncc_interp_t *ip, ncc_etype_t t, double x)
+{
+	int64_t u = ip->opts.perturb_ulps > 100 ? 100 : ip->opts.perturb_ulps;
+	if (u <= 0 || ip->scalar_depth > 0 || !isfinite(x) || x == 0)
+		return x;
+	int k = (int)(splitmix64(&ip->perturb_state) % (uint64_t)(2 * u + 1)) - (int)u;
+	int e;
+	frexp(x, &e); /* |x| in [2^(e-1), 2^e): one ulp of a p-bit type is 2^(e-p) */
+	return x + k * ldexp(1.0, e - fill_bits(t));
+}
+
 /* ------------------------------------------------------------ comparison */
 
 ncc_tolerance_t ncc_tolerance_for(ncc_etype_t t)

@@ -114,31 +114,44 @@ static ncc_view_t keep_dims(const ncc_view_t *out, const ncc_view_t *in, uint32_
 	return k;
 }
 
-static ncc_status_t lower_reduce(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
+/* The REDUCE combiner and the input, init value and output views of a reduce or
+ * reduce-window. */
+static ncc_status_t reduce_views(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, int *out_comb,
+				 ncc_view_t *in, ncc_view_t *init, ncc_view_t *out)
 {
-	int comb = ncc_lower_combiner_of(inst->to_apply);
-	ncc_view_t in, init, out;
-	ncc_status_t st = ncc_lower_operand_view(ctx, inst, 0, &in);
+	*out_comb = ncc_lower_combiner_of(inst->to_apply);
+	ncc_status_t st = ncc_lower_operand_view(ctx, inst, 0, in);
 	if (st == NCC_OK)
-		st = ncc_lower_operand_view(ctx, inst, 1, &init);
+		st = ncc_lower_operand_view(ctx, inst, 1, init);
 	if (st == NCC_OK)
-		st = ncc_lower_output_view(ctx, inst, 0, &out);
-	if (st != NCC_OK)
-		return st;
+		st = ncc_lower_output_view(ctx, inst, 0, out);
+	return st;
+}
+
+/* Unless the init value is the combiner's identity, copies it into every output
+ * element: REDUCE with ACCUMULATE then combines into it. *out_acc says which. */
+static ncc_status_t start_from_init(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, int comb,
+				    const ncc_view_t *init, const ncc_view_t *out, bool *out_acc)
+{
+	*out_acc = !init_is_identity(inst->operands[1], comb);
+	if (!*out_acc)
+		return NCC_OK;
+	ncc_view_t b = ncc_view_bcast_scalar(init, out->rank, out->dims);
+	return ncc_lower_copy(ctx, inst, out, &b);
+}
+
+static ncc_status_t lower_reduce(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, int comb,
+				 ncc_view_t in, ncc_view_t init, ncc_view_t out)
+{
+	ncc_status_t st;
 	uint32_t mask = 0;
 	for (int32_t i = 0; i < inst->dimensions.n; i++)
 		mask |= 1u << inst->dimensions.v[i];
 	ncc_view_t keep = keep_dims(&out, &in, mask);
-	bool acc = !init_is_identity(inst->operands[1], comb);
-	if (acc) {
-		/* start from the init value: REDUCE with ACCUMULATE combines into it */
-		ncc_view_t b = ncc_view_bcast_scalar(&init, out.rank, out.dims);
-		st = ncc_lower_copy(ctx, inst, &out, &b);
-		if (st != NCC_OK)
-			return st;
-	}
-	if (ncc_view_elements(&out) == 0)
-		return NCC_OK;
+	bool acc;
+	st = start_from_init(ctx, inst, comb, &init, &out, &acc);
+	if (st != NCC_OK || ncc_view_elements(&out) == 0)
+		return st;
 	if (ncc_view_elements(&in) == 0) {
 		if (acc)
 			return NCC_OK;
@@ -149,20 +162,40 @@ static ncc_status_t lower_reduce(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 	return ncc_lower_reduce_emit(ctx, inst, (uint32_t)comb, &keep, &in, mask, acc);
 }
 
+/* The windows of a rank-r input as a rank-2r view [o0, w0, o1, w1, ...] (strides:
+ * window stride, window dilation) with o the dims of out, and out seen as the
+ * keep-dims REDUCE destination of that view ([o0, 1, o1, 1, ...]). Returns the mask
+ * of the w dims. */
+static uint32_t window_views(const ncc_window_t *win, const ncc_view_t *in, const ncc_view_t *out,
+			     ncc_view_t *out_windows, ncc_view_t *out_keep)
+{
+	ncc_view_t w = *in, keep = *out;
+	w.rank = keep.rank = 2 * in->rank;
+	uint32_t mask = 0;
+	for (int32_t d = 0; d < in->rank; d++) {
+		const ncc_window_dim_t *wd = &win->dims[d];
+		w.dims[2 * d] = out->dims[d];
+		w.strides[2 * d] = in->strides[d] * wd->stride;
+		w.dims[2 * d + 1] = wd->size;
+		w.strides[2 * d + 1] = in->strides[d] * wd->rhs_dilation;
+		keep.dims[2 * d] = out->dims[d];
+		keep.strides[2 * d] = out->strides[d];
+		keep.dims[2 * d + 1] = 1;
+		keep.strides[2 * d + 1] = 0;
+		mask |= 1u << (2 * d + 1);
+	}
+	*out_windows = w;
+	*out_keep = keep;
+	return mask;
+}
+
 /* reduce-window: the input (padded with init into a temporary when the window pads)
  * seen as [o0, w0, o1, w1, ...] with strides (stride*s, dilation*s), reduced over the
  * w dims. Overlapping windows are fine: they only overlap in reads. */
-static ncc_status_t lower_reduce_window(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
+static ncc_status_t lower_reduce_window(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, int comb,
+					ncc_view_t in, ncc_view_t init, ncc_view_t out)
 {
-	int comb = ncc_lower_combiner_of(inst->to_apply);
-	ncc_view_t in, init, out;
-	ncc_status_t st = ncc_lower_operand_view(ctx, inst, 0, &in);
-	if (st == NCC_OK)
-		st = ncc_lower_operand_view(ctx, inst, 1, &init);
-	if (st == NCC_OK)
-		st = ncc_lower_output_view(ctx, inst, 0, &out);
-	if (st != NCC_OK)
-		return st;
+	ncc_status_t st;
 	int32_t rank = in.rank;
 	if (rank * 2 > NCC_MAX_RANK)
 		return ncc_lower_fail(ctx, inst, NCC_ERR_UNSUPPORTED, "unsupported reduce-window rank %d", rank);
@@ -204,34 +237,12 @@ static ncc_status_t lower_reduce_window(ncc_lower_ctx_t *ctx, const ncc_inst_t *
 no_copy:
 		in = p;
 	}
-	ncc_view_t w = in;
-	w.rank = rank * 2;
-	uint32_t mask = 0;
-	for (int32_t d = 0; d < rank; d++) {
-		const ncc_window_dim_t *wd = &inst->window->dims[d];
-		w.dims[2 * d] = out.dims[d];
-		w.strides[2 * d] = in.strides[d] * wd->stride;
-		w.dims[2 * d + 1] = wd->size;
-		w.strides[2 * d + 1] = in.strides[d] * wd->rhs_dilation;
-		mask |= 1u << (2 * d + 1);
-	}
-	ncc_view_t keep = out;
-	keep.rank = rank * 2;
-	for (int32_t d = 0; d < rank; d++) {
-		keep.dims[2 * d] = out.dims[d];
-		keep.strides[2 * d] = out.strides[d];
-		keep.dims[2 * d + 1] = 1;
-		keep.strides[2 * d + 1] = 0;
-	}
-	bool acc = !init_is_identity(inst->operands[1], comb);
-	if (acc) {
-		ncc_view_t b = ncc_view_bcast_scalar(&init, out.rank, out.dims);
-		st = ncc_lower_copy(ctx, inst, &out, &b);
-		if (st != NCC_OK)
-			return st;
-	}
-	if (ncc_view_elements(&out) == 0)
-		return NCC_OK;
+	ncc_view_t w, keep;
+	uint32_t mask = window_views(inst->window, &in, &out, &w, &keep);
+	bool acc;
+	st = start_from_init(ctx, inst, comb, &init, &out, &acc);
+	if (st != NCC_OK || ncc_view_elements(&out) == 0)
+		return st;
 	return ncc_lower_reduce_emit(ctx, inst, (uint32_t)comb, &keep, &w, mask, acc);
 }
 
@@ -266,6 +277,35 @@ static ncc_status_t alu2(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, uint32_t 
 	return ncc_lower_alu(ctx, inst, sub, dst, 2, in);
 }
 
+/* One binary ALU instruction dst = op(a, b) of a sequence. */
+typedef struct alu_step {
+	uint32_t op;
+	const ncc_view_t *dst, *a, *b;
+} alu_step_t;
+
+/* Emits steps[0..n) in order, stopping at the first failure. */
+static ncc_status_t alu_steps(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, const alu_step_t *steps,
+			      size_t n)
+{
+	ncc_status_t st = NCC_OK;
+	for (size_t i = 0; i < n && st == NCC_OK; i++)
+		st = alu2(ctx, inst, steps[i].op, steps[i].dst, steps[i].a, steps[i].b);
+	return st;
+}
+
+/* The views of operands [0, nops) into ops[] and then of output leaves [0, nouts)
+ * into outs[], in that order (an output's buffer is placed on first use). */
+static ncc_status_t io_views(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, int32_t nops,
+			     ncc_view_t *ops, int32_t nouts, ncc_view_t *outs)
+{
+	ncc_status_t st = NCC_OK;
+	for (int32_t i = 0; i < nops && st == NCC_OK; i++)
+		st = ncc_lower_operand_view(ctx, inst, i, &ops[i]);
+	for (int32_t i = 0; i < nouts && st == NCC_OK; i++)
+		st = ncc_lower_output_view(ctx, inst, i, &outs[i]);
+	return st;
+}
+
 /* inv = rsqrt(var + eps) into a [C] temporary. */
 static ncc_status_t inv_std(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, const ncc_view_t *var,
 			    ncc_view_t *out_inv)
@@ -284,144 +324,161 @@ static ncc_status_t inv_std(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, const 
 	return ncc_lower_alu(ctx, inst, ISA_ALU_RSQRT, out_inv, 1, in);
 }
 
+/* What the three batch-norm lowerings share: x (operand 0), its feature dim f, the
+ * reduction mask (every other dim), the element count N per feature and 1/N. */
+typedef struct bn_ctx {
+	ncc_view_t x;
+	int64_t f;
+	int32_t rank;
+	const int64_t *xd;
+	int64_t N;
+	uint32_t mask;
+	ncc_view_t invn_c; /* [C] broadcast of the constant 1/N */
+} bn_ctx_t;
+
+/* batch-norm-training and -inference: y = (x - mean) * (rsqrt(var + eps) * scale) +
+ * offset, with mean and var reduced from x for training (as outputs 1 and 2). */
+static ncc_status_t lower_bn_forward(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst,
+				     const bn_ctx_t *b)
+{
+	bool training = inst->op == NCC_OP_BATCH_NORM_TRAINING;
+	/* operands x, scale, offset[, mean, var]; outputs y[, mean, var] */
+	ncc_view_t op[5], out[3];
+	ncc_status_t st = io_views(ctx, inst, training ? 3 : 5, op, training ? 3 : 1, out);
+	if (st != NCC_OK)
+		return st;
+	const ncc_view_t *x = &b->x, *scale = &op[1], *offset = &op[2], *y = &out[0];
+	ncc_view_t mean = training ? out[1] : op[3], var = training ? out[2] : op[4];
+	int32_t rank = b->rank;
+	int64_t f = b->f;
+	if (training) {
+		ncc_view_t mk = feat_keep(&mean, rank, f);
+		st = ncc_lower_reduce_emit(ctx, inst, ISA_RED_SUM, &mk, x, b->mask, false);
+		if (st == NCC_OK)
+			st = alu2(ctx, inst, ISA_ALU_MUL, &mean, &mean, &b->invn_c);
+		if (st != NCC_OK)
+			return st;
+	}
+	/* d = x - mean, kept in y (y is overwritten last) */
+	ncc_view_t d = *y;
+	ncc_view_t mb = feat_bcast(&mean, rank, b->xd, f);
+	st = alu2(ctx, inst, ISA_ALU_SUB, &d, x, &mb);
+	if (st != NCC_OK)
+		return st;
+	if (training) {
+		ncc_view_t sq;
+		st = ncc_lower_temp_view(ctx, x->dtype, rank, b->xd, &sq);
+		if (st == NCC_OK)
+			st = alu2(ctx, inst, ISA_ALU_MUL, &sq, &d, &d);
+		ncc_view_t vk = feat_keep(&var, rank, f);
+		if (st == NCC_OK)
+			st = ncc_lower_reduce_emit(ctx, inst, ISA_RED_SUM, &vk, &sq, b->mask, false);
+		if (st == NCC_OK)
+			st = alu2(ctx, inst, ISA_ALU_MUL, &var, &var, &b->invn_c);
+		if (st != NCC_OK)
+			return st;
+	}
+	ncc_view_t inv;
+	st = inv_std(ctx, inst, &var, &inv);
+	if (st != NCC_OK)
+		return st;
+	ncc_view_t kb = feat_bcast(&inv, rank, b->xd, f), ob = feat_bcast(offset, rank, b->xd, f);
+	const alu_step_t steps[] = {
+		{ ISA_ALU_MUL, &inv, &inv, scale }, /* fold scale into inv: k = inv * scale */
+		{ ISA_ALU_MUL, y, &d, &kb },
+		{ ISA_ALU_ADD, y, y, &ob },
+	};
+	return alu_steps(ctx, inst, steps, sizeof(steps) / sizeof(steps[0]));
+}
+
+/* batch-norm-grad(x, scale, mean, var, dy) -> (dx, dscale, doffset) */
+static ncc_status_t lower_bn_grad(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, const bn_ctx_t *b)
+{
+	ncc_view_t op[5], out[3], inv, xhat, t;
+	ncc_status_t st = io_views(ctx, inst, 5, op, 3, out);
+	const ncc_view_t *x = &b->x, *scale = &op[1], *mean = &op[2], *var = &op[3], *dy = &op[4];
+	const ncc_view_t *dx = &out[0], *dscale = &out[1], *doffset = &out[2];
+	int32_t rank = b->rank;
+	int64_t f = b->f;
+	if (st == NCC_OK)
+		st = inv_std(ctx, inst, var, &inv);
+	if (st == NCC_OK)
+		st = ncc_lower_temp_view(ctx, x->dtype, rank, b->xd, &xhat);
+	if (st == NCC_OK)
+		st = ncc_lower_temp_view(ctx, x->dtype, rank, b->xd, &t);
+	if (st != NCC_OK)
+		return st;
+	ncc_view_t mb = feat_bcast(mean, rank, b->xd, f), ib = feat_bcast(&inv, rank, b->xd, f);
+	const alu_step_t xhat_steps[] = {
+		{ ISA_ALU_SUB, &xhat, x, &mb },
+		{ ISA_ALU_MUL, &xhat, &xhat, &ib },
+	};
+	st = alu_steps(ctx, inst, xhat_steps, sizeof(xhat_steps) / sizeof(xhat_steps[0]));
+	ncc_view_t ok = feat_keep(doffset, rank, f), sk = feat_keep(dscale, rank, f);
+	if (st == NCC_OK)
+		st = ncc_lower_reduce_emit(ctx, inst, ISA_RED_SUM, &ok, dy, b->mask, false);
+	if (st == NCC_OK)
+		st = alu2(ctx, inst, ISA_ALU_MUL, &t, dy, &xhat);
+	if (st == NCC_OK)
+		st = ncc_lower_reduce_emit(ctx, inst, ISA_RED_SUM, &sk, &t, b->mask, false);
+	ncc_view_t nconst;
+	if (st == NCC_OK)
+		st = ncc_lower_const_scalar(ctx, x->dtype, (double)b->N, &nconst);
+	if (st != NCC_OK)
+		return st;
+	ncc_view_t nb = ncc_view_bcast_scalar(&nconst, rank, b->xd);
+	ncc_view_t sb = feat_bcast(dscale, rank, b->xd, f), db = feat_bcast(doffset, rank, b->xd, f);
+	/* dx = scale * inv / N * (N * dy - doffset - xhat * dscale) */
+	const alu_step_t dx_steps[] = {
+		{ ISA_ALU_MUL, &t, &xhat, &sb },
+		{ ISA_ALU_MUL, dx, dy, &nb },
+		{ ISA_ALU_SUB, dx, dx, &db },
+		{ ISA_ALU_SUB, dx, dx, &t },
+		/* k = scale * inv / N, in place in inv */
+		{ ISA_ALU_MUL, &inv, &inv, scale },
+		{ ISA_ALU_MUL, &inv, &inv, &b->invn_c },
+		{ ISA_ALU_MUL, dx, dx, &ib },
+	};
+	return alu_steps(ctx, inst, dx_steps, sizeof(dx_steps) / sizeof(dx_steps[0]));
+}
+
 static ncc_status_t lower_bn(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 {
-	ncc_view_t x;
-	ncc_status_t st = ncc_lower_operand_view(ctx, inst, 0, &x);
+	bn_ctx_t b;
+	ncc_status_t st = ncc_lower_operand_view(ctx, inst, 0, &b.x);
 	if (st != NCC_OK)
 		return st;
-	int64_t f = inst->feature_index;
-	int32_t rank = x.rank;
-	const int64_t *xd = x.dims;
-	int64_t C = x.dims[f];
-	int64_t N = C ? ncc_view_elements(&x) / C : 0;
-	uint32_t mask = 0;
-	for (int32_t d = 0; d < rank; d++)
-		if (d != f)
-			mask |= 1u << d;
+	b.f = inst->feature_index;
+	b.rank = b.x.rank;
+	b.xd = b.x.dims;
+	int64_t C = b.x.dims[b.f];
+	b.N = C ? ncc_view_elements(&b.x) / C : 0;
+	b.mask = 0;
+	for (int32_t d = 0; d < b.rank; d++)
+		if (d != b.f)
+			b.mask |= 1u << d;
 	ncc_view_t invn;
-	st = ncc_lower_const_scalar(ctx, x.dtype, N ? 1.0 / (double)N : 0.0, &invn);
+	st = ncc_lower_const_scalar(ctx, b.x.dtype, b.N ? 1.0 / (double)b.N : 0.0, &invn);
 	if (st != NCC_OK)
 		return st;
-	ncc_view_t invn_c = ncc_view_bcast_scalar(&invn, 1, &C);
+	b.invn_c = ncc_view_bcast_scalar(&invn, 1, &C);
+	if (inst->op == NCC_OP_BATCH_NORM_GRAD)
+		return lower_bn_grad(ctx, inst, &b);
+	return lower_bn_forward(ctx, inst, &b);
+}
 
-	if (inst->op == NCC_OP_BATCH_NORM_TRAINING || inst->op == NCC_OP_BATCH_NORM_INFERENCE) {
-		ncc_view_t scale, offset, y, mean, var, d;
-		st = ncc_lower_operand_view(ctx, inst, 1, &scale);
-		if (st == NCC_OK)
-			st = ncc_lower_operand_view(ctx, inst, 2, &offset);
-		if (st == NCC_OK)
-			st = ncc_lower_output_view(ctx, inst, 0, &y);
-		if (st != NCC_OK)
-			return st;
-		if (inst->op == NCC_OP_BATCH_NORM_TRAINING) {
-			st = ncc_lower_output_view(ctx, inst, 1, &mean);
-			if (st == NCC_OK)
-				st = ncc_lower_output_view(ctx, inst, 2, &var);
-			if (st != NCC_OK)
-				return st;
-			ncc_view_t mk = feat_keep(&mean, rank, f);
-			st = ncc_lower_reduce_emit(ctx, inst, ISA_RED_SUM, &mk, &x, mask, false);
-			if (st == NCC_OK)
-				st = alu2(ctx, inst, ISA_ALU_MUL, &mean, &mean, &invn_c);
-		} else {
-			st = ncc_lower_operand_view(ctx, inst, 3, &mean);
-			if (st == NCC_OK)
-				st = ncc_lower_operand_view(ctx, inst, 4, &var);
-		}
-		if (st != NCC_OK)
-			return st;
-		/* d = x - mean, kept in y (y is overwritten last) */
-		d = y;
-		ncc_view_t mb = feat_bcast(&mean, rank, xd, f);
-		st = alu2(ctx, inst, ISA_ALU_SUB, &d, &x, &mb);
-		if (st != NCC_OK)
-			return st;
-		if (inst->op == NCC_OP_BATCH_NORM_TRAINING) {
-			ncc_view_t sq;
-			st = ncc_lower_temp_view(ctx, x.dtype, rank, xd, &sq);
-			if (st == NCC_OK)
-				st = alu2(ctx, inst, ISA_ALU_MUL, &sq, &d, &d);
-			ncc_view_t vk = feat_keep(&var, rank, f);
-			if (st == NCC_OK)
-				st = ncc_lower_reduce_emit(ctx, inst, ISA_RED_SUM, &vk, &sq, mask, false);
-			if (st == NCC_OK)
-				st = alu2(ctx, inst, ISA_ALU_MUL, &var, &var, &invn_c);
-			if (st != NCC_OK)
-				return st;
-		}
-		ncc_view_t inv;
-		st = inv_std(ctx, inst, &var, &inv);
-		if (st != NCC_OK)
-			return st;
-		/* fold scale into inv: k = inv * scale */
-		st = alu2(ctx, inst, ISA_ALU_MUL, &inv, &inv, &scale);
-		ncc_view_t kb = feat_bcast(&inv, rank, xd, f), ob = feat_bcast(&offset, rank, xd, f);
-		if (st == NCC_OK)
-			st = alu2(ctx, inst, ISA_ALU_MUL, &y, &d, &kb);
-		if (st == NCC_OK)
-			st = alu2(ctx, inst, ISA_ALU_ADD, &y, &y, &ob);
-		return st;
+/* The part of the padded view p that holds the unpadded value (of dims `dims`):
+ * offset by the window's low padding in every dim. */
+static ncc_view_t padded_interior(const ncc_view_t *p, const ncc_window_t *w, const int64_t *dims)
+{
+	ncc_view_t v = *p;
+	int64_t off = (int64_t)p->offset, es = (int64_t)isa_dtype_size(p->dtype);
+	for (int32_t d = 0; d < p->rank; d++) {
+		off += w->dims[d].pad_lo * p->strides[d] * es;
+		v.dims[d] = dims[d];
 	}
-
-	/* batch-norm-grad(x, scale, mean, var, dy) -> (dx, dscale, doffset) */
-	ncc_view_t scale, mean, var, dy, dx, dscale, doffset, inv, xhat, t;
-	st = ncc_lower_operand_view(ctx, inst, 1, &scale);
-	if (st == NCC_OK)
-		st = ncc_lower_operand_view(ctx, inst, 2, &mean);
-	if (st == NCC_OK)
-		st = ncc_lower_operand_view(ctx, inst, 3, &var);
-	if (st == NCC_OK)
-		st = ncc_lower_operand_view(ctx, inst, 4, &dy);
-	if (st == NCC_OK)
-		st = ncc_lower_output_view(ctx, inst, 0, &dx);
-	if (st == NCC_OK)
-		st = ncc_lower_output_view(ctx, inst, 1, &dscale);
-	if (st == NCC_OK)
-		st = ncc_lower_output_view(ctx, inst, 2, &doffset);
-	if (st == NCC_OK)
-		st = inv_std(ctx, inst, &var, &inv);
-	if (st == NCC_OK)
-		st = ncc_lower_temp_view(ctx, x.dtype, rank, xd, &xhat);
-	if (st == NCC_OK)
-		st = ncc_lower_temp_view(ctx, x.dtype, rank, xd, &t);
-	if (st != NCC_OK)
-		return st;
-	ncc_view_t mb = feat_bcast(&mean, rank, xd, f), ib = feat_bcast(&inv, rank, xd, f);
-	st = alu2(ctx, inst, ISA_ALU_SUB, &xhat, &x, &mb);
-	if (st == NCC_OK)
-		st = alu2(ctx, inst, ISA_ALU_MUL, &xhat, &xhat, &ib);
-	ncc_view_t ok = feat_keep(&doffset, rank, f), sk = feat_keep(&dscale, rank, f);
-	if (st == NCC_OK)
-		st = ncc_lower_reduce_emit(ctx, inst, ISA_RED_SUM, &ok, &dy, mask, false);
-	if (st == NCC_OK)
-		st = alu2(ctx, inst, ISA_ALU_MUL, &t, &dy, &xhat);
-	if (st == NCC_OK)
-		st = ncc_lower_reduce_emit(ctx, inst, ISA_RED_SUM, &sk, &t, mask, false);
-	if (st != NCC_OK)
-		return st;
-	/* dx = scale * inv / N * (N * dy - doffset - xhat * dscale) */
-	ncc_view_t nconst;
-	st = ncc_lower_const_scalar(ctx, x.dtype, (double)N, &nconst);
-	if (st != NCC_OK)
-		return st;
-	ncc_view_t nb = ncc_view_bcast_scalar(&nconst, rank, xd);
-	ncc_view_t sb = feat_bcast(&dscale, rank, xd, f), db = feat_bcast(&doffset, rank, xd, f);
-	st = alu2(ctx, inst, ISA_ALU_MUL, &t, &xhat, &sb);
-	if (st == NCC_OK)
-		st = alu2(ctx, inst, ISA_ALU_MUL, &dx, &dy, &nb);
-	if (st == NCC_OK)
-		st = alu2(ctx, inst, ISA_ALU_SUB, &dx, &dx, &db);
-	if (st == NCC_OK)
-		st = alu2(ctx, inst, ISA_ALU_SUB, &dx, &dx, &t);
-	/* k = scale * inv / N, in place in inv */
-	if (st == NCC_OK)
-		st = alu2(ctx, inst, ISA_ALU_MUL, &inv, &inv, &scale);
-	if (st == NCC_OK)
-		st = alu2(ctx, inst, ISA_ALU_MUL, &inv, &inv, &invn_c);
-	if (st == NCC_OK)
-		st = alu2(ctx, inst, ISA_ALU_MUL, &dx, &dx, &ib);
-	return st;
+	v.offset = (uint64_t)off;
+	return v;
 }
 
 /* select-and-scatter (max/min-pool gradient): for every window the first element
@@ -471,13 +528,7 @@ static ncc_status_t lower_select_and_scatter(ncc_lower_ctx_t *ctx, const ncc_ins
 			return st;
 		fill = ncc_view_bcast_scalar(&inf, rank, pd);
 		st = ncc_lower_copy(ctx, inst, &px, &fill);
-		ncc_view_t dst = px;
-		int64_t off = (int64_t)px.offset;
-		for (int32_t d = 0; d < rank; d++) {
-			off += w->dims[d].pad_lo * px.strides[d] * es;
-			dst.dims[d] = x.dims[d];
-		}
-		dst.offset = (uint64_t)off;
+		ncc_view_t dst = padded_interior(&px, w, x.dims);
 		if (st == NCC_OK)
 			st = ncc_lower_copy(ctx, inst, &dst, &x);
 		if (st == NCC_OK)
@@ -502,22 +553,12 @@ static ncc_status_t lower_select_and_scatter(ncc_lower_ctx_t *ctx, const ncc_ins
 		st = ncc_lower_const_scalar(ctx, out.dtype, 0, &zero);
 	if (st != NCC_OK)
 		return st;
-	ncc_view_t wv = px, keep = m;
-	wv.rank = keep.rank = 2 * rank;
-	uint32_t mask = 0;
+	/* m has the source's dims, one element per window */
+	ncc_view_t wv, keep;
+	uint32_t mask = window_views(w, &px, &m, &wv, &keep);
 	int64_t nk = 1;
-	for (int32_t d = 0; d < rank; d++) {
-		wv.dims[2 * d] = src.dims[d];
-		wv.strides[2 * d] = px.strides[d] * w->dims[d].stride;
-		wv.dims[2 * d + 1] = w->dims[d].size;
-		wv.strides[2 * d + 1] = px.strides[d] * w->dims[d].rhs_dilation;
-		keep.dims[2 * d] = m.dims[d];
-		keep.strides[2 * d] = m.strides[d];
-		keep.dims[2 * d + 1] = 1;
-		keep.strides[2 * d + 1] = 0;
-		mask |= 1u << (2 * d + 1);
+	for (int32_t d = 0; d < rank; d++)
 		nk *= w->dims[d].size;
-	}
 	st = ncc_lower_reduce_emit(ctx, inst, is_max ? ISA_RED_MAX : ISA_RED_MIN, &keep, &wv, mask, false);
 	if (st != NCC_OK)
 		return st;
@@ -567,28 +608,22 @@ static ncc_status_t lower_select_and_scatter(ncc_lower_ctx_t *ctx, const ncc_ins
 crop:
 	if (st != NCC_OK || !padded)
 		return st;
-	{
-		ncc_view_t inner = po;
-		int64_t off = (int64_t)po.offset;
-		for (int32_t d = 0; d < rank; d++) {
-			off += w->dims[d].pad_lo * po.strides[d] * oes;
-			inner.dims[d] = out.dims[d];
-		}
-		inner.offset = (uint64_t)off;
-		return ncc_lower_copy(ctx, inst, &out, &inner);
-	}
+	ncc_view_t inner = padded_interior(&po, w, out.dims);
+	return ncc_lower_copy(ctx, inst, &out, &inner);
 }
 
 ncc_status_t ncc_lower_reduce_op(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 {
 	if (inst->op == NCC_OP_SELECT_AND_SCATTER)
 		return lower_select_and_scatter(ctx, inst);
-	switch (inst->op) {
-	case NCC_OP_REDUCE:
-		return lower_reduce(ctx, inst);
-	case NCC_OP_REDUCE_WINDOW:
-		return lower_reduce_window(ctx, inst);
-	default:
+	if (inst->op != NCC_OP_REDUCE && inst->op != NCC_OP_REDUCE_WINDOW)
 		return lower_bn(ctx, inst);
-	}
+	int comb;
+	ncc_view_t in, init, out;
+	ncc_status_t st = reduce_views(ctx, inst, &comb, &in, &init, &out);
+	if (st != NCC_OK)
+		return st;
+	if (inst->op == NCC_OP_REDUCE)
+		return lower_reduce(ctx, inst, comb, in, init, out);
+	return lower_reduce_window(ctx, inst, comb, in, init, out);
 }

@@ -199,6 +199,19 @@ static ncc_status_t check_called(vctx_t *v, const ncc_inst_t *in, const ncc_comp
 	return NCC_OK;
 }
 
+/* elems[0] when n == 1, else the tuple of elems[0..n) (which must outlive it). */
+static ncc_shape_t one_or_tuple(int32_t n, ncc_shape_t *elems)
+{
+	if (n == 1)
+		return elems[0];
+	ncc_shape_t t;
+	memset(&t, 0, sizeof(t));
+	t.etype = NCC_TUPLE;
+	t.nelems = n;
+	t.elems = elems;
+	return t;
+}
+
 /* Reducer of N values: 2N scalar params (accumulators then inputs) of the given
  * element types, returning N scalars (a tuple when N > 1). */
 static ncc_status_t check_reducer(vctx_t *v, const ncc_inst_t *in, const ncc_comp_t *c,
@@ -212,15 +225,7 @@ static ncc_status_t check_reducer(vctx_t *v, const ncc_inst_t *in, const ncc_com
 		sc[i] = ncc_shape_scalar(types[i]);
 		ps[i] = ps[n + i] = &sc[i];
 	}
-	ncc_shape_t root;
-	if (n == 1) {
-		root = sc[0];
-	} else {
-		memset(&root, 0, sizeof(root));
-		root.etype = NCC_TUPLE;
-		root.nelems = n;
-		root.elems = sc;
-	}
+	ncc_shape_t root = one_or_tuple(n, sc);
 	return check_called(v, in, c, "to_apply", 2 * n, ps, &root);
 }
 
@@ -241,12 +246,22 @@ static ncc_status_t window_out(vctx_t *v, const ncc_inst_t *in, int64_t insz,
 
 /* ------------------------------------------------------------ per opcode */
 
+/* Exactly n operands (1 or 2), each an array (named a_name, b_name), and an array
+ * result: the preamble of the elementwise, shape and contraction checks. */
+static ncc_status_t need_array_io(vctx_t *v, const ncc_inst_t *in, int32_t n, const char *a_name,
+				  const char *b_name)
+{
+	TRY(need_operands(v, in, n));
+	TRY(need_array(v, in, &in->operands[0]->shape, a_name));
+	if (n > 1)
+		TRY(need_array(v, in, &in->operands[1]->shape, b_name));
+	return need_array(v, in, &in->shape, "result");
+}
+
 static ncc_status_t v_unary(vctx_t *v, const ncc_inst_t *in)
 {
-	TRY(need_operands(v, in, 1));
+	TRY(need_array_io(v, in, 1, "operand", NULL));
 	const ncc_shape_t *a = &in->operands[0]->shape;
-	TRY(need_array(v, in, a, "operand"));
-	TRY(need_array(v, in, &in->shape, "result"));
 	CHECK(same_dims(a, &in->shape), "operand %s and result %s differ in dimensions", sh(a),
 	      sh(&in->shape));
 	ncc_etype_t t = a->etype, r = in->shape.etype;
@@ -302,11 +317,8 @@ static ncc_status_t v_unary(vctx_t *v, const ncc_inst_t *in)
 
 static ncc_status_t v_binary(vctx_t *v, const ncc_inst_t *in)
 {
-	TRY(need_operands(v, in, 2));
+	TRY(need_array_io(v, in, 2, "lhs", "rhs"));
 	const ncc_shape_t *a = &in->operands[0]->shape, *b = &in->operands[1]->shape;
-	TRY(need_array(v, in, a, "lhs"));
-	TRY(need_array(v, in, b, "rhs"));
-	TRY(need_array(v, in, &in->shape, "result"));
 	CHECK(same_dims(a, b), "operands %s and %s differ in dimensions", sh(a), sh(b));
 	CHECK(same_dims(a, &in->shape), "result %s differs in dimensions from operands %s",
 	      sh(&in->shape), sh(a));
@@ -389,10 +401,8 @@ static ncc_status_t v_clamp(vctx_t *v, const ncc_inst_t *in)
 
 static ncc_status_t v_broadcast(vctx_t *v, const ncc_inst_t *in)
 {
-	TRY(need_operands(v, in, 1));
+	TRY(need_array_io(v, in, 1, "operand", NULL));
 	const ncc_shape_t *a = &in->operands[0]->shape, *r = &in->shape;
-	TRY(need_array(v, in, a, "operand"));
-	TRY(need_array(v, in, r, "result"));
 	CHECK(a->etype == r->etype, "result type %s differs from operand type %s",
 	      ncc_etype_name(r->etype), ncc_etype_name(a->etype));
 	CHECK(in->dimensions.present, "missing dimensions=");
@@ -411,10 +421,8 @@ static ncc_status_t v_broadcast(vctx_t *v, const ncc_inst_t *in)
 
 static ncc_status_t v_reshape(vctx_t *v, const ncc_inst_t *in)
 {
-	TRY(need_operands(v, in, 1));
+	TRY(need_array_io(v, in, 1, "operand", NULL));
 	const ncc_shape_t *a = &in->operands[0]->shape, *r = &in->shape;
-	TRY(need_array(v, in, a, "operand"));
-	TRY(need_array(v, in, r, "result"));
 	CHECK(a->etype == r->etype, "result type %s differs from operand type %s",
 	      ncc_etype_name(r->etype), ncc_etype_name(a->etype));
 	CHECK(ncc_shape_elements(a) == ncc_shape_elements(r),
@@ -452,11 +460,8 @@ static ncc_status_t v_reverse(vctx_t *v, const ncc_inst_t *in)
 
 static ncc_status_t v_dot(vctx_t *v, const ncc_inst_t *in)
 {
-	TRY(need_operands(v, in, 2));
+	TRY(need_array_io(v, in, 2, "lhs", "rhs"));
 	const ncc_shape_t *a = &in->operands[0]->shape, *b = &in->operands[1]->shape;
-	TRY(need_array(v, in, a, "lhs"));
-	TRY(need_array(v, in, b, "rhs"));
-	TRY(need_array(v, in, &in->shape, "result"));
 	static const ncc_dot_dnums_t none;
 	const ncc_dot_dnums_t *d = in->dot ? in->dot : &none;
 	CHECK(d->lhs_batch.n == d->rhs_batch.n, "lhs_batch_dims has %d entries, rhs_batch_dims %d",
@@ -504,11 +509,8 @@ static ncc_status_t v_dot(vctx_t *v, const ncc_inst_t *in)
 
 static ncc_status_t v_convolution(vctx_t *v, const ncc_inst_t *in)
 {
-	TRY(need_operands(v, in, 2));
+	TRY(need_array_io(v, in, 2, "input", "kernel"));
 	const ncc_shape_t *x = &in->operands[0]->shape, *k = &in->operands[1]->shape;
-	TRY(need_array(v, in, x, "input"));
-	TRY(need_array(v, in, k, "kernel"));
-	TRY(need_array(v, in, &in->shape, "result"));
 	const ncc_conv_dnums_t *c = in->conv;
 	CHECK(c, "missing dim_labels=");
 	int n = c->nspatial;
@@ -550,18 +552,16 @@ static ncc_status_t v_convolution(vctx_t *v, const ncc_inst_t *in)
 	return expect_shape(v, in, &want);
 }
 
-static ncc_status_t v_reduce(vctx_t *v, const ncc_inst_t *in)
+/* The operands of a reduce or reduce-window: N inputs of one dims, then N init
+ * values, each a scalar of its input's type. *out_n = N, types[i] = input i's type. */
+static ncc_status_t check_reduce_operands(vctx_t *v, const ncc_inst_t *in, int32_t *out_n,
+					  ncc_etype_t *types)
 {
 	CHECK(in->noperands >= 2 && in->noperands % 2 == 0,
 	      "expects N inputs and N init values, has %d operands", (int)in->noperands);
 	int32_t n = in->noperands / 2;
 	CHECK(n <= 64, "too many inputs");
 	const ncc_shape_t *a0 = &in->operands[0]->shape;
-	TRY(need_array(v, in, a0, "input"));
-	CHECK(in->dimensions.present, "missing dimensions=");
-	TRY(check_dim_list(v, in, &in->dimensions, a0->rank, "dimensions"));
-	ncc_etype_t types[64];
-	ncc_shape_t outs[64];
 	for (int32_t i = 0; i < n; i++) {
 		const ncc_shape_t *a = &in->operands[i]->shape, *init = &in->operands[n + i]->shape;
 		TRY(need_array(v, in, a, "input"));
@@ -569,59 +569,57 @@ static ncc_status_t v_reduce(vctx_t *v, const ncc_inst_t *in)
 		CHECK(is_scalar(init), "init value %d must be a scalar, is %s", (int)i, sh(init));
 		CHECK(init->etype == a->etype, "init value %d type %s differs from input type %s", (int)i,
 		      ncc_etype_name(init->etype), ncc_etype_name(a->etype));
-		types[i] = init->etype;
-		ncc_shape_t o = ncc_shape_scalar(init->etype);
-		int r = 0;
-		for (int32_t d = 0; d < a->rank; d++)
-			if (!in_list(&in->dimensions, d))
-				o.dims[r++] = a->dims[d];
-		o.rank = r;
-		outs[i] = o;
+		types[i] = a->etype;
 	}
+	*out_n = n;
+	return NCC_OK;
+}
+
+/* The reducer over types[0..n) and the result: one array of dims' dims per reduced
+ * value (of its type), a tuple of them when n > 1. */
+static ncc_status_t expect_reduce_result(vctx_t *v, const ncc_inst_t *in, int32_t n,
+					 const ncc_etype_t *types, const ncc_shape_t *dims)
+{
 	TRY(check_reducer(v, in, in->to_apply, n, types));
-	if (n == 1)
-		return expect_shape(v, in, &outs[0]);
-	ncc_shape_t t;
-	memset(&t, 0, sizeof(t));
-	t.etype = NCC_TUPLE;
-	t.nelems = n;
-	t.elems = outs;
-	return expect_shape(v, in, &t);
+	ncc_shape_t outs[64];
+	for (int32_t i = 0; i < n; i++) {
+		outs[i] = *dims;
+		outs[i].etype = types[i];
+	}
+	ncc_shape_t want = one_or_tuple(n, outs);
+	return expect_shape(v, in, &want);
+}
+
+static ncc_status_t v_reduce(vctx_t *v, const ncc_inst_t *in)
+{
+	int32_t n;
+	ncc_etype_t types[64];
+	TRY(check_reduce_operands(v, in, &n, types));
+	const ncc_shape_t *a0 = &in->operands[0]->shape;
+	CHECK(in->dimensions.present, "missing dimensions=");
+	TRY(check_dim_list(v, in, &in->dimensions, a0->rank, "dimensions"));
+	ncc_shape_t o = ncc_shape_scalar(types[0]);
+	int r = 0;
+	for (int32_t d = 0; d < a0->rank; d++)
+		if (!in_list(&in->dimensions, d))
+			o.dims[r++] = a0->dims[d];
+	o.rank = r;
+	return expect_reduce_result(v, in, n, types, &o);
 }
 
 static ncc_status_t v_reduce_window(vctx_t *v, const ncc_inst_t *in)
 {
-	CHECK(in->noperands >= 2 && in->noperands % 2 == 0,
-	      "expects N inputs and N init values, has %d operands", (int)in->noperands);
-	int32_t n = in->noperands / 2;
-	CHECK(n <= 64, "too many inputs");
+	int32_t n;
+	ncc_etype_t types[64];
+	TRY(check_reduce_operands(v, in, &n, types));
 	const ncc_shape_t *a0 = &in->operands[0]->shape;
-	TRY(need_array(v, in, a0, "input"));
 	CHECK(in->window && in->window->n == a0->rank, "window must have %d dimensions, has %d",
 	      (int)a0->rank, in->window ? (int)in->window->n : 0);
-	ncc_etype_t types[64];
-	ncc_shape_t outs[64];
-	for (int32_t i = 0; i < n; i++) {
-		const ncc_shape_t *a = &in->operands[i]->shape, *init = &in->operands[n + i]->shape;
-		TRY(need_array(v, in, a, "input"));
-		CHECK(same_dims(a, a0), "inputs %s and %s differ in dimensions", sh(a0), sh(a));
-		CHECK(is_scalar(init) && init->etype == a->etype,
-		      "init value %d must be a %s scalar, is %s", (int)i, ncc_etype_name(a->etype), sh(init));
-		types[i] = a->etype;
-		outs[i] = ncc_shape_scalar(a->etype);
-		outs[i].rank = a->rank;
-		for (int32_t d = 0; d < a->rank; d++)
-			TRY(window_out(v, in, a->dims[d], &in->window->dims[d], d, &outs[i].dims[d]));
-	}
-	TRY(check_reducer(v, in, in->to_apply, n, types));
-	if (n == 1)
-		return expect_shape(v, in, &outs[0]);
-	ncc_shape_t t;
-	memset(&t, 0, sizeof(t));
-	t.etype = NCC_TUPLE;
-	t.nelems = n;
-	t.elems = outs;
-	return expect_shape(v, in, &t);
+	ncc_shape_t o = ncc_shape_scalar(types[0]);
+	o.rank = a0->rank;
+	for (int32_t d = 0; d < a0->rank; d++)
+		TRY(window_out(v, in, a0->dims[d], &in->window->dims[d], d, &o.dims[d]));
+	return expect_reduce_result(v, in, n, types, &o);
 }
 
 static ncc_status_t v_select_and_scatter(vctx_t *v, const ncc_inst_t *in)
@@ -774,27 +772,61 @@ static ncc_status_t v_iota(vctx_t *v, const ncc_inst_t *in)
 	return NCC_OK;
 }
 
+/* The indices operand (named what) of a gather or scatter into operand a: integers,
+ * index_vector_dim ivd in [0, rank], and `map` (named map_name) naming one operand
+ * dim per index-vector entry. */
+static ncc_status_t check_indices(vctx_t *v, const ncc_inst_t *in, const ncc_shape_t *a,
+				  const ncc_shape_t *idx, const char *what, int64_t ivd,
+				  const ncc_ilist_t *map, const char *map_name)
+{
+	TRY(need_array(v, in, a, "operand"));
+	TRY(need_array(v, in, idx, what));
+	CHECK(ncc_etype_is_integral(idx->etype), "%s must be integers, are %s", what,
+	      ncc_etype_name(idx->etype));
+	CHECK(ivd >= 0 && ivd <= idx->rank, "index_vector_dim %lld out of range for indices of rank %d",
+	      (long long)ivd, (int)idx->rank);
+	int64_t ivsize = ivd == idx->rank ? 1 : idx->dims[ivd];
+	CHECK(map->n == ivsize, "%s has %d entries, index vector has %lld", map_name, (int)map->n,
+	      (long long)ivsize);
+	return check_dim_list(v, in, map, a->rank, map_name);
+}
+
+/* The operand dims a gather/scatter window leaves out: the collapsed (inserted) ones,
+ * sorted, and the batching ones. */
+static ncc_status_t check_dropped_dims(vctx_t *v, const ncc_inst_t *in, const ncc_shape_t *a,
+				       const ncc_ilist_t *dropped, const char *dropped_name,
+				       const ncc_ilist_t *batching, const char *batching_name)
+{
+	TRY(check_dim_list(v, in, dropped, a->rank, dropped_name));
+	TRY(check_dim_list(v, in, batching, a->rank, batching_name));
+	CHECK(sorted(dropped), "%s must be sorted", dropped_name);
+	return NCC_OK;
+}
+
+/* The result of an op over n operands that returns values of their shapes (sort,
+ * scatter): operand 0's shape, or the tuple of the first n operands' shapes. */
+static ncc_status_t expect_operand_shapes(vctx_t *v, const ncc_inst_t *in, int32_t n)
+{
+	if (n == 1)
+		return expect_shape(v, in, &in->operands[0]->shape);
+	CHECK(in->shape.etype == NCC_TUPLE && in->shape.nelems == n, "result must be a tuple of %d", (int)n);
+	for (int32_t k = 0; k < n; k++)
+		CHECK(ncc_shape_equal(&in->shape.elems[k], &in->operands[k]->shape, false),
+		      "result element %d differs from operand %d", (int)k, (int)k);
+	return NCC_OK;
+}
+
 static ncc_status_t v_gather(vctx_t *v, const ncc_inst_t *in)
 {
 	TRY(need_operands(v, in, 2));
 	const ncc_shape_t *a = &in->operands[0]->shape, *idx = &in->operands[1]->shape;
-	TRY(need_array(v, in, a, "operand"));
-	TRY(need_array(v, in, idx, "start_indices"));
-	CHECK(ncc_etype_is_integral(idx->etype), "start_indices must be integers, are %s",
-	      ncc_etype_name(idx->etype));
 	const ncc_gather_dnums_t *g = in->gather;
 	CHECK(g, "missing gather dimension numbers");
 	int64_t ivd = g->index_vector_dim;
-	CHECK(ivd >= 0 && ivd <= idx->rank, "index_vector_dim %lld out of range for indices of rank %d",
-	      (long long)ivd, (int)idx->rank);
-	int64_t ivsize = ivd == idx->rank ? 1 : idx->dims[ivd];
-	CHECK(g->start_index_map.n == ivsize, "start_index_map has %d entries, index vector has %lld",
-	      (int)g->start_index_map.n, (long long)ivsize);
-	TRY(check_dim_list(v, in, &g->start_index_map, a->rank, "start_index_map"));
-	TRY(check_dim_list(v, in, &g->collapsed_slice_dims, a->rank, "collapsed_slice_dims"));
-	TRY(check_dim_list(v, in, &g->operand_batching_dims, a->rank, "operand_batching_dims"));
+	TRY(check_indices(v, in, a, idx, "start_indices", ivd, &g->start_index_map, "start_index_map"));
+	TRY(check_dropped_dims(v, in, a, &g->collapsed_slice_dims, "collapsed_slice_dims",
+			       &g->operand_batching_dims, "operand_batching_dims"));
 	CHECK(sorted(&g->offset_dims), "offset_dims must be sorted");
-	CHECK(sorted(&g->collapsed_slice_dims), "collapsed_slice_dims must be sorted");
 	CHECK(g->slice_sizes.n == a->rank, "slice_sizes has %d entries, operand has rank %d",
 	      (int)g->slice_sizes.n, (int)a->rank);
 	for (int32_t i = 0; i < a->rank; i++)
@@ -839,24 +871,14 @@ static ncc_status_t v_scatter(vctx_t *v, const ncc_inst_t *in)
 	int32_t n = (in->noperands - 1) / 2;
 	CHECK(n <= 64, "too many operands");
 	const ncc_shape_t *a = &in->operands[0]->shape, *idx = &in->operands[n]->shape;
-	TRY(need_array(v, in, a, "operand"));
-	TRY(need_array(v, in, idx, "scatter_indices"));
-	CHECK(ncc_etype_is_integral(idx->etype), "scatter_indices must be integers, are %s",
-	      ncc_etype_name(idx->etype));
 	const ncc_scatter_dnums_t *s = in->scatter;
 	CHECK(s, "missing scatter dimension numbers");
 	int64_t ivd = s->index_vector_dim;
-	CHECK(ivd >= 0 && ivd <= idx->rank, "index_vector_dim %lld out of range for indices of rank %d",
-	      (long long)ivd, (int)idx->rank);
-	int64_t ivsize = ivd == idx->rank ? 1 : idx->dims[ivd];
-	CHECK(s->scatter_dims_to_operand_dims.n == ivsize,
-	      "scatter_dims_to_operand_dims has %d entries, index vector has %lld",
-	      (int)s->scatter_dims_to_operand_dims.n, (long long)ivsize);
-	TRY(check_dim_list(v, in, &s->scatter_dims_to_operand_dims, a->rank, "scatter_dims_to_operand_dims"));
-	TRY(check_dim_list(v, in, &s->inserted_window_dims, a->rank, "inserted_window_dims"));
-	TRY(check_dim_list(v, in, &s->input_batching_dims, a->rank, "input_batching_dims"));
+	TRY(check_indices(v, in, a, idx, "scatter_indices", ivd, &s->scatter_dims_to_operand_dims,
+			  "scatter_dims_to_operand_dims"));
+	TRY(check_dropped_dims(v, in, a, &s->inserted_window_dims, "inserted_window_dims",
+			       &s->input_batching_dims, "input_batching_dims"));
 	CHECK(sorted(&s->update_window_dims), "update_window_dims must be sorted");
-	CHECK(sorted(&s->inserted_window_dims), "inserted_window_dims must be sorted");
 	CHECK(s->update_window_dims.n + s->inserted_window_dims.n + s->input_batching_dims.n == a->rank,
 	      "update_window_dims (%d) + inserted_window_dims (%d) + input_batching_dims (%d) must equal operand rank %d",
 	      (int)s->update_window_dims.n, (int)s->inserted_window_dims.n,
@@ -896,13 +918,7 @@ static ncc_status_t v_scatter(vctx_t *v, const ncc_inst_t *in)
 		types[k] = op->etype;
 	}
 	TRY(check_reducer(v, in, in->to_apply, n, types));
-	if (n == 1)
-		return expect_shape(v, in, a);
-	CHECK(in->shape.etype == NCC_TUPLE && in->shape.nelems == n, "result must be a tuple of %d", (int)n);
-	for (int32_t k = 0; k < n; k++)
-		CHECK(ncc_shape_equal(&in->shape.elems[k], &in->operands[k]->shape, false),
-		      "result element %d differs from operand %d", (int)k, (int)k);
-	return NCC_OK;
+	return expect_operand_shapes(v, in, n);
 }
 
 static ncc_status_t v_tuple(vctx_t *v, const ncc_inst_t *in)
@@ -1004,13 +1020,7 @@ static ncc_status_t v_sort(vctx_t *v, const ncc_inst_t *in)
 	}
 	ncc_shape_t pr = ncc_shape_scalar(NCC_PRED);
 	TRY(check_called(v, in, in->to_apply, "comparator", 2 * n, ps, &pr));
-	if (n == 1)
-		return expect_shape(v, in, a0);
-	CHECK(in->shape.etype == NCC_TUPLE && in->shape.nelems == n, "result must be a tuple of %d", (int)n);
-	for (int32_t k = 0; k < n; k++)
-		CHECK(ncc_shape_equal(&in->shape.elems[k], &in->operands[k]->shape, false),
-		      "result element %d differs from operand %d", (int)k, (int)k);
-	return NCC_OK;
+	return expect_operand_shapes(v, in, n);
 }
 
 static ncc_status_t v_constant(vctx_t *v, const ncc_inst_t *in)
@@ -1056,11 +1066,7 @@ static ncc_status_t v_batch_norm(vctx_t *v, const ncc_inst_t *in)
 	if (in->op == NCC_OP_BATCH_NORM_INFERENCE)
 		return expect_shape(v, in, a);
 	ncc_shape_t el[3] = { *a, vec, vec };
-	ncc_shape_t t;
-	memset(&t, 0, sizeof(t));
-	t.etype = NCC_TUPLE;
-	t.nelems = 3;
-	t.elems = el;
+	ncc_shape_t t = one_or_tuple(3, el);
 	return expect_shape(v, in, &t);
 }
 
@@ -1093,10 +1099,8 @@ static ncc_status_t v_rng(vctx_t *v, const ncc_inst_t *in)
 
 static ncc_status_t v_bitcast_convert(vctx_t *v, const ncc_inst_t *in)
 {
-	TRY(need_operands(v, in, 1));
+	TRY(need_array_io(v, in, 1, "operand", NULL));
 	const ncc_shape_t *a = &in->operands[0]->shape, *r = &in->shape;
-	TRY(need_array(v, in, a, "operand"));
-	TRY(need_array(v, in, r, "result"));
 	int ib = ncc_etype_bits(a->etype), ob = ncc_etype_bits(r->etype);
 	if (ib == ob) {
 		CHECK(same_dims(a, r), "operand %s and result %s differ in dimensions", sh(a), sh(r));

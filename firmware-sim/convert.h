@@ -10,9 +10,12 @@
 #include "neuronsim/isa.h"
 
 /* float -> integer of dtype dt: truncation toward zero, saturating at the
- * type's limits, NaN -> 0 (what XLA's CPU backend does). */
+ * type's limits, NaN -> 0 (what XLA's CPU backend does). pred is v != 0, so
+ * NaN -> 1 (XLA's convert to pred; docs/isa.md, "Conversions"). */
 static inline int64_t fw_f32_to_int(uint32_t dt, float v)
 {
+	if (dt == ISA_DT_PRED)
+		return v != 0;
 	if (v != v)
 		return 0;
 	double lo, hi;
@@ -29,8 +32,6 @@ static inline int64_t fw_f32_to_int(uint32_t dt, float v)
 		if (v >= 18446744073709551616.0f)
 			return (int64_t)UINT64_MAX;
 		return (int64_t)(uint64_t)v;
-	case ISA_DT_PRED:
-		return v != 0;
 	default: /* s64 */
 		if (v <= -9223372036854775808.0f)
 			return INT64_MIN;

@@ -60,12 +60,38 @@ typedef struct nrt_backend_region {
 #define NRT_BACKEND_JOB_CHECK_INF (1u << 1)
 #define NRT_BACKEND_JOB_PROFILE (1u << 2)
 
+/* One executed instruction of a profiled job; times are CLOCK_MONOTONIC ns. */
+typedef struct nrt_backend_span {
+	uint64_t start_ns;
+	uint64_t end_ns;
+	uint32_t engine;                        /* isa_engine_t */
+	uint32_t insn_index;                    /* in that engine's stream */
+	uint32_t debug_id;                      /* the instruction's debug_id */
+	uint32_t pad;
+} nrt_backend_span_t;
+
+/* The device trace of one job (NRT_BACKEND_JOB_PROFILE), owned by the caller.
+ * Both backends fill it (kernel: through the job's trace region); a job
+ * refused before it reached the device leaves recorded 0 and every out field
+ * 0. Spans that do not fit in cap are counted in dropped. */
+typedef struct nrt_backend_trace {
+	nrt_backend_span_t *spans;              /* in: room for cap spans */
+	uint64_t cap;                           /* in */
+	uint64_t count;                         /* out: spans written, in no particular order */
+	uint64_t dropped;                       /* out: executed instructions that did not fit */
+	uint64_t engine_busy_ns[ISA_ENGINE_COUNT]; /* out: the simulator's own busy time */
+	uint64_t insns_executed;                /* out */
+	uint32_t recorded;                      /* out: 1 when the backend filled this */
+	uint32_t pad;
+} nrt_backend_trace_t;
+
 typedef struct nrt_backend_job {
 	const nrt_backend_program_t *program;
 	const nrt_backend_region_t *regions;    /* n_regions bindings in device memory */
 	uint32_t n_regions;
 	uint32_t flags;                         /* NRT_BACKEND_JOB_* */
 	uint64_t deadline_ns;                   /* absolute CLOCK_MONOTONIC, 0 = none */
+	nrt_backend_trace_t *trace;             /* with NRT_BACKEND_JOB_PROFILE, else NULL */
 } nrt_backend_job_t;
 
 typedef enum nrt_backend_status {

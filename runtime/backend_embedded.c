@@ -223,9 +223,39 @@ static nrt_backend_status_t emb_execute(nrt_backend_dev_t *dev, uint32_t core,
 		fj.flags |= FWSIM_JOB_CHECK_NAN;
 	if (job->flags & NRT_BACKEND_JOB_CHECK_INF)
 		fj.flags |= FWSIM_JOB_CHECK_INF;
+	/* The simulator writes fwsim spans; the caller's buffer holds backend
+	 * spans (same fields, independent headers), so trace into a scratch
+	 * buffer and convert. Without a buffer the job runs untraced. */
+	nrt_backend_trace_t *bt = (job->flags & NRT_BACKEND_JOB_PROFILE) ? job->trace : NULL;
+	fwsim_trace_t ft = { 0 };
+	if (bt) {
+		bt->count = bt->dropped = bt->insns_executed = 0;
+		bt->recorded = 0;
+		memset(bt->engine_busy_ns, 0, sizeof(bt->engine_busy_ns));
+		ft.cap = bt->spans ? bt->cap : 0;
+		ft.spans = ft.cap ? malloc(ft.cap * sizeof(*ft.spans)) : NULL;
+		if (ft.cap && !ft.spans)
+			ft.cap = 0; /* every span counts as dropped */
+		fj.flags |= FWSIM_JOB_PROFILE;
+		fj.trace = &ft;
+	}
 	fwsim_status_t fs = fwsim_core_execute(dev->cores[core].core, &fj);
 	if (regions != stack_regions)
 		free(regions);
+	if (bt) {
+		for (uint64_t i = 0; i < ft.count; i++)
+			bt->spans[i] = (nrt_backend_span_t){ .start_ns = ft.spans[i].start_ns,
+							     .end_ns = ft.spans[i].end_ns,
+							     .engine = ft.spans[i].engine,
+							     .insn_index = ft.spans[i].insn_index,
+							     .debug_id = ft.spans[i].debug_id };
+		bt->count = ft.count;
+		bt->dropped = ft.dropped;
+		memcpy(bt->engine_busy_ns, fj.engine_busy_ns, sizeof(bt->engine_busy_ns));
+		bt->insns_executed = fj.insns_executed;
+		bt->recorded = 1;
+		free(ft.spans);
+	}
 	const fwsim_error_t *fe = &fj.error;
 	out_error->status = (uint32_t)fs;
 	out_error->engine = fe->engine;

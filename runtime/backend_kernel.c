@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,14 @@ _Static_assert(NEURONSIM_STATUS_NOMEM == (int)NRT_BACKEND_NOMEM &&
 	       NEURONSIM_STATUS_DEADLOCK == (int)NRT_BACKEND_DEADLOCK, "status values");
 _Static_assert(sizeof(((nrt_backend_error_t *)0)->message) == NEURONSIM_ERROR_MSG_LEN,
 	       "error message length");
+/* The firmware writes fwsim_span_t records into the trace region; the
+ * runtime reads them as backend spans. */
+_Static_assert(sizeof(nrt_backend_span_t) == sizeof(fwsim_span_t) &&
+	       offsetof(nrt_backend_span_t, end_ns) == offsetof(fwsim_span_t, end_ns) &&
+	       offsetof(nrt_backend_span_t, engine) == offsetof(fwsim_span_t, engine) &&
+	       offsetof(nrt_backend_span_t, insn_index) == offsetof(fwsim_span_t, insn_index) &&
+	       offsetof(nrt_backend_span_t, debug_id) == offsetof(fwsim_span_t, debug_id),
+	       "trace span layout");
 
 /* One allocation of this runtime: driver handle, device range, host mapping. */
 typedef struct kb_alloc {
@@ -492,6 +501,15 @@ static nrt_backend_status_t kb_execute(nrt_backend_dev_t *dev, uint32_t core,
 				       const nrt_backend_job_t *job, nrt_backend_error_t *out_error)
 {
 	memset(out_error, 0, sizeof(*out_error));
+	/* A profiled job: the firmware writes its spans into a device buffer
+	 * (the submit's trace region) that is copied out after the wait. */
+	nrt_backend_trace_t *bt = (job->flags & NRT_BACKEND_JOB_PROFILE) ? job->trace : NULL;
+	nrt_backend_mem_t tmem = { 0 };
+	if (bt) {
+		bt->count = bt->dropped = bt->insns_executed = 0;
+		memset(bt->engine_busy_ns, 0, sizeof(bt->engine_busy_ns));
+		bt->recorded = 0;
+	}
 	const nrt_backend_program_t *p = job->program;
 	if (core >= dev->n_cores || p->core != core)
 		return kb_fail(out_error, NRT_BACKEND_INVALID,
@@ -520,10 +538,17 @@ static nrt_backend_status_t kb_execute(nrt_backend_dev_t *dev, uint32_t core,
 		goto out;
 
 	kb_reap_stale(dev);
+	/* Without the buffer (device memory full) the job runs untraced and its
+	 * spans count as dropped. */
+	if (bt && bt->spans && bt->cap && bt->cap <= UINT32_MAX &&
+	    kb_mem_alloc(dev, bt->cap * sizeof(nrt_backend_span_t), &tmem) != NRT_SUCCESS)
+		tmem.size = 0;
 	struct neuronsim_job_submit js = {
 		.core = core,
-		/* No trace buffer: the backend interface carries none yet. */
-		.flags = job->flags & (NEURONSIM_JOB_CHECK_NAN | NEURONSIM_JOB_CHECK_INF),
+		.flags = (job->flags & (NEURONSIM_JOB_CHECK_NAN | NEURONSIM_JOB_CHECK_INF)) |
+			 (tmem.size ? NEURONSIM_JOB_PROFILE : 0),
+		.trace = { .handle = tmem.size ? (uint32_t)tmem.handle : 0,
+			   .size = tmem.size ? bt->cap * sizeof(nrt_backend_span_t) : 0 },
 		.code_handle = p->code_handle,
 		.n_regions = job->n_regions,
 		.regions_ptr = (uint64_t)(uintptr_t)regions,
@@ -588,6 +613,16 @@ static nrt_backend_status_t kb_execute(nrt_backend_dev_t *dev, uint32_t core,
 	out_error->first_index = rec.first_index;
 	out_error->count = rec.count;
 	out_error->num_err_insns = rec.num_err_insns;
+	if (bt) {
+		uint64_t n = tmem.size ? (rec.trace_count < bt->cap ? rec.trace_count : bt->cap) : 0;
+		if (n)
+			memcpy(bt->spans, tmem.host, n * sizeof(nrt_backend_span_t));
+		bt->count = n;
+		bt->dropped = tmem.size ? rec.trace_dropped : rec.insns_executed;
+		memcpy(bt->engine_busy_ns, rec.engine_busy_ns, sizeof(bt->engine_busy_ns));
+		bt->insns_executed = rec.insns_executed;
+		bt->recorded = 1;
+	}
 	memcpy(out_error->message, rec.message, sizeof(out_error->message));
 	out_error->message[sizeof(out_error->message) - 1] = '\0';
 	/* Statuses 0..6 share their values; FW_LOST is the device going away. */
@@ -602,6 +637,8 @@ static nrt_backend_status_t kb_execute(nrt_backend_dev_t *dev, uint32_t core,
 		snprintf(out_error->message, sizeof(out_error->message),
 			 "%s: the firmware went away before the job completed", dev->node);
 out:
+	if (tmem.size)
+		kb_mem_free(dev, &tmem); /* the driver keeps it while an abandoned job runs */
 	if (regions != stack_regions)
 		free(regions);
 	return st;

@@ -161,6 +161,27 @@ static NRT_STATUS env_bool(const char *name, int def, int *out)
 	return NRT_INVALID;
 }
 
+/* NEURON_RT_NUMERICAL_ERRORS_VERBOSITY (docs/env.md): none, warning or critical. */
+static NRT_STATUS env_num_err_verbosity(int *out)
+{
+	const char *v = getenv("NEURON_RT_NUMERICAL_ERRORS_VERBOSITY");
+	*out = NRT_NUM_ERR_CRITICAL;
+	if (!v || !*v)
+		return NRT_SUCCESS;
+	if (!strcasecmp(v, "none") || !strcasecmp(v, "off"))
+		*out = NRT_NUM_ERR_NONE;
+	else if (!strcasecmp(v, "warning") || !strcasecmp(v, "warn"))
+		*out = NRT_NUM_ERR_WARNING;
+	else if (!strcasecmp(v, "critical"))
+		*out = NRT_NUM_ERR_CRITICAL;
+	else {
+		NRT_LOGE("NEURON_RT_NUMERICAL_ERRORS_VERBOSITY=\"%s\" is invalid: expected none (or off), "
+			 "warning (or warn) or critical", v);
+		return NRT_INVALID;
+	}
+	return NRT_SUCCESS;
+}
+
 NRT_STATUS nrt_env_load(nrt_config_t *out)
 {
 	nrt_config_t c;
@@ -264,8 +285,23 @@ NRT_STATUS nrt_env_load(nrt_config_t *out)
 
 	if ((st = env_bool("NEURONSIM_NAN_CHECK", 1, &c.nan_check)) ||
 	    (st = env_bool("NEURONSIM_INF_CHECK", 0, &c.inf_check)) ||
-	    (st = env_bool("NEURONSIM_PIN_THREADS", 0, &c.pin_threads)))
+	    (st = env_bool("NEURONSIM_PIN_THREADS", 0, &c.pin_threads)) ||
+	    (st = env_bool("NEURON_FAIL_ON_NAN", 0, &c.fail_on_nan)) ||
+	    (st = env_num_err_verbosity(&c.num_err_verbosity)))
 		return st;
+	if (c.fail_on_nan) {
+		/* As in the Neuron Runtime: failing on NaN cannot be silenced. */
+		if (!c.nan_check) {
+			NRT_LOGE("NEURON_FAIL_ON_NAN=1 contradicts NEURONSIM_NAN_CHECK=0 (NaN detection off): "
+				 "unset one of them");
+			return NRT_INVALID;
+		}
+		if (c.num_err_verbosity != NRT_NUM_ERR_CRITICAL)
+			NRT_LOGI("NEURON_FAIL_ON_NAN=1 raises NEURON_RT_NUMERICAL_ERRORS_VERBOSITY to critical");
+		c.num_err_verbosity = NRT_NUM_ERR_CRITICAL;
+	}
+	if (c.num_err_verbosity == NRT_NUM_ERR_NONE)
+		c.nan_check = c.inf_check = 0;
 
 	*out = c;
 	return NRT_SUCCESS;

@@ -9,6 +9,13 @@
 
 #define NRT_MAX_CORES 256
 
+/* NEURON_RT_NUMERICAL_ERRORS_VERBOSITY: what a NaN (or Inf) does. */
+typedef enum nrt_num_err_verbosity {
+	NRT_NUM_ERR_NONE = 0,        /* not checked: the execution succeeds, nothing is logged */
+	NRT_NUM_ERR_WARNING = 1,     /* a WARN line; nrt_execute returns NRT_SUCCESS */
+	NRT_NUM_ERR_CRITICAL = 2,    /* an ERROR line; NRT_EXEC_COMPLETED_WITH_NUM_ERR */
+} nrt_num_err_verbosity_t;
+
 typedef struct nrt_config {
 	uint32_t num_devices;        /* NEURONSIM_NUM_DEVICES */
 	uint32_t cores_per_device;   /* NEURONSIM_CORES_PER_DEVICE */
@@ -19,6 +26,8 @@ typedef struct nrt_config {
 	uint64_t exec_timeout_ns;    /* NEURON_RT_EXEC_TIMEOUT; 0 = none */
 	int nan_check;               /* NEURONSIM_NAN_CHECK */
 	int inf_check;               /* NEURONSIM_INF_CHECK */
+	int num_err_verbosity;       /* nrt_num_err_verbosity_t; NEURON_FAIL_ON_NAN raises it */
+	int fail_on_nan;             /* NEURON_FAIL_ON_NAN */
 	int pin_threads;             /* NEURONSIM_PIN_THREADS */
 	char backend[32];            /* NEURONSIM_BACKEND */
 } nrt_config_t;

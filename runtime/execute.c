@@ -43,15 +43,18 @@ static const char *region_name(const nrt_model_obj_t *m, uint32_t region)
 }
 
 /* Fills the model's and the execution's error record from the backend's and logs one line. */
-static NRT_STATUS report(nrt_model_obj_t *m, uint32_t logical_nc, nrt_backend_status_t bs,
+static NRT_STATUS report(const nrt_ctx_t *ctx, nrt_model_obj_t *m, uint32_t logical_nc, nrt_backend_status_t bs,
 			 const nrt_backend_error_t *be, nrt_neuronsim_exec_error_t *out)
 {
+	/* NEURON_RT_NUMERICAL_ERRORS_VERBOSITY=warning: the NaN is recorded and
+	 * logged as a warning, the execution counts as a success. */
+	bool num_warn = bs == NRT_BACKEND_NUM_ERR && ctx->config.num_err_verbosity == NRT_NUM_ERR_WARNING;
 	nrt_neuronsim_exec_error_t r;
 	memset(&r, 0, sizeof(r));
 	NRT_STATUS st;
 	switch (bs) {
 	case NRT_BACKEND_OK: st = NRT_SUCCESS; break;
-	case NRT_BACKEND_NUM_ERR: st = NRT_EXEC_COMPLETED_WITH_NUM_ERR; break;
+	case NRT_BACKEND_NUM_ERR: st = num_warn ? NRT_SUCCESS : NRT_EXEC_COMPLETED_WITH_NUM_ERR; break;
 	case NRT_BACKEND_OOB: st = NRT_EXEC_OOB; break;
 	case NRT_BACKEND_TIMEOUT: st = NRT_TIMEOUT; break;
 	case NRT_BACKEND_INVALID: st = NRT_INVALID; break;
@@ -107,7 +110,10 @@ static NRT_STATUS report(nrt_model_obj_t *m, uint32_t logical_nc, nrt_backend_st
 			size_t l = strlen(msg);
 			snprintf(msg + l, sizeof(msg) - l, "%.*s", (int)sizeof(be->message), be->message);
 		}
-		NRT_LOGE("%s", msg);
+		if (num_warn)
+			NRT_LOGW("%s", msg);
+		else
+			NRT_LOGE("%s", msg);
 		snprintf(r.message, sizeof(r.message), "%.*s", (int)sizeof(r.message) - 1, msg);
 	}
 	pthread_mutex_lock(&m->err_lock);
@@ -130,7 +136,13 @@ static void count_execution(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec, uint32_t 
 	if (rec->ran && rec->error.kind != NRT_NEURONSIM_ERROR_NONE && rec->error.logical_nc < ctx->n_cores)
 		c = &ctx->cores[rec->error.logical_nc];
 	switch (rec->status) {
-	case NRT_SUCCESS: atomic_fetch_add(&c->n_ok, 1); break;
+	case NRT_SUCCESS:
+		/* a NaN under NEURON_RT_NUMERICAL_ERRORS_VERBOSITY=warning */
+		if (rec->error.kind == NRT_NEURONSIM_ERROR_NAN || rec->error.kind == NRT_NEURONSIM_ERROR_INF)
+			atomic_fetch_add(&c->n_num_err, 1);
+		else
+			atomic_fetch_add(&c->n_ok, 1);
+		break;
 	case NRT_EXEC_COMPLETED_WITH_NUM_ERR: atomic_fetch_add(&c->n_num_err, 1); break;
 	case NRT_TIMEOUT: atomic_fetch_add(&c->n_timeout, 1); break;
 	case NRT_INVALID:
@@ -307,11 +319,15 @@ static NRT_STATUS execute_once(nrt_ctx_t *ctx, nrt_model_obj_t *m, const nrt_ten
 		nrt_backend_status_t worst = NRT_BACKEND_OK;
 		nrt_backend_error_t err, first_err;
 		uint32_t err_core = 0;
+		rec.traces = nrt_profile_exec_traces(ctx, &rec);
+		if (rec.traces)
+			job.flags |= NRT_BACKEND_JOB_PROFILE;
 		rec.ran = true;
 		rec.device_start_ns = now_ns();
 		for (uint32_t c = 0; c < m->neff_cores; c++) {
 			nrt_core_t *core = &ctx->cores[in->first_core + c];
 			job.program = in->programs[c];
+			job.trace = rec.traces ? &rec.traces[c] : NULL;
 			nrt_backend_status_t bs = ctx->ops->execute(ctx->devices[in->device].dev,
 								    core->dev_core, &job, &err);
 			if (bs != NRT_BACKEND_OK && worst == NRT_BACKEND_OK) {
@@ -326,7 +342,7 @@ static NRT_STATUS execute_once(nrt_ctx_t *ctx, nrt_model_obj_t *m, const nrt_ten
 		rec.end_ns = now_ns();
 		if (worst == NRT_BACKEND_OK)
 			memset(&first_err, 0, sizeof(first_err));
-		st = report(m, err_core, worst, &first_err, &rec.error);
+		st = report(ctx, m, err_core, worst, &first_err, &rec.error);
 		if (st == NRT_SUCCESS || st == NRT_EXEC_COMPLETED_WITH_NUM_ERR) {
 			for (uint32_t i = 0; i < n; i++) {
 				const binding_t *src = b[i].alias_of >= 0 ? &b[b[i].alias_of] : &b[i];

@@ -1,13 +1,330 @@
-/* The runtime's metrics: the process registry behind the public API and what executions and transfers record. Placeholder until #6 lands. */
+/* The runtime's metrics: the process registry behind the public API, what executions and transfers record, and XLA_METRICS_FILE. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "metrics_internal.h"
+#include "neuronsim/metrics.h"
 #include "observe.h"
 
-void nrt_metrics_exec(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec) { (void)ctx; (void)rec; }
-void nrt_metrics_transfer(bool to_device, uint64_t bytes, uint64_t ns) { (void)to_device; (void)bytes; (void)ns; }
-NRT_STATUS nrt_neuronsim_metric_add(const char *name, nrt_neuronsim_metric_unit_t unit, double value) { (void)name; (void)unit; (void)value; return NRT_SUCCESS; }
-NRT_STATUS nrt_neuronsim_counter_add(const char *name, int64_t delta) { (void)name; (void)delta; return NRT_SUCCESS; }
-int64_t nrt_neuronsim_counter_value(const char *name) { (void)name; return 0; }
-char *nrt_neuronsim_metrics_report(void) { return strdup(""); }
-void nrt_neuronsim_metrics_clear(void) {}
+_Static_assert((int)NRT_NEURONSIM_METRIC_TIME_NS == (int)METRICS_UNIT_TIME_NS &&
+	       (int)NRT_NEURONSIM_METRIC_BYTES == (int)METRICS_UNIT_BYTES &&
+	       (int)NRT_NEURONSIM_METRIC_NUMBER == (int)METRICS_UNIT_NUMBER,
+	       "the public metric units are the registry's");
+
+/* Names in the report (docs/metrics.md lists every one). */
+#define M_EXECUTE_TIME "ExecuteTime"
+#define M_DEVICE_MEMORY "DeviceMemoryInUse"
+#define M_TO_DEVICE_TIME "TransferToDeviceTime"
+#define M_FROM_DEVICE_TIME "TransferFromDeviceTime"
+#define M_INBOUND "InboundData"
+#define M_OUTBOUND "OutboundData"
+#define C_EXECUTIONS "ExecuteComputation"
+#define C_NUM_ERRORS "ExecuteNumericalError"
+#define C_FAILED "ExecuteFailed"
+
+/*
+ * The process's metrics: unlike everything else in libnrt it is not part of the
+ * nrt_ctx_t, because it must work before nrt_init (a tool records CompileTime
+ * before loading) and survive nrt_close, as PyTorch/XLA's registry does. It is
+ * created on first use and lives until the process exits.
+ */
+typedef struct nrt_metrics_process {
+	pthread_mutex_t init_lock;        /* creation only */
+	metrics_registry_t *_Atomic reg;  /* set (release) once everything below is */
+	bool bad_env;                     /* XLA_METRICS_* unusable: metrics stay off */
+	atomic_bool recording;            /* nrt_metrics_set_recording() */
+	/* The built-in metrics, looked up once: the execution path does no
+	 * name lookups. */
+	metrics_metric_t *execute_time, *device_memory, *to_device_time, *from_device_time;
+	metrics_metric_t *inbound, *outbound;
+	metrics_counter_t *executions, *num_errors, *failed;
+	char *file;                       /* XLA_METRICS_FILE, or NULL */
+	pthread_mutex_t file_lock;        /* one append at a time */
+	atomic_bool file_warned;
+} nrt_metrics_process_t;
+
+static nrt_metrics_process_t g_metrics = {
+	.init_lock = PTHREAD_MUTEX_INITIALIZER,
+	.file_lock = PTHREAD_MUTEX_INITIALIZER,
+	.recording = true,
+};
+
+void nrt_metrics_set_recording(bool on)
+{
+	atomic_store_explicit(&g_metrics.recording, on, memory_order_relaxed);
+}
+
+static NRT_STATUS create_locked(nrt_metrics_process_t *g)
+{
+	metrics_config_t cfg;
+	char err[512];
+	if (metrics_config_parse(getenv("XLA_METRICS_SAMPLES"), getenv("XLA_METRICS_PERCENTILES"), &cfg,
+				 err, sizeof(err)) != METRICS_OK) {
+		/* Logged once; from then on every metrics call says NRT_INVALID and
+		 * executions record nothing, but run as usual. */
+		NRT_LOGE("%s; metrics are off for this process", err);
+		g->bad_env = true;
+		return NRT_INVALID;
+	}
+	metrics_registry_t *r;
+	if (metrics_registry_create(&cfg, &r) != METRICS_OK)
+		return NRT_RESOURCE;
+	const char *file = getenv("XLA_METRICS_FILE");
+	char *file_copy = file && *file ? strdup(file) : NULL;
+	bool ok = (!file || !*file || file_copy) &&
+		  metrics_metric_get(r, M_EXECUTE_TIME, METRICS_UNIT_TIME_NS, &g->execute_time) == METRICS_OK &&
+		  metrics_metric_get(r, M_DEVICE_MEMORY, METRICS_UNIT_BYTES, &g->device_memory) == METRICS_OK &&
+		  metrics_metric_get(r, M_TO_DEVICE_TIME, METRICS_UNIT_TIME_NS, &g->to_device_time) == METRICS_OK &&
+		  metrics_metric_get(r, M_FROM_DEVICE_TIME, METRICS_UNIT_TIME_NS, &g->from_device_time) == METRICS_OK &&
+		  metrics_metric_get(r, M_INBOUND, METRICS_UNIT_BYTES, &g->inbound) == METRICS_OK &&
+		  metrics_metric_get(r, M_OUTBOUND, METRICS_UNIT_BYTES, &g->outbound) == METRICS_OK &&
+		  metrics_counter_get(r, C_EXECUTIONS, &g->executions) == METRICS_OK &&
+		  metrics_counter_get(r, C_NUM_ERRORS, &g->num_errors) == METRICS_OK &&
+		  metrics_counter_get(r, C_FAILED, &g->failed) == METRICS_OK;
+	if (!ok) {
+		/* Out of memory: nothing is kept, the next call tries again. */
+		free(file_copy);
+		metrics_registry_destroy(r);
+		return NRT_RESOURCE;
+	}
+	g->file = file_copy;
+	atomic_store_explicit(&g->reg, r, memory_order_release);
+	return NRT_SUCCESS;
+}
+
+/* The registry, created on first use; NULL with *out_status NRT_INVALID (bad
+ * XLA_METRICS_* values, logged once) or NRT_RESOURCE (out of memory). */
+static metrics_registry_t *registry(NRT_STATUS *out_status)
+{
+	metrics_registry_t *r = atomic_load_explicit(&g_metrics.reg, memory_order_acquire);
+	if (r)
+		return r;
+	pthread_mutex_lock(&g_metrics.init_lock);
+	NRT_STATUS st = NRT_SUCCESS;
+	r = atomic_load_explicit(&g_metrics.reg, memory_order_acquire);
+	if (!r) {
+		st = g_metrics.bad_env ? NRT_INVALID : create_locked(&g_metrics);
+		r = atomic_load_explicit(&g_metrics.reg, memory_order_acquire);
+	}
+	pthread_mutex_unlock(&g_metrics.init_lock);
+	*out_status = st;
+	return r;
+}
+
+/* ---- XLA_METRICS_FILE ----------------------------------------------------- */
+
+static int write_all(int fd, const char *p, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Appends the whole report, as torch_xla does at every step. STDOUT and STDERR
+ * name the streams (its convention too). A file is opened for each report so it
+ * may be removed or rotated while the process runs; one write() with O_APPEND
+ * keeps reports of several processes from interleaving. */
+static void append_report(metrics_registry_t *r, const char *file)
+{
+	char *text;
+	size_t len;
+	int err = 0;
+	if (metrics_report(r, &text, &len) != METRICS_OK) {
+		err = ENOMEM;
+		goto out;
+	}
+	pthread_mutex_lock(&g_metrics.file_lock);
+	FILE *stream = strcmp(file, "STDOUT") == 0 ? stdout : strcmp(file, "STDERR") == 0 ? stderr : NULL;
+	if (stream) {
+		if (fwrite(text, 1, len, stream) != len || fflush(stream) != 0)
+			err = errno ? errno : EIO;
+	} else {
+		int fd = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			err = errno;
+		} else {
+			err = write_all(fd, text, len);
+			if (close(fd) != 0 && !err)
+				err = errno;
+		}
+	}
+	pthread_mutex_unlock(&g_metrics.file_lock);
+	free(text);
+out:
+	if (err && !atomic_exchange(&g_metrics.file_warned, true))
+		NRT_LOGE("cannot append the metrics report to XLA_METRICS_FILE '%s': %s (said once; "
+			 "executions are not affected)", file, strerror(err));
+}
+
+/* ---- what the runtime records -------------------------------------------------- */
+
+void nrt_metrics_exec(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec)
+{
+	if (!atomic_load_explicit(&g_metrics.recording, memory_order_relaxed))
+		return;
+	NRT_STATUS st;
+	metrics_registry_t *r = registry(&st);
+	if (!r)
+		return;
+	int64_t ts = (int64_t)rec->end_ns;
+	if (rec->ran) {
+		metrics_metric_add(g_metrics.execute_time, METRICS_UNIT_TIME_NS, ts,
+				   (double)(rec->end_ns - rec->start_ns));
+		metrics_counter_add(g_metrics.executions, 1);
+	}
+	metrics_metric_add(g_metrics.device_memory, METRICS_UNIT_BYTES, ts,
+			   (double)atomic_load_explicit(&ctx->mem_in_use, memory_order_relaxed));
+	/* By what was found, not by the status: under
+	 * NEURON_RT_NUMERICAL_ERRORS_VERBOSITY=warning a NaN still returns success. */
+	if (rec->error.kind == NRT_NEURONSIM_ERROR_NAN || rec->error.kind == NRT_NEURONSIM_ERROR_INF)
+		metrics_counter_add(g_metrics.num_errors, 1);
+	else if (rec->status != NRT_SUCCESS)
+		metrics_counter_add(g_metrics.failed, 1);
+	if (g_metrics.file)
+		append_report(r, g_metrics.file);
+}
+
+void nrt_metrics_transfer(bool to_device, uint64_t bytes, uint64_t ns)
+{
+	if (!atomic_load_explicit(&g_metrics.recording, memory_order_relaxed))
+		return;
+	NRT_STATUS st;
+	if (!registry(&st))
+		return;
+	int64_t ts = (int64_t)nrt_now_ns();
+	metrics_metric_add(to_device ? g_metrics.to_device_time : g_metrics.from_device_time,
+			   METRICS_UNIT_TIME_NS, ts, (double)ns);
+	metrics_metric_add(to_device ? g_metrics.inbound : g_metrics.outbound, METRICS_UNIT_BYTES, ts,
+			   (double)bytes);
+}
+
+/* ---- public API (nrt_neuronsim.h) ------------------------------------------------ */
+
+static const char *unit_name(int unit)
+{
+	return metrics_unit_name((metrics_unit_t)unit);
+}
+
+/* name (non-NULL) as a log shows it: cut at 64 bytes, control characters as
+ * '?', so that a bad name still makes one readable line. */
+static const char *shown_name(const char *name, char buf[static 68])
+{
+	size_t n = 0;
+	for (; name[n] && n < 64; n++)
+		buf[n] = (unsigned char)name[n] < 0x20 || name[n] == 0x7f ? '?' : name[n];
+	snprintf(buf + n, 68 - n, "%s", name[n] ? "..." : "");
+	return buf;
+}
+
+/* Logs why a name was refused; name is known to be non-NULL and non-empty. */
+static NRT_STATUS bad_name(const char *func, const char *kind, const char *name)
+{
+	char shown[68];
+	NRT_LOGE("%s: %s name '%s' is invalid: names are 1..%u bytes without control characters",
+		 func, kind, shown_name(name, shown), METRICS_NAME_MAX);
+	return NRT_INVALID;
+}
+
+NRT_STATUS nrt_neuronsim_metric_add(const char *name, nrt_neuronsim_metric_unit_t unit, double value)
+{
+	if (!name || !*name) {
+		NRT_LOGE("%s: metric name is NULL or empty", __func__);
+		return NRT_INVALID;
+	}
+	char shown[68];
+	if ((unsigned)unit >= METRICS_UNIT_COUNT) {
+		NRT_LOGE("%s: metric '%s': unit %d is not one of NRT_NEURONSIM_METRIC_TIME_NS (0), "
+			 "_BYTES (1), _NUMBER (2)", __func__, shown_name(name, shown), (int)unit);
+		return NRT_INVALID;
+	}
+	if (!isfinite(value)) {
+		NRT_LOGE("%s: metric '%s': value %g is not a finite number", __func__,
+			 shown_name(name, shown), value);
+		return NRT_INVALID;
+	}
+	NRT_STATUS st;
+	metrics_registry_t *r = registry(&st);
+	if (!r)
+		return st;
+	metrics_metric_t *m;
+	metrics_status_t ms = metrics_metric_get(r, name, (metrics_unit_t)unit, &m);
+	if (ms == METRICS_OK)
+		ms = metrics_metric_add(m, (metrics_unit_t)unit, (int64_t)nrt_now_ns(), value);
+	switch (ms) {
+	case METRICS_OK:
+		return NRT_SUCCESS;
+	case METRICS_ERR_UNIT:
+		NRT_LOGE("%s: metric '%s' already records another unit than %s (a metric keeps the unit "
+			 "of its first sample until nrt_neuronsim_metrics_clear): use another name",
+			 __func__, name, unit_name(unit));
+		return NRT_INVALID;
+	case METRICS_ERR_NOMEM:
+		NRT_LOGE("%s: out of memory creating metric '%s'", __func__, name);
+		return NRT_RESOURCE;
+	default:
+		return bad_name(__func__, "metric", name);
+	}
+}
+
+NRT_STATUS nrt_neuronsim_counter_add(const char *name, int64_t delta)
+{
+	if (!name || !*name) {
+		NRT_LOGE("%s: counter name is NULL or empty", __func__);
+		return NRT_INVALID;
+	}
+	NRT_STATUS st;
+	metrics_registry_t *r = registry(&st);
+	if (!r)
+		return st;
+	metrics_counter_t *c;
+	metrics_status_t ms = metrics_counter_get(r, name, &c);
+	if (ms == METRICS_ERR_NOMEM) {
+		NRT_LOGE("%s: out of memory creating counter '%s'", __func__, name);
+		return NRT_RESOURCE;
+	}
+	if (ms != METRICS_OK)
+		return bad_name(__func__, "counter", name);
+	metrics_counter_add(c, delta);
+	return NRT_SUCCESS;
+}
+
+int64_t nrt_neuronsim_counter_value(const char *name)
+{
+	NRT_STATUS st;
+	metrics_registry_t *r = registry(&st);
+	return r ? metrics_counter_value(r, name) : 0;
+}
+
+char *nrt_neuronsim_metrics_report(void)
+{
+	NRT_STATUS st;
+	metrics_registry_t *r = registry(&st);
+	if (!r)
+		return st == NRT_RESOURCE ? NULL : strdup("");
+	char *text;
+	if (metrics_report(r, &text, NULL) != METRICS_OK)
+		return NULL;
+	return text;
+}
+
+void nrt_neuronsim_metrics_clear(void)
+{
+	metrics_registry_t *r = atomic_load_explicit(&g_metrics.reg, memory_order_acquire);
+	if (r)
+		metrics_registry_clear(r);
+}

@@ -133,10 +133,12 @@ static int32_t pick_start(nrt_ctx_t *ctx, uint32_t count)
 	return best;
 }
 
-NRT_STATUS nrt_load(const void *neff_bytes, size_t size, int32_t start_nc, int32_t nc_count, nrt_model_t **model)
+/* nrt_load without its trace span; out_name gets the model's name once known. */
+static NRT_STATUS load_model(const void *neff_bytes, size_t size, int32_t start_nc, int32_t nc_count,
+			     nrt_model_t **model, char out_name[128])
 {
 	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
+	nrt_ctx_t *ctx = nrt_ctx_require("nrt_load", &st);
 	if (!ctx)
 		return st;
 	if (!neff_bytes || !model || size == 0) {
@@ -187,6 +189,7 @@ NRT_STATUS nrt_load(const void *neff_bytes, size_t size, int32_t start_nc, int32
 		goto err;
 	}
 	const neff_meta_t *meta = m->view.meta;
+	snprintf(out_name, 128, "%s", meta->model_name);
 	m->neff_cores = meta->n_cores;
 	uint32_t want = nc_count == -1 ? m->neff_cores : (uint32_t)nc_count;
 	if (want % m->neff_cores) {
@@ -261,6 +264,16 @@ err:
 	free(m->instances);
 	free(m->neff);
 	free(m);
+	return st;
+}
+
+NRT_STATUS nrt_load(const void *neff_bytes, size_t size, int32_t start_nc, int32_t nc_count, nrt_model_t **model)
+{
+	uint64_t t0 = nrt_now_ns();
+	char name[128] = "";
+	NRT_STATUS st = load_model(neff_bytes, size, start_nc, nc_count, model, name);
+	if (nrt_profile_sys_on())
+		nrt_profile_call("nrt_load", name, size, st, t0, nrt_now_ns());
 	return st;
 }
 

@@ -26,6 +26,10 @@ typedef struct nrt_exec_rec {
 	NRT_STATUS status;           /* what nrt_execute will return (exec_end) */
 	bool ran;                    /* device jobs were submitted */
 	nrt_neuronsim_exec_error_t error; /* this execution's record (exec_end) */
+	/* Device trace, one per core of the instance (model->neff_cores), from
+	 * nrt_profile_exec_traces(); NULL when this execution is not traced.
+	 * nrt_profile_exec() takes it over and frees it. */
+	nrt_backend_trace_t *traces;
 } nrt_exec_rec_t;
 
 /* ---- snapshots (snapshot.c) ---- */
@@ -55,6 +59,19 @@ void nrt_stats_exec(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec);
 /* ---- profiler (profile.c) ---- */
 NRT_STATUS nrt_profile_init(nrt_ctx_t *ctx);
 void nrt_profile_fini(nrt_ctx_t *ctx);
+/* Before the jobs of an execution (rec->model and rec->instance set): the
+ * trace buffers to give the jobs with NRT_BACKEND_JOB_PROFILE, or NULL when
+ * this execution is not device-traced (two atomic loads when nothing is). */
+nrt_backend_trace_t *nrt_profile_exec_traces(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec);
 void nrt_profile_exec(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec);
+/* True while system events are recorded: lets callers skip the work of one. */
+bool nrt_profile_sys_on(void);
+/* A runtime call on the calling thread: name a string such as "nrt_load",
+ * label the model, bytes the NEFF size. */
+void nrt_profile_call(const char *name, const char *label, uint64_t bytes, NRT_STATUS status,
+		      uint64_t start_ns, uint64_t end_ns);
+/* A tensor transfer (nrt_tensor_write when to_device, else nrt_tensor_read). */
+void nrt_profile_transfer(bool to_device, const char *tensor, uint64_t bytes, uint64_t start_ns,
+			  uint64_t end_ns);
 
 #endif /* NRT_OBSERVE_H */

@@ -1,12 +1,682 @@
-/* The profiler: system and device traces written as Chrome trace events. Placeholder until #6 lands. */
+/* The profiler: NEURON_RT_INSPECT_* and nrt_profile_start/stop sessions, user blocks, what executions, loads and transfers record. */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
 #include "nrt/nrt_profile.h"
 #include "observe.h"
+#include "trace.h"
 
-NRT_STATUS nrt_profile_init(nrt_ctx_t *ctx) { (void)ctx; return NRT_SUCCESS; }
-void nrt_profile_fini(nrt_ctx_t *ctx) { (void)ctx; }
-void nrt_profile_exec(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec) { (void)ctx; (void)rec; }
-NRT_STATUS nrt_profile_start(nrt_model_t *model, const char *filename) { (void)model; (void)filename; return NRT_SUCCESS; }
-NRT_STATUS nrt_profile_stop(const char *filename) { (void)filename; return NRT_SUCCESS; }
-NRT_STATUS nrt_neuronsim_trace_begin(const char *name) { (void)name; return NRT_SUCCESS; }
-NRT_STATUS nrt_neuronsim_trace_end(void) { return NRT_SUCCESS; }
-NRT_STATUS nrt_neuronsim_trace_step(uint64_t step) { (void)step; return NRT_SUCCESS; }
+/* Device spans kept at most by default (32 bytes each); see docs/profiler.md. */
+#define DEFAULT_MAX_SPANS (1ull << 22)
+
+typedef enum dev_mode {
+	DEV_OFF = 0,
+	DEV_MODEL = 1,   /* the first execution (after the warm-up) per model per instance */
+	DEV_SESSION = 2, /* every execution */
+} dev_mode_t;
+
+typedef struct nrt_profile_state {
+	/* NEURON_RT_INSPECT_* (fixed from nrt_init to nrt_close) */
+	bool inspect;
+	bool inspect_sys;
+	dev_mode_t inspect_dev;
+	uint64_t warmup;
+	char out_dir[PATH_MAX];
+	uint64_t inspect_start_ns;
+	struct timespec inspect_wall;    /* names the run directory */
+	uint64_t max_spans;
+	const char *backend;
+	/* Read without the lock by every execution. */
+	atomic_uint dev_mode;            /* inspect_dev while inspecting */
+	_Atomic uint64_t api_model;      /* executable_id + 1 under nrt_profile_start, else 0 */
+	/* Under g_prof.lock: */
+	bool api_active;
+	uint32_t api_model_id;
+	char api_model_name[128];
+	char api_file[PATH_MAX];
+	uint64_t api_start_ns;
+	nrt_trace_model_t *models;       /* freed at nrt_close only: jobs point at them */
+	nrt_trace_job_t *jobs;
+	nrt_trace_job_t **jobs_tail;
+	uint64_t n_spans;
+	uint64_t jobs_dropped;
+	bool warned_limit;
+} nrt_profile_state_t;
+
+/* The profiler's lock and what exists outside a runtime: user blocks may be
+ * recorded before nrt_init when NEURON_RT_INSPECT_ENABLE=1 (compilation
+ * usually comes first), and the runtime that starts next adopts them. */
+static struct {
+	pthread_mutex_t lock;
+	nrt_profile_state_t *live;       /* the running runtime's state */
+	bool pending;                    /* recording before nrt_init */
+	uint64_t pending_since;
+} g_prof = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void update_on_locked(void)
+{
+	nrt_profile_state_t *p = g_prof.live;
+	nrt_trace_set_on(g_prof.pending || (p && ((p->inspect && p->inspect_sys) || p->api_active)));
+}
+
+/* ---- environment ---- */
+
+/* The project's booleans (docs/env.md): 1/0, on/off, true/false, yes/no, any
+ * case. -1 when v is none of them. */
+static int parse_bool(const char *v)
+{
+	static const char *const yes[] = { "1", "on", "true", "yes" }, *const no[] = { "0", "off", "false", "no" };
+	for (int i = 0; i < 4; i++) {
+		if (strcasecmp(v, yes[i]) == 0)
+			return 1;
+		if (strcasecmp(v, no[i]) == 0)
+			return 0;
+	}
+	return -1;
+}
+
+static int env_bool(const char *name, bool dflt, bool *out)
+{
+	const char *v = getenv(name);
+	if (!v || !*v) {
+		*out = dflt;
+		return 0;
+	}
+	int b = parse_bool(v);
+	if (b >= 0) {
+		*out = b;
+		return 0;
+	}
+	NRT_LOGE("nrt_init: %s='%s' is not valid: use 1 or 0 (on/off, true/false, yes/no)", name, v);
+	return -1;
+}
+
+/* What nrt_init would decide about recording user blocks. */
+static bool inspect_env_enabled(void)
+{
+	const char *v = getenv("NEURON_RT_INSPECT_ENABLE");
+	const char *s = getenv("NEURON_RT_INSPECT_SYSTEM_PROFILE");
+	return v && parse_bool(v) == 1 && !(s && *s && parse_bool(s) == 0);
+}
+
+static NRT_STATUS read_env(nrt_profile_state_t *p)
+{
+	if (env_bool("NEURON_RT_INSPECT_ENABLE", false, &p->inspect))
+		return NRT_INVALID;
+	p->max_spans = DEFAULT_MAX_SPANS;
+	const char *v = getenv("NEURONSIM_PROFILE_MAX_SPANS");
+	if (v && *v && (nrt_env_parse_size(v, &p->max_spans) != NRT_SUCCESS || !p->max_spans)) {
+		NRT_LOGE("nrt_init: NEURONSIM_PROFILE_MAX_SPANS='%s' is not valid: use a positive count "
+			 "(K/M/G suffixes allowed)", v);
+		return NRT_INVALID;
+	}
+	if (!p->inspect)
+		return NRT_SUCCESS;
+	if (env_bool("NEURON_RT_INSPECT_SYSTEM_PROFILE", true, &p->inspect_sys))
+		return NRT_INVALID;
+	v = getenv("NEURON_RT_INSPECT_DEVICE_PROFILE");
+	if (!v || !*v || strcmp(v, "0") == 0) {
+		p->inspect_dev = DEV_OFF;
+	} else if (strcmp(v, "1") == 0 || strcmp(v, "model") == 0) {
+		p->inspect_dev = DEV_MODEL;
+	} else if (strcmp(v, "session") == 0) {
+		p->inspect_dev = DEV_SESSION;
+	} else {
+		NRT_LOGE("nrt_init: NEURON_RT_INSPECT_DEVICE_PROFILE='%s' is not valid: use 0, 1, model "
+			 "or session", v);
+		return NRT_INVALID;
+	}
+	v = getenv("NEURON_RT_INSPECT_DEVICE_PROFILE_NUM_WARMUP");
+	if (v && *v) {
+		char *end;
+		errno = 0;
+		unsigned long long w = strtoull(v, &end, 10);
+		if (errno || *end || v[0] == '-') {
+			NRT_LOGE("nrt_init: NEURON_RT_INSPECT_DEVICE_PROFILE_NUM_WARMUP='%s' is not a "
+				 "non-negative integer", v);
+			return NRT_INVALID;
+		}
+		p->warmup = w;
+	}
+	v = getenv("NEURON_RT_INSPECT_OUTPUT_DIR");
+	if (!v || !*v)
+		v = "./output";
+	if (strlen(v) >= sizeof(p->out_dir) - 128) {
+		NRT_LOGE("nrt_init: NEURON_RT_INSPECT_OUTPUT_DIR is too long (%zu bytes)", strlen(v));
+		return NRT_INVALID;
+	}
+	snprintf(p->out_dir, sizeof(p->out_dir), "%s", v);
+	/* Fail now rather than lose the trace at nrt_close. */
+	if (nrt_trace_mkdirs(p->out_dir) != 0) {
+		NRT_LOGE("nrt_init: NEURON_RT_INSPECT_OUTPUT_DIR '%s' cannot be created: %s (choose a "
+			 "writable directory, or unset NEURON_RT_INSPECT_ENABLE)", p->out_dir,
+			 strerror(errno));
+		return NRT_INVALID;
+	}
+	if (access(p->out_dir, W_OK) != 0) {
+		NRT_LOGE("nrt_init: NEURON_RT_INSPECT_OUTPUT_DIR '%s' is not writable: %s", p->out_dir,
+			 strerror(errno));
+		return NRT_INVALID;
+	}
+	return NRT_SUCCESS;
+}
+
+/* ---- writing ---- */
+
+static void jobs_clear_locked(nrt_profile_state_t *p)
+{
+	nrt_trace_job_t *j = p->jobs;
+	while (j) {
+		nrt_trace_job_t *next = j->next;
+		nrt_trace_job_free(j);
+		j = next;
+	}
+	p->jobs = NULL;
+	p->jobs_tail = &p->jobs;
+	p->n_spans = 0;
+	p->jobs_dropped = 0;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+	return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+static const char *dev_mode_name(dev_mode_t m)
+{
+	return m == DEV_MODEL ? "model" : m == DEV_SESSION ? "session" : "off";
+}
+
+static NRT_STATUS write_api_locked(nrt_profile_state_t *p, const char *path, uint64_t to_ns)
+{
+	nrt_trace_write_args_t a = {
+		.path = path,
+		.gzip = ends_with(path, ".gz"),
+		.from_ns = p->api_start_ns,
+		.to_ns = to_ns,
+		.jobs = p->jobs,
+		.jobs_dropped = p->jobs_dropped,
+		.session = "nrt_profile_start",
+		.device_profile = "api",
+		.backend = p->backend,
+	};
+	return nrt_trace_write(&a);
+}
+
+/* <dir>/plugins/profile/<YYYY_MM_DD_HH_MM_SS_mmm>/<host>.trace.json.gz, the
+ * layout TensorBoard's profile plugin reads. */
+static void write_inspect_locked(nrt_profile_state_t *p)
+{
+	struct tm tm;
+	localtime_r(&p->inspect_wall.tv_sec, &tm);
+	char run[64];
+	snprintf(run, sizeof(run), "%04d_%02d_%02d_%02d_%02d_%02d_%03ld", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		 p->inspect_wall.tv_nsec / 1000000);
+	char dir[sizeof(p->out_dir) + sizeof(run) + 32];
+	snprintf(dir, sizeof(dir), "%s/plugins/profile/%s", p->out_dir, run);
+	if (nrt_trace_mkdirs(dir) != 0) {
+		NRT_LOGE("nrt_close: cannot create the profile directory '%s': %s; the trace is lost",
+			 dir, strerror(errno));
+		return;
+	}
+	char host[256] = "localhost";
+	if (gethostname(host, sizeof(host) - 1) != 0 || !host[0])
+		snprintf(host, sizeof(host), "localhost");
+	host[sizeof(host) - 1] = '\0';
+	char path[sizeof(dir) + sizeof(host) + 64];
+	snprintf(path, sizeof(path), "%s/%s.trace.json.gz", dir, host);
+	/* Another process of this host that started in the same millisecond. */
+	if (access(path, F_OK) == 0)
+		snprintf(path, sizeof(path), "%s/%s_pid%ld.trace.json.gz", dir, host, (long)getpid());
+	nrt_trace_write_args_t a = {
+		.path = path,
+		.gzip = true,
+		.from_ns = p->inspect_start_ns,
+		.to_ns = UINT64_MAX,
+		.jobs = p->jobs,
+		.jobs_dropped = p->jobs_dropped,
+		.session = "inspect",
+		.device_profile = dev_mode_name(p->inspect_dev),
+		.backend = p->backend,
+	};
+	if (nrt_trace_write(&a) == NRT_SUCCESS)
+		NRT_LOGI("profile written to %s", path);
+}
+
+/* ---- lifecycle ---- */
+
+NRT_STATUS nrt_profile_init(nrt_ctx_t *ctx)
+{
+	nrt_profile_state_t *p = calloc(1, sizeof(*p));
+	if (!p)
+		return NRT_RESOURCE;
+	NRT_STATUS st = read_env(p);
+	if (st) {
+		free(p);
+		return st;
+	}
+	p->jobs_tail = &p->jobs;
+	p->backend = ctx->ops->name;
+	clock_gettime(CLOCK_REALTIME, &p->inspect_wall);
+	pthread_mutex_lock(&g_prof.lock);
+	if (p->inspect) {
+		p->inspect_start_ns = g_prof.pending ? g_prof.pending_since : nrt_now_ns();
+		atomic_store(&p->dev_mode, p->inspect_dev);
+		if (!p->inspect_sys)
+			nrt_trace_clear();
+	} else if (g_prof.pending) {
+		nrt_trace_clear();
+	}
+	g_prof.pending = false;
+	g_prof.live = p;
+	update_on_locked();
+	pthread_mutex_unlock(&g_prof.lock);
+	ctx->profile = p;
+	return NRT_SUCCESS;
+}
+
+void nrt_profile_fini(nrt_ctx_t *ctx)
+{
+	nrt_profile_state_t *p = ctx->profile;
+	if (!p)
+		return;
+	pthread_mutex_lock(&g_prof.lock);
+	atomic_store(&p->dev_mode, DEV_OFF);
+	atomic_store(&p->api_model, 0);
+	uint64_t now = nrt_now_ns();
+	if (p->api_active) {
+		NRT_LOGW("nrt_close: the profile of model '%s' was not stopped (nrt_profile_stop); "
+			 "writing it to '%s'", p->api_model_name, p->api_file);
+		(void)write_api_locked(p, p->api_file, now);
+		p->api_active = false;
+	}
+	if (p->inspect)
+		write_inspect_locked(p);
+	jobs_clear_locked(p);
+	nrt_trace_clear();
+	while (p->models) {
+		nrt_trace_model_t *next = p->models->next;
+		nrt_trace_model_free(p->models);
+		p->models = next;
+	}
+	g_prof.live = NULL;
+	update_on_locked();
+	pthread_mutex_unlock(&g_prof.lock);
+	free(p);
+	ctx->profile = NULL;
+}
+
+/* ---- executions ---- */
+
+static nrt_trace_model_t *model_find_locked(nrt_profile_state_t *p, uint32_t executable_id)
+{
+	for (nrt_trace_model_t *tm = p->models; tm; tm = tm->next)
+		if (tm->executable_id == executable_id)
+			return tm;
+	return NULL;
+}
+
+nrt_backend_trace_t *nrt_profile_exec_traces(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec)
+{
+	nrt_profile_state_t *p = ctx->profile;
+	if (!p)
+		return NULL;
+	const nrt_model_obj_t *m = rec->model;
+	uint32_t mode = atomic_load_explicit(&p->dev_mode, memory_order_relaxed);
+	uint64_t api = atomic_load_explicit(&p->api_model, memory_order_relaxed);
+	if (mode == DEV_OFF && api != (uint64_t)m->executable_id + 1)
+		return NULL;
+	uint32_t inst = rec->instance ? (uint32_t)(rec->instance - m->instances) : 0;
+	uint32_t n = m->neff_cores;
+	uint64_t hint[NEFF_MAX_CORES];
+	pthread_mutex_lock(&g_prof.lock);
+	nrt_trace_model_t *tm = model_find_locked(p, m->executable_id);
+	bool api_want = p->api_active && p->api_model_id == m->executable_id;
+	bool model_want = p->inspect && p->inspect_dev == DEV_MODEL && rec->exec_index >= p->warmup &&
+			  !(tm && inst < tm->n_instances && tm->instance_traced[inst]);
+	bool want = api_want || model_want || (p->inspect && p->inspect_dev == DEV_SESSION);
+	if (want && !tm) {
+		tm = nrt_trace_model_create(&m->view, m->executable_id, m->n_instances);
+		if (tm) {
+			tm->next = p->models;
+			p->models = tm;
+		} else {
+			NRT_LOGW("profiler: out of memory for the device trace of model '%s'",
+				 m->view.meta->model_name);
+		}
+	}
+	if (want && tm && p->n_spans >= p->max_spans) {
+		if (!p->warned_limit)
+			NRT_LOGW("profiler: %llu device spans recorded (NEURONSIM_PROFILE_MAX_SPANS); later "
+				 "executions are not device-traced", (unsigned long long)p->n_spans);
+		p->warned_limit = true;
+		p->jobs_dropped++;
+		want = false;
+	}
+	if (want && tm) {
+		if (model_want && inst < tm->n_instances)
+			tm->instance_traced[inst] = true;
+		for (uint32_t c = 0; c < n; c++)
+			hint[c] = tm->span_hint[c] ? tm->span_hint[c] : 1;
+	}
+	pthread_mutex_unlock(&g_prof.lock);
+	if (!want || !tm)
+		return NULL;
+	nrt_backend_trace_t *t = calloc(n, sizeof(*t));
+	if (!t)
+		return NULL;
+	for (uint32_t c = 0; c < n; c++) {
+		t[c].cap = hint[c];
+		t[c].spans = malloc(hint[c] * sizeof(*t[c].spans));
+		if (!t[c].spans) {
+			while (c--)
+				free(t[c].spans);
+			free(t);
+			return NULL;
+		}
+	}
+	return t;
+}
+
+static int cmp_span(const void *a, const void *b)
+{
+	const nrt_backend_span_t *x = a, *y = b;
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return x->engine < y->engine ? -1 : x->engine > y->engine;
+}
+
+void nrt_trace_job_free(nrt_trace_job_t *j)
+{
+	if (!j)
+		return;
+	free(j->spans);
+	free(j);
+}
+
+/* Turns core c's trace of rec into a job (takes its spans, also when it
+ * fails); NULL if out of memory. */
+static nrt_trace_job_t *job_from(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec, uint32_t c,
+				 nrt_backend_trace_t *t)
+{
+	nrt_trace_job_t *j = calloc(1, sizeof(*j));
+	if (!j) {
+		free(t->spans);
+		t->spans = NULL;
+		return NULL;
+	}
+	uint32_t lnc = rec->instance->first_core + c;
+	j->logical_nc = lnc;
+	j->global_nc = lnc < ctx->n_cores ? ctx->cores[lnc].global : lnc;
+	j->model_core = c;
+	j->status = rec->status;
+	j->exec_index = rec->exec_index;
+	memcpy(j->busy_ns, t->engine_busy_ns, sizeof(j->busy_ns));
+	j->insns_executed = t->insns_executed;
+	j->dropped = t->dropped;
+	j->n_spans = t->count <= t->cap ? t->count : t->cap;
+	if (j->n_spans) {
+		qsort(t->spans, j->n_spans, sizeof(*t->spans), cmp_span);
+		nrt_backend_span_t *s = realloc(t->spans, j->n_spans * sizeof(*s));
+		j->spans = s ? s : t->spans;
+		j->start_ns = j->spans[0].start_ns;
+		for (uint64_t i = 0; i < j->n_spans; i++)
+			if (j->spans[i].end_ns > j->end_ns)
+				j->end_ns = j->spans[i].end_ns;
+	} else {
+		free(t->spans);
+		j->start_ns = j->end_ns = rec->device_start_ns;
+	}
+	t->spans = NULL;
+	return j;
+}
+
+void nrt_profile_exec(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec)
+{
+	if (nrt_trace_on()) {
+		uint64_t now = nrt_now_ns();
+		/* Ends now, not at rec->end_ns: snapshot writes after the jobs nest inside. */
+		nrt_trace_event_t ev = {
+			.start_ns = rec->start_ns,
+			.end_ns = now,
+			.value = rec->exec_index,
+			.has_value = 1,
+			.status = rec->status,
+			.kind = NRT_TRACE_SPAN,
+			.cat = NRT_TRACE_CAT_RUNTIME,
+		};
+		snprintf(ev.name, sizeof(ev.name), "nrt_execute");
+		snprintf(ev.label, sizeof(ev.label), "%s", rec->model->view.meta->model_name);
+		nrt_trace_record(&ev);
+	}
+	nrt_backend_trace_t *traces = rec->traces;
+	nrt_profile_state_t *p = ctx->profile;
+	if (!traces)
+		return;
+	const nrt_model_obj_t *m = rec->model;
+	for (uint32_t c = 0; c < m->neff_cores; c++) {
+		nrt_backend_trace_t *t = &traces[c];
+		if (!t->recorded || !p || !rec->instance) {
+			free(t->spans); /* a core after a failed one never ran */
+			continue;
+		}
+		nrt_trace_job_t *j = job_from(ctx, rec, c, t);
+		pthread_mutex_lock(&g_prof.lock);
+		nrt_trace_model_t *tm = model_find_locked(p, m->executable_id);
+		if (!j || !tm) {
+			p->jobs_dropped++;
+			nrt_trace_job_free(j);
+		} else {
+			j->model = tm;
+			*p->jobs_tail = j;
+			p->jobs_tail = &j->next;
+			p->n_spans += j->n_spans;
+			/* Loops run instructions more than once: size the next buffer by
+			 * what this execution ran. */
+			if (t->insns_executed > tm->span_hint[c])
+				tm->span_hint[c] = t->insns_executed;
+		}
+		pthread_mutex_unlock(&g_prof.lock);
+	}
+	free(traces);
+}
+
+/* ---- what other runtime calls record ---- */
+
+bool nrt_profile_sys_on(void)
+{
+	return nrt_trace_on();
+}
+
+void nrt_profile_call(const char *name, const char *label, uint64_t bytes, NRT_STATUS status,
+		      uint64_t start_ns, uint64_t end_ns)
+{
+	if (!nrt_trace_on())
+		return;
+	nrt_trace_event_t ev = {
+		.start_ns = start_ns,
+		.end_ns = end_ns,
+		.value = bytes,
+		.status = status,
+		.kind = NRT_TRACE_SPAN,
+		.cat = NRT_TRACE_CAT_RUNTIME,
+	};
+	snprintf(ev.name, sizeof(ev.name), "%s", name);
+	snprintf(ev.label, sizeof(ev.label), "%s", label ? label : "");
+	nrt_trace_record(&ev);
+}
+
+void nrt_profile_transfer(bool to_device, const char *tensor, uint64_t bytes, uint64_t start_ns,
+			  uint64_t end_ns)
+{
+	if (!nrt_trace_on())
+		return;
+	nrt_trace_event_t ev = {
+		.start_ns = start_ns,
+		.end_ns = end_ns,
+		.value = bytes,
+		.kind = NRT_TRACE_SPAN,
+		.cat = NRT_TRACE_CAT_TRANSFER,
+	};
+	snprintf(ev.name, sizeof(ev.name), "%s", to_device ? "nrt_tensor_write" : "nrt_tensor_read");
+	snprintf(ev.label, sizeof(ev.label), "%s", tensor ? tensor : "");
+	nrt_trace_record(&ev);
+}
+
+/* ---- public API ---- */
+
+/* Before nrt_init, with NEURON_RT_INSPECT_ENABLE=1: start recording so that
+ * the runtime that comes next finds the blocks (e.g. the compilation). */
+static void maybe_pending(void)
+{
+	if (!inspect_env_enabled())
+		return;
+	pthread_mutex_lock(&g_prof.lock);
+	if (!g_prof.live && !g_prof.pending) {
+		g_prof.pending = true;
+		g_prof.pending_since = nrt_now_ns();
+		update_on_locked();
+	}
+	pthread_mutex_unlock(&g_prof.lock);
+}
+
+NRT_STATUS nrt_neuronsim_trace_begin(const char *name)
+{
+	if (!name || !*name) {
+		NRT_LOGE("nrt_neuronsim_trace_begin: name is %s", name ? "empty" : "NULL");
+		return NRT_INVALID;
+	}
+	if (!nrt_trace_on())
+		maybe_pending();
+	return nrt_trace_block_begin(name);
+}
+
+NRT_STATUS nrt_neuronsim_trace_end(void)
+{
+	return nrt_trace_block_end();
+}
+
+NRT_STATUS nrt_neuronsim_trace_step(uint64_t step)
+{
+	if (!nrt_trace_on())
+		maybe_pending();
+	if (!nrt_trace_on())
+		return NRT_SUCCESS;
+	uint64_t now = nrt_now_ns();
+	nrt_trace_event_t ev = {
+		.start_ns = now,
+		.end_ns = now,
+		.value = step,
+		.kind = NRT_TRACE_INSTANT,
+		.cat = NRT_TRACE_CAT_STEP,
+	};
+	snprintf(ev.name, sizeof(ev.name), "step %llu", (unsigned long long)step);
+	nrt_trace_record(&ev);
+	return NRT_SUCCESS;
+}
+
+/* The directory part of path must exist and be writable, so that a bad name
+ * fails at start and not after the run. */
+static NRT_STATUS check_writable(const char *func, const char *path)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	if (strlen(path) >= PATH_MAX - 32) {
+		NRT_LOGE("%s: file name '%.64s...' is too long", func, path);
+		return NRT_INVALID;
+	}
+	if (access(dir, W_OK) != 0) {
+		NRT_LOGE("%s: cannot write '%s': directory '%s' %s", func, path, dir,
+			 errno == ENOENT ? "does not exist" : strerror(errno));
+		return NRT_INVALID;
+	}
+	return NRT_SUCCESS;
+}
+
+NRT_STATUS nrt_profile_start(nrt_model_t *model, const char *filename)
+{
+	NRT_STATUS st;
+	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
+	if (!ctx)
+		return st;
+	if (!model) {
+		NRT_LOGE("nrt_profile_start: model is NULL");
+		return NRT_INVALID;
+	}
+	if (!filename || !*filename) {
+		NRT_LOGE("nrt_profile_start: filename is %s: name the trace file to write "
+			 "(.json, or .json.gz for gzip)", filename ? "empty" : "NULL");
+		return NRT_INVALID;
+	}
+	if ((st = check_writable(__func__, filename)))
+		return st;
+	void *obj;
+	if (nrt_handle_acquire(&ctx->models, nrt_handle_of(model), &obj)) {
+		NRT_LOGE("nrt_profile_start: %p is not a loaded model (unloaded, or not a model handle)",
+			 (void *)model);
+		return NRT_INVALID;
+	}
+	nrt_model_obj_t *m = obj;
+	nrt_profile_state_t *p = ctx->profile;
+	pthread_mutex_lock(&g_prof.lock);
+	if (p->api_active) {
+		NRT_LOGE("nrt_profile_start: model '%s' is already being profiled into '%s'; call "
+			 "nrt_profile_stop first (one profile at a time)", p->api_model_name, p->api_file);
+		st = NRT_INVALID;
+	} else {
+		p->api_active = true;
+		p->api_model_id = m->executable_id;
+		snprintf(p->api_model_name, sizeof(p->api_model_name), "%s", m->view.meta->model_name);
+		snprintf(p->api_file, sizeof(p->api_file), "%s", filename);
+		p->api_start_ns = nrt_now_ns();
+		atomic_store(&p->api_model, (uint64_t)m->executable_id + 1);
+		update_on_locked();
+	}
+	pthread_mutex_unlock(&g_prof.lock);
+	nrt_handle_release(&ctx->models, nrt_handle_of(model));
+	return st;
+}
+
+NRT_STATUS nrt_profile_stop(const char *filename)
+{
+	NRT_STATUS st;
+	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
+	if (!ctx)
+		return st;
+	nrt_profile_state_t *p = ctx->profile;
+	pthread_mutex_lock(&g_prof.lock);
+	if (!p->api_active) {
+		pthread_mutex_unlock(&g_prof.lock);
+		NRT_LOGE("nrt_profile_stop: no profile is being recorded: call nrt_profile_start first");
+		return NRT_INVALID;
+	}
+	const char *path = filename && *filename ? filename : p->api_file;
+	uint64_t now = nrt_now_ns();
+	p->api_active = false;
+	atomic_store(&p->api_model, 0);
+	update_on_locked();
+	st = write_api_locked(p, path, now);
+	/* What an inspect session still needs stays until nrt_close. */
+	if (!p->inspect || !p->inspect_sys)
+		nrt_trace_clear();
+	if (!p->inspect || p->inspect_dev == DEV_OFF)
+		jobs_clear_locked(p);
+	pthread_mutex_unlock(&g_prof.lock);
+	return st;
+}

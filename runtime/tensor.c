@@ -252,7 +252,9 @@ NRT_STATUS nrt_tensor_read(const nrt_tensor_t *tensor, void *buf, size_t offset,
 	} else if (!(st = check_range(__func__, t, offset, size)) && size) {
 		uint64_t t0 = nrt_now_ns();
 		memcpy(buf, bytes(t) + offset, size);
-		nrt_metrics_transfer(false, size, nrt_now_ns() - t0);
+		uint64_t t1 = nrt_now_ns();
+		nrt_metrics_transfer(false, size, t1 - t0);
+		nrt_profile_transfer(false, t->name, size, t0, t1);
 	}
 	release(ctx, tensor);
 	return st;
@@ -273,7 +275,9 @@ NRT_STATUS nrt_tensor_write(nrt_tensor_t *tensor, const void *buf, size_t offset
 	} else if (!(st = check_range(__func__, t, offset, size)) && size) {
 		uint64_t t0 = nrt_now_ns();
 		memcpy(bytes(t) + offset, buf, size);
-		nrt_metrics_transfer(true, size, nrt_now_ns() - t0);
+		uint64_t t1 = nrt_now_ns();
+		nrt_metrics_transfer(true, size, t1 - t0);
+		nrt_profile_transfer(true, t->name, size, t0, t1);
 	}
 	release(ctx, tensor);
 	return st;

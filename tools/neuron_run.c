@@ -14,6 +14,7 @@
 #include "nrt/nrt.h"
 #include "nrt/nrt_experimental.h"
 #include "nrt/nrt_neuronsim.h"
+#include "nrt/nrt_profile.h"
 #include "tool_common.h"
 
 static const char usage_text[] =
@@ -35,10 +36,17 @@ static const char usage_text[] =
 	"  -c, --cores START:COUNT    load on COUNT cores from logical core START\n"
 	"                             (default -1:-1, the runtime's choice)\n"
 	"  -v, --verbose              list the model's tensors and every execution time\n"
+	"  -m, --metrics              print the metrics report (PyTorch/XLA format,\n"
+	"                             docs/metrics.md) to stdout at exit\n"
+	"  -p, --profile FILE         record a device and system trace of the executions\n"
+	"                             (nrt_profile_start/stop) into FILE, Chrome trace\n"
+	"                             JSON (gzip when FILE ends in .gz); summarise it\n"
+	"                             with 'neuron-profile summary FILE'\n"
 	"  -h, --help                 show this help\n"
 	"\n"
 	"Output (stdout): 'load: MS ms', one line per input and output file, 'exec:'\n"
-	"timing over the repeats (p50, min, max in us) and 'status: NAME (N): text'.\n"
+	"timing over the repeats (p50, min, max in us) and 'status: NAME (N): text';\n"
+	"with --metrics, the report follows ('Metric: NAME' and 'Counter: NAME' blocks).\n"
 	"Errors go to stderr.\n"
 	"\n"
 	"Exit status: 0 success; 1 an execution failed (the NRT status is printed;\n"
@@ -66,6 +74,8 @@ typedef struct run_opts {
 	int32_t start_nc;
 	int32_t nc_count;
 	bool verbose;
+	bool metrics;
+	const char *profile;
 } run_opts_t;
 
 /* Everything the run allocated, released in one place. */
@@ -108,6 +118,8 @@ static int parse_args(int argc, char **argv, run_opts_t *o)
 		{ "repeat", required_argument, NULL, 'R' },
 		{ "cores", required_argument, NULL, 'c' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "metrics", no_argument, NULL, 'm' },
+		{ "profile", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -120,7 +132,7 @@ static int parse_args(int argc, char **argv, run_opts_t *o)
 	}
 	int c;
 	long long v;
-	while ((c = getopt_long(argc, argv, "i:rs:o:nR:c:vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:rs:o:nR:c:vmp:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i': {
 			char *eq = strchr(optarg, '=');
@@ -163,6 +175,8 @@ static int parse_args(int argc, char **argv, run_opts_t *o)
 			break;
 		}
 		case 'v': o->verbose = true; break;
+		case 'm': o->metrics = true; break;
+		case 'p': o->profile = optarg; break;
 		case 'h':
 			fputs(usage_text, stdout);
 			exit(TOOL_EXIT_OK);
@@ -409,6 +423,12 @@ static int run(const run_opts_t *o, run_state_t *s)
 		fprintf(stderr, "neuron-run: out of memory for %ld timings\n", o->repeat);
 		return TOOL_EXIT_RUNTIME;
 	}
+	if (o->profile && (st = nrt_profile_start(s->model, o->profile)) != NRT_SUCCESS) {
+		fprintf(stderr, "neuron-run: --profile %s: cannot start the profile: %s\n", o->profile,
+			tool_status_str(st, sbuf, sizeof(sbuf)));
+		free(times);
+		return TOOL_EXIT_OUTPUT;
+	}
 	long done = 0;
 	for (; done < o->repeat; done++) {
 		uint64_t e0 = tool_now_ns();
@@ -420,6 +440,16 @@ static int run(const run_opts_t *o, run_state_t *s)
 			done++;
 			break;
 		}
+	}
+	if (o->profile) {
+		NRT_STATUS pst = nrt_profile_stop(o->profile);
+		if (pst != NRT_SUCCESS) {
+			fprintf(stderr, "neuron-run: --profile %s: writing the trace failed: %s\n",
+				o->profile, tool_status_str(pst, sbuf, sizeof(sbuf)));
+			free(times);
+			return TOOL_EXIT_OUTPUT;
+		}
+		printf("profile: %s\n", o->profile);
 	}
 	double p50 = tool_quantile(times, (size_t)done, 0.5);
 	printf("exec: %ld run%s, p50 %.1f us, min %.1f us, max %.1f us\n", done,
@@ -489,6 +519,15 @@ int main(int argc, char **argv)
 		run_state_t s = { 0 };
 		rc = run(&o, &s);
 		run_state_release(&s);
+		/* After the release, so the output reads are in it too. */
+		if (o.metrics) {
+			char *report = nrt_neuronsim_metrics_report();
+			if (report)
+				fputs(report, stdout);
+			else
+				fprintf(stderr, "neuron-run: out of memory for the metrics report\n");
+			free(report);
+		}
 	}
 	free(o.inputs);
 	return rc;

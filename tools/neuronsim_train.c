@@ -14,6 +14,7 @@
 #include "interp.h"
 #include "nrt/nrt.h"
 #include "nrt/nrt_experimental.h"
+#include "nrt/nrt_neuronsim.h"
 #include "tool_common.h"
 #include "verify.h"
 
@@ -168,9 +169,20 @@ static int compile(const train_opts_t *o, train_t *t, ncc_compile_result_t *res)
 	ncc_error_t err = { 0 };
 	ncc_driver_options_init(&dopts);
 	dopts.compile.opt_level = o->opt_level;
+	uint64_t t0 = tool_now_ns();
 	if (ncc_compile_file(o->path, &dopts, res, &err) != NCC_OK) {
 		fprintf(stderr, "neuronsim-train: %s\n", err.msg);
 		return TOOL_EXIT_INPUT;
+	}
+	/* The compiler does not link the runtime: its caller records the compile
+	 * (docs/metrics.md). As in torch_xla, CompileTime counts real compiles;
+	 * a cache hit only counts CachedCompile. */
+	if (res->cache_hit) {
+		nrt_neuronsim_counter_add("CachedCompile", 1);
+	} else {
+		nrt_neuronsim_counter_add("UncachedCompile", 1);
+		nrt_neuronsim_metric_add("CompileTime", NRT_NEURONSIM_METRIC_TIME_NS,
+					 (double)(tool_now_ns() - t0));
 	}
 	if (ncc_parse_hlo_file(o->path, &t->m, &err) != NCC_OK ||
 	    ncc_verify(t->m, &err) != NCC_OK) {

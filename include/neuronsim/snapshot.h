@@ -16,6 +16,16 @@ extern "C" {
 #define SNAPSHOT_MAX_RANK 8
 #define SNAPSHOT_NAME_MAX 256
 
+/* File layout constants (docs/snapshot.md has the byte-by-byte description). */
+#define SNAPSHOT_MAGIC "NSIMSNAP"        /* 8 bytes, no NUL */
+#define SNAPSHOT_VERSION_MAJOR 1
+#define SNAPSHOT_VERSION_MINOR 0
+#define SNAPSHOT_HEADER_SIZE 128
+#define SNAPSHOT_DATA_ALIGN 4096         /* start of the tensor data section */
+#define SNAPSHOT_TENSOR_ALIGN 64         /* each tensor inside the data section */
+#define SNAPSHOT_MAX_TENSORS (1u << 20)  /* a bigger table is refused as corrupt */
+#define SNAPSHOT_MAX_META ((uint64_t)256 << 20) /* bytes of JSON metadata */
+
 typedef enum snapshot_status {
 	SNAPSHOT_OK = 0,
 	SNAPSHOT_ERR_IO = 1,        /* open/write/fsync/rename/read failed; errno kept */
@@ -35,6 +45,9 @@ typedef enum snapshot_role {
 	SNAPSHOT_ROLE_OUTPUT = 1,   /* an output after the execution */
 } snapshot_role_t;
 
+/* "input" / "output" (the spelling of the file's tensor table), "?" otherwise. */
+const char *snapshot_role_name(uint32_t role);
+
 typedef struct snapshot_tensor {
 	char name[SNAPSHOT_NAME_MAX];   /* the NEFF I/O tensor name */
 	uint32_t role;                  /* snapshot_role_t */
@@ -44,6 +57,7 @@ typedef struct snapshot_tensor {
 	uint64_t shape[SNAPSHOT_MAX_RANK];
 	uint64_t size;                  /* bytes of data */
 	const void *data;               /* writer: caller's bytes; reader: inside the loaded file */
+	uint64_t checksum;              /* reader: XXH64 (seed 0) of data, verified; writer: ignored */
 } snapshot_tensor_t;
 
 /* Everything a snapshot records besides tensors. Strings are NUL-terminated;
@@ -65,7 +79,11 @@ typedef struct snapshot_meta {
  * atomically: a temporary file in the same directory created with mode 0600,
  * fsync, rename over path, fsync of the directory. On any failure no file is
  * left (neither path nor the temporary) and err gets a one-line message naming
- * path and the reason. */
+ * path and the reason. The temporary is "PATH.tmp-XXXXXX". Strings (tensor names,
+ * meta strings) must be valid UTF-8 and error_json a JSON object text, else
+ * SNAPSHOT_ERR_INVALID; ENOSPC/EDQUOT give SNAPSHOT_ERR_NOSPACE. errno is left
+ * at the failing call's value (0 for argument errors). Nothing is kept: the
+ * caller's buffers are only read during the call. */
 snapshot_status_t snapshot_write(const char *path, const snapshot_meta_t *meta,
 				 const char *hlo_text, size_t hlo_size,
 				 const snapshot_tensor_t *tensors, uint32_t n,
@@ -80,11 +98,19 @@ typedef struct snapshot {
 	uint32_t n_tensors;
 	uint32_t version_major, version_minor;
 	void *priv;                     /* reader's storage */
+	uint64_t file_size;             /* bytes of the file */
+	uint64_t meta_checksum;         /* XXH64 of the JSON metadata section (verified) */
+	uint64_t hlo_checksum;          /* XXH64 of the HLO text section (verified) */
 } snapshot_t;
 
 /* Reads and validates (structure, bounds, checksums) path. Caller frees with
  * snapshot_free(). On failure err says what is wrong and where. */
 snapshot_status_t snapshot_read(const char *path, snapshot_t **out_snapshot, char *err, size_t err_len);
+/* The same on a file image in memory [data, data + size); the bytes are copied,
+ * data may be freed after the call. On failure *out_snapshot is NULL. */
+snapshot_status_t snapshot_parse(const void *data, size_t size, snapshot_t **out_snapshot,
+				 char *err, size_t err_len);
+/* Frees everything snapshot_read/snapshot_parse returned. NULL is a no-op. */
 void snapshot_free(snapshot_t *snapshot);
 
 #ifdef __cplusplus

@@ -207,104 +207,265 @@ static inline int32_t ncc_e2e_leaves(ncc_value_t *v, ncc_value_t **leaves, int32
 	return n;
 }
 
-/* Seeded random arguments for m's parameters (ncc_interp_random_args: floats in
- * [-1, 1), integers in [0, NCC_RANDOM_INT_MAX], pred 0/1) are written to the NEFF's
- * inputs (input k is parameter k); the device runs neff (reps times, *dev_ms the
- * fastest), the reference interpreter runs m (*int_ms), and every output (NEFF
- * output o is leaf o of the root, depth-first) is compared with ncc_value_compare()
- * under ncc_tolerance_for_module() of its element type (docs/interp.md). Returns 0
- * when all match, 1 on a mismatch, -1 when a side could not run; why says what.
- * nrt_init() must have been called. */
-static inline int ncc_e2e_run_and_compare(const ncc_module_t *m, const void *neff, size_t size,
-					  uint64_t seed, int reps, double *dev_ms, double *int_ms,
-					  void *reserved, char *why, size_t why_len)
+/* Monte Carlo arithmetic behind the sensitivity allowance (docs/interp.md,
+ * "Numerical sensitivity"): NCC_E2E_PERTURB_RUNS more reference runs move every
+ * arithmetic result (and batch norm's statistics) by up to NCC_E2E_PERTURB_ULPS
+ * ulps; an output that misses the module tolerance may still differ from the
+ * reference by NCC_E2E_SENSITIVITY_FACTOR times the most any of those runs moved it
+ * (the output's spread). Calibrated on the MobileNetV2 step at 64x64, seeds 1-8 and
+ * 1234, -O0 and -O2 (which give the same bits): the largest factor a device output
+ * needed was 4.7, and 11.7 on the full 224x224 step (seed 1234), both for gradients
+ * of batch-norm offsets that a following batch norm cancels exactly (pure rounding
+ * noise); the other corpus modules never need the allowance. */
+#define NCC_E2E_PERTURB_ULPS 16
+#define NCC_E2E_PERTURB_RUNS 2
+#define NCC_E2E_SENSITIVITY_FACTOR 16.0
+
+/* max(1, largest finite |x|) of an f32/bf16/f16/f64 leaf: the `scale` of
+ * ncc_value_compare(). */
+static inline double ncc_e2e_scale(const ncc_value_t *v)
 {
-	(void)reserved;
+	double s = 1.0;
+	for (int64_t i = 0; i < ncc_value_elements(v); i++) {
+		double x = fabs(ncc_value_get_f64(v, i));
+		if (isfinite(x) && x > s)
+			s = x;
+	}
+	return s;
+}
+
+/* Largest |a - b| over the elements finite in both. */
+static inline double ncc_e2e_spread(const ncc_value_t *a, const ncc_value_t *b)
+{
+	double s = 0.0;
+	for (int64_t i = 0; i < ncc_value_elements(a) && i < ncc_value_elements(b); i++) {
+		double d = fabs(ncc_value_get_f64(a, i) - ncc_value_get_f64(b, i));
+		if (isfinite(d) && d > s)
+			s = d;
+	}
+	return s;
+}
+
+/* One device-vs-reference check between ncc_e2e_run() and ncc_e2e_finish(): the
+ * arguments, the reference result, the device's outputs and which outputs still
+ * need the sensitivity allowance. Owned by the check; ncc_e2e_finish() frees it. */
+typedef struct ncc_e2e_check {
+	const ncc_module_t *m;
+	uint64_t seed;
 	ncc_e2e_io_t io;
-	ncc_value_t **args = NULL, *result = NULL, *actual = NULL;
-	ncc_value_t **leaves = NULL;
-	int32_t nargs = 0;
-	int rc = -1;
-	if (ncc_e2e_io_from_neff(neff, size, &io, why, why_len) != 0)
+	ncc_value_t **args;
+	int32_t nargs;
+	ncc_value_t *result;
+	ncc_value_t **leaves; /* the result's array leaves: leaf o is NEFF output o */
+	int32_t nleaves;
+	bool *pending;        /* pending[o]: float output o missed the module tolerance */
+	int32_t npending;
+} ncc_e2e_check_t;
+
+static inline void ncc_e2e_check_free(ncc_e2e_check_t *c)
+{
+	free(c->leaves);
+	free(c->pending);
+	ncc_value_free(c->result);
+	if (c->args)
+		ncc_interp_free_args(c->args, c->nargs);
+	ncc_e2e_io_free(&c->io);
+	memset(c, 0, sizeof(*c));
+}
+
+/* Compares NEFF output o with reference leaf o under tol; fills cr. */
+static inline bool ncc_e2e_compare_output(ncc_e2e_check_t *c, uint32_t o, const ncc_tolerance_t *tol,
+					  ncc_compare_result_t *cr, char *why, size_t why_len, int *rc)
+{
+	const ncc_value_t *want = c->leaves[o];
+	ncc_value_t *actual = NULL;
+	if (want->nbytes != c->io.out[o].size || ncc_value_alloc(&want->shape, &actual) != NCC_OK) {
+		snprintf(why, why_len, "output %u '%s': %zu bytes on the device, %zu expected", o,
+			 c->io.out[o].name, c->io.out[o].size, want->nbytes);
+		*rc = -1;
+		return false;
+	}
+	if (want->nbytes)
+		memcpy(actual->data, c->io.out[o].data, want->nbytes);
+	bool ok = ncc_value_compare(want, actual, tol, cr);
+	ncc_value_free(actual);
+	return ok;
+}
+
+static inline void ncc_e2e_mismatch(ncc_e2e_check_t *c, uint32_t o, const ncc_compare_result_t *cr,
+				    bool beyond_sensitivity, char *why, size_t why_len)
+{
+	char ty[128];
+	ncc_shape_to_string(&c->leaves[o]->shape, false, ty, sizeof(ty));
+	snprintf(why, why_len, "output %u '%s' (%s): %lld element(s) differ from the reference "
+			       "interpreter%s; %s",
+		 o, c->io.out[o].name, ty, (long long)cr->mismatches,
+		 beyond_sensitivity ? " beyond its rounding sensitivity" : "", cr->msg);
+}
+
+/* Seeded model-like arguments for m's parameters (ncc_interp_model_args: batch-norm
+ * scale 1 and offset 0, convolution kernels scaled by their fan-in, ReLU6 bounds 6,
+ * dropout keep probabilities 0.8, everything else as ncc_interp_random_args: floats
+ * in [-1, 1), integers in [0, NCC_RANDOM_INT_MAX], pred 0/1) are written to the
+ * NEFF's inputs (input k is parameter k); the reference interpreter runs m
+ * (*int_ms), the device runs neff (reps times, *dev_ms the fastest; its model is
+ * unloaded again), and every output (NEFF output o is leaf o of the root,
+ * depth-first) is compared with ncc_value_compare() under
+ * ncc_tolerance_for_module() of its element type (docs/interp.md). Returns 0 when
+ * all match, 1 on a mismatch, -1 when a side could not run (why says what), and 2
+ * when only float outputs missed the tolerance: ncc_e2e_finish() then decides with
+ * the sensitivity allowance. nrt_init() must have been called; the caller may
+ * nrt_close() before ncc_e2e_finish() so the simulated device memory is returned
+ * before the extra reference runs. *c is filled in every case and released by
+ * ncc_e2e_finish() or ncc_e2e_check_free(). */
+static inline int ncc_e2e_run(const ncc_module_t *m, const void *neff, size_t size, uint64_t seed,
+			      int reps, double *dev_ms, double *int_ms, ncc_e2e_check_t *c, char *why,
+			      size_t why_len)
+{
+	memset(c, 0, sizeof(*c));
+	c->m = m;
+	c->seed = seed;
+	if (ncc_e2e_io_from_neff(neff, size, &c->io, why, why_len) != 0)
 		return -1;
-	if (ncc_interp_random_args(m, seed, &args, &nargs) != NCC_OK) {
-		snprintf(why, why_len, "cannot make random arguments for the entry parameters");
-		goto out;
+	if (ncc_interp_model_args(m, seed, &c->args, &c->nargs) != NCC_OK) {
+		snprintf(why, why_len, "cannot make arguments for the entry parameters");
+		return -1;
 	}
-	if ((uint32_t)nargs != io.n_in) {
+	ncc_e2e_io_t *io = &c->io;
+	if ((uint32_t)c->nargs != io->n_in) {
 		snprintf(why, why_len, "the NEFF has %u inputs but the entry computation has %d "
-				       "parameters", io.n_in, nargs);
-		goto out;
+				       "parameters", io->n_in, c->nargs);
+		return -1;
 	}
-	for (uint32_t i = 0; i < io.n_in; i++) {
-		if (args[i]->shape.etype == NCC_TUPLE || args[i]->nbytes != io.in[i].size) {
+	for (uint32_t i = 0; i < io->n_in; i++) {
+		if (c->args[i]->shape.etype == NCC_TUPLE || c->args[i]->nbytes != io->in[i].size) {
 			snprintf(why, why_len, "NEFF input %u '%s' has %zu bytes but parameter %u has %zu",
-				 i, io.in[i].name, io.in[i].size, i, args[i]->nbytes);
-			goto out;
+				 i, io->in[i].name, io->in[i].size, i, c->args[i]->nbytes);
+			return -1;
 		}
-		if (io.in[i].size)
-			memcpy(io.in[i].data, args[i]->data, io.in[i].size);
+		if (io->in[i].size)
+			memcpy(io->in[i].data, c->args[i]->data, io->in[i].size);
 	}
 	/* The reference first: its intermediates are freed before the device touches its
-	 * memory, so the peak is the larger of the two, not their sum (the MobileNetV2
-	 * step needs ~9 GB of device scratch and as much interpreter state). The device
-	 * still runs when the reference fails, so the bench gets its time. */
+	 * memory, so the peak is the larger of the two, not their sum. The device still
+	 * runs when the reference fails, so the bench gets its time. */
 	ncc_error_t err = {0};
 	double t0 = ncc_e2e_now_ms();
-	ncc_status_t ist = ncc_interp_run(m, (const ncc_value_t *const *)args, nargs, NULL, &result,
-					  &err);
+	ncc_status_t ist = ncc_interp_run(m, (const ncc_value_t *const *)c->args, c->nargs, NULL,
+					  &c->result, &err);
 	if (int_ms && ist == NCC_OK)
 		*int_ms = ncc_e2e_now_ms() - t0;
-	NRT_STATUS st = ncc_e2e_device_run(neff, size, &io, reps, dev_ms, why, why_len);
+	NRT_STATUS st = ncc_e2e_device_run(neff, size, io, reps, dev_ms, why, why_len);
 	if (ist != NCC_OK) {
 		snprintf(why, why_len, "reference interpreter: %s", err.msg);
-		goto out;
+		return -1;
 	}
 	if (st != NRT_SUCCESS)
-		goto out;
-	int32_t nleaves = ncc_e2e_leaves(result, NULL, 0, 0);
-	if ((uint32_t)nleaves != io.n_out) {
+		return -1;
+	c->nleaves = ncc_e2e_leaves(c->result, NULL, 0, 0);
+	if ((uint32_t)c->nleaves != io->n_out) {
 		snprintf(why, why_len, "the NEFF has %u outputs but the root has %d array leaves",
-			 io.n_out, nleaves);
-		goto out;
+			 io->n_out, c->nleaves);
+		return -1;
 	}
-	leaves = calloc(nleaves ? (size_t)nleaves : 1, sizeof(*leaves));
-	if (!leaves) {
+	c->leaves = calloc(c->nleaves ? (size_t)c->nleaves : 1, sizeof(*c->leaves));
+	c->pending = calloc(c->nleaves ? (size_t)c->nleaves : 1, sizeof(*c->pending));
+	if (!c->leaves || !c->pending) {
 		snprintf(why, why_len, "out of memory");
-		goto out;
+		return -1;
 	}
-	ncc_e2e_leaves(result, leaves, 0, nleaves);
-	rc = 0;
-	for (uint32_t o = 0; o < io.n_out && rc == 0; o++) {
-		const ncc_value_t *want = leaves[o];
-		if (want->nbytes != io.out[o].size ||
-		    ncc_value_alloc(&want->shape, &actual) != NCC_OK) {
-			snprintf(why, why_len, "output %u '%s': %zu bytes on the device, %zu expected",
-				 o, io.out[o].name, io.out[o].size, want->nbytes);
-			rc = -1;
-			break;
-		}
-		if (want->nbytes)
-			memcpy(actual->data, io.out[o].data, want->nbytes);
-		ncc_tolerance_t tol = ncc_tolerance_for_module(want->shape.etype);
+	ncc_e2e_leaves(c->result, c->leaves, 0, c->nleaves);
+	int rc = 0;
+	for (uint32_t o = 0; o < io->n_out && rc >= 0; o++) {
+		ncc_tolerance_t tol = ncc_tolerance_for_module(c->leaves[o]->shape.etype);
 		ncc_compare_result_t cr;
-		if (!ncc_value_compare(want, actual, &tol, &cr)) {
-			char ty[128];
-			ncc_shape_to_string(&want->shape, false, ty, sizeof(ty));
-			snprintf(why, why_len, "output %u '%s' (%s): %lld element(s) differ from the "
-					       "reference interpreter; %s",
-				 o, io.out[o].name, ty, (long long)cr.mismatches, cr.msg);
+		if (ncc_e2e_compare_output(c, o, &tol, &cr, why, why_len, &rc) || rc < 0)
+			continue;
+		if (ncc_etype_is_float(c->leaves[o]->shape.etype)) {
+			c->pending[o] = true;
+			c->npending++;
+		} else if (rc == 0) {
+			ncc_e2e_mismatch(c, o, &cr, false, why, why_len);
 			rc = 1;
 		}
-		ncc_value_free(actual);
-		actual = NULL;
 	}
-out:
-	free(leaves);
-	ncc_value_free(result);
-	if (args)
-		ncc_interp_free_args(args, nargs);
-	ncc_e2e_io_free(&io);
+	if (rc == 0 && c->npending > 0)
+		rc = 2;
+	return rc;
+}
+
+/* Decides the outputs ncc_e2e_run() left pending with the sensitivity allowance
+ * (NCC_E2E_PERTURB_RUNS perturbed reference runs; docs/interp.md) and releases c.
+ * *n_sensitive (may be NULL) counts the outputs that needed it. Returns 0 when they
+ * all pass, 1 on a mismatch (why names the output), -1 when a perturbed run failed. */
+static inline int ncc_e2e_finish(ncc_e2e_check_t *c, int32_t *n_sensitive, char *why, size_t why_len)
+{
+	ncc_value_t *perturbed[NCC_E2E_PERTURB_RUNS] = {0};
+	ncc_value_t **pleaves[NCC_E2E_PERTURB_RUNS] = {0};
+	int rc = 0;
+	int32_t sensitive = 0;
+	for (int k = 0; k < NCC_E2E_PERTURB_RUNS && c->npending > 0 && rc == 0; k++) {
+		ncc_interp_options_t po = {0};
+		po.perturb_ulps = NCC_E2E_PERTURB_ULPS;
+		po.perturb_seed = c->seed ^ (0x5eed5eed5eedull * (uint64_t)(k + 1));
+		ncc_error_t err = {0};
+		pleaves[k] = calloc((size_t)c->nleaves, sizeof(*pleaves[k]));
+		if (!pleaves[k]) {
+			snprintf(why, why_len, "out of memory");
+			rc = -1;
+		} else if (ncc_interp_run(c->m, (const ncc_value_t *const *)c->args, c->nargs, &po,
+					  &perturbed[k], &err) != NCC_OK) {
+			snprintf(why, why_len, "perturbed reference interpreter: %s", err.msg);
+			rc = -1;
+		} else {
+			ncc_e2e_leaves(perturbed[k], pleaves[k], 0, c->nleaves);
+		}
+	}
+	for (uint32_t o = 0; o < (uint32_t)c->nleaves && rc == 0; o++) {
+		if (!c->pending[o])
+			continue;
+		const ncc_value_t *want = c->leaves[o];
+		double spread = 0.0;
+		for (int k = 0; k < NCC_E2E_PERTURB_RUNS; k++) {
+			double sk = ncc_e2e_spread(want, pleaves[k][o]);
+			spread = sk > spread ? sk : spread;
+		}
+		/* the allowance enters as atol, which ncc_value_compare scales by the
+		 * tensor's magnitude */
+		ncc_tolerance_t wide = ncc_tolerance_for_module(want->shape.etype);
+		wide.atol += NCC_E2E_SENSITIVITY_FACTOR * spread / ncc_e2e_scale(want);
+		ncc_compare_result_t cr;
+		if (ncc_e2e_compare_output(c, o, &wide, &cr, why, why_len, &rc)) {
+			sensitive++;
+		} else if (rc == 0) {
+			ncc_e2e_mismatch(c, o, &cr, true, why, why_len);
+			rc = 1;
+		}
+	}
+	for (int k = 0; k < NCC_E2E_PERTURB_RUNS; k++) {
+		free(pleaves[k]);
+		ncc_value_free(perturbed[k]);
+	}
+	if (n_sensitive)
+		*n_sensitive = sensitive;
+	ncc_e2e_check_free(c);
+	return rc;
+}
+
+/* ncc_e2e_run() then, when it returns 2, ncc_e2e_finish() with the runtime still
+ * initialised: 0 when all outputs match, 1 on a mismatch, -1 when a side could not
+ * run. *n_sensitive as for ncc_e2e_finish(). */
+static inline int ncc_e2e_run_and_compare(const ncc_module_t *m, const void *neff, size_t size,
+					  uint64_t seed, int reps, double *dev_ms, double *int_ms,
+					  int32_t *n_sensitive, char *why, size_t why_len)
+{
+	ncc_e2e_check_t c;
+	int rc = ncc_e2e_run(m, neff, size, seed, reps, dev_ms, int_ms, &c, why, why_len);
+	if (n_sensitive)
+		*n_sensitive = 0;
+	if (rc == 2)
+		return ncc_e2e_finish(&c, n_sensitive, why, why_len);
+	ncc_e2e_check_free(&c);
 	return rc;
 }
 

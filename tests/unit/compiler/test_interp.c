@@ -1485,6 +1485,247 @@ START_TEST(test_corpus_results_are_deterministic)
 }
 END_TEST
 
+/* ------------------------------------------------------------ model-like arguments, Monte Carlo arithmetic */
+
+/* A small training-step-like module: conv + batch norm + ReLU6 with its bound as a
+ * parameter, dropout with its keep probability as a parameter, and parameters of no
+ * recognised role (a bias, an s32 label). */
+static const char *const k_model_hlo =
+	"HloModule model\n"
+	"ENTRY e {\n"
+	"  x = f32[2,3,5,5] parameter(0)\n"
+	"  w = f32[4,3,3,3] parameter(1)\n"
+	"  gamma = f32[4] parameter(2)\n"
+	"  beta = f32[4] parameter(3)\n"
+	"  hi = f32[] parameter(4)\n"
+	"  keep = f32[] parameter(5)\n"
+	"  bias = f32[4] parameter(6)\n"
+	"  label = s32[2] parameter(7)\n"
+	"  c = f32[2,4,5,5] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01\n"
+	"  bn = (f32[2,4,5,5], f32[4], f32[4]) batch-norm-training(c, gamma, beta), epsilon=1e-5, feature_index=1\n"
+	"  y = f32[2,4,5,5] get-tuple-element(bn), index=0\n"
+	"  zero = f32[] constant(0)\n"
+	"  lo = f32[2,4,5,5] broadcast(zero), dimensions={}\n"
+	"  hib = f32[2,4,5,5] broadcast(hi), dimensions={}\n"
+	"  r = f32[2,4,5,5] clamp(lo, y, hib)\n"
+	"  kb = f32[2,4,5,5] broadcast(keep), dimensions={}\n"
+	"  m = pred[2,4,5,5] compare(y, kb), direction=LT\n"
+	"  bb = f32[2,4,5,5] broadcast(bias), dimensions={1}\n"
+	"  sum = f32[2,4,5,5] add(r, bb)\n"
+	"  ROOT t = (f32[2,4,5,5], pred[2,4,5,5], s32[2]) tuple(sum, m, label)\n"
+	"}\n";
+
+START_TEST(test_model_args_follow_parameter_roles)
+{
+	ncc_module_t *m = parse(k_model_hlo);
+	ncc_value_t **args = NULL, **rnd = NULL;
+	int32_t nargs = 0, nrnd = 0;
+	ck_assert_int_eq(ncc_interp_model_args(m, 77, &args, &nargs), NCC_OK);
+	ck_assert_int_eq(ncc_interp_random_args(m, 77, &rnd, &nrnd), NCC_OK);
+	ck_assert_int_eq(nargs, 8);
+	ck_assert_int_eq(nrnd, 8);
+	/* the kernel: uniform in +-1/sqrt(fan_in), fan_in = 3 input features * 3x3 */
+	double b = 1.0 / sqrt(27.0), lo = 1, hi = -1;
+	for (int64_t i = 0; i < ncc_value_elements(args[1]); i++) {
+		double w = ncc_value_get_f64(args[1], i);
+		ck_assert_msg(w >= -b && w < b, "kernel element %lld = %g outside +-%g", (long long)i, w, b);
+		lo = fmin(lo, w);
+		hi = fmax(hi, w);
+	}
+	ck_assert_msg(hi - lo > b, "kernel values do not spread over the range: [%g, %g]", lo, hi);
+	for (int64_t i = 0; i < 4; i++) {
+		ck_assert(ncc_value_get_f64(args[2], i) == 1.0); /* batch-norm scale */
+		ck_assert(ncc_value_get_f64(args[3], i) == 0.0); /* offset */
+	}
+	ck_assert(ncc_value_get_f64(args[4], 0) == 6.0);      /* ReLU6 bound */
+	ck_assert(ncc_value_get_f64(args[5], 0) == 0.8f);     /* dropout keep probability */
+	/* no role: the same bytes as ncc_interp_random_args */
+	for (int32_t k = 0; k < 8; k++) {
+		bool role = k >= 1 && k <= 5;
+		ck_assert_int_eq(args[k]->nbytes, rnd[k]->nbytes);
+		ck_assert_msg((memcmp(args[k]->data, rnd[k]->data, args[k]->nbytes) == 0) == !role,
+			      "parameter %d: %s", (int)k, role ? "kept its random fill" : "was changed");
+	}
+	ncc_interp_free_args(args, nargs);
+	ncc_interp_free_args(rnd, nrnd);
+	ncc_module_free(m);
+}
+END_TEST
+
+/* A bound over a lower bound that is not the constant 0, or a "greater than"
+ * compare, is no ReLU6 and no dropout: those keep their random values. */
+START_TEST(test_model_args_leave_other_scalars_random)
+{
+	ncc_module_t *m = parse("HloModule m\n"
+				"ENTRY e {\n"
+				"  x = f32[4] parameter(0)\n"
+				"  a = f32[] parameter(1)\n"
+				"  b = f32[] parameter(2)\n"
+				"  one = f32[] constant(1)\n"
+				"  c = f32[4] clamp(one, x, a)\n"
+				"  bb = f32[4] broadcast(b), dimensions={}\n"
+				"  g = pred[4] compare(x, bb), direction=GT\n"
+				"  ROOT t = (f32[4], pred[4]) tuple(c, g)\n"
+				"}\n");
+	ncc_value_t **args = NULL, **rnd = NULL;
+	int32_t nargs = 0, nrnd = 0;
+	ck_assert_int_eq(ncc_interp_model_args(m, 3, &args, &nargs), NCC_OK);
+	ck_assert_int_eq(ncc_interp_random_args(m, 3, &rnd, &nrnd), NCC_OK);
+	for (int32_t k = 0; k < nargs; k++)
+		ck_assert_int_eq(memcmp(args[k]->data, rnd[k]->data, args[k]->nbytes), 0);
+	ncc_interp_free_args(args, nargs);
+	ncc_interp_free_args(rnd, nrnd);
+	ncc_module_free(m);
+}
+END_TEST
+
+/* Units in the last place between two finite f32 values of one sign. */
+static int64_t ulps_apart(float a, float b)
+{
+	int32_t ia, ib;
+	memcpy(&ia, &a, 4);
+	memcpy(&ib, &b, 4);
+	return ia > ib ? (int64_t)ia - ib : (int64_t)ib - ia;
+}
+
+START_TEST(test_perturbation_moves_arithmetic_results_by_at_most_n_ulps)
+{
+	/* add and exp are perturbed; the select, reshape and negate after them are exact */
+	ncc_module_t *m = parse("HloModule m\n"
+				"ENTRY e {\n"
+				"  x = f32[1000] parameter(0)\n"
+				"  y = f32[1000] parameter(1)\n"
+				"  p = pred[1000] parameter(2)\n"
+				"  s = f32[1000] add(x, y)\n"
+				"  e = f32[1000] exponential(s)\n"
+				"  sel = f32[1000] select(p, e, x)\n"
+				"  n = f32[1000] negate(sel)\n"
+				"  ROOT r = f32[10,100] reshape(n)\n"
+				"}\n");
+	ncc_value_t **args = NULL;
+	int32_t nargs = 0;
+	ck_assert_int_eq(ncc_interp_random_args(m, 9, &args, &nargs), NCC_OK);
+	for (int64_t i = 0; i < 100; i++) /* exact zeros stay zero */
+		ncc_value_set_f64(args[1], i, -ncc_value_get_f64(args[0], i));
+	ncc_value_t *exact = NULL, *p1 = NULL, *p2 = NULL, *p3 = NULL;
+	ncc_error_t err = {0};
+	ncc_interp_options_t o = {0};
+	ck_assert_int_eq(ncc_interp_run(m, (const ncc_value_t *const *)args, nargs, NULL, &exact, &err), NCC_OK);
+	o.perturb_ulps = 3;
+	o.perturb_seed = 42;
+	ck_assert_int_eq(ncc_interp_run(m, (const ncc_value_t *const *)args, nargs, &o, &p1, &err), NCC_OK);
+	ck_assert_int_eq(ncc_interp_run(m, (const ncc_value_t *const *)args, nargs, &o, &p2, &err), NCC_OK);
+	o.perturb_seed = 43;
+	ck_assert_int_eq(ncc_interp_run(m, (const ncc_value_t *const *)args, nargs, &o, &p3, &err), NCC_OK);
+	/* the same seed gives the same bytes, another seed other bytes */
+	ck_assert_int_eq(memcmp(p1->data, p2->data, p1->nbytes), 0);
+	ck_assert_int_ne(memcmp(p1->data, p3->data, p1->nbytes), 0);
+	const float *ex = exact->data, *pe = p1->data;
+	int64_t moved = 0;
+	for (int64_t i = 0; i < 1000; i++) {
+		bool taken = ncc_value_get_f64(args[2], i) != 0;
+		int64_t d = ulps_apart(ex[i], pe[i]);
+		if (!taken) /* select took x: no arithmetic on that path */
+			ck_assert_msg(d == 0, "element %lld moved by %lld ulps without arithmetic", (long long)i,
+				      (long long)d);
+		else if (i < 100) /* exp(0) = 1: the zero sum stayed exact, exp moved by <= 3 */
+			ck_assert_msg(d <= 3, "element %lld moved by %lld ulps", (long long)i, (long long)d);
+		else /* two perturbed ops: the sum (<= 3 ulps, amplified by exp's condition |s| <= 2) and exp */
+			ck_assert_msg(d <= 3 + 3 * 2 + 1, "element %lld moved by %lld ulps", (long long)i,
+				      (long long)d);
+		moved += d != 0;
+	}
+	ck_assert_msg(moved > 300, "only %lld elements moved", (long long)moved);
+	ncc_value_free(exact);
+	ncc_value_free(p1);
+	ncc_value_free(p2);
+	ncc_value_free(p3);
+	ncc_interp_free_args(args, nargs);
+	ncc_module_free(m);
+}
+END_TEST
+
+/* A dot's terms are perturbed at their own magnitude: when they cancel, the result
+ * moves by far more ulps of itself than the result perturbation alone allows. */
+START_TEST(test_perturbation_of_contractions_follows_the_terms)
+{
+	ncc_module_t *m = parse("HloModule m\n"
+				"ENTRY e {\n"
+				"  a = f32[64,3] parameter(0)\n"
+				"  b = f32[3] parameter(1)\n"
+				"  ROOT d = f32[64] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+				"}\n");
+	ncc_value_t *args[2] = {arr(NCC_F32, 2, D(64, 3), NULL), arr(NCC_F32, 1, D(3), F(1, 1, 1))};
+	for (int64_t r = 0; r < 64; r++) { /* 1e6 + 1 - 1e6 = 1 */
+		ncc_value_set_f64(args[0], 3 * r, 1e6);
+		ncc_value_set_f64(args[0], 3 * r + 1, 1);
+		ncc_value_set_f64(args[0], 3 * r + 2, -1e6);
+	}
+	ncc_value_t *exact = NULL, *pert = NULL;
+	ncc_error_t err = {0};
+	ncc_interp_options_t o = {.perturb_ulps = 2, .perturb_seed = 7};
+	ck_assert_int_eq(ncc_interp_run(m, (const ncc_value_t *const *)args, 2, NULL, &exact, &err), NCC_OK);
+	ck_assert_int_eq(ncc_interp_run(m, (const ncc_value_t *const *)args, 2, &o, &pert, &err), NCC_OK);
+	/* the arguments themselves are not modified */
+	ck_assert(ncc_value_get_f64(args[0], 0) == 1e6);
+	int64_t far = 0;
+	for (int64_t r = 0; r < 64; r++) {
+		float e = ((const float *)exact->data)[r], p = ((const float *)pert->data)[r];
+		ck_assert(e == 1.0f);
+		/* each 1e6 term moves by <= 2 ulps of 1e6 (0.0625) through a and by 1e6 * 2
+		 * ulps of 1 (1.19e-7) through b; the middle term and the result by ~1e-7 */
+		ck_assert_msg(fabs(p - 1.0) <= 2 * (2 * 0.0625 + 1e6 * 2 * 1.1920929e-7) + 1e-5,
+			      "row %lld: %.9g", (long long)r, (double)p);
+		far += ulps_apart(e, p) > 2 + 2;
+	}
+	ck_assert_msg(far > 16, "only %lld of 64 results moved beyond the result's own ulps", (long long)far);
+	ncc_value_free(exact);
+	ncc_value_free(pert);
+	ncc_value_free(args[0]);
+	ncc_value_free(args[1]);
+	ncc_module_free(m);
+}
+END_TEST
+
+/* Batch norm's per-feature statistics are perturbed as one value each, so a feature's
+ * outputs move together, and a reduce's reducer runs exact per element. */
+START_TEST(test_perturbation_of_batch_norm_and_reduce)
+{
+	ncc_module_t *m = parse("HloModule m\n"
+				"add { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }\n"
+				"ENTRY e {\n"
+				"  x = f32[64,2] parameter(0)\n"
+				"  g = f32[2] parameter(1)\n"
+				"  o = f32[2] parameter(2)\n"
+				"  bn = (f32[64,2], f32[2], f32[2]) batch-norm-training(x, g, o), epsilon=1e-3, feature_index=1\n"
+				"  mean = f32[2] get-tuple-element(bn), index=1\n"
+				"  z = f32[] constant(0)\n"
+				"  sum = f32[2] reduce(x, z), dimensions={0}, to_apply=add\n"
+				"  ROOT t = (f32[2], f32[2]) tuple(mean, sum)\n"
+				"}\n");
+	ncc_value_t **args = NULL;
+	int32_t nargs = 0;
+	ck_assert_int_eq(ncc_interp_random_args(m, 5, &args, &nargs), NCC_OK);
+	ncc_value_t *exact = NULL, *pert = NULL;
+	ncc_error_t err = {0};
+	ncc_interp_options_t o = {.perturb_ulps = 2, .perturb_seed = 1};
+	ck_assert_int_eq(ncc_interp_run(m, (const ncc_value_t *const *)args, nargs, NULL, &exact, &err), NCC_OK);
+	ck_assert_int_eq(ncc_interp_run(m, (const ncc_value_t *const *)args, nargs, &o, &pert, &err), NCC_OK);
+	for (int32_t leaf = 0; leaf < 2; leaf++)
+		for (int64_t c = 0; c < 2; c++) {
+			float a = ((const float *)exact->elems[leaf]->data)[c];
+			float b = ((const float *)pert->elems[leaf]->data)[c];
+			/* the mean: its statistic (2 ulps) and the stored output (2 ulps) */
+			ck_assert_msg(ulps_apart(a, b) <= (leaf == 0 ? 4 : 2), "leaf %d feature %lld: %.9g vs %.9g",
+				      (int)leaf, (long long)c, (double)a, (double)b);
+		}
+	ncc_value_free(exact);
+	ncc_value_free(pert);
+	ncc_interp_free_args(args, nargs);
+	ncc_module_free(m);
+}
+END_TEST
+
 static Suite *interp_suite(void)
 {
 	Suite *s = suite_create("interp");
@@ -1494,6 +1735,11 @@ static Suite *interp_suite(void)
 	tcase_add_test(tc, test_compare_tolerances_and_messages);
 	tcase_add_test(tc, test_compare_tuples);
 	tcase_add_test(tc, test_layout_conversion);
+	tcase_add_test(tc, test_model_args_follow_parameter_roles);
+	tcase_add_test(tc, test_model_args_leave_other_scalars_random);
+	tcase_add_test(tc, test_perturbation_moves_arithmetic_results_by_at_most_n_ulps);
+	tcase_add_test(tc, test_perturbation_of_contractions_follows_the_terms);
+	tcase_add_test(tc, test_perturbation_of_batch_norm_and_reduce);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("elementwise");

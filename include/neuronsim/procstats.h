@@ -1,0 +1,239 @@
+/* Per-process runtime statistics in shared memory (docs/monitor.md): the file
+ * layout libnrt publishes (runtime/stats.c) and the reader the tools share
+ * (common/procstats.c: neuron-top, neuron-monitor, neuron-ls). */
+#ifndef NEURONSIM_PROCSTATS_H
+#define NEURONSIM_PROCSTATS_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- the file ------------------------------------------------------------
+ * One regular file per initialised runtime, DIR/neuronsim-stats.UID.PID with
+ * DIR = $NEURONSIM_STATS_DIR or /dev/shm, mode 0600, exactly
+ * sizeof(procstats_file_t) bytes, created at nrt_init and unlinked at
+ * nrt_close. Native byte order (the readers run on the same machine).
+ *
+ * Identity fields are written before state becomes PROCSTATS_STATE_LIVE and
+ * never change afterwards. Counters (v[] and cores[].v[]) are covered by the
+ * seqlock seq: writers of the owning process take writer_lock, make seq odd,
+ * store, make seq even; a reader copies them between two loads of seq and
+ * retries while it is odd or changed, so it never sees a half-written update.
+ * Latency slots carry their own sequence number instead (a reader copying the
+ * whole ring would never finish between two executions of a busy process). */
+
+#define PROCSTATS_MAGIC 0x535453504d49534eull /* "NSIMPSTS" little-endian */
+#define PROCSTATS_VERSION 1                   /* any layout change bumps it */
+#define PROCSTATS_FILE_PREFIX "neuronsim-stats."
+#define PROCSTATS_DEFAULT_DIR "/dev/shm"
+#define PROCSTATS_MAX_CORES 256               /* NRT_MAX_CORES */
+#define PROCSTATS_LAT_RING 1024               /* latencies of the last executions */
+#define PROCSTATS_TAG_MAX 256                 /* NEURON_PROCESS_TAG, NUL included */
+
+typedef enum procstats_state {
+	PROCSTATS_STATE_INIT = 0,   /* being created: skip it */
+	PROCSTATS_STATE_LIVE = 1,   /* the runtime is up */
+	PROCSTATS_STATE_CLOSED = 2, /* nrt_close ran (the file is unlinked right after) */
+} procstats_state_t;
+
+/* Process-wide counters, indexes into procstats_file_t.v[]. Execution
+ * outcomes and error kinds count since nrt_init; memory values are the
+ * current ones (refreshed at least every PROCSTATS_REFRESH_MS). */
+enum {
+	/* execution_summary: every execution lands in exactly one of these */
+	PROCSTATS_EXECUTIONS = 0,
+	PROCSTATS_COMPLETED,              /* NRT_SUCCESS */
+	PROCSTATS_COMPLETED_WITH_ERR,     /* failed on the device, or on the host after binding */
+	PROCSTATS_COMPLETED_WITH_NUM_ERR, /* NRT_EXEC_COMPLETED_WITH_NUM_ERR */
+	PROCSTATS_TIMED_OUT,              /* NRT_TIMEOUT */
+	PROCSTATS_INCORRECT_INPUT,        /* refused before running: bad or missing tensors */
+	PROCSTATS_FAILED_TO_QUEUE,        /* nrt_execute never queues: always 0 */
+	/* error_summary: every failed execution lands in exactly one of these */
+	PROCSTATS_ERR_GENERIC,            /* incorrect input, timeouts */
+	PROCSTATS_ERR_NUMERICAL,          /* NaN/Inf */
+	PROCSTATS_ERR_TRANSIENT,          /* simulated memory has no ECC: always 0 */
+	PROCSTATS_ERR_MODEL,              /* the program faulted: OOB, deadlock, invalid job */
+	PROCSTATS_ERR_RUNTIME,            /* host-side failure: out of device memory, ... */
+	PROCSTATS_ERR_HARDWARE,           /* device lost (firmware gone) */
+	/* numerical errors by kind */
+	PROCSTATS_NUM_NAN,
+	PROCSTATS_NUM_INF,
+	/* device memory in bytes by category (same order as nrt_neuronsim_mem_category_t) */
+	PROCSTATS_MEM_TENSORS,
+	PROCSTATS_MEM_CONSTANTS,
+	PROCSTATS_MEM_CODE,
+	PROCSTATS_MEM_SCRATCH,
+	PROCSTATS_MEM_STAGING,
+	PROCSTATS_MEM_SNAPSHOT,           /* ON_NRT_ERROR(_HYBRID) input copies */
+	PROCSTATS_MEM_IN_USE,
+	PROCSTATS_MEM_PEAK,
+	/* host memory in bytes */
+	PROCSTATS_HOST_TENSORS,
+	PROCSTATS_HOST_SNAPSHOT,          /* ON_NRT_ERROR_HYBRID/_CPU input copies */
+	PROCSTATS_LAT_HEAD,               /* executions recorded in lat[]: the newest slot's index */
+	PROCSTATS_HEARTBEAT_NS,           /* CLOCK_MONOTONIC of the last refresh */
+	PROCSTATS_COUNT
+};
+#define PROCSTATS_MEM_FIRST PROCSTATS_MEM_TENSORS
+#define PROCSTATS_MEM_CATEGORIES 6
+#define PROCSTATS_ERR_FIRST PROCSTATS_ERR_GENERIC
+#define PROCSTATS_ERR_KINDS 6
+
+/* Per visible core, indexes into procstats_core_t.v[]: a copy of the
+ * runtime's core counters (nrt_neuronsim_get_core_stats). */
+enum {
+	PROCSTATS_CORE_EXECUTIONS = 0,
+	PROCSTATS_CORE_COMPLETED,
+	PROCSTATS_CORE_COMPLETED_WITH_ERR,
+	PROCSTATS_CORE_COMPLETED_WITH_NUM_ERR,
+	PROCSTATS_CORE_TIMED_OUT,
+	PROCSTATS_CORE_INCORRECT_INPUT,
+	PROCSTATS_CORE_BUSY_NS,           /* wall time spent running jobs */
+	PROCSTATS_CORE_COUNT
+};
+
+/* How often the owning process refreshes memory and the heartbeat. */
+#define PROCSTATS_REFRESH_MS 100
+
+typedef struct procstats_core {
+	uint32_t global;                  /* physical core id */
+	uint32_t device;                  /* device index */
+	uint32_t dev_core;                /* core inside that device */
+	uint32_t pad;
+	_Atomic uint64_t v[8];            /* PROCSTATS_CORE_* (seqlock) */
+} procstats_core_t;
+
+/* One execution's latency. index is the execution's 1-based number in the
+ * process, stored last; 0 while the slot is being written. */
+typedef struct procstats_lat {
+	_Atomic uint64_t index;
+	_Atomic uint64_t total_ns;        /* nrt_execute entry to completion */
+	_Atomic uint64_t device_ns;       /* first job submitted to completion; UINT64_MAX if none ran */
+} procstats_lat_t;
+
+typedef struct procstats_file {
+	/* identity (constant once live) */
+	uint64_t magic;                   /* PROCSTATS_MAGIC */
+	uint32_t version;                 /* PROCSTATS_VERSION */
+	uint32_t size;                    /* sizeof(procstats_file_t) */
+	_Atomic uint32_t state;           /* procstats_state_t */
+	uint32_t pid;
+	uint32_t uid;
+	uint32_t n_cores;                 /* visible cores; cores[0..n_cores) are valid */
+	uint32_t n_devices;
+	uint32_t pad0;
+	uint64_t start_time;              /* field 22 of /proc/PID/stat: tells a reused pid apart */
+	uint64_t init_ns;                 /* CLOCK_MONOTONIC at nrt_init */
+	uint64_t mem_total;               /* device memory of all devices, bytes */
+	char backend[16];                 /* "embedded" / "kernel" */
+	char comm[32];                    /* program name (/proc/PID/comm) */
+	char tag[PROCSTATS_TAG_MAX];      /* NEURON_PROCESS_TAG, "" when unset */
+	/* counters */
+	_Atomic uint32_t writer_lock;     /* the owner's writers only; readers never touch it */
+	uint32_t pad1;
+	_Atomic uint64_t seq;             /* seqlock over v[] and cores[].v[] */
+	_Atomic uint64_t v[PROCSTATS_COUNT];
+	procstats_core_t cores[PROCSTATS_MAX_CORES];
+	procstats_lat_t lat[PROCSTATS_LAT_RING]; /* execution i is in lat[(i - 1) % RING] */
+} procstats_file_t;
+
+/* ---- shared helpers (writer and readers) ---------------------------------- */
+
+/* $NEURONSIM_STATS_DIR when set and non-empty, else PROCSTATS_DEFAULT_DIR. */
+const char *procstats_dir(void);
+
+/* DIR/neuronsim-stats.UID.PID into buf; -1 if it does not fit. */
+int procstats_path(char *buf, size_t len, const char *dir, uid_t uid, pid_t pid);
+
+/* Field 22 (starttime) of /proc/PID/stat. 0 on success, -1 if unreadable. */
+int procstats_proc_start_time(pid_t pid, uint64_t *out_start_time);
+
+/* ---- reader ---------------------------------------------------------------- */
+
+typedef enum procstats_status {
+	PROCSTATS_OK = 0,
+	PROCSTATS_STALE = 1,     /* the owner is gone (dead, pid reused, closed) */
+	PROCSTATS_SKIPPED = 2,   /* still being created, or of a newer/older layout */
+	PROCSTATS_INVALID = 3,   /* not a stats file: wrong name, size, owner, magic or fields */
+	PROCSTATS_BUSY = 4,      /* the seqlock never settled (owner stopped mid-update?) */
+	PROCSTATS_IO = 5,        /* open/stat/map/readdir failed (errno in the message) */
+	PROCSTATS_NOMEM = 6,
+} procstats_status_t;
+
+const char *procstats_status_str(procstats_status_t st);
+
+/* One execution's latency as read. */
+typedef struct procstats_lat_sample {
+	uint64_t index;
+	uint64_t total_ns;
+	uint64_t device_ns;               /* UINT64_MAX: nothing ran on the device */
+} procstats_lat_sample_t;
+
+/* A consistent copy of one process's file, plain (non-atomic) values. */
+typedef struct procstats_snap {
+	uint32_t pid;
+	uint32_t uid;
+	uint32_t n_cores;
+	uint32_t n_devices;
+	uint64_t start_time;
+	uint64_t init_ns;
+	uint64_t mem_total;
+	uint64_t read_ns;                 /* CLOCK_MONOTONIC when the counters were copied */
+	char backend[16];
+	char comm[32];
+	char tag[PROCSTATS_TAG_MAX];      /* NEURON_PROCESS_TAG, else the pid in decimal */
+	uint64_t v[PROCSTATS_COUNT];
+	struct {
+		uint32_t global, device, dev_core;
+		uint64_t v[PROCSTATS_CORE_COUNT];
+	} cores[PROCSTATS_MAX_CORES];
+	uint32_t n_lat;                   /* valid samples in lat[], ascending index */
+	procstats_lat_sample_t lat[PROCSTATS_LAT_RING];
+} procstats_snap_t;
+
+/* Reads the stats file at path into *out (untouched unless PROCSTATS_OK).
+ * Checks the owner: the file's uid must match its name and header, the pid
+ * must be alive with the recorded start time. err gets a one-line reason for
+ * anything but PROCSTATS_OK. Not thread-safe: it guards the copy against the
+ * file shrinking underneath (SIGBUS) with a process-wide handler. */
+procstats_status_t procstats_read_file(const char *path, procstats_snap_t *out, char *err, size_t err_len);
+
+/* The processes found by procstats_scan, sorted by pid. */
+typedef struct procstats_list {
+	procstats_snap_t *procs;          /* n entries; free with procstats_list_free */
+	size_t n;
+	size_t n_stale;                   /* files of dead processes seen (removed when asked) */
+	size_t n_skipped;                 /* unreadable, invalid, busy or foreign files */
+	char first_skip[256];             /* reason of the first skipped file, "" if none */
+} procstats_list_t;
+
+/* Flags of procstats_scan. */
+#define PROCSTATS_SCAN_REMOVE_STALE 1u /* unlink stale files we own */
+
+/* Reads every stats file in dir (a process's own file is skipped when
+ * exclude_pid is its pid; pass 0 to keep all). *out is filled on
+ * PROCSTATS_OK; on PROCSTATS_IO (dir unreadable) or PROCSTATS_NOMEM err says
+ * why and *out is empty. Free with procstats_list_free. */
+procstats_status_t procstats_scan(const char *dir, unsigned flags, pid_t exclude_pid,
+				  procstats_list_t *out, char *err, size_t err_len);
+void procstats_list_free(procstats_list_t *list);
+
+/* The latency samples of s with index > after (at most the ring's worth),
+ * into total[] and device[] (device only for samples that ran; n_device may
+ * be smaller than n_total). The arrays need PROCSTATS_LAT_RING entries. */
+void procstats_latencies(const procstats_snap_t *s, uint64_t after, double *total_s, size_t *n_total,
+			 double *device_s, size_t *n_device);
+
+/* Sorts v[0..n) ascending and returns the value at quantile q in [0, 1]
+ * (nearest rank); 0 when n is 0. */
+double procstats_quantile(double *v, size_t n, double q);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NEURONSIM_PROCSTATS_H */

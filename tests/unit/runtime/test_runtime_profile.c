@@ -1,0 +1,1265 @@
+/* Check tests of the profiler: nrt_profile_start/stop, NEURON_RT_INSPECT_*, user blocks and steps, the Chrome trace it writes, and a corpus model's device trace against the simulator's accounting. */
+#include <check.h>
+#include <dirent.h>
+#include <jansson.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "driver.h"
+#include "neuronsim/neff.h"
+#include "nrt/nrt.h"
+#include "nrt/nrt_neuronsim.h"
+#include "nrt/nrt_profile.h"
+#include "test_neffs.h"
+
+#ifndef NCC_HLO_CORPUS
+#error "NCC_HLO_CORPUS must name the HLO corpus directory (tests/unit/runtime/meson.build)"
+#endif
+
+#define DEVICE_PID_BASE (1 << 24)
+
+/* SQLite-style fault injection: this test is linked with -Wl,--wrap for the
+ * allocation functions (libnrt, libfwsim and libnscommon are static in it,
+ * libc, jansson and zlib are not); fail_at = n makes the n-th allocation from
+ * now fail. Off (0) for every test but the one that arms it. */
+static atomic_long alloc_count;
+static atomic_long fail_at;
+
+void *__real_malloc(size_t);
+void *__real_calloc(size_t, size_t);
+void *__real_realloc(void *, size_t);
+void *__real_aligned_alloc(size_t, size_t);
+void *__wrap_malloc(size_t);
+void *__wrap_calloc(size_t, size_t);
+void *__wrap_realloc(void *, size_t);
+void *__wrap_aligned_alloc(size_t, size_t);
+
+static int should_fail(void)
+{
+	long f = atomic_load(&fail_at);
+	return f && atomic_fetch_add(&alloc_count, 1) + 1 == f;
+}
+
+void *__wrap_malloc(size_t n) { return should_fail() ? NULL : __real_malloc(n); }
+void *__wrap_calloc(size_t a, size_t b) { return should_fail() ? NULL : __real_calloc(a, b); }
+void *__wrap_realloc(void *p, size_t n) { return should_fail() ? NULL : __real_realloc(p, n); }
+void *__wrap_aligned_alloc(size_t a, size_t n) { return should_fail() ? NULL : __real_aligned_alloc(a, n); }
+
+static void arm(long n)
+{
+	atomic_store(&alloc_count, 0);
+	atomic_store(&fail_at, n);
+}
+
+static int disarm(void)
+{
+	int fired = atomic_load(&alloc_count) >= atomic_load(&fail_at);
+	atomic_store(&fail_at, 0);
+	return fired;
+}
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static char tmpdir[64];
+
+static void tmp_setup(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/nrt-profile-test-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void tmp_teardown(void)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+static const char *tmp_path(const char *name)
+{
+	static char buf[4][256];
+	static int k;
+	k = (k + 1) % 4;
+	snprintf(buf[k], sizeof(buf[k]), "%s/%s", tmpdir, name);
+	return buf[k];
+}
+
+static void env_clean(void)
+{
+	test_env_default();
+	static const char *const vars[] = {
+		"NEURON_RT_INSPECT_ENABLE", "NEURON_RT_INSPECT_OUTPUT_DIR",
+		"NEURON_RT_INSPECT_SYSTEM_PROFILE", "NEURON_RT_INSPECT_DEVICE_PROFILE",
+		"NEURON_RT_INSPECT_DEVICE_PROFILE_NUM_WARMUP", "NEURONSIM_PROFILE_MAX_SPANS",
+	};
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		unsetenv(vars[i]);
+}
+
+static void init_ok(void)
+{
+	ck_assert_int_eq(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", ""), NRT_SUCCESS);
+}
+
+/* Reads a trace (gzip or plain) with the JSON library. */
+static json_t *load_trace(const char *path)
+{
+	gzFile gz = gzopen(path, "rb");
+	ck_assert_msg(gz != NULL, "cannot open %s", path);
+	size_t cap = 1 << 16, len = 0;
+	char *buf = malloc(cap);
+	int n;
+	while ((n = gzread(gz, buf + len, (unsigned)(cap - len))) > 0) {
+		len += (size_t)n;
+		if (len == cap)
+			buf = realloc(buf, cap *= 2);
+	}
+	ck_assert_int_eq(n, 0);
+	gzclose(gz);
+	json_error_t err;
+	json_t *root = json_loadb(buf, len, 0, &err);
+	ck_assert_msg(root != NULL, "%s: line %d: %s", path, err.line, err.text);
+	free(buf);
+	ck_assert(json_is_array(json_object_get(root, "traceEvents")));
+	return root;
+}
+
+static json_t *events(json_t *root)
+{
+	return json_object_get(root, "traceEvents");
+}
+
+static const char *sget(json_t *o, const char *k)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+	return s ? s : "";
+}
+
+static int64_t iget(json_t *o, const char *k)
+{
+	return json_integer_value(json_object_get(o, k));
+}
+
+/* Nanoseconds of a microsecond field, as the writer wrote it (ns precision). */
+static int64_t ns_of(json_t *o, const char *k)
+{
+	return llround(json_number_value(json_object_get(o, k)) * 1000.0);
+}
+
+/* Events with ph (and cat, name when not NULL). */
+static size_t count(json_t *root, const char *ph, const char *cat, const char *name)
+{
+	size_t i, n = 0;
+	json_t *e;
+	json_array_foreach(events(root), i, e) {
+		if (strcmp(sget(e, "ph"), ph) != 0)
+			continue;
+		if (cat && strcmp(sget(e, "cat"), cat) != 0)
+			continue;
+		if (name && strcmp(sget(e, "name"), name) != 0)
+			continue;
+		n++;
+	}
+	return n;
+}
+
+static json_t *find(json_t *root, const char *ph, const char *name, size_t nth)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach(events(root), i, e)
+		if (strcmp(sget(e, "ph"), ph) == 0 && strcmp(sget(e, "name"), name) == 0 && nth-- == 0)
+			return e;
+	return NULL;
+}
+
+static bool has_meta(json_t *root, const char *what, int64_t pid, int64_t tid)
+{
+	size_t i;
+	json_t *e;
+	json_array_foreach(events(root), i, e)
+		if (strcmp(sget(e, "ph"), "M") == 0 && strcmp(sget(e, "name"), what) == 0 &&
+		    iget(e, "pid") == pid && (tid < 0 || iget(e, "tid") == tid) &&
+		    sget(json_object_get(e, "args"), "name")[0])
+			return true;
+	return false;
+}
+
+typedef struct iv {
+	int64_t pid, tid, start, end;
+	const char *name;
+} iv_t;
+
+static int cmp_iv(const void *a, const void *b)
+{
+	const iv_t *x = a, *y = b;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->end > y->end ? -1 : x->end < y->end;
+}
+
+/* Every pair of complete events of one thread is nested or disjoint, and
+ * every thread with events has a thread_name (and its process a
+ * process_name). */
+static void check_nesting(json_t *root)
+{
+	size_t n = count(root, "X", NULL, NULL), k = 0, i;
+	iv_t *v = calloc(n ? n : 1, sizeof(*v));
+	json_t *e;
+	json_array_foreach(events(root), i, e) {
+		if (strcmp(sget(e, "ph"), "X") != 0)
+			continue;
+		int64_t s = ns_of(e, "ts");
+		v[k++] = (iv_t){ iget(e, "pid"), iget(e, "tid"), s, s + ns_of(e, "dur"), sget(e, "name") };
+	}
+	qsort(v, n, sizeof(*v), cmp_iv);
+	iv_t *stack[256];
+	int depth = 0;
+	for (size_t a = 0; a < n; a++) {
+		if (a == 0 || v[a].pid != v[a - 1].pid || v[a].tid != v[a - 1].tid) {
+			depth = 0;
+			ck_assert_msg(has_meta(root, "thread_name", v[a].pid, v[a].tid),
+				      "no thread_name for pid %lld tid %lld", (long long)v[a].pid,
+				      (long long)v[a].tid);
+			ck_assert(has_meta(root, "process_name", v[a].pid, -1));
+		}
+		while (depth && v[a].start >= stack[depth - 1]->end)
+			depth--;
+		ck_assert_msg(!depth || v[a].end <= stack[depth - 1]->end,
+			      "'%s' [%lld, %lld] overlaps '%s' [%lld, %lld] on tid %lld", v[a].name,
+			      (long long)v[a].start, (long long)v[a].end, stack[depth - 1]->name,
+			      (long long)stack[depth - 1]->start, (long long)stack[depth - 1]->end,
+			      (long long)v[a].tid);
+		ck_assert_int_lt(depth, 256);
+		stack[depth++] = &v[a];
+	}
+	free(v);
+}
+
+/* a, b, out f32[n] on core 0 with a loaded ADD model. */
+typedef struct fx {
+	void *neff;
+	size_t size;
+	nrt_model_t *m;
+	nrt_tensor_t *a, *b, *out;
+	nrt_tensor_set_t *in, *outs;
+} fx_t;
+
+static void fx_setup_neff(fx_t *f, void *neff, size_t size, uint64_t n, int nc)
+{
+	f->neff = neff;
+	f->size = size;
+	ck_assert_int_eq(nrt_load(f->neff, f->size, nc, -1, &f->m), NRT_SUCCESS);
+	float *v = calloc(n, sizeof(float));
+	ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, nc, n * 4, "a", &f->a), 0);
+	ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, nc, n * 4, "b", &f->b), 0);
+	ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, nc, n * 4, "out", &f->out), 0);
+	ck_assert_int_eq(nrt_tensor_write(f->a, v, 0, n * 4), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_tensor_write(f->b, v, 0, n * 4), NRT_SUCCESS);
+	free(v);
+	ck_assert_int_eq(nrt_allocate_tensor_set(&f->in), 0);
+	ck_assert_int_eq(nrt_allocate_tensor_set(&f->outs), 0);
+	ck_assert_int_eq(nrt_add_tensor_to_tensor_set(f->in, "a", f->a), 0);
+	ck_assert_int_eq(nrt_add_tensor_to_tensor_set(f->in, "b", f->b), 0);
+	ck_assert_int_eq(nrt_add_tensor_to_tensor_set(f->outs, "out", f->out), 0);
+}
+
+static void fx_setup(fx_t *f, uint64_t n)
+{
+	size_t size;
+	void *neff = test_neff_add(n, &size);
+	fx_setup_neff(f, neff, size, n, 0);
+}
+
+static void fx_teardown(fx_t *f)
+{
+	nrt_destroy_tensor_set(&f->in);
+	nrt_destroy_tensor_set(&f->outs);
+	nrt_tensor_free(&f->a);
+	nrt_tensor_free(&f->b);
+	nrt_tensor_free(&f->out);
+	if (f->m)
+		ck_assert_int_eq(nrt_unload(f->m), NRT_SUCCESS);
+	free(f->neff);
+}
+
+/* ---- nrt_profile_start / stop ------------------------------------------- */
+
+START_TEST(test_profile_writes_chrome_trace)
+{
+	env_clean();
+	tmp_setup();
+	init_ok();
+	fx_t f;
+	fx_setup(&f, 1000);
+	const char *path = tmp_path("t.json");
+	ck_assert_int_eq(nrt_profile_start(f.m, path), NRT_SUCCESS);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
+	float x[4];
+	ck_assert_int_eq(nrt_tensor_read(f.out, x, 0, sizeof(x)), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_profile_stop(path), NRT_SUCCESS);
+
+	FILE *fp = fopen(path, "rb");
+	ck_assert_ptr_nonnull(fp);
+	ck_assert_int_eq(fgetc(fp), '{'); /* plain JSON for a name without .gz */
+	fclose(fp);
+	json_t *root = load_trace(path);
+	int64_t pid = getpid();
+	ck_assert(has_meta(root, "process_name", pid, -1));
+	ck_assert(has_meta(root, "process_name", DEVICE_PID_BASE, -1));
+	for (int e = 0; e < 5; e++)
+		ck_assert(has_meta(root, "thread_name", DEVICE_PID_BASE, e));
+	ck_assert_uint_eq(count(root, "X", "runtime", "nrt_execute"), 3);
+	ck_assert_uint_eq(count(root, "X", "transfer", "nrt_tensor_read"), 1);
+	/* loaded and written before the start: outside the window */
+	ck_assert_uint_eq(count(root, "X", NULL, "nrt_load"), 0);
+	ck_assert_uint_eq(count(root, "X", "transfer", "nrt_tensor_write"), 0);
+	json_t *ex = find(root, "X", "nrt_execute", 2);
+	ck_assert_str_eq(sget(json_object_get(ex, "args"), "model"), "add");
+	ck_assert_int_eq(iget(json_object_get(ex, "args"), "exec_index"), 2);
+	ck_assert_int_eq(iget(ex, "pid"), pid);
+	/* one ALU add per execution on the vector engine, named by its HLO */
+	ck_assert_uint_eq(count(root, "X", "device", "add.3"), 3);
+	ck_assert_uint_eq(count(root, "X", "job", NULL), 3);
+	json_t *sp = find(root, "X", "add.3", 0);
+	json_t *args = json_object_get(sp, "args");
+	ck_assert_int_eq(iget(sp, "pid"), DEVICE_PID_BASE);
+	ck_assert_int_eq(iget(sp, "tid"), 1);
+	ck_assert_str_eq(sget(args, "op_type"), "add");
+	ck_assert_str_eq(sget(args, "opcode"), "alu");
+	ck_assert_str_eq(sget(args, "source"), "model.py:10");
+	ck_assert_int_eq(iget(args, "flops"), 1000);
+	ck_assert_int_eq(iget(args, "bytes"), 3 * 1000 * 4);
+	ck_assert_int_eq(iget(args, "insn_index"), 0);
+	/* device spans lie inside their execution's nrt_execute */
+	for (int i = 0; i < 3; i++) {
+		json_t *d = find(root, "X", "add.3", (size_t)i);
+		int64_t ds = ns_of(d, "ts"), de = ds + ns_of(d, "dur");
+		int64_t exec = iget(json_object_get(d, "args"), "exec_index");
+		json_t *h = find(root, "X", "nrt_execute", (size_t)exec);
+		int64_t hs = ns_of(h, "ts"), he = hs + ns_of(h, "dur");
+		ck_assert(ds >= hs && de <= he);
+	}
+	/* each job's simulator accounting (vector engine) is its one span */
+	for (size_t i = 0; i < 3; i++) {
+		json_t *d = find(root, "X", "add.3", i);
+		int64_t exec = iget(json_object_get(d, "args"), "exec_index");
+		size_t k;
+		json_t *j, *job = NULL;
+		json_array_foreach(events(root), k, j)
+			if (strcmp(sget(j, "cat"), "job") == 0 &&
+			    iget(json_object_get(j, "args"), "exec_index") == exec)
+				job = j;
+		ck_assert_ptr_nonnull(job);
+		json_t *busy = json_object_get(json_object_get(job, "args"), "engine_busy_ns");
+		ck_assert_int_eq(iget(busy, "vector"), ns_of(d, "dur"));
+		ck_assert_int_eq(iget(busy, "tensor"), 0);
+		ck_assert_int_eq(iget(json_object_get(job, "args"), "insns_executed"), 1);
+	}
+	ck_assert_str_eq(sget(json_object_get(root, "otherData"), "session"), "nrt_profile_start");
+	check_nesting(root);
+	json_decref(root);
+	fx_teardown(&f);
+	nrt_close();
+	tmp_teardown();
+}
+END_TEST
+
+START_TEST(test_profile_gz_name_writes_gzip)
+{
+	env_clean();
+	tmp_setup();
+	init_ok();
+	fx_t f;
+	fx_setup(&f, 64);
+	const char *path = tmp_path("t.json.gz");
+	ck_assert_int_eq(nrt_profile_start(f.m, path), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_profile_stop(NULL), NRT_SUCCESS); /* NULL: the start's name */
+	FILE *fp = fopen(path, "rb");
+	ck_assert_ptr_nonnull(fp);
+	ck_assert_int_eq(fgetc(fp), 0x1f);
+	ck_assert_int_eq(fgetc(fp), 0x8b);
+	fclose(fp);
+	json_t *root = load_trace(path);
+	ck_assert_uint_eq(count(root, "X", "device", "add.3"), 1);
+	json_decref(root);
+	/* no temporary file left behind */
+	DIR *d = opendir(tmpdir);
+	struct dirent *de;
+	int files = 0;
+	while ((de = readdir(d)))
+		files += de->d_name[0] != '.';
+	closedir(d);
+	ck_assert_int_eq(files, 1);
+	fx_teardown(&f);
+	nrt_close();
+	tmp_teardown();
+}
+END_TEST
+
+START_TEST(test_profile_misuse)
+{
+	env_clean();
+	tmp_setup();
+	const char *path = tmp_path("t.json");
+	/* before nrt_init (closed when the tests share a process, CK_FORK=no) */
+	NRT_STATUS st = nrt_profile_start((nrt_model_t *)0x1, path);
+	ck_assert(st == NRT_UNINITIALIZED || st == NRT_CLOSED);
+	ck_assert_int_eq(nrt_profile_stop(path), st);
+	init_ok();
+	fx_t f;
+	fx_setup(&f, 16);
+	test_capture_begin();
+	ck_assert_int_eq(nrt_profile_start(NULL, path), NRT_INVALID);
+	ck_assert_int_eq(nrt_profile_start(f.m, NULL), NRT_INVALID);
+	ck_assert_int_eq(nrt_profile_start(f.m, ""), NRT_INVALID);
+	ck_assert_int_eq(nrt_profile_start(f.m, "/nonexistent-dir/x.json"), NRT_INVALID);
+	ck_assert_int_eq(nrt_profile_start((nrt_model_t *)0x12345, path), NRT_INVALID);
+	ck_assert_int_eq(nrt_profile_stop(path), NRT_INVALID); /* nothing started */
+	ck_assert_int_eq(nrt_profile_start(f.m, path), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_profile_start(f.m, tmp_path("u.json")), NRT_INVALID); /* one at a time */
+	ck_assert_int_eq(nrt_profile_stop(path), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_profile_stop(path), NRT_INVALID);
+	char *log = test_capture_end();
+	ck_assert_ptr_nonnull(strstr(log, "nrt_profile_start: model is NULL"));
+	ck_assert_ptr_nonnull(strstr(log, "filename is NULL"));
+	ck_assert_ptr_nonnull(strstr(log, "directory '/nonexistent-dir' does not exist"));
+	ck_assert_ptr_nonnull(strstr(log, "is not a loaded model"));
+	ck_assert_ptr_nonnull(strstr(log, "no profile is being recorded"));
+	ck_assert_ptr_nonnull(strstr(log, "already being profiled"));
+	free(log);
+	/* an unloaded model's handle is refused */
+	nrt_model_t *m = f.m;
+	ck_assert_int_eq(nrt_unload(m), NRT_SUCCESS);
+	f.m = NULL;
+	test_capture_begin();
+	ck_assert_int_eq(nrt_profile_start(m, path), NRT_INVALID);
+	free(test_capture_end());
+	fx_teardown(&f);
+	nrt_close();
+	ck_assert_int_eq(nrt_profile_start((nrt_model_t *)0x1, path), NRT_CLOSED);
+	tmp_teardown();
+}
+END_TEST
+
+START_TEST(test_profile_stop_write_failure_is_reported)
+{
+	env_clean();
+	tmp_setup();
+	init_ok();
+	fx_t f;
+	fx_setup(&f, 16);
+	char sub[256];
+	snprintf(sub, sizeof(sub), "%s/gone", tmpdir);
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	char path[300];
+	snprintf(path, sizeof(path), "%s/t.json", sub);
+	ck_assert_int_eq(nrt_profile_start(f.m, path), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
+	ck_assert_int_eq(rmdir(sub), 0);
+	test_capture_begin();
+	ck_assert_int_eq(nrt_profile_stop(NULL), NRT_FAILURE);
+	char *log = test_capture_end();
+	ck_assert_ptr_nonnull(strstr(log, path));
+	free(log);
+	ck_assert_int_ne(access(path, F_OK), 0);
+	/* the session is over; a new one works */
+	test_capture_begin();
+	ck_assert_int_eq(nrt_profile_stop(NULL), NRT_INVALID);
+	free(test_capture_end());
+	ck_assert_int_eq(nrt_profile_start(f.m, tmp_path("t2.json")), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_profile_stop(NULL), NRT_SUCCESS);
+	fx_teardown(&f);
+	nrt_close();
+	tmp_teardown();
+}
+END_TEST
+
+START_TEST(test_profile_survives_unload_and_other_models)
+{
+	env_clean();
+	tmp_setup();
+	init_ok();
+	fx_t f, g;
+	fx_setup(&f, 32);
+	size_t size;
+	void *neff = test_neff_sqrt(32, &size);
+	nrt_model_t *other;
+	ck_assert_int_eq(nrt_load(neff, size, 1, -1, &other), NRT_SUCCESS);
+	const char *path = tmp_path("t.json");
+	ck_assert_int_eq(nrt_profile_start(f.m, path), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
+	nrt_tensor_t *x, *y;
+	nrt_tensor_set_t *in, *out;
+	ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 1, 128, "x", &x), 0);
+	ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 1, 128, "y", &y), 0);
+	ck_assert_int_eq(nrt_tensor_memset(x, 0, 0, 128), 0);
+	ck_assert_int_eq(nrt_allocate_tensor_set(&in), 0);
+	ck_assert_int_eq(nrt_allocate_tensor_set(&out), 0);
+	ck_assert_int_eq(nrt_add_tensor_to_tensor_set(in, "x", x), 0);
+	ck_assert_int_eq(nrt_add_tensor_to_tensor_set(out, "y", y), 0);
+	ck_assert_int_eq(nrt_execute(other, in, out), NRT_SUCCESS);
+	/* the profiled model goes away before the trace is written */
+	ck_assert_int_eq(nrt_unload(f.m), NRT_SUCCESS);
+	f.m = NULL;
+	ck_assert_int_eq(nrt_profile_stop(NULL), NRT_SUCCESS);
+	json_t *root = load_trace(path);
+	ck_assert_uint_eq(count(root, "X", "device", "add.3"), 1);
+	/* the other model: system span only, no device trace */
+	ck_assert_uint_eq(count(root, "X", "device", "sqrt.7"), 0);
+	ck_assert_uint_eq(count(root, "X", "runtime", "nrt_execute"), 2);
+	json_decref(root);
+	nrt_destroy_tensor_set(&in);
+	nrt_destroy_tensor_set(&out);
+	nrt_tensor_free(&x);
+	nrt_tensor_free(&y);
+	ck_assert_int_eq(nrt_unload(other), NRT_SUCCESS);
+	free(neff);
+	(void)g;
+	fx_teardown(&f);
+	nrt_close();
+	tmp_teardown();
+}
+END_TEST
+
+START_TEST(test_profile_multi_core_model_one_process_per_core)
+{
+	env_clean();
+	tmp_setup();
+	init_ok();
+	size_t size;
+	void *neff = test_neff_add_cores(64, 2, &size);
+	fx_t f;
+	fx_setup_neff(&f, neff, size, 64, 1);
+	const char *path = tmp_path("t.json");
+	ck_assert_int_eq(nrt_profile_start(f.m, path), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_profile_stop(NULL), NRT_SUCCESS);
+	json_t *root = load_trace(path);
+	ck_assert(has_meta(root, "process_name", DEVICE_PID_BASE + 1, -1));
+	ck_assert(has_meta(root, "process_name", DEVICE_PID_BASE + 2, -1));
+	ck_assert_uint_eq(count(root, "X", "job", NULL), 2);
+	ck_assert_uint_eq(count(root, "X", "device", "add.3"), 2);
+	check_nesting(root);
+	json_decref(root);
+	fx_teardown(&f);
+	nrt_close();
+	tmp_teardown();
+}
+END_TEST
+
+/* ---- user blocks and steps --------------------------------------------- */
+
+START_TEST(test_user_blocks_nest_and_steps)
+{
+	env_clean();
+	tmp_setup();
+	init_ok();
+	fx_t f;
+	fx_setup(&f, 100);
+	const char *path = tmp_path("t.json");
+	ck_assert_int_eq(nrt_profile_start(f.m, path), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_neuronsim_trace_begin("train_loop"), NRT_SUCCESS);
+	for (uint64_t s = 0; s < 2; s++) {
+		ck_assert_int_eq(nrt_neuronsim_trace_step(s), NRT_SUCCESS);
+		ck_assert_int_eq(nrt_neuronsim_trace_begin("model_build"), NRT_SUCCESS);
+		ck_assert_int_eq(nrt_neuronsim_trace_end(), NRT_SUCCESS);
+		ck_assert_int_eq(nrt_neuronsim_trace_begin("forward"), NRT_SUCCESS);
+		ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
+		ck_assert_int_eq(nrt_neuronsim_trace_end(), NRT_SUCCESS);
+	}
+	ck_assert_int_eq(nrt_neuronsim_trace_end(), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_profile_stop(NULL), NRT_SUCCESS);
+	json_t *root = load_trace(path);
+	ck_assert_uint_eq(count(root, "X", "user", "train_loop"), 1);
+	ck_assert_uint_eq(count(root, "X", "user", "model_build"), 2);
+	ck_assert_uint_eq(count(root, "X", "user", "forward"), 2);
+	ck_assert_uint_eq(count(root, "i", "step", NULL), 2);
+	json_t *step1 = find(root, "i", "step 1", 0);
+	ck_assert_ptr_nonnull(step1);
+	ck_assert_int_eq(iget(json_object_get(step1, "args"), "step"), 1);
+	ck_assert_str_eq(sget(step1, "s"), "t");
+	/* forward holds nrt_execute, train_loop holds everything */
+	json_t *loop = find(root, "X", "train_loop", 0);
+	int64_t ls = ns_of(loop, "ts"), le = ls + ns_of(loop, "dur");
+	for (size_t i = 0; i < 2; i++) {
+		json_t *fw = find(root, "X", "forward", i), *ex = find(root, "X", "nrt_execute", i);
+		int64_t fs = ns_of(fw, "ts"), fe = fs + ns_of(fw, "dur");
+		int64_t es = ns_of(ex, "ts"), ee = es + ns_of(ex, "dur");
+		ck_assert(fs >= ls && fe <= le);
+		ck_assert(es >= fs && ee <= fe);
+		ck_assert_int_eq(iget(fw, "tid"), iget(ex, "tid"));
+		int64_t st = ns_of(find(root, "i", i ? "step 1" : "step 0", 0), "ts");
+		ck_assert(st >= ls && st <= fs);
+	}
+	check_nesting(root);
+	json_decref(root);
+	fx_teardown(&f);
+	nrt_close();
+	tmp_teardown();
+}
+END_TEST
+
+typedef struct worker {
+	fx_t *f;
+	nrt_model_t *m;
+	const char *name;
+	int rc;
+} worker_t;
+
+static void *worker_main(void *arg)
+{
+	worker_t *w = arg;
+	pthread_setname_np(pthread_self(), w->name);
+	w->rc = 0;
+	for (int i = 0; i < 3 && !w->rc; i++) {
+		w->rc |= nrt_neuronsim_trace_begin(w->name);
+		w->rc |= nrt_neuronsim_trace_begin("inner");
+		w->rc |= nrt_execute(w->m, w->f->in, w->f->outs);
+		w->rc |= nrt_neuronsim_trace_end();
+		w->rc |= nrt_neuronsim_trace_end();
+	}
+	return NULL;
+}
+
+START_TEST(test_user_blocks_are_per_thread)
+{
+	env_clean();
+	tmp_setup();
+	init_ok();
+	fx_t f;
+	fx_setup(&f, 4096);
+	const char *path = tmp_path("t.json");
+	ck_assert_int_eq(nrt_profile_start(f.m, path), NRT_SUCCESS);
+	/* The main thread's block stays open while the workers run. */
+	ck_assert_int_eq(nrt_neuronsim_trace_begin("main_block"), NRT_SUCCESS);
+	pthread_t th[2];
+	worker_t w[2] = { { &f, f.m, "worker_a", 0 }, { &f, f.m, "worker_b", 0 } };
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(pthread_create(&th[i], NULL, worker_main, &w[i]), 0);
+	for (int i = 0; i < 2; i++) {
+		pthread_join(th[i], NULL);
+		ck_assert_int_eq(w[i].rc, 0);
+	}
+	ck_assert_int_eq(nrt_neuronsim_trace_end(), NRT_SUCCESS);
+	/* worker threads' ends did not close the main thread's block */
+	ck_assert_int_eq(nrt_neuronsim_trace_end(), NRT_INVALID);
+	ck_assert_int_eq(nrt_profile_stop(NULL), NRT_SUCCESS);
+	json_t *root = load_trace(path);
+	ck_assert_uint_eq(count(root, "X", "user", "worker_a"), 3);
+	ck_assert_uint_eq(count(root, "X", "user", "worker_b"), 3);
+	ck_assert_uint_eq(count(root, "X", "user", "inner"), 6);
+	ck_assert_uint_eq(count(root, "X", "runtime", "nrt_execute"), 6);
+	int64_t ta = iget(find(root, "X", "worker_a", 0), "tid");
+	int64_t tb = iget(find(root, "X", "worker_b", 0), "tid");
+	int64_t tm = iget(find(root, "X", "main_block", 0), "tid");
+	ck_assert_int_ne(ta, tb);
+	ck_assert_int_ne(ta, tm);
+	ck_assert_int_eq(tm, getpid());
+	/* the threads' names (exited threads included) */
+	size_t i;
+	json_t *e;
+	bool named_a = false;
+	json_array_foreach(events(root), i, e)
+		if (strcmp(sget(e, "name"), "thread_name") == 0 && iget(e, "tid") == ta)
+			named_a = strcmp(sget(json_object_get(e, "args"), "name"), "worker_a") == 0;
+	ck_assert(named_a);
+	/* every worker block holds an inner holding an nrt_execute of its thread */
+	for (size_t k = 0; k < 6; k++) {
+		json_t *in = find(root, "X", "inner", k);
+		ck_assert(iget(in, "tid") == ta || iget(in, "tid") == tb);
+	}
+	check_nesting(root);
+	json_decref(root);
+	fx_teardown(&f);
+	nrt_close();
+	tmp_teardown();
+}
+END_TEST
+
+START_TEST(test_user_block_misuse)
+{
+	env_clean();
+	test_capture_begin();
+	/* before nrt_init and with nothing recording: counted, not recorded */
+	ck_assert_int_eq(nrt_neuronsim_trace_end(), NRT_INVALID);
+	ck_assert_int_eq(nrt_neuronsim_trace_begin(NULL), NRT_INVALID);
+	ck_assert_int_eq(nrt_neuronsim_trace_begin(""), NRT_INVALID);
+	ck_assert_int_eq(nrt_neuronsim_trace_step(3), NRT_SUCCESS);
+	for (int i = 0; i < 64; i++)
+		ck_assert_int_eq(nrt_neuronsim_trace_begin("deep"), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_neuronsim_trace_begin("too_deep"), NRT_INVALID);
+	for (int i = 0; i < 64; i++)
+		ck_assert_int_eq(nrt_neuronsim_trace_end(), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_neuronsim_trace_end(), NRT_INVALID);
+	char *log = test_capture_end();
+	ck_assert_ptr_nonnull(strstr(log, "nrt_neuronsim_trace_end: this thread has no open block"));
+	ck_assert_ptr_nonnull(strstr(log, "name is NULL"));
+	ck_assert_ptr_nonnull(strstr(log, "'too_deep': 64 blocks are already open"));
+	free(log);
+}
+END_TEST
+
+START_TEST(test_blocks_begun_before_recording_are_not_recorded)
+{
+	env_clean();
+	tmp_setup();
+	init_ok();
+	fx_t f;
+	fx_setup(&f, 16);
+	ck_assert_int_eq(nrt_neuronsim_trace_begin("before"), NRT_SUCCESS);
+	const char *path = tmp_path("t.json");
+	ck_assert_int_eq(nrt_profile_start(f.m, path), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_neuronsim_trace_begin("during"), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_neuronsim_trace_end(), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_neuronsim_trace_end(), NRT_SUCCESS); /* pairs with "before" */
+	ck_assert_int_eq(nrt_neuronsim_trace_begin("open_at_stop"), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_profile_stop(NULL), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_neuronsim_trace_end(), NRT_SUCCESS);
+	json_t *root = load_trace(path);
+	ck_assert_uint_eq(count(root, "X", "user", "during"), 1);
+	ck_assert_uint_eq(count(root, "X", "user", "before"), 0);
+	ck_assert_uint_eq(count(root, "X", "user", "open_at_stop"), 0);
+	json_decref(root);
+	fx_teardown(&f);
+	nrt_close();
+	tmp_teardown();
+}
+END_TEST
+
+/* ---- NEURON_RT_INSPECT_* -------------------------------------------------- */
+
+/* The one trace under OUTPUT_DIR/plugins/profile/<YYYY_MM_DD_HH_MM_SS_mmm>/<host>.trace.json.gz. */
+static json_t *load_inspect_trace(const char *out_dir)
+{
+	char dir[512];
+	snprintf(dir, sizeof(dir), "%s/plugins/profile", out_dir);
+	DIR *d = opendir(dir);
+	ck_assert_msg(d != NULL, "no %s", dir);
+	struct dirent *de;
+	char run[256] = "";
+	int runs = 0;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(run, sizeof(run), "%s", de->d_name);
+		runs++;
+	}
+	closedir(d);
+	ck_assert_int_eq(runs, 1);
+	int y, mo, da, h, mi, s, ms, used = 0;
+	ck_assert_int_eq(sscanf(run, "%4d_%2d_%2d_%2d_%2d_%2d_%3d%n", &y, &mo, &da, &h, &mi, &s, &ms,
+				&used), 7);
+	ck_assert_int_eq(used, 23);
+	ck_assert_int_eq((int)strlen(run), 23);
+	char host[256];
+	ck_assert_int_eq(gethostname(host, sizeof(host)), 0);
+	char path[1024];
+	ck_assert_int_lt(snprintf(path, sizeof(path), "%s/%s/%s.trace.json.gz", dir, run, host),
+			 (int)sizeof(path));
+	return load_trace(path);
+}
+
+START_TEST(test_inspect_env_writes_tensorboard_layout)
+{
+	env_clean();
+	tmp_setup();
+	const char *out = tmp_path("inspect/out");
+	setenv("NEURON_RT_INSPECT_ENABLE", "1", 1);
+	setenv("NEURON_RT_INSPECT_OUTPUT_DIR", out, 1);
+	setenv("NEURON_RT_INSPECT_DEVICE_PROFILE", "session", 1);
+	init_ok();
+	fx_t f;
+	fx_setup(&f, 256);
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
+	fx_teardown(&f);
+	nrt_close();
+	json_t *root = load_inspect_trace(out);
+	ck_assert_uint_eq(count(root, "X", "runtime", "nrt_load"), 1);
+	json_t *ld = find(root, "X", "nrt_load", 0);
+	ck_assert_str_eq(sget(json_object_get(ld, "args"), "model"), "add");
+	ck_assert_uint_eq(count(root, "X", "transfer", "nrt_tensor_write"), 2);
+	ck_assert_uint_eq(count(root, "X", "runtime", "nrt_execute"), 2);
+	ck_assert_uint_eq(count(root, "X", "job", NULL), 2);
+	ck_assert_uint_eq(count(root, "X", "device", "add.3"), 2);
+	ck_assert_str_eq(sget(json_object_get(root, "otherData"), "device_profile"), "session");
+	check_nesting(root);
+	json_decref(root);
+	tmp_teardown();
+}
+END_TEST
+
+START_TEST(test_inspect_model_mode_traces_first_execution_after_warmup)
+{
+	env_clean();
+	tmp_setup();
+	const char *out = tmp_path("o");
+	setenv("NEURON_RT_INSPECT_ENABLE", "1", 1);
+	setenv("NEURON_RT_INSPECT_OUTPUT_DIR", out, 1);
+	setenv("NEURON_RT_INSPECT_DEVICE_PROFILE", "1", 1);
+	setenv("NEURON_RT_INSPECT_DEVICE_PROFILE_NUM_WARMUP", "2", 1);
+	init_ok();
+	fx_t f;
+	fx_setup(&f, 256);
+	for (int i = 0; i < 5; i++)
+		ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
+	fx_teardown(&f);
+	nrt_close();
+	json_t *root = load_inspect_trace(out);
+	ck_assert_uint_eq(count(root, "X", "runtime", "nrt_execute"), 5);
+	ck_assert_uint_eq(count(root, "X", "job", NULL), 1);
+	json_t *d = find(root, "X", "add.3", 0);
+	ck_assert_int_eq(iget(json_object_get(d, "args"), "exec_index"), 2);
+	json_decref(root);
+	tmp_teardown();
+}
+END_TEST
+
+START_TEST(test_inspect_system_and_device_switches)
+{
+	env_clean();
+	tmp_setup();
+	/* default: system trace only */
+	const char *out = tmp_path("sys");
+	setenv("NEURON_RT_INSPECT_ENABLE", "1", 1);
+	setenv("NEURON_RT_INSPECT_OUTPUT_DIR", out, 1);
+	init_ok();
+	fx_t f;
+	fx_setup(&f, 64);
+	ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
+	fx_teardown(&f);
+	nrt_close();
+	json_t *root = load_inspect_trace(out);
+	ck_assert_uint_eq(count(root, "X", "runtime", "nrt_execute"), 1);
+	ck_assert_uint_eq(count(root, "X", "device", NULL), 0);
+	json_decref(root);
+	/* device trace without the system trace */
+	out = tmp_path("dev");
+	setenv("NEURON_RT_INSPECT_OUTPUT_DIR", out, 1);
+	setenv("NEURON_RT_INSPECT_SYSTEM_PROFILE", "0", 1);
+	setenv("NEURON_RT_INSPECT_DEVICE_PROFILE", "session", 1);
+	init_ok();
+	fx_setup(&f, 64);
+	ck_assert_int_eq(nrt_neuronsim_trace_begin("ignored"), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_neuronsim_trace_end(), NRT_SUCCESS);
+	fx_teardown(&f);
+	nrt_close();
+	root = load_inspect_trace(out);
+	ck_assert_uint_eq(count(root, "X", "runtime", NULL), 0);
+	ck_assert_uint_eq(count(root, "X", "user", NULL), 0);
+	ck_assert_uint_eq(count(root, "X", "device", "add.3"), 1);
+	json_decref(root);
+	/* the project's boolean spellings */
+	out = tmp_path("yes");
+	env_clean();
+	setenv("NEURON_RT_INSPECT_ENABLE", "Yes", 1);
+	setenv("NEURON_RT_INSPECT_OUTPUT_DIR", out, 1);
+	setenv("NEURON_RT_INSPECT_SYSTEM_PROFILE", "on", 1);
+	init_ok();
+	nrt_close();
+	root = load_inspect_trace(out);
+	json_decref(root);
+	/* INSPECT off: nothing written */
+	env_clean();
+	setenv("NEURON_RT_INSPECT_OUTPUT_DIR", tmp_path("off"), 1);
+	init_ok();
+	nrt_close();
+	ck_assert_int_ne(access(tmp_path("off"), F_OK), 0);
+	tmp_teardown();
+}
+END_TEST
+
+START_TEST(test_inspect_bad_env_fails_init)
+{
+	env_clean();
+	tmp_setup();
+	static const char *const bad[][2] = {
+		{ "NEURON_RT_INSPECT_ENABLE", "maybe" },
+		{ "NEURON_RT_INSPECT_SYSTEM_PROFILE", "2" },
+		{ "NEURON_RT_INSPECT_DEVICE_PROFILE", "always" },
+		{ "NEURON_RT_INSPECT_DEVICE_PROFILE_NUM_WARMUP", "-1" },
+		{ "NEURONSIM_PROFILE_MAX_SPANS", "lots" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		env_clean();
+		setenv("NEURON_RT_INSPECT_ENABLE", "1", 1);
+		setenv("NEURON_RT_INSPECT_OUTPUT_DIR", tmp_path("o"), 1);
+		setenv(bad[i][0], bad[i][1], 1);
+		test_capture_begin();
+		ck_assert_int_eq(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", ""), NRT_INVALID);
+		char *log = test_capture_end();
+		ck_assert_msg(strstr(log, bad[i][0]) && strstr(log, bad[i][1]), "%s", log);
+		free(log);
+	}
+	/* an output directory that cannot be created */
+	env_clean();
+	FILE *fp = fopen(tmp_path("file"), "w");
+	fclose(fp);
+	char under[300];
+	snprintf(under, sizeof(under), "%s/sub", tmp_path("file"));
+	setenv("NEURON_RT_INSPECT_ENABLE", "1", 1);
+	setenv("NEURON_RT_INSPECT_OUTPUT_DIR", under, 1);
+	test_capture_begin();
+	ck_assert_int_eq(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", ""), NRT_INVALID);
+	char *log = test_capture_end();
+	ck_assert_ptr_nonnull(strstr(log, "NEURON_RT_INSPECT_OUTPUT_DIR"));
+	ck_assert_ptr_nonnull(strstr(log, "cannot be created"));
+	free(log);
+	/* and the runtime still starts once the environment is fixed */
+	env_clean();
+	init_ok();
+	nrt_close();
+	tmp_teardown();
+}
+END_TEST
+
+START_TEST(test_blocks_before_init_are_adopted_by_inspect)
+{
+	env_clean();
+	tmp_setup();
+	const char *out = tmp_path("o");
+	setenv("NEURON_RT_INSPECT_ENABLE", "1", 1);
+	setenv("NEURON_RT_INSPECT_OUTPUT_DIR", out, 1);
+	/* e.g. the compilation, before the runtime exists */
+	ck_assert_int_eq(nrt_neuronsim_trace_begin("compile"), NRT_SUCCESS);
+	usleep(1000);
+	ck_assert_int_eq(nrt_neuronsim_trace_end(), NRT_SUCCESS);
+	init_ok();
+	fx_t f;
+	fx_setup(&f, 16);
+	fx_teardown(&f);
+	nrt_close();
+	json_t *root = load_inspect_trace(out);
+	ck_assert_uint_eq(count(root, "X", "user", "compile"), 1);
+	json_t *c = find(root, "X", "compile", 0);
+	json_t *l = find(root, "X", "nrt_load", 0);
+	ck_assert_int_ge(ns_of(c, "dur"), 1000000);
+	ck_assert_int_le(ns_of(c, "ts") + ns_of(c, "dur"), ns_of(l, "ts"));
+	ck_assert_int_ge(ns_of(c, "ts"), 0);
+	json_decref(root);
+	tmp_teardown();
+}
+END_TEST
+
+START_TEST(test_inspect_and_profile_start_together)
+{
+	env_clean();
+	tmp_setup();
+	const char *out = tmp_path("o");
+	setenv("NEURON_RT_INSPECT_ENABLE", "1", 1);
+	setenv("NEURON_RT_INSPECT_OUTPUT_DIR", out, 1);
+	init_ok();
+	fx_t f;
+	fx_setup(&f, 16);
+	ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
+	const char *path = tmp_path("api.json");
+	ck_assert_int_eq(nrt_profile_start(f.m, path), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_profile_stop(NULL), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
+	fx_teardown(&f);
+	nrt_close();
+	json_t *api = load_trace(path);
+	ck_assert_uint_eq(count(api, "X", "runtime", "nrt_execute"), 1);
+	ck_assert_uint_eq(count(api, "X", "device", "add.3"), 1);
+	json_decref(api);
+	/* the inspect session kept everything from init to close */
+	json_t *root = load_inspect_trace(out);
+	ck_assert_uint_eq(count(root, "X", "runtime", "nrt_execute"), 3);
+	ck_assert_uint_eq(count(root, "X", "runtime", "nrt_load"), 1);
+	json_decref(root);
+	tmp_teardown();
+}
+END_TEST
+
+START_TEST(test_profile_not_stopped_is_written_at_close)
+{
+	env_clean();
+	tmp_setup();
+	setenv("NEURON_RT_LOG_LEVEL", "WARN", 1);
+	init_ok();
+	fx_t f;
+	fx_setup(&f, 16);
+	const char *path = tmp_path("t.json.gz");
+	ck_assert_int_eq(nrt_profile_start(f.m, path), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
+	fx_teardown(&f);
+	test_capture_begin();
+	nrt_close();
+	char *log = test_capture_end();
+	ck_assert_ptr_nonnull(strstr(log, "was not stopped"));
+	free(log);
+	json_t *root = load_trace(path);
+	ck_assert_uint_eq(count(root, "X", "device", "add.3"), 1);
+	json_decref(root);
+	tmp_teardown();
+}
+END_TEST
+
+START_TEST(test_span_limit_drops_later_executions)
+{
+	env_clean();
+	tmp_setup();
+	setenv("NEURONSIM_PROFILE_MAX_SPANS", "2", 1);
+	setenv("NEURON_RT_LOG_LEVEL", "WARN", 1);
+	init_ok();
+	fx_t f;
+	fx_setup(&f, 16);
+	const char *path = tmp_path("t.json");
+	ck_assert_int_eq(nrt_profile_start(f.m, path), NRT_SUCCESS);
+	test_capture_begin();
+	for (int i = 0; i < 5; i++)
+		ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
+	char *log = test_capture_end();
+	ck_assert_ptr_nonnull(strstr(log, "NEURONSIM_PROFILE_MAX_SPANS"));
+	free(log);
+	ck_assert_int_eq(nrt_profile_stop(NULL), NRT_SUCCESS);
+	json_t *root = load_trace(path);
+	ck_assert_uint_eq(count(root, "X", "device", "add.3"), 2);
+	ck_assert_uint_eq(count(root, "X", "runtime", "nrt_execute"), 5);
+	ck_assert_int_eq(iget(json_object_get(root, "otherData"), "jobs_dropped"), 3);
+	json_decref(root);
+	fx_teardown(&f);
+	nrt_close();
+	tmp_teardown();
+}
+END_TEST
+
+/* Every allocation of a profiled run fails in turn: executions still
+ * succeed (the trace loses what it could not hold), stop reports what it
+ * could not write, nothing leaks (ASan), and whatever was written parses. */
+START_TEST(test_profile_survives_every_allocation_failure)
+{
+	env_clean();
+	tmp_setup();
+	setenv("NEURON_RT_LOG_LEVEL", "OFF", 1);
+	init_ok();
+	fx_t f;
+	fx_setup(&f, 64);
+	const char *path = tmp_path("f.json");
+	long n = 1;
+	for (;; n++) {
+		unlink(path);
+		arm(n);
+		NRT_STATUS st = nrt_profile_start(f.m, path);
+		NRT_STATUS e1 = nrt_execute(f.m, f.in, f.outs);
+		NRT_STATUS b = nrt_neuronsim_trace_begin("block");
+		NRT_STATUS e2 = nrt_execute(f.m, f.in, f.outs);
+		NRT_STATUS be = nrt_neuronsim_trace_end();
+		NRT_STATUS sp = nrt_profile_stop(NULL);
+		int fired = disarm();
+		ck_assert_int_eq(st, NRT_SUCCESS);
+		ck_assert_int_eq(b, NRT_SUCCESS);
+		ck_assert_int_eq(be, NRT_SUCCESS);
+		ck_assert_msg(e1 == NRT_SUCCESS || e1 == NRT_RESOURCE, "n=%ld: %d", n, e1);
+		ck_assert_msg(e2 == NRT_SUCCESS || e2 == NRT_RESOURCE, "n=%ld: %d", n, e2);
+		ck_assert_msg(sp == NRT_SUCCESS || sp == NRT_RESOURCE || sp == NRT_FAILURE, "n=%ld: %d", n, sp);
+		if (sp == NRT_SUCCESS) {
+			json_t *root = load_trace(path);
+			check_nesting(root);
+			ck_assert_uint_le(count(root, "X", "device", "add.3"), 2);
+			if (!fired) {
+				ck_assert_uint_eq(count(root, "X", "device", "add.3"), 2);
+				ck_assert_uint_eq(count(root, "X", "user", "block"), 1);
+			}
+			json_decref(root);
+		} else {
+			ck_assert_int_ne(access(path, F_OK), 0);
+		}
+		if (!fired)
+			break;
+	}
+	ck_assert_int_gt(n, 3); /* the profiler did allocate, and each one failed once */
+	fx_teardown(&f);
+	nrt_close();
+	tmp_teardown();
+}
+END_TEST
+
+/* ---- a corpus model: the device trace against the simulator ------------ */
+
+typedef struct engine_sum {
+	int64_t spans_ns[5];
+	int64_t sim_ns[5];
+} engine_sum_t;
+
+START_TEST(test_corpus_device_trace_matches_simulator_accounting)
+{
+	env_clean();
+	/* The QEMU guest of the kernel-backend suite (run-qemu-kb) has no corpus;
+	 * anywhere else a missing corpus is a failure. */
+	if (access(NCC_HLO_CORPUS "/mlp-mini_mlp_single.hlo", R_OK) != 0 &&
+	    access("/dev/neuronsim0", F_OK) == 0) {
+		fprintf(stderr, "test_corpus_device_trace_matches_simulator_accounting: skipped, no "
+			"corpus at %s\n", NCC_HLO_CORPUS);
+		return;
+	}
+	tmp_setup();
+	/* -O2: several engines run concurrently on their own streams */
+	ncc_driver_options_t o;
+	ncc_driver_options_init(&o);
+	o.no_cache = true;
+	o.use_env = false;
+	ncc_compile_result_t res;
+	ncc_error_t err = { 0 };
+	ck_assert_msg(ncc_compile_file(NCC_HLO_CORPUS "/mlp-mini_mlp_single.hlo", &o, &res, &err) ==
+		      NCC_OK, "%s", err.msg);
+	neff_view_t view;
+	char perr[256];
+	ck_assert_int_eq(neff_parse(res.neff, res.neff_size, &view, perr, sizeof(perr)), NEFF_OK);
+
+	setenv("NEURONSIM_NAN_CHECK", "0", 1);
+	init_ok();
+	nrt_model_t *m;
+	ck_assert_int_eq(nrt_load(res.neff, res.neff_size, 0, -1, &m), NRT_SUCCESS);
+	nrt_tensor_set_t *in, *out;
+	ck_assert_int_eq(nrt_allocate_tensor_set(&in), 0);
+	ck_assert_int_eq(nrt_allocate_tensor_set(&out), 0);
+	nrt_tensor_t *ts[64];
+	uint32_t nt = view.meta->n_tensors;
+	ck_assert_uint_le(nt, 64);
+	for (uint32_t i = 0; i < nt; i++) {
+		const neff_tensor_t *t = &view.tensors[i];
+		ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, t->size ? t->size : 1,
+						     t->name, &ts[i]), 0);
+		ck_assert_int_eq(nrt_tensor_memset(ts[i], 0, 0, t->size), 0);
+		ck_assert_int_eq(nrt_add_tensor_to_tensor_set(t->usage == NEFF_USAGE_INPUT ? in : out,
+							      t->name, ts[i]), 0);
+	}
+	const char *path = tmp_path("corpus.json.gz");
+	ck_assert_int_eq(nrt_profile_start(m, path), NRT_SUCCESS);
+	const int runs = 4;
+	for (int r = 0; r < runs; r++)
+		ck_assert_int_eq(nrt_execute(m, in, out), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_profile_stop(NULL), NRT_SUCCESS);
+
+	json_t *root = load_trace(path);
+	check_nesting(root);
+	engine_sum_t sum = { { 0 }, { 0 } };
+	static const char *const keys[5] = { "tensor", "vector", "scalar", "gpsimd", "dma" };
+	uint32_t total_insns = 0;
+	for (int e = 0; e < 5; e++)
+		total_insns += view.code_count[0][e];
+	size_t i, n_spans = 0, n_jobs = 0;
+	int engines_used = 0;
+	json_t *e;
+	json_array_foreach(events(root), i, e) {
+		if (strcmp(sget(e, "ph"), "X") != 0)
+			continue;
+		json_t *args = json_object_get(e, "args");
+		if (strcmp(sget(e, "cat"), "job") == 0) {
+			n_jobs++;
+			json_t *busy = json_object_get(args, "engine_busy_ns");
+			for (int k = 0; k < 5; k++)
+				sum.sim_ns[k] += iget(busy, keys[k]);
+			ck_assert_int_eq(iget(args, "spans_dropped"), 0);
+			ck_assert_int_eq(iget(args, "spans"), iget(args, "insns_executed"));
+			ck_assert_int_eq(iget(args, "spans"), total_insns);
+			continue;
+		}
+		if (strcmp(sget(e, "cat"), "device") != 0)
+			continue;
+		n_spans++;
+		int64_t eng = iget(e, "tid");
+		ck_assert(eng >= 0 && eng < 5);
+		ck_assert_int_eq(iget(e, "pid"), DEVICE_PID_BASE);
+		sum.spans_ns[eng] += ns_of(e, "dur");
+		/* the span is an instruction of the NEFF, named by its HLO instruction */
+		int64_t idx = iget(args, "insn_index");
+		ck_assert(idx >= 0 && (uint32_t)idx < view.code_count[0][eng]);
+		const isa_insn_t *insn = &view.code[0][eng][idx];
+		const char *hlo, *op, *file;
+		uint32_t line;
+		neff_debug_lookup(&view, insn->debug_id, &hlo, &op, &file, &line);
+		ck_assert_msg(hlo && hlo[0], "instruction %lld of engine %lld has no HLO name",
+			      (long long)idx, (long long)eng);
+		ck_assert_str_eq(sget(e, "name"), hlo);
+		ck_assert_str_eq(sget(args, "op_type"), op);
+		ck_assert_str_eq(sget(args, "opcode"), isa_opcode_name(insn->opcode));
+		if (insn->opcode == ISA_OP_MATMUL)
+			ck_assert_int_gt(iget(args, "flops"), 0);
+		if (insn->opcode != ISA_OP_NOP && insn->opcode != ISA_OP_JUMP)
+			ck_assert_int_gt(iget(args, "bytes"), 0);
+	}
+	ck_assert_uint_eq(n_jobs, (size_t)runs);
+	ck_assert_uint_eq(n_spans, (size_t)runs * total_insns);
+	for (int k = 0; k < 5; k++) {
+		/* exact: both are sums of the same per-instruction clock readings */
+		ck_assert_msg(sum.spans_ns[k] == sum.sim_ns[k], "%s engine: spans %lld ns, simulator %lld ns",
+			      keys[k], (long long)sum.spans_ns[k], (long long)sum.sim_ns[k]);
+		engines_used += sum.sim_ns[k] > 0;
+	}
+	ck_assert_int_ge(engines_used, 2);
+	json_decref(root);
+	for (uint32_t k = 0; k < nt; k++)
+		nrt_tensor_free(&ts[k]);
+	nrt_destroy_tensor_set(&in);
+	nrt_destroy_tensor_set(&out);
+	ck_assert_int_eq(nrt_unload(m), NRT_SUCCESS);
+	nrt_close();
+	ncc_compile_result_release(&res);
+	tmp_teardown();
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("runtime_profile");
+	TCase *tc = tcase_create("api");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_profile_writes_chrome_trace);
+	tcase_add_test(tc, test_profile_gz_name_writes_gzip);
+	tcase_add_test(tc, test_profile_misuse);
+	tcase_add_test(tc, test_profile_stop_write_failure_is_reported);
+	tcase_add_test(tc, test_profile_survives_unload_and_other_models);
+	tcase_add_test(tc, test_profile_multi_core_model_one_process_per_core);
+	tcase_add_test(tc, test_profile_not_stopped_is_written_at_close);
+	tcase_add_test(tc, test_span_limit_drops_later_executions);
+	tcase_add_test(tc, test_profile_survives_every_allocation_failure);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("blocks");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_user_blocks_nest_and_steps);
+	tcase_add_test(tc, test_user_blocks_are_per_thread);
+	tcase_add_test(tc, test_user_block_misuse);
+	tcase_add_test(tc, test_blocks_begun_before_recording_are_not_recorded);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("inspect");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_inspect_env_writes_tensorboard_layout);
+	tcase_add_test(tc, test_inspect_model_mode_traces_first_execution_after_warmup);
+	tcase_add_test(tc, test_inspect_system_and_device_switches);
+	tcase_add_test(tc, test_inspect_bad_env_fails_init);
+	tcase_add_test(tc, test_blocks_before_init_are_adopted_by_inspect);
+	tcase_add_test(tc, test_inspect_and_profile_start_together);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("corpus");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_corpus_device_trace_matches_simulator_accounting);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

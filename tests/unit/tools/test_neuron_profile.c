@@ -1,0 +1,352 @@
+/* Check tests of neuron-profile summary: the tables on hand-made and libnrt-written traces, and every refusal (usage, missing, corrupt, not a trace). */
+#include <check.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "neuronsim/neff.h"
+#include "nrt/nrt.h"
+#include "nrt/nrt_neuronsim.h"
+#include "nrt/nrt_profile.h"
+
+static char tmpdir[64];
+static char *out_text, *err_text;
+
+static void setup(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/neuron-profile-test-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	out_text = err_text = NULL;
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	ck_assert_int_eq(system(cmd), 0);
+	free(out_text);
+	free(err_text);
+}
+
+static const char *path_in(const char *name)
+{
+	static char buf[4][256];
+	static int k;
+	k = (k + 1) % 4;
+	snprintf(buf[k], sizeof(buf[k]), "%s/%s", tmpdir, name);
+	return buf[k];
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	ck_assert_ptr_nonnull(f);
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *s = malloc((size_t)n + 1);
+	ck_assert_int_eq(fread(s, 1, (size_t)n, f), (size_t)n);
+	s[n] = '\0';
+	fclose(f);
+	return s;
+}
+
+/* Runs neuron-profile with args (a shell fragment); stdout and stderr land in
+ * out_text and err_text. Returns the exit status. */
+static int run(const char *fmt, ...)
+{
+	const char *exe = getenv("NEURON_PROFILE");
+	ck_assert_msg(exe != NULL, "NEURON_PROFILE must name the neuron-profile binary");
+	char args[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	char cmd[2048];
+	snprintf(cmd, sizeof(cmd), "'%s' %s >'%s' 2>'%s'", exe, args, path_in("stdout"),
+		 path_in("stderr"));
+	int rc = system(cmd);
+	ck_assert(WIFEXITED(rc));
+	free(out_text);
+	free(err_text);
+	out_text = slurp(path_in("stdout"));
+	err_text = slurp(path_in("stderr"));
+	return WEXITSTATUS(rc);
+}
+
+static void write_file(const char *path, const void *data, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(data, 1, n, f), n);
+	fclose(f);
+}
+
+static void write_gz(const char *path, const char *text)
+{
+	gzFile gz = gzopen(path, "wb");
+	ck_assert_ptr_nonnull(gz);
+	ck_assert_int_eq(gzwrite(gz, text, (unsigned)strlen(text)), (int)strlen(text));
+	ck_assert_int_eq(gzclose(gz), Z_OK);
+}
+
+#define D "16777216"
+/* Two jobs on one core: the vector engine runs dot.1 (10 + 20 us) and
+ * add.2 (3 us, 2 us after dot.1), the dma engine copy.3 (5 us). The jobs say
+ * what the simulator counted (here the same). */
+static const char handmade[] =
+	"{\"traceEvents\":["
+	"{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" D ",\"tid\":0,\"args\":{\"name\":\"NeuronCore 0\"}},"
+	"{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" D ",\"tid\":1,\"args\":{\"name\":\"vector engine\"}},"
+	"{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" D ",\"tid\":4,\"args\":{\"name\":\"dma engine\"}},"
+	"{\"name\":\"m #0\",\"cat\":\"job\",\"ph\":\"X\",\"pid\":" D ",\"tid\":5,\"ts\":0,\"dur\":20,"
+	"\"args\":{\"engine_busy_ns\":{\"vector\":13000,\"dma\":5000},\"spans_dropped\":0}},"
+	"{\"name\":\"dot.1\",\"cat\":\"device\",\"ph\":\"X\",\"pid\":" D ",\"tid\":1,\"ts\":0,\"dur\":10,"
+	"\"args\":{\"op_type\":\"dot\",\"flops\":2000000}},"
+	"{\"name\":\"add.2\",\"cat\":\"device\",\"ph\":\"X\",\"pid\":" D ",\"tid\":1,\"ts\":12,\"dur\":3,"
+	"\"args\":{\"op_type\":\"add\",\"flops\":100}},"
+	"{\"name\":\"copy.3\",\"cat\":\"device\",\"ph\":\"X\",\"pid\":" D ",\"tid\":4,\"ts\":0,\"dur\":5,"
+	"\"args\":{\"op_type\":\"copy\",\"flops\":0}},"
+	"{\"name\":\"m #1\",\"cat\":\"job\",\"ph\":\"X\",\"pid\":" D ",\"tid\":5,\"ts\":100,\"dur\":30,"
+	"\"args\":{\"engine_busy_ns\":{\"vector\":20000,\"dma\":0},\"spans_dropped\":0}},"
+	"{\"name\":\"dot.1\",\"cat\":\"device\",\"ph\":\"X\",\"pid\":" D ",\"tid\":1,\"ts\":100,\"dur\":20,"
+	"\"args\":{\"op_type\":\"dot\",\"flops\":2000000}},"
+	"{\"name\":\"nrt_execute\",\"cat\":\"runtime\",\"ph\":\"X\",\"pid\":7,\"tid\":7,\"ts\":0,\"dur\":140}"
+	"]}";
+
+/* The line of out_text that contains all of the given words, or NULL. */
+static const char *line_with(const char *a, const char *b, const char *c)
+{
+	static char line[1024];
+	const char *p = out_text;
+	while (p && *p) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		snprintf(line, sizeof(line), "%.*s", (int)n, p);
+		if (strstr(line, a) && (!b || strstr(line, b)) && (!c || strstr(line, c)))
+			return line;
+		p = nl ? nl + 1 : NULL;
+	}
+	return NULL;
+}
+
+START_TEST(test_summary_of_handmade_trace)
+{
+	write_file(path_in("t.json"), handmade, strlen(handmade));
+	ck_assert_int_eq(run("summary '%s'", path_in("t.json")), 0);
+	ck_assert_str_eq(err_text, "");
+	ck_assert_ptr_nonnull(strstr(out_text, "4 device span(s) (38.000 us of engine time) in 2 job(s); 1 host event(s)"));
+	/* instructions: dot.1 30 us over 2 runs, 4 MFLOP -> 133.333 GFLOP/s */
+	ck_assert_ptr_nonnull(line_with("   1 ", "30.000", "dot.1 (dot)"));
+	ck_assert_ptr_nonnull(line_with("15.000", "133.333", "dot.1"));
+	ck_assert_ptr_nonnull(line_with("   2 ", "5.000", "copy.3 (copy)"));
+	ck_assert_ptr_nonnull(line_with("   3 ", "3.000", "add.2 (add)"));
+	/* ops */
+	ck_assert_ptr_nonnull(strstr(out_text, "Top 10 HLO ops (op_type) by device time"));
+	/* engines: vector busy 33 of the 50 us the core ran jobs; simulator 33 */
+	const char *l = line_with("NeuronCore 0", "vector engine", "33.000");
+	ck_assert_ptr_nonnull(l);
+	ck_assert_ptr_nonnull(strstr(l, "50.000"));
+	ck_assert_ptr_nonnull(strstr(l, "66.00%"));
+	ck_assert_ptr_nonnull(line_with("dma engine", "5.000", "10.00%"));
+	/* the one gap: vector engine between dot.1 and add.2, 2 us at 10 us */
+	l = line_with("dot.1 -> add.2", "2.000", "10.000");
+	ck_assert_ptr_nonnull(l);
+	ck_assert_ptr_nonnull(strstr(l, "vector engine"));
+	/* --top limits every table */
+	ck_assert_int_eq(run("summary --top 1 '%s'", path_in("t.json")), 0);
+	ck_assert_ptr_nonnull(strstr(out_text, "... 2 more"));
+	ck_assert_ptr_null(line_with("   2 ", "copy.3", NULL));
+	/* options after the file, and the array form of the format */
+	const char *arr = strchr(handmade, '[');
+	write_file(path_in("a.json"), arr, strlen(arr) - 1);
+	ck_assert_int_eq(run("summary '%s' -n 2", path_in("a.json")), 0);
+	ck_assert_ptr_nonnull(strstr(out_text, "... 1 more"));
+}
+END_TEST
+
+static void *add_neff(size_t *size)
+{
+	uint64_t n = 4096;
+	neff_builder_t *b = neff_builder_create("add", 1);
+	uint32_t ia, ib, io, dbg;
+	ck_assert_int_eq(neff_builder_add_tensor(b, "a", NEFF_USAGE_INPUT, ISA_DT_F32, 1, &n, -1, &ia), 0);
+	ck_assert_int_eq(neff_builder_add_tensor(b, "b", NEFF_USAGE_INPUT, ISA_DT_F32, 1, &n, -1, &ib), 0);
+	ck_assert_int_eq(neff_builder_add_tensor(b, "out", NEFF_USAGE_OUTPUT, ISA_DT_F32, 1, &n, -1, &io), 0);
+	ck_assert_int_eq(neff_builder_add_debug(b, "add.3", "aten__add", "model.py", 10, &dbg), 0);
+	isa_insn_t in = isa_insn_init(ISA_OP_ALU, ISA_ALU_ADD);
+	in.n_ap = 3;
+	in.ap[0] = isa_ap_contig(ISA_REGION_IO0 + io, 0, ISA_DT_F32, 1, &n);
+	in.ap[1] = isa_ap_contig(ISA_REGION_IO0 + ia, 0, ISA_DT_F32, 1, &n);
+	in.ap[2] = isa_ap_contig(ISA_REGION_IO0 + ib, 0, ISA_DT_F32, 1, &n);
+	in.debug_id = dbg;
+	in.signal_sem = 0; /* the copy on the dma engine waits for the add */
+	ck_assert_int_eq(neff_builder_emit(b, 0, ISA_ENGINE_VECTOR, &in, NULL), 0);
+	isa_insn_t cp = isa_insn_init(ISA_OP_COPY, 0);
+	cp.n_ap = 2;
+	cp.ap[0] = isa_ap_contig(ISA_REGION_IO0 + io, 0, ISA_DT_F32, 1, &n);
+	cp.ap[1] = isa_ap_contig(ISA_REGION_IO0 + ia, 0, ISA_DT_F32, 1, &n);
+	cp.debug_id = dbg;
+	cp.wait_sem = 0;
+	cp.wait_value = 1;
+	ck_assert_int_eq(neff_builder_emit(b, 0, ISA_ENGINE_DMA, &cp, NULL), 0);
+	void *neff;
+	ck_assert_int_eq(neff_builder_finish(b, &neff, size), 0);
+	neff_builder_destroy(b);
+	return neff;
+}
+
+/* A trace of a real run, written by libnrt: the summary's engine busy time
+ * equals the simulator's for the same jobs. */
+START_TEST(test_summary_of_libnrt_trace)
+{
+	setenv("NEURONSIM_DEVICE_MEMORY", "256M", 1);
+	ck_assert_int_eq(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", ""), NRT_SUCCESS);
+	size_t size;
+	void *neff = add_neff(&size);
+	nrt_model_t *m;
+	ck_assert_int_eq(nrt_load(neff, size, 0, -1, &m), NRT_SUCCESS);
+	nrt_tensor_t *t[3];
+	const char *names[3] = { "a", "b", "out" };
+	nrt_tensor_set_t *in, *out;
+	ck_assert_int_eq(nrt_allocate_tensor_set(&in), 0);
+	ck_assert_int_eq(nrt_allocate_tensor_set(&out), 0);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 4096 * 4, names[i],
+						     &t[i]), 0);
+		ck_assert_int_eq(nrt_tensor_memset(t[i], 0, 0, 4096 * 4), 0);
+		ck_assert_int_eq(nrt_add_tensor_to_tensor_set(i < 2 ? in : out, names[i], t[i]), 0);
+	}
+	const char *trace = path_in("run.json.gz");
+	ck_assert_int_eq(nrt_profile_start(m, trace), NRT_SUCCESS);
+	for (int r = 0; r < 3; r++)
+		ck_assert_int_eq(nrt_execute(m, in, out), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_profile_stop(trace), NRT_SUCCESS);
+	for (int i = 0; i < 3; i++)
+		nrt_tensor_free(&t[i]);
+	nrt_destroy_tensor_set(&in);
+	nrt_destroy_tensor_set(&out);
+	nrt_unload(m);
+	nrt_close();
+	free(neff);
+
+	ck_assert_int_eq(run("summary '%s'", trace), 0);
+	ck_assert_ptr_nonnull(strstr(out_text, "6 device span(s)"));
+	ck_assert_ptr_nonnull(strstr(out_text, "in 3 job(s)"));
+	ck_assert_ptr_nonnull(line_with("   1 ", "add.3 (aten__add)", NULL));
+	ck_assert_ptr_nonnull(line_with("aten__add", "     6 ", NULL));
+	for (int e = 0; e < 2; e++) {
+		const char *l = line_with("NeuronCore 0", e ? "dma engine" : "vector engine", NULL);
+		ck_assert_ptr_nonnull(l);
+		double busy, jobs, pct, sim;
+		const char *p = strstr(l, "engine") + strlen("engine");
+		ck_assert_int_eq(sscanf(p, "%lf %lf %lf%% %lf", &busy, &jobs, &pct, &sim), 4);
+		ck_assert_double_eq_tol(busy, sim, 0.0015);
+		ck_assert(busy > 0 && busy <= jobs);
+	}
+	/* the copy waits for the add: its gap, if any, is after the add */
+	ck_assert_ptr_nonnull(strstr(out_text, "Largest idle gaps"));
+}
+END_TEST
+
+START_TEST(test_summary_without_device_spans)
+{
+	const char *t = "{\"traceEvents\":[{\"name\":\"nrt_execute\",\"ph\":\"X\",\"pid\":1,\"tid\":1,"
+			"\"ts\":1,\"dur\":2},{\"name\":\"broken\",\"ph\":\"X\",\"pid\":1}]}";
+	write_file(path_in("t.json"), t, strlen(t));
+	ck_assert_int_eq(run("summary '%s'", path_in("t.json")), 0);
+	ck_assert_ptr_nonnull(strstr(out_text, "no device spans"));
+	ck_assert_ptr_nonnull(strstr(out_text, "1 malformed event(s) skipped"));
+}
+END_TEST
+
+START_TEST(test_help_and_usage_errors)
+{
+	ck_assert_int_eq(run("--help"), 0);
+	ck_assert_ptr_nonnull(strstr(out_text, "Usage: neuron-profile summary TRACE [--top N]"));
+	ck_assert_int_eq(run("summary --help"), 0);
+	ck_assert_ptr_nonnull(strstr(out_text, "Usage:"));
+	ck_assert_int_eq(run(""), 2);
+	ck_assert_ptr_nonnull(strstr(err_text, "missing command"));
+	ck_assert_ptr_nonnull(strstr(err_text, "Try 'neuron-profile --help'"));
+	ck_assert_int_eq(run("report x.json"), 2);
+	ck_assert_ptr_nonnull(strstr(err_text, "unknown command 'report'"));
+	ck_assert_int_eq(run("summary"), 2);
+	ck_assert_ptr_nonnull(strstr(err_text, "summary needs a TRACE file"));
+	ck_assert_int_eq(run("summary a.json b.json"), 2);
+	ck_assert_ptr_nonnull(strstr(err_text, "unexpected argument 'b.json'"));
+	ck_assert_int_eq(run("summary --top 0 a.json"), 2);
+	ck_assert_ptr_nonnull(strstr(err_text, "--top wants an integer in 1..100000, got '0'"));
+	ck_assert_int_eq(run("summary --top ten a.json"), 2);
+	ck_assert_int_eq(run("summary --bogus a.json"), 2);
+}
+END_TEST
+
+START_TEST(test_unreadable_and_corrupt_traces)
+{
+	/* missing */
+	ck_assert_int_eq(run("summary '%s'", path_in("nope.json.gz")), 3);
+	ck_assert_ptr_nonnull(strstr(err_text, "cannot open"));
+	ck_assert_ptr_nonnull(strstr(err_text, "No such file or directory"));
+	ck_assert_str_eq(out_text, "");
+	/* a directory */
+	ck_assert_int_eq(run("summary '%s'", tmpdir), 3);
+	/* gzip header, then garbage */
+	const unsigned char bad[] = { 0x1f, 0x8b, 0x08, 0x00, 0, 0, 0, 0, 0, 3, 'x', 'y', 'z', 1, 2, 3 };
+	write_file(path_in("bad.json.gz"), bad, sizeof(bad));
+	ck_assert_int_eq(run("summary '%s'", path_in("bad.json.gz")), 3);
+	ck_assert_ptr_nonnull(strstr(err_text, "gzip"));
+	/* a valid gzip trace cut in half */
+	write_gz(path_in("full.json.gz"), handmade);
+	char *full = slurp(path_in("full.json.gz"));
+	FILE *f = fopen(path_in("full.json.gz"), "rb");
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fclose(f);
+	write_file(path_in("half.json.gz"), full, (size_t)n / 2);
+	free(full);
+	ck_assert_int_eq(run("summary '%s'", path_in("full.json.gz")), 0);
+	ck_assert_int_eq(run("summary '%s'", path_in("half.json.gz")), 3);
+	ck_assert_ptr_nonnull(strstr(err_text, "gzip"));
+	/* not JSON */
+	write_file(path_in("text.json"), "hello, world\n", 13);
+	ck_assert_int_eq(run("summary '%s'", path_in("text.json")), 3);
+	ck_assert_ptr_nonnull(strstr(err_text, "is not JSON (line 1"));
+	/* JSON, but not a trace */
+	write_file(path_in("obj.json"), "{\"events\":[]}", 13);
+	ck_assert_int_eq(run("summary '%s'", path_in("obj.json")), 3);
+	ck_assert_ptr_nonnull(strstr(err_text, "not a Chrome trace: no traceEvents array"));
+	/* empty file */
+	write_file(path_in("empty.json"), "", 0);
+	ck_assert_int_eq(run("summary '%s'", path_in("empty.json")), 3);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("neuron_profile");
+	TCase *tc = tcase_create("summary");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_summary_of_handmade_trace);
+	tcase_add_test(tc, test_summary_of_libnrt_trace);
+	tcase_add_test(tc, test_summary_without_device_spans);
+	tcase_add_test(tc, test_help_and_usage_errors);
+	tcase_add_test(tc, test_unreadable_and_corrupt_traces);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

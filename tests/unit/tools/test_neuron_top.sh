@@ -1,0 +1,177 @@
+#!/bin/sh
+# neuron-top driven in tmux: started in a detached session of fixed size, a
+# workload process runs, the pane is captured twice and the numbers must move;
+# the kernel device view reads a fake sysfs tree; q quits; a non-tty, a tiny
+# terminal and a bad --interval give clear errors; a killed process is dropped.
+# Usage: test_neuron_top.sh NEURON_TOP STATS_WORKLOAD. Exit 77 (skip) without tmux.
+set -eu
+TOP=$1
+WL=$2
+
+if ! command -v tmux >/dev/null 2>&1; then
+	echo "SKIP: tmux is not installed (apt install tmux)"
+	exit 77
+fi
+
+dir=$(mktemp -d /tmp/nsim-top-XXXXXX)
+sock="nsim-top-$$"
+wl=""
+# Private tmux servers (-L) with no user configuration (-f /dev/null); one per
+# session, since a server whose last session ends exits while a new client may
+# still connect to its socket.
+tm() { tmux -L "$sock" -f /dev/null "$@"; }
+tmt() { tmux -L "$sock-tiny" -f /dev/null "$@"; }
+cleanup() {
+	tm kill-server 2>/dev/null || true
+	tmt kill-server 2>/dev/null || true
+	if [ -n "$wl" ]; then
+		kill "$wl" 2>/dev/null || true
+		wait "$wl" 2>/dev/null || true
+	fi
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+
+fail() {
+	echo "FAIL: $*"
+	if [ -f "$dir/screen" ]; then
+		echo "--- last screen:"
+		cat "$dir/screen"
+	fi
+	exit 1
+}
+
+export NEURONSIM_STATS_DIR="$dir/stats" NEURONSIM_SYSFS_ROOT="$dir/sys" NEURON_RT_LOG_LEVEL=OFF
+mkdir "$dir/stats" "$dir/sys"
+ENVS="NEURONSIM_STATS_DIR=$dir/stats NEURONSIM_SYSFS_ROOT=$dir/sys TERM=xterm"
+
+# A kernel device as driver/nsim_sysfs.c lays it out: neuronsim0 with two cores.
+attr() { printf '%s\n' "$3" >"$1/$2.new" && mv "$1/$2.new" "$1/$2"; }
+d="$dir/sys/neuronsim0"
+mkdir -p "$d/core0" "$d/core1" "$dir/sys/neuronsim-fw0"
+for kv in abi_version=1.0 num_cores=2 mem_size=1073741824 mem_in_use=2097152 mem_peak=4194304 \
+	cores_reserved=1 fw_attached=1 null_hw=0 jobs_submitted=1000 jobs_success=990 jobs_failure=10 \
+	jobs_timeout=1 jobs_num_err=7 jobs_oob=2 jobs_fw_lost=0 jobs_dropped=0; do
+	attr "$d" "${kv%%=*}" "${kv#*=}"
+done
+for c in 0 1; do
+	for kv in reserved=$((1 - c)) owner_pid=$((c == 0 ? 4242 : 0)) queued=0 running=0 jobs_submitted=500 \
+		jobs_success=495 jobs_failure=5 jobs_timeout=0 jobs_num_err=3 jobs_oob=1 jobs_fw_lost=0 \
+		jobs_dropped=0; do
+		attr "$d/core$c" "${kv%%=*}" "${kv#*=}"
+	done
+done
+
+# capture: the pane's text into $dir/screen
+capture() { tm capture-pane -p -t top >"$dir/screen"; }
+# col PID N: field N of the pid's first row (the PROCESSES table comes first)
+col() { awk -v p="$1" -v n="$2" '$1 == p { print $n; exit }' "$dir/screen"; }
+# wait_for TEXT SECONDS: until the screen shows TEXT
+wait_for() {
+	i=0
+	while [ $i -lt $(($2 * 10)) ]; do
+		capture
+		if grep -q -- "$1" "$dir/screen"; then
+			return 0
+		fi
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+# 1. Errors before any screen is drawn.
+set +e
+"$TOP" </dev/null >"$dir/out" 2>"$dir/err"
+rc=$?
+set -e
+[ $rc -eq 2 ] || fail "without a terminal: exit $rc, expected 2"
+grep -q "needs a terminal" "$dir/err" || fail "without a terminal: $(cat "$dir/err")"
+set +e
+"$TOP" --interval 0 >"$dir/out" 2>"$dir/err"
+rc=$?
+set -e
+[ $rc -eq 2 ] || fail "--interval 0: exit $rc, expected 2"
+grep -q "between 0.1 and 3600" "$dir/err" || fail "--interval 0: $(cat "$dir/err")"
+
+# 2. A tiny terminal: the error stays on the pane.
+tmt new-session -d -s tiny -x 40 -y 10 "env $ENVS $TOP 2>&1; echo rc=\$?; sleep 30"
+i=0
+until tmt capture-pane -p -t tiny | grep -q "rc="; do
+	i=$((i + 1))
+	[ $i -lt 50 ] || fail "neuron-top in a 40x10 terminal did not exit"
+	sleep 0.1
+done
+tmt capture-pane -p -t tiny >"$dir/screen"
+grep -q "rc=2" "$dir/screen" || fail "a 40x10 terminal: not exit status 2"
+grep -q "needs at least 80x24" "$dir/screen" || fail "a 40x10 terminal: no clear message"
+tmt kill-server
+
+# 3. The live view while a workload runs: 400 executions/s, a NaN every 20th.
+NEURON_PROCESS_TAG=top_wl "$WL" --count 0 --rate 400 --nan-every 20 &
+wl=$!
+tm new-session -d -s top -x 120 -y 60 "env $ENVS $TOP --interval 0.5"
+wait_for "top_wl" 10 || fail "the workload (pid $wl) never showed up"
+# Rates need two samples.
+sleep 1
+capture
+e1=$(col "$wl" 5)
+sleep 1.5
+capture
+e2=$(col "$wl" 5)
+rate=$(col "$wl" 4)
+nan=$(col "$wl" 6)
+case "$e1$e2$nan" in *[!0-9]*|"") fail "no execution counts for pid $wl ('$e1', '$e2', '$nan')" ;; esac
+[ "$e2" -gt "$e1" ] || fail "the executions did not move: $e1 then $e2"
+[ "$e1" -gt 0 ] || fail "no executions counted"
+[ "$nan" -gt 0 ] || fail "no numerical errors counted (NUM ERR '$nan')"
+# about 400/s: anything clearly alive and not absurd
+awk -v r="$rate" 'BEGIN { exit !(r + 0 > 100 && r + 0 < 2000) }' || fail "EXEC/S '$rate' is not about 400"
+echo "executions $e1 -> $e2, $rate/s, $nan NaNs"
+
+# The other sections show the process too.
+awk -v p="$wl" '/^NEURONCORES/ { s = 1 } s && $1 == p && $2 == 0 { found = ($4 ~ /%$/); exit } END { exit !found }' \
+	"$dir/screen" || fail "no NEURONCORES row with a utilisation for core 0"
+awk -v p="$wl" '/^DEVICE MEMORY/ { s = 1 } s && $1 == p { found = 1; exit } END { exit !found }' \
+	"$dir/screen" || fail "no DEVICE MEMORY row"
+grep -q "SNAPSHOT" "$dir/screen" || fail "no SNAPSHOT memory column"
+awk -v p="$wl" '/^HOST MEMORY/ { s = 1 } s && $1 == p && $2 == "stats-workload" { found = 1; exit } END { exit !found }' \
+	"$dir/screen" || fail "no HOST MEMORY row naming the program"
+
+# 4. The kernel device from the fake sysfs tree, and its job rate.
+grep -q "KERNEL DEVICES ($dir/sys)" "$dir/screen" || fail "no KERNEL DEVICES section"
+awk '/^KERNEL DEVICES/ { s = 1 } s && $1 == "0" && $2 == "2" && $4 == "yes" && $8 == "1000" { f = 1 } END { exit !f }' \
+	"$dir/screen" || fail "device 0 is not shown with 2 cores, firmware attached and 1000 jobs"
+awk '/^KERNEL DEVICES/ { s = 1 } s && $1 == "0" && $2 == "0" && $3 == "4242" { f = 1 } END { exit !f }' \
+	"$dir/screen" || fail "core 0 of device 0 is not shown as owned by pid 4242"
+if grep -q "neuronsim-fw" "$dir/screen"; then fail "the firmware node is listed as a device"; fi
+attr "$d" jobs_submitted 1600
+# The first frame with the new count has 600 jobs over one interval.
+wait_for " 1600 " 5 || fail "the new job count of device 0 never showed"
+jr=$(awk '/^KERNEL DEVICES/ { s = 1 } s && $1 == "0" && $2 == "2" { print $7; exit }' "$dir/screen")
+awk -v r="$jr" 'BEGIN { exit !(r + 0 > 100) }' || fail "JOBS/S of device 0 is '$jr' after 600 new jobs"
+
+# 5. Too small while running: said on the screen; back to normal after.
+tm resize-window -t top -x 60 -y 20
+wait_for "terminal too small" 5 || fail "no 'terminal too small' at 60x20"
+tm resize-window -t top -x 120 -y 60
+wait_for "PROCESSES" 5 || fail "the view did not come back at 120x60"
+
+# 6. A killed process is dropped and its stats file removed.
+kill -9 "$wl"
+wait "$wl" 2>/dev/null || true
+f="$dir/stats/neuronsim-stats.$(id -u).$wl"
+[ -f "$f" ] || fail "the killed workload's file $f is missing before neuron-top looked"
+wait_for "no neuronsim process publishes stats" 5 || fail "the killed workload is still listed"
+[ ! -e "$f" ] || fail "the stale file $f was not removed"
+wl=""
+
+# 7. q quits.
+tm send-keys -t top q
+i=0
+while tm has-session -t top 2>/dev/null; do
+	i=$((i + 1))
+	[ $i -lt 50 ] || fail "q did not quit neuron-top"
+	sleep 0.1
+done
+echo "PASS"

@@ -1,0 +1,937 @@
+/* neuron-monitor: one JSON document per period on stdout with the Neuron tool's metric
+ * groups (execution_stats, memory_used, ...) for every running neuronsim process and the system. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <math.h>
+#include <regex.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "monitor_common.h"
+#include "neuronsim/procstats.h"
+#include "tool_common.h"
+
+static const char usage_text[] =
+	"Usage: neuron-monitor [-c CONFIG.json] [-n COUNT] [-h]\n"
+	"Stream one JSON document per period on standard output with the metric groups\n"
+	"of every running neuronsim process (neuroncore_counters, execution_stats,\n"
+	"memory_used, neuron_runtime_vcpu_usage) and of the system (vcpu_usage,\n"
+	"memory_info, neuron_hw_counters), in the Neuron tool's format.\n"
+	"\n"
+	"Options:\n"
+	"  -c, --config-file FILE  metric groups and periods (JSON, see docs/monitor.md);\n"
+	"                          default: every group, period \"5s\", every process\n"
+	"  -n, --count N           stop after N documents (default: run until killed)\n"
+	"  -h, --help              show this help\n"
+	"\n"
+	"Processes publish their stats in $NEURONSIM_STATS_DIR (default /dev/shm); the\n"
+	"kernel devices are read from $NEURONSIM_SYSFS_ROOT (default /sys/class/neuronsim).\n"
+	"\n"
+	"Exit status: 0 done; 2 bad command line or configuration; 5 standard output\n"
+	"could not be written.\n";
+
+/* ---- metric groups ---- */
+
+typedef enum group_type {
+	G_NEURONCORE_COUNTERS = 0,
+	G_EXECUTION_STATS,
+	G_MEMORY_USED,
+	G_RUNTIME_VCPU,
+	/* system groups from here */
+	G_VCPU_USAGE,
+	G_MEMORY_INFO,
+	G_HW_COUNTERS,
+	G_TYPE_COUNT
+} group_type_t;
+#define G_FIRST_SYSTEM G_VCPU_USAGE
+
+static const char *const type_names[G_TYPE_COUNT] = {
+	"neuroncore_counters", "execution_stats", "memory_used", "neuron_runtime_vcpu_usage",
+	"vcpu_usage", "memory_info", "neuron_hw_counters",
+};
+
+#define MAX_RT_ENTRIES 16
+#define MAX_GROUPS (MAX_RT_ENTRIES * G_FIRST_SYSTEM + (G_TYPE_COUNT - G_FIRST_SYSTEM))
+#define DEFAULT_PERIOD_NS 5000000000ull
+
+typedef struct group {
+	group_type_t type;
+	int entry;                /* neuron_runtimes[entry]; -1 for a system group */
+	uint64_t period_ns;
+	uint64_t next_due;
+	uint64_t last_ns;         /* system groups: when last collected */
+	json_t *latest;           /* system groups: the last collected value */
+} group_t;
+
+typedef struct rt_entry {
+	bool has_filter;
+	regex_t filter;
+	int groups[G_FIRST_SYSTEM]; /* group indexes, -1 when the type is not asked for */
+} rt_entry_t;
+
+typedef struct config {
+	rt_entry_t entries[MAX_RT_ENTRIES];
+	int n_entries;
+	group_t groups[MAX_GROUPS];
+	int n_groups;
+} config_t;
+
+/* ---- configuration ---- */
+
+static int cfg_error(const char *file, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int cfg_error(const char *file, const char *fmt, ...)
+{
+	fprintf(stderr, "neuron-monitor: %s: ", file);
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return -1;
+}
+
+/* A JSON number (seconds) or a string "<number><unit>", unit ms, s, m or h. */
+static int parse_period(const json_t *v, uint64_t *out_ns)
+{
+	double secs;
+	if (json_is_number(v)) {
+		secs = json_number_value(v);
+	} else if (json_is_string(v)) {
+		const char *s = json_string_value(v);
+		char *end;
+		errno = 0;
+		double x = strtod(s, &end);
+		if (errno || end == s)
+			return -1;
+		double mult;
+		if (strcmp(end, "ms") == 0)
+			mult = 1e-3;
+		else if (strcmp(end, "s") == 0 || *end == '\0')
+			mult = 1.0;
+		else if (strcmp(end, "m") == 0)
+			mult = 60.0;
+		else if (strcmp(end, "h") == 0)
+			mult = 3600.0;
+		else
+			return -1;
+		secs = x * mult;
+	} else {
+		return -1;
+	}
+	if (!(secs >= 0.01 && secs <= 86400.0))
+		return -1;
+	*out_ns = (uint64_t)llround(secs * 1e9);
+	return 0;
+}
+
+static int get_period(const char *file, const json_t *obj, const char *where, uint64_t inherited,
+		      uint64_t *out_ns)
+{
+	const json_t *p = json_object_get(obj, "period");
+	*out_ns = inherited;
+	if (!p)
+		return 0;
+	if (parse_period(p, out_ns)) {
+		char *txt = json_dumps(p, JSON_ENCODE_ANY | JSON_COMPACT);
+		cfg_error(file, "%s\"period\": %s is not a period: use a string with a unit, "
+			  "ms, s, m or h, between 10ms and 24h, e.g. \"1s\" or \"500ms\"", where,
+			  txt ? txt : "?");
+		free(txt);
+		return -1;
+	}
+	return 0;
+}
+
+/* Refuses keys other than the listed ones (a typo would otherwise be ignored silently). */
+static int check_keys(const char *file, const json_t *obj, const char *where, const char *const *known)
+{
+	const char *key;
+	const json_t *val;
+	json_object_foreach((json_t *)obj, key, val) {
+		bool ok = false;
+		for (int i = 0; known[i]; i++)
+			ok = ok || strcmp(key, known[i]) == 0;
+		if (!ok) {
+			char list[256] = "";
+			for (int i = 0; known[i]; i++)
+				snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "",
+					 known[i]);
+			return cfg_error(file, "unknown field \"%s\" in %s (known: %s)", key,
+					 where[0] ? where : "the top-level object", list);
+		}
+	}
+	return 0;
+}
+
+static int type_of(const char *name)
+{
+	for (int t = 0; t < G_TYPE_COUNT; t++)
+		if (strcmp(name, type_names[t]) == 0)
+			return t;
+	return -1;
+}
+
+static int add_group(config_t *c, group_type_t type, int entry, uint64_t period)
+{
+	group_t *g = &c->groups[c->n_groups];
+	memset(g, 0, sizeof(*g));
+	g->type = type;
+	g->entry = entry;
+	g->period_ns = period;
+	return c->n_groups++;
+}
+
+/* One metrics list: runtime (entry >= 0) or system (entry -1). */
+static int parse_metrics(const char *file, config_t *c, const json_t *list, const char *where, int entry,
+			 uint64_t period)
+{
+	if (!json_is_array(list))
+		return cfg_error(file, "%s must be an array of {\"type\": ...} objects", where);
+	static const char *const known[] = { "type", "period", NULL };
+	bool seen[G_TYPE_COUNT] = { false };
+	size_t i;
+	const json_t *m;
+	json_array_foreach(list, i, m) {
+		char at[128];
+		snprintf(at, sizeof(at), "%s[%zu]", where, i);
+		if (!json_is_object(m))
+			return cfg_error(file, "%s must be an object like {\"type\": \"execution_stats\"}", at);
+		if (check_keys(file, m, at, known))
+			return -1;
+		const json_t *tv = json_object_get(m, "type");
+		if (!json_is_string(tv))
+			return cfg_error(file, "%s.type is missing or not a string", at);
+		int t = type_of(json_string_value(tv));
+		bool want_system = entry < 0;
+		if (t < 0 || (t >= G_FIRST_SYSTEM) != want_system) {
+			char list_txt[256] = "";
+			int lo = want_system ? G_FIRST_SYSTEM : 0, hi = want_system ? G_TYPE_COUNT : G_FIRST_SYSTEM;
+			for (int k = lo; k < hi; k++)
+				snprintf(list_txt + strlen(list_txt), sizeof(list_txt) - strlen(list_txt), "%s%s",
+					 list_txt[0] ? ", " : "", type_names[k]);
+			return cfg_error(file, "%s.type \"%s\" is not a %s metric group (%s: %s)", at,
+					 json_string_value(tv), want_system ? "system" : "neuron_runtimes",
+					 t >= 0 ? "it belongs in the other list; these are" : "known", list_txt);
+		}
+		if (seen[t])
+			return cfg_error(file, "%s.type \"%s\" is listed twice in %s", at, type_names[t], where);
+		seen[t] = true;
+		char pat[160];
+		snprintf(pat, sizeof(pat), "%s.", at);
+		uint64_t p;
+		if (get_period(file, m, pat, period, &p))
+			return -1;
+		int gi = add_group(c, (group_type_t)t, entry, p);
+		if (entry >= 0)
+			c->entries[entry].groups[t] = gi;
+	}
+	return 0;
+}
+
+static void default_config(config_t *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->n_entries = 1;
+	for (int t = 0; t < G_FIRST_SYSTEM; t++)
+		c->entries[0].groups[t] = add_group(c, (group_type_t)t, 0, DEFAULT_PERIOD_NS);
+	for (int t = G_FIRST_SYSTEM; t < G_TYPE_COUNT; t++)
+		add_group(c, (group_type_t)t, -1, DEFAULT_PERIOD_NS);
+}
+
+static int load_config(const char *file, config_t *c)
+{
+	memset(c, 0, sizeof(*c));
+	json_error_t je;
+	json_t *root = json_load_file(file, JSON_REJECT_DUPLICATES, &je);
+	if (!root) {
+		if (je.line <= 0)
+			return cfg_error(file, "%s", je.text);
+		return cfg_error(file, "line %d column %d: %s", je.line, je.column, je.text);
+	}
+	int rc = -1;
+	static const char *const root_keys[] = { "period", "neuron_runtimes", "system_metrics", NULL };
+	static const char *const rt_keys[] = { "tag_filter", "metrics", "period", NULL };
+	uint64_t period;
+	if (!json_is_object(root)) {
+		cfg_error(file, "the configuration must be a JSON object like {\"period\": \"1s\", ...}");
+		goto out;
+	}
+	if (check_keys(file, root, "", root_keys) || get_period(file, root, "", DEFAULT_PERIOD_NS, &period))
+		goto out;
+	const json_t *rts = json_object_get(root, "neuron_runtimes");
+	if (rts && !json_is_array(rts)) {
+		cfg_error(file, "neuron_runtimes must be an array of {\"tag_filter\": ..., \"metrics\": [...]}");
+		goto out;
+	}
+	size_t i;
+	const json_t *e;
+	json_array_foreach(rts, i, e) {
+		char at[64];
+		snprintf(at, sizeof(at), "neuron_runtimes[%zu]", i);
+		if (i >= MAX_RT_ENTRIES) {
+			cfg_error(file, "%s: at most %d neuron_runtimes entries", at, MAX_RT_ENTRIES);
+			goto out;
+		}
+		if (!json_is_object(e)) {
+			cfg_error(file, "%s must be an object with \"metrics\"", at);
+			goto out;
+		}
+		if (check_keys(file, e, at, rt_keys))
+			goto out;
+		rt_entry_t *r = &c->entries[c->n_entries];
+		for (int t = 0; t < G_FIRST_SYSTEM; t++)
+			r->groups[t] = -1;
+		const json_t *tf = json_object_get(e, "tag_filter");
+		if (tf) {
+			if (!json_is_string(tf)) {
+				cfg_error(file, "%s.tag_filter must be a string (a regular expression)", at);
+				goto out;
+			}
+			int re = regcomp(&r->filter, json_string_value(tf), REG_EXTENDED | REG_NOSUB);
+			if (re) {
+				char msg[256];
+				regerror(re, &r->filter, msg, sizeof(msg));
+				cfg_error(file, "%s.tag_filter \"%s\" is not a valid regular expression: %s", at,
+					  json_string_value(tf), msg);
+				goto out;
+			}
+			r->has_filter = true;
+		}
+		c->n_entries++;
+		char pat[80];
+		snprintf(pat, sizeof(pat), "%s.", at);
+		uint64_t rp;
+		if (get_period(file, e, pat, period, &rp))
+			goto out;
+		const json_t *metrics = json_object_get(e, "metrics");
+		if (!metrics) {
+			cfg_error(file, "%s.metrics is missing: list the metric groups, e.g. "
+				  "[{\"type\": \"execution_stats\"}]", at);
+			goto out;
+		}
+		char mat[80];
+		snprintf(mat, sizeof(mat), "%s.metrics", at);
+		if (parse_metrics(file, c, metrics, mat, c->n_entries - 1, rp))
+			goto out;
+	}
+	const json_t *sys = json_object_get(root, "system_metrics");
+	if (sys && parse_metrics(file, c, sys, "system_metrics", -1, period))
+		goto out;
+	rc = 0;
+out:
+	json_decref(root);
+	return rc;
+}
+
+static void free_config(config_t *c)
+{
+	for (int i = 0; i < c->n_entries; i++)
+		if (c->entries[i].has_filter)
+			regfree(&c->entries[i].filter);
+	for (int g = 0; g < c->n_groups; g++)
+		json_decref(c->groups[g].latest);
+}
+
+/* ---- per-process state across documents ---- */
+
+typedef struct base {
+	bool valid;
+	uint64_t t_ns;
+	uint64_t v[PROCSTATS_COUNT];
+	uint64_t busy[PROCSTATS_MAX_CORES];
+	uint64_t cpu_ticks[2];    /* utime, stime of /proc/PID/stat */
+} base_t;
+
+typedef struct mon_proc {
+	uint32_t pid;
+	uint64_t start_time;
+	bool present;
+	int entry;                /* the first neuron_runtimes entry whose filter matches, -1 none */
+	base_t base[MAX_GROUPS];
+	json_t *latest[MAX_GROUPS];
+} mon_proc_t;
+
+typedef struct monitor {
+	config_t cfg;
+	uint64_t start_ns;
+	mon_proc_t **procs;
+	size_t n_procs, cap_procs;
+	procstats_list_t list;
+	mon_kdevs_t kdevs;
+	char sysfs_err[512];
+	char scan_err[512];
+	/* system baselines */
+	struct cpu_times { uint64_t v[7]; } *cpu_prev; /* [0] = all, [1 + i] = cpu i */
+	size_t n_cpu_prev;
+	uint64_t ctxt_prev;
+	uint64_t cpu_prev_ns;
+	uint64_t hw_prev[64][MON_JOBS_COUNT];
+	bool hw_prev_valid[64];
+} monitor_t;
+
+static int proc_cpu_ticks(uint32_t pid, uint64_t out[2])
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')');
+	if (!p)
+		return -1;
+	/* After ") ": state(3) ... utime is field 14, stime 15. */
+	unsigned long long ut, st;
+	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		return -1;
+	out[0] = ut;
+	out[1] = st;
+	return 0;
+}
+
+static void set_base(base_t *b, const procstats_snap_t *s, bool zero)
+{
+	memset(b, 0, sizeof(*b));
+	b->valid = true;
+	if (zero) {
+		/* Started while we watch: everything since its nrt_init counts. */
+		b->t_ns = s->init_ns;
+		return;
+	}
+	b->t_ns = s->read_ns;
+	memcpy(b->v, s->v, sizeof(b->v));
+	for (uint32_t c = 0; c < s->n_cores; c++)
+		b->busy[c] = s->cores[c].v[PROCSTATS_CORE_BUSY_NS];
+	proc_cpu_ticks(s->pid, b->cpu_ticks);
+}
+
+static mon_proc_t *find_proc(monitor_t *m, const procstats_snap_t *s)
+{
+	for (size_t i = 0; i < m->n_procs; i++)
+		if (m->procs[i]->pid == s->pid && m->procs[i]->start_time == s->start_time)
+			return m->procs[i];
+	return NULL;
+}
+
+static int match_entry(const config_t *c, const char *tag)
+{
+	for (int i = 0; i < c->n_entries; i++)
+		if (!c->entries[i].has_filter || regexec(&c->entries[i].filter, tag, 0, NULL, 0) == 0)
+			return i;
+	return -1;
+}
+
+/* Brings the process table in line with the latest scan. */
+static int track_processes(monitor_t *m, bool at_start)
+{
+	for (size_t i = 0; i < m->n_procs; i++)
+		m->procs[i]->present = false;
+	for (size_t i = 0; i < m->list.n; i++) {
+		const procstats_snap_t *s = &m->list.procs[i];
+		mon_proc_t *p = find_proc(m, s);
+		if (!p) {
+			if (m->n_procs == m->cap_procs) {
+				size_t ncap = m->cap_procs ? m->cap_procs * 2 : 8;
+				mon_proc_t **np = realloc(m->procs, ncap * sizeof(*np));
+				if (!np)
+					return -1;
+				m->procs = np;
+				m->cap_procs = ncap;
+			}
+			p = calloc(1, sizeof(*p));
+			if (!p)
+				return -1;
+			m->procs[m->n_procs++] = p;
+			p->pid = s->pid;
+			p->start_time = s->start_time;
+			p->entry = match_entry(&m->cfg, s->tag);
+			/* Already running when we started: count from now; else from its start. */
+			bool zero = !at_start && s->init_ns >= m->start_ns;
+			for (int g = 0; g < m->cfg.n_groups; g++)
+				set_base(&p->base[g], s, zero);
+		}
+		p->present = true;
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < m->n_procs; i++) {
+		mon_proc_t *p = m->procs[i];
+		if (p->present) {
+			m->procs[k++] = p;
+			continue;
+		}
+		for (int g = 0; g < m->cfg.n_groups; g++)
+			json_decref(p->latest[g]);
+		free(p);
+	}
+	m->n_procs = k;
+	return 0;
+}
+
+/* ---- runtime metric groups ---- */
+
+static json_t *percentiles(double *v, size_t n)
+{
+	if (!n)
+		return json_null();
+	static const struct { const char *name; double q; } qs[] = {
+		{ "p0", 0.0 }, { "p1", 0.01 }, { "p25", 0.25 }, { "p50", 0.5 },
+		{ "p75", 0.75 }, { "p99", 0.99 }, { "p100", 1.0 },
+	};
+	json_t *o = json_object();
+	for (size_t i = 0; i < sizeof(qs) / sizeof(qs[0]); i++)
+		json_object_set_new(o, qs[i].name, json_real(procstats_quantile(v, n, qs[i].q)));
+	return o;
+}
+
+static json_t *jint(uint64_t v)
+{
+	return json_integer((json_int_t)(v > (uint64_t)INT64_MAX ? (uint64_t)INT64_MAX : v));
+}
+
+static double period_s(uint64_t now, uint64_t before)
+{
+	return now > before ? (double)(now - before) * 1e-9 : 0.0;
+}
+
+static json_t *group_execution_stats(const procstats_snap_t *s, const base_t *b)
+{
+	const uint64_t *v = s->v, *w = b->v;
+#define D(i) jint(mon_delta(v[i], w[i]))
+	json_t *errs = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}",
+				 "generic", D(PROCSTATS_ERR_GENERIC), "numerical", D(PROCSTATS_ERR_NUMERICAL),
+				 "transient", D(PROCSTATS_ERR_TRANSIENT), "model", D(PROCSTATS_ERR_MODEL),
+				 "runtime", D(PROCSTATS_ERR_RUNTIME), "hardware", D(PROCSTATS_ERR_HARDWARE));
+	json_t *sum = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}",
+				"completed", D(PROCSTATS_COMPLETED),
+				"completed_with_err", D(PROCSTATS_COMPLETED_WITH_ERR),
+				"completed_with_num_err", D(PROCSTATS_COMPLETED_WITH_NUM_ERR),
+				"timed_out", D(PROCSTATS_TIMED_OUT), "incorrect_input", D(PROCSTATS_INCORRECT_INPUT),
+				"failed_to_queue", D(PROCSTATS_FAILED_TO_QUEUE));
+#undef D
+	static double tot[PROCSTATS_LAT_RING], dev[PROCSTATS_LAT_RING];
+	size_t nt, nd;
+	procstats_latencies(s, w[PROCSTATS_LAT_HEAD], tot, &nt, dev, &nd);
+	json_t *lat = json_pack("{s:o, s:o}", "total_latency", percentiles(tot, nt),
+				"device_latency", percentiles(dev, nd));
+	return json_pack("{s:f, s:o, s:o, s:o, s:s}", "period", period_s(s->read_ns, b->t_ns),
+			 "error_summary", errs, "execution_summary", sum, "latency_stats", lat, "error", "");
+}
+
+static json_t *group_memory_used(const procstats_snap_t *s, const base_t *b)
+{
+	const uint64_t *v = s->v;
+	json_t *host = json_pack("{s:i, s:i, s:i, s:o, s:o}", "application_memory", 0, "constants", 0,
+				 "dma_buffers", 0, "tensors", jint(v[PROCSTATS_HOST_TENSORS]),
+				 "snapshot_copies", jint(v[PROCSTATS_HOST_SNAPSHOT]));
+	json_t *dev = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}",
+				"constants", jint(v[PROCSTATS_MEM_CONSTANTS]),
+				"model_code", jint(v[PROCSTATS_MEM_CODE]),
+				"model_shared_scratchpad", jint(v[PROCSTATS_MEM_SCRATCH]),
+				"runtime_memory", jint(v[PROCSTATS_MEM_STAGING]),
+				"tensors", jint(v[PROCSTATS_MEM_TENSORS]),
+				"snapshot_copies", jint(v[PROCSTATS_MEM_SNAPSHOT]));
+	json_t *used = json_pack("{s:o, s:o, s:{s:o, s:o}}",
+				 "host", jint(v[PROCSTATS_HOST_TENSORS] + v[PROCSTATS_HOST_SNAPSHOT]),
+				 "neuron_device", jint(v[PROCSTATS_MEM_IN_USE]),
+				 "usage_breakdown", "host", host, "neuron_device", dev);
+	return json_pack("{s:f, s:o, s:s}", "period", period_s(s->read_ns, b->t_ns),
+			 "neuron_runtime_used_bytes", used, "error", "");
+}
+
+static json_t *group_neuroncore_counters(const procstats_snap_t *s, const base_t *b)
+{
+	double dt = period_s(s->read_ns, b->t_ns);
+	json_t *cores = json_object();
+	for (uint32_t c = 0; c < s->n_cores; c++) {
+		double busy = (double)mon_delta(s->cores[c].v[PROCSTATS_CORE_BUSY_NS], b->busy[c]) * 1e-9;
+		double util = dt > 0 ? fmin(100.0, 100.0 * busy / dt) : 0.0;
+		char key[16];
+		snprintf(key, sizeof(key), "%u", s->cores[c].global);
+		json_object_set_new(cores, key, json_pack("{s:f}", "neuroncore_utilization", util));
+	}
+	return json_pack("{s:f, s:o, s:s}", "period", dt, "neuroncores_in_use", cores, "error", "");
+}
+
+static json_t *group_runtime_vcpu(const procstats_snap_t *s, const base_t *b)
+{
+	double dt = period_s(s->read_ns, b->t_ns);
+	uint64_t now[2];
+	if (proc_cpu_ticks(s->pid, now))
+		return json_pack("{s:f, s:n, s:s}", "period", dt, "vcpu_usage", "error",
+				 "cannot read /proc/PID/stat of the process");
+	double hz = (double)sysconf(_SC_CLK_TCK), ncpu = (double)sysconf(_SC_NPROCESSORS_ONLN);
+	double scale = dt > 0 && hz > 0 && ncpu > 0 ? 100.0 / (dt * hz * ncpu) : 0.0;
+	return json_pack("{s:f, s:{s:f, s:f}, s:s}", "period", dt, "vcpu_usage",
+			 "user", (double)mon_delta(now[0], b->cpu_ticks[0]) * scale,
+			 "system", (double)mon_delta(now[1], b->cpu_ticks[1]) * scale, "error", "");
+}
+
+/* ---- system metric groups ---- */
+
+static json_t *cpu_object(const uint64_t *now, const uint64_t *before)
+{
+	uint64_t d[7], total = 0;
+	for (int i = 0; i < 7; i++) {
+		d[i] = before ? mon_delta(now[i], before[i]) : now[i];
+		total += d[i];
+	}
+	double k = total ? 100.0 / (double)total : 0.0;
+	return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "user", (double)d[0] * k, "nice", (double)d[1] * k,
+			 "system", (double)d[2] * k, "idle", (double)d[3] * k, "io_wait", (double)d[4] * k,
+			 "irq", (double)d[5] * k, "soft_irq", (double)d[6] * k);
+}
+
+static json_t *group_vcpu_usage(monitor_t *m, uint64_t now_ns)
+{
+	FILE *f = fopen("/proc/stat", "re");
+	double dt = period_s(now_ns, m->cpu_prev_ns ? m->cpu_prev_ns : m->start_ns);
+	if (!f)
+		return json_pack("{s:f, s:s}", "period", dt, "error", "cannot read /proc/stat");
+	struct cpu_times *cur = NULL;
+	size_t n = 0;
+	uint64_t ctxt = 0;
+	char line[512];
+	while (fgets(line, sizeof(line), f)) {
+		struct cpu_times t;
+		unsigned long long x[7];
+		int idx = 0;
+		if (strncmp(line, "ctxt ", 5) == 0) {
+			ctxt = strtoull(line + 5, NULL, 10);
+			continue;
+		}
+		if (strncmp(line, "cpu", 3) != 0)
+			continue;
+		if (line[3] != ' ' && sscanf(line + 3, "%d", &idx) != 1)
+			continue;
+		const char *p = strchr(line, ' ');
+		if (!p || sscanf(p, "%llu %llu %llu %llu %llu %llu %llu", &x[0], &x[1], &x[2], &x[3], &x[4], &x[5],
+				 &x[6]) != 7)
+			continue;
+		for (int i = 0; i < 7; i++)
+			t.v[i] = x[i];
+		struct cpu_times *nc = realloc(cur, (n + 1) * sizeof(*nc));
+		if (!nc)
+			break;
+		cur = nc;
+		cur[n++] = t;
+	}
+	fclose(f);
+	json_t *per = json_object();
+	for (size_t i = 1; i < n; i++) {
+		char key[24];
+		snprintf(key, sizeof(key), "%zu", i - 1);
+		json_object_set_new(per, key, cpu_object(cur[i].v, i < m->n_cpu_prev ? m->cpu_prev[i].v : NULL));
+	}
+	json_t *avg = n ? cpu_object(cur[0].v, m->n_cpu_prev ? m->cpu_prev[0].v : NULL) : json_object();
+	json_t *o = json_pack("{s:f, s:o, s:o, s:o, s:s}", "period", dt, "average_usage", avg, "usage_data", per,
+			      "context_switch_count", jint(mon_delta(ctxt, m->ctxt_prev)), "error", "");
+	free(m->cpu_prev);
+	m->cpu_prev = cur;
+	m->n_cpu_prev = n;
+	m->ctxt_prev = ctxt;
+	m->cpu_prev_ns = now_ns;
+	return o;
+}
+
+static json_t *group_memory_info(uint64_t dt_ns)
+{
+	FILE *f = fopen("/proc/meminfo", "re");
+	double dt = (double)dt_ns * 1e-9;
+	if (!f)
+		return json_pack("{s:f, s:s}", "period", dt, "error", "cannot read /proc/meminfo");
+	unsigned long long total = 0, avail = 0, swap_total = 0, swap_free = 0, v;
+	char line[256], key[64];
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%63[^:]: %llu", key, &v) != 2)
+			continue;
+		if (!strcmp(key, "MemTotal"))
+			total = v;
+		else if (!strcmp(key, "MemAvailable"))
+			avail = v;
+		else if (!strcmp(key, "SwapTotal"))
+			swap_total = v;
+		else if (!strcmp(key, "SwapFree"))
+			swap_free = v;
+	}
+	fclose(f);
+	return json_pack("{s:f, s:o, s:o, s:o, s:o, s:s}", "period", dt, "memory_total_bytes", jint(total * 1024),
+			 "memory_used_bytes", jint((total - (avail < total ? avail : total)) * 1024),
+			 "swap_total_bytes", jint(swap_total * 1024),
+			 "swap_used_bytes",
+			 jint((swap_total - (swap_free < swap_total ? swap_free : swap_total)) * 1024),
+			 "error", "");
+}
+
+/* The real tool's ECC counters (always 0: simulated memory has no ECC) and,
+ * under "neuronsim", what the driver's sysfs says about the device. */
+static json_t *group_hw_counters(monitor_t *m, uint64_t dt_ns)
+{
+	json_t *devs = json_array();
+	for (size_t i = 0; i < m->kdevs.n; i++) {
+		const mon_kdev_t *d = &m->kdevs.devs[i];
+		json_t *jobs = json_object();
+		bool have_prev = d->index < 64 && m->hw_prev_valid[d->index];
+		for (int k = 0; k < MON_JOBS_COUNT; k++) {
+			json_object_set_new(jobs, mon_jobs_names[k],
+					    jint(have_prev ? mon_delta(d->jobs[k], m->hw_prev[d->index][k]) : 0));
+			if (d->index < 64)
+				m->hw_prev[d->index][k] = d->jobs[k];
+		}
+		if (d->index < 64)
+			m->hw_prev_valid[d->index] = true;
+		json_t *ns = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:s}",
+				       "num_cores", jint(d->num_cores), "mem_size", jint(d->mem_size),
+				       "mem_in_use", jint(d->mem_in_use), "mem_peak", jint(d->mem_peak),
+				       "cores_reserved", jint(d->cores_reserved),
+				       "fw_attached", json_boolean(d->fw_attached), "jobs", jobs,
+				       "error", d->error);
+		json_array_append_new(devs, json_pack("{s:i, s:i, s:i, s:i, s:i, s:o}", "neuron_device_index",
+						      (int)d->index, "mem_ecc_corrected", 0, "mem_ecc_uncorrected", 0,
+						      "sram_ecc_uncorrected", 0, "sram_ecc_corrected", 0,
+						      "neuronsim", ns));
+	}
+	return json_pack("{s:f, s:o, s:s}", "period", (double)dt_ns * 1e-9, "neuron_devices", devs, "error",
+			 m->sysfs_err);
+}
+
+/* ---- the document ---- */
+
+static json_t *instance_info(void)
+{
+	char host[256] = "";
+	gethostname(host, sizeof(host) - 1);
+	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "instance_name", host, "instance_id", "",
+			 "instance_type", "neuronsim", "instance_availability_zone", "",
+			 "instance_availability_zone_id", "", "instance_region", "", "ami_id", "", "subnet_id", "",
+			 "error", "");
+}
+
+static json_t *hardware_info(const monitor_t *m)
+{
+	const mon_kdev_t *d = m->kdevs.n ? &m->kdevs.devs[0] : NULL;
+	char err[600] = "";
+	if (m->sysfs_err[0])
+		snprintf(err, sizeof(err), "%s", m->sysfs_err);
+	else if (!d)
+		snprintf(err, sizeof(err), "no kernel device in %s (neuronsim.ko not loaded): each process "
+			 "simulates its own devices (embedded backend)", mon_sysfs_root());
+	return json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:i, s:s}", "neuron_device_type", "neuronsim",
+			 "neuron_device_version", "v1", "neuroncore_version", "v2",
+			 "neuron_device_count", jint(m->kdevs.n),
+			 "neuron_device_memory_size", jint(d ? d->mem_size : 0),
+			 "neuroncore_per_device_count", jint(d ? d->num_cores : 0), "logical_neuroncore_config", 1,
+			 "error", err);
+}
+
+static json_t *build_document(monitor_t *m)
+{
+	json_t *rts = json_array();
+	for (size_t i = 0; i < m->list.n; i++) {
+		const procstats_snap_t *s = &m->list.procs[i];
+		mon_proc_t *p = find_proc(m, s);
+		if (!p || p->entry < 0)
+			continue;
+		json_t *report = json_object();
+		const rt_entry_t *e = &m->cfg.entries[p->entry];
+		for (int t = 0; t < G_FIRST_SYSTEM; t++) {
+			int g = e->groups[t];
+			if (g >= 0 && p->latest[g])
+				json_object_set(report, type_names[t], p->latest[g]);
+		}
+		json_array_append_new(rts, json_pack("{s:i, s:s, s:s, s:s, s:o}", "pid", (int)s->pid, "address", "",
+						     "neuron_runtime_tag", s->tag, "error", "", "report", report));
+	}
+	json_t *sys = json_object();
+	for (int g = 0; g < m->cfg.n_groups; g++)
+		if (m->cfg.groups[g].entry < 0 && m->cfg.groups[g].latest)
+			json_object_set(sys, type_names[m->cfg.groups[g].type], m->cfg.groups[g].latest);
+	return json_pack("{s:o, s:o, s:o, s:o}", "neuron_runtime_data", rts, "system_data", sys,
+			 "instance_info", instance_info(), "neuron_hardware_info", hardware_info(m));
+}
+
+static void scan(monitor_t *m)
+{
+	procstats_list_free(&m->list);
+	m->scan_err[0] = '\0';
+	if (procstats_scan(procstats_dir(), PROCSTATS_SCAN_REMOVE_STALE, 0, &m->list, m->scan_err,
+			   sizeof(m->scan_err)) != PROCSTATS_OK) {
+		/* Said once per change, on stderr: the documents go on without processes. */
+		static char last[512];
+		if (strcmp(last, m->scan_err) != 0)
+			fprintf(stderr, "neuron-monitor: %s\n", m->scan_err);
+		snprintf(last, sizeof(last), "%s", m->scan_err);
+	}
+	mon_sysfs_free(&m->kdevs);
+	m->sysfs_err[0] = '\0';
+	mon_sysfs_read(mon_sysfs_root(), &m->kdevs, m->sysfs_err, sizeof(m->sysfs_err));
+}
+
+static void collect(monitor_t *m, group_t *g, int gi, uint64_t now)
+{
+	if (g->entry < 0) {
+		json_t *v = NULL;
+		uint64_t dt = now - (g->last_ns ? g->last_ns : m->start_ns);
+		switch (g->type) {
+		case G_VCPU_USAGE: v = group_vcpu_usage(m, now); break;
+		case G_MEMORY_INFO: v = group_memory_info(dt); break;
+		case G_HW_COUNTERS: v = group_hw_counters(m, dt); break;
+		default: break;
+		}
+		json_decref(g->latest);
+		g->latest = v;
+		g->last_ns = now;
+		return;
+	}
+	for (size_t i = 0; i < m->list.n; i++) {
+		const procstats_snap_t *s = &m->list.procs[i];
+		mon_proc_t *p = find_proc(m, s);
+		if (!p || p->entry != g->entry)
+			continue;
+		base_t *b = &p->base[gi];
+		json_t *v = NULL;
+		switch (g->type) {
+		case G_EXECUTION_STATS: v = group_execution_stats(s, b); break;
+		case G_MEMORY_USED: v = group_memory_used(s, b); break;
+		case G_NEURONCORE_COUNTERS: v = group_neuroncore_counters(s, b); break;
+		case G_RUNTIME_VCPU: v = group_runtime_vcpu(s, b); break;
+		default: break;
+		}
+		json_decref(p->latest[gi]);
+		p->latest[gi] = v;
+		set_base(b, s, false);
+	}
+}
+
+static void sleep_until(uint64_t t_ns)
+{
+	struct timespec ts = { (time_t)(t_ns / 1000000000ull), (long)(t_ns % 1000000000ull) };
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "config-file", required_argument, NULL, 'c' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *config_file = NULL;
+	long long count = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, "c:n:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c': config_file = optarg; break;
+		case 'n': {
+			char *end;
+			errno = 0;
+			count = strtoll(optarg, &end, 10);
+			if (errno || end == optarg || *end || count < 1) {
+				fprintf(stderr, "neuron-monitor: --count '%s' is not a positive integer\n", optarg);
+				return TOOL_EXIT_USAGE;
+			}
+			break;
+		}
+		case 'h': fputs(usage_text, stdout); return TOOL_EXIT_OK;
+		default:
+			fprintf(stderr, "Try 'neuron-monitor --help'.\n");
+			return TOOL_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "neuron-monitor: unexpected argument '%s'\nTry 'neuron-monitor --help'.\n",
+			argv[optind]);
+		return TOOL_EXIT_USAGE;
+	}
+	monitor_t *m = calloc(1, sizeof(*m));
+	if (!m) {
+		fprintf(stderr, "neuron-monitor: out of memory\n");
+		return TOOL_EXIT_RUNTIME;
+	}
+	if (config_file) {
+		if (load_config(config_file, &m->cfg)) {
+			free_config(&m->cfg);
+			free(m);
+			return TOOL_EXIT_USAGE;
+		}
+	} else {
+		default_config(&m->cfg);
+	}
+
+	int rc = TOOL_EXIT_OK;
+	m->start_ns = mon_now_ns();
+	/* Baselines of what already runs, and of the system counters. */
+	scan(m);
+	if (track_processes(m, true))
+		goto oom;
+	for (int g = 0; g < m->cfg.n_groups; g++) {
+		group_t *gr = &m->cfg.groups[g];
+		gr->next_due = m->start_ns + gr->period_ns;
+		if (gr->type == G_VCPU_USAGE)
+			json_decref(group_vcpu_usage(m, m->start_ns));
+		if (gr->type == G_HW_COUNTERS)
+			json_decref(group_hw_counters(m, 0));
+	}
+	for (long long docs = 0; count == 0 || docs < count;) {
+		uint64_t due = UINT64_MAX;
+		for (int g = 0; g < m->cfg.n_groups; g++)
+			due = m->cfg.groups[g].next_due < due ? m->cfg.groups[g].next_due : due;
+		if (due == UINT64_MAX) /* nothing configured: still one document per default period */
+			due = m->start_ns + (uint64_t)(docs + 1) * DEFAULT_PERIOD_NS;
+		sleep_until(due);
+		uint64_t now = mon_now_ns();
+		scan(m);
+		if (track_processes(m, false))
+			goto oom;
+		for (int g = 0; g < m->cfg.n_groups; g++) {
+			group_t *gr = &m->cfg.groups[g];
+			if (gr->next_due > now)
+				continue;
+			collect(m, gr, g, now);
+			gr->next_due += gr->period_ns;
+			if (gr->next_due <= now) /* fell behind: skip, do not burst */
+				gr->next_due = now + gr->period_ns;
+		}
+		json_t *doc = build_document(m);
+		char *txt = doc ? json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+		json_decref(doc);
+		if (!txt)
+			goto oom;
+		int w = printf("%s\n", txt);
+		free(txt);
+		if (w < 0 || fflush(stdout) != 0) {
+			fprintf(stderr, "neuron-monitor: writing to standard output failed: %s\n", strerror(errno));
+			rc = TOOL_EXIT_OUTPUT;
+			break;
+		}
+		docs++;
+	}
+	goto out;
+oom:
+	fprintf(stderr, "neuron-monitor: out of memory\n");
+	rc = TOOL_EXIT_RUNTIME;
+out:
+	for (size_t i = 0; i < m->n_procs; i++) {
+		for (int g = 0; g < m->cfg.n_groups; g++)
+			json_decref(m->procs[i]->latest[g]);
+		free(m->procs[i]);
+	}
+	free(m->procs);
+	free(m->cpu_prev);
+	procstats_list_free(&m->list);
+	mon_sysfs_free(&m->kdevs);
+	free_config(&m->cfg);
+	free(m);
+	return rc;
+}

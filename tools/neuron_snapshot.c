@@ -1,0 +1,1039 @@
+/* neuron-snapshot: shows what an HLO snapshot file holds (info), exports its
+ * tensors as a numpy .npz (export), and replays it on the device and the
+ * reference interpreter, naming the first instruction that produced a NaN
+ * (replay). docs/snapshot.md describes the file and the tool. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <jansson.h>
+#include <zip.h>
+
+#include "driver.h"
+#include "hlo_parser.h"
+#include "interp.h"
+#include "neuronsim/half.h"
+#include "neuronsim/npy.h"
+#include "neuronsim/snapshot.h"
+#include "nrt/nrt.h"
+#include "nrt/nrt_experimental.h"
+#include "nrt/nrt_neuronsim.h"
+#include "passes.h"
+#include "tool_common.h"
+#include "verify.h"
+
+static const char usage_text[] =
+	"Usage: neuron-snapshot COMMAND FILE [options]\n"
+	"Inspect, export and replay neuronsim HLO snapshot files (.snap).\n"
+	"\n"
+	"Commands:\n"
+	"  info FILE [-j]              what the file holds: metadata, the error record,\n"
+	"                              the HLO module, every tensor with dtype, shape,\n"
+	"                              size and checksum; -j, --json prints it as JSON\n"
+	"  export FILE --npz OUT.npz   write every tensor to a numpy .npz archive, one\n"
+	"                              ROLE_NAME.npy member per tensor (np.load(OUT)\n"
+	"                              ['input_input0']); options:\n"
+	"      --bf16 f32|raw          bf16 tensors as float32 (default, exact) or as\n"
+	"                              their raw 16-bit patterns ('<V2', view them with\n"
+	"                              .view(np.uint16) or ml_dtypes.bfloat16)\n"
+	"      -z, --compress          deflate the members (np.savez_compressed style)\n"
+	"  replay FILE [options]       compile the embedded HLO, run it on the recorded\n"
+	"                              inputs on the device and on the reference\n"
+	"                              interpreter, compare both with each other and with\n"
+	"                              the recorded outputs, and name the first HLO\n"
+	"                              instruction that produced a NaN or an Inf; options:\n"
+	"      -O, --opt-level N       compiler optimisation level 0..2 (default 2, the\n"
+	"                              compiler's default; use the level the model was\n"
+	"                              compiled with to get the same fused names)\n"
+	"      -t, --tolerance R[,A]   relative (and absolute) float tolerance (default:\n"
+	"                              the interpreter's whole-module tolerance per dtype)\n"
+	"      -v, --verbose           also print the matching outputs\n"
+	"  -h, --help                  show this help\n"
+	"\n"
+	"Exit status: 0 success (replay: device, interpreter and recorded outputs agree\n"
+	"and hold no NaN or Inf); 1 replay: an output differs, the device execution\n"
+	"failed, or a NaN or Inf was reproduced; 2 bad command line; 3 unreadable,\n"
+	"corrupt or unreplayable snapshot (no HLO, HLO that does not compile, inputs that\n"
+	"do not match it); 4 runtime error; 5 the output file could not be written.\n";
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "neuron-snapshot: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nTry 'neuron-snapshot --help'.\n");
+	return TOOL_EXIT_USAGE;
+}
+
+static snapshot_t *load(const char *path)
+{
+	snapshot_t *s = NULL;
+	char err[1024];
+	if (snapshot_read(path, &s, err, sizeof(err)) != SNAPSHOT_OK) {
+		fprintf(stderr, "neuron-snapshot: %s\n", err);
+		return NULL;
+	}
+	return s;
+}
+
+/* The name after "HloModule" in the text, "" when there is none. */
+static void hlo_module_name(const char *text, size_t len, char *out, size_t out_len)
+{
+	out[0] = '\0';
+	const char *p = text, *end = text + len;
+	while (p < end) {
+		while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
+			p++;
+		if ((size_t)(end - p) > 10 && memcmp(p, "HloModule", 9) == 0 &&
+		    (p[9] == ' ' || p[9] == '\t')) {
+			p += 10;
+			while (p < end && (*p == ' ' || *p == '\t'))
+				p++;
+			size_t n = 0;
+			while (p + n < end && n + 1 < out_len && p[n] != ' ' && p[n] != ',' &&
+			       p[n] != '\n' && p[n] != '\r' && p[n] != '\t')
+				n++;
+			memcpy(out, p, n);
+			out[n] = '\0';
+			return;
+		}
+		while (p < end && *p != '\n')
+			p++;
+	}
+}
+
+static void format_time(uint64_t ns, char *buf, size_t len)
+{
+	if (!ns) {
+		snprintf(buf, len, "unknown");
+		return;
+	}
+	time_t s = (time_t)(ns / 1000000000ull);
+	struct tm tm;
+	if (!gmtime_r(&s, &tm)) {
+		snprintf(buf, len, "%" PRIu64 " ns", ns);
+		return;
+	}
+	size_t n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + n, len - n, ".%09" PRIu64 "Z", (uint64_t)(ns % 1000000000ull));
+}
+
+static const char *status_name(int64_t st)
+{
+	const char *n = st >= INT32_MIN && st <= INT32_MAX ? tool_status_name((NRT_STATUS)st) : NULL;
+	return n ? n : "unknown status";
+}
+
+/* Prints s with non-printable bytes escaped, so a file cannot drive the terminal. */
+static void print_safe(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c >= 0x20 && c != 0x7f)
+			fputc(c, f);
+		else
+			fprintf(f, "\\x%02x", c);
+	}
+}
+
+/* ======================================================================== */
+/* info                                                                     */
+/* ======================================================================== */
+
+static json_t *tensor_json(const snapshot_t *s, uint32_t i)
+{
+	const snapshot_tensor_t *t = &s->tensors[i];
+	json_t *shape = json_array();
+	for (uint32_t d = 0; d < t->rank; d++)
+		json_array_append_new(shape, json_integer((json_int_t)t->shape[d]));
+	char sum[17];
+	snprintf(sum, sizeof(sum), "%016" PRIx64, t->checksum);
+	return json_pack("{s:s%, s:s, s:s, s:o, s:i, s:I, s:s, s:b}", "name", t->name,
+			 strlen(t->name), "role", snapshot_role_name(t->role), "dtype",
+			 isa_dtype_name(t->dtype), "shape", shape, "alias_input", (int)t->alias_input,
+			 "size", (json_int_t)t->size, "checksum", sum, "checksum_ok", 1);
+}
+
+static int info_json(const char *path, const snapshot_t *s)
+{
+	char module[256], sum[17], when[64];
+	hlo_module_name(s->hlo_text, s->hlo_size, module, sizeof(module));
+	snprintf(sum, sizeof(sum), "%016" PRIx64, s->hlo_checksum);
+	format_time(s->meta.wall_time_ns, when, sizeof(when));
+	json_t *error = json_null();
+	if (s->meta.error_json) {
+		json_t *e = json_loads(s->meta.error_json, 0, NULL);
+		if (e)
+			error = e;
+	}
+	json_t *tensors = json_array();
+	for (uint32_t i = 0; i < s->n_tensors; i++)
+		json_array_append_new(tensors, tensor_json(s, i));
+	char version[32];
+	snprintf(version, sizeof(version), "%u.%u", s->version_major, s->version_minor);
+	json_t *root = json_pack(
+		"{s:s, s:s, s:I, s:{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:s, s:s, s:s, s:I}, s:o, "
+		"s:{s:I, s:s, s:s, s:b}, s:o}",
+		"file", path, "format_version", version, "file_size", (json_int_t)s->file_size,
+		"meta", "module_name", s->meta.module_name, "kind", s->meta.kind,
+		"process", (json_int_t)s->meta.process, "executable", (json_int_t)s->meta.executable,
+		"device", (json_int_t)s->meta.device, "execution", (json_int_t)s->meta.execution,
+		"status", (json_int_t)s->meta.status, "status_name", status_name(s->meta.status),
+		"runtime_version", s->meta.runtime_version, "written", when,
+		"wall_time_ns", (json_int_t)s->meta.wall_time_ns,
+		"error", error,
+		"hlo", "size", (json_int_t)s->hlo_size, "module", module, "checksum", sum,
+		"checksum_ok", 1,
+		"tensors", tensors);
+	if (!root) {
+		fprintf(stderr, "neuron-snapshot: %s: cannot format the JSON report (a string is not "
+			"valid UTF-8, or out of memory)\n", path);
+		return TOOL_EXIT_INPUT;
+	}
+	char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(root);
+	if (!text) {
+		fprintf(stderr, "neuron-snapshot: out of memory\n");
+		return TOOL_EXIT_RUNTIME;
+	}
+	puts(text);
+	free(text);
+	return TOOL_EXIT_OK;
+}
+
+static void print_error_record(const char *error_json)
+{
+	json_t *e = json_loads(error_json, 0, NULL);
+	printf("error record:\n");
+	if (!json_is_object(e)) {
+		printf("  ");
+		print_safe(stdout, error_json);
+		printf("\n");
+		json_decref(e);
+		return;
+	}
+	const char *key;
+	json_t *v;
+	json_object_foreach(e, key, v) {
+		printf("  %s: ", key);
+		if (json_is_string(v)) {
+			print_safe(stdout, json_string_value(v));
+		} else {
+			char *t = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+			printf("%s", t ? t : "?");
+			free(t);
+		}
+		printf("\n");
+	}
+	json_decref(e);
+}
+
+static int info_text(const char *path, const snapshot_t *s)
+{
+	char module[256], when[64], desc[256];
+	hlo_module_name(s->hlo_text, s->hlo_size, module, sizeof(module));
+	format_time(s->meta.wall_time_ns, when, sizeof(when));
+	printf("snapshot: %s (format %u.%u, %" PRIu64 " bytes, every checksum OK)\n", path,
+	       s->version_major, s->version_minor, s->file_size);
+	printf("module: ");
+	print_safe(stdout, s->meta.module_name);
+	printf("\nkind: ");
+	print_safe(stdout, s->meta.kind);
+	printf("\nprocess %" PRIu64 ", executable %" PRIu64 ", device %" PRIu64 ", execution %" PRIu64
+	       "\n", s->meta.process, s->meta.executable, s->meta.device, s->meta.execution);
+	printf("status: %" PRId64 " (%s)\n", s->meta.status,
+	       s->meta.status == 0 && !strcmp(s->meta.kind, "inputs")
+		       ? "recorded before the execution ran" : status_name(s->meta.status));
+	printf("written: %s by ", when);
+	print_safe(stdout, s->meta.runtime_version[0] ? s->meta.runtime_version : "?");
+	printf("\n");
+	if (s->meta.error_json)
+		print_error_record(s->meta.error_json);
+	if (s->hlo_size) {
+		printf("hlo: %zu bytes, HloModule ", s->hlo_size);
+		print_safe(stdout, module[0] ? module : "?");
+		printf(", checksum %016" PRIx64 " OK\n", s->hlo_checksum);
+	} else {
+		printf("hlo: none (the NEFF was compiled without its HLO text; replay is not possible)\n");
+	}
+	uint32_t nin = 0;
+	uint64_t bytes = 0;
+	for (uint32_t i = 0; i < s->n_tensors; i++) {
+		nin += s->tensors[i].role == SNAPSHOT_ROLE_INPUT;
+		bytes += s->tensors[i].size;
+	}
+	printf("tensors: %u (%u input%s, %u output%s), %" PRIu64 " bytes\n", s->n_tensors, nin,
+	       nin == 1 ? "" : "s", s->n_tensors - nin, s->n_tensors - nin == 1 ? "" : "s", bytes);
+	for (uint32_t i = 0; i < s->n_tensors; i++) {
+		const snapshot_tensor_t *t = &s->tensors[i];
+		printf("  %-6s ", snapshot_role_name(t->role));
+		print_safe(stdout, t->name);
+		printf("  %s  %" PRIu64 " bytes  checksum %016" PRIx64 " OK",
+		       tool_describe(t->dtype, t->rank, t->shape, desc, sizeof(desc)), t->size,
+		       t->checksum);
+		if (t->alias_input >= 0) {
+			printf("  (updates input ");
+			print_safe(stdout, s->tensors[t->alias_input].name);
+			printf(" in place)");
+		}
+		printf("\n");
+	}
+	return TOOL_EXIT_OK;
+}
+
+static int cmd_info(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool json = false;
+	int c;
+	while ((c = getopt_long(argc, argv, "jh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = true; break;
+		case 'h': fputs(usage_text, stdout); return TOOL_EXIT_OK;
+		default: return usage_error("%s", "bad option for info");
+		}
+	}
+	if (optind >= argc)
+		return usage_error("%s", "info: missing FILE");
+	if (optind + 1 < argc)
+		return usage_error("info: unexpected argument '%s'", argv[optind + 1]);
+	const char *path = argv[optind];
+	snapshot_t *s = load(path);
+	if (!s)
+		return TOOL_EXIT_INPUT;
+	int rc = json ? info_json(path, s) : info_text(path, s);
+	snapshot_free(s);
+	return rc;
+}
+
+/* ======================================================================== */
+/* export                                                                   */
+/* ======================================================================== */
+
+/* "ROLE_NAME.npy" with the characters a zip member name or a numpy key should
+ * not carry replaced by '_'. */
+static void member_name(const snapshot_tensor_t *t, char *buf, size_t len)
+{
+	size_t n = (size_t)snprintf(buf, len, "%s_", snapshot_role_name(t->role));
+	for (const char *p = t->name; *p && n + 5 < len; p++) {
+		unsigned char ch = (unsigned char)*p;
+		buf[n++] = (ch < 0x20 || ch == '/' || ch == '\\' || ch == ':' || ch == 0x7f) ? '_' : (char)ch;
+	}
+	snprintf(buf + n, len - n, ".npy");
+}
+
+static int cmd_export(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "npz", required_argument, NULL, 'n' },
+		{ "bf16", required_argument, NULL, 'b' },
+		{ "compress", no_argument, NULL, 'z' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *out = NULL;
+	bool bf16_raw = false, compress = false;
+	int c;
+	while ((c = getopt_long(argc, argv, "zh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'n': out = optarg; break;
+		case 'b':
+			if (strcmp(optarg, "f32") == 0)
+				bf16_raw = false;
+			else if (strcmp(optarg, "raw") == 0)
+				bf16_raw = true;
+			else
+				return usage_error("--bf16 wants f32 or raw, got '%s'", optarg);
+			break;
+		case 'z': compress = true; break;
+		case 'h': fputs(usage_text, stdout); return TOOL_EXIT_OK;
+		default: return usage_error("%s", "bad option for export");
+		}
+	}
+	if (optind >= argc)
+		return usage_error("%s", "export: missing FILE");
+	if (optind + 1 < argc)
+		return usage_error("export: unexpected argument '%s'", argv[optind + 1]);
+	if (!out || !out[0])
+		return usage_error("%s", "export: missing --npz OUT.npz");
+	const char *path = argv[optind];
+	snapshot_t *s = load(path);
+	if (!s)
+		return TOOL_EXIT_INPUT;
+	if (s->n_tensors == 0) {
+		fprintf(stderr, "neuron-snapshot: %s holds no tensors: nothing to export\n", path);
+		snapshot_free(s);
+		return TOOL_EXIT_INPUT;
+	}
+	int zerr = 0;
+	zip_t *za = zip_open(out, ZIP_CREATE | ZIP_TRUNCATE, &zerr);
+	if (!za) {
+		zip_error_t ze;
+		zip_error_init_with_code(&ze, zerr);
+		fprintf(stderr, "neuron-snapshot: cannot create %s: %s\n", out, zip_error_strerror(&ze));
+		zip_error_fini(&ze);
+		snapshot_free(s);
+		return TOOL_EXIT_OUTPUT;
+	}
+	int rc = TOOL_EXIT_OK;
+	/* one line per member, printed once the archive is written */
+	typedef char line_t[SNAPSHOT_NAME_MAX + 320];
+	line_t *lines = calloc(s->n_tensors, sizeof(line_t));
+	if (!lines) {
+		fprintf(stderr, "neuron-snapshot: out of memory\n");
+		zip_discard(za);
+		snapshot_free(s);
+		return TOOL_EXIT_RUNTIME;
+	}
+	for (uint32_t i = 0; i < s->n_tensors && rc == TOOL_EXIT_OK; i++) {
+		const snapshot_tensor_t *t = &s->tensors[i];
+		char member[SNAPSHOT_NAME_MAX + 64], err[512], desc[256];
+		member_name(t, member, sizeof(member));
+		/* two names that sanitise alike get a numbered suffix */
+		for (int k = 1; zip_name_locate(za, member, 0) >= 0; k++) {
+			char base[SNAPSHOT_NAME_MAX + 32];
+			member_name(t, base, sizeof(base));
+			base[strlen(base) - 4] = '\0';
+			snprintf(member, sizeof(member), "%s_%d.npy", base, k);
+		}
+		isa_dtype_t dt = (isa_dtype_t)t->dtype;
+		const void *data = t->data;
+		float *conv = NULL;
+		if (dt == ISA_DT_BF16 && !bf16_raw) {
+			/* every bf16 value is exactly a float32: numpy gets real numbers */
+			uint64_t n = t->size / 2;
+			conv = malloc(n ? n * sizeof(float) : 1);
+			if (!conv) {
+				fprintf(stderr, "neuron-snapshot: out of memory converting '%s'\n", t->name);
+				rc = TOOL_EXIT_RUNTIME;
+				break;
+			}
+			const uint16_t *h = t->data;
+			for (uint64_t e = 0; e < n; e++)
+				conv[e] = ns_bf16_to_f32(h[e]);
+			dt = ISA_DT_F32;
+			data = conv;
+		}
+		void *buf = NULL;
+		size_t size = 0;
+		npy_status_t ns = npy_encode(dt, t->rank, t->shape, data, &buf, &size, err, sizeof(err));
+		free(conv);
+		if (ns != NPY_OK) {
+			fprintf(stderr, "neuron-snapshot: tensor '%s': %s\n", t->name, err);
+			rc = TOOL_EXIT_RUNTIME;
+			break;
+		}
+		zip_source_t *src = zip_source_buffer(za, buf, size, 1);
+		if (!src) {
+			free(buf);
+			fprintf(stderr, "neuron-snapshot: %s: %s\n", out, zip_strerror(za));
+			rc = TOOL_EXIT_OUTPUT;
+			break;
+		}
+		zip_int64_t idx = zip_file_add(za, member, src, ZIP_FL_ENC_UTF_8);
+		if (idx < 0) {
+			zip_source_free(src);
+			fprintf(stderr, "neuron-snapshot: %s: cannot add %s: %s\n", out, member,
+				zip_strerror(za));
+			rc = TOOL_EXIT_OUTPUT;
+			break;
+		}
+		if (zip_set_file_compression(za, (zip_uint64_t)idx,
+					     compress ? ZIP_CM_DEFLATE : ZIP_CM_STORE, 0) != 0) {
+			fprintf(stderr, "neuron-snapshot: %s: %s\n", out, zip_strerror(za));
+			rc = TOOL_EXIT_OUTPUT;
+			break;
+		}
+		snprintf(lines[i], sizeof(line_t), "%s: %s%s", member,
+			 tool_describe(dt, t->rank, t->shape, desc, sizeof(desc)),
+			 t->dtype == ISA_DT_BF16 ? (bf16_raw ? " (bf16 bits as <V2)" : " (from bf16)") : "");
+	}
+	if (rc != TOOL_EXIT_OK) {
+		zip_discard(za);
+	} else if (zip_close(za) != 0) {
+		fprintf(stderr, "neuron-snapshot: cannot write %s: %s\n", out, zip_strerror(za));
+		zip_discard(za);
+		rc = TOOL_EXIT_OUTPUT;
+	} else {
+		/* the archive holds the snapshot's tensors: keep the snapshot's mode */
+		if (chmod(out, 0600) != 0)
+			fprintf(stderr, "neuron-snapshot: warning: cannot set mode 0600 on %s: %s\n", out,
+				strerror(errno));
+		for (uint32_t i = 0; i < s->n_tensors; i++)
+			printf("%s\n", lines[i]);
+		printf("export: %u tensor%s from %s to %s\n", s->n_tensors, s->n_tensors == 1 ? "" : "s",
+		       path, out);
+	}
+	free(lines);
+	snapshot_free(s);
+	return rc;
+}
+
+/* ======================================================================== */
+/* replay                                                                   */
+/* ======================================================================== */
+
+typedef struct replay_opts {
+	const char *path;
+	int opt_level;
+	bool have_tol;
+	ncc_tolerance_t tol;
+	bool verbose;
+} replay_opts_t;
+
+typedef struct replay {
+	snapshot_t *snap;
+	ncc_module_t *m;              /* the HLO as written */
+	ncc_module_t *opt;            /* after the passes of the opt level (for fused names) */
+	ncc_compile_result_t res;
+	ncc_value_t **args;
+	int32_t nargs;
+	ncc_value_t *result;          /* interpreter */
+	ncc_value_t **leaves;         /* its array leaves, borrowed */
+	int32_t nleaves;
+	nrt_model_t *model;
+	nrt_tensor_info_array_t *info;
+	nrt_tensor_t **tensors;
+	nrt_tensor_set_t *in_set, *out_set;
+	bool nrt_up;
+	uint8_t **dev_out;            /* per NEFF output, bytes read back */
+} replay_t;
+
+static void replay_release(replay_t *r)
+{
+	if (r->in_set)
+		nrt_destroy_tensor_set(&r->in_set);
+	if (r->out_set)
+		nrt_destroy_tensor_set(&r->out_set);
+	if (r->tensors && r->info)
+		for (uint64_t i = 0; i < r->info->tensor_count; i++)
+			if (r->tensors[i])
+				nrt_tensor_free(&r->tensors[i]);
+	if (r->dev_out && r->info)
+		for (uint64_t i = 0; i < r->info->tensor_count; i++)
+			free(r->dev_out[i]);
+	free(r->dev_out);
+	free(r->tensors);
+	if (r->info)
+		nrt_free_model_tensor_info(r->info);
+	if (r->model)
+		nrt_unload(r->model);
+	if (r->nrt_up)
+		nrt_close();
+	free(r->leaves);
+	ncc_value_free(r->result);
+	if (r->args)
+		ncc_interp_free_args(r->args, r->nargs);
+	ncc_module_free(r->m);
+	ncc_module_free(r->opt);
+	ncc_compile_result_release(&r->res);
+	snapshot_free(r->snap);
+}
+
+static int32_t collect_leaves(ncc_value_t *v, ncc_value_t **out, int32_t n)
+{
+	if (v->shape.etype == NCC_TUPLE) {
+		for (int32_t k = 0; k < v->nelems; k++)
+			n = collect_leaves(v->elems[k], out, n);
+		return n;
+	}
+	if (out)
+		out[n] = v;
+	return n + 1;
+}
+
+static const snapshot_tensor_t *find_tensor(const snapshot_t *s, uint32_t role, const char *name)
+{
+	for (uint32_t i = 0; i < s->n_tensors; i++)
+		if (s->tensors[i].role == role && strcmp(s->tensors[i].name, name) == 0)
+			return &s->tensors[i];
+	return NULL;
+}
+
+/* The NEFF tensor's dtype as the snapshot spells it (pred reads as u8 through
+ * the NRT API, which has no boolean dtype). */
+static bool same_dtype(uint32_t snap_dt, nrt_dtype_t nrt_dt)
+{
+	isa_dtype_t d = tool_dtype_from_nrt(nrt_dt);
+	return snap_dt == d || (snap_dt == ISA_DT_PRED && d == ISA_DT_U8);
+}
+
+static int replay_compile(const replay_opts_t *o, replay_t *r)
+{
+	const snapshot_t *s = r->snap;
+	ncc_error_t err = { 0 };
+	char fname[4200];
+	snprintf(fname, sizeof(fname), "%s:hlo", o->path);
+	if (!s->hlo_size) {
+		fprintf(stderr, "neuron-snapshot: %s holds no HLO text (the NEFF was compiled without "
+			"it): nothing to replay; recompile the model with the HLO embedded (the "
+			"default)\n", o->path);
+		return TOOL_EXIT_INPUT;
+	}
+	if (ncc_parse_hlo(s->hlo_text, s->hlo_size, fname, &r->m, &err) != NCC_OK ||
+	    ncc_verify(r->m, &err) != NCC_OK) {
+		fprintf(stderr, "neuron-snapshot: the embedded HLO does not parse: %s\n", err.msg);
+		return TOOL_EXIT_INPUT;
+	}
+	ncc_driver_options_t dopts;
+	ncc_driver_options_init(&dopts);
+	dopts.compile.opt_level = o->opt_level;
+	if (ncc_compile_text(s->hlo_text, s->hlo_size, fname, &dopts, &r->res, &err) != NCC_OK) {
+		fprintf(stderr, "neuron-snapshot: the embedded HLO does not compile at -O%d: %s\n",
+			o->opt_level, err.msg);
+		return TOOL_EXIT_INPUT;
+	}
+	/* The module the device ran, for fused instruction names (best effort:
+	 * without it the trace names only the instructions as written). */
+	if (ncc_parse_hlo(s->hlo_text, s->hlo_size, fname, &r->opt, &err) != NCC_OK ||
+	    ncc_verify(r->opt, &err) != NCC_OK || ncc_run_passes(r->opt, &dopts.compile, &err) != NCC_OK) {
+		ncc_module_free(r->opt);
+		r->opt = NULL;
+	}
+	return TOOL_EXIT_OK;
+}
+
+/* Loads the NEFF, binds the recorded inputs (by name) and builds the
+ * interpreter's arguments from the same bytes. */
+static int replay_bind(const replay_opts_t *o, replay_t *r)
+{
+	char sbuf[256], want[160], got[160];
+	/* The replay must not dump a snapshot of itself into the user's dump
+	 * directory (the runtime reads these at nrt_init; only snapshots use them). */
+	unsetenv("NEURON_DUMP_HLO_SNAPSHOT");
+	unsetenv("XLA_FLAGS");
+	NRT_STATUS st = nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", "");
+	if (st != NRT_SUCCESS) {
+		fprintf(stderr, "neuron-snapshot: nrt_init failed: %s\n", tool_status_str(st, sbuf, sizeof(sbuf)));
+		return TOOL_EXIT_RUNTIME;
+	}
+	r->nrt_up = true;
+	st = nrt_load(r->res.neff, r->res.neff_size, -1, -1, &r->model);
+	if (st == NRT_SUCCESS)
+		st = nrt_get_model_tensor_info(r->model, &r->info);
+	if (st == NRT_SUCCESS)
+		st = nrt_allocate_tensor_set(&r->in_set);
+	if (st == NRT_SUCCESS)
+		st = nrt_allocate_tensor_set(&r->out_set);
+	if (st != NRT_SUCCESS) {
+		fprintf(stderr, "neuron-snapshot: loading the compiled NEFF failed: %s\n",
+			tool_status_str(st, sbuf, sizeof(sbuf)));
+		return TOOL_EXIT_RUNTIME;
+	}
+	const snapshot_t *s = r->snap;
+	uint64_t n = r->info->tensor_count;
+	r->tensors = calloc(n ? n : 1, sizeof(*r->tensors));
+	r->dev_out = calloc(n ? n : 1, sizeof(*r->dev_out));
+	const ncc_comp_t *e = r->m->entry;
+	r->nargs = e->nparams;
+	r->args = calloc((size_t)(r->nargs ? r->nargs : 1), sizeof(*r->args));
+	if (!r->tensors || !r->dev_out || !r->args) {
+		fprintf(stderr, "neuron-snapshot: out of memory\n");
+		return TOOL_EXIT_RUNTIME;
+	}
+	uint32_t k = 0, have_inputs = 0;
+	for (uint32_t i = 0; i < s->n_tensors; i++)
+		have_inputs += s->tensors[i].role == SNAPSHOT_ROLE_INPUT;
+	for (uint64_t i = 0; i < n; i++) {
+		const nrt_tensor_info_t *ti = &r->info->tensor_array[i];
+		bool in = ti->usage == NRT_TENSOR_USAGE_INPUT;
+		st = nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, ti->size, ti->name, &r->tensors[i]);
+		if (st == NRT_SUCCESS)
+			st = nrt_add_tensor_to_tensor_set(in ? r->in_set : r->out_set, ti->name, r->tensors[i]);
+		if (st != NRT_SUCCESS) {
+			r->tensors[i] = NULL;
+			fprintf(stderr, "neuron-snapshot: tensor '%s' (%zu bytes): %s\n", ti->name, ti->size,
+				tool_status_str(st, sbuf, sizeof(sbuf)));
+			return TOOL_EXIT_RUNTIME;
+		}
+		if (!in)
+			continue;
+		/* input k of a compiled NEFF is parameter k */
+		uint32_t p = k++;
+		if (!have_inputs) {
+			fprintf(stderr, "neuron-snapshot: %s holds no inputs (kind '%s'): nothing to replay; "
+				"dump with inputs (XLA_FLAGS snapshot callback returning \"inputs\", or "
+				"NEURON_DUMP_HLO_SNAPSHOT=ON_NRT_ERROR)\n", o->path, s->meta.kind);
+			return TOOL_EXIT_INPUT;
+		}
+		const snapshot_tensor_t *t = find_tensor(s, SNAPSHOT_ROLE_INPUT, ti->name);
+		uint64_t shape[NPY_MAX_RANK] = { 0 };
+		for (uint32_t d = 0; d < ti->ndim && d < NPY_MAX_RANK; d++)
+			shape[d] = ti->shape[d];
+		tool_describe(tool_dtype_from_nrt(ti->dtype), ti->ndim, shape, want, sizeof(want));
+		if (!t) {
+			fprintf(stderr, "neuron-snapshot: the compiled module's input '%s' (%s) is not in %s: "
+				"the snapshot's inputs are:", ti->name, want, o->path);
+			for (uint32_t j = 0; j < s->n_tensors; j++)
+				if (s->tensors[j].role == SNAPSHOT_ROLE_INPUT)
+					fprintf(stderr, " %s", s->tensors[j].name);
+			fprintf(stderr, "\n");
+			return TOOL_EXIT_INPUT;
+		}
+		if (!same_dtype(t->dtype, ti->dtype) || t->size != ti->size || p >= (uint32_t)r->nargs ||
+		    !e->params[p] || e->params[p]->shape.etype == NCC_TUPLE) {
+			fprintf(stderr, "neuron-snapshot: input '%s': the snapshot holds %s, the compiled "
+				"module expects %s\n", t->name,
+				tool_describe(t->dtype, t->rank, t->shape, got, sizeof(got)), want);
+			return TOOL_EXIT_INPUT;
+		}
+		if (ncc_value_alloc(&e->params[p]->shape, &r->args[p]) != NCC_OK ||
+		    r->args[p]->nbytes != t->size) {
+			fprintf(stderr, "neuron-snapshot: input '%s' does not fit parameter %u of the HLO\n",
+				t->name, p);
+			return TOOL_EXIT_INPUT;
+		}
+		if (t->size) {
+			memcpy(r->args[p]->data, t->data, t->size);
+			st = nrt_tensor_write(r->tensors[i], t->data, 0, t->size);
+			if (st != NRT_SUCCESS) {
+				fprintf(stderr, "neuron-snapshot: writing input '%s' to the device failed: %s\n",
+					t->name, tool_status_str(st, sbuf, sizeof(sbuf)));
+				return TOOL_EXIT_RUNTIME;
+			}
+		}
+	}
+	if ((int32_t)k != r->nargs) {
+		fprintf(stderr, "neuron-snapshot: the compiled NEFF has %u inputs, the HLO entry %d "
+			"parameters\n", k, r->nargs);
+		return TOOL_EXIT_INPUT;
+	}
+	return TOOL_EXIT_OK;
+}
+
+static bool value_nonfinite(const ncc_value_t *v, bool *nan, bool *inf)
+{
+	if (!ncc_etype_is_float(v->shape.etype))
+		return false;
+	int64_t n = ncc_value_elements(v);
+	for (int64_t i = 0; i < n; i++) {
+		double d = ncc_value_get_f64(v, i);
+		if (d != d)
+			*nan = true;
+		else if (isinf(d))
+			*inf = true;
+	}
+	return *nan || *inf;
+}
+
+/* One comparison line; returns whether they agree. */
+static bool compare_line(const replay_opts_t *o, const char *what, const ncc_value_t *expected,
+			 const ncc_value_t *actual, const char *name)
+{
+	ncc_tolerance_t tol = o->have_tol ? o->tol : ncc_tolerance_for_module(expected->shape.etype);
+	ncc_compare_result_t cr;
+	bool eq = ncc_value_compare(expected, actual, &tol, &cr);
+	if (!eq)
+		printf("output %s: %s: MISMATCH, %lld element(s) out of tolerance (rtol %.1e, atol %.1e); %s\n",
+		       name, what, (long long)cr.mismatches, tol.rtol, tol.atol, cr.msg);
+	else if (o->verbose)
+		printf("output %s: %s: match (max abs err %.3g)\n", name, what, cr.max_abs_err);
+	return eq;
+}
+
+static void describe_inst(const ncc_inst_t *in, char *buf, size_t len)
+{
+	const char *op = in->opname ? in->opname : ncc_opcode_name(in->op);
+	size_t n = (size_t)snprintf(buf, len, "'%s' (%s", in->name, op);
+	if (in->metadata.op_type && n < len)
+		n += (size_t)snprintf(buf + n, len - n, ", op_type %s", in->metadata.op_type);
+	if (in->metadata.source_file && n < len)
+		n += (size_t)snprintf(buf + n, len - n, ", %s:%" PRId64, in->metadata.source_file,
+				      in->metadata.source_line);
+	if (in->line > 0 && n < len)
+		n += (size_t)snprintf(buf + n, len - n, ", HLO line %d", in->line);
+	if (n < len)
+		snprintf(buf + n, len - n, ")");
+}
+
+/* A string member of the recorded error object, "" when absent. */
+static const char *rec_str(json_t *e, const char *key)
+{
+	json_t *v = json_object_get(e, key);
+	return json_is_string(v) ? json_string_value(v) : "";
+}
+
+static bool path_has(const char *path, const char *name)
+{
+	size_t l = strlen(name);
+	for (const char *p = path; (p = strstr(p, name)) != NULL; p += l) {
+		bool start = p == path || p[-1] == ' ';
+		bool end = p[l] == ' ' || p[l] == '\0';
+		if (start && end)
+			return true;
+	}
+	return false;
+}
+
+static int replay_run(const replay_opts_t *o, replay_t *r)
+{
+	char sbuf[256], what[1024];
+	const snapshot_t *s = r->snap;
+	uint64_t t0 = tool_now_ns();
+	NRT_STATUS st = nrt_execute(r->model, r->in_set, r->out_set);
+	double dev_ms = (double)(tool_now_ns() - t0) / 1e6;
+	nrt_neuronsim_exec_error_t rec;
+	memset(&rec, 0, sizeof(rec));
+	if (st != NRT_SUCCESS)
+		nrt_neuronsim_get_last_error(r->model, &rec);
+	printf("device: %s in %.3f ms\n", tool_status_str(st, sbuf, sizeof(sbuf)), dev_ms);
+	if (st != NRT_SUCCESS && rec.message[0])
+		printf("device error: %s\n", rec.message);
+
+	ncc_error_t err = { 0 };
+	t0 = tool_now_ns();
+	if (ncc_interp_run(r->m, (const ncc_value_t *const *)r->args, r->nargs, NULL, &r->result,
+			   &err) != NCC_OK) {
+		fprintf(stderr, "neuron-snapshot: reference interpreter: %s\n", err.msg);
+		return TOOL_EXIT_INPUT;
+	}
+	printf("interpreter: ran in %.3f ms\n", (double)(tool_now_ns() - t0) / 1e6);
+	r->nleaves = collect_leaves(r->result, NULL, 0);
+	r->leaves = calloc((size_t)(r->nleaves ? r->nleaves : 1), sizeof(*r->leaves));
+	if (!r->leaves)
+		return TOOL_EXIT_RUNTIME;
+	collect_leaves(r->result, r->leaves, 0);
+
+	bool mismatch = false, any_nan = false, any_inf = false;
+	bool dev_ok = st == NRT_SUCCESS || st == NRT_EXEC_COMPLETED_WITH_NUM_ERR;
+	uint32_t o_idx = 0, compared_recorded = 0;
+	for (uint64_t i = 0; i < r->info->tensor_count; i++) {
+		const nrt_tensor_info_t *ti = &r->info->tensor_array[i];
+		if (ti->usage != NRT_TENSOR_USAGE_OUTPUT)
+			continue;
+		uint32_t k = o_idx++;
+		if ((int32_t)k >= r->nleaves) {
+			fprintf(stderr, "neuron-snapshot: the NEFF has more outputs than the HLO root has leaves\n");
+			return TOOL_EXIT_INPUT;
+		}
+		const ncc_value_t *ref = r->leaves[k];
+		value_nonfinite(ref, &any_nan, &any_inf);
+		const snapshot_tensor_t *recd = find_tensor(s, SNAPSHOT_ROLE_OUTPUT, ti->name);
+		ncc_value_t *dev = NULL, *rv = NULL;
+		if (ncc_value_alloc(&ref->shape, &dev) != NCC_OK || dev->nbytes != ti->size) {
+			ncc_value_free(dev);
+			fprintf(stderr, "neuron-snapshot: output '%s': %zu bytes on the device, %zu from the "
+				"interpreter\n", ti->name, ti->size, ref->nbytes);
+			return TOOL_EXIT_INPUT;
+		}
+		if (dev_ok && ti->size) {
+			NRT_STATUS rs = nrt_tensor_read(r->tensors[i], dev->data, 0, ti->size);
+			if (rs != NRT_SUCCESS) {
+				ncc_value_free(dev);
+				fprintf(stderr, "neuron-snapshot: reading output '%s' failed: %s\n", ti->name,
+					tool_status_str(rs, sbuf, sizeof(sbuf)));
+				return TOOL_EXIT_RUNTIME;
+			}
+		}
+		if (dev_ok) {
+			value_nonfinite(dev, &any_nan, &any_inf);
+			mismatch |= !compare_line(o, "device vs interpreter", ref, dev, ti->name);
+		}
+		if (recd) {
+			if (recd->size != ref->nbytes || ncc_value_alloc(&ref->shape, &rv) != NCC_OK) {
+				printf("output %s: the recorded output has %" PRIu64 " bytes, the module's %zu: "
+				       "not compared\n", ti->name, recd->size, ref->nbytes);
+				mismatch = true;
+			} else {
+				if (recd->size)
+					memcpy(rv->data, recd->data, recd->size);
+				compared_recorded++;
+				if (dev_ok)
+					mismatch |= !compare_line(o, "device vs recorded", rv, dev, ti->name);
+				mismatch |= !compare_line(o, "interpreter vs recorded", rv, ref, ti->name);
+			}
+		}
+		ncc_value_free(dev);
+		ncc_value_free(rv);
+	}
+	printf("outputs: %u compared with the interpreter%s, %u with the recorded outputs%s\n", o_idx,
+	       dev_ok ? "" : " (not: the device execution failed)", compared_recorded,
+	       compared_recorded ? "" : " (the snapshot holds none)");
+
+	/* Where the first NaN/Inf came from, when there is one anywhere. */
+	json_t *recorded = s->meta.error_json ? json_loads(s->meta.error_json, 0, NULL) : NULL;
+	const char *rec_kind = rec_str(recorded, "kind");
+	bool want = st == NRT_EXEC_COMPLETED_WITH_NUM_ERR || any_nan || any_inf ||
+		    !strcmp(rec_kind, "nan") || !strcmp(rec_kind, "inf");
+	const char *site_name = NULL, *site_path = "";
+	char opt_site[1200] = "";
+	bool same = false;
+	if (want) {
+		ncc_interp_trace_t tr, tro;
+		if (ncc_interp_trace_nonfinite(r->m, (const ncc_value_t *const *)r->args, r->nargs, NULL,
+					       &tr, &err) != NCC_OK) {
+			fprintf(stderr, "neuron-snapshot: interpreter trace: %s\n", err.msg);
+			json_decref(recorded);
+			return TOOL_EXIT_INPUT;
+		}
+		/* the kind the device flagged, else NaN before Inf */
+		bool inf_first = rec.kind == NRT_NEURONSIM_ERROR_INF ||
+				 (rec.kind != NRT_NEURONSIM_ERROR_NAN && !tr.nan.inst && tr.inf.inst) ||
+				 (!rec.kind && !strcmp(rec_kind, "inf"));
+		const ncc_interp_site_t *site = inf_first ? &tr.inf : &tr.nan;
+		const char *kind = inf_first ? "Inf" : "NaN";
+		if (!site->inst) {
+			printf("interpreter: no %s in any instruction's result (%" PRId64 " evaluated)\n",
+			       kind, tr.evaluated);
+		} else {
+			describe_inst(site->inst, what, sizeof(what));
+			printf("first %s: produced by HLO instruction %s%s%s: %" PRId64
+			       " element(s), first at flat index %" PRId64 "%s\n", kind, what,
+			       site->path[0] ? " inside " : "", site->path, site->count,
+			       site->first_index,
+			       site->inst->op == NCC_OP_PARAMETER ? " (the recorded input already holds it)" : "");
+			site_name = site->inst->name;
+			site_path = site->path;
+			const ncc_interp_site_t *other = inf_first ? &tr.nan : &tr.inf;
+			if (other->inst && other->inst != site->inst) {
+				describe_inst(other->inst, what, sizeof(what));
+				printf("first %s: produced by HLO instruction %s\n", inf_first ? "NaN" : "Inf", what);
+			}
+		}
+		/* The same in the compiled module, whose fusions the device names. */
+		if (site_name && r->opt && o->opt_level > 0 &&
+		    ncc_interp_trace_nonfinite(r->opt, (const ncc_value_t *const *)r->args, r->nargs, NULL,
+					       &tro, &err) == NCC_OK) {
+			const ncc_interp_site_t *os = inf_first ? &tro.inf : &tro.nan;
+			if (os->inst) {
+				snprintf(opt_site, sizeof(opt_site), "%s%s", os->path, os->inst->name);
+				printf("in the compiled module (-O%d): %s\n", o->opt_level, opt_site);
+			}
+		}
+		/* Which instruction the device names: the replay's record, and the
+		 * recorded one when the file has it. */
+		const char *names[2] = { st != NRT_SUCCESS ? rec.hlo_name : "", rec_str(recorded, "hlo_name") };
+		const char *whose[2] = { "the replayed device error", "the recorded error" };
+		if (recorded) {
+			json_t *line = json_object_get(recorded, "source_line");
+			printf("recorded error: %s in '%s' (op_type %s", rec_kind[0] ? rec_kind : "?",
+			       names[1], rec_str(recorded, "op_type"));
+			if (rec_str(recorded, "source_file")[0])
+				printf(", %s:%" PRId64, rec_str(recorded, "source_file"),
+				       json_is_integer(line) ? (int64_t)json_integer_value(line) : 0);
+			printf("): %s\n", rec_str(recorded, "message"));
+		}
+		for (int w = 0; w < 2 && site_name; w++) {
+			const char *nm = names[w];
+			if (!nm[0])
+				continue;
+			bool m = !strcmp(nm, site_name) || path_has(site_path, nm) ||
+				 (opt_site[0] && path_has(opt_site, nm));
+			printf("%s names '%s': %s\n", whose[w], nm,
+			       m ? "the same instruction as the interpreter's trace"
+			       : w == 1 ? "NOT the instruction the interpreter's trace names (replay "
+					  "with the -O level the model was compiled with)"
+					: "NOT the instruction the interpreter's trace names");
+			/* the recorded error decides when the file has one */
+			if (w == 1 || !names[1][0])
+				same = m;
+		}
+	}
+	json_decref(recorded);
+
+	bool failed = st != NRT_SUCCESS;
+	if (failed || any_nan || any_inf)
+		printf("result: %s reproduced%s\n",
+		       st == NRT_EXEC_COMPLETED_WITH_NUM_ERR || any_nan ? "NaN" : any_inf ? "Inf" : "the failure",
+		       same ? "; the replay names the same instruction as the error record" : "");
+	else if (mismatch)
+		printf("result: outputs differ\n");
+	else
+		printf("result: device, interpreter and recorded outputs agree\n");
+	return failed || mismatch || any_nan || any_inf ? TOOL_EXIT_EXEC : TOOL_EXIT_OK;
+}
+
+static int cmd_replay(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "opt-level", required_argument, NULL, 'O' },
+		{ "tolerance", required_argument, NULL, 't' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	replay_opts_t o = { .opt_level = NCC_DRIVER_DEFAULT_OPT_LEVEL };
+	int c;
+	char *end;
+	while ((c = getopt_long(argc, argv, "O:t:vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'O':
+			o.opt_level = (int)strtol(optarg, &end, 10);
+			if (end == optarg || *end || o.opt_level < 0 || o.opt_level > 2)
+				return usage_error("--opt-level wants 0, 1 or 2, got '%s'", optarg);
+			break;
+		case 't': {
+			o.tol.rtol = strtod(optarg, &end);
+			o.tol.atol = 0;
+			if (end != optarg && *end == ',') {
+				char *a = end + 1;
+				o.tol.atol = strtod(a, &end);
+				if (end == a)
+					end = a - 1; /* reject below */
+			}
+			if (end == optarg || *end || !(o.tol.rtol >= 0) || !(o.tol.atol >= 0) ||
+			    isinf(o.tol.rtol) || isinf(o.tol.atol))
+				return usage_error("--tolerance wants RTOL or RTOL,ATOL (non-negative numbers), got '%s'",
+						   optarg);
+			o.have_tol = true;
+			break;
+		}
+		case 'v': o.verbose = true; break;
+		case 'h': fputs(usage_text, stdout); return TOOL_EXIT_OK;
+		default: return usage_error("%s", "bad option for replay");
+		}
+	}
+	if (optind >= argc)
+		return usage_error("%s", "replay: missing FILE");
+	if (optind + 1 < argc)
+		return usage_error("replay: unexpected argument '%s'", argv[optind + 1]);
+	o.path = argv[optind];
+	replay_t r;
+	memset(&r, 0, sizeof(r));
+	r.snap = load(o.path);
+	if (!r.snap)
+		return TOOL_EXIT_INPUT;
+	int rc = replay_compile(&o, &r);
+	if (rc == TOOL_EXIT_OK) {
+		char mod[256];
+		hlo_module_name(r.snap->hlo_text, r.snap->hlo_size, mod, sizeof(mod));
+		printf("replay: %s: HloModule %s, %d parameter%s, compiled at -O%d in %.1f ms%s\n", o.path,
+		       mod[0] ? mod : "?", r.m->entry->nparams, r.m->entry->nparams == 1 ? "" : "s",
+		       o.opt_level, r.res.ms_total, r.res.cache_hit ? " (cache hit)" : "");
+		rc = replay_bind(&o, &r);
+	}
+	if (rc == TOOL_EXIT_OK)
+		rc = replay_run(&o, &r);
+	replay_release(&r);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return usage_error("%s", "missing COMMAND (info, export or replay)");
+	const char *cmd = argv[1];
+	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
+		fputs(usage_text, stdout);
+		return TOOL_EXIT_OK;
+	}
+	/* getopt from the command's own arguments */
+	optind = 1;
+	if (!strcmp(cmd, "info"))
+		return cmd_info(argc - 1, argv + 1);
+	if (!strcmp(cmd, "export"))
+		return cmd_export(argc - 1, argv + 1);
+	if (!strcmp(cmd, "replay"))
+		return cmd_replay(argc - 1, argv + 1);
+	return usage_error("unknown command '%s' (info, export or replay)", cmd);
+}
