@@ -117,7 +117,7 @@ static void fz_convert(fz_regs_t *r, const isa_fused_op_t *op, size_t n, uint8_t
 	} else if (sf) {
 		int64_t *t = (int64_t *)(void *)tmp;
 		const float *a = RF(r, op->src[0]);
-		/* to pred: x != 0, so NaN -> 1 (fw_f32_to_int maps NaN to 0) */
+		/* to pred: x != 0, so NaN -> 1 (as fw_f32_to_int) */
 		if (ddt == ISA_DT_PRED)
 			for (size_t i = 0; i < n; i++)
 				t[i] = a[i] != 0;

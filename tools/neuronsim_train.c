@@ -170,7 +170,12 @@ static int compile(const train_opts_t *o, train_t *t, ncc_compile_result_t *res)
 	ncc_driver_options_init(&dopts);
 	dopts.compile.opt_level = o->opt_level;
 	uint64_t t0 = tool_now_ns();
-	if (ncc_compile_file(o->path, &dopts, res, &err) != NCC_OK) {
+	/* A "compile" block in the system trace (NEURON_RT_INSPECT_ENABLE=1 keeps
+	 * blocks recorded before nrt_init, docs/profiler.md). */
+	nrt_neuronsim_trace_begin("compile");
+	ncc_status_t cs = ncc_compile_file(o->path, &dopts, res, &err);
+	nrt_neuronsim_trace_end();
+	if (cs != NCC_OK) {
 		fprintf(stderr, "neuronsim-train: %s\n", err.msg);
 		return TOOL_EXIT_INPUT;
 	}
