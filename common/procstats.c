@@ -212,21 +212,30 @@ static procstats_status_t copy_file(const procstats_file_t *f, procstats_snap_t 
 			    out->pid);
 	out->read_ns = now_ns();
 
-	/* Latencies: oldest first, each slot validated by its own index. */
+	/* Latencies, each slot validated by its own index. Writers overwrite the
+	 * oldest slot first, so the ring is read newest first and the read stops at
+	 * the first slot a writer has lapped: what is kept is the newest contiguous
+	 * run, and a later read never ends on an older execution than this one. */
 	uint64_t head = out->v[PROCSTATS_LAT_HEAD];
 	uint64_t first = head > PROCSTATS_LAT_RING ? head - PROCSTATS_LAT_RING + 1 : 1;
 	uint32_t n = 0;
-	for (uint64_t idx = first; idx <= head && idx != 0; idx++) {
+	for (uint64_t idx = head; idx >= first && idx != 0; idx--) {
 		const procstats_lat_t *slot = &f->lat[(idx - 1) % PROCSTATS_LAT_RING];
 		uint64_t i1 = atomic_load_explicit(&slot->index, memory_order_acquire);
 		uint64_t t = atomic_load_explicit(&slot->total_ns, memory_order_relaxed);
 		uint64_t d = atomic_load_explicit(&slot->device_ns, memory_order_relaxed);
 		atomic_thread_fence(memory_order_acquire);
 		uint64_t i2 = atomic_load_explicit(&slot->index, memory_order_relaxed);
-		/* Overwritten by a newer execution, or being written: drop the sample. */
+		/* Overwritten by a newer execution, or being written: older slots are
+		 * being overwritten too. */
 		if (i1 != idx || i2 != idx)
-			continue;
+			break;
 		out->lat[n++] = (procstats_lat_sample_t){ idx, t, d };
+	}
+	for (uint32_t i = 0; i < n / 2; i++) {
+		procstats_lat_sample_t tmp = out->lat[i];
+		out->lat[i] = out->lat[n - 1 - i];
+		out->lat[n - 1 - i] = tmp;
 	}
 	out->n_lat = n;
 	return PROCSTATS_OK;

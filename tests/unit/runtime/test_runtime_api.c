@@ -9,13 +9,8 @@
 #include "nrt/nrt_experimental.h"
 #include "nrt/nrt_neuronsim.h"
 #include "nrt/nrt_version.h"
+#include "rt_fixture.h"
 #include "test_neffs.h"
-
-static void init_ok(void)
-{
-	test_env_default();
-	ck_assert_int_eq(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", ""), NRT_SUCCESS);
-}
 
 /* ---- status values and strings ---- */
 
@@ -93,7 +88,7 @@ END_TEST
 
 START_TEST(test_calls_after_close_return_closed)
 {
-	init_ok();
+	rt_init_default_ok();
 	nrt_tensor_t *t = NULL;
 	ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 64, "t", &t), NRT_SUCCESS);
 	nrt_close();
@@ -102,7 +97,7 @@ START_TEST(test_calls_after_close_return_closed)
 	nrt_tensor_t *t2 = NULL;
 	ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 64, "t", &t2), NRT_CLOSED);
 	/* and a new runtime does not accept handles of the old one */
-	init_ok();
+	rt_init_default_ok();
 	ck_assert_int_eq(nrt_tensor_read(t, &x, 0, sizeof(x)), NRT_INVALID_HANDLE);
 	nrt_close();
 }
@@ -110,7 +105,7 @@ END_TEST
 
 START_TEST(test_double_init_is_invalid)
 {
-	init_ok();
+	rt_init_default_ok();
 	ck_assert_int_eq(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", ""), NRT_INVALID);
 	nrt_close();
 	ck_assert_int_eq(nrt_init(NRT_FRAMEWORK_TYPE_INVALID, "", ""), NRT_INVALID);
@@ -220,7 +215,7 @@ END_TEST
 
 START_TEST(test_tensor_roundtrip_device_and_host)
 {
-	init_ok();
+	rt_init_default_ok();
 	nrt_tensor_placement_t pl[] = { NRT_TENSOR_PLACEMENT_DEVICE, NRT_TENSOR_PLACEMENT_HOST,
 					NRT_TENSOR_PLACEMENT_VIRTUAL };
 	for (int p = 0; p < 3; p++) {
@@ -254,7 +249,7 @@ END_TEST
 
 START_TEST(test_tensor_bounds_checked)
 {
-	init_ok();
+	rt_init_default_ok();
 	nrt_tensor_t *t = NULL;
 	ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 64, "t", &t), NRT_SUCCESS);
 	uint8_t buf[128];
@@ -275,7 +270,7 @@ END_TEST
 
 START_TEST(test_tensor_allocate_misuse)
 {
-	init_ok();
+	rt_init_default_ok();
 	nrt_tensor_t *t = NULL;
 	ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 64, "t", NULL), NRT_INVALID);
 	ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 0, "t", &t), NRT_INVALID);
@@ -293,7 +288,7 @@ END_TEST
 
 START_TEST(test_freed_and_foreign_tensor_handles_rejected)
 {
-	init_ok();
+	rt_init_default_ok();
 	nrt_tensor_t *t = NULL, *copy;
 	ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 64, "t", &t), NRT_SUCCESS);
 	copy = t;
@@ -332,7 +327,7 @@ END_TEST
 
 START_TEST(test_tensor_copy_rules)
 {
-	init_ok();
+	rt_init_default_ok();
 	nrt_tensor_t *a, *b, *c, *h;
 	ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 64, "a", &a), NRT_SUCCESS);
 	ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 64, "b", &b), NRT_SUCCESS);
@@ -363,7 +358,7 @@ END_TEST
 
 START_TEST(test_tensor_slice_and_attach)
 {
-	init_ok();
+	rt_init_default_ok();
 	nrt_tensor_t *t, *s, *e;
 	ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 256, "t", &t), NRT_SUCCESS);
 	ck_assert_int_eq(nrt_tensor_allocate_slice(t, 64, 64, "s", &s), NRT_SUCCESS);
@@ -403,7 +398,7 @@ END_TEST
 
 START_TEST(test_close_frees_leftover_tensors)
 {
-	init_ok();
+	rt_init_default_ok();
 	nrt_tensor_t *t;
 	for (int i = 0; i < 10; i++)
 		ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_HOST, -1, 4096, "leak", &t),
@@ -487,9 +482,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return rt_suite_run(suite());
 }

@@ -4,7 +4,6 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -14,13 +13,8 @@
 #include "nrt/nrt.h"
 #include "nrt/nrt_experimental.h"
 #include "nrt/nrt_neuronsim.h"
+#include "rt_fixture.h"
 #include "test_neffs.h"
-
-static void init_ok(void)
-{
-	test_env_default();
-	ck_assert_int_eq(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", ""), NRT_SUCCESS);
-}
 
 static uint64_t dev_in_use(void)
 {
@@ -46,29 +40,8 @@ static nrt_tensor_t *tensor_f32(nrt_tensor_placement_t pl, int nc, const char *n
 	return t;
 }
 
-static nrt_tensor_set_t *set_of(int n, ...)
-{
-	nrt_tensor_set_t *s;
-	ck_assert_int_eq(nrt_allocate_tensor_set(&s), NRT_SUCCESS);
-	va_list ap;
-	va_start(ap, n);
-	for (int i = 0; i < n; i++) {
-		const char *name = va_arg(ap, const char *);
-		nrt_tensor_t *t = va_arg(ap, nrt_tensor_t *);
-		ck_assert_int_eq(nrt_add_tensor_to_tensor_set(s, name, t), NRT_SUCCESS);
-	}
-	va_end(ap);
-	return s;
-}
-
 /* A loaded ADD model with its tensors on core nc. */
-typedef struct add_fixture {
-	void *neff;
-	size_t size;
-	nrt_model_t *m;
-	nrt_tensor_t *a, *b, *out;
-	nrt_tensor_set_t *in, *outs;
-} add_fixture_t;
+typedef rt_add_model_t add_fixture_t;
 
 static void add_setup(add_fixture_t *f, uint64_t n, int nc, nrt_tensor_placement_t pl)
 {
@@ -82,8 +55,7 @@ static void add_setup(add_fixture_t *f, uint64_t n, int nc, nrt_tensor_placement
 	f->a = tensor_f32(pl, nc, "a", av, n);
 	f->b = tensor_f32(pl, nc, "b", bv, n);
 	f->out = tensor_f32(pl, nc, "out", NULL, n);
-	f->in = set_of(2, "a", f->a, "b", f->b);
-	f->outs = set_of(1, "out", f->out);
+	rt_add_model_sets(f);
 	free(av);
 	free(bv);
 }
@@ -99,20 +71,14 @@ static void add_check(add_fixture_t *f, uint64_t n)
 
 static void add_teardown(add_fixture_t *f)
 {
-	nrt_destroy_tensor_set(&f->in);
-	nrt_destroy_tensor_set(&f->outs);
-	nrt_tensor_free(&f->a);
-	nrt_tensor_free(&f->b);
-	nrt_tensor_free(&f->out);
-	ck_assert_int_eq(nrt_unload(f->m), NRT_SUCCESS);
-	free(f->neff);
+	rt_add_model_free(f);
 }
 
 /* ---- results ---- */
 
 START_TEST(test_execute_add_device_tensors)
 {
-	init_ok();
+	rt_init_default_ok();
 	add_fixture_t f;
 	add_setup(&f, 1000, 0, NRT_TENSOR_PLACEMENT_DEVICE);
 	ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
@@ -129,7 +95,7 @@ END_TEST
 
 START_TEST(test_execute_add_host_tensors_are_staged)
 {
-	init_ok();
+	rt_init_default_ok();
 	add_fixture_t f;
 	add_setup(&f, 333, 1, NRT_TENSOR_PLACEMENT_HOST);
 	uint64_t before = dev_in_use();
@@ -143,7 +109,7 @@ END_TEST
 
 START_TEST(test_execute_matmul)
 {
-	init_ok();
+	rt_init_default_ok();
 	enum { M = 5, K = 7, N = 3 };
 	size_t sz;
 	void *neff = test_neff_matmul(M, K, N, &sz);
@@ -163,7 +129,7 @@ START_TEST(test_execute_matmul)
 	nrt_tensor_t *tx = tensor_f32(NRT_TENSOR_PLACEMENT_DEVICE, 0, "x", x, M * K);
 	nrt_tensor_t *tw = tensor_f32(NRT_TENSOR_PLACEMENT_DEVICE, 0, "w", w, K * N);
 	nrt_tensor_t *ty = tensor_f32(NRT_TENSOR_PLACEMENT_DEVICE, 0, "y", NULL, M * N);
-	nrt_tensor_set_t *in = set_of(2, "x", tx, "w", tw), *out = set_of(1, "y", ty);
+	nrt_tensor_set_t *in = rt_tensor_set_of(2, "x", tx, "w", tw), *out = rt_tensor_set_of(1, "y", ty);
 	ck_assert_int_eq(nrt_execute(m, in, out), NRT_SUCCESS);
 	ck_assert_int_eq(nrt_tensor_read(ty, y, 0, sizeof(y)), NRT_SUCCESS);
 	for (int i = 0; i < M * N; i++)
@@ -181,14 +147,14 @@ END_TEST
 
 START_TEST(test_execute_constants_and_scratch)
 {
-	init_ok();
+	rt_init_default_ok();
 	size_t sz;
 	void *neff = test_neff_const_scratch(&sz);
 	nrt_model_t *m = load(neff, sz, -1, -1);
 	float x[4] = { 10, 20, 30, 40 }, y[4];
 	nrt_tensor_t *tx = tensor_f32(NRT_TENSOR_PLACEMENT_DEVICE, 0, "x", x, 4);
 	nrt_tensor_t *ty = tensor_f32(NRT_TENSOR_PLACEMENT_DEVICE, 0, "y", NULL, 4);
-	nrt_tensor_set_t *in = set_of(1, "x", tx), *out = set_of(1, "y", ty);
+	nrt_tensor_set_t *in = rt_tensor_set_of(1, "x", tx), *out = rt_tensor_set_of(1, "y", ty);
 	ck_assert_int_eq(nrt_execute(m, in, out), NRT_SUCCESS);
 	ck_assert_int_eq(nrt_tensor_read(ty, y, 0, sizeof(y)), NRT_SUCCESS);
 	for (int i = 0; i < 4; i++)
@@ -205,7 +171,7 @@ END_TEST
 
 START_TEST(test_execute_aliased_output_updates_input_in_place)
 {
-	init_ok();
+	rt_init_default_ok();
 	size_t sz;
 	void *neff = test_neff_sgd(8, &sz);
 	nrt_model_t *m = load(neff, sz, -1, -1);
@@ -218,7 +184,7 @@ START_TEST(test_execute_aliased_output_updates_input_in_place)
 		nrt_tensor_placement_t p = pl ? NRT_TENSOR_PLACEMENT_HOST : NRT_TENSOR_PLACEMENT_DEVICE;
 		nrt_tensor_t *tw = tensor_f32(p, 0, "w", w, 8);
 		nrt_tensor_t *tg = tensor_f32(p, 0, "g", g, 8);
-		nrt_tensor_set_t *in = set_of(2, "w", tw, "g", tg), *out = set_of(0);
+		nrt_tensor_set_t *in = rt_tensor_set_of(2, "w", tw, "g", tg), *out = rt_tensor_set_of(0);
 		ck_assert_int_eq(nrt_execute_repeat(m, in, out, 3), NRT_SUCCESS);
 		ck_assert_int_eq(nrt_tensor_read(tw, r, 0, sizeof(r)), NRT_SUCCESS);
 		for (int i = 0; i < 8; i++)
@@ -238,14 +204,14 @@ END_TEST
 
 START_TEST(test_nan_returns_1003_with_location_and_one_log_line)
 {
-	init_ok();
+	rt_init_default_ok();
 	size_t sz;
 	void *neff = test_neff_sqrt(8, &sz);
 	nrt_model_t *m = load(neff, sz, -1, -1);
 	float x[8] = { 1, 4, 9, -1, 16, -2, 25, 36 }, y[8];
 	nrt_tensor_t *tx = tensor_f32(NRT_TENSOR_PLACEMENT_DEVICE, 0, "x", x, 8);
 	nrt_tensor_t *ty = tensor_f32(NRT_TENSOR_PLACEMENT_DEVICE, 0, "y", NULL, 8);
-	nrt_tensor_set_t *in = set_of(1, "x", tx), *out = set_of(1, "y", ty);
+	nrt_tensor_set_t *in = rt_tensor_set_of(1, "x", tx), *out = rt_tensor_set_of(1, "y", ty);
 	test_capture_begin();
 	NRT_STATUS st = nrt_execute(m, in, out);
 	char *log = test_capture_end();
@@ -291,8 +257,8 @@ START_TEST(test_nan_returns_1003_with_location_and_one_log_line)
 	ty = tensor_f32(NRT_TENSOR_PLACEMENT_DEVICE, 0, "y", NULL, 8);
 	nrt_destroy_tensor_set(&in);
 	nrt_destroy_tensor_set(&out);
-	in = set_of(1, "x", tx);
-	out = set_of(1, "y", ty);
+	in = rt_tensor_set_of(1, "x", tx);
+	out = rt_tensor_set_of(1, "y", ty);
 	ck_assert_int_eq(nrt_execute(m, in, out), NRT_SUCCESS);
 	nrt_destroy_tensor_set(&in);
 	nrt_destroy_tensor_set(&out);
@@ -303,7 +269,7 @@ END_TEST
 
 START_TEST(test_oob_returns_1006_and_leaves_memory_intact)
 {
-	init_ok();
+	rt_init_default_ok();
 	size_t sz;
 	void *neff = test_neff_oob(&sz);
 	nrt_model_t *m = load(neff, sz, -1, -1);
@@ -315,7 +281,7 @@ START_TEST(test_oob_returns_1006_and_leaves_memory_intact)
 	nrt_tensor_t *tx = tensor_f32(NRT_TENSOR_PLACEMENT_DEVICE, 0, "x", x, 4);
 	ck_assert_int_eq(nrt_tensor_memset(before, 0, 0x5a, 256), NRT_SUCCESS);
 	ck_assert_int_eq(nrt_tensor_memset(after, 0, 0xa5, 256), NRT_SUCCESS);
-	nrt_tensor_set_t *in = set_of(1, "x", tx), *out = set_of(1, "y", ty);
+	nrt_tensor_set_t *in = rt_tensor_set_of(1, "x", tx), *out = rt_tensor_set_of(1, "y", ty);
 	test_capture_begin();
 	NRT_STATUS st = nrt_execute(m, in, out);
 	char *log = test_capture_end();
@@ -352,7 +318,7 @@ START_TEST(test_timeout_returns_nrt_timeout)
 	void *neff = test_neff_spin(&sz);
 	nrt_model_t *m = load(neff, sz, -1, -1);
 	nrt_tensor_t *tx = tensor_f32(NRT_TENSOR_PLACEMENT_DEVICE, 0, "x", NULL, 1);
-	nrt_tensor_set_t *in = set_of(1, "x", tx), *out = set_of(0);
+	nrt_tensor_set_t *in = rt_tensor_set_of(1, "x", tx), *out = rt_tensor_set_of(0);
 	ck_assert_int_eq(nrt_execute(m, in, out), NRT_TIMEOUT);
 	nrt_neuronsim_exec_error_t e;
 	ck_assert_int_eq(nrt_neuronsim_get_last_error(m, &e), NRT_SUCCESS);
@@ -368,7 +334,7 @@ END_TEST
 
 START_TEST(test_execute_misuse)
 {
-	init_ok();
+	rt_init_default_ok();
 	add_fixture_t f;
 	add_setup(&f, 16, 0, NRT_TENSOR_PLACEMENT_DEVICE);
 	ck_assert_int_eq(nrt_execute(NULL, f.in, f.outs), NRT_INVALID);
@@ -377,14 +343,14 @@ START_TEST(test_execute_misuse)
 	ck_assert_int_eq(nrt_execute(f.m, (nrt_tensor_set_t *)f.a, f.outs), NRT_INVALID);
 	ck_assert_int_eq(nrt_execute((nrt_model_t *)f.a, f.in, f.outs), NRT_INVALID_HANDLE);
 	/* missing input */
-	nrt_tensor_set_t *partial = set_of(1, "a", f.a);
+	nrt_tensor_set_t *partial = rt_tensor_set_of(1, "a", f.a);
 	ck_assert_int_eq(nrt_execute(f.m, partial, f.outs), NRT_INVALID);
 	/* missing output */
-	nrt_tensor_set_t *empty = set_of(0);
+	nrt_tensor_set_t *empty = rt_tensor_set_of(0);
 	ck_assert_int_eq(nrt_execute(f.m, f.in, empty), NRT_INVALID);
 	/* wrong size, logged with both sizes */
 	nrt_tensor_t *small = tensor_f32(NRT_TENSOR_PLACEMENT_DEVICE, 0, "small", NULL, 15);
-	nrt_tensor_set_t *bad = set_of(2, "a", f.a, "b", small);
+	nrt_tensor_set_t *bad = rt_tensor_set_of(2, "a", f.a, "b", small);
 	test_capture_begin();
 	NRT_STATUS st = nrt_execute(f.m, bad, f.outs);
 	char *log = test_capture_end();
@@ -395,13 +361,13 @@ START_TEST(test_execute_misuse)
 	free(log);
 	/* freed tensor in a set */
 	nrt_tensor_t *gone = tensor_f32(NRT_TENSOR_PLACEMENT_DEVICE, 0, "gone", NULL, 16);
-	nrt_tensor_set_t *stale = set_of(2, "a", f.a, "b", gone);
+	nrt_tensor_set_t *stale = rt_tensor_set_of(2, "a", f.a, "b", gone);
 	nrt_tensor_free(&gone);
 	ck_assert_int_eq(nrt_execute(f.m, stale, f.outs), NRT_INVALID_HANDLE);
 	/* empty tensor (no storage) */
 	nrt_tensor_t *e;
 	ck_assert_int_eq(nrt_tensor_allocate_empty("e", &e), NRT_SUCCESS);
-	nrt_tensor_set_t *noback = set_of(2, "a", f.a, "b", e);
+	nrt_tensor_set_t *noback = rt_tensor_set_of(2, "a", f.a, "b", e);
 	ck_assert_int_eq(nrt_execute(f.m, noback, f.outs), NRT_INVALID);
 	/* nothing above changed the output */
 	float o[16];
@@ -430,7 +396,7 @@ END_TEST
 
 START_TEST(test_load_misuse_and_core_placement)
 {
-	init_ok();
+	rt_init_default_ok();
 	size_t sz;
 	void *neff = test_neff_add(4, &sz);
 	nrt_model_t *m = (nrt_model_t *)0x1;
@@ -466,7 +432,7 @@ START_TEST(test_load_misuse_and_core_placement)
 	for (int i = 0; i < 4; i++) {
 		nrt_tensor_t *a = tensor_f32(NRT_TENSOR_PLACEMENT_DEVICE, 2, "a", av, 4);
 		nrt_tensor_t *out = tensor_f32(NRT_TENSOR_PLACEMENT_DEVICE, 2, "out", NULL, 4);
-		nrt_tensor_set_t *in = set_of(2, "a", a, "b", a), *os = set_of(1, "out", out);
+		nrt_tensor_set_t *in = rt_tensor_set_of(2, "a", a, "b", a), *os = rt_tensor_set_of(1, "out", out);
 		ck_assert_int_eq(nrt_execute_repeat(all[i], in, os, 4), NRT_SUCCESS);
 		ck_assert_int_eq(nrt_tensor_read(out, o, 0, sizeof(o)), NRT_SUCCESS);
 		for (int k = 0; k < 4; k++)
@@ -504,7 +470,7 @@ END_TEST
 
 START_TEST(test_corrupt_and_truncated_neff_invalid)
 {
-	init_ok();
+	rt_init_default_ok();
 	size_t sz;
 	uint8_t *neff = test_neff_add(4, &sz);
 	uint64_t base = dev_in_use();
@@ -538,7 +504,7 @@ END_TEST
 
 START_TEST(test_unknown_neff_version_unsupported)
 {
-	init_ok();
+	rt_init_default_ok();
 	size_t sz;
 	uint8_t *neff = test_neff_add(4, &sz);
 	neff_header_t *h = (neff_header_t *)neff;
@@ -565,7 +531,7 @@ END_TEST
 
 START_TEST(test_unload_returns_device_memory)
 {
-	init_ok();
+	rt_init_default_ok();
 	uint64_t base = dev_in_use();
 	size_t sz;
 	void *neff = test_neff_const_scratch(&sz);
@@ -592,7 +558,7 @@ END_TEST
 
 START_TEST(test_model_tensor_info)
 {
-	init_ok();
+	rt_init_default_ok();
 	size_t sz;
 	void *neff = test_neff_matmul(2, 3, 4, &sz);
 	nrt_model_t *m = load(neff, sz, -1, -1);
@@ -673,7 +639,7 @@ static void *worker_main(void *arg)
 
 START_TEST(test_four_threads_two_cores_correct)
 {
-	init_ok();
+	rt_init_default_ok();
 	size_t sz;
 	void *neff = test_neff_add(4096, &sz);
 	nrt_model_t *m0 = load(neff, sz, 0, -1), *m1 = load(neff, sz, 1, -1);
@@ -696,7 +662,7 @@ END_TEST
 
 START_TEST(test_threads_share_one_replicated_model)
 {
-	init_ok();
+	rt_init_default_ok();
 	size_t sz;
 	void *neff = test_neff_add(4096, &sz);
 	nrt_model_t *m = load(neff, sz, 0, 2); /* two replicas on cores 0 and 1 */
@@ -830,7 +796,7 @@ END_TEST
 
 START_TEST(test_close_releases_loaded_models_and_tensors)
 {
-	init_ok();
+	rt_init_default_ok();
 	add_fixture_t f;
 	add_setup(&f, 64, 1, NRT_TENSOR_PLACEMENT_HOST);
 	ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
@@ -844,7 +810,7 @@ START_TEST(test_close_releases_loaded_models_and_tensors)
 	nrt_destroy_tensor_set(&f.outs);
 	free(f.neff);
 	/* a fresh runtime starts from zero */
-	init_ok();
+	rt_init_default_ok();
 	ck_assert_uint_eq(dev_in_use(), 0);
 	nrt_close();
 }
@@ -891,9 +857,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return rt_suite_run(suite());
 }

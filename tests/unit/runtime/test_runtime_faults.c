@@ -1,6 +1,5 @@
 /* SQLite-style fault injection for libnrt: the n-th host allocation fails, for n = 1, 2, ... until the call succeeds. */
 #include <check.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,52 +7,12 @@
 #include "nrt/nrt.h"
 #include "nrt/nrt_experimental.h"
 #include "nrt/nrt_neuronsim.h"
+#include "rt_fixture.h"
+#include "rt_alloc_fault.h"
 #include "test_neffs.h"
 
-/* The test is linked with -Wl,--wrap for the allocation functions, which
- * affects libnrt, libfwsim and libnscommon (static in this executable) but not
- * libc or Check. fail_at = n makes the n-th allocation from now fail. */
-static atomic_long alloc_count;
-static atomic_long fail_at; /* 0 = never */
-
-void *__real_malloc(size_t);
-void *__real_calloc(size_t, size_t);
-void *__real_realloc(void *, size_t);
-void *__real_aligned_alloc(size_t, size_t);
-int __real_posix_memalign(void **, size_t, size_t);
-void *__wrap_malloc(size_t);
-void *__wrap_calloc(size_t, size_t);
-void *__wrap_realloc(void *, size_t);
-void *__wrap_aligned_alloc(size_t, size_t);
-int __wrap_posix_memalign(void **, size_t, size_t);
-
-static int should_fail(void)
-{
-	long f = atomic_load(&fail_at);
-	return f && atomic_fetch_add(&alloc_count, 1) + 1 == f;
-}
-
-void *__wrap_malloc(size_t n) { return should_fail() ? NULL : __real_malloc(n); }
-void *__wrap_calloc(size_t a, size_t b) { return should_fail() ? NULL : __real_calloc(a, b); }
-void *__wrap_realloc(void *p, size_t n) { return should_fail() ? NULL : __real_realloc(p, n); }
-void *__wrap_aligned_alloc(size_t a, size_t n) { return should_fail() ? NULL : __real_aligned_alloc(a, n); }
-int __wrap_posix_memalign(void **p, size_t a, size_t n)
-{
-	return should_fail() ? 12 /* ENOMEM */ : __real_posix_memalign(p, a, n);
-}
-
-static void arm(long n)
-{
-	atomic_store(&alloc_count, 0);
-	atomic_store(&fail_at, n);
-}
-
-static int disarm(void)
-{
-	int fired = atomic_load(&alloc_count) >= atomic_load(&fail_at);
-	atomic_store(&fail_at, 0);
-	return fired;
-}
+/* Allocation failures come from rt_alloc_fault (the test is linked with
+ * -Wl,--wrap for malloc, calloc, realloc, aligned_alloc and posix_memalign). */
 
 static uint64_t in_use(void)
 {
@@ -67,9 +26,9 @@ START_TEST(test_init_survives_every_allocation_failure)
 	test_env_default();
 	setenv("NEURON_RT_LOG_LEVEL", "OFF", 1);
 	for (long n = 1;; n++) {
-		arm(n);
+		rt_alloc_fault_arm(n);
 		NRT_STATUS st = nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", "");
-		int fired = disarm();
+		int fired = rt_alloc_fault_disarm();
 		if (st == NRT_SUCCESS) {
 			nrt_close();
 			if (!fired)
@@ -96,9 +55,9 @@ START_TEST(test_load_and_execute_survive_every_allocation_failure)
 	nrt_model_t *m = NULL;
 	long n;
 	for (n = 1;; n++) {
-		arm(n);
+		rt_alloc_fault_arm(n);
 		NRT_STATUS st = nrt_load(neff, sz, -1, 2, &m);
-		int fired = disarm();
+		int fired = rt_alloc_fault_disarm();
 		if (st == NRT_SUCCESS) {
 			if (!fired)
 				break;
@@ -124,9 +83,9 @@ START_TEST(test_load_and_execute_survive_every_allocation_failure)
 	ck_assert_int_eq(nrt_add_tensor_to_tensor_set(out, "y", ty), NRT_SUCCESS);
 	uint64_t with_tensors = in_use();
 	for (n = 1;; n++) {
-		arm(n);
+		rt_alloc_fault_arm(n);
 		NRT_STATUS st = nrt_execute(m, in, out);
-		int fired = disarm();
+		int fired = rt_alloc_fault_disarm();
 		if (st == NRT_SUCCESS && !fired)
 			break;
 		ck_assert_msg(st == NRT_SUCCESS || st == NRT_RESOURCE, "execute n=%ld: status %d", n, st);
@@ -140,11 +99,11 @@ START_TEST(test_load_and_execute_survive_every_allocation_failure)
 	for (n = 1;; n++) {
 		nrt_tensor_info_array_t *info = NULL;
 		nrt_tensor_t *t = NULL, *s = NULL;
-		arm(n);
+		rt_alloc_fault_arm(n);
 		NRT_STATUS a = nrt_get_model_tensor_info(m, &info);
 		NRT_STATUS b = nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 64, "t", &t);
 		NRT_STATUS c = b ? NRT_RESOURCE : nrt_tensor_allocate_slice(t, 0, 32, "s", &s);
-		int fired = disarm();
+		int fired = rt_alloc_fault_disarm();
 		ck_assert(a == NRT_SUCCESS || (a == NRT_RESOURCE && !info));
 		ck_assert(b == NRT_SUCCESS || (b == NRT_RESOURCE && !t));
 		ck_assert(c == NRT_SUCCESS || (c == NRT_RESOURCE && !s));
@@ -174,9 +133,5 @@ int main(void)
 	tcase_add_test(tc, test_init_survives_every_allocation_failure);
 	tcase_add_test(tc, test_load_and_execute_survive_every_allocation_failure);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return rt_suite_run(s);
 }

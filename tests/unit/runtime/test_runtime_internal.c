@@ -7,6 +7,7 @@
 #include "device_mem.h"
 #include "env.h"
 #include "internal.h"
+#include "rt_fixture.h"
 
 START_TEST(test_dmem_best_fit_and_coalescing)
 {
@@ -166,9 +167,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return rt_suite_run(suite());
 }

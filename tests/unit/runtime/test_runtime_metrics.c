@@ -11,6 +11,7 @@
 #include "nrt/nrt.h"
 #include "nrt/nrt_experimental.h"
 #include "nrt/nrt_neuronsim.h"
+#include "rt_fixture.h"
 #include "test_neffs.h"
 
 #define N 16 /* elements of the add model: 64-byte tensors */
@@ -23,11 +24,6 @@ static void env_default(void)
 	unsetenv("XLA_METRICS_FILE");
 	unsetenv("XLA_METRICS_SAMPLES");
 	unsetenv("XLA_METRICS_PERCENTILES");
-}
-
-static void init_ok(void)
-{
-	ck_assert_int_eq(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", ""), NRT_SUCCESS);
 }
 
 static char *report(void)
@@ -61,18 +57,12 @@ static char *block_of(const char *text, const char *name)
 }
 
 /* An add model (out = a + b, f32[N]) with device tensors on core 0. */
-typedef struct add_model {
-	void *neff;
-	nrt_model_t *m;
-	nrt_tensor_t *a, *b, *out;
-	nrt_tensor_set_t *in, *outs;
-} add_model_t;
+typedef rt_add_model_t add_model_t;
 
 static void add_setup(add_model_t *f, bool write_inputs)
 {
-	size_t sz;
-	f->neff = test_neff_add(N, &sz);
-	ck_assert_int_eq(nrt_load(f->neff, sz, 0, 1, &f->m), NRT_SUCCESS);
+	f->neff = test_neff_add(N, &f->size);
+	ck_assert_int_eq(nrt_load(f->neff, f->size, 0, 1, &f->m), NRT_SUCCESS);
 	float v[N];
 	for (int i = 0; i < N; i++)
 		v[i] = (float)i;
@@ -84,22 +74,12 @@ static void add_setup(add_model_t *f, bool write_inputs)
 		if (i < 2 && write_inputs)
 			ck_assert_int_eq(nrt_tensor_write(*t[i], v, 0, sizeof(v)), NRT_SUCCESS);
 	}
-	ck_assert_int_eq(nrt_allocate_tensor_set(&f->in), NRT_SUCCESS);
-	ck_assert_int_eq(nrt_allocate_tensor_set(&f->outs), NRT_SUCCESS);
-	ck_assert_int_eq(nrt_add_tensor_to_tensor_set(f->in, "a", f->a), NRT_SUCCESS);
-	ck_assert_int_eq(nrt_add_tensor_to_tensor_set(f->in, "b", f->b), NRT_SUCCESS);
-	ck_assert_int_eq(nrt_add_tensor_to_tensor_set(f->outs, "out", f->out), NRT_SUCCESS);
+	rt_add_model_sets(f);
 }
 
 static void add_teardown(add_model_t *f)
 {
-	nrt_destroy_tensor_set(&f->in);
-	nrt_destroy_tensor_set(&f->outs);
-	nrt_tensor_free(&f->a);
-	nrt_tensor_free(&f->b);
-	nrt_tensor_free(&f->out);
-	ck_assert_int_eq(nrt_unload(f->m), NRT_SUCCESS);
-	free(f->neff);
+	rt_add_model_free(f);
 }
 
 /* ---- what the runtime records ------------------------------------------------ */
@@ -107,7 +87,7 @@ static void add_teardown(add_model_t *f)
 START_TEST(test_executions_and_transfers_are_recorded)
 {
 	env_default();
-	init_ok();
+	rt_init_ok();
 	add_model_t f;
 	add_setup(&f, true);
 	for (int i = 0; i < 5; i++)
@@ -165,7 +145,7 @@ START_TEST(test_numerical_error_is_counted)
 {
 	env_default();
 	setenv("NEURON_RT_LOG_LEVEL", "OFF", 1);
-	init_ok();
+	rt_init_ok();
 	size_t sz;
 	void *neff = test_neff_sqrt(8, &sz);
 	nrt_model_t *m;
@@ -201,7 +181,7 @@ START_TEST(test_refused_execution_counts_as_failed_not_executed)
 {
 	env_default();
 	setenv("NEURON_RT_LOG_LEVEL", "OFF", 1);
-	init_ok();
+	rt_init_ok();
 	add_model_t f;
 	add_setup(&f, false);
 	nrt_tensor_set_t *empty;
@@ -254,7 +234,7 @@ static void *exec_thread(void *arg)
 START_TEST(test_executions_on_several_threads_lose_nothing)
 {
 	env_default();
-	init_ok();
+	rt_init_ok();
 	size_t sz;
 	void *neff = test_neff_add(N, &sz);
 	ck_assert_int_eq(nrt_load(neff, sz, 0, 4, &shared_model), NRT_SUCCESS); /* 4 replicas */
@@ -293,7 +273,7 @@ START_TEST(test_api_works_before_init_and_survives_close)
 	env_default();
 	ck_assert_int_eq(nrt_neuronsim_metric_add("CompileTime", NRT_NEURONSIM_METRIC_TIME_NS, 1228773), NRT_SUCCESS);
 	ck_assert_int_eq(nrt_neuronsim_counter_add("UncachedCompile", 1), NRT_SUCCESS);
-	init_ok();
+	rt_init_ok();
 	ck_assert_int_eq(nrt_neuronsim_counter_add("CachedCompile", 2), NRT_SUCCESS);
 	nrt_close();
 	ck_assert_int_eq(nrt_neuronsim_counter_add("CachedCompile", 1), NRT_SUCCESS);
@@ -388,7 +368,7 @@ END_TEST
 START_TEST(test_clear_drops_metrics_and_counters)
 {
 	env_default();
-	init_ok();
+	rt_init_ok();
 	add_model_t f;
 	add_setup(&f, true);
 	ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
@@ -414,7 +394,7 @@ END_TEST
 START_TEST(test_recording_switch_stops_runtime_samples_only)
 {
 	env_default();
-	init_ok();
+	rt_init_ok();
 	nrt_metrics_set_recording(false);
 	add_model_t f;
 	add_setup(&f, true); /* the writes record nothing either */
@@ -477,7 +457,7 @@ START_TEST(test_bad_environment_is_one_clear_error)
 	ck_assert_int_eq(count_of(log, "nrt: ERROR"), 1); /* said once */
 	free(log);
 	/* executions do not care */
-	init_ok();
+	rt_init_ok();
 	add_model_t f;
 	add_setup(&f, true);
 	test_capture_begin();
@@ -516,7 +496,7 @@ START_TEST(test_metrics_file_gets_a_report_per_execution)
 	ck_assert_int_eq(write(fd, "earlier\n", 8), 8); /* appended to, never truncated */
 	close(fd);
 	setenv("XLA_METRICS_FILE", path, 1);
-	init_ok();
+	rt_init_ok();
 	add_model_t f;
 	add_setup(&f, true);
 	for (int i = 0; i < 3; i++)
@@ -545,7 +525,7 @@ START_TEST(test_metrics_file_stderr)
 {
 	env_default();
 	setenv("XLA_METRICS_FILE", "STDERR", 1);
-	init_ok();
+	rt_init_ok();
 	add_model_t f;
 	add_setup(&f, true);
 	test_capture_begin();
@@ -565,7 +545,7 @@ START_TEST(test_metrics_file_failure_warns_once_and_does_not_fail_executions)
 	env_default();
 	const char *path = "/nonexistent-nrt-dir/sub/metrics.txt";
 	setenv("XLA_METRICS_FILE", path, 1);
-	init_ok();
+	rt_init_ok();
 	add_model_t f;
 	add_setup(&f, true);
 	test_capture_begin();

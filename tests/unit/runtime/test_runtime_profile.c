@@ -4,7 +4,6 @@
 #include <jansson.h>
 #include <math.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +16,8 @@
 #include "nrt/nrt.h"
 #include "nrt/nrt_neuronsim.h"
 #include "nrt/nrt_profile.h"
+#include "rt_fixture.h"
+#include "rt_alloc_fault.h"
 #include "test_neffs.h"
 
 #ifndef NCC_HLO_CORPUS
@@ -25,71 +26,18 @@
 
 #define DEVICE_PID_BASE (1 << 24)
 
-/* SQLite-style fault injection: this test is linked with -Wl,--wrap for the
- * allocation functions (libnrt, libfwsim and libnscommon are static in it,
- * libc, jansson and zlib are not); fail_at = n makes the n-th allocation from
- * now fail. Off (0) for every test but the one that arms it. */
-static atomic_long alloc_count;
-static atomic_long fail_at;
-
-void *__real_malloc(size_t);
-void *__real_calloc(size_t, size_t);
-void *__real_realloc(void *, size_t);
-void *__real_aligned_alloc(size_t, size_t);
-void *__wrap_malloc(size_t);
-void *__wrap_calloc(size_t, size_t);
-void *__wrap_realloc(void *, size_t);
-void *__wrap_aligned_alloc(size_t, size_t);
-
-static int should_fail(void)
-{
-	long f = atomic_load(&fail_at);
-	return f && atomic_fetch_add(&alloc_count, 1) + 1 == f;
-}
-
-void *__wrap_malloc(size_t n) { return should_fail() ? NULL : __real_malloc(n); }
-void *__wrap_calloc(size_t a, size_t b) { return should_fail() ? NULL : __real_calloc(a, b); }
-void *__wrap_realloc(void *p, size_t n) { return should_fail() ? NULL : __real_realloc(p, n); }
-void *__wrap_aligned_alloc(size_t a, size_t n) { return should_fail() ? NULL : __real_aligned_alloc(a, n); }
-
-static void arm(long n)
-{
-	atomic_store(&alloc_count, 0);
-	atomic_store(&fail_at, n);
-}
-
-static int disarm(void)
-{
-	int fired = atomic_load(&alloc_count) >= atomic_load(&fail_at);
-	atomic_store(&fail_at, 0);
-	return fired;
-}
+/* SQLite-style fault injection (rt_alloc_fault.h): this test is linked with
+ * -Wl,--wrap for the allocation functions (libnrt, libfwsim and libnscommon
+ * are static in it, libc, jansson and zlib are not). Off for every test but
+ * the one that arms it. */
 
 /* ---- helpers ------------------------------------------------------------ */
 
 static char tmpdir[64];
 
-static void tmp_setup(void)
-{
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/nrt-profile-test-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void tmp_teardown(void)
-{
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	ck_assert_int_eq(system(cmd), 0);
-}
-
-static const char *tmp_path(const char *name)
-{
-	static char buf[4][256];
-	static int k;
-	k = (k + 1) % 4;
-	snprintf(buf[k], sizeof(buf[k]), "%s/%s", tmpdir, name);
-	return buf[k];
-}
+static void tmp_setup(void) { rt_tmpdir_create(tmpdir, sizeof(tmpdir), "nrt-profile-test"); }
+static void tmp_teardown(void) { ck_assert_int_eq(rt_tmpdir_remove(tmpdir), 0); }
+static const char *tmp_path(const char *name) { return rt_tmpdir_path(tmpdir, name); }
 
 static void env_clean(void)
 {
@@ -101,11 +49,6 @@ static void env_clean(void)
 	};
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		unsetenv(vars[i]);
-}
-
-static void init_ok(void)
-{
-	ck_assert_int_eq(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", ""), NRT_SUCCESS);
 }
 
 /* Reads a trace (gzip or plain) with the JSON library. */
@@ -248,13 +191,7 @@ static void check_nesting(json_t *root)
 }
 
 /* a, b, out f32[n] on core 0 with a loaded ADD model. */
-typedef struct fx {
-	void *neff;
-	size_t size;
-	nrt_model_t *m;
-	nrt_tensor_t *a, *b, *out;
-	nrt_tensor_set_t *in, *outs;
-} fx_t;
+typedef rt_add_model_t fx_t;
 
 static void fx_setup_neff(fx_t *f, void *neff, size_t size, uint64_t n, int nc)
 {
@@ -268,11 +205,7 @@ static void fx_setup_neff(fx_t *f, void *neff, size_t size, uint64_t n, int nc)
 	ck_assert_int_eq(nrt_tensor_write(f->a, v, 0, n * 4), NRT_SUCCESS);
 	ck_assert_int_eq(nrt_tensor_write(f->b, v, 0, n * 4), NRT_SUCCESS);
 	free(v);
-	ck_assert_int_eq(nrt_allocate_tensor_set(&f->in), 0);
-	ck_assert_int_eq(nrt_allocate_tensor_set(&f->outs), 0);
-	ck_assert_int_eq(nrt_add_tensor_to_tensor_set(f->in, "a", f->a), 0);
-	ck_assert_int_eq(nrt_add_tensor_to_tensor_set(f->in, "b", f->b), 0);
-	ck_assert_int_eq(nrt_add_tensor_to_tensor_set(f->outs, "out", f->out), 0);
+	rt_add_model_sets(f);
 }
 
 static void fx_setup(fx_t *f, uint64_t n)
@@ -284,14 +217,7 @@ static void fx_setup(fx_t *f, uint64_t n)
 
 static void fx_teardown(fx_t *f)
 {
-	nrt_destroy_tensor_set(&f->in);
-	nrt_destroy_tensor_set(&f->outs);
-	nrt_tensor_free(&f->a);
-	nrt_tensor_free(&f->b);
-	nrt_tensor_free(&f->out);
-	if (f->m)
-		ck_assert_int_eq(nrt_unload(f->m), NRT_SUCCESS);
-	free(f->neff);
+	rt_add_model_free(f);
 }
 
 /* ---- nrt_profile_start / stop ------------------------------------------- */
@@ -300,7 +226,7 @@ START_TEST(test_profile_writes_chrome_trace)
 {
 	env_clean();
 	tmp_setup();
-	init_ok();
+	rt_init_ok();
 	fx_t f;
 	fx_setup(&f, 1000);
 	const char *path = tmp_path("t.json");
@@ -381,7 +307,7 @@ START_TEST(test_profile_gz_name_writes_gzip)
 {
 	env_clean();
 	tmp_setup();
-	init_ok();
+	rt_init_ok();
 	fx_t f;
 	fx_setup(&f, 64);
 	const char *path = tmp_path("t.json.gz");
@@ -419,7 +345,7 @@ START_TEST(test_profile_misuse)
 	NRT_STATUS st = nrt_profile_start((nrt_model_t *)0x1, path);
 	ck_assert(st == NRT_UNINITIALIZED || st == NRT_CLOSED);
 	ck_assert_int_eq(nrt_profile_stop(path), st);
-	init_ok();
+	rt_init_ok();
 	fx_t f;
 	fx_setup(&f, 16);
 	test_capture_begin();
@@ -459,7 +385,7 @@ START_TEST(test_profile_stop_write_failure_is_reported)
 {
 	env_clean();
 	tmp_setup();
-	init_ok();
+	rt_init_ok();
 	fx_t f;
 	fx_setup(&f, 16);
 	char sub[256];
@@ -492,7 +418,7 @@ START_TEST(test_profile_survives_unload_and_other_models)
 {
 	env_clean();
 	tmp_setup();
-	init_ok();
+	rt_init_ok();
 	fx_t f, g;
 	fx_setup(&f, 32);
 	size_t size;
@@ -539,7 +465,7 @@ START_TEST(test_profile_multi_core_model_one_process_per_core)
 {
 	env_clean();
 	tmp_setup();
-	init_ok();
+	rt_init_ok();
 	size_t size;
 	void *neff = test_neff_add_cores(64, 2, &size);
 	fx_t f;
@@ -567,7 +493,7 @@ START_TEST(test_user_blocks_nest_and_steps)
 {
 	env_clean();
 	tmp_setup();
-	init_ok();
+	rt_init_ok();
 	fx_t f;
 	fx_setup(&f, 100);
 	const char *path = tmp_path("t.json");
@@ -639,7 +565,7 @@ START_TEST(test_user_blocks_are_per_thread)
 {
 	env_clean();
 	tmp_setup();
-	init_ok();
+	rt_init_ok();
 	fx_t f;
 	fx_setup(&f, 4096);
 	const char *path = tmp_path("t.json");
@@ -717,7 +643,7 @@ START_TEST(test_blocks_begun_before_recording_are_not_recorded)
 {
 	env_clean();
 	tmp_setup();
-	init_ok();
+	rt_init_ok();
 	fx_t f;
 	fx_setup(&f, 16);
 	ck_assert_int_eq(nrt_neuronsim_trace_begin("before"), NRT_SUCCESS);
@@ -781,7 +707,7 @@ START_TEST(test_inspect_env_writes_tensorboard_layout)
 	setenv("NEURON_RT_INSPECT_ENABLE", "1", 1);
 	setenv("NEURON_RT_INSPECT_OUTPUT_DIR", out, 1);
 	setenv("NEURON_RT_INSPECT_DEVICE_PROFILE", "session", 1);
-	init_ok();
+	rt_init_ok();
 	fx_t f;
 	fx_setup(&f, 256);
 	for (int i = 0; i < 2; i++)
@@ -812,7 +738,7 @@ START_TEST(test_inspect_model_mode_traces_first_execution_after_warmup)
 	setenv("NEURON_RT_INSPECT_OUTPUT_DIR", out, 1);
 	setenv("NEURON_RT_INSPECT_DEVICE_PROFILE", "1", 1);
 	setenv("NEURON_RT_INSPECT_DEVICE_PROFILE_NUM_WARMUP", "2", 1);
-	init_ok();
+	rt_init_ok();
 	fx_t f;
 	fx_setup(&f, 256);
 	for (int i = 0; i < 5; i++)
@@ -837,7 +763,7 @@ START_TEST(test_inspect_system_and_device_switches)
 	const char *out = tmp_path("sys");
 	setenv("NEURON_RT_INSPECT_ENABLE", "1", 1);
 	setenv("NEURON_RT_INSPECT_OUTPUT_DIR", out, 1);
-	init_ok();
+	rt_init_ok();
 	fx_t f;
 	fx_setup(&f, 64);
 	ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
@@ -852,7 +778,7 @@ START_TEST(test_inspect_system_and_device_switches)
 	setenv("NEURON_RT_INSPECT_OUTPUT_DIR", out, 1);
 	setenv("NEURON_RT_INSPECT_SYSTEM_PROFILE", "0", 1);
 	setenv("NEURON_RT_INSPECT_DEVICE_PROFILE", "session", 1);
-	init_ok();
+	rt_init_ok();
 	fx_setup(&f, 64);
 	ck_assert_int_eq(nrt_neuronsim_trace_begin("ignored"), NRT_SUCCESS);
 	ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
@@ -870,14 +796,14 @@ START_TEST(test_inspect_system_and_device_switches)
 	setenv("NEURON_RT_INSPECT_ENABLE", "Yes", 1);
 	setenv("NEURON_RT_INSPECT_OUTPUT_DIR", out, 1);
 	setenv("NEURON_RT_INSPECT_SYSTEM_PROFILE", "on", 1);
-	init_ok();
+	rt_init_ok();
 	nrt_close();
 	root = load_inspect_trace(out);
 	json_decref(root);
 	/* INSPECT off: nothing written */
 	env_clean();
 	setenv("NEURON_RT_INSPECT_OUTPUT_DIR", tmp_path("off"), 1);
-	init_ok();
+	rt_init_ok();
 	nrt_close();
 	ck_assert_int_ne(access(tmp_path("off"), F_OK), 0);
 	tmp_teardown();
@@ -922,7 +848,7 @@ START_TEST(test_inspect_bad_env_fails_init)
 	free(log);
 	/* and the runtime still starts once the environment is fixed */
 	env_clean();
-	init_ok();
+	rt_init_ok();
 	nrt_close();
 	tmp_teardown();
 }
@@ -939,7 +865,7 @@ START_TEST(test_blocks_before_init_are_adopted_by_inspect)
 	ck_assert_int_eq(nrt_neuronsim_trace_begin("compile"), NRT_SUCCESS);
 	usleep(1000);
 	ck_assert_int_eq(nrt_neuronsim_trace_end(), NRT_SUCCESS);
-	init_ok();
+	rt_init_ok();
 	fx_t f;
 	fx_setup(&f, 16);
 	fx_teardown(&f);
@@ -963,7 +889,7 @@ START_TEST(test_inspect_and_profile_start_together)
 	const char *out = tmp_path("o");
 	setenv("NEURON_RT_INSPECT_ENABLE", "1", 1);
 	setenv("NEURON_RT_INSPECT_OUTPUT_DIR", out, 1);
-	init_ok();
+	rt_init_ok();
 	fx_t f;
 	fx_setup(&f, 16);
 	ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
@@ -992,7 +918,7 @@ START_TEST(test_profile_not_stopped_is_written_at_close)
 	env_clean();
 	tmp_setup();
 	setenv("NEURON_RT_LOG_LEVEL", "WARN", 1);
-	init_ok();
+	rt_init_ok();
 	fx_t f;
 	fx_setup(&f, 16);
 	const char *path = tmp_path("t.json.gz");
@@ -1017,7 +943,7 @@ START_TEST(test_span_limit_drops_later_executions)
 	tmp_setup();
 	setenv("NEURONSIM_PROFILE_MAX_SPANS", "2", 1);
 	setenv("NEURON_RT_LOG_LEVEL", "WARN", 1);
-	init_ok();
+	rt_init_ok();
 	fx_t f;
 	fx_setup(&f, 16);
 	const char *path = tmp_path("t.json");
@@ -1048,21 +974,21 @@ START_TEST(test_profile_survives_every_allocation_failure)
 	env_clean();
 	tmp_setup();
 	setenv("NEURON_RT_LOG_LEVEL", "OFF", 1);
-	init_ok();
+	rt_init_ok();
 	fx_t f;
 	fx_setup(&f, 64);
 	const char *path = tmp_path("f.json");
 	long n = 1;
 	for (;; n++) {
 		unlink(path);
-		arm(n);
+		rt_alloc_fault_arm(n);
 		NRT_STATUS st = nrt_profile_start(f.m, path);
 		NRT_STATUS e1 = nrt_execute(f.m, f.in, f.outs);
 		NRT_STATUS b = nrt_neuronsim_trace_begin("block");
 		NRT_STATUS e2 = nrt_execute(f.m, f.in, f.outs);
 		NRT_STATUS be = nrt_neuronsim_trace_end();
 		NRT_STATUS sp = nrt_profile_stop(NULL);
-		int fired = disarm();
+		int fired = rt_alloc_fault_disarm();
 		ck_assert_int_eq(st, NRT_SUCCESS);
 		ck_assert_int_eq(b, NRT_SUCCESS);
 		ck_assert_int_eq(be, NRT_SUCCESS);
@@ -1124,7 +1050,7 @@ START_TEST(test_corpus_device_trace_matches_simulator_accounting)
 	ck_assert_int_eq(neff_parse(res.neff, res.neff_size, &view, perr, sizeof(perr)), NEFF_OK);
 
 	setenv("NEURONSIM_NAN_CHECK", "0", 1);
-	init_ok();
+	rt_init_ok();
 	nrt_model_t *m;
 	ck_assert_int_eq(nrt_load(res.neff, res.neff_size, 0, -1, &m), NRT_SUCCESS);
 	nrt_tensor_set_t *in, *out;
@@ -1257,9 +1183,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return rt_suite_run(suite());
 }

@@ -7,7 +7,6 @@
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +22,8 @@
 #include "nrt/nrt.h"
 #include "nrt/nrt_experimental.h"
 #include "nrt/nrt_neuronsim.h"
+#include "rt_fixture.h"
+#include "rt_alloc_fault.h"
 #include "test_neffs.h"
 
 /* Device bytes one allocation of n takes: the kernel driver hands out whole
@@ -244,11 +245,6 @@ static void fx_read_w(fx_t *f, float *w)
 	ck_assert_int_eq(nrt_tensor_read(f->w, w, 0, f->n * sizeof(float)), NRT_SUCCESS);
 }
 
-static void init_ok(void)
-{
-	ck_assert_int_eq(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", ""), NRT_SUCCESS);
-}
-
 static nrt_neuronsim_mem_usage_t mem(void)
 {
 	nrt_neuronsim_mem_usage_t u;
@@ -286,7 +282,7 @@ START_TEST(test_on_demand_default_dumps_inputs_before_each_execution)
 	env_clean();
 	dir_setup();
 	set_dump_to("--xla_dump_hlo_snapshots");
-	init_ok();
+	rt_init_ok();
 	fx_t f;
 	fx_setup(&f, N, -1);
 	float x[N], w0[N], w1[N];
@@ -370,7 +366,7 @@ START_TEST(test_callback_choices_are_obeyed)
 	setenv("NEURON_RT_LOG_LEVEL", "WARN", 1);
 	cb_log_t cl = { .answers = { "", "outputs", "inputs outputs", "inputs", "everything", NULL } };
 	ck_assert_int_eq(nrt_neuronsim_set_snapshot_callback(script_cb, &cl), NRT_SUCCESS);
-	init_ok();
+	rt_init_ok();
 	fx_t f;
 	fx_setup(&f, N, -1);
 	float x[N], w[N], w_after1[N], w_after2[N], y[N];
@@ -443,7 +439,7 @@ START_TEST(test_neuron_dump_hlo_snapshot_1_dumps_every_execution)
 	dir_setup();
 	set_dump_to("");
 	setenv("NEURON_DUMP_HLO_SNAPSHOT", "1", 1);
-	init_ok();
+	rt_init_ok();
 	fx_t f;
 	fx_setup(&f, N, -1);
 	float x[N], w[N] = { 0 };
@@ -462,7 +458,7 @@ END_TEST
  * and returns how many files appeared (and the first name). */
 static int dumps_of_one_run(int nc, char *first, size_t len)
 {
-	init_ok();
+	rt_init_ok();
 	fx_t f;
 	fx_setup(&f, N, nc);
 	float x[N], w[N] = { 0 };
@@ -511,7 +507,7 @@ START_TEST(test_nc0_only_limits_dumping_to_core_0)
 	setenv("NEURON_DUMP_HLO_SNAPSHOT", "ON_NRT_ERROR", 1);
 	setenv("NEURON_NC0_ONLY_SNAPSHOT", "1", 1);
 	setenv("NEURON_RT_LOG_LEVEL", "OFF", 1);
-	init_ok();
+	rt_init_ok();
 	uint64_t base = mem().by_category[NRT_NEURONSIM_MEM_SNAPSHOT];
 	ck_assert_uint_eq(base, 0);
 	fx_t f1, f0;
@@ -557,7 +553,7 @@ static void check_error_mode(const char *mode)
 	set_dump_to("");
 	setenv("NEURON_DUMP_HLO_SNAPSHOT", mode, 1);
 	setenv("NEURON_RT_LOG_LEVEL", "ERROR", 1);
-	init_ok();
+	rt_init_ok();
 	nrt_neuronsim_mem_usage_t before = mem();
 	ck_assert_uint_eq(before.by_category[NRT_NEURONSIM_MEM_SNAPSHOT], 0);
 	ck_assert_uint_eq(before.host_snapshot, 0);
@@ -707,7 +703,7 @@ START_TEST(test_on_nrt_error_oob_and_timeout_are_dumped)
 	setenv("NEURON_DUMP_HLO_SNAPSHOT", "ON_NRT_ERROR_CPU", 1);
 	setenv("NEURON_RT_LOG_LEVEL", "OFF", 1);
 	setenv("NEURON_RT_EXEC_TIMEOUT", "1", 1);
-	init_ok();
+	rt_init_ok();
 	size_t sz;
 	void *neff = test_neff_oob(&sz);
 	nrt_model_t *m;
@@ -773,7 +769,7 @@ static void set_device_memory_for(uint32_t n, uint64_t room)
 	char *mode = getenv("NEURON_DUMP_HLO_SNAPSHOT") ? strdup(getenv("NEURON_DUMP_HLO_SNAPSHOT")) : NULL;
 	unsetenv("NEURON_DUMP_HLO_SNAPSHOT");
 	setenv("NEURONSIM_DEVICE_MEMORY", "256M", 1);
-	init_ok();
+	rt_init_ok();
 	fx_t f;
 	ck_assert_int_eq(fx_load(&f, n, -1), NRT_SUCCESS);
 	uint64_t footprint = mem().in_use;
@@ -798,7 +794,7 @@ START_TEST(test_on_nrt_error_copy_that_does_not_fit_names_bytes_and_modes)
 	/* room for 1.5 inputs: the full copy does not fit, the bounce buffer does */
 	set_device_memory_for(n, in + in / 2);
 	setenv("NEURON_DUMP_HLO_SNAPSHOT", "ON_NRT_ERROR", 1);
-	init_ok();
+	rt_init_ok();
 	uint64_t base = mem().in_use;
 	fx_t f;
 	test_capture_begin();
@@ -820,7 +816,7 @@ START_TEST(test_on_nrt_error_copy_that_does_not_fit_names_bytes_and_modes)
 	nrt_close();
 
 	setenv("NEURON_DUMP_HLO_SNAPSHOT", "ON_NRT_ERROR_HYBRID", 1);
-	init_ok();
+	rt_init_ok();
 	ck_assert_int_eq(fx_load(&f, n, -1), NRT_SUCCESS);
 	ck_assert_uint_eq(mem().by_category[NRT_NEURONSIM_MEM_SNAPSHOT], in);
 	ck_assert_uint_eq(mem().host_snapshot, 2 * in);
@@ -829,7 +825,7 @@ START_TEST(test_on_nrt_error_copy_that_does_not_fit_names_bytes_and_modes)
 
 	/* room for half an input: not even the bounce buffer fits */
 	set_device_memory_for(n, in / 2);
-	init_ok();
+	rt_init_ok();
 	test_capture_begin();
 	st = fx_load(&f, n, -1);
 	log = test_capture_end();
@@ -843,7 +839,7 @@ START_TEST(test_on_nrt_error_copy_that_does_not_fit_names_bytes_and_modes)
 	nrt_close();
 
 	setenv("NEURON_DUMP_HLO_SNAPSHOT", "ON_NRT_ERROR_CPU", 1);
-	init_ok();
+	rt_init_ok();
 	ck_assert_int_eq(fx_load(&f, n, -1), NRT_SUCCESS);
 	ck_assert_uint_eq(mem().by_category[NRT_NEURONSIM_MEM_SNAPSHOT], 0);
 	ck_assert_uint_eq(mem().host_snapshot, 2 * in);
@@ -886,7 +882,7 @@ START_TEST(test_on_nrt_error_copy_per_replica)
 	set_dump_to("");
 	setenv("NEURON_DUMP_HLO_SNAPSHOT", "ON_NRT_ERROR", 1);
 	setenv("NEURON_RT_LOG_LEVEL", "OFF", 1);
-	init_ok();
+	rt_init_ok();
 	fx_t f;
 	memset(&f, 0, sizeof(f));
 	f.n = N;
@@ -939,7 +935,7 @@ START_TEST(test_error_snapshot_replays_the_nan)
 	set_dump_to("");
 	setenv("NEURON_DUMP_HLO_SNAPSHOT", "ON_NRT_ERROR", 1);
 	setenv("NEURON_RT_LOG_LEVEL", "OFF", 1);
-	init_ok();
+	rt_init_ok();
 	fx_t f;
 	fx_setup(&f, N, -1);
 	float x[N], w[N];
@@ -1014,7 +1010,7 @@ START_TEST(test_disk_full_warns_leaves_no_file_and_keeps_status)
 	setenv("NEURON_DUMP_HLO_SNAPSHOT", "ON_NRT_ERROR", 1);
 	setenv("NEURON_RT_LOG_LEVEL", "WARN", 1);
 	int tmpfs = small_disk_begin();
-	init_ok();
+	rt_init_ok();
 	fx_t f;
 	fx_setup(&f, BIG * 2, -1); /* 32 KiB per input: an inputs file needs 64 KiB + */
 	static float x[BIG * 2], w[BIG * 2];
@@ -1066,7 +1062,7 @@ START_TEST(test_unwritable_directory_warns_and_keeps_status)
 	snprintf(v, sizeof(v), "--xla_dump_hlo_snapshots --xla_dump_to=%s/sub", file);
 	setenv("XLA_FLAGS", v, 1);
 	setenv("NEURON_RT_LOG_LEVEL", "WARN", 1);
-	init_ok();
+	rt_init_ok();
 	fx_t f;
 	fx_setup(&f, N, -1);
 	float x[N], w[N] = { 0 };
@@ -1087,42 +1083,8 @@ END_TEST
 /* ---- host allocation failures (SQLite style) ----
  * The test is linked with -Wl,--wrap for the allocation functions, which
  * affects the static libnrt, libnscommon and libncc in this executable, not
- * libc or jansson. fail_at = n makes the n-th allocation from now fail. */
-static atomic_long alloc_count;
-static atomic_long fail_at; /* 0 = never */
-
-void *__real_malloc(size_t);
-void *__real_calloc(size_t, size_t);
-void *__real_realloc(void *, size_t);
-void *__real_aligned_alloc(size_t, size_t);
-void *__wrap_malloc(size_t);
-void *__wrap_calloc(size_t, size_t);
-void *__wrap_realloc(void *, size_t);
-void *__wrap_aligned_alloc(size_t, size_t);
-
-static int should_fail(void)
-{
-	long f = atomic_load(&fail_at);
-	return f && atomic_fetch_add(&alloc_count, 1) + 1 == f;
-}
-
-void *__wrap_malloc(size_t n) { return should_fail() ? NULL : __real_malloc(n); }
-void *__wrap_calloc(size_t a, size_t b) { return should_fail() ? NULL : __real_calloc(a, b); }
-void *__wrap_realloc(void *p, size_t n) { return should_fail() ? NULL : __real_realloc(p, n); }
-void *__wrap_aligned_alloc(size_t a, size_t n) { return should_fail() ? NULL : __real_aligned_alloc(a, n); }
-
-static void arm(long n)
-{
-	atomic_store(&alloc_count, 0);
-	atomic_store(&fail_at, n);
-}
-
-static int disarm(void)
-{
-	int fired = atomic_load(&alloc_count) >= atomic_load(&fail_at);
-	atomic_store(&fail_at, 0);
-	return fired;
-}
+ * libc or jansson; rt_alloc_fault_arm(n) makes the n-th allocation from now
+ * fail. */
 
 /* nrt_load in each ON_NRT_ERROR mode with the n-th allocation failing, for
  * n = 1, 2, ...: NRT_RESOURCE and every byte (device and host) back, until it
@@ -1134,15 +1096,15 @@ START_TEST(test_load_survives_every_allocation_failure)
 		env_clean();
 		setenv("NEURON_DUMP_HLO_SNAPSHOT", modes[k], 1);
 		setenv("NEURON_RT_LOG_LEVEL", "OFF", 1);
-		init_ok();
+		rt_init_ok();
 		size_t size;
 		void *neff = compile_model(N, &size);
 		nrt_neuronsim_mem_usage_t base = mem();
 		for (long n = 1;; n++) {
 			nrt_model_t *m = NULL;
-			arm(n);
+			rt_alloc_fault_arm(n);
 			NRT_STATUS st = nrt_load(neff, size, -1, -1, &m);
-			int fired = disarm();
+			int fired = rt_alloc_fault_disarm();
 			if (st == NRT_SUCCESS) {
 				ck_assert_uint_eq(mem().in_use - base.in_use > 0, 1);
 				ck_assert_int_eq(nrt_unload(m), NRT_SUCCESS);
@@ -1172,16 +1134,16 @@ START_TEST(test_error_dump_survives_every_allocation_failure)
 	set_dump_to("");
 	setenv("NEURON_DUMP_HLO_SNAPSHOT", "ON_NRT_ERROR", 1);
 	setenv("NEURON_RT_LOG_LEVEL", "OFF", 1);
-	init_ok();
+	rt_init_ok();
 	float x[N], w[N] = { 0 };
 	positive(x, N, -1);
 	for (long n = 1;; n++) {
 		fx_t f;
 		fx_setup(&f, N, -1);
 		fx_write(&f, x, w);
-		arm(n);
+		rt_alloc_fault_arm(n);
 		NRT_STATUS st = nrt_execute(f.m, f.in, f.out);
-		int fired = disarm();
+		int fired = rt_alloc_fault_disarm();
 		ck_assert_msg(st == NRT_EXEC_COMPLETED_WITH_NUM_ERR || st == NRT_RESOURCE, "n=%ld: status %d",
 			      n, st);
 		char names[4][256];
@@ -1221,7 +1183,7 @@ static void expect_init_fails(const char *var, const char *value, const char *ne
 	free(log);
 	unsetenv(var);
 	/* and nothing is left half-initialised */
-	init_ok();
+	rt_init_ok();
 	nrt_close();
 }
 
@@ -1243,7 +1205,7 @@ START_TEST(test_bad_values_fail_nrt_init_naming_the_variable)
 	unsetenv("NEURONSIM_NAN_CHECK");
 	/* flags of XLA itself are not ours to judge */
 	setenv("XLA_FLAGS", "--xla_cpu_use_foo=3 -xla_dump_to='/tmp/a b' --xla_dump_hlo_snapshots=false", 1);
-	init_ok();
+	rt_init_ok();
 	nrt_close();
 }
 END_TEST
@@ -1252,7 +1214,7 @@ END_TEST
  * captured log, the record and core 0's counters. */
 static NRT_STATUS nan_run(char **out_log, nrt_neuronsim_exec_error_t *out_e, nrt_neuronsim_core_stats_t *out_cs)
 {
-	init_ok();
+	rt_init_ok();
 	fx_t f;
 	fx_setup(&f, N, 0);
 	float x[N], w[N] = { 0 };

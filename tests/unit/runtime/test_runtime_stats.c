@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +18,7 @@
 #include "nrt/nrt.h"
 #include "nrt/nrt_experimental.h"
 #include "nrt/nrt_neuronsim.h"
+#include "rt_fixture.h"
 #include "test_neffs.h"
 
 static char stats_dir[256];
@@ -29,17 +29,14 @@ static void setup(void)
 	test_env_default();
 	unsetenv("NEURONSIM_STATS");
 	unsetenv("NEURON_PROCESS_TAG");
-	snprintf(stats_dir, sizeof(stats_dir), "/tmp/nsim-stats-test-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(stats_dir));
+	rt_tmpdir_create(stats_dir, sizeof(stats_dir), "nsim-stats-test");
 	setenv("NEURONSIM_STATS_DIR", stats_dir, 1);
 }
 
 static void teardown(void)
 {
-	char cmd[512];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", stats_dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", stats_dir);
+	if (rt_tmpdir_remove(stats_dir) != 0)
+		fprintf(stderr, "cannot remove %s: %s\n", stats_dir, strerror(errno));
 }
 
 static void self_path(char *buf, size_t len)
@@ -58,11 +55,6 @@ static procstats_snap_t *read_self(void)
 	return s;
 }
 
-static void init_ok(void)
-{
-	ck_assert_int_eq(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", ""), NRT_SUCCESS);
-}
-
 static nrt_tensor_t *tensor_f32(nrt_tensor_placement_t pl, int nc, const char *name, float v, size_t n)
 {
 	nrt_tensor_t *t = NULL;
@@ -73,21 +65,6 @@ static nrt_tensor_t *tensor_f32(nrt_tensor_placement_t pl, int nc, const char *n
 	ck_assert_int_eq(nrt_tensor_write(t, buf, 0, n * sizeof(float)), NRT_SUCCESS);
 	free(buf);
 	return t;
-}
-
-static nrt_tensor_set_t *set_of(int n, ...)
-{
-	nrt_tensor_set_t *s;
-	ck_assert_int_eq(nrt_allocate_tensor_set(&s), NRT_SUCCESS);
-	va_list ap;
-	va_start(ap, n);
-	for (int i = 0; i < n; i++) {
-		const char *name = va_arg(ap, const char *);
-		nrt_tensor_t *t = va_arg(ap, nrt_tensor_t *);
-		ck_assert_int_eq(nrt_add_tensor_to_tensor_set(s, name, t), NRT_SUCCESS);
-	}
-	va_end(ap);
-	return s;
 }
 
 /* A loaded single-input model (x -> y) with its tensors on core nc. */
@@ -105,8 +82,8 @@ static void unary_setup(unary_t *u, void *neff, size_t size, int nc, float xv, u
 	ck_assert_int_eq(nrt_load(neff, size, nc, -1, &u->m), NRT_SUCCESS);
 	u->x = tensor_f32(NRT_TENSOR_PLACEMENT_DEVICE, nc, "x", xv, n);
 	u->y = tensor_f32(NRT_TENSOR_PLACEMENT_DEVICE, nc, "y", 0, n);
-	u->in = set_of(1, "x", u->x);
-	u->out = set_of(1, "y", u->y);
+	u->in = rt_tensor_set_of(1, "x", u->x);
+	u->out = rt_tensor_set_of(1, "y", u->y);
 }
 
 static void unary_teardown(unary_t *u)
@@ -211,7 +188,7 @@ static procstats_status_t read_named(const char *name, procstats_snap_t *s, char
 START_TEST(test_stats_file_published_at_init_and_removed_at_close)
 {
 	setenv("NEURON_PROCESS_TAG", "my_app_1", 1);
-	init_ok();
+	rt_init_ok();
 	char path[512];
 	self_path(path, sizeof(path));
 	struct stat sb;
@@ -246,7 +223,7 @@ START_TEST(test_stats_file_published_at_init_and_removed_at_close)
 	 * the reader names the process by its pid. */
 	unsetenv("NEURON_PROCESS_TAG");
 	setenv("NEURON_RT_VISIBLE_CORES", "1,3", 1);
-	init_ok();
+	rt_init_ok();
 	s = read_self();
 	char pid[32];
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
@@ -265,7 +242,7 @@ START_TEST(test_stats_disabled_or_bad_switch)
 	char path[512];
 	self_path(path, sizeof(path));
 	setenv("NEURONSIM_STATS", "off", 1);
-	init_ok();
+	rt_init_ok();
 	ck_assert_int_eq(access(path, F_OK), -1);
 	nrt_close();
 
@@ -304,7 +281,7 @@ END_TEST
 
 START_TEST(test_stats_track_executions_and_latencies)
 {
-	init_ok();
+	rt_init_ok();
 	unary_t u;
 	sqrt_setup(&u, 2, 4.0f);
 	for (int i = 0; i < 10; i++)
@@ -354,14 +331,14 @@ END_TEST
 START_TEST(test_stats_count_errors_by_kind)
 {
 	setenv("NEURON_RT_LOG_LEVEL", "OFF", 1);
-	init_ok();
+	rt_init_ok();
 	/* NaN: sqrt of a negative input. */
 	unary_t bad;
 	sqrt_setup(&bad, 0, -1.0f);
 	for (int i = 0; i < 3; i++)
 		ck_assert_int_eq(nrt_execute(bad.m, bad.in, bad.out), NRT_EXEC_COMPLETED_WITH_NUM_ERR);
 	/* Incorrect input: the input set lacks x. */
-	nrt_tensor_set_t *empty = set_of(0);
+	nrt_tensor_set_t *empty = rt_tensor_set_of(0);
 	for (int i = 0; i < 2; i++)
 		ck_assert_int_eq(nrt_execute(bad.m, empty, bad.out), NRT_INVALID);
 	/* A program that writes outside its output: a model error. */
@@ -419,13 +396,13 @@ START_TEST(test_stats_count_timeouts)
 {
 	setenv("NEURON_RT_LOG_LEVEL", "OFF", 1);
 	setenv("NEURON_RT_EXEC_TIMEOUT", "1", 1);
-	init_ok();
+	rt_init_ok();
 	size_t size;
 	void *neff = test_neff_spin(&size);
 	nrt_model_t *m = NULL;
 	ck_assert_int_eq(nrt_load(neff, size, 0, -1, &m), NRT_SUCCESS);
 	nrt_tensor_t *x = tensor_f32(NRT_TENSOR_PLACEMENT_DEVICE, 0, "x", 1, 1);
-	nrt_tensor_set_t *in = set_of(1, "x", x), *out = set_of(0);
+	nrt_tensor_set_t *in = rt_tensor_set_of(1, "x", x), *out = rt_tensor_set_of(0);
 	ck_assert_int_eq(nrt_execute(m, in, out), NRT_TIMEOUT);
 	procstats_snap_t *s = read_self();
 	ck_assert_uint_eq(s->v[PROCSTATS_EXECUTIONS], 1);
@@ -445,7 +422,7 @@ END_TEST
 
 START_TEST(test_stats_latency_ring_keeps_the_newest)
 {
-	init_ok();
+	rt_init_ok();
 	unary_t u;
 	sqrt_setup(&u, 0, 1.0f);
 	int n = PROCSTATS_LAT_RING + 100;
@@ -465,7 +442,7 @@ END_TEST
 
 START_TEST(test_stats_track_memory_by_category)
 {
-	init_ok();
+	rt_init_ok();
 	unary_t u;
 	size_t size;
 	void *neff = test_neff_const_scratch(&size);
@@ -668,7 +645,7 @@ END_TEST
 
 START_TEST(test_stats_scan_lists_processes_and_excludes_one)
 {
-	init_ok();
+	rt_init_ok();
 	char err[512];
 	procstats_list_t l;
 	ck_assert_int_eq(procstats_scan(stats_dir, 0, 0, &l, err, sizeof(err)), PROCSTATS_OK);
@@ -703,7 +680,7 @@ static void *worker_main(void *arg)
 
 START_TEST(test_stats_reads_are_consistent_during_concurrent_executions)
 {
-	init_ok();
+	rt_init_ok();
 	enum { N = 4, ITER = 20000 };
 	worker_t w[N];
 	pthread_t th[N];
@@ -789,9 +766,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return rt_suite_run(suite());
 }

@@ -13,33 +13,27 @@
 #include "nrt/nrt.h"
 #include "nrt/nrt_neuronsim.h"
 #include "nrt/nrt_profile.h"
+#include "rt_fixture.h"
 
 static char tmpdir[64];
 static char *out_text, *err_text;
 
 static void setup(void)
 {
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/neuron-profile-test-XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	rt_tmpdir_create(tmpdir, sizeof(tmpdir), "neuron-profile-test");
 	out_text = err_text = NULL;
 }
 
 static void teardown(void)
 {
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(rt_tmpdir_remove(tmpdir), 0);
 	free(out_text);
 	free(err_text);
 }
 
 static const char *path_in(const char *name)
 {
-	static char buf[4][256];
-	static int k;
-	k = (k + 1) % 4;
-	snprintf(buf[k], sizeof(buf[k]), "%s/%s", tmpdir, name);
-	return buf[k];
+	return rt_tmpdir_path(tmpdir, name);
 }
 
 static char *slurp(const char *path)
@@ -206,7 +200,7 @@ static void *add_neff(size_t *size)
 START_TEST(test_summary_of_libnrt_trace)
 {
 	setenv("NEURONSIM_DEVICE_MEMORY", "256M", 1);
-	ck_assert_int_eq(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", ""), NRT_SUCCESS);
+	rt_init_ok();
 	size_t size;
 	void *neff = add_neff(&size);
 	nrt_model_t *m;
@@ -344,9 +338,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return rt_suite_run(suite());
 }
