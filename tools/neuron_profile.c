@@ -422,7 +422,8 @@ static void print_engines_and_gaps(const trace_t *t, int top)
 		       engine, busy, jobs_us, jobs_us > 0 ? 100.0 * busy / jobs_us : 0.0, sb);
 		i = end;
 	}
-	qsort(gaps, n_gaps, sizeof(*gaps), cmp_gap_desc);
+	if (n_gaps) /* gaps is NULL when there are none */
+		qsort(gaps, n_gaps, sizeof(*gaps), cmp_gap_desc);
 	printf("\nLargest idle gaps between two instructions of an engine in one job (at: us from the "
 	       "trace start)\n");
 	printf("  %4s %12s %14s  %-44s %-16s %s\n", "rank", "gap_us", "at_us", "core", "engine",
@@ -490,7 +491,8 @@ static int summary(const char *path, int top)
 		print_top(&t, false, top, total);
 		print_top(&t, true, top, total);
 		qsort(t.spans, t.n_spans, sizeof(*t.spans), cmp_span_track);
-		qsort(t.jobs, t.n_jobs, sizeof(*t.jobs), cmp_job);
+		if (t.n_jobs) /* a trace without job events has no array */
+			qsort(t.jobs, t.n_jobs, sizeof(*t.jobs), cmp_job);
 		print_engines_and_gaps(&t, top);
 	}
 	free(t.spans);

@@ -229,7 +229,8 @@ START_TEST(test_summary_of_libnrt_trace)
 	nrt_close();
 	free(neff);
 
-	ck_assert_int_eq(run("summary '%s'", trace), 0);
+	int rc = run("summary '%s'", trace);
+	ck_assert_msg(rc == 0, "neuron-profile summary exited %d:\n%s", rc, err_text);
 	ck_assert_ptr_nonnull(strstr(out_text, "6 device span(s)"));
 	ck_assert_ptr_nonnull(strstr(out_text, "in 3 job(s)"));
 	ck_assert_ptr_nonnull(line_with("   1 ", "add.3 (aten__add)", NULL));
