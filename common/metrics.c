@@ -1,4 +1,5 @@
 /* The metrics registry: sample rings, counters, the PyTorch/XLA report text and its value formatters. */
+#include "neuronsim/errmsg.h"
 #include "neuronsim/metrics.h"
 
 #include <errno.h>
@@ -122,19 +123,7 @@ const char *metrics_unit_name(metrics_unit_t unit)
 
 /* ---- configuration ------------------------------------------------------- */
 
-static metrics_status_t config_fail(char *err, size_t err_len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static metrics_status_t config_fail(char *err, size_t err_len, const char *fmt, ...)
-{
-	if (err && err_len) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, err_len, fmt, ap);
-		va_end(ap);
-	}
-	return METRICS_ERR_INVALID;
-}
+#define config_fail(...) ((metrics_status_t)errmsg_fail(METRICS_ERR_INVALID, __VA_ARGS__))
 
 static int cmp_double(const void *a, const void *b)
 {

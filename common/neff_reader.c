@@ -9,6 +9,7 @@
 
 #include <xxhash.h>
 
+#include "neuronsim/errmsg.h"
 #include "neuronsim/neff.h"
 
 #define ISA_ERR_LEN 192
@@ -20,41 +21,13 @@ typedef struct reader {
 	size_t err_len;
 } reader_t;
 
-__attribute__((format(printf, 3, 4)))
-static neff_status_t reader_fail(reader_t *r, neff_status_t st, const char *fmt, ...)
-{
-	if (r->err && r->err_len) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(r->err, r->err_len, fmt, ap);
-		va_end(ap);
-	}
-	return st;
-}
+#define reader_fail(r, st, ...) ((neff_status_t)errmsg_fail((st), (r)->err, (r)->err_len, __VA_ARGS__))
 
 #define FAIL(r, ...) reader_fail((r), NEFF_ERR_FORMAT, __VA_ARGS__)
 
 /* Strings from the file are quoted in messages escaped and shortened, so a
  * message stays one printable line whatever the NEFF holds. */
-#define ESC_MAX 48
-typedef struct esc { char s[ESC_MAX * 4 + 4]; } esc_t;
-
-static esc_t esc(const char *s)
-{
-	esc_t e;
-	size_t o = 0, i;
-	for (i = 0; s[i] && i < ESC_MAX; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c >= 0x20 && c < 0x7f && c != '\\')
-			e.s[o++] = (char)c;
-		else
-			o += (size_t)snprintf(e.s + o, sizeof(e.s) - o, "\\x%02x", c);
-	}
-	if (s[i])
-		o += (size_t)snprintf(e.s + o, sizeof(e.s) - o, "...");
-	e.s[o] = '\0';
-	return e;
-}
+#define esc(s) errmsg_escape((s), 48)
 
 static const char *sect_name(uint32_t type)
 {

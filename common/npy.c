@@ -1,4 +1,5 @@
 /* .npy reader and writer: header parsing for format 1.0/2.0/3.0, C order only. */
+#include "neuronsim/errmsg.h"
 #include "neuronsim/npy.h"
 
 #include <errno.h>
@@ -12,20 +13,7 @@
 #define NPY_MAGIC "\x93NUMPY"
 #define NPY_MAGIC_LEN 6
 
-static npy_status_t npy_fail(npy_status_t st, char *err, size_t err_len,
-			     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static npy_status_t npy_fail(npy_status_t st, char *err, size_t err_len,
-			     const char *fmt, ...)
-{
-	if (err && err_len) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, err_len, fmt, ap);
-		va_end(ap);
-	}
-	return st;
-}
+#define npy_fail(st, ...) ((npy_status_t)errmsg_fail((st), __VA_ARGS__))
 
 const char *npy_status_str(npy_status_t s)
 {

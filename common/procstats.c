@@ -1,4 +1,5 @@
 /* Reader of the per-process stats files libnrt publishes (procstats.h): liveness checks, seqlock copies, directory scans. */
+#include "neuronsim/errmsg.h"
 #include "neuronsim/procstats.h"
 
 #include <dirent.h>
@@ -32,19 +33,7 @@ _Static_assert(PROCSTATS_ERR_HARDWARE - PROCSTATS_ERR_FIRST + 1 == PROCSTATS_ERR
 /* A reader gives up on a seqlock that never settles after this many tries. */
 #define SEQ_TRIES 100000
 
-static procstats_status_t fail(procstats_status_t st, char *err, size_t err_len, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static procstats_status_t fail(procstats_status_t st, char *err, size_t err_len, const char *fmt, ...)
-{
-	if (err && err_len) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, err_len, fmt, ap);
-		va_end(ap);
-	}
-	return st;
-}
+#define fail(st, ...) ((procstats_status_t)errmsg_fail((st), __VA_ARGS__))
 
 const char *procstats_status_str(procstats_status_t st)
 {

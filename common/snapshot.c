@@ -14,6 +14,7 @@
 #include <jansson.h>
 #include <xxhash.h>
 
+#include "neuronsim/errmsg.h"
 #include "neuronsim/snapshot.h"
 
 #define SNAPSHOT_FORMAT_NAME "neuronsim-hlo-snapshot"
@@ -70,17 +71,7 @@ const char *snapshot_role_name(uint32_t role)
 	}
 }
 
-__attribute__((format(printf, 4, 5)))
-static snapshot_status_t fail(snapshot_status_t st, char *err, size_t err_len, const char *fmt, ...)
-{
-	if (err && err_len) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, err_len, fmt, ap);
-		va_end(ap);
-	}
-	return st;
-}
+#define fail(st, ...) ((snapshot_status_t)errmsg_fail((st), __VA_ARGS__))
 
 static uint64_t align_up(uint64_t v, uint64_t a)
 {
@@ -602,24 +593,7 @@ typedef struct reader {
 
 /* Strings from the file are quoted escaped and shortened, so a message stays
  * one printable line whatever the file holds. */
-typedef struct esc { char s[64 * 4 + 4]; } esc_t;
-
-static esc_t esc(const char *s)
-{
-	esc_t e;
-	size_t o = 0, i;
-	for (i = 0; s[i] && i < 64; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c >= 0x20 && c < 0x7f && c != '\\')
-			e.s[o++] = (char)c;
-		else
-			o += (size_t)snprintf(e.s + o, sizeof(e.s) - o, "\\x%02x", c);
-	}
-	if (s[i])
-		o += (size_t)snprintf(e.s + o, sizeof(e.s) - o, "...");
-	e.s[o] = '\0';
-	return e;
-}
+#define esc(s) errmsg_escape((s), 64)
 
 static bool all_zero(const uint8_t *p, uint64_t n)
 {
@@ -803,7 +777,7 @@ static snapshot_status_t parse_tensor(reader_t *r, const snap_header_t *h, const
 			     "tensor %u: \"name\" must be a string of 1..%d bytes without NUL", i,
 			     SNAPSHOT_NAME_MAX - 1);
 	memcpy(t->name, json_string_value(name), json_string_length(name) + 1);
-	esc_t en = esc(t->name);
+	errmsg_escaped_t en = esc(t->name);
 	if (!json_is_string(role))
 		return RFAIL(r, SNAPSHOT_ERR_FORMAT, "tensor %u '%s': \"role\" is not a string", i, en.s);
 	if (strcmp(json_string_value(role), "input") == 0)
