@@ -31,27 +31,13 @@
 #include <stdbool.h>
 
 #include "ir.h"
+#include "ncc/ncc.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Verbosity as torch-neuronx numbers it: 2 (the default) aten level only; 1 adds
- * the HLO instruction lists. */
-#define NCC_ANALYZE_VERBOSITY_DEFAULT 2
-
-typedef struct ncc_analyze_summary {
-	int64_t total;       /* counted instructions */
-	int64_t supported;
-	char percentage[16]; /* "97.50%" */
-} ncc_analyze_summary_t;
-
-/* Builds the report of the verified module m as a JSON text the caller frees with
- * free() (indented, keys in the order above, trailing newline). summary (may be NULL)
- * receives the counts. Never fails because of unsupported instructions: that is what
- * the report is for. NCC_ERR_NOMEM on allocation failure. */
-ncc_status_t ncc_analyze_module(const ncc_module_t *m, int verbosity, char **out_json,
-				ncc_analyze_summary_t *summary, ncc_error_t *err);
+/* ncc_analyze_module(), its summary and NCC_ANALYZE_VERBOSITY_DEFAULT: include/ncc/ncc.h */
 
 /* Converts a PyTorch/XLA op_type ("aten__native_layer_norm") to the report spelling
  * ("aten::native_layer_norm"): the first "__" becomes "::". Writes into buf (always

@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-#define NCC_CACHE_KEY_HEX 32 /* hex digits of an XXH3-128 key, NUL not included */
+/* NCC_CACHE_KEY_HEX: include/ncc/ncc.h */
 
 typedef struct ncc_cache ncc_cache_t;
 

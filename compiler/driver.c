@@ -304,3 +304,34 @@ ncc_status_t ncc_compile_file(const char *path, const ncc_driver_options_t *opts
 	out->ms_total += t1 - t0;
 	return st;
 }
+
+ncc_status_t ncc_compile_hlo_proto(const void *data, size_t len, const char *name,
+				   const ncc_driver_options_t *opts, ncc_compile_result_t *out,
+				   ncc_error_t *err)
+{
+	memset(out, 0, sizeof(*out));
+	if (!data && len)
+		return ncc_error_set(err, NCC_ERR_INVALID, 0, 0, "ncc_compile_hlo_proto: NULL data");
+	double t0 = now_ms();
+	ncc_module_t *m = NULL;
+	ncc_status_t st = ncc_parse_hlo_proto(data, len, name, &m, err);
+	if (st != NCC_OK)
+		return st;
+	/* The text is the module's canonical form: it keys the cache, it is what the
+	 * NEFF embeds for snapshots and the minifier, and parsing it back gives the
+	 * same IR (the printer's contract), so both inputs share one pipeline. */
+	char *text = NULL;
+	st = ncc_module_to_string(m, &text);
+	char label[256];
+	snprintf(label, sizeof(label), "%s", name ? name : m->name);
+	ncc_module_free(m);
+	if (st != NCC_OK)
+		return ncc_error_set(err, st, 0, 0, "cannot print the HLO module of '%s': %s",
+				     label, ncc_status_name(st));
+	double t1 = now_ms();
+	st = ncc_compile_text(text, strlen(text), label, opts, out, err);
+	free(text);
+	out->ms_read = t1 - t0;
+	out->ms_total += t1 - t0;
+	return st;
+}

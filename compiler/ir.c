@@ -454,6 +454,11 @@ ncc_status_t ncc_module_create(const char *name, ncc_module_t **out_module)
 	return NCC_OK;
 }
 
+const char *ncc_module_name(const ncc_module_t *m)
+{
+	return m ? m->name : NULL;
+}
+
 void ncc_module_free(ncc_module_t *m)
 {
 	if (!m)

@@ -22,37 +22,13 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "ncc/ncc.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* ------------------------------------------------------------------ status */
-
-typedef enum ncc_status {
-	NCC_OK = 0,
-	NCC_ERR_PARSE = 1,       /* malformed HLO text */
-	NCC_ERR_VERIFY = 2,      /* well-formed but inconsistent shapes/attributes */
-	NCC_ERR_NOMEM = 3,       /* allocation failed */
-	NCC_ERR_INVALID = 4,     /* bad argument to an API function */
-	NCC_ERR_UNSUPPORTED = 5, /* valid HLO that this compiler does not handle */
-	NCC_ERR_IO = 6,          /* file could not be read/written */
-	NCC_ERR_LIMIT = 7,       /* input exceeds a documented size/nesting limit */
-	NCC_ERR_NOT_FOUND = 8,   /* lookup by name failed */
-	NCC_ERR_INTERNAL = 9,    /* a bug in ncc */
-} ncc_status_t;
-
-/* Detailed diagnostics. msg holds the full formatted text, already prefixed with
- * "FILE:LINE:COL: error: " when a source position is known. line/col are 1-based,
- * 0 when unknown. */
-#define NCC_ERROR_MSG_MAX 1024
-typedef struct ncc_error {
-	ncc_status_t status;
-	int line;
-	int col;
-	char msg[NCC_ERROR_MSG_MAX];
-} ncc_error_t;
-
-const char *ncc_status_name(ncc_status_t st);
+/* ncc_status_t, ncc_error_t, ncc_status_name(): include/ncc/ncc.h */
 
 /* Fills err (if not NULL) and returns st; for use by every compiler layer. */
 ncc_status_t ncc_error_set(ncc_error_t *err, ncc_status_t st, int line, int col, const char *fmt,
@@ -620,8 +596,6 @@ typedef struct ncc_module {
 
 /* Creates an empty module named name (copied). Release with ncc_module_free(). */
 ncc_status_t ncc_module_create(const char *name, ncc_module_t **out_module);
-/* Frees the module and everything it owns. NULL is a no-op. */
-void ncc_module_free(ncc_module_t *m);
 
 /* Arena allocation tied to m's lifetime: zeroed, 16-byte aligned, NULL on OOM or if
  * size is absurd. Never free these individually. */
@@ -677,8 +651,6 @@ void ncc_literal_set_f64(ncc_literal_t *lit, int64_t i, double v);
 /* Prints m as HLO text that ncc_parse_hlo() reads back into an equal IR
  * (the --dump-ir format). */
 ncc_status_t ncc_module_print(const ncc_module_t *m, FILE *f);
-/* Same into a malloc'd NUL-terminated string the caller frees with free(). */
-ncc_status_t ncc_module_to_string(const ncc_module_t *m, char **out_text);
 /* One instruction as an HLO line without leading spaces or newline; malloc'd. */
 ncc_status_t ncc_inst_to_string(const ncc_inst_t *inst, char **out_text);
 
