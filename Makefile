@@ -9,32 +9,23 @@ FUZZ_BUILD ?= build-fuzz
 FUZZ_SECONDS ?= 300
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-DEB_PACKAGES := gcc clang libclang-rt-14-dev make meson ninja-build pkg-config \
-	check libhwloc-dev libnuma-dev libopenblas-dev libjansson-dev \
-	libxxhash-dev python3 python3-numpy \
-	linux-image-amd64 linux-headers-amd64 qemu-system-x86 busybox-static \
-	cpio sparse dwarves zlib1g-dev libzip-dev libncurses-dev tmux
+VENV ?= .venv
+PYTHON := $(VENV)/bin/python
 # The newest installed kernel that has both headers and an image to boot.
 KVER ?= $(shell for v in $$(ls /lib/modules 2>/dev/null | sort -V); do \
 	[ -e /lib/modules/$$v/build/Makefile ] && [ -e /boot/vmlinuz-$$v ] && echo $$v; \
 	done | tail -1)
 KDIR ?= /lib/modules/$(KVER)/build
 
-.PHONY: all deps build demo test test-unit test-asan test-fuzz test-qemu \
+.PHONY: all deps build demo demo-hlo test test-unit test-python test-asan test-fuzz test-qemu \
 	bench fuzz install clean driver driver-check install-driver
 
 all: build
 
-# Installs only what is missing, so a second run does nothing.
+# Installs only what is missing (Debian packages, the clang runtime, the frontend's
+# venv with torch/torch_xla), so a second run does nothing: scripts/deps.sh.
 deps:
-	@missing=$$(for p in $(DEB_PACKAGES); do \
-		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
-		grep -q 'install ok installed' || echo $$p; done); \
-	if [ -n "$$missing" ]; then \
-		echo "make deps: installing$$(echo $$missing | sed 's/^/ /')"; \
-		$(SUDO) apt-get update -q && \
-		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q $$missing; \
-	else echo "make deps: all packages present"; fi
+	NEURONSIM_VENV=$(VENV) scripts/deps.sh
 
 $(BUILD)/build.ninja:
 	meson setup $(BUILD) --prefix=$(PREFIX) -Dbuildtype=release -Db_ndebug=if-release
@@ -50,16 +41,28 @@ $(FUZZ_BUILD)/build.ninja:
 build: $(BUILD)/build.ninja
 	ninja -C $(BUILD)
 
-# The main job: compile a PyTorch/XLA MLP training step from the HLO corpus,
+# The main job: a PyTorch/XLA training script, unchanged but for PJRT_DEVICE, on
+# the embedded device through the PJRT plugin, against the same script on the CPU.
+demo: deps build
+	NEURONSIM_BUILD_DIR=$(CURDIR)/$(BUILD) $(PYTHON) frontends/torch/examples/demo.py
+
+# The HLO-level demo: compile a PyTorch/XLA MLP training step from the HLO corpus,
 # train on the embedded device, check each step against the interpreter.
 DEMO_HLO ?= ../shared/hlo/mlp-mlp_single_final.hlo
-demo: deps build
+demo-hlo: deps build
 	./$(BUILD)/tools/neuronsim-train --steps 50 --set 0=-0.5 $(DEMO_HLO)
 
-test: deps test-unit test-asan test-fuzz test-qemu
+test: deps test-unit test-python test-asan test-fuzz test-qemu
 
 test-unit: build
 	meson test -C $(BUILD) --print-errorlogs
+
+# The frontend's pytest suite in the venv, against the release build's plugin.
+# pytest exits 5 when it collected nothing: that is a failure here too, said so.
+test-python: build
+	cd frontends/torch && NEURONSIM_BUILD_DIR=$(CURDIR)/$(BUILD) \
+		$(CURDIR)/$(PYTHON) -m pytest -q -ra; rc=$$?; \
+	if [ $$rc = 5 ]; then echo "test-python: pytest collected no tests"; fi; exit $$rc
 
 test-asan: $(ASAN_BUILD)/build.ninja
 	ninja -C $(ASAN_BUILD)

@@ -1,0 +1,41 @@
+"""The torch_xla DevicePlugin of neuronsim: PJRT_DEVICE=NEURONSIM loads it."""
+
+import os
+
+from torch_xla.experimental import plugins
+
+from ._paths import pjrt_library_path
+
+
+def _visible_core_count():
+    """Cores the runtime will show: NEURON_RT_VISIBLE_CORES ("0-3", "1,2"), else 1
+    per process, as torch-neuronx assigns one core per process by default."""
+    spec = os.environ.get("NEURON_RT_VISIBLE_CORES", "")
+    if not spec:
+        return 1
+    n = 0
+    for part in spec.split(","):
+        lo, _, hi = part.partition("-")
+        n += (int(hi) - int(lo) + 1) if hi else 1
+    return n
+
+
+class NeuronSimPlugin(plugins.DevicePlugin):
+    """Single host; one process drives all its visible NeuronCores."""
+
+    def library_path(self):
+        return pjrt_library_path()
+
+    def configure_single_process(self):
+        # The embedded device runs inside this process: nothing to configure.
+        pass
+
+    def configure_multiprocess(self, local_rank, local_world_size):
+        # One core per process, as torch-neuronx does under torchrun/xmp.spawn.
+        os.environ.setdefault("NEURON_RT_VISIBLE_CORES", str(local_rank))
+
+    def physical_chip_count(self):
+        return 1
+
+    def client_create_options(self):
+        return {}

@@ -1,0 +1,65 @@
+#!/bin/sh
+# Installs what neuronsim needs on a Debian machine: the Debian packages (only the
+# missing ones), the clang runtime that matches whatever clang the release ships,
+# and the Python venv of the PyTorch/XLA frontend. Idempotent: a second run only
+# checks. Usage: scripts/deps.sh [--no-venv]   (run by `make deps`)
+set -eu
+cd "$(dirname "$0")/.."
+
+SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
+VENV=${NEURONSIM_VENV:-.venv}
+# Debian's own interpreter: the python3 first on PATH may be another one (pyenv)
+# that lacks venv support or Debian's packages.
+PY=${NEURONSIM_PYTHON:-/usr/bin/python3}
+
+PACKAGES="gcc clang make meson ninja-build pkg-config check libhwloc-dev
+libnuma-dev libopenblas-dev libjansson-dev libxxhash-dev python3 python3-numpy
+python3-venv python3-dev dataset-fashion-mnist linux-image-amd64 linux-headers-amd64 qemu-system-x86
+busybox-static cpio sparse dwarves zlib1g-dev libzip-dev libncurses-dev tmux"
+
+missing() {
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
+			grep -q 'install ok installed' || echo "$p"
+	done
+}
+
+apt_install() {
+	[ -n "$*" ] || return 0
+	echo "deps: installing $*"
+	if [ -z "${APT_UPDATED:-}" ]; then
+		$SUDO apt-get update -q
+		APT_UPDATED=1
+	fi
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "$@"
+}
+
+# shellcheck disable=SC2086
+apt_install $(missing $PACKAGES)
+
+# libFuzzer and the sanitizer runtimes live in a package named after clang's
+# major version (libclang-rt-14-dev on Debian 12): ask the installed clang.
+CLANG_MAJOR=$(clang -dumpversion | cut -d. -f1)
+if [ ! -e "$(clang -print-file-name=libclang_rt.fuzzer-x86_64.a)" ] &&
+   [ ! -e "$(clang -print-resource-dir)/lib/linux/libclang_rt.fuzzer-x86_64.a" ]; then
+	apt_install $(missing "libclang-rt-$CLANG_MAJOR-dev")
+fi
+echo "deps: Debian packages present"
+
+[ "${1:-}" = "--no-venv" ] && exit 0
+
+# The frontend's venv: torch and torch_xla pinned in frontends/torch/requirements.txt.
+# pip's cache (outside the checkout) makes a rebuilt venv cheap on a machine that
+# built one before; the stamp skips pip when the requirements did not change.
+REQ=frontends/torch/requirements.txt
+STAMP=$VENV/.neuronsim-requirements
+if [ -f "$STAMP" ] && cmp -s "$REQ" "$STAMP" && [ -x "$VENV/bin/python" ]; then
+	echo "deps: venv $VENV up to date"
+	exit 0
+fi
+[ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
+start=$(date +%s)
+"$VENV/bin/python" -m pip install -qq --disable-pip-version-check -r "$REQ"
+"$VENV/bin/python" -m pip install -qq --disable-pip-version-check --no-deps --no-build-isolation -e frontends/torch
+cp "$REQ" "$STAMP"
+echo "deps: venv $VENV ready in $(( $(date +%s) - start )) s"
