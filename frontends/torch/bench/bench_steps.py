@@ -1,0 +1,54 @@
+"""make bench, frontend part: training-step time through the PJRT plugin
+(PJRT_DEVICE=NEURONSIM) next to PyTorch/XLA's CPU device and PyTorch eager, measured
+in the same run with the same thread count; prints the ratios (lower is faster)."""
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORKLOAD = os.path.join(HERE, "step_workload.py")
+
+
+def measure(model, mode, steps, threads):
+    env = dict(os.environ, PYTHONWARNINGS="ignore", OMP_NUM_THREADS=str(threads),
+               OPENBLAS_NUM_THREADS=str(threads))
+    args = [sys.executable, WORKLOAD, "--model", model, "--steps", str(steps),
+            "--threads", str(threads)]
+    if mode == "eager":
+        args.append("--eager")
+    else:
+        env["PJRT_DEVICE"] = mode
+        # XLA:CPU's own thread pools, the same budget as the others
+        env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") +
+                            f" --xla_cpu_multi_thread_eigen={'true' if threads > 1 else 'false'}"
+                            f" intra_op_parallelism_threads={threads}").strip()
+    p = subprocess.run(args, env=env, capture_output=True, text=True, timeout=3600)
+    for line in p.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return statistics.median(json.loads(line[7:])["step_ms"])
+    print(f"bench: {model} on {mode} failed:\n{p.stderr[-3000:]}", file=sys.stderr)
+    return None
+
+
+def main():
+    threads = int(os.environ.get("BENCH_THREADS", "1"))
+    print(f"training step, median ms over the timed steps, {threads} thread(s); "
+          f"ratio = neuronsim / peer (target <= 0.5x eager, <= 1.0x XLA:CPU, issue #15)")
+    print(f"{'model':<10} {'neuronsim':>10} {'XLA:CPU':>10} {'eager':>10} "
+          f"{'vs XLA:CPU':>11} {'vs eager':>9}")
+    for model, steps in (("mlp", 30), ("resnet18", 3)):
+        sim = measure(model, "NEURONSIM", steps, threads)
+        cpu = measure(model, "CPU", steps, threads)
+        eager = measure(model, "eager", steps, threads)
+        fmt = lambda v: f"{v:10.2f}" if v is not None else f"{'failed':>10}"
+        ratio = lambda a, b: f"{a / b:10.2f}x" if a and b else f"{'-':>11}"
+        print(f"{model:<10} {fmt(sim)} {fmt(cpu)} {fmt(eager)} {ratio(sim, cpu)} "
+              f"{ratio(sim, eager):>9}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,58 @@
+"""One training workload timed per step, on an XLA device (PJRT_DEVICE picks it) or
+in plain PyTorch eager on the CPU (--eager). Prints RESULT {"step_ms": [...]}."""
+
+import argparse
+import json
+import time
+
+import torch
+import torch.nn as nn
+
+
+def build(model):
+    if model == "mlp":
+        net = nn.Sequential(nn.Linear(784, 120), nn.ReLU(), nn.Linear(120, 84), nn.ReLU(),
+                            nn.Linear(84, 10))
+        return net, (32, 784), 10
+    if model == "resnet18":
+        import torchvision
+        return torchvision.models.resnet18(num_classes=10), (8, 3, 64, 64), 10
+    raise SystemExit(f"unknown model {model}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", default="mlp")
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--eager", action="store_true")
+    ap.add_argument("--threads", type=int, default=1)
+    a = ap.parse_args()
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(0)
+    net, xshape, ncls = build(a.model)
+    if a.eager:
+        dev, sync = torch.device("cpu"), (lambda: None)
+    else:
+        import torch_xla
+        dev, sync = torch_xla.device(), torch_xla.sync
+    net = net.to(dev)
+    opt = torch.optim.SGD(net.parameters(), lr=0.01)
+    x = torch.randn(*xshape).to(dev)
+    y = torch.randint(0, ncls, (xshape[0],)).to(dev)
+    times = []
+    for i in range(a.warmup + a.steps):
+        t0 = time.perf_counter()
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(net(x), y)
+        loss.backward()
+        opt.step()
+        sync()
+        loss.item()  # wait for the step's result
+        if i >= a.warmup:
+            times.append(1e3 * (time.perf_counter() - t0))
+    print("RESULT " + json.dumps({"step_ms": times}))
+
+
+if __name__ == "__main__":
+    main()
