@@ -1,0 +1,1467 @@
+/* ncc HloModuleProto decoder: an HloInstructionProto's attribute fields -> the IR attributes the text parser sets for XLA's printed form of the same instruction. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hlo_proto_internal.h"
+
+/* ---------------------------------------------------------------- schema */
+
+static const hp_fdesc_t metadata_fields[] = {
+	{ HPF_META_OP_TYPE, "op_type", HP_K_LEN },
+	{ HPF_META_OP_NAME, "op_name", HP_K_LEN },
+	{ HPF_META_SOURCE_FILE, "source_file", HP_K_LEN },
+	{ HPF_META_SOURCE_LINE, "source_line", HP_K_VARINT },
+};
+static const hp_fdesc_t frontend_fields[] = {
+	{ HPF_FRONTEND_MAP, "map", HP_K_LEN },
+};
+static const hp_fdesc_t map_entry_fields[] = {
+	{ HPF_MAP_KEY, "key", HP_K_LEN },
+	{ HPF_MAP_VALUE, "value", HP_K_LEN },
+};
+static const hp_fdesc_t window_fields[] = {
+	{ HPF_WINDOW_DIMENSIONS, "dimensions", HP_K_LEN },
+};
+static const hp_fdesc_t wdim_fields[] = {
+	{ HPF_WDIM_SIZE, "size", HP_K_VARINT },
+	{ HPF_WDIM_STRIDE, "stride", HP_K_VARINT },
+	{ HPF_WDIM_PADDING_LOW, "padding_low", HP_K_VARINT },
+	{ HPF_WDIM_PADDING_HIGH, "padding_high", HP_K_VARINT },
+	{ HPF_WDIM_WINDOW_DILATION, "window_dilation", HP_K_VARINT },
+	{ HPF_WDIM_BASE_DILATION, "base_dilation", HP_K_VARINT },
+	{ HPF_WDIM_WINDOW_REVERSAL, "window_reversal", HP_K_VARINT },
+};
+static const hp_fdesc_t conv_fields[] = {
+	{ HPF_CONV_KERNEL_INPUT_FEATURE, "kernel_input_feature_dimension", HP_K_VARINT },
+	{ HPF_CONV_KERNEL_OUTPUT_FEATURE, "kernel_output_feature_dimension", HP_K_VARINT },
+	{ HPF_CONV_KERNEL_SPATIAL, "kernel_spatial_dimensions", HP_K_REP_VARINT },
+	{ HPF_CONV_INPUT_BATCH, "input_batch_dimension", HP_K_VARINT },
+	{ HPF_CONV_INPUT_FEATURE, "input_feature_dimension", HP_K_VARINT },
+	{ HPF_CONV_OUTPUT_BATCH, "output_batch_dimension", HP_K_VARINT },
+	{ HPF_CONV_OUTPUT_FEATURE, "output_feature_dimension", HP_K_VARINT },
+	{ HPF_CONV_INPUT_SPATIAL, "input_spatial_dimensions", HP_K_REP_VARINT },
+	{ HPF_CONV_OUTPUT_SPATIAL, "output_spatial_dimensions", HP_K_REP_VARINT },
+};
+static const hp_fdesc_t dot_fields[] = {
+	{ HPF_DOT_LHS_CONTRACTING, "lhs_contracting_dimensions", HP_K_REP_VARINT },
+	{ HPF_DOT_RHS_CONTRACTING, "rhs_contracting_dimensions", HP_K_REP_VARINT },
+	{ HPF_DOT_LHS_BATCH, "lhs_batch_dimensions", HP_K_REP_VARINT },
+	{ HPF_DOT_RHS_BATCH, "rhs_batch_dimensions", HP_K_REP_VARINT },
+};
+static const hp_fdesc_t gather_fields[] = {
+	{ HPF_GATHER_OFFSET_DIMS, "offset_dims", HP_K_REP_VARINT },
+	{ HPF_GATHER_COLLAPSED_SLICE_DIMS, "collapsed_slice_dims", HP_K_REP_VARINT },
+	{ HPF_GATHER_START_INDEX_MAP, "start_index_map", HP_K_REP_VARINT },
+	{ HPF_GATHER_INDEX_VECTOR_DIM, "index_vector_dim", HP_K_VARINT },
+	{ HPF_GATHER_OPERAND_BATCHING_DIMS, "operand_batching_dims", HP_K_REP_VARINT },
+	{ HPF_GATHER_START_INDICES_BATCHING_DIMS, "start_indices_batching_dims", HP_K_REP_VARINT },
+};
+static const hp_fdesc_t scatter_fields[] = {
+	{ HPF_SCATTER_UPDATE_WINDOW_DIMS, "update_window_dims", HP_K_REP_VARINT },
+	{ HPF_SCATTER_INSERTED_WINDOW_DIMS, "inserted_window_dims", HP_K_REP_VARINT },
+	{ HPF_SCATTER_DIMS_TO_OPERAND_DIMS, "scatter_dims_to_operand_dims", HP_K_REP_VARINT },
+	{ HPF_SCATTER_INDEX_VECTOR_DIM, "index_vector_dim", HP_K_VARINT },
+	{ HPF_SCATTER_INPUT_BATCHING_DIMS, "input_batching_dims", HP_K_REP_VARINT },
+	{ HPF_SCATTER_INDICES_BATCHING_DIMS, "scatter_indices_batching_dims", HP_K_REP_VARINT },
+};
+static const hp_fdesc_t padding_fields[] = {
+	{ HPF_PADDING_DIMENSIONS, "dimensions", HP_K_LEN },
+};
+static const hp_fdesc_t pad_dim_fields[] = {
+	{ HPF_PAD_EDGE_LOW, "edge_padding_low", HP_K_VARINT },
+	{ HPF_PAD_EDGE_HIGH, "edge_padding_high", HP_K_VARINT },
+	{ HPF_PAD_INTERIOR, "interior_padding", HP_K_VARINT },
+};
+static const hp_fdesc_t slice_fields[] = {
+	{ HPF_SLICE_START, "start", HP_K_VARINT },
+	{ HPF_SLICE_LIMIT, "limit", HP_K_VARINT },
+	{ HPF_SLICE_STRIDE, "stride", HP_K_VARINT },
+};
+static const hp_fdesc_t precision_fields[] = {
+	{ HPF_PRECISION_OPERAND_PRECISION, "operand_precision", HP_K_REP_VARINT },
+	{ HPF_PRECISION_ALGORITHM, "algorithm", HP_K_VARINT },
+};
+static const hp_fdesc_t replica_group_fields[] = {
+	{ HPF_REPLICA_GROUP_IDS, "replica_ids", HP_K_REP_VARINT },
+};
+static const hp_fdesc_t devlist_fields[] = {
+	{ HPF_DEVLIST_REPLICA_GROUPS, "replica_groups", HP_K_LEN },
+	{ HPF_DEVLIST_IOTA, "iota_replica_group_list", HP_K_LEN },
+};
+static const hp_fdesc_t iota_fields[] = {
+	{ HPF_IOTA_NUM_GROUPS, "num_replica_groups", HP_K_VARINT },
+	{ HPF_IOTA_DEVICES_PER_GROUP, "num_devices_per_group", HP_K_VARINT },
+	{ HPF_IOTA_RESHAPE_DIMS, "iota_reshape_dims", HP_K_REP_VARINT },
+	{ HPF_IOTA_TRANSPOSE_PERM, "iota_transpose_perm", HP_K_REP_VARINT },
+};
+static const hp_fdesc_t pair_fields[] = {
+	{ HPF_PAIR_SOURCE, "source", HP_K_VARINT },
+	{ HPF_PAIR_TARGET, "target", HP_K_VARINT },
+};
+static const hp_fdesc_t trsm_fields[] = {
+	{ HPF_TRSM_LEFT_SIDE, "left_side", HP_K_VARINT },
+	{ HPF_TRSM_LOWER, "lower", HP_K_VARINT },
+	{ HPF_TRSM_UNIT_DIAGONAL, "unit_diagonal", HP_K_VARINT },
+	{ HPF_TRSM_TRANSPOSE_A, "transpose_a", HP_K_VARINT },
+};
+static const hp_fdesc_t cholesky_fields[] = {
+	{ HPF_CHOLESKY_LOWER, "lower", HP_K_VARINT },
+};
+static const hp_fdesc_t param_replication_fields[] = {
+	{ HPF_PARAM_REPLICATION_LEAVES, "replicated_at_leaf_buffers", HP_K_REP_VARINT },
+};
+static const hp_fdesc_t ooa_fields[] = {
+	{ HPF_OOA_OUTPUT_SHAPE_INDEX, "output_shape_index", HP_K_REP_VARINT },
+	{ HPF_OOA_OPERAND_INDEX, "operand_index", HP_K_VARINT },
+	{ HPF_OOA_OPERAND_SHAPE_INDEX, "operand_shape_index", HP_K_REP_VARINT },
+};
+static const hp_fdesc_t sharding_fields[] = {
+	{ HPF_SHARDING_TYPE, "type", HP_K_VARINT },
+	{ HPF_SHARDING_TILE_ASSIGNMENT_DIMS, "tile_assignment_dimensions", HP_K_REP_VARINT },
+	{ HPF_SHARDING_TILE_ASSIGNMENT_DEVICES, "tile_assignment_devices", HP_K_REP_VARINT },
+	{ HPF_SHARDING_TUPLE_SHARDINGS, "tuple_shardings", HP_K_LEN },
+	{ HPF_SHARDING_REPLICATE_ON_LAST_TILE_DIM, "replicate_on_last_tile_dim", HP_K_VARINT },
+	{ HPF_SHARDING_LAST_TILE_DIMS, "last_tile_dims", HP_K_REP_VARINT },
+	{ HPF_SHARDING_IOTA_RESHAPE_DIMS, "iota_reshape_dims", HP_K_REP_VARINT },
+	{ HPF_SHARDING_IOTA_TRANSPOSE_PERM, "iota_transpose_perm", HP_K_REP_VARINT },
+};
+
+/* Descends into message field f (named name) and leaves again; for sub-decoders. */
+#define HP_IN(c, name, idx) hp_push((c), (name), (idx))
+#define HP_OUT(c) hp_pop(c)
+
+static bool add_raw(hp_ctx_t *c, ncc_inst_t *in, const char *key, const char *text)
+{
+	int32_t n = in->nraw_attrs;
+	ncc_raw_attr_t *na = ncc_alloc(c->m, sizeof(*na) * (size_t)(n + 1));
+	if (!na)
+		return hp_nomem(c);
+	if (n)
+		memcpy(na, in->raw_attrs, sizeof(*na) * (size_t)n);
+	na[n].key = key;
+	na[n].text = text;
+	in->raw_attrs = na;
+	in->nraw_attrs = n + 1;
+	return true;
+}
+
+static bool is_ident(const char *s)
+{
+	if (!((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') || s[0] == '_'))
+		return false;
+	return hp_valid_name(s, strlen(s));
+}
+
+/* -------------------------------------------------------------- metadata */
+
+static bool decode_metadata(hp_ctx_t *c, ncc_pb_reader_t r, ncc_metadata_t *md)
+{
+	hp_iter_t it;
+	ncc_pb_field_t f;
+	hp_iter_init(&it, r, HP_MSG(metadata_fields));
+	while (hp_iter_next(c, &it, &f)) {
+		const char *s = NULL;
+		switch (f.number) {
+		case HPF_META_OP_TYPE:
+		case HPF_META_OP_NAME:
+		case HPF_META_SOURCE_FILE:
+			if (!hp_string(c, &f, &s))
+				return false;
+			/* proto3 strings are empty when unset; the text leaves them out */
+			if (!s[0])
+				s = NULL;
+			if (f.number == HPF_META_OP_TYPE)
+				md->op_type = s;
+			else if (f.number == HPF_META_OP_NAME)
+				md->op_name = s;
+			else
+				md->source_file = s;
+			break;
+		case HPF_META_SOURCE_LINE:
+			md->source_line = (int32_t)(uint32_t)f.value;
+			break;
+		default:
+			break;
+		}
+	}
+	return !c->failed;
+}
+
+/* ---------------------------------------------------- frontend attributes */
+
+static int kv_cmp(const void *a, const void *b)
+{
+	return strcmp(((const ncc_kv_t *)a)->key, ((const ncc_kv_t *)b)->key);
+}
+
+/* The map's entries sorted by key, the last of duplicate keys winning (protobuf map
+ * semantics), as XLA prints them. */
+static bool decode_frontend(hp_ctx_t *c, ncc_pb_reader_t r, ncc_kv_t **out, int32_t *out_n)
+{
+	*out = NULL;
+	*out_n = 0;
+	hp_iter_t it;
+	ncc_pb_field_t f;
+	int32_t n = 0;
+	hp_iter_init(&it, r, HP_MSG(frontend_fields));
+	while (hp_iter_next(c, &it, &f))
+		if (++n > 256)
+			return hp_fail(c, NCC_ERR_LIMIT, "map", -1, "more than 256 frontend attributes");
+	if (c->failed || !n)
+		return !c->failed;
+	ncc_kv_t *kv = ncc_alloc(c->m, sizeof(*kv) * (size_t)n);
+	if (!kv)
+		return hp_nomem(c);
+	int32_t k = 0;
+	hp_iter_init(&it, r, HP_MSG(frontend_fields));
+	while (hp_iter_next(c, &it, &f)) {
+		if (!HP_IN(c, "map", k))
+			return false;
+		kv[k].key = kv[k].value = "";
+		hp_iter_t eit;
+		ncc_pb_field_t e;
+		hp_iter_init(&eit, hp_sub(c, &f), HP_MSG(map_entry_fields));
+		while (hp_iter_next(c, &eit, &e))
+			if (!hp_string(c, &e, e.number == HPF_MAP_KEY ? &kv[k].key : &kv[k].value))
+				return false;
+		if (c->failed)
+			return false;
+		HP_OUT(c);
+		k++;
+	}
+	if (c->failed)
+		return false;
+	/* stable order for duplicates: a later entry replaces an earlier one */
+	int32_t m = 0;
+	for (int32_t i = 0; i < n; i++) {
+		int32_t j;
+		for (j = 0; j < m && strcmp(kv[j].key, kv[i].key) != 0; j++)
+			;
+		kv[j] = kv[i];
+		if (j == m)
+			m++;
+	}
+	qsort(kv, (size_t)m, sizeof(*kv), kv_cmp);
+	*out = kv;
+	*out_n = m;
+	return true;
+}
+
+static void text_string(hp_text_t *t, const char *s)
+{
+	hp_text_printf(t, "\"");
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\')
+			hp_text_printf(t, "\\%c", ch);
+		else if (ch == '\n')
+			hp_text_printf(t, "\\n");
+		else if (ch == '\t')
+			hp_text_printf(t, "\\t");
+		else if (ch == '\r')
+			hp_text_printf(t, "\\r");
+		else
+			hp_text_printf(t, "%c", ch);
+	}
+	hp_text_printf(t, "\"");
+}
+
+bool hp_frontend_text(hp_ctx_t *c, ncc_pb_reader_t r, const char **out)
+{
+	*out = NULL;
+	ncc_kv_t *kv;
+	int32_t n;
+	if (!decode_frontend(c, r, &kv, &n))
+		return false;
+	if (!n)
+		return true;
+	hp_text_t t = { 0 };
+	hp_text_printf(&t, "{");
+	for (int32_t i = 0; i < n; i++) {
+		if (i)
+			hp_text_printf(&t, ",");
+		if (is_ident(kv[i].key))
+			hp_text_printf(&t, "%s", kv[i].key);
+		else
+			text_string(&t, kv[i].key);
+		hp_text_printf(&t, "=");
+		text_string(&t, kv[i].value);
+	}
+	hp_text_printf(&t, "}");
+	*out = hp_text_finish(c, &t);
+	return *out != NULL;
+}
+
+/* ------------------------------------------------- windows and dnums */
+
+static bool decode_window(hp_ctx_t *c, ncc_pb_reader_t r, ncc_window_t **out)
+{
+	ncc_window_t *w = ncc_alloc(c->m, sizeof(*w));
+	if (!w)
+		return hp_nomem(c);
+	hp_iter_t it;
+	ncc_pb_field_t f;
+	int32_t n = 0;
+	hp_iter_init(&it, r, HP_MSG(window_fields));
+	while (hp_iter_next(c, &it, &f))
+		if (++n > NCC_MAX_RANK)
+			return hp_fail(c, NCC_ERR_LIMIT, "dimensions", -1, "more than %d window dimensions",
+				       NCC_MAX_RANK);
+	if (c->failed)
+		return false;
+	if (n && !(w->dims = ncc_alloc(c->m, sizeof(*w->dims) * (size_t)n)))
+		return hp_nomem(c);
+	int32_t k = 0;
+	hp_iter_init(&it, r, HP_MSG(window_fields));
+	while (hp_iter_next(c, &it, &f)) {
+		ncc_window_dim_t *d = &w->dims[k];
+		if (!HP_IN(c, "dimensions", k))
+			return false;
+		hp_iter_t dit;
+		ncc_pb_field_t x;
+		hp_iter_init(&dit, hp_sub(c, &f), HP_MSG(wdim_fields));
+		while (hp_iter_next(c, &dit, &x)) {
+			int64_t v = (int64_t)x.value;
+			switch (x.number) {
+			case HPF_WDIM_SIZE: d->size = v; break;
+			case HPF_WDIM_STRIDE: d->stride = v; break;
+			case HPF_WDIM_PADDING_LOW: d->pad_lo = v; break;
+			case HPF_WDIM_PADDING_HIGH: d->pad_hi = v; break;
+			case HPF_WDIM_WINDOW_DILATION: d->rhs_dilation = v; break;
+			case HPF_WDIM_BASE_DILATION: d->lhs_dilation = v; break;
+			case HPF_WDIM_WINDOW_REVERSAL: d->reversal = x.value != 0; break;
+			default: break;
+			}
+		}
+		if (c->failed)
+			return false;
+		HP_OUT(c);
+		k++;
+	}
+	if (c->failed)
+		return false;
+	w->n = n;
+	*out = w;
+	return true;
+}
+
+/* One of the three label groups of dim_labels: the two named dimensions and the
+ * spatial ones must be a permutation of 0..nspatial+1, or the printed labels would
+ * not read back. */
+static bool check_labels(hp_ctx_t *c, const char *what, int64_t a, int64_t b, const int64_t *sp,
+			 int32_t nsp)
+{
+	bool seen[NCC_MAX_RANK] = { false };
+	int32_t n = nsp + 2;
+	int64_t all[NCC_MAX_RANK + 2];
+	all[0] = a;
+	all[1] = b;
+	for (int32_t i = 0; i < nsp; i++)
+		all[2 + i] = sp[i];
+	for (int32_t i = 0; i < n; i++) {
+		if (all[i] < 0 || all[i] >= n || seen[all[i]])
+			return hp_fail(c, NCC_ERR_PARSE, NULL, -1,
+				       "%s dimensions are not a permutation of 0..%d", what, (int)n - 1);
+		seen[all[i]] = true;
+	}
+	return true;
+}
+
+static bool decode_conv(hp_ctx_t *c, ncc_pb_reader_t r, ncc_conv_dnums_t **out)
+{
+	ncc_conv_dnums_t *d = ncc_alloc(c->m, sizeof(*d));
+	if (!d)
+		return hp_nomem(c);
+	hp_msgdesc_t desc = HP_MSG(conv_fields);
+	hp_iter_t it;
+	ncc_pb_field_t f;
+	hp_iter_init(&it, r, desc);
+	while (hp_iter_next(c, &it, &f)) {
+		int64_t v = (int64_t)f.value;
+		switch (f.number) {
+		case HPF_CONV_KERNEL_INPUT_FEATURE: d->k_in_feature = v; break;
+		case HPF_CONV_KERNEL_OUTPUT_FEATURE: d->k_out_feature = v; break;
+		case HPF_CONV_INPUT_BATCH: d->in_batch = v; break;
+		case HPF_CONV_INPUT_FEATURE: d->in_feature = v; break;
+		case HPF_CONV_OUTPUT_BATCH: d->out_batch = v; break;
+		case HPF_CONV_OUTPUT_FEATURE: d->out_feature = v; break;
+		default: break;
+		}
+	}
+	if (c->failed)
+		return false;
+	int64_t *in, *k, *o;
+	int32_t nin, nk, no;
+	if (!hp_rep_i64(c, r, desc, HPF_CONV_INPUT_SPATIAL, NCC_MAX_RANK - 2, &in, &nin) ||
+	    !hp_rep_i64(c, r, desc, HPF_CONV_KERNEL_SPATIAL, NCC_MAX_RANK - 2, &k, &nk) ||
+	    !hp_rep_i64(c, r, desc, HPF_CONV_OUTPUT_SPATIAL, NCC_MAX_RANK - 2, &o, &no))
+		return false;
+	if (nin != nk || nin != no)
+		return hp_fail(c, NCC_ERR_PARSE, NULL, -1,
+			       "%d input, %d kernel and %d output spatial dimensions", (int)nin,
+			       (int)nk, (int)no);
+	d->nspatial = nin;
+	for (int32_t i = 0; i < nin; i++) {
+		d->in_spatial[i] = in[i];
+		d->k_spatial[i] = k[i];
+		d->out_spatial[i] = o[i];
+	}
+	if (!check_labels(c, "input", d->in_batch, d->in_feature, d->in_spatial, nin) ||
+	    !check_labels(c, "kernel", d->k_in_feature, d->k_out_feature, d->k_spatial, nin) ||
+	    !check_labels(c, "output", d->out_batch, d->out_feature, d->out_spatial, nin))
+		return false;
+	*out = d;
+	return true;
+}
+
+/* XLA prints the batch lists only when not empty and the contracting ones always. */
+static bool decode_dot(hp_ctx_t *c, bool has, ncc_pb_reader_t r, ncc_dot_dnums_t **out)
+{
+	ncc_dot_dnums_t *d = ncc_alloc(c->m, sizeof(*d));
+	if (!d)
+		return hp_nomem(c);
+	hp_msgdesc_t desc = HP_MSG(dot_fields);
+	if (has && (!hp_rep_ilist(c, r, desc, HPF_DOT_LHS_CONTRACTING, &d->lhs_contracting) ||
+		    !hp_rep_ilist(c, r, desc, HPF_DOT_RHS_CONTRACTING, &d->rhs_contracting) ||
+		    !hp_rep_ilist(c, r, desc, HPF_DOT_LHS_BATCH, &d->lhs_batch) ||
+		    !hp_rep_ilist(c, r, desc, HPF_DOT_RHS_BATCH, &d->rhs_batch)))
+		return false;
+	d->lhs_contracting.present = d->rhs_contracting.present = true;
+	d->lhs_batch.present = d->lhs_batch.n > 0;
+	d->rhs_batch.present = d->rhs_batch.n > 0;
+	*out = d;
+	return true;
+}
+
+static bool decode_gather(hp_ctx_t *c, bool has, ncc_pb_reader_t r, ncc_gather_dnums_t **out)
+{
+	ncc_gather_dnums_t *g = ncc_alloc(c->m, sizeof(*g));
+	if (!g)
+		return hp_nomem(c);
+	hp_msgdesc_t desc = HP_MSG(gather_fields);
+	if (has) {
+		hp_iter_t it;
+		ncc_pb_field_t x;
+		hp_iter_init(&it, r, desc);
+		while (hp_iter_next(c, &it, &x))
+			if (x.number == HPF_GATHER_INDEX_VECTOR_DIM)
+				g->index_vector_dim = (int64_t)x.value;
+		if (c->failed ||
+		    !hp_rep_ilist(c, r, desc, HPF_GATHER_OFFSET_DIMS, &g->offset_dims) ||
+		    !hp_rep_ilist(c, r, desc, HPF_GATHER_COLLAPSED_SLICE_DIMS, &g->collapsed_slice_dims) ||
+		    !hp_rep_ilist(c, r, desc, HPF_GATHER_START_INDEX_MAP, &g->start_index_map) ||
+		    !hp_rep_ilist(c, r, desc, HPF_GATHER_OPERAND_BATCHING_DIMS, &g->operand_batching_dims) ||
+		    !hp_rep_ilist(c, r, desc, HPF_GATHER_START_INDICES_BATCHING_DIMS,
+				  &g->start_indices_batching_dims))
+			return false;
+	}
+	g->offset_dims.present = g->collapsed_slice_dims.present = g->start_index_map.present = true;
+	g->operand_batching_dims.present = g->operand_batching_dims.n > 0;
+	g->start_indices_batching_dims.present = g->start_indices_batching_dims.n > 0;
+	*out = g;
+	return true;
+}
+
+static bool decode_scatter(hp_ctx_t *c, bool has, ncc_pb_reader_t r, ncc_scatter_dnums_t **out)
+{
+	ncc_scatter_dnums_t *s = ncc_alloc(c->m, sizeof(*s));
+	if (!s)
+		return hp_nomem(c);
+	hp_msgdesc_t desc = HP_MSG(scatter_fields);
+	if (has) {
+		hp_iter_t it;
+		ncc_pb_field_t x;
+		hp_iter_init(&it, r, desc);
+		while (hp_iter_next(c, &it, &x))
+			if (x.number == HPF_SCATTER_INDEX_VECTOR_DIM)
+				s->index_vector_dim = (int64_t)x.value;
+		if (c->failed ||
+		    !hp_rep_ilist(c, r, desc, HPF_SCATTER_UPDATE_WINDOW_DIMS, &s->update_window_dims) ||
+		    !hp_rep_ilist(c, r, desc, HPF_SCATTER_INSERTED_WINDOW_DIMS, &s->inserted_window_dims) ||
+		    !hp_rep_ilist(c, r, desc, HPF_SCATTER_DIMS_TO_OPERAND_DIMS,
+				  &s->scatter_dims_to_operand_dims) ||
+		    !hp_rep_ilist(c, r, desc, HPF_SCATTER_INPUT_BATCHING_DIMS, &s->input_batching_dims) ||
+		    !hp_rep_ilist(c, r, desc, HPF_SCATTER_INDICES_BATCHING_DIMS,
+				  &s->scatter_indices_batching_dims))
+			return false;
+	}
+	s->update_window_dims.present = s->inserted_window_dims.present = true;
+	s->scatter_dims_to_operand_dims.present = true;
+	s->input_batching_dims.present = s->input_batching_dims.n > 0;
+	s->scatter_indices_batching_dims.present = s->scatter_indices_batching_dims.n > 0;
+	*out = s;
+	return true;
+}
+
+static bool decode_padding(hp_ctx_t *c, bool has, ncc_pb_reader_t r, ncc_padding_t **out)
+{
+	ncc_padding_t *p = ncc_alloc(c->m, sizeof(*p));
+	if (!p || !(p->dims = ncc_alloc(c->m, sizeof(*p->dims) * NCC_MAX_RANK)))
+		return hp_nomem(c);
+	if (has) {
+		hp_iter_t it;
+		ncc_pb_field_t f;
+		hp_iter_init(&it, r, HP_MSG(padding_fields));
+		while (hp_iter_next(c, &it, &f)) {
+			if (p->n >= NCC_MAX_RANK)
+				return hp_fail(c, NCC_ERR_LIMIT, "dimensions", -1,
+					       "more than %d padded dimensions", NCC_MAX_RANK);
+			ncc_pad_dim_t *d = &p->dims[p->n];
+			if (!HP_IN(c, "dimensions", p->n))
+				return false;
+			hp_iter_t dit;
+			ncc_pb_field_t x;
+			hp_iter_init(&dit, hp_sub(c, &f), HP_MSG(pad_dim_fields));
+			while (hp_iter_next(c, &dit, &x)) {
+				if (x.number == HPF_PAD_EDGE_LOW)
+					d->lo = (int64_t)x.value;
+				else if (x.number == HPF_PAD_EDGE_HIGH)
+					d->hi = (int64_t)x.value;
+				else
+					d->interior = (int64_t)x.value;
+			}
+			if (c->failed)
+				return false;
+			HP_OUT(c);
+			p->n++;
+		}
+		if (c->failed)
+			return false;
+	}
+	*out = p;
+	return true;
+}
+
+static bool decode_slices(hp_ctx_t *c, const hp_inst_fields_t *f, ncc_slice_t **out)
+{
+	ncc_slice_t *s = ncc_alloc(c->m, sizeof(*s));
+	if (!s || !(s->dims = ncc_alloc(c->m, sizeof(*s->dims) * NCC_MAX_RANK)))
+		return hp_nomem(c);
+	hp_iter_t it;
+	ncc_pb_field_t x;
+	hp_iter_init(&it, f->msg, hp_inst_desc);
+	while (hp_iter_next(c, &it, &x)) {
+		if (x.number != HPF_INST_SLICE_DIMENSIONS)
+			continue;
+		if (s->n >= NCC_MAX_RANK)
+			return hp_fail(c, NCC_ERR_LIMIT, "slice_dimensions", -1,
+				       "more than %d sliced dimensions", NCC_MAX_RANK);
+		ncc_slice_dim_t *d = &s->dims[s->n];
+		if (!HP_IN(c, "slice_dimensions", s->n))
+			return false;
+		hp_iter_t dit;
+		ncc_pb_field_t y;
+		hp_iter_init(&dit, hp_sub(c, &x), HP_MSG(slice_fields));
+		while (hp_iter_next(c, &dit, &y)) {
+			if (y.number == HPF_SLICE_START)
+				d->start = (int64_t)y.value;
+			else if (y.number == HPF_SLICE_LIMIT)
+				d->limit = (int64_t)y.value;
+			else
+				d->stride = (int64_t)y.value;
+		}
+		if (c->failed)
+			return false;
+		HP_OUT(c);
+		s->n++;
+	}
+	if (c->failed)
+		return false;
+	*out = s;
+	return true;
+}
+
+/* ------------------------------------------------------- precision config */
+
+static const char *const algorithm_names[] = {
+	NULL, "dot_any_f8_any_f8_f32", "dot_any_f8_any_f8_f32_fast_accum", "dot_f16_f16_f16",
+	"dot_f16_f16_f32", "dot_bf16_bf16_bf16", "dot_bf16_bf16_f32", "dot_bf16_bf16_f32_x3",
+	"dot_bf16_bf16_f32_x6", "dot_tf32_tf32_f32", "dot_tf32_tf32_f32_x3", "dot_f32_f32_f32",
+	"dot_f64_f64_f64", "dot_bf16_bf16_f32_x9",
+};
+
+static bool decode_precision(hp_ctx_t *c, ncc_pb_reader_t r, ncc_inst_t *in)
+{
+	hp_msgdesc_t desc = HP_MSG(precision_fields);
+	int64_t *v;
+	int32_t n;
+	uint64_t alg = 0;
+	hp_iter_t it;
+	ncc_pb_field_t f;
+	hp_iter_init(&it, r, desc);
+	while (hp_iter_next(c, &it, &f))
+		if (f.number == HPF_PRECISION_ALGORITHM)
+			alg = f.value;
+	if (c->failed || !hp_rep_i64(c, r, desc, HPF_PRECISION_OPERAND_PRECISION, 64, &v, &n))
+		return false;
+	bool any = false;
+	for (int32_t i = 0; i < n; i++) {
+		if (v[i] < HPV_PRECISION_DEFAULT || v[i] > HPV_PRECISION_HIGHEST)
+			return hp_fail(c, NCC_ERR_PARSE, "operand_precision", -1,
+				       "unknown precision %lld", (long long)v[i]);
+		any |= v[i] != HPV_PRECISION_DEFAULT;
+	}
+	/* XLA prints operand_precision only when one is not the default */
+	if (any) {
+		in->operand_precision = ncc_alloc(c->m, sizeof(ncc_precision_t) * (size_t)n);
+		if (!in->operand_precision)
+			return hp_nomem(c);
+		for (int32_t i = 0; i < n; i++)
+			in->operand_precision[i] = (ncc_precision_t)v[i];
+		in->nprecision = n;
+	}
+	if (alg >= sizeof(algorithm_names) / sizeof(algorithm_names[0]))
+		return hp_fail(c, NCC_ERR_PARSE, "algorithm", -1, "unknown algorithm %llu",
+			       (unsigned long long)alg);
+	if (alg)
+		return add_raw(c, in, "algorithm", algorithm_names[alg]);
+	return true;
+}
+
+/* -------------------------------------------------------- replica groups */
+
+static bool groups_from_list(hp_ctx_t *c, ncc_pb_reader_t r, hp_msgdesc_t desc, uint32_t num,
+			     const char *fname, ncc_replica_groups_t *rg)
+{
+	hp_iter_t it;
+	ncc_pb_field_t f;
+	int32_t ng = 0;
+	hp_iter_init(&it, r, desc);
+	while (hp_iter_next(c, &it, &f))
+		if (f.number == num && ++ng > (1 << 20))
+			return hp_fail(c, NCC_ERR_LIMIT, fname, -1, "more than %d replica groups", 1 << 20);
+	if (c->failed)
+		return false;
+	if (!ng)
+		return true;
+	int32_t *sizes = ncc_alloc(c->m, sizeof(int32_t) * (size_t)ng);
+	int64_t **parts = ncc__calloc((size_t)ng, sizeof(*parts));
+	if (!sizes || !parts) {
+		free(parts);
+		return hp_nomem(c);
+	}
+	int64_t total = 0;
+	int32_t k = 0;
+	bool ok = true;
+	hp_iter_init(&it, r, desc);
+	while (ok && hp_iter_next(c, &it, &f)) {
+		if (f.number != num)
+			continue;
+		ok = HP_IN(c, fname, k) &&
+		     hp_rep_i64(c, hp_sub(c, &f), HP_MSG(replica_group_fields), HPF_REPLICA_GROUP_IDS,
+				1 << 22, &parts[k], &sizes[k]);
+		if (!ok)
+			break;
+		for (int32_t i = 0; i < sizes[k]; i++)
+			if (parts[k][i] < 0) {
+				ok = hp_fail(c, NCC_ERR_PARSE, "replica_ids", -1, "negative replica id %lld",
+					     (long long)parts[k][i]);
+				break;
+			}
+		HP_OUT(c);
+		total += sizes[k];
+		if (ok && total > (1 << 22))
+			ok = hp_fail(c, NCC_ERR_LIMIT, fname, -1, "more than %d replica ids", 1 << 22);
+		k++;
+	}
+	if (ok && !c->failed) {
+		rg->ids = ncc_alloc(c->m, sizeof(int64_t) * (size_t)(total ? total : 1));
+		if (!rg->ids) {
+			ok = hp_nomem(c);
+		} else {
+			int64_t o = 0;
+			for (int32_t g = 0; g < ng; g++) {
+				if (sizes[g])
+					memcpy(rg->ids + o, parts[g], sizeof(int64_t) * (size_t)sizes[g]);
+				o += sizes[g];
+			}
+			rg->ngroups = ng;
+			rg->group_sizes = sizes;
+		}
+	}
+	free(parts);
+	return ok && !c->failed;
+}
+
+/* The iota form [G,S]<=[dims]T(perm): kept as text and expanded, as the text parser
+ * does. */
+static bool groups_from_iota(hp_ctx_t *c, ncc_pb_reader_t r, ncc_replica_groups_t *rg)
+{
+	hp_msgdesc_t desc = HP_MSG(iota_fields);
+	int64_t g[2] = { 0, 0 }, *dims, *perm;
+	int32_t nd, np;
+	hp_iter_t it;
+	ncc_pb_field_t f;
+	hp_iter_init(&it, r, desc);
+	while (hp_iter_next(c, &it, &f)) {
+		if (f.number == HPF_IOTA_NUM_GROUPS)
+			g[0] = (int64_t)f.value;
+		else if (f.number == HPF_IOTA_DEVICES_PER_GROUP)
+			g[1] = (int64_t)f.value;
+	}
+	if (c->failed || !hp_rep_i64(c, r, desc, HPF_IOTA_RESHAPE_DIMS, NCC_MAX_RANK, &dims, &nd) ||
+	    !hp_rep_i64(c, r, desc, HPF_IOTA_TRANSPOSE_PERM, NCC_MAX_RANK, &perm, &np))
+		return false;
+	int64_t total = 1;
+	for (int32_t i = 0; i < nd; i++) {
+		if (dims[i] < 0 || (dims[i] && total > (1 << 20) / dims[i]))
+			return hp_fail(c, NCC_ERR_LIMIT, "iota_reshape_dims", -1, "replica groups too large");
+		total *= dims[i];
+	}
+	if (g[0] < 0 || g[1] < 0 || g[0] > (1 << 20) || g[1] > (1 << 20) || g[0] * g[1] != total ||
+	    (np && np != nd))
+		return hp_fail(c, NCC_ERR_PARSE, NULL, -1,
+			       "iota replica groups [%lld,%lld] do not match %lld devices",
+			       (long long)g[0], (long long)g[1], (long long)total);
+	bool seen[NCC_MAX_RANK] = { false }, identity = true;
+	for (int32_t i = 0; i < np; i++) {
+		if (perm[i] < 0 || perm[i] >= nd || seen[perm[i]])
+			return hp_fail(c, NCC_ERR_PARSE, "iota_transpose_perm", -1, "not a permutation");
+		seen[perm[i]] = true;
+		identity &= perm[i] == i;
+	}
+	hp_text_t t = { 0 };
+	hp_text_printf(&t, "[%lld,%lld]<=[", (long long)g[0], (long long)g[1]);
+	for (int32_t i = 0; i < nd; i++)
+		hp_text_printf(&t, i ? ",%lld" : "%lld", (long long)dims[i]);
+	hp_text_printf(&t, "]");
+	if (np && !identity) {
+		hp_text_printf(&t, "T(");
+		for (int32_t i = 0; i < np; i++)
+			hp_text_printf(&t, i ? ",%lld" : "%lld", (long long)perm[i]);
+		hp_text_printf(&t, ")");
+	}
+	if (!(rg->iota_text = hp_text_finish(c, &t)))
+		return false;
+	rg->ngroups = (int32_t)g[0];
+	rg->group_sizes = ncc_alloc(c->m, sizeof(int32_t) * (size_t)(g[0] ? g[0] : 1));
+	rg->ids = ncc_alloc(c->m, sizeof(int64_t) * (size_t)(total ? total : 1));
+	if (!rg->group_sizes || !rg->ids)
+		return hp_nomem(c);
+	for (int64_t i = 0; i < g[0]; i++)
+		rg->group_sizes[i] = (int32_t)g[1];
+	int64_t tdims[NCC_MAX_RANK];
+	for (int32_t i = 0; i < nd; i++)
+		tdims[i] = dims[np ? perm[i] : i];
+	for (int64_t o = 0; o < total; o++) {
+		int64_t rem = o, coord[NCC_MAX_RANK], src[NCC_MAX_RANK];
+		for (int32_t i = nd - 1; i >= 0; i--) {
+			coord[i] = tdims[i] ? rem % tdims[i] : 0;
+			rem = tdims[i] ? rem / tdims[i] : 0;
+		}
+		for (int32_t i = 0; i < nd; i++)
+			src[np ? perm[i] : i] = coord[i];
+		int64_t id = 0;
+		for (int32_t i = 0; i < nd; i++)
+			id = id * dims[i] + src[i];
+		rg->ids[o] = id;
+	}
+	return true;
+}
+
+static bool decode_replica_groups(hp_ctx_t *c, const hp_inst_fields_t *f, ncc_replica_groups_t *rg)
+{
+	memset(rg, 0, sizeof(*rg));
+	if (f->has_devlist) {
+		/* CollectiveDeviceListProto: the iota form wins over the explicit list */
+		ncc_pb_reader_t r = hp_sub(c, &f->devlist);
+		if (!HP_IN(c, "collective_device_list", -1))
+			return false;
+		bool has_iota = false;
+		ncc_pb_field_t iota;
+		hp_iter_t it;
+		ncc_pb_field_t x;
+		hp_iter_init(&it, r, HP_MSG(devlist_fields));
+		while (hp_iter_next(c, &it, &x))
+			if (x.number == HPF_DEVLIST_IOTA) {
+				iota = x;
+				has_iota = true;
+			}
+		if (c->failed)
+			return false;
+		bool ok;
+		if (has_iota) {
+			ok = HP_IN(c, "iota_replica_group_list", -1) && groups_from_iota(c, hp_sub(c, &iota), rg);
+			HP_OUT(c);
+		} else {
+			ok = groups_from_list(c, r, HP_MSG(devlist_fields), HPF_DEVLIST_REPLICA_GROUPS,
+					      "replica_groups", rg);
+		}
+		HP_OUT(c);
+		return ok;
+	}
+	return groups_from_list(c, f->msg, hp_inst_desc, HPF_INST_REPLICA_GROUPS, "replica_groups", rg);
+}
+
+static bool decode_pairs(hp_ctx_t *c, const hp_inst_fields_t *f, ncc_inst_t *in)
+{
+	if (!f->npairs)
+		return true;
+	if (f->npairs > (1 << 20))
+		return hp_fail(c, NCC_ERR_LIMIT, "source_target_pairs", -1, "too many pairs");
+	in->pairs = ncc_alloc(c->m, sizeof(int64_t) * 2 * (size_t)f->npairs);
+	if (!in->pairs)
+		return hp_nomem(c);
+	hp_iter_t it;
+	ncc_pb_field_t x;
+	int32_t k = 0;
+	hp_iter_init(&it, f->msg, hp_inst_desc);
+	while (hp_iter_next(c, &it, &x)) {
+		if (x.number != HPF_INST_SOURCE_TARGET_PAIRS || k >= f->npairs)
+			continue;
+		if (!HP_IN(c, "source_target_pairs", k))
+			return false;
+		hp_iter_t pit;
+		ncc_pb_field_t y;
+		hp_iter_init(&pit, hp_sub(c, &x), HP_MSG(pair_fields));
+		while (hp_iter_next(c, &pit, &y)) {
+			if ((int64_t)y.value < 0)
+				return hp_fail(c, NCC_ERR_PARSE, y.number == HPF_PAIR_SOURCE ? "source" : "target",
+					       -1, "negative device id %lld", (long long)y.value);
+			in->pairs[2 * k + (y.number == HPF_PAIR_SOURCE ? 0 : 1)] = (int64_t)y.value;
+		}
+		if (c->failed)
+			return false;
+		HP_OUT(c);
+		k++;
+	}
+	if (c->failed)
+		return false;
+	in->npairs = k;
+	return true;
+}
+
+/* ---------------------------------------------------------------- sharding */
+
+static void text_ints(hp_text_t *t, const int64_t *v, int32_t n)
+{
+	for (int32_t i = 0; i < n; i++)
+		hp_text_printf(t, i ? ",%lld" : "%lld", (long long)v[i]);
+}
+
+static const char *sharding_type_name(int64_t v)
+{
+	switch (v) {
+	case HPV_SHARDING_REPLICATED: return "replicated";
+	case HPV_SHARDING_MAXIMAL: return "maximal";
+	case HPV_SHARDING_MANUAL: return "manual";
+	case HPV_SHARDING_UNKNOWN: return "unknown";
+	case HPV_SHARDING_UNREDUCED: return "unreduced";
+	default: return NULL;
+	}
+}
+
+/* XLA's HloSharding spelling: {replicated}, {maximal device=N}, {devices=[2,1]0,1},
+ * {devices=[2,2]<=[4]}, tuples as {{...}, {...}}. The IR keeps it as text. */
+static bool sharding_text(hp_ctx_t *c, ncc_pb_reader_t r, hp_text_t *t)
+{
+	if (!hp_enter(c))
+		return false;
+	hp_msgdesc_t desc = HP_MSG(sharding_fields);
+	uint64_t type = 0;
+	bool last_rep = false;
+	hp_iter_t it;
+	ncc_pb_field_t f;
+	hp_iter_init(&it, r, desc);
+	while (hp_iter_next(c, &it, &f)) {
+		if (f.number == HPF_SHARDING_TYPE)
+			type = f.value;
+		else if (f.number == HPF_SHARDING_REPLICATE_ON_LAST_TILE_DIM)
+			last_rep = f.value != 0;
+	}
+	int64_t *dims = NULL, *devs = NULL, *ltd = NULL, *iota = NULL, *perm = NULL;
+	int32_t nd = 0, ndev = 0, nltd = 0, niota = 0, nperm = 0;
+	if (c->failed)
+		goto out;
+	if (type == HPV_SHARDING_TUPLE) {
+		hp_text_printf(t, "{");
+		int32_t k = 0;
+		hp_iter_init(&it, r, desc);
+		while (hp_iter_next(c, &it, &f)) {
+			if (f.number != HPF_SHARDING_TUPLE_SHARDINGS)
+				continue;
+			if (k >= (1 << 20)) {
+				hp_fail(c, NCC_ERR_LIMIT, "tuple_shardings", -1, "too many elements");
+				break;
+			}
+			if (k)
+				hp_text_printf(t, ", ");
+			bool ok = HP_IN(c, "tuple_shardings", k) && sharding_text(c, hp_sub(c, &f), t);
+			HP_OUT(c);
+			if (!ok)
+				break;
+			k++;
+		}
+		hp_text_printf(t, "}");
+		goto out;
+	}
+	if (!hp_rep_i64(c, r, desc, HPF_SHARDING_TILE_ASSIGNMENT_DIMS, NCC_MAX_RANK, &dims, &nd) ||
+	    !hp_rep_i64(c, r, desc, HPF_SHARDING_TILE_ASSIGNMENT_DEVICES, 1 << 20, &devs, &ndev) ||
+	    !hp_rep_i64(c, r, desc, HPF_SHARDING_LAST_TILE_DIMS, NCC_MAX_RANK, &ltd, &nltd) ||
+	    !hp_rep_i64(c, r, desc, HPF_SHARDING_IOTA_RESHAPE_DIMS, NCC_MAX_RANK, &iota, &niota) ||
+	    !hp_rep_i64(c, r, desc, HPF_SHARDING_IOTA_TRANSPOSE_PERM, NCC_MAX_RANK, &perm, &nperm))
+		goto out;
+	if (type == HPV_SHARDING_MAXIMAL) {
+		hp_text_printf(t, "{maximal device=%lld}", (long long)(ndev ? devs[0] : 0));
+	} else if (type == HPV_SHARDING_OTHER) {
+		hp_text_printf(t, "{devices=[");
+		text_ints(t, dims, nd);
+		hp_text_printf(t, "]");
+		if (niota) {
+			hp_text_printf(t, "<=[");
+			text_ints(t, iota, niota);
+			hp_text_printf(t, "]");
+			bool identity = true;
+			for (int32_t i = 0; i < nperm; i++)
+				identity &= perm[i] == i;
+			if (nperm && !identity) {
+				hp_text_printf(t, "T(");
+				text_ints(t, perm, nperm);
+				hp_text_printf(t, ")");
+			}
+		} else {
+			text_ints(t, devs, ndev);
+		}
+		if (last_rep)
+			hp_text_printf(t, " last_tile_dim_replicate");
+		if (nltd) {
+			hp_text_printf(t, " last_tile_dims={");
+			for (int32_t i = 0; i < nltd; i++) {
+				const char *n = sharding_type_name(ltd[i]);
+				hp_text_printf(t, "%s%s", i ? ", " : "", n ? n : "replicated");
+			}
+			hp_text_printf(t, "}");
+		}
+		hp_text_printf(t, "}");
+	} else {
+		const char *n = sharding_type_name((int64_t)type);
+		if (!n) {
+			hp_fail(c, NCC_ERR_PARSE, "type", -1, "unknown sharding type %llu",
+				(unsigned long long)type);
+			goto out;
+		}
+		hp_text_printf(t, "{%s}", n);
+	}
+out:
+	hp_leave(c);
+	return !c->failed;
+}
+
+/* ------------------------------------------------------------- the rest */
+
+/* The decimal XLA prints for a float epsilon, read back as the text parser does: the
+ * shortest digits that give the float again (1e-05, not 9.99999974738e-06). */
+static double float_as_printed(float v)
+{
+	if (!isfinite(v))
+		return v;
+	char buf[48];
+	for (int d = 1; d <= 9; d++) {
+		snprintf(buf, sizeof(buf), "%.*g", d, (double)v);
+		if (strtof(buf, NULL) == v)
+			return strtod(buf, NULL);
+	}
+	return v;
+}
+
+static const char *cmp_type_name_default(ncc_etype_t t)
+{
+	if (ncc_etype_is_float(t) || ncc_etype_is_complex(t))
+		return "FLOAT";
+	if (ncc_etype_is_signed_int(t))
+		return "SIGNED";
+	return "UNSIGNED"; /* unsigned integers and pred */
+}
+
+static bool decode_compare(hp_ctx_t *c, const hp_inst_fields_t *f, ncc_inst_t *in)
+{
+	static const char *const dirs[] = { "EQ", "NE", "LT", "LE", "GT", "GE" };
+	static const char *const types[] = { "FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED" };
+	if (f->cmp_dir && f->cmp_dir[0]) {
+		int i;
+		for (i = 0; i < 6 && strcmp(f->cmp_dir, dirs[i]) != 0; i++)
+			;
+		if (i == 6)
+			return hp_fail(c, NCC_ERR_PARSE, "comparison_direction", -1,
+				       "unknown direction '%.20s' (EQ, NE, LT, LE, GT, GE)", f->cmp_dir);
+		in->cmp_dir = (ncc_cmp_dir_t)(NCC_CMP_EQ + i);
+	}
+	if (f->cmp_type && f->cmp_type[0]) {
+		int i;
+		for (i = 0; i < 4 && strcmp(f->cmp_type, types[i]) != 0; i++)
+			;
+		if (i == 4)
+			return hp_fail(c, NCC_ERR_PARSE, "comparison_type", -1,
+				       "unknown comparison type '%.20s' (FLOAT, TOTALORDER, SIGNED, UNSIGNED)",
+				       f->cmp_type);
+		/* XLA prints type= only when it is not the default of the operands' type */
+		ncc_etype_t et = in->noperands ? in->operands[0]->shape.etype : NCC_INVALID;
+		if (et == NCC_INVALID || strcmp(types[i], cmp_type_name_default(et)) != 0)
+			in->cmp_type = (ncc_cmp_type_t)(NCC_CMPT_FLOAT + i);
+	}
+	return true;
+}
+
+static bool decode_called(hp_ctx_t *c, ncc_inst_t *in, const hp_inst_fields_t *f)
+{
+	int64_t *ids;
+	int32_t n;
+	if (!hp_rep_i64(c, f->msg, hp_inst_desc, HPF_INST_CALLED_COMPUTATION_IDS, 1 << 16, &ids, &n))
+		return false;
+	if (!n)
+		return true;
+	const char *fld = "called_computation_ids";
+	switch (in->op) {
+	case NCC_OP_WHILE:
+	case NCC_OP_SELECT_AND_SCATTER:
+		if (n != 2)
+			return hp_fail(c, NCC_ERR_PARSE, fld, -1, "%s calls two computations, not %d",
+				       ncc_opcode_name(in->op), (int)n);
+		/* XLA keeps a while's body first: called_computations() = {body, condition} */
+		if (in->op == NCC_OP_WHILE)
+			return hp_add_pending(c, &in->body, ids[0], in->name, fld) &&
+			       hp_add_pending(c, &in->condition, ids[1], in->name, fld);
+		return hp_add_pending(c, &in->select, ids[0], in->name, fld) &&
+		       hp_add_pending(c, &in->scatter_comp, ids[1], in->name, fld);
+	case NCC_OP_CALL:
+	case NCC_OP_MAP:
+	case NCC_OP_REDUCE_WINDOW:
+	case NCC_OP_REDUCE:
+	case NCC_OP_ALL_REDUCE:
+	case NCC_OP_ALL_REDUCE_START:
+	case NCC_OP_REDUCE_SCATTER:
+	case NCC_OP_SCATTER:
+	case NCC_OP_SORT:
+		if (n != 1)
+			return hp_fail(c, NCC_ERR_PARSE, fld, -1, "%s calls one computation, not %d",
+				       ncc_opcode_name(in->op), (int)n);
+		return hp_add_pending(c, &in->to_apply, ids[0], in->name, fld);
+	case NCC_OP_CONDITIONAL:
+		in->branches = ncc_alloc(c->m, sizeof(*in->branches) * (size_t)n);
+		if (!in->branches)
+			return hp_nomem(c);
+		in->nbranches = n;
+		/* XLA spells a pred-selected pair true_computation/false_computation */
+		in->branches_are_pred = n == 2 && in->noperands &&
+					in->operands[0]->shape.etype == NCC_PRED;
+		for (int32_t i = 0; i < n; i++)
+			if (!hp_add_pending(c, &in->branches[i], ids[i], in->name, fld))
+				return false;
+		return true;
+	default:
+		break;
+	}
+	if (n == 1 && in->op != NCC_OP_CUSTOM_CALL)
+		return hp_add_pending(c, &in->calls, ids[0], in->name, fld);
+	in->called = ncc_alloc(c->m, sizeof(*in->called) * (size_t)n);
+	if (!in->called)
+		return hp_nomem(c);
+	in->ncalled = n;
+	for (int32_t i = 0; i < n; i++)
+		if (!hp_add_pending(c, &in->called[i], ids[i], in->name, fld))
+			return false;
+	return true;
+}
+
+static bool decode_control_preds(hp_ctx_t *c, ncc_inst_t *in, const hp_inst_fields_t *f)
+{
+	int64_t *ids;
+	int32_t n;
+	if (!hp_rep_i64(c, f->msg, hp_inst_desc, HPF_INST_CONTROL_PREDECESSOR_IDS, 256, &ids, &n))
+		return false;
+	if (!n)
+		return true;
+	in->control_preds = ncc_alloc(c->m, sizeof(*in->control_preds) * (size_t)n);
+	if (!in->control_preds)
+		return hp_nomem(c);
+	for (int32_t i = 0; i < n; i++) {
+		ncc_inst_t *d = hp_idmap_get(&c->insts, ids[i]);
+		if (!d || d == in || d->parent != in->parent)
+			return hp_fail(c, NCC_ERR_PARSE, "control_predecessor_ids", -1,
+				       "id %lld is no earlier instruction of this computation",
+				       (long long)ids[i]);
+		in->control_preds[i] = d;
+	}
+	in->ncontrol_preds = n;
+	return true;
+}
+
+static void shape_index_text(hp_text_t *t, const int64_t *v, int32_t n)
+{
+	hp_text_printf(t, "{");
+	text_ints(t, v, n);
+	hp_text_printf(t, "}");
+}
+
+/* output_to_operand_aliasing={{}: (0, {}), {1}: (1, {})} */
+static bool decode_ooa(hp_ctx_t *c, ncc_inst_t *in, const hp_inst_fields_t *f)
+{
+	hp_text_t t = { 0 };
+	hp_text_printf(&t, "{");
+	hp_iter_t it;
+	ncc_pb_field_t x;
+	int32_t k = 0;
+	hp_iter_init(&it, f->msg, hp_inst_desc);
+	while (hp_iter_next(c, &it, &x)) {
+		if (x.number != HPF_INST_OUTPUT_OPERAND_ALIASING)
+			continue;
+		if (!HP_IN(c, "output_operand_aliasing", k))
+			break;
+		ncc_pb_reader_t r = hp_sub(c, &x);
+		hp_msgdesc_t desc = HP_MSG(ooa_fields);
+		int64_t opnd = 0, *oi, *pi;
+		int32_t noi, npi;
+		hp_iter_t ait;
+		ncc_pb_field_t y;
+		hp_iter_init(&ait, r, desc);
+		while (hp_iter_next(c, &ait, &y))
+			if (y.number == HPF_OOA_OPERAND_INDEX)
+				opnd = (int64_t)y.value;
+		if (c->failed || !hp_rep_i64(c, r, desc, HPF_OOA_OUTPUT_SHAPE_INDEX, 64, &oi, &noi) ||
+		    !hp_rep_i64(c, r, desc, HPF_OOA_OPERAND_SHAPE_INDEX, 64, &pi, &npi))
+			break;
+		HP_OUT(c);
+		if (k)
+			hp_text_printf(&t, ", ");
+		shape_index_text(&t, oi, noi);
+		hp_text_printf(&t, ": (%lld, ", (long long)opnd);
+		shape_index_text(&t, pi, npi);
+		hp_text_printf(&t, ")");
+		k++;
+	}
+	hp_text_printf(&t, "}");
+	if (c->failed) {
+		free(t.s);
+		return false;
+	}
+	const char *text = hp_text_finish(c, &t);
+	return text && add_raw(c, in, "output_to_operand_aliasing", text);
+}
+
+/* operand_layout_constraints={f32[2]{0}, f32[3]{0}} */
+static bool decode_layout_constraints(hp_ctx_t *c, ncc_inst_t *in, const hp_inst_fields_t *f)
+{
+	hp_text_t t = { 0 };
+	hp_text_printf(&t, "{");
+	hp_iter_t it;
+	ncc_pb_field_t x;
+	int32_t k = 0;
+	hp_iter_init(&it, f->msg, hp_inst_desc);
+	while (hp_iter_next(c, &it, &x)) {
+		if (x.number != HPF_INST_OPERAND_SHAPES_WITH_LAYOUT)
+			continue;
+		ncc_shape_t s;
+		bool ok = HP_IN(c, "operand_shapes_with_layout", k) && hp_shape(c, hp_sub(c, &x), &s);
+		HP_OUT(c);
+		if (!ok)
+			break;
+		if (k)
+			hp_text_printf(&t, ", ");
+		hp_text_shape(&t, &s, 0);
+		k++;
+	}
+	hp_text_printf(&t, "}");
+	if (c->failed) {
+		free(t.s);
+		return false;
+	}
+	const char *text = hp_text_finish(c, &t);
+	return text && add_raw(c, in, "operand_layout_constraints", text);
+}
+
+static bool decode_param_replication(hp_ctx_t *c, ncc_inst_t *in, ncc_pb_reader_t r)
+{
+	int64_t *v;
+	int32_t n;
+	if (!hp_rep_i64(c, r, HP_MSG(param_replication_fields), HPF_PARAM_REPLICATION_LEAVES, 1 << 16,
+			&v, &n))
+		return false;
+	if (!n)
+		return true;
+	hp_text_t t = { 0 };
+	hp_text_printf(&t, "{");
+	for (int32_t i = 0; i < n; i++)
+		hp_text_printf(&t, "%s%s", i ? "," : "", v[i] ? "true" : "false");
+	hp_text_printf(&t, "}");
+	const char *text = hp_text_finish(c, &t);
+	return text && add_raw(c, in, "parameter_replication", text);
+}
+
+static bool decode_trsm(hp_ctx_t *c, ncc_inst_t *in, ncc_pb_reader_t r)
+{
+	static const char *const names[] = { NULL, "NO_TRANSPOSE", "TRANSPOSE", "ADJOINT" };
+	hp_iter_t it;
+	ncc_pb_field_t f;
+	hp_iter_init(&it, r, HP_MSG(trsm_fields));
+	while (hp_iter_next(c, &it, &f)) {
+		switch (f.number) {
+		case HPF_TRSM_LEFT_SIDE: in->left_side = f.value != 0; break;
+		case HPF_TRSM_LOWER: in->lower = f.value != 0; break;
+		case HPF_TRSM_UNIT_DIAGONAL: in->unit_diagonal = f.value != 0; break;
+		case HPF_TRSM_TRANSPOSE_A:
+			if (f.value > 3)
+				return hp_fail(c, NCC_ERR_PARSE, "transpose_a", -1, "unknown value %llu",
+					       (unsigned long long)f.value);
+			in->transpose_a = names[f.value];
+			break;
+		default: break;
+		}
+	}
+	return !c->failed;
+}
+
+/* ----------------------------------------------------------- the mapping */
+
+static bool has_dimensions_attr(ncc_opcode_t op)
+{
+	switch (op) {
+	case NCC_OP_BROADCAST:
+	case NCC_OP_CONCATENATE:
+	case NCC_OP_REDUCE:
+	case NCC_OP_REVERSE:
+	case NCC_OP_SORT:
+	case NCC_OP_TRANSPOSE:
+	case NCC_OP_MAP:
+	case NCC_OP_ALL_GATHER:
+	case NCC_OP_ALL_GATHER_START:
+	case NCC_OP_REDUCE_SCATTER:
+	case NCC_OP_GET_DIMENSION_SIZE:
+	case NCC_OP_SET_DIMENSION_SIZE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool is_collective(ncc_opcode_t op)
+{
+	switch (op) {
+	case NCC_OP_ALL_GATHER:
+	case NCC_OP_ALL_GATHER_START:
+	case NCC_OP_ALL_REDUCE:
+	case NCC_OP_ALL_REDUCE_START:
+	case NCC_OP_ALL_TO_ALL:
+	case NCC_OP_REDUCE_SCATTER:
+	case NCC_OP_COLLECTIVE_BROADCAST:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Runs a sub-decoder inside message field `name` of the instruction. */
+#define IN_FIELD(name, call)                                  \
+	do {                                                  \
+		if (!HP_IN(c, (name), -1))                    \
+			return false;                         \
+		bool ok_ = (call);                            \
+		HP_OUT(c);                                    \
+		if (!ok_)                                     \
+			return false;                         \
+	} while (0)
+
+bool hp_inst_attrs(hp_ctx_t *c, ncc_inst_t *in, const hp_inst_fields_t *f)
+{
+	ncc_opcode_t op = in->op;
+	ncc_pb_reader_t none = ncc_pb_reader(NULL, 0);
+
+	/* dimensions: the iota's one dimension, or the list XLA prints for its opcode */
+	ncc_ilist_t dims;
+	if (!hp_rep_ilist(c, f->msg, hp_inst_desc, HPF_INST_DIMENSIONS, &dims))
+		return false;
+	if (op == NCC_OP_IOTA) {
+		if (dims.n != 1)
+			return hp_fail(c, NCC_ERR_PARSE, "dimensions", -1,
+				       "iota needs exactly one dimension, has %d", (int)dims.n);
+		in->iota_dimension = dims.v[0];
+	} else if (has_dimensions_attr(op) || dims.n) {
+		in->dimensions = dims;
+	}
+	if (op == NCC_OP_GET_TUPLE_ELEMENT) {
+		if (f->tuple_index < 0)
+			return hp_fail(c, NCC_ERR_PARSE, "tuple_index", -1, "negative (%lld)",
+				       (long long)f->tuple_index);
+		in->tuple_index = f->tuple_index;
+	}
+	if (!decode_called(c, in, f))
+		return false;
+
+	if (f->has_window || op == NCC_OP_CONVOLUTION || op == NCC_OP_REDUCE_WINDOW ||
+	    op == NCC_OP_SELECT_AND_SCATTER)
+		IN_FIELD("window", decode_window(c, f->has_window ? hp_sub(c, &f->window) : none,
+						 &in->window));
+	if (f->has_conv)
+		IN_FIELD("convolution_dimension_numbers", decode_conv(c, hp_sub(c, &f->conv), &in->conv));
+	in->feature_group_count = f->feature_group_count;
+	in->batch_group_count = f->batch_group_count;
+	if (f->has_padding || op == NCC_OP_PAD)
+		IN_FIELD("padding_config", decode_padding(c, f->has_padding,
+							  f->has_padding ? hp_sub(c, &f->padding) : none,
+							  &in->padding));
+	if (f->nslices || op == NCC_OP_SLICE)
+		if (!decode_slices(c, f, &in->slice))
+			return false;
+	if (op == NCC_OP_DYNAMIC_SLICE &&
+	    !hp_rep_ilist(c, f->msg, hp_inst_desc, HPF_INST_DYNAMIC_SLICE_SIZES, &in->dynamic_slice_sizes))
+		return false;
+	if (f->has_dot || op == NCC_OP_DOT)
+		IN_FIELD("dot_dimension_numbers",
+			 decode_dot(c, f->has_dot, f->has_dot ? hp_sub(c, &f->dot) : none, &in->dot));
+	if (f->has_gather || op == NCC_OP_GATHER)
+		IN_FIELD("gather_dimension_numbers",
+			 decode_gather(c, f->has_gather, f->has_gather ? hp_sub(c, &f->gather) : none,
+				       &in->gather));
+	/* slice_sizes={...}: a field of the instruction itself */
+	if (in->gather && !hp_rep_ilist(c, f->msg, hp_inst_desc, HPF_INST_GATHER_SLICE_SIZES,
+					&in->gather->slice_sizes))
+		return false;
+	if (f->has_scatter || op == NCC_OP_SCATTER)
+		IN_FIELD("scatter_dimension_numbers",
+			 decode_scatter(c, f->has_scatter, f->has_scatter ? hp_sub(c, &f->scatter) : none,
+					&in->scatter));
+	in->indices_are_sorted = f->indices_are_sorted;
+	in->unique_indices = f->unique_indices;
+	if (!decode_compare(c, f, in))
+		return false;
+	if (f->has_precision)
+		IN_FIELD("precision_config", decode_precision(c, hp_sub(c, &f->precision), in));
+
+	/* custom calls and fusions */
+	if (f->fusion_kind && f->fusion_kind[0]) {
+		if (!is_ident(f->fusion_kind))
+			return hp_fail(c, NCC_ERR_PARSE, "fusion_kind", -1,
+				       "'%.40s' is not a fusion kind (kLoop, kInput, kOutput, kCustom)",
+				       f->fusion_kind);
+		in->fusion_kind = f->fusion_kind;
+	}
+	if (op == NCC_OP_CUSTOM_CALL) {
+		static const char *const api[] = { "API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL",
+						   "API_VERSION_STATUS_RETURNING",
+						   "API_VERSION_STATUS_RETURNING_UNIFIED",
+						   "API_VERSION_TYPED_FFI" };
+		static const char *const sched[] = { NULL, "SCHEDULE_LATEST", "SCHEDULE_EARLIEST" };
+		in->custom_call_target = f->custom_call_target ? f->custom_call_target : "";
+		in->custom_call_has_side_effect = f->has_side_effect;
+		if (f->api_version > HPV_API_VERSION_TYPED_FFI)
+			return hp_fail(c, NCC_ERR_PARSE, "custom_call_api_version", -1,
+				       "unknown api version %llu", (unsigned long long)f->api_version);
+		/* XLA leaves out the default API_VERSION_ORIGINAL */
+		if (f->api_version != HPV_API_VERSION_ORIGINAL)
+			in->api_version = api[f->api_version];
+		if (f->constrain_layout && !decode_layout_constraints(c, in, f))
+			return false;
+		if (f->nooa && !decode_ooa(c, in, f))
+			return false;
+		if (f->schedule > HPV_SCHEDULE_EARLIEST)
+			return hp_fail(c, NCC_ERR_PARSE, "custom_call_schedule", -1,
+				       "unknown schedule %llu", (unsigned long long)f->schedule);
+		if (f->schedule && !add_raw(c, in, "schedule", sched[f->schedule]))
+			return false;
+	} else if (f->nooa && !decode_ooa(c, in, f)) {
+		return false;
+	}
+	if (f->backend_config && f->backend_config[0])
+		in->backend_config = f->backend_config;
+
+	/* collectives */
+	if (f->has_devlist || f->nreplica_groups || is_collective(op)) {
+		if (!decode_replica_groups(c, f, &in->replica_groups))
+			return false;
+		in->replica_groups.present = true;
+	}
+	in->channel_id = f->channel_id > 0 ? f->channel_id : 0;
+	in->use_global_device_ids = f->use_global_device_ids;
+	if (op != NCC_OP_CUSTOM_CALL)
+		in->constrain_layout = f->constrain_layout;
+	if (!decode_pairs(c, f, in))
+		return false;
+
+	/* rng */
+	if (op == NCC_OP_RNG) {
+		if (f->distribution != HPV_RNG_UNIFORM && f->distribution != HPV_RNG_NORMAL)
+			return hp_fail(c, NCC_ERR_PARSE, "distribution", -1, "unknown distribution %llu",
+				       (unsigned long long)f->distribution);
+		in->distribution = f->distribution == HPV_RNG_UNIFORM ? NCC_RNG_UNIFORM : NCC_RNG_NORMAL;
+	}
+	if (op == NCC_OP_RNG_BIT_GENERATOR) {
+		if (f->rng_algorithm > HPV_RNG_PHILOX)
+			return hp_fail(c, NCC_ERR_PARSE, "rng_algorithm", -1, "unknown algorithm %llu",
+				       (unsigned long long)f->rng_algorithm);
+		in->rng_algorithm = (ncc_rng_alg_t)(NCC_RNG_DEFAULT + (int)f->rng_algorithm);
+	}
+
+	/* batch norm, sort, fft, reduce-precision, linear algebra, topk */
+	if (op == NCC_OP_BATCH_NORM_TRAINING || op == NCC_OP_BATCH_NORM_INFERENCE ||
+	    op == NCC_OP_BATCH_NORM_GRAD || f->has_epsilon) {
+		in->has_epsilon = true;
+		in->epsilon = float_as_printed(f->epsilon);
+	}
+	if (f->feature_index < 0)
+		return hp_fail(c, NCC_ERR_PARSE, "feature_index", -1, "negative (%lld)",
+			       (long long)f->feature_index);
+	in->feature_index = f->feature_index;
+	in->is_stable = f->is_stable;
+	if (op == NCC_OP_FFT) {
+		static const char *const ft[] = { "FFT", "IFFT", "RFFT", "IRFFT" };
+		if (f->fft_type > 3)
+			return hp_fail(c, NCC_ERR_PARSE, "fft_type", -1, "unknown fft type %llu",
+				       (unsigned long long)f->fft_type);
+		in->fft_type = ft[f->fft_type];
+		if (!hp_rep_ilist(c, f->msg, hp_inst_desc, HPF_INST_FFT_LENGTH, &in->fft_length))
+			return false;
+	}
+	if (f->exponent_bits < 0 || f->mantissa_bits < 0)
+		return hp_fail(c, NCC_ERR_PARSE, f->exponent_bits < 0 ? "exponent_bits" : "mantissa_bits",
+			       -1, "negative");
+	in->exponent_bits = f->exponent_bits;
+	in->mantissa_bits = f->mantissa_bits;
+	if (f->has_trsm)
+		IN_FIELD("triangular_solve_options", decode_trsm(c, in, hp_sub(c, &f->trsm)));
+	if (f->has_cholesky) {
+		hp_iter_t it;
+		ncc_pb_field_t x;
+		if (!HP_IN(c, "cholesky_options", -1))
+			return false;
+		hp_iter_init(&it, hp_sub(c, &f->cholesky), HP_MSG(cholesky_fields));
+		while (hp_iter_next(c, &it, &x))
+			in->lower = x.value != 0;
+		HP_OUT(c);
+		if (c->failed)
+			return false;
+	}
+	if (op == NCC_OP_TOPK) {
+		if (f->k < 0)
+			return hp_fail(c, NCC_ERR_PARSE, "k", -1, "negative (%lld)", (long long)f->k);
+		in->topk_k = f->k;
+		in->topk_largest = f->largest;
+	}
+
+	/* general */
+	if (f->has_sharding) {
+		hp_text_t t = { 0 };
+		if (!HP_IN(c, "sharding", -1))
+			return false;
+		bool ok = sharding_text(c, hp_sub(c, &f->sharding), &t);
+		HP_OUT(c);
+		if (!ok) {
+			free(t.s);
+			return false;
+		}
+		if (!(in->sharding = hp_text_finish(c, &t)))
+			return false;
+	}
+	if (!decode_control_preds(c, in, f))
+		return false;
+	if (f->has_param_replication)
+		IN_FIELD("parameter_replication",
+			 decode_param_replication(c, in, hp_sub(c, &f->param_replication)));
+	if (f->has_frontend)
+		IN_FIELD("frontend_attributes",
+			 decode_frontend(c, hp_sub(c, &f->frontend), &in->frontend_attrs,
+					 &in->nfrontend_attrs));
+	if (f->has_metadata)
+		IN_FIELD("metadata", decode_metadata(c, hp_sub(c, &f->metadata), &in->metadata));
+	return true;
+}
