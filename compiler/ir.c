@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hlo_lexer.h"
+
 /* ------------------------------------------------------- allocation hook */
 
 static long fail_countdown; /* 0: off; else the allocation that fails, counting down */
@@ -1024,6 +1026,26 @@ static void print_string(strbuf_t *b, const char *s)
 	sbp(b, "\"");
 }
 
+/* True when s lexes as one identifier. */
+static bool is_ident_text(const char *s)
+{
+	ncc_lexer_t lx;
+	size_t n = strlen(s);
+	ncc_lex_init(&lx, s, n);
+	ncc_token_t t = ncc_lex_next(&lx);
+	return t.kind == NCC_TOK_IDENT && t.pos == 0 && t.len == n;
+}
+
+/* True when s is one balanced {...} group the parser captures whole: a
+ * backend_config like "{abc" or "{a}b" must be printed as a quoted string. */
+static bool is_balanced_text(const char *s)
+{
+	ncc_lexer_t lx;
+	size_t n = strlen(s);
+	ncc_lex_init(&lx, s, n);
+	return ncc_lex_skip_balanced(&lx, NCC_PARSE_MAX_DEPTH) && lx.pos == n;
+}
+
 static void print_ilist(strbuf_t *b, const ncc_ilist_t *l)
 {
 	sbp(b, "{");
@@ -1493,7 +1515,14 @@ static void print_inst(strbuf_t *b, const ncc_inst_t *in)
 	if (in->nfrontend_attrs) {
 		sbp(b, ", frontend_attributes={");
 		for (int32_t i = 0; i < in->nfrontend_attrs; i++) {
-			sbp(b, "%s%s=", i ? "," : "", in->frontend_attrs[i].key);
+			/* a key the lexer would not read as one identifier goes in quotes
+			 * (the parser takes both; keys from protos can be anything) */
+			sbp(b, "%s", i ? "," : "");
+			if (is_ident_text(in->frontend_attrs[i].key))
+				sbp(b, "%s", in->frontend_attrs[i].key);
+			else
+				print_string(b, in->frontend_attrs[i].key);
+			sbp(b, "=");
 			print_string(b, in->frontend_attrs[i].value);
 		}
 		sbp(b, "}");
@@ -1523,7 +1552,7 @@ static void print_inst(strbuf_t *b, const ncc_inst_t *in)
 	}
 	if (in->backend_config) {
 		sbp(b, ", backend_config=");
-		if (in->backend_config[0] == '{')
+		if (in->backend_config[0] == '{' && is_balanced_text(in->backend_config))
 			sbp(b, "%s", in->backend_config);
 		else
 			print_string(b, in->backend_config);
