@@ -149,6 +149,8 @@ static bool resolve_pending(hp_ctx_t *c)
 		}
 		c->npath = 0;
 		hp_push(c, "computations", p->comp_index);
+		if (p->comp_index < c->m->ncomps)
+			hp_set_label(c, c->m->comps[p->comp_index]->name);
 		hp_push(c, "instructions", p->inst_index);
 		hp_set_label(c, p->inst_name);
 		return hp_fail(c, NCC_ERR_PARSE, p->field, -1, "unknown computation id %lld",
@@ -175,6 +177,8 @@ static bool inst_scan(hp_ctx_t *c, ncc_pb_reader_t r, hp_inst_fields_t *f)
 		case HPF_INST_NAME:
 			if (!hp_string(c, &x, &f->name))
 				return false;
+			/* name the instruction in messages about its other fields */
+			hp_set_label(c, f->name[0] == '%' ? f->name + 1 : f->name);
 			break;
 		case HPF_INST_OPCODE:
 			if (!hp_string(c, &x, &f->opcode))
@@ -368,6 +372,7 @@ static bool decode_comp(hp_ctx_t *c, ncc_pb_reader_t r)
 		if (f.number == HPF_COMP_NAME) {
 			if (!hp_string(c, &f, &name))
 				return false;
+			hp_set_label(c, name[0] == '%' ? name + 1 : name);
 		} else if (f.number == HPF_COMP_ID) {
 			id = (int64_t)f.value;
 			has_id = true;

@@ -1275,6 +1275,9 @@ bool hp_inst_attrs(hp_ctx_t *c, ncc_inst_t *in, const hp_inst_fields_t *f)
 		if (dims.n != 1)
 			return hp_fail(c, NCC_ERR_PARSE, "dimensions", -1,
 				       "iota needs exactly one dimension, has %d", (int)dims.n);
+		if (dims.v[0] < 0)
+			return hp_fail(c, NCC_ERR_PARSE, "dimensions", -1, "negative iota dimension %lld",
+				       (long long)dims.v[0]);
 		in->iota_dimension = dims.v[0];
 	} else if (has_dimensions_attr(op) || dims.n) {
 		in->dimensions = dims;
@@ -1296,10 +1299,17 @@ bool hp_inst_attrs(hp_ctx_t *c, ncc_inst_t *in, const hp_inst_fields_t *f)
 		IN_FIELD("convolution_dimension_numbers", decode_conv(c, hp_sub(c, &f->conv), &in->conv));
 	in->feature_group_count = f->feature_group_count;
 	in->batch_group_count = f->batch_group_count;
-	if (f->has_padding || op == NCC_OP_PAD)
+	if (f->has_padding || op == NCC_OP_PAD) {
 		IN_FIELD("padding_config", decode_padding(c, f->has_padding,
 							  f->has_padding ? hp_sub(c, &f->padding) : none,
 							  &in->padding));
+		/* "padding=" needs at least one dimension to be spelled */
+		if (in->padding->n == 0 && op == NCC_OP_PAD)
+			return hp_fail(c, NCC_ERR_UNSUPPORTED, "padding_config", -1,
+				       "a pad without padded dimensions has no text form");
+		if (in->padding->n == 0)
+			in->padding = NULL;
+	}
 	if (f->nslices || op == NCC_OP_SLICE)
 		if (!decode_slices(c, f, &in->slice))
 			return false;

@@ -15,6 +15,14 @@ static size_t path_text(const hp_ctx_t *c, char *buf, size_t size)
 	for (int i = 0; i < c->npath && o + 1 < size; i++) {
 		const hp_seg_t *s = &c->path[i];
 		int n;
+		/* a path through deeply nested tuples: its head and tail say enough */
+		if (c->npath > 16 && i == 6) {
+			n = snprintf(buf + o, size - o, ".(%d levels)", c->npath - 12);
+			if (n > 0)
+				o += (size_t)n;
+			i = c->npath - 7;
+			continue;
+		}
 		if (s->index >= 0)
 			n = snprintf(buf + o, size - o, "%s%s[%lld]", i ? "." : "", s->name,
 				     (long long)s->index);

@@ -467,9 +467,18 @@ static bool array_literal(hp_ctx_t *c, ncc_pb_reader_t r, const ncc_shape_t *s,
 				       "%zu bytes for %lld %s elements (%d bytes each)", nbytes,
 				       (long long)count, ncc_etype_name(s->etype), src.width);
 		const uint8_t *p = c->data + (found ? last.off : 0);
+		int bits = ncc_etype_bits(s->etype);
+		bool sub_byte = bits < 8;
 		for (int64_t k = 0; k < count; k++) {
 			uint64_t v = src.width == 2 ? (uint64_t)p[2 * k] | (uint64_t)p[2 * k + 1] << 8 :
 						      p[k];
+			if (sub_byte) {
+				/* s2/s4/u2/u4/f4 take one byte each: keep the logical bits, with
+				 * signed values sign-extended as the text parser stores them */
+				v &= (1u << bits) - 1;
+				if (ncc_etype_is_signed_int(s->etype) && (v >> (bits - 1)))
+					v |= ~(uint64_t)0 << bits;
+			}
 			int64_t l = transpose ? logical_index(s, k) : k;
 			store(lit->data + (size_t)l * es, es, v);
 		}
