@@ -1140,7 +1140,8 @@ static void print_lit_dim(strbuf_t *b, const ncc_literal_t *lit, const ncc_shape
 	sbp(b, "}");
 }
 
-/* Prints a (sub)literal whose data starts at element *off of lit. */
+/* Prints a (sub)literal whose data starts at byte *off of lit (the leaves of a tuple
+ * literal are stored back to back, each with its own element size). */
 static void print_literal_rec(strbuf_t *b, const ncc_literal_t *lit, const ncc_shape_t *s,
 			      int64_t *off, int depth)
 {
@@ -1168,9 +1169,13 @@ static void print_literal_rec(strbuf_t *b, const ncc_literal_t *lit, const ncc_s
 	size_t es = ncc_etype_storage_bytes(s->etype);
 	int64_t n = ncc_shape_elements(s);
 	view.etype = s->etype;
-	view.data = lit->data ? lit->data + (size_t)*off * es : NULL;
+	if (n < 0 || (uint64_t)*off + (uint64_t)n * es > lit->nbytes) {
+		sbp(b, "{...}"); /* not in the buffer: never read past it */
+		return;
+	}
+	view.data = lit->data + *off;
 	view.count = n;
-	*off += n;
+	*off += n * (int64_t)es;
 	if (s->rank == 0) {
 		if (view.data)
 			print_elem(b, &view, 0, s->etype);
