@@ -461,6 +461,103 @@ const char *ncc_module_name(const ncc_module_t *m)
 	return m ? m->name : NULL;
 }
 
+static ncc_status_t sig_desc(const ncc_shape_t *s, const char *what, int64_t index,
+			     ncc_array_desc_t *out, ncc_error_t *err)
+{
+	if (!ncc_etype_is_array(s->etype) || s->rank > NCC_SIGNATURE_MAX_RANK)
+		return ncc_error_set(err, NCC_ERR_UNSUPPORTED, 0, 0,
+				     "entry %s %lld is a %s: only arrays of rank <= %d can be a "
+				     "signature entry", what, (long long)index,
+				     s->rank > NCC_SIGNATURE_MAX_RANK ? "high-rank array"
+								      : ncc_etype_name(s->etype),
+				     NCC_SIGNATURE_MAX_RANK);
+	memset(out, 0, sizeof(*out));
+	snprintf(out->etype, sizeof(out->etype), "%s", ncc_etype_name(s->etype));
+	out->rank = s->rank;
+	for (int32_t d = 0; d < s->rank; d++) {
+		if (s->dims[d] < 0)
+			return ncc_error_set(err, NCC_ERR_UNSUPPORTED, 0, 0,
+					     "entry %s %lld has an unbounded dynamic dimension %d",
+					     what, (long long)index, d);
+		out->dims[d] = s->dims[d];
+	}
+	return NCC_OK;
+}
+
+static int64_t sig_leaves(const ncc_shape_t *s)
+{
+	if (s->etype != NCC_TUPLE)
+		return 1;
+	int64_t n = 0;
+	for (int32_t i = 0; i < s->nelems; i++)
+		n += sig_leaves(&s->elems[i]);
+	return n;
+}
+
+static ncc_status_t sig_flatten(const ncc_shape_t *s, ncc_array_desc_t *out, int64_t *k,
+				ncc_error_t *err)
+{
+	if (s->etype != NCC_TUPLE) {
+		ncc_status_t st = sig_desc(s, "result leaf", *k, &out[*k], err);
+		(*k)++;
+		return st;
+	}
+	for (int32_t i = 0; i < s->nelems; i++) {
+		ncc_status_t st = sig_flatten(&s->elems[i], out, k, err);
+		if (st)
+			return st;
+	}
+	return NCC_OK;
+}
+
+ncc_status_t ncc_module_entry_signature(const ncc_module_t *m, ncc_array_desc_t **out_params,
+					size_t *out_nparams, ncc_array_desc_t **out_results,
+					size_t *out_nresults, ncc_error_t *err)
+{
+	if (!m || !out_params || !out_nparams || !out_results || !out_nresults)
+		return ncc_error_set(err, NCC_ERR_INVALID, 0, 0, "ncc_module_entry_signature: NULL argument");
+	const ncc_comp_t *e = m->entry;
+	if (!e || !e->root)
+		return ncc_error_set(err, NCC_ERR_INVALID, 0, 0, "module '%s' has no entry computation",
+				     m->name ? m->name : "?");
+	int64_t nres = sig_leaves(&e->root->shape);
+	ncc_array_desc_t *params = calloc((size_t)e->nparams + 1, sizeof(*params));
+	ncc_array_desc_t *res = calloc((size_t)nres + 1, sizeof(*res));
+	if (!params || !res) {
+		free(params);
+		free(res);
+		return ncc_error_set(err, NCC_ERR_NOMEM, 0, 0, "out of memory");
+	}
+	ncc_status_t st = NCC_OK;
+	for (int32_t p = 0; p < e->nparams && !st; p++) {
+		if (!e->params[p])
+			st = ncc_error_set(err, NCC_ERR_INVALID, 0, 0, "entry parameter %d is missing", p);
+		else
+			st = sig_desc(&e->params[p]->shape, "parameter", p, &params[p], err);
+	}
+	int64_t k = 0;
+	if (!st)
+		st = sig_flatten(&e->root->shape, res, &k, err);
+	if (st) {
+		free(params);
+		free(res);
+		return st;
+	}
+	if (e->nparams == 0) {
+		free(params);
+		params = NULL;
+	}
+	if (nres == 0) {
+		free(res);
+		res = NULL;
+	}
+	*out_params = params;
+	*out_nparams = (size_t)e->nparams;
+	*out_results = res;
+	*out_nresults = (size_t)nres;
+	return NCC_OK;
+}
+
 void ncc_module_free(ncc_module_t *m)
 {
 	if (!m)

@@ -210,6 +210,26 @@ ncc_status_t ncc_module_to_string(const ncc_module_t *m, char **out_text);
 /* Frees the module and everything it owns. NULL is a no-op. */
 void ncc_module_free(ncc_module_t *m);
 
+/* One array of an entry computation's signature. */
+#define NCC_SIGNATURE_MAX_RANK 16
+typedef struct ncc_array_desc {
+	char etype[16];        /* HLO element type name: "f32", "pred", "s64", "bf16", ... */
+	int32_t rank;
+	int64_t dims[NCC_SIGNATURE_MAX_RANK]; /* dims[0..rank), as written (row-major);
+					       * a bounded dynamic dimension "<=N" is N */
+} ncc_array_desc_t;
+
+/* The signature of m's entry computation: its parameters in parameter-number order
+ * and the leaves of its result depth first, which is the order of a compiled NEFF's
+ * input and output tensors. Both arrays are malloc'd and owned by the caller (free();
+ * NULL when the count is 0); on failure nothing is returned. A parameter that is not
+ * an array (a tuple, token or opaque value), a token or opaque result leaf, or an
+ * unbounded dynamic dimension is NCC_ERR_UNSUPPORTED naming it. Call it on a
+ * verified module. */
+ncc_status_t ncc_module_entry_signature(const ncc_module_t *m, ncc_array_desc_t **out_params,
+					size_t *out_nparams, ncc_array_desc_t **out_results,
+					size_t *out_nresults, ncc_error_t *err);
+
 /* ------------------------------------------------------------------ analyze */
 
 /* Verbosity as torch-neuronx numbers it: 2 (the default) aten level only; 1 adds
