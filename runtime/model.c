@@ -408,6 +408,37 @@ NRT_STATUS nrt_free_model_tensor_info(nrt_tensor_info_array_t *tensor_info)
 	return NRT_SUCCESS;
 }
 
+NRT_STATUS nrt_neuronsim_get_model_tensor_aliases(nrt_model_t *model, int32_t *alias_input, size_t count)
+{
+	NRT_STATUS st;
+	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
+	if (!ctx)
+		return st;
+	if (!alias_input) {
+		NRT_LOGE("nrt_neuronsim_get_model_tensor_aliases: alias_input (out) is NULL");
+		return NRT_INVALID;
+	}
+	nrt_model_obj_t *m;
+	if ((st = model_acquire(ctx, __func__, model, &m)))
+		return st;
+	const neff_view_t *v = &m->view;
+	uint32_t n = v->meta->n_tensors;
+	if (count < n) {
+		NRT_LOGE("nrt_neuronsim_get_model_tensor_aliases: room for %zu entries, model '%s' has %u "
+			 "tensors", count, v->meta->model_name, n);
+		st = NRT_INVALID;
+	} else {
+		for (uint32_t i = 0; i < n; i++) {
+			const neff_tensor_t *t = &v->tensors[i];
+			alias_input[i] = t->usage == NEFF_USAGE_OUTPUT && t->alias_input >= 0 &&
+						 (uint32_t)t->alias_input < n
+						 ? t->alias_input : -1;
+		}
+	}
+	nrt_handle_release(&ctx->models, nrt_handle_of(model));
+	return st;
+}
+
 NRT_STATUS nrt_neuronsim_get_last_error(nrt_model_t *model, nrt_neuronsim_exec_error_t *out_error)
 {
 	NRT_STATUS st;

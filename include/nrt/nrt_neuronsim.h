@@ -45,6 +45,14 @@ typedef struct nrt_neuronsim_exec_error {
  * With several threads executing, "most recent" is whichever finished last. */
 NRT_STATUS nrt_neuronsim_get_last_error(nrt_model_t *model, nrt_neuronsim_exec_error_t *out_error);
 
+/* In-place updates of model: alias_input[i] is, for I/O tensor i in the order of
+ * nrt_get_model_tensor_info(), the index of the input tensor that output i updates
+ * in place (the NEFF's alias_input; nrt_execute() binds such an output to that
+ * input's tensor when the output set leaves it out), or -1 (every input, and
+ * outputs that alias nothing). count is the capacity of alias_input: NRT_INVALID if
+ * it is smaller than the model's tensor count, or if alias_input is NULL. */
+NRT_STATUS nrt_neuronsim_get_model_tensor_aliases(nrt_model_t *model, int32_t *alias_input, size_t count);
+
 /* Device memory accounting by use, over all devices of the runtime. */
 typedef enum nrt_neuronsim_mem_category {
 	NRT_NEURONSIM_MEM_TENSORS = 0,    /* device-placed tensors */
