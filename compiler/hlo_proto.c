@@ -272,7 +272,7 @@ static bool decode_inst(hp_ctx_t *c, ncc_comp_t *comp, ncc_pb_reader_t r)
 	const char *name = f.name[0] == '%' ? f.name + 1 : f.name;
 	if (!hp_valid_name(name, strlen(name)))
 		return hp_fail(c, NCC_ERR_PARSE, "name", -1,
-			       "'%.60s' is not a valid HLO name ([A-Za-z0-9_.-]+)", f.name);
+			       "'%s' is not a valid HLO name ([A-Za-z0-9_.-]+)", hp_q(c, f.name));
 	hp_set_label(c, name);
 	if (hp_nameset_has(&c->inst_names, name))
 		return hp_fail(c, NCC_ERR_PARSE, "name", -1,
@@ -281,7 +281,12 @@ static bool decode_inst(hp_ctx_t *c, ncc_comp_t *comp, ncc_pb_reader_t r)
 		return hp_fail(c, NCC_ERR_PARSE, "opcode", -1, "missing");
 	f.op = ncc_opcode_from_name(f.opcode, strlen(f.opcode));
 	if (f.op == NCC_OP_UNKNOWN)
-		return hp_fail(c, NCC_ERR_PARSE, "opcode", -1, "unknown opcode '%.60s'", f.opcode);
+		return hp_fail(c, NCC_ERR_PARSE, "opcode", -1, "unknown opcode '%s'", hp_q(c, f.opcode));
+	/* a parameter's name is also spelled bare, without '%', in the signature */
+	if (f.op == NCC_OP_PARAMETER && !((name[0] >= 'a' && name[0] <= 'z') ||
+					  (name[0] >= 'A' && name[0] <= 'Z') || name[0] == '_'))
+		return hp_fail(c, NCC_ERR_PARSE, "name", -1,
+			       "parameter name '%s' must start with a letter or '_'", hp_q(c, name));
 	if (!f.has_shape)
 		return hp_fail(c, NCC_ERR_PARSE, "shape", -1, "missing");
 	if (!f.has_id)
@@ -389,7 +394,7 @@ static bool decode_comp(hp_ctx_t *c, ncc_pb_reader_t r)
 		name++;
 	if (!hp_valid_name(name, strlen(name)))
 		return hp_fail(c, NCC_ERR_PARSE, "name", -1,
-			       "'%.60s' is not a valid HLO name ([A-Za-z0-9_.-]+)", name);
+			       "'%s' is not a valid HLO name ([A-Za-z0-9_.-]+)", hp_q(c, name));
 	hp_set_label(c, name);
 	if (hp_nameset_has(&c->comp_names, name))
 		return hp_fail(c, NCC_ERR_PARSE, "name", -1, "computation '%s' is defined twice", name);
@@ -692,7 +697,10 @@ static bool decode_module(hp_ctx_t *c)
 				   (name[0] >= 'A' && name[0] <= 'Z') || name[0] == '_';
 		if (!ident_start || !hp_valid_name(name, strlen(name)))
 			return hp_fail(c, NCC_ERR_PARSE, "name", -1,
-				       "module name '%.60s' is not an HLO identifier", name);
+				       "module name '%s' is not an HLO identifier%s", hp_q(c, name),
+				       ncomps ? "" :
+				       " (is this an xla.HloProto, as --xla_dump_hlo_as_proto writes? "
+				       "its field 1 holds the HloModuleProto)");
 		c->m->name = name;
 	}
 	if (ncomps == 0)
@@ -705,7 +713,7 @@ static bool decode_module(hp_ctx_t *c)
 		entry = ncc_module_find_comp(c->m, entry_name[0] == '%' ? entry_name + 1 : entry_name);
 		if (!entry)
 			return hp_fail(c, NCC_ERR_PARSE, "entry_computation_name", -1,
-				       "no computation is named '%.60s'", entry_name);
+				       "no computation is named '%s'", hp_q(c, entry_name));
 	}
 	if (!entry && has_entry_id && entry_id != 0)
 		return hp_fail(c, NCC_ERR_PARSE, "entry_computation_id", -1,

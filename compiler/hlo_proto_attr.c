@@ -985,7 +985,7 @@ static bool decode_compare(hp_ctx_t *c, const hp_inst_fields_t *f, ncc_inst_t *i
 			;
 		if (i == 6)
 			return hp_fail(c, NCC_ERR_PARSE, "comparison_direction", -1,
-				       "unknown direction '%.20s' (EQ, NE, LT, LE, GT, GE)", f->cmp_dir);
+				       "unknown direction '%s' (EQ, NE, LT, LE, GT, GE)", hp_q(c, f->cmp_dir));
 		in->cmp_dir = (ncc_cmp_dir_t)(NCC_CMP_EQ + i);
 	}
 	if (f->cmp_type && f->cmp_type[0]) {
@@ -994,8 +994,8 @@ static bool decode_compare(hp_ctx_t *c, const hp_inst_fields_t *f, ncc_inst_t *i
 			;
 		if (i == 4)
 			return hp_fail(c, NCC_ERR_PARSE, "comparison_type", -1,
-				       "unknown comparison type '%.20s' (FLOAT, TOTALORDER, SIGNED, UNSIGNED)",
-				       f->cmp_type);
+				       "unknown comparison type '%s' (FLOAT, TOTALORDER, SIGNED, UNSIGNED)",
+				       hp_q(c, f->cmp_type));
 		/* XLA prints type= only when it is not the default of the operands' type */
 		ncc_etype_t et = in->noperands ? in->operands[0]->shape.etype : NCC_INVALID;
 		if (et == NCC_INVALID || strcmp(types[i], cmp_type_name_default(et)) != 0)
@@ -1342,8 +1342,8 @@ bool hp_inst_attrs(hp_ctx_t *c, ncc_inst_t *in, const hp_inst_fields_t *f)
 	if (f->fusion_kind && f->fusion_kind[0]) {
 		if (!is_ident(f->fusion_kind))
 			return hp_fail(c, NCC_ERR_PARSE, "fusion_kind", -1,
-				       "'%.40s' is not a fusion kind (kLoop, kInput, kOutput, kCustom)",
-				       f->fusion_kind);
+				       "'%s' is not a fusion kind (kLoop, kInput, kOutput, kCustom)",
+				       hp_q(c, f->fusion_kind));
 		in->fusion_kind = f->fusion_kind;
 	}
 	if (op == NCC_OP_CUSTOM_CALL) {

@@ -8,6 +8,31 @@
 
 /* ---------------------------------------------------------------- errors */
 
+static size_t escape(char *dst, size_t size, const char *s)
+{
+	size_t o = 0;
+	for (size_t i = 0; s[i] && o + 8 < size; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (i == 60) {
+			o += (size_t)snprintf(dst + o, size - o, "...");
+			break;
+		}
+		if (ch >= 0x20 && ch < 0x7f && ch != '\\')
+			dst[o++] = (char)ch;
+		else
+			o += (size_t)snprintf(dst + o, size - o, "\\x%02x", ch);
+	}
+	dst[o] = 0;
+	return o;
+}
+
+const char *hp_q(hp_ctx_t *c, const char *s)
+{
+	char *b = c->quoted[c->nquoted++ & 3];
+	escape(b, sizeof(c->quoted[0]), s ? s : "");
+	return b;
+}
+
 static size_t path_text(const hp_ctx_t *c, char *buf, size_t size)
 {
 	size_t o = 0;
@@ -31,8 +56,10 @@ static size_t path_text(const hp_ctx_t *c, char *buf, size_t size)
 		if (n < 0)
 			break;
 		o += (size_t)n;
-		if (o < size && s->label) {
-			n = snprintf(buf + o, size - o, " (%%%.60s)", s->label);
+		if (o + 4 < size && s->label) {
+			char q[200];
+			escape(q, sizeof(q), s->label);
+			n = snprintf(buf + o, size - o, " (%%%s)", q);
 			if (n > 0)
 				o += (size_t)n;
 		}

@@ -97,6 +97,8 @@ typedef struct hp_ctx {
 	size_t npend, cap_pend;
 	int32_t comp_index; /* index of the computation being decoded, for pending refs */
 	int32_t inst_index;
+	char quoted[4][200]; /* hp_q()'s buffers */
+	int nquoted;
 } hp_ctx_t;
 
 /* Records the first error: "LABEL: hlo proto: PATH[.field]: MESSAGE[ at byte N]".
@@ -104,6 +106,9 @@ typedef struct hp_ctx {
 bool hp_fail(hp_ctx_t *c, ncc_status_t st, const char *field, long long at, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 bool hp_nomem(hp_ctx_t *c);
+/* s from the input, fit for a message: at most 60 characters, anything but printable
+ * ASCII as \xNN. The result lives in c until four more calls. */
+const char *hp_q(hp_ctx_t *c, const char *s);
 
 /* Path segments (push fails with a LIMIT error past HP_PATH_MAX). */
 bool hp_push(hp_ctx_t *c, const char *name, int64_t index);

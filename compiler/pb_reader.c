@@ -94,7 +94,7 @@ ncc_pb_status_t ncc_pb_next(ncc_pb_reader_t *r, ncc_pb_field_t *f, size_t *err_o
 	case NCC_PB_FIXED64:
 		return ncc_pb_read_fixed64(r, &f->value, err_off);
 	case NCC_PB_FIXED32: {
-		uint32_t v;
+		uint32_t v = 0;
 		st = ncc_pb_read_fixed32(r, &v, err_off);
 		f->value = v;
 		return st;
@@ -160,7 +160,7 @@ ncc_pb_status_t ncc_pb_values_next(ncc_pb_values_t *it, uint64_t *out, size_t *e
 	case NCC_PB_ELEM_VARINT:
 		return ncc_pb_read_varint(&it->r, out, err_off);
 	case NCC_PB_ELEM_FIXED32: {
-		uint32_t v;
+		uint32_t v = 0;
 		ncc_pb_status_t st = ncc_pb_read_fixed32(&it->r, &v, err_off);
 		*out = v;
 		return st;

@@ -775,20 +775,20 @@ START_TEST(test_literals_every_encoding)
 	ck_assert_msg(strstr(s, "{-1, 7, -8}"), "%s", s);
 	free(s);
 
-	/* a tuple literal: (s32[], f32[]) */
-	pbw_t tsh = { 0 }, e1 = shape_msg(HPV_S32, 0, NULL, false), e2 = shape_msg(HPV_F32, 0, NULL, false);
+	/* a tuple literal whose leaves differ in element size: (pred[], f32[]) */
+	pbw_t tsh = { 0 }, e1 = shape_msg(HPV_PRED, 0, NULL, false), e2 = shape_msg(HPV_F32, 0, NULL, false);
 	w_int(&tsh, HPF_SHAPE_ELEMENT_TYPE, HPV_TUPLE);
 	w_msg(&tsh, HPF_SHAPE_TUPLE_SHAPES, &e1);
 	w_msg(&tsh, HPF_SHAPE_TUPLE_SHAPES, &e2);
 	lit = (pbw_t){ 0 };
 	pbw_t l1 = { 0 }, l2 = { 0 };
-	w_int(&l1, HPF_LIT_S32S, 3);
+	w_int(&l1, HPF_LIT_PREDS, 1);
 	w_fixed32(&l2, HPF_LIT_F32S, 0x3fc00000); /* 1.5 */
 	w_msg(&lit, HPF_LIT_TUPLE_LITERALS, &l1);
 	w_msg(&lit, HPF_LIT_TUPLE_LITERALS, &l2);
 	mod = constant_module(&tsh, &lit);
 	s = constant_text(&mod);
-	ck_assert_msg(strstr(s, "(s32[], f32[]) constant((3, 1.5))"), "%s", s);
+	ck_assert_msg(strstr(s, "(pred[], f32[]) constant((true, 1.5))"), "%s", s);
 	free(s);
 }
 END_TEST
@@ -967,6 +967,13 @@ START_TEST(test_malformed_protos)
 		w_msg(&w, HPF_MODULE_COMPUTATIONS, &comp);
 		decode_fails(&w, NCC_ERR_PARSE, "has parameter(0) missing", NULL);
 		free(w.b);
+	}
+	/* XLA's dump file is an xla.HloProto wrapping the module: the message says so */
+	{
+		pbw_t mod = add_module(NULL, true), wrap = { 0 };
+		w_msg(&wrap, 1, &mod);
+		decode_fails(&wrap, NCC_ERR_PARSE, "name: module name '\\x", "is this an xla.HloProto");
+		free(wrap.b);
 	}
 	/* the entry named by id must exist */
 	w = add_module(NULL, true);
