@@ -1291,55 +1291,60 @@ bool hp_inst_attrs(hp_ctx_t *c, ncc_inst_t *in, const hp_inst_fields_t *f)
 	if (!decode_called(c, in, f))
 		return false;
 
-	if (f->has_window || op == NCC_OP_CONVOLUTION || op == NCC_OP_REDUCE_WINDOW ||
-	    op == NCC_OP_SELECT_AND_SCATTER)
+	/* each field counts on the opcodes XLA reads it for (HloInstruction::
+	 * CreateFromProto); elsewhere it is ignored as XLA ignores it */
+	bool conv_like = op == NCC_OP_CONVOLUTION || op == NCC_OP_CUSTOM_CALL;
+	if ((f->has_window && op == NCC_OP_CUSTOM_CALL) || op == NCC_OP_CONVOLUTION ||
+	    op == NCC_OP_REDUCE_WINDOW || op == NCC_OP_SELECT_AND_SCATTER)
 		IN_FIELD("window", decode_window(c, f->has_window ? hp_sub(c, &f->window) : none,
 						 &in->window));
-	if (f->has_conv)
+	if (f->has_conv && conv_like)
 		IN_FIELD("convolution_dimension_numbers", decode_conv(c, hp_sub(c, &f->conv), &in->conv));
-	in->feature_group_count = f->feature_group_count;
-	in->batch_group_count = f->batch_group_count;
-	if (f->has_padding || op == NCC_OP_PAD) {
+	if (conv_like) {
+		in->feature_group_count = f->feature_group_count;
+		in->batch_group_count = f->batch_group_count;
+	}
+	if (op == NCC_OP_PAD) {
 		IN_FIELD("padding_config", decode_padding(c, f->has_padding,
 							  f->has_padding ? hp_sub(c, &f->padding) : none,
 							  &in->padding));
 		/* "padding=" needs at least one dimension to be spelled */
-		if (in->padding->n == 0 && op == NCC_OP_PAD)
+		if (in->padding->n == 0)
 			return hp_fail(c, NCC_ERR_UNSUPPORTED, "padding_config", -1,
 				       "a pad without padded dimensions has no text form");
-		if (in->padding->n == 0)
-			in->padding = NULL;
 	}
-	if (f->nslices || op == NCC_OP_SLICE)
-		if (!decode_slices(c, f, &in->slice))
-			return false;
+	if (op == NCC_OP_SLICE && !decode_slices(c, f, &in->slice))
+		return false;
 	if (op == NCC_OP_DYNAMIC_SLICE &&
 	    !hp_rep_ilist(c, f->msg, hp_inst_desc, HPF_INST_DYNAMIC_SLICE_SIZES, &in->dynamic_slice_sizes))
 		return false;
-	if (f->has_dot || op == NCC_OP_DOT)
+	if (op == NCC_OP_DOT)
 		IN_FIELD("dot_dimension_numbers",
 			 decode_dot(c, f->has_dot, f->has_dot ? hp_sub(c, &f->dot) : none, &in->dot));
-	if (f->has_gather || op == NCC_OP_GATHER)
+	if (op == NCC_OP_GATHER) {
 		IN_FIELD("gather_dimension_numbers",
 			 decode_gather(c, f->has_gather, f->has_gather ? hp_sub(c, &f->gather) : none,
 				       &in->gather));
-	/* slice_sizes={...}: a field of the instruction itself */
-	if (in->gather && !hp_rep_ilist(c, f->msg, hp_inst_desc, HPF_INST_GATHER_SLICE_SIZES,
-					&in->gather->slice_sizes))
-		return false;
-	if (f->has_scatter || op == NCC_OP_SCATTER)
+		/* slice_sizes={...}: a field of the instruction itself */
+		if (!hp_rep_ilist(c, f->msg, hp_inst_desc, HPF_INST_GATHER_SLICE_SIZES,
+				  &in->gather->slice_sizes))
+			return false;
+	}
+	if (op == NCC_OP_SCATTER)
 		IN_FIELD("scatter_dimension_numbers",
 			 decode_scatter(c, f->has_scatter, f->has_scatter ? hp_sub(c, &f->scatter) : none,
 					&in->scatter));
-	in->indices_are_sorted = f->indices_are_sorted;
-	in->unique_indices = f->unique_indices;
-	if (!decode_compare(c, f, in))
+	if (op == NCC_OP_GATHER || op == NCC_OP_SCATTER)
+		in->indices_are_sorted = f->indices_are_sorted;
+	if (op == NCC_OP_SCATTER)
+		in->unique_indices = f->unique_indices;
+	if (op == NCC_OP_COMPARE && !decode_compare(c, f, in))
 		return false;
-	if (f->has_precision)
+	if (f->has_precision && (op == NCC_OP_DOT || conv_like))
 		IN_FIELD("precision_config", decode_precision(c, hp_sub(c, &f->precision), in));
 
 	/* custom calls and fusions */
-	if (f->fusion_kind && f->fusion_kind[0]) {
+	if (op == NCC_OP_FUSION && f->fusion_kind && f->fusion_kind[0]) {
 		if (!is_ident(f->fusion_kind))
 			return hp_fail(c, NCC_ERR_PARSE, "fusion_kind", -1,
 				       "'%s' is not a fusion kind (kLoop, kInput, kOutput, kCustom)",
@@ -1360,6 +1365,7 @@ bool hp_inst_attrs(hp_ctx_t *c, ncc_inst_t *in, const hp_inst_fields_t *f)
 		/* XLA leaves out the default API_VERSION_ORIGINAL */
 		if (f->api_version != HPV_API_VERSION_ORIGINAL)
 			in->api_version = api[f->api_version];
+		/* raw attributes in the order XLA prints them */
 		if (f->constrain_layout && !decode_layout_constraints(c, in, f))
 			return false;
 		if (f->nooa && !decode_ooa(c, in, f))
@@ -1369,23 +1375,23 @@ bool hp_inst_attrs(hp_ctx_t *c, ncc_inst_t *in, const hp_inst_fields_t *f)
 				       "unknown schedule %llu", (unsigned long long)f->schedule);
 		if (f->schedule && !add_raw(c, in, "schedule", sched[f->schedule]))
 			return false;
-	} else if (f->nooa && !decode_ooa(c, in, f)) {
-		return false;
 	}
+	if (op == NCC_OP_FUSION && f->nooa && !decode_ooa(c, in, f))
+		return false;
 	if (f->backend_config && f->backend_config[0])
 		in->backend_config = f->backend_config;
 
 	/* collectives */
-	if (f->has_devlist || f->nreplica_groups || is_collective(op)) {
+	if (is_collective(op)) {
 		if (!decode_replica_groups(c, f, &in->replica_groups))
 			return false;
 		in->replica_groups.present = true;
+		in->use_global_device_ids = f->use_global_device_ids;
+		in->constrain_layout = f->constrain_layout;
 	}
 	in->channel_id = f->channel_id > 0 ? f->channel_id : 0;
-	in->use_global_device_ids = f->use_global_device_ids;
-	if (op != NCC_OP_CUSTOM_CALL)
-		in->constrain_layout = f->constrain_layout;
-	if (!decode_pairs(c, f, in))
+	if ((op == NCC_OP_COLLECTIVE_PERMUTE || op == NCC_OP_COLLECTIVE_PERMUTE_START) &&
+	    !decode_pairs(c, f, in))
 		return false;
 
 	/* rng */
@@ -1404,15 +1410,16 @@ bool hp_inst_attrs(hp_ctx_t *c, ncc_inst_t *in, const hp_inst_fields_t *f)
 
 	/* batch norm, sort, fft, reduce-precision, linear algebra, topk */
 	if (op == NCC_OP_BATCH_NORM_TRAINING || op == NCC_OP_BATCH_NORM_INFERENCE ||
-	    op == NCC_OP_BATCH_NORM_GRAD || f->has_epsilon) {
+	    op == NCC_OP_BATCH_NORM_GRAD) {
 		in->has_epsilon = true;
 		in->epsilon = float_as_printed(f->epsilon);
+		if (f->feature_index < 0)
+			return hp_fail(c, NCC_ERR_PARSE, "feature_index", -1, "negative (%lld)",
+				       (long long)f->feature_index);
+		in->feature_index = f->feature_index;
 	}
-	if (f->feature_index < 0)
-		return hp_fail(c, NCC_ERR_PARSE, "feature_index", -1, "negative (%lld)",
-			       (long long)f->feature_index);
-	in->feature_index = f->feature_index;
-	in->is_stable = f->is_stable;
+	if (op == NCC_OP_SORT)
+		in->is_stable = f->is_stable;
 	if (op == NCC_OP_FFT) {
 		static const char *const ft[] = { "FFT", "IFFT", "RFFT", "IRFFT" };
 		if (f->fft_type > 3)
@@ -1422,14 +1429,17 @@ bool hp_inst_attrs(hp_ctx_t *c, ncc_inst_t *in, const hp_inst_fields_t *f)
 		if (!hp_rep_ilist(c, f->msg, hp_inst_desc, HPF_INST_FFT_LENGTH, &in->fft_length))
 			return false;
 	}
-	if (f->exponent_bits < 0 || f->mantissa_bits < 0)
-		return hp_fail(c, NCC_ERR_PARSE, f->exponent_bits < 0 ? "exponent_bits" : "mantissa_bits",
-			       -1, "negative");
-	in->exponent_bits = f->exponent_bits;
-	in->mantissa_bits = f->mantissa_bits;
-	if (f->has_trsm)
+	if (op == NCC_OP_REDUCE_PRECISION) {
+		if (f->exponent_bits < 0 || f->mantissa_bits < 0)
+			return hp_fail(c, NCC_ERR_PARSE,
+				       f->exponent_bits < 0 ? "exponent_bits" : "mantissa_bits", -1,
+				       "negative");
+		in->exponent_bits = f->exponent_bits;
+		in->mantissa_bits = f->mantissa_bits;
+	}
+	if (f->has_trsm && op == NCC_OP_TRIANGULAR_SOLVE)
 		IN_FIELD("triangular_solve_options", decode_trsm(c, in, hp_sub(c, &f->trsm)));
-	if (f->has_cholesky) {
+	if (f->has_cholesky && op == NCC_OP_CHOLESKY) {
 		hp_iter_t it;
 		ncc_pb_field_t x;
 		if (!HP_IN(c, "cholesky_options", -1))
@@ -1464,7 +1474,7 @@ bool hp_inst_attrs(hp_ctx_t *c, ncc_inst_t *in, const hp_inst_fields_t *f)
 	}
 	if (!decode_control_preds(c, in, f))
 		return false;
-	if (f->has_param_replication)
+	if (f->has_param_replication && op == NCC_OP_PARAMETER)
 		IN_FIELD("parameter_replication",
 			 decode_param_replication(c, in, hp_sub(c, &f->param_replication)));
 	if (f->has_frontend)
