@@ -21,84 +21,9 @@ static const hp_fdesc_t map_entry_fields[] = {
 	{ HPF_MAP_KEY, "key", HP_K_LEN },
 	{ HPF_MAP_VALUE, "value", HP_K_LEN },
 };
-static const hp_fdesc_t window_fields[] = {
-	{ HPF_WINDOW_DIMENSIONS, "dimensions", HP_K_LEN },
-};
-static const hp_fdesc_t wdim_fields[] = {
-	{ HPF_WDIM_SIZE, "size", HP_K_VARINT },
-	{ HPF_WDIM_STRIDE, "stride", HP_K_VARINT },
-	{ HPF_WDIM_PADDING_LOW, "padding_low", HP_K_VARINT },
-	{ HPF_WDIM_PADDING_HIGH, "padding_high", HP_K_VARINT },
-	{ HPF_WDIM_WINDOW_DILATION, "window_dilation", HP_K_VARINT },
-	{ HPF_WDIM_BASE_DILATION, "base_dilation", HP_K_VARINT },
-	{ HPF_WDIM_WINDOW_REVERSAL, "window_reversal", HP_K_VARINT },
-};
-static const hp_fdesc_t conv_fields[] = {
-	{ HPF_CONV_KERNEL_INPUT_FEATURE, "kernel_input_feature_dimension", HP_K_VARINT },
-	{ HPF_CONV_KERNEL_OUTPUT_FEATURE, "kernel_output_feature_dimension", HP_K_VARINT },
-	{ HPF_CONV_KERNEL_SPATIAL, "kernel_spatial_dimensions", HP_K_REP_VARINT },
-	{ HPF_CONV_INPUT_BATCH, "input_batch_dimension", HP_K_VARINT },
-	{ HPF_CONV_INPUT_FEATURE, "input_feature_dimension", HP_K_VARINT },
-	{ HPF_CONV_OUTPUT_BATCH, "output_batch_dimension", HP_K_VARINT },
-	{ HPF_CONV_OUTPUT_FEATURE, "output_feature_dimension", HP_K_VARINT },
-	{ HPF_CONV_INPUT_SPATIAL, "input_spatial_dimensions", HP_K_REP_VARINT },
-	{ HPF_CONV_OUTPUT_SPATIAL, "output_spatial_dimensions", HP_K_REP_VARINT },
-};
-static const hp_fdesc_t dot_fields[] = {
-	{ HPF_DOT_LHS_CONTRACTING, "lhs_contracting_dimensions", HP_K_REP_VARINT },
-	{ HPF_DOT_RHS_CONTRACTING, "rhs_contracting_dimensions", HP_K_REP_VARINT },
-	{ HPF_DOT_LHS_BATCH, "lhs_batch_dimensions", HP_K_REP_VARINT },
-	{ HPF_DOT_RHS_BATCH, "rhs_batch_dimensions", HP_K_REP_VARINT },
-};
-static const hp_fdesc_t gather_fields[] = {
-	{ HPF_GATHER_OFFSET_DIMS, "offset_dims", HP_K_REP_VARINT },
-	{ HPF_GATHER_COLLAPSED_SLICE_DIMS, "collapsed_slice_dims", HP_K_REP_VARINT },
-	{ HPF_GATHER_START_INDEX_MAP, "start_index_map", HP_K_REP_VARINT },
-	{ HPF_GATHER_INDEX_VECTOR_DIM, "index_vector_dim", HP_K_VARINT },
-	{ HPF_GATHER_OPERAND_BATCHING_DIMS, "operand_batching_dims", HP_K_REP_VARINT },
-	{ HPF_GATHER_START_INDICES_BATCHING_DIMS, "start_indices_batching_dims", HP_K_REP_VARINT },
-};
-static const hp_fdesc_t scatter_fields[] = {
-	{ HPF_SCATTER_UPDATE_WINDOW_DIMS, "update_window_dims", HP_K_REP_VARINT },
-	{ HPF_SCATTER_INSERTED_WINDOW_DIMS, "inserted_window_dims", HP_K_REP_VARINT },
-	{ HPF_SCATTER_DIMS_TO_OPERAND_DIMS, "scatter_dims_to_operand_dims", HP_K_REP_VARINT },
-	{ HPF_SCATTER_INDEX_VECTOR_DIM, "index_vector_dim", HP_K_VARINT },
-	{ HPF_SCATTER_INPUT_BATCHING_DIMS, "input_batching_dims", HP_K_REP_VARINT },
-	{ HPF_SCATTER_INDICES_BATCHING_DIMS, "scatter_indices_batching_dims", HP_K_REP_VARINT },
-};
-static const hp_fdesc_t padding_fields[] = {
-	{ HPF_PADDING_DIMENSIONS, "dimensions", HP_K_LEN },
-};
-static const hp_fdesc_t pad_dim_fields[] = {
-	{ HPF_PAD_EDGE_LOW, "edge_padding_low", HP_K_VARINT },
-	{ HPF_PAD_EDGE_HIGH, "edge_padding_high", HP_K_VARINT },
-	{ HPF_PAD_INTERIOR, "interior_padding", HP_K_VARINT },
-};
-static const hp_fdesc_t slice_fields[] = {
-	{ HPF_SLICE_START, "start", HP_K_VARINT },
-	{ HPF_SLICE_LIMIT, "limit", HP_K_VARINT },
-	{ HPF_SLICE_STRIDE, "stride", HP_K_VARINT },
-};
 static const hp_fdesc_t precision_fields[] = {
 	{ HPF_PRECISION_OPERAND_PRECISION, "operand_precision", HP_K_REP_VARINT },
 	{ HPF_PRECISION_ALGORITHM, "algorithm", HP_K_VARINT },
-};
-static const hp_fdesc_t replica_group_fields[] = {
-	{ HPF_REPLICA_GROUP_IDS, "replica_ids", HP_K_REP_VARINT },
-};
-static const hp_fdesc_t devlist_fields[] = {
-	{ HPF_DEVLIST_REPLICA_GROUPS, "replica_groups", HP_K_LEN },
-	{ HPF_DEVLIST_IOTA, "iota_replica_group_list", HP_K_LEN },
-};
-static const hp_fdesc_t iota_fields[] = {
-	{ HPF_IOTA_NUM_GROUPS, "num_replica_groups", HP_K_VARINT },
-	{ HPF_IOTA_DEVICES_PER_GROUP, "num_devices_per_group", HP_K_VARINT },
-	{ HPF_IOTA_RESHAPE_DIMS, "iota_reshape_dims", HP_K_REP_VARINT },
-	{ HPF_IOTA_TRANSPOSE_PERM, "iota_transpose_perm", HP_K_REP_VARINT },
-};
-static const hp_fdesc_t pair_fields[] = {
-	{ HPF_PAIR_SOURCE, "source", HP_K_VARINT },
-	{ HPF_PAIR_TARGET, "target", HP_K_VARINT },
 };
 static const hp_fdesc_t trsm_fields[] = {
 	{ HPF_TRSM_LEFT_SIDE, "left_side", HP_K_VARINT },
@@ -117,20 +42,7 @@ static const hp_fdesc_t ooa_fields[] = {
 	{ HPF_OOA_OPERAND_INDEX, "operand_index", HP_K_VARINT },
 	{ HPF_OOA_OPERAND_SHAPE_INDEX, "operand_shape_index", HP_K_REP_VARINT },
 };
-static const hp_fdesc_t sharding_fields[] = {
-	{ HPF_SHARDING_TYPE, "type", HP_K_VARINT },
-	{ HPF_SHARDING_TILE_ASSIGNMENT_DIMS, "tile_assignment_dimensions", HP_K_REP_VARINT },
-	{ HPF_SHARDING_TILE_ASSIGNMENT_DEVICES, "tile_assignment_devices", HP_K_REP_VARINT },
-	{ HPF_SHARDING_TUPLE_SHARDINGS, "tuple_shardings", HP_K_LEN },
-	{ HPF_SHARDING_REPLICATE_ON_LAST_TILE_DIM, "replicate_on_last_tile_dim", HP_K_VARINT },
-	{ HPF_SHARDING_LAST_TILE_DIMS, "last_tile_dims", HP_K_REP_VARINT },
-	{ HPF_SHARDING_IOTA_RESHAPE_DIMS, "iota_reshape_dims", HP_K_REP_VARINT },
-	{ HPF_SHARDING_IOTA_TRANSPOSE_PERM, "iota_transpose_perm", HP_K_REP_VARINT },
-};
 
-/* Descends into message field f (named name) and leaves again; for sub-decoders. */
-#define HP_IN(c, name, idx) hp_push((c), (name), (idx))
-#define HP_OUT(c) hp_pop(c)
 
 static bool add_raw(hp_ctx_t *c, ncc_inst_t *in, const char *key, const char *text)
 {
@@ -294,285 +206,6 @@ bool hp_frontend_text(hp_ctx_t *c, ncc_pb_reader_t r, const char **out)
 	return *out != NULL;
 }
 
-/* ------------------------------------------------- windows and dnums */
-
-static bool decode_window(hp_ctx_t *c, ncc_pb_reader_t r, ncc_window_t **out)
-{
-	ncc_window_t *w = ncc_alloc(c->m, sizeof(*w));
-	if (!w)
-		return hp_nomem(c);
-	hp_iter_t it;
-	ncc_pb_field_t f;
-	int32_t n = 0;
-	hp_iter_init(&it, r, HP_MSG(window_fields));
-	while (hp_iter_next(c, &it, &f))
-		if (++n > NCC_MAX_RANK)
-			return hp_fail(c, NCC_ERR_LIMIT, "dimensions", -1, "more than %d window dimensions",
-				       NCC_MAX_RANK);
-	if (c->failed)
-		return false;
-	if (n && !(w->dims = ncc_alloc(c->m, sizeof(*w->dims) * (size_t)n)))
-		return hp_nomem(c);
-	int32_t k = 0;
-	hp_iter_init(&it, r, HP_MSG(window_fields));
-	while (hp_iter_next(c, &it, &f)) {
-		ncc_window_dim_t *d = &w->dims[k];
-		if (!HP_IN(c, "dimensions", k))
-			return false;
-		hp_iter_t dit;
-		ncc_pb_field_t x;
-		hp_iter_init(&dit, hp_sub(c, &f), HP_MSG(wdim_fields));
-		while (hp_iter_next(c, &dit, &x)) {
-			int64_t v = (int64_t)x.value;
-			switch (x.number) {
-			case HPF_WDIM_SIZE: d->size = v; break;
-			case HPF_WDIM_STRIDE: d->stride = v; break;
-			case HPF_WDIM_PADDING_LOW: d->pad_lo = v; break;
-			case HPF_WDIM_PADDING_HIGH: d->pad_hi = v; break;
-			case HPF_WDIM_WINDOW_DILATION: d->rhs_dilation = v; break;
-			case HPF_WDIM_BASE_DILATION: d->lhs_dilation = v; break;
-			case HPF_WDIM_WINDOW_REVERSAL: d->reversal = x.value != 0; break;
-			default: break;
-			}
-		}
-		if (c->failed)
-			return false;
-		HP_OUT(c);
-		k++;
-	}
-	if (c->failed)
-		return false;
-	w->n = n;
-	*out = w;
-	return true;
-}
-
-/* One of the three label groups of dim_labels: the two named dimensions and the
- * spatial ones must be a permutation of 0..nspatial+1, or the printed labels would
- * not read back. */
-static bool check_labels(hp_ctx_t *c, const char *what, int64_t a, int64_t b, const int64_t *sp,
-			 int32_t nsp)
-{
-	bool seen[NCC_MAX_RANK] = { false };
-	int32_t n = nsp + 2;
-	int64_t all[NCC_MAX_RANK + 2];
-	all[0] = a;
-	all[1] = b;
-	for (int32_t i = 0; i < nsp; i++)
-		all[2 + i] = sp[i];
-	for (int32_t i = 0; i < n; i++) {
-		if (all[i] < 0 || all[i] >= n || seen[all[i]])
-			return hp_fail(c, NCC_ERR_PARSE, NULL, -1,
-				       "%s dimensions are not a permutation of 0..%d", what, (int)n - 1);
-		seen[all[i]] = true;
-	}
-	return true;
-}
-
-static bool decode_conv(hp_ctx_t *c, ncc_pb_reader_t r, ncc_conv_dnums_t **out)
-{
-	ncc_conv_dnums_t *d = ncc_alloc(c->m, sizeof(*d));
-	if (!d)
-		return hp_nomem(c);
-	hp_msgdesc_t desc = HP_MSG(conv_fields);
-	hp_iter_t it;
-	ncc_pb_field_t f;
-	hp_iter_init(&it, r, desc);
-	while (hp_iter_next(c, &it, &f)) {
-		int64_t v = (int64_t)f.value;
-		switch (f.number) {
-		case HPF_CONV_KERNEL_INPUT_FEATURE: d->k_in_feature = v; break;
-		case HPF_CONV_KERNEL_OUTPUT_FEATURE: d->k_out_feature = v; break;
-		case HPF_CONV_INPUT_BATCH: d->in_batch = v; break;
-		case HPF_CONV_INPUT_FEATURE: d->in_feature = v; break;
-		case HPF_CONV_OUTPUT_BATCH: d->out_batch = v; break;
-		case HPF_CONV_OUTPUT_FEATURE: d->out_feature = v; break;
-		default: break;
-		}
-	}
-	if (c->failed)
-		return false;
-	int64_t *in, *k, *o;
-	int32_t nin, nk, no;
-	if (!hp_rep_i64(c, r, desc, HPF_CONV_INPUT_SPATIAL, NCC_MAX_RANK - 2, &in, &nin) ||
-	    !hp_rep_i64(c, r, desc, HPF_CONV_KERNEL_SPATIAL, NCC_MAX_RANK - 2, &k, &nk) ||
-	    !hp_rep_i64(c, r, desc, HPF_CONV_OUTPUT_SPATIAL, NCC_MAX_RANK - 2, &o, &no))
-		return false;
-	if (nin != nk || nin != no)
-		return hp_fail(c, NCC_ERR_PARSE, NULL, -1,
-			       "%d input, %d kernel and %d output spatial dimensions", (int)nin,
-			       (int)nk, (int)no);
-	d->nspatial = nin;
-	for (int32_t i = 0; i < nin; i++) {
-		d->in_spatial[i] = in[i];
-		d->k_spatial[i] = k[i];
-		d->out_spatial[i] = o[i];
-	}
-	if (!check_labels(c, "input", d->in_batch, d->in_feature, d->in_spatial, nin) ||
-	    !check_labels(c, "kernel", d->k_in_feature, d->k_out_feature, d->k_spatial, nin) ||
-	    !check_labels(c, "output", d->out_batch, d->out_feature, d->out_spatial, nin))
-		return false;
-	*out = d;
-	return true;
-}
-
-/* XLA prints the batch lists only when not empty and the contracting ones always. */
-static bool decode_dot(hp_ctx_t *c, bool has, ncc_pb_reader_t r, ncc_dot_dnums_t **out)
-{
-	ncc_dot_dnums_t *d = ncc_alloc(c->m, sizeof(*d));
-	if (!d)
-		return hp_nomem(c);
-	hp_msgdesc_t desc = HP_MSG(dot_fields);
-	if (has && (!hp_rep_ilist(c, r, desc, HPF_DOT_LHS_CONTRACTING, &d->lhs_contracting) ||
-		    !hp_rep_ilist(c, r, desc, HPF_DOT_RHS_CONTRACTING, &d->rhs_contracting) ||
-		    !hp_rep_ilist(c, r, desc, HPF_DOT_LHS_BATCH, &d->lhs_batch) ||
-		    !hp_rep_ilist(c, r, desc, HPF_DOT_RHS_BATCH, &d->rhs_batch)))
-		return false;
-	d->lhs_contracting.present = d->rhs_contracting.present = true;
-	d->lhs_batch.present = d->lhs_batch.n > 0;
-	d->rhs_batch.present = d->rhs_batch.n > 0;
-	*out = d;
-	return true;
-}
-
-static bool decode_gather(hp_ctx_t *c, bool has, ncc_pb_reader_t r, ncc_gather_dnums_t **out)
-{
-	ncc_gather_dnums_t *g = ncc_alloc(c->m, sizeof(*g));
-	if (!g)
-		return hp_nomem(c);
-	hp_msgdesc_t desc = HP_MSG(gather_fields);
-	if (has) {
-		hp_iter_t it;
-		ncc_pb_field_t x;
-		hp_iter_init(&it, r, desc);
-		while (hp_iter_next(c, &it, &x))
-			if (x.number == HPF_GATHER_INDEX_VECTOR_DIM)
-				g->index_vector_dim = (int64_t)x.value;
-		if (c->failed ||
-		    !hp_rep_ilist(c, r, desc, HPF_GATHER_OFFSET_DIMS, &g->offset_dims) ||
-		    !hp_rep_ilist(c, r, desc, HPF_GATHER_COLLAPSED_SLICE_DIMS, &g->collapsed_slice_dims) ||
-		    !hp_rep_ilist(c, r, desc, HPF_GATHER_START_INDEX_MAP, &g->start_index_map) ||
-		    !hp_rep_ilist(c, r, desc, HPF_GATHER_OPERAND_BATCHING_DIMS, &g->operand_batching_dims) ||
-		    !hp_rep_ilist(c, r, desc, HPF_GATHER_START_INDICES_BATCHING_DIMS,
-				  &g->start_indices_batching_dims))
-			return false;
-	}
-	g->offset_dims.present = g->collapsed_slice_dims.present = g->start_index_map.present = true;
-	g->operand_batching_dims.present = g->operand_batching_dims.n > 0;
-	g->start_indices_batching_dims.present = g->start_indices_batching_dims.n > 0;
-	*out = g;
-	return true;
-}
-
-static bool decode_scatter(hp_ctx_t *c, bool has, ncc_pb_reader_t r, ncc_scatter_dnums_t **out)
-{
-	ncc_scatter_dnums_t *s = ncc_alloc(c->m, sizeof(*s));
-	if (!s)
-		return hp_nomem(c);
-	hp_msgdesc_t desc = HP_MSG(scatter_fields);
-	if (has) {
-		hp_iter_t it;
-		ncc_pb_field_t x;
-		hp_iter_init(&it, r, desc);
-		while (hp_iter_next(c, &it, &x))
-			if (x.number == HPF_SCATTER_INDEX_VECTOR_DIM)
-				s->index_vector_dim = (int64_t)x.value;
-		if (c->failed ||
-		    !hp_rep_ilist(c, r, desc, HPF_SCATTER_UPDATE_WINDOW_DIMS, &s->update_window_dims) ||
-		    !hp_rep_ilist(c, r, desc, HPF_SCATTER_INSERTED_WINDOW_DIMS, &s->inserted_window_dims) ||
-		    !hp_rep_ilist(c, r, desc, HPF_SCATTER_DIMS_TO_OPERAND_DIMS,
-				  &s->scatter_dims_to_operand_dims) ||
-		    !hp_rep_ilist(c, r, desc, HPF_SCATTER_INPUT_BATCHING_DIMS, &s->input_batching_dims) ||
-		    !hp_rep_ilist(c, r, desc, HPF_SCATTER_INDICES_BATCHING_DIMS,
-				  &s->scatter_indices_batching_dims))
-			return false;
-	}
-	s->update_window_dims.present = s->inserted_window_dims.present = true;
-	s->scatter_dims_to_operand_dims.present = true;
-	s->input_batching_dims.present = s->input_batching_dims.n > 0;
-	s->scatter_indices_batching_dims.present = s->scatter_indices_batching_dims.n > 0;
-	*out = s;
-	return true;
-}
-
-static bool decode_padding(hp_ctx_t *c, bool has, ncc_pb_reader_t r, ncc_padding_t **out)
-{
-	ncc_padding_t *p = ncc_alloc(c->m, sizeof(*p));
-	if (!p || !(p->dims = ncc_alloc(c->m, sizeof(*p->dims) * NCC_MAX_RANK)))
-		return hp_nomem(c);
-	if (has) {
-		hp_iter_t it;
-		ncc_pb_field_t f;
-		hp_iter_init(&it, r, HP_MSG(padding_fields));
-		while (hp_iter_next(c, &it, &f)) {
-			if (p->n >= NCC_MAX_RANK)
-				return hp_fail(c, NCC_ERR_LIMIT, "dimensions", -1,
-					       "more than %d padded dimensions", NCC_MAX_RANK);
-			ncc_pad_dim_t *d = &p->dims[p->n];
-			if (!HP_IN(c, "dimensions", p->n))
-				return false;
-			hp_iter_t dit;
-			ncc_pb_field_t x;
-			hp_iter_init(&dit, hp_sub(c, &f), HP_MSG(pad_dim_fields));
-			while (hp_iter_next(c, &dit, &x)) {
-				if (x.number == HPF_PAD_EDGE_LOW)
-					d->lo = (int64_t)x.value;
-				else if (x.number == HPF_PAD_EDGE_HIGH)
-					d->hi = (int64_t)x.value;
-				else
-					d->interior = (int64_t)x.value;
-			}
-			if (c->failed)
-				return false;
-			HP_OUT(c);
-			p->n++;
-		}
-		if (c->failed)
-			return false;
-	}
-	*out = p;
-	return true;
-}
-
-static bool decode_slices(hp_ctx_t *c, const hp_inst_fields_t *f, ncc_slice_t **out)
-{
-	ncc_slice_t *s = ncc_alloc(c->m, sizeof(*s));
-	if (!s || !(s->dims = ncc_alloc(c->m, sizeof(*s->dims) * NCC_MAX_RANK)))
-		return hp_nomem(c);
-	hp_iter_t it;
-	ncc_pb_field_t x;
-	hp_iter_init(&it, f->msg, hp_inst_desc);
-	while (hp_iter_next(c, &it, &x)) {
-		if (x.number != HPF_INST_SLICE_DIMENSIONS)
-			continue;
-		if (s->n >= NCC_MAX_RANK)
-			return hp_fail(c, NCC_ERR_LIMIT, "slice_dimensions", -1,
-				       "more than %d sliced dimensions", NCC_MAX_RANK);
-		ncc_slice_dim_t *d = &s->dims[s->n];
-		if (!HP_IN(c, "slice_dimensions", s->n))
-			return false;
-		hp_iter_t dit;
-		ncc_pb_field_t y;
-		hp_iter_init(&dit, hp_sub(c, &x), HP_MSG(slice_fields));
-		while (hp_iter_next(c, &dit, &y)) {
-			if (y.number == HPF_SLICE_START)
-				d->start = (int64_t)y.value;
-			else if (y.number == HPF_SLICE_LIMIT)
-				d->limit = (int64_t)y.value;
-			else
-				d->stride = (int64_t)y.value;
-		}
-		if (c->failed)
-			return false;
-		HP_OUT(c);
-		s->n++;
-	}
-	if (c->failed)
-		return false;
-	*out = s;
-	return true;
-}
-
 /* ------------------------------------------------------- precision config */
 
 static const char *const algorithm_names[] = {
@@ -618,335 +251,6 @@ static bool decode_precision(hp_ctx_t *c, ncc_pb_reader_t r, ncc_inst_t *in)
 	if (alg)
 		return add_raw(c, in, "algorithm", algorithm_names[alg]);
 	return true;
-}
-
-/* -------------------------------------------------------- replica groups */
-
-static bool groups_from_list(hp_ctx_t *c, ncc_pb_reader_t r, hp_msgdesc_t desc, uint32_t num,
-			     const char *fname, ncc_replica_groups_t *rg)
-{
-	hp_iter_t it;
-	ncc_pb_field_t f;
-	int32_t ng = 0;
-	hp_iter_init(&it, r, desc);
-	while (hp_iter_next(c, &it, &f))
-		if (f.number == num && ++ng > (1 << 20))
-			return hp_fail(c, NCC_ERR_LIMIT, fname, -1, "more than %d replica groups", 1 << 20);
-	if (c->failed)
-		return false;
-	if (!ng)
-		return true;
-	int32_t *sizes = ncc_alloc(c->m, sizeof(int32_t) * (size_t)ng);
-	int64_t **parts = ncc__calloc((size_t)ng, sizeof(*parts));
-	if (!sizes || !parts) {
-		free(parts);
-		return hp_nomem(c);
-	}
-	int64_t total = 0;
-	int32_t k = 0;
-	bool ok = true;
-	hp_iter_init(&it, r, desc);
-	while (ok && hp_iter_next(c, &it, &f)) {
-		if (f.number != num)
-			continue;
-		ok = HP_IN(c, fname, k) &&
-		     hp_rep_i64(c, hp_sub(c, &f), HP_MSG(replica_group_fields), HPF_REPLICA_GROUP_IDS,
-				1 << 22, &parts[k], &sizes[k]);
-		if (!ok)
-			break;
-		for (int32_t i = 0; i < sizes[k]; i++)
-			if (parts[k][i] < 0) {
-				ok = hp_fail(c, NCC_ERR_PARSE, "replica_ids", -1, "negative replica id %lld",
-					     (long long)parts[k][i]);
-				break;
-			}
-		HP_OUT(c);
-		total += sizes[k];
-		if (ok && total > (1 << 22))
-			ok = hp_fail(c, NCC_ERR_LIMIT, fname, -1, "more than %d replica ids", 1 << 22);
-		k++;
-	}
-	if (ok && !c->failed) {
-		rg->ids = ncc_alloc(c->m, sizeof(int64_t) * (size_t)(total ? total : 1));
-		if (!rg->ids) {
-			ok = hp_nomem(c);
-		} else {
-			int64_t o = 0;
-			for (int32_t g = 0; g < ng; g++) {
-				if (sizes[g])
-					memcpy(rg->ids + o, parts[g], sizeof(int64_t) * (size_t)sizes[g]);
-				o += sizes[g];
-			}
-			rg->ngroups = ng;
-			rg->group_sizes = sizes;
-		}
-	}
-	free(parts);
-	return ok && !c->failed;
-}
-
-/* The iota form [G,S]<=[dims]T(perm): kept as text and expanded, as the text parser
- * does. */
-static bool groups_from_iota(hp_ctx_t *c, ncc_pb_reader_t r, ncc_replica_groups_t *rg)
-{
-	hp_msgdesc_t desc = HP_MSG(iota_fields);
-	int64_t g[2] = { 0, 0 }, *dims, *perm;
-	int32_t nd, np;
-	hp_iter_t it;
-	ncc_pb_field_t f;
-	hp_iter_init(&it, r, desc);
-	while (hp_iter_next(c, &it, &f)) {
-		if (f.number == HPF_IOTA_NUM_GROUPS)
-			g[0] = (int64_t)f.value;
-		else if (f.number == HPF_IOTA_DEVICES_PER_GROUP)
-			g[1] = (int64_t)f.value;
-	}
-	if (c->failed || !hp_rep_i64(c, r, desc, HPF_IOTA_RESHAPE_DIMS, NCC_MAX_RANK, &dims, &nd) ||
-	    !hp_rep_i64(c, r, desc, HPF_IOTA_TRANSPOSE_PERM, NCC_MAX_RANK, &perm, &np))
-		return false;
-	int64_t total = 1;
-	for (int32_t i = 0; i < nd; i++) {
-		if (dims[i] < 0 || (dims[i] && total > (1 << 20) / dims[i]))
-			return hp_fail(c, NCC_ERR_LIMIT, "iota_reshape_dims", -1, "replica groups too large");
-		total *= dims[i];
-	}
-	if (g[0] < 0 || g[1] < 0 || g[0] > (1 << 20) || g[1] > (1 << 20) || g[0] * g[1] != total ||
-	    (np && np != nd))
-		return hp_fail(c, NCC_ERR_PARSE, NULL, -1,
-			       "iota replica groups [%lld,%lld] do not match %lld devices",
-			       (long long)g[0], (long long)g[1], (long long)total);
-	bool seen[NCC_MAX_RANK] = { false }, identity = true;
-	for (int32_t i = 0; i < np; i++) {
-		if (perm[i] < 0 || perm[i] >= nd || seen[perm[i]])
-			return hp_fail(c, NCC_ERR_PARSE, "iota_transpose_perm", -1, "not a permutation");
-		seen[perm[i]] = true;
-		identity &= perm[i] == i;
-	}
-	hp_text_t t = { 0 };
-	hp_text_printf(&t, "[%lld,%lld]<=[", (long long)g[0], (long long)g[1]);
-	for (int32_t i = 0; i < nd; i++)
-		hp_text_printf(&t, i ? ",%lld" : "%lld", (long long)dims[i]);
-	hp_text_printf(&t, "]");
-	if (np && !identity) {
-		hp_text_printf(&t, "T(");
-		for (int32_t i = 0; i < np; i++)
-			hp_text_printf(&t, i ? ",%lld" : "%lld", (long long)perm[i]);
-		hp_text_printf(&t, ")");
-	}
-	if (!(rg->iota_text = hp_text_finish(c, &t)))
-		return false;
-	rg->ngroups = (int32_t)g[0];
-	rg->group_sizes = ncc_alloc(c->m, sizeof(int32_t) * (size_t)(g[0] ? g[0] : 1));
-	rg->ids = ncc_alloc(c->m, sizeof(int64_t) * (size_t)(total ? total : 1));
-	if (!rg->group_sizes || !rg->ids)
-		return hp_nomem(c);
-	for (int64_t i = 0; i < g[0]; i++)
-		rg->group_sizes[i] = (int32_t)g[1];
-	int64_t tdims[NCC_MAX_RANK];
-	for (int32_t i = 0; i < nd; i++)
-		tdims[i] = dims[np ? perm[i] : i];
-	for (int64_t o = 0; o < total; o++) {
-		int64_t rem = o, coord[NCC_MAX_RANK], src[NCC_MAX_RANK];
-		for (int32_t i = nd - 1; i >= 0; i--) {
-			coord[i] = tdims[i] ? rem % tdims[i] : 0;
-			rem = tdims[i] ? rem / tdims[i] : 0;
-		}
-		for (int32_t i = 0; i < nd; i++)
-			src[np ? perm[i] : i] = coord[i];
-		int64_t id = 0;
-		for (int32_t i = 0; i < nd; i++)
-			id = id * dims[i] + src[i];
-		rg->ids[o] = id;
-	}
-	return true;
-}
-
-static bool decode_replica_groups(hp_ctx_t *c, const hp_inst_fields_t *f, ncc_replica_groups_t *rg)
-{
-	memset(rg, 0, sizeof(*rg));
-	if (f->has_devlist) {
-		/* CollectiveDeviceListProto: the iota form wins over the explicit list */
-		ncc_pb_reader_t r = hp_sub(c, &f->devlist);
-		if (!HP_IN(c, "collective_device_list", -1))
-			return false;
-		bool has_iota = false;
-		ncc_pb_field_t iota;
-		hp_iter_t it;
-		ncc_pb_field_t x;
-		hp_iter_init(&it, r, HP_MSG(devlist_fields));
-		while (hp_iter_next(c, &it, &x))
-			if (x.number == HPF_DEVLIST_IOTA) {
-				iota = x;
-				has_iota = true;
-			}
-		if (c->failed)
-			return false;
-		bool ok;
-		if (has_iota) {
-			ok = HP_IN(c, "iota_replica_group_list", -1) && groups_from_iota(c, hp_sub(c, &iota), rg);
-			HP_OUT(c);
-		} else {
-			ok = groups_from_list(c, r, HP_MSG(devlist_fields), HPF_DEVLIST_REPLICA_GROUPS,
-					      "replica_groups", rg);
-		}
-		HP_OUT(c);
-		return ok;
-	}
-	return groups_from_list(c, f->msg, hp_inst_desc, HPF_INST_REPLICA_GROUPS, "replica_groups", rg);
-}
-
-static bool decode_pairs(hp_ctx_t *c, const hp_inst_fields_t *f, ncc_inst_t *in)
-{
-	if (!f->npairs)
-		return true;
-	if (f->npairs > (1 << 20))
-		return hp_fail(c, NCC_ERR_LIMIT, "source_target_pairs", -1, "too many pairs");
-	in->pairs = ncc_alloc(c->m, sizeof(int64_t) * 2 * (size_t)f->npairs);
-	if (!in->pairs)
-		return hp_nomem(c);
-	hp_iter_t it;
-	ncc_pb_field_t x;
-	int32_t k = 0;
-	hp_iter_init(&it, f->msg, hp_inst_desc);
-	while (hp_iter_next(c, &it, &x)) {
-		if (x.number != HPF_INST_SOURCE_TARGET_PAIRS || k >= f->npairs)
-			continue;
-		if (!HP_IN(c, "source_target_pairs", k))
-			return false;
-		hp_iter_t pit;
-		ncc_pb_field_t y;
-		hp_iter_init(&pit, hp_sub(c, &x), HP_MSG(pair_fields));
-		while (hp_iter_next(c, &pit, &y)) {
-			if ((int64_t)y.value < 0)
-				return hp_fail(c, NCC_ERR_PARSE, y.number == HPF_PAIR_SOURCE ? "source" : "target",
-					       -1, "negative device id %lld", (long long)y.value);
-			in->pairs[2 * k + (y.number == HPF_PAIR_SOURCE ? 0 : 1)] = (int64_t)y.value;
-		}
-		if (c->failed)
-			return false;
-		HP_OUT(c);
-		k++;
-	}
-	if (c->failed)
-		return false;
-	in->npairs = k;
-	return true;
-}
-
-/* ---------------------------------------------------------------- sharding */
-
-static void text_ints(hp_text_t *t, const int64_t *v, int32_t n)
-{
-	for (int32_t i = 0; i < n; i++)
-		hp_text_printf(t, i ? ",%lld" : "%lld", (long long)v[i]);
-}
-
-static const char *sharding_type_name(int64_t v)
-{
-	switch (v) {
-	case HPV_SHARDING_REPLICATED: return "replicated";
-	case HPV_SHARDING_MAXIMAL: return "maximal";
-	case HPV_SHARDING_MANUAL: return "manual";
-	case HPV_SHARDING_UNKNOWN: return "unknown";
-	case HPV_SHARDING_UNREDUCED: return "unreduced";
-	default: return NULL;
-	}
-}
-
-/* XLA's HloSharding spelling: {replicated}, {maximal device=N}, {devices=[2,1]0,1},
- * {devices=[2,2]<=[4]}, tuples as {{...}, {...}}. The IR keeps it as text. */
-static bool sharding_text(hp_ctx_t *c, ncc_pb_reader_t r, hp_text_t *t)
-{
-	if (!hp_enter(c))
-		return false;
-	hp_msgdesc_t desc = HP_MSG(sharding_fields);
-	uint64_t type = 0;
-	bool last_rep = false;
-	hp_iter_t it;
-	ncc_pb_field_t f;
-	hp_iter_init(&it, r, desc);
-	while (hp_iter_next(c, &it, &f)) {
-		if (f.number == HPF_SHARDING_TYPE)
-			type = f.value;
-		else if (f.number == HPF_SHARDING_REPLICATE_ON_LAST_TILE_DIM)
-			last_rep = f.value != 0;
-	}
-	int64_t *dims = NULL, *devs = NULL, *ltd = NULL, *iota = NULL, *perm = NULL;
-	int32_t nd = 0, ndev = 0, nltd = 0, niota = 0, nperm = 0;
-	if (c->failed)
-		goto out;
-	if (type == HPV_SHARDING_TUPLE) {
-		hp_text_printf(t, "{");
-		int32_t k = 0;
-		hp_iter_init(&it, r, desc);
-		while (hp_iter_next(c, &it, &f)) {
-			if (f.number != HPF_SHARDING_TUPLE_SHARDINGS)
-				continue;
-			if (k >= (1 << 20)) {
-				hp_fail(c, NCC_ERR_LIMIT, "tuple_shardings", -1, "too many elements");
-				break;
-			}
-			if (k)
-				hp_text_printf(t, ", ");
-			bool ok = HP_IN(c, "tuple_shardings", k) && sharding_text(c, hp_sub(c, &f), t);
-			HP_OUT(c);
-			if (!ok)
-				break;
-			k++;
-		}
-		hp_text_printf(t, "}");
-		goto out;
-	}
-	if (!hp_rep_i64(c, r, desc, HPF_SHARDING_TILE_ASSIGNMENT_DIMS, NCC_MAX_RANK, &dims, &nd) ||
-	    !hp_rep_i64(c, r, desc, HPF_SHARDING_TILE_ASSIGNMENT_DEVICES, 1 << 20, &devs, &ndev) ||
-	    !hp_rep_i64(c, r, desc, HPF_SHARDING_LAST_TILE_DIMS, NCC_MAX_RANK, &ltd, &nltd) ||
-	    !hp_rep_i64(c, r, desc, HPF_SHARDING_IOTA_RESHAPE_DIMS, NCC_MAX_RANK, &iota, &niota) ||
-	    !hp_rep_i64(c, r, desc, HPF_SHARDING_IOTA_TRANSPOSE_PERM, NCC_MAX_RANK, &perm, &nperm))
-		goto out;
-	if (type == HPV_SHARDING_MAXIMAL) {
-		hp_text_printf(t, "{maximal device=%lld}", (long long)(ndev ? devs[0] : 0));
-	} else if (type == HPV_SHARDING_OTHER) {
-		hp_text_printf(t, "{devices=[");
-		text_ints(t, dims, nd);
-		hp_text_printf(t, "]");
-		if (niota) {
-			hp_text_printf(t, "<=[");
-			text_ints(t, iota, niota);
-			hp_text_printf(t, "]");
-			bool identity = true;
-			for (int32_t i = 0; i < nperm; i++)
-				identity &= perm[i] == i;
-			if (nperm && !identity) {
-				hp_text_printf(t, "T(");
-				text_ints(t, perm, nperm);
-				hp_text_printf(t, ")");
-			}
-		} else {
-			text_ints(t, devs, ndev);
-		}
-		if (last_rep)
-			hp_text_printf(t, " last_tile_dim_replicate");
-		if (nltd) {
-			hp_text_printf(t, " last_tile_dims={");
-			for (int32_t i = 0; i < nltd; i++) {
-				const char *n = sharding_type_name(ltd[i]);
-				hp_text_printf(t, "%s%s", i ? ", " : "", n ? n : "replicated");
-			}
-			hp_text_printf(t, "}");
-		}
-		hp_text_printf(t, "}");
-	} else {
-		const char *n = sharding_type_name((int64_t)type);
-		if (!n) {
-			hp_fail(c, NCC_ERR_PARSE, "type", -1, "unknown sharding type %llu",
-				(unsigned long long)type);
-			goto out;
-		}
-		hp_text_printf(t, "{%s}", n);
-	}
-out:
-	hp_leave(c);
-	return !c->failed;
 }
 
 /* ------------------------------------------------------------- the rest */
@@ -1091,7 +395,7 @@ static bool decode_control_preds(hp_ctx_t *c, ncc_inst_t *in, const hp_inst_fiel
 static void shape_index_text(hp_text_t *t, const int64_t *v, int32_t n)
 {
 	hp_text_printf(t, "{");
-	text_ints(t, v, n);
+	hp_text_ints(t, v, n);
 	hp_text_printf(t, "}");
 }
 
@@ -1296,16 +600,16 @@ bool hp_inst_attrs(hp_ctx_t *c, ncc_inst_t *in, const hp_inst_fields_t *f)
 	bool conv_like = op == NCC_OP_CONVOLUTION || op == NCC_OP_CUSTOM_CALL;
 	if ((f->has_window && op == NCC_OP_CUSTOM_CALL) || op == NCC_OP_CONVOLUTION ||
 	    op == NCC_OP_REDUCE_WINDOW || op == NCC_OP_SELECT_AND_SCATTER)
-		IN_FIELD("window", decode_window(c, f->has_window ? hp_sub(c, &f->window) : none,
+		IN_FIELD("window", hp_window(c, f->has_window ? hp_sub(c, &f->window) : none,
 						 &in->window));
 	if (f->has_conv && conv_like)
-		IN_FIELD("convolution_dimension_numbers", decode_conv(c, hp_sub(c, &f->conv), &in->conv));
+		IN_FIELD("convolution_dimension_numbers", hp_conv(c, hp_sub(c, &f->conv), &in->conv));
 	if (conv_like) {
 		in->feature_group_count = f->feature_group_count;
 		in->batch_group_count = f->batch_group_count;
 	}
 	if (op == NCC_OP_PAD) {
-		IN_FIELD("padding_config", decode_padding(c, f->has_padding,
+		IN_FIELD("padding_config", hp_padding(c, f->has_padding,
 							  f->has_padding ? hp_sub(c, &f->padding) : none,
 							  &in->padding));
 		/* "padding=" needs at least one dimension to be spelled */
@@ -1313,17 +617,17 @@ bool hp_inst_attrs(hp_ctx_t *c, ncc_inst_t *in, const hp_inst_fields_t *f)
 			return hp_fail(c, NCC_ERR_UNSUPPORTED, "padding_config", -1,
 				       "a pad without padded dimensions has no text form");
 	}
-	if (op == NCC_OP_SLICE && !decode_slices(c, f, &in->slice))
+	if (op == NCC_OP_SLICE && !hp_slices(c, f, &in->slice))
 		return false;
 	if (op == NCC_OP_DYNAMIC_SLICE &&
 	    !hp_rep_ilist(c, f->msg, hp_inst_desc, HPF_INST_DYNAMIC_SLICE_SIZES, &in->dynamic_slice_sizes))
 		return false;
 	if (op == NCC_OP_DOT)
 		IN_FIELD("dot_dimension_numbers",
-			 decode_dot(c, f->has_dot, f->has_dot ? hp_sub(c, &f->dot) : none, &in->dot));
+			 hp_dot(c, f->has_dot, f->has_dot ? hp_sub(c, &f->dot) : none, &in->dot));
 	if (op == NCC_OP_GATHER) {
 		IN_FIELD("gather_dimension_numbers",
-			 decode_gather(c, f->has_gather, f->has_gather ? hp_sub(c, &f->gather) : none,
+			 hp_gather(c, f->has_gather, f->has_gather ? hp_sub(c, &f->gather) : none,
 				       &in->gather));
 		/* slice_sizes={...}: a field of the instruction itself */
 		if (!hp_rep_ilist(c, f->msg, hp_inst_desc, HPF_INST_GATHER_SLICE_SIZES,
@@ -1332,7 +636,7 @@ bool hp_inst_attrs(hp_ctx_t *c, ncc_inst_t *in, const hp_inst_fields_t *f)
 	}
 	if (op == NCC_OP_SCATTER)
 		IN_FIELD("scatter_dimension_numbers",
-			 decode_scatter(c, f->has_scatter, f->has_scatter ? hp_sub(c, &f->scatter) : none,
+			 hp_scatter(c, f->has_scatter, f->has_scatter ? hp_sub(c, &f->scatter) : none,
 					&in->scatter));
 	if (op == NCC_OP_GATHER || op == NCC_OP_SCATTER)
 		in->indices_are_sorted = f->indices_are_sorted;
@@ -1383,7 +687,7 @@ bool hp_inst_attrs(hp_ctx_t *c, ncc_inst_t *in, const hp_inst_fields_t *f)
 
 	/* collectives */
 	if (is_collective(op)) {
-		if (!decode_replica_groups(c, f, &in->replica_groups))
+		if (!hp_replica_groups(c, f, &in->replica_groups))
 			return false;
 		in->replica_groups.present = true;
 		in->use_global_device_ids = f->use_global_device_ids;
@@ -1391,7 +695,7 @@ bool hp_inst_attrs(hp_ctx_t *c, ncc_inst_t *in, const hp_inst_fields_t *f)
 	}
 	in->channel_id = f->channel_id > 0 ? f->channel_id : 0;
 	if ((op == NCC_OP_COLLECTIVE_PERMUTE || op == NCC_OP_COLLECTIVE_PERMUTE_START) &&
-	    !decode_pairs(c, f, in))
+	    !hp_pairs(c, f, in))
 		return false;
 
 	/* rng */
@@ -1463,7 +767,7 @@ bool hp_inst_attrs(hp_ctx_t *c, ncc_inst_t *in, const hp_inst_fields_t *f)
 		hp_text_t t = { 0 };
 		if (!HP_IN(c, "sharding", -1))
 			return false;
-		bool ok = sharding_text(c, hp_sub(c, &f->sharding), &t);
+		bool ok = hp_sharding_text(c, hp_sub(c, &f->sharding), &t);
 		HP_OUT(c);
 		if (!ok) {
 			free(t.s);

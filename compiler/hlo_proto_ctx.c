@@ -483,6 +483,12 @@ const char *hp_text_finish(hp_ctx_t *c, hp_text_t *t)
 	return r;
 }
 
+void hp_text_ints(hp_text_t *t, const int64_t *v, int32_t n)
+{
+	for (int32_t i = 0; i < n; i++)
+		hp_text_printf(t, i ? ",%lld" : "%lld", (long long)v[i]);
+}
+
 void hp_text_shape(hp_text_t *t, const ncc_shape_t *s, int depth)
 {
 	if (s->etype == NCC_TUPLE) {

@@ -165,6 +165,8 @@ typedef struct hp_text {
 void hp_text_printf(hp_text_t *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Moves the text into m's arena; NULL on OOM (then c has the error). Frees t. */
 const char *hp_text_finish(hp_ctx_t *c, hp_text_t *t);
+/* Integers joined by ','. */
+void hp_text_ints(hp_text_t *t, const int64_t *v, int32_t n);
 /* XLA's spelling of a shape with its layout, tuples with "/index=N/" comments every
  * five elements, as entry_computation_layout and operand_layout_constraints hold it. */
 void hp_text_shape(hp_text_t *t, const ncc_shape_t *s, int depth);
@@ -208,6 +210,25 @@ typedef struct hp_inst_fields {
 } hp_inst_fields_t;
 
 extern const hp_msgdesc_t hp_inst_desc;
+
+/* Descends into a field's message for the path of messages, and leaves it. */
+#define HP_IN(c, name, idx) hp_push((c), (name), (idx))
+#define HP_OUT(c) hp_pop(c)
+
+/* Sub-decoders (hlo_proto_dnums.c): `has` false means the message is absent and the
+ * result holds the defaults the text form implies. Each allocates its result in the
+ * arena. */
+bool hp_window(hp_ctx_t *c, ncc_pb_reader_t r, ncc_window_t **out);
+bool hp_conv(hp_ctx_t *c, ncc_pb_reader_t r, ncc_conv_dnums_t **out);
+bool hp_dot(hp_ctx_t *c, bool has, ncc_pb_reader_t r, ncc_dot_dnums_t **out);
+bool hp_gather(hp_ctx_t *c, bool has, ncc_pb_reader_t r, ncc_gather_dnums_t **out);
+bool hp_scatter(hp_ctx_t *c, bool has, ncc_pb_reader_t r, ncc_scatter_dnums_t **out);
+bool hp_padding(hp_ctx_t *c, bool has, ncc_pb_reader_t r, ncc_padding_t **out);
+bool hp_slices(hp_ctx_t *c, const hp_inst_fields_t *f, ncc_slice_t **out);
+/* (hlo_proto_collective.c) */
+bool hp_replica_groups(hp_ctx_t *c, const hp_inst_fields_t *f, ncc_replica_groups_t *rg);
+bool hp_pairs(hp_ctx_t *c, const hp_inst_fields_t *f, ncc_inst_t *in);
+bool hp_sharding_text(hp_ctx_t *c, ncc_pb_reader_t r, hp_text_t *t);
 
 /* Sets every attribute of inst (operands already in place) from its fields. */
 bool hp_inst_attrs(hp_ctx_t *c, ncc_inst_t *inst, const hp_inst_fields_t *f);
