@@ -766,6 +766,38 @@ ncc_status_t ncc_interp_run(const ncc_module_t *m, const ncc_value_t *const *arg
 	return ncc_interp_run_comp(m->entry, args, nargs, opts, out_result, err);
 }
 
+ncc_status_t ncc_interp_eval_inst(const ncc_inst_t *inst, const ncc_value_t *const *ops,
+				  const ncc_shape_t *shape, ncc_value_t **out_value, ncc_error_t *err)
+{
+	ncc_error_t local;
+	if (!out_value)
+		return NCC_ERR_INVALID;
+	*out_value = NULL;
+	if (!inst || (inst->noperands > 0 && !ops))
+		return ncc_error_set(err, NCC_ERR_INVALID, 0, 0, "ncc_interp_eval_inst: no instruction or operands");
+	const char *why = NULL;
+	/* only the self-contained evaluators: no called computation, no frame */
+	ncc_eval_fn fn = eval_fn_for(inst->op);
+	if (!fn || inst->op == NCC_OP_MAP || !ncc_interp_supports(inst, &why))
+		return ncc_error_set(err, NCC_ERR_UNSUPPORTED, 0, 0, "'%s': %s", inst->name,
+				     why ? why : "not evaluated on its own");
+	ncc_interp_t ip;
+	init_interp(&ip, NULL, err ? err : &local);
+	ncc_value_t *res;
+	ncc_status_t st = ncc_ivalue_alloc(&ip, shape ? shape : &inst->shape, &res);
+	if (st == NCC_OK) {
+		st = fn(&ip, inst, ops, res);
+		if (st == NCC_OK)
+			*out_value = res;
+		else
+			ncc_ivalue_free(&ip, res);
+	}
+	ncc_interp_pool_drain(&ip);
+	if (st != NCC_OK && ip.err->status == NCC_OK)
+		ncc_error_set(ip.err, st, 0, 0, "interpreter: %s", ncc_status_name(st));
+	return st;
+}
+
 ncc_status_t ncc_interp_random_args(const ncc_module_t *m, uint64_t seed,
 				    ncc_value_t ***out_args, int32_t *out_nargs)
 {

@@ -174,6 +174,16 @@ ncc_status_t ncc_interp_run_comp(const ncc_comp_t *c, const ncc_value_t *const *
  * missing. */
 bool ncc_interp_supports(const ncc_inst_t *inst, const char **why);
 
+/* Evaluates the one instruction inst on operand values ops[0..inst->noperands)
+ * (borrowed) into a new value of shape (NULL: inst's own shape; the constant folder
+ * passes a scalar to evaluate a splat), with the interpreter's semantics. Only
+ * instructions evaluated from their operands alone (elementwise, convert, data
+ * movement, ...; not parameters, calls, map or control flow) are accepted, else
+ * NCC_ERR_UNSUPPORTED. *out_value is the caller's to free with ncc_value_free(). */
+ncc_status_t ncc_interp_eval_inst(const ncc_inst_t *inst, const ncc_value_t *const *ops,
+				  const ncc_shape_t *shape, ncc_value_t **out_value,
+				  ncc_error_t *err);
+
 /* Allocates one seeded random argument per parameter of m's entry computation
  * (parameter k gets ncc_value_fill_random(seed + k)). The caller frees each value and
  * the array with ncc_interp_free_args(). */

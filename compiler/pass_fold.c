@@ -1,8 +1,8 @@
 /* Constant folding: evaluates constant subgraphs (elementwise, convert, reshape, transpose, slice, concatenate) at compile time. */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "interp.h"
 #include "passes.h"
 
 /* Results bigger than this stay computed at run time: a folded constant
@@ -21,254 +21,32 @@ static bool fold_type(ncc_etype_t t)
 	}
 }
 
-static bool is_f(ncc_etype_t t) { return ncc_etype_is_float(t); }
-static bool is_u(ncc_etype_t t) { return ncc_etype_is_unsigned_int(t) || t == NCC_PRED; }
-
-/* Stores an integer with wrap-around to the type's width. */
-static void put_i(ncc_literal_t *l, int64_t i, int64_t v)
-{
-	size_t es = ncc_etype_storage_bytes(l->etype);
-	uint8_t *p = l->data + (size_t)i * es;
-	if (l->etype == NCC_PRED) {
-		p[0] = v != 0;
-		return;
-	}
-	uint64_t u = (uint64_t)v;
-	memcpy(p, &u, es); /* little-endian: the low bytes */
-}
-
-static int64_t wrap(ncc_etype_t t, int64_t v)
-{
-	switch (t) {
-	case NCC_S8: return (int8_t)v;
-	case NCC_S16: return (int16_t)v;
-	case NCC_S32: return (int32_t)v;
-	case NCC_U8: return (uint8_t)v;
-	case NCC_U16: return (uint16_t)v;
-	case NCC_U32: return (uint32_t)v;
-	case NCC_PRED: return v != 0;
-	default: return v;
-	}
-}
-
-/* float -> integer: truncate toward zero, saturate, NaN -> 0 (the ISA's COPY
- * rule, docs/isa.md). */
-static int64_t f2i(ncc_etype_t t, double v)
-{
-	if (isnan(v))
-		return 0;
-	double lo, hi;
-	switch (t) {
-	case NCC_S8: lo = -128.0; hi = 127.0; break;
-	case NCC_S16: lo = -32768.0; hi = 32767.0; break;
-	case NCC_S32: lo = -2147483648.0; hi = 2147483647.0; break;
-	case NCC_U8: lo = 0; hi = 255.0; break;
-	case NCC_U16: lo = 0; hi = 65535.0; break;
-	case NCC_U32: lo = 0; hi = 4294967295.0; break;
-	case NCC_U64:
-		if (v <= 0)
-			return 0;
-		if (v >= 18446744073709551616.0)
-			return (int64_t)UINT64_MAX;
-		return (int64_t)(uint64_t)v;
-	default:
-		if (v <= -9223372036854775808.0)
-			return INT64_MIN;
-		if (v >= 9223372036854775808.0)
-			return INT64_MAX;
-		return (int64_t)v;
-	}
-	if (v <= lo)
-		return (int64_t)lo;
-	if (v >= hi)
-		return (int64_t)hi;
-	return (int64_t)v;
-}
-
-static double fmax_nan(double a, double b) { return isnan(a) ? a : isnan(b) ? b : a > b ? a : b; }
-static double fmin_nan(double a, double b) { return isnan(a) ? a : isnan(b) ? b : a < b ? a : b; }
-
-static bool cmp_f(ncc_cmp_dir_t d, double x, double y)
-{
-	switch (d) {
-	case NCC_CMP_EQ: return x == y;
-	case NCC_CMP_NE: return x != y;
-	case NCC_CMP_LT: return x < y;
-	case NCC_CMP_LE: return x <= y;
-	case NCC_CMP_GT: return x > y;
-	case NCC_CMP_GE: return x >= y;
-	default: return false;
-	}
-}
-
-/* One float op; ok = false when the op is not folded. */
-static double eval_f(ncc_opcode_t op, ncc_cmp_dir_t dir, double x, double y, double z, bool *ok)
-{
-	switch (op) {
-	case NCC_OP_ADD: return x + y;
-	case NCC_OP_SUBTRACT: return x - y;
-	case NCC_OP_MULTIPLY: return x * y;
-	case NCC_OP_DIVIDE: return x / y;
-	case NCC_OP_REMAINDER: return fmod(x, y);
-	case NCC_OP_POWER: return pow(x, y);
-	case NCC_OP_ATAN2: return atan2(x, y);
-	case NCC_OP_MAXIMUM: return fmax_nan(x, y);
-	case NCC_OP_MINIMUM: return fmin_nan(x, y);
-	case NCC_OP_NEGATE: return -x;
-	case NCC_OP_ABS: return fabs(x);
-	case NCC_OP_SIGN: return x > 0 ? 1.0 : x < 0 ? -1.0 : x;
-	case NCC_OP_FLOOR: return floor(x);
-	case NCC_OP_CEIL: return ceil(x);
-	case NCC_OP_ROUND_NEAREST_AFZ: return round(x);
-	case NCC_OP_ROUND_NEAREST_EVEN: return nearbyint(x);
-	case NCC_OP_EXP: return exp(x);
-	case NCC_OP_EXPM1: return expm1(x);
-	case NCC_OP_LOG: return log(x);
-	case NCC_OP_LOG1P: return log1p(x);
-	case NCC_OP_SQRT: return sqrt(x);
-	case NCC_OP_RSQRT: return 1.0 / sqrt(x);
-	case NCC_OP_CBRT: return cbrt(x);
-	case NCC_OP_TANH: return tanh(x);
-	case NCC_OP_LOGISTIC: return 1.0 / (1.0 + exp(-x));
-	case NCC_OP_ERF: return erf(x);
-	case NCC_OP_SIN: return sin(x);
-	case NCC_OP_COS: return cos(x);
-	case NCC_OP_TAN: return tan(x);
-	case NCC_OP_IS_FINITE: return isfinite(x) ? 1 : 0;
-	case NCC_OP_COMPARE: return cmp_f(dir, x, y) ? 1 : 0;
-	case NCC_OP_CLAMP: return fmin_nan(fmax_nan(y, x), z); /* clamp(lo=x, v=y, hi=z) */
-	default:
-		*ok = false;
-		return 0;
-	}
-}
-
-/* One integer op on values of type t (sign- or zero-extended to 64 bits). */
-static int64_t eval_i(ncc_opcode_t op, ncc_cmp_dir_t dir, ncc_etype_t t, int64_t x, int64_t y,
-		      int64_t z, bool *ok)
-{
-	bool uns = is_u(t);
-	uint64_t ux = (uint64_t)x, uy = (uint64_t)y;
-	int bits = t == NCC_PRED ? 8 : ncc_etype_bits(t);
-	uint64_t mask = bits == 64 ? UINT64_MAX : (1ull << bits) - 1;
-	uint64_t cnt = uy & mask;
-	switch (op) {
-	case NCC_OP_ADD: return (int64_t)(ux + uy);
-	case NCC_OP_SUBTRACT: return (int64_t)(ux - uy);
-	case NCC_OP_MULTIPLY: return (int64_t)(ux * uy);
-	case NCC_OP_DIVIDE:
-		/* XLA: x / 0 = -1 (all ones), INT_MIN / -1 = INT_MIN, no trap */
-		if (y == 0)
-			return -1;
-		if (uns)
-			return (int64_t)(ux / uy);
-		if (x == INT64_MIN && y == -1)
-			return x;
-		return x / y;
-	case NCC_OP_REMAINDER:
-		if (y == 0)
-			return x;
-		if (uns)
-			return (int64_t)(ux % uy);
-		if (y == -1)
-			return 0;
-		return x % y;
-	case NCC_OP_MAXIMUM: return uns ? (ux > uy ? x : y) : (x > y ? x : y);
-	case NCC_OP_MINIMUM: return uns ? (ux < uy ? x : y) : (x < y ? x : y);
-	case NCC_OP_NEGATE: return (int64_t)(0 - ux);
-	case NCC_OP_ABS: return uns || x >= 0 ? x : (int64_t)(0 - ux);
-	case NCC_OP_SIGN: return uns ? x != 0 : (x > 0) - (x < 0);
-	case NCC_OP_AND: return x & y;
-	case NCC_OP_OR: return x | y;
-	case NCC_OP_XOR: return x ^ y;
-	case NCC_OP_NOT: return t == NCC_PRED ? !x : ~x;
-	case NCC_OP_POPCNT: return __builtin_popcountll(ux & mask);
-	case NCC_OP_CLZ: return (ux & mask) ? __builtin_clzll(ux & mask) - (64 - bits) : bits;
-	case NCC_OP_SHIFT_LEFT: return cnt >= (uint64_t)bits ? 0 : (int64_t)(ux << cnt);
-	case NCC_OP_SHIFT_RIGHT_LOGICAL:
-		return cnt >= (uint64_t)bits ? 0 : (int64_t)((ux & mask) >> cnt);
-	case NCC_OP_SHIFT_RIGHT_ARITHMETIC: {
-		/* x is already sign-extended when t is signed; as XLA, shift the
-		 * bits of the type's width as a signed number */
-		int64_t sv = uns ? (bits == 64 ? x : (int64_t)((ux & mask) ^ (1ull << (bits - 1))) -
-					(int64_t)(1ull << (bits - 1)))
-				 : x;
-		return sv >> (cnt >= (uint64_t)bits ? (uint64_t)bits - 1 : cnt);
-	}
-	case NCC_OP_COMPARE:
-		switch (dir) {
-		case NCC_CMP_EQ: return x == y;
-		case NCC_CMP_NE: return x != y;
-		case NCC_CMP_LT: return uns ? ux < uy : x < y;
-		case NCC_CMP_LE: return uns ? ux <= uy : x <= y;
-		case NCC_CMP_GT: return uns ? ux > uy : x > y;
-		case NCC_CMP_GE: return uns ? ux >= uy : x >= y;
-		default: *ok = false; return 0;
-		}
-	case NCC_OP_CLAMP: /* clamp(lo=x, v=y, hi=z) */
-		if (uns)
-			return uy < ux ? x : uy > (uint64_t)z ? z : y;
-		return y < x ? x : y > z ? z : y;
-	default:
-		*ok = false;
-		return 0;
-	}
-}
-
-/* Element j of operand l for an elementwise op over count elements (scalar
- * operands, e.g. clamp bounds, broadcast). */
-static int64_t elem(const ncc_literal_t *l, int64_t j) { return l->count == 1 ? 0 : j; }
-
+/* Evaluates an elementwise instruction on constant operands through the
+ * interpreter, so that a folded constant is exactly what the interpreter (the
+ * oracle of every compiler test) computes for the unfolded graph: one set of
+ * semantics for signed zeros, NaN, integer corner cases and conversions.
+ * shape: the result's (in's own, or a scalar for a splat). */
 static bool eval_elementwise(const ncc_inst_t *in, const ncc_literal_t *const *ops,
-			     ncc_literal_t *out)
+			     const ncc_shape_t *shape, ncc_literal_t *out)
 {
-	ncc_etype_t ot = out->etype;
-	ncc_etype_t ct = in->op == NCC_OP_SELECT ? ops[1]->etype : ops[0]->etype;
-	bool ok = true;
-	for (int64_t j = 0; j < out->count && ok; j++) {
-		if (in->op == NCC_OP_SELECT) {
-			bool p = ncc_literal_get_i64(ops[0], elem(ops[0], j)) != 0;
-			const ncc_literal_t *s = p ? ops[1] : ops[2];
-			size_t es = ncc_etype_storage_bytes(ot);
-			memcpy(out->data + (size_t)j * es, s->data + (size_t)elem(s, j) * es, es);
-			continue;
-		}
-		if (in->op == NCC_OP_CONVERT) {
-			const ncc_literal_t *a = ops[0];
-			if (is_f(a->etype)) {
-				double v = ncc_literal_get_f64(a, elem(a, j));
-				if (is_f(ot))
-					ncc_literal_set_f64(out, j, v);
-				else if (ot == NCC_PRED)
-					put_i(out, j, v != 0); /* NaN -> true */
-				else
-					put_i(out, j, f2i(ot, v));
-			} else {
-				int64_t v = ncc_literal_get_i64(a, elem(a, j));
-				if (is_f(ot))
-					ncc_literal_set_f64(out, j, is_u(a->etype) ? (double)(uint64_t)v
-										   : (double)v);
-				else
-					put_i(out, j, wrap(ot, v));
-			}
-			continue;
-		}
-		if (is_f(ct)) {
-			double x = ncc_literal_get_f64(ops[0], elem(ops[0], j));
-			double y = in->noperands > 1 ? ncc_literal_get_f64(ops[1], elem(ops[1], j)) : 0;
-			double z = in->noperands > 2 ? ncc_literal_get_f64(ops[2], elem(ops[2], j)) : 0;
-			double r = eval_f(in->op, in->cmp_dir, x, y, z, &ok);
-			if (ot == NCC_PRED)
-				put_i(out, j, r != 0);
-			else
-				ncc_literal_set_f64(out, j, r);
-		} else {
-			int64_t x = ncc_literal_get_i64(ops[0], elem(ops[0], j));
-			int64_t y = in->noperands > 1 ? ncc_literal_get_i64(ops[1], elem(ops[1], j)) : 0;
-			int64_t z = in->noperands > 2 ? ncc_literal_get_i64(ops[2], elem(ops[2], j)) : 0;
-			put_i(out, j, wrap(ot, eval_i(in->op, in->cmp_dir, ct, x, y, z, &ok)));
-		}
+	ncc_value_t *vals[8] = { NULL };
+	ncc_value_t *res = NULL;
+	bool ok = in->noperands <= 8;
+	for (int32_t i = 0; ok && i < in->noperands; i++) {
+		/* a splat view stands for its element 0 alone */
+		ncc_shape_t os = ops[i]->count == 1 && in->operands[i]->shape.rank
+					 ? ncc_shape_scalar(ops[i]->etype)
+					 : in->operands[i]->shape;
+		ok = ncc_value_from_literal(&os, ops[i], &vals[i]) == NCC_OK;
 	}
+	ok = ok && ncc_interp_eval_inst(in, (const ncc_value_t *const *)vals, shape, &res,
+					NULL) == NCC_OK;
+	ok = ok && res->shape.etype == out->etype && res->nbytes == out->nbytes;
+	if (ok && out->nbytes)
+		memcpy(out->data, res->data, out->nbytes);
+	ncc_value_free(res);
+	for (int32_t i = 0; i < in->noperands && i < 8; i++)
+		ncc_value_free(vals[i]);
 	return ok;
 }
 
@@ -406,7 +184,7 @@ static ncc_status_t fold_one(ncc_inst_t *in, ncc_inst_t **out)
 		const ncc_literal_t *vops[8];
 		for (int32_t i = 0; i < in->noperands; i++)
 			vops[i] = &views[i];
-		if (!eval_elementwise(in, vops, &c->literal))
+		if (!eval_elementwise(in, vops, &ss, &c->literal))
 			return NCC_OK; /* c is dead; DCE drops it */
 		if (in->shape.rank == 0) {
 			*out = c;
@@ -425,7 +203,7 @@ static ncc_status_t fold_one(ncc_inst_t *in, ncc_inst_t **out)
 	ncc_status_t st = ncc_literal_init(m, &lit, in->shape.etype, n);
 	if (st)
 		return st;
-	if (!(ew ? eval_elementwise(in, ops, &lit) : eval_move(in, ops, &lit)))
+	if (!(ew ? eval_elementwise(in, ops, &in->shape, &lit) : eval_move(in, ops, &lit)))
 		return NCC_OK;
 	ncc_inst_t *c;
 	if ((st = ncc_pass_new_like(in, NCC_OP_CONSTANT, &in->shape, NULL, 0, &c)))

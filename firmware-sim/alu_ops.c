@@ -100,6 +100,14 @@ static inline int64_t i_rem(int64_t x, int64_t y, int uns)
 	return x % y;
 }
 
+/* clamp(lo, x, hi) = min(max(x, lo), hi): when lo > hi the result is hi, as
+ * in XLA and the interpreter. */
+static inline int64_t i_clamp(int64_t lo, int64_t x, int64_t hi, int uns)
+{
+	int64_t m = (uns ? U(x) < U(lo) : x < lo) ? lo : x;
+	return (uns ? U(m) > U(hi) : m > hi) ? hi : m;
+}
+
 void fwsim_alu_i64(uint32_t op, fwsim_ity_t t, size_t n, int64_t *o, const int64_t *a,
 		   const int64_t *b, const int64_t *c)
 {
@@ -165,9 +173,9 @@ void fwsim_alu_i64(uint32_t op, fwsim_ity_t t, size_t n, int64_t *o, const int64
 	case ISA_ALU_SELECT: IMAP3(x ? y : z);
 	case ISA_ALU_CLAMP:
 		if (uns) {
-			IMAP3(U(y) < U(x) ? x : U(y) > U(z) ? z : y);
+			IMAP3(i_clamp(x, y, z, 1));
 		}
-		IMAP3(y < x ? x : y > z ? z : y);
+		IMAP3(i_clamp(x, y, z, 0));
 	default:
 		for (size_t i = 0; i < n; i++)
 			o[i] = 0;

