@@ -7,3 +7,11 @@ through the ``torch_xla.plugins`` entry point when ``PJRT_DEVICE=NEURONSIM``.
 from ._paths import pjrt_library_path, nrt_library_path  # noqa: F401
 
 __version__ = "0.1.0"
+
+
+def register_hlo_snapshot_callback(fn):
+    """torch-neuronx 2.1's snapshot callback: fn(name, addressable_device_index,
+    execution_count) decides what each execution dumps under XLA_FLAGS=
+    --xla_dump_hlo_snapshots (torch_neuronsim.snapshot has the details)."""
+    from .snapshot import register_hlo_snapshot_callback as register
+    return register(fn)
