@@ -176,6 +176,20 @@ static int check_ap_fields(const vctx_t *v, const isa_ap_t *ap, uint32_t i,
 	if (ap->offset % isa_dtype_size(ap->dtype))
 		return fail(v, "ap%u: offset %llu not a multiple of the %s size", i,
 			    (unsigned long long)ap->offset, isa_dtype_name(ap->dtype));
+	/* Kernels form offset + sum(idx[k] * stride[k] * esize) and stride * esize *
+	 * shape in int64, size-1 dims and empty operands included (whose strides
+	 * the bounds check never sees). Bounding the sum of every term's magnitude
+	 * here makes all of those products and partial sums exact. */
+	__int128 es = (__int128)isa_dtype_size(ap->dtype), span = (__int128)ap->offset + es;
+	for (uint32_t k = 0; k < ap->rank; k++) {
+		__int128 st = ap->stride[k] < 0 ? -(__int128)ap->stride[k] : (__int128)ap->stride[k];
+		span += st * es * (__int128)(ap->shape[k] ? ap->shape[k] : 1);
+		if (span > (__int128)INT64_MAX)
+			return fail(v, "ap%u: offset + |stride| x %s size x shape over the dims "
+				    "exceeds 2^63 bytes (dim %u: stride %lld, shape %llu)", i,
+				    isa_dtype_name(ap->dtype), k, (long long)ap->stride[k],
+				    (unsigned long long)ap->shape[k]);
+	}
 	return 0;
 }
 

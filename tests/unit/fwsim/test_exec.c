@@ -74,11 +74,25 @@ START_TEST(test_oob_input_with_huge_stride_does_not_wrap)
 {
 	isa_insn_t p[1];
 	p[0] = add_f32(2, 0, 0, 64, 4);
-	p[0].ap[1].stride[0] = INT64_MAX / 2; /* wraps in 64-bit arithmetic */
+	p[0].ap[1].stride[0] = (int64_t)1 << 58; /* stride x 4 bytes x 3 steps > 2^59 */
 	expect_oob(p, 1, 0, 1, 2);
 	p[0] = add_f32(2, 0, 0, 64, 4);
-	p[0].ap[1].stride[0] = INT64_MIN / 3;
+	p[0].ap[1].stride[0] = -((int64_t)1 << 58);
 	expect_oob(p, 1, 0, 1, 2);
+	/* strides whose byte span wraps in 64-bit arithmetic are refused before
+	 * anything runs (docs/isa.md, validation rules) */
+	const int64_t wrapping[2] = { INT64_MAX / 2, INT64_MIN / 3 };
+	for (int i = 0; i < 2; i++) {
+		p[0] = add_f32(2, 0, 0, 64, 4);
+		p[0].ap[1].stride[0] = wrapping[i];
+		const isa_insn_t *s[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = p };
+		uint32_t c[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = 1 };
+		fwsim_program_t *prog = NULL;
+		char err[200];
+		ck_assert_int_eq(fwsim_program_create(s, c, T_NREG, &prog, err, sizeof(err)),
+				 FWSIM_INVALID);
+		ck_assert_msg(strstr(err, "ap1") && strstr(err, "2^63"), "%s", err);
+	}
 }
 END_TEST
 

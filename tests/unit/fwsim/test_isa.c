@@ -249,6 +249,56 @@ START_TEST(test_program_create_names_engine_and_insn)
 }
 END_TEST
 
+/* Issue #11: stride INT64_MIN on a size-1 dim made the iota kernel overflow a
+ * signed product (UBSan). Validation bounds every stride product instead, so
+ * the program is refused; a large but representable stride on a size-1 dim
+ * still runs and is ignored, as a size-1 dim never moves. */
+START_TEST(test_stride_products_checked)
+{
+	uint64_t sh[2] = { 1, 4 };
+	isa_insn_t in = isa_insn_init(ISA_OP_IOTA, 0);
+	in.n_ap = 1;
+	in.param = 1;
+	in.ap[0] = isa_ap_contig(0, 0, ISA_DT_S32, 2, sh);
+	in.ap[0].stride[0] = INT64_MIN;
+	expect_bad(&in, "exceeds 2^63 bytes (dim 0: stride -9223372036854775808");
+	const isa_insn_t *s[ISA_ENGINE_COUNT] = { [ISA_ENGINE_GPSIMD] = &in };
+	uint32_t c[ISA_ENGINE_COUNT] = { [ISA_ENGINE_GPSIMD] = 1 };
+	fwsim_program_t *p = NULL;
+	char err[200];
+	ck_assert_int_eq(fwsim_program_create(s, c, T_NREG, &p, err, sizeof(err)), FWSIM_INVALID);
+	ck_assert_msg(strstr(err, "gpsimd engine insn 0") && strstr(err, "2^63"), "%s", err);
+	/* the same products elsewhere: INT64_MAX * 4 bytes, an empty operand's
+	 * stride, an offset at the top of the address space */
+	in.ap[0].stride[0] = INT64_MAX;
+	expect_bad(&in, "2^63");
+	in.ap[0].stride[0] = 4;
+	in.ap[0].shape[0] = 0;
+	in.ap[0].stride[1] = INT64_MIN / 2;
+	expect_bad(&in, "2^63");
+	in.ap[0] = isa_ap_contig(0, UINT64_MAX - 3, ISA_DT_S32, 2, sh);
+	expect_bad(&in, "2^63");
+	in = good_matmul();
+	in.ap[1].stride[0] = -(INT64_MAX / 2); /* batch stride of a bf16 operand: 2^63 bytes */
+	expect_bad(&in, "ap1");
+
+	/* representable: runs, and the size-1 dim's stride does not matter */
+	tmem_t t;
+	tmem_init(&t);
+	in = isa_insn_init(ISA_OP_IOTA, 0);
+	in.n_ap = 1;
+	in.param = 1;
+	in.ap[0] = isa_ap_contig(0, 64, ISA_DT_S32, 2, sh);
+	in.ap[0].stride[0] = (int64_t)1 << 60;
+	fwsim_job_t job;
+	ck_assert_int_eq(trun_prog(&t, NULL, s, c, 0, 0, &job), FWSIM_OK);
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(tgeti(ISA_DT_S32, tmem_ptr(&t, 0, 64 + 4 * (uint64_t)i)), i);
+	ck_assert(tmem_guards_intact(&t));
+	tmem_free(&t);
+}
+END_TEST
+
 static Suite *isa_suite(void)
 {
 	Suite *s = suite_create("fwsim-isa");
@@ -258,6 +308,7 @@ static Suite *isa_suite(void)
 	tcase_add_test(tc, test_operand_fields_rejected);
 	tcase_add_test(tc, test_opcode_specific_rules_rejected);
 	tcase_add_test(tc, test_program_create_names_engine_and_insn);
+	tcase_add_test(tc, test_stride_products_checked);
 	suite_add_tcase(s, tc);
 	return s;
 }
