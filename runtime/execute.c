@@ -382,25 +382,33 @@ static NRT_STATUS execute(const char *func, nrt_model_t *model, const nrt_tensor
 		NRT_LOGE("%s: model is NULL", func);
 		return NRT_INVALID;
 	}
-	const nrt_tensor_set_obj_t *in_set = nrt_tensor_set_check(input_set);
-	const nrt_tensor_set_obj_t *out_set = nrt_tensor_set_check(output_set);
-	if (!in_set || !out_set) {
-		NRT_LOGE("%s: %s is NULL or not a tensor set", func, !in_set ? "input_set" : "output_set");
-		return NRT_INVALID;
-	}
 	if (repeat < 1) {
 		NRT_LOGE("%s: repeat_count %d must be >= 1", func, repeat);
 		return NRT_INVALID;
+	}
+	/* References on both sets: a set destroyed meanwhile waits for us */
+	const nrt_tensor_set_obj_t *in_set = nrt_tensor_set_acquire(input_set);
+	const nrt_tensor_set_obj_t *out_set = nrt_tensor_set_acquire(output_set);
+	if (!in_set || !out_set) {
+		NRT_LOGE("%s: %s is NULL or not a tensor set (destroyed?)", func,
+			 !in_set ? "input_set" : "output_set");
+		st = NRT_INVALID;
+		goto out;
 	}
 	void *obj;
 	if ((st = nrt_handle_acquire(&ctx->models, nrt_handle_of(model), &obj))) {
 		NRT_LOGE("%s: %p is not a loaded model (unloaded, or not a model handle)", func,
 			 (void *)model);
-		return st;
+		goto out;
 	}
 	for (int r = 0; r < repeat && st == NRT_SUCCESS; r++)
 		st = execute_once(ctx, obj, in_set, out_set);
 	nrt_handle_release(&ctx->models, nrt_handle_of(model));
+out:
+	if (in_set)
+		nrt_tensor_set_release(input_set);
+	if (out_set)
+		nrt_tensor_set_release(output_set);
 	return st;
 }
 

@@ -25,6 +25,7 @@
 typedef enum nrt_handle_type {
 	NRT_HANDLE_TENSOR = 1,
 	NRT_HANDLE_MODEL = 2,
+	NRT_HANDLE_TENSOR_SET = 3, /* tensor_set.c's own table */
 } nrt_handle_type_t;
 
 #define NRT_HANDLE_CHUNK 1024u

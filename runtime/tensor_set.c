@@ -1,28 +1,54 @@
-/* Tensor sets: a small name -> handle array; sets hold handles, never tensors. */
+/* Tensor sets: a small name -> handle array behind a generation-checked handle; sets hold handles, never tensors. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h"
 #include "log.h"
 #include "tensor_set.h"
 
-const nrt_tensor_set_obj_t *nrt_tensor_set_check(const nrt_tensor_set_t *set)
+/* The runtime's one table outside nrt_ctx_t: sets exist independently of
+ * nrt_init/nrt_close (docs/runtime.md), so their table cannot live in the
+ * context. Its chunks are never freed; a slot only ever holds a set. */
+static nrt_handle_table_t g_sets;
+static pthread_once_t g_sets_once = PTHREAD_ONCE_INIT;
+
+static void sets_init(void)
 {
-	uintptr_t p = (uintptr_t)set;
-	/* Tensor and model handles carry a type tag in the top bits: never
-	 * dereference those (or anything unaligned) as a set. */
-	if (!set || (p >> 56) || (p % _Alignof(nrt_tensor_set_obj_t)))
+	nrt_handle_table_init(&g_sets, NRT_HANDLE_TENSOR_SET, 1);
+}
+
+static nrt_handle_table_t *sets(void)
+{
+	pthread_once(&g_sets_once, sets_init);
+	return &g_sets;
+}
+
+const nrt_tensor_set_obj_t *nrt_tensor_set_acquire(const nrt_tensor_set_t *set)
+{
+	void *obj;
+	if (!set || nrt_handle_acquire(sets(), nrt_handle_of(set), &obj) != NRT_SUCCESS)
 		return NULL;
-	const nrt_tensor_set_obj_t *s = set;
-	return s->magic == NRT_TENSOR_SET_MAGIC ? s : NULL;
+	return obj;
+}
+
+void nrt_tensor_set_release(const nrt_tensor_set_t *set)
+{
+	nrt_handle_release(sets(), nrt_handle_of(set));
 }
 
 nrt_tensor_t *nrt_tensor_set_find(const nrt_tensor_set_obj_t *set, const char *name)
 {
-	for (uint32_t i = 0; i < set->n; i++)
-		if (!strcmp(set->entries[i].name, name))
-			return set->entries[i].tensor;
-	return NULL;
+	nrt_tensor_set_obj_t *s = (nrt_tensor_set_obj_t *)set;
+	nrt_tensor_t *t = NULL;
+	pthread_mutex_lock(&s->lock);
+	for (uint32_t i = 0; i < s->n; i++)
+		if (!strcmp(s->entries[i].name, name)) {
+			t = s->entries[i].tensor;
+			break;
+		}
+	pthread_mutex_unlock(&s->lock);
+	return t;
 }
 
 NRT_STATUS nrt_allocate_tensor_set(nrt_tensor_set_t **result)
@@ -34,8 +60,14 @@ NRT_STATUS nrt_allocate_tensor_set(nrt_tensor_set_t **result)
 	nrt_tensor_set_obj_t *s = calloc(1, sizeof(*s));
 	if (!s)
 		return NRT_RESOURCE;
-	s->magic = NRT_TENSOR_SET_MAGIC;
-	*result = s;
+	pthread_mutex_init(&s->lock, NULL);
+	uint64_t h;
+	if (nrt_handle_create(sets(), s, &h) != NRT_SUCCESS) {
+		pthread_mutex_destroy(&s->lock);
+		free(s);
+		return NRT_RESOURCE;
+	}
+	*result = (nrt_tensor_set_t *)(uintptr_t)h;
 	return NRT_SUCCESS;
 }
 
@@ -43,12 +75,16 @@ void nrt_destroy_tensor_set(nrt_tensor_set_t **tensor_set)
 {
 	if (!tensor_set || !*tensor_set)
 		return;
-	nrt_tensor_set_obj_t *s = (nrt_tensor_set_obj_t *)nrt_tensor_set_check(*tensor_set);
-	if (!s) {
-		NRT_LOGE("nrt_destroy_tensor_set: %p is not a tensor set", *tensor_set);
+	void *obj;
+	/* a second destroy of the same set (through a copy of the handle) finds
+	 * the generation moved on: an error, not a read of freed memory */
+	if (nrt_handle_destroy(sets(), nrt_handle_of(*tensor_set), &obj) != NRT_SUCCESS) {
+		NRT_LOGE("nrt_destroy_tensor_set: %p is not a tensor set (destroyed already?)",
+			 *tensor_set);
 		return;
 	}
-	s->magic = 0;
+	nrt_tensor_set_obj_t *s = obj;
+	pthread_mutex_destroy(&s->lock);
 	free(s->entries);
 	free(s);
 	*tensor_set = NULL;
@@ -56,46 +92,59 @@ void nrt_destroy_tensor_set(nrt_tensor_set_t **tensor_set)
 
 NRT_STATUS nrt_add_tensor_to_tensor_set(nrt_tensor_set_t *tensor_set, const char *tensor_name, nrt_tensor_t *tensor)
 {
-	nrt_tensor_set_obj_t *s = (nrt_tensor_set_obj_t *)nrt_tensor_set_check(tensor_set);
+	nrt_tensor_set_obj_t *s = (nrt_tensor_set_obj_t *)nrt_tensor_set_acquire(tensor_set);
 	if (!s || !tensor_name || !tensor) {
 		NRT_LOGE("nrt_add_tensor_to_tensor_set: %s is NULL or invalid",
 			 !s ? "tensor_set" : !tensor_name ? "tensor_name" : "tensor");
+		if (s)
+			nrt_tensor_set_release(tensor_set);
 		return NRT_INVALID;
 	}
+	NRT_STATUS st = NRT_SUCCESS;
 	size_t len = strlen(tensor_name);
 	if (len == 0 || len >= NRT_TENSOR_NAME_MAX) {
 		NRT_LOGE("nrt_add_tensor_to_tensor_set: tensor name of %zu characters (1..%d allowed)",
 			 len, NRT_TENSOR_NAME_MAX - 1);
+		nrt_tensor_set_release(tensor_set);
 		return NRT_INVALID;
 	}
+	pthread_mutex_lock(&s->lock);
 	for (uint32_t i = 0; i < s->n; i++) {
 		if (!strcmp(s->entries[i].name, tensor_name)) {
 			s->entries[i].tensor = tensor;
-			return NRT_SUCCESS;
+			goto out;
 		}
 	}
 	if (s->n == s->cap) {
 		uint32_t cap = s->cap ? s->cap * 2 : 8;
 		nrt_tensor_set_entry_t *e = realloc(s->entries, cap * sizeof(*e));
-		if (!e)
-			return NRT_RESOURCE;
+		if (!e) {
+			st = NRT_RESOURCE;
+			goto out;
+		}
 		s->entries = e;
 		s->cap = cap;
 	}
 	memcpy(s->entries[s->n].name, tensor_name, len + 1);
 	s->entries[s->n].tensor = tensor;
 	s->n++;
-	return NRT_SUCCESS;
+out:
+	pthread_mutex_unlock(&s->lock);
+	nrt_tensor_set_release(tensor_set);
+	return st;
 }
 
 NRT_STATUS nrt_get_tensor_from_tensor_set(nrt_tensor_set_t *tensor_set, const char *tensor_name, nrt_tensor_t **tensor)
 {
-	const nrt_tensor_set_obj_t *s = nrt_tensor_set_check(tensor_set);
+	const nrt_tensor_set_obj_t *s = nrt_tensor_set_acquire(tensor_set);
 	if (!s || !tensor_name || !tensor) {
 		NRT_LOGE("nrt_get_tensor_from_tensor_set: NULL or invalid argument");
+		if (s)
+			nrt_tensor_set_release(tensor_set);
 		return NRT_INVALID;
 	}
 	nrt_tensor_t *t = nrt_tensor_set_find(s, tensor_name);
+	nrt_tensor_set_release(tensor_set);
 	if (!t)
 		return NRT_INVALID;
 	*tensor = t;

@@ -448,6 +448,54 @@ START_TEST(test_tensor_set_api)
 }
 END_TEST
 
+/* Issue #11: a second destroy through a copy of the handle read freed memory
+ * (and, once the block was reused, destroyed someone else's set). Sets are
+ * generation-checked handles now: a stale one is refused everywhere. */
+START_TEST(test_tensor_set_stale_handle_rejected)
+{
+	nrt_tensor_set_t *s1 = NULL, *s2 = NULL;
+	nrt_tensor_t *a = (nrt_tensor_t *)0x1000, *got = NULL;
+	ck_assert_int_eq(nrt_allocate_tensor_set(&s1), NRT_SUCCESS);
+	nrt_tensor_set_t *stale = s1;
+	nrt_destroy_tensor_set(&s1);
+	ck_assert_ptr_null(s1);
+	/* a new set takes the freed slot (it took the freed heap block before) */
+	ck_assert_int_eq(nrt_allocate_tensor_set(&s2), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_add_tensor_to_tensor_set(s2, "a", a), NRT_SUCCESS);
+	test_capture_begin();
+	nrt_destroy_tensor_set(&stale);
+	ck_assert_int_eq(nrt_add_tensor_to_tensor_set(stale, "b", a), NRT_INVALID);
+	ck_assert_int_eq(nrt_get_tensor_from_tensor_set(stale, "a", &got), NRT_INVALID);
+	char *log = test_capture_end();
+	ck_assert_ptr_nonnull(stale); /* left alone: it names nothing */
+	ck_assert_msg(strstr(log, "nrt_destroy_tensor_set") && strstr(log, "not a tensor set"),
+		      "log: %s", log);
+	free(log);
+	/* s2 is untouched */
+	ck_assert_int_eq(nrt_get_tensor_from_tensor_set(s2, "a", &got), NRT_SUCCESS);
+	ck_assert_ptr_eq(got, a);
+
+	/* nrt_execute refuses a destroyed set before touching the model */
+	rt_init_default_ok();
+	rt_add_model_t f = { 0 };
+	f.neff = test_neff_add(4, &f.size);
+	ck_assert_int_eq(nrt_load(f.neff, f.size, -1, -1, &f.m), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 16, "a", &f.a), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 16, "b", &f.b), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 16, "out", &f.out), NRT_SUCCESS);
+	rt_add_model_sets(&f);
+	ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
+	nrt_tensor_set_t *stale_in = f.in;
+	nrt_destroy_tensor_set(&f.in);
+	test_capture_begin();
+	ck_assert_int_eq(nrt_execute(f.m, stale_in, f.outs), NRT_INVALID);
+	free(test_capture_end());
+	rt_add_model_free(&f);
+	nrt_destroy_tensor_set(&s2);
+	nrt_close();
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("runtime_api");
@@ -476,6 +524,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_tensor_slice_and_attach);
 	tcase_add_test(tc, test_close_frees_leftover_tensors);
 	tcase_add_test(tc, test_tensor_set_api);
+	tcase_add_test(tc, test_tensor_set_stale_handle_rejected);
 	suite_add_tcase(s, tc);
 	return s;
 }
