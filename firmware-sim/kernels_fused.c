@@ -16,7 +16,13 @@
 #define FZ_BLOCK 512
 #define FZ_MAX_OPS (1 + ISA_FUSED_MAX_INPUTS) /* output + inputs */
 
+/* The largest descriptor check_fused (isa.c) lets an instruction point at. */
+#define FZ_DESC_MAX (sizeof(isa_fused_desc_t) + \
+		     (ISA_FUSED_MAX_INPUTS - ISA_FUSED_DIRECT) * sizeof(isa_ap_t) + \
+		     ISA_FUSED_MAX_CODE * sizeof(isa_fused_op_t))
+
 typedef struct fz_prog {
+	uint8_t raw[FZ_DESC_MAX]; /* the one copy of the descriptor ever read */
 	isa_fused_desc_t h;
 	isa_ap_t in_ap[ISA_FUSED_MAX_INPUTS];
 	uint8_t *in_base[ISA_FUSED_MAX_INPUTS];
@@ -339,24 +345,35 @@ fwsim_status_t fwsim_exec_fused(fwsim_exec_t *x, uint32_t e, uint32_t pc, fwsim_
 	const isa_insn_t *in = k->insn;
 	const fwsim_job_t *job = x->job;
 	char msg[160];
-	/* ap1 passed the bounds check: the descriptor bytes are readable */
+	/* ap1 passed the bounds check: the descriptor bytes are readable. They
+	 * live in device memory that other engines (a DMA loop), or a kernel-path
+	 * client through its mapping, may rewrite while we run: read them exactly
+	 * once into a private copy, then validate and execute only the copy. A
+	 * second read after validation let a rewritten n_code copy 1 MiB into this
+	 * block (issue #11). */
 	size_t len = (size_t)in->ap[1].shape[0];
-	if (!k->base[1] || isa_fused_desc_validate(in, k->base[1], len, x->prog->n_regions,
-						   msg, sizeof(msg))) {
+	if (!k->base[1] || len > FZ_DESC_MAX) {
 		fwsim_exec_fail(x, FWSIM_INVALID, e, pc, 1, in->ap[1].region,
 				"%s insn %u (fused): bad descriptor: %s", fwsim_engine_name(e),
-				pc, k->base[1] ? msg : "empty");
+				pc, k->base[1] ? "longer than any descriptor" : "empty");
 		return FWSIM_INVALID;
 	}
-	/* Copy the descriptor before running: the program must not change under
-	 * us if the output overlaps it. */
 	fz_prog_t *pg = malloc(sizeof(*pg));
 	if (!pg)
 		return FWSIM_NOMEM;
-	memcpy(&pg->h, k->base[1], sizeof(pg->h));
+	memcpy(pg->raw, k->base[1], len);
+	if (isa_fused_desc_validate(in, pg->raw, len, x->prog->n_regions, msg, sizeof(msg))) {
+		fwsim_exec_fail(x, FWSIM_INVALID, e, pc, 1, in->ap[1].region,
+				"%s insn %u (fused): bad descriptor: %s", fwsim_engine_name(e),
+				pc, msg);
+		free(pg);
+		return FWSIM_INVALID;
+	}
+	/* Unpacked from the validated copy only. */
+	memcpy(&pg->h, pg->raw, sizeof(pg->h));
 	uint32_t nin = pg->h.n_inputs;
 	uint32_t ndir = nin < ISA_FUSED_DIRECT ? nin : ISA_FUSED_DIRECT;
-	const uint8_t *p = k->base[1] + sizeof(pg->h);
+	const uint8_t *p = pg->raw + sizeof(pg->h);
 	for (uint32_t i = 0; i < nin; i++) {
 		if (i < ndir) {
 			pg->in_ap[i] = in->ap[2 + i];

@@ -53,26 +53,20 @@ fwsim_status_t fwsim_program_create(const isa_insn_t *const streams[ISA_ENGINE_C
 			snprintf(err, err_len, "fwsim_program_create: NULL streams or counts");
 		return FWSIM_INVALID;
 	}
-	char msg[160];
-	for (uint32_t e = 0; e < ISA_ENGINE_COUNT; e++) {
+	for (uint32_t e = 0; e < ISA_ENGINE_COUNT; e++)
 		if (counts[e] && !streams[e]) {
 			if (err && err_len)
 				snprintf(err, err_len, "%s engine: %u instructions but no stream",
 					 fwsim_engine_name(e), counts[e]);
 			return FWSIM_INVALID;
 		}
-		for (uint32_t i = 0; i < counts[e]; i++)
-			if (isa_insn_validate(&streams[e][i], n_regions, counts[e], msg, sizeof(msg))) {
-				if (err && err_len)
-					snprintf(err, err_len, "%s engine insn %u (debug_id %u): %s",
-						 fwsim_engine_name(e), i, streams[e][i].debug_id, msg);
-				return FWSIM_INVALID;
-			}
-	}
 	fwsim_program_t *p = calloc(1, sizeof(*p));
 	if (!p)
 		return FWSIM_NOMEM;
 	p->n_regions = n_regions;
+	/* Copy first, validate the copy: the streams may sit in device memory
+	 * that someone else can write (the embedded backend passes its code
+	 * block), and what runs must be exactly what was checked. */
 	for (uint32_t e = 0; e < ISA_ENGINE_COUNT; e++) {
 		if (!counts[e])
 			continue;
@@ -83,9 +77,22 @@ fwsim_status_t fwsim_program_create(const isa_insn_t *const streams[ISA_ENGINE_C
 		}
 		memcpy(p->insns[e], streams[e], counts[e] * sizeof(isa_insn_t));
 		p->counts[e] = counts[e];
-		p->n_active++;
-		for (uint32_t i = 0; i < counts[e]; i++)
-			p->work[e] += insn_work(&streams[e][i]);
+	}
+	char msg[160];
+	for (uint32_t e = 0; e < ISA_ENGINE_COUNT; e++) {
+		for (uint32_t i = 0; i < p->counts[e]; i++) {
+			const isa_insn_t *in = &p->insns[e][i];
+			if (isa_insn_validate(in, n_regions, p->counts[e], msg, sizeof(msg))) {
+				if (err && err_len)
+					snprintf(err, err_len, "%s engine insn %u (debug_id %u): %s",
+						 fwsim_engine_name(e), i, in->debug_id, msg);
+				fwsim_program_destroy(p);
+				return FWSIM_INVALID;
+			}
+			p->work[e] += insn_work(in);
+		}
+		if (p->counts[e])
+			p->n_active++;
 	}
 	*out_program = p;
 	return FWSIM_OK;

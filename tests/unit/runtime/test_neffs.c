@@ -1,6 +1,7 @@
 /* Builders of the test NEFFs and the environment/stderr helpers shared by the runtime tests. */
 #include "test_neffs.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,6 +170,105 @@ void *test_neff_spin(size_t *out_size)
 	in.ap[0].region = ISA_REGION_NONE;
 	in.param = 0;
 	CHECK(neff_builder_emit(b, 0, ISA_ENGINE_GPSIMD, &in, NULL));
+	return finish(b, out_size);
+}
+
+static isa_insn_t copy(isa_ap_t o, isa_ap_t a)
+{
+	isa_insn_t in = isa_insn_init(ISA_OP_COPY, 0);
+	in.n_ap = 2;
+	in.ap[0] = o;
+	in.ap[1] = a;
+	return in;
+}
+
+void *test_neff_fused_race(uint64_t n, uint32_t iters, size_t *out_size)
+{
+	neff_builder_t *b = neff_builder_create("fused_race", 1);
+	uint32_t ix, iy, dbg;
+	CHECK(neff_builder_add_tensor(b, "x", NEFF_USAGE_INPUT, ISA_DT_F32, 1, &n, -1, &ix));
+	CHECK(neff_builder_add_tensor(b, "y", NEFF_USAGE_OUTPUT, ISA_DT_F32, 1, &n, -1, &iy));
+	CHECK(neff_builder_add_debug(b, "fusion.1", "fusion", "race.py", 5, &dbg));
+	/* the descriptor: y = x * x, one input, one step */
+	struct {
+		isa_fused_desc_t h;
+		isa_fused_op_t op;
+	} d;
+	memset(&d, 0, sizeof(d));
+	d.h.magic = ISA_FUSED_MAGIC;
+	d.h.n_inputs = 1;
+	d.h.n_code = 1;
+	d.h.n_regs = 1;
+	d.op.op = ISA_ALU_MUL;
+	d.op.dtype = ISA_DT_F32;
+	uint64_t doff, evil_off, good_off, k_off, one_off, zero_off, byte_off;
+	CHECK(neff_builder_add_const(b, &d, sizeof(d), 64, &doff));
+	const uint16_t evil = 0xFFFF, good = 1;
+	const int32_t k = (int32_t)iters, one = 1, zero = 0;
+	CHECK(neff_builder_add_const(b, &evil, 2, 2, &evil_off));
+	CHECK(neff_builder_add_const(b, &good, 2, 2, &good_off));
+	CHECK(neff_builder_add_const(b, &k, 4, 4, &k_off));
+	CHECK(neff_builder_add_const(b, &one, 4, 4, &one_off));
+	CHECK(neff_builder_add_const(b, &zero, 4, 4, &zero_off));
+	CHECK(neff_builder_add_const(b, NULL, 1, 1, &byte_off));
+	/* scratch: loop counter, run flag, and two 1 MiB sinks for copies that
+	 * make both engines look busy enough for the threaded scheduler */
+	const uint64_t big = 1u << 20;
+	uint64_t cnt_off, flag_off, sink_v, sink_d;
+	CHECK(neff_builder_add_scratch(b, 4, 4, &cnt_off));
+	CHECK(neff_builder_add_scratch(b, 4, 4, &flag_off));
+	CHECK(neff_builder_add_scratch(b, big, 64, &sink_v));
+	CHECK(neff_builder_add_scratch(b, big, 64, &sink_d));
+
+	isa_ap_t cnt = isa_ap_contig(ISA_REGION_SCRATCH, cnt_off, ISA_DT_S32, 0, NULL);
+	isa_ap_t flag = isa_ap_contig(ISA_REGION_SCRATCH, flag_off, ISA_DT_S32, 0, NULL);
+	isa_ap_t kc = isa_ap_contig(ISA_REGION_CONST, k_off, ISA_DT_S32, 0, NULL);
+	isa_ap_t onec = isa_ap_contig(ISA_REGION_CONST, one_off, ISA_DT_S32, 0, NULL);
+	isa_ap_t zeroc = isa_ap_contig(ISA_REGION_CONST, zero_off, ISA_DT_S32, 0, NULL);
+	isa_ap_t byte_b = isa_ap_contig(ISA_REGION_CONST, byte_off, ISA_DT_U8, 1, &big);
+	byte_b.stride[0] = 0; /* one byte broadcast */
+	isa_ap_t ncode = isa_ap_contig(ISA_REGION_CONST, doff + offsetof(isa_fused_desc_t, n_code),
+				       ISA_DT_U16, 0, NULL);
+	isa_ap_t evilc = isa_ap_contig(ISA_REGION_CONST, evil_off, ISA_DT_U16, 0, NULL);
+	isa_ap_t goodc = isa_ap_contig(ISA_REGION_CONST, good_off, ISA_DT_U16, 0, NULL);
+
+	/* vector: cnt = k; do { y = fused(x); cnt -= 1 } while (cnt); flag = 0 */
+	isa_insn_t v[6];
+	v[0] = alu(ISA_ALU_ADD, cnt, kc, zeroc, ISA_DEBUG_NONE);
+	v[1] = copy(isa_ap_contig(ISA_REGION_SCRATCH, sink_v, ISA_DT_U8, 1, &big), byte_b);
+	v[2] = isa_insn_init(ISA_OP_FUSED, 0);
+	v[2].n_ap = 3;
+	v[2].ap[0] = isa_ap_contig(ISA_REGION_IO0 + iy, 0, ISA_DT_F32, 1, &n);
+	uint64_t dlen = sizeof(d);
+	v[2].ap[1] = isa_ap_contig(ISA_REGION_CONST, doff, ISA_DT_U8, 1, &dlen);
+	v[2].ap[2] = isa_ap_contig(ISA_REGION_IO0 + ix, 0, ISA_DT_F32, 1, &n);
+	v[2].wait_sem = 0; /* the DMA loop has restored the descriptor and raised flag */
+	v[2].wait_value = 1;
+	v[2].debug_id = dbg;
+	v[3] = alu(ISA_ALU_SUB, cnt, cnt, onec, ISA_DEBUG_NONE);
+	v[4] = isa_insn_init(ISA_OP_JUMP, 0);
+	v[4].n_ap = 1;
+	v[4].ap[0] = cnt;
+	v[4].param = 2;
+	v[5] = alu(ISA_ALU_SUB, flag, flag, flag, ISA_DEBUG_NONE);
+	for (int i = 0; i < 6; i++)
+		CHECK(neff_builder_emit(b, 0, ISA_ENGINE_VECTOR, &v[i], NULL));
+
+	/* dma: restore the descriptor, flag = 1, then flip its n_code between
+	 * 0xFFFF and 1 until flag drops; it always ends restored */
+	isa_insn_t m[6];
+	m[0] = copy(ncode, goodc);
+	m[1] = copy(flag, onec);
+	m[1].signal_sem = 0;
+	m[2] = copy(isa_ap_contig(ISA_REGION_SCRATCH, sink_d, ISA_DT_U8, 1, &big), byte_b);
+	m[3] = copy(ncode, evilc);
+	m[4] = copy(ncode, goodc);
+	m[5] = isa_insn_init(ISA_OP_JUMP, 0);
+	m[5].n_ap = 1;
+	m[5].ap[0] = flag;
+	m[5].param = 3;
+	for (int i = 0; i < 6; i++)
+		CHECK(neff_builder_emit(b, 0, ISA_ENGINE_DMA, &m[i], NULL));
 	return finish(b, out_size);
 }
 

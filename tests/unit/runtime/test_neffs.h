@@ -26,6 +26,11 @@ void *test_neff_spin(size_t *out_size);
 /* out = a + b, f32[n], for a NEFF with n_cores cores (each core does it). */
 void *test_neff_add_cores(uint64_t n, uint32_t n_cores, size_t *out_size);
 
+/* y = x * x, f32[n], by a FUSED instruction the vector engine runs iters
+ * times while the DMA engine loops rewriting the descriptor's n_code in
+ * device memory (0xFFFF, then back to 1) until the vector engine is done. */
+void *test_neff_fused_race(uint64_t n, uint32_t iters, size_t *out_size);
+
 /* Standard environment for tests: small device memory, 1 device x 4 cores,
  * visible/num cores unset, log level ERROR. */
 void test_env_default(void);

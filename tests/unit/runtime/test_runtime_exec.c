@@ -330,6 +330,57 @@ START_TEST(test_timeout_returns_nrt_timeout)
 }
 END_TEST
 
+/* Issue #11, item 1: the DMA engine rewrites a FUSED descriptor (n_code 1 ->
+ * 0xFFFF -> 1) while the vector engine executes it. The simulator read the
+ * descriptor twice (validate, then copy): a change in between copied 1 MiB into
+ * a 6 KiB block. Every execution must now either compute y = x * x or stop with
+ * NRT_INVALID naming the bad descriptor; never touch memory it does not own
+ * (ASan runs this). Both engines run on their own threads (the NEFF makes them
+ * look busy enough for the threaded scheduler). */
+START_TEST(test_fused_descriptor_rewritten_during_execution)
+{
+	test_env_default();
+	setenv("NEURON_RT_EXEC_TIMEOUT", "20", 1);
+	ck_assert_int_eq(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", ""), NRT_SUCCESS);
+	enum { N = 64 };
+	size_t sz;
+	void *neff = test_neff_fused_race(N, 400, &sz);
+	nrt_model_t *m = load(neff, sz, -1, -1);
+	float x[N], y[N];
+	for (int i = 0; i < N; i++)
+		x[i] = (float)i - 20.0f;
+	nrt_tensor_t *tx = tensor_f32(NRT_TENSOR_PLACEMENT_DEVICE, 0, "x", x, N);
+	nrt_tensor_t *ty = tensor_f32(NRT_TENSOR_PLACEMENT_DEVICE, 0, "y", NULL, N);
+	nrt_tensor_set_t *in = rt_tensor_set_of(1, "x", tx), *out = rt_tensor_set_of(1, "y", ty);
+	int ok = 0, refused = 0;
+	test_capture_begin(); /* the refusals are logged */
+	for (int r = 0; r < 100; r++) {
+		NRT_STATUS st = nrt_execute(m, in, out);
+		if (st == NRT_SUCCESS) {
+			ck_assert_int_eq(nrt_tensor_read(ty, y, 0, sizeof(y)), NRT_SUCCESS);
+			for (int i = 0; i < N; i++)
+				ck_assert_float_eq(y[i], x[i] * x[i]);
+			ok++;
+			continue;
+		}
+		ck_assert_int_eq(st, NRT_INVALID);
+		nrt_neuronsim_exec_error_t e;
+		ck_assert_int_eq(nrt_neuronsim_get_last_error(m, &e), NRT_SUCCESS);
+		ck_assert_msg(strstr(e.message, "bad descriptor"), "%s", e.message);
+		refused++;
+	}
+	free(test_capture_end());
+	ck_assert_int_eq(ok + refused, 100);
+	nrt_destroy_tensor_set(&in);
+	nrt_destroy_tensor_set(&out);
+	nrt_tensor_free(&tx);
+	nrt_tensor_free(&ty);
+	ck_assert_int_eq(nrt_unload(m), NRT_SUCCESS);
+	free(neff);
+	nrt_close();
+}
+END_TEST
+
 /* ---- misuse ---- */
 
 START_TEST(test_execute_misuse)
@@ -831,6 +882,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_nan_returns_1003_with_location_and_one_log_line);
 	tcase_add_test(tc, test_oob_returns_1006_and_leaves_memory_intact);
 	tcase_add_test(tc, test_timeout_returns_nrt_timeout);
+	tcase_add_test(tc, test_fused_descriptor_rewritten_during_execution);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("misuse");
 	tcase_add_test(tc, test_execute_misuse);
