@@ -5,6 +5,11 @@ import os
 from torch_xla.experimental import plugins
 
 from ._paths import pjrt_library_path
+from .eager import map_environment as _map_eager_environment
+
+# torch_xla imports this entry point before it reads XLA_USE_EAGER_DEBUG_MODE:
+# NEURON_USE_EAGER_DEBUG_MODE=1 becomes torch_xla's eager mode (eager.py).
+_map_eager_environment()
 
 
 def _visible_core_count():
