@@ -1,4 +1,5 @@
 /* ncc HloModuleProto decoder: serialized xla.HloModuleProto -> the ncc IR module the text parser would build for the same module. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,7 @@ static const hp_fdesc_t module_fields[] = {
 	{ HPF_MODULE_ENTRY_COMPUTATION_ID, "entry_computation_id", HP_K_VARINT },
 	{ HPF_MODULE_SCHEDULE, "schedule", HP_K_LEN },
 	{ HPF_MODULE_INPUT_OUTPUT_ALIAS, "input_output_alias", HP_K_LEN },
+	{ HPF_MODULE_DEVICE_ASSIGNMENT, "device_assignment", HP_K_LEN },
 	{ HPF_MODULE_BUFFER_DONOR, "buffer_donor", HP_K_LEN },
 	{ HPF_MODULE_FRONTEND_ATTRIBUTES, "frontend_attributes", HP_K_LEN },
 };
@@ -108,6 +110,10 @@ static const hp_fdesc_t donor_fields[] = {
 static const hp_fdesc_t donor_entry_fields[] = {
 	{ HPF_DONOR_PARAMETER_NUMBER, "parameter_number", HP_K_VARINT },
 	{ HPF_DONOR_PARAMETER_SHAPE_INDEX, "parameter_shape_index", HP_K_REP_VARINT },
+};
+static const hp_fdesc_t devassign_fields[] = {
+	{ HPF_DEVASSIGN_REPLICA_COUNT, "replica_count", HP_K_VARINT },
+	{ HPF_DEVASSIGN_COMPUTATION_COUNT, "computation_count", HP_K_VARINT },
 };
 /* xla.ProgramShapeProto (xla_data.proto) */
 static const hp_fdesc_t program_shape_fields[] = {
@@ -583,6 +589,35 @@ static bool decode_donors(hp_ctx_t *c, ncc_pb_reader_t r)
 	return text && add_module_raw(c, "buffer_donor", text);
 }
 
+/* replica_count=N, num_partitions=M (when not 1), as XLA prints its module config. */
+static bool decode_device_assignment(hp_ctx_t *c, ncc_pb_reader_t r)
+{
+	int64_t counts[2] = { 1, 1 };
+	hp_iter_t it;
+	ncc_pb_field_t f;
+	hp_iter_init(&it, r, HP_MSG(devassign_fields));
+	while (hp_iter_next(c, &it, &f))
+		counts[f.number == HPF_DEVASSIGN_REPLICA_COUNT ? 0 : 1] = (int32_t)(uint32_t)f.value;
+	if (c->failed)
+		return false;
+	static const char *const keys[2] = { "replica_count", "num_partitions" };
+	for (int i = 0; i < 2; i++) {
+		if (counts[i] == 1)
+			continue;
+		if (counts[i] < 0)
+			return hp_fail(c, NCC_ERR_PARSE, keys[i], -1, "negative (%lld)",
+				       (long long)counts[i]);
+		char buf[24];
+		snprintf(buf, sizeof(buf), "%lld", (long long)counts[i]);
+		const char *text = ncc_strdup(c->m, buf);
+		if (!text)
+			return hp_nomem(c);
+		if (!add_module_raw(c, keys[i], text))
+			return false;
+	}
+	return true;
+}
+
 /* entry_computation_layout: the host program shape with layouts, as XLA prints it. */
 static bool entry_layout(hp_ctx_t *c, bool has_host, const ncc_pb_field_t *host)
 {
@@ -650,7 +685,8 @@ static bool decode_module(hp_ctx_t *c)
 	int64_t entry_id = 0;
 	bool has_entry_id = false, has_host = false, has_alias = false, has_donor = false,
 	     has_frontend = false;
-	ncc_pb_field_t host, alias, donor, frontend;
+	bool has_devassign = false;
+	ncc_pb_field_t host, alias, donor, frontend, devassign;
 	int32_t ncomps = 0;
 	hp_iter_t it;
 	ncc_pb_field_t f;
@@ -684,6 +720,7 @@ static bool decode_module(hp_ctx_t *c)
 		case HPF_MODULE_SCHEDULE: c->m->is_scheduled = true; break;
 		case HPF_MODULE_INPUT_OUTPUT_ALIAS: alias = f; has_alias = true; break;
 		case HPF_MODULE_BUFFER_DONOR: donor = f; has_donor = true; break;
+		case HPF_MODULE_DEVICE_ASSIGNMENT: devassign = f; has_devassign = true; break;
 		case HPF_MODULE_FRONTEND_ATTRIBUTES: frontend = f; has_frontend = true; break;
 		default: break;
 		}
@@ -734,6 +771,12 @@ static bool decode_module(hp_ctx_t *c)
 	}
 	if (!entry_layout(c, has_host, &host))
 		return false;
+	if (has_devassign) {
+		if (!hp_push(c, "device_assignment", -1) ||
+		    !decode_device_assignment(c, hp_sub(c, &devassign)))
+			return false;
+		hp_pop(c);
+	}
 	if (has_frontend) {
 		const char *text = NULL;
 		if (!hp_push(c, "frontend_attributes", -1) ||

@@ -18,6 +18,7 @@ enum {
 	HPF_MODULE_ENTRY_COMPUTATION_ID = 6,   /* int64 */
 	HPF_MODULE_SCHEDULE = 7,               /* HloScheduleProto */
 	HPF_MODULE_INPUT_OUTPUT_ALIAS = 8,     /* HloInputOutputAliasProto */
+	HPF_MODULE_DEVICE_ASSIGNMENT = 15,     /* DeviceAssignmentProto */
 	HPF_MODULE_BUFFER_DONOR = 18,          /* HloBufferDonorProto */
 	HPF_MODULE_FRONTEND_ATTRIBUTES = 19,   /* FrontendAttributes */
 };
@@ -109,6 +110,10 @@ enum { HPV_ALIAS_UNDEFINED = 0, HPV_ALIAS_MAY = 1, HPV_ALIAS_MUST = 2 };
 /* xla.HloBufferDonorProto and its BufferDonorEntryProto (hlo.proto) */
 enum { HPF_DONOR_ENTRIES = 1 };
 enum { HPF_DONOR_PARAMETER_NUMBER = 1, HPF_DONOR_PARAMETER_SHAPE_INDEX = 2 };
+
+/* xla.DeviceAssignmentProto (xla_data.proto): the module's replica and partition
+ * counts (XLA's text shows them as replica_count= and num_partitions=) */
+enum { HPF_DEVASSIGN_REPLICA_COUNT = 1, HPF_DEVASSIGN_COMPUTATION_COUNT = 2 };
 
 /* xla.HloScheduleProto (hlo.proto): only its presence matters (is_scheduled) */
 enum { HPF_SCHEDULE_SEQUENCES = 1 };

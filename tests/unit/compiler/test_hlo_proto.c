@@ -425,6 +425,7 @@ static const struct {
 	const char *unsupported_o0, *unsupported_o2; /* NULL: compiles */
 } k_compile[] = {
 	{ "argmax_sort", "variadic (multi-operand) reduction", "variadic (multi-operand) reduction" },
+	{ "collectives", "collective over more than one replica", "collective over more than one replica" },
 	{ "conv_train", "select-and-scatter scatter computation (only add)", NULL },
 	{ "elementwise_mix", "entry parameter type f64[]", "entry parameter type f64[]" },
 	{ "embedding", NULL, NULL },

@@ -26,7 +26,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-# name -> (program run after the common prologue, XLA_HLO_DEBUG on?)
+# name -> (program run after the common prologue, XLA_HLO_DEBUG on?[, options])
 CASES = {
     # A two-layer MLP training step: dot, broadcast, reduce, compare/select
     # (relu grad), cross-entropy (log-softmax, one-hot through iota/compare).
@@ -132,12 +132,36 @@ out = y.sum() + k.sum().float() + z.sum().float() + h.float().sum() + e.float().
 torch_xla.sync()
 print(out.item())
 """, False),
+
+    # Collectives on two CPU devices (two processes): all-reduce (tuple form, with
+    # and without replica groups), reduce-scatter, collective-permute, all-to-all;
+    # the module header carries replica_count=2 (the proto's device_assignment).
+    # torch_xla's CPU collectives then hang in XLA's rendezvous and the run is
+    # killed, after the module was compiled and dumped: its exit status is ignored.
+    "collectives": ("""
+import torch_xla.core.xla_model as xm
+import torch_xla.distributed.xla_multiprocessing as xmp
+def f(index):
+    d = torch_xla.device()
+    x = torch.arange(8, dtype=torch.float32, device=d) * (index + 1)
+    y = xm.all_reduce(xm.REDUCE_SUM, x, groups=[[0, 1]])
+    z = xm.all_gather(x, dim=0)
+    r = xm.reduce_scatter(xm.REDUCE_SUM, x, 1.0, 0, 2)
+    p = xm.collective_permute(x, pairs=[[0, 1], [1, 0]])
+    a = xm.all_to_all(x.reshape(2, 4), 0, 0, 2)
+    torch_xla.sync()
+    print(index, y.cpu(), z.shape, r.shape, p.shape, a.shape)
+if __name__ == "__main__":
+    xmp.spawn(f, args=())
+""", False, {"CPU_NUM_DEVICES": "2", "may_hang": True}),
 }
 
 PROLOGUE = """
 import torch, torch.nn as nn, torch.nn.functional as F, torch_xla
 torch.manual_seed(0)
-d = torch_xla.device()
+"""
+# every case but the multi-process one uses the device right away
+DEVICE = """d = torch_xla.device()
 """
 
 
@@ -175,7 +199,8 @@ def unwrap_hlo_proto(b):
 
 
 def run_case(name):
-    body, debug = CASES[name]
+    body, debug = CASES[name][:2]
+    opts = CASES[name][2] if len(CASES[name]) > 2 else {}
     with tempfile.TemporaryDirectory() as dump:
         env = dict(os.environ)
         env["PJRT_DEVICE"] = "CPU"
@@ -185,7 +210,20 @@ def run_case(name):
             env["XLA_HLO_DEBUG"] = "1"
         else:
             env.pop("XLA_HLO_DEBUG", None)
-        subprocess.run([sys.executable, "-c", PROLOGUE + body], env=env, check=True)
+        for k, v in opts.items():
+            if k.isupper():
+                env[k] = v
+        # a file, not -c: multiprocessing's spawn re-imports the main module
+        script = os.path.join(dump, "case_%s.py" % name)
+        with open(script, "w") as f:
+            f.write(PROLOGUE + ("" if opts.get("may_hang") else DEVICE) + body)
+        if opts.get("may_hang"):
+            try:
+                subprocess.run([sys.executable, script], env=env, timeout=120)
+            except subprocess.TimeoutExpired:
+                pass
+        else:
+            subprocess.run([sys.executable, script], env=env, check=True)
         # the program's module is the largest one (device data transfers and
         # initialisations are compiled as small modules of their own)
         pbs = glob.glob(os.path.join(dump, "*.before_optimizations.hlo.pb"))
