@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "nrt/nrt_neuronsim.h"
+#include "analyze.h"
 #include "pjrt_internal.h"
 
 void pjrt_exec_parts_free(pjrt_exec_parts_t *p)
@@ -202,6 +203,10 @@ PJRT_Error *pjrt_program_prepare(const char *format, size_t format_len, const ui
 		}
 		memcpy(parts->neff, neff, neff_size);
 		parts->neff_size = neff_size;
+	} else if (pjrt_analyze_dir()) {
+		/* analyze mode: a report instead of a NEFF (analyze.h) */
+		if ((err = pjrt_analyze_program(parts->format, code, code_size, parts->name)))
+			goto fail;
 	} else if ((err = run_ncc(parts->format, code, code_size, parts->name, parts))) {
 		goto fail;
 	}

@@ -6,6 +6,7 @@
 
 #include "nrt/nrt_experimental.h"
 #include "nrt/nrt_neuronsim.h"
+#include "analyze.h"
 #include "pjrt_internal.h"
 
 void pjrt_exec_ref(pjrt_exec_t *e)
@@ -243,8 +244,13 @@ PJRT_Error *pjrt_exec_create(pjrt_client_t *client, pjrt_exec_parts_t *parts, pj
 	/* Load where replica 0 runs now: it validates the NEFF and tells the
 	 * tensor names and in-place updates before anyone asks. */
 	nrt_model_t *m;
-	if ((err = pjrt_exec_model(e, e->addr_index[0], &m)))
+	if (!e->neff) {
+		/* analyze mode: nothing to load (analyze.h) */
+		if ((err = pjrt_analyze_exec_init(e)))
+			goto fail;
+	} else if ((err = pjrt_exec_model(e, e->addr_index[0], &m))) {
 		goto fail;
+	}
 	for (size_t i = 0; i < e->sig.n_results; i++)
 		if (e->alias[i] >= 0)
 			e->alias_bytes += (int64_t)e->sig.results[i].nbytes;
