@@ -98,6 +98,24 @@ PJRT_Error *pjrt_buffer_wrap(pjrt_device_t *dev, PJRT_Buffer_Type type, size_t r
 	return NULL;
 }
 
+PJRT_Error *pjrt_buffer_wrap_error(pjrt_device_t *dev, PJRT_Buffer_Type type, size_t rank, const int64_t *dims,
+				   PJRT_Error_Code code, const char *msg, PJRT_Buffer **out)
+{
+	char *copy = strdup(msg ? msg : "");
+	if (!copy)
+		return pjrt_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "out of memory creating a buffer");
+	PJRT_Error *err = pjrt_buffer_wrap(dev, type, rank, dims, NULL, out);
+	if (err) {
+		free(copy);
+		return err;
+	}
+	pjrt_buffer_t *b = pjrt_handle_get(PJRT_HANDLE(*out), PJRT_KIND_BUFFER);
+	b->error = code;
+	b->error_msg = copy;
+	pjrt_handle_put(b->h);
+	return NULL;
+}
+
 /* ---------------------------------------------------------- strided copies */
 
 /* Copies the rank-dimensional array dims of esize-byte elements from src to dst,
@@ -414,6 +432,7 @@ PJRT_IMPL(Buffer_Destroy)
 	nrt_tensor_free(&b->tensor);
 	pthread_mutex_destroy(&b->lock);
 	pjrt_client_t *c = b->client;
+	free(b->error_msg);
 	free(b);
 	pjrt_client_unref(c);
 	return NULL;
@@ -537,27 +556,35 @@ PJRT_IMPL(Buffer_ReadyEvent)
 {
 	PJRT_CHECK_ARGS(args, PJRT_Buffer_ReadyEvent_Args, event);
 	BUFFER_GET(b, args->buffer, "PJRT_Buffer_ReadyEvent");
-	/* Transfers and executions finish before their call returns. */
-	PJRT_Error *err = pjrt_event_new(0, NULL, &args->event);
+	/* Transfers and executions finish before their call returns; the output
+	 * of a failed execution is ready with its error. */
+	pthread_mutex_lock(&b->lock);
+	PJRT_Error *err = pjrt_event_new(b->error, b->error_msg, &args->event);
+	pthread_mutex_unlock(&b->lock);
 	BUFFER_PUT(b);
 	return err;
 }
 
-static PJRT_Error *deleted_error(const pjrt_buffer_t *b, const char *fn)
+/* Why b's bytes cannot be read (b locked by the caller), or NULL. */
+static PJRT_Error *unreadable(const pjrt_buffer_t *b, const char *fn)
 {
-	return pjrt_error(PJRT_Error_Code_FAILED_PRECONDITION,
-			  "%s: the buffer (%s, %zu dims, core %u) was deleted or donated to an execution", fn,
-			  pjrt_type_name(b->type), b->rank, b->dev->index);
+	if (b->deleted)
+		return pjrt_error(PJRT_Error_Code_FAILED_PRECONDITION,
+				  "%s: the buffer (%s, %zu dims, core %u) was deleted or donated to an execution",
+				  fn, pjrt_type_name(b->type), b->rank, b->dev->index);
+	if (b->error)
+		return pjrt_error(b->error, "%s", b->error_msg);
+	return NULL;
 }
 
 /* A copy of b's bytes in a new tensor on dst (b locked by the caller). */
 static PJRT_Error *copy_to(pjrt_buffer_t *b, pjrt_device_t *dst, const char *fn, PJRT_Buffer **out)
 {
-	if (b->deleted)
-		return deleted_error(b, fn);
-	nrt_tensor_t *t = NULL;
-	PJRT_Error *err = pjrt_tensor_new(dst, b->nbytes, "pjrt_buffer", &t);
+	PJRT_Error *err = unreadable(b, fn);
 	if (err)
+		return err;
+	nrt_tensor_t *t = NULL;
+	if ((err = pjrt_tensor_new(dst, b->nbytes, "pjrt_buffer", &t)))
 		return err;
 	if (b->nbytes) {
 		NRT_STATUS st = NRT_SUCCESS;
@@ -645,8 +672,8 @@ PJRT_IMPL(Buffer_ToHostBuffer)
 		goto out;
 	}
 	pthread_mutex_lock(&b->lock);
-	if (b->deleted) {
-		err = deleted_error(b, fn);
+	if ((err = unreadable(b, fn))) {
+		/* nothing to read */
 	} else if (b->nbytes) {
 		bool direct = is_dense(b->rank, b->dims, strides, esize);
 		void *into = direct ? args->dst : (tmp = malloc(b->nbytes));
@@ -675,8 +702,8 @@ PJRT_IMPL(Buffer_CopyRawToHost)
 	BUFFER_GET(b, args->buffer, fn);
 	PJRT_Error *err = NULL;
 	pthread_mutex_lock(&b->lock);
-	if (b->deleted) {
-		err = deleted_error(b, fn);
+	if ((err = unreadable(b, fn))) {
+		/* nothing to read */
 	} else if (args->offset < 0 || args->transfer_size < 0 ||
 		   (uint64_t)args->offset > b->nbytes || (uint64_t)args->transfer_size > b->nbytes - (uint64_t)args->offset) {
 		err = pjrt_error(PJRT_Error_Code_OUT_OF_RANGE, "%s: [%lld, +%lld) is outside the %zu-byte buffer",

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "nrt/nrt_neuronsim.h"
+#include "analyze.h"
 #include "pjrt_internal.h"
 
 /* How one output of one execution gets its tensor. */
@@ -70,20 +71,60 @@ static void run_undo(run_t *r)
 	}
 }
 
-static PJRT_Error *exec_error(run_t *r, nrt_model_t *model, NRT_STATUS st)
+/* The message of a failed nrt_execute: the status and the runtime's error
+ * record, which names the HLO instruction, its op type and source line. */
+static void exec_message(const run_t *r, nrt_model_t *model, NRT_STATUS st, char *buf, size_t size)
 {
 	nrt_neuronsim_exec_error_t rec;
 	memset(&rec, 0, sizeof(rec));
 	bool have = nrt_neuronsim_get_last_error(model, &rec) == NRT_SUCCESS &&
 		    rec.kind != NRT_NEURONSIM_ERROR_NONE && rec.message[0];
-	return pjrt_error(pjrt_code_from_nrt(st), "execution of '%s' on NeuronCore %u failed: %s (%d)%s%s",
-			  r->e->name, r->dev->index, nrt_get_status_as_str(st), (int)st, have ? ": " : "",
-			  have ? rec.message : "");
+	snprintf(buf, size, "execution of '%s' on NeuronCore %u failed: %s (%d)%s%s", r->e->name, r->dev->index,
+		 nrt_get_status_as_str(st), (int)st, have ? ": " : "", have ? rec.message : "");
 }
 
-/* One execution on one device: argv[np] in, outv[nr] out. */
+/* Statuses of an execution that ran and failed on the device. PJRT reports
+ * those through the outputs and the completion event, not as a launch error:
+ * the framework then raises when it reads a result (PyTorch/XLA: a
+ * RuntimeError at .cpu()/.item()) instead of keeping the error as a failed
+ * launch that it raises again at exit. */
+static bool device_failure(NRT_STATUS st)
+{
+	switch (st) {
+	case NRT_EXEC_COMPLETED_WITH_NUM_ERR: case NRT_EXEC_COMPLETED_WITH_ERR: case NRT_EXEC_OOB:
+	case NRT_TIMEOUT: case NRT_HW_ERROR:
+		return true;
+	default:
+		return st >= NRT_EXEC_HW_ERR_COLLECTIVES && st <= NRT_NETWORK_PROXY_FAILURE;
+	}
+}
+
+/* Every output of r becomes a buffer holding code and msg. */
+static PJRT_Error *fail_outputs(const run_t *r, PJRT_Error_Code code, const char *msg, PJRT_Buffer **outv)
+{
+	for (size_t k = 0; k < r->nr; k++) {
+		const pjrt_array_t *a = &r->e->sig.results[k];
+		PJRT_Error *err = pjrt_buffer_wrap_error(r->dev, a->type, a->rank, a->dims, code, msg, &outv[k]);
+		if (err) {
+			for (size_t j = 0; j < k; j++) {
+				PJRT_Buffer_Destroy_Args d = { .struct_size = PJRT_Buffer_Destroy_Args_STRUCT_SIZE,
+							       .buffer = outv[j] };
+				PJRT_Error *e2 = pjrt_impl_Buffer_Destroy(&d);
+				(void)e2;
+				outv[j] = NULL;
+			}
+			return err;
+		}
+	}
+	return NULL;
+}
+
+/* One execution on one device: argv[np] in, outv[nr] out. A launch failure is
+ * returned; a failure on the device (or an argument holding one) fills outv
+ * with errored buffers and sets *dev_code and dev_msg for the completion event. */
 static PJRT_Error *run_one(pjrt_exec_t *e, uint32_t core, PJRT_Buffer *const *argv, const int64_t *nondon,
-			   size_t n_nondon, PJRT_Buffer **outv)
+			   size_t n_nondon, PJRT_Buffer **outv, PJRT_Error_Code *dev_code, char *dev_msg,
+			   size_t dev_msg_size)
 {
 	static const char fn[] = "PJRT_LoadedExecutable_Execute";
 	run_t r = { .e = e, .np = e->sig.n_params, .nr = e->sig.n_results };
@@ -99,6 +140,11 @@ static PJRT_Error *run_one(pjrt_exec_t *e, uint32_t core, PJRT_Buffer *const *ar
 	size_t wrapped = 0;
 	if (!r.bufs || !r.in || !r.donated || !r.kind || !r.out) {
 		err = pjrt_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "%s: out of memory", fn);
+		goto out;
+	}
+	if (!e->neff) {
+		/* analyze mode: zero-filled outputs, nothing runs (analyze.h) */
+		err = pjrt_analyze_run(e, r.dev, outv);
 		goto out;
 	}
 	if ((err = pjrt_exec_model(e, core, &model)))
@@ -131,6 +177,21 @@ static PJRT_Error *run_one(pjrt_exec_t *e, uint32_t core, PJRT_Buffer *const *ar
 	}
 	if (err)
 		goto out;
+	/* An argument that holds a failed execution's error: nothing runs, the
+	 * error flows into the outputs, as XLA propagates it. */
+	for (size_t p = 0; p < r.np; p++) {
+		pjrt_buffer_t *b = r.bufs[p];
+		pthread_mutex_lock(&b->lock);
+		if (b->error && !*dev_code) {
+			*dev_code = b->error;
+			snprintf(dev_msg, dev_msg_size, "%s", b->error_msg);
+		}
+		pthread_mutex_unlock(&b->lock);
+	}
+	if (*dev_code) {
+		err = fail_outputs(&r, *dev_code, dev_msg, outv);
+		goto out;
+	}
 	/* Outputs: donation follows PJRT: an input updated in place is donated
 	 * unless the caller marked it non-donatable or passes that buffer twice. */
 	for (size_t k = 0; k < r.nr; k++) {
@@ -204,9 +265,24 @@ static PJRT_Error *run_one(pjrt_exec_t *e, uint32_t core, PJRT_Buffer *const *ar
 		goto undo;
 	}
 	st = nrt_execute(model, ins, outs);
-	if (st != NRT_SUCCESS) {
-		err = exec_error(&r, model, st);
+	if (st != NRT_SUCCESS && !device_failure(st)) {
+		char msg[1024];
+		exec_message(&r, model, st, msg, sizeof(msg));
+		err = pjrt_error(pjrt_code_from_nrt(st), "%s", msg);
 		goto undo;
+	}
+	if (st != NRT_SUCCESS) {
+		/* It ran: donated inputs are consumed, the outputs carry the error. */
+		*dev_code = pjrt_code_from_nrt(st);
+		exec_message(&r, model, st, dev_msg, dev_msg_size);
+		if (pjrt_trace_on())
+			pjrt_log("%s", dev_msg);
+		for (size_t p = 0; p < r.np; p++)
+			r.donated[p] = false;
+		for (size_t k = 0; k < r.nr; k++)
+			nrt_tensor_free(&r.out[k]);
+		err = fail_outputs(&r, *dev_code, dev_msg, outv);
+		goto out;
 	}
 	if (pjrt_trace_on()) {
 		size_t nd = 0, nc = 0;
@@ -316,16 +392,20 @@ PJRT_IMPL(LoadedExecutable_Execute)
 			err = pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT,
 					 "%s: the argument or output list of device %zu is NULL", fn, i);
 	size_t done = 0;
+	PJRT_Error_Code *codes = calloc(ndev + 1, sizeof(*codes));
+	char (*msgs)[1024] = calloc(ndev + 1, sizeof(*msgs));
+	if (!err && (!codes || !msgs))
+		err = pjrt_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "%s: out of memory", fn);
 	for (size_t i = 0; i < ndev && !err; i++) {
 		err = run_one(e, core_of[i], e->sig.n_params ? args->argument_lists[i] : NULL, nondon, n_nondon,
-			      args->output_lists[i]);
+			      args->output_lists[i], &codes[i], msgs[i], sizeof(msgs[i]));
 		if (!err)
 			done++;
 	}
 	if (!err && args->device_complete_events) {
 		size_t made = 0;
 		for (size_t i = 0; i < ndev && !err; i++)
-			if (!(err = pjrt_event_new(0, NULL, &args->device_complete_events[i])))
+			if (!(err = pjrt_event_new(codes[i], msgs[i], &args->device_complete_events[i])))
 				made++;
 		if (err) {
 			for (size_t i = 0; i < made; i++) {
@@ -340,6 +420,8 @@ PJRT_IMPL(LoadedExecutable_Execute)
 	if (err)
 		for (size_t i = 0; i < done; i++)
 			destroy_outputs(args->output_lists[i], e->sig.n_results);
+	free(codes);
+	free(msgs);
 	pjrt_handle_put(lo->h);
 	return err;
 }

@@ -206,8 +206,10 @@ typedef struct pjrt_buffer {
 	int64_t minor_to_major[PJRT_MAX_RANK]; /* rank-1..0: the layout GetMemoryLayout returns */
 	size_t nbytes;                  /* dense row-major size */
 	pthread_mutex_t lock;           /* guards tensor and deleted */
-	nrt_tensor_t *tensor;           /* owned; NULL when nbytes == 0 or deleted */
+	nrt_tensor_t *tensor;           /* owned; NULL when nbytes == 0, deleted or errored */
 	bool deleted;
+	PJRT_Error_Code error;          /* non-zero: the output of a failed execution, */
+	char *error_msg;                /* which reading reports instead of data (owned) */
 } pjrt_buffer_t;
 
 /* Bytes of one element of type t; 0 for types a buffer cannot hold (sub-byte,
@@ -222,6 +224,12 @@ PJRT_Error *pjrt_tensor_new(pjrt_device_t *dev, size_t size, const char *name, n
  * handle. On failure the tensor is freed. */
 PJRT_Error *pjrt_buffer_wrap(pjrt_device_t *dev, PJRT_Buffer_Type type, size_t rank, const int64_t *dims,
 			     nrt_tensor_t *tensor, PJRT_Buffer **out);
+
+/* A new buffer that holds an error instead of data (the outputs of an
+ * execution that failed on the device, as PJRT reports asynchronous failures):
+ * reading it, or executing with it, reports code and msg. */
+PJRT_Error *pjrt_buffer_wrap_error(pjrt_device_t *dev, PJRT_Buffer_Type type, size_t rank, const int64_t *dims,
+				   PJRT_Error_Code code, const char *msg, PJRT_Buffer **out);
 
 /* ------------------------------------------------------------------- events */
 

@@ -923,17 +923,79 @@ START_TEST(test_nan_error_names_instruction)
 	PJRT_Device *const *devs;
 	T_devices(c, &devs);
 	PJRT_LoadedExecutable *le = T_compile_text(c, nan_hlo);
-	float z[4] = { 0, 0, 0, 0 };
+	float z[4] = { 0, 0, 0, 0 }, r[4];
 	int64_t dims[1] = { 4 };
 	PJRT_Buffer *args[1] = { T_buffer(c, devs[0], PJRT_Buffer_Type_F32, dims, 1, z, NULL) };
 	PJRT_Buffer *out[1] = { NULL };
-	PJRT_Error *err = T_execute(le, devs[0], args, 1, out, NULL, 0);
+	PJRT_Buffer *const *arg_lists[1] = { args };
+	PJRT_Buffer **out_lists[1] = { out };
+	PJRT_Event *events[1] = { NULL };
+	PJRT_ExecuteOptions o = { .struct_size = PJRT_ExecuteOptions_STRUCT_SIZE };
+	PJRT_LoadedExecutable_Execute_Args ex = {
+		.struct_size = PJRT_LoadedExecutable_Execute_Args_STRUCT_SIZE, .executable = le, .options = &o,
+		.argument_lists = arg_lists, .num_devices = 1, .num_args = 1, .output_lists = out_lists,
+		.device_complete_events = events, .execute_device = devs[0] };
+	/* The launch succeeds; the failure on the device is in the completion
+	 * event and in the outputs, as PJRT reports asynchronous failures. */
+	T_OK(API->PJRT_LoadedExecutable_Execute(&ex));
+	ck_assert_ptr_nonnull(out[0]);
+	PJRT_Event_Await_Args aw = { .struct_size = PJRT_Event_Await_Args_STRUCT_SIZE, .event = events[0] };
+	PJRT_Error *err = API->PJRT_Event_Await(&aw);
 	ck_assert_ptr_nonnull(err);
 	ck_assert_int_eq(T_code(err), PJRT_Error_Code_INTERNAL);
 	const char *m = T_msg(err);
-	ck_assert_msg(strstr(m, "nan_here") && strstr(m, "1003"), "message: %s", m);
+	ck_assert_msg(strstr(m, "nan_here") && strstr(m, "1003") && strstr(m, "nan_mod"), "message: %s", m);
 	T_free(err);
-	ck_assert_ptr_null(out[0]);
+	PJRT_Event_Destroy_Args ed = { .struct_size = PJRT_Event_Destroy_Args_STRUCT_SIZE, .event = events[0] };
+	T_OK(API->PJRT_Event_Destroy(&ed));
+	PJRT_Buffer_ToHostBuffer_Args th = { .struct_size = PJRT_Buffer_ToHostBuffer_Args_STRUCT_SIZE, .src = out[0],
+					     .dst = r, .dst_size = sizeof(r) };
+	T_FAIL(API->PJRT_Buffer_ToHostBuffer(&th), PJRT_Error_Code_INTERNAL, "nan_here");
+	PJRT_Buffer_ReadyEvent_Args re = { .struct_size = PJRT_Buffer_ReadyEvent_Args_STRUCT_SIZE, .buffer = out[0] };
+	T_OK(API->PJRT_Buffer_ReadyEvent(&re));
+	PJRT_Event_Error_Args ee = { .struct_size = PJRT_Event_Error_Args_STRUCT_SIZE, .event = re.event };
+	T_FAIL(API->PJRT_Event_Error(&ee), PJRT_Error_Code_INTERNAL, "NaN");
+	ed.event = re.event;
+	T_OK(API->PJRT_Event_Destroy(&ed));
+	PJRT_Buffer_CopyToDevice_Args cd = { .struct_size = PJRT_Buffer_CopyToDevice_Args_STRUCT_SIZE,
+					     .buffer = out[0], .dst_device = devs[1] };
+	T_FAIL(API->PJRT_Buffer_CopyToDevice(&cd), PJRT_Error_Code_INTERNAL, "nan_here");
+	/* Executing with the errored buffer runs nothing and passes the error on. */
+	PJRT_Buffer *next[1] = { out[0] }, *out2[1] = { NULL };
+	T_OK(T_execute(le, devs[0], next, 1, out2, NULL, 0));
+	th.src = out2[0];
+	T_FAIL(API->PJRT_Buffer_ToHostBuffer(&th), PJRT_Error_Code_INTERNAL, "nan_here");
+	/* The input was not donated (no alias): still readable. */
+	T_to_host(args[0], r, sizeof(r));
+	T_buffer_destroy(out2[0]);
+	T_buffer_destroy(out[0]);
+	T_buffer_destroy(args[0]);
+	T_loaded_destroy(le);
+	T_client_destroy(c);
+}
+END_TEST
+
+START_TEST(test_failed_execution_consumes_donated_input)
+{
+	static const char *const text =
+		"HloModule nan_alias, input_output_alias={ {}: (0, {}, must-alias) }\n"
+		"ENTRY main {\n  p0 = f32[4] parameter(0)\n  ROOT q = f32[4] divide(p0, p0)\n}\n";
+	PJRT_Client *c = T_client();
+	PJRT_Device *const *devs;
+	T_devices(c, &devs);
+	PJRT_LoadedExecutable *le = T_compile_text(c, text);
+	float z[4] = { 0, 1, 2, 3 }, r[4];
+	int64_t dims[1] = { 4 };
+	PJRT_Buffer *args[1] = { T_buffer(c, devs[0], PJRT_Buffer_Type_F32, dims, 1, z, NULL) };
+	PJRT_Buffer *out[1] = { NULL };
+	T_OK(T_execute(le, devs[0], args, 1, out, NULL, 0));
+	/* The execution ran (and updated its input in place) before it failed:
+	 * the donation stands, the output reports the failure. */
+	ck_assert(T_is_deleted(args[0]));
+	PJRT_Buffer_ToHostBuffer_Args th = { .struct_size = PJRT_Buffer_ToHostBuffer_Args_STRUCT_SIZE, .src = out[0],
+					     .dst = r, .dst_size = sizeof(r) };
+	T_FAIL(API->PJRT_Buffer_ToHostBuffer(&th), PJRT_Error_Code_INTERNAL, "NaN");
+	T_buffer_destroy(out[0]);
 	T_buffer_destroy(args[0]);
 	T_loaded_destroy(le);
 	T_client_destroy(c);
@@ -1195,6 +1257,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_donation_refused_when_not_donatable);
 	tcase_add_test(tc, test_mlp_training_step);
 	tcase_add_test(tc, test_nan_error_names_instruction);
+	tcase_add_test(tc, test_failed_execution_consumes_donated_input);
 	tcase_add_test(tc, test_serialize_round_trip);
 	tcase_add_test(tc, test_unimplemented_functions_name_themselves);
 	tcase_add_test(tc, test_misuse_null_and_small_structs);
