@@ -12,6 +12,13 @@
  * stays inside L1 and the per-block overhead is amortised. */
 #define FWSIM_BLOCK 512
 
+/* Host scratch of one instruction is bounded by these, never by an operand's
+ * logical element count (a stride-0 operand of 2^40 elements costs a few bytes
+ * of device memory); docs/isa.md, "Host memory". */
+#define FWSIM_MATMUL_MAX_TILE (1u << 22) /* f32 elements per packing buffer (16 MiB) */
+#define FWSIM_MATMUL_MAX_ROW (1u << 16)  /* i64 elements of an integer matmul row */
+#define FWSIM_REDUCE_MAX_ACC (1u << 20)  /* 8-byte accumulators of a REDUCE */
+
 struct fwsim_program {
 	isa_insn_t *insns[ISA_ENGINE_COUNT];
 	uint32_t counts[ISA_ENGINE_COUNT];

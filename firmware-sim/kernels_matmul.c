@@ -55,15 +55,9 @@ static void pack(const mat_t *m, const uint8_t *p, float *dst, CBLAS_TRANSPOSE *
 	}
 }
 
-/* Row-major packing for the plain-loop path (dims beyond sgemm's int). */
-static void pack_rows(const mat_t *m, const uint8_t *p, float *dst)
-{
-	int64_t es = (int64_t)isa_dtype_size(m->dt);
-	for (uint64_t r = 0; r < m->rows; r++)
-		fwsim_load_f32(m->dt, p + (int64_t)r * m->sr * es, m->sc * es, m->cols,
-			       dst + r * m->cols);
-}
-
+/* Integer matmul by loop, wrapping like the ALU. The row of ap1 is held in
+ * at most FWSIM_MATMUL_MAX_ROW elements: a longer K (a stride-0 operand costs
+ * no device memory) is summed in pieces. */
 static fwsim_status_t matmul_int(const fwsim_kargs_t *k, uint64_t B, uint64_t M, uint64_t N,
 				 uint64_t K, const int64_t *sbat)
 {
@@ -73,23 +67,31 @@ static fwsim_status_t matmul_int(const fwsim_kargs_t *k, uint64_t B, uint64_t M,
 	int64_t ea = (int64_t)isa_dtype_size(a->dtype), ec = (int64_t)isa_dtype_size(c->dtype);
 	int uns = isa_dtype_is_unsigned(a->dtype);
 	int acc = !!(in->flags & ISA_F_ACCUMULATE);
-	int64_t *row = malloc(K * sizeof(*row) + 1);
+	uint64_t kc = K < FWSIM_MATMUL_MAX_ROW ? K : FWSIM_MATMUL_MAX_ROW;
+	int64_t *row = malloc(kc * sizeof(*row));
 	if (!row)
 		return FWSIM_NOMEM;
+	int64_t asb = a->stride[o + 1] * ea, bsb = b->stride[o] * ea;
 	for (uint64_t bi = 0; bi < B; bi++) {
 		const uint8_t *pa = k->base[1] + (int64_t)bi * sbat[1] * ea;
 		const uint8_t *pb = k->base[2] + (int64_t)bi * sbat[2] * ea;
 		uint8_t *pc = k->base[0] + (int64_t)bi * sbat[0] * ec;
 		for (uint64_t m = 0; m < M; m++) {
-			fwsim_load_i64(a->dtype, pa + (int64_t)m * a->stride[o] * ea,
-				       a->stride[o + 1] * ea, K, row);
+			const uint8_t *pr = pa + (int64_t)m * a->stride[o] * ea;
+			if (kc == K)
+				fwsim_load_i64(a->dtype, pr, asb, K, row);
 			for (uint64_t n = 0; n < N; n++) {
 				uint8_t *dst = pc + ((int64_t)m * c->stride[o] + (int64_t)n * c->stride[o + 1]) * ec;
 				uint64_t s = acc ? (uint64_t)fw_ld_i64(c->dtype, dst) : 0;
 				const uint8_t *col = pb + (int64_t)n * b->stride[o + 1] * ea;
-				for (uint64_t kk = 0; kk < K; kk++)
-					s += (uint64_t)row[kk] *
-					     (uint64_t)fw_ld_i64(b->dtype, col + (int64_t)kk * b->stride[o] * ea);
+				for (uint64_t k0 = 0; k0 < K; k0 += kc) {
+					uint64_t len = K - k0 < kc ? K - k0 : kc;
+					if (kc != K)
+						fwsim_load_i64(a->dtype, pr + (int64_t)k0 * asb, asb, len, row);
+					for (uint64_t kk = 0; kk < len; kk++)
+						s += (uint64_t)row[kk] *
+						     (uint64_t)fw_ld_i64(b->dtype, col + (int64_t)(k0 + kk) * bsb);
+				}
 				fw_st_i64(c->dtype, dst, (int64_t)s, uns);
 			}
 		}
@@ -98,39 +100,60 @@ static fwsim_status_t matmul_int(const fwsim_kargs_t *k, uint64_t B, uint64_t M,
 	return FWSIM_OK;
 }
 
-/* Plain loop for shapes sgemm cannot take (a dim above INT_MAX). */
-static void gemm_loop(uint64_t M, uint64_t N, uint64_t K, const float *A, int ta, uint64_t lda,
-		      const float *Bm, int tb, uint64_t ldb, float beta, float *C, uint64_t ldc)
-{
-	for (uint64_t m = 0; m < M; m++)
-		for (uint64_t n = 0; n < N; n++) {
-			double s = 0;
-			for (uint64_t kk = 0; kk < K; kk++)
-				s += (double)(ta ? A[kk * lda + m] : A[m * lda + kk]) *
-				     (tb ? Bm[n * ldb + kk] : Bm[kk * ldb + n]);
-			C[m * ldc + n] = (float)s + (beta != 0 ? C[m * ldc + n] : 0.0f);
-		}
-}
-
 /* K = 0: the product is 0; with ACCUMULATE the output stays as it is. */
 static fwsim_status_t matmul_empty_k(const fwsim_kargs_t *k, uint64_t B, uint64_t M,
 				     uint64_t N, const int64_t *sbat)
 {
+	static const int64_t zero[FWSIM_BLOCK];
 	const isa_ap_t *c = &k->insn->ap[0];
 	if (k->insn->flags & ISA_F_ACCUMULATE)
 		return FWSIM_OK;
 	uint32_t o = c->rank == 3;
-	int64_t ec = (int64_t)isa_dtype_size(c->dtype);
-	int64_t *zero = calloc(N, sizeof(*zero));
-	if (!zero)
-		return FWSIM_NOMEM;
+	int64_t ec = (int64_t)isa_dtype_size(c->dtype), csb = c->stride[o + 1] * ec;
 	for (uint64_t bi = 0; bi < B; bi++)
-		for (uint64_t m = 0; m < M; m++)
-			fwsim_store_i64(c->dtype,
-					k->base[0] + ((int64_t)bi * sbat[0] + (int64_t)m * c->stride[o]) * ec,
-					c->stride[o + 1] * ec, N, zero, 0);
-	free(zero);
+		for (uint64_t m = 0; m < M; m++) {
+			uint8_t *row = k->base[0] + ((int64_t)bi * sbat[0] + (int64_t)m * c->stride[o]) * ec;
+			for (uint64_t j = 0; j < N; j += FWSIM_BLOCK)
+				fwsim_store_i64(c->dtype, row + (int64_t)j * csb, csb,
+						N - j < FWSIM_BLOCK ? N - j : FWSIM_BLOCK, zero, 0);
+		}
 	return FWSIM_OK;
+}
+
+/* Tile sizes for f32 sgemm: the whole product when each of the three
+ * matrices has at most FWSIM_MATMUL_MAX_TILE elements, else blocks that do.
+ * Packing buffers are bounded by the tile, never by the logical operand (a
+ * stride-0 operand of 2^40 elements costs no device memory). */
+static void matmul_tiles(uint64_t M, uint64_t N, uint64_t K, uint64_t *mt, uint64_t *nt,
+			 uint64_t *kt)
+{
+	const uint64_t e = FWSIM_MATMUL_MAX_TILE;
+	if (M <= e / K && K <= e / N && M <= e / N) {
+		*mt = M;
+		*nt = N;
+		*kt = K;
+		return;
+	}
+	/* K as long as the narrower of M, N (up to 2048) allows, then N, then M */
+	uint64_t m0 = M < 2048 ? M : 2048, n0 = N < 2048 ? N : 2048;
+	uint64_t k_lim = e / (m0 > n0 ? m0 : n0);
+	*kt = K < k_lim ? K : k_lim;
+	*nt = N < e / *kt ? N : e / *kt;
+	uint64_t wide = *kt > *nt ? *kt : *nt;
+	*mt = M < e / wide ? M : e / wide;
+}
+
+/* Folds a tile's NaN/Inf scan into the instruction's: tiles are not visited
+ * in row-major order, so the first index is the smallest seen. */
+static void numchk_merge(fwsim_numchk_t *into, const fwsim_numchk_t *t)
+{
+	if (!t->count)
+		return;
+	into->count += t->count;
+	if (t->first < into->first) {
+		into->first = t->first;
+		into->first_is_inf = t->first_is_inf;
+	}
 }
 
 fwsim_status_t fwsim_kernel_matmul(const fwsim_kargs_t *k)
@@ -149,74 +172,93 @@ fwsim_status_t fwsim_kernel_matmul(const fwsim_kargs_t *k)
 
 	int64_t ea = (int64_t)isa_dtype_size(a->dtype), ec = (int64_t)isa_dtype_size(c->dtype);
 	float beta = (in->flags & ISA_F_ACCUMULATE) ? 1.0f : 0.0f;
-	int big = M > INT_MAX || N > INT_MAX || K > INT_MAX;
+	uint64_t Mt, Nt, Kt;
+	matmul_tiles(M, N, K, &Mt, &Nt, &Kt);
+	int whole = Mt == M && Nt == N && Kt == K;
 	float *ta_buf = NULL, *tb_buf = NULL, *tc_buf = NULL;
+	int b_packed = 0; /* tb_buf holds the whole B of batch 0 (broadcast reuse) */
+	CBLAS_TRANSPOSE tBp = CblasNoTrans;
+	int ldbp = 1;
 	fwsim_status_t st = FWSIM_OK;
 	for (uint64_t bi = 0; bi < B; bi++) {
-		const uint8_t *pa = k->base[1] + (int64_t)bi * sbat[1] * ea;
-		const uint8_t *pb = k->base[2] + (int64_t)bi * sbat[2] * ea;
-		uint8_t *pc = k->base[0] + (int64_t)bi * sbat[0] * ec;
-		mat_t ma = { a->dtype, M, K, a->stride[o], a->stride[o + 1] };
-		mat_t mb = { b->dtype, K, N, b->stride[o], b->stride[o + 1] };
-		mat_t mc = { c->dtype, M, N, c->stride[o], c->stride[o + 1] };
-		CBLAS_TRANSPOSE tA, tB, tC;
-		int lda = 1, ldb = 1, ldc = 1;
-		const float *A, *Bm;
-		float *C;
-		if (!big && blas_layout(&ma, pa, &tA, &lda)) {
-			A = (const float *)(const void *)pa;
-		} else {
-			if (!ta_buf && !(ta_buf = malloc(M * K * sizeof(float) + 4)))
-				goto nomem;
-			if (!big)
-				pack(&ma, pa, ta_buf, &tA, &lda);
-			else
-				pack_rows(&ma, pa, ta_buf);
-			A = ta_buf;
-		}
-		/* a broadcast B operand (batch stride 0) is packed once */
-		if (!big && blas_layout(&mb, pb, &tB, &ldb)) {
-			Bm = (const float *)(const void *)pb;
-		} else {
-			if (!tb_buf) {
-				if (!(tb_buf = malloc(K * N * sizeof(float) + 4)))
-					goto nomem;
-			} else if (sbat[2] == 0) {
-				Bm = tb_buf;
-				goto have_b;
+		const uint8_t *pa0 = k->base[1] + (int64_t)bi * sbat[1] * ea;
+		const uint8_t *pb0 = k->base[2] + (int64_t)bi * sbat[2] * ea;
+		uint8_t *pc0 = k->base[0] + (int64_t)bi * sbat[0] * ec;
+		for (uint64_t m0 = 0; m0 < M; m0 += Mt) {
+			uint64_t mt = M - m0 < Mt ? M - m0 : Mt;
+			for (uint64_t n0 = 0; n0 < N; n0 += Nt) {
+				uint64_t nt = N - n0 < Nt ? N - n0 : Nt;
+				uint8_t *pc = pc0 + ((int64_t)m0 * c->stride[o] + (int64_t)n0 * c->stride[o + 1]) * ec;
+				mat_t mc = { c->dtype, mt, nt, c->stride[o], c->stride[o + 1] };
+				CBLAS_TRANSPOSE tC;
+				int ldc = 1;
+				float *C;
+				int direct_c = blas_layout(&mc, pc, &tC, &ldc) && tC == CblasNoTrans;
+				if (direct_c) {
+					C = (float *)(void *)pc;
+				} else {
+					if (!tc_buf && !(tc_buf = malloc(Mt * Nt * sizeof(float))))
+						goto nomem;
+					C = tc_buf;
+					ldc = (int)nt;
+					if (beta != 0)
+						for (uint64_t r = 0; r < mt; r++)
+							fwsim_load_f32(mc.dt, pc + (int64_t)r * mc.sr * ec,
+								       mc.sc * ec, nt, C + r * nt);
+				}
+				for (uint64_t k0 = 0; k0 < K; k0 += Kt) {
+					uint64_t kt = K - k0 < Kt ? K - k0 : Kt;
+					const uint8_t *pa = pa0 + ((int64_t)m0 * a->stride[o] +
+								   (int64_t)k0 * a->stride[o + 1]) * ea;
+					const uint8_t *pb = pb0 + ((int64_t)k0 * b->stride[o] +
+								   (int64_t)n0 * b->stride[o + 1]) * ea;
+					mat_t ma = { a->dtype, mt, kt, a->stride[o], a->stride[o + 1] };
+					mat_t mb = { b->dtype, kt, nt, b->stride[o], b->stride[o + 1] };
+					CBLAS_TRANSPOSE tA, tB;
+					int lda = 1, ldb = 1;
+					const float *A, *Bm;
+					if (blas_layout(&ma, pa, &tA, &lda)) {
+						A = (const float *)(const void *)pa;
+					} else {
+						if (!ta_buf && !(ta_buf = malloc(Mt * Kt * sizeof(float))))
+							goto nomem;
+						pack(&ma, pa, ta_buf, &tA, &lda);
+						A = ta_buf;
+					}
+					if (blas_layout(&mb, pb, &tB, &ldb)) {
+						Bm = (const float *)(const void *)pb;
+					} else {
+						if (!tb_buf && !(tb_buf = malloc(Kt * Nt * sizeof(float))))
+							goto nomem;
+						/* a broadcast B operand (batch stride 0) is packed once */
+						if (!(whole && sbat[2] == 0 && b_packed))
+							pack(&mb, pb, tb_buf, &tBp, &ldbp);
+						b_packed = whole;
+						tB = tBp;
+						ldb = ldbp;
+						Bm = tb_buf;
+					}
+					cblas_sgemm(CblasRowMajor, tA, tB, (int)mt, (int)nt, (int)kt, 1.0f, A,
+						    lda, Bm, ldb, k0 ? 1.0f : beta, C, ldc);
+				}
+				fwsim_numchk_t tchk;
+				if (k->chk) {
+					tchk = *k->chk;
+					tchk.count = 0;
+					tchk.first = UINT64_MAX;
+				}
+				for (uint64_t r = 0; r < mt; r++) {
+					float *row = C + r * (uint64_t)ldc;
+					if (k->chk)
+						fwsim_numchk_block(&tchk, row, nt,
+								   (bi * M + m0 + r) * N + n0);
+					if (!direct_c)
+						fwsim_store_f32(mc.dt, pc + (int64_t)r * mc.sr * ec,
+								mc.sc * ec, nt, row);
+				}
+				if (k->chk)
+					numchk_merge(k->chk, &tchk);
 			}
-			if (!big)
-				pack(&mb, pb, tb_buf, &tB, &ldb);
-			else
-				pack_rows(&mb, pb, tb_buf);
-			Bm = tb_buf;
-		}
-	have_b:
-		(void)tC;
-		int direct_c = !big && blas_layout(&mc, pc, &tC, &ldc) && tC == CblasNoTrans;
-		if (direct_c) {
-			C = (float *)(void *)pc;
-		} else {
-			if (!tc_buf && !(tc_buf = malloc(M * N * sizeof(float) + 4)))
-				goto nomem;
-			C = tc_buf;
-			ldc = (int)(big ? 0 : N);
-			if (beta != 0)
-				for (uint64_t r = 0; r < M; r++)
-					fwsim_load_f32(mc.dt, pc + (int64_t)r * mc.sr * ec, mc.sc * ec, N,
-						       C + r * N);
-		}
-		if (!big)
-			cblas_sgemm(CblasRowMajor, tA, tB, (int)M, (int)N, (int)K, 1.0f, A, lda, Bm,
-				    ldb, beta, C, ldc);
-		else
-			gemm_loop(M, N, K, A, 0, K, Bm, 0, N, beta, C, N);
-		for (uint64_t r = 0; r < M; r++) {
-			float *row = direct_c ? C + r * (uint64_t)ldc : C + r * N;
-			if (k->chk)
-				fwsim_numchk_block(k->chk, row, N, (bi * M + r) * N);
-			if (!direct_c)
-				fwsim_store_f32(mc.dt, pc + (int64_t)r * mc.sr * ec, mc.sc * ec, N, row);
 		}
 	}
 	goto out;

@@ -92,18 +92,16 @@ static void contig_strides(const isa_ap_t *ap, int64_t *st)
 	}
 }
 
-fwsim_status_t fwsim_kernel_reduce(const fwsim_kargs_t *k)
+/* Reduces a (at base_a) into o (at base_o), both views of the instruction's
+ * operands, through acc (room for every element of o). flat: row-major index
+ * of o's first element in the instruction's whole output (NaN records). */
+static void reduce_part(const fwsim_kargs_t *k, const isa_ap_t *o, const isa_ap_t *a,
+			uint8_t *base_o, const uint8_t *base_a, acc_t *acc, uint64_t flat)
 {
 	const isa_insn_t *in = k->insn;
-	const isa_ap_t *o = &in->ap[0], *a = &in->ap[1];
 	uint32_t op = in->sub, dt = a->dtype;
 	int fl = isa_dtype_is_float(dt), uns = isa_dtype_is_unsigned(dt);
 	uint64_t nout = isa_ap_num_elements(o);
-	if (nout == 0)
-		return FWSIM_OK;
-	acc_t *acc = malloc(nout * sizeof(*acc));
-	if (!acc)
-		return FWSIM_NOMEM;
 
 	int64_t cst[ISA_MAX_RANK], ast[ISA_MAX_RANK];
 	contig_strides(o, cst);
@@ -118,7 +116,7 @@ fwsim_status_t fwsim_kernel_reduce(const fwsim_kargs_t *k)
 		fwsim_iter_init(&it, o->rank, o->shape, 2, st2, es2);
 		do {
 			acc_t *dst = (acc_t *)(void *)((uint8_t *)acc + it.off[0]);
-			const uint8_t *src = k->base[0] + it.off[1];
+			const uint8_t *src = base_o + it.off[1];
 			int64_t step = it.inner_bs[0] / 8;
 			for (uint64_t j = 0; j < it.inner; j++) {
 				const uint8_t *p = src + (int64_t)j * it.inner_bs[1];
@@ -146,7 +144,7 @@ fwsim_status_t fwsim_kernel_reduce(const fwsim_kargs_t *k)
 			int64_t step = it.inner_bs[0] / 8;
 			for (uint64_t j = 0; j < it.inner; j += FWSIM_BLOCK) {
 				size_t m = it.inner - j < FWSIM_BLOCK ? it.inner - j : FWSIM_BLOCK;
-				const uint8_t *p = k->base[1] + it.off[1] + (int64_t)j * it.inner_bs[1];
+				const uint8_t *p = base_a + it.off[1] + (int64_t)j * it.inner_bs[1];
 				acc_t *d0 = dst + (int64_t)j * step;
 				if (fl) {
 					fwsim_load_f32(dt, p, it.inner_bs[1], m, fb);
@@ -175,13 +173,12 @@ fwsim_status_t fwsim_kernel_reduce(const fwsim_kargs_t *k)
 
 	/* 3. store with conversion, scanning float results as they are written */
 	fwsim_iter_init(&it, o->rank, o->shape, 2, st2, es2);
-	uint64_t flat = 0;
 	do {
 		const acc_t *src = (const acc_t *)(const void *)((const uint8_t *)acc + it.off[0]);
 		int64_t step = it.inner_bs[0] / 8;
 		for (uint64_t j = 0; j < it.inner; j += FWSIM_BLOCK) {
 			size_t m = it.inner - j < FWSIM_BLOCK ? it.inner - j : FWSIM_BLOCK;
-			uint8_t *p = k->base[0] + it.off[1] + (int64_t)j * it.inner_bs[1];
+			uint8_t *p = base_o + it.off[1] + (int64_t)j * it.inner_bs[1];
 			const acc_t *s0 = src + (int64_t)j * step;
 			if (fl) {
 				for (size_t e = 0; e < m; e++)
@@ -197,6 +194,67 @@ fwsim_status_t fwsim_kernel_reduce(const fwsim_kargs_t *k)
 			flat += m;
 		}
 	} while (fwsim_iter_next(&it));
+}
+
+fwsim_status_t fwsim_kernel_reduce(const fwsim_kargs_t *k)
+{
+	const isa_insn_t *in = k->insn;
+	const isa_ap_t *o = &in->ap[0], *a = &in->ap[1];
+	uint64_t nout = isa_ap_num_elements(o);
+	if (nout == 0)
+		return FWSIM_OK;
+	/* One accumulator per output element, but never more than
+	 * FWSIM_REDUCE_MAX_ACC of them: a big output (a stride-0 one costs no
+	 * device memory at all) is reduced in row-major pieces, which gives the
+	 * same bytes since output elements do not depend on each other. */
+	uint64_t cap = nout < FWSIM_REDUCE_MAX_ACC ? nout : FWSIM_REDUCE_MAX_ACC;
+	acc_t *acc = malloc(cap * sizeof(*acc));
+	if (!acc)
+		return FWSIM_NOMEM;
+	if (nout <= cap) {
+		reduce_part(k, o, a, k->base[0], k->base[1], acc, 0);
+		free(acc);
+		return FWSIM_OK;
+	}
+	/* split dim s: the outermost whose inner block fits; dims before it are
+	 * walked one index at a time, dim s in runs of `run` indices */
+	uint32_t r = o->rank, s = 0;
+	uint64_t inner = nout;
+	while (s < r && inner > cap)
+		inner /= o->shape[s++];
+	s--; /* inner = elements below dim s */
+	inner = 1;
+	for (uint32_t q = s + 1; q < r; q++)
+		inner *= o->shape[q];
+	uint64_t run = cap / inner;
+	int64_t eo = (int64_t)isa_dtype_size(o->dtype), ea = (int64_t)isa_dtype_size(a->dtype);
+	uint64_t idx[ISA_MAX_RANK] = { 0 }, flat = 0;
+	for (;;) {
+		for (uint64_t start = 0; start < o->shape[s]; start += run) {
+			isa_ap_t po = *o, pa = *a;
+			int64_t off_o = 0, off_a = 0;
+			for (uint32_t q = 0; q <= s; q++) {
+				uint64_t i0 = q < s ? idx[q] : start;
+				uint64_t len = q < s ? 1 : (o->shape[s] - start < run ? o->shape[s] - start : run);
+				off_o += (int64_t)i0 * o->stride[q] * eo;
+				po.shape[q] = len;
+				if (!(in->param >> q & 1)) { /* reduced dims keep a's extent */
+					off_a += (int64_t)i0 * a->stride[q] * ea;
+					pa.shape[q] = len;
+				}
+			}
+			reduce_part(k, &po, &pa, k->base[0] + off_o, k->base[1] + off_a, acc, flat);
+			flat += isa_ap_num_elements(&po);
+		}
+		int q = (int)s - 1;
+		for (; q >= 0; q--) {
+			if (++idx[q] < o->shape[q])
+				break;
+			idx[q] = 0;
+		}
+		if (q < 0)
+			break;
+	}
 	free(acc);
 	return FWSIM_OK;
 }

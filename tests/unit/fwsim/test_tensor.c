@@ -1,4 +1,6 @@
 /* REDUCE, MATMUL, IOTA, GATHER, SCATTER and RNG against scalar references. */
+#include <sys/resource.h>
+
 #include "fwsim_test.h"
 
 static const uint32_t num_dtypes[] = {
@@ -241,6 +243,217 @@ START_TEST(test_matmul_half_and_int)
 }
 END_TEST
 
+/* ---- host scratch bounded by tiles, not by logical sizes (issue #11) ---- */
+
+/* A job window of size bytes with regions 0..3 of a quarter each. */
+typedef struct bigmem {
+	uint8_t *mem;
+	uint64_t size;
+	fwsim_region_t regions[T_NREG];
+} bigmem_t;
+
+static void bigmem_init(bigmem_t *b, uint64_t size)
+{
+	b->size = size;
+	b->mem = calloc(1, size);
+	ck_assert_ptr_nonnull(b->mem);
+	for (uint32_t r = 0; r < T_NREG; r++)
+		b->regions[r] = (fwsim_region_t){ r * (size / T_NREG), size / T_NREG };
+}
+
+static fwsim_status_t bigmem_run(bigmem_t *b, const isa_insn_t *in, uint32_t e, uint32_t flags,
+				 fwsim_job_t *job)
+{
+	const isa_insn_t *s[ISA_ENGINE_COUNT] = { 0 };
+	uint32_t n[ISA_ENGINE_COUNT] = { 0 };
+	s[e] = in;
+	n[e] = 1;
+	fwsim_program_t *p = NULL;
+	char err[200];
+	ck_assert_msg(fwsim_program_create(s, n, T_NREG, &p, err, sizeof(err)) == FWSIM_OK, "%s", err);
+	memset(job, 0, sizeof(*job));
+	*job = (fwsim_job_t){ .program = p, .mem = b->mem, .mem_size = b->size,
+			      .regions = b->regions, .n_regions = T_NREG, .flags = flags };
+	fwsim_core_t *core;
+	ck_assert_int_eq(fwsim_core_create(NULL, &core), FWSIM_OK);
+	fwsim_status_t st = fwsim_core_execute(core, job);
+	fwsim_core_destroy(core);
+	fwsim_program_destroy(p);
+	return st;
+}
+
+static float *bm_f32(bigmem_t *b, uint32_t r, uint64_t off)
+{
+	return (float *)(void *)(b->mem + b->regions[r].addr + off);
+}
+
+/* Reductions with more outputs than FWSIM_REDUCE_MAX_ACC (2^20) accumulators
+ * run in row-major pieces: same values, NaN record indexed over the whole
+ * output, ACCUMULATE and a reduced dim before the split dim included. */
+START_TEST(test_reduce_in_pieces_matches_reference)
+{
+	bigmem_t b;
+	bigmem_init(&b, 128u << 20);
+	const uint64_t n = 2100000;
+	/* sum over dim 1 of a[n, 2] -> o[n, 1] (3 pieces along dim 0) */
+	uint64_t sa[2] = { n, 2 }, so[2] = { n, 1 };
+	isa_insn_t in = isa_insn_init(ISA_OP_REDUCE, ISA_RED_SUM);
+	in.n_ap = 2;
+	in.param = 2;
+	in.ap[0] = isa_ap_contig(0, 0, ISA_DT_F32, 2, so);
+	in.ap[1] = isa_ap_contig(1, 0, ISA_DT_F32, 2, sa);
+	float *a = bm_f32(&b, 1, 0), *o = bm_f32(&b, 0, 0);
+	for (uint64_t i = 0; i < 2 * n; i++)
+		a[i] = (float)(i % 13);
+	a[2 * 1500000 + 1] = NAN; /* output 1500000, in the second piece */
+	fwsim_job_t job;
+	ck_assert_int_eq(bigmem_run(&b, &in, ISA_ENGINE_VECTOR, FWSIM_JOB_CHECK_NAN, &job), FWSIM_NUM_ERR);
+	ck_assert_uint_eq(job.error.first_index, 1500000);
+	ck_assert_uint_eq(job.error.count, 1);
+	for (uint64_t i = 0; i < n; i++)
+		if (i != 1500000)
+			ck_assert_msg(o[i] == a[2 * i] + a[2 * i + 1], "o[%llu] = %g", (unsigned long long)i, o[i]);
+	/* max over dim 0 of a[2, m] -> o[1, m] with ACCUMULATE: the reduced dim
+	 * comes before the split dim */
+	const uint64_t m = 1100000;
+	uint64_t sa2[2] = { 2, m }, so2[2] = { 1, m };
+	in = isa_insn_init(ISA_OP_REDUCE, ISA_RED_MAX);
+	in.n_ap = 2;
+	in.param = 1;
+	in.flags = ISA_F_ACCUMULATE;
+	in.ap[0] = isa_ap_contig(0, 0, ISA_DT_F32, 2, so2);
+	in.ap[1] = isa_ap_contig(1, 0, ISA_DT_F32, 2, sa2);
+	for (uint64_t i = 0; i < 2 * m; i++)
+		a[i] = (float)((i * 7) % 11);
+	for (uint64_t i = 0; i < m; i++)
+		o[i] = (float)(i % 5) + 3;
+	ck_assert_int_eq(bigmem_run(&b, &in, ISA_ENGINE_VECTOR, 0, &job), FWSIM_OK);
+	for (uint64_t i = 0; i < m; i++) {
+		float w = fmaxf(fmaxf(a[i], a[m + i]), (float)(i % 5) + 3);
+		ck_assert_msg(o[i] == w, "o[%llu] = %g want %g", (unsigned long long)i, o[i], w);
+	}
+	free(b.mem);
+}
+END_TEST
+
+/* Matmuls whose packing buffers would exceed FWSIM_MATMUL_MAX_TILE run in
+ * tiles: M tiles of a packed bf16/f32 product, K tiles accumulating into C
+ * (exact here), and the NaN record's first index over the whole output. */
+START_TEST(test_matmul_tiled_matches_reference)
+{
+	bigmem_t b;
+	bigmem_init(&b, 16u << 20);
+	static const uint32_t dts[2] = { ISA_DT_BF16, ISA_DT_F32 };
+	const uint64_t M = 3000, K = 1500, N = 3;
+	for (int d = 0; d < 2; d++) {
+		uint32_t dt = dts[d];
+		/* A[m][k] = x[m + k] (a Hankel view: 4.5M logical elements over 4499
+		 * real ones, packed), B contiguous, C contiguous f32 */
+		uint64_t sa[2] = { M, K }, sb[2] = { K, N }, sc[2] = { M, N };
+		isa_insn_t in = isa_insn_init(ISA_OP_MATMUL, 0);
+		in.n_ap = 3;
+		in.ap[0] = isa_ap_contig(0, 0, ISA_DT_F32, 2, sc);
+		in.ap[1] = isa_ap_contig(1, 0, dt, 2, sa);
+		in.ap[1].stride[0] = 1;
+		in.ap[1].stride[1] = 1;
+		in.ap[2] = isa_ap_contig(2, 0, dt, 2, sb);
+		uint8_t *x = b.mem + b.regions[1].addr, *y = b.mem + b.regions[2].addr;
+		uint64_t es = isa_dtype_size(dt);
+		for (uint64_t i = 0; i < M + K; i++)
+			tset(dt, x + i * es, (double)((int)(i % 9) - 4) / 4);
+		for (uint64_t i = 0; i < K * N; i++)
+			tset(dt, y + i * es, (double)((int)(i % 7) - 3) / 2);
+		tset(dt, x + 4000 * es, NAN); /* rows 2501..2999: both M tiles */
+		fwsim_job_t job;
+		ck_assert_int_eq(bigmem_run(&b, &in, ISA_ENGINE_TENSOR, FWSIM_JOB_CHECK_NAN, &job),
+				 FWSIM_NUM_ERR);
+		ck_assert_uint_eq(job.error.first_index, 2501 * N);
+		ck_assert_uint_eq(job.error.count, 499 * N);
+		const float *c = bm_f32(&b, 0, 0);
+		for (uint64_t m = 0; m < 2501; m++)
+			for (uint64_t n = 0; n < N; n++) {
+				double w = 0;
+				for (uint64_t k = 0; k < K; k++)
+					w += tget(dt, x + (m + k) * es) * tget(dt, y + (k * N + n) * es);
+				ck_assert_msg(fabs(c[m * N + n] - w) <= 1e-3 * (fabs(w) + 1),
+					      "%s c[%llu][%llu] = %g want %g", isa_dtype_name(dt),
+					      (unsigned long long)m, (unsigned long long)n, c[m * N + n], w);
+			}
+	}
+	/* K = 3 * 2^20 of ones, broadcast (stride 0): two K tiles, ACCUMULATE
+	 * onto 5; every partial sum is an exact integer below 2^24 */
+	const uint64_t K2 = 3u << 20;
+	uint64_t sa[2] = { 2, K2 }, sb[2] = { K2, 2 }, sc[2] = { 2, 2 };
+	isa_insn_t in = isa_insn_init(ISA_OP_MATMUL, 0);
+	in.n_ap = 3;
+	in.flags = ISA_F_ACCUMULATE;
+	in.ap[0] = isa_ap_contig(0, 0, ISA_DT_F32, 2, sc);
+	in.ap[1] = isa_ap_contig(1, 0, ISA_DT_F32, 2, sa);
+	in.ap[2] = isa_ap_contig(2, 0, ISA_DT_F32, 2, sb);
+	for (int i = 0; i < 2; i++)
+		in.ap[1].stride[i] = in.ap[2].stride[i] = 0;
+	*bm_f32(&b, 1, 0) = 1;
+	*bm_f32(&b, 2, 0) = 1;
+	for (int i = 0; i < 4; i++)
+		bm_f32(&b, 0, 0)[i] = 5;
+	fwsim_job_t job;
+	ck_assert_int_eq(bigmem_run(&b, &in, ISA_ENGINE_TENSOR, 0, &job), FWSIM_OK);
+	for (int i = 0; i < 4; i++)
+		ck_assert_float_eq(bm_f32(&b, 0, 0)[i], 5.0f + (float)K2);
+	free(b.mem);
+}
+END_TEST
+
+static long maxrss_kib(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss;
+}
+
+/* Issue #11, item 3: a few bytes of device memory behind stride-0 operands
+ * made the simulator size its host scratch by logical element counts (a REDUCE
+ * to 2^24 outputs allocated and filled 128 MiB, a MATMUL packed 256 MiB).
+ * docs/isa.md bounds the scratch of one instruction at 48 MiB; the peak RSS
+ * of this process must not grow by more than that. */
+START_TEST(test_host_scratch_bounded_for_stride0_operands)
+{
+	bigmem_t b;
+	bigmem_init(&b, 1u << 20);
+	long before = maxrss_kib();
+	/* REDUCE: a[2^24, 2] -> o[2^24, 1], both stride 0 (one element each) */
+	uint64_t sa[2] = { 1u << 24, 2 }, so[2] = { 1u << 24, 1 };
+	isa_insn_t in = isa_insn_init(ISA_OP_REDUCE, ISA_RED_SUM);
+	in.n_ap = 2;
+	in.param = 2;
+	in.ap[0] = isa_ap_contig(0, 0, ISA_DT_F32, 2, so);
+	in.ap[1] = isa_ap_contig(1, 0, ISA_DT_F32, 2, sa);
+	for (int i = 0; i < 2; i++)
+		in.ap[0].stride[i] = in.ap[1].stride[i] = 0;
+	*bm_f32(&b, 1, 0) = 1.5f;
+	fwsim_job_t job;
+	ck_assert_int_eq(bigmem_run(&b, &in, ISA_ENGINE_VECTOR, 0, &job), FWSIM_OK);
+	ck_assert_float_eq(*bm_f32(&b, 0, 0), 3.0f);
+	/* MATMUL: bf16 A[2^13, 2^13] and B[2^13, 1], stride 0, into C[2^13, 1]
+	 * (2^26 logical elements of A: 256 MiB packed as f32) */
+	uint64_t ma[2] = { 1u << 13, 1u << 13 }, mb[2] = { 1u << 13, 1 }, mc[2] = { 1u << 13, 1 };
+	in = isa_insn_init(ISA_OP_MATMUL, 0);
+	in.n_ap = 3;
+	in.ap[0] = isa_ap_contig(0, 64, ISA_DT_F32, 2, mc);
+	in.ap[1] = isa_ap_contig(1, 64, ISA_DT_BF16, 2, ma);
+	in.ap[2] = isa_ap_contig(2, 64, ISA_DT_BF16, 2, mb);
+	for (int i = 0; i < 2; i++)
+		in.ap[1].stride[i] = in.ap[2].stride[i] = 0;
+	tset(ISA_DT_BF16, b.mem + b.regions[1].addr + 64, 0.5);
+	tset(ISA_DT_BF16, b.mem + b.regions[2].addr + 64, 0.25);
+	ck_assert_int_eq(bigmem_run(&b, &in, ISA_ENGINE_TENSOR, 0, &job), FWSIM_OK);
+	ck_assert_float_eq(bm_f32(&b, 0, 64)[0], 1024.0f); /* 2^13 * 0.125 */
+	long grew = maxrss_kib() - before;
+	ck_assert_msg(grew < 64 * 1024, "peak RSS grew by %ld KiB", grew);
+	free(b.mem);
+}
+END_TEST
+
 /* ---- IOTA ---- */
 START_TEST(test_iota_every_dtype_and_dim)
 {
@@ -446,6 +659,9 @@ static Suite *tensor_suite(void)
 	tcase_add_loop_test(tc, test_reduce_ops_dtypes_axes, 0, ISA_RED_ASSIGN);
 	tcase_add_test(tc, test_matmul_f32_layouts_batch_accumulate);
 	tcase_add_test(tc, test_matmul_half_and_int);
+	tcase_add_test(tc, test_reduce_in_pieces_matches_reference);
+	tcase_add_test(tc, test_matmul_tiled_matches_reference);
+	tcase_add_test(tc, test_host_scratch_bounded_for_stride0_operands);
 	tcase_add_test(tc, test_iota_every_dtype_and_dim);
 	tcase_add_test(tc, test_gather_clamps_indices);
 	tcase_add_test(tc, test_scatter_combiners_skip_out_of_range);
