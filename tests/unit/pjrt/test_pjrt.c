@@ -1,5 +1,6 @@
 /* Tests of libneuronsim_pjrt through its PJRT C API table, dlopen'ed as a framework does: version, clients, devices, buffers, compile, execute, donation, serialization, errors and misuse. */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1002,6 +1003,67 @@ START_TEST(test_failed_execution_consumes_donated_input)
 }
 END_TEST
 
+typedef struct worker {
+	PJRT_Client *client;
+	PJRT_LoadedExecutable *le;
+	PJRT_Device *dev;
+	int failures;
+} worker_t;
+
+static void *worker_main(void *arg)
+{
+	worker_t *w = arg;
+	int64_t dims[2] = { 2, 3 };
+	for (int it = 0; it < 40; it++) {
+		float a[6], b[6], r[6];
+		for (int i = 0; i < 6; i++) {
+			a[i] = (float)(it + i);
+			b[i] = (float)(2 * i);
+		}
+		PJRT_Buffer *args[2] = { T_buffer(w->client, w->dev, PJRT_Buffer_Type_F32, dims, 2, a, NULL),
+					 T_buffer(w->client, w->dev, PJRT_Buffer_Type_F32, dims, 2, b, NULL) };
+		PJRT_Buffer *out[1] = { NULL };
+		PJRT_Error *err = T_execute(w->le, w->dev, args, 2, out, NULL, 0);
+		if (err) {
+			w->failures++;
+			T_free(err);
+		} else {
+			T_to_host(out[0], r, sizeof(r));
+			for (int i = 0; i < 6; i++)
+				w->failures += r[i] != a[i] + b[i];
+			T_buffer_destroy(out[0]);
+		}
+		T_buffer_destroy(args[0]);
+		T_buffer_destroy(args[1]);
+	}
+	return NULL;
+}
+
+/* PyTorch/XLA transfers and executes from several threads: one executable,
+ * four threads on four cores, buffers made and destroyed all the time. */
+START_TEST(test_threads)
+{
+	setenv("NEURON_RT_VISIBLE_CORES", "0-3", 1);
+	PJRT_Client *c = T_client();
+	PJRT_Device *const *devs;
+	size_t n = T_devices(c, &devs);
+	ck_assert_uint_ge(n, 4);
+	PJRT_LoadedExecutable *le = T_compile_text(c, add_hlo);
+	pthread_t th[4];
+	worker_t w[4];
+	for (int i = 0; i < 4; i++) {
+		w[i] = (worker_t){ .client = c, .le = le, .dev = devs[i] };
+		ck_assert_int_eq(pthread_create(&th[i], NULL, worker_main, &w[i]), 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		ck_assert_int_eq(w[i].failures, 0);
+	}
+	T_loaded_destroy(le);
+	T_client_destroy(c);
+}
+END_TEST
+
 /* -------------------------------------------------------- serialization */
 
 static void serialize(PJRT_LoadedExecutable *le, char **out, size_t *len)
@@ -1258,6 +1320,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_mlp_training_step);
 	tcase_add_test(tc, test_nan_error_names_instruction);
 	tcase_add_test(tc, test_failed_execution_consumes_donated_input);
+	tcase_add_test(tc, test_threads);
 	tcase_add_test(tc, test_serialize_round_trip);
 	tcase_add_test(tc, test_unimplemented_functions_name_themselves);
 	tcase_add_test(tc, test_misuse_null_and_small_structs);
