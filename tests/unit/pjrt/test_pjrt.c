@@ -115,6 +115,13 @@ START_TEST(test_client_create_destroy)
 	PJRT_Client *c1 = T_client(), *c2 = T_client();
 	T_client_destroy(c1);
 	T_client_destroy(c2);
+	/* A runtime that cannot start: the error says where to look. */
+	setenv("NEURON_RT_VISIBLE_CORES", "999", 1);
+	PJRT_Client_Create_Args bad = { .struct_size = PJRT_Client_Create_Args_STRUCT_SIZE };
+	T_FAIL(API->PJRT_Client_Create(&bad), PJRT_Error_Code_INVALID_ARGUMENT, "nrt_init failed");
+	ck_assert_ptr_null(bad.client);
+	setenv("NEURON_RT_VISIBLE_CORES", "0-3", 1);
+	T_client_destroy(T_client());
 }
 END_TEST
 
