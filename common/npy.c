@@ -1,4 +1,5 @@
 /* .npy reader and writer: header parsing for format 1.0/2.0/3.0, C order only. */
+#include "neuronsim/atomic_file.h"
 #include "neuronsim/errmsg.h"
 #include "neuronsim/npy.h"
 
@@ -8,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define NPY_MAGIC "\x93NUMPY"
 #define NPY_MAGIC_LEN 6
@@ -518,38 +518,15 @@ npy_status_t npy_write_file(const char *path, isa_dtype_t dtype, uint32_t rank,
 	if (st)
 		return st;
 
-	/* Write to a temporary name and rename, so a reader never sees half a file
-	 * and a failed write leaves nothing behind. */
-	size_t plen = strlen(path);
-	char *tmp = malloc(plen + 16);
-	if (!tmp) {
-		free(buf);
-		return npy_fail(NPY_ERR_NOMEM, err, err_len, "out of memory writing %s", path);
+	/* Whole or nothing, through an O_EXCL temporary: a reader never sees half a
+	 * file, a failed write leaves nothing behind, and a symlink planted at the
+	 * target or at a temporary name is never written through. */
+	const char *step = "";
+	if (atomic_file_write_whole(path, buf, size, ATOMIC_FILE_MODE_UMASK, &step) != 0) {
+		int e = errno;
+		st = npy_fail(e == ENOMEM ? NPY_ERR_NOMEM : NPY_ERR_IO, err, err_len,
+			      "cannot write %s (%s): %s", path, step, strerror(e));
 	}
-	snprintf(tmp, plen + 16, "%s.tmp%ld", path, (long)getpid() % 100000);
-	FILE *f = fopen(tmp, "wb");
-	if (!f) {
-		st = npy_fail(NPY_ERR_IO, err, err_len, "cannot create %s: %s", tmp,
-			      strerror(errno));
-		goto out;
-	}
-	size_t w = fwrite(buf, 1, size, f);
-	int werr = (w != size) ? errno : 0;
-	if (fclose(f) != 0 && !werr)
-		werr = errno;
-	if (w != size || werr) {
-		st = npy_fail(NPY_ERR_IO, err, err_len, "cannot write %s: %s", tmp,
-			      strerror(werr ? werr : EIO));
-		unlink(tmp);
-		goto out;
-	}
-	if (rename(tmp, path) != 0) {
-		st = npy_fail(NPY_ERR_IO, err, err_len, "cannot rename %s to %s: %s", tmp,
-			      path, strerror(errno));
-		unlink(tmp);
-	}
-out:
-	free(tmp);
 	free(buf);
 	return st;
 }

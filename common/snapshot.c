@@ -14,6 +14,7 @@
 #include <jansson.h>
 #include <xxhash.h>
 
+#include "neuronsim/atomic_file.h"
 #include "neuronsim/errmsg.h"
 #include "neuronsim/snapshot.h"
 
@@ -360,35 +361,6 @@ static snapshot_status_t errno_status(int e)
 	return e == ENOMEM ? SNAPSHOT_ERR_NOMEM : SNAPSHOT_ERR_IO;
 }
 
-/* fsync of the directory holding path, so the rename itself is durable. */
-static int sync_parent_dir(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	char *dir;
-	if (!slash)
-		dir = strdup(".");
-	else if (slash == path)
-		dir = strdup("/");
-	else
-		dir = strndup(path, (size_t)(slash - path));
-	if (!dir) {
-		errno = ENOMEM;
-		return -1;
-	}
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	free(dir);
-	if (fd < 0)
-		return -1;
-	int rc = fsync(fd);
-	int e = errno;
-	close(fd);
-	/* Some file systems cannot sync a directory; the data itself is synced. */
-	if (rc && (e == EINVAL || e == EROFS || e == ENOTSUP))
-		rc = 0;
-	errno = e;
-	return rc;
-}
-
 snapshot_status_t snapshot_write(const char *path, const snapshot_meta_t *meta,
 				 const char *hlo_text, size_t hlo_size,
 				 const snapshot_tensor_t *tensors, uint32_t n,
@@ -449,31 +421,19 @@ snapshot_status_t snapshot_write(const char *path, const snapshot_meta_t *meta,
 	h.file_size = h.data_offset + data_size;
 	h.n_tensors = n;
 
-	size_t plen = strlen(path);
-	char *tmp = malloc(plen + sizeof(".tmp-XXXXXX"));
-	if (!tmp) {
-		free(offsets);
-		free(sums);
-		XXH64_freeState(hs);
-		free(meta_text);
-		return fail(SNAPSHOT_ERR_NOMEM, err, err_len, "snapshot %s: out of memory", path);
-	}
-	memcpy(tmp, path, plen);
-	memcpy(tmp + plen, ".tmp-XXXXXX", sizeof(".tmp-XXXXXX"));
-
 	const char *what = "create a temporary file for";
 	uint64_t done = 0;
 	int e = 0;
-	/* mkostemp opens O_CREAT|O_EXCL with mode 0600; fchmod makes 0600 explicit
-	 * whatever a future libc does, since the tensors may be private data. */
-	int fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
+	/* The one way files are written (atomic_file.h): an O_EXCL temporary next
+	 * to the target, mode 0600 since the tensors may be private data, fsync,
+	 * rename, directory fsync. */
+	atomic_file_t af;
+	const char *step = "";
+	if (atomic_file_open(&af, path, 0600, &step) != 0) {
 		e = errno;
 		goto out_fail_nofile;
 	}
-	what = "set mode 0600 on";
-	if (fchmod(fd, 0600))
-		goto out_fail;
+	int fd = af.fd;
 	/* Reserve the blocks first: a full disk then fails here, before gigabytes
 	 * are written. File systems without fallocate just skip it. */
 	what = "reserve space for";
@@ -504,9 +464,7 @@ snapshot_status_t snapshot_write(const char *path, const snapshot_meta_t *meta,
 		/* The same text with same-width checksums has the same size, unless an
 		 * allocation failed inside jansson (its parser can then drop a key of
 		 * the error record instead of failing). */
-		close(fd);
-		unlink(tmp);
-		free(tmp);
+		atomic_file_abort(&af);
 		free(offsets);
 		free(sums);
 		XXH64_freeState(hs);
@@ -520,27 +478,14 @@ snapshot_status_t snapshot_write(const char *path, const snapshot_meta_t *meta,
 	h.header_checksum = XXH64(&h, offsetof(snap_header_t, header_checksum), 0);
 	if (pwrite_all(fd, &h, sizeof(h), 0) || pwrite_all(fd, meta_text, meta_size, sizeof(h)))
 		goto out_fail;
-	what = "sync";
-	if (fsync(fd))
-		goto out_fail;
-	what = "close";
-	if (close(fd)) {
-		fd = -1;
-		goto out_fail;
-	}
-	fd = -1;
-	what = "rename the temporary file to";
-	if (rename(tmp, path))
-		goto out_fail;
-	what = "sync the directory of";
-	if (sync_parent_dir(path)) {
-		/* The rename may not survive a crash; the contract is all or nothing,
-		 * so the file goes. */
+	if (atomic_file_commit(&af, &step) != 0) {
+		/* sync, close, rename or the directory's sync; af is released and
+		 * nothing is left */
 		e = errno;
-		unlink(path);
+		what = strcmp(step, "rename") == 0 ? "rename the temporary file to"
+		       : strcmp(step, "sync the directory of") == 0 ? "sync the directory of" : step;
 		goto out_fail_nofile;
 	}
-	free(tmp);
 	free(offsets);
 	free(sums);
 	XXH64_freeState(hs);
@@ -550,9 +495,7 @@ snapshot_status_t snapshot_write(const char *path, const snapshot_meta_t *meta,
 
 out_fail:
 	e = errno;
-	if (fd >= 0)
-		close(fd);
-	unlink(tmp);
+	atomic_file_abort(&af);
 out_fail_nofile:
 	st = errno_status(e);
 	if (st == SNAPSHOT_ERR_NOSPACE)
@@ -561,9 +504,8 @@ out_fail_nofile:
 		     "no file was left: free space or point the dump directory elsewhere",
 		     what, path, strerror(e), done, h.file_size);
 	else
-		fail(st, err, err_len, "cannot %s snapshot %s: %s (temporary %s); no file was left",
-		     what, path, strerror(e), tmp);
-	free(tmp);
+		fail(st, err, err_len, "cannot %s snapshot %s: %s; no file was left",
+		     what, path, strerror(e));
 	free(offsets);
 	free(sums);
 	XXH64_freeState(hs);

@@ -14,6 +14,7 @@
 #define XXH_STATIC_LINKING_ONLY
 #include <xxhash.h>
 
+#include "neuronsim/atomic_file.h"
 #include "neuronsim/neff.h"
 
 /* Bumped when the entry layout or the key derivation changes, so that an old
@@ -258,91 +259,32 @@ ncc_status_t ncc_cache_store(ncc_cache_t *cache, const char *key, const void *ne
 {
 	if (!cache || !key_is_valid(key) || !neff || size == 0)
 		return ncc_error_set(err, NCC_ERR_INVALID, 0, 0, "compile cache: invalid store");
-	char dir[PATH_MAX], path[PATH_MAX], tmp[PATH_MAX];
+	char dir[PATH_MAX], path[PATH_MAX];
 	if ((size_t)entry_dir(cache, key, dir, sizeof(dir)) >= sizeof(dir) ||
-	    (size_t)ncc_cache_entry_path(cache, key, path, sizeof(path)) >= sizeof(path) ||
-	    (size_t)snprintf(tmp, sizeof(tmp), "%s/.model.neff.tmp.XXXXXX", dir) >= sizeof(tmp))
+	    (size_t)ncc_cache_entry_path(cache, key, path, sizeof(path)) >= sizeof(path))
 		return ncc_error_set(err, NCC_ERR_IO, 0, 0, "compile cache: path too long under '%s'",
 				     cache->root);
 	if (mkdir_p(dir) != 0)
 		return ncc_error_set(err, NCC_ERR_IO, 0, 0,
 				     "compile cache: cannot create directory '%s': %s", dir,
 				     strerror(errno));
-	/* The temporary lives in the entry directory so rename() never crosses a
-	 * file system and is atomic; fsync before rename: after a crash the entry is
-	 * either whole or absent, never a renamed file whose data blocks were not
-	 * written yet. */
+	/* atomic_file.h: an O_EXCL temporary in the entry directory (rename never
+	 * crosses a file system), fsync before rename and of the directory after:
+	 * after a crash the entry is either whole or absent. */
 	const char *step = "";
-	if (ncc_write_atomic(tmp, path, neff, size, 0644, true, &step) != 0) {
+	if (atomic_file_write_whole(path, neff, size, 0644, &step) != 0) {
 		int e = errno;
 		if (strcmp(step, "create") == 0)
 			return ncc_error_set(err, NCC_ERR_IO, 0, 0,
 					     "compile cache: cannot create a temporary file in '%s': %s",
 					     dir, strerror(e));
-		if (strcmp(step, "rename") == 0)
-			return ncc_error_set(err, NCC_ERR_IO, 0, 0,
-					     "compile cache: cannot rename '%s' to '%s': %s", tmp, path,
-					     strerror(e));
-		const char *what = strcmp(step, "write") == 0 ? "write"
-				   : strcmp(step, "close") == 0 ? "close"
-								: "sync";
-		return ncc_error_set(err, NCC_ERR_IO, 0, 0, "compile cache: cannot %s '%s': %s", what,
-				     tmp, strerror(e));
+		return ncc_error_set(err, NCC_ERR_IO, 0, 0, "compile cache: cannot store '%s' (%s): %s",
+				     path, step, strerror(e));
 	}
 	if (cache->verbose)
 		fprintf(cache_log(cache), "neuronsim-cc: debug: compile cache stored %s -> %s\n", key,
 			path);
 	return NCC_OK;
-}
-
-int ncc_write_atomic(char *tmp_template, const char *path, const void *data, size_t size,
-		     unsigned mode, bool sync, const char **out_step)
-{
-	*out_step = "create";
-	int fd = mkstemp(tmp_template);
-	if (fd < 0)
-		return -1;
-	size_t put = 0;
-	*out_step = "write";
-	while (put < size) {
-		ssize_t n = write(fd, (const char *)data + put, size - put);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			if (n == 0)
-				errno = EIO;
-			goto fail_open;
-		}
-		put += (size_t)n;
-	}
-	*out_step = "sync";
-	if (sync && fsync(fd) != 0)
-		goto fail_open;
-	/* mkstemp creates 0600 */
-	*out_step = "chmod";
-	if (fchmod(fd, (mode_t)mode) != 0)
-		goto fail_open;
-	*out_step = "close";
-	if (close(fd) != 0)
-		goto fail_closed;
-	*out_step = "rename";
-	if (rename(tmp_template, path) != 0)
-		goto fail_closed;
-	return 0;
-
-fail_open:
-	{
-		int e = errno;
-		close(fd);
-		errno = e;
-	}
-fail_closed:
-	{
-		int e = errno;
-		unlink(tmp_template);
-		errno = e;
-	}
-	return -1;
 }
 
 /* --------------------------------------------------- NEURON_CC_FLAGS parsing */

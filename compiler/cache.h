@@ -79,17 +79,6 @@ ncc_status_t ncc_cache_store(ncc_cache_t *cache, const char *key, const void *ne
  * given several times the last one wins, as with a command line. */
 char *ncc_cache_dir_from_flags(const char *flags, FILE *log, bool verbose);
 
-/* Writes [data, data + size) to path so that path is either untouched or whole, as
- * the cache entries and the compiler's output files need: the bytes go to a new
- * temporary file made from tmp_template (mkstemp: it ends in "XXXXXX" and is
- * modified in place; it must be in path's directory so the rename cannot cross file
- * systems), which gets mode `mode`, is fsync'ed first when sync is true, and is then
- * renamed over path. The temporary is removed on any failure. Returns 0, or -1 with
- * errno set and *out_step naming the step that failed: "create", "write", "sync",
- * "chmod", "close" or "rename". */
-int ncc_write_atomic(char *tmp_template, const char *path, const void *data, size_t size,
-		     unsigned mode, bool sync, const char **out_step);
-
 #ifdef __cplusplus
 }
 #endif

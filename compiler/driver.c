@@ -13,6 +13,7 @@
 
 #include "hlo_parser.h"
 #include "lower.h"
+#include "neuronsim/atomic_file.h"
 #include "verify.h"
 
 #include "passes.h"
@@ -131,15 +132,11 @@ ncc_status_t ncc_read_file(const char *path, char **out_text, size_t *out_len, n
 
 ncc_status_t ncc_write_file(const char *path, const void *data, size_t size, ncc_error_t *err)
 {
-	char tmp[NCC_DRIVER_PATH_MAX];
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) >= sizeof(tmp))
-		return ncc_error_set(err, NCC_ERR_IO, 0, 0, "cannot write '%s': path too long", path);
-	/* an output file gets the usual umask mode, like one made by open() */
-	mode_t um = umask(0);
-	umask(um);
+	/* whole or nothing, with the usual umask mode, like a file made by open();
+	 * never through a symlink planted at the name (atomic_file.h) */
 	const char *step;
-	if (ncc_write_atomic(tmp, path, data, size, 0666 & ~um, false, &step) != 0)
-		return ncc_error_set(err, NCC_ERR_IO, 0, 0, "cannot write '%s': %s", path,
+	if (atomic_file_write_whole(path, data, size, ATOMIC_FILE_MODE_UMASK, &step) != 0)
+		return ncc_error_set(err, NCC_ERR_IO, 0, 0, "cannot write '%s' (%s): %s", path, step,
 				     strerror(errno));
 	return NCC_OK;
 }

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "neuronsim/atomic_file.h"
 #include "passes.h"
 #include "verify.h"
 
@@ -23,15 +24,26 @@ static ncc_status_t dump(pipe_t *p, const char *what, ncc_error_t *err)
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return ncc_error_set(err, NCC_ERR_IO, 0, 0, "IR dump path too long in '%s'",
 				     p->dump_dir);
-	FILE *f = fopen(path, "w");
-	if (!f)
+	/* whole or nothing, never through a planted symlink (atomic_file.h) */
+	atomic_file_t af;
+	const char *step = "";
+	FILE *f = NULL;
+	if (atomic_file_open(&af, path, ATOMIC_FILE_MODE_UMASK, &step) != 0 ||
+	    !(f = atomic_file_stream(&af))) {
+		int e = errno;
+		if (!f)
+			atomic_file_abort(&af);
 		return ncc_error_set(err, NCC_ERR_IO, 0, 0, "cannot write IR dump '%s': %s", path,
-				     strerror(errno));
+				     strerror(e));
+	}
 	ncc_status_t st = ncc_module_print(p->m, f);
-	if (fclose(f) != 0 && st == NCC_OK)
-		st = NCC_ERR_IO;
-	if (st)
+	if (st) {
+		atomic_file_abort(&af);
 		return ncc_error_set(err, st, 0, 0, "cannot write IR dump '%s'", path);
+	}
+	if (atomic_file_commit(&af, &step) != 0)
+		return ncc_error_set(err, NCC_ERR_IO, 0, 0, "cannot write IR dump '%s' (%s): %s", path,
+				     step, strerror(errno));
 	return NCC_OK;
 }
 

@@ -1,15 +1,14 @@
 /* The runtime's metrics: the process registry behind the public API, what executions and transfers record, and XLA_METRICS_FILE. */
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "metrics_internal.h"
+#include "neuronsim/atomic_file.h"
 #include "neuronsim/metrics.h"
 #include "observe.h"
 
@@ -120,25 +119,12 @@ static metrics_registry_t *registry(NRT_STATUS *out_status)
 
 /* ---- XLA_METRICS_FILE ----------------------------------------------------- */
 
-static int write_all(int fd, const char *p, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* Appends the whole report, as torch_xla does at every step. STDOUT and STDERR
  * name the streams (its convention too). A file is opened for each report so it
  * may be removed or rotated while the process runs; one write() with O_APPEND
- * keeps reports of several processes from interleaving. */
+ * keeps reports of several processes from interleaving, and atomic_file_append
+ * makes a report all or nothing (a full disk never leaves half of one for later
+ * reports to follow). */
 static void append_report(metrics_registry_t *r, const char *file)
 {
 	char *text;
@@ -153,22 +139,18 @@ static void append_report(metrics_registry_t *r, const char *file)
 	if (stream) {
 		if (fwrite(text, 1, len, stream) != len || fflush(stream) != 0)
 			err = errno ? errno : EIO;
-	} else {
-		int fd = open(file, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-		if (fd < 0) {
-			err = errno;
-		} else {
-			err = write_all(fd, text, len);
-			if (close(fd) != 0 && !err)
-				err = errno;
-		}
+	} else if (atomic_file_append(file, text, len, 0644, NULL) != 0) {
+		/* whole report or none: a full disk leaves the file as it was, and
+		 * a symlink planted at the name is not followed */
+		err = errno ? errno : EIO;
 	}
 	pthread_mutex_unlock(&g_metrics.file_lock);
 	free(text);
 out:
 	if (err && !atomic_exchange(&g_metrics.file_warned, true))
 		NRT_LOGE("cannot append the metrics report to XLA_METRICS_FILE '%s': %s (said once; "
-			 "executions are not affected)", file, strerror(err));
+			 "executions are not affected)", file,
+			 err == ELOOP ? "it is a symbolic link, which is not followed" : strerror(err));
 }
 
 /* ---- what the runtime records -------------------------------------------------- */

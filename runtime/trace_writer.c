@@ -9,6 +9,7 @@
 #include <zlib.h>
 
 #include "internal.h"
+#include "neuronsim/atomic_file.h"
 #include "nrt/nrt_version.h"
 #include "trace.h"
 
@@ -317,22 +318,27 @@ NRT_STATUS nrt_trace_write(const nrt_trace_write_args_t *a)
 		NRT_LOGE("nrt_profile: out of memory collecting the trace for '%s'", a->path);
 		return NRT_RESOURCE;
 	}
-	size_t plen = strlen(a->path) + 32;
-	char *tmp = malloc(plen);
-	if (!tmp) {
-		nrt_trace_snapshot_free(&snap);
-		return NRT_RESOURCE;
-	}
-	snprintf(tmp, plen, "%s.tmp.%ld", a->path, (long)getpid());
+	/* Whole or nothing through an O_EXCL temporary next to the target: no
+	 * predictable name an attacker could plant a symlink at, no half trace. */
+	atomic_file_t af;
+	const char *step = "";
 	sink_t s = { 0 };
-	if (a->gzip)
-		s.gz = gzopen(tmp, "wb");
-	else
-		s.f = fopen(tmp, "wb");
+	if (atomic_file_open(&af, a->path, ATOMIC_FILE_MODE_UMASK, &step) == 0) {
+		if (a->gzip) {
+			/* zlib gets its own descriptor; gzclose closes only that one */
+			int zfd = dup(af.fd);
+			s.gz = zfd >= 0 ? gzdopen(zfd, "wb") : NULL;
+			if (!s.gz && zfd >= 0)
+				close(zfd);
+		} else {
+			s.f = atomic_file_stream(&af);
+		}
+		if (!s.gz && !s.f)
+			atomic_file_abort(&af);
+	}
 	if (!s.gz && !s.f) {
 		NRT_LOGE("nrt_profile: cannot create trace file '%s': %s (does the directory exist and is "
 			 "it writable?)", a->path, strerror(errno ? errno : ENOMEM));
-		free(tmp);
 		nrt_trace_snapshot_free(&snap);
 		return NRT_FAILURE;
 	}
@@ -345,22 +351,18 @@ NRT_STATUS nrt_trace_write(const nrt_trace_write_args_t *a)
 			s.err = zc == Z_ERRNO ? errno : 0;
 			s.zerr = "error closing the gzip stream";
 		}
-	} else if (fclose(s.f) != 0 && !s.failed) {
-		s.failed = 1;
-		s.err = errno;
 	}
-	if (!s.failed && rename(tmp, a->path) != 0) {
+	if (s.failed) {
+		atomic_file_abort(&af);
+	} else if (atomic_file_commit(&af, &step) != 0) {
 		s.failed = 1;
 		s.err = errno;
 	}
 	if (s.failed) {
 		NRT_LOGE("nrt_profile: writing trace file '%s' failed: %s", a->path,
 			 s.err ? strerror(s.err) : s.zerr ? s.zerr : "zlib error");
-		unlink(tmp);
-		free(tmp);
 		return NRT_FAILURE;
 	}
-	free(tmp);
 	return NRT_SUCCESS;
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "demo_mlp_neff.h"
+#include "neuronsim/atomic_file.h"
 #include "nrt/nrt.h"
 #include "nrt/nrt_neuronsim.h"
 #include "tool_common.h"
@@ -183,11 +184,9 @@ static int demo_run(const demo_opts_t *o, demo_state_t *s)
 	}
 	uint64_t build_ns = tool_now_ns() - b0;
 	if (o->neff_path) {
-		FILE *f = fopen(o->neff_path, "wb");
-		bool ok = f && fwrite(neff, 1, neff_size, f) == neff_size;
-		if (f && fclose(f) != 0)
-			ok = false;
-		if (!ok) {
+		const char *step;
+		if (atomic_file_write_whole(o->neff_path, neff, neff_size, ATOMIC_FILE_MODE_UMASK,
+					    &step) != 0) {
 			fprintf(stderr, "neuronsim-demo: cannot write the NEFF to %s: %s\n",
 				o->neff_path, strerror(errno));
 			free(neff);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "fwd.h"
+#include "neuronsim/atomic_file.h"
 
 #define FWD_VERSION "0.1.0"
 #define FWD_DEFAULT_CACHE_ENTRIES 256u
@@ -365,8 +366,12 @@ int main(int argc, char **argv)
 		fwd_log_setup((fwd_log_level_t)opt.verbosity, 1);
 	}
 	if (opt.pidfile) {
-		FILE *pf = fopen(opt.pidfile, "w");
-		if (!pf || fprintf(pf, "%ld\n", (long)getpid()) < 0 || fclose(pf) != 0) {
+		/* a root daemon: never through a symlink planted at the name, and a
+		 * reader never sees an empty or half-written pid (atomic_file.h) */
+		char pid[32];
+		int n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+		const char *step;
+		if (atomic_file_write_whole(opt.pidfile, pid, (size_t)n, 0644, &step) != 0) {
 			fwd_log(FWD_LOG_ERROR, "cannot write the pid file %s: %s", opt.pidfile,
 				strerror(errno));
 			fwd_teardown(&ctx);

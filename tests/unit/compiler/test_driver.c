@@ -320,7 +320,7 @@ START_TEST(test_cache_concurrent_writers_and_readers_never_see_torn_entries)
 	}
 	/* no temporary files left behind */
 	char cmd[512];
-	snprintf(cmd, sizeof(cmd), "test -z \"$(find '%s' -name '.model.neff.tmp.*')\"", g_tmp);
+	snprintf(cmd, sizeof(cmd), "test -z \"$(find '%s' -name '*.tmp-*')\"", g_tmp);
 	ck_assert_int_eq(system(cmd), 0);
 	free(neff);
 	rm_rf(g_tmp);

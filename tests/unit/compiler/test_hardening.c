@@ -4,7 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "cache.h"
+#include "driver.h"
 #include "hlo_parser.h"
 #include "interp.h"
 #include "ir.h"
@@ -149,6 +153,69 @@ START_TEST(test_fold_agrees_with_interp)
 }
 END_TEST
 
+/* ---- item 4: files the compiler writes never follow planted symlinks ---- */
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	ck_assert_ptr_nonnull(f);
+	char *b = calloc(1, 4096);
+	size_t n = fread(b, 1, 4095, f);
+	b[n] = 0;
+	fclose(f);
+	return b;
+}
+
+START_TEST(test_outputs_and_cache_never_follow_planted_symlinks)
+{
+	char dir[] = "/tmp/ncc-symlink-XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	char victim[128], out[128];
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	FILE *vf = fopen(victim, "w");
+	ck_assert_ptr_nonnull(vf);
+	fputs("precious\n", vf);
+	fclose(vf);
+	/* neuronsim-cc -o (ncc_write_file) */
+	snprintf(out, sizeof(out), "%s/model.neff", dir);
+	ck_assert_int_eq(symlink(victim, out), 0);
+	ncc_error_t err;
+	memset(&err, 0, sizeof(err));
+	ck_assert_int_eq(ncc_write_file(out, "NEFF", 4, &err), NCC_OK);
+	char *got = slurp(victim);
+	ck_assert_str_eq(got, "precious\n");
+	free(got);
+	got = slurp(out);
+	ck_assert_str_eq(got, "NEFF");
+	free(got);
+	/* a compile cache entry */
+	char root[160];
+	snprintf(root, sizeof(root), "%s/cache", dir);
+	ncc_cache_config_t cfg = { .dir = root, .compiler_version = "t", .log = stderr };
+	ncc_cache_t *cache = NULL;
+	ck_assert_int_eq(ncc_cache_open(&cfg, &cache, &err), NCC_OK);
+	char key[NCC_CACHE_KEY_HEX + 1], entry[512], edir[512];
+	ncc_cache_key("t", "", "x", 1, key);
+	ncc_cache_entry_path(cache, key, entry, sizeof(entry));
+	snprintf(edir, sizeof(edir), "%s", entry);
+	*strrchr(edir, '/') = 0;
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", edir);
+	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(symlink(victim, entry), 0);
+	ck_assert_int_eq(ncc_cache_store(cache, key, "NEFF2", 5, &err), NCC_OK);
+	got = slurp(victim);
+	ck_assert_str_eq(got, "precious\n");
+	free(got);
+	struct stat sb;
+	ck_assert_int_eq(lstat(entry, &sb), 0);
+	ck_assert(S_ISREG(sb.st_mode));
+	ncc_cache_close(cache);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 static Suite *hardening_suite(void)
 {
 	Suite *s = suite_create("compiler-hardening");
@@ -156,6 +223,9 @@ static Suite *hardening_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, test_int_clamp_lo_above_hi_is_hi, 0,
 			    (int)(sizeof(k_int_types) / sizeof(k_int_types[0])));
+	suite_add_tcase(s, tc);
+	tc = tcase_create("files");
+	tcase_add_test(tc, test_outputs_and_cache_never_follow_planted_symlinks);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("fold");
 	tcase_add_loop_test(tc, test_fold_agrees_with_interp, 0,

@@ -563,6 +563,45 @@ START_TEST(test_metrics_file_failure_warns_once_and_does_not_fail_executions)
 }
 END_TEST
 
+/* Issue #11, item 4: XLA_METRICS_FILE was opened with O_APPEND | O_CREAT,
+ * following a symlink planted at its name: every report went into the link's
+ * target. The name's last component is never followed now (an error, said
+ * once), the target stays as it was. */
+START_TEST(test_metrics_file_never_follows_planted_symlink)
+{
+	env_default();
+	char dir[] = "/tmp/nrt-metrics-link-XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	char victim[128], path[128];
+	snprintf(victim, sizeof(victim), "%s/victim.txt", dir);
+	snprintf(path, sizeof(path), "%s/metrics.txt", dir);
+	FILE *vf = fopen(victim, "w");
+	ck_assert_ptr_nonnull(vf);
+	fputs("precious\n", vf);
+	fclose(vf);
+	ck_assert_int_eq(symlink(victim, path), 0);
+	setenv("XLA_METRICS_FILE", path, 1);
+	rt_init_ok();
+	add_model_t f;
+	add_setup(&f, true);
+	test_capture_begin();
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
+	char *log = test_capture_end();
+	ck_assert_msg(strstr(log, "nrt: ERROR") && strstr(log, path) && count_of(log, "\n") == 1,
+		      "log: %s", log);
+	free(log);
+	char *text = read_text(victim);
+	ck_assert_str_eq(text, "precious\n");
+	free(text);
+	add_teardown(&f);
+	nrt_close();
+	unlink(path);
+	unlink(victim);
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("runtime_metrics");
@@ -586,6 +625,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_metrics_file_gets_a_report_per_execution);
 	tcase_add_test(tc, test_metrics_file_stderr);
 	tcase_add_test(tc, test_metrics_file_failure_warns_once_and_does_not_fail_executions);
+	tcase_add_test(tc, test_metrics_file_never_follows_planted_symlink);
 	suite_add_tcase(s, tc);
 	return s;
 }

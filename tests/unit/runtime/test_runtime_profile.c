@@ -414,6 +414,51 @@ START_TEST(test_profile_stop_write_failure_is_reported)
 }
 END_TEST
 
+/* Issue #11, item 4: the trace went to "PATH.tmp.PID", opened without O_EXCL:
+ * a symlink planted there (or at PATH) made --profile clobber its target. */
+START_TEST(test_profile_trace_never_follows_planted_symlinks)
+{
+	env_clean();
+	tmp_setup();
+	rt_init_ok();
+	fx_t f;
+	fx_setup(&f, 16);
+	static const char precious[] = "precious\n";
+	char victim[300];
+	snprintf(victim, sizeof(victim), "%s", tmp_path("victim.txt"));
+	FILE *vf = fopen(victim, "w");
+	ck_assert_ptr_nonnull(vf);
+	fputs(precious, vf);
+	fclose(vf);
+	for (int gz = 0; gz < 2; gz++) {
+		char path[300], old_tmp[340];
+		snprintf(path, sizeof(path), "%s", tmp_path(gz ? "t.json.gz" : "t.json"));
+		snprintf(old_tmp, sizeof(old_tmp), "%s.tmp.%ld", path, (long)getpid());
+		ck_assert_int_eq(symlink(victim, old_tmp), 0);
+		ck_assert_int_eq(symlink(victim, path), 0);
+		ck_assert_int_eq(nrt_profile_start(f.m, path), NRT_SUCCESS);
+		ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
+		ck_assert_int_eq(nrt_profile_stop(path), NRT_SUCCESS);
+		char buf[64] = "";
+		vf = fopen(victim, "r");
+		ck_assert_ptr_nonnull(vf);
+		size_t n = fread(buf, 1, sizeof(buf) - 1, vf);
+		fclose(vf);
+		buf[n] = 0;
+		ck_assert_str_eq(buf, precious);
+		struct stat sb;
+		ck_assert_int_eq(lstat(path, &sb), 0);
+		ck_assert(S_ISREG(sb.st_mode)); /* the symlink was replaced by the trace */
+		ck_assert_int_gt(sb.st_size, 100);
+		ck_assert_int_eq(lstat(old_tmp, &sb), 0);
+		ck_assert(S_ISLNK(sb.st_mode));
+	}
+	fx_teardown(&f);
+	nrt_close();
+	tmp_teardown();
+}
+END_TEST
+
 START_TEST(test_profile_survives_unload_and_other_models)
 {
 	env_clean();
@@ -1152,6 +1197,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_profile_gz_name_writes_gzip);
 	tcase_add_test(tc, test_profile_misuse);
 	tcase_add_test(tc, test_profile_stop_write_failure_is_reported);
+	tcase_add_test(tc, test_profile_trace_never_follows_planted_symlinks);
 	tcase_add_test(tc, test_profile_survives_unload_and_other_models);
 	tcase_add_test(tc, test_profile_multi_core_model_one_process_per_core);
 	tcase_add_test(tc, test_profile_not_stopped_is_written_at_close);

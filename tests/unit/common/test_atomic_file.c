@@ -1,0 +1,257 @@
+/* atomic_file.h and its users in libnscommon (.npy, snapshots): planted symlinks are never written through, writes are whole or nothing, appends never leave a torn piece. */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "neuronsim/atomic_file.h"
+#include "neuronsim/npy.h"
+#include "neuronsim/snapshot.h"
+
+static char g_dir[64];
+static char g_victim[128];
+static const char k_victim_text[] = "precious: must stay as it is\n";
+
+static const char *in_dir(const char *name)
+{
+	static char bufs[4][512];
+	static int k;
+	char *b = bufs[k++ % 4];
+	snprintf(b, 512, "%s/%s", g_dir, name);
+	return b;
+}
+
+/* A fresh directory with a victim file outside it (what an attacker who can
+ * write the output directory would like us to clobber). */
+static void setup(void)
+{
+	snprintf(g_dir, sizeof(g_dir), "/tmp/atomic-file-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(g_dir));
+	snprintf(g_victim, sizeof(g_victim), "%s.victim", g_dir);
+	FILE *f = fopen(g_victim, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(k_victim_text, f);
+	fclose(f);
+}
+
+static char *slurp(const char *path, size_t *out_len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	char *buf = malloc(1 << 20);
+	size_t n = fread(buf, 1, (1 << 20) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	if (out_len)
+		*out_len = n;
+	return buf;
+}
+
+static void victim_untouched(void)
+{
+	char *v = slurp(g_victim, NULL);
+	ck_assert_ptr_nonnull(v);
+	ck_assert_str_eq(v, k_victim_text);
+	free(v);
+}
+
+static int n_entries(void)
+{
+	DIR *d = opendir(g_dir);
+	ck_assert_ptr_nonnull(d);
+	int n = 0;
+	for (struct dirent *e; (e = readdir(d));)
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+static void teardown(void)
+{
+	DIR *d = opendir(g_dir);
+	if (d) {
+		for (struct dirent *e; (e = readdir(d));)
+			if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+				unlink(in_dir(e->d_name));
+		closedir(d);
+	}
+	rmdir(g_dir);
+	unlink(g_victim);
+}
+
+static bool is_symlink(const char *path)
+{
+	struct stat sb;
+	return lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode);
+}
+
+START_TEST(test_write_replaces_planted_symlink_at_target)
+{
+	const char *out = in_dir("out.bin");
+	ck_assert_int_eq(symlink(g_victim, out), 0);
+	const char *step = NULL;
+	ck_assert_int_eq(atomic_file_write_whole(out, "new", 3, 0640, &step), 0);
+	victim_untouched();
+	ck_assert(!is_symlink(out));
+	char *got = slurp(out, NULL);
+	ck_assert_str_eq(got, "new");
+	free(got);
+	struct stat sb;
+	ck_assert_int_eq(stat(out, &sb), 0);
+	ck_assert_uint_eq(sb.st_mode & 07777, 0640);
+	ck_assert_int_eq(n_entries(), 1); /* no temporary left */
+}
+END_TEST
+
+START_TEST(test_failed_write_leaves_target_and_no_temporary)
+{
+	const char *out = in_dir("keep.txt");
+	ck_assert_int_eq(atomic_file_write_whole(out, "old", 3, 0644, NULL), 0);
+	/* the stream fails on flush: a directory cannot be the target */
+	const char *sub = in_dir("sub");
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	const char *step = NULL;
+	ck_assert_int_eq(atomic_file_write_whole(sub, "x", 1, 0644, &step), -1);
+	ck_assert_str_eq(step, "rename");
+	ck_assert_int_eq(n_entries(), 2); /* keep.txt and sub: no temporary */
+	atomic_file_t f;
+	ck_assert_int_eq(atomic_file_open(&f, out, ATOMIC_FILE_MODE_UMASK, NULL), 0);
+	ck_assert_int_eq(atomic_file_write(&f, "half", 4), 0);
+	atomic_file_abort(&f); /* a writer that gives up */
+	char *got = slurp(out, NULL);
+	ck_assert_str_eq(got, "old");
+	free(got);
+	ck_assert_int_eq(n_entries(), 2);
+	/* a missing directory is an error naming the step */
+	ck_assert_int_eq(atomic_file_write_whole(in_dir("no/such"), "x", 1, 0644, &step), -1);
+	ck_assert_int_eq(errno, ENOENT);
+	ck_assert_str_eq(step, "create");
+}
+END_TEST
+
+/* The old .npy writer opened "PATH.tmpPID" without O_EXCL: a symlink planted
+ * there (or at the target) made neuron-run -o clobber its target. */
+START_TEST(test_npy_write_never_follows_planted_symlinks)
+{
+	const char *out = in_dir("y.npy");
+	char tmp_old[300];
+	snprintf(tmp_old, sizeof(tmp_old), "%s.tmp%ld", out, (long)getpid() % 100000);
+	ck_assert_int_eq(symlink(g_victim, tmp_old), 0);
+	ck_assert_int_eq(symlink(g_victim, out), 0);
+	const float v[3] = { 1, 2, 3 };
+	uint64_t shape[1] = { 3 };
+	char err[256];
+	ck_assert_int_eq(npy_write_file(out, ISA_DT_F32, 1, shape, v, err, sizeof(err)), NPY_OK);
+	victim_untouched();
+	ck_assert(!is_symlink(out));
+	npy_array_t a;
+	ck_assert_int_eq(npy_read_file(out, &a, err, sizeof(err)), NPY_OK);
+	ck_assert_uint_eq(a.nbytes, sizeof(v));
+	ck_assert_mem_eq(a.data, v, sizeof(v));
+	npy_array_free(&a);
+	ck_assert(is_symlink(tmp_old)); /* never touched either */
+}
+END_TEST
+
+START_TEST(test_snapshot_write_never_follows_planted_symlink)
+{
+	const char *out = in_dir("s.decomposed_hlo_snapshot");
+	ck_assert_int_eq(symlink(g_victim, out), 0);
+	snapshot_meta_t meta = { .module_name = "m", .kind = "inputs" };
+	float x[2] = { 1, 2 };
+	snapshot_tensor_t t = { .name = "x", .role = SNAPSHOT_ROLE_INPUT, .dtype = ISA_DT_F32,
+				.rank = 1, .shape = { 2 }, .size = sizeof(x), .data = x,
+				.alias_input = -1 };
+	char err[512];
+	const char hlo[] = "HloModule m";
+	ck_assert_int_eq(snapshot_write(out, &meta, hlo, sizeof(hlo) - 1, &t, 1, err, sizeof(err)),
+			 SNAPSHOT_OK);
+	victim_untouched();
+	ck_assert(!is_symlink(out));
+	struct stat sb;
+	ck_assert_int_eq(stat(out, &sb), 0);
+	ck_assert_uint_eq(sb.st_mode & 0777, 0600);
+}
+END_TEST
+
+START_TEST(test_append_refuses_symlink_and_is_whole_or_nothing)
+{
+	const char *log = in_dir("metrics.txt");
+	ck_assert_int_eq(symlink(g_victim, log), 0);
+	ck_assert_int_eq(atomic_file_append(log, "report\n", 7, 0644, NULL), -1);
+	ck_assert_int_eq(errno, ELOOP);
+	victim_untouched();
+	ck_assert_int_eq(unlink(log), 0);
+
+	/* A file size limit makes the third report hit the "disk" part way: the
+	 * file must keep the two whole reports, and a later report (once there is
+	 * room) must follow them, not a torn piece. */
+	char report[1000];
+	memset(report, 'r', sizeof(report));
+	report[sizeof(report) - 1] = '\n';
+	ck_assert_int_eq(atomic_file_append(log, report, sizeof(report), 0644, NULL), 0);
+	ck_assert_int_eq(atomic_file_append(log, report, sizeof(report), 0644, NULL), 0);
+	signal(SIGXFSZ, SIG_IGN);
+	struct rlimit old, lim = { 2500, 2500 };
+	ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+	lim.rlim_max = old.rlim_max;
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	ck_assert_int_eq(atomic_file_append(log, report, sizeof(report), 0644, NULL), -1);
+	ck_assert(errno == EFBIG || errno == ENOSPC);
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
+	struct stat sb;
+	ck_assert_int_eq(stat(log, &sb), 0);
+	ck_assert_int_eq(sb.st_size, 2 * (off_t)sizeof(report));
+	ck_assert_int_eq(atomic_file_append(log, "end\n", 4, 0644, NULL), 0);
+	size_t len;
+	char *got = slurp(log, &len);
+	ck_assert_uint_eq(len, 2 * sizeof(report) + 4);
+	ck_assert_str_eq(got + 2 * sizeof(report), "end\n");
+	free(got);
+}
+END_TEST
+
+START_TEST(test_umask_mode_like_open)
+{
+	mode_t old = umask(027);
+	const char *out = in_dir("u.txt");
+	ck_assert_int_eq(atomic_file_write_whole(out, "u", 1, ATOMIC_FILE_MODE_UMASK, NULL), 0);
+	umask(old);
+	struct stat sb;
+	ck_assert_int_eq(stat(out, &sb), 0);
+	ck_assert_uint_eq(sb.st_mode & 0777, 0640);
+}
+END_TEST
+
+static Suite *atomic_file_suite(void)
+{
+	Suite *s = suite_create("atomic_file");
+	TCase *tc = tcase_create("atomic_file");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_write_replaces_planted_symlink_at_target);
+	tcase_add_test(tc, test_failed_write_leaves_target_and_no_temporary);
+	tcase_add_test(tc, test_npy_write_never_follows_planted_symlinks);
+	tcase_add_test(tc, test_snapshot_write_never_follows_planted_symlink);
+	tcase_add_test(tc, test_append_refuses_symlink_and_is_whole_or_nothing);
+	tcase_add_test(tc, test_umask_mode_like_open);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(atomic_file_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
