@@ -130,6 +130,21 @@ static void file_path(const struct nrt_snapshot_state *s, const nrt_exec_rec_t *
 		 rec->model->executable_id, inst, (unsigned long long)rec->exec_index, kind_names[kind]);
 }
 
+/* A snapshot the user asked for is lost (the dump directory is a file, cannot
+ * be created or written, the disk is full): the first time an ERROR, which the
+ * default log level shows, since a WARN would hide it from exactly the user who
+ * asked for dumps; later ones WARN, so a run that dumps every execution does
+ * not drown its log. SnapshotWriteFailures counts them all. */
+static void report_lost(nrt_ctx_t *ctx, const char *what)
+{
+	nrt_neuronsim_counter_add("SnapshotWriteFailures", 1);
+	if (!atomic_exchange(&ctx->snapshot->write_error_said, true))
+		NRT_LOGE("%s (the execution itself is not affected; further lost snapshots are "
+			 "logged at WARN and counted in SnapshotWriteFailures)", what);
+	else
+		NRT_LOGW("%s (the execution itself is not affected)", what);
+}
+
 bool nrt_snapshot_dump(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec, uint32_t inst_index,
 		       nrt_snap_file_kind_t kind, uint8_t *const *inputs, char *out_path,
 		       size_t path_len)
@@ -142,8 +157,9 @@ bool nrt_snapshot_dump(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec, uint32_t inst_
 	if (out_path && path_len)
 		out_path[0] = '\0';
 	if (!dir_ready(ctx, err, sizeof(err))) {
-		NRT_LOGW("snapshot %s not written: %s", path, err);
-		nrt_neuronsim_counter_add("SnapshotWriteFailures", 1);
+		char what[sizeof(path) + sizeof(err) + 32];
+		snprintf(what, sizeof(what), "snapshot %s not written: %s", path, err);
+		report_lost(ctx, what);
 		if (out_path && path_len)
 			snprintf(out_path, path_len, "%s not written: %s", path, err);
 		return false;
@@ -154,8 +170,9 @@ bool nrt_snapshot_dump(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec, uint32_t inst_
 	char *ejson = kind == NRT_SNAP_FILE_ERROR ? error_json(&rec->error) : NULL;
 	bool written = false;
 	if (!t || !file_index || (kind == NRT_SNAP_FILE_ERROR && !ejson)) {
-		NRT_LOGW("snapshot %s not written: out of host memory", path);
-		nrt_neuronsim_counter_add("SnapshotWriteFailures", 1);
+		char what[sizeof(path) + 64];
+		snprintf(what, sizeof(what), "snapshot %s not written: out of host memory", path);
+		report_lost(ctx, what);
 		if (out_path && path_len)
 			snprintf(out_path, path_len, "%s not written: out of host memory", path);
 		goto out;
@@ -210,8 +227,7 @@ bool nrt_snapshot_dump(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec, uint32_t inst_
 					      err, sizeof(err));
 	nrt_neuronsim_trace_end();
 	if (ss != SNAPSHOT_OK) {
-		NRT_LOGW("%s (the execution itself is not affected)", err[0] ? err : path);
-		nrt_neuronsim_counter_add("SnapshotWriteFailures", 1);
+		report_lost(ctx, err[0] ? err : path);
 		if (out_path && path_len)
 			snprintf(out_path, path_len, "%s", err[0] ? err : path);
 		goto out;

@@ -46,6 +46,7 @@ struct nrt_snapshot_state {
 	pthread_mutex_t dir_lock;    /* creation of cfg.dir, once */
 	bool dir_ready;
 	atomic_bool cb_warned;       /* a bad callback answer was reported once */
+	atomic_bool write_error_said; /* a lost snapshot was reported at ERROR once */
 };
 
 /* The per-instance copy of one execution's inputs (ON_NRT_ERROR modes) and

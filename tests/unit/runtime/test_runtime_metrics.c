@@ -1,9 +1,12 @@
 /* Check tests of libnrt's metrics: what executions and transfers record, the public API, XLA_METRICS_FILE and the XLA_METRICS_* variables. */
 #include <check.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "metrics_internal.h"
@@ -602,6 +605,55 @@ START_TEST(test_metrics_file_never_follows_planted_symlink)
 }
 END_TEST
 
+/* Issue #11, item 12: on a full disk a report was written in part, and the
+ * next report followed the torn piece. A file size limit (RLIMIT_FSIZE) stands
+ * in for the full disk: the report that does not fit must leave the file as it
+ * was, with one error line, and the next one (with room again) must follow the
+ * last whole report. */
+START_TEST(test_metrics_file_full_disk_leaves_no_torn_report)
+{
+	env_default();
+	char path[] = "/tmp/nrt-metrics-full-XXXXXX";
+	int fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	setenv("XLA_METRICS_FILE", path, 1);
+	rt_init_ok();
+	add_model_t f;
+	add_setup(&f, true);
+	ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
+	struct stat sb;
+	ck_assert_int_eq(stat(path, &sb), 0);
+	off_t one = sb.st_size; /* one whole report */
+	ck_assert_int_gt(one, 200);
+	signal(SIGXFSZ, SIG_IGN);
+	struct rlimit old, lim;
+	ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+	lim.rlim_cur = (rlim_t)(one + one / 2);
+	lim.rlim_max = old.rlim_max;
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	test_capture_begin();
+	ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
+	char *log = test_capture_end();
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &old), 0);
+	ck_assert_msg(strstr(log, "nrt: ERROR") && strstr(log, path), "log: %s", log);
+	free(log);
+	ck_assert_int_eq(stat(path, &sb), 0);
+	ck_assert_int_eq(sb.st_size, one); /* no half report */
+	ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
+	char *text = read_text(path);
+	ck_assert_int_eq(count_of(text, "Metric: ExecuteTime\n"), 2);
+	ck_assert_msg(strncmp(text + one, "Metric: DeviceMemoryInUse\n", 26) == 0, "%s", text + one);
+	char *r = report();
+	ck_assert_str_eq(text + one, r); /* the third execution's whole report */
+	free(r);
+	free(text);
+	add_teardown(&f);
+	nrt_close();
+	unlink(path);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("runtime_metrics");
@@ -626,6 +678,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_metrics_file_stderr);
 	tcase_add_test(tc, test_metrics_file_failure_warns_once_and_does_not_fail_executions);
 	tcase_add_test(tc, test_metrics_file_never_follows_planted_symlink);
+	tcase_add_test(tc, test_metrics_file_full_disk_leaves_no_torn_report);
 	suite_add_tcase(s, tc);
 	return s;
 }
