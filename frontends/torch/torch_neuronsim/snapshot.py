@@ -298,7 +298,7 @@ def write(path, meta, hlo, tensors):
     hlo_b = hlo.encode() if isinstance(hlo, str) else bytes(hlo)
     table, blobs, off = [], [], 0
     for t in tensors:
-        arr = np.ascontiguousarray(t.array, dtype=np.dtype(DTYPES[t.dtype]))
+        arr = np.asarray(t.array, dtype=np.dtype(DTYPES[t.dtype]), order="C")
         b = arr.tobytes()
         table.append({"name": t.name, "role": t.role, "dtype": t.dtype,
                       "shape": [int(d) for d in t.shape], "alias_input": int(t.alias_input),
