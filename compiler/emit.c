@@ -107,6 +107,11 @@ ncc_status_t ncc_emit_io(ncc_lower_ctx_t *ctx)
 			snprintf(names[p], NEFF_NAME_MAX, "input%u", p);
 		for (int k = 1; name_taken(names, p, names[p]); k++)
 			snprintf(names[p], NEFF_NAME_MAX, "input%u_%d", p, k);
+		char big[600];
+		if (ncc_lower_leaf_too_big(&pi->shape, big, sizeof(big))) {
+			st = ncc_lower_fail(ctx, pi, NCC_ERR_LIMIT, "input '%s': %s", names[p], big);
+			goto out;
+		}
 		uint64_t shape[NEFF_MAX_TENSOR_RANK];
 		for (int32_t d = 0; d < pi->shape.rank; d++)
 			shape[d] = (uint64_t)pi->shape.dims[d];
@@ -150,6 +155,11 @@ ncc_status_t ncc_emit_io(ncc_lower_ctx_t *ctx)
 			snprintf(names[nin + o], NEFF_NAME_MAX, "output%u", o);
 		for (int k = 1; name_taken(names, nin + o, names[nin + o]); k++)
 			snprintf(names[nin + o], NEFF_NAME_MAX, "output%u_%d", o, k);
+		char big[600];
+		if (ncc_lower_leaf_too_big(s, big, sizeof(big))) {
+			st = ncc_lower_fail(ctx, root, NCC_ERR_LIMIT, "output %u: %s", o, big);
+			goto out;
+		}
 		uint64_t shape[NEFF_MAX_TENSOR_RANK];
 		for (int32_t d = 0; d < s->rank; d++)
 			shape[d] = (uint64_t)s->dims[d];

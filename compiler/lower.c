@@ -90,6 +90,39 @@ static const ncc_shape_t *shape_leaf(const ncc_shape_t *s, int32_t k)
 	return NULL;
 }
 
+/* ---------------------------------------------------------------- sizes */
+
+bool ncc_lower_leaf_too_big(const ncc_shape_t *s, char *msg, size_t msg_len)
+{
+	if (s->etype == NCC_TUPLE || s->rank < 0)
+		return false;
+	unsigned __int128 bytes = ncc_etype_storage_bytes(s->etype);
+	bool overflow = false;
+	for (int32_t d = 0; d < s->rank; d++) {
+		if (s->dims[d] < 0)
+			return false; /* unbounded dims are refused elsewhere */
+		if (s->dims[d] == 0)
+			return false;
+		if (!overflow && __builtin_mul_overflow(bytes, (unsigned __int128)s->dims[d], &bytes))
+			overflow = true;
+	}
+	if (!overflow && bytes <= NEFF_MAX_REGION_SIZE)
+		return false;
+	if (msg && msg_len) {
+		char ty[256];
+		ncc_shape_to_string(s, false, ty, sizeof(ty));
+		if (overflow || bytes > UINT64_MAX)
+			snprintf(msg, msg_len, "shape %s is more than 2^64 bytes (the byte size "
+				 "overflows), beyond the %llu bytes (2^48) a device can address", ty,
+				 (unsigned long long)NEFF_MAX_REGION_SIZE);
+		else
+			snprintf(msg, msg_len, "shape %s is %llu bytes, more than the %llu bytes (2^48) "
+				 "a device can address", ty, (unsigned long long)bytes,
+				 (unsigned long long)NEFF_MAX_REGION_SIZE);
+	}
+	return true;
+}
+
 /* ---------------------------------------------------------------- errors */
 
 static void describe_inst(const ncc_inst_t *inst, char *buf, size_t n)
@@ -989,6 +1022,13 @@ bool ncc_lower_supports(const ncc_inst_t *inst, const char **out_reason)
 			}
 		}
 	}
+	for (int32_t k = 0; k < nl; k++) {
+		const ncc_shape_t *s = shape_leaf(&inst->shape, k);
+		if (s && ncc_lower_leaf_too_big(s, NULL, 0)) {
+			*out_reason = "result larger than a device can address (2^48 bytes)";
+			return false;
+		}
+	}
 	if (ncc_lower_elementwise_supports(inst, out_reason) ||
 	    ncc_lower_shape_supports(inst, out_reason) ||
 	    ncc_lower_reduce_supports(inst, out_reason) ||
@@ -1030,6 +1070,12 @@ static ncc_status_t lower_inst(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 {
 	const char *reason = NULL;
 	if (!ncc_lower_supports(inst, &reason)) {
+		char big[600];
+		for (int32_t k = 0; k < ncc_lower_shape_leaves(&inst->shape); k++) {
+			const ncc_shape_t *s = shape_leaf(&inst->shape, k);
+			if (s && ncc_lower_leaf_too_big(s, big, sizeof(big)))
+				return ncc_lower_fail(ctx, inst, NCC_ERR_LIMIT, "%s", big);
+		}
 		char ty[64] = "";
 		if (reason && strstr(reason, "element type")) {
 			/* name the offending type */

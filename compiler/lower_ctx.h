@@ -67,6 +67,10 @@ ncc_status_t ncc_lower_dtype(ncc_etype_t t, isa_dtype_t *out_dtype);
 /* Number of array leaves of a shape (1 for an array, the flattened leaf count of a
  * tuple, depth-first left to right). */
 int32_t ncc_lower_shape_leaves(const ncc_shape_t *s);
+/* Whether the array leaf s is too big to place (its byte size overflows, or is above
+ * NEFF_MAX_REGION_SIZE, the 2^48 bytes a device can address); msg (may be NULL) then
+ * gets a sentence with the shape, its byte count and the limit. */
+bool ncc_lower_leaf_too_big(const ncc_shape_t *s, char *msg, size_t msg_len);
 
 /* The view of operand i of inst (an array value; leaf 0 for arrays). For a tuple
  * operand use ncc_lower_operand_leaf(). */

@@ -14,6 +14,13 @@ bool ncc_lower_shape_supports(const ncc_inst_t *inst, const char **out_reason)
 			*out_reason = "unsupported tuple constant";
 			return false;
 		}
+		if (inst->literal.present && inst->literal.elided) {
+			/* "{...}": the text does not have the values; compiling zeros
+			 * would run silently wrong */
+			*out_reason = "elided constant {...}: its values are not in the HLO text "
+				      "(dump the HLO with large constants printed)";
+			return false;
+		}
 		return true;
 	case NCC_OP_BROADCAST: case NCC_OP_RESHAPE: case NCC_OP_BITCAST: case NCC_OP_TRANSPOSE:
 	case NCC_OP_SLICE: case NCC_OP_REVERSE: case NCC_OP_TUPLE: case NCC_OP_GET_TUPLE_ELEMENT:
@@ -91,8 +98,8 @@ static ncc_status_t lower_constant(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 	uint64_t off;
 	ncc_status_t st;
 	/* The IR stores literals row-major with the ISA's byte encoding for every type the
-	 * ISA has (pred 0/1, raw bf16/f16 bits); an elided "{...}" constant has no data and
-	 * is zero-filled, as XLA's tools do when they re-materialise it. */
+	 * ISA has (pred 0/1, raw bf16/f16 bits). An elided "{...}" constant never gets
+	 * here (ncc_lower_shape_supports refuses it); a literal-less one is zeros. */
 	if (lit->present && !lit->elided && lit->data && lit->nbytes == bytes &&
 	    lit->etype == inst->shape.etype) {
 		st = ncc_lower_add_const(ctx, lit->data, bytes, &off);
@@ -104,7 +111,7 @@ static ncc_status_t lower_constant(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 			return st;
 		ncc_view_t b = ncc_view_bcast_scalar(&s, inst->shape.rank, inst->shape.dims);
 		return ncc_lower_set_view(ctx, inst, 0, &b);
-	} else if (!lit->present || lit->elided || lit->count == 0) {
+	} else if (!lit->present || lit->count == 0) {
 		st = ncc_lower_add_const(ctx, NULL, bytes, &off);
 	} else {
 		return ncc_lower_fail(ctx, inst, NCC_ERR_INTERNAL,

@@ -12,6 +12,7 @@
 #include "hlo_parser.h"
 #include "interp.h"
 #include "ir.h"
+#include "ncc/ncc.h"
 #include "lower_run.h"
 #include "passes.h"
 #include "verify.h"
@@ -153,6 +154,74 @@ START_TEST(test_fold_agrees_with_interp)
 }
 END_TEST
 
+/* ---- item 5: elided constants and oversized shapes are refused ---- */
+
+/* Compiles text at opt and expects a failure whose message holds every needle. */
+static void compile_fails(const char *text, int opt, const char *const *needles, int n)
+{
+	ncc_run_t r;
+	int rc = ncc_run_module(NULL, text, opt, NULL, 0, 1, &r);
+	ck_assert_msg(rc != 0, "-O%d compiled: %.200s", opt, text);
+	for (int i = 0; i < n; i++)
+		ck_assert_msg(strstr(r.msg, needles[i]), "-O%d: '%s' not in: %s", opt, needles[i], r.msg);
+	ncc_run_free(&r);
+}
+
+/* "c = f32[4] constant({...})" compiled to zeros and ran (the interpreter
+ * refuses it, analyze said 100% supported). */
+START_TEST(test_elided_constant_refused_naming_the_instruction)
+{
+	const char *text = "HloModule m\nENTRY e { x = f32[4] parameter(0)\n"
+			   " big_weights = f32[4] constant({...})\n"
+			   " ROOT r = f32[4] add(x, big_weights) }\n";
+	static const char *const needles[] = { "big_weights", "elided constant" };
+	for (int opt = 0; opt <= 2; opt += 2)
+		compile_fails(text, opt, needles, 2);
+	ncc_module_t *m = parse(text);
+	char *json = NULL;
+	ncc_analyze_summary_t sum;
+	ncc_error_t err;
+	memset(&err, 0, sizeof(err));
+	ck_assert_int_eq(ncc_analyze_module(m, 1, &json, &sum, &err), NCC_OK);
+	ck_assert_int_eq(sum.total, 3);
+	ck_assert_int_eq(sum.supported, 2);
+	ck_assert_str_eq(sum.percentage, "66.67%");
+	ck_assert_msg(strstr(json, "elided constant"), "%s", json);
+	free(json);
+	ncc_module_free(m);
+}
+END_TEST
+
+/* A shape whose byte size overflows or exceeds what a device can address was a
+ * generic "cannot add input tensor" (or worse); the error now gives the byte
+ * count and the limit, for inputs, outputs and intermediate values. */
+START_TEST(test_oversized_shapes_refused_with_bytes_and_limit)
+{
+	static const char *const over[] = { "input 'input0'", "f32[4294967296,4294967296,16]",
+					    "more than 2^64 bytes", "281474976710656" };
+	compile_fails("HloModule m\nENTRY e { x = f32[4294967296,4294967296,16] parameter(0)\n"
+		      " ROOT n = f32[4294967296,4294967296,16] negate(x) }\n", 0, over, 4);
+	static const char *const big_in[] = { "input 'input0'", "562949953421312 bytes",
+					      "more than the 281474976710656 bytes" };
+	compile_fails("HloModule m\nENTRY e { x = s32[140737488355328] parameter(0)\n"
+		      " ROOT n = s32[140737488355328] negate(x) }\n", 0, big_in, 3);
+	static const char *const big_mid[] = { "wide", "562949953421312 bytes", "2^48" };
+	compile_fails("HloModule m\nENTRY e { z = f32[] constant(0)\n"
+		      " wide = f32[140737488355328] broadcast(z), dimensions={}\n"
+		      " ROOT s = f32[] reduce(wide, z), dimensions={0}, to_apply=add }\n"
+		      "add { a = f32[] parameter(0)\n b = f32[] parameter(1)\n"
+		      " ROOT c = f32[] add(a, b) }\n", 0, big_mid, 3);
+	/* at the limit itself: compiles (2^46 f32 = 2^48 bytes, a broadcast view) */
+	ncc_run_t r;
+	const char *at = "HloModule m\nENTRY e { z = f32[] constant(1)\n"
+			 " w = f32[70368744177664] broadcast(z), dimensions={}\n"
+			 " ROOT s = f32[1] slice(w), slice={[0:1]} }\n";
+	ck_assert_msg(ncc_run_module(NULL, at, 0, NULL, 0, 1, &r) == 0, "%s", r.msg);
+	ck_assert_float_eq(((float *)r.out[0])[0], 1.0f);
+	ncc_run_free(&r);
+}
+END_TEST
+
 /* ---- item 4: files the compiler writes never follow planted symlinks ---- */
 
 static char *slurp(const char *path)
@@ -223,6 +292,10 @@ static Suite *hardening_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, test_int_clamp_lo_above_hi_is_hi, 0,
 			    (int)(sizeof(k_int_types) / sizeof(k_int_types[0])));
+	suite_add_tcase(s, tc);
+	tc = tcase_create("refused");
+	tcase_add_test(tc, test_elided_constant_refused_naming_the_instruction);
+	tcase_add_test(tc, test_oversized_shapes_refused_with_bytes_and_limit);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("files");
 	tcase_add_test(tc, test_outputs_and_cache_never_follow_planted_symlinks);
