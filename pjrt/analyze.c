@@ -12,6 +12,8 @@
 #include <jansson.h>
 #include <xxhash.h>
 
+#include "neuronsim/atomic_file.h"
+
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static const char *g_dir;        /* NULL: off */
 static atomic_uint g_graphs;     /* reports written by this process */
@@ -47,11 +49,11 @@ static int make_dirs(const char *dir)
 	return mkdir(path, 0700) != 0 && errno != EEXIST ? -1 : 0;
 }
 
-/* Writes obj to DIR/PID-NNNNNN-MODULE.json through a temporary and a rename, so
+/* Writes obj to DIR/PID-NNNNNN-MODULE.json whole or not at all (atomic_file), so
  * the tool never reads half a report. */
 static PJRT_Error *write_report(const char *dir, const char *name, json_t *obj)
 {
-	char safe[128], path[4096], tmp[4200];
+	char safe[128], path[4096];
 	size_t n = 0;
 	for (const char *s = name ? name : "module"; *s && n + 1 < sizeof(safe); s++)
 		safe[n++] = (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
@@ -66,14 +68,20 @@ static PJRT_Error *write_report(const char *dir, const char *name, json_t *obj)
 		return pjrt_error(PJRT_Error_Code_INTERNAL,
 				  "NEURONSIM_PJRT_ANALYZE=%s: cannot create the report directory: %s", dir,
 				  strerror(errno));
-	snprintf(path, sizeof(path), "%s/%ld-%06u-%s.json", dir, (long)getpid(), idx, safe);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	if (json_dump_file(obj, tmp, JSON_INDENT(1) | JSON_PRESERVE_ORDER) != 0 || rename(tmp, path) != 0) {
-		int e = errno;
-		unlink(tmp);
-		return pjrt_error(PJRT_Error_Code_INTERNAL, "NEURONSIM_PJRT_ANALYZE: cannot write %s: %s", path,
-				  strerror(e));
-	}
+	if (snprintf(path, sizeof(path), "%s/%ld-%06u-%s.json", dir, (long)getpid(), idx, safe) >=
+	    (int)sizeof(path))
+		return pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT,
+				  "NEURONSIM_PJRT_ANALYZE=%s: the directory name is too long", dir);
+	char *text = json_dumps(obj, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+	if (!text)
+		return pjrt_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "analyze '%s': out of memory", name);
+	const char *step = "write";
+	int rc = atomic_file_write_whole(path, text, strlen(text), ATOMIC_FILE_MODE_UMASK, &step);
+	int e = errno;
+	free(text);
+	if (rc != 0)
+		return pjrt_error(PJRT_Error_Code_INTERNAL, "NEURONSIM_PJRT_ANALYZE: cannot %s %s: %s", step,
+				  path, strerror(e));
 	if (pjrt_trace_on())
 		pjrt_log("analyze: '%s' -> %s", name, path);
 	return NULL;
