@@ -124,15 +124,60 @@ static NRT_STATUS report(const nrt_ctx_t *ctx, nrt_model_obj_t *m, uint32_t logi
 	return st;
 }
 
+static void busy_lock(nrt_core_t *c)
+{
+	while (atomic_exchange_explicit(&c->busy_lock, true, memory_order_acquire))
+		;
+}
+
+static void busy_unlock(nrt_core_t *c)
+{
+	atomic_store_explicit(&c->busy_lock, false, memory_order_release);
+}
+
+void nrt_core_busy_begin(nrt_ctx_t *ctx, uint32_t first, uint32_t n, uint64_t start_ns)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		nrt_core_t *c = &ctx->cores[first + i];
+		busy_lock(c);
+		c->running++;
+		c->running_start_sum += start_ns;
+		busy_unlock(c);
+	}
+}
+
+void nrt_core_busy_end(nrt_ctx_t *ctx, uint32_t first, uint32_t n, uint64_t start_ns,
+		       uint64_t end_ns)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		nrt_core_t *c = &ctx->cores[first + i];
+		busy_lock(c);
+		c->running--;
+		c->running_start_sum -= start_ns;
+		atomic_fetch_add_explicit(&c->busy_ns, end_ns - start_ns, memory_order_relaxed);
+		busy_unlock(c);
+	}
+}
+
+uint64_t nrt_core_busy_ns(nrt_core_t *c, uint64_t now_ns)
+{
+	busy_lock(c);
+	uint64_t b = atomic_load_explicit(&c->busy_ns, memory_order_relaxed);
+	/* now - start of each running execution; a start after now (a reader whose
+	 * clock read came first) counts 0 */
+	uint64_t run = c->running * now_ns;
+	if (run > c->running_start_sum)
+		b += run - c->running_start_sum;
+	busy_unlock(c);
+	return b;
+}
+
 /* Per-core counters (nrt_neuronsim_get_core_stats) of one finished execution. */
 static void count_execution(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec, uint32_t first_core, uint32_t n_cores)
 {
 	nrt_core_t *c = &ctx->cores[first_core];
-	for (uint32_t i = 0; i < n_cores; i++) {
-		atomic_fetch_add(&c[i].n_exec, 1);
-		if (rec->ran)
-			atomic_fetch_add(&c[i].busy_ns, rec->end_ns - rec->device_start_ns);
-	}
+	for (uint32_t i = 0; i < n_cores; i++)
+		atomic_fetch_add(&c[i].n_exec, 1); /* busy time: nrt_core_busy_end */
 	if (rec->ran && rec->error.kind != NRT_NEURONSIM_ERROR_NONE && rec->error.logical_nc < ctx->n_cores)
 		c = &ctx->cores[rec->error.logical_nc];
 	switch (rec->status) {
@@ -324,6 +369,7 @@ static NRT_STATUS execute_once(nrt_ctx_t *ctx, nrt_model_obj_t *m, const nrt_ten
 			job.flags |= NRT_BACKEND_JOB_PROFILE;
 		rec.ran = true;
 		rec.device_start_ns = now_ns();
+		nrt_core_busy_begin(ctx, in->first_core, m->neff_cores, rec.device_start_ns);
 		for (uint32_t c = 0; c < m->neff_cores; c++) {
 			nrt_core_t *core = &ctx->cores[in->first_core + c];
 			job.program = in->programs[c];
@@ -340,6 +386,8 @@ static NRT_STATUS execute_once(nrt_ctx_t *ctx, nrt_model_obj_t *m, const nrt_ten
 				break;
 		}
 		rec.end_ns = now_ns();
+		/* busy from start to end exactly; not through a snapshot dump after it */
+		nrt_core_busy_end(ctx, in->first_core, m->neff_cores, rec.device_start_ns, rec.end_ns);
 		if (worst == NRT_BACKEND_OK)
 			memset(&first_err, 0, sizeof(first_err));
 		st = report(ctx, m, err_core, worst, &first_err, &rec.error);

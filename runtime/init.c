@@ -308,7 +308,7 @@ NRT_STATUS nrt_neuronsim_get_core_stats(uint32_t logical_nc, nrt_neuronsim_core_
 			 logical_nc, ctx->n_cores);
 		return NRT_INVALID;
 	}
-	const nrt_core_t *c = &ctx->cores[logical_nc];
+	nrt_core_t *c = &ctx->cores[logical_nc];
 	*out_stats = (nrt_neuronsim_core_stats_t){
 		.executions = atomic_load(&c->n_exec),
 		.completed = atomic_load(&c->n_ok),
@@ -316,7 +316,7 @@ NRT_STATUS nrt_neuronsim_get_core_stats(uint32_t logical_nc, nrt_neuronsim_core_
 		.completed_with_num_err = atomic_load(&c->n_num_err),
 		.timed_out = atomic_load(&c->n_timeout),
 		.incorrect_input = atomic_load(&c->n_bad_input),
-		.busy_ns = atomic_load(&c->busy_ns),
+		.busy_ns = nrt_core_busy_ns(c, nrt_now_ns()), /* running executions included */
 	};
 	return NRT_SUCCESS;
 }

@@ -76,7 +76,14 @@ typedef struct nrt_core {
 	atomic_uint n_models;     /* models with an instance here (placement heuristic) */
 	/* nrt_neuronsim_core_stats_t, updated by execute.c */
 	_Atomic uint64_t n_exec, n_ok, n_err, n_num_err, n_timeout, n_bad_input, busy_ns;
+	/* Executions on the device right now, for busy time that is still being spent:
+	 * how many and the sum of their start times; with busy_ns under busy_lock (a
+	 * spin lock: a few instructions inside) so that a reader never counts a
+	 * finishing execution twice or not at all. */
+	atomic_bool busy_lock;
+	uint64_t running, running_start_sum;
 } nrt_core_t;
+
 
 typedef struct nrt_ctx {
 	nrt_config_t config;
@@ -106,6 +113,14 @@ typedef struct nrt_ctx {
 nrt_ctx_t *nrt_ctx_get(NRT_STATUS *out_status);
 /* Like nrt_ctx_get but logs "func: runtime not initialised/closed". */
 nrt_ctx_t *nrt_ctx_require(const char *func, NRT_STATUS *out_status);
+
+/* A device execution on cores [first, first + n) starts at start_ns / ends. */
+void nrt_core_busy_begin(nrt_ctx_t *ctx, uint32_t first, uint32_t n, uint64_t start_ns);
+void nrt_core_busy_end(nrt_ctx_t *ctx, uint32_t first, uint32_t n, uint64_t start_ns,
+		       uint64_t end_ns);
+/* Busy time of core c up to now_ns: completed executions plus the part of the
+ * running ones spent so far (utilisation is not credited only at completion). */
+uint64_t nrt_core_busy_ns(nrt_core_t *c, uint64_t now_ns);
 
 /* Device memory through the backend, with per-category accounting. */
 NRT_STATUS nrt_devmem_alloc(nrt_ctx_t *ctx, uint32_t device, uint64_t size,

@@ -83,7 +83,7 @@ static inline void put(_Atomic uint64_t *dst, uint64_t v)
 /* Copies the runtime's counters of logical core i (execute.c keeps them). */
 static void copy_core(procstats_file_t *f, nrt_ctx_t *ctx, uint32_t i)
 {
-	const nrt_core_t *c = &ctx->cores[i];
+	nrt_core_t *c = &ctx->cores[i];
 	_Atomic uint64_t *v = f->cores[i].v;
 	put(&v[PROCSTATS_CORE_EXECUTIONS], atomic_load_explicit(&c->n_exec, memory_order_relaxed));
 	put(&v[PROCSTATS_CORE_COMPLETED], atomic_load_explicit(&c->n_ok, memory_order_relaxed));
@@ -92,7 +92,7 @@ static void copy_core(procstats_file_t *f, nrt_ctx_t *ctx, uint32_t i)
 	    atomic_load_explicit(&c->n_num_err, memory_order_relaxed));
 	put(&v[PROCSTATS_CORE_TIMED_OUT], atomic_load_explicit(&c->n_timeout, memory_order_relaxed));
 	put(&v[PROCSTATS_CORE_INCORRECT_INPUT], atomic_load_explicit(&c->n_bad_input, memory_order_relaxed));
-	put(&v[PROCSTATS_CORE_BUSY_NS], atomic_load_explicit(&c->busy_ns, memory_order_relaxed));
+	put(&v[PROCSTATS_CORE_BUSY_NS], nrt_core_busy_ns(c, nrt_now_ns()));
 }
 
 /* Memory, every core and the heartbeat; under the writer lock. */

@@ -86,7 +86,8 @@ typedef struct nrt_neuronsim_core_stats {
 	uint64_t completed_with_num_err; /* NRT_EXEC_COMPLETED_WITH_NUM_ERR */
 	uint64_t timed_out;              /* NRT_TIMEOUT */
 	uint64_t incorrect_input;        /* refused before running: bad or missing tensors */
-	uint64_t busy_ns;                /* wall time the core spent running jobs */
+	uint64_t busy_ns;                /* wall time the core spent running jobs, the
+					  * running ones included up to now */
 } nrt_neuronsim_core_stats_t;
 
 /* Counters of visible core logical_nc. NRT_INVALID for a core that is not visible. */

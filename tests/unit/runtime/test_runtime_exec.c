@@ -381,6 +381,68 @@ START_TEST(test_fused_descriptor_rewritten_during_execution)
 }
 END_TEST
 
+/* Issue #11, item 9: busy time was credited only when an execution completed,
+ * so a core busy for 27 s showed 0% utilisation for 26 s (neuron-top,
+ * neuron-monitor, nrt_neuronsim_get_core_stats). A running execution counts
+ * as it goes: while the spin NEFF runs (until its 2 s deadline) the core's
+ * busy time grows, and it ends at the execution's full length. */
+typedef struct spin_arg {
+	nrt_model_t *m;
+	nrt_tensor_set_t *in, *out;
+	NRT_STATUS st;
+} spin_arg_t;
+
+static void *spin_thread(void *p)
+{
+	spin_arg_t *a = p;
+	a->st = nrt_execute(a->m, a->in, a->out);
+	return NULL;
+}
+
+static uint64_t core_busy_ms(uint32_t nc)
+{
+	nrt_neuronsim_core_stats_t cs;
+	ck_assert_int_eq(nrt_neuronsim_get_core_stats(nc, &cs), NRT_SUCCESS);
+	return cs.busy_ns / 1000000u;
+}
+
+START_TEST(test_busy_time_counts_running_executions)
+{
+	test_env_default();
+	setenv("NEURON_RT_EXEC_TIMEOUT", "2", 1);
+	ck_assert_int_eq(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", ""), NRT_SUCCESS);
+	size_t sz;
+	void *neff = test_neff_spin(&sz);
+	nrt_model_t *m = load(neff, sz, 0, -1);
+	nrt_tensor_t *tx = tensor_f32(NRT_TENSOR_PLACEMENT_DEVICE, 0, "x", NULL, 1);
+	spin_arg_t a = { .m = m, .in = rt_tensor_set_of(1, "x", tx), .out = rt_tensor_set_of(0) };
+	ck_assert_uint_eq(core_busy_ms(0), 0);
+	pthread_t th;
+	test_capture_begin();
+	ck_assert_int_eq(pthread_create(&th, NULL, spin_thread, &a), 0);
+	struct timespec half = { 0, 600 * 1000 * 1000 };
+	nanosleep(&half, NULL);
+	uint64_t b1 = core_busy_ms(0);
+	nanosleep(&half, NULL);
+	uint64_t b2 = core_busy_ms(0);
+	pthread_join(th, NULL);
+	free(test_capture_end());
+	ck_assert_int_eq(a.st, NRT_TIMEOUT);
+	uint64_t b3 = core_busy_ms(0);
+	ck_assert_msg(b1 >= 300, "busy %llu ms after 600 ms of a running execution", (unsigned long long)b1);
+	ck_assert_msg(b2 >= b1 + 300, "busy %llu then %llu ms", (unsigned long long)b1, (unsigned long long)b2);
+	ck_assert_msg(b3 >= b2 && b3 >= 1900 && b3 < 10000, "busy at the end %llu ms (was %llu)",
+		      (unsigned long long)b3, (unsigned long long)b2);
+	ck_assert_uint_eq(core_busy_ms(1), 0); /* another core stays idle */
+	nrt_destroy_tensor_set(&a.in);
+	nrt_destroy_tensor_set(&a.out);
+	nrt_tensor_free(&tx);
+	ck_assert_int_eq(nrt_unload(m), NRT_SUCCESS);
+	free(neff);
+	nrt_close();
+}
+END_TEST
+
 /* ---- misuse ---- */
 
 START_TEST(test_execute_misuse)
@@ -883,6 +945,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_oob_returns_1006_and_leaves_memory_intact);
 	tcase_add_test(tc, test_timeout_returns_nrt_timeout);
 	tcase_add_test(tc, test_fused_descriptor_rewritten_during_execution);
+	tcase_add_test(tc, test_busy_time_counts_running_executions);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("misuse");
 	tcase_add_test(tc, test_execute_misuse);
