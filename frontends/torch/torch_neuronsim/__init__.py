@@ -9,6 +9,20 @@ from ._paths import pjrt_library_path, nrt_library_path  # noqa: F401
 __version__ = "0.1.0"
 
 
+def _install_profiler():
+    # torch_xla imports its plugins' entry points while it loads: with
+    # PJRT_DEVICE=NEURONSIM, torch_xla.debug.profiler gets the device traces
+    # (profiler.py), before the script's first use of the device.
+    import os
+    import sys
+    if "torch_xla" in sys.modules and os.environ.get("PJRT_DEVICE") == "NEURONSIM":
+        from . import profiler
+        profiler.install()
+
+
+_install_profiler()
+
+
 def register_hlo_snapshot_callback(fn):
     """torch-neuronx 2.1's snapshot callback: fn(name, addressable_device_index,
     execution_count) decides what each execution dumps under XLA_FLAGS=
