@@ -48,6 +48,10 @@ def profile_run(tmp_path):
                      env={"XLA_IR_DEBUG": "1", "XLA_HLO_DEBUG": "1"})
     files = list(logdir.glob("plugins/profile/*/*.xplane.pb"))
     assert len(files) == 1, f"one profile run expected: {files}\n" + run.describe()
+    api = list((tmp_path / "logs_api").glob("plugins/profile/*/*.xplane.pb"))
+    assert len(api) == 1, f"xp.start_trace/stop_trace: one run expected: {api}\n" + run.describe()
+    names = [n for n, _ in xplane.plane_names(api[0].read_bytes())]
+    assert xplane.HOST_PLANE in names and any("NeuronCore 0" in n for n in names), names
     return logdir, files[0], run
 
 

@@ -1,6 +1,6 @@
 # Profiling as the PyTorch/XLA guide shows: a profiler server, named blocks and
 # steps, a trace of a few training steps taken from a background thread.
-# Usage: profile_tensorboard.py LOGDIR PORT
+# Usage: profile_tensorboard.py LOGDIR PORT (start_trace/stop_trace write LOGDIR_api)
 import json
 import sys
 import threading
@@ -48,4 +48,11 @@ while time.time() - t0 < duration_ms / 1000 + 0.5:
 for t in threading.enumerate():
     if t is not threading.main_thread():
         t.join()
+
+# The programmatic way: start_trace/stop_trace around a few steps.
+xp.start_trace(logdir + "_api")
+for _ in range(5):
+    loss = train_step(step)
+    step += 1
+xp.stop_trace()
 print("RESULT " + json.dumps({"steps": step, "loss": loss.item()}))
