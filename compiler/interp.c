@@ -315,6 +315,15 @@ static ncc_status_t eval_inst(ncc_interp_t *ip, frame_t *fr, int32_t pos,
 		return ncc_interp_fail(ip, inst, NCC_ERR_UNSUPPORTED, "%s (type %s)", why,
 				       ncc_etype_name(inst->shape.etype));
 
+	if (ip->opts.deadline_ns) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		if ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec >= ip->opts.deadline_ns)
+			return ncc_interp_fail(ip, inst, NCC_ERR_LIMIT,
+					       "deadline passed before this instruction: the "
+					       "evaluation ran out of its time limit");
+	}
+
 	const ncc_value_t *opv_small[8];
 	const ncc_value_t **opv = opv_small;
 	int32_t opos_small[8];

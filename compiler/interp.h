@@ -152,6 +152,12 @@ typedef struct ncc_interp_options {
 	 * 0: exact (the default). */
 	int32_t perturb_ulps;
 	uint64_t perturb_seed;
+	/* Absolute CLOCK_MONOTONIC time in ns after which evaluation stops with
+	 * NCC_ERR_LIMIT and a message saying the deadline passed (checked before every
+	 * instruction, so also between while iterations; one instruction is not
+	 * interrupted). 0: no deadline. neuron-snapshot replay sets it from
+	 * NEURON_RT_EXEC_TIMEOUT, the device's limit. */
+	uint64_t deadline_ns;
 } ncc_interp_options_t;
 
 /* Evaluates the entry computation of m on args[0..nargs) (borrowed; each must have the

@@ -59,7 +59,8 @@ static const char usage_text[] =
 	"\n"
 	"Exit status: 0 success (replay: device, interpreter and recorded outputs agree\n"
 	"and hold no NaN or Inf); 1 replay: an output differs, the device execution\n"
-	"failed, or a NaN or Inf was reproduced; 2 bad command line; 3 unreadable,\n"
+	"failed, the reference interpreter ran past NEURON_RT_EXEC_TIMEOUT (default 30 s,\n"
+	"0: none), or a NaN or Inf was reproduced; 2 bad command line; 3 unreadable,\n"
 	"corrupt or unreplayable snapshot (no HLO, HLO that does not compile, inputs that\n"
 	"do not match it); 4 runtime error; 5 the output file could not be written.\n";
 
@@ -489,6 +490,7 @@ typedef struct replay_opts {
 	bool have_tol;
 	ncc_tolerance_t tol;
 	bool verbose;
+	uint32_t timeout_s;    /* NEURON_RT_EXEC_TIMEOUT: also the interpreter's limit; 0 none */
 } replay_opts_t;
 
 typedef struct replay {
@@ -775,6 +777,32 @@ static bool path_has(const char *path, const char *name)
 	return false;
 }
 
+/* The interpreter gets the device's limit (NEURON_RT_EXEC_TIMEOUT): a snapshot of
+ * a long while loop must not make the replay run for hours after the device
+ * already gave up. A deadline per run, from when it starts. */
+static ncc_interp_options_t interp_opts(const replay_opts_t *o)
+{
+	ncc_interp_options_t io;
+	memset(&io, 0, sizeof(io));
+	if (o->timeout_s)
+		io.deadline_ns = tool_now_ns() + (uint64_t)o->timeout_s * 1000000000ull;
+	return io;
+}
+
+/* Prints why an interpreter run failed: the deadline gets its own sentence. */
+static int interp_failed(const replay_opts_t *o, const ncc_interp_options_t *io, const char *what,
+			 const ncc_error_t *err)
+{
+	if (io->deadline_ns && tool_now_ns() >= io->deadline_ns) {
+		fprintf(stderr, "neuron-snapshot: %s did not finish within NEURON_RT_EXEC_TIMEOUT=%u s "
+			"(the limit the device execution has too): %s; set NEURON_RT_EXEC_TIMEOUT to "
+			"more seconds, or to 0 for no limit\n", what, o->timeout_s, err->msg);
+		return TOOL_EXIT_EXEC;
+	}
+	fprintf(stderr, "neuron-snapshot: %s: %s\n", what, err->msg);
+	return TOOL_EXIT_INPUT;
+}
+
 static int replay_run(const replay_opts_t *o, replay_t *r)
 {
 	char sbuf[256], what[1024];
@@ -792,11 +820,10 @@ static int replay_run(const replay_opts_t *o, replay_t *r)
 
 	ncc_error_t err = { 0 };
 	t0 = tool_now_ns();
-	if (ncc_interp_run(r->m, (const ncc_value_t *const *)r->args, r->nargs, NULL, &r->result,
-			   &err) != NCC_OK) {
-		fprintf(stderr, "neuron-snapshot: reference interpreter: %s\n", err.msg);
-		return TOOL_EXIT_INPUT;
-	}
+	ncc_interp_options_t io = interp_opts(o);
+	if (ncc_interp_run(r->m, (const ncc_value_t *const *)r->args, r->nargs, &io, &r->result,
+			   &err) != NCC_OK)
+		return interp_failed(o, &io, "reference interpreter", &err);
 	printf("interpreter: ran in %.3f ms\n", (double)(tool_now_ns() - t0) / 1e6);
 	r->nleaves = collect_leaves(r->result, NULL, 0);
 	r->leaves = calloc((size_t)(r->nleaves ? r->nleaves : 1), sizeof(*r->leaves));
@@ -870,11 +897,11 @@ static int replay_run(const replay_opts_t *o, replay_t *r)
 	bool same = false;
 	if (want) {
 		ncc_interp_trace_t tr, tro;
-		if (ncc_interp_trace_nonfinite(r->m, (const ncc_value_t *const *)r->args, r->nargs, NULL,
+		io = interp_opts(o);
+		if (ncc_interp_trace_nonfinite(r->m, (const ncc_value_t *const *)r->args, r->nargs, &io,
 					       &tr, &err) != NCC_OK) {
-			fprintf(stderr, "neuron-snapshot: interpreter trace: %s\n", err.msg);
 			json_decref(recorded);
-			return TOOL_EXIT_INPUT;
+			return interp_failed(o, &io, "interpreter trace", &err);
 		}
 		/* the kind the device flagged, else NaN before Inf */
 		bool inf_first = rec.kind == NRT_NEURONSIM_ERROR_INF ||
@@ -901,8 +928,9 @@ static int replay_run(const replay_opts_t *o, replay_t *r)
 			}
 		}
 		/* The same in the compiled module, whose fusions the device names. */
+		io = interp_opts(o);
 		if (site_name && r->opt && o->opt_level > 0 &&
-		    ncc_interp_trace_nonfinite(r->opt, (const ncc_value_t *const *)r->args, r->nargs, NULL,
+		    ncc_interp_trace_nonfinite(r->opt, (const ncc_value_t *const *)r->args, r->nargs, &io,
 					       &tro, &err) == NCC_OK) {
 			const ncc_interp_site_t *os = inf_first ? &tro.inf : &tro.nan;
 			if (os->inst) {
@@ -998,6 +1026,19 @@ static int cmd_replay(int argc, char **argv)
 	if (optind + 1 < argc)
 		return usage_error("replay: unexpected argument '%s'", argv[optind + 1]);
 	o.path = argv[optind];
+	/* the runtime reads the same variable for the device execution */
+	o.timeout_s = 30;
+	const char *tv = getenv("NEURON_RT_EXEC_TIMEOUT");
+	if (tv && *tv) {
+		errno = 0;
+		unsigned long v = strtoul(tv, &end, 10);
+		if (errno || end == tv || *end || tv[0] == '-' || v > 365ul * 86400ul) {
+			fprintf(stderr, "neuron-snapshot: NEURON_RT_EXEC_TIMEOUT=\"%s\" is invalid: expected "
+				"whole seconds 0..31536000 (0: no limit)\n", tv);
+			return TOOL_EXIT_USAGE;
+		}
+		o.timeout_s = (uint32_t)v;
+	}
 	replay_t r;
 	memset(&r, 0, sizeof(r));
 	r.snap = load(o.path);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "driver.h"
@@ -43,6 +44,13 @@ static const float y_nan[8] = { 1, 2, 1, 2, 1, 2, 1, 2 }; /* x < y at 1 and 3 */
 static const float y_fin[8] = { 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f };
 
 static char tmpdir[256];
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
 
 static void setup(void)
 {
@@ -638,6 +646,56 @@ START_TEST(test_replay_bad_hlo_and_missing_inputs)
 }
 END_TEST
 
+/* Issue #11, item 8: the reference interpreter had no time limit, so replaying
+ * a snapshot of a long while loop never ended (the device stopped at its
+ * deadline long before). It gets NEURON_RT_EXEC_TIMEOUT too, with a message
+ * that says so. */
+START_TEST(test_replay_interpreter_gets_the_exec_timeout)
+{
+	char path[300], e[256];
+	snprintf(path, sizeof(path), "%s/loop.snap", tmpdir);
+	const char *hlo =
+		"HloModule long_loop\n"
+		"cond { cp = (s32[], f32[8]) parameter(0)\n ci = s32[] get-tuple-element(cp), index=0\n"
+		" n = s32[] constant(9000000)\n ROOT lt = pred[] compare(ci, n), direction=LT }\n"
+		"body { p = (s32[], f32[8]) parameter(0)\n i = s32[] get-tuple-element(p), index=0\n"
+		" v = f32[8] get-tuple-element(p), index=1\n one = s32[] constant(1)\n"
+		" i2 = s32[] add(i, one)\n v2 = f32[8] multiply(v, v)\n"
+		" ROOT bt = (s32[], f32[8]) tuple(i2, v2) }\n"
+		"ENTRY main { x = f32[8] parameter(0)\n z = s32[] constant(0)\n"
+		" t = (s32[], f32[8]) tuple(z, x)\n"
+		" w = (s32[], f32[8]) while(t), condition=cond, body=body\n"
+		" ROOT r = f32[8] get-tuple-element(w), index=1 }\n";
+	static const float ones[8] = { 1, 1, 1, 1, 1, 1, 1, 1 };
+	snapshot_tensor_t t;
+	memset(&t, 0, sizeof(t));
+	snprintf(t.name, sizeof(t.name), "input0");
+	t.dtype = ISA_DT_F32;
+	t.rank = 1;
+	t.shape[0] = 8;
+	t.size = 32;
+	t.data = ones;
+	t.alias_input = -1;
+	snapshot_meta_t m = { .module_name = "long_loop", .kind = "inputs" };
+	ck_assert_int_eq(snapshot_write(path, &m, hlo, strlen(hlo), &t, 1, e, sizeof(e)), SNAPSHOT_OK);
+	setenv("NEURON_RT_EXEC_TIMEOUT", "1", 1);
+	uint64_t t0 = now_ms();
+	int rc = run("replay '%s' -O0", path);
+	uint64_t took = now_ms() - t0;
+	unsetenv("NEURON_RT_EXEC_TIMEOUT");
+	EXPECT_RC(rc, 1);
+	EXPECT_OUT("device: NRT_TIMEOUT");
+	EXPECT_ERR("reference interpreter did not finish within NEURON_RT_EXEC_TIMEOUT=1 s");
+	EXPECT_ERR("deadline passed");
+	ck_assert_msg(took < 20000, "replay took %llu ms", (unsigned long long)took);
+	setenv("NEURON_RT_EXEC_TIMEOUT", "soon", 1);
+	rc = run("replay '%s'", path);
+	unsetenv("NEURON_RT_EXEC_TIMEOUT");
+	EXPECT_RC(rc, 2);
+	EXPECT_ERR("NEURON_RT_EXEC_TIMEOUT=\"soon\" is invalid");
+}
+END_TEST
+
 START_TEST(test_usage_and_bad_files)
 {
 	EXPECT_RC(run("%s", ""), 2);
@@ -747,6 +805,7 @@ int main(void)
 	tcase_add_test(tc, test_replay_detects_changed_output);
 	tcase_add_test(tc, test_replay_errors);
 	tcase_add_test(tc, test_replay_bad_hlo_and_missing_inputs);
+	tcase_add_test(tc, test_replay_interpreter_gets_the_exec_timeout);
 	tcase_add_test(tc, test_usage_and_bad_files);
 	tcase_add_test(tc, test_replay_of_runtime_dump);
 	suite_add_tcase(s, tc);
