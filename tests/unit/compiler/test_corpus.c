@@ -9,6 +9,7 @@
 #include "hlo_parser.h"
 #include "ncc_e2e.h"
 #include "verify.h"
+#include "corpus_split.h"
 
 /*
  * One Check test case per module, named after the file, with two tests: -O0 (op by
@@ -57,14 +58,21 @@
  * text. At 224x224 and batch 96 the step keeps 7.5 GB of forward activations alive
  * for its backward pass (in any schedule, without rematerialisation), so the device
  * scratch and the reference both need about that much; at 64x64 the test needs
- * 1.35 GB and ~16 s per level in a release build. NCC_CORPUS_MOBILENET=full runs the
- * module as written (10.5 GB, about 3 minutes per level).
+ * 1.35 GB and ~16 s per level in a release build. The 'full' suite runs the module
+ * as written at the default level too (10.5 GB, about 3 minutes);
+ * NCC_CORPUS_MOBILENET=full runs it as written everywhere.
  *
- * Sanitizer builds run MobileNetV2 at -O0 only (about 2 minutes there).
+ * Which runs are the default: the test case named after a module runs it at the
+ * default level (-O2); the one named "<module> (full)" is tagged for the 'full'
+ * suite (make test-full, tests/meson.build) and runs it at -O0, and MobileNetV2 also
+ * at 224x224. Sanitizer builds tag their big modules' default-level case too
+ * (corpus_split.h): MobileNetV2 alone took 2 minutes per level there, and the small
+ * modules reach the same code.
  *
  * Runtime: the embedded backend (NEURONSIM_BACKEND=embedded unless set), execution
  * deadline raised to 900 s (NEURON_RT_EXEC_TIMEOUT, unless set) for the full-size
- * MobileNetV2 step. Run one module with CK_RUN_CASE=<file name>.
+ * MobileNetV2 step. Run one module with CK_RUN_CASE=<file name> (and CK_RUN_CASE="<file
+ * name> (full)").
  */
 
 #ifndef NCC_HLO_CORPUS
@@ -76,19 +84,8 @@
 #define CORPUS_MIN_MODULES 13
 
 static char *g_names[256];
+static char g_full_names[256][300]; /* the names of the 'full' suite's test cases */
 static int g_n;
-
-/* Sanitizer builds run the simulator and the interpreter several times slower. */
-#if defined(__SANITIZE_ADDRESS__)
-#define NCC_TEST_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
-#define NCC_TEST_SANITIZED 1
-#endif
-#endif
-#ifndef NCC_TEST_SANITIZED
-#define NCC_TEST_SANITIZED 0
-#endif
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -176,7 +173,7 @@ static void list_corpus(void)
 	qsort(g_names, (size_t)g_n, sizeof(g_names[0]), cmp_str);
 }
 
-static void run_module(int idx, int opt_level)
+static void run_module_variant(int idx, int opt_level, bool full_size)
 {
 	const char *name = g_names[idx];
 	char path[4096];
@@ -192,7 +189,7 @@ static void run_module(int idx, int opt_level)
 		      err.msg);
 	ck_assert_msg(ncc_verify(m, &err) == NCC_OK, "%s: verify: %s", name, err.msg);
 	const char *variant = "";
-	if (is_mobilenet(name) && !mobilenet_full()) {
+	if (is_mobilenet(name) && !full_size && !mobilenet_full()) {
 		/* both sides get the rescaled module, re-read from its text */
 		char *small = mobilenet_at_64(m, &err);
 		ck_assert_msg(small != NULL, "%s: the 64x64 variant does not verify: %s", name, err.msg);
@@ -242,6 +239,11 @@ static void run_module(int idx, int opt_level)
 	ck_assert_msg(rc == 0, "%s%s -O%d: %s", name, variant, opt_level, why);
 }
 
+static void run_module(int idx, int opt_level)
+{
+	run_module_variant(idx, opt_level, false);
+}
+
 START_TEST(test_corpus_is_present)
 {
 	ck_assert_msg(g_n >= CORPUS_MIN_MODULES, "found %d .hlo modules in %s, expected at least %d",
@@ -257,18 +259,22 @@ END_TEST
 
 START_TEST(test_module_default_level)
 {
-	/* Under sanitizers MobileNetV2 runs at -O0 only (2 minutes instead of 4): the
-	 * device computes the same bits at -O2 (docs/interp.md), and the passes and the
-	 * FUSED lowering of its -O2 module run under the sanitizers in test_passes. */
-	if (NCC_TEST_SANITIZED && is_mobilenet(g_names[_i])) {
-		fprintf(stderr, "corpus %s -O%d skipped in a sanitizer build\n", g_names[_i],
-			NCC_DRIVER_DEFAULT_OPT_LEVEL);
-		return;
-	}
 	run_module(_i, NCC_DRIVER_DEFAULT_OPT_LEVEL);
 }
 END_TEST
 
+/* MobileNetV2 at its own 224x224, at the default level (the 'full' suite). */
+START_TEST(test_mobilenet_full_size)
+{
+	run_module_variant(_i, NCC_DRIVER_DEFAULT_OPT_LEVEL, true);
+}
+END_TEST
+
+/* The default run compiles every module at the default level (-O2), runs it and
+ * compares it with the interpreter, MobileNetV2 at 64x64. The 'full' suite
+ * (test cases tagged NCC_TEST_TAG_FULL) adds every module at -O0 and MobileNetV2
+ * at 224x224. Sanitizer builds leave their big modules (corpus_split.h) to the
+ * 'full' suite at both levels: MobileNetV2 alone took 2 minutes per level there. */
 int main(void)
 {
 	list_corpus();
@@ -277,11 +283,21 @@ int main(void)
 	tcase_add_test(tc, test_corpus_is_present);
 	suite_add_tcase(s, tc);
 	for (int i = 0; i < g_n; i++) {
-		/* the test case is named after the module so a failure says which */
+		bool big = NCC_TEST_SANITIZED && ncc_test_corpus_is_big(NCC_HLO_CORPUS, g_names[i]);
+		/* the test cases are named after the module so a failure says which */
 		tc = tcase_create(g_names[i]);
 		tcase_set_timeout(tc, 900);
-		tcase_add_loop_test(tc, test_module_O0, i, i + 1);
+		if (big)
+			tcase_set_tags(tc, NCC_TEST_TAG_FULL);
 		tcase_add_loop_test(tc, test_module_default_level, i, i + 1);
+		suite_add_tcase(s, tc);
+		snprintf(g_full_names[i], sizeof(g_full_names[i]), "%s (full)", g_names[i]);
+		tc = tcase_create(g_full_names[i]);
+		tcase_set_timeout(tc, 900);
+		tcase_set_tags(tc, NCC_TEST_TAG_FULL);
+		tcase_add_loop_test(tc, test_module_O0, i, i + 1);
+		if (is_mobilenet(g_names[i]) && !NCC_TEST_SANITIZED)
+			tcase_add_loop_test(tc, test_mobilenet_full_size, i, i + 1);
 		suite_add_tcase(s, tc);
 	}
 	SRunner *sr = srunner_create(s);

@@ -11,6 +11,7 @@
 #include "hlo_parser.h"
 #include "interp.h"
 #include "verify.h"
+#include "corpus_split.h"
 
 /* ------------------------------------------------------------ helpers */
 
@@ -1378,18 +1379,8 @@ static bool shapes_match(const ncc_shape_t *s, const ncc_value_t *v)
 	return ncc_shape_equal(s, &v->shape, false);
 }
 
-/* Sanitizer builds run several times slower and use more memory: budgets scale and
- * the 9 GB mobilenet run is left to the plain build. */
-#if defined(__SANITIZE_ADDRESS__)
-#define NCC_TEST_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
-#define NCC_TEST_SANITIZED 1
-#endif
-#endif
-#ifndef NCC_TEST_SANITIZED
-#define NCC_TEST_SANITIZED 0
-#endif
+/* Sanitizer builds run several times slower (NCC_TEST_SANITIZED, corpus_split.h):
+ * budgets scale and the 9 GB mobilenet run is left to the plain build. */
 
 /* Time budget of one corpus module: base seconds, times NCC_INTERP_BUDGET_SCALE
  * (default 1; 5 under sanitizers) for slow or shared machines. */
@@ -1434,21 +1425,51 @@ static void run_corpus_file(const char *name, double budget_s)
 	ncc_module_free(m);
 }
 
-START_TEST(test_corpus_modules_run)
+/* The corpus' .hlo files but MobileNetV2 (its own test), sorted; main() splits
+ * them into small (the default run) and big (the 'full' suite; corpus_split.h)
+ * before the tests fork. */
+static char *g_files[256];
+static int g_nfiles, g_small[256], g_nsmall, g_big[256], g_nbig;
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void list_corpus(void)
 {
 	DIR *d = opendir(corpus_dir());
-	ck_assert_msg(d != NULL, "corpus directory %s not found (set NCC_HLO_CORPUS)", corpus_dir());
+	if (!d)
+		return;
 	struct dirent *e;
-	int n = 0;
-	while ((e = readdir(d))) {
+	while ((e = readdir(d)) && g_nfiles < 256) {
 		size_t len = strlen(e->d_name);
 		if (len < 4 || strcmp(e->d_name + len - 4, ".hlo") || strstr(e->d_name, "mobilenet"))
 			continue;
-		run_corpus_file(e->d_name, budget(120));
-		n++;
+		g_files[g_nfiles++] = strdup(e->d_name);
 	}
 	closedir(d);
-	ck_assert_int_ge(n, 12);
+	qsort(g_files, (size_t)g_nfiles, sizeof(g_files[0]), cmp_name);
+	ncc_test_corpus_split(corpus_dir(), (const char *const *)g_files, g_nfiles, g_small, &g_nsmall,
+			      g_big, &g_nbig);
+}
+
+START_TEST(test_corpus_is_present)
+{
+	ck_assert_msg(g_nfiles >= 12, "found %d .hlo modules besides MobileNetV2 in %s (set NCC_HLO_CORPUS)",
+		      g_nfiles, corpus_dir());
+}
+END_TEST
+
+START_TEST(test_corpus_modules_run)
+{
+	run_corpus_file(g_files[g_small[_i]], budget(120));
+}
+END_TEST
+
+START_TEST(test_corpus_big_modules_run)
+{
+	run_corpus_file(g_files[g_big[_i]], budget(120));
 }
 END_TEST
 
@@ -1795,8 +1816,16 @@ static Suite *interp_suite(void)
 
 	tc = tcase_create("corpus");
 	tcase_set_timeout(tc, 900);
-	tcase_add_test(tc, test_corpus_modules_run);
+	tcase_add_test(tc, test_corpus_is_present);
+	tcase_add_loop_test(tc, test_corpus_modules_run, 0, g_nsmall);
 	tcase_add_test(tc, test_corpus_results_are_deterministic);
+	suite_add_tcase(s, tc);
+
+	/* the big modules and the full-size MobileNetV2 (~9 GB): the 'full' suite */
+	tc = tcase_create("corpus-big");
+	tcase_set_tags(tc, NCC_TEST_TAG_FULL);
+	tcase_set_timeout(tc, 1800);
+	tcase_add_loop_test(tc, test_corpus_big_modules_run, 0, g_nbig);
 	tcase_add_test(tc, test_corpus_mobilenet_runs);
 	suite_add_tcase(s, tc);
 	return s;
@@ -1804,9 +1833,12 @@ static Suite *interp_suite(void)
 
 int main(void)
 {
+	list_corpus();
 	SRunner *sr = srunner_create(interp_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
+	for (int i = 0; i < g_nfiles; i++)
+		free(g_files[i]);
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

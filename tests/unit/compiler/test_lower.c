@@ -11,6 +11,7 @@
 #include "lower_run.h"
 #include "neuronsim/neff.h"
 #include "verify.h"
+#include "corpus_split.h"
 #if __has_include("passes.h")
 #include "passes.h"
 #endif
@@ -1024,39 +1025,56 @@ END_TEST
 #define NCC_HLO_CORPUS "../shared/hlo"
 #endif
 
-/* Every corpus module that fits this machine compiles, runs on the simulator
- * without error, and gives the same bytes with one stream (-O0) and with the
- * multi-engine semaphore schedule (-O1 lowering, no passes). */
+/* The corpus modules that run here (the MobileNetV2 step only compiles: its
+ * training step needs ~9 GB of scratch). */
+static const char *const k_run_corpus[] = {
+	"mlp-mini_mlp_single.hlo", "mlp-single_mlp.hlo", "mlp-mlp_single_final.hlo",
+	"mlp-mlp_single_case_2.hlo", "misc-linear.hlo", "misc-pp_1_layers_2_graph_1.hlo",
+	"misc-pp_1_layers_2_graph_2.hlo", "qwb_linear_model-pp_1_layers_2.hlo",
+	"gpt-gpt2_tp_1.hlo", "llama-tp_1.hlo", "bert-bert_single_graph_2.hlo",
+	"bert-bert_single_graph_4.hlo",
+};
+#define N_RUN_CORPUS ((int)(sizeof(k_run_corpus) / sizeof(k_run_corpus[0])))
+
+/* Indices into k_run_corpus of the small modules (the default run) and of the big
+ * ones (the 'full' suite; corpus_split.h), set by main() before the tests fork. */
+static int g_small[N_RUN_CORPUS], g_nsmall, g_big[N_RUN_CORPUS], g_nbig;
+
+/* A corpus module compiles, runs on the simulator without error, and gives the
+ * same bytes with one stream (-O0) and with the multi-engine semaphore schedule
+ * (-O1 lowering, no passes). */
+static void corpus_runs(const char *file)
+{
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/%s", NCC_HLO_CORPUS, file);
+	ncc_module_t *m = NULL;
+	ncc_error_t err = { 0 };
+	ck_assert_msg(ncc_parse_hlo_file(path, &m, &err) == NCC_OK, "%s", err.msg);
+	ncc_run_t r0, r1;
+	int rc = ncc_run_module(m, NULL, 0, NULL, 0, 7, &r0);
+	ck_assert_msg(rc == 0, "%s -O0: %s", file, r0.msg);
+	rc = ncc_run_module(m, NULL, 1, NULL, 0, 7, &r1);
+	ck_assert_msg(rc == 0, "%s -O1: %s", file, r1.msg);
+	ck_assert_uint_eq(r0.n_out, r1.n_out);
+	for (uint32_t o = 0; o < r0.n_out; o++) {
+		ck_assert_uint_eq(r0.out_size[o], r1.out_size[o]);
+		ck_assert_msg(memcmp(r0.out[o], r1.out[o], r0.out_size[o]) == 0,
+			      "%s: output %u differs between schedules", file, o);
+	}
+	ncc_run_free(&r0);
+	ncc_run_free(&r1);
+	ncc_module_free(m);
+}
+
 START_TEST(test_corpus_runs)
 {
-	static const char *files[] = {
-		"mlp-mini_mlp_single.hlo", "mlp-single_mlp.hlo", "mlp-mlp_single_final.hlo",
-		"mlp-mlp_single_case_2.hlo", "misc-linear.hlo", "misc-pp_1_layers_2_graph_1.hlo",
-		"misc-pp_1_layers_2_graph_2.hlo", "qwb_linear_model-pp_1_layers_2.hlo",
-		"gpt-gpt2_tp_1.hlo", "llama-tp_1.hlo", "bert-bert_single_graph_2.hlo",
-		"bert-bert_single_graph_4.hlo",
-	};
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		char path[1024];
-		snprintf(path, sizeof(path), "%s/%s", NCC_HLO_CORPUS, files[i]);
-		ncc_module_t *m = NULL;
-		ncc_error_t err = { 0 };
-		ck_assert_msg(ncc_parse_hlo_file(path, &m, &err) == NCC_OK, "%s", err.msg);
-		ncc_run_t r0, r1;
-		int rc = ncc_run_module(m, NULL, 0, NULL, 0, 7, &r0);
-		ck_assert_msg(rc == 0, "%s -O0: %s", files[i], r0.msg);
-		rc = ncc_run_module(m, NULL, 1, NULL, 0, 7, &r1);
-		ck_assert_msg(rc == 0, "%s -O1: %s", files[i], r1.msg);
-		ck_assert_uint_eq(r0.n_out, r1.n_out);
-		for (uint32_t o = 0; o < r0.n_out; o++) {
-			ck_assert_uint_eq(r0.out_size[o], r1.out_size[o]);
-			ck_assert_msg(memcmp(r0.out[o], r1.out[o], r0.out_size[o]) == 0,
-				      "%s: output %u differs between schedules", files[i], o);
-		}
-		ncc_run_free(&r0);
-		ncc_run_free(&r1);
-		ncc_module_free(m);
-	}
+	corpus_runs(k_run_corpus[g_small[_i]]);
+}
+END_TEST
+
+START_TEST(test_corpus_big_runs)
+{
+	corpus_runs(k_run_corpus[g_big[_i]]);
 }
 END_TEST
 
@@ -1246,47 +1264,49 @@ START_TEST(test_ops_vs_interp)
 }
 END_TEST
 
-/* Every corpus module that runs here matches the reference interpreter at -O0 and
- * with the multi-engine schedule. */
-START_TEST(test_corpus_vs_interp)
+/* A corpus module that runs here matches the reference interpreter at -O0, with
+ * the multi-engine schedule (-O1) and after the passes (-O2). */
+static void corpus_vs_interp(const char *file)
 {
-	static const char *files[] = {
-		"mlp-mini_mlp_single.hlo", "mlp-single_mlp.hlo", "mlp-mlp_single_final.hlo",
-		"mlp-mlp_single_case_2.hlo", "misc-linear.hlo", "misc-pp_1_layers_2_graph_1.hlo",
-		"misc-pp_1_layers_2_graph_2.hlo", "qwb_linear_model-pp_1_layers_2.hlo",
-		"gpt-gpt2_tp_1.hlo", "llama-tp_1.hlo", "bert-bert_single_graph_2.hlo",
-		"bert-bert_single_graph_4.hlo",
-	};
 	int failed = 0;
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		char path[1024], msg[1024];
-		snprintf(path, sizeof(path), "%s/%s", NCC_HLO_CORPUS, files[i]);
-		ncc_module_t *m = NULL;
-		ncc_error_t err = { 0 };
-		ck_assert_msg(ncc_parse_hlo_file(path, &m, &err) == NCC_OK, "%s", err.msg);
-		for (int opt = 0; opt <= 1; opt++) {
-			int bad = compare_with_interp(m, opt, 11, msg, sizeof(msg));
-			if (bad) {
-				fprintf(stderr, "%s -O%d: %d outputs differ: %s\n", files[i], opt, bad, msg);
-				failed++;
-			}
-		}
-#if __has_include("passes.h")
-		/* -O2: the passes (fusion into FUSED instructions) and the multi-engine
-		 * schedule together */
-		ncc_compile_options_t po;
-		ncc_compile_options_init(&po);
-		po.opt_level = 2;
-		ck_assert_msg(ncc_run_passes(m, &po, &err) == NCC_OK, "%s: %s", files[i], err.msg);
-		int bad = compare_with_interp(m, 2, 11, msg, sizeof(msg));
+	char path[1024], msg[1024];
+	snprintf(path, sizeof(path), "%s/%s", NCC_HLO_CORPUS, file);
+	ncc_module_t *m = NULL;
+	ncc_error_t err = { 0 };
+	ck_assert_msg(ncc_parse_hlo_file(path, &m, &err) == NCC_OK, "%s", err.msg);
+	for (int opt = 0; opt <= 1; opt++) {
+		int bad = compare_with_interp(m, opt, 11, msg, sizeof(msg));
 		if (bad) {
-			fprintf(stderr, "%s -O2: %d outputs differ: %s\n", files[i], bad, msg);
+			fprintf(stderr, "%s -O%d: %d outputs differ: %s\n", file, opt, bad, msg);
 			failed++;
 		}
-#endif
-		ncc_module_free(m);
 	}
-	ck_assert_msg(failed == 0, "%d corpus runs differ from the interpreter", failed);
+#if __has_include("passes.h")
+	/* -O2: the passes (fusion into FUSED instructions) and the multi-engine
+	 * schedule together */
+	ncc_compile_options_t po;
+	ncc_compile_options_init(&po);
+	po.opt_level = 2;
+	ck_assert_msg(ncc_run_passes(m, &po, &err) == NCC_OK, "%s: %s", file, err.msg);
+	int bad = compare_with_interp(m, 2, 11, msg, sizeof(msg));
+	if (bad) {
+		fprintf(stderr, "%s -O2: %d outputs differ: %s\n", file, bad, msg);
+		failed++;
+	}
+#endif
+	ncc_module_free(m);
+	ck_assert_msg(failed == 0, "%s: %d runs differ from the interpreter", file, failed);
+}
+
+START_TEST(test_corpus_vs_interp)
+{
+	corpus_vs_interp(k_run_corpus[g_small[_i]]);
+}
+END_TEST
+
+START_TEST(test_corpus_big_vs_interp)
+{
+	corpus_vs_interp(k_run_corpus[g_big[_i]]);
 }
 END_TEST
 #endif
@@ -1329,19 +1349,30 @@ static Suite *lower_suite(void)
 	suite_add_tcase(s, tc);
 	TCase *tcc = tcase_create("corpus");
 	tcase_set_timeout(tcc, 600);
-	tcase_add_test(tcc, test_corpus_runs);
+	tcase_add_loop_test(tcc, test_corpus_runs, 0, g_nsmall);
 	tcase_add_test(tcc, test_corpus_mobilenet_compiles);
 	tcase_add_test(tcc, test_corpus_supported);
 #ifdef NCC_HAVE_INTERP
-	tcase_add_test(tcc, test_corpus_vs_interp);
+	tcase_add_loop_test(tcc, test_corpus_vs_interp, 0, g_nsmall);
 	tcase_add_test(tc, test_ops_vs_interp);
 #endif
 	suite_add_tcase(s, tcc);
+	/* the big modules: the 'full' suite (corpus_split.h) */
+	TCase *full = tcase_create("corpus-big");
+	tcase_set_tags(full, NCC_TEST_TAG_FULL);
+	tcase_set_timeout(full, 1800);
+	tcase_add_loop_test(full, test_corpus_big_runs, 0, g_nbig);
+#ifdef NCC_HAVE_INTERP
+	tcase_add_loop_test(full, test_corpus_big_vs_interp, 0, g_nbig);
+#endif
+	suite_add_tcase(s, full);
 	return s;
 }
 
 int main(void)
 {
+	ncc_test_corpus_split(NCC_HLO_CORPUS, k_run_corpus, N_RUN_CORPUS, g_small, &g_nsmall, g_big,
+			      &g_nbig);
 	SRunner *sr = srunner_create(lower_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);

@@ -19,6 +19,7 @@
 #include "options.h"
 #include "passes.h"
 #include "verify.h"
+#include "corpus_split.h"
 
 #ifndef NCC_HLO_CORPUS
 #define NCC_HLO_CORPUS "../shared/hlo"
@@ -801,10 +802,17 @@ static const char *const k_corpus[] = {
 };
 #define N_CORPUS ((int)(sizeof(k_corpus) / sizeof(k_corpus[0])))
 
-START_TEST(test_corpus_equivalent)
+/* Indices into k_corpus of the small and the big modules (corpus_split.h), set by
+ * main() before the tests fork. */
+static int g_small[N_CORPUS], g_nsmall, g_big[N_CORPUS], g_nbig;
+
+/* Every fusion of every module lowers after -O2; with run, the module also gives
+ * the same results before and after the passes (interpreter and simulator, -O1 and
+ * -O2). */
+static void corpus_equivalent(const char *name, bool run)
 {
 	char path[1024];
-	snprintf(path, sizeof(path), "%s/%s", NCC_HLO_CORPUS, k_corpus[_i]);
+	snprintf(path, sizeof(path), "%s/%s", NCC_HLO_CORPUS, name);
 	char *text = read_file(path);
 	ck_assert_msg(text != NULL, "cannot read %s", path);
 	ncc_module_t *m = parse(text);
@@ -821,29 +829,48 @@ START_TEST(test_corpus_equivalent)
 	memset(&lerr, 0, sizeof(lerr));
 	ncc_status_t lst = ncc_lower_module(m, &lo, &neff, &nsize, &lerr);
 	ck_assert_msg(lst == NCC_OK || (lst == NCC_ERR_UNSUPPORTED && !strstr(lerr.msg, "fusion")),
-		      "%s: lowering after -O2: %s", k_corpus[_i], lerr.msg);
+		      "%s: lowering after -O2: %s", name, lerr.msg);
 	free(neff);
 	ncc_module_free(m);
 	/* the MobileNet step (batch 96 at 224x224) is too big to run in a unit
 	 * test; the simulator run needs the back end to handle every op */
-	bool big = strstr(k_corpus[_i], "mobilenet") != NULL;
+	bool too_big = strstr(name, "mobilenet") != NULL;
 	char why[1200] = "too big for a unit test";
+	if (!run)
+		snprintf(why, sizeof(why), "a big module: runs in the 'full' suite (make test-full)");
+	run = run && !too_big;
 	uint64_t before = 0, after = 0, b1 = 0, a1 = 0;
-	if (!big) {
-		interp_equiv(k_corpus[_i], text, 1, true);
-		interp_equiv(k_corpus[_i], text, 2, true);
+	if (run) {
+		interp_equiv(name, text, 1, true);
+		interp_equiv(name, text, 2, true);
 	}
-	if (!big && equiv_try(k_corpus[_i], text, 1, &b1, &a1, why, sizeof(why))) {
-		equiv(k_corpus[_i], text, 2, &before, &after);
+	if (run && equiv_try(name, text, 1, &b1, &a1, why, sizeof(why))) {
+		equiv(name, text, 2, &before, &after);
 		fprintf(stderr, "%-36s HLO insts %4d -> %4d (%3d fusions); ISA insns run: "
-			"no passes %4llu, -O1 passes %4llu, -O2 passes %4llu\n", k_corpus[_i], n0,
+			"no passes %4llu, -O1 passes %4llu, -O2 passes %4llu\n", name, n0,
 			n2, nf, (unsigned long long)before, (unsigned long long)a1,
 			(unsigned long long)after);
 	} else {
 		fprintf(stderr, "%-40s HLO insts %5d -> %5d (%3d fusions); not run: %s\n",
-			k_corpus[_i], n0, n2, nf, why);
+			name, n0, n2, nf, why);
 	}
 	free(text);
+}
+
+/* Default run: every module is optimised and lowered, the small ones run. */
+START_TEST(test_corpus_equivalent)
+{
+	bool big = false;
+	for (int k = 0; k < g_nbig; k++)
+		big = big || g_big[k] == _i;
+	corpus_equivalent(k_corpus[_i], !big);
+}
+END_TEST
+
+/* The 'full' suite: the big modules run. */
+START_TEST(test_corpus_big_equivalent)
+{
+	corpus_equivalent(k_corpus[g_big[_i]], true);
 }
 END_TEST
 
@@ -869,11 +896,17 @@ static Suite *passes_suite(void)
 	tcase_add_test(tc, test_dump_to_missing_dir_is_io_error);
 	tcase_add_loop_test(tc, test_corpus_equivalent, 0, N_CORPUS);
 	suite_add_tcase(s, tc);
+	TCase *full = tcase_create("corpus-big");
+	tcase_set_tags(full, NCC_TEST_TAG_FULL);
+	tcase_set_timeout(full, 1800);
+	tcase_add_loop_test(full, test_corpus_big_equivalent, 0, g_nbig);
+	suite_add_tcase(s, full);
 	return s;
 }
 
 int main(void)
 {
+	ncc_test_corpus_split(NCC_HLO_CORPUS, k_corpus, N_CORPUS, g_small, &g_nsmall, g_big, &g_nbig);
 	SRunner *sr = srunner_create(passes_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);
