@@ -52,9 +52,12 @@ echo "deps: Debian packages present"
 # The frontend's venv: torch and torch_xla pinned in frontends/torch/requirements.txt.
 # pip's cache (outside the checkout) makes a rebuilt venv cheap on a machine that
 # built one before; the stamp skips pip when the requirements did not change.
+# The stamp covers pyproject.toml too: a new console script or entry point needs
+# the editable install redone even when the requirements did not change.
 REQ=frontends/torch/requirements.txt
 STAMP=$VENV/.neuronsim-requirements
-if [ -f "$STAMP" ] && cmp -s "$REQ" "$STAMP" && [ -x "$VENV/bin/python" ]; then
+WANT=$(cat "$REQ" frontends/torch/pyproject.toml)
+if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$WANT" ] && [ -x "$VENV/bin/python" ]; then
 	echo "deps: venv $VENV up to date"
 	exit 0
 fi
@@ -62,5 +65,5 @@ fi
 start=$(date +%s)
 "$VENV/bin/python" -m pip install -qq --disable-pip-version-check -r "$REQ"
 "$VENV/bin/python" -m pip install -qq --disable-pip-version-check --no-deps --no-build-isolation -e frontends/torch
-cp "$REQ" "$STAMP"
+printf "%s\n" "$WANT" > "$STAMP"
 echo "deps: venv $VENV ready in $(( $(date +%s) - start )) s"

@@ -12,21 +12,9 @@ from .eager import map_environment as _map_eager_environment
 _map_eager_environment()
 
 
-def _visible_core_count():
-    """Cores the runtime will show: NEURON_RT_VISIBLE_CORES ("0-3", "1,2"), else 1
-    per process, as torch-neuronx assigns one core per process by default."""
-    spec = os.environ.get("NEURON_RT_VISIBLE_CORES", "")
-    if not spec:
-        return 1
-    n = 0
-    for part in spec.split(","):
-        lo, _, hi = part.partition("-")
-        n += (int(hi) - int(lo) + 1) if hi else 1
-    return n
-
-
 class NeuronSimPlugin(plugins.DevicePlugin):
-    """Single host; one process drives all its visible NeuronCores."""
+    """Single host; one process drives all its visible NeuronCores (all cores of
+    the device unless NEURON_RT_VISIBLE_CORES narrows them, one XLA device each)."""
 
     def library_path(self):
         return pjrt_library_path()
