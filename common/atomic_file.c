@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +69,48 @@ static void release(atomic_file_t *f)
 	f->tmp = f->path = NULL;
 	f->stream = NULL;
 	f->fd = -1;
+	f->direct = 0;
+}
+
+static bool is_special(const struct stat *sb)
+{
+	return S_ISCHR(sb->st_mode) || S_ISFIFO(sb->st_mode);
+}
+
+/* A character device or FIFO at path, directly or behind a symlink that root or
+ * we own, opened for writing in place; -1 when path is not one (errno then
+ * untouched unless opening it failed, when it is that error and *failed is set). */
+static int open_special(const char *path, bool *failed)
+{
+	struct stat lb, sb;
+	*failed = false;
+	int e = errno;
+	if (lstat(path, &lb) != 0) {
+		errno = e;
+		return -1;
+	}
+	bool link = S_ISLNK(lb.st_mode);
+	if (link && lb.st_uid != 0 && lb.st_uid != geteuid())
+		return -1; /* someone else's link: replaced or refused, never followed */
+	if (link ? stat(path, &sb) != 0 : (sb = lb, false)) {
+		errno = e;
+		return -1;
+	}
+	if (!is_special(&sb))
+		return -1;
+	int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC | (link ? 0 : O_NOFOLLOW));
+	if (fd < 0) {
+		*failed = true;
+		return -1;
+	}
+	/* what was opened decides: a link swapped meanwhile gets nothing written */
+	if (fstat(fd, &sb) != 0 || !is_special(&sb)) {
+		close(fd);
+		*failed = true;
+		errno = ELOOP;
+		return -1;
+	}
+	return fd;
 }
 
 int atomic_file_open(atomic_file_t *f, const char *path, unsigned mode, const char **out_step)
@@ -75,10 +118,26 @@ int atomic_file_open(atomic_file_t *f, const char *path, unsigned mode, const ch
 	f->fd = -1;
 	f->stream = NULL;
 	f->tmp = f->path = NULL;
+	f->direct = 0;
 	set_step(out_step, "create");
 	if (!path || !*path) {
 		errno = EINVAL;
 		return -1;
+	}
+	bool failed;
+	int dfd = open_special(path, &failed);
+	if (failed)
+		return -1;
+	if (dfd >= 0) {
+		f->path = strdup(path);
+		if (!f->path) {
+			close(dfd);
+			errno = ENOMEM;
+			return -1;
+		}
+		f->fd = dfd;
+		f->direct = 1;
+		return 0;
 	}
 	size_t n = strlen(path);
 	f->path = strdup(path);
@@ -147,6 +206,14 @@ int atomic_file_write(atomic_file_t *f, const void *data, size_t size)
 
 int atomic_file_commit(atomic_file_t *f, const char **out_step)
 {
+	if (f->direct) {
+		set_step(out_step, "write");
+		int rc = f->stream ? fclose(f->stream) : close(f->fd);
+		int e = errno;
+		release(f);
+		errno = e;
+		return rc ? -1 : 0;
+	}
 	if (f->stream) {
 		set_step(out_step, "write");
 		if (fflush(f->stream) != 0 || ferror(f->stream)) {
@@ -185,14 +252,15 @@ fail:
 
 void atomic_file_abort(atomic_file_t *f)
 {
-	if (!f || !f->tmp)
+	if (!f || !f->path)
 		return;
 	int e = errno;
 	if (f->stream)
 		fclose(f->stream);
 	else if (f->fd >= 0)
 		close(f->fd);
-	unlink(f->tmp);
+	if (f->tmp)
+		unlink(f->tmp);
 	release(f);
 	errno = e;
 }
@@ -216,7 +284,12 @@ int atomic_file_append(const char *path, const void *data, size_t size, unsigned
 {
 	set_step(out_step, "create");
 	mode_t m = mode & ATOMIC_FILE_MODE_UMASK ? 0666 : (mode_t)(mode & 07777);
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, m);
+	bool failed;
+	int fd = open_special(path, &failed);
+	if (failed)
+		return -1;
+	if (fd < 0)
+		fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, m);
 	if (fd < 0)
 		return -1;
 	struct stat sb;

@@ -20,6 +20,12 @@ extern "C" {
  * through; a reader sees the old file or the new one, never half of one; a failure
  * at any step removes the temporary and leaves the target as it was.
  *
+ * A character device or FIFO (/dev/null, /dev/stdout's pipe), named directly or
+ * through a symlink owned by root or by us, is written in place instead: there is
+ * nothing to replace atomically, and renaming over /dev/null as root would destroy
+ * it. A symlink owned by anyone else is never followed (the kernel's
+ * protected_symlinks rule: a link an attacker planted is the attacker's).
+ *
  * Failures return -1 with errno set and, when out_step is not NULL, *out_step
  * naming the step that failed, for messages: "create", "chmod", "write", "sync",
  * "close", "rename", "sync the directory of". Nothing else is logged.
@@ -34,6 +40,7 @@ typedef struct atomic_file {
 	FILE *stream;    /* set by atomic_file_stream(); then it owns fd */
 	char *tmp;       /* the temporary's path (malloc'd) */
 	char *path;      /* the target (malloc'd copy) */
+	int direct;      /* a device or FIFO written in place (no temporary) */
 } atomic_file_t;
 
 /* Creates the temporary for path with the final mode. f is the caller's; release
@@ -57,12 +64,14 @@ void atomic_file_abort(atomic_file_t *f);
 int atomic_file_write_whole(const char *path, const void *data, size_t size, unsigned mode,
 			    const char **out_step);
 
-/* Appends data to path (created with mode when missing) as one unit: the final
- * component is never followed if it is a symlink (O_NOFOLLOW: ELOOP), the space is
- * reserved first where the file system can (a full disk then fails before a byte
- * is written), and a write that still fails part way is cut off again (the file
- * keeps its previous length unless another writer appended meanwhile). Not
- * fsynced: logs appended at every step would pay a sync each. */
+/* Appends data to path (created with mode when missing) as one unit. A symlink at
+ * the final component is followed only to a device or FIFO as above (/dev/stdout);
+ * otherwise it is ELOOP, so a link planted to make us append to another file is
+ * refused. The space is reserved first where the file system
+ * can (a full disk then fails before a byte is written), and a write that still
+ * fails part way is cut off again (the file keeps its previous length unless
+ * another writer appended meanwhile). Not fsynced: logs appended at every step
+ * would pay a sync each. */
 int atomic_file_append(const char *path, const void *data, size_t size, unsigned mode,
 		       const char **out_step);
 

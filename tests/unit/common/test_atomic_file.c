@@ -191,6 +191,12 @@ START_TEST(test_append_refuses_symlink_and_is_whole_or_nothing)
 	ck_assert_int_eq(errno, ELOOP);
 	victim_untouched();
 	ck_assert_int_eq(unlink(log), 0);
+	/* a link of ours to a character device (XLA_METRICS_FILE=/dev/stdout) is
+	 * followed: written in place */
+	const char *dev = in_dir("to-zero");
+	ck_assert_int_eq(symlink("/dev/zero", dev), 0);
+	ck_assert_int_eq(atomic_file_append(dev, "report\n", 7, 0644, NULL), 0);
+	ck_assert_int_eq(unlink(dev), 0);
 
 	/* A file size limit makes the third report hit the "disk" part way: the
 	 * file must keep the two whole reports, and a later report (once there is
@@ -232,6 +238,32 @@ START_TEST(test_umask_mode_like_open)
 }
 END_TEST
 
+/* A device or FIFO is written in place, never renamed over: "-o /dev/null" as
+ * root used to replace the device node with a regular file. Stands in here: a
+ * FIFO of ours (read back) and /dev/zero through a link of ours. */
+START_TEST(test_devices_and_fifos_written_in_place)
+{
+	const char *fifo = in_dir("pipe");
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	int rfd = open(fifo, O_RDONLY | O_NONBLOCK);
+	ck_assert_int_ge(rfd, 0);
+	const char *step = NULL;
+	ck_assert_int_eq(atomic_file_write_whole(fifo, "through", 7, 0644, &step), 0);
+	char buf[16] = "";
+	ck_assert_int_eq(read(rfd, buf, sizeof(buf)), 7);
+	ck_assert_mem_eq(buf, "through", 7);
+	close(rfd);
+	struct stat sb;
+	ck_assert_int_eq(lstat(fifo, &sb), 0);
+	ck_assert(S_ISFIFO(sb.st_mode)); /* still the FIFO */
+	const char *link = in_dir("zero-link");
+	ck_assert_int_eq(symlink("/dev/zero", link), 0);
+	ck_assert_int_eq(atomic_file_write_whole(link, "x", 1, 0644, &step), 0);
+	ck_assert(is_symlink(link)); /* followed, not replaced */
+	ck_assert_int_eq(n_entries(), 2); /* no temporary */
+}
+END_TEST
+
 static Suite *atomic_file_suite(void)
 {
 	Suite *s = suite_create("atomic_file");
@@ -243,6 +275,7 @@ static Suite *atomic_file_suite(void)
 	tcase_add_test(tc, test_snapshot_write_never_follows_planted_symlink);
 	tcase_add_test(tc, test_append_refuses_symlink_and_is_whole_or_nothing);
 	tcase_add_test(tc, test_umask_mode_like_open);
+	tcase_add_test(tc, test_devices_and_fifos_written_in_place);
 	suite_add_tcase(s, tc);
 	return s;
 }
