@@ -4,7 +4,11 @@
 #include <string.h>
 
 #include "nrt/nrt_neuronsim.h"
+#include "pjrt/pjrt_c_api_profiler_extension.h"
 #include "pjrt_internal.h"
+
+/* pjrt/profiler.c */
+extern PJRT_Profiler_Extension pjrt_profiler_extension;
 
 static pjrt_plugin_t g_plugin = {
 	.handles = { .lock = PTHREAD_MUTEX_INITIALIZER, .drained = PTHREAD_COND_INITIALIZER },
@@ -284,7 +288,8 @@ static void wrap_Error_Message(PJRT_Error_Message_Args *args)
 #define ENTRY(name) .PJRT_##name = wrap_##name,
 static const PJRT_Api g_api = {
 	.struct_size = PJRT_Api_STRUCT_SIZE,
-	.extension_start = NULL,
+	/* the extensions offered (pjrt/profiler.c; docs/pjrt.md) */
+	.extension_start = (PJRT_Extension_Base *)&pjrt_profiler_extension,
 	.pjrt_api_version = {
 		.struct_size = PJRT_Api_Version_STRUCT_SIZE,
 		.extension_start = NULL,
