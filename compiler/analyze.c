@@ -7,7 +7,9 @@
 #include <jansson.h>
 
 #include "driver.h"
+#include "hlo_parser.h"
 #include "lower.h"
+#include "passes.h"
 
 /* What neuronsim-cc reports in "failureAt" (torch-neuronx says "neuronx-cc"). */
 #define NCC_ANALYZE_FAILURE_AT "neuronsim-cc"
@@ -129,8 +131,8 @@ static bool aten_entry_exists(json_t *arr, const char *kind, const char *call)
 	return false;
 }
 
-ncc_status_t ncc_analyze_module(const ncc_module_t *m, int verbosity, char **out_json,
-				ncc_analyze_summary_t *summary, ncc_error_t *err)
+static ncc_status_t analyze(const ncc_module_t *m, int verbosity, char **out_json,
+			    ncc_analyze_summary_t *summary, ncc_error_t *err)
 {
 	*out_json = NULL;
 	if (!m || !m->entry)
@@ -252,5 +254,75 @@ fail:
 	free(comps.v);
 	if (st != NCC_OK)
 		return ncc_error_set(err, st, 0, 0, "analyze: out of memory building the report");
+	return st;
+}
+
+static bool has_f64(const ncc_shape_t *s)
+{
+	if (s->etype == NCC_TUPLE) {
+		for (int32_t i = 0; i < s->nelems; i++)
+			if (has_f64(&s->elems[i]))
+				return true;
+		return false;
+	}
+	return s->etype == NCC_F64;
+}
+
+/* m as the back end sees it: a copy with f64 demoted to f32 (the compile's first
+ * pass, docs/passes.md), each instruction keeping the original's source position
+ * and text so the report points where it did. NULL when m has no f64, or the
+ * demotion refuses the module (then the original is judged: its f64 instructions
+ * are unsupported, and the compile refuses the module too). */
+static ncc_module_t *demoted_copy(const ncc_module_t *m)
+{
+	bool any = false;
+	for (int32_t c = 0; c < m->ncomps && !any; c++)
+		for (int32_t i = 0; i < m->comps[c]->ninsts && !any; i++)
+			any = has_f64(&m->comps[c]->insts[i]->shape);
+	if (!any)
+		return NULL;
+	char *text = NULL;
+	if (ncc_module_to_string(m, &text) != NCC_OK)
+		return NULL;
+	ncc_module_t *d = NULL;
+	ncc_error_t e;
+	memset(&e, 0, sizeof(e));
+	bool ok = ncc_parse_hlo(text, strlen(text), m->filename, &d, &e) == NCC_OK &&
+		  d->ncomps == m->ncomps && ncc_pass_demote_f64(d, NULL, &e) == NCC_OK;
+	free(text);
+	/* the printer keeps the order of computations and instructions */
+	for (int32_t c = 0; ok && c < m->ncomps; c++) {
+		const ncc_comp_t *mc = m->comps[c];
+		ncc_comp_t *dc = d->comps[c];
+		ok = dc->ninsts == mc->ninsts;
+		for (int32_t i = 0; ok && i < mc->ninsts; i++) {
+			ncc_inst_t *di = dc->insts[i];
+			const ncc_inst_t *mi = mc->insts[i];
+			ok = strcmp(di->name, mi->name) == 0;
+			di->line = mi->line;
+			di->col = mi->col;
+			di->text = mi->text;
+		}
+	}
+	if (!ok) {
+		ncc_module_free(d);
+		return NULL;
+	}
+	return d;
+}
+
+ncc_status_t ncc_analyze_module(const ncc_module_t *m, int verbosity, char **out_json,
+				ncc_analyze_summary_t *summary, ncc_error_t *err)
+{
+	*out_json = NULL;
+	if (!m || !m->entry)
+		return ncc_error_set(err, NCC_ERR_INVALID, 0, 0,
+				     "analyze: the module has no ENTRY computation");
+	/* The compile demotes f64 before the back end judges anything: the report judges
+	 * the same module, so it never calls refused what the compiler accepts. The
+	 * copy's texts point into m, which outlives it. */
+	ncc_module_t *d = demoted_copy(m);
+	ncc_status_t st = analyze(d ? d : m, verbosity, out_json, summary, err);
+	ncc_module_free(d);
 	return st;
 }

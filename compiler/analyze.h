@@ -7,7 +7,7 @@
  * report (docs/compiler-cli.md has a full example):
  *
  *   {
- *     "neuronx_cc_version": "neuronsim-cc 0.1.0",
+ *     "neuronx_cc_version": "neuronsim-cc 0.1.1",
  *     "support_percentage": "97.50%",            supported / counted instructions
  *     "supported_operators": {
  *       "aten": { "aten::mul": 12, ... },         per metadata op_type "aten__mul"

@@ -6,7 +6,7 @@
 #include "lower_internal.h"
 
 #ifndef NCC_VERSION
-#define NCC_VERSION "0.1.0"
+#define NCC_VERSION NCC_VERSION_STRING
 #endif
 
 static const char *frontend_attr(const ncc_inst_t *inst, const char *key)
@@ -71,14 +71,18 @@ ncc_status_t ncc_emit_io(ncc_lower_ctx_t *ctx)
 	uint32_t nin = (uint32_t)e->nparams;
 	uint32_t nout = (uint32_t)ncc_lower_shape_leaves(&root->shape);
 	char(*names)[NEFF_NAME_MAX] = calloc(nin + nout + 1, NEFF_NAME_MAX);
+	ctx->in_tensor = malloc((nin + 1) * sizeof(int32_t));
 	ctx->out_tensor = calloc(nout + 1, sizeof(uint32_t));
 	ctx->out_alias = malloc((nout + 1) * sizeof(int32_t));
-	if (!names || !ctx->out_tensor || !ctx->out_alias) {
+	if (!names || !ctx->in_tensor || !ctx->out_tensor || !ctx->out_alias) {
 		free(names);
 		return NCC_ERR_NOMEM;
 	}
 	ncc_status_t st = NCC_OK;
-	/* Inputs: tensor index == parameter number, so region IO0 + p is parameter p. */
+	/* Inputs: the parameters in parameter order, region IO0 + in_tensor[p]. A
+	 * zero-element parameter or output has no tensor: there is nothing to move
+	 * or bind (libnrt has no zero-byte tensors), its value is the empty array. */
+	uint32_t ntensors = 0;
 	for (uint32_t p = 0; p < nin; p++) {
 		const ncc_inst_t *pi = e->params[p];
 		if (!pi) {
@@ -112,17 +116,21 @@ ncc_status_t ncc_emit_io(ncc_lower_ctx_t *ctx)
 			st = ncc_lower_fail(ctx, pi, NCC_ERR_LIMIT, "input '%s': %s", names[p], big);
 			goto out;
 		}
+		ctx->in_tensor[p] = -1;
+		if (ncc_shape_elements(&pi->shape) == 0)
+			continue;
 		uint64_t shape[NEFF_MAX_TENSOR_RANK];
 		for (int32_t d = 0; d < pi->shape.rank; d++)
 			shape[d] = (uint64_t)pi->shape.dims[d];
 		uint32_t idx;
 		if (neff_builder_add_tensor(ctx->b, names[p], NEFF_USAGE_INPUT, dt,
 					    (uint32_t)pi->shape.rank, shape, -1, &idx) != NEFF_OK ||
-		    idx != p) {
+		    idx != ntensors++) {
 			st = ncc_lower_fail(ctx, pi, NCC_ERR_INVALID, "cannot add input tensor '%s'",
 					    names[p]);
 			goto out;
 		}
+		ctx->in_tensor[p] = (int32_t)idx;
 	}
 	for (uint32_t o = 0; o < nout; o++) {
 		ctx->out_alias[o] = -1;
@@ -133,7 +141,7 @@ ncc_status_t ncc_emit_io(ncc_lower_ctx_t *ctx)
 					     ? (al->output_index.n == 1 && al->output_index.v[0] == (int64_t)o)
 					     : al->output_index.n == 0;
 			if (match && al->param_index.n == 0 && al->param_number >= 0 &&
-			    al->param_number < (int64_t)nin)
+			    al->param_number < (int64_t)nin && ctx->in_tensor[al->param_number] >= 0)
 				ctx->out_alias[o] = (int32_t)al->param_number;
 		}
 	}
@@ -160,6 +168,11 @@ ncc_status_t ncc_emit_io(ncc_lower_ctx_t *ctx)
 			st = ncc_lower_fail(ctx, root, NCC_ERR_LIMIT, "output %u: %s", o, big);
 			goto out;
 		}
+		if (ncc_shape_elements(s) == 0) {
+			ctx->out_tensor[o] = NCC_NO_TENSOR;
+			ctx->out_alias[o] = -1;
+			continue;
+		}
 		uint64_t shape[NEFF_MAX_TENSOR_RANK];
 		for (int32_t d = 0; d < s->rank; d++)
 			shape[d] = (uint64_t)s->dims[d];
@@ -175,8 +188,8 @@ ncc_status_t ncc_emit_io(ncc_lower_ctx_t *ctx)
 				ctx->out_alias[o] = alias = -1;
 		}
 		uint32_t idx;
-		if (neff_builder_add_tensor(ctx->b, names[nin + o], NEFF_USAGE_OUTPUT, dt,
-					    (uint32_t)s->rank, shape, alias, &idx) != NEFF_OK) {
+		if (neff_builder_add_tensor(ctx->b, names[nin + o], NEFF_USAGE_OUTPUT, dt, (uint32_t)s->rank,
+					    shape, alias >= 0 ? ctx->in_tensor[alias] : -1, &idx) != NEFF_OK) {
 			st = ncc_lower_fail(ctx, root, NCC_ERR_INVALID, "cannot add output tensor %u", o);
 			goto out;
 		}

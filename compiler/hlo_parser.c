@@ -2125,6 +2125,36 @@ static bool parse_alias(parser_t *p)
 	return true;
 }
 
+/* buffer_donor={ (1, {}), (2, {}) } (XLA prints "{}" when there are none). */
+static bool parse_donors(parser_t *p)
+{
+	if (!expect(p, NCC_TOK_LBRACE, "'{' starting buffer_donor"))
+		return false;
+	ncc_donor_t *arr = NULL;
+	int32_t n = 0;
+	while (p->tok.kind == NCC_TOK_LPAREN) {
+		ncc_donor_t d;
+		memset(&d, 0, sizeof(d));
+		next(p);
+		if (!parse_nonneg(p, &d.param_number, "parameter number") ||
+		    !expect(p, NCC_TOK_COMMA, "',' in buffer donor") || !parse_ilist(p, &d.param_index) ||
+		    !expect(p, NCC_TOK_RPAREN, "')' closing buffer donor"))
+			return false;
+		if (n >= 1 << 16)
+			return fail_at(p, NCC_ERR_LIMIT, p->tok.line, p->tok.col, "too many buffer donors");
+		if (!arena_append_room(p, &arr, n, sizeof(*arr)))
+			return false;
+		arr[n++] = d;
+		if (!accept(p, NCC_TOK_COMMA))
+			break;
+	}
+	if (!expect(p, NCC_TOK_RBRACE, "'}' or ',' in buffer_donor"))
+		return false;
+	p->m->donors = arr;
+	p->m->ndonors = n;
+	return true;
+}
+
 static bool parse_module(parser_t *p)
 {
 	if (!tok_is(&p->tok, "HloModule"))
@@ -2146,6 +2176,8 @@ static bool parse_module(parser_t *p)
 		bool ok;
 		if (tok_is(&key, "input_output_alias")) {
 			ok = parse_alias(p);
+		} else if (tok_is(&key, "buffer_donor")) {
+			ok = parse_donors(p);
 		} else if (tok_is(&key, "entry_computation_layout")) {
 			const char *raw = NULL;
 			ok = p->tok.kind == NCC_TOK_LBRACE ? capture_raw(p, &raw) :
@@ -2158,7 +2190,7 @@ static bool parse_module(parser_t *p)
 		} else if (tok_is(&key, "is_scheduled")) {
 			ok = parse_bool(p, &p->m->is_scheduled);
 		} else {
-			/* replica_count, num_partitions, frontend_attributes, buffer_donor, ...:
+			/* replica_count, num_partitions, frontend_attributes, ...:
 			 * tolerated and kept verbatim */
 			ok = add_raw_attr(p, &p->m->raw_attrs, &p->m->nraw_attrs, &key);
 		}

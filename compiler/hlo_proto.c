@@ -538,55 +538,49 @@ static bool add_module_raw(hp_ctx_t *c, const char *key, const char *text)
 	return true;
 }
 
-static void text_ilist(hp_text_t *t, const int64_t *v, int32_t n)
-{
-	hp_text_printf(t, "{");
-	for (int32_t i = 0; i < n; i++)
-		hp_text_printf(t, i ? ",%lld" : "%lld", (long long)v[i]);
-	hp_text_printf(t, "}");
-}
-
-/* buffer_donor={ (1, {}), (2, {}) } as XLA prints it (kept verbatim by the parser). */
+/* buffer_donor entries into m->donors (the parser's form of
+ * buffer_donor={ (1, {}), (2, {}) }). */
 static bool decode_donors(hp_ctx_t *c, ncc_pb_reader_t r)
 {
-	hp_text_t t = { 0 };
 	hp_iter_t it;
 	ncc_pb_field_t f;
+	int32_t n = 0;
+	hp_iter_init(&it, r, HP_MSG(donor_fields));
+	while (hp_iter_next(c, &it, &f))
+		if (++n > (1 << 16))
+			return hp_fail(c, NCC_ERR_LIMIT, "entries", -1, "more than %d buffer donors", 1 << 16);
+	if (c->failed || !n)
+		return !c->failed;
+	ncc_donor_t *arr = ncc_alloc(c->m, sizeof(*arr) * (size_t)n);
+	if (!arr)
+		return hp_nomem(c);
 	int32_t k = 0;
 	hp_iter_init(&it, r, HP_MSG(donor_fields));
 	while (hp_iter_next(c, &it, &f)) {
-		if (k >= (1 << 16)) {
-			hp_fail(c, NCC_ERR_LIMIT, "entries", -1, "more than %d buffer donors", 1 << 16);
-			break;
-		}
 		if (!hp_push(c, "entries", k))
-			break;
+			return false;
 		ncc_pb_reader_t er = hp_sub(c, &f);
 		hp_msgdesc_t ed = HP_MSG(donor_entry_fields);
-		int64_t pn = 0, *idx;
-		int32_t nidx;
+		ncc_donor_t *d = &arr[k];
 		hp_iter_t eit;
 		ncc_pb_field_t e;
 		hp_iter_init(&eit, er, ed);
 		while (hp_iter_next(c, &eit, &e))
 			if (e.number == HPF_DONOR_PARAMETER_NUMBER)
-				pn = (int64_t)e.value;
-		if (c->failed ||
-		    !hp_rep_i64(c, er, ed, HPF_DONOR_PARAMETER_SHAPE_INDEX, 1 << 10, &idx, &nidx))
-			break;
+				d->param_number = (int64_t)e.value;
+		if (c->failed || !hp_rep_ilist(c, er, ed, HPF_DONOR_PARAMETER_SHAPE_INDEX, &d->param_index))
+			return false;
+		if (d->param_number < 0)
+			return hp_fail(c, NCC_ERR_PARSE, "parameter_number", -1, "negative (%lld)",
+				       (long long)d->param_number);
 		hp_pop(c);
-		hp_text_printf(&t, k ? ", (%lld, " : "{ (%lld, ", (long long)pn);
-		text_ilist(&t, idx, nidx);
-		hp_text_printf(&t, ")");
 		k++;
 	}
-	if (c->failed || k == 0) {
-		free(t.s);
-		return !c->failed;
-	}
-	hp_text_printf(&t, " }");
-	const char *text = hp_text_finish(c, &t);
-	return text && add_module_raw(c, "buffer_donor", text);
+	if (c->failed)
+		return false;
+	c->m->donors = arr;
+	c->m->ndonors = n;
+	return true;
 }
 
 /* replica_count=N, num_partitions=M (when not 1), as XLA prints its module config. */

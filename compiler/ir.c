@@ -1714,6 +1714,15 @@ static void print_module(strbuf_t *b, const ncc_module_t *m)
 		}
 		sbp(b, " }");
 	}
+	if (m->ndonors) {
+		sbp(b, ", buffer_donor={ ");
+		for (int32_t i = 0; i < m->ndonors; i++) {
+			sbp(b, i ? ", (%lld, " : "(%lld, ", (long long)m->donors[i].param_number);
+			print_ilist(b, &m->donors[i].param_index);
+			sbp(b, ")");
+		}
+		sbp(b, " }");
+	}
 	if (m->entry_computation_layout)
 		sbp(b, ", entry_computation_layout={%s}", m->entry_computation_layout);
 	for (int32_t i = 0; i < m->nraw_attrs; i++)

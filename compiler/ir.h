@@ -573,6 +573,14 @@ typedef struct ncc_alias {
 	ncc_alias_kind_t kind;
 } ncc_alias_t;
 
+/* buffer_donor={ (1, {}), (2, {}) }: parameters the caller gives up (XLA's
+ * HloBufferDonorConfig). The compiler may alias a donor to an output of the same
+ * shape (ncc_pass_buffer_donors turns it into a may-alias entry). */
+typedef struct ncc_donor {
+	int64_t param_number;
+	ncc_ilist_t param_index;  /* index path into the parameter, usually {} */
+} ncc_donor_t;
+
 typedef struct ncc_module {
 	const char *name;
 	const char *filename;      /* for messages; "<input>" when parsed from memory */
@@ -584,6 +592,8 @@ typedef struct ncc_module {
 	ncc_comp_t *entry;
 	int32_t naliases;
 	ncc_alias_t *aliases;
+	int32_t ndonors;
+	ncc_donor_t *donors;       /* buffer_donor entries (arena) */
 	const char *entry_computation_layout; /* raw text inside {...}, NULL if absent */
 	bool is_scheduled;
 	int32_t nraw_attrs;        /* other HloModule attributes, kept verbatim */

@@ -772,7 +772,7 @@ static uint32_t same_memory_region(const ncc_lower_ctx_t *ctx, uint32_t region)
 {
 	for (uint32_t o = 0; o < ctx->n_outputs; o++)
 		if (ctx->out_alias[o] >= 0 && region == ISA_REGION_IO0 + ctx->out_tensor[o])
-			return ISA_REGION_IO0 + (uint32_t)ctx->out_alias[o];
+			return ISA_REGION_IO0 + (uint32_t)ctx->in_tensor[ctx->out_alias[o]];
 	return region;
 }
 
@@ -1237,7 +1237,8 @@ static void bind_outputs(ncc_lower_ctx_t *ctx, const ncc_inst_t *root)
 			const ncc_inst_t *o = root->operands[i];
 			int32_t nl = ncc_lower_shape_leaves(&o->shape);
 			if (nl == 1 && o->shape.etype != NCC_TUPLE && o->op != NCC_OP_PARAMETER &&
-			    o->op != NCC_OP_CONSTANT && ctx->out_alias[k] < 0) {
+			    o->op != NCC_OP_CONSTANT && ctx->out_alias[k] < 0 &&
+			    ctx->out_tensor[k] != NCC_NO_TENSOR) {
 				ncc_lval_t *v = ncc_lower_val(ctx, o);
 				if (v->bind_out[0] < 0)
 					v->bind_out[0] = k;
@@ -1245,9 +1246,92 @@ static void bind_outputs(ncc_lower_ctx_t *ctx, const ncc_inst_t *root)
 			k += nl;
 		}
 	} else if (root->shape.etype != NCC_TUPLE && root->op != NCC_OP_PARAMETER &&
-		   root->op != NCC_OP_CONSTANT && ctx->out_alias[0] < 0) {
+		   root->op != NCC_OP_CONSTANT && ctx->out_alias[0] < 0 &&
+		   ctx->out_tensor[0] != NCC_NO_TENSOR) {
 		ncc_lower_val(ctx, root)->bind_out[0] = 0;
 	}
+}
+
+/* Whether view v reads an input that an aliased output overwrites at the end. */
+static bool reads_updated_input(const ncc_lower_ctx_t *ctx, const ncc_view_t *v)
+{
+	for (uint32_t o = 0; o < ctx->n_outputs; o++)
+		if (ctx->out_alias[o] >= 0 &&
+		    v->region == ISA_REGION_IO0 + (uint32_t)ctx->in_tensor[ctx->out_alias[o]])
+			return true;
+	return false;
+}
+
+/* Outputs not computed in their tensors are copied there after every other
+ * instruction. An aliased output's tensor may be its input's memory (the runtime
+ * binds the input when the caller gives no separate output tensor), so no copy may
+ * read an input after an aliased output has overwritten it: the unaliased outputs
+ * are copied first (their tensors are never an input's memory); then every aliased
+ * output whose value is (a view of) an input that some aliased output updates, and
+ * is not exactly the input it updates itself (that copy is an element-wise self
+ * copy), is staged into scratch; only then are the aliased outputs written. Without
+ * this, returning (w - g, w) with w updated in place by the first output, or swapping
+ * two updated inputs, would read overwritten values. */
+static ncc_status_t copy_outputs(ncc_lower_ctx_t *ctx, const ncc_comp_t *e)
+{
+	ncc_lval_t *rv = ncc_lower_val(ctx, e->root);
+	ctx->cur = e->root;
+	uint32_t n = ctx->n_outputs;
+	ncc_view_t *src = malloc(((size_t)n + 1) * sizeof(*src));
+	int32_t *staged = malloc(((size_t)n + 1) * sizeof(*staged));
+	if (!src || !staged) {
+		free(src);
+		free(staged);
+		return ncc_lower_fail(ctx, e->root, NCC_ERR_NOMEM, "out of memory");
+	}
+	ncc_status_t st = NCC_OK;
+	for (uint32_t o = 0; o < n; o++) {
+		src[o] = rv->views[o];
+		staged[o] = -1;
+	}
+	for (int pass = 0; pass < 3 && st == NCC_OK; pass++) {
+		for (uint32_t o = 0; o < n && st == NCC_OK; o++) {
+			if (ctx->out_tensor[o] == NCC_NO_TENSOR || (pass == 0) != (ctx->out_alias[o] < 0))
+				continue;
+			const ncc_shape_t *s = shape_leaf(&e->root->shape, (int32_t)o);
+			ncc_view_t dst = ncc_view_dense(ISA_REGION_IO0 + ctx->out_tensor[o], 0, src[o].dtype,
+							s->rank, s->dims);
+			if (pass == 1) {
+				ncc_view_t self = ncc_view_dense(ISA_REGION_IO0 +
+								 (uint32_t)ctx->in_tensor[ctx->out_alias[o]],
+								 0, src[o].dtype, s->rank, s->dims);
+				bool is_self = src[o].region == self.region && src[o].offset == 0 &&
+					       ncc_view_is_dense(&src[o]);
+				if (is_self || !reads_updated_input(ctx, &src[o]))
+					continue;
+				int64_t cnt = ncc_shape_elements(s);
+				st = ncc_plan_alloc(&ctx->plan, (uint64_t)cnt * isa_dtype_size(src[o].dtype),
+						    &staged[o]);
+				if (st != NCC_OK) {
+					st = ncc_lower_fail(ctx, e->root, st, "cannot allocate scratch for output %u", o);
+					break;
+				}
+				ncc_view_t tmp = ncc_view_dense(ISA_REGION_SCRATCH, ctx->plan.blocks[staged[o]].offset,
+								src[o].dtype, s->rank, s->dims);
+				st = ncc_lower_copy(ctx, e->root, &tmp, &src[o]);
+				src[o] = tmp;
+				continue;
+			}
+			if (src[o].region == dst.region && src[o].offset == 0 && ncc_view_is_dense(&src[o]))
+				continue;
+			/* Even an aliased output that is its input unchanged is copied: the caller
+			 * may bind a separate output tensor (then the copy is the result) or none
+			 * (then the runtime binds the input, and the copy is an element-wise self
+			 * copy). */
+			st = ncc_lower_copy(ctx, e->root, &dst, &src[o]);
+		}
+	}
+	for (uint32_t o = 0; o < n; o++)
+		if (staged[o] >= 0)
+			ncc_plan_unref(&ctx->plan, staged[o]);
+	free(src);
+	free(staged);
+	return st;
 }
 
 static ncc_status_t lower_entry(ncc_lower_ctx_t *ctx)
@@ -1283,31 +1367,20 @@ static ncc_status_t lower_entry(ncc_lower_ctx_t *ctx)
 			return ncc_lower_fail(ctx, pi, NCC_ERR_UNSUPPORTED,
 					      "unsupported entry parameter type");
 		}
-		pv[k] = ncc_view_dense(ISA_REGION_IO0 + (uint32_t)p, 0, dt, pi->shape.rank, pi->shape.dims);
+		/* a zero-element parameter has no tensor: an empty view, which no
+		 * instruction reads (no elements, no access) */
+		uint32_t region = ctx->in_tensor[p] >= 0 ? ISA_REGION_IO0 + (uint32_t)ctx->in_tensor[p]
+							  : ISA_REGION_CONST;
+		pv[k] = ncc_view_dense(region, 0, dt, pi->shape.rank, pi->shape.dims);
 		k++;
 	}
 	st = ncc_lower_computation(ctx, e, pv, nviews);
 	free(pv);
 	if (st != NCC_OK)
 		return st;
-	/* outputs not computed in place are copied into their tensors, after every
-	 * other instruction (aliased outputs may overwrite an input still being read) */
-	ncc_lval_t *rv = ncc_lower_val(ctx, e->root);
-	ctx->cur = e->root;
-	for (uint32_t o = 0; o < ctx->n_outputs; o++) {
-		const ncc_shape_t *s = shape_leaf(&e->root->shape, (int32_t)o);
-		ncc_view_t src = rv->views[o];
-		ncc_view_t dst = ncc_view_dense(ISA_REGION_IO0 + ctx->out_tensor[o], 0, src.dtype,
-						s->rank, s->dims);
-		if (src.region == dst.region && src.offset == 0 && ncc_view_is_dense(&src))
-			continue;
-		/* Even an aliased output that is its input unchanged is copied: the caller may
-		 * bind a separate output tensor (then the copy is the result) or none (then
-		 * the runtime binds the input, and the copy is an element-wise self copy). */
-		st = ncc_lower_copy(ctx, e->root, &dst, &src);
-		if (st != NCC_OK)
-			return st;
-	}
+	st = copy_outputs(ctx, e);
+	if (st != NCC_OK)
+		return st;
 	ncc_lower_release_root(ctx, e);
 	return NCC_OK;
 }
@@ -1370,6 +1443,7 @@ out:
 			lval_clear(&ctx->vals[i]);
 	free(ctx->vals);
 	free(ctx->debug_ids);
+	free(ctx->in_tensor);
 	free(ctx->out_tensor);
 	free(ctx->out_alias);
 	free(ctx->acc);

@@ -60,11 +60,17 @@ struct ncc_lower_ctx {
 	uint64_t consts_size, consts_cap;
 	/* I/O */
 	uint32_t n_inputs, n_outputs;
-	uint32_t *out_tensor;    /* region index - ISA_REGION_IO0 of output k */
+	int32_t *in_tensor;      /* region index - ISA_REGION_IO0 of parameter p, -1 when
+				  * it has no tensor (zero elements) */
+	uint32_t *out_tensor;    /* region index - ISA_REGION_IO0 of output k, or
+				  * NCC_NO_TENSOR (zero elements) */
 	int32_t *out_alias;      /* output k aliases input (param) n, else -1 */
 	uint64_t total_insns;
 	isa_insn_t last_insn;    /* as emitted last (for patching jumps) */
 };
+
+/* out_tensor of an output without a NEFF tensor (it has no elements). */
+#define NCC_NO_TENSOR UINT32_MAX
 
 /* Per-op lowering entry points (one family per file). */
 ncc_status_t ncc_lower_elementwise(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst);

@@ -66,6 +66,23 @@ static ncc_status_t run(pipe_t *p, const char *name, pass_fn fn, bool *changed, 
 	return dump(p, name, err);
 }
 
+/* A legalization pass: runs at every level and is dumped only when it changed the
+ * module, so modules without f64 or donors dump as before. */
+static ncc_status_t legalize(pipe_t *p, const char *name, pass_fn fn, ncc_error_t *err)
+{
+	bool ch = false;
+	ncc_status_t st = fn(p->m, &ch, err);
+	if (st || !ch)
+		return st;
+	ncc_error_t verr;
+	memset(&verr, 0, sizeof(verr));
+	if (ncc_verify(p->m, &verr) != NCC_OK)
+		return ncc_error_set(err, NCC_ERR_INTERNAL, 0, 0,
+				     "internal: the module does not verify after pass '%s': %s", name,
+				     verr.msg);
+	return dump(p, name, err);
+}
+
 ncc_status_t ncc_run_passes(ncc_module_t *m, const ncc_compile_options_t *opts, ncc_error_t *err)
 {
 	if (!m || !m->entry)
@@ -73,6 +90,12 @@ ncc_status_t ncc_run_passes(ncc_module_t *m, const ncc_compile_options_t *opts, 
 	int level = opts ? opts->opt_level : 0;
 	pipe_t p = { .m = m, .dump_dir = opts ? opts->dump_dir : NULL, .seq = 0 };
 	ncc_status_t st = dump(&p, "input", err);
+	/* what every level needs: the device has no f64, and donated parameters
+	 * become in-place updates (docs/passes.md, "Legalization") */
+	if (!st)
+		st = legalize(&p, "demote-f64", ncc_pass_demote_f64, err);
+	if (!st)
+		st = legalize(&p, "buffer-donors", ncc_pass_buffer_donors, err);
 	if (st || level <= 0)
 		return st;
 	/* simplification exposes folding and CSE and vice versa; a few rounds

@@ -222,8 +222,23 @@ static ncc_status_t simplify_one(ncc_inst_t *in, ncc_inst_t **out)
 		else if (ncc_pass_splat(a, &l) && l->etype == NCC_PRED &&
 			 same_dims(&b->shape, &in->shape) && same_dims(&c->shape, &in->shape))
 			*out = ncc_literal_get_i64(l, 0) ? b : c;
+		/* select(p, true, false) is p (torch_xla's all/any reducers end so) */
+		else if (in->shape.etype == NCC_PRED && splat_is(b, 1) && splat_is(c, 0))
+			*out = a;
 		break;
 	}
+	case NCC_OP_COMPARE:
+		/* for pred x: x != false and x == true are x (torch_xla's all/any
+		 * reducers compare their pred parameters so; then the reducer is a
+		 * plain and/or the back end recognises) */
+		if (a->shape.etype != NCC_PRED || b->shape.etype != NCC_PRED)
+			break;
+		if ((in->cmp_dir == NCC_CMP_NE && splat_is(b, 0)) || (in->cmp_dir == NCC_CMP_EQ && splat_is(b, 1)))
+			*out = a;
+		else if ((in->cmp_dir == NCC_CMP_NE && splat_is(a, 0)) ||
+			 (in->cmp_dir == NCC_CMP_EQ && splat_is(a, 1)))
+			*out = b;
+		break;
 	case NCC_OP_SLICE: {
 		if (!in->slice || in->slice->n != a->shape.rank)
 			break;

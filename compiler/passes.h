@@ -1,4 +1,4 @@
-/* ncc optimisation passes over the IR (DCE, CSE, constant folding, algebraic simplification, elementwise fusion) and the pass pipeline. */
+/* ncc passes over the IR (legalization: f64 demotion, buffer donors; optimisation: DCE, CSE, constant folding, algebraic simplification, elementwise fusion) and the pass pipeline. */
 #ifndef NCC_PASSES_H
 #define NCC_PASSES_H
 
@@ -7,7 +7,9 @@
  * interpreter computes for the entry computation (bit-exact for integers and
  * pred; floats within rounding of the element type, see docs/passes.md), the
  * entry signature (parameters are never removed or renumbered), the entry
- * result shape and input_output_alias. Instructions a pass creates get the
+ * result shape and input_output_alias; the two legalization passes are the
+ * exceptions, by design (f64 becomes f32 everywhere; donors become aliases).
+ * Instructions a pass creates get the
  * metadata (op_type, source file/line) of the instruction they replace; a
  * fusion gets its root's. Removed instructions are only unlinked (the module's
  * arena owns them), so pointers held elsewhere stay valid but stale.
@@ -27,7 +29,8 @@ extern "C" {
 #endif
 
 /* Runs the pipeline for opts->opt_level (opts NULL: -O0):
- *   -O0  nothing (op-by-op lowering of the module as written);
+ *   all  the legalization passes: demote-f64, then buffer-donors (below);
+ *   -O0  nothing else (op-by-op lowering of the module as written);
  *   -O1  simplify, fold, CSE, DCE, repeated until nothing changes (at most 4 rounds);
  *   -O2+ the same, then elementwise fusion and a final DCE.
  * When opts->dump_dir is set, writes the module after every pass that ran to
@@ -39,6 +42,21 @@ ncc_status_t ncc_run_passes(ncc_module_t *m, const ncc_compile_options_t *opts,
 
 /* The passes one by one. out_changed (may be NULL) is set to whether the
  * module changed. Each works on every computation of the module. */
+
+/* Legalization (every level; dumped only when it changed something). These two
+ * change what the other passes keep: */
+/* Every f64 value becomes f32 (the device has no f64): shapes of every
+ * instruction and signature, constants (rounded to nearest f32), the entry
+ * computation layout text; so f64 parameters and result leaves are f32 in the
+ * NEFF. NCC_ERR_UNSUPPORTED (the module unchanged) for what has no f32 meaning:
+ * bitcast-convert from or to f64, c128 values, tuple constants with f64 leaves. */
+ncc_status_t ncc_pass_demote_f64(ncc_module_t *m, bool *out_changed, ncc_error_t *err);
+/* Turns buffer_donor parameters into may-alias input_output_alias entries, each
+ * with the first unaliased output leaf of its shape computed from it, else the
+ * first unaliased one of its shape (docs/passes.md); converted donors leave the
+ * donor list. */
+ncc_status_t ncc_pass_buffer_donors(ncc_module_t *m, bool *out_changed, ncc_error_t *err);
+
 
 /* Removes instructions whose value nothing uses (root, side effects and
  * parameters are kept) and computations nothing calls any more. */

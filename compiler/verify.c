@@ -1496,5 +1496,29 @@ static ncc_status_t verify_module(vctx_t *v)
 		      "input_output_alias: output %s and parameter %lld %s differ", sh(o),
 		      (long long)a->param_number, sh(p));
 	}
+	/* buffer_donor names existing parameters (elements of tuple ones), none of
+	 * them also aliased (XLA's HloBufferDonorConfig::Verify) */
+	for (int32_t i = 0; i < m->ndonors; i++) {
+		const ncc_donor_t *d = &m->donors[i];
+		CHECK(d->param_number >= 0 && d->param_number < e->nparams,
+		      "buffer_donor: parameter %lld does not exist (entry has %d)",
+		      (long long)d->param_number, (int)e->nparams);
+		const ncc_shape_t *p = &e->params[d->param_number]->shape;
+		for (int32_t k = 0; k < d->param_index.n; k++) {
+			CHECK(p->etype == NCC_TUPLE && d->param_index.v[k] >= 0 &&
+			      d->param_index.v[k] < p->nelems,
+			      "buffer_donor: parameter index of donor %d is not an element", (int)i);
+			p = &p->elems[d->param_index.v[k]];
+		}
+		for (int32_t a = 0; a < m->naliases; a++) {
+			const ncc_alias_t *al = &m->aliases[a];
+			bool same = al->param_number == d->param_number &&
+				    al->param_index.n == d->param_index.n;
+			for (int32_t k = 0; same && k < d->param_index.n; k++)
+				same = al->param_index.v[k] == d->param_index.v[k];
+			CHECK(!same, "buffer_donor: parameter %lld is also in input_output_alias",
+			      (long long)d->param_number);
+		}
+	}
 	return NCC_OK;
 }
