@@ -39,7 +39,7 @@ def test_backend_runs_and_dynamo_tools_work():
     assert ce["type"] == "BackendCompilerFailed", ce
     assert ce["inner"] == "NeuronSimCompileError", ce
     assert "backend='neuronsim' raised" in ce["message"], ce
-    assert "neuronsim compiler" in ce["message"] and "f64" in ce["message"], ce
+    assert "neuronsim compiler" in ce["message"] and "c64" in ce["message"], ce
 
 
 def _first_run(tmp_path, after, level, inject):
@@ -60,7 +60,7 @@ def _repro_body(path):
 
 
 @pytest.mark.parametrize("after,level,inject,expect", [
-    ("dynamo", 2, "compile_error:relu", "unsupported element type f64"),
+    ("dynamo", 2, "compile_error:relu", "c64"),
     ("aot", 4, "accuracy:relu", "AccuracyError"),
 ])
 def test_minifier_writes_a_repro_that_reproduces(tmp_path, after, level, inject, expect):
@@ -98,7 +98,7 @@ def test_minifier_dumps_the_other_cases(tmp_path, after, level, inject):
     r, launcher, _ = _first_run(tmp_path, after, level, inject)
     if inject.startswith("compile_error"):
         assert r["raised"] == "BackendCompilerFailed", r
-        assert "unsupported element type f64" in r["message"], r
+        assert "c64" in r["message"], r
         assert "_neuronsim_dynamo.use_in_after_aot_repro()" in open(launcher).read()
     else:
         assert r["raised"] in ("BackendCompilerFailed", "AccuracyError"), r

@@ -18,8 +18,8 @@ with three differences:
 
 Test hook (like torch's relu_compile_error_TESTING_ONLY backends), read at every
 compile: NEURONSIM_DYNAMO_INJECT="compile_error:OP" makes the device compute every
-ATen op OP (e.g. relu) in float64, which the neuronsim compiler rejects with its
-own error; "accuracy:OP" adds 1 to OP's result on the device. Several entries are
+ATen op OP (e.g. relu) in complex64, which the neuronsim compiler rejects with its
+own error (the device has no complex types); "accuracy:OP" adds 1 to OP's result on the device. Several entries are
 separated by commas.
 """
 
@@ -84,13 +84,15 @@ def _inject(gm):
                 if kind == "accuracy":
                     first = last = gm.graph.call_function(torch.ops.aten.add.Tensor, (node, 1.0))
                 else:
-                    # ncc has no float64: this is a real compile error from the device.
+                    # the device has no complex types: a real compile error from ncc
                     first = gm.graph.call_function(torch.ops.aten._to_copy.default, (node,),
-                                                   {"dtype": torch.float64})
+                                                   {"dtype": torch.complex64})
                     with gm.graph.inserting_after(first):
                         mul = gm.graph.call_function(torch.ops.aten.mul.Tensor, (first, 1.0))
                     with gm.graph.inserting_after(mul):
-                        last = gm.graph.call_function(torch.ops.aten._to_copy.default, (mul,),
+                        real = gm.graph.call_function(torch.ops.aten.real.default, (mul,))
+                    with gm.graph.inserting_after(real):
+                        last = gm.graph.call_function(torch.ops.aten._to_copy.default, (real,),
                                                       {"dtype": dtype})
             node.replace_all_uses_with(last, delete_user_cb=lambda u: u is not first)
             changed = True

@@ -23,6 +23,7 @@ c = b.sum(dim=0)
 d = torch.relu(b - 10)
 f = (b * b).mean()
 xm.mark_step()
+xm.wait_device_ops()  # mark_step only schedules the graph; ExecuteTime lands when it ran
 e2 = executions()
 vals = {"b": b.cpu().tolist(), "c": c.cpu().tolist(), "d": d.cpu().tolist(), "f": f.item()}
 e3 = executions()
