@@ -1,4 +1,4 @@
-/* PJRT buffers: an nrt device tensor with an element type and dimensions; host transfers in any strided or permuted layout, copies between cores, deletion. */
+/* PJRT buffers: an nrt device tensor with an element type and dimensions; host transfers in any strided or permuted layout (f64 converted to and from the device's f32), copies between cores, deletion. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,15 +39,46 @@ const char *pjrt_type_name(PJRT_Buffer_Type t)
 	return (unsigned)t < sizeof(names) / sizeof(names[0]) ? names[t] : "?";
 }
 
-bool pjrt_array_bytes(PJRT_Buffer_Type t, size_t rank, const int64_t *dims, size_t *out)
+size_t pjrt_device_type_size(PJRT_Buffer_Type t)
 {
-	size_t n = pjrt_type_size(t);
+	/* the device has no f64: the compiler computes f64 as f32 and the buffer
+	 * holds f32 (docs/pjrt.md, "f64") */
+	return t == PJRT_Buffer_Type_F64 ? sizeof(float) : pjrt_type_size(t);
+}
+
+static bool array_bytes(size_t esize, size_t rank, const int64_t *dims, size_t *out)
+{
+	size_t n = esize;
 	for (size_t d = 0; d < rank; d++) {
 		if (dims[d] < 0 || __builtin_mul_overflow(n, (size_t)dims[d], &n))
 			return false;
 	}
 	*out = n;
 	return true;
+}
+
+bool pjrt_array_bytes(PJRT_Buffer_Type t, size_t rank, const int64_t *dims, size_t *out)
+{
+	return array_bytes(pjrt_type_size(t), rank, dims, out);
+}
+
+bool pjrt_device_bytes(PJRT_Buffer_Type t, size_t rank, const int64_t *dims, size_t *out)
+{
+	return array_bytes(pjrt_device_type_size(t), rank, dims, out);
+}
+
+/* n f64 values from the host to the device's f32 (round to nearest even; beyond
+ * f32's range: +-inf; NaN stays NaN), as XLA's f64 -> f32 convert. */
+static void f64_to_f32(float *dst, const double *src, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		dst[i] = (float)src[i];
+}
+
+static void f32_to_f64(double *dst, const float *src, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		dst[i] = (double)src[i];
 }
 
 PJRT_Error *pjrt_tensor_new(pjrt_device_t *dev, size_t size, const char *name, nrt_tensor_t **out)
@@ -68,7 +99,7 @@ PJRT_Error *pjrt_buffer_wrap(pjrt_device_t *dev, PJRT_Buffer_Type type, size_t r
 {
 	pjrt_buffer_t *b = calloc(1, sizeof(*b));
 	size_t nbytes = 0;
-	if (!b || rank > PJRT_MAX_RANK || !pjrt_array_bytes(type, rank, dims, &nbytes)) {
+	if (!b || rank > PJRT_MAX_RANK || !pjrt_device_bytes(type, rank, dims, &nbytes)) {
 		free(b);
 		nrt_tensor_free(&tensor);
 		return pjrt_error(rank > PJRT_MAX_RANK ? PJRT_Error_Code_UNIMPLEMENTED
@@ -293,9 +324,10 @@ PJRT_IMPL(Client_BufferFromHostBuffer)
 				  (void *)args->client);
 	PJRT_Error *err;
 	pjrt_device_t *dev = NULL;
-	size_t nbytes = 0, esize = pjrt_type_size(args->type);
+	size_t nbytes = 0, dbytes = 0, esize = pjrt_type_size(args->type);
 	int64_t src_strides[PJRT_MAX_RANK] = { 0 }, dense[PJRT_MAX_RANK] = { 0 };
 	uint8_t *tmp = NULL;
+	float *narrow = NULL;
 	nrt_tensor_t *t = NULL;
 	PJRT_Event *done = NULL;
 	PJRT_Buffer *buf = NULL;
@@ -329,7 +361,8 @@ PJRT_IMPL(Client_BufferFromHostBuffer)
 		}
 		memcpy(src_strides, args->byte_strides, args->num_dims * sizeof(int64_t));
 	}
-	if ((err = pjrt_tensor_new(dev, nbytes, "pjrt_buffer", &t)))
+	pjrt_device_bytes(args->type, args->num_dims, args->dims, &dbytes);
+	if ((err = pjrt_tensor_new(dev, dbytes, "pjrt_buffer", &t)))
 		goto out;
 	if (nbytes) {
 		/* The host data is copied now, whatever host_buffer_semantics says,
@@ -344,7 +377,25 @@ PJRT_IMPL(Client_BufferFromHostBuffer)
 			copy_strided(tmp, dense, args->data, src_strides, args->num_dims, args->dims, esize);
 			src = tmp;
 		}
-		NRT_STATUS st = nrt_tensor_write(t, src, 0, nbytes);
+		if (args->type == PJRT_Buffer_Type_F64) {
+			/* aligned copy: the caller's data need not be 8-byte aligned */
+			size_t n = nbytes / sizeof(double);
+			double *wide = tmp ? (double *)tmp : malloc(nbytes);
+			narrow = malloc(dbytes);
+			if (!wide || !narrow) {
+				if (!tmp)
+					free(wide);
+				err = pjrt_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "%s: out of memory", fn);
+				goto out;
+			}
+			if (!tmp)
+				memcpy(wide, args->data, nbytes);
+			f64_to_f32(narrow, wide, n);
+			if (!tmp)
+				free(wide);
+			src = narrow;
+		}
+		NRT_STATUS st = nrt_tensor_write(t, src, 0, dbytes);
 		if (st != NRT_SUCCESS) {
 			err = pjrt_error(pjrt_code_from_nrt(st), "%s: nrt_tensor_write: %s", fn,
 					 nrt_get_status_as_str(st));
@@ -368,6 +419,7 @@ out:
 	}
 	nrt_tensor_free(&t);
 	free(tmp);
+	free(narrow);
 	pjrt_handle_put(c->h);
 	return err;
 }
@@ -401,6 +453,7 @@ PJRT_IMPL(Client_CreateUninitializedBuffer)
 		}
 	}
 	/* nrt tensors are zero-filled, so "uninitialised" reads as zeros. */
+	pjrt_device_bytes(args->shape_element_type, args->shape_num_dims, args->shape_dims, &nbytes);
 	if ((err = pjrt_tensor_new(dev, nbytes, "pjrt_buffer", &t)))
 		goto out;
 	err = pjrt_buffer_wrap(dev, args->shape_element_type, args->shape_num_dims, args->shape_dims, t,
@@ -676,12 +729,29 @@ PJRT_IMPL(Buffer_ToHostBuffer)
 		/* nothing to read */
 	} else if (b->nbytes) {
 		bool direct = is_dense(b->rank, b->dims, strides, esize);
-		void *into = direct ? args->dst : (tmp = malloc(b->nbytes));
-		NRT_STATUS st = into ? nrt_tensor_read(b->tensor, into, 0, b->nbytes) : NRT_RESOURCE;
-		if (st != NRT_SUCCESS) {
-			err = pjrt_error(pjrt_code_from_nrt(st), "%s: nrt_tensor_read: %s", fn,
-					 nrt_get_status_as_str(st));
-		} else if (!direct) {
+		bool wide = b->type == PJRT_Buffer_Type_F64; /* the device holds f32 */
+		size_t n = b->nbytes / pjrt_device_type_size(b->type);
+		if (wide) {
+			/* f32 from the device, widened exactly into the dense host array */
+			float *f = malloc(b->nbytes);
+			tmp = malloc(n * sizeof(double));
+			NRT_STATUS st = f && tmp ? nrt_tensor_read(b->tensor, f, 0, b->nbytes) : NRT_RESOURCE;
+			if (st == NRT_SUCCESS)
+				f32_to_f64(tmp, f, n);
+			free(f);
+			if (st != NRT_SUCCESS)
+				err = pjrt_error(pjrt_code_from_nrt(st), "%s: nrt_tensor_read: %s", fn,
+						 nrt_get_status_as_str(st));
+			else if (direct)
+				memcpy(args->dst, tmp, n * sizeof(double));
+		} else {
+			void *into = direct ? args->dst : (tmp = malloc(b->nbytes));
+			NRT_STATUS st = into ? nrt_tensor_read(b->tensor, into, 0, b->nbytes) : NRT_RESOURCE;
+			if (st != NRT_SUCCESS)
+				err = pjrt_error(pjrt_code_from_nrt(st), "%s: nrt_tensor_read: %s", fn,
+						 nrt_get_status_as_str(st));
+		}
+		if (!err && !direct) {
 			dense_strides(b->rank, b->dims, esize, dense);
 			copy_strided(args->dst, strides, tmp, dense, b->rank, b->dims, esize);
 		}

@@ -85,7 +85,7 @@ static PJRT_Error *sig_from_ncc(const ncc_array_desc_t *d, size_t n, const char 
 			return pjrt_error(PJRT_Error_Code_UNIMPLEMENTED, "%s %zu: element type %s is not supported",
 					  what, i, d[i].etype);
 		memcpy(a->dims, d[i].dims, (size_t)d[i].rank * sizeof(int64_t));
-		if (!pjrt_array_bytes(a->type, a->rank, a->dims, &a->nbytes))
+		if (!pjrt_device_bytes(a->type, a->rank, a->dims, &a->nbytes))
 			return pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s %zu: dimensions overflow", what, i);
 	}
 	return NULL;

@@ -69,7 +69,10 @@ void pjrt_exec_unref(pjrt_exec_t *e)
 }
 
 /* Checks a freshly loaded model against the signature and records its tensor
- * names, sizes and in-place updates (first load only). */
+ * names, sizes and in-place updates (first load only). The NEFF's inputs are the
+ * parameters that have elements, in parameter order, and its outputs the result
+ * leaves that have elements (a zero-element array has no tensor: the compiler
+ * leaves it out, docs/compiler.md); f64 ones are f32 tensors. */
 static PJRT_Error *learn_model(pjrt_exec_t *e, nrt_model_t *m)
 {
 	nrt_tensor_info_array_t *info = NULL;
@@ -79,40 +82,61 @@ static PJRT_Error *learn_model(pjrt_exec_t *e, nrt_model_t *m)
 				  nrt_get_status_as_str(st));
 	PJRT_Error *err = NULL;
 	size_t n = info->tensor_count, np = e->sig.n_params, nr = e->sig.n_results;
+	size_t np_t = 0, nr_t = 0;
+	for (size_t p = 0; p < np; p++)
+		np_t += e->sig.params[p].nbytes != 0;
+	for (size_t k = 0; k < nr; k++)
+		nr_t += e->sig.results[k].nbytes != 0;
 	int32_t *alias = calloc(n + 1, sizeof(int32_t));
+	size_t *slot = calloc(n + 1, sizeof(size_t)); /* NEFF tensor -> parameter / leaf */
 	e->in_names = calloc(np + 1, sizeof(char *));
 	e->out_names = calloc(nr + 1, sizeof(char *));
 	e->in_sizes = calloc(np + 1, sizeof(size_t));
 	e->out_sizes = calloc(nr + 1, sizeof(size_t));
 	e->alias = calloc(nr + 1, sizeof(int32_t));
-	if (!alias || !e->in_names || !e->out_names || !e->in_sizes || !e->out_sizes || !e->alias) {
+	if (!alias || !slot || !e->in_names || !e->out_names || !e->in_sizes || !e->out_sizes || !e->alias) {
 		err = pjrt_error(PJRT_Error_Code_RESOURCE_EXHAUSTED, "out of memory");
 		goto out;
 	}
-	if (n != np + nr) {
+	if (n != np_t + nr_t) {
 		err = pjrt_error(PJRT_Error_Code_INTERNAL,
 				 "'%s': the NEFF has %zu I/O tensors, the program %zu parameters and %zu "
-				 "result leaves", e->name, n, np, nr);
+				 "result leaves with elements", e->name, n, np_t, nr_t);
 		goto out;
 	}
+	for (size_t i = 0, p = 0, k = 0; i < n; i++) {
+		if (i < np_t) {
+			while (e->sig.params[p].nbytes == 0)
+				p++;
+			slot[i] = p++;
+		} else {
+			while (e->sig.results[k].nbytes == 0)
+				k++;
+			slot[i] = k++;
+		}
+	}
+	for (size_t k = 0; k < nr; k++)
+		e->alias[k] = -1;
 	st = nrt_neuronsim_get_model_tensor_aliases(m, alias, n);
 	if (st != NRT_SUCCESS) {
 		err = pjrt_error(pjrt_code_from_nrt(st), "'%s': nrt_neuronsim_get_model_tensor_aliases: %s",
 				 e->name, nrt_get_status_as_str(st));
 		goto out;
 	}
-	/* The compiler numbers inputs by parameter and puts them first; outputs
-	 * follow in the order of the result's leaves. */
+	/* The compiler puts inputs first; outputs follow. */
 	for (size_t i = 0; i < n && !err; i++) {
 		const nrt_tensor_info_t *t = &info->tensor_array[i];
-		bool input = i < np;
-		const pjrt_array_t *a = input ? &e->sig.params[i] : &e->sig.results[i - np];
-		if ((t->usage == NRT_TENSOR_USAGE_INPUT) != input || t->size != a->nbytes) {
+		bool input = i < np_t;
+		size_t j = slot[i];
+		const pjrt_array_t *a = input ? &e->sig.params[j] : &e->sig.results[j];
+		/* f64 arrays are f32 on the device: the NEFF must say so */
+		bool f64_ok = a->type != PJRT_Buffer_Type_F64 || t->dtype == NRT_DTYPE_FLOAT32;
+		if ((t->usage == NRT_TENSOR_USAGE_INPUT) != input || t->size != a->nbytes || !f64_ok) {
 			err = pjrt_error(PJRT_Error_Code_INTERNAL,
-					 "'%s': NEFF tensor %zu '%s' (%s, %zu bytes) does not match %s %zu of "
-					 "the program (%s, %zu bytes)", e->name, i, t->name,
+					 "'%s': NEFF tensor %zu '%s' (%s, %zu bytes%s) does not match %s %zu of "
+					 "the program (%s, %zu bytes on the device)", e->name, i, t->name,
 					 t->usage == NRT_TENSOR_USAGE_INPUT ? "input" : "output", t->size,
-					 input ? "parameter" : "result leaf", input ? i : i - np,
+					 f64_ok ? "" : ", not f32", input ? "parameter" : "result leaf", j,
 					 pjrt_type_name(a->type), a->nbytes);
 			break;
 		}
@@ -122,16 +146,18 @@ static PJRT_Error *learn_model(pjrt_exec_t *e, nrt_model_t *m)
 			break;
 		}
 		if (input) {
-			e->in_names[i] = name;
-			e->in_sizes[i] = t->size;
+			e->in_names[j] = name;
+			e->in_sizes[j] = t->size;
 		} else {
-			e->out_names[i - np] = name;
-			e->out_sizes[i - np] = t->size;
-			e->alias[i - np] = alias[i] >= 0 && (size_t)alias[i] < np ? alias[i] : -1;
+			e->out_names[j] = name;
+			e->out_sizes[j] = t->size;
+			/* the NEFF names the input tensor; the plugin speaks parameters */
+			e->alias[j] = alias[i] >= 0 && (size_t)alias[i] < np_t ? (int32_t)slot[alias[i]] : -1;
 		}
 	}
 out:
 	free(alias);
+	free(slot);
 	nrt_free_model_tensor_info(info);
 	return err;
 }

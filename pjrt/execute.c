@@ -169,10 +169,6 @@ static PJRT_Error *run_one(pjrt_exec_t *e, uint32_t core, PJRT_Buffer *const *ar
 			err = pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT,
 					 "%s: argument %zu of '%s' is %s, parameter %zu is %s", fn, p, e->name, got,
 					 p, want);
-		} else if (b->nbytes == 0) {
-			err = pjrt_error(PJRT_Error_Code_UNIMPLEMENTED,
-					 "%s: argument %zu of '%s' has no elements: libnrt cannot bind a "
-					 "zero-sized tensor", fn, p, e->name);
 		}
 	}
 	if (err)
@@ -228,10 +224,8 @@ static PJRT_Error *run_one(pjrt_exec_t *e, uint32_t core, PJRT_Buffer *const *ar
 		goto undo;
 	for (size_t k = 0; k < r.nr && !err; k++) {
 		int32_t p = e->alias[k];
-		if (e->out_sizes[k] == 0) {
-			err = pjrt_error(PJRT_Error_Code_UNIMPLEMENTED,
-					 "%s: output %zu of '%s' has no elements: libnrt cannot bind a "
-					 "zero-sized tensor", fn, k, e->name);
+		if (!e->out_names[k]) {
+			/* no elements, no NEFF tensor: the output is an empty buffer */
 		} else if (r.kind[k] == OUT_DONATED) {
 			r.out[k] = r.in[p];
 		} else if ((err = pjrt_tensor_new(r.dev, e->out_sizes[k], e->out_names[k], &r.out[k]))) {
@@ -248,12 +242,16 @@ static PJRT_Error *run_one(pjrt_exec_t *e, uint32_t core, PJRT_Buffer *const *ar
 	NRT_STATUS st = nrt_allocate_tensor_set(&ins);
 	if (st == NRT_SUCCESS)
 		st = nrt_allocate_tensor_set(&outs);
+	/* a zero-element argument has no NEFF tensor: nothing to bind */
 	for (size_t p = 0; p < r.np && st == NRT_SUCCESS; p++)
-		st = nrt_add_tensor_to_tensor_set(ins, e->in_names[p], r.in[p]);
+		if (e->in_names[p])
+			st = nrt_add_tensor_to_tensor_set(ins, e->in_names[p], r.in[p]);
 	/* An in-place output stays out of the output set: nrt_execute then
 	 * updates the tensor bound to its input, which is the donated tensor or
 	 * the copy, bound in the input's place. */
 	for (size_t k = 0; k < r.nr && st == NRT_SUCCESS; k++) {
+		if (!e->out_names[k])
+			continue;
 		if (r.kind[k] == OUT_NEW)
 			st = nrt_add_tensor_to_tensor_set(outs, e->out_names[k], r.out[k]);
 		else

@@ -204,7 +204,8 @@ typedef struct pjrt_buffer {
 	size_t rank;
 	int64_t dims[PJRT_MAX_RANK];
 	int64_t minor_to_major[PJRT_MAX_RANK]; /* rank-1..0: the layout GetMemoryLayout returns */
-	size_t nbytes;                  /* dense row-major size */
+	size_t nbytes;                  /* dense row-major size on the device (f64 as f32):
+					 * the tensor's size */
 	pthread_mutex_t lock;           /* guards tensor and deleted */
 	nrt_tensor_t *tensor;           /* owned; NULL when nbytes == 0, deleted or errored */
 	bool deleted;
@@ -218,6 +219,10 @@ size_t pjrt_type_size(PJRT_Buffer_Type t);
 const char *pjrt_type_name(PJRT_Buffer_Type t);
 /* Dense size of an array; false on overflow or a negative dimension. */
 bool pjrt_array_bytes(PJRT_Buffer_Type t, size_t rank, const int64_t *dims, size_t *out);
+/* The same on the device, where f64 is held as f32 (the device has no f64; the
+ * compiler computes f64 as f32): element size and dense size. */
+size_t pjrt_device_type_size(PJRT_Buffer_Type t);
+bool pjrt_device_bytes(PJRT_Buffer_Type t, size_t rank, const int64_t *dims, size_t *out);
 /* A new device tensor of size bytes on dev (zeroed). */
 PJRT_Error *pjrt_tensor_new(pjrt_device_t *dev, size_t size, const char *name, nrt_tensor_t **out);
 /* Wraps tensor (ownership moves in, may be NULL for zero bytes) in a new buffer
@@ -243,7 +248,8 @@ typedef struct pjrt_array {
 	PJRT_Buffer_Type type;
 	uint32_t rank;
 	int64_t dims[PJRT_MAX_RANK];
-	size_t nbytes;
+	size_t nbytes;                  /* on the device (f64 as f32); 0: no elements, so
+					 * no NEFF tensor either */
 } pjrt_array_t;
 
 typedef struct pjrt_signature {
@@ -320,8 +326,10 @@ typedef struct pjrt_exec {
 	int64_t num_replicas, num_partitions;
 	pjrt_signature_t sig;
 	int32_t *alias;                 /* per output: the input it updates in place, or -1 */
-	char **in_names, **out_names;   /* the NEFF's I/O tensor names, by position */
-	size_t *in_sizes, *out_sizes;   /* and their sizes in bytes */
+	char **in_names, **out_names;   /* the NEFF's I/O tensor names, by parameter and
+					 * result leaf; NULL for a zero-element one, which
+					 * has no NEFF tensor (nothing is bound for it) */
+	size_t *in_sizes, *out_sizes;   /* and their sizes in bytes (0: no tensor) */
 	size_t n_addr;
 	PJRT_Device **addr_list;        /* addressable devices (replica order) */
 	uint32_t *addr_index;           /* their logical cores */

@@ -226,7 +226,7 @@ static PJRT_Error *shape_leaves(const uint8_t *data, size_t len, bool flatten, i
 		return pjrt_error(PJRT_Error_Code_UNIMPLEMENTED,
 				  "hlo proto: %s: element type %llu (%s) is not supported by the neuronsim plugin",
 				  path, (unsigned long long)etype, pjrt_type_name(a.type));
-	if (!pjrt_array_bytes(a.type, a.rank, a.dims, &a.nbytes))
+	if (!pjrt_device_bytes(a.type, a.rank, a.dims, &a.nbytes))
 		return pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT,
 				  "hlo proto: %s: negative or overflowing dimensions", path);
 	if (!sig_push(b, &a))

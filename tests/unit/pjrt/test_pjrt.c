@@ -1,10 +1,12 @@
-/* Tests of libneuronsim_pjrt through its PJRT C API table, dlopen'ed as a framework does: version, clients, devices, buffers, compile, execute, donation, serialization, errors and misuse. */
+/* Tests of libneuronsim_pjrt through its PJRT C API table, dlopen'ed as a framework does: version, clients, devices, buffers, compile, execute, donation (buffer donors too), f64 and empty arrays, serialization, errors and misuse. */
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "interp.h"
+#include "ncc/ncc.h"
 #include "pjrt_test_util.h"
 
 static const char *const add_hlo =
@@ -286,7 +288,9 @@ START_TEST(test_buffer_round_trip_every_type)
 		PJRT_Buffer_OnDeviceSizeInBytes_Args os = {
 			.struct_size = PJRT_Buffer_OnDeviceSizeInBytes_Args_STRUCT_SIZE, .buffer = b };
 		T_OK(API->PJRT_Buffer_OnDeviceSizeInBytes(&os));
-		ck_assert_uint_eq(os.on_device_size_in_bytes, n);
+		/* f64 is held as f32 on the device */
+		bool f64 = all_types[t] == PJRT_Buffer_Type_F64;
+		ck_assert_uint_eq(os.on_device_size_in_bytes, f64 ? n / 2 : n);
 		PJRT_Buffer_GetMemoryLayout_Args ml = { .struct_size = PJRT_Buffer_GetMemoryLayout_Args_STRUCT_SIZE,
 							.buffer = b };
 		T_OK(API->PJRT_Buffer_GetMemoryLayout(&ml));
@@ -297,7 +301,17 @@ START_TEST(test_buffer_round_trip_every_type)
 		T_OK(API->PJRT_Buffer_IsOnCpu(&oc));
 		ck_assert(!oc.is_on_cpu);
 		ck_assert_uint_eq(T_to_host(b, dst, sizeof(dst)), n);
-		ck_assert_msg(memcmp(src, dst, n) == 0, "type %d does not round-trip", (int)all_types[t]);
+		if (f64) {
+			/* what the device keeps of an f64: its value rounded to f32 */
+			for (size_t i = 0; i < 30; i++) {
+				double x, y;
+				memcpy(&x, src + 8 * i, 8);
+				memcpy(&y, dst + 8 * i, 8);
+				ck_assert_msg(isnan(x) ? isnan(y) : y == (double)(float)x, "f64 %zu: %g -> %g", i, x, y);
+			}
+		} else {
+			ck_assert_msg(memcmp(src, dst, n) == 0, "type %d does not round-trip", (int)all_types[t]);
+		}
 		T_buffer_destroy(b);
 	}
 	T_client_destroy(c);
@@ -1305,6 +1319,291 @@ START_TEST(test_misuse_stale_and_foreign_handles)
 }
 END_TEST
 
+/* ------------------------------------------- f64, buffer donors, empty arrays */
+
+/* Device bytes in use on device dev (libnrt's accounting). */
+static int64_t bytes_in_use(PJRT_Device *dev)
+{
+	PJRT_Device_MemoryStats_Args ms = { .struct_size = PJRT_Device_MemoryStats_Args_STRUCT_SIZE, .device = dev };
+	T_OK(API->PJRT_Device_MemoryStats(&ms));
+	return ms.bytes_in_use;
+}
+
+/* An AdamW-like step as torch_xla sends it: the step size a Python float (an
+ * f64[] parameter), an f64 weight updated in place, f64 constants and outputs. */
+static const char *const f64_hlo =
+	"HloModule adamw_like, input_output_alias={ {0}: (2, {}) }\n"
+	"ENTRY e {\n"
+	"  lr = f64[] parameter(0)\n  g = f32[2,3] parameter(1)\n  w = f64[2,3] parameter(2)\n"
+	"  g64 = f64[2,3] convert(g)\n  lrb = f64[2,3] broadcast(lr), dimensions={}\n"
+	"  c = f64[] constant(0.9)\n  cb = f64[2,3] broadcast(c), dimensions={}\n"
+	"  m = f64[2,3] multiply(w, cb)\n  st = f64[2,3] multiply(lrb, g64)\n"
+	"  w2 = f64[2,3] subtract(m, st)\n  w2f = f32[2,3] convert(w2)\n"
+	"  s = f64[] constant(2.5)\n  ROOT t = (f64[2,3], f32[2,3], f64[]) tuple(w2, w2f, s)\n}\n";
+
+/* f64 stays f64 toward the framework (buffers, output types) and is f32 on the
+ * device: results match the reference interpreter's f64 within f32 rounding. */
+START_TEST(test_f64_program_within_f32_of_the_interpreter)
+{
+	PJRT_Client *c = T_client();
+	PJRT_Device *const *devs;
+	T_devices(c, &devs);
+	PJRT_LoadedExecutable *le = T_compile_text(c, f64_hlo);
+	PJRT_Executable *e = T_executable(le);
+	PJRT_Executable_OutputElementTypes_Args ot = { .struct_size = PJRT_Executable_OutputElementTypes_Args_STRUCT_SIZE,
+						       .executable = e };
+	T_OK(API->PJRT_Executable_OutputElementTypes(&ot));
+	ck_assert(ot.num_output_types == 3 && ot.output_types[0] == PJRT_Buffer_Type_F64 &&
+		  ot.output_types[1] == PJRT_Buffer_Type_F32 && ot.output_types[2] == PJRT_Buffer_Type_F64);
+	T_executable_destroy(e);
+	double lr = 1e-3, w[6] = { 0.123456789012345, -1.5, 3.0e-3, 7.25, -0.333333333333333, 1e30 };
+	float g[6] = { 0.5f, -0.25f, 1.0f, 2.0f, -3.0f, 0.125f };
+	/* the interpreter on the module as written (f64 arithmetic) */
+	ncc_module_t *m = NULL;
+	ncc_error_t nerr;
+	memset(&nerr, 0, sizeof(nerr));
+	ck_assert(ncc_parse_hlo(f64_hlo, strlen(f64_hlo), "<f64>", &m, &nerr) == NCC_OK && ncc_verify(m, &nerr) == NCC_OK);
+	ncc_value_t *args[3];
+	for (int a = 0; a < 3; a++)
+		ck_assert_int_eq(ncc_value_alloc(&m->entry->params[a]->shape, &args[a]), NCC_OK);
+	ncc_value_set_f64(args[0], 0, lr);
+	for (int i = 0; i < 6; i++) {
+		ncc_value_set_f64(args[1], i, g[i]);
+		ncc_value_set_f64(args[2], i, w[i]);
+	}
+	ncc_value_t *want = NULL;
+	ck_assert_msg(ncc_interp_run(m, (const ncc_value_t *const *)args, 3, NULL, &want, &nerr) == NCC_OK, "%s",
+		      nerr.msg);
+	int64_t dims[2] = { 2, 3 };
+	PJRT_Buffer *in[3] = { T_buffer(c, devs[0], PJRT_Buffer_Type_F64, NULL, 0, &lr, NULL),
+			       T_buffer(c, devs[0], PJRT_Buffer_Type_F32, dims, 2, g, NULL),
+			       T_buffer(c, devs[0], PJRT_Buffer_Type_F64, dims, 2, w, NULL) };
+	PJRT_Buffer *out[3] = { NULL, NULL, NULL };
+	T_OK(T_execute(le, devs[0], in, 3, out, NULL, 0));
+	ck_assert(T_is_deleted(in[2])); /* the f64 weight was updated in place */
+	static const PJRT_Buffer_Type types[3] = { PJRT_Buffer_Type_F64, PJRT_Buffer_Type_F32, PJRT_Buffer_Type_F64 };
+	static const size_t n[3] = { 6, 6, 1 };
+	for (int k = 0; k < 3; k++) {
+		PJRT_Buffer_ElementType_Args et = { .struct_size = PJRT_Buffer_ElementType_Args_STRUCT_SIZE, .buffer = out[k] };
+		T_OK(API->PJRT_Buffer_ElementType(&et));
+		ck_assert_int_eq(et.type, types[k]);
+		PJRT_Buffer_OnDeviceSizeInBytes_Args os = {
+			.struct_size = PJRT_Buffer_OnDeviceSizeInBytes_Args_STRUCT_SIZE, .buffer = out[k] };
+		T_OK(API->PJRT_Buffer_OnDeviceSizeInBytes(&os));
+		ck_assert_uint_eq(os.on_device_size_in_bytes, 4 * n[k]); /* f32 on the device */
+		double got[6];
+		float gotf[6];
+		ck_assert_uint_eq(T_to_host(out[k], k == 1 ? (void *)gotf : (void *)got, sizeof(got)),
+				  n[k] * (k == 1 ? 4 : 8));
+		for (size_t i = 0; i < n[k]; i++) {
+			double x = k == 1 ? (double)gotf[i] : got[i], y = ncc_value_get_f64(want->elems[k], (int64_t)i);
+			ck_assert_msg(fabs(x - y) <= 1e-7 + 2e-7 * fabs(y), "output %d[%zu]: %.17g, interpreter %.17g", k,
+				      i, x, y);
+			if (k != 1)
+				ck_assert(x == (double)(float)x); /* an f32 value, widened */
+		}
+	}
+	double two5;
+	T_to_host(out[2], &two5, sizeof(two5));
+	ck_assert(two5 == 2.5);
+	/* strided f64 host data in, column-major out */
+	double cm[6] = { 1.0 / 3, 4, 2, 5, 3, 6 }, rm[6], back[6];
+	int64_t strides[2] = { 8, 16 };
+	PJRT_Buffer *b = T_buffer(c, devs[0], PJRT_Buffer_Type_F64, dims, 2, cm, strides);
+	T_to_host(b, rm, sizeof(rm));
+	ck_assert(rm[0] == (double)(1.0f / 3) && rm[1] == 2 && rm[3] == 4 && rm[5] == 6);
+	int64_t m2m[2] = { 0, 1 };
+	PJRT_Buffer_MemoryLayout lay = { .type = PJRT_Buffer_MemoryLayout_Type_Tiled };
+	lay.tiled.minor_to_major = m2m;
+	lay.tiled.minor_to_major_size = 2;
+	PJRT_Buffer_ToHostBuffer_Args th = { .struct_size = PJRT_Buffer_ToHostBuffer_Args_STRUCT_SIZE, .src = b,
+					     .host_layout = &lay, .dst = back, .dst_size = sizeof(back) };
+	T_OK(API->PJRT_Buffer_ToHostBuffer(&th));
+	PJRT_Event_Destroy_Args ed = { .struct_size = PJRT_Event_Destroy_Args_STRUCT_SIZE, .event = th.event };
+	T_OK(API->PJRT_Event_Destroy(&ed));
+	ck_assert(back[0] == rm[0] && back[1] == 4 && back[2] == 2 && back[5] == 6);
+	T_buffer_destroy(b);
+	for (int k = 0; k < 3; k++) {
+		T_buffer_destroy(in[k]);
+		T_buffer_destroy(out[k]);
+	}
+	ncc_value_free(want);
+	for (int a = 0; a < 3; a++)
+		ncc_value_free(args[a]);
+	ncc_module_free(m);
+	T_loaded_destroy(le);
+	T_client_destroy(c);
+}
+END_TEST
+
+/* torch_xla 2.9's way of giving up a parameter: buffer_donor. The compiler aliases
+ * the donor to the output computed from it, so the plugin updates it in place: the
+ * input buffer is deleted and the output reuses its device tensor (no new device
+ * memory for it); a non-donatable input gets a copy (the memory of one more). */
+START_TEST(test_buffer_donor_updates_in_place)
+{
+	static const char *const text =
+		"HloModule donor_mod, buffer_donor={ (0, {}) }\n"
+		"ENTRY main {\n  g = f32[1024] parameter(1)\n  w = f32[1024] parameter(0)\n"
+		"  g2 = f32[1024] add(g, g)\n  n = f32[1024] subtract(w, g)\n"
+		"  ROOT t = (f32[1024], f32[1024]) tuple(g2, n)\n}\n";
+	PJRT_Client *c = T_client();
+	PJRT_Device *const *devs;
+	T_devices(c, &devs);
+	PJRT_LoadedExecutable *le = T_compile_text(c, text);
+	float w[1024], g[1024], r[1024];
+	for (int i = 0; i < 1024; i++) {
+		w[i] = (float)i;
+		g[i] = 0.5f * (float)(i % 7);
+	}
+	int64_t dims[1] = { 1024 };
+	for (int donate = 1; donate >= 0; donate--) {
+		PJRT_Buffer *in[2] = { T_buffer(c, devs[0], PJRT_Buffer_Type_F32, dims, 1, w, NULL),
+				       T_buffer(c, devs[0], PJRT_Buffer_Type_F32, dims, 1, g, NULL) };
+		PJRT_Buffer *out[2] = { NULL, NULL };
+		int64_t nondon[1] = { 0 };
+		int64_t before = bytes_in_use(devs[0]);
+		T_OK(T_execute(le, devs[0], in, 2, out, donate ? NULL : nondon, donate ? 0 : 1));
+		int64_t grown = bytes_in_use(devs[0]) - before;
+		/* donated: only output 0 is new device memory; else output 1 too */
+		ck_assert_msg(grown == (donate ? 4096 : 8192), "donate %d: %lld bytes more", donate, (long long)grown);
+		ck_assert(T_is_deleted(in[0]) == (donate == 1));
+		T_to_host(out[1], r, sizeof(r));
+		for (int i = 0; i < 1024; i++)
+			ck_assert(r[i] == w[i] - g[i]);
+		T_to_host(out[0], r, sizeof(r));
+		for (int i = 0; i < 1024; i++)
+			ck_assert(r[i] == 2 * g[i]);
+		for (int k = 0; k < 2; k++) {
+			T_buffer_destroy(in[k]);
+			T_buffer_destroy(out[k]);
+		}
+	}
+	T_loaded_destroy(le);
+	T_client_destroy(c);
+}
+END_TEST
+
+/* In-place outputs that read what another in-place output overwrites: the
+ * updated weight and the old one returned together, two updated inputs swapped, an
+ * input updated with its own transpose. The device binds each aliased output to
+ * its donated input's memory, so the back end must read before it writes. */
+START_TEST(test_in_place_outputs_read_inputs_before_overwriting)
+{
+	static const char *const texts[3] = {
+		"HloModule keep_old, input_output_alias={ {0}: (0, {}) }\n"
+		"ENTRY main {\n  w = f32[3,3] parameter(0)\n  g = f32[3,3] parameter(1)\n"
+		"  n = f32[3,3] subtract(w, g)\n  ROOT t = (f32[3,3], f32[3,3]) tuple(n, w)\n}\n",
+		"HloModule swap, input_output_alias={ {0}: (0, {}), {1}: (1, {}) }\n"
+		"ENTRY main {\n  a = f32[3,3] parameter(0)\n  b = f32[3,3] parameter(1)\n"
+		"  ROOT t = (f32[3,3], f32[3,3]) tuple(b, a)\n}\n",
+		"HloModule self_t, input_output_alias={ {0}: (0, {}) }\n"
+		"ENTRY main {\n  a = f32[3,3] parameter(0)\n  b = f32[3,3] parameter(1)\n"
+		"  tr = f32[3,3] transpose(a), dimensions={1,0}\n  ROOT t = (f32[3,3], f32[3,3]) tuple(tr, b)\n}\n",
+	};
+	PJRT_Client *c = T_client();
+	PJRT_Device *const *devs;
+	T_devices(c, &devs);
+	float a[9], b[9], r[9];
+	for (int i = 0; i < 9; i++) {
+		a[i] = (float)(i + 1);
+		b[i] = (float)(100 + 10 * i);
+	}
+	int64_t dims[2] = { 3, 3 };
+	for (int t = 0; t < 3; t++) {
+		PJRT_LoadedExecutable *le = T_compile_text(c, texts[t]);
+		PJRT_Buffer *in[2] = { T_buffer(c, devs[0], PJRT_Buffer_Type_F32, dims, 2, a, NULL),
+				       T_buffer(c, devs[0], PJRT_Buffer_Type_F32, dims, 2, b, NULL) };
+		PJRT_Buffer *out[2] = { NULL, NULL };
+		T_OK(T_execute(le, devs[0], in, 2, out, NULL, 0));
+		ck_assert(T_is_deleted(in[0]));
+		float want0[9], want1[9];
+		for (int i = 0; i < 9; i++) {
+			want0[i] = t == 0 ? a[i] - b[i] : t == 1 ? b[i] : a[3 * (i % 3) + i / 3];
+			want1[i] = t == 0 ? a[i] : t == 1 ? a[i] : b[i];
+		}
+		T_to_host(out[0], r, sizeof(r));
+		ck_assert_msg(memcmp(r, want0, sizeof(r)) == 0, "case %d output 0", t);
+		T_to_host(out[1], r, sizeof(r));
+		ck_assert_msg(memcmp(r, want1, sizeof(r)) == 0, "case %d output 1", t);
+		for (int k = 0; k < 2; k++) {
+			T_buffer_destroy(in[k]);
+			T_buffer_destroy(out[k]);
+		}
+		T_loaded_destroy(le);
+	}
+	T_client_destroy(c);
+}
+END_TEST
+
+/* Zero-element parameters and outputs: nothing is bound for them, the outputs are
+ * empty buffers; the other outputs are computed as usual (an empty batch through a
+ * linear layer, an empty slice next to real outputs, a sum over nothing). */
+START_TEST(test_zero_element_parameters_and_outputs)
+{
+	static const char *const text =
+		"HloModule empty_io\n"
+		"add { x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT xy = f32[] add(x, y) }\n"
+		"ENTRY main {\n  xin = f32[0,4] parameter(0)\n  w = f32[4,3] parameter(1)\n"
+		"  d = f32[0,3] dot(xin, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+		"  sl = f32[0,3] slice(w), slice={[2:2], [0:3]}\n  z = f32[] constant(0)\n"
+		"  s = f32[3] reduce(d, z), dimensions={0}, to_apply=add\n"
+		"  w2 = f32[4,3] add(w, w)\n"
+		"  ROOT t = (f32[0,3], f32[4,3], f32[0,3], f32[3]) tuple(d, w2, sl, s)\n}\n";
+	PJRT_Client *c = T_client();
+	PJRT_Device *const *devs;
+	T_devices(c, &devs);
+	PJRT_LoadedExecutable *le = T_compile_text(c, text);
+	ck_assert_uint_eq(T_num_outputs(le), 4);
+	float w[12], r[12];
+	for (int i = 0; i < 12; i++)
+		w[i] = (float)i;
+	int64_t xd[2] = { 0, 4 }, wd[2] = { 4, 3 };
+	PJRT_Buffer *in[2] = { T_buffer(c, devs[0], PJRT_Buffer_Type_F32, xd, 2, NULL, NULL),
+			       T_buffer(c, devs[0], PJRT_Buffer_Type_F32, wd, 2, w, NULL) };
+	for (int rep = 0; rep < 2; rep++) {
+		PJRT_Buffer *out[4] = { NULL, NULL, NULL, NULL };
+		T_OK(T_execute(le, devs[0], in, 2, out, NULL, 0));
+		static const int64_t want_dims[4][2] = { { 0, 3 }, { 4, 3 }, { 0, 3 }, { 3, 0 } };
+		for (int k = 0; k < 4; k++) {
+			PJRT_Buffer_Dimensions_Args dm = { .struct_size = PJRT_Buffer_Dimensions_Args_STRUCT_SIZE,
+							   .buffer = out[k] };
+			T_OK(API->PJRT_Buffer_Dimensions(&dm));
+			ck_assert_uint_eq(dm.num_dims, k == 3 ? 1 : 2);
+			ck_assert(dm.dims[0] == want_dims[k][0] && (k == 3 || dm.dims[1] == want_dims[k][1]));
+			ck_assert(!T_is_deleted(out[k]));
+		}
+		ck_assert_uint_eq(T_to_host(out[0], r, sizeof(r)), 0);
+		ck_assert_uint_eq(T_to_host(out[2], r, sizeof(r)), 0);
+		T_to_host(out[1], r, sizeof(r));
+		for (int i = 0; i < 12; i++)
+			ck_assert(r[i] == 2 * w[i]);
+		T_to_host(out[3], r, sizeof(r));
+		ck_assert(r[0] == 0 && r[1] == 0 && r[2] == 0);
+		/* an empty output feeds the next execution as an empty argument */
+		if (rep == 0) {
+			PJRT_Buffer *old = in[0];
+			in[0] = T_buffer(c, devs[0], PJRT_Buffer_Type_F32, xd, 2, NULL, NULL);
+			T_buffer_destroy(old);
+		}
+		for (int k = 0; k < 4; k++)
+			T_buffer_destroy(out[k]);
+	}
+	/* a program with no tensor at all */
+	PJRT_LoadedExecutable *none = T_compile_text(c, "HloModule none\nENTRY main {\n  x = f32[0,4] parameter(0)\n"
+						       "  ROOT n = f32[0,4] negate(x)\n}\n");
+	PJRT_Buffer *out1[1] = { NULL };
+	T_OK(T_execute(none, devs[0], in, 1, out1, NULL, 0));
+	ck_assert_uint_eq(T_to_host(out1[0], r, sizeof(r)), 0);
+	T_buffer_destroy(out1[0]);
+	T_loaded_destroy(none);
+	T_buffer_destroy(in[0]);
+	T_buffer_destroy(in[1]);
+	T_loaded_destroy(le);
+	T_client_destroy(c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("pjrt");
@@ -1327,6 +1626,10 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_mlp_training_step);
 	tcase_add_test(tc, test_nan_error_names_instruction);
 	tcase_add_test(tc, test_failed_execution_consumes_donated_input);
+	tcase_add_test(tc, test_f64_program_within_f32_of_the_interpreter);
+	tcase_add_test(tc, test_buffer_donor_updates_in_place);
+	tcase_add_test(tc, test_in_place_outputs_read_inputs_before_overwriting);
+	tcase_add_test(tc, test_zero_element_parameters_and_outputs);
 	tcase_add_test(tc, test_threads);
 	tcase_add_test(tc, test_serialize_round_trip);
 	tcase_add_test(tc, test_unimplemented_functions_name_themselves);
