@@ -212,6 +212,23 @@ static bool init_is_identity(const ncc_inst_t *init, int comb)
 	}
 }
 
+/* The ALU op that combines the output (parameter 0) with the source (parameter 1) in
+ * a select-and-scatter's scatter computation, or -1. Only commutative combiners: the
+ * lowering applies the sources that select one position in window-offset order, not
+ * in source order. */
+static int sas_scatter_op(const ncc_comp_t *c)
+{
+	switch (ncc_lower_combiner_of(c)) {
+	case ISA_RED_SUM: return ISA_ALU_ADD;
+	case ISA_RED_PROD: return ISA_ALU_MUL;
+	case ISA_RED_MAX: return ISA_ALU_MAX;
+	case ISA_RED_MIN: return ISA_ALU_MIN;
+	case ISA_RED_AND: return ISA_ALU_AND;
+	case ISA_RED_OR: return ISA_ALU_OR;
+	default: return -1;
+	}
+}
+
 bool ncc_lower_reduce_supports(const ncc_inst_t *inst, const char **out_reason)
 {
 	switch (inst->op) {
@@ -251,8 +268,9 @@ bool ncc_lower_reduce_supports(const ncc_inst_t *inst, const char **out_reason)
 			*out_reason = "unsupported select-and-scatter select computation (only compare GE/GT/LE/LT of its parameters)";
 			return false;
 		}
-		if (ncc_lower_combiner_of(inst->scatter_comp) != ISA_RED_SUM) {
-			*out_reason = "unsupported select-and-scatter scatter computation (only add)";
+		if (sas_scatter_op(inst->scatter_comp) < 0) {
+			*out_reason = "unsupported select-and-scatter scatter computation (only add, multiply, "
+				      "maximum, minimum, and, or of its parameters)";
 			return false;
 		}
 		if (!inst->window || inst->window->n != inst->shape.rank) {
@@ -656,9 +674,11 @@ static ncc_view_t padded_interior(const ncc_view_t *p, const ncc_window_t *w, co
 }
 
 /* select-and-scatter (max/min-pool gradient): for every window the first element
- * that the select computation prefers receives the source value, added into an output
- * initialised with init. With M the window max (min), per window offset k in window
- * order: hit = (X_k == M) and not yet taken; out_k += hit ? source : 0; taken |= hit.
+ * that the select computation prefers receives the source value, combined by the
+ * scatter computation into an output initialised with init. With M the window max
+ * (min), per window offset k in window order: hit = (X_k == M) and not yet taken;
+ * out_k += hit ? source : 0 (add), else out_k = hit ? scatter(out_k, source) : out_k;
+ * taken |= hit.
  * X_k and out_k are strided views of the padded operand/output at offset k, so each
  * step is a few ALU instructions over the whole source shape. Padding is filled with
  * -inf (+inf) so it is never chosen over a real element. */
@@ -676,6 +696,7 @@ static ncc_status_t lower_select_and_scatter(ncc_lower_ctx_t *ctx, const ncc_ins
 		return st;
 	int32_t rank = x.rank;
 	const ncc_window_t *w = inst->window;
+	int sop = sas_scatter_op(inst->scatter_comp);
 	ncc_cmp_dir_t dir = inst->select->root->cmp_dir;
 	bool is_max = dir == NCC_CMP_GE || dir == NCC_CMP_GT;
 	/* ties: GE/LE keep the earlier element (first wins); GT/LT the later one, which we
@@ -770,12 +791,22 @@ static ncc_status_t lower_select_and_scatter(ncc_lower_ctx_t *ctx, const ncc_ins
 		a[0] = taken; a[1] = hit;
 		if (st == NCC_OK)
 			st = ncc_lower_alu(ctx, inst, ISA_ALU_OR, &taken, 2, a);
-		a[0] = hit; a[1] = src; a[2] = zb;
+		if (sop == ISA_ALU_ADD) {
+			a[0] = hit; a[1] = src; a[2] = zb;
+			if (st == NCC_OK)
+				st = ncc_lower_alu(ctx, inst, ISA_ALU_SELECT, &contrib, 3, a);
+			a[0] = ok; a[1] = contrib;
+			if (st == NCC_OK)
+				st = ncc_lower_alu(ctx, inst, ISA_ALU_ADD, &ok, 2, a);
+			continue;
+		}
+		/* out_k = hit ? scatter(out_k, source) : out_k */
+		a[0] = ok; a[1] = src;
 		if (st == NCC_OK)
-			st = ncc_lower_alu(ctx, inst, ISA_ALU_SELECT, &contrib, 3, a);
-		a[0] = ok; a[1] = contrib;
+			st = ncc_lower_alu(ctx, inst, (uint32_t)sop, &contrib, 2, a);
+		a[0] = hit; a[1] = contrib; a[2] = ok;
 		if (st == NCC_OK)
-			st = ncc_lower_alu(ctx, inst, ISA_ALU_ADD, &ok, 2, a);
+			st = ncc_lower_alu(ctx, inst, ISA_ALU_SELECT, &ok, 3, a);
 	}
 	if (st != NCC_OK)
 		return st;

@@ -4,12 +4,60 @@
 
 #include "passes.h"
 
+static bool has_side_effect(const ncc_inst_t *in);
+
+/* Whether running c can matter beyond its result: it (or a computation it calls)
+ * holds an instruction with a side effect. Nesting deeper than 64 counts as yes. */
+static bool comp_has_side_effect(const ncc_comp_t *c, int depth)
+{
+	if (!c)
+		return false;
+	if (depth > 64)
+		return true;
+	for (int32_t i = 0; i < c->ninsts; i++) {
+		const ncc_inst_t *in = c->insts[i];
+		switch (in->op) {
+		case NCC_OP_WHILE:
+			if (comp_has_side_effect(in->condition, depth + 1) ||
+			    comp_has_side_effect(in->body, depth + 1))
+				return true;
+			break;
+		case NCC_OP_CONDITIONAL:
+			for (int32_t k = 0; k < in->nbranches; k++)
+				if (comp_has_side_effect(in->branches[k], depth + 1))
+					return true;
+			break;
+		case NCC_OP_CALL:
+			if (comp_has_side_effect(in->to_apply, depth + 1))
+				return true;
+			break;
+		case NCC_OP_PARAMETER: /* kept for the signature only */
+			break;
+		default:
+			if (has_side_effect(in))
+				return true;
+			break;
+		}
+	}
+	return false;
+}
+
 /* Instructions whose execution matters even when their value is unused. While,
- * conditional and call are kept too: their bodies may hold such instructions,
- * and removing a whole loop is not worth the analysis. */
+ * conditional and call count as their computations do: a dead loop whose body
+ * only computes values is removed, as XLA's DCE does (a loop that would never end
+ * then ends; XLA makes the same choice). */
 static bool has_side_effect(const ncc_inst_t *in)
 {
 	switch (in->op) {
+	case NCC_OP_WHILE:
+		return comp_has_side_effect(in->condition, 0) || comp_has_side_effect(in->body, 0);
+	case NCC_OP_CONDITIONAL:
+		for (int32_t k = 0; k < in->nbranches; k++)
+			if (comp_has_side_effect(in->branches[k], 0))
+				return true;
+		return false;
+	case NCC_OP_CALL:
+		return comp_has_side_effect(in->to_apply, 0);
 	case NCC_OP_CUSTOM_CALL:
 		return in->custom_call_has_side_effect;
 	case NCC_OP_PARAMETER: /* the signature */
@@ -20,8 +68,7 @@ static bool has_side_effect(const ncc_inst_t *in)
 	case NCC_OP_REDUCE_SCATTER: case NCC_OP_ALL_TO_ALL: case NCC_OP_COLLECTIVE_BROADCAST:
 	case NCC_OP_COLLECTIVE_PERMUTE: case NCC_OP_COLLECTIVE_PERMUTE_START:
 	case NCC_OP_COLLECTIVE_PERMUTE_DONE: case NCC_OP_ASYNC_START: case NCC_OP_ASYNC_UPDATE:
-	case NCC_OP_ASYNC_DONE: case NCC_OP_WHILE: case NCC_OP_CONDITIONAL: case NCC_OP_CALL:
-	case NCC_OP_UNKNOWN:
+	case NCC_OP_ASYNC_DONE: case NCC_OP_UNKNOWN:
 		return true;
 	default:
 		return false;

@@ -430,7 +430,7 @@ static const struct {
 	{ "argmax_sort", false, false, { "variadic (multi-operand) reduction", "(sort)" } },
 	{ "collectives", false, false,
 	  { "collective over more than one replica", "(collective-permute)", "unsupported gather form" } },
-	{ "conv_train", false, true, { "select-and-scatter scatter computation (only add)" } },
+	{ "conv_train", true, true, { NULL } },
 	{ "elementwise_mix", false, false, { "f64" } },
 	{ "embedding", true, true, { NULL } },
 	{ "index_put", false, true, { "f64" } },

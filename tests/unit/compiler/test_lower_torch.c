@@ -270,6 +270,197 @@ START_TEST(test_variadic_reduce_unsupported_names_the_instruction)
 }
 END_TEST
 
+/* ---------------------------------------------- select-and-scatter combiners */
+
+#define SAS_COMPS                                                                              \
+	"%ge (ge_a: f32[], ge_b: f32[]) -> pred[] { ge_a = f32[] parameter(0)\n"                  \
+	" ge_b = f32[] parameter(1)\n ROOT ge_c = pred[] compare(ge_a, ge_b), direction=GE }\n"   \
+	"%gt (gt_a: f32[], gt_b: f32[]) -> pred[] { gt_a = f32[] parameter(0)\n"                  \
+	" gt_b = f32[] parameter(1)\n ROOT gt_c = pred[] compare(gt_a, gt_b), direction=GT }\n"   \
+	"%le (le_a: f32[], le_b: f32[]) -> pred[] { le_a = f32[] parameter(0)\n"                  \
+	" le_b = f32[] parameter(1)\n ROOT le_c = pred[] compare(le_a, le_b), direction=LE }\n"   \
+	"%mx (mx_a: f32[], mx_b: f32[]) -> f32[] { mx_a = f32[] parameter(0)\n"                   \
+	" mx_b = f32[] parameter(1)\n ROOT mx_c = f32[] maximum(mx_a, mx_b) }\n"                  \
+	"%mn (mn_a: f32[], mn_b: f32[]) -> f32[] { mn_a = f32[] parameter(0)\n"                   \
+	" mn_b = f32[] parameter(1)\n ROOT mn_c = f32[] minimum(mn_a, mn_b) }\n"                  \
+	"%mul (mu_a: f32[], mu_b: f32[]) -> f32[] { mu_a = f32[] parameter(0)\n"                  \
+	" mu_b = f32[] parameter(1)\n ROOT mu_c = f32[] multiply(mu_a, mu_b) }\n"
+
+START_TEST(test_select_and_scatter_combiners)
+{
+	/* torch_xla's ComputeMaxPoolIndices body: one 3x3 window, scatter=max from -inf,
+	 * then "!= -inf" marks the selected position */
+	static const float win[9] = { 1, 7, 7, 2, 3, 7, 0, 1, 2 };
+	static const float srcv[1] = { 5 };
+	const char *t0 = "HloModule m\n" SAS_COMPS
+			 "ENTRY e { x = f32[1,1,3,3] parameter(0)\n s = f32[1,1,1,1] parameter(1)\n"
+			 " i = f32[] constant(-inf)\n"
+			 " ROOT r = f32[1,1,3,3] select-and-scatter(x, s, i), window={size=1x1x3x3 stride=1x1x2x2},"
+			 " select=%ge, scatter=%mx }\n";
+	const void *in[2] = { win, srcv };
+	for (int opt = 0; opt <= 2; opt++) {
+		ncc_run_t r;
+		int rc = run_at(t0, opt, in, 2, &r);
+		ck_assert_msg(rc == 0, "-O%d: %s", opt, r.msg);
+		const float *o = r.out[0];
+		for (int k = 0; k < 9; k++)
+			ck_assert_msg(o[k] == (k == 1 ? 5 : -INFINITY), "-O%d: element %d is %g", opt, k, o[k]);
+		ncc_run_free(&r);
+	}
+	/* every combiner and select, overlapping and padded windows, against the
+	 * interpreter */
+	static const char *const scat[] = { "mx", "mn", "mul" };
+	static const char *const sel[] = { "ge", "gt", "le" };
+	static const char *const windows[] = {
+		"window={size=1x3x3 stride=1x1x1}", /* overlapping */
+		"window={size=1x3x3 stride=1x2x2 pad=0_0x1_1x1_1}", /* resnet's max-pool */
+		"window={size=1x2x2 stride=1x2x2}",
+	};
+	static const char *const srcs[] = { "f32[2,4,4]", "f32[2,3,3]", "f32[2,3,3]" };
+	int n = 0;
+	for (size_t c = 0; c < 3; c++)
+		for (size_t w = 0; w < 3; w++) {
+			char text[4096];
+			snprintf(text, sizeof(text),
+				 "HloModule m\n%s"
+				 "ENTRY e { x = f32[2,6,6] parameter(0)\n s = %s parameter(1)\n"
+				 " i = f32[] parameter(2)\n"
+				 " ROOT r = f32[2,6,6] select-and-scatter(x, s, i), %s, select=%%%s, scatter=%%%s }\n",
+				 SAS_COMPS, srcs[w], windows[w], sel[n++ % 3], scat[c]);
+			char what[64];
+			snprintf(what, sizeof(what), "scatter=%s window %zu", scat[c], w);
+			device_matches_interp(what, text, NULL, 100 + c * 3 + w, c != 2);
+		}
+}
+END_TEST
+
+/* ------------------------------------------- torch_xla's max-pool indices loop */
+
+static char *read_torch_hlo(const char *name)
+{
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/%s", NCC_TORCH_HLO_DIR, name);
+	FILE *f = fopen(path, "rb");
+	ck_assert_msg(f != NULL, "cannot open %s", path);
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *buf = malloc((size_t)n + 1);
+	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = 0;
+	fclose(f);
+	return buf;
+}
+
+/* Replaces the first occurrence of from by to in *text (reallocated). */
+static void replace_once(char **text, const char *from, const char *to)
+{
+	char *at = strstr(*text, from);
+	ck_assert_msg(at != NULL, "'%s' not found", from);
+	size_t pre = (size_t)(at - *text), nf = strlen(from), nt = strlen(to), tail = strlen(at + nf);
+	char *r = malloc(pre + nt + tail + 1);
+	memcpy(r, *text, pre);
+	memcpy(r + pre, to, nt);
+	memcpy(r + pre + nt, at + nf, tail + 1);
+	free(*text);
+	*text = r;
+}
+
+static int count_op(const ncc_module_t *m, ncc_opcode_t op)
+{
+	int n = 0;
+	for (int32_t c = 0; c < m->ncomps; c++)
+		for (int32_t i = 0; i < m->comps[c]->ninsts; i++)
+			n += m->comps[c]->insts[i]->op == op;
+	return n;
+}
+
+START_TEST(test_maxpool_indices_loop)
+{
+	/* F.max_pool2d(x, 3, 2, padding=1, return_indices=True): the values from a
+	 * reduce-window, the indices from a while loop of select-and-scatter(ge, max)
+	 * over each window; ties take the first position, as torch does */
+	char *text = read_torch_hlo("maxpool_indices.hlo");
+	static const float x[32] = {
+		1, 5, 5, 0,   2, 9, 9, 9,   0, 0, 0, 0,   3, 1, 4, 1, /* channel 0 */
+		-1, -2, -3, -4,   -5, -6, -7, -8,   -9, -8, -7, -6,   -5, -4, -3, -2,
+	};
+	const void *in[1] = { x };
+	for (int opt = 0; opt <= 2; opt++) {
+		ncc_run_t r;
+		int rc = run_at(text, opt, in, 1, &r);
+		ck_assert_msg(rc == 0, "-O%d: %s", opt, r.msg);
+		const uint32_t *idx = r.out[1];
+		/* brute force: window (oy, ox) covers rows 2oy-1..2oy+1, cols 2ox-1..2ox+1 */
+		for (int c = 0; c < 2; c++)
+			for (int oy = 0; oy < 2; oy++)
+				for (int ox = 0; ox < 2; ox++) {
+					float best = -INFINITY;
+					int bi = -1;
+					for (int y = 2 * oy - 1; y <= 2 * oy + 1; y++)
+						for (int xx = 2 * ox - 1; xx <= 2 * ox + 1; xx++)
+							if (y >= 0 && y < 4 && xx >= 0 && xx < 4 &&
+							    x[c * 16 + y * 4 + xx] > best) {
+								best = x[c * 16 + y * 4 + xx];
+								bi = y * 4 + xx;
+							}
+					int o = c * 4 + oy * 2 + ox;
+					ck_assert_msg(idx[o] == (uint32_t)bi && ((const float *)r.out[0])[o] == best,
+						      "-O%d: output %d: index %u value %g, want %d %g", opt, o, idx[o],
+						      ((const float *)r.out[0])[o], bi, best);
+				}
+		ncc_run_free(&r);
+	}
+	device_matches_interp("max-pool indices", text, NULL, 5, true);
+
+	/* nothing reads the indices (resnet18's forward and backward): the passes
+	 * remove the loop, the values stay */
+	replace_once(&text, "->(f32[1,2,2,2]{3,2,1,0}, u32[1,2,2,2]{3,2,1,0})}", "->(f32[1,2,2,2]{3,2,1,0})}");
+	replace_once(&text, "-> (f32[1,2,2,2], u32[1,2,2,2]) {", "-> (f32[1,2,2,2]) {");
+	replace_once(&text, "ROOT %tuple.174 = (f32[1,2,2,2]{3,2,1,0}, u32[1,2,2,2]{3,2,1,0}) tuple("
+			    "f32[1,2,2,2]{3,2,1,0} %reduce-window.13, u32[1,2,2,2]{3,2,1,0} %reshape.173)",
+		     "ROOT %tuple.174 = (f32[1,2,2,2]{3,2,1,0}) tuple(f32[1,2,2,2]{3,2,1,0} %reduce-window.13)");
+	ncc_module_t *m = parse(text);
+	ck_assert_int_eq(count_op(m, NCC_OP_WHILE), 1);
+	ncc_compile_options_t o;
+	ncc_compile_options_init(&o);
+	o.opt_level = 2;
+	ncc_error_t err;
+	memset(&err, 0, sizeof(err));
+	ck_assert_int_eq(ncc_run_passes(m, &o, &err), NCC_OK);
+	ck_assert_int_eq(count_op(m, NCC_OP_WHILE), 0);
+	ck_assert_int_eq(count_op(m, NCC_OP_SELECT_AND_SCATTER), 0);
+	ncc_module_free(m);
+	device_matches_interp("max-pool, indices unused", text, NULL, 6, true);
+	free(text);
+}
+END_TEST
+
+START_TEST(test_dead_loop_with_side_effect_kept)
+{
+	/* a dead loop whose body has a side-effecting custom-call stays */
+	const char *t = "HloModule m\n"
+			"%c (cp: (s32[], f32[4])) -> pred[] { cp = (s32[], f32[4]) parameter(0)\n"
+			" ci = s32[] get-tuple-element(cp), index=0\n n = s32[] constant(3)\n"
+			" ROOT lt = pred[] compare(ci, n), direction=LT }\n"
+			"%b (bp: (s32[], f32[4])) -> (s32[], f32[4]) { bp = (s32[], f32[4]) parameter(0)\n"
+			" bi = s32[] get-tuple-element(bp), index=0\n bv = f32[4] get-tuple-element(bp), index=1\n"
+			" one = s32[] constant(1)\n nx = s32[] add(bi, one)\n"
+			" fx = f32[4] custom-call(bv), custom_call_target=\"Flush\", custom_call_has_side_effect=true\n"
+			" ROOT bt = (s32[], f32[4]) tuple(nx, bv) }\n"
+			"ENTRY e { x = f32[4] parameter(0)\n z = s32[] constant(0)\n"
+			" t = (s32[], f32[4]) tuple(z, x)\n w = (s32[], f32[4]) while(t), condition=%c, body=%b\n"
+			" ROOT r = f32[4] negate(x) }\n";
+	ncc_module_t *m = parse(t);
+	bool changed = false;
+	ncc_error_t err;
+	memset(&err, 0, sizeof(err));
+	ck_assert_int_eq(ncc_pass_dce(m, &changed, &err), NCC_OK);
+	ck_assert_int_eq(count_op(m, NCC_OP_WHILE), 1);
+	ncc_module_free(m);
+}
+END_TEST
+
 static Suite *torch_ops_suite(void)
 {
 	Suite *s = suite_create("lower_torch");
@@ -279,6 +470,9 @@ static Suite *torch_ops_suite(void)
 	tcase_add_test(tc, test_argmax_nan_wins);
 	tcase_add_test(tc, test_argminmax_forms);
 	tcase_add_test(tc, test_variadic_reduce_unsupported_names_the_instruction);
+	tcase_add_test(tc, test_select_and_scatter_combiners);
+	tcase_add_test(tc, test_maxpool_indices_loop);
+	tcase_add_test(tc, test_dead_loop_with_side_effect_kept);
 	suite_add_tcase(s, tc);
 	return s;
 }
