@@ -21,12 +21,11 @@ Two facts of the layers below shape it:
   source), or xp.start_server is called before the first device use. A window is cut
   out of it with nrt_profile_start/stop on a one-instruction model of its own.
 - torch_xla 2.9 registers a profiler for every PJRT plugin and calls it without
-  checking that the plugin has the PJRT profiler extension (PluginTracer::Start on a
-  null API): a profiling session in a process whose plugin lacks it crashes. While the
-  neuronsim plugin has none, torch_xla's own profiler is not started here; the profile
-  then holds libnrt's traces only (host threads of the runtime and the devices). With
-  an extension, torch_xla's trace (host, Python) is written as usual and the device
-  planes are merged into its file.
+  checking that the plugin has the PJRT profiler extension. The neuronsim plugin
+  has one (pjrt/profiler.c, docs/pjrt.md), so torch_xla's profiler runs as usual:
+  its server, xp.trace/trace_detached and start_trace/stop_trace write torch_xla's
+  own XSpace file (host, Python, the plugin's planes), and the window's device and
+  runtime planes from libnrt are merged into that file.
 """
 
 import atexit
@@ -91,14 +90,6 @@ def _lib():
         lib.nrt_neuronsim_trace_step.argtypes = [ctypes.c_uint64]
         _nrt = lib
     return _nrt
-
-
-def plugin_has_profiler_extension():
-    from . import _native
-    try:
-        return "profiler" in _native.pjrt_api_info()["extensions"]
-    except Exception:
-        return False
 
 
 def _runtime_started():
@@ -239,12 +230,6 @@ class _Window:
                 pass
 
 
-def _host_name(service_addr=None):
-    if service_addr:
-        return service_addr.split(",")[0].replace(":", "_")
-    return socket.gethostname()
-
-
 def _write_atomic(path, data):
     d = os.path.dirname(path)
     os.makedirs(d, exist_ok=True)
@@ -252,17 +237,6 @@ def _write_atomic(path, data):
     with os.fdopen(fd, "wb") as fh:
         fh.write(data)
     os.replace(tmp, path)
-
-
-def _new_run_dir(logdir):
-    base = os.path.join(logdir, "plugins", "profile")
-    name = time.strftime("%Y_%m_%d_%H_%M_%S")
-    path = os.path.join(base, name)
-    n = 1
-    while os.path.exists(path):
-        path = os.path.join(base, f"{name}_{n}")
-        n += 1
-    return path
 
 
 def _check_trace(trace):
@@ -278,29 +252,20 @@ def _check_trace(trace):
                    "the session's span limit (NEURONSIM_PROFILE_MAX_SPANS) was reached")
 
 
-def write_profile(logdir, trace, offset, host=None):
-    """A new profile run of logdir holding the window's libnrt trace; its path."""
-    base = int(trace.get("otherData", {}).get("base_ns", 0))
-    end = max((float(e.get("ts", 0)) + float(e.get("dur", 0))
-               for e in trace.get("traceEvents", []) if e.get("ph") == "X"), default=0.0)
-    # As TSL writes them: times from the profile's start, which a plane records.
-    hp, devs = _xp.planes_from_nrt_trace(trace, -base)
-    planes = ([hp] if hp else []) + devs
-    planes.append(_xp.task_environment_plane(len(planes) + 100, base + offset,
-                                             base + offset + int(end * 1000)))
-    host = host or _host_name()
-    path = os.path.join(_new_run_dir(logdir), f"{host}.xplane.pb")
-    _write_atomic(path, _xp.encode_space(planes, hostnames=[socket.gethostname()]))
-    return path
-
-
 def merge_profile(xplane_path, trace, offset):
     """Adds the window's libnrt trace to an XSpace file torch_xla wrote."""
     with open(xplane_path, "rb") as fh:
         space = fh.read()
     # metadata and line ids far from the ones torch_xla's tracers use
     start = _xp.profile_start_time(space)
-    hp, devs = _xp.planes_from_nrt_trace(trace, offset - (start or 0), md_base=1 << 40,
+    shift = offset - (start or 0)
+    # The window opens before torch_xla's session does: what ran before the
+    # session's start is left out (TensorBoard refuses times before it).
+    t0 = int(trace.get("otherData", {}).get("base_ns", 0)) + shift
+    trace = dict(trace, traceEvents=[e for e in trace.get("traceEvents", [])
+                                     if e.get("ph") == "M"
+                                     or t0 + float(e.get("ts", 0)) * 1000 >= 0])
+    hp, devs = _xp.planes_from_nrt_trace(trace, shift, md_base=1 << 40,
                                          line_id_base=1 << 31, first_device_id=1000)
     _write_atomic(xplane_path, _xp.merge_into_space(space, hp, devs))
 
@@ -311,11 +276,11 @@ def _xplanes_since(logdir, t0):
 
 
 class _Capture:
-    """What xp.trace / start_trace..stop_trace record on the device side."""
+    """The device side of one torch_xla capture: a libnrt window merged into the
+    XSpace file torch_xla writes."""
 
-    def __init__(self, logdir, service_addr=None):
+    def __init__(self, logdir):
         self.logdir = str(logdir)
-        self.service_addr = service_addr
         self.window = None
         self.t0 = time.time()
 
@@ -328,19 +293,19 @@ class _Capture:
             self.window = None
         return self
 
-    def finish(self, native):
-        """Stops the window and writes (fallback) or merges (native) the profile."""
+    def finish(self):
+        """Stops the window and merges it into torch_xla's newest file; its path."""
         if self.window is None:
             return None
         trace = self.window.stop()
         _check_trace(trace)
-        if native:
-            files = _xplanes_since(self.logdir, self.t0)
-            if files:
-                merge_profile(files[-1], trace, self.window.offset)
-                return files[-1]
-        return write_profile(self.logdir, trace, self.window.offset,
-                             _host_name(self.service_addr))
+        files = _xplanes_since(self.logdir, self.t0)
+        if not files:
+            _warn_once("nofile", f"torch_xla wrote no profile under {self.logdir}: the "
+                       "device trace of this window is dropped")
+            return None
+        merge_profile(files[-1], trace, self.window.offset)
+        return files[-1]
 
     def __exit__(self, *exc):
         if self.window is not None and self.window.started:
@@ -349,23 +314,10 @@ class _Capture:
 
 # ---------------------------------------------------------------- the wrappers
 
-class _StubServer:
-    """What xp.start_server returns while torch_xla's server cannot be started."""
-
-    def __init__(self, port):
-        self.port = port
-
-
 def _start_server(port, only_on_master=True):
     _state["server_port"] = port
     arm("xp.start_server before the first device use")
-    if plugin_has_profiler_extension():
-        return _state["orig"]["start_server"](port, only_on_master)
-    _warn_once("server", "the neuronsim PJRT plugin has no PJRT profiler extension, so "
-               "torch_xla's profiler server is not started (a capture through it would "
-               "crash torch_xla 2.9). xp.trace/xp.trace_detached/xp.start_trace in this "
-               "process record the runtime and device traces (docs/torch.md).")
-    return _StubServer(port)
+    return _state["orig"]["start_server"](port, only_on_master)
 
 
 def _local(service_addr):
@@ -388,48 +340,29 @@ def _trace(service_addr, logdir, duration_ms=1000, num_tracing_attempts=3,
             device_tracer_level, delay_ms, timeout_s, interval_s)
     if not _local(service_addr):
         return orig(*args)  # another process's server: its profiler, not ours
-    with _lock:
-        native = plugin_has_profiler_extension()
-        if not native and delay_ms:
-            time.sleep(delay_ms / 1000)
-        with _Capture(logdir, service_addr) as cap:
-            if native:
-                orig(*args)
-            else:
-                print(f"Starting to trace for {duration_ms} ms (torch_neuronsim: runtime "
-                      f"and device traces)", file=sys.stderr)
-                time.sleep(duration_ms / 1000)
-            path = cap.finish(native)
+    with _lock, _Capture(logdir) as cap:
+        orig(*args)
+        path = cap.finish()
     if path:
-        log.info("profile written to %s", path)
+        log.info("device trace merged into %s", path)
     return None
 
 
 def _start_trace(log_dir):
     with _lock:
-        if _state.get("session") is not None:
-            raise RuntimeError("Profile has already been started. Only one profile may be "
-                               "run at a time.")
-        native = plugin_has_profiler_extension()
-        if native:
-            _state["orig"]["start_trace"](log_dir)
-        cap = _Capture(log_dir).__enter__()
-        _state["session"] = (cap, native)
+        _state["orig"]["start_trace"](log_dir)  # raises if a profile is running
+        _state["session"] = _Capture(log_dir).__enter__()
 
 
 def _stop_trace():
     with _lock:
-        s = _state.get("session")
-        if s is None:
-            raise RuntimeError("No profile started")
-        cap, native = s
-        _state["session"] = None
-        try:
-            if native:
-                _state["orig"]["stop_trace"]()
-            cap.finish(native)
-        finally:
-            cap.__exit__(None, None, None)
+        _state["orig"]["stop_trace"]()  # raises if no profile is running
+        cap, _state["session"] = _state.get("session"), None
+        if cap is not None:
+            try:
+                cap.finish()
+            finally:
+                cap.__exit__(None, None, None)
 
 
 def install():
