@@ -1536,6 +1536,50 @@ START_TEST(test_in_place_outputs_read_inputs_before_overwriting)
 }
 END_TEST
 
+/* torch_xla's own training step (mlp_train.pb, an SGD step of a small MLP): its
+ * buffer_donor parameters 1-4 (the weights) are donated and updated in place, the
+ * batch, labels and learning rate are left alone. */
+START_TEST(test_torch_xla_donors_update_in_place)
+{
+	size_t len;
+	char *pb = T_read_file(PJRT_PROTO_DIR "/mlp_train.pb", &len);
+	ck_assert_msg(pb != NULL, "cannot read %s", PJRT_PROTO_DIR "/mlp_train.pb");
+	PJRT_Client *c = T_client();
+	PJRT_Device *const *devs;
+	T_devices(c, &devs);
+	PJRT_Error *err;
+	PJRT_LoadedExecutable *le = T_compile(c, "hlo", pb, len, 1, &err);
+	ck_assert_msg(err == NULL, "compile: %s", err ? T_msg(err) : "");
+	/* s64[5] labels, f32[4], f32[4,16], f32[16], f32[16,8], f32[5,8] batch, f32[] lr */
+	static const int64_t dims[7][2] = { { 5 }, { 4 }, { 4, 16 }, { 16 }, { 16, 8 }, { 5, 8 }, { 0 } };
+	static const size_t ranks[7] = { 1, 1, 2, 1, 2, 2, 0 };
+	PJRT_Buffer *args[7];
+	int64_t labels[5] = { 0, 1, 2, 3, 0 };
+	args[0] = T_buffer(c, devs[0], PJRT_Buffer_Type_S64, dims[0], 1, labels, NULL);
+	float v[128];
+	for (int i = 0; i < 128; i++)
+		v[i] = 0.05f * (float)((i * 37) % 17 - 8);
+	for (int p = 1; p < 7; p++)
+		args[p] = T_buffer(c, devs[0], PJRT_Buffer_Type_F32, dims[p], ranks[p], v, NULL);
+	size_t nout = T_num_outputs(le);
+	ck_assert_uint_eq(nout, 13);
+	PJRT_Buffer *out[13];
+	T_OK(T_execute(le, devs[0], args, 7, out, NULL, 0));
+	for (int p = 0; p < 7; p++)
+		ck_assert_msg(T_is_deleted(args[p]) == (p >= 1 && p <= 4), "parameter %d", p);
+	float loss;
+	T_to_host(out[0], &loss, sizeof(loss));
+	ck_assert_msg(isfinite(loss) && loss > 0, "loss %f", loss);
+	for (int p = 0; p < 7; p++)
+		T_buffer_destroy(args[p]);
+	for (size_t k = 0; k < nout; k++)
+		T_buffer_destroy(out[k]);
+	T_loaded_destroy(le);
+	T_client_destroy(c);
+	free(pb);
+}
+END_TEST
+
 /* Zero-element parameters and outputs: nothing is bound for them, the outputs are
  * empty buffers; the other outputs are computed as usual (an empty batch through a
  * linear layer, an empty slice next to real outputs, a sum over nothing). */
@@ -1628,6 +1672,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_failed_execution_consumes_donated_input);
 	tcase_add_test(tc, test_f64_program_within_f32_of_the_interpreter);
 	tcase_add_test(tc, test_buffer_donor_updates_in_place);
+	tcase_add_test(tc, test_torch_xla_donors_update_in_place);
 	tcase_add_test(tc, test_in_place_outputs_read_inputs_before_overwriting);
 	tcase_add_test(tc, test_zero_element_parameters_and_outputs);
 	tcase_add_test(tc, test_threads);
