@@ -1,4 +1,5 @@
 /* Buffer donors: each buffer_donor parameter is aliased (may-alias) to an output of its shape, as XLA's alias analysis does, so the caller's donated buffer is updated in place. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,9 +9,12 @@
  * PyTorch/XLA marks the parameters it gives up with buffer_donor instead of
  * input_output_alias: the compiler decides which output, if any, reuses each
  * donated buffer. The choice here is deterministic: donors in parameter order, each
- * takes the first output leaf that has its shape (element type and dims), is not
- * aliased yet and is computed from that parameter; failing that, the first
- * unaliased output leaf of its shape; failing that, it stays a donor (no alias).
+ * takes, among the output leaves that have its shape (element type and dims) and are
+ * not aliased yet, the one computed from that parameter in the fewest operations
+ * (the first such leaf on a tie): the updated weight `w - lr * g` (one operation)
+ * rather than a gradient that also depends on w through the forward pass; failing
+ * that, the first unaliased output leaf of its shape; failing that, it stays a donor
+ * (no alias).
  * A converted donor leaves the buffer_donor list (XLA does not allow a parameter in
  * both). Only entry outputs the back end can alias are candidates: the root itself
  * when it is an array, or an array element of a root tuple; tuple-shaped and
@@ -56,10 +60,10 @@ ncc_status_t ncc_pass_buffer_donors(ncc_module_t *m, bool *out_changed, ncc_erro
 	int64_t *donors = malloc(((size_t)m->ndonors + 1) * sizeof(int64_t));
 	bool *taken = calloc((size_t)nout + 1, sizeof(bool));
 	const ncc_inst_t **producer = calloc((size_t)nout + 1, sizeof(*producer));
-	uint8_t *from = calloc((size_t)m->next_id + 1, 1);
+	int32_t *dist = malloc(((size_t)m->next_id + 1) * sizeof(int32_t));
 	int32_t *chosen = malloc(((size_t)m->ndonors + 1) * sizeof(int32_t));
 	ncc_status_t st = NCC_OK;
-	if (!donors || !taken || !producer || !from || !chosen) {
+	if (!donors || !taken || !producer || !dist || !chosen) {
 		st = ncc_error_set(err, NCC_ERR_NOMEM, 0, 0, "buffer-donors: out of memory");
 		goto out;
 	}
@@ -85,23 +89,29 @@ ncc_status_t ncc_pass_buffer_donors(ncc_module_t *m, bool *out_changed, ncc_erro
 		const ncc_inst_t *pi = e->params[p];
 		if (pi->shape.etype == NCC_TUPLE || ncc_shape_elements(&pi->shape) <= 0)
 			continue;
-		/* what is computed from p: operands precede users in program order */
-		memset(from, 0, (size_t)m->next_id + 1);
+		/* operations from p to each instruction computed from it (INT32_MAX: not
+		 * computed from p); operands precede users in program order */
+		for (uint32_t j = 0; j <= m->next_id; j++)
+			dist[j] = INT32_MAX;
 		for (int32_t j = 0; j < e->ninsts; j++) {
 			const ncc_inst_t *in = e->insts[j];
-			bool dep = in == pi;
-			for (int32_t o = 0; o < in->noperands && !dep; o++)
-				dep = from[in->operands[o]->id];
-			from[in->id] = dep;
+			int32_t d = in == pi ? 0 : INT32_MAX;
+			for (int32_t o = 0; o < in->noperands; o++) {
+				int32_t od = dist[in->operands[o]->id];
+				if (od != INT32_MAX && od + 1 < d)
+					d = od + 1;
+			}
+			dist[in->id] = d;
 		}
 		int32_t any = -1, best = -1;
-		for (int32_t k = 0; k < nout && best < 0; k++) {
+		for (int32_t k = 0; k < nout; k++) {
 			const ncc_shape_t *ls = rs->etype == NCC_TUPLE ? &rs->elems[k] : rs;
 			if (taken[k] || !ncc_shape_equal(ls, &pi->shape, false))
 				continue;
 			if (any < 0)
 				any = k;
-			if (from[producer[k]->id])
+			int32_t d = dist[producer[k]->id];
+			if (d != INT32_MAX && (best < 0 || d < dist[producer[best]->id]))
 				best = k;
 		}
 		chosen[i] = best >= 0 ? best : any;
@@ -155,7 +165,7 @@ out:
 	free(donors);
 	free(taken);
 	free(producer);
-	free(from);
+	free(dist);
 	free(chosen);
 	return st;
 }

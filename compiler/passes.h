@@ -52,9 +52,9 @@ ncc_status_t ncc_run_passes(ncc_module_t *m, const ncc_compile_options_t *opts,
  * bitcast-convert from or to f64, c128 values, tuple constants with f64 leaves. */
 ncc_status_t ncc_pass_demote_f64(ncc_module_t *m, bool *out_changed, ncc_error_t *err);
 /* Turns buffer_donor parameters into may-alias input_output_alias entries, each
- * with the first unaliased output leaf of its shape computed from it, else the
- * first unaliased one of its shape (docs/passes.md); converted donors leave the
- * donor list. */
+ * with the unaliased output leaf of its shape computed from it in the fewest
+ * operations, else the first unaliased one of its shape (docs/passes.md);
+ * converted donors leave the donor list. */
 ncc_status_t ncc_pass_buffer_donors(ncc_module_t *m, bool *out_changed, ncc_error_t *err);
 
 

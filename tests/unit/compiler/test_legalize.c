@@ -331,8 +331,9 @@ START_TEST(test_buffer_donor_parses_prints_and_verifies)
 }
 END_TEST
 
-/* Each donor takes the first unaliased output of its shape computed from it, else the
- * first unaliased one of its shape, else stays a donor; the NEFF aliases follow. */
+/* Each donor takes the unaliased output of its shape computed from it in the fewest
+ * operations, else the first unaliased one of its shape, else stays a donor; the NEFF
+ * aliases follow. */
 static const char k_donor_module[] =
 	"HloModule d, input_output_alias={ {4}: (2, {}) }, "
 	"buffer_donor={ (4, {}), (3, {}), (1, {}), (0, {}), (5, {}) }\n"
@@ -361,6 +362,16 @@ START_TEST(test_buffer_donors_become_may_aliases)
 		ck_assert_msg(got[k] == want[k], "output %d aliases %lld, expected %lld", k, (long long)got[k],
 			      (long long)want[k]);
 	ck_assert_int_eq(m->ndonors, 0);
+	ncc_module_free(m);
+
+	/* the update (one operation from w) wins over a gradient of w's shape that comes
+	 * first and depends on w through three */
+	m = parse("HloModule g, buffer_donor={ (0, {}) }\nENTRY e { w = f32[4] parameter(0)\n"
+		  " x = f32[4] parameter(1)\n a = f32[4] multiply(w, x)\n t = f32[4] tanh(a)\n"
+		  " gr = f32[4] multiply(t, x)\n u = f32[4] subtract(w, gr)\n"
+		  " ROOT r = (f32[4], f32[4]) tuple(gr, u) }\n");
+	ck_assert_msg(legalize(m, 0, NULL, &err) == NCC_OK, "%s", err.msg);
+	ck_assert(m->naliases == 1 && m->aliases[0].param_number == 0 && m->aliases[0].output_index.v[0] == 1);
 	ncc_module_free(m);
 
 	/* a donor without an output of its shape stays a donor */
@@ -397,7 +408,8 @@ START_TEST(test_buffer_donor_neff_updates_in_place)
 END_TEST
 
 /* torch_xla's own proto: its buffer_donor field decodes into donors, which become
- * the updated weights' in-place outputs. */
+ * the updated weights' in-place outputs (not the gradients of the same shapes that
+ * come first in its result). */
 START_TEST(test_buffer_donor_from_torch_xla_proto)
 {
 	size_t len = 0;
@@ -427,6 +439,10 @@ START_TEST(test_buffer_donor_from_torch_xla_proto)
 		ck_assert(a >= 1 && a <= 4 && !seen[a]);
 		seen[a] = true;
 		ck_assert_uint_eq(v.tensors[t].size, v.tensors[a].size);
+		/* outputs 9..12 are the new weights of parameters 4..1 */
+		char want[16];
+		snprintf(want, sizeof(want), "output%d", 13 - a);
+		ck_assert_str_eq(v.tensors[t].name, want);
 		n++;
 	}
 	ck_assert_int_eq(n, 4);
