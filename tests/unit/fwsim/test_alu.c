@@ -163,15 +163,15 @@ static double tol_of(uint32_t dt)
 static void expect_close(double got, double want, uint32_t dt, const char *what)
 {
 	if (isnan(want)) {
-		ck_assert_msg(isnan(got), "%s: got %g, want NaN", what, got);
+		T_CHECK(isnan(got), "%s: got %g, want NaN", what, got);
 		return;
 	}
 	if (isinf(want)) {
-		ck_assert_msg(got == want, "%s: got %g, want %g", what, got, want);
+		T_CHECK(got == want, "%s: got %g, want %g", what, got, want);
 		return;
 	}
 	double tol = tol_of(dt) * fabs(want) + tol_of(dt) * 1e-1 + 1e-6;
-	ck_assert_msg(fabs(got - want) <= tol, "%s: got %.9g, want %.9g", what, got, want);
+	T_CHECK(fabs(got - want) <= tol, "%s: got %.9g, want %.9g", what, got, want);
 }
 
 /* Domain of float inputs per op so references stay in the interesting range. */
@@ -303,7 +303,7 @@ static void run_ew(const ewcase_t *cs, uint64_t seed)
 			double r = ref_flt(cs->sub, tget(cs->dt[1], pa), pb ? tget(cs->dt[2], pb) : 0,
 					   pc ? tget(cs->dt[3], pc) : 0);
 			if (odt == ISA_DT_PRED)
-				ck_assert_msg(tget(odt, po) == r, "%s: got %g want %g", w2, tget(odt, po), r);
+				T_CHECK(tget(odt, po) == r, "%s: got %g want %g", w2, tget(odt, po), r);
 			else
 				expect_close(tget(odt, po), r, odt, w2);
 		} else {
@@ -311,7 +311,7 @@ static void run_ew(const ewcase_t *cs, uint64_t seed)
 				? (tgeti(cs->dt[1], pa) ? tgeti(cs->dt[2], pb) : tgeti(cs->dt[3], pc))
 				: ref_int(cs->sub, cdt, tgeti(cs->dt[1], pa), pb ? tgeti(cs->dt[2], pb) : 0,
 					  pc ? tgeti(cs->dt[3], pc) : 0);
-			ck_assert_msg(tgeti(odt, po) == r, "%s: a=%lld b=%lld got %lld want %lld", w2,
+			T_CHECK(tgeti(odt, po) == r, "%s: a=%lld b=%lld got %lld want %lld", w2,
 				      (long long)tgeti(cs->dt[1], pa), pb ? (long long)tgeti(cs->dt[2], pb) : 0,
 				      (long long)tgeti(odt, po), (long long)r);
 		}
@@ -611,16 +611,17 @@ START_TEST(test_f16_vector_and_scalar_paths_agree)
 	const uint32_t *a = (const uint32_t *)(const void *)tmem_ptr(&t, 1, 0);
 	const uint32_t *b = (const uint32_t *)(const void *)tmem_ptr(&t, 2, 0);
 	for (uint64_t i = 0; i < n; i++) {
-		ck_assert_msg(a[i] == b[2 * i], "f16 0x%04llx: 0x%08x vs 0x%08x", (unsigned long long)i, a[i], b[2 * i]);
+		T_CHECK(a[i] == b[2 * i], "f16 0x%04llx: 0x%08x vs 0x%08x", (unsigned long long)i, a[i], b[2 * i]);
 		double want = tf16_dec((uint16_t)i);
 		float got;
 		memcpy(&got, &a[i], 4);
-		ck_assert(isnan(want) ? isnan(got) : got == want);
+		T_CHECK(isnan(want) ? isnan(got) : got == want, "f16 0x%04llx: %g, want %g",
+			(unsigned long long)i, got, want);
 	}
 	const uint16_t *h1 = (const uint16_t *)(const void *)tmem_ptr(&t, 3, 4 * n);
 	const uint16_t *h2 = (const uint16_t *)(const void *)tmem_ptr(&t, 3, 6 * n);
 	for (uint64_t i = 0; i < n; i++)
-		ck_assert_msg(h1[i] == h2[2 * i], "f32 0x%08x: 0x%04x vs 0x%04x", r[i], h1[i], h2[2 * i]);
+		T_CHECK(h1[i] == h2[2 * i], "f32 0x%08x: 0x%04x vs 0x%04x", r[i], h1[i], h2[2 * i]);
 	tmem_free(&t);
 }
 END_TEST

@@ -312,7 +312,7 @@ START_TEST(test_random_programs_match_op_by_op)
 		/* NaN payloads may differ where the compiler commutes an operation */
 		int both_nan = isa_dtype_is_float(regs[last].dt) &&
 			       isnan(tget(regs[last].dt, want)) && isnan(tget(regs[last].dt, got));
-		ck_assert_msg(both_nan || memcmp(want, got, es) == 0,
+		T_CHECK(both_nan || memcmp(want, got, es) == 0,
 			      "case %d (%s, %u steps): element %llu: fused %g, op by op %g", _i,
 			      isa_dtype_name(regs[last].dt), b.h.n_code, (unsigned long long)f,
 			      tget(regs[last].dt, got), tget(regs[last].dt, want));
@@ -368,8 +368,8 @@ START_TEST(test_scalar_reference_five_inputs)
 		double wv = tget(ISA_DT_F16, telem(&t, &w, idx));
 		double want = mv != 0 ? tanh((double)(float)((float)(xv + bv) * (float)kv)) : wv;
 		double got = tget(ISA_DT_BF16, telem(&t, &out, idx));
-		ck_assert_msg(fabs(got - want) <= 1e-2 * fabs(want) + 1e-6,
-			      "element %llu: %g, want %g", (unsigned long long)f, got, want);
+		T_CHECK(fabs(got - want) <= 1e-2 * fabs(want) + 1e-6,
+			"element %llu: %g, want %g", (unsigned long long)f, got, want);
 	}
 	ck_assert(tmem_guards_intact(&t));
 	tmem_free(&t);

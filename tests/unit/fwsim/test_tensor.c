@@ -95,7 +95,7 @@ static void check_reduce(uint32_t op, uint32_t dt, uint32_t rank, const uint64_t
 		if (fl) {
 			double w = want[o], g = tget(dt, p);
 			double tol = (dt == ISA_DT_F32 ? 1e-5 : dt == ISA_DT_BF16 ? 1.0 / 64 : 1.0 / 512) * (fabs(w) + 1);
-			ck_assert_msg(fabs(g - w) <= tol || (isinf(w) && g == w), "reduce %u %s mask %x out %llu: got %g want %g",
+			T_CHECK(fabs(g - w) <= tol || (isinf(w) && g == w), "reduce %u %s mask %x out %llu: got %g want %g",
 				      op, isa_dtype_name(dt), mask, (unsigned long long)o, g, w);
 		} else {
 			int64_t w = wanti[o];
@@ -107,7 +107,7 @@ static void check_reduce(uint32_t op, uint32_t dt, uint32_t rank, const uint64_t
 					u |= ~((1ull << bits) - 1);
 				w = (int64_t)u;
 			}
-			ck_assert_msg(tgeti(dt, p) == w, "reduce %u %s mask %x out %llu: got %lld want %lld", op,
+			T_CHECK(tgeti(dt, p) == w, "reduce %u %s mask %x out %llu: got %lld want %lld", op,
 				      isa_dtype_name(dt), mask, (unsigned long long)o, (long long)tgeti(dt, p), (long long)w);
 		}
 	}
@@ -193,7 +193,7 @@ static void check_matmul(uint32_t adt, uint32_t cdt, uint64_t B, uint64_t M, uin
 		if (isa_dtype_is_float(cdt)) {
 			double g = tget(cdt, p), w = want[f];
 			double tol = (cdt == ISA_DT_F32 ? 1e-5 : cdt == ISA_DT_BF16 ? 1.0 / 64 : 1.0 / 512) * (fabs(w) + 1);
-			ck_assert_msg(fabs(g - w) <= tol, "matmul %s->%s B%llu M%llu K%llu N%llu lay %d%d%d elem %llu: got %g want %g",
+			T_CHECK(fabs(g - w) <= tol, "matmul %s->%s B%llu M%llu K%llu N%llu lay %d%d%d elem %llu: got %g want %g",
 				      isa_dtype_name(adt), isa_dtype_name(cdt), (unsigned long long)B, (unsigned long long)M,
 				      (unsigned long long)K, (unsigned long long)N, la, lb, lc, (unsigned long long)f, g, w);
 		} else {
@@ -312,7 +312,7 @@ START_TEST(test_reduce_in_pieces_matches_reference)
 	ck_assert_uint_eq(job.error.count, 1);
 	for (uint64_t i = 0; i < n; i++)
 		if (i != 1500000)
-			ck_assert_msg(o[i] == a[2 * i] + a[2 * i + 1], "o[%llu] = %g", (unsigned long long)i, o[i]);
+			T_CHECK(o[i] == a[2 * i] + a[2 * i + 1], "o[%llu] = %g", (unsigned long long)i, o[i]);
 	/* max over dim 0 of a[2, m] -> o[1, m] with ACCUMULATE: the reduced dim
 	 * comes before the split dim */
 	const uint64_t m = 1100000;
@@ -330,7 +330,7 @@ START_TEST(test_reduce_in_pieces_matches_reference)
 	ck_assert_int_eq(bigmem_run(&b, &in, ISA_ENGINE_VECTOR, 0, &job), FWSIM_OK);
 	for (uint64_t i = 0; i < m; i++) {
 		float w = fmaxf(fmaxf(a[i], a[m + i]), (float)(i % 5) + 3);
-		ck_assert_msg(o[i] == w, "o[%llu] = %g want %g", (unsigned long long)i, o[i], w);
+		T_CHECK(o[i] == w, "o[%llu] = %g want %g", (unsigned long long)i, o[i], w);
 	}
 	free(b.mem);
 }
@@ -375,7 +375,7 @@ START_TEST(test_matmul_tiled_matches_reference)
 				double w = 0;
 				for (uint64_t k = 0; k < K; k++)
 					w += tget(dt, x + (m + k) * es) * tget(dt, y + (k * N + n) * es);
-				ck_assert_msg(fabs(c[m * N + n] - w) <= 1e-3 * (fabs(w) + 1),
+				T_CHECK(fabs(c[m * N + n] - w) <= 1e-3 * (fabs(w) + 1),
 					      "%s c[%llu][%llu] = %g want %g", isa_dtype_name(dt),
 					      (unsigned long long)m, (unsigned long long)n, c[m * N + n], w);
 			}
@@ -479,7 +479,7 @@ START_TEST(test_iota_every_dtype_and_dim)
 				if (dt == ISA_DT_BF16 && w > 256)
 					ck_assert(fabs(g - w) <= w / 128);
 				else
-					ck_assert_msg(g == w, "iota %s dim %u: got %g want %g", isa_dtype_name(dt), dim, g, w);
+					T_CHECK(g == w, "iota %s dim %u: got %g want %g", isa_dtype_name(dt), dim, g, w);
 			}
 			tmem_free(&t);
 		}
@@ -515,7 +515,8 @@ START_TEST(test_gather_clamps_indices)
 				uint64_t row = (!uns && iv < 0) ? 0 : (uint64_t)iv >= N ? N - 1 : (uint64_t)iv;
 				for (uint64_t r = 0; r < R; r++) {
 					uint64_t io[2] = { m, r }, it[2] = { row, r };
-					ck_assert(!memcmp(telem(&t, &in.ap[0], io), telem(&t, &in.ap[1], it), isa_dtype_size(dt)));
+					T_CHECK(!memcmp(telem(&t, &in.ap[0], io), telem(&t, &in.ap[1], it), isa_dtype_size(dt)),
+						"row %llu element %llu", (unsigned long long)m, (unsigned long long)r);
 				}
 			}
 			tmem_free(&t);
