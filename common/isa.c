@@ -433,7 +433,7 @@ int isa_insn_validate(const isa_insn_t *insn, uint32_t n_regions,
 			return fail(&v, "sub-op %u given to an opcode without sub-ops", in->sub);
 	}
 	if (in->opcode != ISA_OP_REDUCE && in->opcode != ISA_OP_IOTA &&
-	    in->opcode != ISA_OP_JUMP && in->param)
+	    in->opcode != ISA_OP_JUMP && in->opcode != ISA_OP_FUSED && in->param)
 		return fail(&v, "param %u given to an opcode without a parameter", in->param);
 	if (in->opcode != ISA_OP_ACTIVATE && in->opcode != ISA_OP_IOTA &&
 	    !is_zero(in->imm, sizeof(in->imm)))

@@ -143,6 +143,16 @@ ncc_status_t ncc_lower_temp_alloc(ncc_lower_ctx_t *ctx, uint64_t size, uint64_t 
 ncc_status_t ncc_lower_add_const(ncc_lower_ctx_t *ctx, const void *data, uint64_t size,
 				 uint64_t *out_offset);
 
+/* ---- debug map ----------------------------------------------------------- */
+
+/* Appends n debug map entries, one per insts[k], in order and consecutive (never
+ * shared with another instruction's entry): each names insts[k] (its name with a
+ * pass's ".pN" suffix removed, so a fused clone names the instruction it was made
+ * from), op_type and source file:line. *out_first gets the id of the first. For the
+ * steps of a FUSED instruction (ISA_FUSED_STEPS_DEBUG). */
+ncc_status_t ncc_lower_debug_entries(ncc_lower_ctx_t *ctx, const ncc_inst_t *const *insts,
+				     int32_t n, uint32_t *out_first);
+
 /* ---- errors ------------------------------------------------------------ */
 
 /* Records an error about inst (its name, result type and source line are added to

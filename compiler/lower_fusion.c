@@ -20,6 +20,7 @@ typedef struct lf {
 	lf_input_t in[ISA_FUSED_MAX_INPUTS];
 	int32_t nin;
 	isa_fused_op_t code[ISA_FUSED_MAX_CODE];
+	const ncc_inst_t *from[ISA_FUSED_MAX_CODE]; /* the fused instruction of each step */
 	int32_t ncode;
 	int32_t nregs;
 } lf_t;
@@ -93,6 +94,7 @@ typedef struct vstep {
 	int nsrc;
 	isa_dtype_t dtype;
 	uint64_t imm;
+	const ncc_inst_t *from; /* the fused instruction it computes */
 } vstep_t;
 
 static ncc_status_t const_imm(lf_t *f, const ncc_inst_t *c, isa_dtype_t dt, uint64_t *out)
@@ -167,11 +169,16 @@ static ncc_status_t emit_all(lf_t *f, const ncc_view_t *out, uint8_t out_reg)
 	uint64_t nslices = 1;
 	for (int k = 0; k < outer; k++)
 		nslices *= shape[k];
+	/* one debug entry per step, so a NaN the simulator finds names the fused
+	 * instruction that produced it (ISA_FUSED_STEPS_DEBUG) */
+	uint32_t first_dbg;
+	ncc_status_t st = ncc_lower_debug_entries(f->ctx, f->from, f->ncode, &first_dbg);
+	if (st)
+		return st;
 	size_t len = isa_fused_desc_size((uint32_t)f->nin, (uint32_t)f->ncode);
 	uint8_t *buf = calloc(1, len);
 	if (!buf)
 		return ncc_lower_fail(f->ctx, f->inst, NCC_ERR_NOMEM, "out of memory");
-	ncc_status_t st = NCC_OK;
 	for (uint64_t s = 0; s < nslices && !st; s++) {
 		/* byte offset of this slice in every view */
 		uint64_t off[LF_MAX_VIEWS];
@@ -206,6 +213,7 @@ static ncc_status_t emit_all(lf_t *f, const ncc_view_t *out, uint8_t out_reg)
 		if ((st = ncc_lower_add_const(f->ctx, buf, len, &doff)))
 			break;
 		isa_insn_t insn = isa_insn_init(ISA_OP_FUSED, 0);
+		insn.param = ISA_FUSED_STEPS_DEBUG(first_dbg);
 		insn.n_ap = (uint8_t)(2 + ndir);
 		insn.ap[0] = aps[0];
 		uint64_t dl[1] = { len };
@@ -288,6 +296,7 @@ ncc_status_t ncc_lower_fusion(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 		}
 		vstep_t *s = &vs[nvs];
 		s->dtype = dt;
+		s->from = x;
 		const ncc_inst_t *cst = NULL;
 		if (is_scalar_const(x))
 			cst = x;
@@ -336,7 +345,7 @@ ncc_status_t ncc_lower_fusion(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 		isa_dtype_t dt;
 		ncc_lower_dtype(fc->root->shape.etype, &dt);
 		vs[nvs] = (vstep_t){ .op = ISA_FUSED_CONVERT, .dst = nvals, .src = { root_val },
-				     .nsrc = 1, .dtype = dt };
+				     .nsrc = 1, .dtype = dt, .from = fc->root };
 		root_val = nvals++;
 		nvs++;
 	}
@@ -369,6 +378,7 @@ ncc_status_t ncc_lower_fusion(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 		memset(o, 0, sizeof(*o));
 		o->op = (uint16_t)vs[s].op;
 		o->dtype = (uint8_t)vs[s].dtype;
+		f->from[s] = vs[s].from;
 		o->imm = vs[s].imm;
 		for (int k = 0; k < vs[s].nsrc; k++)
 			o->src[k] = (uint8_t)reg_of[vs[s].src[k]];

@@ -40,6 +40,7 @@ void fwsim_numchk_init(fwsim_numchk_t *c, uint32_t job_flags, uint32_t out_dtype
 	c->count = 0;
 	c->first = UINT64_MAX;
 	c->first_is_inf = 0;
+	c->blame_debug = ISA_DEBUG_NONE;
 }
 
 static inline int is_bad(const fwsim_numchk_t *c, float x)

@@ -157,7 +157,9 @@ static void record_num(fwsim_exec_t *x, uint32_t e, uint32_t pc, const isa_insn_
 		fwsim_error_t *r = &x->num;
 		r->engine = e;
 		r->insn_index = pc;
-		r->debug_id = in->debug_id;
+		/* a FUSED instruction names the step (the HLO instruction inside the
+		 * fused kernel) that first produced the bad value */
+		r->debug_id = c->blame_debug != ISA_DEBUG_NONE ? c->blame_debug : in->debug_id;
 		r->ap_index = 0;
 		r->region = in->ap[0].region;
 		r->is_inf = (uint32_t)c->first_is_inf;

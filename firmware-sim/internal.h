@@ -34,6 +34,9 @@ typedef struct fwsim_numchk {
 	uint64_t count;
 	uint64_t first;      /* UINT64_MAX until the first bad element */
 	int first_is_inf;
+	/* FUSED with step debug ids (ISA 1.2): the debug id of the step that first
+	 * produced the bad value at `first`; ISA_DEBUG_NONE otherwise */
+	uint32_t blame_debug;
 } fwsim_numchk_t;
 
 /* One instruction ready to run: operands resolved to host addresses. */

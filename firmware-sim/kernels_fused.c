@@ -278,6 +278,51 @@ static bool fz_iter_next(fz_iter_t *it)
 	return false;
 }
 
+/* Loads input i's block of m elements at p (byte stride bs) into register i, or
+ * points the register at it when it is contiguous f32. */
+static void fz_load_input(fz_regs_t *r, uint32_t i, uint32_t dt, const uint8_t *p, int64_t bs,
+			  size_t m)
+{
+	r->dt[i] = (uint8_t)dt;
+	r->ptr[i] = own(r, i);
+	if (dt == ISA_DT_F32 && bs == 4 && ((uintptr_t)p & 3u) == 0)
+		r->ptr[i] = (uint8_t *)(uintptr_t)p; /* read in place */
+	else if (isa_dtype_is_float(dt))
+		fwsim_load_f32(dt, p, bs, m, WF(r, i));
+	else
+		fwsim_load_i64(dt, p, bs, m, WI(r, i));
+}
+
+/* The block's output has the first bad value of the instruction at element e0:
+ * run the program again over the block (inputs reloaded from p[]) and find the
+ * first step whose float result at e0 is bad for the check (NaN, Inf as the job
+ * asks); when none is (the store's narrowing made the Inf), the last step writing
+ * the output register. Returns the step's debug id (param - 1 + step). */
+static uint32_t fz_blame(const isa_insn_t *in, const fz_prog_t *pg, fz_regs_t *r,
+			 const fwsim_numchk_t *c, const isa_ap_t *const *aps, uint8_t *const *p,
+			 const int64_t *bs, size_t m, size_t e0, uint8_t *tmp)
+{
+	for (uint32_t i = 0; i < pg->h.n_inputs; i++)
+		fz_load_input(r, i, aps[1 + i]->dtype, p[i], bs[i], m);
+	int64_t blame = -1, last_out = -1;
+	for (uint32_t s = 0; s < pg->h.n_code; s++) {
+		const isa_fused_op_t *op = &pg->code[s];
+		fz_step(r, op, m, tmp);
+		if (op->dst == pg->h.out_reg)
+			last_out = s;
+		if (blame < 0 && isa_dtype_is_float(op->dtype)) {
+			float v = RF(r, op->dst)[e0];
+			if ((c->want_nan && isnan(v)) || (c->want_inf && isinf(v)))
+				blame = s;
+		}
+	}
+	if (blame < 0)
+		blame = last_out;
+	if (blame < 0)
+		return ISA_DEBUG_NONE;
+	return in->param - 1u + (uint32_t)blame;
+}
+
 static fwsim_status_t fz_run(const fwsim_kargs_t *k, const fz_prog_t *pg)
 {
 	const isa_insn_t *in = k->insn;
@@ -308,26 +353,30 @@ static fwsim_status_t fz_run(const fwsim_kargs_t *k, const fz_prog_t *pg)
 		for (uint64_t j = 0; j < it.inner; j += FZ_BLOCK) {
 			size_t m = it.inner - j < FZ_BLOCK ? (size_t)(it.inner - j) : FZ_BLOCK;
 			int64_t ibs = it.bs[0][it.rank - 1];
+			uint8_t *pin[ISA_FUSED_MAX_INPUTS];
+			int64_t bsin[ISA_FUSED_MAX_INPUTS];
 			for (uint32_t i = 0; i < nin; i++) {
-				int64_t bs = it.bs[1 + i][it.rank - 1];
-				const uint8_t *p = base[1 + i] + it.off[1 + i] + (int64_t)j * bs;
-				uint32_t dt = aps[1 + i]->dtype;
-				r.dt[i] = (uint8_t)dt;
-				r.ptr[i] = own(&r, i);
-				if (dt == ISA_DT_F32 && bs == 4 && ((uintptr_t)p & 3u) == 0)
-					r.ptr[i] = (uint8_t *)(uintptr_t)p; /* read in place */
-				else if (isa_dtype_is_float(dt))
-					fwsim_load_f32(dt, p, bs, m, WF(&r, i));
-				else
-					fwsim_load_i64(dt, p, bs, m, WI(&r, i));
+				bsin[i] = it.bs[1 + i][it.rank - 1];
+				pin[i] = base[1 + i] + it.off[1 + i] + (int64_t)j * bsin[i];
+				fz_load_input(&r, i, aps[1 + i]->dtype, pin[i], bsin[i], m);
 			}
 			for (uint32_t s = 0; s < pg->h.n_code; s++)
 				fz_step(&r, &pg->code[s], m, tmp);
 			uint8_t *po = base[0] + it.off[0] + (int64_t)j * ibs;
 			if (out_f) {
 				const float *v = RF(&r, pg->h.out_reg);
+				bool had = k->chk && k->chk->count;
 				if (k->chk)
 					fwsim_numchk_block(k->chk, v, m, flat);
+				if (k->chk && !had && k->chk->count && in->param) {
+					/* the instruction's first bad value is in this block:
+					 * find the step that made it, before the store (which
+					 * may overwrite an input) */
+					size_t e0 = (size_t)(k->chk->first - flat);
+					k->chk->blame_debug = fz_blame(in, pg, &r, k->chk, aps, pin, bsin, m,
+								       e0, tmp);
+					v = RF(&r, pg->h.out_reg);
+				}
 				fwsim_store_f32(odt, po, ibs, m, v);
 			} else {
 				fwsim_store_i64(odt, po, ibs, m, RI(&r, pg->h.out_reg),

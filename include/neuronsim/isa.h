@@ -14,7 +14,7 @@ extern "C" {
 /* Bump ISA_VERSION_MINOR for compatible additions (new opcodes, new sub-ops);
  * an incompatible change of the encoding is a new NEFF major version. */
 #define ISA_VERSION_MAJOR 1
-#define ISA_VERSION_MINOR 1
+#define ISA_VERSION_MINOR 2
 
 /* Engines of one NeuronCore. Each has its own instruction stream; streams
  * synchronise through the core's semaphores only. */
@@ -81,7 +81,8 @@ typedef enum isa_opcode {
 				 insn param of the same stream */
 	ISA_OP_FUSED = 11,   /* vector: ap0 = program(inputs); ap1 = descriptor (u8 bytes in
 				 the constants region, isa_fused_desc_t), ap2, ap3 = the
-				 first inputs; added in ISA 1.1 */
+				 first inputs; param = ISA_FUSED_STEPS_DEBUG(first) or 0;
+				 added in ISA 1.1 (param in 1.2) */
 	ISA_OP_COUNT
 } isa_opcode_t;
 
@@ -223,7 +224,8 @@ typedef struct isa_insn {
 	uint32_t wait_value;
 	uint8_t signal_sem; /* ISA_SEM_NONE or 0..ISA_NUM_SEMS-1 */
 	uint8_t pad0[3];
-	uint32_t param;     /* axes mask (REDUCE), dimension (IOTA), target (JUMP) */
+	uint32_t param;     /* axes mask (REDUCE), dimension (IOTA), target (JUMP),
+			     * step debug ids (FUSED) */
 	uint32_t debug_id;  /* index into the NEFF debug map, or ISA_DEBUG_NONE */
 	uint64_t reserved;  /* must be zero */
 	double imm[2];      /* ACTIVATE scale, bias; IOTA base */
@@ -231,6 +233,12 @@ typedef struct isa_insn {
 } isa_insn_t;
 
 #define ISA_DEBUG_NONE 0xffffffffu
+
+/* FUSED param (ISA 1.2): 0, or 1 + the debug id of the first of n_code consecutive
+ * debug map entries, entry first + s naming the HLO instruction that step s of the
+ * program computes. A NaN/Inf the simulator finds in a FUSED output is then
+ * reported against the step that first produced it (docs/isa.md, FUSED). */
+#define ISA_FUSED_STEPS_DEBUG(first) ((first) + 1u)
 
 /* Largest element count of one access pattern. Bounds the work of a single
  * instruction (deadlines are checked between instructions) and keeps element

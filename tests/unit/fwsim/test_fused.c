@@ -613,10 +613,13 @@ START_TEST(test_static_validation_of_fused_insn)
 	BAD(in.ap[2].shape[0] = 5, "ap2 shape differs");
 	BAD(in.n_ap = 1, "n_ap");
 	BAD(in.sub = 3, "sub-op");
-	BAD(in.param = 1, "param");
 	BAD(in.imm[0] = 1, "imm");
 	BAD(in.flags = ISA_F_ACCUMULATE, "accumulate");
 #undef BAD
+	/* ISA 1.2: param names the steps' debug entries */
+	in = good;
+	in.param = ISA_FUSED_STEPS_DEBUG(7);
+	ck_assert_int_eq(isa_insn_validate(&in, T_NREG, 1, err, sizeof(err)), 0);
 	ck_assert_str_eq(isa_opcode_name(ISA_OP_FUSED), "fused");
 	/* n_ap must match the input count: 4 inputs need ap2 and ap3 */
 	in = good;

@@ -1,0 +1,176 @@
+/* A NaN produced inside a fused kernel is reported against the HLO instruction that produced it, at every optimisation level (issue #11 item 7): compiled with ncc at -O0/-O1/-O2, run on the embedded device through libnrt with the NaN check on, the error record names the same instruction, op_type and source line. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ncc/ncc.h"
+#include "neuronsim/neff.h"
+#include "nrt/nrt.h"
+#include "nrt/nrt_neuronsim.h"
+
+/* The NEFF has at least one FUSED instruction (-O2 fused the chain). */
+static bool has_fused(const void *neff, size_t size)
+{
+	neff_view_t v;
+	char err[256];
+	ck_assert_msg(neff_parse(neff, size, &v, err, sizeof(err)) == NEFF_OK, "%s", err);
+	for (uint32_t e = 0; e < ISA_ENGINE_COUNT; e++)
+		for (uint32_t i = 0; i < v.code_count[0][e]; i++)
+			if (v.code[0][e][i].opcode == ISA_OP_FUSED)
+				return true;
+	return false;
+}
+
+/* Compiles text at opt, runs it with the f32 inputs in[] (sizes n[] elements; the
+ * output has n[nin - 1]) and returns the error record of the execution. */
+static void run_expect_nan(const char *text, int opt, const float *const *in, const size_t *n,
+			   uint32_t nin, bool want_fused, nrt_neuronsim_exec_error_t *out)
+{
+	ncc_driver_options_t o;
+	ncc_driver_options_init(&o);
+	o.use_env = false;
+	o.no_cache = true;
+	o.compile.opt_level = opt;
+	ncc_compile_result_t r;
+	ncc_error_t err;
+	memset(&err, 0, sizeof(err));
+	ncc_status_t st = ncc_compile_text(text, strlen(text), "probe.hlo", &o, &r, &err);
+	ck_assert_msg(st == NCC_OK, "-O%d: %s", opt, err.msg);
+	if (want_fused)
+		ck_assert_msg(has_fused(r.neff, r.neff_size), "-O%d: no FUSED instruction", opt);
+	nrt_model_t *m = NULL;
+	ck_assert_int_eq(nrt_load(r.neff, r.neff_size, -1, -1, &m), NRT_SUCCESS);
+	nrt_tensor_set_t *is = NULL, *os = NULL;
+	ck_assert_int_eq(nrt_allocate_tensor_set(&is), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_allocate_tensor_set(&os), NRT_SUCCESS);
+	nrt_tensor_t *t[8] = { 0 };
+	for (uint32_t i = 0; i < nin; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "input%u", i);
+		ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, n[i] * 4, name, &t[i]),
+				 NRT_SUCCESS);
+		ck_assert_int_eq(nrt_tensor_write(t[i], in[i], 0, n[i] * 4), NRT_SUCCESS);
+		ck_assert_int_eq(nrt_add_tensor_to_tensor_set(is, name, t[i]), NRT_SUCCESS);
+	}
+	ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, n[nin - 1] * 4, "output0", &t[nin]),
+			 NRT_SUCCESS);
+	ck_assert_int_eq(nrt_add_tensor_to_tensor_set(os, "output0", t[nin]), NRT_SUCCESS);
+	NRT_STATUS es = nrt_execute(m, is, os);
+	ck_assert_msg(es == NRT_EXEC_COMPLETED_WITH_NUM_ERR, "-O%d: nrt_execute returned %d", opt, (int)es);
+	ck_assert_int_eq(nrt_neuronsim_get_last_error(m, out), NRT_SUCCESS);
+	for (uint32_t i = 0; i <= nin; i++)
+		nrt_tensor_free(&t[i]);
+	nrt_destroy_tensor_set(&is);
+	nrt_destroy_tensor_set(&os);
+	nrt_unload(m);
+	ncc_compile_result_release(&r);
+}
+
+#define MD(OP, LINE) ", metadata={op_type=\"" OP "\" op_name=\"" OP "\" source_file=\"probe.py\" source_line=" #LINE "}"
+
+/* torch_xla's graph of: y = torch.log(x) (line 10); z = y * s + 1 (line 11) */
+static const char *const k_log_chain =
+	"HloModule probe\n"
+	"ENTRY e {\n"
+	"  s = f32[] parameter(0)\n"
+	"  x = f32[4] parameter(1)\n"
+	"  log.4 = f32[4] log(x)" MD("aten__log", 10) "\n"
+	"  b = f32[4] broadcast(s), dimensions={}" MD("aten__mul", 11) "\n"
+	"  multiply.6 = f32[4] multiply(log.4, b)" MD("aten__mul", 11) "\n"
+	"  one = f32[] constant(1)" MD("prim__Constant", 11) "\n"
+	"  ob = f32[4] broadcast(one), dimensions={}" MD("aten__add", 11) "\n"
+	"  ROOT add.9 = f32[4] add(multiply.6, ob)" MD("aten__add", 11) "\n"
+	"}\n";
+
+START_TEST(test_nan_names_the_instruction_inside_the_fused_kernel)
+{
+	static const float s[1] = { 2 }, x[4] = { 1, -1, 2, 3 };
+	const float *in[2] = { s, x };
+	const size_t n[2] = { 1, 4 };
+	for (int opt = 0; opt <= 2; opt++) {
+		nrt_neuronsim_exec_error_t e;
+		run_expect_nan(k_log_chain, opt, in, n, 2, opt == 2, &e);
+		ck_assert_uint_eq(e.kind, NRT_NEURONSIM_ERROR_NAN);
+		ck_assert_msg(strcmp(e.hlo_name, "log.4") == 0 && strcmp(e.op_type, "aten__log") == 0 &&
+				      strcmp(e.source_file, "probe.py") == 0 && e.source_line == 10,
+			      "-O%d: blamed '%s' (%s) at %s:%u: %s", opt, e.hlo_name, e.op_type,
+			      e.source_file, e.source_line, e.message);
+		ck_assert_uint_eq(e.first_index, 1);
+		ck_assert_msg(strstr(e.message, "probe.py:10"), "%s", e.message);
+	}
+}
+END_TEST
+
+/* exp overflows to Inf (not an error: only NaN is checked), Inf * 0 is the NaN */
+static const char *const k_inf_times_zero =
+	"HloModule probe\n"
+	"ENTRY e {\n"
+	"  x = f32[4] parameter(0)\n"
+	"  y = f32[4] parameter(1)\n"
+	"  exponential.3 = f32[4] exponential(x)" MD("aten__exp", 20) "\n"
+	"  multiply.5 = f32[4] multiply(exponential.3, y)" MD("aten__mul", 21) "\n"
+	"  ROOT tanh.7 = f32[4] tanh(multiply.5)" MD("aten__tanh", 22) "\n"
+	"}\n";
+
+/* a NaN that comes in through an input: the first instruction that reads it */
+static const char *const k_nan_input =
+	"HloModule probe\n"
+	"ENTRY e {\n"
+	"  x = f32[4] parameter(0)\n"
+	"  y = f32[4] parameter(1)\n"
+	"  abs.3 = f32[4] abs(y)" MD("aten__abs", 30) "\n"
+	"  add.4 = f32[4] add(x, abs.3)" MD("aten__add", 31) "\n"
+	"  ROOT negate.5 = f32[4] negate(add.4)" MD("aten__neg", 32) "\n"
+	"}\n";
+
+START_TEST(test_nan_blame_follows_the_values)
+{
+	static const float x[4] = { 0, 100, 1, 2 }, y[4] = { 1, 0, 1, 1 };
+	const float *in[2] = { x, y };
+	const size_t n[2] = { 4, 4 };
+	static const float a[4] = { 1, 2, NAN, 4 }, b[4] = { 1, 1, 1, 1 };
+	const float *in2[2] = { a, b };
+	for (int opt = 0; opt <= 2; opt++) {
+		nrt_neuronsim_exec_error_t e;
+		run_expect_nan(k_inf_times_zero, opt, in, n, 2, opt == 2, &e);
+		ck_assert_msg(strcmp(e.hlo_name, "multiply.5") == 0 && e.source_line == 21,
+			      "-O%d: blamed '%s' at line %u: %s", opt, e.hlo_name, e.source_line, e.message);
+		ck_assert_uint_eq(e.first_index, 1);
+		run_expect_nan(k_nan_input, opt, in2, n, 2, opt == 2, &e);
+		ck_assert_msg(strcmp(e.hlo_name, "add.4") == 0 && e.source_line == 31,
+			      "-O%d: blamed '%s' at line %u: %s", opt, e.hlo_name, e.source_line, e.message);
+		ck_assert_uint_eq(e.first_index, 2);
+	}
+}
+END_TEST
+
+static Suite *blame_suite(void)
+{
+	Suite *s = suite_create("nan_blame");
+	TCase *tc = tcase_create("blame");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_nan_names_the_instruction_inside_the_fused_kernel);
+	tcase_add_test(tc, test_nan_blame_follows_the_values);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	setenv("NEURONSIM_BACKEND", "embedded", 1);
+	setenv("NEURONSIM_NAN_CHECK", "1", 1);
+	setenv("NEURON_RT_LOG_LEVEL", "OFF", 0);
+	if (nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, NULL, NULL) != NRT_SUCCESS) {
+		fprintf(stderr, "nrt_init failed\n");
+		return EXIT_FAILURE;
+	}
+	SRunner *sr = srunner_create(blame_suite());
+	srunner_set_fork_status(sr, CK_NOFORK);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	nrt_close();
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
