@@ -97,6 +97,350 @@ static bool scatter_form(const ncc_inst_t *sc, int64_t *out_d)
 	return true;
 }
 
+/* ---- XLA's general gather and scatter ----
+ *
+ * Any index vector length, partial slices (windows) on any dim, operand batching
+ * dims. The operand (scatter: the output) is seen dense, row-major with element
+ * strides S; every batch position b (the index dims but index_vector_dim) gets
+ *     lin[b] = sum_k start_k(b) * S[start_index_map[k]] + sum_j b_j * S[batching_j]
+ * (s64), the element offset of its window's first element; the table is then
+ * [N, window dims...] with stride 1 along N (rows overlap) and S along the window
+ * dims, so one GATHER (SCATTER) of rows [M, window...] at lin does the rest (ncc_
+ * lower_rows splits window dims that do not fold). Gather starts are clamped to
+ * [0, dim - slice size], as XLA does; a scatter window that does not fit is
+ * skipped (lin = -1, outside the table), as XLA does. */
+
+/* The index dims, window and batching dims of a gather or scatter, normalised. */
+typedef struct gs_dnums {
+	const ncc_ilist_t *map;        /* start_index_map / scatter_dims_to_operand_dims */
+	const ncc_ilist_t *op_batch;   /* operand_batching_dims / input_batching_dims */
+	const ncc_ilist_t *ix_batch;   /* start_indices_batching_dims / scatter_indices_batching_dims */
+	const ncc_ilist_t *dropped;    /* collapsed_slice_dims / inserted_window_dims */
+	const ncc_ilist_t *win;        /* offset_dims (output) / update_window_dims (updates) */
+	int64_t ivd;                   /* index_vector_dim */
+} gs_dnums_t;
+
+static bool gs_dnums(const ncc_inst_t *inst, gs_dnums_t *g)
+{
+	if (inst->op == NCC_OP_GATHER && inst->gather) {
+		const ncc_gather_dnums_t *d = inst->gather;
+		*g = (gs_dnums_t){ &d->start_index_map, &d->operand_batching_dims,
+				   &d->start_indices_batching_dims, &d->collapsed_slice_dims,
+				   &d->offset_dims, d->index_vector_dim };
+		return true;
+	}
+	if (inst->op == NCC_OP_SCATTER && inst->scatter) {
+		const ncc_scatter_dnums_t *d = inst->scatter;
+		*g = (gs_dnums_t){ &d->scatter_dims_to_operand_dims, &d->input_batching_dims,
+				   &d->scatter_indices_batching_dims, &d->inserted_window_dims,
+				   &d->update_window_dims, d->index_vector_dim };
+		return true;
+	}
+	return false;
+}
+
+static bool in_ilist(const ncc_ilist_t *l, int64_t v)
+{
+	for (int32_t i = 0; i < l->n; i++)
+		if (l->v[i] == v)
+			return true;
+	return false;
+}
+
+static ncc_status_t rows_view(ncc_lower_ctx_t *ctx, const ncc_view_t *v, const bool *win,
+			      int64_t skip, ncc_view_t *out, ncc_view_t *out_perm, bool *out_tmp);
+
+/* A gather (2 operands) or single-operand scatter (3) whose dimension numbers
+ * are in range, with integer indices. */
+static bool general_form(const ncc_inst_t *inst)
+{
+	gs_dnums_t g;
+	if (!gs_dnums(inst, &g) || inst->noperands != (inst->op == NCC_OP_GATHER ? 2 : 3) ||
+	    inst->shape.etype == NCC_TUPLE)
+		return false;
+	const ncc_shape_t *op = &inst->operands[0]->shape, *ix = &inst->operands[1]->shape;
+	if (!ncc_etype_is_integral(ix->etype) || g.ivd < 0 || g.ivd > ix->rank)
+		return false;
+	int64_t nvec = g.ivd < ix->rank ? ix->dims[g.ivd] : 1;
+	if (g.map->n != nvec || g.op_batch->n != g.ix_batch->n)
+		return false;
+	for (int32_t k = 0; k < g.map->n; k++)
+		if (g.map->v[k] < 0 || g.map->v[k] >= op->rank)
+			return false;
+	for (int32_t k = 0; k < g.op_batch->n; k++)
+		if (g.op_batch->v[k] < 0 || g.op_batch->v[k] >= op->rank || g.ix_batch->v[k] < 0 ||
+		    g.ix_batch->v[k] >= ix->rank || g.ix_batch->v[k] == g.ivd)
+			return false;
+	if (inst->op == NCC_OP_GATHER && inst->gather->slice_sizes.n != op->rank)
+		return false;
+	return true;
+}
+
+/* t (s64, dense [B]) = iota along batch dim j of B. */
+static ncc_status_t iota_dim(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, const ncc_view_t *t,
+			     int32_t j)
+{
+	int64_t pre = 1, post = 1;
+	for (int32_t i = 0; i < t->rank; i++) {
+		if (i < j)
+			pre *= t->dims[i];
+		else if (i > j)
+			post *= t->dims[i];
+	}
+	isa_insn_t in = isa_insn_init(ISA_OP_IOTA, 0);
+	in.n_ap = 1;
+	isa_ap_t *a = &in.ap[0];
+	a->region = t->region;
+	a->dtype = (uint8_t)t->dtype;
+	a->offset = t->offset;
+	a->rank = 3;
+	a->shape[0] = (uint64_t)pre;
+	a->stride[0] = t->dims[j] * post;
+	a->shape[1] = (uint64_t)t->dims[j];
+	a->stride[1] = post;
+	a->shape[2] = (uint64_t)post;
+	a->stride[2] = 1;
+	in.param = 1;
+	return ncc_lower_emit(ctx, inst, ISA_ENGINE_GPSIMD, &in, NULL);
+}
+
+static ncc_status_t alu_2(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, uint32_t sub,
+			  const ncc_view_t *dst, const ncc_view_t *a, const ncc_view_t *b)
+{
+	ncc_view_t in[2] = { *a, *b };
+	return ncc_lower_alu(ctx, inst, sub, dst, 2, in);
+}
+
+/* lin (s64, dense over the index batch dims) for a gather (starts clamped to
+ * [0, dims - wsize]) or a scatter (-1 where the window does not fit). dims: the
+ * operand's, wsize: the window size per operand dim, S: its dense strides. */
+static ncc_status_t gs_offsets(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, const gs_dnums_t *g,
+			       const int64_t *dims, const int64_t *wsize, const int64_t *S,
+			       bool scatter, ncc_view_t *out_lin)
+{
+	ncc_view_t ix;
+	ncc_status_t st = ncc_lower_operand_view(ctx, inst, 1, &ix);
+	if (st != NCC_OK)
+		return st;
+	int64_t bd[NCC_MAX_RANK];
+	int32_t nb = 0, bpos[NCC_MAX_RANK]; /* index dim -> batch dim */
+	for (int32_t d = 0; d < ix.rank; d++) {
+		bpos[d] = d == g->ivd ? -1 : nb;
+		if (d != g->ivd)
+			bd[nb++] = ix.dims[d];
+	}
+	ncc_view_t lin, t, valid, v1, zero;
+	st = ncc_lower_temp_view(ctx, ISA_DT_S64, nb, bd, &lin);
+	if (st == NCC_OK)
+		st = ncc_lower_temp_view(ctx, ISA_DT_S64, nb, bd, &t);
+	if (st == NCC_OK && scatter)
+		st = ncc_lower_temp_view(ctx, ISA_DT_PRED, nb, bd, &valid);
+	if (st == NCC_OK && scatter)
+		st = ncc_lower_temp_view(ctx, ISA_DT_PRED, nb, bd, &v1);
+	if (st == NCC_OK)
+		st = ncc_lower_const_scalar(ctx, ISA_DT_S64, 0, &zero);
+	if (st != NCC_OK)
+		return st;
+	ncc_view_t zb = ncc_view_bcast_scalar(&zero, nb, bd);
+	st = ncc_lower_copy(ctx, inst, &lin, &zb);
+	if (st == NCC_OK && scatter) {
+		ncc_view_t one;
+		st = ncc_lower_const_scalar(ctx, ISA_DT_PRED, 1, &one);
+		ncc_view_t ob = ncc_view_bcast_scalar(&one, nb, bd);
+		if (st == NCC_OK)
+			st = ncc_lower_copy(ctx, inst, &valid, &ob);
+	}
+	int64_t es = (int64_t)isa_dtype_size(ix.dtype);
+	for (int32_t k = 0; k < g->map->n && st == NCC_OK; k++) {
+		int64_t d = g->map->v[k], hi = dims[d] - wsize[d];
+		/* component k of every index vector, over the batch dims */
+		ncc_view_t c = ix;
+		if (g->ivd < ix.rank) {
+			c.offset = (uint64_t)((int64_t)ix.offset + k * ix.strides[g->ivd] * es);
+			int32_t r = 0;
+			for (int32_t q = 0; q < ix.rank; q++)
+				if (q != g->ivd) {
+					c.dims[r] = ix.dims[q];
+					c.strides[r++] = ix.strides[q];
+				}
+			c.rank = r;
+		}
+		ncc_view_t lo, hv, sv;
+		st = ncc_lower_const_scalar(ctx, ISA_DT_S64, 0, &lo);
+		if (st == NCC_OK)
+			st = ncc_lower_const_scalar(ctx, ISA_DT_S64, (double)(hi > 0 ? hi : 0), &hv);
+		if (st == NCC_OK)
+			st = ncc_lower_const_scalar(ctx, ISA_DT_S64, (double)S[d], &sv);
+		if (st == NCC_OK && c.dtype == ISA_DT_U64 && !scatter) {
+			/* u64 starts beyond 2^63 must clamp high, not wrap negative */
+			ncc_view_t hu, cu;
+			st = ncc_lower_const_scalar(ctx, ISA_DT_U64, (double)(hi > 0 ? hi : 0), &hu);
+			if (st == NCC_OK)
+				st = ncc_lower_temp_view(ctx, ISA_DT_U64, nb, bd, &cu);
+			ncc_view_t hub = ncc_view_bcast_scalar(&hu, nb, bd);
+			if (st == NCC_OK)
+				st = alu_2(ctx, inst, ISA_ALU_MIN, &cu, &c, &hub);
+			c = cu;
+		}
+		if (st == NCC_OK)
+			st = ncc_lower_copy(ctx, inst, &t, &c);
+		if (st != NCC_OK)
+			break;
+		ncc_view_t lob = ncc_view_bcast_scalar(&lo, nb, bd), hib = ncc_view_bcast_scalar(&hv, nb, bd);
+		ncc_view_t sb = ncc_view_bcast_scalar(&sv, nb, bd);
+		if (scatter) {
+			/* fits: 0 <= start <= dims - wsize (hi < 0: never) */
+			st = alu_2(ctx, inst, ISA_ALU_CMP_GE, &v1, &t, &lob);
+			if (st == NCC_OK)
+				st = alu_2(ctx, inst, ISA_ALU_AND, &valid, &valid, &v1);
+			if (st == NCC_OK)
+				st = alu_2(ctx, inst, hi >= 0 ? ISA_ALU_CMP_LE : ISA_ALU_CMP_LT, &v1, &t, &hib);
+			if (st == NCC_OK)
+				st = alu_2(ctx, inst, ISA_ALU_AND, &valid, &valid, &v1);
+		} else {
+			ncc_view_t in3[3] = { lob, t, hib };
+			st = ncc_lower_alu(ctx, inst, ISA_ALU_CLAMP, &t, 3, in3);
+		}
+		if (st == NCC_OK && S[d] != 1)
+			st = alu_2(ctx, inst, ISA_ALU_MUL, &t, &t, &sb);
+		if (st == NCC_OK)
+			st = alu_2(ctx, inst, ISA_ALU_ADD, &lin, &lin, &t);
+	}
+	for (int32_t k = 0; k < g->op_batch->n && st == NCC_OK; k++) {
+		int64_t d = g->op_batch->v[k];
+		int32_t j = bpos[g->ix_batch->v[k]];
+		ncc_view_t sv;
+		st = iota_dim(ctx, inst, &t, j);
+		if (st == NCC_OK)
+			st = ncc_lower_const_scalar(ctx, ISA_DT_S64, (double)S[d], &sv);
+		ncc_view_t sb = ncc_view_bcast_scalar(&sv, nb, bd);
+		if (st == NCC_OK && S[d] != 1)
+			st = alu_2(ctx, inst, ISA_ALU_MUL, &t, &t, &sb);
+		if (st == NCC_OK)
+			st = alu_2(ctx, inst, ISA_ALU_ADD, &lin, &lin, &t);
+	}
+	if (st == NCC_OK && scatter) {
+		ncc_view_t m1;
+		st = ncc_lower_const_scalar(ctx, ISA_DT_S64, -1, &m1);
+		ncc_view_t mb = ncc_view_bcast_scalar(&m1, nb, bd);
+		ncc_view_t in3[3] = { valid, lin, mb };
+		if (st == NCC_OK)
+			st = ncc_lower_alu(ctx, inst, ISA_ALU_SELECT, &lin, 3, in3);
+	}
+	*out_lin = lin;
+	return st;
+}
+
+/* The dense operand (or output) as the [N, window dims...] table of the rows. */
+static ncc_view_t gs_table(const ncc_view_t *dense, const gs_dnums_t *g, const int64_t *wsize,
+			   const int64_t *S)
+{
+	ncc_view_t t = *dense;
+	int64_t maxoff = 0;
+	int32_t r = 1;
+	for (int32_t d = 0; d < dense->rank; d++) {
+		maxoff += (dense->dims[d] - wsize[d]) * S[d];
+		if (in_ilist(g->dropped, d) || in_ilist(g->op_batch, d))
+			continue;
+		t.dims[r] = wsize[d];
+		t.strides[r++] = S[d];
+	}
+	t.dims[0] = maxoff + 1;
+	t.strides[0] = 1;
+	if (r == 1) {
+		t.dims[r] = 1;
+		t.strides[r++] = 1;
+	}
+	t.rank = r;
+	return t;
+}
+
+static ncc_status_t lower_gather_general(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
+{
+	gs_dnums_t g;
+	gs_dnums(inst, &g);
+	ncc_view_t op, dense, out;
+	ncc_status_t st = ncc_lower_operand_view(ctx, inst, 0, &op);
+	if (st == NCC_OK)
+		st = ncc_lower_output_view(ctx, inst, 0, &out);
+	if (st != NCC_OK || ncc_view_elements(&out) == 0)
+		return st;
+	st = ncc_lower_make_dense(ctx, inst, &op, &dense);
+	if (st != NCC_OK)
+		return st;
+	int64_t wsize[NCC_MAX_RANK], S[NCC_MAX_RANK];
+	for (int32_t d = 0; d < dense.rank; d++) {
+		wsize[d] = inst->gather->slice_sizes.v[d];
+		S[d] = dense.strides[d];
+	}
+	ncc_view_t lin;
+	st = gs_offsets(ctx, inst, &g, dense.dims, wsize, S, false, &lin);
+	if (st != NCC_OK)
+		return st;
+	bool win[NCC_MAX_RANK] = { false };
+	for (int32_t i = 0; i < g.win->n; i++)
+		win[g.win->v[i]] = true;
+	ncc_view_t rows, perm;
+	bool tmp;
+	st = rows_view(ctx, &out, win, -1, &rows, &perm, &tmp);
+	if (st != NCC_OK)
+		return st;
+	ncc_view_t t = gs_table(&dense, &g, wsize, S);
+	ncc_view_t l1 = ncc_view_dense(lin.region, lin.offset, ISA_DT_S64, 1, &rows.dims[0]);
+	st = ncc_lower_rows(ctx, inst, -1, &t, &rows, &l1);
+	if (st == NCC_OK && tmp) {
+		ncc_view_t d = ncc_view_dense(rows.region, rows.offset, rows.dtype, perm.rank, perm.dims);
+		st = ncc_lower_copy(ctx, inst, &perm, &d);
+	}
+	return st;
+}
+
+static ncc_status_t lower_scatter_general(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
+{
+	gs_dnums_t g;
+	gs_dnums(inst, &g);
+	ncc_view_t op, upd, out;
+	ncc_status_t st = ncc_lower_operand_view(ctx, inst, 0, &op);
+	if (st == NCC_OK)
+		st = ncc_lower_operand_view(ctx, inst, 2, &upd);
+	if (st == NCC_OK)
+		st = ncc_lower_output_view(ctx, inst, 0, &out);
+	if (st == NCC_OK)
+		st = ncc_lower_copy(ctx, inst, &out, &op);
+	if (st != NCC_OK || ncc_view_elements(&upd) == 0 || ncc_view_elements(&out) == 0)
+		return st;
+	/* the window size per operand dim: the update's window dims, 1 elsewhere */
+	int64_t wsize[NCC_MAX_RANK], S[NCC_MAX_RANK];
+	int32_t k = 0;
+	for (int32_t d = 0; d < out.rank; d++) {
+		S[d] = out.strides[d];
+		wsize[d] = 1;
+		if (in_ilist(g.dropped, d) || in_ilist(g.op_batch, d))
+			continue;
+		if (k < g.win->n)
+			wsize[d] = upd.dims[g.win->v[k++]];
+	}
+	ncc_view_t lin;
+	st = gs_offsets(ctx, inst, &g, out.dims, wsize, S, true, &lin);
+	if (st != NCC_OK)
+		return st;
+	bool win[NCC_MAX_RANK] = { false };
+	for (int32_t i = 0; i < g.win->n; i++)
+		win[g.win->v[i]] = true;
+	ncc_view_t rows, perm;
+	bool tmp;
+	st = rows_view(ctx, &upd, win, -1, &rows, &perm, &tmp);
+	if (st == NCC_OK && tmp) {
+		ncc_view_t d = ncc_view_dense(rows.region, rows.offset, rows.dtype, perm.rank, perm.dims);
+		st = ncc_lower_copy(ctx, inst, &d, &perm);
+	}
+	if (st != NCC_OK)
+		return st;
+	ncc_view_t t = gs_table(&out, &g, wsize, S);
+	ncc_view_t l1 = ncc_view_dense(lin.region, lin.offset, ISA_DT_S64, 1, &rows.dims[0]);
+	return ncc_lower_rows(ctx, inst, scatter_comb(inst->to_apply), &t, &rows, &l1);
+}
+
 bool ncc_lower_misc_supports(const ncc_inst_t *inst, const char **out_reason)
 {
 	switch (inst->op) {
@@ -120,16 +464,16 @@ bool ncc_lower_misc_supports(const ncc_inst_t *inst, const char **out_reason)
 		return true;
 	case NCC_OP_GATHER: {
 		int64_t d;
-		if (!gather_form(inst, &d)) {
-			*out_reason = "unsupported gather form (only one index per slice, whole slices along one dim)";
+		if (!gather_form(inst, &d) && !general_form(inst)) {
+			*out_reason = "unsupported gather form (dimension numbers out of range)";
 			return false;
 		}
 		return true;
 	}
 	case NCC_OP_SCATTER: {
 		int64_t d;
-		if (!scatter_form(inst, &d)) {
-			*out_reason = "unsupported scatter form (only one index per update, whole slices along one dim)";
+		if (!scatter_form(inst, &d) && !general_form(inst)) {
+			*out_reason = "unsupported scatter form (variadic, or dimension numbers out of range)";
 			return false;
 		}
 		if (scatter_comb(inst->to_apply) < 0) {
@@ -349,7 +693,8 @@ static ncc_status_t lower_gather(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 {
 	ncc_view_t op, out, idx;
 	int64_t d;
-	gather_form(inst, &d);
+	if (!gather_form(inst, &d))
+		return lower_gather_general(ctx, inst);
 	ncc_status_t st = ncc_lower_operand_view(ctx, inst, 0, &op);
 	if (st == NCC_OK)
 		st = ncc_lower_output_view(ctx, inst, 0, &out);
@@ -388,7 +733,8 @@ static ncc_status_t lower_scatter(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 {
 	ncc_view_t op, upd, out, idx;
 	int64_t d;
-	scatter_form(inst, &d);
+	if (!scatter_form(inst, &d))
+		return lower_scatter_general(ctx, inst);
 	ncc_status_t st = ncc_lower_operand_view(ctx, inst, 0, &op);
 	if (st == NCC_OK)
 		st = ncc_lower_operand_view(ctx, inst, 2, &upd);

@@ -461,6 +461,146 @@ START_TEST(test_dead_loop_with_side_effect_kept)
 }
 END_TEST
 
+/* ------------------------------------------------ general gather and scatter */
+
+/* Arguments for m: parameter p gets ints[p] (n values, repeated) when given, else
+ * seeded random values. Free with ncc_interp_free_args(args, nparams). */
+static ncc_value_t **make_args(const ncc_module_t *m, uint64_t seed, const int64_t *const *ints,
+			       const int *nints)
+{
+	int32_t np = m->entry->nparams;
+	ncc_value_t **a = calloc((size_t)np + 1, sizeof(*a));
+	for (int32_t p = 0; p < np; p++) {
+		ck_assert_int_eq(ncc_value_alloc(&m->entry->params[p]->shape, &a[p]), NCC_OK);
+		if (ints && ints[p]) {
+			for (int64_t i = 0; i < ncc_value_elements(a[p]); i++)
+				ncc_value_set_i64(a[p], i, ints[p][i % nints[p]]);
+		} else {
+			ncc_value_fill_random(a[p], seed + (uint64_t)p);
+		}
+	}
+	return a;
+}
+
+static void gs_case(const char *what, const char *text, const int64_t *const *ints, const int *nints,
+		    bool exact)
+{
+	ncc_module_t *m = parse(text);
+	ncc_value_t **a = make_args(m, 17, ints, nints);
+	int32_t np = m->entry->nparams;
+	ncc_module_free(m);
+	device_matches_interp(what, text, a, 0, exact);
+	ncc_interp_free_args(a, np);
+}
+
+#define ADD_COMB "%add (ad_a: f32[], ad_b: f32[]) -> f32[] { ad_a = f32[] parameter(0)\n" \
+	" ad_b = f32[] parameter(1)\n ROOT ad_c = f32[] add(ad_a, ad_b) }\n"
+#define MAX_COMB "%max (mx_a: f32[], mx_b: f32[]) -> f32[] { mx_a = f32[] parameter(0)\n" \
+	" mx_b = f32[] parameter(1)\n ROOT mx_c = f32[] maximum(mx_a, mx_b) }\n"
+#define SET_COMB "%set (st_a: f32[], st_b: f32[]) -> f32[] { st_a = f32[] parameter(0)\n" \
+	" ROOT st_b = f32[] parameter(1) }\n"
+
+START_TEST(test_general_gather)
+{
+	/* torch.gather(x, 1, idx): the index vectors are (iota, idx, iota) */
+	static const int64_t g1[] = { 0, 2, 0, 0, 5, 1, 1, 0, 2, 4, 1, 3, 3, 3, 6, 2, 9, 1 };
+	const int64_t *i1[2] = { NULL, g1 };
+	const int n1[2] = { 0, 18 };
+	gs_case("torch.gather dim 1",
+		"HloModule m\nENTRY e { x = f32[5,6,7] parameter(0)\n i = u32[5,3,7,3] parameter(1)\n"
+		" ROOT g = f32[5,3,7] gather(x, i), offset_dims={}, collapsed_slice_dims={0,1,2},"
+		" start_index_map={0,1,2}, index_vector_dim=3, slice_sizes={1,1,1} }\n", i1, n1, true);
+	/* x[i, :, j] of a transposed operand (advanced indexing, s64 pairs, some out of
+	 * range: clamped) */
+	static const int64_t g2[] = { 0, 6, 4, 0, 7, 2, -1, 3 };
+	const int64_t *i2[2] = { NULL, g2 };
+	const int n2[2] = { 0, 8 };
+	gs_case("x[i, :, j]",
+		"HloModule m\nENTRY e { y = f32[5,6,7] parameter(0)\n"
+		" x = f32[5,7,6] transpose(y), dimensions={0,2,1}\n i = s64[4,2] parameter(1)\n"
+		" ROOT g = f32[4,6] gather(x, i), offset_dims={1}, collapsed_slice_dims={0,1},"
+		" start_index_map={0,1}, index_vector_dim=1, slice_sizes={1,1,6} }\n", i2, n2, true);
+	/* windows on the indexed dims (dynamic-slice-like), clamped starts */
+	static const int64_t g3[] = { 0, 0, 5, 7, 2, 3, -4, 6 };
+	const int64_t *i3[2] = { NULL, g3 };
+	const int n3[2] = { 0, 8 };
+	gs_case("2x3 windows",
+		"HloModule m\nENTRY e { x = f32[6,8] parameter(0)\n i = s32[4,2] parameter(1)\n"
+		" ROOT g = f32[4,2,3] gather(x, i), offset_dims={1,2}, collapsed_slice_dims={},"
+		" start_index_map={0,1}, index_vector_dim=1, slice_sizes={2,3} }\n", i3, n3, true);
+	/* the index vector along dim 0, offset dims before the batch dims, a partial
+	 * non-indexed window */
+	static const int64_t g4[] = { 1, 4, 0, 2, 3, 1 };
+	const int64_t *i4[2] = { NULL, g4 };
+	const int n4[2] = { 0, 6 };
+	gs_case("index vector dim 0",
+		"HloModule m\nENTRY e { x = f32[5,6,4] parameter(0)\n i = s32[2,3] parameter(1)\n"
+		" ROOT g = f32[3,3,3] gather(x, i), offset_dims={0,2}, collapsed_slice_dims={1},"
+		" start_index_map={0,1}, index_vector_dim=0, slice_sizes={3,1,3} }\n", i4, n4, true);
+	/* operand batching dims (XLA's batched gather) */
+	static const int64_t g5[] = { 4, 0, 2, 1, 9, 3 };
+	const int64_t *i5[2] = { NULL, g5 };
+	const int n5[2] = { 0, 6 };
+	gs_case("batched gather",
+		"HloModule m\nENTRY e { x = f32[3,5,4] parameter(0)\n i = s32[3,2,1] parameter(1)\n"
+		" ROOT g = f32[3,2,4] gather(x, i), offset_dims={2}, collapsed_slice_dims={1},"
+		" operand_batching_dims={0}, start_indices_batching_dims={0}, start_index_map={1},"
+		" index_vector_dim=2, slice_sizes={1,1,4} }\n", i5, n5, true);
+	/* bf16 table, u8 indices */
+	static const int64_t g6[] = { 3, 0, 2, 200 };
+	const int64_t *i6[2] = { NULL, g6 };
+	const int n6[2] = { 0, 4 };
+	gs_case("bf16 pairs",
+		"HloModule m\nENTRY e { x = bf16[4,5] parameter(0)\n i = u8[2,2] parameter(1)\n"
+		" ROOT g = bf16[2] gather(x, i), offset_dims={}, collapsed_slice_dims={0,1},"
+		" start_index_map={1,0}, index_vector_dim=1, slice_sizes={1,1} }\n", i6, n6, true);
+}
+END_TEST
+
+START_TEST(test_general_scatter)
+{
+	/* scatter_add(y, 1, idx, src): pairs (iota, idx) */
+	static const int64_t s1[] = { 0, 1, 0, 5, 0, 1, 1, 0, 1, 0, 1, 2, 2, 5, 2, 5, 2, 5,
+				      3, 3, 3, 4, 3, 0, 4, 2, 4, 2, 4, 7 };
+	const int64_t *i1[3] = { NULL, s1, NULL };
+	const int n1[3] = { 0, 30, 0 };
+	gs_case("scatter_add dim 1",
+		"HloModule m\n" ADD_COMB "ENTRY e { y = f32[5,6] parameter(0)\n i = s64[5,3,2] parameter(1)\n"
+		" u = f32[5,3] parameter(2)\n"
+		" ROOT s = f32[5,6] scatter(y, i, u), update_window_dims={}, inserted_window_dims={0,1},"
+		" scatter_dims_to_operand_dims={0,1}, index_vector_dim=2, to_apply=%add }\n", i1, n1, false);
+	/* index_put (assign) of single elements, duplicates (the last wins), one out of
+	 * range (skipped) */
+	static const int64_t s2[] = { 1, 2, 3, 4, 1, 2, 5, 0 };
+	const int64_t *i2[3] = { NULL, s2, NULL };
+	const int n2[3] = { 0, 8, 0 };
+	gs_case("index_put",
+		"HloModule m\n" SET_COMB "ENTRY e { y = f32[5,6] parameter(0)\n i = s64[4,2] parameter(1)\n"
+		" u = f32[4] parameter(2)\n"
+		" ROOT s = f32[5,6] scatter(y, i, u), update_window_dims={}, inserted_window_dims={0,1},"
+		" scatter_dims_to_operand_dims={0,1}, index_vector_dim=1, to_apply=%set }\n", i2, n2, true);
+	/* 2x3 update windows, max, windows that do not fit skipped */
+	static const int64_t s3[] = { 0, 0, 4, 5, 5, 0, 2, 6, -1, 2, 1, 1 };
+	const int64_t *i3[3] = { NULL, s3, NULL };
+	const int n3[3] = { 0, 12, 0 };
+	gs_case("windows",
+		"HloModule m\n" MAX_COMB "ENTRY e { y = f32[6,8] parameter(0)\n i = s32[6,2] parameter(1)\n"
+		" u = f32[6,2,3] parameter(2)\n"
+		" ROOT s = f32[6,8] scatter(y, i, u), update_window_dims={1,2}, inserted_window_dims={},"
+		" scatter_dims_to_operand_dims={0,1}, index_vector_dim=1, to_apply=%max }\n", i3, n3, true);
+	/* batched scatter, update window before the scatter dim */
+	static const int64_t s4[] = { 2, 0, 4, 4 };
+	const int64_t *i4[3] = { NULL, s4, NULL };
+	const int n4[3] = { 0, 4, 0 };
+	gs_case("batched scatter",
+		"HloModule m\n" ADD_COMB "ENTRY e { y = f32[3,5,4] parameter(0)\n i = s32[3,2] parameter(1)\n"
+		" u = f32[4,3,2] parameter(2)\n"
+		" ROOT s = f32[3,5,4] scatter(y, i, u), update_window_dims={0}, inserted_window_dims={1},"
+		" input_batching_dims={0}, scatter_indices_batching_dims={0},"
+		" scatter_dims_to_operand_dims={1}, index_vector_dim=2, to_apply=%add }\n", i4, n4, false);
+}
+END_TEST
+
 static Suite *torch_ops_suite(void)
 {
 	Suite *s = suite_create("lower_torch");
@@ -473,6 +613,8 @@ static Suite *torch_ops_suite(void)
 	tcase_add_test(tc, test_select_and_scatter_combiners);
 	tcase_add_test(tc, test_maxpool_indices_loop);
 	tcase_add_test(tc, test_dead_loop_with_side_effect_kept);
+	tcase_add_test(tc, test_general_gather);
+	tcase_add_test(tc, test_general_scatter);
 	suite_add_tcase(s, tc);
 	return s;
 }
