@@ -106,6 +106,7 @@ static void run_inline(fwsim_exec_t *x)
 				pcs[e] = next;
 				progress = true;
 			}
+			x->chain_ns[e] = 0; /* blocked or done: the next engine runs */
 			if (pcs[e] < p->counts[e])
 				all_done = false;
 		}
@@ -206,8 +207,11 @@ static void run_engine_threaded(fwsim_core_t *c, fwsim_exec_t *x, uint32_t e)
 	uint32_t pc = 0;
 	while (pc < p->counts[e]) {
 		const isa_insn_t *in = &p->insns[e][pc];
-		if (!sem_ready(x, in) && !sem_wait_threaded(c, x, e, pc, in))
-			break;
+		if (!sem_ready(x, in)) {
+			x->chain_ns[e] = 0; /* the wait is not busy time */
+			if (!sem_wait_threaded(c, x, e, pc, in))
+				break;
+		}
 		uint32_t next;
 		if (fwsim_exec_insn(x, e, pc, &next) != FWSIM_OK) {
 			wake_all(c); /* let sleepers see stop */

@@ -188,7 +188,8 @@ fwsim_status_t fwsim_exec_insn(fwsim_exec_t *x, uint32_t e, uint32_t pc, uint32_
 {
 	fwsim_job_t *job = x->job;
 	const isa_insn_t *in = &x->prog->insns[e][pc];
-	uint64_t t0 = fwsim_now_ns();
+	/* back to back on this engine: it starts when the previous one ended */
+	uint64_t t0 = x->chain_ns[e] ? x->chain_ns[e] : fwsim_now_ns();
 	if (atomic_load_explicit(&x->stop, memory_order_relaxed))
 		return FWSIM_INVALID; /* another engine failed; its status is recorded */
 	if (job->deadline_ns && t0 >= job->deadline_ns) {
@@ -226,7 +227,7 @@ fwsim_status_t fwsim_exec_insn(fwsim_exec_t *x, uint32_t e, uint32_t pc, uint32_
 	case ISA_OP_SCATTER:
 		st = fwsim_kernel_scatter(&k);
 		if (check)
-			fwsim_numchk_ap(&chk, &in->ap[0], k.base[0]);
+			fwsim_scatter_numchk(&k, &chk);
 		break;
 	case ISA_OP_RNG: st = fwsim_kernel_rng(&k); break;
 	case ISA_OP_FUSED: st = fwsim_exec_fused(x, e, pc, &k); break;
@@ -247,6 +248,7 @@ fwsim_status_t fwsim_exec_insn(fwsim_exec_t *x, uint32_t e, uint32_t pc, uint32_
 		atomic_fetch_add(&x->sems[in->signal_sem], 1);
 
 	uint64_t t1 = fwsim_now_ns();
+	x->chain_ns[e] = t1;
 	x->busy_ns[e] += t1 - t0;
 	x->insns[e]++;
 	if (job->flags & FWSIM_JOB_PROFILE) {

@@ -109,6 +109,8 @@ fwsim_status_t fwsim_kernel_matmul(const fwsim_kargs_t *k);
 fwsim_status_t fwsim_kernel_iota(const fwsim_kargs_t *k);
 fwsim_status_t fwsim_kernel_gather(const fwsim_kargs_t *k);
 fwsim_status_t fwsim_kernel_scatter(const fwsim_kargs_t *k);
+/* The NaN/Inf check of a SCATTER that ran: the rows it wrote (kernels_misc.c). */
+void fwsim_scatter_numchk(const fwsim_kargs_t *k, fwsim_numchk_t *c);
 fwsim_status_t fwsim_kernel_rng(const fwsim_kargs_t *k);
 
 /* Per-job execution state shared by the engines of one core (exec.c). */
@@ -124,6 +126,10 @@ typedef struct fwsim_exec {
 	uint64_t trace_next;       /* atomic slot counter into job->trace */
 	uint64_t busy_ns[ISA_ENGINE_COUNT];
 	uint64_t insns[ISA_ENGINE_COUNT];
+	/* end time of the engine's previous instruction while it runs back to back
+	 * (0 after a wait or a switch: the schedulers clear it), the next one's start:
+	 * one clock read per instruction instead of two */
+	uint64_t chain_ns[ISA_ENGINE_COUNT];
 } fwsim_exec_t;
 
 uint64_t fwsim_now_ns(void);
@@ -131,7 +137,8 @@ fwsim_status_t fwsim_exec_begin(fwsim_exec_t *x, fwsim_job_t *job);
 fwsim_status_t fwsim_exec_end(fwsim_exec_t *x);
 /* Runs insn pc of engine e (semaphore wait already satisfied), signals its
  * semaphore and sets *out_next. Returns FWSIM_OK to continue, else the fatal
- * status already recorded. */
+ * status already recorded. The caller clears x->chain_ns[e] whenever engine e did
+ * not just run its previous instruction (it waited, or another engine ran). */
 fwsim_status_t fwsim_exec_insn(fwsim_exec_t *x, uint32_t e, uint32_t pc, uint32_t *out_next);
 /* Records a fatal error once (the first wins) and stops the other engines. */
 void fwsim_exec_fail(fwsim_exec_t *x, fwsim_status_t st, uint32_t e, uint32_t pc,

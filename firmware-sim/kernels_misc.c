@@ -1,5 +1,6 @@
 /* GPSIMD kernels: IOTA, GATHER, SCATTER and RNG (Philox4x32-10). */
 #include <math.h>
+#include <stdlib.h>
 
 #include "convert.h"
 #include "internal.h"
@@ -167,6 +168,53 @@ fwsim_status_t fwsim_kernel_scatter(const fwsim_kargs_t *k)
 		}
 	}
 	return FWSIM_OK;
+}
+
+/* The NaN/Inf check of a SCATTER: the rows it wrote, each once, in ascending
+ * order (so the first bad flat index is the smallest, as for any output), not the
+ * whole table, whose other rows this instruction neither wrote nor vouches for (a
+ * loop that updates a few rows of a big table per iteration would scan all of it
+ * every time). Up to FWSIM_SCATTER_CHK_ROWS updates are sorted in a fixed buffer;
+ * more scan the whole table as before. */
+#define FWSIM_SCATTER_CHK_ROWS 4096
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+void fwsim_scatter_numchk(const fwsim_kargs_t *k, fwsim_numchk_t *c)
+{
+	const isa_insn_t *in = k->insn;
+	const isa_ap_t *o = &in->ap[0], *ix = &in->ap[2];
+	uint64_t N = o->shape[0], R = o->shape[1], M = in->ap[1].shape[0];
+	if (!k->base[0] || M == 0 || R == 0 || N == 0)
+		return;
+	if (M > FWSIM_SCATTER_CHK_ROWS) {
+		fwsim_numchk_ap(c, o, k->base[0]);
+		return;
+	}
+	uint64_t rows[FWSIM_SCATTER_CHK_ROWS];
+	uint64_t n = 0;
+	for (uint64_t m = 0; m < M; m++) {
+		uint64_t row;
+		if (read_index(ix, k->base[2], m, N, &row))
+			rows[n++] = row;
+	}
+	qsort(rows, n, sizeof(rows[0]), cmp_u64);
+	int64_t es = (int64_t)isa_dtype_size(o->dtype), sb = o->stride[1] * es;
+	float buf[FWSIM_BLOCK];
+	for (uint64_t i = 0; i < n; i++) {
+		if (i && rows[i] == rows[i - 1])
+			continue;
+		const uint8_t *p = k->base[0] + (int64_t)rows[i] * o->stride[0] * es;
+		for (uint64_t j = 0; j < R; j += FWSIM_BLOCK) {
+			size_t b = R - j < FWSIM_BLOCK ? (size_t)(R - j) : FWSIM_BLOCK;
+			fwsim_load_f32(o->dtype, p + (int64_t)j * sb, sb, b, buf);
+			fwsim_numchk_block(c, buf, b, rows[i] * R + j);
+		}
+	}
 }
 
 /* ---- RNG: Philox4x32-10 (Salmon et al., SC'11), the generator JAX and
