@@ -1,5 +1,6 @@
 /* Lowering of reductions: reduce (combiner recognised from to_apply), reduce-window (strided window views + REDUCE), batch-norm training/inference/grad. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lower_internal.h"
@@ -673,6 +674,164 @@ static ncc_view_t padded_interior(const ncc_view_t *p, const ncc_window_t *w, co
 	return v;
 }
 
+/* A select-and-scatter over at most this many windows (one in torch_xla's max-pool
+ * index loop) finds each window's selected position and scatters once, in a fixed
+ * number of instructions; more windows take the per-window-offset form below,
+ * whose instructions each cover every window. */
+#define SAS_FEW_WINDOWS 64
+
+static ncc_view_t expand_keep(const ncc_view_t *keep, const ncc_view_t *in);
+
+/* The few-windows form: with X the operand's windows seen as [o0, w0, o1, w1, ...],
+ *   M = REDUCE max/min over the w dims; pos = SELECT(X == M, k, LIMIT) with k the
+ *   element's index in its window (a constant); sel = REDUCE MIN (first; MAX for
+ *   GT/LT: last) of pos; lin = window start + offset of element sel (GATHER from a
+ *   constant table), or -1 when the window has no match (NaN); SCATTER of the source
+ *   into the output seen as [N, 1] at lin with the scatter combiner, in source order
+ *   as XLA applies it. */
+static ncc_status_t sas_few_windows(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst,
+				    const ncc_view_t *px, const ncc_view_t *po, const ncc_view_t *src,
+				    bool is_max, bool backwards)
+{
+	const ncc_window_t *w = inst->window;
+	int32_t rank = px->rank;
+	int64_t nw = ncc_view_elements(src), nk = 1;
+	for (int32_t d = 0; d < rank; d++)
+		nk *= w->dims[d].size;
+	ncc_view_t m, wv, keep, eq, pos, sel, offs, lin, none, sd;
+	ncc_status_t st = ncc_lower_temp_view(ctx, px->dtype, rank, src->dims, &m);
+	if (st != NCC_OK)
+		return st;
+	uint32_t mask = window_views(w, px, &m, &wv, &keep);
+	st = ncc_lower_reduce_emit(ctx, inst, is_max ? ISA_RED_MAX : ISA_RED_MIN, &keep, &wv, mask, false);
+	if (st == NCC_OK)
+		st = ncc_lower_temp_view(ctx, ISA_DT_PRED, wv.rank, wv.dims, &eq);
+	if (st == NCC_OK)
+		st = ncc_lower_temp_view(ctx, ISA_DT_S32, wv.rank, wv.dims, &pos);
+	if (st != NCC_OK)
+		return st;
+	ncc_view_t a[3];
+	a[0] = wv; a[1] = expand_keep(&keep, &wv);
+	st = ncc_lower_alu(ctx, inst, ISA_ALU_CMP_EQ, &eq, 2, a);
+	/* k per window element (row-major over the w dims), broadcast over the o dims;
+	 * the element offsets in the (padded) output; the windows' starts */
+	int32_t *kidx = malloc((size_t)nk * sizeof(int32_t));
+	int64_t *koff = malloc((size_t)nk * sizeof(int64_t));
+	int64_t *wstart = malloc((size_t)nw * sizeof(int64_t));
+	if (!kidx || !koff || !wstart) {
+		free(kidx);
+		free(koff);
+		free(wstart);
+		return ncc_lower_fail(ctx, inst, NCC_ERR_NOMEM, "out of memory");
+	}
+	for (int64_t k = 0; k < nk; k++) {
+		int64_t rem = k, o = 0;
+		for (int32_t d = rank - 1; d >= 0; d--) {
+			o += (rem % w->dims[d].size) * w->dims[d].rhs_dilation * po->strides[d];
+			rem /= w->dims[d].size;
+		}
+		kidx[k] = (int32_t)k;
+		koff[k] = o;
+	}
+	for (int64_t q = 0; q < nw; q++) {
+		int64_t rem = q, o = 0;
+		for (int32_t d = rank - 1; d >= 0; d--) {
+			o += (rem % src->dims[d]) * w->dims[d].stride * po->strides[d];
+			rem /= src->dims[d];
+		}
+		wstart[q] = o;
+	}
+	uint64_t ck = 0, co = 0, cw = 0;
+	if (st == NCC_OK)
+		st = ncc_lower_add_const(ctx, kidx, (uint64_t)nk * sizeof(int32_t), &ck);
+	if (st == NCC_OK)
+		st = ncc_lower_add_const(ctx, koff, (uint64_t)nk * sizeof(int64_t), &co);
+	if (st == NCC_OK)
+		st = ncc_lower_add_const(ctx, wstart, (uint64_t)nw * sizeof(int64_t), &cw);
+	free(kidx);
+	free(koff);
+	free(wstart);
+	if (st != NCC_OK)
+		return st;
+	ncc_view_t kv = wv;
+	kv.region = ISA_REGION_CONST;
+	kv.offset = ck;
+	kv.dtype = ISA_DT_S32;
+	for (int32_t d = rank - 1, s = 1; d >= 0; d--) {
+		kv.strides[2 * d] = 0;
+		kv.strides[2 * d + 1] = s;
+		s *= (int32_t)w->dims[d].size;
+	}
+	ncc_view_t limit;
+	int32_t lim = backwards ? -1 : INT32_MAX;
+	uint64_t cl;
+	st = ncc_lower_add_const(ctx, &lim, sizeof(lim), &cl);
+	limit = ncc_view_dense(ISA_REGION_CONST, cl, ISA_DT_S32, 0, NULL);
+	a[0] = eq; a[1] = kv; a[2] = ncc_view_bcast_scalar(&limit, wv.rank, wv.dims);
+	if (st == NCC_OK)
+		st = ncc_lower_alu(ctx, inst, ISA_ALU_SELECT, &pos, 3, a);
+	if (st == NCC_OK)
+		st = ncc_lower_temp_view(ctx, ISA_DT_S32, 1, &nw, &sel);
+	if (st != NCC_OK)
+		return st;
+	ncc_view_t selk = keep;
+	selk.region = sel.region;
+	selk.offset = sel.offset;
+	selk.dtype = ISA_DT_S32;
+	{
+		/* keep's layout for a dense [src dims] s32 buffer */
+		ncc_view_t d = ncc_view_dense(sel.region, sel.offset, ISA_DT_S32, rank, src->dims);
+		for (int32_t k = 0; k < rank; k++) {
+			selk.strides[2 * k] = d.strides[k];
+			selk.strides[2 * k + 1] = 0;
+		}
+	}
+	st = ncc_lower_reduce_emit(ctx, inst, backwards ? ISA_RED_MAX : ISA_RED_MIN, &selk, &pos, mask, false);
+	int64_t two[2] = { nw, 1 };
+	if (st == NCC_OK)
+		st = ncc_lower_temp_view(ctx, ISA_DT_S64, 2, two, &offs);
+	if (st == NCC_OK)
+		st = ncc_lower_temp_view(ctx, ISA_DT_S64, 1, &nw, &lin);
+	if (st == NCC_OK)
+		st = ncc_lower_temp_view(ctx, ISA_DT_PRED, 1, &nw, &none);
+	if (st != NCC_OK)
+		return st;
+	int64_t kt[2] = { nk, 1 };
+	ncc_view_t ktab = ncc_view_dense(ISA_REGION_CONST, co, ISA_DT_S64, 2, kt);
+	st = ncc_lower_rows(ctx, inst, -1, &ktab, &offs, &sel);
+	ncc_view_t offs1 = ncc_view_dense(offs.region, offs.offset, ISA_DT_S64, 1, &nw);
+	a[0] = offs1; a[1] = ncc_view_dense(ISA_REGION_CONST, cw, ISA_DT_S64, 1, &nw);
+	if (st == NCC_OK)
+		st = ncc_lower_alu(ctx, inst, ISA_ALU_ADD, &lin, 2, a);
+	/* a window without a match (its max is NaN): nothing is scattered */
+	a[0] = sel; a[1] = ncc_view_bcast_scalar(&limit, 1, &nw);
+	if (st == NCC_OK)
+		st = ncc_lower_alu(ctx, inst, ISA_ALU_CMP_EQ, &none, 2, a);
+	ncc_view_t m1;
+	if (st == NCC_OK)
+		st = ncc_lower_const_scalar(ctx, ISA_DT_S64, -1, &m1);
+	a[0] = none; a[1] = ncc_view_bcast_scalar(&m1, 1, &nw); a[2] = lin;
+	if (st == NCC_OK)
+		st = ncc_lower_alu(ctx, inst, ISA_ALU_SELECT, &lin, 3, a);
+	if (st == NCC_OK)
+		st = ncc_lower_make_dense(ctx, inst, src, &sd);
+	if (st != NCC_OK)
+		return st;
+	/* the (padded) output from its first element, one element per row */
+	int64_t total = 0;
+	for (int32_t d = 0; d < rank; d++)
+		total += (po->dims[d] - 1) * po->strides[d];
+	ncc_view_t table = *po, rows = sd;
+	table.rank = rows.rank = 2;
+	table.dims[0] = total + 1;
+	table.strides[0] = 1;
+	table.dims[1] = rows.dims[1] = 1;
+	table.strides[1] = rows.strides[1] = 1;
+	rows.dims[0] = nw;
+	rows.strides[0] = 1;
+	return ncc_lower_rows(ctx, inst, ncc_lower_combiner_of(inst->scatter_comp), &table, &rows, &lin);
+}
+
 /* select-and-scatter (max/min-pool gradient): for every window the first element
  * that the select computation prefers receives the source value, combined by the
  * scatter computation into an output initialised with init. With M the window max
@@ -735,6 +894,10 @@ static ncc_status_t lower_select_and_scatter(ncc_lower_ctx_t *ctx, const ncc_ins
 	st = ncc_lower_copy(ctx, inst, &po, &ib);
 	if (st != NCC_OK || ncc_view_elements(&src) == 0)
 		goto crop;
+	if (ncc_view_elements(&src) <= SAS_FEW_WINDOWS) {
+		st = sas_few_windows(ctx, inst, &px, &po, &src, is_max, backwards);
+		goto crop;
+	}
 	/* M = window max/min: the reduce-window view trick */
 	ncc_view_t m, taken, hit, zero, contrib;
 	st = ncc_lower_temp_view(ctx, x.dtype, rank, src.dims, &m);

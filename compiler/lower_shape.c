@@ -432,8 +432,165 @@ ncc_status_t ncc_lower_rows(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, int sc
 	return ncc_lower_emit(ctx, inst, ISA_ENGINE_GPSIMD, &in, NULL);
 }
 
-/* dynamic-slice: one GATHER per dim with a start (indices start..start+size-1,
- * start clamped to [0, N-size] as XLA does), through dense temporaries. */
+/* ---- dynamic slices as one GATHER/SCATTER at a computed element offset ----
+ *
+ * The window's first element is at lin = sum_d clamp(start_d, 0, dim_d - size_d)
+ * x stride_d of the big view (the operand; for an update, the output), an s64
+ * scalar. The window's dims (size-1 dropped, dims contiguous in both views merged)
+ * split into an inner run, the rows, and outer dims whose element offsets (a
+ * constant table off[M]) give the row indices idx = lin + off. The big view seen as
+ * [N, inner] with stride 1 along N (rows overlap) is the GATHER table (SCATTER
+ * target). Nothing but the window is read or written, however big the operand. */
+
+#define DS_MAX_ROWS 65536 /* outer window positions beyond this: peel dim by dim */
+
+/* lin (an s64 scalar temp) for the starts in operands first.. of inst. */
+static ncc_status_t window_offset(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, int32_t first,
+				  const ncc_view_t *big, const int64_t *size, ncc_view_t *out_lin)
+{
+	ncc_view_t lin, t, zero, lo;
+	ncc_status_t st = ncc_lower_temp_view(ctx, ISA_DT_S64, 0, NULL, &lin);
+	if (st == NCC_OK)
+		st = ncc_lower_temp_view(ctx, ISA_DT_S64, 0, NULL, &t);
+	if (st == NCC_OK)
+		st = ncc_lower_const_scalar(ctx, ISA_DT_S64, 0, &zero);
+	if (st == NCC_OK)
+		st = ncc_lower_copy(ctx, inst, &lin, &zero);
+	lo = zero;
+	for (int32_t d = 0; d < big->rank && st == NCC_OK; d++) {
+		if (size[d] == big->dims[d] || big->strides[d] == 0)
+			continue; /* the start is clamped to 0, or it moves nothing */
+		ncc_view_t s, hi, sv;
+		st = ncc_lower_operand_view(ctx, inst, first + d, &s);
+		if (st == NCC_OK)
+			st = ncc_lower_const_scalar(ctx, ISA_DT_S64, (double)(big->dims[d] - size[d]), &hi);
+		if (st == NCC_OK)
+			st = ncc_lower_const_scalar(ctx, ISA_DT_S64, (double)big->strides[d], &sv);
+		if (st == NCC_OK && s.dtype == ISA_DT_U64) {
+			/* a u64 start beyond 2^63 clamps high, it must not wrap negative */
+			ncc_view_t hu, su;
+			st = ncc_lower_const_scalar(ctx, ISA_DT_U64, (double)(big->dims[d] - size[d]), &hu);
+			if (st == NCC_OK)
+				st = ncc_lower_temp_view(ctx, ISA_DT_U64, 0, NULL, &su);
+			ncc_view_t in2[2] = { s, hu };
+			if (st == NCC_OK)
+				st = ncc_lower_alu(ctx, inst, ISA_ALU_MIN, &su, 2, in2);
+			s = su;
+		}
+		if (st == NCC_OK)
+			st = ncc_lower_copy(ctx, inst, &t, &s);
+		ncc_view_t in3[3] = { lo, t, hi };
+		if (st == NCC_OK)
+			st = ncc_lower_alu(ctx, inst, ISA_ALU_CLAMP, &t, 3, in3);
+		ncc_view_t m2[2] = { t, sv };
+		if (st == NCC_OK && big->strides[d] != 1)
+			st = ncc_lower_alu(ctx, inst, ISA_ALU_MUL, &t, 2, m2);
+		ncc_view_t a2[2] = { lin, t };
+		if (st == NCC_OK)
+			st = ncc_lower_alu(ctx, inst, ISA_ALU_ADD, &lin, 2, a2);
+	}
+	*out_lin = lin;
+	return st;
+}
+
+/* The window of `win` (dims = the window sizes) in `big` at lin: GATHER it into
+ * win (scatter_op < 0) or SCATTER win into it with scatter_op. Returns
+ * NCC_ERR_UNSUPPORTED (no message) when it does not apply: a big view with a
+ * negative stride, more than DS_MAX_ROWS rows, or a win whose outer dims do not
+ * fold (the caller peels dim by dim instead). */
+static ncc_status_t window_rows(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, int32_t first_start,
+				const ncc_view_t *big, const ncc_view_t *win, int scatter_op)
+{
+	int32_t rank = big->rank;
+	for (int32_t d = 0; d < rank; d++)
+		if (big->strides[d] < 0 || win->strides[d] < 0)
+			return NCC_ERR_UNSUPPORTED;
+	/* the window's dims, size 1 dropped, merged where contiguous in both views */
+	int64_t wd[NCC_MAX_RANK], bs[NCC_MAX_RANK], ws[NCC_MAX_RANK];
+	int32_t n = 0;
+	for (int32_t d = 0; d < rank; d++) {
+		if (win->dims[d] == 1)
+			continue;
+		if (n > 0 && bs[n - 1] == big->strides[d] * win->dims[d] &&
+		    ws[n - 1] == win->strides[d] * win->dims[d]) {
+			wd[n - 1] *= win->dims[d];
+			bs[n - 1] = big->strides[d];
+			ws[n - 1] = win->strides[d];
+			continue;
+		}
+		wd[n] = win->dims[d];
+		bs[n] = big->strides[d];
+		ws[n] = win->strides[d];
+		n++;
+	}
+	int64_t inner = 1, ibs = 1, iws = 1, m = 1;
+	if (n > 0) {
+		inner = wd[n - 1];
+		ibs = bs[n - 1];
+		iws = ws[n - 1];
+		n--;
+	}
+	for (int32_t k = 0; k < n; k++)
+		m *= wd[k];
+	if (m > DS_MAX_ROWS)
+		return NCC_ERR_UNSUPPORTED;
+	/* the rows of win: its outer dims must fold into one stride */
+	int64_t rstride = n > 0 ? ws[n - 1] : 1;
+	for (int32_t k = n - 1; k > 0; k--)
+		if (ws[k - 1] != ws[k] * wd[k])
+			return NCC_ERR_UNSUPPORTED;
+	int64_t size[NCC_MAX_RANK];
+	for (int32_t d = 0; d < rank; d++)
+		size[d] = win->dims[d];
+	ncc_view_t lin, idx;
+	ncc_status_t st = window_offset(ctx, inst, first_start, big, size, &lin);
+	if (st != NCC_OK)
+		return st;
+	/* row k's offset in big: the outer index of row k, row-major */
+	int64_t *off = malloc((size_t)m * sizeof(int64_t));
+	if (!off)
+		return ncc_lower_fail(ctx, inst, NCC_ERR_NOMEM, "out of memory");
+	int64_t maxoff = 0;
+	for (int64_t r = 0; r < m; r++) {
+		int64_t rem = r, o = 0;
+		for (int32_t k = n - 1; k >= 0; k--) {
+			o += (rem % wd[k]) * bs[k];
+			rem /= wd[k];
+		}
+		off[r] = o;
+		if (o > maxoff)
+			maxoff = o;
+	}
+	uint64_t coff;
+	st = ncc_lower_add_const(ctx, off, (uint64_t)m * sizeof(int64_t), &coff);
+	free(off);
+	if (st == NCC_OK)
+		st = ncc_lower_temp_view(ctx, ISA_DT_S64, 1, &m, &idx);
+	if (st != NCC_OK)
+		return st;
+	ncc_view_t offv = ncc_view_dense(ISA_REGION_CONST, coff, ISA_DT_S64, 1, &m);
+	ncc_view_t a2[2] = { ncc_view_bcast_scalar(&lin, 1, &m), offv };
+	st = ncc_lower_alu(ctx, inst, ISA_ALU_ADD, &idx, 2, a2);
+	if (st != NCC_OK)
+		return st;
+	int64_t maxlin = 0;
+	for (int32_t d = 0; d < rank; d++)
+		maxlin += (big->dims[d] - size[d]) * big->strides[d];
+	ncc_view_t table = *big, rows = *win;
+	table.rank = rows.rank = 2;
+	table.dims[0] = maxlin + maxoff + 1;
+	table.strides[0] = 1;
+	table.dims[1] = rows.dims[1] = inner;
+	table.strides[1] = ibs;
+	rows.dims[0] = m;
+	rows.strides[0] = rstride;
+	rows.strides[1] = iws;
+	return ncc_lower_rows(ctx, inst, scatter_op, &table, &rows, &idx);
+}
+
+/* dynamic-slice: the window gathered at its offset (window_rows); when that does
+ * not apply, one GATHER per dim with a start (indices start..start+size-1, start
+ * clamped to [0, N-size] as XLA does), through dense temporaries. */
 static ncc_status_t lower_dynamic_slice(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 {
 	ncc_view_t cur, out;
@@ -445,6 +602,11 @@ static ncc_status_t lower_dynamic_slice(ncc_lower_ctx_t *ctx, const ncc_inst_t *
 	int32_t rank = cur.rank;
 	if (rank == 0)
 		return ncc_lower_copy(ctx, inst, &out, &cur);
+	if (ncc_view_elements(&out) == 0)
+		return NCC_OK;
+	st = window_rows(ctx, inst, 1, &cur, &out, -1);
+	if (st != NCC_ERR_UNSUPPORTED)
+		return st;
 	for (int32_t d = 0; d < rank; d++) {
 		int64_t size = inst->shape.dims[d];
 		if (size == cur.dims[d])
@@ -478,22 +640,94 @@ static ncc_status_t lower_dynamic_slice(ncc_lower_ctx_t *ctx, const ncc_inst_t *
  * scattering whole update rows into a gathered window that is scattered back. To keep
  * it simple and exact we scatter along the first dim whose start matters and require
  * the other dims to be static (start clamped to a constant) or full. */
+/* Whether c is used only as the body of while loops (then its parameter's leaves
+ * are the loops' state buffers, which nothing outside the loop reads while the
+ * body runs). */
+static bool only_a_loop_body(const ncc_module_t *m, const ncc_comp_t *c)
+{
+	bool body = false;
+	for (int32_t k = 0; k < m->ncomps; k++) {
+		const ncc_comp_t *cc = m->comps[k];
+		for (int32_t i = 0; i < cc->ninsts; i++) {
+			const ncc_inst_t *y = cc->insts[i];
+			if (y->body == c && y->op == NCC_OP_WHILE)
+				body = true;
+			else if (y->body == c)
+				return false;
+			if (y->condition == c || y->to_apply == c || y->calls == c || y->select == c ||
+			    y->scatter_comp == c)
+				return false;
+			for (int32_t b = 0; b < y->nbranches; b++)
+				if (y->branches[b] == c)
+					return false;
+			for (int32_t b = 0; b < y->ncalled; b++)
+				if (y->called[b] == c)
+					return false;
+		}
+	}
+	return body;
+}
+
+/* A dynamic-update-slice that writes into its operand's buffer: in a while body,
+ * the operand is get-tuple-element i of the body's parameter (loop state leaf i),
+ * the root's element i is this instruction, and nothing else in the body reads
+ * state leaf i (that get-tuple-element has this one use, no other one takes
+ * element i, the parameter is only read through get-tuple-elements). The state is
+ * then updated in place and the loop's state assignment copies nothing for it:
+ * torch_xla's max-pool index loop writes one element of a u32[N] per iteration,
+ * which otherwise cost two copies of the whole array per iteration. */
+static bool dus_in_place(const ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
+{
+	const ncc_comp_t *c = inst->parent;
+	const ncc_inst_t *g = inst->operands[0];
+	if (!c || c->is_entry || !c->root || c->root->op != NCC_OP_TUPLE || c->nparams != 1 ||
+	    !c->params[0])
+		return false;
+	const ncc_inst_t *p = c->params[0];
+	if (g->op != NCC_OP_GET_TUPLE_ELEMENT || g->noperands != 1 || g->operands[0] != p)
+		return false;
+	int64_t i = g->tuple_index;
+	if (i < 0 || i >= c->root->noperands || c->root->operands[i] != inst)
+		return false;
+	for (int32_t k = 0; k < c->ninsts; k++) {
+		const ncc_inst_t *x = c->insts[k];
+		if (x != g && x->op == NCC_OP_GET_TUPLE_ELEMENT && x->noperands == 1 &&
+		    x->operands[0] == p && x->tuple_index == i)
+			return false;
+		for (int32_t o = 0; o < x->noperands; o++) {
+			if (x->operands[o] == g && (x != inst || o != 0))
+				return false;
+			if (x->operands[o] == p && x->op != NCC_OP_GET_TUPLE_ELEMENT)
+				return false;
+		}
+	}
+	return only_a_loop_body(ctx->m, c);
+}
+
 static ncc_status_t lower_dus(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 {
 	ncc_view_t op, upd, out;
 	ncc_status_t st = ncc_lower_operand_view(ctx, inst, 0, &op);
 	if (st == NCC_OK)
 		st = ncc_lower_operand_view(ctx, inst, 1, &upd);
-	if (st == NCC_OK)
-		st = ncc_lower_output_view(ctx, inst, 0, &out);
 	if (st != NCC_OK)
 		return st;
-	st = ncc_lower_copy(ctx, inst, &out, &op);
+	if (dus_in_place(ctx, inst)) {
+		out = op;
+		st = ncc_lower_set_view(ctx, inst, 0, &out);
+	} else {
+		st = ncc_lower_output_view(ctx, inst, 0, &out);
+		if (st == NCC_OK)
+			st = ncc_lower_copy(ctx, inst, &out, &op);
+	}
 	if (st != NCC_OK || ncc_view_elements(&upd) == 0)
 		return st;
 	int32_t rank = op.rank;
 	if (rank == 0)
 		return ncc_lower_copy(ctx, inst, &out, &upd);
+	st = window_rows(ctx, inst, 2, &out, &upd, ISA_RED_ASSIGN);
+	if (st != NCC_ERR_UNSUPPORTED)
+		return st;
 	/* Recursive peel: window = out; for each dim d with a partial update, gather the
 	 * rows [start_d, start_d + u_d) into a temp W_d; after the innermost dim, write the
 	 * update, then scatter the temps back outermost last. */

@@ -33,9 +33,9 @@ extern "C" {
 /* The compiler's version: part of every cache key and of the cache directory name,
  * so a new compiler never reuses an old compiler's NEFFs. Bump on any change that
  * alters emitted code. */
-#define NCC_VERSION_STRING "0.1.2"
+#define NCC_VERSION_STRING "0.1.3"
 
-/* "neuronsim-cc 0.1.2" */
+/* "neuronsim-cc 0.1.3" */
 const char *ncc_version(void);
 
 /* ------------------------------------------------------------------ status */

@@ -311,26 +311,64 @@ START_TEST(test_select_and_scatter_combiners)
 	 * interpreter */
 	static const char *const scat[] = { "mx", "mn", "mul" };
 	static const char *const sel[] = { "ge", "gt", "le" };
+	/* up to 64 windows take the few-windows form, more the per-offset form */
 	static const char *const windows[] = {
 		"window={size=1x3x3 stride=1x1x1}", /* overlapping */
 		"window={size=1x3x3 stride=1x2x2 pad=0_0x1_1x1_1}", /* resnet's max-pool */
 		"window={size=1x2x2 stride=1x2x2}",
+		"window={size=1x3x3 stride=1x2x2 pad=0_0x1_1x1_1}", /* 128 windows */
+		"window={size=1x3x3 stride=1x1x1}", /* 338 overlapping windows */
 	};
-	static const char *const srcs[] = { "f32[2,4,4]", "f32[2,3,3]", "f32[2,3,3]" };
+	static const char *const xs[] = { "f32[2,6,6]", "f32[2,6,6]", "f32[2,6,6]", "f32[2,16,16]",
+					  "f32[2,15,15]" };
+	static const char *const srcs[] = { "f32[2,4,4]", "f32[2,3,3]", "f32[2,3,3]", "f32[2,8,8]",
+					    "f32[2,13,13]" };
 	int n = 0;
 	for (size_t c = 0; c < 3; c++)
-		for (size_t w = 0; w < 3; w++) {
+		for (size_t w = 0; w < 5; w++) {
 			char text[4096];
 			snprintf(text, sizeof(text),
 				 "HloModule m\n%s"
-				 "ENTRY e { x = f32[2,6,6] parameter(0)\n s = %s parameter(1)\n"
+				 "ENTRY e { x = %s parameter(0)\n s = %s parameter(1)\n"
 				 " i = f32[] parameter(2)\n"
-				 " ROOT r = f32[2,6,6] select-and-scatter(x, s, i), %s, select=%%%s, scatter=%%%s }\n",
-				 SAS_COMPS, srcs[w], windows[w], sel[n++ % 3], scat[c]);
+				 " ROOT r = %s select-and-scatter(x, s, i), %s, select=%%%s, scatter=%%%s }\n",
+				 SAS_COMPS, xs[w], srcs[w], xs[w], windows[w], sel[n++ % 3], scat[c]);
 			char what[64];
 			snprintf(what, sizeof(what), "scatter=%s window %zu", scat[c], w);
-			device_matches_interp(what, text, NULL, 100 + c * 3 + w, c != 2);
+			device_matches_interp(what, text, NULL, 100 + c * 5 + w, c != 2);
 		}
+	/* a window whose max is NaN selects nothing, in both forms */
+	for (int big = 0; big <= 1; big++) {
+		char text[4096];
+		int64_t side = big ? 17 : 3;
+		snprintf(text, sizeof(text),
+			 "HloModule m\n%s"
+			 "ENTRY e { x = f32[1,1,%lld,%lld] parameter(0)\n s = f32[1,1,%lld,%lld] parameter(1)\n"
+			 " i = f32[] constant(-inf)\n"
+			 " ROOT r = f32[1,1,%lld,%lld] select-and-scatter(x, s, i), window={size=1x1x3x3 stride=1x1x2x2},"
+			 " select=%%ge, scatter=%%mx }\n", SAS_COMPS, (long long)side, (long long)side,
+			 (long long)(side / 2), (long long)(side / 2), (long long)side, (long long)side);
+		float xv[17 * 17], sv[8 * 8];
+		for (int k = 0; k < 17 * 17; k++)
+			xv[k] = (float)(k % 7);
+		for (int k = 0; k < 8 * 8; k++)
+			sv[k] = 1;
+		xv[1] = NAN; /* in the first window */
+		const void *in2[2] = { xv, sv };
+		for (int opt = 0; opt <= 2; opt += 2) {
+			ncc_run_t r;
+			int rc = run_at(text, opt, in2, 2, &r);
+			ck_assert_msg(rc == 0, "-O%d: %s", opt, r.msg);
+			const float *o = r.out[0];
+			/* window 0 covers rows 0-2, cols 0-2; rows and cols 0-1 are its
+			 * alone: nothing is selected there */
+			for (int y = 0; y < 2; y++)
+				for (int x = 0; x < 2; x++)
+					ck_assert_msg(o[y * side + x] == -INFINITY, "-O%d big %d: (%d,%d) is %g", opt,
+						      big, y, x, o[y * side + x]);
+			ncc_run_free(&r);
+		}
+	}
 }
 END_TEST
 
@@ -601,6 +639,79 @@ START_TEST(test_general_scatter)
 }
 END_TEST
 
+/* ------------------------------------ dynamic slices at a computed offset */
+
+START_TEST(test_dynamic_slice_windows)
+{
+	static const char *const cases[] = {
+		/* a small window of a big operand (starts clamped at both ends) */
+		"ENTRY e { x = f32[4,6,9,9] parameter(0)\n a = s32[] parameter(1)\n b = u32[] parameter(2)\n"
+		" c = s64[] parameter(3)\n ROOT d = f32[1,2,3,3] dynamic-slice(x, a, b, c, c), dynamic_slice_sizes={1,2,3,3} }",
+		/* a transposed (strided) operand, u64 starts */
+		"ENTRY e { y = f32[7,5] parameter(0)\n x = f32[5,7] transpose(y), dimensions={1,0}\n"
+		" a = u64[] parameter(1)\n b = u64[] parameter(2)\n ROOT d = f32[2,4] dynamic-slice(x, a, b), dynamic_slice_sizes={2,4} }",
+		/* a reversed operand (negative stride: the dim-by-dim form) */
+		"ENTRY e { y = f32[6,5] parameter(0)\n x = f32[6,5] reverse(y), dimensions={0}\n"
+		" a = s32[] parameter(1)\n b = s32[] parameter(2)\n ROOT d = f32[3,2] dynamic-slice(x, a, b), dynamic_slice_sizes={3,2} }",
+		/* update windows: into a big operand, from a strided update, s8 starts */
+		"ENTRY e { x = f32[3,8,8] parameter(0)\n u = f32[1,3,2] parameter(1)\n a = s8[] parameter(2)\n"
+		" b = s8[] parameter(3)\n ROOT d = f32[3,8,8] dynamic-update-slice(x, u, a, b, b) }",
+		"ENTRY e { x = s32[5,6] parameter(0)\n v = s32[4,2] parameter(1)\n u = s32[2,4] transpose(v), dimensions={1,0}\n"
+		" a = s32[] parameter(2)\n b = s32[] parameter(3)\n ROOT d = s32[5,6] dynamic-update-slice(x, u, a, b) }",
+	};
+	static const int64_t big[] = { 100 }, neg[] = { -3 }, mid[] = { 2 }, one[] = { 1 };
+	const int64_t *starts[][4] = {
+		{ NULL, mid, big, neg }, { NULL, one, big, NULL }, { NULL, mid, big, NULL },
+		{ NULL, NULL, one, big }, { NULL, NULL, neg, mid },
+	};
+	const int n1[4] = { 1, 1, 1, 1 };
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		char text[2048], what[32];
+		snprintf(text, sizeof(text), "HloModule m\n%s\n", cases[k]);
+		snprintf(what, sizeof(what), "case %zu", k);
+		gs_case(what, text, starts[k], n1, true);
+	}
+	/* the same with every start value in range (the interpreter's random args) */
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		char text[2048], what[32];
+		snprintf(text, sizeof(text), "HloModule m\n%s\n", cases[k]);
+		snprintf(what, sizeof(what), "random case %zu", k);
+		device_matches_interp(what, text, NULL, 40 + k, true);
+	}
+}
+END_TEST
+
+/* A loop that writes one element of its state per iteration updates it in place;
+ * one that also reads the old state after the update must not. */
+START_TEST(test_loop_update_in_place)
+{
+	static const char *const bodies[] = {
+		/* in place: the state leaf's only reader is the update */
+		"  ROOT bt = (s32[], f32[6]) tuple(n, u)\n",
+		/* not in place: the old state is read after the update */
+		"  old = f32[6] add(v, v)\n  nw = f32[6] add(u, old)\n  ROOT bt = (s32[], f32[6]) tuple(n, nw)\n",
+	};
+	for (int k = 0; k < 2; k++) {
+		char text[2048];
+		snprintf(text, sizeof(text),
+			 "HloModule m\n"
+			 "%%c (cp: (s32[], f32[6])) -> pred[] { cp = (s32[], f32[6]) parameter(0)\n"
+			 " ci = s32[] get-tuple-element(cp), index=0\n lim = s32[] constant(6)\n"
+			 " ROOT lt = pred[] compare(ci, lim), direction=LT }\n"
+			 "%%b (bp: (s32[], f32[6])) -> (s32[], f32[6]) { bp = (s32[], f32[6]) parameter(0)\n"
+			 "  i = s32[] get-tuple-element(bp), index=0\n  v = f32[6] get-tuple-element(bp), index=1\n"
+			 "  f = f32[] convert(i)\n  r = f32[1] reshape(f)\n  u = f32[6] dynamic-update-slice(v, r, i)\n"
+			 "  one = s32[] constant(1)\n  n = s32[] add(i, one)\n%s}\n"
+			 "ENTRY e { x = f32[6] parameter(0)\n z = s32[] constant(0)\n"
+			 " t = (s32[], f32[6]) tuple(z, x)\n w = (s32[], f32[6]) while(t), condition=%%c, body=%%b\n"
+			 " ROOT o = f32[6] get-tuple-element(w), index=1 }\n", bodies[k]);
+		char what[32];
+		snprintf(what, sizeof(what), "loop %d", k);
+		device_matches_interp(what, text, NULL, 60 + k, true);
+	}
+}
+END_TEST
+
 static Suite *torch_ops_suite(void)
 {
 	Suite *s = suite_create("lower_torch");
@@ -615,6 +726,8 @@ static Suite *torch_ops_suite(void)
 	tcase_add_test(tc, test_dead_loop_with_side_effect_kept);
 	tcase_add_test(tc, test_general_gather);
 	tcase_add_test(tc, test_general_scatter);
+	tcase_add_test(tc, test_dynamic_slice_windows);
+	tcase_add_test(tc, test_loop_update_in_place);
 	suite_add_tcase(s, tc);
 	return s;
 }
