@@ -527,23 +527,41 @@ static json_t *group_execution_stats(const procstats_snap_t *s, const base_t *b)
 			 "error_summary", errs, "execution_summary", sum, "latency_stats", lat, "error", "");
 }
 
+/* The documented per-NeuronCore breakdown (usage_breakdown.neuroncore_memory_usage,
+ * the five categories the Neuron tool and its Prometheus exporter read) plus
+ * neuronsim's snapshot_copies. The runtime accounts device memory per process,
+ * not per core, so the process's categories are given under its first visible
+ * core and the others show 0: the sum over the cores is the process's use. */
+static json_t *core_memory(const uint64_t *v, bool owner)
+{
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}",
+			 "constants", jint(owner ? v[PROCSTATS_MEM_CONSTANTS] : 0),
+			 "model_code", jint(owner ? v[PROCSTATS_MEM_CODE] : 0),
+			 "model_shared_scratchpad", jint(owner ? v[PROCSTATS_MEM_SCRATCH] : 0),
+			 "runtime_memory", jint(owner ? v[PROCSTATS_MEM_STAGING] : 0),
+			 "tensors", jint(owner ? v[PROCSTATS_MEM_TENSORS] : 0),
+			 "snapshot_copies", jint(owner ? v[PROCSTATS_MEM_SNAPSHOT] : 0));
+}
+
 static json_t *group_memory_used(const procstats_snap_t *s, const base_t *b)
 {
 	const uint64_t *v = s->v;
 	json_t *host = json_pack("{s:i, s:i, s:i, s:o, s:o}", "application_memory", 0, "constants", 0,
 				 "dma_buffers", 0, "tensors", jint(v[PROCSTATS_HOST_TENSORS]),
 				 "snapshot_copies", jint(v[PROCSTATS_HOST_SNAPSHOT]));
-	json_t *dev = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}",
-				"constants", jint(v[PROCSTATS_MEM_CONSTANTS]),
-				"model_code", jint(v[PROCSTATS_MEM_CODE]),
-				"model_shared_scratchpad", jint(v[PROCSTATS_MEM_SCRATCH]),
-				"runtime_memory", jint(v[PROCSTATS_MEM_STAGING]),
-				"tensors", jint(v[PROCSTATS_MEM_TENSORS]),
-				"snapshot_copies", jint(v[PROCSTATS_MEM_SNAPSHOT]));
-	json_t *used = json_pack("{s:o, s:o, s:{s:o, s:o}}",
+	json_t *per_core = json_object();
+	for (uint32_t c = 0; per_core && c < s->n_cores; c++) {
+		char key[16];
+		snprintf(key, sizeof(key), "%u", s->cores[c].global);
+		json_object_set_new(per_core, key, core_memory(v, c == 0));
+	}
+	/* neuronsim's addition: the process's totals by category, snapshot copies included */
+	json_t *dev = core_memory(v, true);
+	json_t *used = json_pack("{s:o, s:o, s:{s:o, s:o, s:o}}",
 				 "host", jint(v[PROCSTATS_HOST_TENSORS] + v[PROCSTATS_HOST_SNAPSHOT]),
 				 "neuron_device", jint(v[PROCSTATS_MEM_IN_USE]),
-				 "usage_breakdown", "host", host, "neuron_device", dev);
+				 "usage_breakdown", "host", host, "neuroncore_memory_usage", per_core,
+				 "neuron_device", dev);
 	return json_pack("{s:f, s:o, s:s}", "period", period_s(s->read_ns, b->t_ns),
 			 "neuron_runtime_used_bytes", used, "error", "");
 }
@@ -716,20 +734,50 @@ static json_t *instance_info(void)
 			 "error", "");
 }
 
+/* The embedded backend's devices exist inside each process (as its
+ * NEURONSIM_NUM_DEVICES, _CORES_PER_DEVICE and _DEVICE_MEMORY say), so without
+ * a kernel device they are described from a running process's stats file: the
+ * one with the lowest pid. Cores per device is the highest visible core's index
+ * in its device plus one (all of them unless NEURON_RT_VISIBLE_CORES hides the
+ * last ones). */
+static const procstats_snap_t *hw_process(const monitor_t *m)
+{
+	const procstats_snap_t *best = NULL;
+	for (size_t i = 0; i < m->list.n; i++) {
+		const procstats_snap_t *s = &m->list.procs[i];
+		if (s->n_devices && (!best || s->pid < best->pid))
+			best = s;
+	}
+	return best;
+}
+
 static json_t *hardware_info(const monitor_t *m)
 {
 	const mon_kdev_t *d = m->kdevs.n ? &m->kdevs.devs[0] : NULL;
 	char err[600] = "";
+	uint64_t count = 0, mem = 0, per_dev = 0;
+	if (d) {
+		count = m->kdevs.n;
+		mem = d->mem_size;
+		per_dev = d->num_cores;
+	} else if (!m->sysfs_err[0] && hw_process(m)) {
+		const procstats_snap_t *s = hw_process(m);
+		count = s->n_devices;
+		mem = s->mem_total / s->n_devices;
+		for (uint32_t c = 0; c < s->n_cores; c++)
+			if (s->cores[c].dev_core + 1u > per_dev)
+				per_dev = s->cores[c].dev_core + 1u;
+	}
 	if (m->sysfs_err[0])
 		snprintf(err, sizeof(err), "%s", m->sysfs_err);
-	else if (!d)
-		snprintf(err, sizeof(err), "no kernel device in %s (neuronsim.ko not loaded): each process "
-			 "simulates its own devices (embedded backend)", mon_sysfs_root());
+	else if (!d && !count)
+		snprintf(err, sizeof(err), "no kernel device in %s (neuronsim.ko not loaded) and no neuronsim "
+			 "process running: the embedded backend simulates its devices inside each process",
+			 mon_sysfs_root());
 	return json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:i, s:s}", "neuron_device_type", "neuronsim",
 			 "neuron_device_version", "v1", "neuroncore_version", "v2",
-			 "neuron_device_count", jint(m->kdevs.n),
-			 "neuron_device_memory_size", jint(d ? d->mem_size : 0),
-			 "neuroncore_per_device_count", jint(d ? d->num_cores : 0), "logical_neuroncore_config", 1,
+			 "neuron_device_count", jint(count), "neuron_device_memory_size", jint(mem),
+			 "neuroncore_per_device_count", jint(per_dev), "logical_neuroncore_config", 1,
 			 "error", err);
 }
 

@@ -316,6 +316,23 @@ static void check_memory_used(const json_t *g)
 		sd += get_count(bd, dk[i], "usage_breakdown.neuron_device");
 	REQ(sh == host, "host %lld != its breakdown %lld", (long long)host, (long long)sh);
 	REQ(sd == dev, "neuron_device %lld != its breakdown %lld", (long long)dev, (long long)sd);
+	/* The documented per-core breakdown: every core with the five categories
+	 * (snapshot_copies added), summing to the process's device memory. */
+	const json_t *nm = get(b, "neuroncore_memory_usage", JSON_OBJECT, "usage_breakdown");
+	REQ(json_object_size(nm) > 0, "usage_breakdown.neuroncore_memory_usage lists no core");
+	json_int_t sc = 0;
+	const char *key;
+	const json_t *c;
+	json_object_foreach((json_t *)nm, key, c) {
+		char *end;
+		strtoul(key, &end, 10);
+		REQ(*key && !*end, "neuroncore_memory_usage key '%s' is not a core index", key);
+		keys_are(c, "usage_breakdown.neuroncore_memory_usage.<core>", dk);
+		for (int i = 0; dk[i]; i++)
+			sc += get_count(c, dk[i], "usage_breakdown.neuroncore_memory_usage.<core>");
+	}
+	REQ(sc == dev, "neuron_device %lld != the sum over neuroncore_memory_usage %lld", (long long)dev,
+	    (long long)sc);
 }
 
 static void check_neuroncore_counters(const json_t *g)
@@ -554,6 +571,19 @@ START_TEST(test_monitor_documents_follow_the_schema_and_count_every_execution)
 	ck_assert_int_eq(json_integer_value(json_object_get(dev, "constants")), rint_of(cats, "constants"));
 	ck_assert_int_eq(json_integer_value(json_object_get(dev, "snapshot_copies")), rint_of(cats, "snapshot"));
 	ck_assert_int_gt(json_integer_value(json_object_get(dev, "tensors")), 0);
+	/* Per core: the process's memory under its first core, the others empty. */
+	const json_t *ncm = json_object_get(json_object_get(used, "usage_breakdown"), "neuroncore_memory_usage");
+	ck_assert_uint_eq(json_object_size(ncm), 4);
+	ck_assert_int_eq(field(ncm, "0", "tensors"), rint_of(cats, "tensors"));
+	ck_assert_int_eq(field(ncm, "0", "model_code"), rint_of(cats, "code"));
+	ck_assert_int_eq(field(ncm, "3", "tensors"), 0);
+	/* The embedded backend's devices as the running processes simulate them. */
+	const json_t *hwi = json_object_get(last, "neuron_hardware_info");
+	ck_assert_int_eq(json_integer_value(json_object_get(hwi, "neuron_device_count")), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(hwi, "neuroncore_per_device_count")), 4);
+	ck_assert_int_eq(json_integer_value(json_object_get(hwi, "neuron_device_memory_size")),
+			 rint_of(rep, "memory_total"));
+	ck_assert_str_eq(json_string_value(json_object_get(hwi, "error")), "");
 	/* Idle now: nothing in this period, no latency. */
 	const json_t *es = group_of(runtime_of(last, wl.pid), "execution_stats");
 	ck_assert_int_eq(field(es, "execution_summary", "completed"), 0);
