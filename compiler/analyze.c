@@ -6,10 +6,10 @@
 
 #include <jansson.h>
 
-#include "driver.h"
 #include "hlo_parser.h"
 #include "lower.h"
 #include "passes.h"
+#include "pipeline.h"
 
 /* What neuronsim-cc reports in "failureAt" (torch-neuronx says "neuronx-cc"). */
 #define NCC_ANALYZE_FAILURE_AT "neuronsim-cc"

@@ -16,9 +16,9 @@
 #include <jansson.h>
 #include <zip.h>
 
-#include "driver.h"
 #include "hlo_parser.h"
 #include "interp.h"
+#include "ncc/ncc.h"
 #include "neuronsim/half.h"
 #include "neuronsim/npy.h"
 #include "neuronsim/snapshot.h"

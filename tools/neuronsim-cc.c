@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 
 #include "analyze.h"
-#include "driver.h"
 #include "hlo_parser.h"
+#include "ncc/ncc.h"
 #include "verify.h"
 
 /* Exit codes (docs/compiler-cli.md). 2, 3 and 5 mean what they mean for the other

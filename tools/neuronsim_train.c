@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "driver.h"
 #include "hlo_parser.h"
 #include "interp.h"
+#include "ncc/ncc.h"
 #include "nrt/nrt.h"
 #include "nrt/nrt_experimental.h"
 #include "nrt/nrt_neuronsim.h"

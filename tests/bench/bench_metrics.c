@@ -5,9 +5,9 @@
 #include <string.h>
 
 #include "../unit/compiler/ncc_e2e.h"
-#include "driver.h"
 #include "hlo_parser.h"
 #include "metrics_internal.h"
+#include "ncc/ncc.h"
 #include "observe.h"
 
 #ifndef NCC_HLO_CORPUS

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "../unit/compiler/ncc_e2e.h"
-#include "driver.h"
+#include "ncc/ncc.h"
 #include "nrt/nrt_profile.h"
 
 #ifndef NCC_HLO_CORPUS

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "../unit/compiler/ncc_e2e.h"
-#include "driver.h"
+#include "ncc/ncc.h"
 
 #ifndef NCC_HLO_CORPUS
 #error "NCC_HLO_CORPUS must name the HLO corpus directory (tests/bench/meson.build)"

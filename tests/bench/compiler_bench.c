@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include "../unit/compiler/ncc_e2e.h"
-#include "driver.h"
 #include "hlo_parser.h"
+#include "ncc/ncc.h"
 #include "verify.h"
 
 #ifndef NCC_HLO_CORPUS

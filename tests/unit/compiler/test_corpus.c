@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "driver.h"
 #include "hlo_parser.h"
 #include "ncc_e2e.h"
+#include "pipeline.h"
 #include "verify.h"
 #include "corpus_split.h"
 

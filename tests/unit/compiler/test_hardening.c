@@ -8,13 +8,13 @@
 #include <unistd.h>
 
 #include "cache.h"
-#include "driver.h"
 #include "hlo_parser.h"
 #include "interp.h"
 #include "ir.h"
 #include "ncc/ncc.h"
 #include "lower_run.h"
 #include "passes.h"
+#include "pipeline.h"
 #include "verify.h"
 
 static ncc_module_t *parse(const char *text)

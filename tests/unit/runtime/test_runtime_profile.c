@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "driver.h"
+#include "ncc/ncc.h"
 #include "neuronsim/neff.h"
 #include "nrt/nrt.h"
 #include "nrt/nrt_neuronsim.h"

@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "driver.h"
+#include "ncc/ncc.h"
 #include "neuronsim/snapshot.h"
 #include "nrt/nrt.h"
 #include "nrt/nrt_experimental.h"

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "driver.h"
+#include "ncc/ncc.h"
 #include "neuronsim/half.h"
 #include "neuronsim/snapshot.h"
 #include "nrt/nrt.h"

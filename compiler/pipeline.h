@@ -1,6 +1,6 @@
-/* ncc compile pipeline: HLO text -> parse -> verify -> passes -> lower/emit NEFF, with the persistent compile cache in front. */
-#ifndef NCC_DRIVER_H
-#define NCC_DRIVER_H
+/* ncc compile pipeline (include/ncc/ncc.h: ncc_compile_text/file/hlo_proto): HLO text -> parse -> verify -> passes -> lower/emit NEFF, with the persistent compile cache in front. */
+#ifndef NCC_PIPELINE_H
+#define NCC_PIPELINE_H
 
 /*
  * The one entry point the CLI (tools/neuronsim-cc.c), the tests and the benchmark use
@@ -33,4 +33,4 @@ extern "C" {
 }
 #endif
 
-#endif /* NCC_DRIVER_H */
+#endif /* NCC_PIPELINE_H */

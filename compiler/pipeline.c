@@ -1,5 +1,5 @@
 /* ncc compile pipeline: cache lookup, parse, verify, passes, lowering/NEFF emission, cache store. */
-#include "driver.h"
+#include "pipeline.h"
 
 #include <errno.h>
 #include <fcntl.h>

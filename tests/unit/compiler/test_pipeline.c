@@ -1,4 +1,4 @@
-/* Check tests of the compile driver, the persistent compile cache and the analyze report (library level; test_cli.sh covers the CLI). */
+/* Check tests of the compile pipeline, the persistent compile cache and the analyze report (library level; test_cli.sh covers the CLI). */
 #include <check.h>
 #include <errno.h>
 #include <pthread.h>
@@ -12,9 +12,9 @@
 
 #include "analyze.h"
 #include "cache.h"
-#include "driver.h"
 #include "hlo_parser.h"
 #include "neuronsim/neff.h"
+#include "pipeline.h"
 #include "verify.h"
 
 /* A module every back end supports: one f32 add. */
@@ -43,7 +43,7 @@ static char g_tmp[256];
 
 static void make_tmpdir(void)
 {
-	snprintf(g_tmp, sizeof(g_tmp), "/tmp/ncc-test-driver-XXXXXX");
+	snprintf(g_tmp, sizeof(g_tmp), "/tmp/ncc-test-pipeline-XXXXXX");
 	ck_assert_ptr_nonnull(mkdtemp(g_tmp));
 }
 
@@ -327,9 +327,9 @@ START_TEST(test_cache_concurrent_writers_and_readers_never_see_torn_entries)
 }
 END_TEST
 
-/* ---------------------------------------------------------------- driver */
+/* -------------------------------------------------------------- pipeline */
 
-START_TEST(test_driver_parse_error_has_position_and_no_output)
+START_TEST(test_pipeline_parse_error_has_position_and_no_output)
 {
 	ncc_driver_options_t o;
 	ncc_driver_options_init(&o);
@@ -344,7 +344,7 @@ START_TEST(test_driver_parse_error_has_position_and_no_output)
 }
 END_TEST
 
-START_TEST(test_driver_verify_error_is_reported)
+START_TEST(test_pipeline_verify_error_is_reported)
 {
 	ncc_driver_options_t o;
 	ncc_driver_options_init(&o);
@@ -360,7 +360,7 @@ START_TEST(test_driver_verify_error_is_reported)
 }
 END_TEST
 
-START_TEST(test_driver_missing_file_is_io_error_naming_it)
+START_TEST(test_pipeline_missing_file_is_io_error_naming_it)
 {
 	ncc_compile_result_t r;
 	ncc_error_t err = {0};
@@ -370,7 +370,7 @@ START_TEST(test_driver_missing_file_is_io_error_naming_it)
 }
 END_TEST
 
-START_TEST(test_driver_unsupported_type_names_instruction_and_line)
+START_TEST(test_pipeline_unsupported_type_names_instruction_and_line)
 {
 	ncc_driver_options_t o;
 	ncc_driver_options_init(&o);
@@ -385,7 +385,7 @@ START_TEST(test_driver_unsupported_type_names_instruction_and_line)
 }
 END_TEST
 
-START_TEST(test_driver_cache_miss_then_hit_skips_compilation)
+START_TEST(test_pipeline_cache_miss_then_hit_skips_compilation)
 {
 	make_tmpdir();
 	char logbuf[8192] = "";
@@ -427,7 +427,7 @@ START_TEST(test_driver_cache_miss_then_hit_skips_compilation)
 }
 END_TEST
 
-START_TEST(test_driver_reads_cache_dir_from_neuron_cc_flags)
+START_TEST(test_pipeline_reads_cache_dir_from_neuron_cc_flags)
 {
 	make_tmpdir();
 	char flags[512];
@@ -456,7 +456,7 @@ START_TEST(test_driver_reads_cache_dir_from_neuron_cc_flags)
 }
 END_TEST
 
-START_TEST(test_driver_unwritable_cache_is_a_warning_not_a_failure)
+START_TEST(test_pipeline_unwritable_cache_is_a_warning_not_a_failure)
 {
 	make_tmpdir();
 	char file[512], dir[600];
@@ -585,9 +585,9 @@ START_TEST(test_analyze_op_kind_spelling)
 }
 END_TEST
 
-static Suite *driver_suite(void)
+static Suite *pipeline_suite(void)
 {
-	Suite *s = suite_create("driver");
+	Suite *s = suite_create("pipeline");
 	TCase *tc = tcase_create("cache");
 	tcase_add_test(tc, test_cache_key_depends_on_every_input);
 	tcase_add_test(tc, test_options_key_normalises_defaults);
@@ -599,14 +599,14 @@ static Suite *driver_suite(void)
 	tcase_add_test(tc, test_cache_concurrent_writers_and_readers_never_see_torn_entries);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
-	tc = tcase_create("driver");
-	tcase_add_test(tc, test_driver_parse_error_has_position_and_no_output);
-	tcase_add_test(tc, test_driver_verify_error_is_reported);
-	tcase_add_test(tc, test_driver_missing_file_is_io_error_naming_it);
-	tcase_add_test(tc, test_driver_unsupported_type_names_instruction_and_line);
-	tcase_add_test(tc, test_driver_cache_miss_then_hit_skips_compilation);
-	tcase_add_test(tc, test_driver_reads_cache_dir_from_neuron_cc_flags);
-	tcase_add_test(tc, test_driver_unwritable_cache_is_a_warning_not_a_failure);
+	tc = tcase_create("pipeline");
+	tcase_add_test(tc, test_pipeline_parse_error_has_position_and_no_output);
+	tcase_add_test(tc, test_pipeline_verify_error_is_reported);
+	tcase_add_test(tc, test_pipeline_missing_file_is_io_error_naming_it);
+	tcase_add_test(tc, test_pipeline_unsupported_type_names_instruction_and_line);
+	tcase_add_test(tc, test_pipeline_cache_miss_then_hit_skips_compilation);
+	tcase_add_test(tc, test_pipeline_reads_cache_dir_from_neuron_cc_flags);
+	tcase_add_test(tc, test_pipeline_unwritable_cache_is_a_warning_not_a_failure);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("analyze");
@@ -620,7 +620,7 @@ static Suite *driver_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(driver_suite());
+	SRunner *sr = srunner_create(pipeline_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
