@@ -134,6 +134,12 @@ typedef struct nrt_backend_ops {
 	/* size bytes, 64-byte aligned, contents unspecified. NRT_RESOURCE when full. */
 	NRT_STATUS (*mem_alloc)(nrt_backend_dev_t *dev, uint64_t size, nrt_backend_mem_t *out_mem);
 	void (*mem_free)(nrt_backend_dev_t *dev, const nrt_backend_mem_t *mem);
+	/* Makes a block fresh from mem_alloc read as zeros, the cheapest way the
+	 * backend has: embedded, whole pages go back to the kernel and fault in as
+	 * zero pages when first touched (no time or memory spent on what a model
+	 * never uses); kernel, nothing to do since the driver zeroes every
+	 * allocation. Not for a block already in use (kernel: a no-op). */
+	void (*mem_zero)(nrt_backend_dev_t *dev, const nrt_backend_mem_t *mem);
 	/* Exclusive use of core by this runtime; NRT_EXEC_NC_BUSY if taken. */
 	NRT_STATUS (*core_reserve)(nrt_backend_dev_t *dev, uint32_t core);
 	void (*core_release)(nrt_backend_dev_t *dev, uint32_t core);

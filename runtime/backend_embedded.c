@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "backend.h"
 #include "device_mem.h"
@@ -23,6 +24,7 @@ struct nrt_backend_dev {
 	uint32_t index;
 	uint8_t *mem;           /* MAP_NORESERVE: untouched pages cost nothing */
 	uint64_t mem_size;
+	uint64_t page_size;
 	nrt_dmem_t alloc;
 	uint32_t n_cores;
 	int pin_threads;
@@ -63,6 +65,8 @@ static NRT_STATUS emb_open(const nrt_backend_config_t *config, uint32_t index,
 		return NRT_RESOURCE;
 	}
 	dev->mem = m;
+	long page = sysconf(_SC_PAGESIZE);
+	dev->page_size = page > 0 ? (uint64_t)page : 4096;
 	if (nrt_dmem_init(&dev->alloc, EMB_RESERVED_LOW, dev->mem_size - EMB_RESERVED_LOW) != NRT_SUCCESS) {
 		munmap(dev->mem, dev->mem_size);
 		free(dev->cores);
@@ -121,6 +125,28 @@ static NRT_STATUS emb_mem_alloc(nrt_backend_dev_t *dev, uint64_t size, nrt_backe
 static void emb_mem_free(nrt_backend_dev_t *dev, const nrt_backend_mem_t *mem)
 {
 	(void)nrt_dmem_free(&dev->alloc, mem->handle);
+}
+
+/* Below this, a memset of warm pages is cheaper than dropping them and
+ * taking a page fault per page on the next touch. */
+#define EMB_ZERO_DROP_MIN (2u << 20)
+
+/* Whole pages inside the block are dropped (MADV_DONTNEED on the private
+ * anonymous mapping): they read as zeros, the kernel clears each only when it
+ * is first touched, and the resident memory they held is returned. The
+ * partial pages at the ends are shared with neighbouring blocks: memset. */
+static void emb_mem_zero(nrt_backend_dev_t *dev, const nrt_backend_mem_t *mem)
+{
+	uintptr_t page = (uintptr_t)dev->page_size;
+	uintptr_t lo = (uintptr_t)mem->host, hi = lo + mem->size;
+	uintptr_t a = (lo + page - 1) & ~(page - 1), b = hi & ~(page - 1);
+	if (mem->size >= EMB_ZERO_DROP_MIN && a < b &&
+	    madvise((void *)a, b - a, MADV_DONTNEED) == 0) {
+		memset(mem->host, 0, a - lo);
+		memset((void *)b, 0, hi - b);
+		return;
+	}
+	memset(mem->host, 0, mem->size);
 }
 
 static NRT_STATUS emb_core_reserve(nrt_backend_dev_t *dev, uint32_t core)
@@ -281,6 +307,7 @@ const nrt_backend_ops_t nrt_backend_embedded_ops = {
 	.query = emb_query,
 	.mem_alloc = emb_mem_alloc,
 	.mem_free = emb_mem_free,
+	.mem_zero = emb_mem_zero,
 	.core_reserve = emb_core_reserve,
 	.core_release = emb_core_release,
 	.program_create = emb_program_create,

@@ -74,7 +74,11 @@ static NRT_STATUS instance_create(nrt_ctx_t *ctx, nrt_model_obj_t *m, nrt_instan
 		if ((st = nrt_devmem_alloc(ctx, in->device, v->meta->scratch_size,
 					   NRT_NEURONSIM_MEM_SCRATCH, &in->scratch)))
 			goto err_mem;
-		memset(in->scratch.host, 0, v->meta->scratch_size);
+		/* Programs write scratch before they read it (it is not cleared
+		 * between executions either), so zeros are for isolation only: no
+		 * model sees what another left in this memory. Fresh pages make
+		 * that free, where a memset of GBs was most of the load time. */
+		ctx->ops->mem_zero(ctx->devices[in->device].dev, &in->scratch);
 	}
 	for (uint32_t c = 0; c < m->neff_cores; c++) {
 		nrt_backend_code_t code = { .mem = &in->code[c], .n_regions = ISA_REGION_IO0 + v->meta->n_tensors };

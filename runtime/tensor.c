@@ -4,11 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "internal.h"
 #include "observe.h"
-
-#define HOST_ALIGN 64
 
 static void set_name(nrt_tensor_obj_t *t, const char *name)
 {
@@ -27,19 +26,19 @@ static NRT_STATUS host_alloc(nrt_ctx_t *ctx, int logical_nc, uint64_t size, nrt_
 		int cpu = sched_getcpu();
 		node = cpu >= 0 ? numa_node_of_cpu(cpu) : -1;
 	}
+	/* Both are fresh anonymous mappings (numa_alloc_onnode is mmap + mbind):
+	 * already zero, and a page costs nothing until it is first touched. */
 	if (node >= 0 && numa_available() >= 0) {
 		void *p = numa_alloc_onnode(size, node);
 		if (p) {
-			memset(p, 0, size);
 			s->host = p;
 			s->numa = true;
 			return NRT_SUCCESS;
 		}
 	}
-	void *p = NULL;
-	if (posix_memalign(&p, HOST_ALIGN, size))
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
 		return NRT_RESOURCE;
-	memset(p, 0, size);
 	s->host = p;
 	s->numa = false;
 	return NRT_SUCCESS;
@@ -58,7 +57,7 @@ void nrt_storage_put(nrt_ctx_t *ctx, nrt_storage_t *s)
 		if (s->numa)
 			numa_free(s->host, s->size);
 		else
-			free(s->host);
+			munmap(s->host, s->size);
 		break;
 	case NRT_STORAGE_USER:
 		break;
@@ -132,7 +131,7 @@ NRT_STATUS nrt_tensor_allocate(nrt_tensor_placement_t tensor_placement, int logi
 			s->host = s->mem.host;
 			/* Device memory is reused: give callers the zeroed tensor
 			 * they would get from the real runtime's fresh pages. */
-			memset(s->host, 0, size);
+			ctx->ops->mem_zero(ctx->devices[s->device].dev, &s->mem);
 		}
 	} else {
 		s->kind = NRT_STORAGE_HOST;

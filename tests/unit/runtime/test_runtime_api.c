@@ -247,6 +247,43 @@ START_TEST(test_tensor_roundtrip_device_and_host)
 }
 END_TEST
 
+/* Device memory is reused: a big tensor in the block another one freed reads
+ * as zeros (whole pages dropped, the partial pages at its ends cleared) while
+ * its neighbours, which share those partial pages, keep their bytes. */
+START_TEST(test_tensor_reused_device_memory_is_zeroed)
+{
+	rt_init_default_ok();
+	const size_t small = 100, big = (8u << 20) + 100;
+	nrt_tensor_t *a = NULL, *b = NULL, *c = NULL, *d = NULL;
+	ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, small, "a", &a), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, big, "b", &b), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, small, "c", &c), NRT_SUCCESS);
+	uint8_t *va = nrt_tensor_get_va(a), *vb = nrt_tensor_get_va(b), *vc = nrt_tensor_get_va(c);
+	/* Neither end of b is page aligned, so both ends share a page. */
+	ck_assert_uint_ne((uintptr_t)vb % 4096, 0);
+	ck_assert_uint_ne((uintptr_t)(vb + big) % 4096, 0);
+	memset(va, 0xa5, small);
+	memset(vb, 0xab, big);
+	memset(vc, 0xcd, small);
+	nrt_tensor_free(&b);
+	ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, big, "d", &d), NRT_SUCCESS);
+	uint8_t *vd = nrt_tensor_get_va(d);
+	ck_assert_ptr_eq(vd, vb); /* the same block, or this tests nothing */
+	size_t nonzero = 0;
+	for (size_t i = 0; i < big; i++)
+		nonzero += vd[i] != 0;
+	ck_assert_uint_eq(nonzero, 0);
+	for (size_t i = 0; i < small; i++) {
+		ck_assert_uint_eq(va[i], 0xa5);
+		ck_assert_uint_eq(vc[i], 0xcd);
+	}
+	nrt_tensor_free(&a);
+	nrt_tensor_free(&c);
+	nrt_tensor_free(&d);
+	nrt_close();
+}
+END_TEST
+
 START_TEST(test_tensor_bounds_checked)
 {
 	rt_init_default_ok();
@@ -517,6 +554,7 @@ static Suite *suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("tensor");
 	tcase_add_test(tc, test_tensor_roundtrip_device_and_host);
+	tcase_add_test(tc, test_tensor_reused_device_memory_is_zeroed);
 	tcase_add_test(tc, test_tensor_bounds_checked);
 	tcase_add_test(tc, test_tensor_allocate_misuse);
 	tcase_add_test(tc, test_freed_and_foreign_tensor_handles_rejected);
