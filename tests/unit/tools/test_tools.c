@@ -1,6 +1,7 @@
 /* End-to-end Check tests of neuron-run, neuron-ls and neuronsim-demo on NEFFs
  * built with the builder; also a helper mode for test_neuron_run_numpy.sh. */
 #include <check.h>
+#include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
@@ -16,6 +17,7 @@
 #include "neuronsim/npy.h"
 #include "nrt/nrt.h"
 #include "nrt/nrt_experimental.h"
+#include "nrt/nrt_version.h"
 
 /* ---- the test model ------------------------------------------------------
  * inputs a f32[2,3], b f32[2,3], i s32[4]; outputs c = a + b (f32[2,3]),
@@ -448,22 +450,64 @@ START_TEST(test_ls_table_and_json)
 	ck_assert_msg(strstr(out, "DEVICE") && strstr(out, "CORES") && strstr(out, "MEMORY"), "%s", out);
 	free(out); free(err);
 
-	rc = run_cmd(&out, &err, "%s -j", tool("NEURON_LS"));
+	/* The Neuron tool's JSON: an array of devices with its documented fields. */
+	/* an empty stats directory: other neuronsim processes of the machine are not listed */
+	char stats[256];
+	path_in(stats, sizeof(stats), "ls-stats");
+	ck_assert(mkdir(stats, 0700) == 0 || errno == EEXIST);
+	rc = run_cmd(&out, &err, "NEURONSIM_STATS_DIR=%s NEURONSIM_NUM_DEVICES=2 %s --json-output", stats,
+		     tool("NEURON_LS"));
 	ck_assert_msg(rc == 0, "rc %d: %s", rc, err);
 	json_error_t jerr;
 	json_t *root = json_loads(out, 0, &jerr);
 	ck_assert_msg(root != NULL, "neuron-ls -j is not JSON: %s\n%s", jerr.text, out);
-	json_t *devs = json_object_get(root, "devices");
-	ck_assert(json_is_array(devs));
-	ck_assert_uint_ge(json_array_size(devs), 1);
-	json_t *d0 = json_array_get(devs, 0);
-	ck_assert(json_is_integer(json_object_get(d0, "memory_total")));
-	ck_assert(json_is_integer(json_object_get(d0, "memory_in_use")));
-	ck_assert(json_is_array(json_object_get(d0, "cores")));
-	uint32_t total = 0;
-	ck_assert_int_eq(nrt_get_total_nc_count(&total), NRT_SUCCESS);
-	ck_assert_int_eq(json_integer_value(json_object_get(root, "total_cores")), total);
+	ck_assert(json_is_array(root));
+	ck_assert_uint_eq(json_array_size(root), 2);
+	uint32_t next_core = 0;
+	for (size_t d = 0; d < 2; d++) {
+		json_t *dev = json_array_get(root, d);
+		ck_assert_int_eq(json_integer_value(json_object_get(dev, "neuron_device")), (json_int_t)d);
+		ck_assert(json_is_string(json_object_get(dev, "bdf")));
+		ck_assert_int_eq(json_integer_value(json_object_get(dev, "nc_count")), 4);
+		ck_assert_int_eq(json_integer_value(json_object_get(dev, "memory_size")), 16ll << 30);
+		json_t *ids = json_object_get(dev, "neuroncore_ids");
+		ck_assert_uint_eq(json_array_size(ids), 4);
+		for (size_t i = 0; i < 4; i++)
+			ck_assert_int_eq(json_integer_value(json_array_get(ids, i)), next_core++);
+		/* Without -a, neuron-ls does not list itself. */
+		ck_assert(json_is_array(json_object_get(dev, "neuron_processes")));
+		ck_assert_uint_eq(json_array_size(json_object_get(dev, "neuron_processes")), 0);
+	}
 	json_decref(root);
+	free(out); free(err);
+
+	/* -a lists neuron-ls itself under every device: pid, command, runtime version. */
+	rc = run_cmd(&out, &err, "NEURONSIM_STATS_DIR=%s %s -j -a", stats, tool("NEURON_LS"));
+	ck_assert_msg(rc == 0, "rc %d: %s", rc, err);
+	root = json_loads(out, 0, &jerr);
+	ck_assert_msg(root != NULL, "neuron-ls -j -a is not JSON: %s\n%s", jerr.text, out);
+	json_t *listed = json_object_get(json_array_get(root, 0), "neuron_processes");
+	ck_assert_uint_eq(json_array_size(listed), 1);
+	json_t *self = json_array_get(listed, 0);
+	ck_assert(json_integer_value(json_object_get(self, "pid")) > 0);
+	ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(self, "command")), "neuron-ls -j -a"));
+	nrt_version_t ver;
+	char vs[64];
+	ck_assert_int_eq(nrt_get_version(&ver, sizeof(ver)), NRT_SUCCESS);
+	snprintf(vs, sizeof(vs), "%llu.%llu.%llu", (unsigned long long)ver.rt_major,
+		 (unsigned long long)ver.rt_minor, (unsigned long long)ver.rt_patch);
+	ck_assert_str_eq(json_string_value(json_object_get(self, "neuron_runtime_version")), vs);
+	json_decref(root);
+	free(out); free(err);
+
+	/* -w: the process columns; -t: the topology section. */
+	rc = run_cmd(&out, &err, "NEURONSIM_STATS_DIR=%s %s -w -a", stats, tool("NEURON_LS"));
+	ck_assert_msg(rc == 0 && strstr(out, " PID ") && strstr(out, "COMMAND") &&
+		      strstr(out, "RUNTIME") && strstr(out, "neuron-ls -w -a"), "rc %d: %s", rc, out);
+	free(out); free(err);
+	rc = run_cmd(&out, &err, "%s --topology", tool("NEURON_LS"));
+	ck_assert_msg(rc == 0 && strstr(out, "Neuron Device Topology") && strstr(out, "[ 0 ]") &&
+		      !strstr(out, "AFFINITY"), "rc %d: %s", rc, out);
 	free(out); free(err);
 
 	rc = run_cmd(&out, &err, "%s --bogus", tool("NEURON_LS"));
@@ -471,7 +515,8 @@ START_TEST(test_ls_table_and_json)
 	free(out); free(err);
 	rc = run_cmd(&out, &err, "%s --help", tool("NEURON_LS"));
 	ck_assert_int_eq(rc, 0);
-	ck_assert(strstr(out, "-j") != NULL);
+	ck_assert(strstr(out, "--json-output") && strstr(out, "--wide") && strstr(out, "--show-all-procs") &&
+		  strstr(out, "--topology"));
 	free(out); free(err);
 }
 END_TEST
