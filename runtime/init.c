@@ -42,6 +42,7 @@ nrt_ctx_t *nrt_ctx_require(const char *func, NRT_STATUS *out_status)
 
 static void ctx_destroy(nrt_ctx_t *ctx)
 {
+	nrt_async_fini(ctx);
 	nrt_profile_fini(ctx);
 	nrt_stats_fini(ctx);
 	nrt_snapshot_fini(ctx);
@@ -150,7 +151,8 @@ NRT_STATUS nrt_init(nrt_framework_type_t framework, const char *fw_version, cons
 		}
 		ctx->n_cores = i + 1;
 	}
-	if ((st = nrt_snapshot_init(ctx)) || (st = nrt_stats_init(ctx)) || (st = nrt_profile_init(ctx)))
+	if ((st = nrt_snapshot_init(ctx)) || (st = nrt_stats_init(ctx)) || (st = nrt_profile_init(ctx)) ||
+	    (st = nrt_async_init(ctx)))
 		goto err;
 	nrt_ctx_t *expect = atomic_load(&g_ctx);
 	if ((expect != NULL && expect != CTX_CLOSED) ||
@@ -187,6 +189,9 @@ void nrt_close(void)
 	nrt_ctx_t *ctx = nrt_ctx_get(&st);
 	if (!ctx)
 		return;
+	/* Queued async requests end first, while the runtime is still up for
+	 * the one each worker is running. */
+	nrt_async_fini(ctx);
 	/* Unpublish first so that new calls fail with NRT_CLOSED. */
 	atomic_store(&g_ctx, CTX_CLOSED);
 	nrt_handle_foreach(&ctx->models, close_model, ctx);

@@ -107,12 +107,18 @@ typedef struct nrt_ctx {
 	struct nrt_snapshot_state *snapshot;
 	struct nrt_stats_state *stats;
 	struct nrt_profile_state *profile;
+	struct nrt_async_state *async; /* async.c: the nrta_* queues and their workers */
 } nrt_ctx_t;
 
 /* The only global: the live runtime, or NULL / a "closed" marker. */
 nrt_ctx_t *nrt_ctx_get(NRT_STATUS *out_status);
 /* Like nrt_ctx_get but logs "func: runtime not initialised/closed". */
 nrt_ctx_t *nrt_ctx_require(const char *func, NRT_STATUS *out_status);
+
+/* async.c: the nrta_* queues (at nrt_init), and their shutdown (at nrt_close,
+ * before anything else is freed: it waits for the workers). */
+NRT_STATUS nrt_async_init(nrt_ctx_t *ctx);
+void nrt_async_fini(nrt_ctx_t *ctx);
 
 /* A device execution on cores [first, first + n) starts at start_ns / ends. */
 void nrt_core_busy_begin(nrt_ctx_t *ctx, uint32_t first, uint32_t n, uint64_t start_ns);

@@ -18,7 +18,7 @@ const char *nrt_get_status_as_str(NRT_STATUS status)
 	case NRT_UNINITIALIZED: return "Runtime not initialized (call nrt_init first)";
 	case NRT_CLOSED: return "Runtime already closed";
 	case NRT_QUEUE_EMPTY: return "Queue is empty";
-	case NRT_EXEC_UNIT_DISABLED: return "Execution unit disabled after a fatal error";
+	case NRT_EXEC_UNIT_UNRECOVERABLE: return "Execution unit unrecoverable after a fatal error";
 	case NRT_EXEC_BAD_INPUT: return "Invalid input submitted for execution";
 	case NRT_EXEC_COMPLETED_WITH_NUM_ERR: return "Execution completed with numerical errors (produced NaN)";
 	case NRT_EXEC_COMPLETED_WITH_ERR: return "Execution completed with errors";

@@ -21,6 +21,7 @@ extern "C" {
  * rejected with NRT_INVALID_HANDLE instead of being dereferenced. */
 typedef struct nrt_model nrt_model_t;
 typedef struct nrt_tensor nrt_tensor_t;
+typedef struct nrt_cc_context nrt_cc_context_t;
 
 /* Values are ABI: never renumber. */
 typedef enum {
@@ -58,6 +59,70 @@ typedef enum nrt_dtype {
 	NRT_DTYPE_INT32 = 0x8,
 	NRT_DTYPE_INT64 = 0xC,
 } nrt_dtype_t;
+
+/* ---- instance ---------------------------------------------------------- */
+
+/* Instance families and sizes as the Neuron Runtime numbers them (ABI). */
+enum {
+	NRT_INSTANCE_UNKNOWN = 0,
+	NRT_INSTANCE_INF1 = 1,
+	NRT_INSTANCE_TRN1 = 2,
+	NRT_INSTANCE_TRN1N = 3,
+	NRT_INSTANCE_INF2 = 4,
+	NRT_INSTANCE_TRN2 = 5,
+	NRT_INSTANCE_TRN2N = 6,
+	NRT_INSTANCE_INF2E = 7,
+	NRT_INSTANCE_TRN2P = 8,
+	NRT_INSTANCE_TRN2U = 9,
+	NRT_INSTANCE_TRN2E = 10,
+	NRT_INSTANCE_TRN2EU = 11,
+	NRT_INSTANCE_TRN2AC = 12,
+	NRT_INSTANCE_TRN2UAC = 13,
+	NRT_INSTANCE_TRN3 = 14,
+	NRT_INSTANCE_TRN3PDS98 = 15,
+};
+
+enum {
+	NRT_INSTANCE_SIZE_1XL,
+	NRT_INSTANCE_SIZE_2XL,
+	NRT_INSTANCE_SIZE_4XL,
+	NRT_INSTANCE_SIZE_6XL,
+	NRT_INSTANCE_SIZE_8XL,
+	NRT_INSTANCE_SIZE_24XL,
+	NRT_INSTANCE_SIZE_32XL,
+	NRT_INSTANCE_SIZE_48XL,
+	NRT_INSTANCE_SIZE_3XL,
+	NRT_INSTANCE_SIZE_UNKNOWN,
+	NRT_INSTANCE_SIZE_NUM = NRT_INSTANCE_SIZE_UNKNOWN,
+};
+
+typedef struct nrt_instance_info {
+	uint32_t family;          /* NRT_INSTANCE_* */
+	uint32_t size;            /* NRT_INSTANCE_SIZE_* */
+	char arch_name[16];       /* NUL-terminated */
+	char device_revision[8];  /* NUL-terminated */
+} nrt_instance_info_t;
+
+/* Fills the first instance_info_len bytes of *info (smaller lengths from
+ * older callers are honoured). neuronsim simulates NeuronCore-v2, so the
+ * family is NRT_INSTANCE_TRN1 and the size follows the simulated device count
+ * (docs/runtime.md). Usable before nrt_init(). */
+NRT_STATUS nrt_get_instance_info(nrt_instance_info_t *info, size_t instance_info_len);
+
+/* Reduction and collective kinds (nrt_async.h's nrta_cc_prepare). */
+typedef enum nrt_op_type {
+	NRT_OP_ADD = 0x0,
+	NRT_OP_FMA = 0x1,
+	NRT_OP_MAX = 0x2,
+	NRT_OP_MIN = 0x3,
+	NRT_OP_INVALID = 0xF,
+} nrt_op_type_t;
+
+typedef enum nrt_cc_op_type {
+	NRT_CC_ALLGATHER,
+	NRT_CC_ALLREDUCE,
+	NRT_CC_REDUCESCATTER,
+} nrt_cc_op_type_t;
 
 /* ---- runtime lifetime ------------------------------------------------ */
 
@@ -151,6 +216,33 @@ void nrt_tensor_free(nrt_tensor_t **tensor);
 NRT_STATUS nrt_tensor_read(const nrt_tensor_t *tensor, void *buf, size_t offset, size_t size);
 NRT_STATUS nrt_tensor_write(nrt_tensor_t *tensor, const void *buf, size_t offset, size_t size);
 
+/* One copy between a tensor and caller memory: size bytes at offset of the
+ * tensor, to or from buffer. (The SDK declares it in
+ * ndl/neuron_driver_shared_tensor_batch_op.h, which nrt.h includes.) */
+typedef uint64_t nrt_tensor_batch_offset_t;
+typedef uint64_t nrt_tensor_batch_size_t;
+typedef struct nrt_tensor_batch_op {
+	nrt_tensor_batch_offset_t offset;
+	nrt_tensor_batch_size_t size;
+	void *buffer;
+} nrt_tensor_batch_op_t;
+
+/* num_ops copies on one tensor. */
+typedef struct nrt_tensor_batch {
+	const nrt_tensor_t *tensor;
+	const nrt_tensor_batch_op_t *ops;
+	uint32_t num_ops;
+} nrt_tensor_batch_t;
+
+/* Runs every copy of every batch (reads from the tensors into the buffers,
+ * or writes the buffers into the tensors), in array order. Every batch and
+ * operation is checked (handle, NULL buffer, range) before any byte moves: a
+ * bad one fails the call with NRT_INVALID or NRT_INVALID_HANDLE and nothing
+ * is copied. unsafe is accepted and has no effect: neuronsim never blocks
+ * tensor I/O on executions (docs/runtime.md). */
+NRT_STATUS nrt_tensor_read_batch(const nrt_tensor_batch_t *batches, uint64_t num_batches, bool unsafe);
+NRT_STATUS nrt_tensor_write_batch(const nrt_tensor_batch_t *batches, uint64_t num_batches, bool unsafe);
+
 /* Copies between two tensors. Two device tensors must be on the same logical
  * core (NRT_INVALID otherwise), as in the Neuron Runtime. */
 NRT_STATUS nrt_tensor_copy(const nrt_tensor_t *src, size_t src_offset, nrt_tensor_t *dst, size_t dst_offset,
@@ -177,6 +269,37 @@ NRT_STATUS nrt_tensor_allocate_slice(const nrt_tensor_t *tensor_source, size_t o
 /* Host address of the tensor's bytes (for device tensors: the host mapping of
  * device memory), or NULL for an invalid handle or a tensor without storage. */
 void *nrt_tensor_get_va(const nrt_tensor_t *tensor);
+
+/* ---- memory --------------------------------------------------------- */
+
+typedef struct nrt_vnc_memory_stats {
+	size_t bytes_used;        /* device memory allocated now */
+	size_t bytes_limit;       /* device memory that can be allocated */
+	/* Fields are only ever appended. */
+} nrt_vnc_memory_stats_t;
+
+/* Device memory of visible core vnc. stats_size_in is sizeof the caller's
+ * struct (older, shorter ones are honoured); *stats_size_out is set to the
+ * bytes written. neuronsim's cores share their device's memory, so a core
+ * reports its device's use and size (docs/runtime.md). */
+NRT_STATUS nrt_get_vnc_memory_stats(uint32_t vnc, nrt_vnc_memory_stats_t *stats, size_t stats_size_in,
+				    size_t *stats_size_out);
+
+/* ---- collectives (a single worker: neuronsim simulates one process) ---- */
+
+typedef struct nrt_cc_comm {
+	uint32_t *replica_group;  /* rank_n participants */
+	uint32_t rank;            /* this worker's rank in replica_group */
+	uint32_t rank_n;
+	uint32_t ctx_device_id;
+	uint32_t ctx_device_count;
+	uint32_t vnc;
+} nrt_cc_comm_t;
+
+typedef struct nrt_tensor_list {
+	nrt_tensor_t **tensors;
+	size_t num_tensors;
+} nrt_tensor_list_t;
 
 #ifdef __cplusplus
 }

@@ -2,6 +2,7 @@
 #ifndef NRT_NRT_EXPERIMENTAL_H
 #define NRT_NRT_EXPERIMENTAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,6 +45,33 @@ NRT_STATUS nrt_get_model_instance_count(nrt_model_t *model, uint32_t *instance_c
 
 /* Frees an array returned by nrt_get_model_tensor_info(); NULL is accepted. */
 NRT_STATUS nrt_free_model_tensor_info(nrt_tensor_info_array_t *tensor_info);
+
+/* Called once per completed asynchronous execution (nrta_execute_schedule,
+ * nrt_async.h) on the worker thread of the core that ran it, after the
+ * request's status was stored and before it is reported complete: params as
+ * registered, model_id the model's load index (nrt_get_model_info's model),
+ * vnc the model's first core, job_id the request's sequence id, status its
+ * result. The callback must not call nrt_close(). */
+typedef void (*NRT_ASYNC_EXEC_STATUS_CALLBACK)(void *params, uint32_t model_id, uint32_t vnc, uint64_t job_id,
+					       NRT_STATUS status);
+
+/* Registers callback (NULL unregisters), replacing the previous one; params
+ * may be NULL. Takes effect for requests that complete afterwards. */
+NRT_STATUS nrt_register_async_exec_callback(NRT_ASYNC_EXEC_STATUS_CALLBACK callback, void *params);
+
+/* Blocks until every execution scheduled on core vnc (nrta_execute_schedule)
+ * before the call has completed. NRT_INVALID for a core that is not visible. */
+NRT_STATUS nrt_async_drain_queued_execs(int32_t vnc);
+
+typedef struct nrt_model_info {
+	uint32_t vnc;             /* first (logical) core the model is loaded on */
+	/* Fields are only ever appended. */
+} nrt_model_info_t;
+
+/* Describes model: fills the first info_size_in bytes of *info (older,
+ * shorter structs are honoured) and sets *info_size_out to the bytes written. */
+NRT_STATUS nrt_get_model_info(const nrt_model_t *model, nrt_model_info_t *info, size_t info_size_in,
+			      size_t *info_size_out);
 
 #ifdef __cplusplus
 }

@@ -25,7 +25,8 @@ typedef enum {
 	NRT_CLOSED = 14,                 /* called after nrt_close() */
 	NRT_QUEUE_EMPTY = 15,            /* a queue had no data */
 
-	NRT_EXEC_UNIT_DISABLED = 101,    /* execution unit hit a fatal error, unusable */
+	NRT_EXEC_UNIT_UNRECOVERABLE = 101, /* execution unit hit a fatal error, unusable
+					  * until the runtime is reinitialised */
 
 	NRT_EXEC_BAD_INPUT = 1002,       /* invalid input submitted for execution */
 	NRT_EXEC_COMPLETED_WITH_NUM_ERR = 1003, /* completed, but produced NaN (or Inf) */
@@ -42,6 +43,10 @@ typedef enum {
 	NRT_EXEC_HW_ERR_REPAIRABLE_HBM_UE = 1205,
 	NRT_NETWORK_PROXY_FAILURE = 1206,
 } NRT_STATUS;
+
+/* The name 101 had before the Neuron Runtime renamed it; kept so that older
+ * programs build. */
+#define NRT_EXEC_UNIT_DISABLED NRT_EXEC_UNIT_UNRECOVERABLE
 
 /* Returns a static, human-readable description of status (never NULL; an
  * unknown value gives a generic string). Usable before nrt_init(). */

@@ -1,0 +1,108 @@
+/* Instance, per-core memory and per-model information: nrt_get_instance_info, nrt_get_vnc_memory_stats, nrt_get_model_info. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "nrt/nrt_experimental.h"
+
+/* Devices of the runtime, or of the environment before nrt_init. */
+static NRT_STATUS device_count(uint32_t *out)
+{
+	NRT_STATUS st;
+	nrt_ctx_t *ctx = nrt_ctx_get(&st);
+	if (ctx) {
+		*out = ctx->n_devices;
+		return NRT_SUCCESS;
+	}
+	nrt_config_t *cfg = malloc(sizeof(*cfg));
+	if (!cfg)
+		return NRT_RESOURCE;
+	st = nrt_env_load(cfg);
+	if (!st)
+		*out = cfg->num_devices;
+	free(cfg);
+	return st;
+}
+
+NRT_STATUS nrt_get_instance_info(nrt_instance_info_t *info, size_t instance_info_len)
+{
+	if (!info || !instance_info_len) {
+		NRT_LOGE("nrt_get_instance_info: info is NULL or instance_info_len is 0");
+		return NRT_INVALID;
+	}
+	uint32_t n_devices;
+	NRT_STATUS st = device_count(&n_devices);
+	if (st)
+		return st;
+	nrt_instance_info_t v;
+	memset(&v, 0, sizeof(v));
+	/* The simulated NeuronCore is a v2, the trn1 family's; the size is the
+	 * trn1 size with that many devices (trn1.2xlarge: 1, trn1.32xlarge: 16). */
+	v.family = NRT_INSTANCE_TRN1;
+	v.size = n_devices == 1 ? NRT_INSTANCE_SIZE_2XL
+	       : n_devices == 16 ? NRT_INSTANCE_SIZE_32XL : NRT_INSTANCE_SIZE_UNKNOWN;
+	strcpy(v.arch_name, "trn1");
+	strcpy(v.device_revision, "sim");
+	memcpy(info, &v, instance_info_len < sizeof(v) ? instance_info_len : sizeof(v));
+	return NRT_SUCCESS;
+}
+
+NRT_STATUS nrt_get_vnc_memory_stats(uint32_t vnc, nrt_vnc_memory_stats_t *stats, size_t stats_size_in,
+				    size_t *stats_size_out)
+{
+	NRT_STATUS st;
+	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
+	if (!ctx)
+		return st;
+	if (!stats || !stats_size_out || !stats_size_in) {
+		NRT_LOGE("nrt_get_vnc_memory_stats: stats or stats_size_out is NULL, or stats_size_in is 0");
+		return NRT_INVALID;
+	}
+	if (vnc >= ctx->n_cores) {
+		NRT_LOGE("nrt_get_vnc_memory_stats: NeuronCore %u is not visible (%u visible)", vnc,
+			 ctx->n_cores);
+		return NRT_INVALID;
+	}
+	const nrt_device_t *d = &ctx->devices[ctx->cores[vnc].device];
+	nrt_backend_info_t info;
+	if ((st = ctx->ops->query(d->dev, &info))) {
+		NRT_LOGE("nrt_get_vnc_memory_stats: cannot query device %u of NeuronCore %u: %s", d->index,
+			 vnc, nrt_get_status_as_str(st));
+		return st;
+	}
+	nrt_vnc_memory_stats_t v = { .bytes_used = info.mem_in_use, .bytes_limit = info.mem_size };
+	size_t n = stats_size_in < sizeof(v) ? stats_size_in : sizeof(v);
+	memcpy(stats, &v, n);
+	*stats_size_out = n;
+	return NRT_SUCCESS;
+}
+
+NRT_STATUS nrt_get_model_info(const nrt_model_t *model, nrt_model_info_t *info, size_t info_size_in,
+			      size_t *info_size_out)
+{
+	NRT_STATUS st;
+	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
+	if (!ctx)
+		return st;
+	if (!info || !info_size_out || !info_size_in) {
+		NRT_LOGE("nrt_get_model_info: info or info_size_out is NULL, or info_size_in is 0");
+		return NRT_INVALID;
+	}
+	if (!model) {
+		NRT_LOGE("nrt_get_model_info: model is NULL");
+		return NRT_INVALID;
+	}
+	void *obj;
+	if ((st = nrt_handle_acquire(&ctx->models, nrt_handle_of(model), &obj))) {
+		NRT_LOGE("nrt_get_model_info: %p is not a loaded model (unloaded, or not a model handle)",
+			 (const void *)model);
+		return st;
+	}
+	const nrt_model_obj_t *m = obj;
+	nrt_model_info_t v = { .vnc = m->start_nc };
+	nrt_handle_release(&ctx->models, nrt_handle_of(model));
+	size_t n = info_size_in < sizeof(v) ? info_size_in : sizeof(v);
+	memcpy(info, &v, n);
+	*info_size_out = n;
+	return NRT_SUCCESS;
+}
