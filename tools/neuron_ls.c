@@ -28,6 +28,7 @@ static const char usage_text[] =
 	"                        simulated)\n"
 	"  -j, --json-output     print a JSON array of devices (--json is the same)\n"
 	"  -h, --help            show this help\n"
+	"      --version         print the version and exit\n"
 	"\n"
 	"The embedded backend simulates the devices inside each process: the devices\n"
 	"listed are those this process's runtime simulates, and 'in use' is what it\n"
@@ -411,6 +412,7 @@ int main(int argc, char **argv)
 		{ "topology", no_argument, NULL, 't' },
 		{ "json-output", no_argument, NULL, 'j' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "version", no_argument, NULL, TOOL_OPT_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -422,6 +424,7 @@ int main(int argc, char **argv)
 		case 'a': o.all = true; break;
 		case 't': o.topology = true; break;
 		case 'j': o.json = true; break;
+		case TOOL_OPT_VERSION: return tool_print_version("neuron-ls", NULL);
 		case 'h': fputs(usage_text, stdout); return TOOL_EXIT_OK;
 		default:
 			fprintf(stderr, "Try 'neuron-ls --help'.\n");

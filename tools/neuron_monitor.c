@@ -30,6 +30,7 @@ static const char usage_text[] =
 	"                          default: every group, period \"5s\", every process\n"
 	"  -n, --count N           stop after N documents (default: run until killed)\n"
 	"  -h, --help              show this help\n"
+	"      --version           print the version and exit\n"
 	"\n"
 	"Processes publish their stats in $NEURONSIM_STATS_DIR (default /dev/shm); the\n"
 	"kernel devices are read from $NEURONSIM_SYSFS_ROOT (default /sys/class/neuronsim).\n"
@@ -872,6 +873,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "config-file", required_argument, NULL, 'c' },
 		{ "count", required_argument, NULL, 'n' },
+		{ "version", no_argument, NULL, TOOL_OPT_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -891,6 +893,7 @@ int main(int argc, char **argv)
 			}
 			break;
 		}
+		case TOOL_OPT_VERSION: return tool_print_version("neuron-monitor", NULL);
 		case 'h': fputs(usage_text, stdout); return TOOL_EXIT_OK;
 		default:
 			fprintf(stderr, "Try 'neuron-monitor --help'.\n");

@@ -9,9 +9,11 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "tool_common.h"
+
 static const char usage_text[] =
 	"Usage: neuron-profile summary TRACE [--top N]\n"
-	"       neuron-profile --help\n"
+	"       neuron-profile --help | --version\n"
 	"Summarise a profile written by libnrt (nrt_profile_stop, or NEURON_RT_INSPECT_ENABLE=1:\n"
 	"OUTPUT_DIR/plugins/profile/RUN/HOST.trace.json.gz). TRACE is Chrome trace event JSON,\n"
 	"plain or gzip-compressed.\n"
@@ -27,6 +29,7 @@ static const char usage_text[] =
 	"Options:\n"
 	"  -n, --top N   rows per table (default 10)\n"
 	"  -h, --help    show this help\n"
+	"      --version print the version and exit\n"
 	"\n"
 	"Exit status: 0 success; 2 bad command line; 3 the trace cannot be read or is not\n"
 	"a Chrome trace.\n";
@@ -520,6 +523,7 @@ int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "top", required_argument, NULL, 'n' },
+		{ "version", no_argument, NULL, TOOL_OPT_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -541,6 +545,8 @@ int main(int argc, char **argv)
 			}
 			continue;
 		}
+		if (c == TOOL_OPT_VERSION)
+			return tool_print_version("neuron-profile", NULL);
 		if (c == 'h') {
 			fputs(usage_text, stdout);
 			return 0;

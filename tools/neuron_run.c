@@ -43,6 +43,7 @@ static const char usage_text[] =
 	"                             JSON (gzip when FILE ends in .gz); summarise it\n"
 	"                             with 'neuron-profile summary FILE'\n"
 	"  -h, --help                 show this help\n"
+	"      --version              print the version and exit\n"
 	"\n"
 	"Output (stdout): 'load: MS ms', one line per input and output file, 'exec:'\n"
 	"timing over the repeats (p50, min, max in us) and 'status: NAME (N): text';\n"
@@ -120,6 +121,7 @@ static int parse_args(int argc, char **argv, run_opts_t *o)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "metrics", no_argument, NULL, 'm' },
 		{ "profile", required_argument, NULL, 'p' },
+		{ "version", no_argument, NULL, TOOL_OPT_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -177,6 +179,7 @@ static int parse_args(int argc, char **argv, run_opts_t *o)
 		case 'v': o->verbose = true; break;
 		case 'm': o->metrics = true; break;
 		case 'p': o->profile = optarg; break;
+		case TOOL_OPT_VERSION: exit(tool_print_version("neuron-run", NULL));
 		case 'h':
 			fputs(usage_text, stdout);
 			exit(TOOL_EXIT_OK);

@@ -56,6 +56,7 @@ static const char usage_text[] =
 	"                              the interpreter's whole-module tolerance per dtype)\n"
 	"      -v, --verbose           also print the matching outputs\n"
 	"  -h, --help                  show this help\n"
+	"      --version               print the version and exit\n"
 	"\n"
 	"Exit status: 0 success (replay: device, interpreter and recorded outputs agree\n"
 	"and hold no NaN or Inf); 1 replay: an output differs, the device execution\n"
@@ -1068,6 +1069,8 @@ int main(int argc, char **argv)
 		fputs(usage_text, stdout);
 		return TOOL_EXIT_OK;
 	}
+	if (!strcmp(cmd, "--version"))
+		return tool_print_version("neuron-snapshot", NULL);
 	/* getopt from the command's own arguments */
 	optind = 1;
 	if (!strcmp(cmd, "info"))

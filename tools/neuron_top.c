@@ -29,6 +29,7 @@ static const char usage_text[] =
 	"Options:\n"
 	"  -i, --interval SECONDS  refresh period (default 1, 0.1 to 3600)\n"
 	"  -h, --help              show this help\n"
+	"      --version           print the version and exit\n"
 	"\n"
 	"Keys: q quit, up/down and PgUp/PgDn scroll.\n"
 	"\n"
@@ -378,6 +379,7 @@ int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "interval", required_argument, NULL, 'i' },
+		{ "version", no_argument, NULL, TOOL_OPT_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -394,6 +396,7 @@ int main(int argc, char **argv)
 				return TOOL_EXIT_USAGE;
 			}
 			break;
+		case TOOL_OPT_VERSION: return tool_print_version("neuron-top", NULL);
 		case 'h':
 			fputs(usage_text, stdout);
 			return TOOL_EXIT_OK;

@@ -11,6 +11,7 @@
 #include "analyze.h"
 #include "hlo_parser.h"
 #include "ncc/ncc.h"
+#include "tool_common.h"
 #include "verify.h"
 
 /* Exit codes (docs/compiler-cli.md). 2, 3 and 5 mean what they mean for the other
@@ -293,9 +294,12 @@ int main(int argc, char **argv)
 		case 'v':
 			o.verbose = true;
 			break;
-		case OPT_VERSION:
-			printf("%s\n", ncc_version());
-			return CC_EXIT_OK;
+		case OPT_VERSION: {
+			/* The compiler's own version keys the compile cache. */
+			char ncc[128];
+			snprintf(ncc, sizeof(ncc), "compiler %s", ncc_version());
+			return tool_print_version("neuronsim-cc", ncc);
+		}
 		case 'h':
 		case OPT_HELP:
 			fputs(usage_text, stdout);

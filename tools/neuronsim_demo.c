@@ -31,6 +31,7 @@ static const char usage_text[] =
 	"                       with neuron-run too)\n"
 	"  -v, --verbose        print every step\n"
 	"  -h, --help           show this help\n"
+	"      --version        print the version and exit\n"
 	"\n"
 	"Exit status: 0 losses agree and the loss fell; 1 a loss differs from the host\n"
 	"reference by more than T, the loss did not fall, or an execution failed;\n"
@@ -63,6 +64,7 @@ static int parse_args(int argc, char **argv, demo_opts_t *o)
 		{ "tolerance", required_argument, NULL, 't' },
 		{ "write-neff", required_argument, NULL, 'w' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "version", no_argument, NULL, TOOL_OPT_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -95,6 +97,7 @@ static int parse_args(int argc, char **argv, demo_opts_t *o)
 			break;
 		case 'w': o->neff_path = optarg; break;
 		case 'v': o->verbose = true; break;
+		case TOOL_OPT_VERSION: exit(tool_print_version("neuronsim-demo", NULL));
 		case 'h': fputs(usage_text, stdout); exit(TOOL_EXIT_OK);
 		default:
 			fprintf(stderr, "Try 'neuronsim-demo --help'.\n");

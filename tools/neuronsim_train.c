@@ -40,6 +40,7 @@ static const char usage_text[] =
 	"  -O, --opt-level N    compiler optimisation level 0..2 (default 2)\n"
 	"  -v, --verbose        print every step\n"
 	"  -h, --help           show this help\n"
+	"      --version        print the version and exit\n"
 	"\n"
 	"The compile cache is used when NEURON_CC_FLAGS=\"--cache_dir=DIR\" is set.\n"
 	"Exit status: 0 the losses agree and the loss fell; 1 a loss differs, the\n"
@@ -83,6 +84,7 @@ static int parse_args(int argc, char **argv, train_opts_t *o)
 		{ "tolerance", required_argument, NULL, 't' },
 		{ "opt-level", required_argument, NULL, 'O' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "version", no_argument, NULL, TOOL_OPT_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -133,6 +135,7 @@ static int parse_args(int argc, char **argv, train_opts_t *o)
 		case 'v':
 			o->verbose = true;
 			break;
+		case TOOL_OPT_VERSION: exit(tool_print_version("neuronsim-train", NULL));
 		case 'h':
 			fputs(usage_text, stdout);
 			exit(TOOL_EXIT_OK);

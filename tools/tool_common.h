@@ -51,4 +51,16 @@ double tool_quantile(double *v, size_t n, double q);
 int tool_read_file(const char *path, void **out_data, size_t *out_size, char *err,
 		   size_t err_len);
 
+/* getopt_long value of --version (long only: -v and -V mean other things in
+ * some tools). */
+#define TOOL_OPT_VERSION 0x100
+
+/* Prints the GNU-style version text of tool prog ("neuron-ls (neuronsim)
+ * 0.1.0", then the formats it speaks) on stdout for --version; every tool's
+ * --version calls it, and the man pages (help2man) are made from it. extra, if
+ * not NULL, is one more line (a component's own version). Returns
+ * TOOL_EXIT_OK. Defined in tool_version.c: tools that do not link libnrt
+ * (neuron-top, neuron-monitor, neuron-profile, neuronsim-cc) use it too. */
+int tool_print_version(const char *prog, const char *extra);
+
 #endif /* NEURONSIM_TOOLS_TOOL_COMMON_H */
