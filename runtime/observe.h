@@ -74,4 +74,11 @@ void nrt_profile_call(const char *name, const char *label, uint64_t bytes, NRT_S
 void nrt_profile_transfer(bool to_device, const char *tensor, uint64_t bytes, uint64_t start_ns,
 			  uint64_t end_ns);
 
+/* nrt_inspect_begin/stop (inspect.c): starts an inspection now with the
+ * NEURON_RT_INSPECT_* settings, as NEURON_RT_INSPECT_ENABLE=1 does at nrt_init
+ * (NRT_INVALID while one runs) / writes the running one as nrt_close would and
+ * stops it (NRT_INVALID when none runs). func names the caller in messages. */
+NRT_STATUS nrt_profile_inspect_begin(nrt_ctx_t *ctx, const char *func);
+NRT_STATUS nrt_profile_inspect_stop(nrt_ctx_t *ctx, const char *func);
+
 #endif /* NRT_OBSERVE_H */

@@ -107,6 +107,8 @@ static bool inspect_env_enabled(void)
 	return v && parse_bool(v) == 1 && !(s && *s && parse_bool(s) == 0);
 }
 
+static NRT_STATUS read_inspect_env(nrt_profile_state_t *p, const char *func);
+
 static NRT_STATUS read_env(nrt_profile_state_t *p)
 {
 	if (env_bool("NEURON_RT_INSPECT_ENABLE", false, &p->inspect))
@@ -120,6 +122,14 @@ static NRT_STATUS read_env(nrt_profile_state_t *p)
 	}
 	if (!p->inspect)
 		return NRT_SUCCESS;
+	return read_inspect_env(p, "nrt_init");
+}
+
+/* The NEURON_RT_INSPECT_* settings of an inspection (all but _ENABLE), read
+ * by nrt_init and nrt_inspect_begin (func names the caller in messages). */
+static NRT_STATUS read_inspect_env(nrt_profile_state_t *p, const char *func)
+{
+	const char *v;
 	if (env_bool("NEURON_RT_INSPECT_SYSTEM_PROFILE", true, &p->inspect_sys))
 		return NRT_INVALID;
 	v = getenv("NEURON_RT_INSPECT_DEVICE_PROFILE");
@@ -130,8 +140,8 @@ static NRT_STATUS read_env(nrt_profile_state_t *p)
 	} else if (strcmp(v, "session") == 0) {
 		p->inspect_dev = DEV_SESSION;
 	} else {
-		NRT_LOGE("nrt_init: NEURON_RT_INSPECT_DEVICE_PROFILE='%s' is not valid: use 0, 1, model "
-			 "or session", v);
+		NRT_LOGE("%s: NEURON_RT_INSPECT_DEVICE_PROFILE='%s' is not valid: use 0, 1, model "
+			 "or session", func, v);
 		return NRT_INVALID;
 	}
 	v = getenv("NEURON_RT_INSPECT_DEVICE_PROFILE_NUM_WARMUP");
@@ -140,8 +150,8 @@ static NRT_STATUS read_env(nrt_profile_state_t *p)
 		errno = 0;
 		unsigned long long w = strtoull(v, &end, 10);
 		if (errno || *end || v[0] == '-') {
-			NRT_LOGE("nrt_init: NEURON_RT_INSPECT_DEVICE_PROFILE_NUM_WARMUP='%s' is not a "
-				 "non-negative integer", v);
+			NRT_LOGE("%s: NEURON_RT_INSPECT_DEVICE_PROFILE_NUM_WARMUP='%s' is not a "
+				 "non-negative integer", func, v);
 			return NRT_INVALID;
 		}
 		p->warmup = w;
@@ -150,19 +160,19 @@ static NRT_STATUS read_env(nrt_profile_state_t *p)
 	if (!v || !*v)
 		v = "./output";
 	if (strlen(v) >= sizeof(p->out_dir) - 128) {
-		NRT_LOGE("nrt_init: NEURON_RT_INSPECT_OUTPUT_DIR is too long (%zu bytes)", strlen(v));
+		NRT_LOGE("%s: NEURON_RT_INSPECT_OUTPUT_DIR is too long (%zu bytes)", func, strlen(v));
 		return NRT_INVALID;
 	}
 	snprintf(p->out_dir, sizeof(p->out_dir), "%s", v);
 	/* Fail now rather than lose the trace at nrt_close. */
 	if (nrt_trace_mkdirs(p->out_dir) != 0) {
-		NRT_LOGE("nrt_init: NEURON_RT_INSPECT_OUTPUT_DIR '%s' cannot be created: %s (choose a "
-			 "writable directory, or unset NEURON_RT_INSPECT_ENABLE)", p->out_dir,
+		NRT_LOGE("%s: NEURON_RT_INSPECT_OUTPUT_DIR '%s' cannot be created: %s (choose a "
+			 "writable directory, or unset NEURON_RT_INSPECT_ENABLE)", func, p->out_dir,
 			 strerror(errno));
 		return NRT_INVALID;
 	}
 	if (access(p->out_dir, W_OK) != 0) {
-		NRT_LOGE("nrt_init: NEURON_RT_INSPECT_OUTPUT_DIR '%s' is not writable: %s", p->out_dir,
+		NRT_LOGE("%s: NEURON_RT_INSPECT_OUTPUT_DIR '%s' is not writable: %s", func, p->out_dir,
 			 strerror(errno));
 		return NRT_INVALID;
 	}
@@ -679,4 +689,61 @@ NRT_STATUS nrt_profile_stop(const char *filename)
 		jobs_clear_locked(p);
 	pthread_mutex_unlock(&g_prof.lock);
 	return st;
+}
+
+/* ---- nrt_inspect_begin / nrt_inspect_stop (inspect.c) ---- */
+
+NRT_STATUS nrt_profile_inspect_begin(nrt_ctx_t *ctx, const char *func)
+{
+	nrt_profile_state_t *p = ctx->profile;
+	nrt_profile_state_t *cfg = calloc(1, sizeof(*cfg));
+	if (!cfg)
+		return NRT_RESOURCE;
+	NRT_STATUS st = read_inspect_env(cfg, func);
+	pthread_mutex_lock(&g_prof.lock);
+	if (!st && p->inspect) {
+		NRT_LOGE("%s: an inspection is already running (NEURON_RT_INSPECT_ENABLE at nrt_init, or "
+			 "an earlier nrt_inspect_begin): call nrt_inspect_stop first", func);
+		st = NRT_INVALID;
+	}
+	if (!st) {
+		p->inspect = true;
+		p->inspect_sys = cfg->inspect_sys;
+		p->inspect_dev = cfg->inspect_dev;
+		p->warmup = cfg->warmup;
+		memcpy(p->out_dir, cfg->out_dir, sizeof(p->out_dir));
+		p->inspect_start_ns = nrt_now_ns();
+		clock_gettime(CLOCK_REALTIME, &p->inspect_wall);
+		/* DEVICE_PROFILE=model traces each instance once per inspection. */
+		for (nrt_trace_model_t *tm = p->models; tm; tm = tm->next)
+			memset(tm->instance_traced, 0, tm->n_instances * sizeof(*tm->instance_traced));
+		atomic_store(&p->dev_mode, p->inspect_dev);
+		update_on_locked();
+	}
+	pthread_mutex_unlock(&g_prof.lock);
+	free(cfg);
+	return st;
+}
+
+NRT_STATUS nrt_profile_inspect_stop(nrt_ctx_t *ctx, const char *func)
+{
+	nrt_profile_state_t *p = ctx->profile;
+	pthread_mutex_lock(&g_prof.lock);
+	if (!p->inspect) {
+		pthread_mutex_unlock(&g_prof.lock);
+		NRT_LOGE("%s: no inspection is running: call nrt_inspect_begin first (or set "
+			 "NEURON_RT_INSPECT_ENABLE=1 before nrt_init)", func);
+		return NRT_INVALID;
+	}
+	write_inspect_locked(p);
+	p->inspect = false;
+	atomic_store(&p->dev_mode, DEV_OFF);
+	update_on_locked();
+	/* What a nrt_profile_start session still needs stays. */
+	if (!p->api_active) {
+		nrt_trace_clear();
+		jobs_clear_locked(p);
+	}
+	pthread_mutex_unlock(&g_prof.lock);
+	return NRT_SUCCESS;
 }

@@ -774,6 +774,78 @@ START_TEST(test_inspect_env_writes_tensorboard_layout)
 }
 END_TEST
 
+/* nrt_inspect_begin/stop: the window between them, written at stop in the
+ * layout nrt_close uses, with the NEURON_RT_INSPECT_* settings of the time
+ * of the begin; nothing more at nrt_close. */
+START_TEST(test_inspect_begin_stop_api_window)
+{
+	env_clean();
+	tmp_setup();
+	const char *out = tmp_path("api-inspect");
+	ck_assert_int_eq(nrt_inspect_begin(), NRT_UNINITIALIZED);
+	setenv("NEURON_RT_INSPECT_OUTPUT_DIR", out, 1);
+	setenv("NEURON_RT_INSPECT_DEVICE_PROFILE", "bogus", 1);
+	rt_init_ok(); /* NEURON_RT_INSPECT_ENABLE unset: the settings are not read yet */
+	fx_t f;
+	fx_setup(&f, 256);
+	ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS); /* before: not recorded */
+	ck_assert_int_eq(nrt_inspect_stop(), NRT_INVALID);
+	test_capture_begin();
+	NRT_STATUS st = nrt_inspect_begin();
+	char *log = test_capture_end();
+	ck_assert_int_eq(st, NRT_INVALID);
+	ck_assert_ptr_nonnull(strstr(log, "nrt_inspect_begin: NEURON_RT_INSPECT_DEVICE_PROFILE='bogus'"));
+	free(log);
+	setenv("NEURON_RT_INSPECT_DEVICE_PROFILE", "session", 1);
+	ck_assert_int_eq(nrt_inspect_begin(), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_inspect_begin(), NRT_INVALID); /* one at a time */
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_inspect_stop(), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS); /* after: not recorded */
+	json_t *root = load_inspect_trace(out);
+	ck_assert_uint_eq(count(root, "X", "runtime", "nrt_load"), 0);
+	ck_assert_uint_eq(count(root, "X", "runtime", "nrt_execute"), 2);
+	ck_assert_uint_eq(count(root, "X", "job", NULL), 2);
+	ck_assert_uint_eq(count(root, "X", "device", "add.3"), 2);
+	ck_assert_str_eq(sget(json_object_get(root, "otherData"), "device_profile"), "session");
+	json_decref(root);
+	fx_teardown(&f);
+	nrt_close();
+	root = load_inspect_trace(out); /* still the one run: nrt_close wrote nothing */
+	ck_assert_uint_eq(count(root, "X", "runtime", "nrt_execute"), 2);
+	json_decref(root);
+	ck_assert_int_eq(nrt_inspect_stop(), NRT_CLOSED);
+	tmp_teardown();
+}
+END_TEST
+
+/* With NEURON_RT_INSPECT_ENABLE=1 the inspection runs from nrt_init: a begin
+ * is refused until nrt_inspect_stop writes that one. */
+START_TEST(test_inspect_begin_refused_while_env_inspection_runs)
+{
+	env_clean();
+	tmp_setup();
+	const char *out = tmp_path("env-then-api");
+	setenv("NEURON_RT_INSPECT_ENABLE", "1", 1);
+	setenv("NEURON_RT_INSPECT_OUTPUT_DIR", out, 1);
+	rt_init_ok();
+	ck_assert_int_eq(nrt_inspect_begin(), NRT_INVALID);
+	fx_t f;
+	fx_setup(&f, 256);
+	ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_inspect_stop(), NRT_SUCCESS);
+	json_t *root = load_inspect_trace(out);
+	ck_assert_uint_eq(count(root, "X", "runtime", "nrt_load"), 1);
+	ck_assert_uint_eq(count(root, "X", "runtime", "nrt_execute"), 1);
+	json_decref(root);
+	ck_assert_int_eq(nrt_inspect_stop(), NRT_INVALID);
+	fx_teardown(&f);
+	nrt_close();
+	tmp_teardown();
+}
+END_TEST
+
 START_TEST(test_inspect_model_mode_traces_first_execution_after_warmup)
 {
 	env_clean();
@@ -1219,6 +1291,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_inspect_bad_env_fails_init);
 	tcase_add_test(tc, test_blocks_before_init_are_adopted_by_inspect);
 	tcase_add_test(tc, test_inspect_and_profile_start_together);
+	tcase_add_test(tc, test_inspect_begin_stop_api_window);
+	tcase_add_test(tc, test_inspect_begin_refused_while_env_inspection_runs);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("corpus");
 	tcase_set_timeout(tc, 120);
