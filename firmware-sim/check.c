@@ -110,24 +110,28 @@ void fwsim_numchk_block(fwsim_numchk_t *c, const float *v, size_t n, uint64_t fl
 		}
 }
 
-void fwsim_numchk_ap(fwsim_numchk_t *c, const isa_ap_t *ap, const uint8_t *base)
+fwsim_status_t fwsim_numchk_ap(const fwsim_kargs_t *k, fwsim_numchk_t *c, const isa_ap_t *ap,
+			       const uint8_t *base)
 {
 	if (!base)
-		return;
+		return FWSIM_OK;
 	fwsim_iter_t it;
 	const isa_ap_t *aps[1] = { ap };
 	fwsim_iter_init_aps(&it, ap, 1, aps);
 	if (it.empty)
-		return;
+		return FWSIM_OK;
 	float buf[FWSIM_BLOCK];
 	uint64_t flat = 0;
 	do {
 		for (uint64_t j = 0; j < it.inner; j += FWSIM_BLOCK) {
 			size_t m = it.inner - j < FWSIM_BLOCK ? it.inner - j : FWSIM_BLOCK;
+			if (fwsim_tick(k, m))
+				return FWSIM_TIMEOUT;
 			fwsim_load_f32(ap->dtype, base + it.off[0] + (int64_t)j * it.inner_bs[0],
 				       it.inner_bs[0], m, buf);
 			fwsim_numchk_block(c, buf, m, flat);
 			flat += m;
 		}
 	} while (fwsim_iter_next(&it));
+	return FWSIM_OK;
 }

@@ -14,6 +14,31 @@ uint64_t fwsim_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+void fwsim_job_cancel(fwsim_job_t *job)
+{
+	if (job)
+		__atomic_store_n(&job->cancel, 1, __ATOMIC_RELAXED);
+}
+
+bool fwsim_watch_poll(fwsim_watch_t *w)
+{
+	w->left = FWSIM_POLL_WORK;
+	if (atomic_load_explicit(w->stop, memory_order_relaxed)) {
+		w->why = FWSIM_INVALID;
+		return true;
+	}
+	if (__atomic_load_n(w->cancel, __ATOMIC_RELAXED)) {
+		w->why = FWSIM_TIMEOUT;
+		w->cancelled = 1;
+		return true;
+	}
+	if (w->deadline_ns && fwsim_now_ns() >= w->deadline_ns) {
+		w->why = FWSIM_TIMEOUT;
+		return true;
+	}
+	return false;
+}
+
 static void rec_init(fwsim_error_t *r)
 {
 	memset(r, 0, sizeof(*r));
@@ -192,13 +217,19 @@ fwsim_status_t fwsim_exec_insn(fwsim_exec_t *x, uint32_t e, uint32_t pc, uint32_
 	uint64_t t0 = x->chain_ns[e] ? x->chain_ns[e] : fwsim_now_ns();
 	if (atomic_load_explicit(&x->stop, memory_order_relaxed))
 		return FWSIM_INVALID; /* another engine failed; its status is recorded */
-	if (job->deadline_ns && t0 >= job->deadline_ns) {
+	uint32_t cancelled = __atomic_load_n(&job->cancel, __ATOMIC_RELAXED);
+	if (cancelled || (job->deadline_ns && t0 >= job->deadline_ns)) {
 		fwsim_exec_fail(x, FWSIM_TIMEOUT, e, pc, 0, ISA_REGION_NONE,
-				"deadline passed before %s insn %u (%s)", fwsim_engine_name(e), pc,
-				isa_opcode_name(in->opcode));
+				"%s before %s insn %u (%s)",
+				cancelled ? "cancelled" : "deadline passed", fwsim_engine_name(e),
+				pc, isa_opcode_name(in->opcode));
 		return FWSIM_TIMEOUT;
 	}
-	fwsim_kargs_t k = { .insn = in };
+	/* the first poll comes after FWSIM_POLL_WORK: a short instruction
+	 * never reads the clock itself */
+	fwsim_watch_t watch = { .left = FWSIM_POLL_WORK, .deadline_ns = job->deadline_ns,
+				.cancel = &job->cancel, .stop = &x->stop };
+	fwsim_kargs_t k = { .insn = in, .watch = &watch };
 	if (!check_bounds(x, e, pc, in, &k))
 		return FWSIM_OOB;
 
@@ -221,13 +252,13 @@ fwsim_status_t fwsim_exec_insn(fwsim_exec_t *x, uint32_t e, uint32_t pc, uint32_
 	case ISA_OP_IOTA: st = fwsim_kernel_iota(&k); break;
 	case ISA_OP_GATHER: /* these write through raw copies: scan the result */
 		st = fwsim_kernel_gather(&k);
-		if (check)
-			fwsim_numchk_ap(&chk, &in->ap[0], k.base[0]);
+		if (check && st == FWSIM_OK)
+			st = fwsim_numchk_ap(&k, &chk, &in->ap[0], k.base[0]);
 		break;
 	case ISA_OP_SCATTER:
 		st = fwsim_kernel_scatter(&k);
-		if (check)
-			fwsim_scatter_numchk(&k, &chk);
+		if (check && st == FWSIM_OK)
+			st = fwsim_scatter_numchk(&k, &chk);
 		break;
 	case ISA_OP_RNG: st = fwsim_kernel_rng(&k); break;
 	case ISA_OP_FUSED: st = fwsim_exec_fused(x, e, pc, &k); break;
@@ -235,6 +266,15 @@ fwsim_status_t fwsim_exec_insn(fwsim_exec_t *x, uint32_t e, uint32_t pc, uint32_
 		if (jump_taken(in, &k))
 			next = in->param;
 		break;
+	}
+	if (st != FWSIM_OK && watch.why == FWSIM_INVALID)
+		return FWSIM_INVALID; /* stopped by another engine's recorded error */
+	if (st != FWSIM_OK && watch.why == FWSIM_TIMEOUT) {
+		fwsim_exec_fail(x, FWSIM_TIMEOUT, e, pc, 0, ISA_REGION_NONE,
+				"%s during %s insn %u (%s): stopped inside the instruction",
+				watch.cancelled ? "cancelled" : "deadline passed", fwsim_engine_name(e),
+				pc, isa_opcode_name(in->opcode));
+		return FWSIM_TIMEOUT;
 	}
 	if (st != FWSIM_OK) {
 		fwsim_exec_fail(x, st, e, pc, 0, ISA_REGION_NONE, "%s insn %u (%s): %s",

@@ -17,7 +17,8 @@ typedef enum fwsim_status {
 	FWSIM_OK = 0,
 	FWSIM_NUM_ERR = 1,   /* completed, a numerical error was recorded */
 	FWSIM_OOB = 2,       /* an access fell outside its region; stopped before it */
-	FWSIM_TIMEOUT = 3,   /* the job's deadline passed; stopped between instructions */
+	FWSIM_TIMEOUT = 3,   /* the job's deadline passed or it was cancelled (fwsim_job_cancel);
+				stopped between instructions or inside a long one */
 	FWSIM_INVALID = 4,   /* bad program or job (message in the error record) */
 	FWSIM_DEADLOCK = 5,  /* every unfinished engine waits on a semaphore */
 	FWSIM_NOMEM = 6,
@@ -71,8 +72,17 @@ typedef struct fwsim_trace {
  * share between cores and threads. */
 typedef struct fwsim_program fwsim_program_t;
 
+/* Most multiply-adds one MATMUL instruction may do (B * M * N * K): every
+ * operand is at most ISA_MAX_ELEMENTS, but stride-0 operands cost no device
+ * memory, so without this bound a 1.5 KB NEFF asks for 2^60 of them.
+ * 2^44 (1.8e13) is hours of host time, far beyond any model this simulator
+ * runs in practice; the deadline stops a job long before. docs/isa.md,
+ * "Bounded work". */
+#define FWSIM_MAX_MATMUL_WORK (1ull << 44)
+
 /* Copies and validates the streams (opcodes, operand counts, dtypes, ranks,
- * regions < n_regions, semaphores, jump targets, reserved fields). Caller frees
+ * regions < n_regions, semaphores, jump targets, reserved fields, the MATMUL
+ * work bound above). Caller frees
  * with fwsim_program_destroy(). On failure err gets a one-line message. */
 fwsim_status_t fwsim_program_create(const isa_insn_t *const streams[ISA_ENGINE_COUNT],
 				    const uint32_t counts[ISA_ENGINE_COUNT],
@@ -94,6 +104,8 @@ typedef struct fwsim_job {
 	uint32_t flags;                /* FWSIM_JOB_* */
 	uint64_t deadline_ns;          /* absolute CLOCK_MONOTONIC, 0 = none */
 	fwsim_trace_t *trace;          /* with FWSIM_JOB_PROFILE, else NULL */
+	uint32_t cancel;               /* 0; set only by fwsim_job_cancel() */
+	uint32_t pad;
 	/* out */
 	fwsim_error_t error;
 	uint64_t engine_busy_ns[ISA_ENGINE_COUNT];
@@ -137,6 +149,18 @@ void fwsim_core_destroy(fwsim_core_t *core);
  * the error record, engine_busy_ns, insns_executed and job->trace's
  * count/dropped are overwritten. */
 fwsim_status_t fwsim_core_execute(fwsim_core_t *core, fwsim_job_t *job);
+
+/* Asks a job to stop: callable from any thread, before or while
+ * fwsim_core_execute() runs it (job must stay valid until that returns).
+ * The engines notice it between instructions and, like the deadline, every
+ * FWSIM_POLL_WORK element operations inside one; the job then ends with
+ * FWSIM_TIMEOUT and a message starting "cancelled". The flag stays set: clear
+ * job->cancel before running the same job struct again. */
+void fwsim_job_cancel(fwsim_job_t *job);
+
+/* Element operations between two polls of the deadline and the cancel flag
+ * inside one instruction: ~20-100 us of work, one clock read per poll. */
+#define FWSIM_POLL_WORK (1u << 16)
 
 #ifdef __cplusplus
 }

@@ -39,12 +39,46 @@ typedef struct fwsim_numchk {
 	uint32_t blame_debug;
 } fwsim_numchk_t;
 
+/* The watchdog of one running instruction. One instruction's work is not
+ * bounded by its bytes (stride-0 operands), so kernels charge what they do to
+ * it in their outer loops (fwsim_tick) and every FWSIM_POLL_WORK element
+ * operations one poll reads the clock, the job's cancel flag and the other
+ * engines' stop flag: a long instruction ends within that much work of its
+ * deadline. */
+typedef struct fwsim_watch {
+	uint64_t left;             /* work until the next poll */
+	uint64_t deadline_ns;      /* 0 = none */
+	const uint32_t *cancel;    /* the job's cancel flag */
+	const atomic_int *stop;    /* another engine failed */
+	fwsim_status_t why;        /* after a stop: FWSIM_TIMEOUT, or FWSIM_INVALID
+				      when another engine's error stopped us */
+	int cancelled;             /* the stop was fwsim_job_cancel()'s */
+} fwsim_watch_t;
+
 /* One instruction ready to run: operands resolved to host addresses. */
 typedef struct fwsim_kargs {
 	const isa_insn_t *insn;
 	uint8_t *base[ISA_MAX_AP]; /* address of element [0,..,0]; NULL if empty */
 	fwsim_numchk_t *chk;       /* NULL: no check (or the kernel scans in-line) */
+	fwsim_watch_t *watch;      /* never NULL */
 } fwsim_kargs_t;
+
+/* The slow half of fwsim_tick (exec.c): polls, re-arms, records why. */
+bool fwsim_watch_poll(fwsim_watch_t *w);
+
+/* Charges n element operations to the instruction; true when it must stop
+ * now (deadline, cancel, another engine's error): the kernel then returns
+ * FWSIM_TIMEOUT at once and fwsim_exec_insn reports w->why. Outputs may be
+ * partly written, as after any fatal error. */
+static inline bool fwsim_tick(const fwsim_kargs_t *k, uint64_t n)
+{
+	fwsim_watch_t *w = k->watch;
+	if (__builtin_expect(w->left > n, 1)) {
+		w->left -= n;
+		return false;
+	}
+	return fwsim_watch_poll(w);
+}
 
 /* Row iterator over operands sharing one shape: rows of the innermost dim in
  * row-major order, after dropping size-1 dims and merging dims contiguous in
@@ -94,13 +128,16 @@ void fwsim_numchk_block(fwsim_numchk_t *c, const float *v, size_t n, uint64_t fl
 /* 2^31 - (smallest bad |x| as bits): (|x| bits) + bias has bit 31 set iff x
  * is bad, so kernels can OR-reduce results in the loop that produces them. */
 uint32_t fwsim_numchk_bias(const fwsim_numchk_t *c);
-/* Scans the whole float operand ap at base (for kernels that write in place). */
-void fwsim_numchk_ap(fwsim_numchk_t *c, const isa_ap_t *ap, const uint8_t *base);
+/* Scans the whole float operand ap at base (for kernels that write in place),
+ * charging the work to k's watch; FWSIM_TIMEOUT when that stopped it. */
+fwsim_status_t fwsim_numchk_ap(const fwsim_kargs_t *k, fwsim_numchk_t *c, const isa_ap_t *ap,
+			       const uint8_t *base);
 
 /* Byte extent [lo, hi) of ap relative to its region start; false if empty. */
 bool fwsim_ap_extent(const isa_ap_t *ap, __int128 *out_lo, __int128 *out_hi);
 
-/* Kernels: return FWSIM_OK or FWSIM_NOMEM. */
+/* Kernels: return FWSIM_OK, FWSIM_NOMEM, or FWSIM_TIMEOUT when fwsim_tick
+ * stopped them. */
 fwsim_status_t fwsim_kernel_alu(const fwsim_kargs_t *k);
 fwsim_status_t fwsim_kernel_activate(const fwsim_kargs_t *k);
 fwsim_status_t fwsim_kernel_copy(const fwsim_kargs_t *k);
@@ -110,7 +147,7 @@ fwsim_status_t fwsim_kernel_iota(const fwsim_kargs_t *k);
 fwsim_status_t fwsim_kernel_gather(const fwsim_kargs_t *k);
 fwsim_status_t fwsim_kernel_scatter(const fwsim_kargs_t *k);
 /* The NaN/Inf check of a SCATTER that ran: the rows it wrote (kernels_misc.c). */
-void fwsim_scatter_numchk(const fwsim_kargs_t *k, fwsim_numchk_t *c);
+fwsim_status_t fwsim_scatter_numchk(const fwsim_kargs_t *k, fwsim_numchk_t *c);
 fwsim_status_t fwsim_kernel_rng(const fwsim_kargs_t *k);
 
 /* Per-job execution state shared by the engines of one core (exec.c). */

@@ -144,6 +144,8 @@ static fwsim_status_t ew_run(const fwsim_kargs_t *k, ew_kind_t kind)
 	do {
 		for (uint64_t j = 0; j < it.inner; j += FWSIM_BLOCK) {
 			size_t m = it.inner - j < FWSIM_BLOCK ? it.inner - j : FWSIM_BLOCK;
+			if (fwsim_tick(k, m))
+				return FWSIM_TIMEOUT;
 			uint8_t *p[ISA_MAX_AP];
 			for (uint32_t i = 0; i < n; i++)
 				p[i] = k->base[i] + it.off[i] + (int64_t)j * it.inner_bs[i];

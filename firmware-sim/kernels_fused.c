@@ -352,6 +352,10 @@ static fwsim_status_t fz_run(const fwsim_kargs_t *k, const fz_prog_t *pg)
 	do {
 		for (uint64_t j = 0; j < it.inner; j += FZ_BLOCK) {
 			size_t m = it.inner - j < FZ_BLOCK ? (size_t)(it.inner - j) : FZ_BLOCK;
+			if (fwsim_tick(k, (uint64_t)m * (pg->h.n_code + 1u))) {
+				free(r.buf);
+				return FWSIM_TIMEOUT;
+			}
 			int64_t ibs = it.bs[0][it.rank - 1];
 			uint8_t *pin[ISA_FUSED_MAX_INPUTS];
 			int64_t bsin[ISA_FUSED_MAX_INPUTS];

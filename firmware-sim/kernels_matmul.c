@@ -86,6 +86,10 @@ static fwsim_status_t matmul_int(const fwsim_kargs_t *k, uint64_t B, uint64_t M,
 				const uint8_t *col = pb + (int64_t)n * b->stride[o + 1] * ea;
 				for (uint64_t k0 = 0; k0 < K; k0 += kc) {
 					uint64_t len = K - k0 < kc ? K - k0 : kc;
+					if (fwsim_tick(k, len)) {
+						free(row);
+						return FWSIM_TIMEOUT;
+					}
 					if (kc != K)
 						fwsim_load_i64(a->dtype, pr + (int64_t)k0 * asb, asb, len, row);
 					for (uint64_t kk = 0; kk < len; kk++)
@@ -113,9 +117,12 @@ static fwsim_status_t matmul_empty_k(const fwsim_kargs_t *k, uint64_t B, uint64_
 	for (uint64_t bi = 0; bi < B; bi++)
 		for (uint64_t m = 0; m < M; m++) {
 			uint8_t *row = k->base[0] + ((int64_t)bi * sbat[0] + (int64_t)m * c->stride[o]) * ec;
-			for (uint64_t j = 0; j < N; j += FWSIM_BLOCK)
+			for (uint64_t j = 0; j < N; j += FWSIM_BLOCK) {
+				if (fwsim_tick(k, FWSIM_BLOCK))
+					return FWSIM_TIMEOUT;
 				fwsim_store_i64(c->dtype, row + (int64_t)j * csb, csb,
 						N - j < FWSIM_BLOCK ? N - j : FWSIM_BLOCK, zero, 0);
+			}
 		}
 	return FWSIM_OK;
 }
@@ -240,6 +247,12 @@ fwsim_status_t fwsim_kernel_matmul(const fwsim_kargs_t *k)
 					}
 					cblas_sgemm(CblasRowMajor, tA, tB, (int)mt, (int)nt, (int)kt, 1.0f, A,
 						    lda, Bm, ldb, k0 ? 1.0f : beta, C, ldc);
+					/* one tile is at most 2^33 multiply-adds (each of its
+					 * matrices <= FWSIM_MATMUL_MAX_TILE) */
+					if (fwsim_tick(k, mt * nt * kt)) {
+						st = FWSIM_TIMEOUT;
+						goto out;
+					}
 				}
 				fwsim_numchk_t tchk;
 				if (k->chk) {

@@ -39,6 +39,8 @@ fwsim_status_t fwsim_kernel_iota(const fwsim_kargs_t *k)
 			off += (int64_t)idx[q] * o->stride[q] * es;
 		for (uint64_t j = 0; j < inner; j += FWSIM_BLOCK) {
 			size_t m = inner - j < FWSIM_BLOCK ? inner - j : FWSIM_BLOCK;
+			if (fwsim_tick(k, m))
+				return FWSIM_TIMEOUT;
 			for (size_t e = 0; e < m; e++) {
 				uint64_t i = d == r - 1 ? j + e : idx[d];
 				if (fl)
@@ -100,9 +102,16 @@ fwsim_status_t fwsim_kernel_gather(const fwsim_kargs_t *k)
 		/* XLA clamps gather indices into range instead of failing. */
 		if (!read_index(ix, k->base[2], m, N, &row))
 			row = row >= N ? N - 1 : 0;
-		fwsim_copy_raw(k->base[0] + (int64_t)m * o->stride[0] * es, o->stride[1] * es,
-			       k->base[1] + (int64_t)row * t->stride[0] * es, t->stride[1] * es,
-			       R, (size_t)es);
+		int64_t dsb = o->stride[1] * es, ssb = t->stride[1] * es;
+		/* a row may be long: copied in pieces the watch can stop between */
+		for (uint64_t j = 0; j < R; j += FWSIM_POLL_WORK) {
+			uint64_t len = R - j < FWSIM_POLL_WORK ? R - j : FWSIM_POLL_WORK;
+			if (fwsim_tick(k, len + 1))
+				return FWSIM_TIMEOUT;
+			fwsim_copy_raw(k->base[0] + (int64_t)m * o->stride[0] * es + (int64_t)j * dsb,
+				       dsb, k->base[1] + (int64_t)row * t->stride[0] * es +
+				       (int64_t)j * ssb, ssb, len, (size_t)es);
+		}
 	}
 	return FWSIM_OK;
 }
@@ -126,17 +135,27 @@ fwsim_status_t fwsim_kernel_scatter(const fwsim_kargs_t *k)
 	 * last one wins for ASSIGN); out-of-range indices are skipped, as in XLA. */
 	for (uint64_t m = 0; m < M; m++) {
 		uint64_t row;
+		if (fwsim_tick(k, 1))
+			return FWSIM_TIMEOUT;
 		if (!read_index(ix, k->base[2], m, N, &row))
 			continue;
 		uint8_t *dst = k->base[0] + (int64_t)row * o->stride[0] * es;
 		const uint8_t *src = k->base[1] + (int64_t)m * u->stride[0] * es;
 		int64_t dsb = o->stride[1] * es, ssb = u->stride[1] * es;
 		if (op == ISA_RED_ASSIGN) {
-			fwsim_copy_raw(dst, dsb, src, ssb, R, (size_t)es);
+			for (uint64_t j = 0; j < R; j += FWSIM_POLL_WORK) {
+				uint64_t len = R - j < FWSIM_POLL_WORK ? R - j : FWSIM_POLL_WORK;
+				if (fwsim_tick(k, len))
+					return FWSIM_TIMEOUT;
+				fwsim_copy_raw(dst + (int64_t)j * dsb, dsb, src + (int64_t)j * ssb, ssb,
+					       len, (size_t)es);
+			}
 			continue;
 		}
 		for (uint64_t j = 0; j < R; j += FWSIM_BLOCK) {
 			size_t n = R - j < FWSIM_BLOCK ? R - j : FWSIM_BLOCK;
+			if (fwsim_tick(k, n))
+				return FWSIM_TIMEOUT;
 			uint8_t *pd = dst + (int64_t)j * dsb;
 			const uint8_t *ps = src + (int64_t)j * ssb;
 			if (fl) {
@@ -184,17 +203,15 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-void fwsim_scatter_numchk(const fwsim_kargs_t *k, fwsim_numchk_t *c)
+fwsim_status_t fwsim_scatter_numchk(const fwsim_kargs_t *k, fwsim_numchk_t *c)
 {
 	const isa_insn_t *in = k->insn;
 	const isa_ap_t *o = &in->ap[0], *ix = &in->ap[2];
 	uint64_t N = o->shape[0], R = o->shape[1], M = in->ap[1].shape[0];
 	if (!k->base[0] || M == 0 || R == 0 || N == 0)
-		return;
-	if (M > FWSIM_SCATTER_CHK_ROWS) {
-		fwsim_numchk_ap(c, o, k->base[0]);
-		return;
-	}
+		return FWSIM_OK;
+	if (M > FWSIM_SCATTER_CHK_ROWS)
+		return fwsim_numchk_ap(k, c, o, k->base[0]);
 	uint64_t rows[FWSIM_SCATTER_CHK_ROWS];
 	uint64_t n = 0;
 	for (uint64_t m = 0; m < M; m++) {
@@ -211,10 +228,13 @@ void fwsim_scatter_numchk(const fwsim_kargs_t *k, fwsim_numchk_t *c)
 		const uint8_t *p = k->base[0] + (int64_t)rows[i] * o->stride[0] * es;
 		for (uint64_t j = 0; j < R; j += FWSIM_BLOCK) {
 			size_t b = R - j < FWSIM_BLOCK ? (size_t)(R - j) : FWSIM_BLOCK;
+			if (fwsim_tick(k, b))
+				return FWSIM_TIMEOUT;
 			fwsim_load_f32(o->dtype, p + (int64_t)j * sb, sb, b, buf);
 			fwsim_numchk_block(c, buf, b, rows[i] * R + j);
 		}
 	}
+	return FWSIM_OK;
 }
 
 /* ---- RNG: Philox4x32-10 (Salmon et al., SC'11), the generator JAX and
@@ -265,6 +285,9 @@ fwsim_status_t fwsim_kernel_rng(const fwsim_kargs_t *k)
 		do {
 			uint8_t *p = k->base[0] + it.off[0];
 			for (uint64_t j = 0; j < it.inner; j++, flat++) {
+				if (j % FWSIM_BLOCK == 0 &&
+				    fwsim_tick(k, it.inner - j < FWSIM_BLOCK ? it.inner - j : FWSIM_BLOCK))
+					return FWSIM_TIMEOUT; /* the state is not advanced */
 				/* element flat is word (flat % per_block) of block flat / per_block */
 				uint64_t q = flat % per_block;
 				if (q == 0 || j == 0)

@@ -94,8 +94,9 @@ static void contig_strides(const isa_ap_t *ap, int64_t *st)
 
 /* Reduces a (at base_a) into o (at base_o), both views of the instruction's
  * operands, through acc (room for every element of o). flat: row-major index
- * of o's first element in the instruction's whole output (NaN records). */
-static void reduce_part(const fwsim_kargs_t *k, const isa_ap_t *o, const isa_ap_t *a,
+ * of o's first element in the instruction's whole output (NaN records).
+ * FWSIM_TIMEOUT when the watch stopped it. */
+static fwsim_status_t reduce_part(const fwsim_kargs_t *k, const isa_ap_t *o, const isa_ap_t *a,
 			uint8_t *base_o, const uint8_t *base_a, acc_t *acc, uint64_t flat)
 {
 	const isa_insn_t *in = k->insn;
@@ -110,6 +111,11 @@ static void reduce_part(const fwsim_kargs_t *k, const isa_ap_t *o, const isa_ap_
 	fwsim_iter_t it;
 	float fb[FWSIM_BLOCK];
 	int64_t ib[FWSIM_BLOCK];
+
+	/* steps 1 and 3 touch each of the (at most FWSIM_REDUCE_MAX_ACC) output
+	 * elements once, step 2 every input element */
+	if (fwsim_tick(k, 2 * nout))
+		return FWSIM_TIMEOUT;
 
 	/* 1. initial value: identity, or the existing output (ACCUMULATE) */
 	if (in->flags & ISA_F_ACCUMULATE) {
@@ -144,6 +150,8 @@ static void reduce_part(const fwsim_kargs_t *k, const isa_ap_t *o, const isa_ap_
 			int64_t step = it.inner_bs[0] / 8;
 			for (uint64_t j = 0; j < it.inner; j += FWSIM_BLOCK) {
 				size_t m = it.inner - j < FWSIM_BLOCK ? it.inner - j : FWSIM_BLOCK;
+				if (fwsim_tick(k, m))
+					return FWSIM_TIMEOUT;
 				const uint8_t *p = base_a + it.off[1] + (int64_t)j * it.inner_bs[1];
 				acc_t *d0 = dst + (int64_t)j * step;
 				if (fl) {
@@ -194,6 +202,7 @@ static void reduce_part(const fwsim_kargs_t *k, const isa_ap_t *o, const isa_ap_
 			flat += m;
 		}
 	} while (fwsim_iter_next(&it));
+	return FWSIM_OK;
 }
 
 fwsim_status_t fwsim_kernel_reduce(const fwsim_kargs_t *k)
@@ -212,9 +221,9 @@ fwsim_status_t fwsim_kernel_reduce(const fwsim_kargs_t *k)
 	if (!acc)
 		return FWSIM_NOMEM;
 	if (nout <= cap) {
-		reduce_part(k, o, a, k->base[0], k->base[1], acc, 0);
+		fwsim_status_t st = reduce_part(k, o, a, k->base[0], k->base[1], acc, 0);
 		free(acc);
-		return FWSIM_OK;
+		return st;
 	}
 	/* split dim s: the outermost whose inner block fits; dims before it are
 	 * walked one index at a time, dim s in runs of `run` indices */
@@ -243,7 +252,11 @@ fwsim_status_t fwsim_kernel_reduce(const fwsim_kargs_t *k)
 					pa.shape[q] = len;
 				}
 			}
-			reduce_part(k, &po, &pa, k->base[0] + off_o, k->base[1] + off_a, acc, flat);
+			if (reduce_part(k, &po, &pa, k->base[0] + off_o, k->base[1] + off_a, acc,
+					flat) != FWSIM_OK) {
+				free(acc);
+				return FWSIM_TIMEOUT;
+			}
 			flat += isa_ap_num_elements(&po);
 		}
 		int q = (int)s - 1;

@@ -394,10 +394,13 @@ static void *build_elementwise_neff(uint64_t n, int n_ops, size_t *size)
 }
 
 /* Median execution time of the elementwise NEFF with NaN checking set by
- * NEURONSIM_NAN_CHECK, which the runtime reads at nrt_init (docs/env.md). */
-static double elementwise_ms(void *neff, size_t size, uint64_t n, bool nan_check, int reps)
+ * NEURONSIM_NAN_CHECK and the deadline by NEURON_RT_EXEC_TIMEOUT (seconds),
+ * which the runtime reads at nrt_init (docs/env.md). */
+static double elementwise_ms(void *neff, size_t size, uint64_t n, bool nan_check,
+			     const char *timeout_s, int reps)
 {
 	setenv("NEURONSIM_NAN_CHECK", nan_check ? "1" : "0", 1);
+	setenv("NEURON_RT_EXEC_TIMEOUT", timeout_s, 1);
 	NRT_OK(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, NULL, NULL), "nrt_init");
 	bench_model_t m;
 	const char *names[2] = { "x", "y" };
@@ -429,8 +432,8 @@ static void bench_nan_check(void)
 	enum { ROUNDS = 5, REPS = 5 };
 	double on = INFINITY, off = INFINITY;
 	for (int r = 0; r < ROUNDS; r++) {
-		on = fmin(on, elementwise_ms(neff, size, n, true, REPS));
-		off = fmin(off, elementwise_ms(neff, size, n, false, REPS));
+		on = fmin(on, elementwise_ms(neff, size, n, true, "30", REPS));
+		off = fmin(off, elementwise_ms(neff, size, n, false, "30", REPS));
 	}
 	free(neff);
 	double overhead = (on / off - 1.0) * 100.0;
@@ -440,11 +443,39 @@ static void bench_nan_check(void)
 	    n_ops, on, off, overhead, on / off, verdict(overhead <= 5.0));
 }
 
+/* ---- (e) deadline polling inside instructions ----------------------------- */
+
+/* Kernels charge their work to a watchdog and every FWSIM_POLL_WORK element
+ * operations poll the cancel flag and, with a deadline, the clock (issue #11,
+ * item 2). With NEURON_RT_EXEC_TIMEOUT=0 the polls read two flags only, so
+ * the difference is the cost of the clock reads. */
+static void bench_deadline_poll(void)
+{
+	const uint64_t n = 4u << 20;
+	const int n_ops = 20;
+	size_t size;
+	void *neff = build_elementwise_neff(n, n_ops, &size);
+	enum { ROUNDS = 5, REPS = 5 };
+	double on = INFINITY, off = INFINITY;
+	for (int r = 0; r < ROUNDS; r++) {
+		on = fmin(on, elementwise_ms(neff, size, n, false, "30", REPS));
+		off = fmin(off, elementwise_ms(neff, size, n, false, "0", REPS));
+	}
+	free(neff);
+	unsetenv("NEURON_RT_EXEC_TIMEOUT");
+	double overhead = (on / off - 1.0) * 100.0;
+	printf("(e) deadline polled inside instructions (NEURON_RT_EXEC_TIMEOUT=30), %d chained\n"
+	    "    ALU ops on 4M f32: %.2f ms per execution\n"
+	    "    baseline no deadline (NEURON_RT_EXEC_TIMEOUT=0): %.2f ms\n"
+	    "    overhead %+.1f%% (ratio %.3f); target <= 1%%: %s\n",
+	    n_ops, on, off, overhead, on / off, verdict(overhead <= 1.0));
+}
+
 int main(int argc, char **argv)
 {
 	const char *only = argc > 1 ? argv[1] : NULL;
 	if (only && (strcmp(only, "-h") == 0 || strcmp(only, "--help") == 0)) {
-		printf("Usage: neuronsim-bench [a|b|c|d]\n"
+		printf("Usage: neuronsim-bench [a|b|c|d|e]\n"
 		       "Runs the benchmarks (all, or the one named) and prints each result next to\n"
 		       "a baseline measured in the same run, with PASS/MISS against its target.\n"
 		       "Exit status 0 unless a benchmark could not run at all (then 1).\n");
@@ -468,5 +499,8 @@ int main(int argc, char **argv)
 	}
 	if (!only || strchr(only, 'd'))
 		bench_nan_check();
+	fflush(stdout);
+	if (!only || strchr(only, 'e'))
+		bench_deadline_poll();
 	return 0;
 }

@@ -169,7 +169,7 @@ static inline uint16_t tf16_enc_exact(double v)
 	v = fabs(v);
 	if (v == 0)
 		return sign;
-	int e;
+	int e = 0;
 	double f = frexp(v, &e); /* v = f * 2^e, f in [0.5,1) */
 	int be = e - 1 + 15;
 	if (be <= 0) /* subnormal */

@@ -376,6 +376,192 @@ START_TEST(test_timeout_stops_infinite_jump_loop)
 }
 END_TEST
 
+/* ---- bounded work inside one instruction (issue #11, item 2) ---- */
+
+/* y = a + b over 2^33 f32 elements, every operand one element seen through
+ * stride 0: 12 bytes of memory, about a minute of host time. */
+static isa_insn_t huge_alu(void)
+{
+	isa_insn_t in = isa_insn_init(ISA_OP_ALU, ISA_ALU_ADD);
+	uint64_t sh[2] = { 1u << 17, 1u << 16 };
+	in.n_ap = 3;
+	for (uint32_t i = 0; i < 3; i++) {
+		in.ap[i] = isa_ap_contig(0, 64 * i, ISA_DT_F32, 2, sh);
+		in.ap[i].stride[0] = in.ap[i].stride[1] = 0;
+	}
+	return in;
+}
+
+/* s32 [n, n] x [n, n], every operand one element through stride 0. */
+static isa_insn_t huge_int_matmul(uint64_t n)
+{
+	isa_insn_t in = isa_insn_init(ISA_OP_MATMUL, 0);
+	uint64_t sh[2] = { n, n };
+	in.n_ap = 3;
+	for (uint32_t i = 0; i < 3; i++) {
+		in.ap[i] = isa_ap_contig(0, 64 * i, ISA_DT_S32, 2, sh);
+		in.ap[i].stride[0] = in.ap[i].stride[1] = 0;
+	}
+	return in;
+}
+
+/* Runs one instruction on engine e with a deadline ms from now; returns the
+ * wall time it took in ms. */
+static uint64_t run_with_deadline(const isa_insn_t *in, uint32_t e, uint64_t ms, fwsim_job_t *job)
+{
+	tmem_t t;
+	tmem_init(&t);
+	const isa_insn_t *s[ISA_ENGINE_COUNT] = { 0 };
+	uint32_t c[ISA_ENGINE_COUNT] = { 0 };
+	s[e] = in;
+	c[e] = 1;
+	uint64_t t0 = tnow_ns();
+	ck_assert_int_eq(trun_prog(&t, NULL, s, c, FWSIM_JOB_CHECK_NAN, t0 + ms * 1000000ull, job),
+			 FWSIM_TIMEOUT);
+	uint64_t took = (tnow_ns() - t0) / 1000000ull;
+	tmem_free(&t);
+	return took;
+}
+
+/* The deadline used to be checked only between instructions: one ALU op over
+ * 2^33 stride-0 elements ran 62 s past a 1 s deadline and succeeded. */
+START_TEST(test_deadline_stops_huge_stride0_alu_inside_the_instruction)
+{
+	isa_insn_t in = huge_alu();
+	fwsim_job_t job;
+	uint64_t took = run_with_deadline(&in, ISA_ENGINE_VECTOR, 300, &job);
+	ck_assert_msg(took >= 300 && took < 1300, "took %llu ms for a 300 ms deadline",
+		      (unsigned long long)took);
+	ck_assert_uint_eq(job.error.engine, ISA_ENGINE_VECTOR);
+	ck_assert_uint_eq(job.error.insn_index, 0);
+	ck_assert_uint_eq(job.insns_executed, 0);
+	ck_assert_msg(strstr(job.error.message, "deadline passed during vector insn 0 (alu)"), "%s",
+		      job.error.message);
+}
+END_TEST
+
+START_TEST(test_deadline_stops_huge_stride0_int_matmul)
+{
+	/* 2^42 multiply-adds, under the validation bound: only the deadline
+	 * can stop it */
+	isa_insn_t in = huge_int_matmul(1u << 14);
+	fwsim_job_t job;
+	uint64_t took = run_with_deadline(&in, ISA_ENGINE_TENSOR, 300, &job);
+	ck_assert_msg(took >= 300 && took < 1300, "took %llu ms for a 300 ms deadline",
+		      (unsigned long long)took);
+	ck_assert_msg(strstr(job.error.message, "deadline passed during tensor insn 0 (matmul)"),
+		      "%s", job.error.message);
+}
+END_TEST
+
+/* 2^20 x 2^20 x 2^20 is 2^60 multiply-adds from a few bytes of memory: refused
+ * when the program is created, with the bound in the message. */
+START_TEST(test_matmul_work_over_the_bound_is_refused)
+{
+	isa_insn_t in = huge_int_matmul(1u << 20);
+	in.debug_id = 7;
+	const isa_insn_t *s[ISA_ENGINE_COUNT] = { [ISA_ENGINE_TENSOR] = &in };
+	uint32_t c[ISA_ENGINE_COUNT] = { [ISA_ENGINE_TENSOR] = 1 };
+	fwsim_program_t *p = (fwsim_program_t *)0x1;
+	char err[200];
+	ck_assert_int_eq(fwsim_program_create(s, c, T_NREG, &p, err, sizeof(err)), FWSIM_INVALID);
+	ck_assert_ptr_null(p);
+	ck_assert_msg(strstr(err, "tensor engine insn 0 (debug_id 7): matmul of 1.15e+18 "
+			     "multiply-adds, more than the simulator's bound of 2^44"), "%s", err);
+	/* at the bound it is accepted: K = 2^12 with a 2^16 x 2^16 output */
+	in.ap[0].shape[0] = in.ap[0].shape[1] = 1u << 16;
+	in.ap[1].shape[0] = 1u << 16;
+	in.ap[1].shape[1] = in.ap[2].shape[0] = 1u << 12;
+	in.ap[2].shape[1] = 1u << 16;
+	ck_assert_msg(fwsim_program_create(s, c, T_NREG, &p, err, sizeof(err)) == FWSIM_OK, "%s", err);
+	fwsim_program_destroy(p);
+	in.ap[1].shape[1] = in.ap[2].shape[0] = (1u << 12) + 1;
+	ck_assert_int_eq(fwsim_program_create(s, c, T_NREG, &p, err, sizeof(err)), FWSIM_INVALID);
+}
+END_TEST
+
+typedef struct cancel_arg {
+	fwsim_core_t *core;
+	fwsim_job_t *job;
+	uint64_t end_ns;
+} cancel_arg_t;
+
+static void *cancel_runner(void *p)
+{
+	cancel_arg_t *a = p;
+	fwsim_core_execute(a->core, a->job);
+	a->end_ns = tnow_ns();
+	return NULL;
+}
+
+/* fwsim_job_cancel from another thread, with no deadline: the job stops
+ * inside its instruction (neuronsim-fwd does this when the driver asks). */
+START_TEST(test_cancel_stops_a_running_job)
+{
+	tmem_t t;
+	tmem_init(&t);
+	isa_insn_t in = huge_alu();
+	const isa_insn_t *s[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = &in };
+	uint32_t c[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = 1 };
+	fwsim_program_t *p;
+	ck_assert_int_eq(fwsim_program_create(s, c, T_NREG, &p, NULL, 0), FWSIM_OK);
+	fwsim_job_t job = { .program = p, .mem = t.mem, .mem_size = t.size, .regions = t.regions,
+			    .n_regions = T_NREG };
+	fwsim_core_t *core;
+	ck_assert_int_eq(fwsim_core_create(NULL, &core), FWSIM_OK);
+	cancel_arg_t a = { core, &job, 0 };
+	pthread_t th;
+	ck_assert_int_eq(pthread_create(&th, NULL, cancel_runner, &a), 0);
+	struct timespec ts = { 0, 200 * 1000 * 1000 };
+	nanosleep(&ts, NULL);
+	uint64_t t0 = tnow_ns();
+	fwsim_job_cancel(&job);
+	pthread_join(th, NULL);
+	uint64_t took = (a.end_ns - t0) / 1000000ull;
+	ck_assert_msg(took < 1000, "stopped %llu ms after the cancel", (unsigned long long)took);
+	ck_assert_int_eq(job.error.status, FWSIM_TIMEOUT);
+	ck_assert_msg(strstr(job.error.message, "cancelled during vector insn 0 (alu)"), "%s",
+		      job.error.message);
+	/* the flag stays: the same job runs nothing the next time */
+	ck_assert_int_eq(fwsim_core_execute(core, &job), FWSIM_TIMEOUT);
+	ck_assert_msg(strstr(job.error.message, "cancelled before vector insn 0"), "%s",
+		      job.error.message);
+	ck_assert_uint_eq(job.insns_executed, 0);
+	fwsim_job_cancel(NULL); /* harmless */
+	fwsim_core_destroy(core);
+	fwsim_program_destroy(p);
+	tmem_free(&t);
+}
+END_TEST
+
+/* Another engine's fatal error stops a long instruction too (threaded
+ * scheduler): the gpsimd engine's OOB ends the job at once, not after the
+ * vector engine's minute-long add. */
+START_TEST(test_other_engine_error_stops_a_long_instruction)
+{
+	tmem_t t;
+	tmem_init(&t);
+	isa_insn_t v = huge_alu();
+	isa_insn_t g[2];
+	g[0] = isa_insn_init(ISA_OP_NOP, 0);
+	g[1] = add_f32(1, T_REGSZ - 8, 0, 0, 4); /* 8 bytes past region 1 */
+	const isa_insn_t *s[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = &v, [ISA_ENGINE_GPSIMD] = g };
+	uint32_t c[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = 1, [ISA_ENGINE_GPSIMD] = 2 };
+	fwsim_core_config_t cfg = { .sched = FWSIM_SCHED_THREADS };
+	fwsim_core_t *core;
+	ck_assert_int_eq(fwsim_core_create(&cfg, &core), FWSIM_OK);
+	fwsim_job_t job;
+	uint64_t t0 = tnow_ns();
+	ck_assert_int_eq(trun_prog(&t, core, s, c, 0, 0, &job), FWSIM_OOB);
+	uint64_t took = (tnow_ns() - t0) / 1000000ull;
+	ck_assert_msg(took < 2000, "the OOB ended the job after %llu ms", (unsigned long long)took);
+	ck_assert_uint_eq(job.error.engine, ISA_ENGINE_GPSIMD);
+	ck_assert_uint_eq(job.error.insn_index, 1);
+	fwsim_core_destroy(core);
+	tmem_free(&t);
+}
+END_TEST
+
 START_TEST(test_conditional_jump_loop_counts_down)
 {
 	/* r0: counter s32 = 5; loop: counter -= 1; acc += 1; jump to loop while counter != 0 */
@@ -729,6 +915,11 @@ static Suite *exec_suite(void)
 	tcase_add_test(tc, test_fused_check_in_contiguous_f32_add);
 	tcase_add_test(tc, test_timeout_stops_infinite_jump_loop);
 	tcase_add_test(tc, test_conditional_jump_loop_counts_down);
+	tcase_add_test(tc, test_deadline_stops_huge_stride0_alu_inside_the_instruction);
+	tcase_add_test(tc, test_deadline_stops_huge_stride0_int_matmul);
+	tcase_add_test(tc, test_matmul_work_over_the_bound_is_refused);
+	tcase_add_test(tc, test_cancel_stops_a_running_job);
+	tcase_add_test(tc, test_other_engine_error_stops_a_long_instruction);
 	tcase_add_loop_test(tc, test_semaphores_order_multi_engine_program, 0, 3);
 	tcase_add_loop_test(tc, test_deadlock_detected, 0, 2);
 	tcase_add_test(tc, test_threaded_wait_times_out);

@@ -173,6 +173,39 @@ void *test_neff_spin(size_t *out_size)
 	return finish(b, out_size);
 }
 
+/* x -> y, dtype dt, with one instruction of opcode op over [d0, d1] views of
+ * both (stride 0) on engine e. */
+static void *stride0(const char *model, uint32_t op, uint32_t sub, uint32_t e, uint32_t dt,
+		     uint64_t d0, uint64_t d1, size_t *out_size)
+{
+	neff_builder_t *b = neff_builder_create(model, 1);
+	uint64_t one = 1, sh[2] = { d0, d1 };
+	uint32_t ix, iy, dbg;
+	CHECK(neff_builder_add_tensor(b, "x", NEFF_USAGE_INPUT, dt, 1, &one, -1, &ix));
+	CHECK(neff_builder_add_tensor(b, "y", NEFF_USAGE_OUTPUT, dt, 1, &one, -1, &iy));
+	CHECK(neff_builder_add_debug(b, "huge.1", model, "huge.py", 1, &dbg));
+	isa_insn_t in = isa_insn_init(op, sub);
+	in.n_ap = 3;
+	for (uint32_t i = 0; i < 3; i++) {
+		in.ap[i] = isa_ap_contig(ISA_REGION_IO0 + (i ? ix : iy), 0, dt, 2, sh);
+		in.ap[i].stride[0] = in.ap[i].stride[1] = 0;
+	}
+	in.debug_id = dbg;
+	CHECK(neff_builder_emit(b, 0, e, &in, NULL));
+	return finish(b, out_size);
+}
+
+void *test_neff_huge_alu(size_t *out_size)
+{
+	return stride0("huge_alu", ISA_OP_ALU, ISA_ALU_ADD, ISA_ENGINE_VECTOR, ISA_DT_F32, 1u << 17,
+		       1u << 16, out_size);
+}
+
+void *test_neff_huge_matmul(uint64_t n, size_t *out_size)
+{
+	return stride0("huge_matmul", ISA_OP_MATMUL, 0, ISA_ENGINE_TENSOR, ISA_DT_S32, n, n, out_size);
+}
+
 static isa_insn_t copy(isa_ap_t o, isa_ap_t a)
 {
 	isa_insn_t in = isa_insn_init(ISA_OP_COPY, 0);

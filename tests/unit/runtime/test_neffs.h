@@ -23,6 +23,12 @@ void *test_neff_sgd(uint64_t n, size_t *out_size);
 void *test_neff_const_scratch(size_t *out_size);
 /* A gpsimd jump to itself: never finishes (for the timeout). */
 void *test_neff_spin(size_t *out_size);
+/* y = x + x over 2^33 f32 elements, x and y f32[1] seen through stride 0:
+ * one vector instruction, about a minute of host time (issue #11, item 2). */
+void *test_neff_huge_alu(size_t *out_size);
+/* y = x @ x as s32 [n, n] x [n, n], x and y s32[1] seen through stride 0:
+ * n^3 multiply-adds in one tensor instruction. */
+void *test_neff_huge_matmul(uint64_t n, size_t *out_size);
 /* out = a + b, f32[n], for a NEFF with n_cores cores (each core does it). */
 void *test_neff_add_cores(uint64_t n, uint32_t n_cores, size_t *out_size);
 

@@ -330,6 +330,90 @@ START_TEST(test_timeout_returns_nrt_timeout)
 }
 END_TEST
 
+/* Issue #11, item 2: one instruction's work is not bounded by its bytes
+ * (stride-0 operands): the deadline was checked only between instructions, so
+ * an ALU op over 2^33 elements ran 62 s past a 1 s deadline and succeeded, and
+ * an s32 matmul of 2^20 x 2^20 x 2^20 never returned. Now the kernels poll the
+ * deadline inside the instruction: NRT_TIMEOUT within the deadline + 1 s, on
+ * either backend (on the kernel backend the driver also asks neuronsim-fwd to
+ * abort the job at its deadline). */
+static void expect_timeout_within_a_second(void *neff, size_t sz, const char *where)
+{
+	test_env_default();
+	setenv("NEURON_RT_EXEC_TIMEOUT", "1", 1);
+	ck_assert_int_eq(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", ""), NRT_SUCCESS);
+	nrt_model_t *m = load(neff, sz, 0, -1);
+	nrt_tensor_t *tx = tensor_f32(NRT_TENSOR_PLACEMENT_DEVICE, 0, "x", NULL, 1);
+	nrt_tensor_t *ty = tensor_f32(NRT_TENSOR_PLACEMENT_DEVICE, 0, "y", NULL, 1);
+	nrt_tensor_set_t *in = rt_tensor_set_of(1, "x", tx), *out = rt_tensor_set_of(1, "y", ty);
+	struct timespec a, b;
+	test_capture_begin();
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	NRT_STATUS st = nrt_execute(m, in, out);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	free(test_capture_end());
+	double took = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
+	ck_assert_int_eq(st, NRT_TIMEOUT);
+	ck_assert_msg(took < 2.0, "NRT_TIMEOUT after %.2f s with a 1 s deadline", took);
+	nrt_neuronsim_exec_error_t e;
+	ck_assert_int_eq(nrt_neuronsim_get_last_error(m, &e), NRT_SUCCESS);
+	ck_assert_int_eq(e.kind, NRT_NEURONSIM_ERROR_TIMEOUT);
+	ck_assert_msg(strstr(e.message, where), "%s", e.message);
+	/* the core is usable at once */
+	add_fixture_t f;
+	add_setup(&f, 4, 0, NRT_TENSOR_PLACEMENT_DEVICE);
+	ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
+	add_check(&f, 4);
+	add_teardown(&f);
+	nrt_destroy_tensor_set(&in);
+	nrt_destroy_tensor_set(&out);
+	nrt_tensor_free(&tx);
+	nrt_tensor_free(&ty);
+	ck_assert_int_eq(nrt_unload(m), NRT_SUCCESS);
+	nrt_close();
+}
+
+START_TEST(test_huge_stride0_alu_times_out_within_a_second)
+{
+	size_t sz;
+	void *neff = test_neff_huge_alu(&sz);
+	expect_timeout_within_a_second(neff, sz, "during vector insn 0 (alu)");
+	free(neff);
+}
+END_TEST
+
+START_TEST(test_huge_stride0_int_matmul_times_out_within_a_second)
+{
+	/* 2^42 multiply-adds: under the load-time bound, hours of work */
+	size_t sz;
+	void *neff = test_neff_huge_matmul(1u << 14, &sz);
+	expect_timeout_within_a_second(neff, sz, "during tensor insn 0 (matmul)");
+	free(neff);
+}
+END_TEST
+
+/* 2^20 x 2^20 x 2^20 (2^60 multiply-adds) is over the simulator's bound of
+ * 2^44 per matmul (docs/isa.md, "Bounded work"): refused by nrt_load, with the
+ * bound in the log line. */
+START_TEST(test_matmul_over_the_work_bound_refused_at_load)
+{
+	test_env_default();
+	ck_assert_int_eq(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", ""), NRT_SUCCESS);
+	size_t sz;
+	void *neff = test_neff_huge_matmul(1u << 20, &sz);
+	nrt_model_t *m = NULL;
+	test_capture_begin();
+	NRT_STATUS st = nrt_load(neff, sz, 0, -1, &m);
+	char *log = test_capture_end();
+	ck_assert_int_eq(st, NRT_INVALID);
+	ck_assert_ptr_null(m);
+	ck_assert_msg(strstr(log, "more than the simulator's bound of 2^44"), "%s", log);
+	free(log);
+	free(neff);
+	nrt_close();
+}
+END_TEST
+
 /* Issue #11, item 1: the DMA engine rewrites a FUSED descriptor (n_code 1 ->
  * 0xFFFF -> 1) while the vector engine executes it. The simulator read the
  * descriptor twice (validate, then copy): a change in between copied 1 MiB into
@@ -944,6 +1028,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_nan_returns_1003_with_location_and_one_log_line);
 	tcase_add_test(tc, test_oob_returns_1006_and_leaves_memory_intact);
 	tcase_add_test(tc, test_timeout_returns_nrt_timeout);
+	tcase_add_test(tc, test_huge_stride0_alu_times_out_within_a_second);
+	tcase_add_test(tc, test_huge_stride0_int_matmul_times_out_within_a_second);
+	tcase_add_test(tc, test_matmul_over_the_work_bound_refused_at_load);
 	tcase_add_test(tc, test_fused_descriptor_rewritten_during_execution);
 	tcase_add_test(tc, test_busy_time_counts_running_executions);
 	suite_add_tcase(s, tc);
