@@ -1,6 +1,7 @@
 /* The elementwise op tables (isa_alu over f32 and 64-bit integer lanes) that
  * the ALU and FUSED kernels share. */
 #include "alu_ops.h"
+#include "internal.h"
 
 #define MAP1(EXPR) for (size_t i = 0; i < n; i++) { float x = a[i]; o[i] = (EXPR); } break
 #define MAP2(EXPR) for (size_t i = 0; i < n; i++) { float x = a[i], y = b[i]; o[i] = (EXPR); } break
@@ -8,7 +9,7 @@
 
 /* o may alias a, b or c element for element. AVX2 clone where the CPU has
  * it (ifunc-dispatched once at load time). */
-__attribute__((target_clones("avx2", "default")))
+FWSIM_TARGET_CLONES
 static void alu_f32(uint32_t op, size_t n, float *o, const float *a, const float *b,
 		    const float *c)
 {

@@ -58,7 +58,7 @@ static inline int is_bad(const fwsim_numchk_t *c, float x)
  * Adding 2^31 - lim carries into bit 31 exactly when |x| >= lim, so an OR
  * reduction answers it: no compare, no loop-carried latency beyond one OR. */
 /* AVX2 clone where the CPU has it: the scan must stay cheap next to the op. */
-__attribute__((target_clones("avx2", "default")))
+FWSIM_TARGET_CLONES
 static uint32_t block_any_at_least(const float *v, size_t n, uint32_t lim)
 {
 	const uint32_t bias = 0x80000000u - lim;

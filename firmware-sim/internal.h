@@ -8,6 +8,17 @@
 
 #include "fwsim.h"
 
+/* The AVX2 and baseline clones of a hot loop, picked by an ifunc resolver when
+ * the program is loaded. ThreadSanitizer instruments that resolver, which the
+ * dynamic loader runs before the TSan runtime is initialised (a SIGSEGV in
+ * __tsan_func_entry before main, gcc 12 and clang 14 alike): TSan builds
+ * (NEURONSIM_TSAN, set by meson.build) get the baseline code only. */
+#ifdef NEURONSIM_TSAN
+#define FWSIM_TARGET_CLONES
+#else
+#define FWSIM_TARGET_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
+
 /* Elements per block in the generic strided path: 512 * 8 bytes * 4 operands
  * stays inside L1 and the per-block overhead is amortised. */
 #define FWSIM_BLOCK 512

@@ -37,7 +37,7 @@ static int alu_f32_fusable(uint32_t op)
 	}
 }
 
-__attribute__((target_clones("avx2", "default")))
+FWSIM_TARGET_CLONES
 static uint32_t alu_f32_checked(uint32_t op, size_t n, float *o, const float *a,
 				const float *b, const float *c, uint32_t bias)
 {
