@@ -582,6 +582,22 @@ static void emit_metric(text_t *t, const metrics_config_t *cfg, const char *name
 	text_add(t, "\n");
 }
 
+/* PyTorch/XLA prints two registries one after the other, each as its metrics
+ * then its counters, by name: first the lazy-tensor core's (torch::lazy: the
+ * compile-cache counters, ExecuteComputation, and the per-op counters named
+ * like aten::add or xla::mul), then its runtime's (CompileTime, ExecuteTime,
+ * the transfers). One registry here: its names go to the block of the
+ * registry that holds them in PyTorch/XLA; every other name (neuronsim's own
+ * and the caller's) goes to the runtime block. */
+static bool in_lazy_block(const char *name)
+{
+	static const char *const lazy_names[] = { "CachedCompile", "ExecuteComputation", "UncachedCompile" };
+	for (size_t i = 0; i < sizeof(lazy_names) / sizeof(lazy_names[0]); i++)
+		if (strcmp(name, lazy_names[i]) == 0)
+			return true;
+	return strstr(name, "::") != NULL;
+}
+
 metrics_status_t metrics_report(metrics_registry_t *reg, char **out_text, size_t *out_len)
 {
 	*out_text = NULL;
@@ -597,31 +613,36 @@ metrics_status_t metrics_report(metrics_registry_t *reg, char **out_text, size_t
 		t.oom = true;
 	text_add(&t, "%s", "");
 	pthread_mutex_lock(&reg->lock);
-	for (size_t i = 0; i < reg->metrics.n && !t.oom; i++) {
-		metrics_metric_t *m = reg->metrics.items[i];
-		/* Copy under the metric's lock, format outside it: executions keep
-		 * adding samples while the report is written. */
-		metric_lock(m);
-		uint64_t count = m->count;
-		double acc = m->accumulator;
-		int unit = m->unit;
-		size_t n = count < m->cap ? (size_t)count : m->cap;
-		if (count <= m->cap) {
-			memcpy(win, m->ring, n * sizeof(*win));
-		} else {
-			size_t tail = m->cap - m->pos;
-			memcpy(win, m->ring + m->pos, tail * sizeof(*win));
-			memcpy(win + tail, m->ring, m->pos * sizeof(*win));
+	for (int block = 0; block < 2; block++) {
+		bool lazy = block == 0;
+		for (size_t i = 0; i < reg->metrics.n && !t.oom; i++) {
+			metrics_metric_t *m = reg->metrics.items[i];
+			if (in_lazy_block(m->name) != lazy)
+				continue;
+			/* Copy under the metric's lock, format outside it: executions
+			 * keep adding samples while the report is written. */
+			metric_lock(m);
+			uint64_t count = m->count;
+			double acc = m->accumulator;
+			int unit = m->unit;
+			size_t n = count < m->cap ? (size_t)count : m->cap;
+			if (count <= m->cap) {
+				memcpy(win, m->ring, n * sizeof(*win));
+			} else {
+				size_t tail = m->cap - m->pos;
+				memcpy(win, m->ring + m->pos, tail * sizeof(*win));
+				memcpy(win + tail, m->ring, m->pos * sizeof(*win));
+			}
+			metric_unlock(m);
+			if (count)
+				emit_metric(&t, &reg->cfg, m->name, unit, count, acc, win, n, vals);
 		}
-		metric_unlock(m);
-		if (count)
-			emit_metric(&t, &reg->cfg, m->name, unit, count, acc, win, n, vals);
-	}
-	for (size_t i = 0; i < reg->counters.n && !t.oom; i++) {
-		metrics_counter_t *c = reg->counters.items[i];
-		int64_t v = metrics_counter_read(c);
-		if (v > 0)
-			text_add(&t, "Counter: %s\n  Value: %lld\n", c->name, (long long)v);
+		for (size_t i = 0; i < reg->counters.n && !t.oom; i++) {
+			metrics_counter_t *c = reg->counters.items[i];
+			int64_t v = metrics_counter_read(c);
+			if (v > 0 && in_lazy_block(c->name) == lazy)
+				text_add(&t, "Counter: %s\n  Value: %lld\n", c->name, (long long)v);
+		}
 	}
 	pthread_mutex_unlock(&reg->lock);
 	free(win);

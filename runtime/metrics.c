@@ -1,5 +1,6 @@
 /* The runtime's metrics: the process registry behind the public API, what executions and transfers record, and XLA_METRICS_FILE. */
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -44,8 +45,9 @@ typedef struct nrt_metrics_process {
 	metrics_metric_t *execute_time, *device_memory, *to_device_time, *from_device_time;
 	metrics_metric_t *inbound, *outbound;
 	metrics_counter_t *executions, *num_errors, *failed;
-	char *file;                       /* XLA_METRICS_FILE, or NULL */
+	char *file;                       /* XLA_METRICS_FILE (.ORDINAL added), or NULL */
 	pthread_mutex_t file_lock;        /* one append at a time */
+	uint64_t file_step;               /* [MetricsData; step=N] of the next report (file_lock) */
 	atomic_bool file_warned;
 } nrt_metrics_process_t;
 
@@ -58,6 +60,51 @@ static nrt_metrics_process_t g_metrics = {
 void nrt_metrics_set_recording(bool on)
 {
 	atomic_store_explicit(&g_metrics.recording, on, memory_order_relaxed);
+}
+
+/* A non-negative integer environment variable, or -1 when unset or not one
+ * (said once per variable at WARN). */
+static long env_index(const char *name)
+{
+	const char *s = getenv(name);
+	if (!s || !*s)
+		return -1;
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || *end || v < 0 || v > INT32_MAX) {
+		NRT_LOGW("%s=\"%s\" is not a process index (0, 1, ...): XLA_METRICS_FILE gets no ordinal from it",
+			 name, s);
+		return -1;
+	}
+	return v;
+}
+
+/* XLA_METRICS_FILE as torch_xla names it (metrics_saver): NAME.ORDINAL when
+ * the job has several processes, so each writes its own file. The ordinal is
+ * the process's local rank: PJRT_LOCAL_PROCESS_RANK when PJRT_LOCAL_PROCESS_COUNT
+ * says more than one process, else LOCAL_RANK when WORLD_SIZE does (torchrun).
+ * STDOUT and STDERR stay as they are. Returns a malloc'd name, NULL when out of memory. */
+static char *metrics_file_name(const char *file)
+{
+	long ordinal = -1;
+	if (strcmp(file, "STDOUT") != 0 && strcmp(file, "STDERR") != 0) {
+		if (env_index("PJRT_LOCAL_PROCESS_COUNT") > 1)
+			ordinal = env_index("PJRT_LOCAL_PROCESS_RANK");
+		else if (env_index("WORLD_SIZE") > 1)
+			ordinal = env_index("LOCAL_RANK");
+		if (ordinal < 0 && (env_index("PJRT_LOCAL_PROCESS_COUNT") > 1 || env_index("WORLD_SIZE") > 1))
+			ordinal = 0;
+	}
+	size_t len = strlen(file) + 24;
+	char *name = malloc(len);
+	if (!name)
+		return NULL;
+	if (ordinal >= 0)
+		snprintf(name, len, "%s.%ld", file, ordinal);
+	else
+		snprintf(name, len, "%s", file);
+	return name;
 }
 
 static NRT_STATUS create_locked(nrt_metrics_process_t *g)
@@ -76,7 +123,7 @@ static NRT_STATUS create_locked(nrt_metrics_process_t *g)
 	if (metrics_registry_create(&cfg, &r) != METRICS_OK)
 		return NRT_RESOURCE;
 	const char *file = getenv("XLA_METRICS_FILE");
-	char *file_copy = file && *file ? strdup(file) : NULL;
+	char *file_copy = file && *file ? metrics_file_name(file) : NULL;
 	bool ok = (!file || !*file || file_copy) &&
 		  metrics_metric_get(r, M_EXECUTE_TIME, METRICS_UNIT_TIME_NS, &g->execute_time) == METRICS_OK &&
 		  metrics_metric_get(r, M_DEVICE_MEMORY, METRICS_UNIT_BYTES, &g->device_memory) == METRICS_OK &&
@@ -119,15 +166,17 @@ static metrics_registry_t *registry(NRT_STATUS *out_status)
 
 /* ---- XLA_METRICS_FILE ----------------------------------------------------- */
 
-/* Appends the whole report, as torch_xla does at every step. STDOUT and STDERR
- * name the streams (its convention too). A file is opened for each report so it
- * may be removed or rotated while the process runs; one write() with O_APPEND
- * keeps reports of several processes from interleaving, and atomic_file_append
- * makes a report all or nothing (a full disk never leaves half of one for later
- * reports to follow). */
+/* Appends the whole report framed as torch_xla's metrics_saver frames each
+ * step's ("[MetricsData; step=N]", the report, an empty line; print() adds one
+ * more on STDOUT/STDERR); here a step is an execution and N counts this
+ * process's reports from 0. STDOUT and STDERR name the streams (its convention
+ * too). A file is opened for each report so it may be removed or rotated
+ * while the process runs; one write() with O_APPEND keeps reports of several
+ * processes from interleaving, and atomic_file_append makes a report all or
+ * nothing (a full disk never leaves half of one for later reports to follow). */
 static void append_report(metrics_registry_t *r, const char *file)
 {
-	char *text;
+	char *text, *framed = NULL;
 	size_t len;
 	int err = 0;
 	if (metrics_report(r, &text, &len) != METRICS_OK) {
@@ -136,15 +185,22 @@ static void append_report(metrics_registry_t *r, const char *file)
 	}
 	pthread_mutex_lock(&g_metrics.file_lock);
 	FILE *stream = strcmp(file, "STDOUT") == 0 ? stdout : strcmp(file, "STDERR") == 0 ? stderr : NULL;
-	if (stream) {
-		if (fwrite(text, 1, len, stream) != len || fflush(stream) != 0)
+	size_t cap = len + 64;
+	framed = malloc(cap);
+	int n = framed ? snprintf(framed, cap, "[MetricsData; step=%" PRIu64 "]\n%s\n%s", g_metrics.file_step++,
+				  text, stream ? "\n" : "") : -1;
+	if (n < 0 || (size_t)n >= cap) {
+		err = ENOMEM;
+	} else if (stream) {
+		if (fwrite(framed, 1, (size_t)n, stream) != (size_t)n || fflush(stream) != 0)
 			err = errno ? errno : EIO;
-	} else if (atomic_file_append(file, text, len, 0644, NULL) != 0) {
+	} else if (atomic_file_append(file, framed, (size_t)n, 0644, NULL) != 0) {
 		/* whole report or none: a full disk leaves the file as it was, and
 		 * a symlink planted at the name is not followed */
 		err = errno ? errno : EIO;
 	}
 	pthread_mutex_unlock(&g_metrics.file_lock);
+	free(framed);
 	free(text);
 out:
 	if (err && !atomic_exchange(&g_metrics.file_warned, true))

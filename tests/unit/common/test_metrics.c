@@ -367,6 +367,31 @@ START_TEST(test_report_sorts_by_byte_order)
 }
 END_TEST
 
+/* PyTorch/XLA's order: the lazy-tensor registry's metrics then counters
+ * (compile-cache counters, ExecuteComputation, op counters like xla::mul), then
+ * the runtime registry's (everything else), each by name. */
+START_TEST(test_report_puts_the_lazy_block_first_as_torch_xla)
+{
+	metrics_registry_t *r = registry(0, "0.5");
+	add(metric(r, "CompileTime", METRICS_UNIT_NUMBER), METRICS_UNIT_NUMBER, 0, 1);
+	add(metric(r, "aten::x", METRICS_UNIT_NUMBER), METRICS_UNIT_NUMBER, 0, 2);
+	const char *counters[] = { "MarkStep", "UncachedCompile", "xla::mul", "ExecuteComputation", "CachedCompile",
+				   "ExecuteFailed" };
+	for (int i = 0; i < 6; i++)
+		metrics_counter_add(counter(r, counters[i]), i + 1);
+	expect_report(r,
+		"Metric: aten::x\n  TotalSamples: 1\n  Accumulator: 2.00\n  Percentiles: 50%=2.00\n"
+		"Counter: CachedCompile\n  Value: 5\n"
+		"Counter: ExecuteComputation\n  Value: 4\n"
+		"Counter: UncachedCompile\n  Value: 2\n"
+		"Counter: xla::mul\n  Value: 3\n"
+		"Metric: CompileTime\n  TotalSamples: 1\n  Accumulator: 1.00\n  Percentiles: 50%=1.00\n"
+		"Counter: ExecuteFailed\n  Value: 6\n"
+		"Counter: MarkStep\n  Value: 1\n");
+	metrics_registry_destroy(r);
+}
+END_TEST
+
 START_TEST(test_percentiles_two_samples_same_time_no_rate)
 {
 	metrics_registry_t *r = registry(0, NULL);
@@ -687,6 +712,7 @@ static Suite *metrics_suite(void)
 	tcase_add_test(tc, test_report_golden);
 	tcase_add_test(tc, test_report_empty_registry_is_empty_string);
 	tcase_add_test(tc, test_report_sorts_by_byte_order);
+	tcase_add_test(tc, test_report_puts_the_lazy_block_first_as_torch_xla);
 	tcase_add_test(tc, test_percentiles_two_samples_same_time_no_rate);
 	tcase_add_test(tc, test_rate_absent_when_window_goes_back_in_time);
 	tcase_add_test(tc, test_one_sample_has_no_rate);

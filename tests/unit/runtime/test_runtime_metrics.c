@@ -102,17 +102,18 @@ START_TEST(test_executions_and_transfers_are_recorded)
 	ck_assert_int_eq(nrt_neuronsim_get_mem_usage(&u), NRT_SUCCESS);
 
 	char *r = report();
-	/* every list sorted by name */
-	const char *order[] = { "Metric: DeviceMemoryInUse\n", "Metric: ExecuteTime\n", "Metric: InboundData\n",
-				"Metric: OutboundData\n", "Metric: TransferFromDeviceTime\n",
-				"Metric: TransferToDeviceTime\n", "Counter: ExecuteComputation\n" };
+	/* torch_xla's order: the lazy block (ExecuteComputation), then the
+	 * runtime's metrics, each list sorted by name */
+	const char *order[] = { "Counter: ExecuteComputation\n", "Metric: DeviceMemoryInUse\n",
+				"Metric: ExecuteTime\n", "Metric: InboundData\n", "Metric: OutboundData\n",
+				"Metric: TransferFromDeviceTime\n", "Metric: TransferToDeviceTime\n" };
 	const char *prev = r;
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
 		const char *at = strstr(r, order[i]);
 		ck_assert_msg(at && at >= prev, "'%s' missing or out of order in\n%s", order[i], r);
 		prev = at;
 	}
-	ck_assert_msg(strncmp(r, "Metric: DeviceMemoryInUse\n", 26) == 0, "%s", r);
+	ck_assert_msg(strncmp(r, "Counter: ExecuteComputation\n", 28) == 0, "%s", r);
 
 	char *b = block_of(r, "ExecuteTime");
 	ck_assert_ptr_nonnull(strstr(b, "  TotalSamples: 5\n  Accumulator: "));
@@ -282,16 +283,16 @@ START_TEST(test_api_works_before_init_and_survives_close)
 	ck_assert_int_eq(nrt_neuronsim_counter_add("CachedCompile", 1), NRT_SUCCESS);
 	char *r = report();
 	ck_assert_str_eq(r,
+		"Counter: CachedCompile\n"
+		"  Value: 3\n"
+		"Counter: UncachedCompile\n"
+		"  Value: 1\n"
 		"Metric: CompileTime\n"
 		"  TotalSamples: 1\n"
 		"  Accumulator: 001ms228.773us\n"
 		"  Percentiles: 1%=001ms228.773us; 5%=001ms228.773us; 10%=001ms228.773us; "
 		"20%=001ms228.773us; 50%=001ms228.773us; 80%=001ms228.773us; 90%=001ms228.773us; "
-		"95%=001ms228.773us; 99%=001ms228.773us\n"
-		"Counter: CachedCompile\n"
-		"  Value: 3\n"
-		"Counter: UncachedCompile\n"
-		"  Value: 1\n");
+		"95%=001ms228.773us; 99%=001ms228.773us\n");
 	free(r);
 	ck_assert_int_eq(nrt_neuronsim_counter_value("CachedCompile"), 3);
 	ck_assert_int_eq(nrt_neuronsim_counter_value("Missing"), 0);
@@ -505,17 +506,27 @@ START_TEST(test_metrics_file_gets_a_report_per_execution)
 	for (int i = 0; i < 3; i++)
 		ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
 	char *text = read_text(path);
-	ck_assert_msg(strncmp(text, "earlier\nMetric: DeviceMemoryInUse\n", 34) == 0, "%s", text);
+	/* framed as torch_xla's metrics_saver: a header per report, steps from 0,
+	 * the report, an empty line; the lazy block (ExecuteComputation) first */
+	static const char head[] = "earlier\n[MetricsData; step=0]\nCounter: ExecuteComputation\n  Value: 1\n"
+				   "Metric: DeviceMemoryInUse\n";
+	ck_assert_msg(strncmp(text, head, strlen(head)) == 0, "%s", text);
 	ck_assert_int_eq(count_of(text, "Metric: ExecuteTime\n"), 3);
+	ck_assert_int_eq(count_of(text, "[MetricsData; step="), 3);
+	const char *s1 = strstr(text, "\n\n[MetricsData; step=1]\nCounter: ExecuteComputation\n  Value: 2\n");
+	const char *s2 = strstr(text, "\n\n[MetricsData; step=2]\nCounter: ExecuteComputation\n  Value: 3\n");
+	ck_assert_msg(s1 && s2 && s1 < s2, "%s", text);
 	const char *p1 = strstr(text, "Metric: ExecuteTime\n  TotalSamples: 1\n");
 	const char *p2 = strstr(text, "Metric: ExecuteTime\n  TotalSamples: 2\n");
 	const char *p3 = strstr(text, "Metric: ExecuteTime\n  TotalSamples: 3\n");
 	ck_assert_msg(p1 && p2 && p3 && p1 < p2 && p2 < p3, "%s", text);
-	/* the last report is the report of now */
+	/* the last report is the report of now, then the empty line */
 	char *r = report();
 	size_t rl = strlen(r), tl = strlen(text);
-	ck_assert_uint_ge(tl, rl);
-	ck_assert_str_eq(text + tl - rl, r);
+	ck_assert_uint_ge(tl, rl + 1);
+	ck_assert_str_eq(text + tl - 1, "\n");
+	text[tl - 1] = '\0';
+	ck_assert_str_eq(text + tl - 1 - rl, r);
 	free(r);
 	free(text);
 	add_teardown(&f);
@@ -535,11 +546,43 @@ START_TEST(test_metrics_file_stderr)
 	ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
 	char *log = test_capture_end();
 	ck_assert_msg(strstr(log, "Metric: ExecuteTime\n  TotalSamples: 1\n"), "%s", log);
+	/* print() in torch_xla adds a second newline on the streams */
+	ck_assert_msg(strncmp(log, "[MetricsData; step=0]\n", 22) == 0, "%s", log);
+	ck_assert_msg(strlen(log) > 2 && strcmp(log + strlen(log) - 3, "\n\n\n") == 0, "%s", log);
 	ck_assert_ptr_null(strstr(log, "nrt: ERROR"));
 	ck_assert_int_eq(access("STDERR", F_OK), -1); /* not a file of that name */
 	free(log);
 	add_teardown(&f);
 	nrt_close();
+}
+END_TEST
+
+/* torch_xla's metrics_saver: NAME.ORDINAL when the job has several processes. */
+START_TEST(test_metrics_file_gets_the_process_ordinal_in_a_multi_process_job)
+{
+	env_default();
+	char dir[] = "/tmp/nrt-metrics-ord-XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	char base[256], mine[300];
+	snprintf(base, sizeof(base), "%s/metrics.txt", dir);
+	snprintf(mine, sizeof(mine), "%s.3", base);
+	setenv("XLA_METRICS_FILE", base, 1);
+	setenv("PJRT_LOCAL_PROCESS_COUNT", "4", 1);
+	setenv("PJRT_LOCAL_PROCESS_RANK", "3", 1);
+	rt_init_ok();
+	add_model_t f;
+	add_setup(&f, true);
+	ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
+	ck_assert_int_eq(access(base, F_OK), -1);
+	char *text = read_text(mine);
+	ck_assert_msg(strncmp(text, "[MetricsData; step=0]\n", 22) == 0, "%s", text);
+	free(text);
+	add_teardown(&f);
+	nrt_close();
+	unlink(mine);
+	rmdir(dir);
+	unsetenv("PJRT_LOCAL_PROCESS_COUNT");
+	unsetenv("PJRT_LOCAL_PROCESS_RANK");
 }
 END_TEST
 
@@ -643,9 +686,14 @@ START_TEST(test_metrics_file_full_disk_leaves_no_torn_report)
 	ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
 	char *text = read_text(path);
 	ck_assert_int_eq(count_of(text, "Metric: ExecuteTime\n"), 2);
-	ck_assert_msg(strncmp(text + one, "Metric: DeviceMemoryInUse\n", 26) == 0, "%s", text + one);
+	/* the report that did not fit took step 1, as torch_xla counts a step
+	 * before writing it */
+	ck_assert_msg(strncmp(text + one, "[MetricsData; step=2]\n", 22) == 0, "%s", text + one);
 	char *r = report();
-	ck_assert_str_eq(text + one, r); /* the third execution's whole report */
+	size_t tl = strlen(text);
+	ck_assert_str_eq(text + tl - 1, "\n");
+	text[tl - 1] = '\0';
+	ck_assert_str_eq(text + one + 22, r); /* the third execution's whole report */
 	free(r);
 	free(text);
 	add_teardown(&f);
@@ -676,6 +724,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, test_bad_environment_is_one_clear_error, 0, sizeof(bad_env) / sizeof(bad_env[0]));
 	tcase_add_test(tc, test_metrics_file_gets_a_report_per_execution);
 	tcase_add_test(tc, test_metrics_file_stderr);
+	tcase_add_test(tc, test_metrics_file_gets_the_process_ordinal_in_a_multi_process_job);
 	tcase_add_test(tc, test_metrics_file_failure_warns_once_and_does_not_fail_executions);
 	tcase_add_test(tc, test_metrics_file_never_follows_planted_symlink);
 	tcase_add_test(tc, test_metrics_file_full_disk_leaves_no_torn_report);

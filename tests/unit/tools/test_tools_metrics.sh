@@ -55,4 +55,10 @@ XLA_METRICS_FILE="$dir/train2.txt" "$NEURONSIM_TRAIN" --steps 3 -O2 --set 0=-0.1
 ! grep -q '^Metric: CompileTime$' "$dir/train2.txt" || fail "a cache hit is not a CompileTime sample"
 # one report per execution: 3 steps
 [ "$(grep -c '^Metric: ExecuteTime$' "$dir/train2.txt")" -ge 3 ] || fail "fewer reports than steps"
+# framed as torch_xla's metrics_saver: a [MetricsData; step=N] header per report, N from 0
+[ "$(head -1 "$dir/train2.txt")" = "[MetricsData; step=0]" ] || fail "first line: $(head -1 "$dir/train2.txt")"
+[ "$(grep -c '^\[MetricsData; step=[0-9]*\]$' "$dir/train2.txt")" = "$(grep -c '^Metric: ExecuteTime$' "$dir/train2.txt")" ] ||
+	fail "not one header per report"
+n=$(grep -c '^Metric: ExecuteTime$' "$dir/train2.txt")
+grep -q "^\[MetricsData; step=$((n - 1))\]\$" "$dir/train2.txt" || fail "steps do not count 0..$((n - 1))"
 echo "PASS"
