@@ -6,6 +6,7 @@
 #include "nrt/nrt_neuronsim.h"
 #include "nrt/nrt_version.h"
 #include "pjrt_internal.h"
+#include "uapi/linux/neuronsim_version.h"
 
 void pjrt_client_ref(pjrt_client_t *c)
 {
@@ -127,7 +128,8 @@ PJRT_IMPL(Client_Create)
 	memset(&ver, 0, sizeof(ver));
 	nrt_get_version(&ver, sizeof(ver));
 	snprintf(c->platform_version, sizeof(c->platform_version),
-		 "neuronsim %s (libnrt %llu.%llu.%llu, %s backend, %u NeuronCores)", NCC_VERSION_STRING,
+		 "neuronsim %s (compiler %s, libnrt %llu.%llu.%llu, %s backend, %u NeuronCores)",
+		 NEURONSIM_VERSION, NCC_VERSION_STRING,
 		 (unsigned long long)ver.rt_major, (unsigned long long)ver.rt_minor,
 		 (unsigned long long)ver.rt_patch, nrt_neuronsim_backend_name(), n);
 	bool ok = true;

@@ -6,6 +6,7 @@
 #include "nrt/nrt_neuronsim.h"
 #include "pjrt/pjrt_c_api_profiler_extension.h"
 #include "pjrt_internal.h"
+#include "uapi/linux/neuronsim_version.h"
 
 /* pjrt/profiler.c */
 extern PJRT_Profiler_Extension pjrt_profiler_extension;
@@ -114,6 +115,15 @@ static const PJRT_NamedValue plugin_attributes[] = {
 		.struct_size = PJRT_NamedValue_STRUCT_SIZE,
 		.name = "neuronsim_version",
 		.name_size = sizeof("neuronsim_version") - 1,
+		.type = PJRT_NamedValue_kString,
+		.string_value = NEURONSIM_VERSION,
+		.value_size = sizeof(NEURONSIM_VERSION) - 1,
+	},
+	{
+		/* The compiler's own version: it keys the compile cache. */
+		.struct_size = PJRT_NamedValue_STRUCT_SIZE,
+		.name = "compiler_version",
+		.name_size = sizeof("compiler_version") - 1,
 		.type = PJRT_NamedValue_kString,
 		.string_value = NCC_VERSION_STRING,
 		.value_size = sizeof(NCC_VERSION_STRING) - 1,

@@ -8,6 +8,7 @@
 #include "internal.h"
 #include "observe.h"
 #include "nrt/nrt_version.h"
+#include "uapi/linux/neuronsim_version.h"
 
 /* The one piece of global mutable state: the live context. "closed" is a
  * marker distinguishing "after nrt_close" from "never initialised". */
@@ -238,7 +239,8 @@ NRT_STATUS nrt_get_version(nrt_version_t *ver, size_t size)
 	v.rt_minor = NRT_MINOR_VERSION;
 	v.rt_patch = 0;
 	v.rt_maintenance = 0;
-	snprintf(v.rt_detail, sizeof(v.rt_detail), "neuronsim libnrt %d.%d (NEFF %d.%d, ISA %d.%d)",
+	snprintf(v.rt_detail, sizeof(v.rt_detail),
+		 "neuronsim %s libnrt %d.%d (NEFF %d.%d, ISA %d.%d)", NEURONSIM_VERSION,
 		 NRT_MAJOR_VERSION, NRT_MINOR_VERSION, NEFF_VERSION_MAJOR, NEFF_VERSION_MINOR,
 		 ISA_VERSION_MAJOR, ISA_VERSION_MINOR);
 	memcpy(ver, &v, size < sizeof(v) ? size : sizeof(v));

@@ -80,5 +80,14 @@ void nrt_profile_transfer(bool to_device, const char *tensor, uint64_t bytes, ui
  * stops it (NRT_INVALID when none runs). func names the caller in messages. */
 NRT_STATUS nrt_profile_inspect_begin(nrt_ctx_t *ctx, const char *func);
 NRT_STATUS nrt_profile_inspect_stop(nrt_ctx_t *ctx, const char *func);
+/* Continuous profiling (profile_continuous.c): every execution is
+ * device-traced and each core's latest kept. begin: NRT_INVALID when running
+ * or while an inspection records a device profile. save: writes core vnc's
+ * latest execution to a new file in dir (its name in out_path). end:
+ * NRT_INVALID when not running. func names the caller in messages. */
+NRT_STATUS nrt_profile_continuous_begin(nrt_ctx_t *ctx, const char *func);
+NRT_STATUS nrt_profile_continuous_write(nrt_ctx_t *ctx, const char *func, uint32_t vnc, const char *dir,
+				       char *out_path, size_t out_len);
+NRT_STATUS nrt_profile_continuous_end(nrt_ctx_t *ctx, const char *func);
 
 #endif /* NRT_OBSERVE_H */

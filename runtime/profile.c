@@ -49,6 +49,13 @@ typedef struct nrt_profile_state {
 	uint64_t n_spans;
 	uint64_t jobs_dropped;
 	bool warned_limit;
+	/* Continuous profiling (nrt_profile_continuous_*, profile_continuous.c):
+	 * every execution is device-traced and the latest job of each logical
+	 * core kept (owned, unlinked) until replaced, saved or stopped. */
+	atomic_bool cont_on;             /* read without the lock by every execution */
+	bool cont_active;                /* under g_prof.lock, as the rest below */
+	nrt_trace_job_t **cont_latest;   /* cont_n entries */
+	uint32_t cont_n;
 } nrt_profile_state_t;
 
 /* The profiler's lock and what exists outside a runtime: user blocks may be
@@ -60,6 +67,8 @@ static struct {
 	bool pending;                    /* recording before nrt_init */
 	uint64_t pending_since;
 } g_prof = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void cont_clear_locked(nrt_profile_state_t *p);
 
 static void update_on_locked(void)
 {
@@ -313,6 +322,7 @@ void nrt_profile_fini(nrt_ctx_t *ctx)
 	if (p->inspect)
 		write_inspect_locked(p);
 	jobs_clear_locked(p);
+	cont_clear_locked(p);
 	nrt_trace_clear();
 	while (p->models) {
 		nrt_trace_model_t *next = p->models->next;
@@ -344,7 +354,8 @@ nrt_backend_trace_t *nrt_profile_exec_traces(nrt_ctx_t *ctx, const nrt_exec_rec_
 	const nrt_model_obj_t *m = rec->model;
 	uint32_t mode = atomic_load_explicit(&p->dev_mode, memory_order_relaxed);
 	uint64_t api = atomic_load_explicit(&p->api_model, memory_order_relaxed);
-	if (mode == DEV_OFF && api != (uint64_t)m->executable_id + 1)
+	if (mode == DEV_OFF && api != (uint64_t)m->executable_id + 1 &&
+	    !atomic_load_explicit(&p->cont_on, memory_order_relaxed))
 		return NULL;
 	uint32_t inst = rec->instance ? (uint32_t)(rec->instance - m->instances) : 0;
 	uint32_t n = m->neff_cores;
@@ -354,7 +365,8 @@ nrt_backend_trace_t *nrt_profile_exec_traces(nrt_ctx_t *ctx, const nrt_exec_rec_
 	bool api_want = p->api_active && p->api_model_id == m->executable_id;
 	bool model_want = p->inspect && p->inspect_dev == DEV_MODEL && rec->exec_index >= p->warmup &&
 			  !(tm && inst < tm->n_instances && tm->instance_traced[inst]);
-	bool want = api_want || model_want || (p->inspect && p->inspect_dev == DEV_SESSION);
+	bool want = api_want || model_want || (p->inspect && p->inspect_dev == DEV_SESSION) ||
+		    p->cont_active;
 	if (want && !tm) {
 		tm = nrt_trace_model_create(&m->view, m->executable_id, m->n_instances);
 		if (tm) {
@@ -451,6 +463,55 @@ static nrt_trace_job_t *job_from(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec, uint
 	return j;
 }
 
+static nrt_trace_job_t *job_dup(const nrt_trace_job_t *j)
+{
+	nrt_trace_job_t *d = malloc(sizeof(*d));
+	if (!d)
+		return NULL;
+	*d = *j;
+	d->next = NULL;
+	d->spans = NULL;
+	if (j->n_spans) {
+		d->spans = malloc(j->n_spans * sizeof(*d->spans));
+		if (!d->spans) {
+			free(d);
+			return NULL;
+		}
+		memcpy(d->spans, j->spans, j->n_spans * sizeof(*d->spans));
+	}
+	return d;
+}
+
+/* Continuous profiling keeps j as its core's latest job. Returns what is left
+ * for the session lists: j itself when a nrt_profile_start session of this
+ * model wants it too (the kept one is then a copy), else NULL. Inspections
+ * with a device profile do not run alongside (refused both ways). */
+static nrt_trace_job_t *cont_keep_locked(nrt_profile_state_t *p, nrt_trace_model_t *tm, nrt_trace_job_t *j,
+					 uint32_t executable_id)
+{
+	bool api = p->api_active && p->api_model_id == executable_id;
+	if (j->logical_nc >= p->cont_n)
+		return api ? j : (nrt_trace_job_free(j), NULL);
+	nrt_trace_job_t *keep = api ? job_dup(j) : j;
+	if (keep) {
+		keep->model = tm;
+		nrt_trace_job_free(p->cont_latest[j->logical_nc]);
+		p->cont_latest[j->logical_nc] = keep;
+	}
+	return api ? j : NULL;
+}
+
+static void cont_clear_locked(nrt_profile_state_t *p)
+{
+	for (uint32_t i = 0; i < p->cont_n; i++)
+		nrt_trace_job_free(p->cont_latest[i]);
+	free(p->cont_latest);
+	p->cont_latest = NULL;
+	p->cont_n = 0;
+	p->cont_active = false;
+	atomic_store(&p->cont_on, false);
+}
+
 void nrt_profile_exec(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec)
 {
 	if (nrt_trace_on()) {
@@ -483,7 +544,16 @@ void nrt_profile_exec(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec)
 		nrt_trace_job_t *j = job_from(ctx, rec, c, t);
 		pthread_mutex_lock(&g_prof.lock);
 		nrt_trace_model_t *tm = model_find_locked(p, m->executable_id);
-		if (!j || !tm) {
+		/* Loops run instructions more than once: size the next buffer by
+		 * what this execution ran. */
+		if (j && tm && t->insns_executed > tm->span_hint[c])
+			tm->span_hint[c] = t->insns_executed;
+		bool cont = j && tm && p->cont_active;
+		if (cont)
+			j = cont_keep_locked(p, tm, j, m->executable_id);
+		if (cont && !j) {
+			/* kept for continuous profiling only */
+		} else if (!j || !tm) {
 			p->jobs_dropped++;
 			nrt_trace_job_free(j);
 		} else {
@@ -491,10 +561,6 @@ void nrt_profile_exec(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec)
 			*p->jobs_tail = j;
 			p->jobs_tail = &j->next;
 			p->n_spans += j->n_spans;
-			/* Loops run instructions more than once: size the next buffer by
-			 * what this execution ran. */
-			if (t->insns_executed > tm->span_hint[c])
-				tm->span_hint[c] = t->insns_executed;
 		}
 		pthread_mutex_unlock(&g_prof.lock);
 	}
@@ -706,6 +772,12 @@ NRT_STATUS nrt_profile_inspect_begin(nrt_ctx_t *ctx, const char *func)
 			 "an earlier nrt_inspect_begin): call nrt_inspect_stop first", func);
 		st = NRT_INVALID;
 	}
+	if (!st && p->cont_active && cfg->inspect_dev != DEV_OFF) {
+		NRT_LOGE("%s: continuous profiling is running; a device profile cannot be inspected "
+			 "alongside (call nrt_profile_continuous_stop, or set "
+			 "NEURON_RT_INSPECT_DEVICE_PROFILE=0)", func);
+		st = NRT_INVALID;
+	}
 	if (!st) {
 		p->inspect = true;
 		p->inspect_sys = cfg->inspect_sys;
@@ -745,5 +817,97 @@ NRT_STATUS nrt_profile_inspect_stop(nrt_ctx_t *ctx, const char *func)
 		jobs_clear_locked(p);
 	}
 	pthread_mutex_unlock(&g_prof.lock);
+	return NRT_SUCCESS;
+}
+
+/* ---- continuous profiling (profile_continuous.c) ---- */
+
+NRT_STATUS nrt_profile_continuous_begin(nrt_ctx_t *ctx, const char *func)
+{
+	nrt_profile_state_t *p = ctx->profile;
+	NRT_STATUS st = NRT_SUCCESS;
+	pthread_mutex_lock(&g_prof.lock);
+	if (p->cont_active) {
+		NRT_LOGE("%s: continuous profiling is already running", func);
+		st = NRT_INVALID;
+	} else if (p->inspect && p->inspect_dev != DEV_OFF) {
+		NRT_LOGE("%s: an inspection with a device profile is running (NEURON_RT_INSPECT_DEVICE_PROFILE); "
+			 "continuous profiling does not start alongside it", func);
+		st = NRT_INVALID;
+	} else {
+		p->cont_latest = calloc(ctx->n_cores ? ctx->n_cores : 1, sizeof(*p->cont_latest));
+		if (!p->cont_latest) {
+			NRT_LOGE("%s: out of host memory", func);
+			st = NRT_RESOURCE;
+		} else {
+			p->cont_n = ctx->n_cores;
+			p->cont_active = true;
+			atomic_store(&p->cont_on, true);
+		}
+	}
+	pthread_mutex_unlock(&g_prof.lock);
+	return st;
+}
+
+NRT_STATUS nrt_profile_continuous_write(nrt_ctx_t *ctx, const char *func, uint32_t vnc, const char *dir,
+				       char *out_path, size_t out_len)
+{
+	nrt_profile_state_t *p = ctx->profile;
+	static atomic_uint saves; /* names stay unique within the process */
+	NRT_STATUS st = NRT_SUCCESS;
+	pthread_mutex_lock(&g_prof.lock);
+	const nrt_trace_job_t *j = NULL;
+	if (!p->cont_active) {
+		NRT_LOGE("%s: continuous profiling is not running: call nrt_profile_continuous_start first", func);
+		st = NRT_INVALID;
+	} else if (vnc >= p->cont_n) {
+		NRT_LOGE("%s: NeuronCore %u is not visible (%u visible)", func, vnc, p->cont_n);
+		st = NRT_INVALID;
+	} else if (!(j = p->cont_latest[vnc])) {
+		NRT_LOGE("%s: nothing executed on NeuronCore %u since continuous profiling started", func, vnc);
+		st = NRT_INVALID;
+	} else if (nrt_trace_mkdirs(dir) != 0) {
+		NRT_LOGE("%s: cannot create the output directory '%s': %s", func, dir, strerror(errno));
+		st = NRT_FAILURE;
+	} else {
+		char model[64];
+		snprintf(model, sizeof(model), "%.63s", j->model->name);
+		for (char *c = model; *c; c++)
+			if (*c == '/' || *c == ' ')
+				*c = '_';
+		int w = snprintf(out_path, out_len, "%s/%s_nc%u_exec%llu_pid%ld_%u.json.gz", dir, model, vnc,
+				 (unsigned long long)j->exec_index, (long)getpid(), atomic_fetch_add(&saves, 1));
+		if (w < 0 || (size_t)w >= out_len) {
+			NRT_LOGE("%s: output directory name '%.64s...' is too long", func, dir);
+			st = NRT_INVALID;
+		} else {
+			nrt_trace_write_args_t a = {
+				.path = out_path,
+				.gzip = true,
+				.from_ns = j->start_ns,
+				.to_ns = j->end_ns,
+				.jobs = j,
+				.session = "continuous",
+				.device_profile = "continuous",
+				.backend = p->backend,
+			};
+			st = nrt_trace_write(&a);
+		}
+	}
+	pthread_mutex_unlock(&g_prof.lock);
+	return st;
+}
+
+NRT_STATUS nrt_profile_continuous_end(nrt_ctx_t *ctx, const char *func)
+{
+	nrt_profile_state_t *p = ctx->profile;
+	pthread_mutex_lock(&g_prof.lock);
+	bool was = p->cont_active;
+	cont_clear_locked(p);
+	pthread_mutex_unlock(&g_prof.lock);
+	if (!was) {
+		NRT_LOGE("%s: continuous profiling is not running", func);
+		return NRT_INVALID;
+	}
 	return NRT_SUCCESS;
 }

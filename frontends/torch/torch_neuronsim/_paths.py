@@ -33,4 +33,4 @@ def pjrt_library_path():
 
 def nrt_library_path():
     """Path of the libnrt the plugin links (NEURONSIM_NRT_LIBRARY overrides)."""
-    return _find("NEURONSIM_NRT_LIBRARY", "libnrt.so.2", "runtime")
+    return _find("NEURONSIM_NRT_LIBRARY", "libnrt.so.1", "runtime")

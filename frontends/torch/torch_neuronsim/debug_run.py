@@ -123,7 +123,8 @@ def collect_versions():
     if cc:
         r = _run_tool([cc, "--version"])
         v["ncc"] = (r.get("stdout") or "").strip() or r
-        # The plugin reports the compiler's version as its neuronsim_version.
+        # neuronsim-cc --version names the project's version, the plugin's
+        # neuronsim_version attribute, and the compiler's (compiler_version).
         if isinstance(v["pjrt_plugin"], dict) and "error" not in v["pjrt_plugin"]:
             v["pjrt_plugin"]["neuronsim_version"] = v["ncc"]
     else:

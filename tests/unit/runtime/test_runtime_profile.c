@@ -846,6 +846,82 @@ START_TEST(test_inspect_begin_refused_while_env_inspection_runs)
 }
 END_TEST
 
+/* The files of dir whose names start with prefix, sorted; returns how many
+ * (at most 8) and their paths in out. */
+static int cont_files(const char *dir, const char *prefix, char out[8][1024])
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	int n = 0;
+	struct dirent *de;
+	while ((de = readdir(d)) && n < 8)
+		if (strncmp(de->d_name, prefix, strlen(prefix)) == 0)
+			snprintf(out[n++], 1024, "%s/%s", dir, de->d_name);
+	closedir(d);
+	qsort(out, (size_t)n, 1024, (int (*)(const void *, const void *))strcmp);
+	return n;
+}
+
+/* Continuous profiling: every execution traced, the latest per core saved on
+ * demand into a new file, nothing written otherwise. */
+START_TEST(test_continuous_profiling_saves_latest_execution)
+{
+	env_clean();
+	tmp_setup();
+	const char *dir = tmp_path("cont");
+	nrt_profile_continuous_options_t *o = NULL;
+	ck_assert_int_eq(nrt_profile_continuous_options_allocate(&o), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_profile_continuous_options_set_output_dir(o, dir), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_profile_continuous_options_set_output_dir(o, ""), NRT_INVALID);
+	ck_assert_int_eq(nrt_profile_continuous_start(o), NRT_UNINITIALIZED);
+	rt_init_ok();
+	fx_t f;
+	fx_setup(&f, 256);
+	ck_assert_int_eq(nrt_profile_continuous_save(0, o), NRT_INVALID); /* not started */
+	ck_assert_int_eq(nrt_profile_continuous_stop(), NRT_INVALID);
+	ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS); /* before the start */
+	ck_assert_int_eq(nrt_profile_continuous_start(o), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_profile_continuous_start(o), NRT_INVALID);
+	ck_assert_int_eq(nrt_profile_continuous_save(0, o), NRT_INVALID); /* nothing since the start */
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
+	char files[8][1024];
+	ck_assert_int_eq(cont_files(dir, "add_", files), 0); /* nothing written until a save */
+	ck_assert_int_eq(nrt_profile_continuous_save(0, o), NRT_SUCCESS);
+	ck_assert_int_eq(cont_files(dir, "add_nc0_exec3_", files), 1);
+	json_t *root = load_trace(files[0]);
+	ck_assert_uint_eq(count(root, "X", "job", NULL), 1);
+	ck_assert_uint_eq(count(root, "X", "device", "add.3"), 1);
+	json_t *d = find(root, "X", "add.3", 0);
+	ck_assert_int_eq(iget(json_object_get(d, "args"), "exec_index"), 3);
+	json_decref(root);
+	ck_assert_int_eq(nrt_profile_continuous_save(1, o), NRT_INVALID); /* core 1 ran nothing */
+	ck_assert_int_eq(nrt_profile_continuous_save(4, o), NRT_INVALID); /* not visible */
+	/* Saving again writes another file, never over the first. */
+	ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_profile_continuous_save(0, o), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_profile_continuous_save(0, o), NRT_SUCCESS);
+	ck_assert_int_eq(cont_files(dir, "add_", files), 3);
+	ck_assert_int_eq(cont_files(dir, "add_nc0_exec4_", files), 2);
+	ck_assert_int_eq(nrt_profile_continuous_stop(), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_profile_continuous_save(0, o), NRT_INVALID);
+	/* Not alongside an inspection that records a device profile. */
+	setenv("NEURON_RT_INSPECT_OUTPUT_DIR", tmp_path("insp"), 1);
+	setenv("NEURON_RT_INSPECT_DEVICE_PROFILE", "session", 1);
+	ck_assert_int_eq(nrt_inspect_begin(), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_profile_continuous_start(NULL), NRT_INVALID);
+	ck_assert_int_eq(nrt_inspect_stop(), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_profile_continuous_start(NULL), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_inspect_begin(), NRT_INVALID);
+	fx_teardown(&f);
+	nrt_close(); /* running: stopped and freed, nothing written */
+	ck_assert_int_eq(cont_files(dir, "add_", files), 3);
+	ck_assert_int_eq(nrt_profile_continuous_options_free(o), NRT_SUCCESS);
+	tmp_teardown();
+}
+END_TEST
+
 START_TEST(test_inspect_model_mode_traces_first_execution_after_warmup)
 {
 	env_clean();
@@ -1293,6 +1369,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_inspect_and_profile_start_together);
 	tcase_add_test(tc, test_inspect_begin_stop_api_window);
 	tcase_add_test(tc, test_inspect_begin_refused_while_env_inspection_runs);
+	tcase_add_test(tc, test_continuous_profiling_saves_latest_execution);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("corpus");
 	tcase_set_timeout(tc, 120);
