@@ -131,6 +131,9 @@ static int run(const void *neff, size_t size)
 	struct pollfd pfd = { .fd = efd, .events = POLLIN };
 	if (poll(&pfd, 1, -1) != 1)
 		return fail("poll on the completion eventfd");
+	uint64_t events = 0;
+	if (read(efd, &events, sizeof(events)) != (ssize_t)sizeof(events) || events != 1)
+		return fail("the completion eventfd holds %llu", (unsigned long long)events);
 	close(efd);
 	nrta_seq_t completed_seq = 0;
 	const int compute_queue = 0;

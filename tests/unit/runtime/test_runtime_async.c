@@ -599,10 +599,12 @@ START_TEST(test_async_misuse)
 	NRT_STATUS r;
 	nrta_seq_t s;
 	bool done;
-	ck_assert_int_eq(nrta_is_completed(1, &done), NRT_UNINITIALIZED);
-	ck_assert_int_eq(nrta_get_sequence(0, NRTA_XU_COMPUTE, 0, &s), NRT_UNINITIALIZED);
-	ck_assert_int_eq(nrt_register_async_exec_callback(NULL, NULL), NRT_UNINITIALIZED);
-	ck_assert_int_eq(nrt_async_drain_queued_execs(0), NRT_UNINITIALIZED);
+	/* Before nrt_init (after an earlier test's nrt_close with CK_FORK=no). */
+	NRT_STATUS before = nrta_is_completed(1, &done);
+	ck_assert(before == NRT_UNINITIALIZED || before == NRT_CLOSED);
+	ck_assert_int_eq(nrta_get_sequence(0, NRTA_XU_COMPUTE, 0, &s), before);
+	ck_assert_int_eq(nrt_register_async_exec_callback(NULL, NULL), before);
+	ck_assert_int_eq(nrt_async_drain_queued_execs(0), before);
 	rt_init_ok();
 	rt_add_model_t f;
 	add_load(&f, 0);
