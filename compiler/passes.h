@@ -28,17 +28,7 @@
 extern "C" {
 #endif
 
-/* Runs the pipeline for opts->opt_level (opts NULL: -O0):
- *   all  the legalization passes: demote-f64, then buffer-donors (below);
- *   -O0  nothing else (op-by-op lowering of the module as written);
- *   -O1  simplify, fold, CSE, DCE, repeated until nothing changes (at most 4 rounds);
- *   -O2+ the same, then elementwise fusion and a final DCE.
- * When opts->dump_dir is set, writes the module after every pass that ran to
- * <dump_dir>/<NN>-<pass>.hlo (NN from 01; 00-input.hlo is the module before any
- * pass), in the ncc_module_print() format; a dump that cannot be written is an
- * NCC_ERR_IO error. The module is verified after every pass. */
-ncc_status_t ncc_run_passes(ncc_module_t *m, const ncc_compile_options_t *opts,
-			    ncc_error_t *err);
+/* The pipeline of the compile, ncc_run_passes(), is public: include/ncc/ncc.h. */
 
 /* The passes one by one. out_changed (may be NULL) is set to whether the
  * module changed. Each works on every computation of the module. */

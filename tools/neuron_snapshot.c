@@ -16,18 +16,15 @@
 #include <jansson.h>
 #include <zip.h>
 
-#include "hlo_parser.h"
-#include "interp.h"
 #include "ncc/ncc.h"
+#include "ncc/ncc_interp.h"
 #include "neuronsim/half.h"
 #include "neuronsim/npy.h"
 #include "neuronsim/snapshot.h"
 #include "nrt/nrt.h"
 #include "nrt/nrt_experimental.h"
 #include "nrt/nrt_neuronsim.h"
-#include "passes.h"
 #include "tool_common.h"
-#include "verify.h"
 
 static const char usage_text[] =
 	"Usage: neuron-snapshot COMMAND FILE [options]\n"
@@ -637,8 +634,7 @@ static int replay_bind(const replay_opts_t *o, replay_t *r)
 	uint64_t n = r->info->tensor_count;
 	r->tensors = calloc(n ? n : 1, sizeof(*r->tensors));
 	r->dev_out = calloc(n ? n : 1, sizeof(*r->dev_out));
-	const ncc_comp_t *e = r->m->entry;
-	r->nargs = e->nparams;
+	r->nargs = ncc_module_entry_param_count(r->m);
 	r->args = calloc((size_t)(r->nargs ? r->nargs : 1), sizeof(*r->args));
 	if (!r->tensors || !r->dev_out || !r->args) {
 		fprintf(stderr, "neuron-snapshot: out of memory\n");
@@ -683,14 +679,15 @@ static int replay_bind(const replay_opts_t *o, replay_t *r)
 			fprintf(stderr, "\n");
 			return TOOL_EXIT_INPUT;
 		}
-		if (!same_dtype(t->dtype, ti->dtype) || t->size != ti->size || p >= (uint32_t)r->nargs ||
-		    !e->params[p] || e->params[p]->shape.etype == NCC_TUPLE) {
+		const ncc_shape_t *ps = ncc_module_entry_param_shape(r->m, (int32_t)p);
+		if (!same_dtype(t->dtype, ti->dtype) || t->size != ti->size || !ps ||
+		    ps->etype == NCC_TUPLE) {
 			fprintf(stderr, "neuron-snapshot: input '%s': the snapshot holds %s, the compiled "
 				"module expects %s\n", t->name,
 				tool_describe(t->dtype, t->rank, t->shape, got, sizeof(got)), want);
 			return TOOL_EXIT_INPUT;
 		}
-		if (ncc_value_alloc(&e->params[p]->shape, &r->args[p]) != NCC_OK ||
+		if (ncc_value_alloc(ps, &r->args[p]) != NCC_OK ||
 		    r->args[p]->nbytes != t->size) {
 			fprintf(stderr, "neuron-snapshot: input '%s' does not fit parameter %u of the HLO\n",
 				t->name, p);
@@ -744,17 +741,18 @@ static bool compare_line(const replay_opts_t *o, const char *what, const ncc_val
 	return eq;
 }
 
-static void describe_inst(const ncc_inst_t *in, char *buf, size_t len)
+static void describe_inst(const ncc_inst_t *inst, char *buf, size_t len)
 {
-	const char *op = in->opname ? in->opname : ncc_opcode_name(in->op);
-	size_t n = (size_t)snprintf(buf, len, "'%s' (%s", in->name, op);
-	if (in->metadata.op_type && n < len)
-		n += (size_t)snprintf(buf + n, len - n, ", op_type %s", in->metadata.op_type);
-	if (in->metadata.source_file && n < len)
-		n += (size_t)snprintf(buf + n, len - n, ", %s:%" PRId64, in->metadata.source_file,
-				      in->metadata.source_line);
-	if (in->line > 0 && n < len)
-		n += (size_t)snprintf(buf + n, len - n, ", HLO line %d", in->line);
+	ncc_inst_desc_t in;
+	ncc_inst_describe(inst, &in);
+	size_t n = (size_t)snprintf(buf, len, "'%s' (%s", in.name, in.opcode);
+	if (in.op_type && n < len)
+		n += (size_t)snprintf(buf + n, len - n, ", op_type %s", in.op_type);
+	if (in.source_file && n < len)
+		n += (size_t)snprintf(buf + n, len - n, ", %s:%" PRId64, in.source_file,
+				      in.source_line);
+	if (in.hlo_line > 0 && n < len)
+		n += (size_t)snprintf(buf + n, len - n, ", HLO line %d", in.hlo_line);
 	if (n < len)
 		snprintf(buf + n, len - n, ")");
 }
@@ -914,13 +912,15 @@ static int replay_run(const replay_opts_t *o, replay_t *r)
 			printf("interpreter: no %s in any instruction's result (%" PRId64 " evaluated)\n",
 			       kind, tr.evaluated);
 		} else {
+			ncc_inst_desc_t sd;
+			ncc_inst_describe(site->inst, &sd);
 			describe_inst(site->inst, what, sizeof(what));
 			printf("first %s: produced by HLO instruction %s%s%s: %" PRId64
 			       " element(s), first at flat index %" PRId64 "%s\n", kind, what,
 			       site->path[0] ? " inside " : "", site->path, site->count,
 			       site->first_index,
-			       site->inst->op == NCC_OP_PARAMETER ? " (the recorded input already holds it)" : "");
-			site_name = site->inst->name;
+			       sd.is_parameter ? " (the recorded input already holds it)" : "");
+			site_name = sd.name;
 			site_path = site->path;
 			const ncc_interp_site_t *other = inf_first ? &tr.nan : &tr.inf;
 			if (other->inst && other->inst != site->inst) {
@@ -935,7 +935,9 @@ static int replay_run(const replay_opts_t *o, replay_t *r)
 					       &tro, &err) == NCC_OK) {
 			const ncc_interp_site_t *os = inf_first ? &tro.inf : &tro.nan;
 			if (os->inst) {
-				snprintf(opt_site, sizeof(opt_site), "%s%s", os->path, os->inst->name);
+				ncc_inst_desc_t od;
+				ncc_inst_describe(os->inst, &od);
+				snprintf(opt_site, sizeof(opt_site), "%s%s", os->path, od.name);
 				printf("in the compiled module (-O%d): %s\n", o->opt_level, opt_site);
 			}
 		}
@@ -1048,9 +1050,10 @@ static int cmd_replay(int argc, char **argv)
 	int rc = replay_compile(&o, &r);
 	if (rc == TOOL_EXIT_OK) {
 		char mod[256];
+		int32_t np = ncc_module_entry_param_count(r.m);
 		hlo_module_name(r.snap->hlo_text, r.snap->hlo_size, mod, sizeof(mod));
 		printf("replay: %s: HloModule %s, %d parameter%s, compiled at -O%d in %.1f ms%s\n", o.path,
-		       mod[0] ? mod : "?", r.m->entry->nparams, r.m->entry->nparams == 1 ? "" : "s",
+		       mod[0] ? mod : "?", np, np == 1 ? "" : "s",
 		       o.opt_level, r.res.ms_total, r.res.cache_hit ? " (cache hit)" : "");
 		rc = replay_bind(&o, &r);
 	}

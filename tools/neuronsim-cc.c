@@ -8,11 +8,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "analyze.h"
-#include "hlo_parser.h"
 #include "ncc/ncc.h"
 #include "tool_common.h"
-#include "verify.h"
 
 /* Exit codes (docs/compiler-cli.md). 2, 3 and 5 mean what they mean for the other
  * neuronsim tools (docs/tools.md). */

@@ -9,14 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hlo_parser.h"
-#include "interp.h"
 #include "ncc/ncc.h"
+#include "ncc/ncc_interp.h"
 #include "nrt/nrt.h"
 #include "nrt/nrt_experimental.h"
 #include "nrt/nrt_neuronsim.h"
 #include "tool_common.h"
-#include "verify.h"
 
 static const char usage_text[] =
 	"Usage: neuronsim-train [options] MODULE.hlo\n"
@@ -66,6 +64,9 @@ typedef struct train {
 	ncc_module_t *m;
 	ncc_value_t **args;       /* interpreter parameters, updated by each step */
 	int32_t nargs;
+	int64_t *leaf_alias;      /* result leaf -> the parameter it updates, or -1 */
+	size_t nleaves;
+	int32_t naliased;         /* result leaves that update a parameter */
 	nrt_model_t *model;
 	nrt_tensor_info_array_t *info;
 	nrt_tensor_t **tensors;   /* one per NEFF I/O tensor, info order */
@@ -197,7 +198,13 @@ static int compile(const train_opts_t *o, train_t *t, ncc_compile_result_t *res)
 		fprintf(stderr, "neuronsim-train: %s\n", err.msg);
 		return TOOL_EXIT_INPUT;
 	}
-	if (t->m->naliases == 0) {
+	if (ncc_module_entry_aliases(t->m, &t->leaf_alias, &t->nleaves, &err) != NCC_OK) {
+		fprintf(stderr, "neuronsim-train: %s\n", err.msg);
+		return TOOL_EXIT_RUNTIME;
+	}
+	for (size_t k = 0; k < t->nleaves; k++)
+		t->naliased += t->leaf_alias[k] >= 0;
+	if (t->naliased == 0) {
 		fprintf(stderr, "neuronsim-train: %s has no input_output_alias: it is not a "
 			"training step that updates its weights in place\n", o->path);
 		return TOOL_EXIT_INPUT;
@@ -208,8 +215,9 @@ static int compile(const train_opts_t *o, train_t *t, ncc_compile_result_t *res)
 	}
 	/* The aliased parameters are the weights: start them as torch.nn.Linear
 	 * does, uniform in +-1/sqrt(fan_in), so the first losses are sensible. */
-	for (const ncc_alias_t *a = t->m->aliases; a < t->m->aliases + t->m->naliases; a++) {
-		ncc_value_t *w = a->param_number < t->nargs ? t->args[a->param_number] : NULL;
+	for (size_t k = 0; k < t->nleaves; k++) {
+		int64_t p = t->leaf_alias[k];
+		ncc_value_t *w = p >= 0 && p < t->nargs ? t->args[p] : NULL;
 		if (!w || w->shape.etype == NCC_TUPLE || !ncc_etype_is_float(w->shape.etype) ||
 		    w->shape.rank < 1)
 			continue;
@@ -257,12 +265,8 @@ static int load(const ncc_compile_result_t *res, train_t *t)
 	t->out_alias = calloc(n, sizeof(*t->out_alias));
 	if (!t->tensors || !t->out_alias)
 		return TOOL_EXIT_RUNTIME;
-	for (const ncc_alias_t *a = t->m->aliases; a < t->m->aliases + t->m->naliases; a++) {
-		/* output {k} aliases parameter p (the corpus's form) */
-		if (a->output_index.n != 1 || a->param_index.n != 0)
-			continue;
-		t->out_alias[a->output_index.v[0]] = (int32_t)a->param_number + 1;
-	}
+	for (size_t k = 0; k < t->nleaves && k < n; k++)
+		t->out_alias[k] = (int32_t)t->leaf_alias[k] + 1;
 	for (uint64_t i = 0; i < n; i++) {
 		const nrt_tensor_info_t *ti = &t->info->tensor_array[i];
 		bool in = ti->usage == NRT_TENSOR_USAGE_INPUT;
@@ -368,6 +372,7 @@ static void train_release(train_t *t)
 	if (t->args)
 		ncc_interp_free_args(t->args, t->nargs);
 	ncc_module_free(t->m);
+	free(t->leaf_alias);
 	free(t->tensors);
 	free(t->out_alias);
 }
@@ -452,7 +457,7 @@ int main(int argc, char **argv)
 	int rc = compile(&o, &t, &res);
 	if (rc == 0) {
 		printf("neuronsim-train: %s: %d parameters, %d aliased, NEFF %zu bytes, "
-		       "compiled in %.1f ms%s\n", o.path, t.nargs, t.m->naliases,
+		       "compiled in %.1f ms%s\n", o.path, t.nargs, t.naliased,
 		       res.neff_size, res.ms_total, res.cache_hit ? " (cache hit)" : "");
 		rc = load(&res, &t);
 	}

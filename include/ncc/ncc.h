@@ -1,4 +1,4 @@
-/* ncc public API: compile XLA HLO (text or a serialized HloModuleProto) to a NEFF; the one compiler header tools, frontends and the PJRT plugin include. */
+/* ncc public API: compile XLA HLO (text or a serialized HloModuleProto) to a NEFF, and parse, verify, optimise, query and analyze modules; with ncc_shape.h and ncc_interp.h, all that tools, frontends and the PJRT plugin may include of the compiler. */
 #ifndef NCC_NCC_H
 #define NCC_NCC_H
 
@@ -25,6 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include "ncc/ncc_shape.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -229,6 +231,55 @@ typedef struct ncc_array_desc {
 ncc_status_t ncc_module_entry_signature(const ncc_module_t *m, ncc_array_desc_t **out_params,
 					size_t *out_nparams, ncc_array_desc_t **out_results,
 					size_t *out_nresults, ncc_error_t *err);
+
+/* Runs the compile's pass pipeline on the verified module m in place, for
+ * opts->opt_level (opts NULL: -O0); the result is the module the back end lowers,
+ * whose instruction names (fusions) the device's error records use:
+ *   all  the legalization passes: demote-f64, then buffer-donors (docs/passes.md);
+ *   -O0  nothing else (op-by-op lowering of the module as written);
+ *   -O1  simplify, fold, CSE, DCE, repeated until nothing changes (at most 4 rounds);
+ *   -O2+ the same, then elementwise fusion and a final DCE.
+ * When opts->dump_dir is set, writes the module after every pass that ran to
+ * <dump_dir>/<NN>-<pass>.hlo (NN from 01; 00-input.hlo is the module before any
+ * pass), as ncc_module_to_string() prints it; a dump that cannot be written is an
+ * NCC_ERR_IO error. The module is verified after every pass. */
+ncc_status_t ncc_run_passes(ncc_module_t *m, const ncc_compile_options_t *opts,
+			    ncc_error_t *err);
+
+/* The number of parameters of m's entry computation (0 when it has none). */
+int32_t ncc_module_entry_param_count(const ncc_module_t *m);
+
+/* The shape of entry parameter p (array, tuple, token...), pointing into m; NULL
+ * when p is out of range. ncc_value_alloc() (ncc_interp.h) makes a value of it. */
+const ncc_shape_t *ncc_module_entry_param_shape(const ncc_module_t *m, int32_t p);
+
+/* What the module's input_output_alias says, per leaf of the entry result in
+ * depth-first order (the order of ncc_module_entry_signature()'s results and of a
+ * NEFF's outputs): the number of the entry parameter whose buffer that leaf may
+ * update in place, or -1. Only aliases of a whole parameter (parameter index {})
+ * count. The array is malloc'd and owned by the caller (NULL when the result has
+ * no leaves). A compiled NEFF aliases a subset of these: the output and the input
+ * must have the same type and size, and an input is aliased once. */
+ncc_status_t ncc_module_entry_aliases(const ncc_module_t *m, int64_t **out_param_of_leaf,
+				      size_t *out_nleaves, ncc_error_t *err);
+
+/* An instruction of a module (opaque outside the compiler), as the interpreter's
+ * non-finite trace returns it (ncc_interp.h). It lives as long as its module. */
+typedef struct ncc_inst ncc_inst_t;
+
+/* What messages name an instruction by. The strings point into its module. */
+typedef struct ncc_inst_desc {
+	const char *name;        /* unique in the module, without '%' */
+	const char *opcode;      /* as written: "add", "fusion", an unknown opcode's name */
+	bool is_parameter;       /* a parameter(N) of its computation */
+	int hlo_line;            /* 1-based line in the module's HLO text; 0 when a pass made it */
+	const char *op_type;     /* metadata op_type ("aten__log"), NULL when absent */
+	const char *source_file; /* metadata source_file, NULL when absent */
+	int64_t source_line;     /* metadata source_line, 0 when absent */
+} ncc_inst_desc_t;
+
+/* Fills out with inst's name, opcode, HLO line and metadata. */
+void ncc_inst_describe(const ncc_inst_t *inst, ncc_inst_desc_t *out);
 
 /* ------------------------------------------------------------------ analyze */
 

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "interp.h"
 #include "ncc/ncc.h"
+#include "ncc/ncc_interp.h"
 #include "pjrt_test_util.h"
 
 static const char *const add_hlo =
@@ -1365,7 +1365,7 @@ START_TEST(test_f64_program_within_f32_of_the_interpreter)
 	ck_assert(ncc_parse_hlo(f64_hlo, strlen(f64_hlo), "<f64>", &m, &nerr) == NCC_OK && ncc_verify(m, &nerr) == NCC_OK);
 	ncc_value_t *args[3];
 	for (int a = 0; a < 3; a++)
-		ck_assert_int_eq(ncc_value_alloc(&m->entry->params[a]->shape, &args[a]), NCC_OK);
+		ck_assert_int_eq(ncc_value_alloc(ncc_module_entry_param_shape(m, a), &args[a]), NCC_OK);
 	ncc_value_set_f64(args[0], 0, lr);
 	for (int i = 0; i < 6; i++) {
 		ncc_value_set_f64(args[1], i, g[i]);
