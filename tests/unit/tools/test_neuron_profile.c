@@ -1,19 +1,22 @@
-/* Check tests of neuron-profile summary: the tables on hand-made and libnrt-written traces, and every refusal (usage, missing, corrupt, not a trace). */
+/* Check tests of neuron-profile: summary's tables on hand-made and libnrt-written traces, capture -n NEFF -s PROFILE and view --output-format, and every refusal (usage, missing, corrupt, not a trace, failed execution). */
 #include <check.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include "neuronsim/neff.h"
+#include "neuronsim/npy.h"
 #include "nrt/nrt.h"
 #include "nrt/nrt_neuronsim.h"
 #include "nrt/nrt_profile.h"
 #include "rt_fixture.h"
+#include "test_neffs.h"
 
 static char tmpdir[64];
 static char *out_text, *err_text;
@@ -263,7 +266,7 @@ END_TEST
 START_TEST(test_help_and_usage_errors)
 {
 	ck_assert_int_eq(run("--help"), 0);
-	ck_assert_ptr_nonnull(strstr(out_text, "Usage: neuron-profile summary TRACE [--top N]"));
+	ck_assert_ptr_nonnull(strstr(out_text, "neuron-profile summary TRACE [--top N]"));
 	ck_assert_int_eq(run("summary --help"), 0);
 	ck_assert_ptr_nonnull(strstr(out_text, "Usage:"));
 	ck_assert_int_eq(run(""), 2);
@@ -322,6 +325,169 @@ START_TEST(test_unreadable_and_corrupt_traces)
 }
 END_TEST
 
+/* ---- the Neuron tool's CLI: capture -n NEFF -s PROFILE, view --output-format ---- */
+
+static void write_sqrt_neff(const char *path)
+{
+	size_t size;
+	void *neff = test_neff_sqrt(16, &size);
+	ck_assert_ptr_nonnull(neff);
+	write_file(path, neff, size);
+	free(neff);
+}
+
+static json_t *load_json(const char *path)
+{
+	json_error_t je;
+	json_t *j = json_load_file(path, 0, &je);
+	ck_assert_msg(j != NULL, "%s: %s", path, je.text);
+	return j;
+}
+
+START_TEST(test_capture_then_view_in_every_format)
+{
+	char neff[256], prof[256], out[256];
+	snprintf(neff, sizeof(neff), "%s", path_in("sqrt.neff"));
+	snprintf(prof, sizeof(prof), "%s", path_in("profile.json"));
+	write_sqrt_neff(neff);
+	/* all-zero inputs: sqrt(0) runs clean */
+	ck_assert_int_eq(run("capture -n '%s' -s '%s'", neff, prof), 0);
+	ck_assert_msg(strstr(out_text, "profile: "), "%s%s", out_text, err_text);
+	json_t *trace = load_json(prof);
+	ck_assert(json_array_size(json_object_get(trace, "traceEvents")) > 0);
+	json_decref(trace);
+
+	/* summary-text: the documented name/value lines, then the tables */
+	ck_assert_int_eq(run("view -n '%s' -s '%s' --output-format summary-text", neff, prof), 0);
+	ck_assert_ptr_nonnull(strstr(out_text, "total_time "));
+	ck_assert_ptr_nonnull(strstr(out_text, "nc_idx                     0\n"));
+	ck_assert_ptr_nonnull(strstr(out_text, "job_count                  1\n"));
+	ck_assert_ptr_nonnull(strstr(out_text, "Top 10 HLO instructions by device time"));
+	ck_assert_ptr_nonnull(strstr(out_text, "sqrt.7"));
+	/* the default format is summary-text */
+	ck_assert_int_eq(run("view -s '%s'", prof), 0);
+	ck_assert_ptr_nonnull(strstr(out_text, "event_count "));
+
+	/* summary-json on stdout */
+	ck_assert_int_eq(run("view -s '%s' --output-format summary-json", prof), 0);
+	json_error_t je;
+	json_t *j = json_loads(out_text, 0, &je);
+	ck_assert_msg(j != NULL, "%s", out_text);
+	json_t *s0 = json_array_get(json_object_get(j, "summary"), 0);
+	ck_assert(json_real_value(json_object_get(s0, "total_time")) > 0);
+	ck_assert_int_eq(json_integer_value(json_object_get(s0, "nc_idx")), 0);
+	ck_assert_int_eq(json_integer_value(json_object_get(s0, "job_count")), 1);
+	json_int_t events = json_integer_value(json_object_get(s0, "event_count"));
+	ck_assert(events > 2);
+	json_decref(j);
+
+	/* json: the summary and every event, to --output-file */
+	snprintf(out, sizeof(out), "%s", path_in("all.json"));
+	ck_assert_int_eq(run("view -s '%s' --output-format json --output-file '%s'", prof, out), 0);
+	j = load_json(out);
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "summary")), 1);
+	ck_assert(json_array_size(json_object_get(j, "traceEvents")) >= (size_t)events);
+	json_decref(j);
+
+	/* perfetto: the Chrome/Perfetto JSON neuronsim writes */
+	snprintf(out, sizeof(out), "%s", path_in("p.json"));
+	ck_assert_int_eq(run("view -s '%s' --output-format perfetto --output-file '%s'", prof, out), 0);
+	j = load_json(out);
+	ck_assert(json_array_size(json_object_get(j, "traceEvents")) >= (size_t)events);
+	json_decref(j);
+
+	/* -d: every trace under a directory (a gzip one and one in a subdirectory) */
+	char dir[256], sub[300];
+	snprintf(dir, sizeof(dir), "%s", path_in("sessions"));
+	snprintf(sub, sizeof(sub), "%s/rank_1", dir);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	char *text = slurp(prof);
+	char p1[400], p2[400];
+	snprintf(p1, sizeof(p1), "%s/profile_rank_0.json.gz", dir);
+	snprintf(p2, sizeof(p2), "%s/profile.json", sub);
+	write_gz(p1, text);
+	write_file(p2, text, strlen(text));
+	free(text);
+	ck_assert_int_eq(run("view -d '%s' --output-format summary-json", dir), 0);
+	j = json_loads(out_text, 0, &je);
+	ck_assert_msg(j != NULL, "%s", out_text);
+	ck_assert_uint_eq(json_array_size(json_object_get(j, "summary")), 2);
+	json_decref(j);
+	unlink(p1);
+	unlink(p2);
+	rmdir(sub);
+	rmdir(dir);
+	unlink(out);
+	unlink(path_in("all.json"));
+	unlink(prof);
+	unlink(neff);
+}
+END_TEST
+
+START_TEST(test_capture_inputs_and_execution_errors)
+{
+	char neff[256], prof[256], npy[256], err[256];
+	snprintf(neff, sizeof(neff), "%s", path_in("sqrt.neff"));
+	snprintf(prof, sizeof(prof), "%s", path_in("nan.json"));
+	snprintf(npy, sizeof(npy), "%s", path_in("neg.npy"));
+	write_sqrt_neff(neff);
+	float neg[16];
+	for (int i = 0; i < 16; i++)
+		neg[i] = -1.0f - (float)i;
+	const uint64_t shape[1] = { 16 };
+	ck_assert_int_eq(npy_write_file(npy, ISA_DT_F32, 1, shape, neg, err, sizeof(err)), NPY_OK);
+	/* a NaN: exit 1 naming it, the profile written anyway */
+	ck_assert_int_eq(run("capture -n '%s' -s '%s' x '%s'", neff, prof, npy), 1);
+	ck_assert_msg(strstr(err_text, "execution") && strstr(err_text, "NRT_EXEC_COMPLETED_WITH_NUM_ERR") &&
+		      strstr(err_text, "--ignore-exec-errors"), "%s", err_text);
+	ck_assert_int_eq(access(prof, R_OK), 0);
+	unlink(prof);
+	ck_assert_int_eq(run("capture --ignore-exec-errors -n '%s' -s '%s' x '%s'", neff, prof, npy), 0);
+	ck_assert_int_eq(access(prof, R_OK), 0);
+	/* an input the model does not have, a missing file, a wrong shape */
+	ck_assert_int_eq(run("capture -n '%s' -s '%s' z '%s'", neff, prof, npy), 3);
+	ck_assert_msg(strstr(err_text, "input 'z'") && strstr(err_text, "its inputs are: x"), "%s", err_text);
+	ck_assert_int_eq(run("capture -n '%s' -s '%s' x '%s'", neff, prof, path_in("none.npy")), 3);
+	ck_assert_msg(strstr(err_text, "input 'x'"), "%s", err_text);
+	const uint64_t shape8[1] = { 8 };
+	ck_assert_int_eq(npy_write_file(npy, ISA_DT_F32, 1, shape8, neg, err, sizeof(err)), NPY_OK);
+	ck_assert_int_eq(run("capture -n '%s' -s '%s' x '%s'", neff, prof, npy), 3);
+	ck_assert_msg(strstr(err_text, "holds f32[8], the model expects f32[16]"), "%s", err_text);
+	/* not a NEFF, no NEFF */
+	ck_assert_int_eq(run("capture -n '%s' -s '%s'", npy, prof), 3);
+	ck_assert_int_eq(run("capture -n '%s' -s '%s'", path_in("missing.neff"), prof), 3);
+	/* a profile that cannot be written */
+	ck_assert_int_eq(run("capture -n '%s' -s /nonexistent-dir/p.json", neff), 5);
+	ck_assert_msg(strstr(err_text, "/nonexistent-dir/p.json"), "%s", err_text);
+	unlink(prof);
+	unlink(npy);
+	unlink(neff);
+}
+END_TEST
+
+START_TEST(test_capture_and_view_usage_errors)
+{
+	ck_assert_int_eq(run("capture -s p.json"), 2);
+	ck_assert_ptr_nonnull(strstr(err_text, "capture needs -n NEFF and -s PROFILE"));
+	ck_assert_int_eq(run("capture -n a.neff -s p.json x"), 2); /* a NAME without its FILE */
+	ck_assert_int_eq(run("view"), 2);
+	ck_assert_ptr_nonnull(strstr(err_text, "-s PROFILE or -d DIR"));
+	ck_assert_int_eq(run("view -s a.json -d dir"), 2);
+	ck_assert_int_eq(run("view -s a.json --output-format db"), 2);
+	ck_assert_ptr_nonnull(strstr(err_text, "--output-format db is not available"));
+	ck_assert_int_eq(run("view -s a.json extra"), 2);
+	ck_assert_int_eq(run("view -s '%s'", path_in("none.json")), 3);
+	ck_assert_int_eq(run("view -d '%s'", path_in("nodir")), 3);
+	ck_assert_int_eq(run("view -d '%s'", tmpdir), 3); /* no trace in it */
+	ck_assert_ptr_nonnull(strstr(err_text, "no trace"));
+	ck_assert_int_eq(run("view -n '%s' -s a.json", path_in("none.neff")), 3);
+	ck_assert_int_eq(run("--help"), 0);
+	ck_assert_ptr_nonnull(strstr(out_text, "capture -n NEFF -s PROFILE"));
+	ck_assert_ptr_nonnull(strstr(out_text, "--output-format"));
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("neuron_profile");
@@ -333,6 +499,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_summary_without_device_spans);
 	tcase_add_test(tc, test_help_and_usage_errors);
 	tcase_add_test(tc, test_unreadable_and_corrupt_traces);
+	tcase_add_test(tc, test_capture_then_view_in_every_format);
+	tcase_add_test(tc, test_capture_inputs_and_execution_errors);
+	tcase_add_test(tc, test_capture_and_view_usage_errors);
 	suite_add_tcase(s, tc);
 	return s;
 }
