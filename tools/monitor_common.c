@@ -274,3 +274,45 @@ const char *mon_core_list(const procstats_snap_t *s, char *buf, size_t len)
 		snprintf(buf, len, "-");
 	return buf;
 }
+
+int mon_proc_cpu_ticks(uint32_t pid, uint64_t out[2])
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* the command may hold spaces and parentheses: fields start after the last ')' */
+	char *p = strrchr(buf, ')');
+	if (!p)
+		return -1;
+	/* After ") ": state(3) ... utime is field 14, stime 15. */
+	unsigned long long ut, st;
+	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		return -1;
+	out[0] = ut;
+	out[1] = st;
+	return 0;
+}
+
+int mon_system_cpu_ticks(uint64_t out[7])
+{
+	FILE *f = fopen("/proc/stat", "re");
+	if (!f)
+		return -1;
+	char line[512];
+	int rc = -1;
+	unsigned long long x[7];
+	if (fgets(line, sizeof(line), f) && strncmp(line, "cpu ", 4) == 0 &&
+	    sscanf(line + 4, "%llu %llu %llu %llu %llu %llu %llu", &x[0], &x[1], &x[2], &x[3], &x[4], &x[5],
+		   &x[6]) == 7) {
+		for (int i = 0; i < 7; i++)
+			out[i] = x[i];
+		rc = 0;
+	}
+	fclose(f);
+	return rc;
+}

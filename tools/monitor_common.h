@@ -70,6 +70,14 @@ const char *mon_core_list(const procstats_snap_t *s, char *buf, size_t len);
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t mon_now_ns(void);
 
+/* utime and stime of process pid, in clock ticks (/proc/PID/stat fields 14
+ * and 15). Returns 0, or -1 when the process is gone or the file unreadable. */
+int mon_proc_cpu_ticks(uint32_t pid, uint64_t out[2]);
+
+/* The machine's CPU time in clock ticks from /proc/stat's "cpu" line: user,
+ * nice, system, idle, iowait, irq, softirq. Returns 0, or -1. */
+int mon_system_cpu_ticks(uint64_t out[7]);
+
 /* Counter difference that tolerates a counter going backwards (a device
  * reset): then the new value is the difference. */
 static inline uint64_t mon_delta(uint64_t now, uint64_t before)

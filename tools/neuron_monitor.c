@@ -378,28 +378,6 @@ typedef struct monitor {
 	bool hw_prev_valid[64];
 } monitor_t;
 
-static int proc_cpu_ticks(uint32_t pid, uint64_t out[2])
-{
-	char path[64], buf[1024];
-	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -1;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	char *p = strrchr(buf, ')');
-	if (!p)
-		return -1;
-	/* After ") ": state(3) ... utime is field 14, stime 15. */
-	unsigned long long ut, st;
-	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
-		return -1;
-	out[0] = ut;
-	out[1] = st;
-	return 0;
-}
-
 static void set_base(base_t *b, const procstats_snap_t *s, bool zero)
 {
 	memset(b, 0, sizeof(*b));
@@ -413,7 +391,7 @@ static void set_base(base_t *b, const procstats_snap_t *s, bool zero)
 	memcpy(b->v, s->v, sizeof(b->v));
 	for (uint32_t c = 0; c < s->n_cores; c++)
 		b->busy[c] = s->cores[c].v[PROCSTATS_CORE_BUSY_NS];
-	proc_cpu_ticks(s->pid, b->cpu_ticks);
+	mon_proc_cpu_ticks(s->pid, b->cpu_ticks);
 }
 
 static mon_proc_t *find_proc(monitor_t *m, const procstats_snap_t *s)
@@ -585,7 +563,7 @@ static json_t *group_runtime_vcpu(const procstats_snap_t *s, const base_t *b)
 {
 	double dt = period_s(s->read_ns, b->t_ns);
 	uint64_t now[2];
-	if (proc_cpu_ticks(s->pid, now))
+	if (mon_proc_cpu_ticks(s->pid, now))
 		return json_pack("{s:f, s:n, s:s}", "period", dt, "vcpu_usage", "error",
 				 "cannot read /proc/PID/stat of the process");
 	double hz = (double)sysconf(_SC_CLK_TCK), ncpu = (double)sysconf(_SC_NPROCESSORS_ONLN);

@@ -31,7 +31,14 @@ static const char usage_text[] =
 	"  -h, --help              show this help\n"
 	"      --version           print the version and exit\n"
 	"\n"
-	"Keys: q quit, up/down and PgUp/PgDn scroll.\n"
+	"The Neuron tool's layout first: NeuronCore v2 Utilization (F toggles the\n"
+	"TFLOPS view), VCPU Utilization (system and runtime, user% and system%),\n"
+	"Memory Usage Summary (host and device memory by category), for the selected\n"
+	"tab: 'all' (every process) or one process; then neuronsim's tables\n"
+	"(PROCESSES, NEURONCORES, DEVICE MEMORY, HOST MEMORY, KERNEL DEVICES).\n"
+	"\n"
+	"Keys: q quit; 1-9 select a tab (1 is 'all'), a/d the previous/next tab;\n"
+	"F utilisation or TFLOPS; up/down and PgUp/PgDn scroll.\n"
 	"\n"
 	"Processes publish their stats in $NEURONSIM_STATS_DIR (default /dev/shm); the\n"
 	"kernel devices are read from $NEURONSIM_SYSFS_ROOT (default\n"
@@ -81,6 +88,12 @@ typedef struct top {
 	mon_kdevs_t kcur, kprev;
 	char scan_err[512], sysfs_err[512];
 	int scroll;
+	int tab;                         /* 0: all, i: the i-th process of cur */
+	bool flops;                      /* F: TFLOPS instead of utilisation */
+	uint64_t sys_cpu[7], sys_cpu_prev[7];
+	bool have_sys_cpu, have_sys_cpu_prev;
+	struct proc_cpu { uint32_t pid; uint64_t ticks[2], prev[2]; bool have_prev; } *pcpu;
+	size_t n_pcpu;
 } top_t;
 
 static void sample(top_t *t)
@@ -92,6 +105,26 @@ static void sample(top_t *t)
 	if (procstats_scan(t->dir, PROCSTATS_SCAN_REMOVE_STALE, 0, &t->cur, t->scan_err,
 			   sizeof(t->scan_err)) != PROCSTATS_OK)
 		memset(&t->cur, 0, sizeof(t->cur));
+	/* CPU time of the machine and of every process, for VCPU Utilization */
+	memcpy(t->sys_cpu_prev, t->sys_cpu, sizeof(t->sys_cpu));
+	t->have_sys_cpu_prev = t->have_sys_cpu;
+	t->have_sys_cpu = mon_system_cpu_ticks(t->sys_cpu) == 0;
+	struct proc_cpu *pc = calloc(t->cur.n ? t->cur.n : 1, sizeof(*pc));
+	for (size_t i = 0; pc && i < t->cur.n; i++) {
+		pc[i].pid = t->cur.procs[i].pid;
+		if (mon_proc_cpu_ticks(pc[i].pid, pc[i].ticks) != 0)
+			continue;
+		for (size_t j = 0; j < t->n_pcpu; j++)
+			if (t->pcpu[j].pid == pc[i].pid) {
+				memcpy(pc[i].prev, t->pcpu[j].ticks, sizeof(pc[i].prev));
+				pc[i].have_prev = true;
+			}
+	}
+	free(t->pcpu);
+	t->pcpu = pc;
+	t->n_pcpu = pc ? t->cur.n : 0;
+	if (t->tab > (int)t->cur.n)
+		t->tab = 0;
 	mon_sysfs_free(&t->kprev);
 	t->kprev = t->kcur;
 	t->sysfs_err[0] = '\0';
@@ -161,6 +194,157 @@ static uint64_t failures_other(const uint64_t *v, int exec, int ok, int num)
 {
 	uint64_t bad = v[exec] - v[ok];
 	return bad >= v[num] ? bad - v[num] : 0;
+}
+
+/* ---- the Neuron tool's sections, for the selected tab ---- */
+
+static bool in_tab(const top_t *t, size_t i)
+{
+	return t->tab == 0 || (size_t)t->tab == i + 1;
+}
+
+/* Utilisation of core c of process s over the last interval, NAN without a
+ * previous sample. */
+static double core_util(const top_t *t, const procstats_snap_t *s, uint32_t c)
+{
+	const procstats_snap_t *p = prev_of(t, s);
+	const uint64_t *pv = p && c < p->n_cores ? p->cores[c].v : NULL;
+	double u = rate(s, pv ? p : NULL, s->cores[c].v[PROCSTATS_CORE_BUSY_NS], pv ? pv[PROCSTATS_CORE_BUSY_NS] : 0) *
+		   1e-9 * 100.0;
+	return isnan(u) ? u : u > 100.0 ? 100.0 : u;
+}
+
+static void build_nc_utilization(const top_t *t, screen_lines_t *L)
+{
+	add(L, A_BOLD, "NeuronCore v2 Utilization%s", t->flops ? " (TFLOPS)" : "");
+	/* One entry per physical core id; in the 'all' tab the processes using the
+	 * same id (each simulates its own devices) are added up, capped at 100%. */
+	double util[PROCSTATS_MAX_CORES];
+	bool used[PROCSTATS_MAX_CORES] = { false }, known[PROCSTATS_MAX_CORES] = { false };
+	for (size_t i = 0; i < t->cur.n; i++) {
+		if (!in_tab(t, i))
+			continue;
+		const procstats_snap_t *s = &t->cur.procs[i];
+		for (uint32_t c = 0; c < s->n_cores; c++) {
+			uint32_t g = s->cores[c].global;
+			if (g >= PROCSTATS_MAX_CORES)
+				continue;
+			double u = core_util(t, s, c);
+			if (!used[g])
+				util[g] = 0.0;
+			used[g] = true;
+			if (!isnan(u)) {
+				util[g] = fmin(100.0, util[g] + u);
+				known[g] = true;
+			}
+		}
+	}
+	char line[256], cell[64];
+	size_t len = 0;
+	int in_line = 0;
+	line[0] = '\0';
+	for (int g = 0; g < PROCSTATS_MAX_CORES; g++) {
+		if (!used[g])
+			continue;
+		if (t->flops) {
+			snprintf(cell, sizeof(cell), "  NC%-3d %13s", g, "n/a");
+		} else if (!known[g]) {
+			snprintf(cell, sizeof(cell), "  NC%-3d [%10s]     -", g, "");
+		} else {
+			int bars = (int)lround(util[g] / 10.0);
+			snprintf(cell, sizeof(cell), "  NC%-3d [%-10.*s] %5.1f%%", g, bars, "||||||||||", util[g]);
+		}
+		len += (size_t)snprintf(line + len, sizeof(line) - len, "%s", cell);
+		if (++in_line == 3) {
+			add(L, 0, "%s", line);
+			len = 0;
+			line[0] = '\0';
+			in_line = 0;
+		}
+	}
+	if (in_line)
+		add(L, 0, "%s", line);
+	if (t->flops)
+		add(L, 0, "  (FLOPs are not counted by neuronsim's runtime; neuron-profile's traces have them per instruction)");
+	if (!t->cur.n)
+		add(L, 0, "  no NeuronCore in use");
+}
+
+static double pct(uint64_t part, uint64_t total)
+{
+	return total ? 100.0 * (double)part / (double)total : 0.0;
+}
+
+static void build_vcpu(const top_t *t, screen_lines_t *L)
+{
+	add(L, A_BOLD, "VCPU Utilization");
+	if (t->have_sys_cpu && t->have_sys_cpu_prev) {
+		uint64_t d[7], all = 0;
+		for (int i = 0; i < 7; i++) {
+			d[i] = mon_delta(t->sys_cpu[i], t->sys_cpu_prev[i]);
+			all += d[i];
+		}
+		add(L, 0, "  System vCPU usage    user %5.1f%%  system %5.1f%%", pct(d[0] + d[1], all),
+		    pct(d[2] + d[4] + d[5] + d[6], all));
+	} else {
+		add(L, 0, "  System vCPU usage    -");
+	}
+	/* The runtime's processes: their CPU time over the interval, as a share of
+	 * all online CPUs (the system line's scale). */
+	uint64_t ut = 0, st = 0;
+	bool any = false;
+	for (size_t i = 0; i < t->n_pcpu; i++) {
+		if (!in_tab(t, i) || !t->pcpu[i].have_prev)
+			continue;
+		ut += mon_delta(t->pcpu[i].ticks[0], t->pcpu[i].prev[0]);
+		st += mon_delta(t->pcpu[i].ticks[1], t->pcpu[i].prev[1]);
+		any = true;
+	}
+	uint64_t all = 0;
+	if (t->have_sys_cpu && t->have_sys_cpu_prev)
+		for (int i = 0; i < 7; i++)
+			all += mon_delta(t->sys_cpu[i], t->sys_cpu_prev[i]);
+	if (any && all)
+		add(L, 0, "  Runtime vCPU usage   user %5.1f%%  system %5.1f%%", pct(ut, all), pct(st, all));
+	else
+		add(L, 0, "  Runtime vCPU usage   -");
+}
+
+static void build_mem_summary(const top_t *t, screen_lines_t *L)
+{
+	uint64_t v[PROCSTATS_COUNT] = { 0 };
+	for (size_t i = 0; i < t->cur.n; i++)
+		if (in_tab(t, i))
+			for (int k = 0; k < PROCSTATS_COUNT; k++)
+				v[k] += t->cur.procs[i].v[k];
+	char a[7][16];
+	add(L, A_BOLD, "Memory Usage Summary");
+	add(L, 0, "  Host Used Memory     Total %8s  Tensors %8s  Constants %8s  DMA Buffers %8s",
+	    mon_bytes(v[PROCSTATS_HOST_TENSORS] + v[PROCSTATS_HOST_SNAPSHOT], a[0], sizeof(a[0])),
+	    mon_bytes(v[PROCSTATS_HOST_TENSORS], a[1], sizeof(a[1])), mon_bytes(0, a[2], sizeof(a[2])),
+	    mon_bytes(0, a[3], sizeof(a[3])));
+	add(L, 0, "                       App. Memory %8s  Snapshot copies %8s", mon_bytes(0, a[0], sizeof(a[0])),
+	    mon_bytes(v[PROCSTATS_HOST_SNAPSHOT], a[1], sizeof(a[1])));
+	add(L, 0, "  Device Used Memory   Total %8s  Tensors %8s  Constants %8s  Model Code %8s",
+	    mon_bytes(v[PROCSTATS_MEM_IN_USE], a[0], sizeof(a[0])), mon_bytes(v[PROCSTATS_MEM_TENSORS], a[1], sizeof(a[1])),
+	    mon_bytes(v[PROCSTATS_MEM_CONSTANTS], a[2], sizeof(a[2])), mon_bytes(v[PROCSTATS_MEM_CODE], a[3], sizeof(a[3])));
+	add(L, 0, "                       Runtime Memory %8s  Model Scratchpad %8s  Snapshot copies %8s",
+	    mon_bytes(v[PROCSTATS_MEM_STAGING], a[0], sizeof(a[0])), mon_bytes(v[PROCSTATS_MEM_SCRATCH], a[1], sizeof(a[1])),
+	    mon_bytes(v[PROCSTATS_MEM_SNAPSHOT], a[2], sizeof(a[2])));
+	add(L, 0, "%s", "");
+}
+
+/* The bottom bar's tabs: 'all' then every process by tag, the selected one
+ * between '>' and '<'. */
+static void tab_bar(const top_t *t, char *buf, size_t len)
+{
+	size_t n = (size_t)snprintf(buf, len, " %s1:all%s", t->tab == 0 ? ">" : " ", t->tab == 0 ? "<" : " ");
+	for (size_t i = 0; i < t->cur.n && n < len; i++) {
+		char tag[24];
+		bool sel = (size_t)t->tab == i + 1;
+		n += (size_t)snprintf(buf + n, len - n, " %s%zu:%s%s", sel ? ">" : " ", i + 2,
+				      fmt_tag(t->cur.procs[i].tag, 16, tag, sizeof(tag)), sel ? "<" : " ");
+	}
 }
 
 static void build_processes(const top_t *t, screen_lines_t *L)
@@ -326,6 +510,9 @@ static void draw(top_t *t)
 		return;
 	}
 	screen_lines_t L = { 0 };
+	build_nc_utilization(t, &L);
+	build_vcpu(t, &L);
+	build_mem_summary(t, &L);
 	build_processes(t, &L);
 	build_cores(t, &L);
 	build_memory(t, &L);
@@ -347,7 +534,10 @@ static void draw(top_t *t)
 		t->scroll = 0;
 	attron(A_REVERSE);
 	mvhline(0, 0, ' ', cols);
-	mvprintw(0, 0, " neuron-top  every %.1fs  %zu process(es)  stats: %.40s", t->interval, t->cur.n, t->dir);
+	char host[64] = "";
+	gethostname(host, sizeof(host) - 1);
+	mvprintw(0, 0, " neuron-top (neuronsim)  instance: %.30s  type: neuronsim  every %.1fs  %zu process(es)  stats: %.40s",
+		 host, t->interval, t->cur.n, t->dir);
 	attroff(A_REVERSE);
 	for (int r = 0; r < body && t->scroll + r < (int)L.n; r++) {
 		const line_t *l = &L.v[t->scroll + r];
@@ -357,8 +547,9 @@ static void draw(top_t *t)
 	}
 	attron(A_REVERSE);
 	mvhline(rows - 1, 0, ' ', cols);
-	mvprintw(rows - 1, 0, " q quit   up/down PgUp/PgDn scroll%s",
-		 max_scroll ? "   (more below)" : "");
+	char bar[512];
+	tab_bar(t, bar, sizeof(bar));
+	mvprintw(rows - 1, 0, "%.300s  | q quit  1-9/a/d tab  F flops%s", bar, max_scroll ? "  (more below)" : "");
 	attroff(A_REVERSE);
 	refresh();
 	free(L.v);
@@ -457,6 +648,14 @@ int main(int argc, char **argv)
 		case 'Q':
 			quit = true;
 			break;
+		case 'f':
+		case 'F': t.flops = !t.flops; break;
+		case 'a': t.tab = t.tab > 0 ? t.tab - 1 : (int)t.cur.n; break;
+		case 'd': t.tab = t.tab < (int)t.cur.n ? t.tab + 1 : 0; break;
+		case '1': case '2': case '3': case '4': case '5': case '6': case '7': case '8': case '9':
+			if (ch - '1' <= (int)t.cur.n)
+				t.tab = ch - '1';
+			break;
 		case KEY_UP: t.scroll--; break;
 		case KEY_DOWN: t.scroll++; break;
 		case KEY_PPAGE: t.scroll -= page; break;
@@ -469,6 +668,7 @@ int main(int argc, char **argv)
 	delscreen(scr);
 	procstats_list_free(&t.cur);
 	procstats_list_free(&t.prev);
+	free(t.pcpu);
 	mon_sysfs_free(&t.kcur);
 	mon_sysfs_free(&t.kprev);
 	return TOOL_EXIT_OK;

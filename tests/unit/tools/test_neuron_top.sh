@@ -150,6 +150,30 @@ grep -q "SNAPSHOT" "$dir/screen" || fail "no SNAPSHOT memory column"
 awk -v p="$wl" '/^HOST MEMORY/ { s = 1 } s && $1 == p && $2 == "stats-workload" { found = 1; exit } END { exit !found }' \
 	"$dir/screen" || fail "no HOST MEMORY row naming the program"
 
+# The Neuron tool's sections above neuronsim's tables, for the 'all' tab.
+for h in "NeuronCore v2 Utilization" "VCPU Utilization" "System vCPU usage" "Runtime vCPU usage" \
+	"Memory Usage Summary" "Host Used Memory" "Device Used Memory" "Model Scratchpad" ">1:all<"; do
+	grep -q -- "$h" "$dir/screen" || fail "no '$h' on the screen"
+done
+grep -q "^  NC0   \[[| ]*\] *[0-9.]*%" "$dir/screen" || fail "no utilisation bar for NC0"
+# Device Used Memory's total is the process's IN USE (the only process in 'all')
+dtot=$(awk '/Device Used Memory/ { print $5; exit }' "$dir/screen")
+inuse=$(awk -v p="$wl" '/^DEVICE MEMORY/ { s = 1 } s && $1 == p { print $2; exit }' "$dir/screen")
+[ -n "$dtot" ] && [ "$dtot" = "$inuse" ] || fail "Device Used Memory total '$dtot' is not the process's '$inuse'"
+# Tabs: 2 selects the process, F toggles TFLOPS, a/d move between tabs.
+tm send-keys -t top 2
+wait_for ">2:top_wl<" 30 || fail "key 2 did not select the process's tab"
+tm send-keys -t top F
+wait_for "NeuronCore v2 Utilization (TFLOPS)" 30 || fail "F did not switch to TFLOPS"
+tm send-keys -t top F
+wait_for "^NeuronCore v2 Utilization\$" 30 || fail "a second F did not switch back"
+tm send-keys -t top a
+wait_for ">1:all<" 30 || fail "a did not go back to the 'all' tab"
+tm send-keys -t top d
+wait_for ">2:top_wl<" 30 || fail "d did not go to the next tab"
+tm send-keys -t top 1
+wait_for ">1:all<" 30 || fail "key 1 did not select 'all'"
+
 # 4. The kernel device from the fake sysfs tree, and its job rate.
 grep -q "KERNEL DEVICES ($dir/sys)" "$dir/screen" || fail "no KERNEL DEVICES section"
 awk '/^KERNEL DEVICES/ { s = 1 } s && $1 == "0" && $2 == "2" && $4 == "yes" && $8 == "1000" { f = 1 } END { exit !f }' \
