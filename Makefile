@@ -105,6 +105,7 @@ bench: deps build
 	./$(BUILD)/tests/bench/neuronsim-bench
 	./$(BUILD)/tests/bench/neuronsim-compiler-bench
 	./$(BUILD)/tests/bench/neuronsim-bench-load
+	./$(BUILD)/tests/bench/neuronsim-bench-memory
 	./$(BUILD)/tests/bench/neuronsim-bench-profile
 	./$(BUILD)/tests/bench/neuronsim-bench-metrics
 	./$(BUILD)/tests/bench/neuronsim-bench-snapshot

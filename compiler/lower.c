@@ -1437,6 +1437,12 @@ ncc_status_t ncc_lower_module(const ncc_module_t *m, const ncc_compile_options_t
 		goto out;
 	}
 	st = ncc_emit_finish(ctx, out_neff, out_size);
+	if (st == NCC_OK && ctx->opts.dump_dir &&
+	    (st = ncc_plan_dump(&ctx->plan, ctx->opts.dump_dir, err)) != NCC_OK) {
+		free(*out_neff);
+		*out_neff = NULL;
+		*out_size = 0;
+	}
 out:
 	if (ctx->vals)
 		for (uint32_t i = 0; i < ctx->nvals; i++)

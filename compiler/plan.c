@@ -1,4 +1,6 @@
 /* Memory planner: best-fit scratch allocation with coalescing free ranges and reference-counted blocks (liveness-based buffer reuse). */
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -136,4 +138,19 @@ void ncc_plan_free_all(ncc_plan_t *p)
 	free(p->free_off);
 	free(p->free_size);
 	memset(p, 0, sizeof(*p));
+}
+
+ncc_status_t ncc_plan_dump(const ncc_plan_t *p, const char *dir, ncc_error_t *err)
+{
+	char path[4096];
+	if (snprintf(path, sizeof(path), "%s/memory-plan.txt", dir) >= (int)sizeof(path))
+		return ncc_error_set(err, NCC_ERR_IO, 0, 0, "dump directory name too long: %s", dir);
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return ncc_error_set(err, NCC_ERR_IO, 0, 0, "cannot write %s", path);
+	fprintf(f, "scratch_bytes %" PRIu64 "\nscratch_peak_live_bytes %" PRIu64 "\n", p->top,
+		p->peak_live);
+	if (fclose(f) != 0)
+		return ncc_error_set(err, NCC_ERR_IO, 0, 0, "cannot write %s", path);
+	return NCC_OK;
 }

@@ -39,6 +39,12 @@ ncc_status_t ncc_plan_alloc(ncc_plan_t *p, uint64_t size, int32_t *out_block);
 void ncc_plan_ref(ncc_plan_t *p, int32_t block);
 /* Drops a reference; the memory returns to the free list at zero. */
 void ncc_plan_unref(ncc_plan_t *p, int32_t block);
+/* Writes <dir>/memory-plan.txt, one "key value" line each: scratch_bytes (the
+ * high-water mark, the NEFF's scratch size) and scratch_peak_live_bytes (the most
+ * bytes of blocks live at once in program order: no plan of this schedule needs
+ * less), so the planner's fragmentation and a host-memory bound can be checked.
+ * NCC_ERR_IO naming the file when it cannot be written. */
+ncc_status_t ncc_plan_dump(const ncc_plan_t *p, const char *dir, ncc_error_t *err);
 /* Frees the planner's own arrays. */
 void ncc_plan_free_all(ncc_plan_t *p);
 

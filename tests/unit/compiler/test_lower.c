@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <check.h>
 
@@ -771,6 +772,62 @@ START_TEST(test_custom_calls_collectives)
 }
 END_TEST
 
+/* With a dump directory the back end writes its plan's figures; the NEFF is
+ * the same with or without it, and a missing directory is an I/O error. */
+START_TEST(test_memory_plan_dump)
+{
+	const char *t = "HloModule m\n"
+			"ENTRY e { x = f32[1024] parameter(0)\n"
+			" a = f32[1024] exponential(x)\n b = f32[1024] add(a, a)\n"
+			" c = f32[1024] multiply(b, a)\n ROOT d = f32[1024] subtract(c, x) }\n";
+	ncc_module_t *m = NULL;
+	ncc_error_t err = { 0 };
+	ck_assert_int_eq(ncc_parse_hlo(t, strlen(t), "t.hlo", &m, &err), NCC_OK);
+	char dir[] = "/tmp/ncc-plan-XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	ncc_compile_options_t o;
+	ncc_compile_options_init(&o);
+	void *plain = NULL, *neff = NULL;
+	size_t plain_size = 0, size = 0;
+	ck_assert_int_eq(ncc_lower_module(m, &o, &plain, &plain_size, &err), NCC_OK);
+	o.dump_dir = dir;
+	ck_assert_int_eq(ncc_lower_module(m, &o, &neff, &size, &err), NCC_OK);
+	ck_assert_uint_eq(size, plain_size);
+	ck_assert_int_eq(memcmp(neff, plain, size), 0);
+	neff_view_t v;
+	char msg[256], path[512], key[64];
+	ck_assert_int_eq(neff_parse(neff, size, &v, msg, sizeof(msg)), NEFF_OK);
+	snprintf(path, sizeof(path), "%s/memory-plan.txt", dir);
+	FILE *f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	unsigned long long scratch = 0, live = 0, val;
+	int keys = 0;
+	while (fscanf(f, "%63s %llu", key, &val) == 2) {
+		keys++;
+		if (!strcmp(key, "scratch_bytes"))
+			scratch = val;
+		else if (!strcmp(key, "scratch_peak_live_bytes"))
+			live = val;
+	}
+	fclose(f);
+	unlink(path);
+	rmdir(dir);
+	ck_assert_int_eq(keys, 2);
+	ck_assert_uint_eq(scratch, v.meta->scratch_size);
+	/* at least two f32[1024] temporaries are live at once (a with b or c) */
+	ck_assert_uint_ge(live, 2 * 4096);
+	ck_assert_uint_le(live, scratch);
+	free(neff);
+	o.dump_dir = "/nonexistent/ncc/plan";
+	neff = (void *)1;
+	ck_assert_int_eq(ncc_lower_module(m, &o, &neff, &size, &err), NCC_ERR_IO);
+	ck_assert_ptr_null(neff);
+	ck_assert_ptr_nonnull(strstr(err.msg, "/nonexistent/ncc/plan/memory-plan.txt"));
+	free(plain);
+	ncc_module_free(m);
+}
+END_TEST
+
 START_TEST(test_neff_tables)
 {
 	/* input names from neff_input_names, aliasing, debug map from metadata, HLO text */
@@ -1345,6 +1402,7 @@ static Suite *lower_suite(void)
 	tcase_add_test(tc, test_control_flow);
 	tcase_add_test(tc, test_custom_calls_collectives);
 	tcase_add_test(tc, test_neff_tables);
+	tcase_add_test(tc, test_memory_plan_dump);
 	tcase_add_test(tc, test_errors);
 	suite_add_tcase(s, tc);
 	TCase *tcc = tcase_create("corpus");
