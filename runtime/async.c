@@ -158,10 +158,13 @@ static NRT_STATUS run(const async_req_t *r)
 	return NRT_FAILURE;
 }
 
-/* The errors after which a real execution unit is left in an unknown state. */
+/* The errors after which a real execution unit is left in an unknown state.
+ * Not NRT_EXEC_UNIT_UNRECOVERABLE from a model an error snapshot disabled
+ * (docs/snapshot.md): that is the model's state, other models on the queue
+ * still run. */
 static bool fatal(NRT_STATUS st)
 {
-	return st == NRT_TIMEOUT || st == NRT_HW_ERROR || st == NRT_EXEC_UNIT_UNRECOVERABLE;
+	return st == NRT_TIMEOUT || st == NRT_HW_ERROR;
 }
 
 /* The model's load index and first core, when it is still loaded (an

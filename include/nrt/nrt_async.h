@@ -46,9 +46,10 @@ typedef uint16_t nrta_xu_id_t;
  * - buffers, tensors, tensor sets and models must stay valid until the
  *   request completes; a request whose handle was freed meanwhile completes
  *   with NRT_INVALID_HANDLE;
- * - after a request failed with NRT_EXEC_UNIT_UNRECOVERABLE-class errors
- *   (NRT_TIMEOUT, NRT_HW_ERROR) the queue is unrecoverable: later schedule
- *   calls on it return NRT_EXEC_UNIT_UNRECOVERABLE until nrt_close().
+ * - after a request failed with NRT_TIMEOUT or NRT_HW_ERROR the queue is
+ *   unrecoverable: later schedule calls on it return
+ *   NRT_EXEC_UNIT_UNRECOVERABLE until nrt_close() (a model stopped by an error
+ *   snapshot only fails its own requests, with that status).
  * nrt_close() with requests pending: the one running finishes, the ones still
  * queued are not run and complete with NRT_CLOSED; nrt_close() returns after
  * every *ret was written (docs/runtime.md). */

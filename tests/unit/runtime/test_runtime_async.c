@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -538,6 +539,55 @@ START_TEST(test_timeout_makes_queue_unrecoverable)
 }
 END_TEST
 
+/* A model an error snapshot stopped (ON_NRT_ERROR) completes its requests
+ * with NRT_EXEC_UNIT_UNRECOVERABLE, but that is the model's state: the
+ * COMPUTE queue stays usable for other models. */
+START_TEST(test_stopped_model_does_not_disable_the_queue)
+{
+	test_env_default();
+	char dir[256];
+	rt_tmpdir_create(dir, sizeof(dir), "nrta-snap");
+	char flags[512];
+	snprintf(flags, sizeof(flags), "--xla_dump_to=%s", dir);
+	setenv("XLA_FLAGS", flags, 1);
+	setenv("NEURON_DUMP_HLO_SNAPSHOT", "ON_NRT_ERROR", 1);
+	rt_init_ok();
+	rt_add_model_t f;
+	add_load(&f, 0);
+	size_t oob_size;
+	void *oob = test_neff_oob(&oob_size);
+	nrt_model_t *bad;
+	ck_assert_int_eq(nrt_load(oob, oob_size, 0, -1, &bad), NRT_SUCCESS);
+	nrt_tensor_t *x, *y;
+	ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 16, "x", &x), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 16, "y", &y), NRT_SUCCESS);
+	nrt_tensor_set_t *bin = rt_tensor_set_of(1, "x", x), *bout = rt_tensor_set_of(1, "y", y);
+	NRT_STATUS r[4];
+	nrta_seq_t s[4];
+	ck_assert_int_eq(nrta_execute_schedule(bad, bin, bout, 0, &r[0], &s[0]), NRT_SUCCESS);
+	ck_assert_int_eq(nrta_execute_schedule(bad, bin, bout, 0, &r[1], &s[1]), NRT_SUCCESS);
+	ck_assert_int_eq(nrta_execute_schedule(f.m, f.in, f.outs, 0, &r[2], &s[2]), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_async_drain_queued_execs(0), NRT_SUCCESS);
+	ck_assert_int_eq(r[0], NRT_EXEC_OOB);
+	ck_assert_int_eq(r[1], NRT_EXEC_UNIT_UNRECOVERABLE);
+	ck_assert_int_eq(r[2], NRT_SUCCESS);
+	ck_assert_int_eq(nrta_execute_schedule(f.m, f.in, f.outs, 0, &r[3], &s[3]), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_async_drain_queued_execs(0), NRT_SUCCESS);
+	ck_assert_int_eq(r[3], NRT_SUCCESS);
+	nrt_destroy_tensor_set(&bin);
+	nrt_destroy_tensor_set(&bout);
+	nrt_tensor_free(&x);
+	nrt_tensor_free(&y);
+	ck_assert_int_eq(nrt_unload(bad), NRT_SUCCESS);
+	free(oob);
+	rt_add_model_free(&f);
+	nrt_close();
+	unsetenv("NEURON_DUMP_HLO_SNAPSHOT");
+	unsetenv("XLA_FLAGS");
+	ck_assert_int_eq(rt_tmpdir_remove(dir), 0);
+}
+END_TEST
+
 /* Collectives over a group of one: every collective copies input i to
  * output i; larger groups are refused. */
 START_TEST(test_collectives_group_of_one)
@@ -644,6 +694,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_tensor_requests_and_per_request_errors);
 	tcase_add_test(tc, test_unloaded_model_fails_its_request_only);
 	tcase_add_test(tc, test_timeout_makes_queue_unrecoverable);
+	tcase_add_test(tc, test_stopped_model_does_not_disable_the_queue);
 	tcase_add_test(tc, test_collectives_group_of_one);
 	tcase_add_test(tc, test_async_misuse);
 	suite_add_tcase(s, tc);
