@@ -45,6 +45,14 @@ if [ ! -e "$(clang -print-file-name=libclang_rt.fuzzer-x86_64.a)" ] &&
    [ ! -e "$(clang -print-resource-dir)/lib/linux/libclang_rt.fuzzer-x86_64.a" ]; then
 	apt_install $(missing "libclang-rt-$CLANG_MAJOR-dev")
 fi
+# ThreadSanitizer (make test-tsan) builds with gcc: its runtime, libtsan, comes
+# with libgcc-N-dev (N = gcc's major version), which Debian's gcc depends on
+# on amd64; installed here should a trimmed machine lack it.
+if [ ! -e "$(gcc -print-file-name=libtsan.so)" ]; then
+	apt_install $(missing "libgcc-$(gcc -dumpversion | cut -d. -f1)-dev")
+	[ -e "$(gcc -print-file-name=libtsan.so)" ] ||
+		{ echo "deps: gcc $(gcc -dumpversion) has no libtsan.so: make test-tsan cannot link" >&2; exit 1; }
+fi
 echo "deps: Debian packages present"
 
 [ "${1:-}" = "--no-venv" ] && exit 0
