@@ -31,7 +31,6 @@ typedef struct nrt_profile_state {
 	uint64_t warmup;
 	char out_dir[PATH_MAX];
 	uint64_t inspect_start_ns;
-	struct timespec inspect_wall;    /* names the run directory */
 	uint64_t max_spans;
 	const char *backend;
 	/* Read without the lock by every execution. */
@@ -231,32 +230,34 @@ static NRT_STATUS write_api_locked(nrt_profile_state_t *p, const char *path, uin
 	return nrt_trace_write(&a);
 }
 
-/* <dir>/plugins/profile/<YYYY_MM_DD_HH_MM_SS_mmm>/<host>.trace.json.gz, the
- * layout TensorBoard's profile plugin reads. */
+/* <dir>/<host>_pid_<pid>/ntrace_session_<N>.json.gz: the Neuron Runtime's
+ * layout, one directory per process named by its instance (the host name
+ * here) and pid, one file per inspection (N from 0: nrt_inspect_begin/stop
+ * windows, then the one nrt_close ends). Where the Neuron Runtime writes
+ * ntrace.pb and one NTFF per NeuronCore, neuronsim writes one Chrome trace
+ * with the system and the device tracks. */
 static void write_inspect_locked(nrt_profile_state_t *p)
 {
-	struct tm tm;
-	localtime_r(&p->inspect_wall.tv_sec, &tm);
-	char run[64];
-	snprintf(run, sizeof(run), "%04d_%02d_%02d_%02d_%02d_%02d_%03ld", tm.tm_year + 1900,
-		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-		 p->inspect_wall.tv_nsec / 1000000);
-	char dir[sizeof(p->out_dir) + sizeof(run) + 32];
-	snprintf(dir, sizeof(dir), "%s/plugins/profile/%s", p->out_dir, run);
+	char host[256] = "localhost";
+	if (gethostname(host, sizeof(host) - 1) != 0 || !host[0])
+		snprintf(host, sizeof(host), "localhost");
+	host[sizeof(host) - 1] = '\0';
+	for (char *c = host; *c; c++)
+		if (*c == '/')
+			*c = '_';
+	char dir[sizeof(p->out_dir) + sizeof(host) + 32];
+	snprintf(dir, sizeof(dir), "%s/%s_pid_%ld", p->out_dir, host, (long)getpid());
 	if (nrt_trace_mkdirs(dir) != 0) {
 		NRT_LOGE("nrt_close: cannot create the profile directory '%s': %s; the trace is lost",
 			 dir, strerror(errno));
 		return;
 	}
-	char host[256] = "localhost";
-	if (gethostname(host, sizeof(host) - 1) != 0 || !host[0])
-		snprintf(host, sizeof(host), "localhost");
-	host[sizeof(host) - 1] = '\0';
-	char path[sizeof(dir) + sizeof(host) + 64];
-	snprintf(path, sizeof(path), "%s/%s.trace.json.gz", dir, host);
-	/* Another process of this host that started in the same millisecond. */
-	if (access(path, F_OK) == 0)
-		snprintf(path, sizeof(path), "%s/%s_pid%ld.trace.json.gz", dir, host, (long)getpid());
+	char path[sizeof(dir) + 64];
+	for (unsigned n = 0;; n++) {
+		snprintf(path, sizeof(path), "%s/ntrace_session_%u.json.gz", dir, n);
+		if (access(path, F_OK) != 0)
+			break;
+	}
 	nrt_trace_write_args_t a = {
 		.path = path,
 		.gzip = true,
@@ -286,7 +287,6 @@ NRT_STATUS nrt_profile_init(nrt_ctx_t *ctx)
 	}
 	p->jobs_tail = &p->jobs;
 	p->backend = ctx->ops->name;
-	clock_gettime(CLOCK_REALTIME, &p->inspect_wall);
 	pthread_mutex_lock(&g_prof.lock);
 	if (p->inspect) {
 		p->inspect_start_ns = g_prof.pending ? g_prof.pending_since : nrt_now_ns();
@@ -785,7 +785,6 @@ NRT_STATUS nrt_profile_inspect_begin(nrt_ctx_t *ctx, const char *func)
 		p->warmup = cfg->warmup;
 		memcpy(p->out_dir, cfg->out_dir, sizeof(p->out_dir));
 		p->inspect_start_ns = nrt_now_ns();
-		clock_gettime(CLOCK_REALTIME, &p->inspect_wall);
 		/* DEVICE_PROFILE=model traces each instance once per inspection. */
 		for (nrt_trace_model_t *tm = p->models; tm; tm = tm->next)
 			memset(tm->instance_traced, 0, tm->n_instances * sizeof(*tm->instance_traced));

@@ -713,38 +713,34 @@ END_TEST
 
 /* ---- NEURON_RT_INSPECT_* -------------------------------------------------- */
 
-/* The one trace under OUTPUT_DIR/plugins/profile/<YYYY_MM_DD_HH_MM_SS_mmm>/<host>.trace.json.gz. */
+/* The one trace under OUTPUT_DIR: <host>_pid_<pid>/ntrace_session_0.json.gz,
+ * the Neuron Runtime's directory per process. */
 static json_t *load_inspect_trace(const char *out_dir)
 {
-	char dir[512];
-	snprintf(dir, sizeof(dir), "%s/plugins/profile", out_dir);
-	DIR *d = opendir(dir);
-	ck_assert_msg(d != NULL, "no %s", dir);
+	DIR *d = opendir(out_dir);
+	ck_assert_msg(d != NULL, "no %s", out_dir);
 	struct dirent *de;
-	char run[256] = "";
-	int runs = 0;
+	char sub[256] = "";
+	int subs = 0;
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
-		snprintf(run, sizeof(run), "%s", de->d_name);
-		runs++;
+		snprintf(sub, sizeof(sub), "%s", de->d_name);
+		subs++;
 	}
 	closedir(d);
-	ck_assert_int_eq(runs, 1);
-	int y, mo, da, h, mi, s, ms, used = 0;
-	ck_assert_int_eq(sscanf(run, "%4d_%2d_%2d_%2d_%2d_%2d_%3d%n", &y, &mo, &da, &h, &mi, &s, &ms,
-				&used), 7);
-	ck_assert_int_eq(used, 23);
-	ck_assert_int_eq((int)strlen(run), 23);
-	char host[256];
+	ck_assert_int_eq(subs, 1);
+	char host[256], want[300];
 	ck_assert_int_eq(gethostname(host, sizeof(host)), 0);
 	char path[1024];
-	ck_assert_int_lt(snprintf(path, sizeof(path), "%s/%s/%s.trace.json.gz", dir, run, host),
+	snprintf(want, sizeof(want), "%s_pid_%ld", host, (long)getpid());
+	ck_assert_str_eq(sub, want);
+	ck_assert_int_lt(snprintf(path, sizeof(path), "%s/%s/ntrace_session_0.json.gz", out_dir, sub),
 			 (int)sizeof(path));
 	return load_trace(path);
 }
 
-START_TEST(test_inspect_env_writes_tensorboard_layout)
+START_TEST(test_inspect_env_writes_the_neuron_runtime_layout)
 {
 	env_clean();
 	tmp_setup();
@@ -817,6 +813,15 @@ START_TEST(test_inspect_begin_stop_api_window)
 	json_decref(root);
 	ck_assert_int_eq(nrt_inspect_stop(), NRT_CLOSED);
 	tmp_teardown();
+	/* A second window of the same process is the next session in its directory. */
+	rt_init_ok();
+	ck_assert_int_eq(nrt_inspect_begin(), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_inspect_stop(), NRT_SUCCESS);
+	nrt_close();
+	char host[256], second[1024];
+	ck_assert_int_eq(gethostname(host, sizeof(host)), 0);
+	snprintf(second, sizeof(second), "%s/%s_pid_%ld/ntrace_session_1.json.gz", out, host, (long)getpid());
+	ck_assert_int_eq(access(second, R_OK), 0);
 }
 END_TEST
 
@@ -1361,7 +1366,7 @@ static Suite *suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("inspect");
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_inspect_env_writes_tensorboard_layout);
+	tcase_add_test(tc, test_inspect_env_writes_the_neuron_runtime_layout);
 	tcase_add_test(tc, test_inspect_model_mode_traces_first_execution_after_warmup);
 	tcase_add_test(tc, test_inspect_system_and_device_switches);
 	tcase_add_test(tc, test_inspect_bad_env_fails_init);
