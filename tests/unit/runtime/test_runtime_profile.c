@@ -732,9 +732,9 @@ static json_t *load_inspect_trace(const char *out_dir)
 	ck_assert_int_eq(subs, 1);
 	char host[256], want[300];
 	ck_assert_int_eq(gethostname(host, sizeof(host)), 0);
-	char path[1024];
 	snprintf(want, sizeof(want), "%s_pid_%ld", host, (long)getpid());
 	ck_assert_str_eq(sub, want);
+	char path[1024];
 	ck_assert_int_lt(snprintf(path, sizeof(path), "%s/%s/ntrace_session_0.json.gz", out_dir, sub),
 			 (int)sizeof(path));
 	return load_trace(path);
@@ -812,7 +812,6 @@ START_TEST(test_inspect_begin_stop_api_window)
 	ck_assert_uint_eq(count(root, "X", "runtime", "nrt_execute"), 2);
 	json_decref(root);
 	ck_assert_int_eq(nrt_inspect_stop(), NRT_CLOSED);
-	tmp_teardown();
 	/* A second window of the same process is the next session in its directory. */
 	rt_init_ok();
 	ck_assert_int_eq(nrt_inspect_begin(), NRT_SUCCESS);
@@ -822,6 +821,7 @@ START_TEST(test_inspect_begin_stop_api_window)
 	ck_assert_int_eq(gethostname(host, sizeof(host)), 0);
 	snprintf(second, sizeof(second), "%s/%s_pid_%ld/ntrace_session_1.json.gz", out, host, (long)getpid());
 	ck_assert_int_eq(access(second, R_OK), 0);
+	tmp_teardown();
 }
 END_TEST
 
