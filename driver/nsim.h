@@ -93,9 +93,13 @@ struct nsim_core {
  * @fw: attached firmware file, or NULL
  * @fw_events: bumped (under @lock) whenever a core may have become
  *	runnable or the firmware was detached; FW_FETCH waits on it
+ * @abort_events: bumped (under @lock) whenever a running job may need
+ *	aborting (its file closed, a job started, the firmware detached);
+ *	FW_ABORT_WAIT waits on it and on the running jobs' deadlines
  * @rr: round-robin start for FW_FETCH
  * @done_wq: woken when a job finishes
  * @fw_wq: woken when @fw_events changes
+ * @abort_wq: woken when @abort_events changes
  * @null_hw: jobs finish at submit, no firmware
  * @num_cores: entries of @cores
  * @cores: the NeuronCores
@@ -115,9 +119,11 @@ struct nsim_dev {
 	u32 next_job_id;
 	struct nsim_fw_file *fw;
 	atomic_t fw_events;
+	atomic_t abort_events;
 	unsigned int rr;
 	wait_queue_head_t done_wq;
 	wait_queue_head_t fw_wq;
+	wait_queue_head_t abort_wq;
 	bool null_hw;
 	unsigned int num_cores;
 	struct nsim_core **cores;
@@ -173,6 +179,7 @@ enum nsim_job_state {
  * @node: entry in core->queue while pending
  * @state: enum nsim_job_state; read without the lock by waiters
  * @fw: firmware file running it (while running)
+ * @abort_sent: FW_ABORT_WAIT reported it (while running)
  * @flags: NEURONSIM_JOB_* bits
  * @deadline_ns: absolute CLOCK_MONOTONIC execution deadline or 0
  * @streams: code streams as device addresses
@@ -193,6 +200,7 @@ struct nsim_job {
 	struct list_head node;
 	int state;
 	struct nsim_fw_file *fw;
+	bool abort_sent;
 	u32 flags;
 	s64 deadline_ns;
 	struct neuronsim_fw_stream streams[NEURONSIM_NUM_ENGINES];

@@ -2,7 +2,9 @@
 /*
  * neuronsim device side (/dev/neuronsim-fwN): the firmware process attaches,
  * fetches jobs as device addresses, maps all of device memory and completes
- * jobs. Closing the file fails every unfinished job with FW_LOST.
+ * jobs. Closing the file fails every unfinished job with FW_LOST. The
+ * firmware learns which running jobs to abort (deadline passed, submitter
+ * gone) through FW_ABORT_WAIT.
  */
 #include <linux/capability.h>
 #include <linux/fs.h>
@@ -38,6 +40,8 @@ static void nsim_fw_detach_locked(struct nsim_fw_file *ff)
 	}
 	atomic_inc(&dev->fw_events);
 	wake_up_all(&dev->fw_wq);
+	atomic_inc(&dev->abort_events);
+	wake_up_all(&dev->abort_wq);
 	dev_info_ratelimited(dev->client_dev, "firmware detached\n");
 }
 
@@ -184,8 +188,13 @@ static int nsim_fw_fetch(struct nsim_fw_file *ff, void __user *uarg)
 	job->core->running = job;
 	job->state = NSIM_JOB_RUNNING;
 	job->fw = ff;
+	job->abort_sent = false;
 	kref_get(&job->ref);
 	nsim_fw_fill(&args, job);
+	/* An abort waiter sleeping until a later deadline re-arms for this
+	 * job's. */
+	atomic_inc(&dev->abort_events);
+	wake_up_all(&dev->abort_wq);
 	mutex_unlock(&dev->lock);
 
 	ret = 0;
@@ -254,6 +263,92 @@ out_free:
 	return ret;
 }
 
+/*
+ * Under dev->lock: the first running job of @ff to abort and why (its file
+ * closed, or its deadline passed at @now), or NULL; *@next gets the earliest
+ * deadline still ahead among the others (KTIME_MAX for none).
+ */
+static struct nsim_job *nsim_fw_pick_abort(struct nsim_fw_file *ff, s64 now,
+					   u32 *reason, ktime_t *next)
+{
+	struct nsim_dev *dev = ff->dev;
+	struct nsim_job *job;
+	unsigned int i;
+
+	lockdep_assert_held(&dev->lock);
+	*next = KTIME_MAX;
+	for (i = 0; i < dev->num_cores; i++) {
+		job = dev->cores[i]->running;
+		if (!job || job->fw != ff || job->abort_sent)
+			continue;
+		if (!job->owner) {
+			*reason = NEURONSIM_ABORT_CLOSED;
+			return job;
+		}
+		if (!job->deadline_ns)
+			continue;
+		if (job->deadline_ns <= now) {
+			*reason = NEURONSIM_ABORT_DEADLINE;
+			return job;
+		}
+		if (job->deadline_ns < *next)
+			*next = job->deadline_ns;
+	}
+	return NULL;
+}
+
+static int nsim_fw_abort_wait(struct nsim_fw_file *ff, void __user *uarg)
+{
+	struct neuronsim_fw_abort args;
+	struct nsim_dev *dev = ff->dev;
+	struct nsim_job *job;
+	ktime_t now, deadline, next, until;
+	u32 reason = 0;
+	int events, ret;
+
+	if (copy_from_user(&args, uarg, sizeof(args)))
+		return -EFAULT;
+	if (args.flags || args.pad)
+		return -EINVAL;
+	deadline = ns_to_ktime(args.timeout_ns);
+
+	/* Sleeps until the earliest running deadline, the caller's timeout or
+	 * an event (a job started or was orphaned, the firmware detached);
+	 * all absolute, so a restarted call waits for the same instants. */
+	for (;;) {
+		mutex_lock(&dev->lock);
+		if (dev->fw != ff) {
+			mutex_unlock(&dev->lock);
+			return -EPERM;
+		}
+		events = atomic_read(&dev->abort_events);
+		now = ktime_get();
+		job = nsim_fw_pick_abort(ff, ktime_to_ns(now), &reason, &next);
+		if (job) {
+			job->abort_sent = true;
+			args.job_id = job->id;
+			args.core = job->core->index;
+			args.reason = reason;
+			mutex_unlock(&dev->lock);
+			break;
+		}
+		mutex_unlock(&dev->lock);
+
+		if (ktime_compare(now, deadline) >= 0)
+			return -ETIME;
+		until = ktime_compare(next, deadline) < 0 ? next : deadline;
+		ret = wait_event_interruptible_hrtimeout(dev->abort_wq,
+				atomic_read(&dev->abort_events) != events,
+				ktime_sub(until, now));
+		if (ret == -ERESTARTSYS)
+			return ret;
+	}
+
+	if (copy_to_user(uarg, &args, sizeof(args)))
+		return -EFAULT;
+	return 0;
+}
+
 static long nsim_fw_ioctl(struct file *file, unsigned int cmd,
 			  unsigned long arg)
 {
@@ -271,6 +366,8 @@ static long nsim_fw_ioctl(struct file *file, unsigned int cmd,
 		return nsim_fw_complete(ff, uarg);
 	case NEURONSIM_IOCTL_FW_DETACH:
 		return nsim_fw_detach(ff, uarg);
+	case NEURONSIM_IOCTL_FW_ABORT_WAIT:
+		return nsim_fw_abort_wait(ff, uarg);
 	default:
 		return -ENOTTY;
 	}

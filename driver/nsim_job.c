@@ -466,8 +466,8 @@ out_put:
 }
 
 /* Called at close: queued jobs are dropped, running ones orphaned (freed
- * when the firmware completes them or dies), finished ones freed; then the
- * file's cores are released. */
+ * when the firmware completes them or dies) and the firmware asked to abort
+ * them, finished ones freed; then the file's cores are released. */
 void nsim_file_jobs_release(struct nsim_file *nf)
 {
 	struct nsim_dev *dev = nf->dev;
@@ -489,8 +489,12 @@ void nsim_file_jobs_release(struct nsim_file *nf)
 			nsim_job_remove(job);
 			break;
 		case NSIM_JOB_RUNNING:
+			/* The firmware is asked to stop it (FW_ABORT_WAIT):
+			 * nobody waits for it and it must not hold the core. */
 			nf->n_jobs--;
 			job->owner = NULL;
+			atomic_inc(&dev->abort_events);
+			wake_up_all(&dev->abort_wq);
 			break;
 		default:
 			nsim_job_remove(job);

@@ -67,6 +67,10 @@ static void __init nsim_abi_check(void)
 	BUILD_BUG_ON(offsetof(struct neuronsim_fw_fetch, trace) != 136);
 	BUILD_BUG_ON(sizeof(struct neuronsim_fw_complete) != 24);
 	BUILD_BUG_ON(sizeof(struct neuronsim_fw_detach) != 8);
+	BUILD_BUG_ON(sizeof(struct neuronsim_fw_abort) != 32);
+	BUILD_BUG_ON(offsetof(struct neuronsim_fw_abort, timeout_ns) != 8);
+	BUILD_BUG_ON(offsetof(struct neuronsim_fw_abort, job_id) != 16);
+	BUILD_BUG_ON(offsetof(struct neuronsim_fw_abort, reason) != 28);
 }
 
 /**
@@ -114,7 +118,7 @@ int nsim_get_param(struct nsim_dev *dev, void __user *uarg)
 		break;
 	case NEURONSIM_PARAM_CAPABILITIES:
 		args.value = NEURONSIM_CAP_NAN_CHECK | NEURONSIM_CAP_PROFILE |
-			     NEURONSIM_CAP_FW_DEVICE;
+			     NEURONSIM_CAP_FW_DEVICE | NEURONSIM_CAP_FW_ABORT;
 		break;
 	case NEURONSIM_PARAM_FW_ATTACHED:
 		args.value = READ_ONCE(dev->fw) != NULL;
@@ -259,6 +263,8 @@ static struct nsim_dev *nsim_dev_create(unsigned int index)
 	init_waitqueue_head(&dev->done_wq);
 	init_waitqueue_head(&dev->fw_wq);
 	atomic_set(&dev->fw_events, 0);
+	init_waitqueue_head(&dev->abort_wq);
+	atomic_set(&dev->abort_events, 0);
 
 	ret = nsim_mem_pool_init(dev, (u64)mem_size << 20);
 	if (ret)

@@ -20,9 +20,11 @@
 #include "fwsim.h"
 
 /* How long after a job's deadline we keep waiting for the firmware to report
- * it. The firmware checks the deadline between instructions, so one long
- * instruction can overshoot it; past this grace the firmware is taken to be
- * hung and the caller gets NRT_BACKEND_TIMEOUT (the job is reaped later). */
+ * it. The firmware stops a job within ~2^16 element operations of its
+ * deadline (inside long instructions too; an f32 matmul between its sgemm
+ * tiles) and the driver asks it to abort the job then as well, so this is
+ * only reached when the firmware is hung: the caller gets
+ * NRT_BACKEND_TIMEOUT (the job is reaped later). */
 #define KB_DEADLINE_GRACE_NS (5ull * 1000000000ull)
 /* Jobs without a deadline are waited for in slices of this length, so an
  * absolute deadline never overflows and a hang stays visible in a debugger. */

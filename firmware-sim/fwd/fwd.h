@@ -60,6 +60,15 @@ const fwsim_program_t *fwd_cache_program(const fwd_cache_entry_t *entry);
 void fwd_cache_release(fwd_cache_t *cache, fwd_cache_entry_t *entry);
 void fwd_cache_get_stats(fwd_cache_t *cache, fwd_cache_stats_t *out_stats);
 
+/* What a core runs now, so the abort thread can cancel it. A core runs one
+ * job at a time (the driver hands out its next job after the completion). */
+typedef struct fwd_running {
+	pthread_mutex_t lock;
+	uint64_t job_id;      /* 0 = idle */
+	fwsim_job_t *job;     /* valid while job_id != 0 */
+	uint64_t aborted_id;  /* an abort that came before the worker registered */
+} fwd_running_t;
+
 /* The daemon: one per attached device. */
 typedef struct fwd_ctx {
 	uint32_t device;
@@ -72,12 +81,20 @@ typedef struct fwd_ctx {
 	uint32_t n_workers;
 	pthread_t *workers;
 	atomic_int stop;             /* set on SIGTERM/SIGINT: fetch no more */
-	atomic_uint_fast64_t jobs_done, jobs_failed;
+	atomic_uint_fast64_t jobs_done, jobs_failed, jobs_aborted;
 	uint64_t fetch_slice_ns;     /* how long one FW_FETCH blocks */
+	fwd_running_t *running;      /* num_cores entries */
+	pthread_t abort_thread;
+	atomic_int abort_stop;       /* the workers are gone: the abort thread ends */
 } fwd_ctx_t;
 
 /* Worker thread body: fetch, execute, complete until ctx->stop or the
  * device side goes away. arg is the fwd_ctx_t. */
 void *fwd_worker_main(void *arg);
+
+/* Abort thread body: waits in FW_ABORT_WAIT for jobs the driver wants
+ * stopped (deadline passed, submitter gone) and cancels them on their core
+ * (fwsim_job_cancel) until ctx->abort_stop. arg is the fwd_ctx_t. */
+void *fwd_abort_main(void *arg);
 
 #endif /* NEURONSIM_FWD_H */

@@ -301,6 +301,11 @@ static void fwd_teardown(fwd_ctx_t *ctx)
 				fwsim_core_destroy(ctx->cores[i]);
 		free(ctx->cores);
 	}
+	if (ctx->running) {
+		for (uint32_t i = 0; i < ctx->num_cores; i++)
+			pthread_mutex_destroy(&ctx->running[i].lock);
+		free(ctx->running);
+	}
 	fwd_cache_destroy(ctx->cache);
 	if (ctx->mem)
 		munmap(ctx->mem, ctx->mem_size);
@@ -383,7 +388,11 @@ int main(int argc, char **argv)
 	ctx.cores = calloc(ctx.num_cores, sizeof(*ctx.cores));
 	ctx.n_workers = opt.workers ? opt.workers : ctx.num_cores;
 	ctx.workers = calloc(ctx.n_workers, sizeof(*ctx.workers));
-	if (!ctx.cores || !ctx.workers ||
+	ctx.running = calloc(ctx.num_cores, sizeof(*ctx.running));
+	if (ctx.running)
+		for (uint32_t i = 0; i < ctx.num_cores; i++)
+			pthread_mutex_init(&ctx.running[i].lock, NULL);
+	if (!ctx.cores || !ctx.workers || !ctx.running ||
 	    fwd_cache_create(opt.cache_entries, FWD_DEFAULT_CACHE_BYTES, &ctx.cache) != FWSIM_OK) {
 		fwd_log(FWD_LOG_ERROR, "out of memory");
 		goto out;
@@ -411,7 +420,18 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
+	/* The driver's abort requests (deadline passed, client gone) cancel
+	 * the running job of their core. */
+	int abort_started = 0;
 	if (started == ctx.n_workers) {
+		int e = pthread_create(&ctx.abort_thread, NULL, fwd_abort_main, &ctx);
+		if (e)
+			fwd_log(FWD_LOG_ERROR, "device %u: cannot start the abort thread: %s", ctx.device,
+				strerror(e));
+		else
+			abort_started = 1;
+	}
+	if (started == ctx.n_workers && abort_started) {
 		fwd_log(FWD_LOG_INFO, "device %u attached: %u cores, %llu MiB of device memory, "
 			"%u workers, program cache %u entries", ctx.device, ctx.num_cores,
 			(unsigned long long)(ctx.mem_size >> 20), ctx.n_workers, opt.cache_entries);
@@ -427,13 +447,17 @@ int main(int argc, char **argv)
 		 * what they use; the kernel reclaims it all. */
 		_exit(1);
 	}
+	atomic_store(&ctx.abort_stop, 1);
+	if (abort_started)
+		pthread_join(ctx.abort_thread, NULL);
 	fwd_detach(&ctx);
 	fwd_cache_stats_t cs = { 0 };
 	fwd_cache_get_stats(ctx.cache, &cs);
-	fwd_log(FWD_LOG_INFO, "device %u detached: %llu jobs (%llu failed); program cache %llu hits, "
-		"%llu misses, %llu invalid, %llu evictions", ctx.device,
-		(unsigned long long)atomic_load(&ctx.jobs_done),
-		(unsigned long long)atomic_load(&ctx.jobs_failed), (unsigned long long)cs.hits,
+	fwd_log(FWD_LOG_INFO, "device %u detached: %llu jobs (%llu failed, %llu aborted by the "
+		"driver); program cache %llu hits, %llu misses, %llu invalid, %llu evictions",
+		ctx.device, (unsigned long long)atomic_load(&ctx.jobs_done),
+		(unsigned long long)atomic_load(&ctx.jobs_failed),
+		(unsigned long long)atomic_load(&ctx.jobs_aborted), (unsigned long long)cs.hits,
 		(unsigned long long)cs.misses, (unsigned long long)cs.invalid,
 		(unsigned long long)cs.evictions);
 out:

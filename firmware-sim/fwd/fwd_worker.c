@@ -123,7 +123,19 @@ static void fwd_run_job(fwd_ctx_t *ctx, const struct neuronsim_fw_fetch *f,
 				    (tp ? FWSIM_JOB_PROFILE : 0));
 	job.deadline_ns = f->deadline_ns > 0 ? (uint64_t)f->deadline_ns : 0;
 	job.trace = tp;
+	fwd_running_t *run = &ctx->running[f->core];
+	pthread_mutex_lock(&run->lock);
+	run->job_id = f->job_id;
+	run->job = &job;
+	if (run->aborted_id == f->job_id)
+		fwsim_job_cancel(&job); /* the request came before us */
+	run->aborted_id = 0;
+	pthread_mutex_unlock(&run->lock);
 	fwsim_core_execute(ctx->cores[f->core], &job);
+	pthread_mutex_lock(&run->lock);
+	run->job_id = 0;
+	run->job = NULL;
+	pthread_mutex_unlock(&run->lock);
 	fwd_cache_release(ctx->cache, entry);
 
 complete:
@@ -138,6 +150,45 @@ complete:
 		(unsigned long long)((fwd_now_ns() - t0) / 1000),
 		(unsigned long long)job.insns_executed, rec.message[0] ? ": " : "", rec.message);
 	fwd_complete(ctx, f->job_id, job.error.status, &rec);
+}
+
+void *fwd_abort_main(void *arg)
+{
+	fwd_ctx_t *ctx = arg;
+	while (!atomic_load(&ctx->abort_stop)) {
+		struct neuronsim_fw_abort a;
+		memset(&a, 0, sizeof(a));
+		/* a bounded slice, so abort_stop is noticed promptly */
+		a.timeout_ns = (int64_t)(fwd_now_ns() + ctx->fetch_slice_ns);
+		if (ioctl(ctx->fd, NEURONSIM_IOCTL_FW_ABORT_WAIT, &a) < 0) {
+			int e = errno;
+			if (e == ETIME || e == EINTR)
+				continue;
+			if (e == EPERM) /* detached (shutdown) */
+				break;
+			fwd_log(FWD_LOG_ERROR, "device %u: waiting for abort requests failed: %s",
+				ctx->device, strerror(e));
+			struct timespec pause = { 0, 100 * 1000 * 1000 };
+			nanosleep(&pause, NULL); /* do not spin on a persistent error */
+			continue;
+		}
+		if (a.core >= ctx->num_cores)
+			continue; /* the driver never does this */
+		fwd_running_t *run = &ctx->running[a.core];
+		pthread_mutex_lock(&run->lock);
+		if (run->job_id == a.job_id && run->job)
+			fwsim_job_cancel(run->job);
+		else
+			run->aborted_id = a.job_id; /* fetched, not started yet */
+		pthread_mutex_unlock(&run->lock);
+		atomic_fetch_add(&ctx->jobs_aborted, 1);
+		fwd_log(FWD_LOG_INFO, "device %u core %u: aborting job %llu: %s", ctx->device, a.core,
+			(unsigned long long)a.job_id,
+			a.reason == NEURONSIM_ABORT_CLOSED ? "its client closed the device (exited or "
+							     "was killed)"
+							   : "its deadline passed");
+	}
+	return NULL;
 }
 
 void *fwd_worker_main(void *arg)

@@ -38,6 +38,7 @@ static void test_get_param(void)
 	p.param = NEURONSIM_PARAM_CAPABILITIES;
 	CHECK_OK(ioctl(fd, NEURONSIM_IOCTL_GET_PARAM, &p));
 	CHECK(p.value & NEURONSIM_CAP_FW_DEVICE);
+	CHECK(p.value & NEURONSIM_CAP_FW_ABORT);
 	p.param = NEURONSIM_PARAM_MEM_ALIGN;
 	CHECK_OK(ioctl(fd, NEURONSIM_IOCTL_GET_PARAM, &p));
 	CHECK(p.value == (uint64_t)g_page);

@@ -28,6 +28,7 @@ static const unsigned long cmds[] = {
 	NEURONSIM_IOCTL_JOB_SUBMIT,  NEURONSIM_IOCTL_JOB_WAIT,
 	NEURONSIM_IOCTL_FW_ATTACH,   NEURONSIM_IOCTL_FW_FETCH,
 	NEURONSIM_IOCTL_FW_COMPLETE, NEURONSIM_IOCTL_FW_DETACH,
+	NEURONSIM_IOCTL_FW_ABORT_WAIT,
 };
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
 
@@ -120,6 +121,10 @@ static void template(unsigned long cmd, uint8_t *arg)
 		w->job_id = learned();
 		w->timeout_ns = soon;
 		w->error_ptr = rnd() % 2 ? (uintptr_t)g_aux[1] : 0;
+	} else if (cmd == NEURONSIM_IOCTL_FW_ABORT_WAIT) {
+		struct neuronsim_fw_abort *a = (void *)arg;
+
+		a->timeout_ns = soon;
 	} else if (cmd == NEURONSIM_IOCTL_FW_FETCH) {
 		struct neuronsim_fw_fetch *f = (void *)arg;
 

@@ -530,6 +530,130 @@ static void test_kill_client(void)
 	close(p[1]);
 }
 
+static int fw_abort_wait(int fw, struct neuronsim_fw_abort *a, int64_t timeout_ns)
+{
+	memset(a, 0, sizeof(*a));
+	a->timeout_ns = timeout_ns;
+	return ioctl(fw, NEURONSIM_IOCTL_FW_ABORT_WAIT, a);
+}
+
+struct abort_waiter {
+	int fw;
+	int ret, err;
+	int64_t returned_ns;
+	struct neuronsim_fw_abort a;
+};
+
+static void *abort_waiter_main(void *arg)
+{
+	struct abort_waiter *w = arg;
+
+	w->ret = fw_abort_wait(w->fw, &w->a, now_ns() + 5000000000LL);
+	w->err = errno;
+	w->returned_ns = now_ns();
+	return NULL;
+}
+
+/*
+ * FW_ABORT_WAIT (ABI 1.1, issue #11 item 2): the driver asks the firmware to
+ * stop a running job when its deadline passes and when its client's file is
+ * closed, each job once, so no job can hold a core for good.
+ */
+static void test_fw_abort_requests(void)
+{
+	struct neuronsim_fw_region regions[8];
+	struct neuronsim_fw_fetch f;
+	struct neuronsim_fw_abort a;
+	struct abort_waiter w;
+	struct client c;
+	uint32_t status;
+	int fw = nsim_open(NSIM_FW_DEV), p[2], st;
+	int64_t dl, t0;
+	pthread_t th;
+	uint64_t id;
+	pid_t pid;
+
+	CHECK_ERR(EPERM, fw_abort_wait(fw, &a, 0)); /* not attached */
+	CHECK_OK(fw_attach(fw));
+	a = (struct neuronsim_fw_abort){ .flags = 1 };
+	CHECK_ERR(EINVAL, ioctl(fw, NEURONSIM_IOCTL_FW_ABORT_WAIT, &a));
+	a = (struct neuronsim_fw_abort){ .pad = 1 };
+	CHECK_ERR(EINVAL, ioctl(fw, NEURONSIM_IOCTL_FW_ABORT_WAIT, &a));
+	CHECK_ERR(ETIME, fw_abort_wait(fw, &a, 0)); /* nothing runs */
+	CHECK_ERR(ETIME, fw_abort_wait(fw, &a, now_ns() + 20000000LL));
+
+	/* A deadline 300 ms ahead: reported when it passes (the wait is cut
+	 * to it, not to the 5 s timeout), not before, and only once. */
+	client_open(&c, 0);
+	dl = now_ns() + 300000000LL;
+	c.s.deadline_ns = dl;
+	id = client_submit(&c);
+	CHECK_OK(fw_fetch(fw, &f, regions, 8, now_ns() + 2000000000LL));
+	CHECK(f.job_id == id);
+	CHECK_ERR(ETIME, fw_abort_wait(fw, &a, 0));
+	CHECK_OK(fw_abort_wait(fw, &a, now_ns() + 5000000000LL));
+	t0 = now_ns();
+	CHECK(t0 >= dl);
+	CHECK(t0 < dl + 2000000000LL);
+	CHECK(a.job_id == id && a.core == 0 &&
+	      a.reason == NEURONSIM_ABORT_DEADLINE);
+	CHECK_ERR(ETIME, fw_abort_wait(fw, &a, 0));
+	CHECK_OK(fw_complete(fw, id, NEURONSIM_STATUS_TIMEOUT, NULL));
+	CHECK_OK(job_wait(c.fd, id, now_ns() + 1000000000LL, &status, NULL));
+	CHECK(status == NEURONSIM_STATUS_TIMEOUT);
+	client_close(&c);
+
+	/* kill -9 of a client whose job runs without a deadline: a waiter
+	 * already asleep is woken by the close, with the job and CLOSED. */
+	CHECK(pipe(p) == 0);
+	pid = fork();
+	if (pid == 0) {
+		struct client cc;
+
+		client_open(&cc, 0);
+		client_submit(&cc);
+		if (write(p[1], "x", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	CHECK(wait_readable(p[0]) == 0);
+	CHECK_OK(fw_fetch(fw, &f, regions, 8, now_ns() + 2000000000LL));
+	memset(&w, 0, sizeof(w));
+	w.fw = fw;
+	CHECK(pthread_create(&th, NULL, abort_waiter_main, &w) == 0);
+	usleep(100000); /* let it sleep in the ioctl */
+	t0 = now_ns();
+	kill(pid, SIGKILL);
+	CHECK(waitpid(pid, &st, 0) == pid);
+	pthread_join(th, NULL);
+	CHECK(w.ret == 0);
+	CHECK(w.returned_ns - t0 < 1000000000LL);
+	CHECK(w.a.job_id == f.job_id && w.a.core == 0 &&
+	      w.a.reason == NEURONSIM_ABORT_CLOSED);
+	CHECK(sysfs_read("core0/running") == (long long)f.job_id);
+	CHECK_OK(fw_complete(fw, f.job_id, NEURONSIM_STATUS_TIMEOUT, NULL));
+	CHECK(sysfs_read("core0/running") == 0);
+	CHECK(sysfs_read("mem_in_use") == 0);
+	CHECK(sysfs_read("cores_reserved") == 0);
+
+	/* A detach wakes a waiter with EPERM. */
+	memset(&w, 0, sizeof(w));
+	w.fw = fw;
+	CHECK(pthread_create(&th, NULL, abort_waiter_main, &w) == 0);
+	usleep(100000);
+	t0 = now_ns();
+	struct neuronsim_fw_detach d = { 0 };
+
+	CHECK_OK(ioctl(fw, NEURONSIM_IOCTL_FW_DETACH, &d));
+	pthread_join(th, NULL);
+	CHECK(w.ret == -1 && w.err == EPERM);
+	CHECK(w.returned_ns - t0 < 1000000000LL);
+	close(fw);
+	close(p[0]);
+	close(p[1]);
+}
+
 /* Fake firmware process: attach, serve n jobs (status SUCCESS, writes a
  * marker into region 2), then take one more job and signal the parent. */
 static pid_t spawn_fw(int notify_fd, int serve, int hold_last)
@@ -776,6 +900,7 @@ int main(void)
 	RUN(test_fw_scheduling);
 	RUN(test_wait_timeouts);
 	RUN(test_kill_client);
+	RUN(test_fw_abort_requests);
 	RUN(test_kill_firmware);
 	RUN(test_stress);
 	printf("nsim-fw-test: %d failure(s)\n", nsim_failures);

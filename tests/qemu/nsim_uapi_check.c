@@ -35,6 +35,10 @@ SIZE(neuronsim_fw_fetch, 152);
 OFF(neuronsim_fw_fetch, streams, 56);
 SIZE(neuronsim_fw_complete, 24);
 SIZE(neuronsim_fw_detach, 8);
+SIZE(neuronsim_fw_abort, 32);
+OFF(neuronsim_fw_abort, timeout_ns, 8);
+OFF(neuronsim_fw_abort, job_id, 16);
+OFF(neuronsim_fw_abort, reason, 28);
 
 /* Agreement with the simulator. */
 static_assert(NEURONSIM_INSN_SIZE == sizeof(isa_insn_t), "insn size");

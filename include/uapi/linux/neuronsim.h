@@ -22,9 +22,13 @@ extern "C" {
  * ABI version. The minor is bumped for compatible additions (new ioctls,
  * params, flags, statuses); a new major is incompatible. A client checks
  * NEURONSIM_PARAM_ABI_MAJOR == NEURONSIM_ABI_MAJOR at open.
+ *
+ * 1.1: NEURONSIM_IOCTL_FW_ABORT_WAIT and NEURONSIM_CAP_FW_ABORT (the driver
+ *      asks the firmware to stop running jobs at their deadline and when
+ *      their file is closed).
  */
 #define NEURONSIM_ABI_MAJOR 1
-#define NEURONSIM_ABI_MINOR 0
+#define NEURONSIM_ABI_MINOR 1
 
 /* Engines per NeuronCore: ISA_ENGINE_COUNT of include/neuronsim/isa.h. */
 #define NEURONSIM_NUM_ENGINES 5
@@ -76,6 +80,7 @@ enum neuronsim_param {
 #define NEURONSIM_CAP_NAN_CHECK (1ULL << 0) /* NEURONSIM_JOB_CHECK_NAN/INF */
 #define NEURONSIM_CAP_PROFILE (1ULL << 1)   /* NEURONSIM_JOB_PROFILE + trace */
 #define NEURONSIM_CAP_FW_DEVICE (1ULL << 2) /* device-side node exists */
+#define NEURONSIM_CAP_FW_ABORT (1ULL << 3)  /* NEURONSIM_IOCTL_FW_ABORT_WAIT (1.1) */
 
 /**
  * struct neuronsim_get_param - query one device parameter
@@ -401,6 +406,43 @@ struct neuronsim_fw_complete {
 };
 
 /**
+ * enum neuronsim_abort_reason - why the driver wants a running job stopped
+ * @NEURONSIM_ABORT_DEADLINE: its deadline_ns passed
+ * @NEURONSIM_ABORT_CLOSED: the file that submitted it was closed (the
+ *	process exited or was killed); nobody waits for the result
+ */
+enum neuronsim_abort_reason {
+	NEURONSIM_ABORT_DEADLINE = 1,
+	NEURONSIM_ABORT_CLOSED = 2
+};
+
+/**
+ * struct neuronsim_fw_abort - wait for a running job the driver wants stopped
+ * @flags: in, must be zero
+ * @pad: must be zero
+ * @timeout_ns: in, absolute CLOCK_MONOTONIC deadline in ns for a request to
+ *	come; a deadline in the past polls
+ * @job_id: out, a job this file fetched and has not completed
+ * @core: out, the core it runs on
+ * @reason: out, enum neuronsim_abort_reason
+ *
+ * Each running job is reported at most once. The firmware stops it as soon
+ * as it can and completes it with NEURONSIM_IOCTL_FW_COMPLETE as usual
+ * (status NEURONSIM_STATUS_TIMEOUT); until then the core stays busy. So a
+ * job whose instructions never end, or whose client was killed, does not
+ * hold its core. Returns -ETIME when the deadline passed without a request,
+ * -EPERM when this file is not the attached firmware.
+ */
+struct neuronsim_fw_abort {
+	__u32 flags;
+	__u32 pad;
+	__s64 timeout_ns;
+	__u64 job_id;
+	__u32 core;
+	__u32 reason;
+};
+
+/**
  * struct neuronsim_fw_detach - stop being the firmware
  * @flags: in, must be zero
  * @pad: must be zero
@@ -440,6 +482,8 @@ struct neuronsim_fw_detach {
 	_IOWR(NEURONSIM_IOCTL_BASE, 0x22, struct neuronsim_fw_complete)
 #define NEURONSIM_IOCTL_FW_DETACH                                            \
 	_IOWR(NEURONSIM_IOCTL_BASE, 0x23, struct neuronsim_fw_detach)
+#define NEURONSIM_IOCTL_FW_ABORT_WAIT                                        \
+	_IOWR(NEURONSIM_IOCTL_BASE, 0x24, struct neuronsim_fw_abort)
 
 #if defined(__cplusplus)
 }
