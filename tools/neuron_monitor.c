@@ -34,6 +34,8 @@ static const char usage_text[] =
 	"\n"
 	"Processes publish their stats in $NEURONSIM_STATS_DIR (default /dev/shm); the\n"
 	"kernel devices are read from $NEURONSIM_SYSFS_ROOT (default /sys/class/neuronsim).\n"
+	"neuron-monitor | neuron-monitor-prometheus.py --port 8000 serves the documents as\n"
+	"Prometheus metrics under the Neuron SDK exporter's names.\n"
 	"\n"
 	"Exit status: 0 done; 2 bad command line or configuration; 5 standard output\n"
 	"could not be written.\n";
