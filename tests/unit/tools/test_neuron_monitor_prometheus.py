@@ -171,6 +171,45 @@ def test_bad_lines_are_skipped_with_a_message():
         check("stdin line %d is not a neuron-monitor document" % n in err, "line %d refused on stderr: %r" % (n, err))
 
 
+def test_counters_add_up_periods_once():
+    """ECC and execution counters: each document's per-period counts are added,
+    a group repeated unchanged (not collected again) is not."""
+    def doc(ecc, completed, period):
+        return {"neuron_runtime_data": [{"pid": 7, "neuron_runtime_tag": "t", "error": "", "report": {
+            "execution_stats": {"period": period, "error_summary": {"generic": 0, "numerical": 0},
+                                "execution_summary": {"completed": completed, "completed_with_err": 0},
+                                "latency_stats": {"total_latency": None, "device_latency": None}, "error": ""}}}],
+            "system_data": {"neuron_hw_counters": {"period": period, "neuron_devices": [
+                {"neuron_device_index": 0, "mem_ecc_corrected": ecc, "mem_ecc_uncorrected": 0,
+                 "sram_ecc_corrected": 0, "sram_ecc_uncorrected": 0}], "error": ""}},
+            "instance_info": {"instance_type": "neuronsim"},
+            "neuron_hardware_info": {"neuron_device_count": 1, "neuroncore_per_device_count": 4}}
+    exp, port = start_exporter(subprocess.PIPE)
+    try:
+        lines = [doc(2, 10, 1.0), doc(2, 10, 1.0), doc(3, 5, 1.5)]
+        exp.stdin.write("".join(json.dumps(d) + "\n" for d in lines))
+        exp.stdin.flush()
+        deadline = time.time() + DEADLINE_S
+        while True:
+            s = scrape(port)
+            ecc = value(s, "hardware_ecc_events_total", event_type="mem_ecc_corrected", neuron_device_index=0)
+            done = value(s, "execution_status_total", runtime_tag="t", status_type="completed")
+            if ecc == 5 and done == 15:
+                break
+            if time.time() > deadline:
+                check(False, "ECC %s (want 5) and completed %s (want 15) after three documents" % (ecc, done))
+                return
+            time.sleep(0.1)
+        time.sleep(0.5)
+        s = scrape(port)
+        check(value(s, "hardware_ecc_events_total", event_type="mem_ecc_corrected", neuron_device_index=0) == 5,
+              "hardware_ecc_events_total stays 5")
+        check(value(s, "execution_latency_seconds", runtime_tag="t") is None, "no latency without executions")
+        exp.stdin.close()
+    finally:
+        stop(exp)
+
+
 def test_port_in_use():
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
@@ -186,6 +225,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="nmprom-") as tmp:
         test_scraped_metrics(tmp)
     test_bad_lines_are_skipped_with_a_message()
+    test_counters_add_up_periods_once()
     test_port_in_use()
     if failures:
         print("%d failure(s)" % len(failures))
