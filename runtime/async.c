@@ -1,5 +1,6 @@
 /* The explicit async API (nrt_async.h): per-core execution-unit queues, each served in order by its own worker thread. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -7,6 +8,7 @@
 
 #include "internal.h"
 #include "nrt/nrt_async.h"
+#include "sys_trace.h"
 #include "nrt/nrt_experimental.h"
 
 /* Queues of one core, in this order: TENSOR_OP 0..1, COMPUTE 0, COLLECTIVES
@@ -158,6 +160,26 @@ static NRT_STATUS run(const async_req_t *r)
 	return NRT_FAILURE;
 }
 
+/* The request as a system trace event of its core (sys_trace.c). */
+static void sys_trace(const async_queue_t *q, const async_req_t *r, uint64_t seq, uint64_t t0, NRT_STATUS st)
+{
+	static const char *const names[] = {
+		[REQ_WRITE] = "nrta_tensor_write", [REQ_READ] = "nrta_tensor_read",
+		[REQ_COPY] = "nrta_tensor_copy", [REQ_EXEC] = "nrta_execute_schedule",
+		[REQ_CC] = "nrta_cc_schedule",
+	};
+	uint32_t k = q->xu_id % QUEUES_PER_CORE;
+	nrt_sys_trace_type_t type = k < TENSOR_OP_QUEUES ? NRT_SYS_TRACE_TENSOR_OP
+				  : k < TENSOR_OP_QUEUES + COMPUTE_QUEUES ? NRT_SYS_TRACE_COMPUTE
+				  : NRT_SYS_TRACE_COLLECTIVES;
+	char label[16];
+	snprintf(label, sizeof(label), "queue %u", k < TENSOR_OP_QUEUES ? k
+		 : k < TENSOR_OP_QUEUES + COMPUTE_QUEUES ? k - TENSOR_OP_QUEUES
+		 : k - TENSOR_OP_QUEUES - COMPUTE_QUEUES);
+	nrt_sys_trace_record(q->core, type, names[r->kind], label, t0, nrt_now_ns(), st,
+			     (uint64_t)q->xu_id << 48 | seq);
+}
+
 /* The errors after which a real execution unit is left in an unknown state.
  * Not NRT_EXEC_UNIT_UNRECOVERABLE from a model an error snapshot disabled
  * (docs/snapshot.md): that is the model's state, other models on the queue
@@ -196,7 +218,10 @@ static void *worker(void *arg)
 		bool cancel = q->stop;
 		pthread_mutex_unlock(&q->lock);
 
+		uint64_t t0 = nrt_now_ns();
 		NRT_STATUS st = cancel ? NRT_CLOSED : run(&r);
+		if (!cancel && nrt_sys_trace_capturing())
+			sys_trace(q, &r, seq, t0, st);
 		if (r.kind == REQ_CC)
 			cc_free(r.cc);
 		*r.ret = st;

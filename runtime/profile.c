@@ -12,6 +12,7 @@
 #include "internal.h"
 #include "nrt/nrt_profile.h"
 #include "observe.h"
+#include "sys_trace.h"
 #include "trace.h"
 
 /* Device spans kept at most by default (32 bytes each); see docs/profiler.md. */
@@ -514,6 +515,10 @@ static void cont_clear_locked(nrt_profile_state_t *p)
 
 void nrt_profile_exec(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec)
 {
+	if (nrt_sys_trace_capturing())
+		nrt_sys_trace_record(rec->instance ? rec->instance->first_core : rec->model->start_nc,
+				     NRT_SYS_TRACE_EXECUTE, "nrt_execute", rec->model->view.meta->model_name,
+				     rec->start_ns, nrt_now_ns(), rec->status, rec->exec_index);
 	if (nrt_trace_on()) {
 		uint64_t now = nrt_now_ns();
 		/* Ends now, not at rec->end_ns: snapshot writes after the jobs nest inside. */

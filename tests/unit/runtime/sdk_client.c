@@ -4,6 +4,7 @@
 #include <nrt/nrt_experimental.h>
 #include <nrt/nrt_profile.h>
 #include <nrt/nrt_status.h>
+#include <nrt/nrt_sys_trace.h>
 #include <nrt/nrt_version.h>
 
 #include <poll.h>
@@ -106,7 +107,16 @@ static int run(const void *neff, size_t size)
 	}
 	CALL(nrt_tensor_write_batch(batches, nb, false));
 
+	/* A system trace capture around the synchronous execution. */
+	CALL(nrt_sys_trace_start(NULL));
 	CALL(nrt_execute(model, inputs, outputs));
+	char *trace = NULL;
+	size_t trace_size = 0;
+	CALL(nrt_sys_trace_fetch_events(&trace, &trace_size, NULL));
+	if (!strstr(trace, "\"nrt_execute\""))
+		return fail("the system trace has no execution: %s", trace);
+	nrt_sys_trace_buffer_free(trace);
+	CALL(nrt_sys_trace_stop());
 	float result[1024];
 	CALL(nrt_tensor_read(out, result, 0, n_floats * sizeof(float)));
 	for (size_t e = 0; e < n_floats; e++)

@@ -1,13 +1,16 @@
 /* Check tests of the Neuron Runtime calls beyond execution: status names, instance and model info, per-core memory, batched tensor I/O, and an SDK-style client program. */
 #include <check.h>
+#include <jansson.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "nrt/nrt.h"
+#include "nrt/nrt_async.h"
 #include "nrt/nrt_experimental.h"
 #include "nrt/nrt_neuronsim.h"
 #include "nrt/nrt_status.h"
+#include "nrt/nrt_sys_trace.h"
 #include "rt_fixture.h"
 #include "sdk_client.h"
 #include "test_neffs.h"
@@ -206,6 +209,147 @@ START_TEST(test_tensor_batches)
 }
 END_TEST
 
+/* ---- the system trace API ---- */
+
+/* Fetches with o, parses, checks the shape and returns the root. */
+static json_t *fetch_json(const nrt_sys_trace_fetch_options_t *o)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	ck_assert_int_eq(nrt_sys_trace_fetch_events(&buf, &n, o), NRT_SUCCESS);
+	ck_assert_uint_eq(n, strlen(buf));
+	json_error_t err;
+	json_t *root = json_loads(buf, 0, &err);
+	ck_assert_msg(root != NULL, "fetched JSON does not parse: %s: %s", err.text, buf);
+	nrt_sys_trace_buffer_free(buf);
+	ck_assert(json_is_array(json_object_get(root, "events")));
+	ck_assert(json_is_object(json_object_get(root, "dropped")));
+	return root;
+}
+
+static json_t *event_at(json_t *root, size_t i)
+{
+	return json_array_get(json_object_get(root, "events"), i);
+}
+
+START_TEST(test_sys_trace_capture_and_fetch)
+{
+	test_env_default();
+	char *buf = NULL;
+	size_t n;
+	ck_assert_int_eq(nrt_sys_trace_fetch_events(&buf, &n, NULL), NRT_INVALID);
+	ck_assert_int_eq(nrt_sys_trace_stop(), NRT_INVALID);
+	const char **types;
+	size_t count;
+	ck_assert_int_eq(nrt_sys_trace_get_event_types(&types, &count), NRT_SUCCESS);
+	ck_assert_uint_eq(count, 4);
+	ck_assert_str_eq(types[0], "nrt_execute");
+	ck_assert_str_eq(types[2], "nrta_compute");
+	nrt_sys_trace_free_event_types(types, count);
+
+	nrt_sys_trace_config_t *cfg;
+	ck_assert_int_eq(nrt_sys_trace_config_allocate(&cfg), NRT_SUCCESS);
+	nrt_sys_trace_config_set_max_events_per_nc(cfg, 3);
+	nrt_sys_trace_config_set_capture_enabled_for_nc(cfg, 2, false);
+	ck_assert_int_eq(nrt_sys_trace_config_set_capture_enabled_for_event_type(cfg, "nrta_tensor_op", false),
+			 NRT_SUCCESS);
+	ck_assert_int_eq(nrt_sys_trace_config_set_capture_enabled_for_event_type(cfg, "bogus", false), NRT_INVALID);
+	ck_assert_int_eq(nrt_sys_trace_config_get_enabled_event_types(cfg, &types, &count), NRT_SUCCESS);
+	ck_assert_uint_eq(count, 3);
+	ck_assert_str_eq(types[1], "nrta_compute");
+	nrt_sys_trace_free_event_types(types, count);
+
+	rt_init_ok();
+	size_t sz;
+	void *neff = test_neff_add(16, &sz);
+	nrt_model_t *m0, *m2;
+	ck_assert_int_eq(nrt_load(neff, sz, 0, -1, &m0), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_load(neff, sz, 2, -1, &m2), NRT_SUCCESS);
+	nrt_tensor_t *t[6];
+	const char *names[3] = { "a", "b", "out" };
+	for (int i = 0; i < 6; i++)
+		ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, i < 3 ? 0 : 2, 64, names[i % 3], &t[i]),
+				 NRT_SUCCESS);
+	nrt_tensor_set_t *in0 = rt_tensor_set_of(2, "a", t[0], "b", t[1]), *out0 = rt_tensor_set_of(1, "out", t[2]);
+	nrt_tensor_set_t *in2 = rt_tensor_set_of(2, "a", t[3], "b", t[4]), *out2 = rt_tensor_set_of(1, "out", t[5]);
+
+	ck_assert_int_eq(nrt_sys_trace_start(cfg), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_sys_trace_start(cfg), NRT_INVALID);
+	for (int i = 0; i < 5; i++)
+		ck_assert_int_eq(nrt_execute(m0, in0, out0), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_execute(m2, in2, out2), NRT_SUCCESS); /* core 2: not captured */
+	nrt_sys_trace_fetch_options_t *fo;
+	ck_assert_int_eq(nrt_sys_trace_fetch_options_allocate(&fo), NRT_SUCCESS);
+	nrt_sys_trace_fetch_options_set_nc_idx(fo, 0);
+	json_t *root = fetch_json(fo);
+	/* The ring keeps the 3 newest; 2 were overwritten. */
+	ck_assert_uint_eq(json_array_size(json_object_get(root, "events")), 3);
+	for (size_t i = 0; i < 3; i++) {
+		json_t *e = event_at(root, i);
+		ck_assert_str_eq(json_string_value(json_object_get(e, "type")), "nrt_execute");
+		ck_assert_str_eq(json_string_value(json_object_get(e, "label")), "add");
+		ck_assert_int_eq(json_integer_value(json_object_get(e, "nc")), 0);
+		ck_assert_int_eq(json_integer_value(json_object_get(e, "value")), (json_int_t)(2 + i));
+		ck_assert_int_eq(json_integer_value(json_object_get(e, "status")), 0);
+		ck_assert_int_le(json_integer_value(json_object_get(e, "start_ns")),
+				 json_integer_value(json_object_get(e, "end_ns")));
+	}
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(root, "dropped"), "0")), 2);
+	json_decref(root);
+	root = fetch_json(NULL); /* fetched events are not returned again */
+	ck_assert_uint_eq(json_array_size(json_object_get(root, "events")), 0);
+	ck_assert_uint_eq(json_object_size(json_object_get(root, "dropped")), 0);
+	json_decref(root);
+
+	/* An async execution: its nrt_execute and its COMPUTE request; the
+	 * disabled TENSOR_OP type leaves the write out. */
+	NRT_STATUS r, wr;
+	nrta_seq_t seq, wseq;
+	ck_assert_int_eq(nrta_execute_schedule(m0, in0, out0, 0, &r, &seq), NRT_SUCCESS);
+	float one = 1;
+	ck_assert_int_eq(nrta_tensor_write(t[0], &one, 0, 4, 0, &wr, &wseq), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_async_drain_queued_execs(0), NRT_SUCCESS);
+	bool done = false;
+	while (!done)
+		ck_assert_int_eq(nrta_is_completed(wseq, &done), NRT_SUCCESS);
+	root = fetch_json(NULL);
+	ck_assert_uint_eq(json_array_size(json_object_get(root, "events")), 2);
+	ck_assert_str_eq(json_string_value(json_object_get(event_at(root, 0), "type")), "nrt_execute");
+	ck_assert_int_eq(json_integer_value(json_object_get(event_at(root, 0), "value")), 5);
+	json_t *c = event_at(root, 1);
+	ck_assert_str_eq(json_string_value(json_object_get(c, "type")), "nrta_compute");
+	ck_assert_str_eq(json_string_value(json_object_get(c, "name")), "nrta_execute_schedule");
+	ck_assert_uint_eq((uint64_t)json_integer_value(json_object_get(c, "value")), seq);
+	json_decref(root);
+
+	/* At most max_events_per_nc per fetch, oldest first. */
+	ck_assert_int_eq(nrt_execute(m0, in0, out0), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_execute(m0, in0, out0), NRT_SUCCESS);
+	nrt_sys_trace_fetch_options_set_defaults(fo);
+	nrt_sys_trace_fetch_options_set_max_events_per_nc(fo, 1);
+	for (int i = 0; i < 2; i++) {
+		root = fetch_json(fo);
+		ck_assert_uint_eq(json_array_size(json_object_get(root, "events")), 1);
+		ck_assert_int_eq(json_integer_value(json_object_get(event_at(root, 0), "value")), 6 + i);
+		json_decref(root);
+	}
+	nrt_sys_trace_fetch_options_free(fo);
+	ck_assert_int_eq(nrt_sys_trace_stop(), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_sys_trace_fetch_events(&buf, &n, NULL), NRT_INVALID);
+	nrt_sys_trace_config_free(cfg);
+	nrt_destroy_tensor_set(&in0);
+	nrt_destroy_tensor_set(&out0);
+	nrt_destroy_tensor_set(&in2);
+	nrt_destroy_tensor_set(&out2);
+	for (int i = 0; i < 6; i++)
+		nrt_tensor_free(&t[i]);
+	ck_assert_int_eq(nrt_unload(m0), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_unload(m2), NRT_SUCCESS);
+	free(neff);
+	nrt_close();
+}
+END_TEST
+
 /* A program written from the SDK documentation builds against include/nrt
  * and runs: sdk_client.c. */
 START_TEST(test_sdk_client_program)
@@ -231,6 +375,9 @@ static Suite *suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("batch");
 	tcase_add_test(tc, test_tensor_batches);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("sys_trace");
+	tcase_add_test(tc, test_sys_trace_capture_and_fetch);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("client");
 	tcase_set_timeout(tc, 60);

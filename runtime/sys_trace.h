@@ -1,0 +1,26 @@
+/* The system trace capture (sys_trace.c): what the runtime records into it. */
+#ifndef NRT_SYS_TRACE_INTERNAL_H
+#define NRT_SYS_TRACE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "nrt/nrt_status.h"
+
+/* nrt_sys_trace.h's event types, in nrt_sys_trace_get_event_types' order. */
+typedef enum nrt_sys_trace_type {
+	NRT_SYS_TRACE_EXECUTE = 0,   /* "nrt_execute" */
+	NRT_SYS_TRACE_TENSOR_OP,     /* "nrta_tensor_op" */
+	NRT_SYS_TRACE_COMPUTE,       /* "nrta_compute" */
+	NRT_SYS_TRACE_COLLECTIVES,   /* "nrta_collectives" */
+	NRT_SYS_TRACE_TYPE_COUNT
+} nrt_sys_trace_type_t;
+
+/* True while a capture runs (one relaxed atomic load). */
+bool nrt_sys_trace_capturing(void);
+/* Records one event of core nc if a capture runs and takes it (strings are
+ * copied, truncated). */
+void nrt_sys_trace_record(uint32_t nc, nrt_sys_trace_type_t type, const char *name, const char *label,
+			  uint64_t start_ns, uint64_t end_ns, NRT_STATUS status, uint64_t value);
+
+#endif /* NRT_SYS_TRACE_INTERNAL_H */
