@@ -276,6 +276,16 @@ static inline uint64_t tnow_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* CPU time of the whole process. Bounds on the work done after a deadline or
+ * a cancel use it: a loaded machine (or a sanitizer build next to other
+ * builds) stretches the wall clock by seconds, not the CPU time a job burns. */
+static inline uint64_t tcpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* Deterministic pseudo-random numbers (xorshift). */
 static inline uint64_t trand(uint64_t *s)
 {
