@@ -205,6 +205,15 @@ ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 		 * position one ALU FMA acc += X_k * broadcast(W_k) straight from the strided
 		 * window, no im2col copy and no degenerate MATMULs */
 		bool dw = dwc;
+		/* depthwise over an input whose feature dim is outside its spatial dims
+		 * (NCHW): the accumulator takes the order [N, C, Y...] so each FMA streams
+		 * along the rows of the input and of acc instead of striding a whole plane
+		 * per element */
+		bool cmajor = false;
+		if (dw && ns > 0) {
+			int64_t sf = p.strides[dn->in_feature], sy = p.strides[dn->in_spatial[ns - 1]];
+			cmajor = (sf < 0 ? -sf : sf) > (sy < 0 ? -sy : sy);
+		}
 		for (int64_t kp = 0; kp < nk; kp++) {
 			int64_t ki[NCC_MAX_RANK], rem = kp;
 			for (int32_t s = ns - 1; s >= 0; s--) {
@@ -230,13 +239,30 @@ ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 			for (int32_t s = 0; s < ns; s++)
 				koff += ki[s] * kv.strides[dn->k_spatial[s]] * es;
 			if (dw) {
-				ncc_view_t av = ncc_view_dense(acc.region, acc.offset, adt, tr, td);
+				int32_t fd = tr - 1; /* the feature dim of xv, av and wv */
+				int64_t dd[NCC_MAX_RANK];
+				for (int32_t i = 0; i < tr; i++)
+					dd[i] = td[i];
+				if (cmajor) {
+					/* [N, Y..., C] -> [N, C, Y...] */
+					fd = 1;
+					dd[1] = C;
+					xv.dims[1] = C;
+					xv.strides[1] = p.strides[dn->in_feature];
+					for (int32_t s2 = 0; s2 < ns; s2++) {
+						dd[2 + s2] = Y[s2];
+						xv.dims[2 + s2] = Y[s2];
+						xv.strides[2 + s2] =
+							p.strides[dn->in_spatial[s2]] * w->dims[s2].stride;
+					}
+				}
+				ncc_view_t av = ncc_view_dense(acc.region, acc.offset, adt, tr, dd);
 				ncc_view_t wv = av;
 				wv.region = kv.region;
 				wv.dtype = mdt;
 				wv.offset = (uint64_t)koff;
 				for (int32_t i = 0; i < tr; i++)
-					wv.strides[i] = i == tr - 1 ? kv.strides[dn->k_out_feature] : 0;
+					wv.strides[i] = i == fd ? kv.strides[dn->k_out_feature] : 0;
 				ncc_view_t a3[3] = { xv, wv, av };
 				st = ncc_lower_alu(ctx, inst, kp == 0 ? ISA_ALU_MUL : ISA_ALU_FMA, &av,
 						   kp == 0 ? 2 : 3, a3);
@@ -269,15 +295,15 @@ ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 			if (st != NCC_OK)
 				return st;
 		}
-		/* O[b, o, y] = Acc[(b, y), o] */
+		/* O[b, o, y] = Acc[(b, y), o], or Acc[b, o, y] (cmajor) */
 		ncc_view_t ov = out;
 		ncc_view_t av = acc;
 		av.rank = out.rank;
 		av.dims[dn->out_batch] = Nb;
 		av.strides[dn->out_batch] = ny * Cout;
 		av.dims[dn->out_feature] = Cout;
-		av.strides[dn->out_feature] = 1;
-		int64_t sy = Cout;
+		av.strides[dn->out_feature] = cmajor ? ny : 1;
+		int64_t sy = cmajor ? 1 : Cout;
 		for (int32_t s = ns - 1; s >= 0; s--) {
 			av.dims[dn->out_spatial[s]] = Y[s];
 			av.strides[dn->out_spatial[s]] = sy;
@@ -287,9 +313,18 @@ ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 	}
 
 	/* ---- per output position ---- */
+	/* one output feature per group (depthwise weight gradients): the kernel is
+	 * copied group-major, [Cout, Ci, K...], so each group's MATMUL reads one
+	 * dense column instead of every Cout-th element of the whole kernel */
+	bool ofirst = On == 1 && GE > 1;
 	int64_t kd[NCC_MAX_RANK];
 	int32_t kr = 0;
 	ncc_view_t kperm = kv;
+	if (ofirst) {
+		kd[kr] = Cout;
+		kperm.dims[kr] = Cout;
+		kperm.strides[kr++] = kv.strides[dn->k_out_feature];
+	}
 	kd[kr] = Ci;
 	kperm.dims[kr] = Ci;
 	kperm.strides[kr++] = kv.strides[dn->k_in_feature];
@@ -298,9 +333,11 @@ ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 		kperm.dims[kr] = KS[s];
 		kperm.strides[kr++] = kv.strides[dn->k_spatial[s]];
 	}
-	kd[kr] = Cout;
-	kperm.dims[kr] = Cout;
-	kperm.strides[kr++] = kv.strides[dn->k_out_feature];
+	if (!ofirst) {
+		kd[kr] = Cout;
+		kperm.dims[kr] = Cout;
+		kperm.strides[kr++] = kv.strides[dn->k_out_feature];
+	}
 	kperm.rank = kr;
 	ncc_view_t kt, t;
 	st = ncc_lower_temp_view(ctx, mdt, kr, kd, &kt);
@@ -352,9 +389,9 @@ ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 		a1->shape[1] = (uint64_t)Mb; a1->stride[1] = C * nk;
 		a1->shape[2] = (uint64_t)Kc; a1->stride[2] = 1;
 		a2->region = kt.region; a2->dtype = (uint8_t)mdt; a2->offset = kt.offset; a2->rank = 3;
-		a2->shape[0] = (uint64_t)GE; a2->stride[0] = On;
-		a2->shape[1] = (uint64_t)Kc; a2->stride[1] = Cout;
-		a2->shape[2] = (uint64_t)On; a2->stride[2] = 1;
+		a2->shape[0] = (uint64_t)GE; a2->stride[0] = ofirst ? Kc : On;
+		a2->shape[1] = (uint64_t)Kc; a2->stride[1] = ofirst ? 1 : Cout;
+		a2->shape[2] = (uint64_t)On; a2->stride[2] = ofirst ? Kc : 1;
 		int64_t sof = out.strides[dn->out_feature], sob = out.strides[dn->out_batch];
 		a0->region = out.region; a0->dtype = (uint8_t)out.dtype; a0->offset = (uint64_t)ooff; a0->rank = 3;
 		a0->shape[0] = (uint64_t)GE; a0->stride[0] = On * sof;

@@ -39,7 +39,7 @@ def main():
           f"ratio = neuronsim / peer (target <= 0.5x eager, <= 1.0x XLA:CPU, issue #15)")
     print(f"{'model':<10} {'neuronsim':>10} {'XLA:CPU':>10} {'eager':>10} "
           f"{'vs XLA:CPU':>11} {'vs eager':>9}")
-    for model, steps in (("mlp", 30), ("resnet18", 3)):
+    for model, steps in (("mlp", 30), ("mbconv", 5), ("resnet18", 3)):
         sim = measure(model, "NEURONSIM", steps, threads)
         cpu = measure(model, "CPU", steps, threads)
         eager = measure(model, "eager", steps, threads)

@@ -17,6 +17,14 @@ def build(model):
     if model == "resnet18":
         import torchvision
         return torchvision.models.resnet18(num_classes=10), (8, 3, 64, 64), 10
+    if model == "mbconv":
+        # a MobileNetV2 block's convolutions: pointwise expansion, then a stride-2
+        # depthwise 3x3 whose backward has the input gradient (lhs-dilated) and the
+        # depthwise weight gradient of the full model's slowest instructions
+        net = nn.Sequential(nn.Conv2d(24, 144, 1, bias=False), nn.ReLU6(),
+                            nn.Conv2d(144, 144, 3, stride=2, padding=1, groups=144, bias=False),
+                            nn.ReLU6(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(144, 10))
+        return net, (8, 24, 56, 56), 10
     raise SystemExit(f"unknown model {model}")
 
 
