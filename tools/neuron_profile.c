@@ -621,10 +621,11 @@ static void print_summary_text(const json_t *o)
 }
 
 /* Writes doc to path through atomic_file (whole or nothing), or to stdout
- * when path is NULL. */
+ * when path is NULL. Takes the reference to doc (NULL: out of memory). */
 static int emit_json(json_t *doc, const char *path)
 {
-	char *text = json_dumps(doc, JSON_INDENT(path ? 0 : 4) | JSON_COMPACT * !!path);
+	char *text = doc ? json_dumps(doc, JSON_INDENT(path ? 0 : 4) | JSON_COMPACT * !!path) : NULL;
+	json_decref(doc);
 	if (!text) {
 		fprintf(stderr, "neuron-profile: out of memory formatting JSON\n");
 		return TOOL_EXIT_RUNTIME;
