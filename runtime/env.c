@@ -1,6 +1,8 @@
 /* Parsing of the NEURON_RT_* and NEURONSIM_* environment variables into an nrt_config_t. */
 #include <ctype.h>
+#include <stdbool.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,17 +190,12 @@ NRT_STATUS nrt_env_load(nrt_config_t *out)
 	memset(&c, 0, sizeof(c));
 	NRT_STATUS st;
 
-	const char *lvl = getenv("NEURON_RT_LOG_LEVEL");
-	c.log_level = NRT_LOG_ERROR;
-	if (lvl && *lvl) {
-		c.log_level = nrt_log_level_parse(lvl);
-		if (c.log_level < 0) {
-			/* Reported at ERROR regardless: the variable meant to
-			 * control logging is the broken one. */
-			fprintf(stderr, "nrt: ERROR NEURON_RT_LOG_LEVEL=\"%s\" is invalid: expected "
-				"ERROR, WARN, INFO, DEBUG, TRACE or OFF\n", lvl);
-			return NRT_INVALID;
-		}
+	char log_msg[256];
+	if (nrt_log_config_from_env(&c.log, log_msg, sizeof(log_msg))) {
+		/* Reported at ERROR regardless: the variables meant to control
+		 * logging are the broken ones. */
+		fprintf(stderr, "nrt: ERROR %s\n", log_msg);
+		return NRT_INVALID;
 	}
 	/* The backend first: with the kernel one, the cores per device default
 	 * to what the driver has (module parameter num_cores). The device count
@@ -278,8 +275,8 @@ NRT_STATUS nrt_env_load(nrt_config_t *out)
 			c.visible[i] = i;
 	}
 
-	uint32_t timeout_s;
-	if ((st = env_u32("NEURON_RT_EXEC_TIMEOUT", DEFAULT_EXEC_TIMEOUT_S, 0, 365u * 86400u, &timeout_s)))
+	uint32_t timeout_s; /* documented range 0..INT_MAX seconds; 0: no limit */
+	if ((st = env_u32("NEURON_RT_EXEC_TIMEOUT", DEFAULT_EXEC_TIMEOUT_S, 0, INT_MAX, &timeout_s)))
 		return st;
 	c.exec_timeout_ns = (uint64_t)timeout_s * 1000000000ull;
 
@@ -287,6 +284,7 @@ NRT_STATUS nrt_env_load(nrt_config_t *out)
 	    (st = env_bool("NEURONSIM_INF_CHECK", 0, &c.inf_check)) ||
 	    (st = env_bool("NEURONSIM_PIN_THREADS", 0, &c.pin_threads)) ||
 	    (st = env_bool("NEURON_FAIL_ON_NAN", 0, &c.fail_on_nan)) ||
+	    (st = env_bool("NEURON_RT_ENABLE_DEVICE_MEMORY_OOM_LOG", 1, &c.oom_log)) ||
 	    (st = env_num_err_verbosity(&c.num_err_verbosity)))
 		return st;
 	if (c.fail_on_nan) {
@@ -305,4 +303,98 @@ NRT_STATUS nrt_env_load(nrt_config_t *out)
 
 	*out = c;
 	return NRT_SUCCESS;
+}
+
+/* The Neuron Runtime's documented variables (its configuration guide, developer
+ * guide and device-memory guide) that neuronsim reads, by name or prefix (a
+ * trailing '*'). A set NEURON_RT_* variable that is in neither table gets an
+ * INFO line, so a misspelt name does not go unnoticed either. */
+static const char *const env_implemented[] = {
+	"NEURON_RT_VISIBLE_CORES", "NEURON_RT_NUM_CORES", "NEURON_RT_EXEC_TIMEOUT",
+	"NEURON_RT_LOG_LEVEL", "NEURON_RT_LOG_LEVEL_NRT", "NEURON_RT_LOG_LEVEL_TDRV",
+	"NEURON_RT_LOG_LEVEL_NMGR", "NEURON_RT_LOG_LOCATION", "NEURON_RT_LOG_LOCATION_NRT",
+	"NEURON_RT_LOG_LOCATION_TDRV", "NEURON_RT_LOG_LOCATION_NMGR",
+	"NEURON_RT_NUMERICAL_ERRORS_VERBOSITY",
+	"NEURON_RT_ENABLE_DEVICE_MEMORY_OOM_LOG", "NEURON_RT_INSPECT_ENABLE",
+	"NEURON_RT_INSPECT_OUTPUT_DIR", "NEURON_RT_INSPECT_DEVICE_PROFILE",
+	"NEURON_RT_INSPECT_SYSTEM_PROFILE",
+	/* Before its NEURONSIM_ name; runtime/profile.c warns that it is deprecated. */
+	"NEURON_RT_INSPECT_DEVICE_PROFILE_NUM_WARMUP",
+};
+
+/* Documented, set, not implemented: what neuronsim does instead. */
+static const struct {
+	const char *name;
+	const char *instead;
+} env_unimplemented[] = {
+	{ "NEURON_RT_VALIDATE_HASH", "every NEFF's checksum is verified at load, whatever the value" },
+	{ "NEURON_RT_MULTI_INSTANCE_SHARED_WEIGHTS", "each loaded instance has its own constants" },
+	{ "NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS",
+	  "nrt_execute is synchronous; the nrta_* queues have a fixed depth (nrt_async.h)" },
+	{ "NEURON_RT_ALLOW_LEGACY_NEFF", "NEFFs are checked against their format version only" },
+	{ "NEURON_RT_ROOT_COMM_ID", "collectives between processes are not simulated" },
+	{ "NEURON_RT_STOCHASTIC_ROUNDING_EN", "conversions round to nearest even" },
+	{ "NEURON_RT_STOCHASTIC_ROUNDING_SEED", "conversions round to nearest even" },
+	{ "NEURON_RT_DEBUG_MEMLOG_MAX_SIZE",
+	  "an allocation that does not fit logs the usage table instead of a CSV log" },
+	{ "NEURON_RT_VIRTUAL_CORE_SIZE", "one simulated core per NeuronCore" },
+	{ "NEURON_LOGICAL_NC_CONFIG", "one simulated core per NeuronCore" },
+	{ "NEURON_RT_ONE_THREAD_PER_CORE", "NEURONSIM_PIN_THREADS pins the engines' threads" },
+	{ "NEURON_RT_LOW_LATENCY_TASKS_CPU_AFFINITY", "NEURONSIM_PIN_THREADS pins the engines' threads" },
+	{ "NEURON_RT_RESET_CORES", "cores start clean at every nrt_init" },
+	{ "NEURON_RT_CONTIGUOUS_SCRATCHPAD", "each model has one contiguous scratch block" },
+	{ "NEURON_SCRATCHPAD_PAGE_SIZE", "each model has one contiguous scratch block" },
+	{ "NEURON_RT_PROFILE_BUF_*", "profiles are kept in host memory" },
+	{ "NEURON_RT_ENABLE_DGE_NOTIFICATIONS", "no descriptor generation engine is simulated" },
+	{ "NEURON_RT_GPSIMD_STDOUT_QUEUE_SIZE_BYTES", "no GPSIMD printing is simulated" },
+	{ "NEURON_RT_LOCAL_CORE_DUMP_DIRECTORY", "failed executions are recorded as HLO snapshots "
+						"(NEURON_DUMP_HLO_SNAPSHOT)" },
+	{ "NEURON_RT_S3_CORE_DUMP_PREFIX", "failed executions are recorded as HLO snapshots "
+					   "(NEURON_DUMP_HLO_SNAPSHOT)" },
+	{ "NEURON_RT_INSPECT_EVENT_FILTER_*", "device profiles record every event" },
+	{ "NEURON_RT_INSPECT_SYS_TRACE_MAX_EVENTS_PER_NC", "NEURONSIM_PROFILE_MAX_SPANS bounds a profile" },
+	{ "NEURON_RT_INSPECT_START_OFFSET_NSEC", "the whole inspected run is recorded" },
+	{ "NEURON_RT_INSPECT_DURATION_NSEC", "the whole inspected run is recorded" },
+	{ "NEURON_RT_INSPECT_CPU_UTIL", "host CPU use is in neuron-monitor's vcpu_usage" },
+	{ "NEURON_RT_INSPECT_HOST_MEMORY", "host memory use is in neuron-monitor's memory_used" },
+	{ "NEURON_RT_INSPECT_PRECACHE_ENABLE", "the whole inspected run is recorded" },
+	{ "NEURON_RT_ULTRASERVER_*", "no UltraServer topology is simulated" },
+	{ "NEURON_RT_ASYNC_SENDRECV_*", "collectives between processes are not simulated" },
+	{ "NEURON_RT_RANKS_PER_NETWORK_PROXY", "collectives between processes are not simulated" },
+};
+
+/* name matches pattern, which may end in '*' (any suffix, at least one character). */
+static bool env_name_matches(const char *name, size_t name_len, const char *pattern)
+{
+	size_t n = strlen(pattern);
+	if (n && pattern[n - 1] == '*')
+		return name_len > n - 1 && !strncmp(name, pattern, n - 1);
+	return name_len == n && !strncmp(name, pattern, n);
+}
+
+extern char **environ;
+
+void nrt_env_report_unimplemented(void)
+{
+	for (char **e = environ; e && *e; e++) {
+		const char *eq = strchr(*e, '=');
+		if (!eq || eq[1] == '\0')
+			continue;
+		size_t len = (size_t)(eq - *e);
+		bool known = false;
+		for (size_t i = 0; i < sizeof(env_implemented) / sizeof(env_implemented[0]); i++)
+			known = known || env_name_matches(*e, len, env_implemented[i]);
+		if (known)
+			continue;
+		for (size_t i = 0; !known && i < sizeof(env_unimplemented) / sizeof(env_unimplemented[0]); i++) {
+			if (env_name_matches(*e, len, env_unimplemented[i].name)) {
+				NRT_LOGI("%.*s is set: neuronsim does not implement it (%s); docs/env.md",
+					 (int)len, *e, env_unimplemented[i].instead);
+				known = true;
+			}
+		}
+		if (!known && len > 10 && !strncmp(*e, "NEURON_RT_", 10))
+			NRT_LOGI("%.*s is set but is not a Neuron Runtime variable neuronsim knows: ignored "
+				 "(docs/env.md lists them)", (int)len, *e);
+	}
 }

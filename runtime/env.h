@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "log.h"
 #include "nrt/nrt_status.h"
 
 #define NRT_MAX_CORES 256
@@ -22,8 +23,9 @@ typedef struct nrt_config {
 	uint64_t device_memory;      /* NEURONSIM_DEVICE_MEMORY, bytes per device */
 	uint32_t n_visible;          /* NEURON_RT_VISIBLE_CORES / NEURON_RT_NUM_CORES */
 	uint32_t visible[NRT_MAX_CORES]; /* physical (global) core ids, ascending */
-	int log_level;               /* NEURON_RT_LOG_LEVEL */
-	uint64_t exec_timeout_ns;    /* NEURON_RT_EXEC_TIMEOUT; 0 = none */
+	nrt_log_config_t log;        /* NEURON_RT_LOG_LEVEL[_<C>], NEURON_RT_LOG_LOCATION[_<C>] */
+	uint64_t exec_timeout_ns;    /* NEURON_RT_EXEC_TIMEOUT (0..INT_MAX s); 0 = none */
+	int oom_log;                 /* NEURON_RT_ENABLE_DEVICE_MEMORY_OOM_LOG */
 	int nan_check;               /* NEURONSIM_NAN_CHECK */
 	int inf_check;               /* NEURONSIM_INF_CHECK */
 	int num_err_verbosity;       /* nrt_num_err_verbosity_t; NEURON_FAIL_ON_NAN raises it */
@@ -36,6 +38,11 @@ typedef struct nrt_config {
  * variable and the value and returns NRT_INVALID (NRT_RESOURCE when more cores
  * are asked for than exist). */
 NRT_STATUS nrt_env_load(nrt_config_t *out);
+
+/* Says at INFO, once per call, which documented Neuron Runtime variables that
+ * are set neuronsim does not implement (and what it does instead), and which
+ * set NEURON_RT_* variables are not documented ones. nrt_init calls it. */
+void nrt_env_report_unimplemented(void);
 
 /* Parses a NEURON_RT_VISIBLE_CORES value ("0-3", "1", "0,2,5-6") into a
  * sorted, duplicate-free list of ids < total. Returns NRT_INVALID on syntax

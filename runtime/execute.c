@@ -331,7 +331,7 @@ static NRT_STATUS execute_once(nrt_ctx_t *ctx, nrt_model_obj_t *m, const nrt_ten
 			io[i] = s->mem.host + b[i].t->offset;
 			continue;
 		}
-		st = nrt_devmem_alloc(ctx, in->device, b[i].t->size, NRT_NEURONSIM_MEM_STAGING, &b[i].staging);
+		st = nrt_devmem_alloc(ctx, in->first_core, b[i].t->size, NRT_NEURONSIM_MEM_STAGING, &b[i].staging);
 		if (st) {
 			NRT_LOGE("nrt_execute: out of device memory staging host tensor '%s' (%llu bytes)",
 				 b[i].t->name, (unsigned long long)b[i].t->size);

@@ -1,4 +1,5 @@
 /* The runtime context: nrt_init/nrt_close, core counts, version and device memory accounting. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,6 +7,7 @@
 
 #include "backend_kernel.h"
 #include "internal.h"
+#include "neuronsim/atomic_file.h"
 #include "observe.h"
 #include "nrt/nrt_version.h"
 #include "uapi/linux/neuronsim_version.h"
@@ -162,6 +164,7 @@ NRT_STATUS nrt_init(nrt_framework_type_t framework, const char *fw_version, cons
 		st = NRT_INVALID;
 		goto err;
 	}
+	nrt_env_report_unimplemented();
 	NRT_LOGI("initialised: %s backend, %u device(s), %u visible core(s), framework %d %s %s",
 		 ctx->ops->name, ctx->n_devices, ctx->n_cores, (int)framework,
 		 fw_version ? fw_version : "", fal_version ? fal_version : "");
@@ -247,13 +250,129 @@ NRT_STATUS nrt_get_version(nrt_version_t *ver, size_t size)
 	return NRT_SUCCESS;
 }
 
-NRT_STATUS nrt_devmem_alloc(nrt_ctx_t *ctx, uint32_t device, uint64_t size,
+/* Sizes as the Neuron Runtime's memory reports print them: "4.000GB", "0.000B". */
+static const char *mem_str(uint64_t bytes, char *buf, size_t len)
+{
+	static const char *const unit[] = { "B", "KB", "MB", "GB", "TB" };
+	double v = (double)bytes;
+	int u = 0;
+	while (v >= 1024.0 && u < 4) {
+		v /= 1024.0;
+		u++;
+	}
+	snprintf(buf, len, "%.3f%s", v, unit[u]);
+	return buf;
+}
+
+/* Per category: the report's two-line column title and the "usage:" name. */
+static const char *const oom_title[NRT_NEURONSIM_MEM_CATEGORY_COUNT][2] = {
+	{ "", "Tensors" }, { "Model", "Constants" }, { "Model", "Code" },
+	{ "", "Scratchpad" }, { "Staged", "Inputs" }, { "Snapshot", "Copies" },
+};
+static const char *const oom_usage[NRT_NEURONSIM_MEM_CATEGORY_COUNT] = {
+	"tensors", "model constants", "model code", "scratchpad", "staged inputs",
+	"snapshot copies",
+};
+
+#define OOM_COL 10
+
+static size_t oom_cell(char *line, size_t n, size_t len, const char *text)
+{
+	size_t w = strlen(text), left = w < OOM_COL ? (OOM_COL - w) / 2 : 0;
+	int k = snprintf(line + n, len > n ? len - n : 0, "|%*s%-*s", (int)left, "",
+			 (int)(OOM_COL - left), text);
+	return n + (k > 0 ? (size_t)k : 0);
+}
+
+/* The usage table of every device ("ND d Overall": total in use, each category,
+ * what is free of the device's size), '\n' after each line, into out[len] (which
+ * the caller sizes for every line); returns the length. */
+static size_t oom_table(nrt_ctx_t *ctx, char *out, size_t len)
+{
+	size_t n = 0;
+	char b[32];
+	for (int row = 0; row < 2; row++) {
+		n += (size_t)snprintf(out + n, len - n, "%-14s", "");
+		n = oom_cell(out, n, len, row ? "TOTAL" : "");
+		for (int k = 0; k < NRT_NEURONSIM_MEM_CATEGORY_COUNT; k++)
+			n = oom_cell(out, n, len, oom_title[k][row]);
+		n = oom_cell(out, n, len, row ? "Free" : "");
+		n += (size_t)snprintf(out + n, len > n ? len - n : 0, "|\n");
+	}
+	for (uint32_t d = 0; d < ctx->n_devices && n < len; d++) {
+		nrt_device_t *dev = &ctx->devices[d];
+		uint64_t used = 0, by[NRT_NEURONSIM_MEM_CATEGORY_COUNT];
+		for (int k = 0; k < NRT_NEURONSIM_MEM_CATEGORY_COUNT; k++)
+			used += by[k] = atomic_load(&dev->mem_by_cat[k]);
+		char name[24];
+		snprintf(name, sizeof(name), "ND %u Overall", d);
+		n += (size_t)snprintf(out + n, len - n, "%-14s", name);
+		n = oom_cell(out, n, len, mem_str(used, b, sizeof(b)));
+		for (int k = 0; k < NRT_NEURONSIM_MEM_CATEGORY_COUNT; k++)
+			n = oom_cell(out, n, len, mem_str(by[k], b, sizeof(b)));
+		n = oom_cell(out, n, len, mem_str(dev->mem_size > used ? dev->mem_size - used : 0, b,
+						  sizeof(b)));
+		n += (size_t)snprintf(out + n, len > n ? len - n : 0, "|\n");
+	}
+	return n < len ? n : len - 1;
+}
+
+/* The Neuron Runtime's out-of-memory report: the failing size, usage and core,
+ * then the usage table, also written to <dir>/neuron_mem_table_device_<d>_hbm_0.log
+ * (dir: NEURONSIM_MEM_TABLE_DIR, default /tmp) as the SDK documents.
+ * NEURON_RT_ENABLE_DEVICE_MEMORY_OOM_LOG=0 leaves the first line only. */
+static void oom_report(nrt_ctx_t *ctx, uint32_t nc, uint64_t size, nrt_neuronsim_mem_category_t cat)
+{
+	const nrt_core_t *core = &ctx->cores[nc];
+	nrt_device_t *dev = &ctx->devices[core->device];
+	uint64_t used = 0;
+	for (int k = 0; k < NRT_NEURONSIM_MEM_CATEGORY_COUNT; k++)
+		used += atomic_load(&dev->mem_by_cat[k]);
+	char a[32], b[32], c[32];
+	nrt_log_c(NRT_LOG_TDRV, NRT_LOG_ERROR, "Failed to allocate %s (alignment: none, usage: %s) on "
+		  "ND %u:NC %u (logical NeuronCore %u): %s of the device's %s are in use; free tensors "
+		  "or unload models on it, or give it more memory (NEURONSIM_DEVICE_MEMORY)",
+		  mem_str(size, a, sizeof(a)), oom_usage[cat], core->device, core->dev_core, nc,
+		  mem_str(used, b, sizeof(b)), mem_str(dev->mem_size, c, sizeof(c)));
+	if (!ctx->config.oom_log)
+		return;
+	/* Every line: a 14-character name, the cells, a closing bar and newline. */
+	size_t cap = (ctx->n_devices + 2) * (14 + (OOM_COL + 1) * (NRT_NEURONSIM_MEM_CATEGORY_COUNT + 2) + 2) + 1;
+	char *table = malloc(cap);
+	if (!table)
+		return;
+	size_t len = oom_table(ctx, table, cap);
+	nrt_log_c(NRT_LOG_TDRV, NRT_LOG_ERROR, "Displaying Current Memory Utilization:");
+	for (char *line = table, *nl; *line; line = nl + 1) {
+		if (!(nl = strchr(line, '\n')))
+			break;
+		nrt_log_c(NRT_LOG_TDRV, NRT_LOG_ERROR, "%.*s", (int)(nl - line), line);
+	}
+	const char *dir = getenv("NEURONSIM_MEM_TABLE_DIR");
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/neuron_mem_table_device_%u_hbm_0.log", dir && *dir ? dir : "/tmp",
+		 core->device);
+	const char *step = NULL;
+	if (atomic_file_write_whole(path, table, len, 0644, &step))
+		nrt_log_c(NRT_LOG_TDRV, NRT_LOG_WARN, "cannot write the memory table to %s (%s: %s)", path,
+			  step ? step : "write", strerror(errno));
+	else
+		nrt_log_c(NRT_LOG_TDRV, NRT_LOG_ERROR, "The table is also in %s", path);
+	free(table);
+}
+
+NRT_STATUS nrt_devmem_alloc(nrt_ctx_t *ctx, uint32_t nc, uint64_t size,
 			    nrt_neuronsim_mem_category_t cat, nrt_backend_mem_t *out_mem)
 {
+	uint32_t device = ctx->cores[nc].device;
 	NRT_STATUS st = ctx->ops->mem_alloc(ctx->devices[device].dev, size, out_mem);
-	if (st)
+	if (st) {
+		if (st == NRT_RESOURCE)
+			oom_report(ctx, nc, size, cat);
 		return st;
+	}
 	atomic_fetch_add(&ctx->mem_by_cat[cat], out_mem->size);
+	atomic_fetch_add(&ctx->devices[device].mem_by_cat[cat], out_mem->size);
 	uint64_t now = atomic_fetch_add(&ctx->mem_in_use, out_mem->size) + out_mem->size;
 	uint64_t peak = atomic_load(&ctx->mem_peak);
 	while (now > peak && !atomic_compare_exchange_weak(&ctx->mem_peak, &peak, now))
@@ -268,6 +387,7 @@ void nrt_devmem_free(nrt_ctx_t *ctx, uint32_t device, nrt_neuronsim_mem_category
 		return;
 	ctx->ops->mem_free(ctx->devices[device].dev, mem);
 	atomic_fetch_sub(&ctx->mem_by_cat[cat], mem->size);
+	atomic_fetch_sub(&ctx->devices[device].mem_by_cat[cat], mem->size);
 	atomic_fetch_sub(&ctx->mem_in_use, mem->size);
 	memset(mem, 0, sizeof(*mem));
 }

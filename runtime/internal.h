@@ -67,6 +67,8 @@ typedef struct nrt_device {
 	uint32_t n_cores;
 	uint64_t mem_size;
 	int numa_node;
+	/* this device's share of ctx->mem_by_cat, for the out-of-memory report */
+	_Atomic uint64_t mem_by_cat[NRT_NEURONSIM_MEM_CATEGORY_COUNT];
 } nrt_device_t;
 
 typedef struct nrt_core {
@@ -128,8 +130,11 @@ void nrt_core_busy_end(nrt_ctx_t *ctx, uint32_t first, uint32_t n, uint64_t star
  * running ones spent so far (utilisation is not credited only at completion). */
 uint64_t nrt_core_busy_ns(nrt_core_t *c, uint64_t now_ns);
 
-/* Device memory through the backend, with per-category accounting. */
-NRT_STATUS nrt_devmem_alloc(nrt_ctx_t *ctx, uint32_t device, uint64_t size,
+/* Device memory through the backend, with per-category accounting, on the
+ * device of logical NeuronCore nc. When it does not fit (NRT_RESOURCE) the
+ * error names the size, the core and the usage by category, as the Neuron
+ * Runtime's report does (docs/runtime.md, "Out of device memory"). */
+NRT_STATUS nrt_devmem_alloc(nrt_ctx_t *ctx, uint32_t nc, uint64_t size,
 			    nrt_neuronsim_mem_category_t cat, nrt_backend_mem_t *out_mem);
 void nrt_devmem_free(nrt_ctx_t *ctx, uint32_t device, nrt_neuronsim_mem_category_t cat,
 		     nrt_backend_mem_t *mem);

@@ -1,13 +1,17 @@
-/* The logger: level from NEURON_RT_LOG_LEVEL, one line per message on stderr. */
+/* The logger: level and location per component (NEURON_RT_LOG_*), one line per message. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <syslog.h>
 
 #include "internal.h"
+#include "neuronsim/atomic_file.h"
 
-static const char *const level_names[] = { "OFF", "ERROR", "WARN", "INFO", "DEBUG", "TRACE" };
+static const char *const level_names[] = { "QUIET", "ERROR", "WARN", "INFO", "DEBUG", "TRACE" };
+static const char *const component_names[NRT_LOG_COMPONENT_COUNT] = { "NRT", "TDRV", "NMGR" };
 
 int nrt_log_level_parse(const char *s)
 {
@@ -18,6 +22,8 @@ int nrt_log_level_parse(const char *s)
 			return i;
 	if (!strcasecmp(s, "WARNING"))
 		return NRT_LOG_WARN;
+	if (!strcasecmp(s, "OFF")) /* neuronsim's older name for QUIET */
+		return NRT_LOG_OFF;
 	return -1;
 }
 
@@ -26,26 +32,107 @@ const char *nrt_log_level_name(nrt_log_level_t level)
 	return (unsigned)level <= NRT_LOG_TRACE ? level_names[level] : "?";
 }
 
-nrt_log_level_t nrt_log_level(void)
+const char *nrt_log_component_name(nrt_log_component_t comp)
+{
+	return (unsigned)comp < NRT_LOG_COMPONENT_COUNT ? component_names[comp] : "?";
+}
+
+static int parse_location(const char *v, int *out_loc, char *path, size_t path_len)
+{
+	if (!strcasecmp(v, "console")) {
+		*out_loc = NRT_LOG_TO_CONSOLE;
+	} else if (!strcasecmp(v, "syslog")) {
+		*out_loc = NRT_LOG_TO_SYSLOG;
+	} else {
+		/* Anything else names a file, as the Neuron Runtime's per-component
+		 * locations do (NEURON_RT_LOG_LOCATION_TDRV=tdrv.log). */
+		if (strlen(v) >= path_len)
+			return -1;
+		*out_loc = NRT_LOG_TO_FILE;
+		snprintf(path, path_len, "%s", v);
+	}
+	return 0;
+}
+
+int nrt_log_config_from_env(nrt_log_config_t *out, char *msg, size_t msg_len)
+{
+	memset(out, 0, sizeof(*out));
+	int rc = 0;
+	int level = NRT_LOG_ERROR, loc = NRT_LOG_TO_CONSOLE;
+	char path[NRT_LOG_PATH_MAX] = "";
+	const char *v = getenv("NEURON_RT_LOG_LEVEL");
+	if (v && *v && (level = nrt_log_level_parse(v)) < 0) {
+		snprintf(msg, msg_len, "NEURON_RT_LOG_LEVEL=\"%s\" is invalid: expected ERROR, WARNING "
+			 "(or WARN), INFO, DEBUG, TRACE or QUIET", v);
+		level = NRT_LOG_ERROR;
+		rc = -1;
+	}
+	v = getenv("NEURON_RT_LOG_LOCATION");
+	if (v && *v && parse_location(v, &loc, path, sizeof(path))) {
+		snprintf(msg, msg_len, "NEURON_RT_LOG_LOCATION=\"%.64s...\" is invalid: expected console, "
+			 "syslog or a file name shorter than %d bytes", v, NRT_LOG_PATH_MAX);
+		rc = -1;
+	}
+	for (int c = 0; c < NRT_LOG_COMPONENT_COUNT; c++) {
+		out->level[c] = level;
+		out->location[c] = loc;
+		snprintf(out->path[c], sizeof(out->path[c]), "%s", path);
+		char name[64];
+		snprintf(name, sizeof(name), "NEURON_RT_LOG_LEVEL_%s", component_names[c]);
+		v = getenv(name);
+		int l;
+		if (v && *v) {
+			if ((l = nrt_log_level_parse(v)) < 0) {
+				snprintf(msg, msg_len, "%s=\"%s\" is invalid: expected ERROR, WARNING (or "
+					 "WARN), INFO, DEBUG, TRACE or QUIET", name, v);
+				rc = -1;
+			} else {
+				out->level[c] = l;
+			}
+		}
+		snprintf(name, sizeof(name), "NEURON_RT_LOG_LOCATION_%s", component_names[c]);
+		v = getenv(name);
+		if (v && *v && parse_location(v, &out->location[c], out->path[c], sizeof(out->path[c]))) {
+			snprintf(msg, msg_len, "%s=\"%.64s...\" is invalid: expected console, syslog or a "
+				 "file name shorter than %d bytes", name, v, NRT_LOG_PATH_MAX);
+			rc = -1;
+		}
+	}
+	return rc;
+}
+
+/* Before nrt_init (or after a failed one) the environment decides, so errors
+ * of nrt_init itself are shown or hidden consistently. */
+static const nrt_log_config_t *log_config(nrt_log_config_t *scratch)
 {
 	NRT_STATUS st;
 	nrt_ctx_t *ctx = nrt_ctx_get(&st);
 	if (ctx)
-		return (nrt_log_level_t)ctx->config.log_level;
-	/* Before nrt_init (or after a failed one) the environment still decides,
-	 * so errors of nrt_init itself are shown or hidden consistently. */
-	int l = nrt_log_level_parse(getenv("NEURON_RT_LOG_LEVEL"));
-	return l < 0 ? NRT_LOG_ERROR : (nrt_log_level_t)l;
+		return &ctx->config.log;
+	char msg[8];
+	nrt_log_config_from_env(scratch, msg, sizeof(msg));
+	return scratch;
 }
 
-void nrt_log(nrt_log_level_t level, const char *fmt, ...)
+nrt_log_level_t nrt_log_level_of(nrt_log_component_t comp)
 {
-	if (level > nrt_log_level() || level == NRT_LOG_OFF)
+	nrt_log_config_t scratch;
+	return (nrt_log_level_t)log_config(&scratch)->level[comp];
+}
+
+void nrt_log_c(nrt_log_component_t comp, nrt_log_level_t level, const char *fmt, ...)
+{
+	if (level == NRT_LOG_OFF)
+		return;
+	nrt_log_config_t scratch;
+	const nrt_log_config_t *cfg = log_config(&scratch);
+	if ((int)level > cfg->level[comp])
 		return;
 	/* Format the whole line first: one write keeps lines from different
 	 * threads from interleaving. */
 	char line[2048];
-	int n = snprintf(line, sizeof(line), "nrt: %-5s ", level_names[level]);
+	int n = snprintf(line, sizeof(line), "nrt: %-5s %s%s", level_names[level],
+			 comp == NRT_LOG_NRT ? "" : component_names[comp], comp == NRT_LOG_NRT ? "" : ": ");
 	va_list ap;
 	va_start(ap, fmt);
 	int m = vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
@@ -53,6 +140,25 @@ void nrt_log(nrt_log_level_t level, const char *fmt, ...)
 	size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
 	if (len > sizeof(line) - 2)
 		len = sizeof(line) - 2;
-	line[len++] = '\n';
-	fwrite(line, 1, len, stderr);
+	switch (cfg->location[comp]) {
+	case NRT_LOG_TO_SYSLOG: {
+		static const int prio[] = { LOG_ERR, LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG, LOG_DEBUG };
+		line[len] = '\0';
+		syslog(LOG_USER | prio[level], "%s", line + 5); /* syslog names the program */
+		return;
+	}
+	case NRT_LOG_TO_FILE: {
+		line[len++] = '\n';
+		const char *step = NULL;
+		if (atomic_file_append(cfg->path[comp], line, len, 0644, &step) == 0)
+			return;
+		/* The line is not lost: it goes to the console, with why. */
+		fprintf(stderr, "nrt: ERROR cannot append to log file %s (%s: %s): %s", cfg->path[comp],
+			step ? step : "append", strerror(errno), line);
+		return;
+	}
+	default:
+		line[len++] = '\n';
+		fwrite(line, 1, len, stderr);
+	}
 }

@@ -65,13 +65,13 @@ static NRT_STATUS instance_create(nrt_ctx_t *ctx, nrt_model_obj_t *m, nrt_instan
 	in->first_core = first_core;
 	in->device = ctx->cores[first_core].device;
 	if (v->consts_size) {
-		if ((st = nrt_devmem_alloc(ctx, in->device, v->consts_size, NRT_NEURONSIM_MEM_CONSTANTS,
+		if ((st = nrt_devmem_alloc(ctx, in->first_core, v->consts_size, NRT_NEURONSIM_MEM_CONSTANTS,
 					   &in->consts)))
 			goto err_mem;
 		memcpy(in->consts.host, v->consts, v->consts_size);
 	}
 	if (v->meta->scratch_size) {
-		if ((st = nrt_devmem_alloc(ctx, in->device, v->meta->scratch_size,
+		if ((st = nrt_devmem_alloc(ctx, in->first_core, v->meta->scratch_size,
 					   NRT_NEURONSIM_MEM_SCRATCH, &in->scratch)))
 			goto err_mem;
 		/* Programs write scratch before they read it (it is not cleared
@@ -91,7 +91,7 @@ static NRT_STATUS instance_create(nrt_ctx_t *ctx, nrt_model_obj_t *m, nrt_instan
 		/* The code lives in device memory like on the hardware (and the
 		 * kernel backend's firmware fetches it from there). */
 		if (total) {
-			if ((st = nrt_devmem_alloc(ctx, in->device, total * sizeof(isa_insn_t),
+			if ((st = nrt_devmem_alloc(ctx, in->first_core + c, total * sizeof(isa_insn_t),
 						   NRT_NEURONSIM_MEM_CODE, &in->code[c])))
 				goto err_mem;
 			for (int e = 0; e < ISA_ENGINE_COUNT; e++)

@@ -153,14 +153,21 @@ static NRT_STATUS read_inspect_env(nrt_profile_state_t *p, const char *func)
 			 "or session", func, v);
 		return NRT_INVALID;
 	}
-	v = getenv("NEURON_RT_INSPECT_DEVICE_PROFILE_NUM_WARMUP");
+	/* neuronsim's own (the Neuron Runtime has no such variable); the old
+	 * NEURON_RT_ name still works, with a warning. */
+	const char *warmup_var = "NEURONSIM_INSPECT_DEVICE_PROFILE_NUM_WARMUP";
+	v = getenv(warmup_var);
+	if ((!v || !*v) && (v = getenv("NEURON_RT_INSPECT_DEVICE_PROFILE_NUM_WARMUP")) && *v) {
+		warmup_var = "NEURON_RT_INSPECT_DEVICE_PROFILE_NUM_WARMUP";
+		NRT_LOGW("%s: NEURON_RT_INSPECT_DEVICE_PROFILE_NUM_WARMUP is deprecated: set "
+			 "NEURONSIM_INSPECT_DEVICE_PROFILE_NUM_WARMUP instead", func);
+	}
 	if (v && *v) {
 		char *end;
 		errno = 0;
 		unsigned long long w = strtoull(v, &end, 10);
 		if (errno || *end || v[0] == '-') {
-			NRT_LOGE("%s: NEURON_RT_INSPECT_DEVICE_PROFILE_NUM_WARMUP='%s' is not a "
-				 "non-negative integer", func, v);
+			NRT_LOGE("%s: %s='%s' is not a non-negative integer", func, warmup_var, v);
 			return NRT_INVALID;
 		}
 		p->warmup = w;

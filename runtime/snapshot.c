@@ -142,7 +142,7 @@ static NRT_STATUS alloc_copy(nrt_ctx_t *ctx, nrt_model_obj_t *m, struct nrt_mode
 	unsigned long long total = ms->in_total, largest = ms->in_max;
 	if (mode == NRT_SNAP_ERR_DEVICE || mode == NRT_SNAP_ERR_HYBRID) {
 		uint64_t need = mode == NRT_SNAP_ERR_DEVICE ? ms->in_total : ms->in_max;
-		NRT_STATUS st = nrt_devmem_alloc(ctx, in->device, need, NRT_NEURONSIM_MEM_SNAPSHOT, &si->dev);
+		NRT_STATUS st = nrt_devmem_alloc(ctx, in->first_core, need, NRT_NEURONSIM_MEM_SNAPSHOT, &si->dev);
 		if (st == NRT_RESOURCE && mode == NRT_SNAP_ERR_DEVICE) {
 			NRT_LOGE("nrt_load: model '%s': NEURON_DUMP_HLO_SNAPSHOT=ON_NRT_ERROR needs %llu bytes of "
 				 "device memory on device %u (instance %u, NeuronCore %u) to keep a copy of the "

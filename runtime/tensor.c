@@ -126,7 +126,7 @@ NRT_STATUS nrt_tensor_allocate(nrt_tensor_placement_t tensor_placement, int logi
 	if (device) {
 		s->kind = NRT_STORAGE_DEVICE;
 		s->device = ctx->cores[logical_nc_id].device;
-		st = nrt_devmem_alloc(ctx, s->device, size, NRT_NEURONSIM_MEM_TENSORS, &s->mem);
+		st = nrt_devmem_alloc(ctx, logical_nc_id, size, NRT_NEURONSIM_MEM_TENSORS, &s->mem);
 		if (st == NRT_SUCCESS) {
 			s->host = s->mem.host;
 			/* Device memory is reused: give callers the zeroed tensor

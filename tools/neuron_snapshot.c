@@ -4,6 +4,7 @@
  * (replay). docs/snapshot.md describes the file and the tool. */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
@@ -1035,9 +1036,9 @@ static int cmd_replay(int argc, char **argv)
 	if (tv && *tv) {
 		errno = 0;
 		unsigned long v = strtoul(tv, &end, 10);
-		if (errno || end == tv || *end || tv[0] == '-' || v > 365ul * 86400ul) {
+		if (errno || end == tv || *end || tv[0] == '-' || v > INT_MAX) {
 			fprintf(stderr, "neuron-snapshot: NEURON_RT_EXEC_TIMEOUT=\"%s\" is invalid: expected "
-				"whole seconds 0..31536000 (0: no limit)\n", tv);
+				"whole seconds 0..2147483647 (0: no limit)\n", tv);
 			return TOOL_EXIT_USAGE;
 		}
 		o.timeout_s = (uint32_t)v;

@@ -46,6 +46,7 @@ static void env_clean(void)
 		"NEURON_RT_INSPECT_ENABLE", "NEURON_RT_INSPECT_OUTPUT_DIR",
 		"NEURON_RT_INSPECT_SYSTEM_PROFILE", "NEURON_RT_INSPECT_DEVICE_PROFILE",
 		"NEURON_RT_INSPECT_DEVICE_PROFILE_NUM_WARMUP", "NEURONSIM_PROFILE_MAX_SPANS",
+		"NEURONSIM_INSPECT_DEVICE_PROFILE_NUM_WARMUP",
 	};
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		unsetenv(vars[i]);
@@ -935,7 +936,7 @@ START_TEST(test_inspect_model_mode_traces_first_execution_after_warmup)
 	setenv("NEURON_RT_INSPECT_ENABLE", "1", 1);
 	setenv("NEURON_RT_INSPECT_OUTPUT_DIR", out, 1);
 	setenv("NEURON_RT_INSPECT_DEVICE_PROFILE", "1", 1);
-	setenv("NEURON_RT_INSPECT_DEVICE_PROFILE_NUM_WARMUP", "2", 1);
+	setenv("NEURONSIM_INSPECT_DEVICE_PROFILE_NUM_WARMUP", "2", 1);
 	rt_init_ok();
 	fx_t f;
 	fx_setup(&f, 256);
@@ -1016,7 +1017,8 @@ START_TEST(test_inspect_bad_env_fails_init)
 		{ "NEURON_RT_INSPECT_ENABLE", "maybe" },
 		{ "NEURON_RT_INSPECT_SYSTEM_PROFILE", "2" },
 		{ "NEURON_RT_INSPECT_DEVICE_PROFILE", "always" },
-		{ "NEURON_RT_INSPECT_DEVICE_PROFILE_NUM_WARMUP", "-1" },
+		{ "NEURONSIM_INSPECT_DEVICE_PROFILE_NUM_WARMUP", "-1" },
+		{ "NEURON_RT_INSPECT_DEVICE_PROFILE_NUM_WARMUP", "-1" }, /* deprecated name */
 		{ "NEURONSIM_PROFILE_MAX_SPANS", "lots" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
