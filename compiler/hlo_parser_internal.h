@@ -9,11 +9,7 @@
 
 #include "hlo_lexer.h"
 #include "hlo_parser.h"
-
-/* shared with ir.c, not API */
-uint32_t ncc__minifloat_encode(ncc_etype_t t, double v);
-ncc_status_t ncc__comp_create_unchecked(ncc_module_t *m, const char *name, bool is_entry,
-					ncc_comp_t **out_comp);
+#include "ir_internal.h"
 
 /* ------------------------------------------------------------------ parser */
 

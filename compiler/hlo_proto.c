@@ -5,10 +5,7 @@
 
 #include "hlo_parser.h"
 #include "hlo_proto_internal.h"
-
-/* shared with ir.c, not API */
-ncc_status_t ncc__comp_create_unchecked(ncc_module_t *m, const char *name, bool is_entry,
-					ncc_comp_t **out_comp);
+#include "ir_internal.h"
 
 /* ---------------------------------------------------------------- schema */
 

@@ -1,0 +1,34 @@
+/* ncc IR internals shared by ir*.c, the HLO text parser and the proto decoder: not API. */
+#ifndef NCC_IR_INTERNAL_H
+#define NCC_IR_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "ir.h"
+
+/* ncc_comp_create() without the check that the name is new: the parsers check names
+ * with their own maps (a linear check per computation would be quadratic). */
+ncc_status_t ncc__comp_create_unchecked(ncc_module_t *m, const char *name, bool is_entry,
+					ncc_comp_t **out_comp);
+
+/* Encodes v in the <= 16-bit float format t (f16, bf16, f8, f4), rounding to nearest
+ * even (ir_literal.c). */
+uint32_t ncc__minifloat_encode(ncc_etype_t t, double v);
+
+/* The unsigned integer of n = 1, 2, 4 or 8 bytes at p (host byte order). */
+static inline uint64_t ncc__load_uint(const uint8_t *p, size_t n)
+{
+	uint64_t v = 0;
+	switch (n) {
+	case 1: v = p[0]; break;
+	case 2: { uint16_t x; memcpy(&x, p, 2); v = x; break; }
+	case 4: { uint32_t x; memcpy(&x, p, 4); v = x; break; }
+	case 8: memcpy(&v, p, 8); break;
+	}
+	return v;
+}
+
+#endif /* NCC_IR_INTERNAL_H */
