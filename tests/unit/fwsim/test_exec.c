@@ -518,10 +518,15 @@ START_TEST(test_cancel_stops_a_running_job)
 	ck_assert_int_eq(fwsim_core_create(NULL, &core), FWSIM_OK);
 	cancel_arg_t a = { core, &job, 0 };
 	pthread_t th;
-	ck_assert_int_eq(pthread_create(&th, NULL, cancel_runner, &a), 0);
-	struct timespec ts = { 0, 200 * 1000 * 1000 };
-	nanosleep(&ts, NULL);
 	uint64_t c0 = tcpu_ns();
+	ck_assert_int_eq(pthread_create(&th, NULL, cancel_runner, &a), 0);
+	/* Cancel once the instruction runs, i.e. once the process has burnt
+	 * 100 ms of CPU since (nothing else works meanwhile), not after a fixed
+	 * sleep that a loaded machine can outlast before the thread starts. */
+	struct timespec ms = { 0, 1000 * 1000 };
+	while (tcpu_ns() - c0 < 100000000ull)
+		nanosleep(&ms, NULL);
+	c0 = tcpu_ns();
 	fwsim_job_cancel(&job);
 	pthread_join(th, NULL);
 	/* within a second of work (CPU time: load stretches the wall clock) */
