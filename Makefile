@@ -111,6 +111,12 @@ driver:
 driver-check:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 C=2 modules
 
+# neuronsim.ko (W=1) against every amd64 kernel header package apt offers,
+# fetched and unpacked under build-kheaders/, not installed (docs/abi.md).
+.PHONY: driver-matrix
+driver-matrix:
+	tests/qemu/driver-build-matrix
+
 # run-qemu-kb runs run-qemu-tests (driver alone, fake firmware), then
 # neuronsim-fwd with the runtime's test suite on the kernel backend.
 test-qemu:

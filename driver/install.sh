@@ -5,14 +5,18 @@
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DESTDIR=${1:-${DESTDIR:-}}
-VERSION=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$ROOT/driver/dkms.conf")
+# the project's release, as MODULE_VERSION (include/uapi/linux/neuronsim_version.h)
+VERSION=$(sed -n 's/^#define NEURONSIM_VERSION "\(.*\)"$/\1/p' "$ROOT/include/uapi/linux/neuronsim_version.h")
+[ -n "$VERSION" ] || { echo "install.sh: no NEURONSIM_VERSION in neuronsim_version.h" >&2; exit 1; }
 SRC=$DESTDIR/usr/src/neuronsim-$VERSION
 
 rm -rf "$SRC"
 install -d "$SRC/driver" "$SRC/include/uapi/linux"
-install -m 644 "$ROOT/driver/dkms.conf" "$ROOT/Kbuild" "$SRC/"
+sed "s/@NEURONSIM_VERSION@/$VERSION/" "$ROOT/driver/dkms.conf" >"$SRC/dkms.conf"
+chmod 644 "$SRC/dkms.conf"
+install -m 644 "$ROOT/Kbuild" "$SRC/"
 install -m 644 "$ROOT/driver/Kbuild" "$ROOT"/driver/nsim*.c "$ROOT"/driver/nsim*.h "$SRC/driver/"
-install -m 644 "$ROOT/include/uapi/linux/neuronsim.h" "$SRC/include/uapi/linux/"
+install -m 644 "$ROOT"/include/uapi/linux/neuronsim*.h "$SRC/include/uapi/linux/"
 install -D -m 644 "$ROOT/driver/99-neuronsim.rules" "$DESTDIR/etc/udev/rules.d/99-neuronsim.rules"
 install -D -m 644 "$ROOT/driver/neuronsim.conf" "$DESTDIR/etc/modules-load.d/neuronsim.conf"
 echo "installed neuronsim $VERSION sources in $SRC"

@@ -29,6 +29,8 @@
 
 #include <linux/neuronsim.h>
 
+#include "nsim_compat.h"
+
 #define NSIM_MAX_DEVICES 8
 #define NSIM_MAX_CORES 64
 #define NSIM_MAX_MEM_MIB 4096

@@ -423,5 +423,5 @@ const struct file_operations nsim_fw_fops = {
 	.unlocked_ioctl = nsim_fw_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.mmap = nsim_fw_mmap,
-	.llseek = no_llseek,
+	.llseek = NSIM_NO_LLSEEK,
 };

@@ -12,6 +12,8 @@
 #include <linux/stddef.h>
 #include <linux/uaccess.h>
 
+#include <linux/neuronsim_version.h>
+
 #include "nsim.h"
 
 static unsigned int num_devices = 1;
@@ -216,10 +218,10 @@ static const struct file_operations nsim_client_fops = {
 	.unlocked_ioctl = nsim_client_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.mmap = nsim_client_mmap_fop,
-	.llseek = no_llseek,
+	.llseek = NSIM_NO_LLSEEK,
 };
 
-static char *nsim_devnode(struct device *dev, umode_t *mode)
+static char *nsim_devnode(NSIM_DEVNODE_CONST struct device *dev, umode_t *mode)
 {
 	/* Clients are anyone; the device side is root's. */
 	if (mode)
@@ -344,7 +346,7 @@ static int __init nsim_init(void)
 	ret = alloc_chrdev_region(&nsim_devt, 0, 2 * num_devices, "neuronsim");
 	if (ret)
 		return ret;
-	nsim_class = class_create(THIS_MODULE, "neuronsim");
+	nsim_class = nsim_class_create("neuronsim");
 	if (IS_ERR(nsim_class)) {
 		ret = PTR_ERR(nsim_class);
 		goto err_region;
@@ -413,3 +415,5 @@ module_exit(nsim_exit);
 MODULE_DESCRIPTION("neuronsim: simulated Neuron-style accelerator");
 MODULE_AUTHOR("neuronsim developers");
 MODULE_LICENSE("GPL");
+/* the project's release (neuronsim_version.h), shown by modinfo */
+MODULE_VERSION(NEURONSIM_VERSION);
