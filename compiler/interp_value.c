@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "interp_internal.h"
+#include "neuronsim/splitmix64.h"
 
 /* ------------------------------------------------------------ conversions */
 
@@ -318,14 +319,6 @@ void ncc_value_set_i64(ncc_value_t *v, int64_t i, int64_t x)
 
 /* ------------------------------------------------------------ random fill */
 
-static uint64_t splitmix64(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 /* Precision in bits of the uniform grid: every generated float is exactly
  * representable in its type, so no rounding can push it to +1. */
 static int fill_bits(ncc_etype_t t)
@@ -345,7 +338,7 @@ void ncc_value_fill_random(ncc_value_t *v, uint64_t seed)
 	if (v->shape.etype == NCC_TUPLE) {
 		for (int32_t k = 0; k < v->nelems; k++) {
 			uint64_t s = seed ^ (0xa0761d6478bd642full * (uint64_t)(k + 1));
-			ncc_value_fill_random(v->elems[k], splitmix64(&s));
+			ncc_value_fill_random(v->elems[k], ns_splitmix64(&s));
 		}
 		return;
 	}
@@ -353,7 +346,7 @@ void ncc_value_fill_random(ncc_value_t *v, uint64_t seed)
 	int64_t n = ncc_value_elements(v);
 	uint64_t s = seed;
 	for (int64_t i = 0; i < n; i++) {
-		uint64_t r = splitmix64(&s);
+		uint64_t r = ns_splitmix64(&s);
 		if (ncc_is_fp(t)) {
 			int b = fill_bits(t);
 			double x = ldexp((double)(r >> (64 - b)), 1 - b) - 1.0;
@@ -373,7 +366,7 @@ void ncc_value_fill_random_range(ncc_value_t *v, uint64_t seed, double lo, doubl
 	if (v->shape.etype == NCC_TUPLE) {
 		for (int32_t k = 0; k < v->nelems; k++) {
 			uint64_t s = seed ^ (0xa0761d6478bd642full * (uint64_t)(k + 1));
-			ncc_value_fill_random_range(v->elems[k], splitmix64(&s), lo, hi);
+			ncc_value_fill_random_range(v->elems[k], ns_splitmix64(&s), lo, hi);
 		}
 		return;
 	}
@@ -384,7 +377,7 @@ void ncc_value_fill_random_range(ncc_value_t *v, uint64_t seed, double lo, doubl
 	if (ncc_etype_is_unsigned_int(t) && ilo < 0)
 		ilo = 0;
 	for (int64_t i = 0; i < n; i++) {
-		uint64_t r = splitmix64(&s);
+		uint64_t r = ns_splitmix64(&s);
 		if (ncc_is_fp(t)) {
 			int b = fill_bits(t);
 			double u = ldexp((double)(r >> (64 - b)), -b);
@@ -410,7 +403,7 @@ void ncc_value_fill_random_range(ncc_value_t *v, uint64_t seed, double lo, doubl
 		uint64_t r = 0;                                                          \
 		for (int64_t i = 0; i < n; i++) {                                        \
 			if ((i & 7) == 0)                                                \
-				r = splitmix64(&ip->perturb_state);                      \
+				r = ns_splitmix64(&ip->perturb_state);                   \
 			int64_t k = (int64_t)((r >> (8 * (i & 7))) & 0xff) % span - u;   \
 			utype m = e[i] & (mag_mask);                                     \
 			if (m == 0 || m >= (inf_bits) || k == 0)                         \
@@ -447,7 +440,7 @@ double ncc_interp_perturb_scalar(ncc_interp_t *ip, ncc_etype_t t, double x)
 	int64_t u = ip->opts.perturb_ulps > 100 ? 100 : ip->opts.perturb_ulps;
 	if (u <= 0 || ip->scalar_depth > 0 || !isfinite(x) || x == 0)
 		return x;
-	int k = (int)(splitmix64(&ip->perturb_state) % (uint64_t)(2 * u + 1)) - (int)u;
+	int k = (int)(ns_splitmix64(&ip->perturb_state) % (uint64_t)(2 * u + 1)) - (int)u;
 	int e;
 	frexp(x, &e); /* |x| in [2^(e-1), 2^e): one ulp of a p-bit type is 2^(e-p) */
 	return x + k * ldexp(1.0, e - fill_bits(t));

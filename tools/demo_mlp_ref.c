@@ -5,21 +5,12 @@
 #include <string.h>
 
 #include "demo_mlp_neff.h"
-
-/* splitmix64: tiny, well distributed, and the same on every platform, so the
- * dataset does not depend on the C library's rand(). */
-static uint64_t mix_next(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
+#include "neuronsim/splitmix64.h"
 
 /* Uniform in [-1, 1) with 24 random bits, exactly representable in float. */
 static float mix_uniform(uint64_t *state)
 {
-	return (float)(mix_next(state) >> 40) * (2.0f / 16777216.0f) - 1.0f;
+	return (float)(ns_splitmix64(state) >> 40) * (2.0f / 16777216.0f) - 1.0f;
 }
 
 void demo_mlp_init(const demo_mlp_config_t *cfg, uint64_t seed, float *x, float *y,

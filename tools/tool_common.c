@@ -7,6 +7,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "neuronsim/half.h"
+#include "neuronsim/splitmix64.h"
+
 const char *tool_status_name(NRT_STATUS st)
 {
 	switch (st) {
@@ -75,61 +78,17 @@ const char *tool_describe(isa_dtype_t dt, uint32_t rank, const uint64_t *shape,
 	return buf;
 }
 
-static uint64_t splitmix64(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static uint16_t f32_to_bf16(float f)
-{
-	uint32_t u;
-	memcpy(&u, &f, 4);
-	/* Round to nearest even; our values are finite so no NaN case. */
-	u += 0x7fffu + ((u >> 16) & 1u);
-	return (uint16_t)(u >> 16);
-}
-
-static uint16_t f32_to_f16(float f)
-{
-	uint32_t u;
-	memcpy(&u, &f, 4);
-	uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
-	int32_t exp = (int32_t)((u >> 23) & 0xff) - 127 + 15;
-	uint32_t mant = u & 0x7fffffu;
-	if (exp >= 31)
-		return sign | 0x7c00u;
-	if (exp <= 0) {
-		if (exp < -10)
-			return sign;
-		mant |= 0x800000u;
-		uint32_t shift = (uint32_t)(14 - exp);
-		uint32_t half = mant >> shift;
-		uint32_t rem = mant & ((1u << shift) - 1), mid = 1u << (shift - 1);
-		if (rem > mid || (rem == mid && (half & 1u)))
-			half++;
-		return sign | (uint16_t)half;
-	}
-	uint32_t h = ((uint32_t)exp << 10) | (mant >> 13);
-	uint32_t rem = mant & 0x1fffu;
-	if (rem > 0x1000u || (rem == 0x1000u && (h & 1u)))
-		h++; /* may carry into the exponent, which is the right result */
-	return sign | (uint16_t)h;
-}
-
 void tool_fill_random(isa_dtype_t dt, void *dst, uint64_t count, uint64_t *state)
 {
 	for (uint64_t i = 0; i < count; i++) {
-		uint64_t r = splitmix64(state);
+		uint64_t r = ns_splitmix64(state);
 		float f = (float)(r >> 40) * (2.0f / 16777216.0f) - 1.0f;
 		int64_t s = (int64_t)(r >> 60) - 8;
 		uint64_t u = r >> 60;
 		switch (dt) {
 		case ISA_DT_F32: ((float *)dst)[i] = f; break;
-		case ISA_DT_BF16: ((uint16_t *)dst)[i] = f32_to_bf16(f); break;
-		case ISA_DT_F16: ((uint16_t *)dst)[i] = f32_to_f16(f); break;
+		case ISA_DT_BF16: ((uint16_t *)dst)[i] = ns_f32_to_bf16(f); break;
+		case ISA_DT_F16: ((uint16_t *)dst)[i] = ns_f32_to_f16(f); break;
 		case ISA_DT_S8: ((int8_t *)dst)[i] = (int8_t)s; break;
 		case ISA_DT_S16: ((int16_t *)dst)[i] = (int16_t)s; break;
 		case ISA_DT_S32: ((int32_t *)dst)[i] = (int32_t)s; break;
