@@ -15,6 +15,7 @@
 #include <xxhash.h>
 
 #include "neuronsim/atomic_file.h"
+#include "neuronsim/fs.h"
 #include "neuronsim/neff.h"
 
 /* Bumped when the entry layout or the key derivation changes, so that an old
@@ -33,29 +34,6 @@ struct ncc_cache {
 static FILE *cache_log(const ncc_cache_t *c)
 {
 	return c && c->log ? c->log : stderr;
-}
-
-/* mkdir -p: creates every missing component of path. */
-static int mkdir_p(const char *path)
-{
-	char tmp[PATH_MAX];
-	size_t len = strlen(path);
-	if (len == 0 || len >= sizeof(tmp)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	memcpy(tmp, path, len + 1);
-	for (char *p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
-			return -1;
-		*p = '/';
-	}
-	if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
-		return -1;
-	return 0;
 }
 
 /* Version strings become directory names: keep them to a portable character set. */
@@ -94,7 +72,7 @@ ncc_status_t ncc_cache_open(const ncc_cache_config_t *cfg, ncc_cache_t **out_cac
 	snprintf(c->root, need, "%s/neuronsim-cc-%s", cfg->dir, ver);
 	c->log = cfg->log;
 	c->verbose = cfg->verbose;
-	if (mkdir_p(c->root) != 0 || access(c->root, W_OK | X_OK) != 0) {
+	if (ns_mkdir_p(c->root, 0777) != 0 || access(c->root, W_OK | X_OK) != 0) {
 		int e = errno;
 		ncc_error_set(err, NCC_ERR_IO, 0, 0,
 			      "compile cache: cannot create or write directory '%s': %s "
@@ -264,7 +242,7 @@ ncc_status_t ncc_cache_store(ncc_cache_t *cache, const char *key, const void *ne
 	    (size_t)ncc_cache_entry_path(cache, key, path, sizeof(path)) >= sizeof(path))
 		return ncc_error_set(err, NCC_ERR_IO, 0, 0, "compile cache: path too long under '%s'",
 				     cache->root);
-	if (mkdir_p(dir) != 0)
+	if (ns_mkdir_p(dir, 0777) != 0)
 		return ncc_error_set(err, NCC_ERR_IO, 0, 0,
 				     "compile cache: cannot create directory '%s': %s", dir,
 				     strerror(errno));

@@ -13,6 +13,7 @@
 #include <xxhash.h>
 
 #include "neuronsim/atomic_file.h"
+#include "neuronsim/fs.h"
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static const char *g_dir;        /* NULL: off */
@@ -30,25 +31,6 @@ const char *pjrt_analyze_dir(void)
 	return g_dir;
 }
 
-/* mkdir -p, mode 0700 for what it creates. */
-static int make_dirs(const char *dir)
-{
-	char path[4096];
-	if (snprintf(path, sizeof(path), "%s", dir) >= (int)sizeof(path)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	for (char *p = path + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(path, 0700) != 0 && errno != EEXIST)
-			return -1;
-		*p = '/';
-	}
-	return mkdir(path, 0700) != 0 && errno != EEXIST ? -1 : 0;
-}
-
 /* Writes obj to DIR/PID-NNNNNN-MODULE.json whole or not at all (atomic_file), so
  * the tool never reads half a report. */
 static PJRT_Error *write_report(const char *dir, const char *name, json_t *obj)
@@ -64,7 +46,7 @@ static PJRT_Error *write_report(const char *dir, const char *name, json_t *obj)
 	unsigned idx = atomic_fetch_add(&g_graphs, 1);
 	json_object_set_new(obj, "index", json_integer(idx));
 	json_object_set_new(obj, "pid", json_integer((json_int_t)getpid()));
-	if (make_dirs(dir) != 0)
+	if (ns_mkdir_p(dir, 0700) != 0)
 		return pjrt_error(PJRT_Error_Code_INTERNAL,
 				  "NEURONSIM_PJRT_ANALYZE=%s: cannot create the report directory: %s", dir,
 				  strerror(errno));

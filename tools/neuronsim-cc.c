@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "ncc/ncc.h"
+#include "neuronsim/fs.h"
 #include "tool_common.h"
 
 /* Exit codes (docs/compiler-cli.md). 2, 3 and 5 mean what they mean for the other
@@ -145,30 +146,9 @@ static void default_output(const char *in, char *buf, size_t size)
 	snprintf(buf, size, "%.*s.neff", (int)n, base);
 }
 
-/* mkdir -p, so --dump-ir DIR works for a fresh DIR as in other compilers. */
-static int make_dirs(const char *path)
-{
-	char tmp[PATH_MAX];
-	if (snprintf(tmp, sizeof(tmp), "%s", path) >= (int)sizeof(tmp)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	for (char *p = tmp + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
-			return -1;
-		*p = '/';
-	}
-	if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
-		return -1;
-	return 0;
-}
-
 static int cmd_compile(const char *in, const char *out_path, const ncc_driver_options_t *o)
 {
-	if (o->compile.dump_dir && make_dirs(o->compile.dump_dir) != 0) {
+	if (o->compile.dump_dir && ns_mkdir_p(o->compile.dump_dir, 0777) != 0) {
 		fprintf(stderr, "neuronsim-cc: error: cannot create the --dump-ir directory '%s': %s\n",
 			o->compile.dump_dir, strerror(errno));
 		return CC_EXIT_OUTPUT;
