@@ -361,6 +361,30 @@ static void oom_report(nrt_ctx_t *ctx, uint32_t nc, uint64_t size, nrt_neuronsim
 	free(table);
 }
 
+void nrt_devmem_log_instance(nrt_ctx_t *ctx, const nrt_instance_t *in, uint32_t neff_cores,
+			     const char *model)
+{
+	if (nrt_log_level_of(NRT_LOG_TDRV) < NRT_LOG_INFO)
+		return;
+	const nrt_core_t *core = &ctx->cores[in->first_core];
+	const nrt_device_t *dev = &ctx->devices[core->device];
+	uint64_t used = 0, code = 0;
+	for (int k = 0; k < NRT_NEURONSIM_MEM_CATEGORY_COUNT; k++)
+		used += atomic_load(&dev->mem_by_cat[k]);
+	for (uint32_t c = 0; c < neff_cores; c++)
+		code += in->code[c].size;
+	char a[32], b[32], c[32], d[32];
+	nrt_log_c(NRT_LOG_TDRV, NRT_LOG_INFO, "[ND %u:NC %u] Current Usage Total: %s", core->device,
+		  core->dev_core, mem_str(used, a, sizeof(a)));
+	nrt_log_c(NRT_LOG_TDRV, NRT_LOG_INFO, "Per NEFF memory usage breakdown for [%s]:", model);
+	nrt_log_c(NRT_LOG_TDRV, NRT_LOG_INFO, "        Total: %s",
+		  mem_str(code + in->consts.size + in->scratch.size, a, sizeof(a)));
+	nrt_log_c(NRT_LOG_TDRV, NRT_LOG_INFO, "        * model code: %s", mem_str(code, b, sizeof(b)));
+	nrt_log_c(NRT_LOG_TDRV, NRT_LOG_INFO, "        * model constants: %s",
+		  mem_str(in->consts.size, c, sizeof(c)));
+	nrt_log_c(NRT_LOG_TDRV, NRT_LOG_INFO, "        * scratchpad: %s", mem_str(in->scratch.size, d, sizeof(d)));
+}
+
 NRT_STATUS nrt_devmem_alloc(nrt_ctx_t *ctx, uint32_t nc, uint64_t size,
 			    nrt_neuronsim_mem_category_t cat, nrt_backend_mem_t *out_mem)
 {

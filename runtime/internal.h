@@ -138,6 +138,11 @@ NRT_STATUS nrt_devmem_alloc(nrt_ctx_t *ctx, uint32_t nc, uint64_t size,
 			    nrt_neuronsim_mem_category_t cat, nrt_backend_mem_t *out_mem);
 void nrt_devmem_free(nrt_ctx_t *ctx, uint32_t device, nrt_neuronsim_mem_category_t cat,
 		     nrt_backend_mem_t *mem);
+struct nrt_instance;
+/* The Neuron Runtime's per-NEFF memory log at load (TDRV, INFO): the device's
+ * usage, then the instance's code, constants and scratchpad. */
+void nrt_devmem_log_instance(nrt_ctx_t *ctx, const struct nrt_instance *in, uint32_t neff_cores,
+			     const char *model);
 
 /* ---- tensors ---------------------------------------------------------- */
 

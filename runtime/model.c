@@ -109,6 +109,7 @@ static NRT_STATUS instance_create(nrt_ctx_t *ctx, nrt_model_obj_t *m, nrt_instan
 			return st == NRT_RESOURCE ? st : NRT_INVALID;
 		}
 	}
+	nrt_devmem_log_instance(ctx, in, m->neff_cores, v->meta->model_name);
 	return NRT_SUCCESS;
 err_mem:
 	NRT_LOGE("nrt_load: model '%s': out of device memory on device %u", v->meta->model_name,

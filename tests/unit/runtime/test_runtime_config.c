@@ -333,6 +333,42 @@ START_TEST(test_oom_log_can_be_turned_down)
 }
 END_TEST
 
+START_TEST(test_load_logs_per_neff_memory_at_tdrv_info)
+{
+	env_clean();
+	setenv("NEURON_RT_LOG_LEVEL_TDRV", "info", 1);
+	ck_assert_int_eq(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", ""), NRT_SUCCESS);
+	size_t size;
+	void *neff = test_neff_add(1024, &size);
+	nrt_model_t *m = NULL;
+	test_capture_begin();
+	ck_assert_int_eq(nrt_load(neff, size, 1, 1, &m), NRT_SUCCESS);
+	char *log = test_capture_end();
+	ck_assert_msg(strstr(log, "nrt: INFO  TDRV: [ND 0:NC 1] Current Usage Total: ") &&
+		      strstr(log, "nrt: INFO  TDRV: Per NEFF memory usage breakdown for [") &&
+		      strstr(log, "TDRV:         Total: ") && strstr(log, "TDRV:         * model constants: ") &&
+		      strstr(log, "TDRV:         * scratchpad: "), "%s", log);
+	const char *code = strstr(log, "* model code: ");
+	ck_assert_msg(code && strncmp(code, "* model code: 0.000B", 20) != 0, "%s", log);
+	/* the NRT component at its default (ERROR) says nothing of the load */
+	ck_assert_ptr_null(strstr(log, "loaded model"));
+	free(log);
+	ck_assert_int_eq(nrt_unload(m), NRT_SUCCESS);
+	nrt_close();
+
+	unsetenv("NEURON_RT_LOG_LEVEL_TDRV");
+	ck_assert_int_eq(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", ""), NRT_SUCCESS);
+	test_capture_begin();
+	ck_assert_int_eq(nrt_load(neff, size, 1, 1, &m), NRT_SUCCESS);
+	log = test_capture_end();
+	ck_assert_msg(log[0] == '\0', "%s", log);
+	free(log);
+	ck_assert_int_eq(nrt_unload(m), NRT_SUCCESS);
+	nrt_close();
+	free(neff);
+}
+END_TEST
+
 /* ---- item 9: the release version ---- */
 
 START_TEST(test_version_names_the_release)
@@ -358,6 +394,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_warmup_variable_renamed_old_name_deprecated);
 	tcase_add_test(tc, test_oom_reports_size_core_and_usage_by_category);
 	tcase_add_test(tc, test_oom_log_can_be_turned_down);
+	tcase_add_test(tc, test_load_logs_per_neff_memory_at_tdrv_info);
 	tcase_add_test(tc, test_version_names_the_release);
 	suite_add_tcase(s, tc);
 	return s;
