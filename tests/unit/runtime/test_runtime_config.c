@@ -164,6 +164,16 @@ START_TEST(test_component_log_location_file)
 	ck_assert_msg(count_of(file, "nrt: ERROR") == 2 && count_of(file, "\n") == 2, "%s", file);
 	free(file);
 
+	/* syslog: nothing on the console (syslog(3) itself is not read back here) */
+	setenv("NEURON_RT_LOG_LOCATION_NRT", "syslog", 1);
+	ck_assert_int_eq(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", ""), NRT_SUCCESS);
+	test_capture_begin();
+	provoke_nrt_error();
+	console = test_capture_end();
+	ck_assert_msg(console[0] == '\0', "syslog location wrote to the console: %s", console);
+	free(console);
+	nrt_close();
+
 	/* a file that cannot be written: the line still reaches the console, with why */
 	setenv("NEURON_RT_LOG_LOCATION_NRT", rt_tmpdir_path(dir, "missing/nrt.log"), 1);
 	ck_assert_int_eq(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", ""), NRT_SUCCESS);
