@@ -386,19 +386,10 @@ bool tp_parse_literal(parser_t *p, const ncc_shape_t *s, ncc_literal_t *lit)
 		ncc_literal_t e;
 		if (!(ok = tp_parse_literal(p, &s->elems[i], &e)))
 			break;
-		if (e.nbytes) {
-			uint8_t *nd = ncc_alloc(p->m, acc.nbytes + e.nbytes);
-			if (!nd) {
-				ok = tp_nomem(p);
-				break;
-			}
-			if (acc.nbytes)
-				memcpy(nd, acc.data, acc.nbytes);
-			memcpy(nd + acc.nbytes, e.data, e.nbytes);
-			acc.data = nd;
-			acc.nbytes += e.nbytes;
+		if (ncc__literal_append(p->m, &acc, &e) != NCC_OK) {
+			ok = tp_nomem(p);
+			break;
 		}
-		acc.count += e.count;
 		acc.elided |= e.elided;
 	}
 	if (ok)

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "hlo_proto_internal.h"
+#include "ir_internal.h"
 
 static const hp_fdesc_t shape_fields[] = {
 	{ HPF_SHAPE_ELEMENT_TYPE, "element_type", HP_K_VARINT },
@@ -580,19 +581,10 @@ static bool literal_rec(hp_ctx_t *c, ncc_pb_reader_t r, const ncc_shape_t *ishap
 		hp_pop(c);
 		if (!ok)
 			break;
-		if (e.nbytes) {
-			uint8_t *nd = ncc_alloc(c->m, acc.nbytes + e.nbytes);
-			if (!nd) {
-				hp_nomem(c);
-				break;
-			}
-			if (acc.nbytes)
-				memcpy(nd, acc.data, acc.nbytes);
-			memcpy(nd + acc.nbytes, e.data, e.nbytes);
-			acc.data = nd;
-			acc.nbytes += e.nbytes;
+		if (ncc__literal_append(c->m, &acc, &e) != NCC_OK) {
+			hp_nomem(c);
+			break;
 		}
-		acc.count += e.count;
 		k++;
 	}
 	if (!c->failed && k != ishape->nelems)

@@ -18,6 +18,11 @@ ncc_status_t ncc__comp_create_unchecked(ncc_module_t *m, const char *name, bool 
  * even (ir_literal.c). */
 uint32_t ncc__minifloat_encode(ncc_etype_t t, double v);
 
+/* Appends the elements of literal e to acc (a tuple literal's leaves are stored back
+ * to back): data copied into m's arena, count added. NCC_ERR_NOMEM leaves acc as it
+ * was. */
+ncc_status_t ncc__literal_append(ncc_module_t *m, ncc_literal_t *acc, const ncc_literal_t *e);
+
 /* The unsigned integer of n = 1, 2, 4 or 8 bytes at p (host byte order). */
 static inline uint64_t ncc__load_uint(const uint8_t *p, size_t n)
 {

@@ -263,3 +263,18 @@ uint32_t ncc__minifloat_encode(ncc_etype_t t, double v)
 	return minifloat_encode(&f, v);
 }
 
+ncc_status_t ncc__literal_append(ncc_module_t *m, ncc_literal_t *acc, const ncc_literal_t *e)
+{
+	if (e->nbytes) {
+		uint8_t *nd = ncc_alloc(m, acc->nbytes + e->nbytes);
+		if (!nd)
+			return NCC_ERR_NOMEM;
+		if (acc->nbytes)
+			memcpy(nd, acc->data, acc->nbytes);
+		memcpy(nd + acc->nbytes, e->data, e->nbytes);
+		acc->data = nd;
+		acc->nbytes += e->nbytes;
+	}
+	acc->count += e->count;
+	return NCC_OK;
+}
