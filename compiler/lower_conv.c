@@ -196,24 +196,30 @@ ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 		td[tr++] = C;
 		ncc_view_t acc, t;
 		bool dwc = BG == 1 && G == C && Cg == 1 && On == 1 && mdt == ISA_DT_F32 && adt == ISA_DT_F32;
-		st = ncc_lower_temp_view(ctx, adt, 2, ad, &acc);
-		if (st == NCC_OK && !dwc)
-			st = ncc_lower_temp_view(ctx, mdt, tr, td, &t);
-		if (st != NCC_OK)
-			return st;
 		/* depthwise (one input and one output channel per group) in f32: per kernel
 		 * position one ALU FMA acc += X_k * broadcast(W_k) straight from the strided
 		 * window, no im2col copy and no degenerate MATMULs */
 		bool dw = dwc;
-		/* depthwise over an input whose feature dim is outside its spatial dims
-		 * (NCHW): the accumulator takes the order [N, C, Y...] so each FMA streams
-		 * along the rows of the input and of acc instead of striding a whole plane
-		 * per element */
+		/* An input whose feature dim is outside its spatial dims (NCHW) puts the
+		 * accumulator in the order [N, C, Y...] (depthwise and ungrouped): the
+		 * FMAs, the im2col copy into [N, C, Y...] and the final copy then stream
+		 * along rows instead of striding a whole plane per element, and the
+		 * MATMUL is the transposed product acc[n] (+)= W^T [Cout, C] x T[n] [C, Y] */
 		bool cmajor = false;
-		if (dw && ns > 0) {
+		if ((dw || GE == 1) && ns > 0) {
 			int64_t sf = p.strides[dn->in_feature], sy = p.strides[dn->in_spatial[ns - 1]];
 			cmajor = (sf < 0 ? -sf : sf) > (sy < 0 ? -sy : sy);
 		}
+		int64_t tdc[NCC_MAX_RANK]; /* [N, C, Y...] */
+		tdc[0] = N;
+		tdc[1] = C;
+		for (int32_t s = 0; s < ns; s++)
+			tdc[2 + s] = Y[s];
+		st = ncc_lower_temp_view(ctx, adt, 2, ad, &acc);
+		if (st == NCC_OK && !dwc)
+			st = ncc_lower_temp_view(ctx, mdt, tr, cmajor ? tdc : td, &t);
+		if (st != NCC_OK)
+			return st;
 		for (int64_t kp = 0; kp < nk; kp++) {
 			int64_t ki[NCC_MAX_RANK], rem = kp;
 			for (int32_t s = ns - 1; s >= 0; s--) {
@@ -238,25 +244,18 @@ ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 			int64_t koff = (int64_t)kv.offset;
 			for (int32_t s = 0; s < ns; s++)
 				koff += ki[s] * kv.strides[dn->k_spatial[s]] * es;
-			if (dw) {
-				int32_t fd = tr - 1; /* the feature dim of xv, av and wv */
-				int64_t dd[NCC_MAX_RANK];
-				for (int32_t i = 0; i < tr; i++)
-					dd[i] = td[i];
-				if (cmajor) {
-					/* [N, Y..., C] -> [N, C, Y...] */
-					fd = 1;
-					dd[1] = C;
-					xv.dims[1] = C;
-					xv.strides[1] = p.strides[dn->in_feature];
-					for (int32_t s2 = 0; s2 < ns; s2++) {
-						dd[2 + s2] = Y[s2];
-						xv.dims[2 + s2] = Y[s2];
-						xv.strides[2 + s2] =
-							p.strides[dn->in_spatial[s2]] * w->dims[s2].stride;
-					}
+			if (cmajor) {
+				/* [N, Y..., C] -> [N, C, Y...] */
+				xv.dims[1] = C;
+				xv.strides[1] = p.strides[dn->in_feature];
+				for (int32_t s2 = 0; s2 < ns; s2++) {
+					xv.dims[2 + s2] = Y[s2];
+					xv.strides[2 + s2] = p.strides[dn->in_spatial[s2]] * w->dims[s2].stride;
 				}
-				ncc_view_t av = ncc_view_dense(acc.region, acc.offset, adt, tr, dd);
+			}
+			if (dw) {
+				int32_t fd = cmajor ? 1 : tr - 1; /* the feature dim of xv, av and wv */
+				ncc_view_t av = ncc_view_dense(acc.region, acc.offset, adt, tr, cmajor ? tdc : td);
 				ncc_view_t wv = av;
 				wv.region = kv.region;
 				wv.dtype = mdt;
@@ -277,12 +276,31 @@ ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 			in.n_ap = 3;
 			in.flags = kp > 0 ? ISA_F_ACCUMULATE : 0;
 			isa_ap_t *a0 = &in.ap[0], *a1 = &in.ap[1], *a2 = &in.ap[2];
+			int64_t sko = kv.strides[dn->k_out_feature], ski = kv.strides[dn->k_in_feature];
+			if (cmajor) {
+				/* acc[n] [Cout, Y] (+)= W^T [Cout, C] x T[n] [C, Y]; GE == 1 */
+				a1->region = kv.region; a1->dtype = (uint8_t)mdt; a1->offset = (uint64_t)koff; a1->rank = 3;
+				a1->shape[0] = (uint64_t)N; a1->stride[0] = 0;
+				a1->shape[1] = (uint64_t)Cout; a1->stride[1] = sko;
+				a1->shape[2] = (uint64_t)C; a1->stride[2] = ski;
+				a2->region = t.region; a2->dtype = (uint8_t)mdt; a2->offset = t.offset; a2->rank = 3;
+				a2->shape[0] = (uint64_t)N; a2->stride[0] = C * ny;
+				a2->shape[1] = (uint64_t)C; a2->stride[1] = ny;
+				a2->shape[2] = (uint64_t)ny; a2->stride[2] = 1;
+				a0->region = acc.region; a0->dtype = (uint8_t)adt; a0->offset = acc.offset; a0->rank = 3;
+				a0->shape[0] = (uint64_t)N; a0->stride[0] = Cout * ny;
+				a0->shape[1] = (uint64_t)Cout; a0->stride[1] = ny;
+				a0->shape[2] = (uint64_t)ny; a0->stride[2] = 1;
+				st = ncc_lower_emit(ctx, inst, ISA_ENGINE_TENSOR, &in, NULL);
+				if (st != NCC_OK)
+					return st;
+				continue;
+			}
 			int64_t M = BG > 1 ? Nb * ny : N * ny, Kc = BG > 1 ? C : Cg;
 			a1->region = t.region; a1->dtype = (uint8_t)mdt; a1->offset = t.offset; a1->rank = 3;
 			a1->shape[0] = (uint64_t)GE; a1->stride[0] = BG > 1 ? Nb * ny * C : Cg;
 			a1->shape[1] = (uint64_t)M; a1->stride[1] = C;
 			a1->shape[2] = (uint64_t)Kc; a1->stride[2] = 1;
-			int64_t sko = kv.strides[dn->k_out_feature], ski = kv.strides[dn->k_in_feature];
 			a2->region = kv.region; a2->dtype = (uint8_t)mdt; a2->offset = (uint64_t)koff; a2->rank = 3;
 			a2->shape[0] = (uint64_t)GE; a2->stride[0] = On * sko;
 			a2->shape[1] = (uint64_t)Kc; a2->stride[1] = ski;
@@ -313,10 +331,18 @@ ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 	}
 
 	/* ---- per output position ---- */
-	/* one output feature per group (depthwise weight gradients): the kernel is
-	 * copied group-major, [Cout, Ci, K...], so each group's MATMUL reads one
-	 * dense column instead of every Cout-th element of the whole kernel */
+	/* The kernel is copied output-feature-major, [Cout, Ci, K...], when its
+	 * output feature dim lies outside its spatial dims (the NCHW gradient of a
+	 * weight-gradient convolution: the copy then moves whole rows, where
+	 * [Ci, K..., Cout] gathered one element per plane) and when each group has one
+	 * output feature (depthwise weight gradients: each group's MATMUL reads one
+	 * dense column instead of every Cout-th element of the whole kernel). The
+	 * MATMUL reads it transposed, [Kc, On] with leading dimension Kc. */
 	bool ofirst = On == 1 && GE > 1;
+	if (ns > 0) {
+		int64_t so = kv.strides[dn->k_out_feature], sk = kv.strides[dn->k_spatial[ns - 1]];
+		ofirst |= (so < 0 ? -so : so) > (sk < 0 ? -sk : sk);
+	}
 	int64_t kd[NCC_MAX_RANK];
 	int32_t kr = 0;
 	ncc_view_t kperm = kv;
@@ -389,7 +415,7 @@ ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 		a1->shape[1] = (uint64_t)Mb; a1->stride[1] = C * nk;
 		a1->shape[2] = (uint64_t)Kc; a1->stride[2] = 1;
 		a2->region = kt.region; a2->dtype = (uint8_t)mdt; a2->offset = kt.offset; a2->rank = 3;
-		a2->shape[0] = (uint64_t)GE; a2->stride[0] = ofirst ? Kc : On;
+		a2->shape[0] = (uint64_t)GE; a2->stride[0] = ofirst ? On * Kc : On;
 		a2->shape[1] = (uint64_t)Kc; a2->stride[1] = ofirst ? 1 : Cout;
 		a2->shape[2] = (uint64_t)On; a2->stride[2] = ofirst ? Kc : 1;
 		int64_t sof = out.strides[dn->out_feature], sob = out.strides[dn->out_batch];
