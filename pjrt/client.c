@@ -98,6 +98,12 @@ PJRT_IMPL(Client_Create)
 		if (o->name)
 			pjrt_log("PJRT_Client_Create: ignoring option '%.*s'", (int)o->name_size, o->name);
 	}
+	/* Under a framework XLA_METRICS_FILE is the framework's (torch_xla's
+	 * metrics_saver appends its own report at every step, with its own step
+	 * numbers): the runtime's report goes to NEURONSIM_RUNTIME_METRICS_FILE, or
+	 * nowhere (docs/metrics.md). Bad XLA_METRICS_* values were said by the
+	 * runtime already and turn metrics off: nothing to do about them here. */
+	(void)nrt_neuronsim_metrics_set_file(getenv("NEURONSIM_RUNTIME_METRICS_FILE"));
 	PJRT_Error *err = pjrt_runtime_acquire();
 	if (err)
 		return err;

@@ -45,7 +45,9 @@ typedef struct nrt_metrics_process {
 	metrics_metric_t *execute_time, *device_memory, *to_device_time, *from_device_time;
 	metrics_metric_t *inbound, *outbound;
 	metrics_counter_t *executions, *num_errors, *failed;
-	char *file;                       /* XLA_METRICS_FILE (.ORDINAL added), or NULL */
+	char *file;                       /* XLA_METRICS_FILE (.ORDINAL added), or NULL;
+					   * replaced by nrt_neuronsim_metrics_set_file (file_lock) */
+	atomic_bool file_on;              /* file != NULL: the execution path's check */
 	pthread_mutex_t file_lock;        /* one append at a time */
 	uint64_t file_step;               /* [MetricsData; step=N] of the next report (file_lock) */
 	atomic_bool file_warned;
@@ -141,6 +143,7 @@ static NRT_STATUS create_locked(nrt_metrics_process_t *g)
 		return NRT_RESOURCE;
 	}
 	g->file = file_copy;
+	atomic_store_explicit(&g->file_on, file_copy != NULL, memory_order_relaxed);
 	atomic_store_explicit(&g->reg, r, memory_order_release);
 	return NRT_SUCCESS;
 }
@@ -174,17 +177,25 @@ static metrics_registry_t *registry(NRT_STATUS *out_status)
  * while the process runs; one write() with O_APPEND keeps reports of several
  * processes from interleaving, and atomic_file_append makes a report all or
  * nothing (a full disk never leaves half of one for later reports to follow). */
-static void append_report(metrics_registry_t *r, const char *file)
+static void append_report(metrics_registry_t *r)
 {
-	char *text, *framed = NULL;
+	char *text = NULL, *framed = NULL;
 	size_t len;
 	int err = 0;
+	/* The report is taken under the lock too, so that step N+1 never shows
+	 * fewer executions than step N. */
+	pthread_mutex_lock(&g_metrics.file_lock);
+	const char *file = g_metrics.file;
+	if (!file) {
+		/* nrt_neuronsim_metrics_set_file(NULL) since the check */
+		pthread_mutex_unlock(&g_metrics.file_lock);
+		return;
+	}
+	FILE *stream = strcmp(file, "STDOUT") == 0 ? stdout : strcmp(file, "STDERR") == 0 ? stderr : NULL;
 	if (metrics_report(r, &text, &len) != METRICS_OK) {
 		err = ENOMEM;
 		goto out;
 	}
-	pthread_mutex_lock(&g_metrics.file_lock);
-	FILE *stream = strcmp(file, "STDOUT") == 0 ? stdout : strcmp(file, "STDERR") == 0 ? stderr : NULL;
 	size_t cap = len + 64;
 	framed = malloc(cap);
 	int n = framed ? snprintf(framed, cap, "[MetricsData; step=%" PRIu64 "]\n%s\n%s", g_metrics.file_step++,
@@ -199,14 +210,14 @@ static void append_report(metrics_registry_t *r, const char *file)
 		 * a symlink planted at the name is not followed */
 		err = errno ? errno : EIO;
 	}
-	pthread_mutex_unlock(&g_metrics.file_lock);
-	free(framed);
-	free(text);
 out:
 	if (err && !atomic_exchange(&g_metrics.file_warned, true))
 		NRT_LOGE("cannot append the metrics report to XLA_METRICS_FILE '%s': %s (said once; "
 			 "executions are not affected)", file,
 			 err == ELOOP ? "it is a symbolic link, which is not followed" : strerror(err));
+	pthread_mutex_unlock(&g_metrics.file_lock);
+	free(framed);
+	free(text);
 }
 
 /* ---- what the runtime records -------------------------------------------------- */
@@ -233,8 +244,8 @@ void nrt_metrics_exec(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec)
 		metrics_counter_add(g_metrics.num_errors, 1);
 	else if (rec->status != NRT_SUCCESS)
 		metrics_counter_add(g_metrics.failed, 1);
-	if (g_metrics.file)
-		append_report(r, g_metrics.file);
+	if (atomic_load_explicit(&g_metrics.file_on, memory_order_relaxed))
+		append_report(r);
 }
 
 void nrt_metrics_transfer(bool to_device, uint64_t bytes, uint64_t ns)
@@ -358,6 +369,27 @@ char *nrt_neuronsim_metrics_report(void)
 	if (metrics_report(r, &text, NULL) != METRICS_OK)
 		return NULL;
 	return text;
+}
+
+NRT_STATUS nrt_neuronsim_metrics_set_file(const char *file)
+{
+	NRT_STATUS st;
+	if (!registry(&st))
+		return st;  /* bad XLA_METRICS_* (said once) or out of memory */
+	char *name = NULL;
+	if (file && *file && !(name = metrics_file_name(file))) {
+		NRT_LOGE("%s: out of memory", __func__);
+		return NRT_RESOURCE;
+	}
+	pthread_mutex_lock(&g_metrics.file_lock);
+	char *old = g_metrics.file;
+	g_metrics.file = name;
+	atomic_store_explicit(&g_metrics.file_on, name != NULL, memory_order_relaxed);
+	/* a new file gets its own "said once" */
+	atomic_store(&g_metrics.file_warned, false);
+	pthread_mutex_unlock(&g_metrics.file_lock);
+	free(old);
+	return NRT_SUCCESS;
 }
 
 void nrt_neuronsim_metrics_clear(void)

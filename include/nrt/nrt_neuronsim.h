@@ -115,6 +115,15 @@ int64_t nrt_neuronsim_counter_value(const char *name);
 char *nrt_neuronsim_metrics_report(void);
 /* Drops every metric and counter. */
 void nrt_neuronsim_metrics_clear(void);
+/* Where the runtime appends its report after every execution, instead of
+ * XLA_METRICS_FILE: file is named as that variable's value is (STDOUT,
+ * STDERR, the .ORDINAL suffix in a job of several processes); NULL or ""
+ * makes the runtime write no report anywhere. For a framework that writes
+ * XLA_METRICS_FILE itself: the PJRT plugin calls it before nrt_init, as
+ * torch_xla's metrics_saver owns that file (docs/metrics.md). The step
+ * numbers go on counting this process's reports. NRT_INVALID when metrics are
+ * off (bad XLA_METRICS_* values), NRT_RESOURCE when out of memory. */
+NRT_STATUS nrt_neuronsim_metrics_set_file(const char *file);
 
 /* ---- profiler blocks (docs/profiler.md) ---------------------------------
  * A named span in the system trace of the calling thread, as xp.Trace("name")

@@ -3,6 +3,7 @@ metrics, HLO dumps, snapshots, logs, neuron-ls and the driver's sysfs counters."
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -113,6 +114,15 @@ def test_debug_bundle(tmp_path):
     assert ver["libnrt"]["version"].startswith("2."), ver
     metrics = data["metrics.txt"].decode()
     assert "Metric: CompileTime" in metrics and "Metric: ExecuteTime" in metrics, metrics[:500]
+    # one writer per file: torch_xla's steps in metrics.txt, the runtime's
+    # executions in runtime-metrics.txt, each numbered 0, 1, 2 ...
+    for name in ("metrics.txt", "runtime-metrics.txt"):
+        steps = [int(n) for n in re.findall(r"^\[MetricsData; step=(\d+)\]$",
+                                            data[name].decode(), re.MULTILINE)]
+        assert steps and steps == list(range(len(steps))), (name, steps)
+    assert "DeviceMemoryInUse" not in metrics, metrics[:500]
+    assert b"Metric: DeviceMemoryInUse" in data["runtime-metrics.txt"]
+    assert man["members"]["runtime_metrics"].endswith(" bytes"), man
     hlo = [n for n in data if n.startswith("hlo/tensors.hlo")]
     assert hlo and b"HloModule" in data[hlo[0]], sorted(data)
     snaps = [n for n in data if n.startswith("snapshots/") and ".error." in n]

@@ -4,7 +4,8 @@ turned on and leave one .tar.gz to attach to a bug report (the debug_run.py idea
     neuronsim-debug-run [-o OUT] [--] python train.py [args...]
 
 The bundle holds the environment (secrets redacted), the versions of every
-component, the metrics report (XLA_METRICS_FILE), HLO dumps (XLA_SAVE_TENSORS_FILE,
+component, torch_xla's metrics report at every step (XLA_METRICS_FILE) and the
+runtime's after every execution (NEURONSIM_RUNTIME_METRICS_FILE), HLO dumps (XLA_SAVE_TENSORS_FILE,
 XLA_SAVE_HLO_FILE), snapshots, the run's stdout/stderr (the runtime logs to
 stderr), neuron-ls output and, on the kernel backend, the driver's sysfs counters.
 The command's exit status is passed through.
@@ -47,6 +48,7 @@ _SECRET_ARG = re.compile(r"^(--?[A-Za-z0-9_-]*(token|secret|passw|key|credential
 # What the bundle turns on in the child, unless the user set it already.
 _MEMBERS = {
     "metrics": "metrics.txt",
+    "runtime_metrics": "runtime-metrics.txt",
     "tensors": "hlo/tensors.hlo",
     "hlo_on_error": "hlo/graph_on_error.hlo",
     "snapshots": "snapshots",
@@ -207,6 +209,9 @@ def child_environment(base, work):
             ours[k] = v
 
     setdefault("XLA_METRICS_FILE", os.path.join(work, _MEMBERS["metrics"]))
+    # XLA_METRICS_FILE is torch_xla's alone (its metrics_saver numbers the
+    # steps): the PJRT plugin sends the runtime's own report here instead.
+    setdefault("NEURONSIM_RUNTIME_METRICS_FILE", os.path.join(work, _MEMBERS["runtime_metrics"]))
     setdefault("XLA_SAVE_TENSORS_FILE", os.path.join(work, _MEMBERS["tensors"]))
     setdefault("XLA_SAVE_TENSORS_FMT", "hlo")
     setdefault("XLA_SAVE_HLO_FILE", os.path.join(work, _MEMBERS["hlo_on_error"]))
@@ -399,7 +404,8 @@ def main(argv=None):
         user_dump = _xla_flags_dump_to(env.get("XLA_FLAGS"))
         if user_dump and not user_dump.startswith(work) and os.path.isdir(user_dump):
             shutil.copytree(user_dump, os.path.join(work, "snapshots"), dirs_exist_ok=True)
-        for key in ("metrics", "tensors", "hlo_on_error", "snapshots", "stdout", "stderr"):
+        for key in ("metrics", "runtime_metrics", "tensors", "hlo_on_error", "snapshots", "stdout",
+                    "stderr"):
             p = os.path.join(work, _MEMBERS[key])
             # torch_xla adds .0, .1 ... (one file per device ordinal) to some of them
             numbered = sorted(glob.glob(glob.escape(p) + ".*"))
@@ -412,7 +418,9 @@ def main(argv=None):
             elif os.path.isfile(p):
                 manifest["members"][key] = f"{os.path.getsize(p)} bytes"
             else:
-                src = env.get({"metrics": "XLA_METRICS_FILE", "tensors": "XLA_SAVE_TENSORS_FILE",
+                src = env.get({"metrics": "XLA_METRICS_FILE",
+                               "runtime_metrics": "NEURONSIM_RUNTIME_METRICS_FILE",
+                               "tensors": "XLA_SAVE_TENSORS_FILE",
                                "hlo_on_error": "XLA_SAVE_HLO_FILE"}.get(key, ""), "")
                 if src and os.path.isfile(src):  # the user's own path: copy it in
                     os.makedirs(os.path.dirname(p), exist_ok=True)

@@ -586,6 +586,51 @@ START_TEST(test_metrics_file_gets_the_process_ordinal_in_a_multi_process_job)
 }
 END_TEST
 
+/* What the PJRT plugin does under torch_xla, whose metrics_saver owns
+ * XLA_METRICS_FILE: nrt_neuronsim_metrics_set_file(NULL) leaves that file to
+ * it; another name gets the runtime's reports instead, steps counting on. */
+START_TEST(test_metrics_set_file_moves_or_stops_the_runtime_reports)
+{
+	env_default();
+	char dir[] = "/tmp/nrt-metrics-set-XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	char xla[256], own[256];
+	snprintf(xla, sizeof(xla), "%s/metrics.txt", dir);
+	snprintf(own, sizeof(own), "%s/runtime-metrics.txt", dir);
+	setenv("XLA_METRICS_FILE", xla, 1);
+	/* before nrt_init, as the plugin calls it */
+	ck_assert_int_eq(nrt_neuronsim_metrics_set_file(NULL), NRT_SUCCESS);
+	rt_init_ok();
+	add_model_t f;
+	add_setup(&f, true);
+	ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
+	ck_assert_int_eq(access(xla, F_OK), -1);
+	ck_assert_int_eq(nrt_neuronsim_metrics_set_file(own), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
+	ck_assert_int_eq(access(xla, F_OK), -1);
+	char *text = read_text(own);
+	ck_assert_int_eq(count_of(text, "[MetricsData; step="), 2);
+	const char *s0 = strstr(text, "[MetricsData; step=0]\nCounter: ExecuteComputation\n  Value: 2\n");
+	const char *s1 = strstr(text, "[MetricsData; step=1]\nCounter: ExecuteComputation\n  Value: 3\n");
+	ck_assert_msg(s0 == text && s1 > s0, "%s", text);
+	free(text);
+	ck_assert_int_eq(nrt_neuronsim_metrics_set_file(""), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
+	text = read_text(own);
+	ck_assert_int_eq(count_of(text, "[MetricsData; step="), 2);
+	free(text);
+	/* the report itself is still there for whoever asks */
+	char *r = report();
+	ck_assert_msg(strstr(r, "Counter: ExecuteComputation\n  Value: 4\n"), "%s", r);
+	free(r);
+	add_teardown(&f);
+	nrt_close();
+	unlink(own);
+	rmdir(dir);
+}
+END_TEST
+
 START_TEST(test_metrics_file_failure_warns_once_and_does_not_fail_executions)
 {
 	env_default();
@@ -725,6 +770,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_metrics_file_gets_a_report_per_execution);
 	tcase_add_test(tc, test_metrics_file_stderr);
 	tcase_add_test(tc, test_metrics_file_gets_the_process_ordinal_in_a_multi_process_job);
+	tcase_add_test(tc, test_metrics_set_file_moves_or_stops_the_runtime_reports);
 	tcase_add_test(tc, test_metrics_file_failure_warns_once_and_does_not_fail_executions);
 	tcase_add_test(tc, test_metrics_file_never_follows_planted_symlink);
 	tcase_add_test(tc, test_metrics_file_full_disk_leaves_no_torn_report);
