@@ -15,7 +15,8 @@ for page in "$@"; do
 	fi
 	upper=$(printf '%s' "$name" | tr 'a-z' 'A-Z')
 	# help2man reads "NAME (neuronsim) VERSION" from --version as the source
-	if ! grep -q "^\.TH $upper \"1\" .*\"neuronsim $VERSION\"" "$page"; then
+	# ("neuronsim-fwd VERSION (...)" for the daemon)
+	if ! grep -q "^\.TH $upper \"1\" .*\"\(neuronsim\|$name\) $VERSION[\" ]" "$page"; then
 		echo "FAIL: $name.1 has no title with 'neuronsim $VERSION': $(grep '^\.TH' "$page")"
 		fail=1
 	fi
