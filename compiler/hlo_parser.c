@@ -8,79 +8,6 @@
 
 #include "hlo_parser_internal.h"
 
-/* ------------------------------------------------------------ name tables */
-
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-	return h;
-}
-
-static void map_clear(name_map_t *m)
-{
-	if (m->keys)
-		memset(m->keys, 0, sizeof(*m->keys) * m->cap);
-	m->n = 0;
-}
-
-static void map_free(name_map_t *m)
-{
-	free(m->keys);
-	free(m->vals);
-	memset(m, 0, sizeof(*m));
-}
-
-void *tp_map_get(const name_map_t *m, const char *k)
-{
-	if (!m->cap)
-		return NULL;
-	for (size_t i = hash_str(k) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (!m->keys[i])
-			return NULL;
-		if (strcmp(m->keys[i], k) == 0)
-			return m->vals[i];
-	}
-}
-
-/* key must outlive the map (it is an arena string). false on OOM. */
-static bool map_put(name_map_t *m, const char *k, void *v)
-{
-	if ((m->n + 1) * 2 > m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 64;
-		const char **nk = ncc__calloc(cap, sizeof(*nk));
-		void **nv = ncc__calloc(cap, sizeof(*nv));
-		if (!nk || !nv) {
-			free(nk);
-			free(nv);
-			return false;
-		}
-		for (size_t i = 0; i < m->cap; i++) {
-			if (!m->keys[i])
-				continue;
-			size_t j = hash_str(m->keys[i]) & (cap - 1);
-			while (nk[j])
-				j = (j + 1) & (cap - 1);
-			nk[j] = m->keys[i];
-			nv[j] = m->vals[i];
-		}
-		free(m->keys);
-		free(m->vals);
-		m->keys = nk;
-		m->vals = nv;
-		m->cap = cap;
-	}
-	size_t i = hash_str(k) & (m->cap - 1);
-	while (m->keys[i] && strcmp(m->keys[i], k) != 0)
-		i = (i + 1) & (m->cap - 1);
-	if (!m->keys[i])
-		m->n++;
-	m->keys[i] = k;
-	m->vals[i] = v;
-	return true;
-}
-
 /* ------------------------------------------------------------ instructions */
 
 static bool is_name_tok(const ncc_token_t *t)
@@ -105,7 +32,7 @@ static bool parse_operand(parser_t *p, ncc_inst_t **out)
 		return tp_fail_at(p, NCC_ERR_LIMIT, p->tok.line, p->tok.col, "name too long");
 	memcpy(name, p->tok.text, p->tok.len);
 	name[p->tok.len] = 0;
-	ncc_inst_t *d = tp_map_get(&p->insts, name);
+	ncc_inst_t *d = ncc_name_map_get(&p->insts, name);
 	if (!d)
 		return tp_fail_at(p, NCC_ERR_PARSE, p->tok.line, p->tok.col,
 			          "operand '%s' is not defined before its use in this computation", name);
@@ -128,7 +55,7 @@ static bool parse_instruction(parser_t *p, ncc_comp_t *c)
 	char *name = tp_tok_dup(p, &name_tok);
 	if (!name)
 		return false;
-	if (tp_map_get(&p->all_names, name))
+	if (ncc_name_map_get(&p->all_names, name))
 		return tp_fail_at(p, NCC_ERR_PARSE, name_tok.line, name_tok.col,
 			          "instruction name '%s' is defined twice in the module", name);
 	tp_next(p);
@@ -199,7 +126,8 @@ static bool parse_instruction(parser_t *p, ncc_comp_t *c)
 		if (ncc_comp_set_param(c, inst))
 			return tp_nomem(p);
 	}
-	if (!map_put(&p->insts, inst->name, inst) || !map_put(&p->all_names, inst->name, inst))
+	if (!ncc_name_map_put(&p->insts, inst->name, inst) ||
+	    !ncc_name_map_put(&p->all_names, inst->name, inst))
 		return tp_nomem(p);
 
 	while (p->tok.kind == NCC_TOK_COMMA) {
@@ -242,7 +170,7 @@ static bool parse_computation(parser_t *p)
 	char *name = tp_tok_dup(p, &name_tok);
 	if (!name)
 		return false;
-	if (tp_map_get(&p->comps, name))
+	if (ncc_name_map_get(&p->comps, name))
 		return tp_fail_at(p, NCC_ERR_PARSE, name_tok.line, name_tok.col,
 			          "computation '%s' is defined twice", name);
 	if (is_entry && p->m->entry)
@@ -253,9 +181,9 @@ static bool parse_computation(parser_t *p)
 	if (ncc__comp_create_unchecked(p->m, name, is_entry, &c))
 		return tp_nomem(p);
 	c->line = line;
-	if (!map_put(&p->comps, c->name, c))
+	if (!ncc_name_map_put(&p->comps, c->name, c))
 		return tp_nomem(p);
-	map_clear(&p->insts);
+	ncc_name_map_clear(&p->insts);
 
 	if (p->tok.kind == NCC_TOK_LPAREN) {
 		tp_next(p);
@@ -461,7 +389,7 @@ static bool parse_module(parser_t *p)
 	}
 	for (size_t i = 0; i < p->npend; i++) {
 		pending_ref_t *r = &p->pend[i];
-		ncc_comp_t *c = tp_map_get(&p->comps, r->name);
+		ncc_comp_t *c = ncc_name_map_get(&p->comps, r->name);
 		if (!c)
 			return tp_fail_at(p, NCC_ERR_PARSE, r->line, r->col, "unknown computation '%s'",
 				          r->name);
@@ -511,9 +439,9 @@ ncc_status_t ncc_parse_hlo(const char *text, size_t len, const char *filename,
 	ncc_lex_init(&p.lx, src, len);
 	p.tok = ncc_lex_next(&p.lx);
 	bool ok = parse_module(&p);
-	map_free(&p.insts);
-	map_free(&p.all_names);
-	map_free(&p.comps);
+	ncc_name_map_free(&p.insts);
+	ncc_name_map_free(&p.all_names);
+	ncc_name_map_free(&p.comps);
 	free(p.pend);
 	free(p.opbuf);
 	if (!ok) {

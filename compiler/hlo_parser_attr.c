@@ -293,7 +293,7 @@ static bool parse_control_preds(parser_t *p, ncc_inst_t *inst)
 			return tp_fail_at(p, NCC_ERR_LIMIT, p->tok.line, p->tok.col, "too many control predecessors");
 		char name[256];
 		snprintf(name, sizeof(name), "%.*s", (int)p->tok.len, p->tok.text);
-		ncc_inst_t *d = tp_map_get(&p->insts, name);
+		ncc_inst_t *d = ncc_name_map_get(&p->insts, name);
 		if (!d)
 			return tp_fail_at(p, NCC_ERR_PARSE, p->tok.line, p->tok.col,
 				          "control predecessor '%s' is not defined before its use", name);

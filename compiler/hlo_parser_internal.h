@@ -10,16 +10,9 @@
 #include "hlo_lexer.h"
 #include "hlo_parser.h"
 #include "ir_internal.h"
+#include "name_map.h"
 
 /* ------------------------------------------------------------------ parser */
-
-/* Open-addressing map from name to pointer: the corpus has computations with ~4,000
- * instructions, so linear lookups per operand would be quadratic. */
-typedef struct name_map {
-	const char **keys;
-	void **vals;
-	size_t cap, n;
-} name_map_t;
 
 typedef struct pending_ref {
 	ncc_comp_t **slot;
@@ -37,17 +30,14 @@ typedef struct parser {
 	bool failed;
 	ncc_status_t status; /* of the first failure */
 	int depth;
-	name_map_t insts;    /* current computation's instructions */
-	name_map_t all_names;/* every instruction name in the module: XLA keeps them unique */
-	name_map_t comps;
+	ncc_name_map_t insts;     /* current computation's instructions */
+	ncc_name_map_t all_names; /* every instruction name in the module: XLA keeps them unique */
+	ncc_name_map_t comps;
 	pending_ref_t *pend;
 	size_t npend, cap_pend;
 	ncc_inst_t **opbuf;  /* operand scratch */
 	size_t cap_opbuf;
 } parser_t;
-
-/* The instruction of that name in m (the current computation's, the module's), or NULL. */
-void *tp_map_get(const name_map_t *m, const char *k);
 
 /* ------------------------------------------------- errors (hlo_parser_token.c) */
 

@@ -277,7 +277,7 @@ static bool decode_inst(hp_ctx_t *c, ncc_comp_t *comp, ncc_pb_reader_t r)
 		return hp_fail(c, NCC_ERR_PARSE, "name", -1,
 			       "'%s' is not a valid HLO name ([A-Za-z0-9_.-]+)", hp_q(c, f.name));
 	hp_set_label(c, name);
-	if (hp_nameset_has(&c->inst_names, name))
+	if (ncc_name_map_get(&c->inst_names, name))
 		return hp_fail(c, NCC_ERR_PARSE, "name", -1,
 			       "instruction name '%s' is used twice in the module", name);
 	if (!f.opcode)
@@ -336,7 +336,8 @@ static bool decode_inst(hp_ctx_t *c, ncc_comp_t *comp, ncc_pb_reader_t r)
 	ncc_inst_t *inst;
 	if (ncc_inst_create(comp, f.op, &shape, name, ops, nops, &inst) != NCC_OK)
 		return hp_nomem(c);
-	if (!hp_idmap_put(&c->insts, f.id, inst) || !hp_nameset_add(&c->inst_names, inst->name))
+	if (!hp_idmap_put(&c->insts, f.id, inst) ||
+	    !ncc_name_map_put(&c->inst_names, inst->name, inst))
 		return hp_nomem(c);
 
 	if (f.op == NCC_OP_PARAMETER) {
@@ -399,7 +400,7 @@ static bool decode_comp(hp_ctx_t *c, ncc_pb_reader_t r)
 		return hp_fail(c, NCC_ERR_PARSE, "name", -1,
 			       "'%s' is not a valid HLO name ([A-Za-z0-9_.-]+)", hp_q(c, name));
 	hp_set_label(c, name);
-	if (hp_nameset_has(&c->comp_names, name))
+	if (ncc_name_map_get(&c->comp_names, name))
 		return hp_fail(c, NCC_ERR_PARSE, "name", -1, "computation '%s' is defined twice", name);
 	if (!has_id)
 		return hp_fail(c, NCC_ERR_PARSE, "id", -1, "missing (instructions call computations by id)");
@@ -409,7 +410,8 @@ static bool decode_comp(hp_ctx_t *c, ncc_pb_reader_t r)
 	ncc_comp_t *comp;
 	if (ncc__comp_create_unchecked(c->m, name, false, &comp) != NCC_OK)
 		return hp_nomem(c);
-	if (!hp_idmap_put(&c->comps, id, comp) || !hp_nameset_add(&c->comp_names, comp->name))
+	if (!hp_idmap_put(&c->comps, id, comp) ||
+	    !ncc_name_map_put(&c->comp_names, comp->name, comp))
 		return hp_nomem(c);
 
 	int32_t k = 0;
@@ -818,8 +820,8 @@ ncc_status_t ncc_parse_hlo_proto(const void *data, size_t len, const char *name,
 	bool ok = decode_module(&c);
 	hp_idmap_free(&c.insts);
 	hp_idmap_free(&c.comps);
-	hp_nameset_free(&c.inst_names);
-	hp_nameset_free(&c.comp_names);
+	ncc_name_map_free(&c.inst_names);
+	ncc_name_map_free(&c.comp_names);
 	free(c.pend);
 	if (!ok) {
 		ncc_module_free(c.m);

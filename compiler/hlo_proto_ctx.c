@@ -384,60 +384,6 @@ void hp_idmap_free(hp_idmap_t *m)
 	memset(m, 0, sizeof(*m));
 }
 
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-	return h;
-}
-
-bool hp_nameset_has(const hp_nameset_t *s, const char *k)
-{
-	if (!s->cap)
-		return false;
-	for (size_t i = hash_str(k) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
-		if (!s->keys[i])
-			return false;
-		if (strcmp(s->keys[i], k) == 0)
-			return true;
-	}
-}
-
-bool hp_nameset_add(hp_nameset_t *s, const char *k)
-{
-	if ((s->n + 1) * 2 > s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 64;
-		const char **nk = ncc__calloc(cap, sizeof(*nk));
-		if (!nk)
-			return false;
-		for (size_t i = 0; i < s->cap; i++) {
-			if (!s->keys[i])
-				continue;
-			size_t j = hash_str(s->keys[i]) & (cap - 1);
-			while (nk[j])
-				j = (j + 1) & (cap - 1);
-			nk[j] = s->keys[i];
-		}
-		free(s->keys);
-		s->keys = nk;
-		s->cap = cap;
-	}
-	size_t i = hash_str(k) & (s->cap - 1);
-	while (s->keys[i] && strcmp(s->keys[i], k) != 0)
-		i = (i + 1) & (s->cap - 1);
-	if (!s->keys[i])
-		s->n++;
-	s->keys[i] = k;
-	return true;
-}
-
-void hp_nameset_free(hp_nameset_t *s)
-{
-	free(s->keys);
-	memset(s, 0, sizeof(*s));
-}
-
 /* ---------------------------------------------------------------- text */
 
 void hp_text_printf(hp_text_t *t, const char *fmt, ...)

@@ -8,6 +8,7 @@
 
 #include "hlo_proto_fields.h"
 #include "ir.h"
+#include "name_map.h"
 #include "pb_reader.h"
 
 /* ------------------------------------------------------------ messages */
@@ -63,12 +64,6 @@ typedef struct hp_idmap {
 	size_t cap, n;
 } hp_idmap_t;
 
-/* Open-addressing set of names (instruction and computation names are unique). */
-typedef struct hp_nameset {
-	const char **keys;
-	size_t cap, n;
-} hp_nameset_t;
-
 /* A computation reference resolved once every computation is known. */
 typedef struct hp_pending {
 	ncc_comp_t **slot;
@@ -91,8 +86,8 @@ typedef struct hp_ctx {
 	int depth; /* nesting of recursive messages (tuple shapes, literals, shardings) */
 	hp_idmap_t insts;  /* every instruction of the module by id */
 	hp_idmap_t comps;  /* computations by id */
-	hp_nameset_t inst_names;
-	hp_nameset_t comp_names;
+	ncc_name_map_t inst_names; /* the names in use (instruction and computation names are unique) */
+	ncc_name_map_t comp_names;
 	hp_pending_t *pend;
 	size_t npend, cap_pend;
 	int32_t comp_index; /* index of the computation being decoded, for pending refs */
@@ -149,9 +144,6 @@ bool hp_valid_name(const char *s, size_t len);
 void *hp_idmap_get(const hp_idmap_t *m, int64_t k);
 bool hp_idmap_put(hp_idmap_t *m, int64_t k, void *v); /* false on OOM */
 void hp_idmap_free(hp_idmap_t *m);
-bool hp_nameset_has(const hp_nameset_t *s, const char *k);
-bool hp_nameset_add(hp_nameset_t *s, const char *k); /* k must outlive the set */
-void hp_nameset_free(hp_nameset_t *s);
 
 /* ------------------------------------------------------ a text builder */
 
