@@ -20,7 +20,10 @@
 #include <time.h>
 #include <unistd.h>
 
-_Static_assert(sizeof(procstats_core_t) == 80, "procstats_core_t layout");
+_Static_assert(sizeof(procstats_core_t) == 144, "procstats_core_t layout");
+_Static_assert(sizeof(procstats_model_t) == 7 * 8 + PROCSTATS_MODEL_NAME_MAX, "procstats_model_t layout");
+_Static_assert(offsetof(procstats_file_t, models) % 8 == 0, "models alignment");
+_Static_assert(PROCSTATS_MEM_CATEGORIES <= 8, "procstats_core_t.mem too small");
 _Static_assert(sizeof(procstats_lat_t) == 24, "procstats_lat_t layout");
 _Static_assert(offsetof(procstats_file_t, seq) % 8 == 0, "seq alignment");
 _Static_assert(offsetof(procstats_file_t, v) % 8 == 0, "v alignment");
@@ -150,6 +153,40 @@ static void on_sigbus(int sig)
 	raise(SIGBUS);
 }
 
+/* The listed models of f into out, by ascending id; inside the seqlock's
+ * copy loop (a torn copy is thrown away with the rest). */
+static void copy_models(const procstats_file_t *f, procstats_snap_t *out)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < PROCSTATS_MAX_MODELS; i++) {
+		const procstats_model_t *m = &f->models[i];
+		uint64_t id = atomic_load_explicit(&m->id, memory_order_acquire);
+		if (!id)
+			continue;
+		/* insertion by id: at most 64 entries */
+		uint32_t at = n;
+		while (at > 0 && out->models[at - 1].id > id) {
+			out->models[at] = out->models[at - 1];
+			at--;
+		}
+		procstats_model_info_t *o = &out->models[at];
+		o->id = id;
+		o->first_core = (uint32_t)atomic_load_explicit(&m->first_core, memory_order_acquire);
+		o->neff_cores = (uint32_t)atomic_load_explicit(&m->neff_cores, memory_order_acquire);
+		o->n_instances = (uint32_t)atomic_load_explicit(&m->n_instances, memory_order_acquire);
+		o->mem_constants = atomic_load_explicit(&m->mem_constants, memory_order_acquire);
+		o->mem_code = atomic_load_explicit(&m->mem_code, memory_order_acquire);
+		o->mem_scratch = atomic_load_explicit(&m->mem_scratch, memory_order_acquire);
+		for (size_t w = 0; w < PROCSTATS_MODEL_NAME_MAX / 8; w++) {
+			uint64_t word = atomic_load_explicit(&m->name[w], memory_order_acquire);
+			memcpy(o->name + w * 8, &word, 8);
+		}
+		o->name[PROCSTATS_MODEL_NAME_MAX - 1] = '\0';
+		n++;
+	}
+	out->n_models = n;
+}
+
 /* Copies identity, counters (under the seqlock) and latencies of f into out.
  * Returns PROCSTATS_OK, PROCSTATS_BUSY or PROCSTATS_INVALID (bad field). */
 static procstats_status_t copy_file(const procstats_file_t *f, procstats_snap_t *out, char *err, size_t err_len)
@@ -191,9 +228,13 @@ static procstats_status_t copy_file(const procstats_file_t *f, procstats_snap_t 
 		 * would (free on x86); ThreadSanitizer models these, not fences. */
 		for (int i = 0; i < PROCSTATS_COUNT; i++)
 			out->v[i] = atomic_load_explicit(&f->v[i], memory_order_acquire);
-		for (uint32_t c = 0; c < n_cores; c++)
+		for (uint32_t c = 0; c < n_cores; c++) {
 			for (int i = 0; i < PROCSTATS_CORE_COUNT; i++)
 				out->cores[c].v[i] = atomic_load_explicit(&f->cores[c].v[i], memory_order_acquire);
+			for (int i = 0; i < PROCSTATS_MEM_CATEGORIES; i++)
+				out->cores[c].mem[i] = atomic_load_explicit(&f->cores[c].mem[i], memory_order_acquire);
+		}
+		copy_models(f, out);
 		settled = atomic_load_explicit(&f->seq, memory_order_relaxed) == s1;
 	}
 	if (!settled)

@@ -41,6 +41,7 @@ typedef struct nrt_backend_mem {
 	uint64_t addr;            /* device address, what jobs' regions use */
 	uint64_t size;            /* bytes reserved (>= requested, aligned) */
 	uint8_t *host;            /* host mapping of [addr, addr + size) */
+	uint32_t nc;              /* logical core charged for it (nrt_devmem_alloc) */
 } nrt_backend_mem_t;
 
 /* Instruction streams of one core, already copied into device memory. */

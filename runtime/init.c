@@ -395,8 +395,10 @@ NRT_STATUS nrt_devmem_alloc(nrt_ctx_t *ctx, uint32_t nc, uint64_t size,
 			oom_report(ctx, nc, size, cat);
 		return st;
 	}
+	out_mem->nc = nc;
 	atomic_fetch_add(&ctx->mem_by_cat[cat], out_mem->size);
 	atomic_fetch_add(&ctx->devices[device].mem_by_cat[cat], out_mem->size);
+	atomic_fetch_add(&ctx->cores[nc].mem_by_cat[cat], out_mem->size);
 	uint64_t now = atomic_fetch_add(&ctx->mem_in_use, out_mem->size) + out_mem->size;
 	uint64_t peak = atomic_load(&ctx->mem_peak);
 	while (now > peak && !atomic_compare_exchange_weak(&ctx->mem_peak, &peak, now))
@@ -412,6 +414,7 @@ void nrt_devmem_free(nrt_ctx_t *ctx, uint32_t device, nrt_neuronsim_mem_category
 	ctx->ops->mem_free(ctx->devices[device].dev, mem);
 	atomic_fetch_sub(&ctx->mem_by_cat[cat], mem->size);
 	atomic_fetch_sub(&ctx->devices[device].mem_by_cat[cat], mem->size);
+	atomic_fetch_sub(&ctx->cores[mem->nc].mem_by_cat[cat], mem->size);
 	atomic_fetch_sub(&ctx->mem_in_use, mem->size);
 	memset(mem, 0, sizeof(*mem));
 }

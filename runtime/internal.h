@@ -84,6 +84,9 @@ typedef struct nrt_core {
 	 * finishing execution twice or not at all. */
 	atomic_bool busy_lock;
 	uint64_t running, running_start_sum;
+	/* this core's share of ctx->mem_by_cat (nrt_devmem_alloc's nc), for the
+	 * process stats' per-core memory */
+	_Atomic uint64_t mem_by_cat[NRT_NEURONSIM_MEM_CATEGORY_COUNT];
 } nrt_core_t;
 
 

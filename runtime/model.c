@@ -260,6 +260,7 @@ static NRT_STATUS load_model(const void *neff_bytes, size_t size, int32_t start_
 		nrt_model_obj_destroy(ctx, m);
 		return st;
 	}
+	nrt_stats_model_load(ctx, m);
 	NRT_LOGI("loaded model '%s' on NeuronCore(s) %u-%u (%u instance(s))", meta->model_name,
 		 m->start_nc, m->start_nc + want - 1, m->n_instances);
 	*model = (nrt_model_t *)(uintptr_t)h;
@@ -308,6 +309,7 @@ NRT_STATUS nrt_unload(nrt_model_t *model)
 		NRT_LOGE("nrt_unload: %p is not a loaded model (already unloaded?)", (void *)model);
 		return st;
 	}
+	nrt_stats_model_unload(ctx, obj);
 	nrt_model_obj_destroy(ctx, obj);
 	return NRT_SUCCESS;
 }

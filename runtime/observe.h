@@ -55,6 +55,10 @@ void nrt_metrics_transfer(bool to_device, uint64_t bytes, uint64_t ns);
 NRT_STATUS nrt_stats_init(nrt_ctx_t *ctx);
 void nrt_stats_fini(nrt_ctx_t *ctx);
 void nrt_stats_exec(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec);
+/* A model m loaded by nrt_load (after it got its handle) / unloaded by
+ * nrt_unload: the loaded-model list of neuron-monitor. */
+void nrt_stats_model_load(nrt_ctx_t *ctx, const nrt_model_obj_t *m);
+void nrt_stats_model_unload(nrt_ctx_t *ctx, const nrt_model_obj_t *m);
 
 /* ---- profiler (profile.c) ---- */
 NRT_STATUS nrt_profile_init(nrt_ctx_t *ctx);

@@ -93,6 +93,8 @@ static void copy_core(procstats_file_t *f, nrt_ctx_t *ctx, uint32_t i)
 	put(&v[PROCSTATS_CORE_TIMED_OUT], atomic_load_explicit(&c->n_timeout, memory_order_relaxed));
 	put(&v[PROCSTATS_CORE_INCORRECT_INPUT], atomic_load_explicit(&c->n_bad_input, memory_order_relaxed));
 	put(&v[PROCSTATS_CORE_BUSY_NS], nrt_core_busy_ns(c, nrt_now_ns()));
+	for (int k = 0; k < PROCSTATS_MEM_CATEGORIES; k++)
+		put(&f->cores[i].mem[k], atomic_load_explicit(&c->mem_by_cat[k], memory_order_relaxed));
 }
 
 /* Memory, every core and the heartbeat; under the writer lock. */
@@ -228,6 +230,65 @@ void nrt_stats_exec(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec)
 	atomic_store_explicit(&slot->device_ns, device_ns, memory_order_relaxed);
 	atomic_store_explicit(&slot->index, idx, memory_order_release);
 	put(&f->v[PROCSTATS_LAT_HEAD], idx);
+	write_end(f);
+}
+
+/* ---- loaded models ---- */
+
+void nrt_stats_model_load(nrt_ctx_t *ctx, const nrt_model_obj_t *m)
+{
+	struct nrt_stats_state *s = ctx->stats;
+	if (!s)
+		return;
+	procstats_file_t *f = s->file;
+	const nrt_instance_t *in = &m->instances[0];
+	uint64_t code = 0;
+	for (uint32_t c = 0; c < m->neff_cores; c++)
+		code += in->code[c].size;
+	uint64_t name[PROCSTATS_MODEL_NAME_MAX / 8] = { 0 };
+	snprintf((char *)name, sizeof(name), "%s", m->view.meta->model_name);
+	write_begin(f);
+	bump(f, PROCSTATS_MODELS_LOADED, 1);
+	procstats_model_t *slot = NULL;
+	for (uint32_t i = 0; i < PROCSTATS_MAX_MODELS && !slot; i++)
+		if (!atomic_load_explicit(&f->models[i].id, memory_order_relaxed))
+			slot = &f->models[i];
+	if (slot) {
+		put(&slot->first_core, m->start_nc);
+		put(&slot->neff_cores, m->neff_cores);
+		put(&slot->n_instances, m->n_instances);
+		put(&slot->mem_constants, in->consts.size);
+		put(&slot->mem_code, code);
+		put(&slot->mem_scratch, in->scratch.size);
+		for (size_t w = 0; w < PROCSTATS_MODEL_NAME_MAX / 8; w++)
+			put(&slot->name[w], name[w]);
+		put(&slot->id, (uint64_t)m->executable_id + 1);
+	} else {
+		bump(f, PROCSTATS_MODELS_UNLISTED, 1);
+	}
+	/* the memory the model just took, without waiting for the refresher */
+	copy_all(f, ctx);
+	write_end(f);
+}
+
+void nrt_stats_model_unload(nrt_ctx_t *ctx, const nrt_model_obj_t *m)
+{
+	struct nrt_stats_state *s = ctx->stats;
+	if (!s)
+		return;
+	procstats_file_t *f = s->file;
+	uint64_t id = (uint64_t)m->executable_id + 1;
+	write_begin(f);
+	bool listed = false;
+	for (uint32_t i = 0; i < PROCSTATS_MAX_MODELS && !listed; i++) {
+		if (atomic_load_explicit(&f->models[i].id, memory_order_relaxed) == id) {
+			put(&f->models[i].id, 0);
+			listed = true;
+		}
+	}
+	bump(f, PROCSTATS_MODELS_LOADED, (uint64_t)-1);
+	if (!listed)
+		bump(f, PROCSTATS_MODELS_UNLISTED, (uint64_t)-1);
 	write_end(f);
 }
 

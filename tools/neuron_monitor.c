@@ -510,18 +510,54 @@ static json_t *group_execution_stats(const procstats_snap_t *s, const base_t *b)
 
 /* The documented per-NeuronCore breakdown (usage_breakdown.neuroncore_memory_usage,
  * the five categories the Neuron tool and its Prometheus exporter read) plus
- * neuronsim's snapshot_copies. The runtime accounts device memory per process,
- * not per core, so the process's categories are given under its first visible
- * core and the others show 0: the sum over the cores is the process's use. */
-static json_t *core_memory(const uint64_t *v, bool owner)
+ * neuronsim's snapshot_copies, from mem[] indexed by category
+ * (nrt_neuronsim_mem_category_t order: PROCSTATS_MEM_* - PROCSTATS_MEM_FIRST). */
+#define MEM(k) jint(mem[PROCSTATS_MEM_##k - PROCSTATS_MEM_FIRST])
+static json_t *core_memory(const uint64_t *mem)
 {
-	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}",
-			 "constants", jint(owner ? v[PROCSTATS_MEM_CONSTANTS] : 0),
-			 "model_code", jint(owner ? v[PROCSTATS_MEM_CODE] : 0),
-			 "model_shared_scratchpad", jint(owner ? v[PROCSTATS_MEM_SCRATCH] : 0),
-			 "runtime_memory", jint(owner ? v[PROCSTATS_MEM_STAGING] : 0),
-			 "tensors", jint(owner ? v[PROCSTATS_MEM_TENSORS] : 0),
-			 "snapshot_copies", jint(owner ? v[PROCSTATS_MEM_SNAPSHOT] : 0));
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "constants", MEM(CONSTANTS), "model_code", MEM(CODE),
+			 "model_shared_scratchpad", MEM(SCRATCH), "runtime_memory", MEM(STAGING),
+			 "tensors", MEM(TENSORS), "snapshot_copies", MEM(SNAPSHOT));
+}
+#undef MEM
+
+/* The Neuron tool's loaded_models: per model its name, uuid and id, and one
+ * subgraph per instance with the NeuronCore it starts on and the device
+ * memory it holds (constants and scratch on that core, code on each of its
+ * cores); neuronsim adds neuroncores, every physical core of the model. */
+static json_t *loaded_models(const procstats_snap_t *s)
+{
+	json_t *list = json_array();
+	for (uint32_t i = 0; list && i < s->n_models; i++) {
+		const procstats_model_info_t *m = &s->models[i];
+		json_t *subgraphs = json_object(), *cores = json_array();
+		for (uint32_t in = 0; subgraphs && cores && in < m->n_instances; in++) {
+			uint64_t first = (uint64_t)m->first_core + (uint64_t)in * m->neff_cores;
+			if (first >= s->n_cores)
+				break;
+			for (uint32_t c = 0; c < m->neff_cores && first + c < s->n_cores; c++)
+				json_array_append_new(cores, json_integer(s->cores[first + c].global));
+			uint64_t dev = m->mem_constants + m->mem_code + m->mem_scratch;
+			json_t *bytes = json_pack("{s:i, s:o, s:{s:{s:i, s:i, s:i, s:i}, s:{s:o, s:o, s:o, s:i, s:i}}}",
+						  "host", 0, "neuron_device", jint(dev), "usage_breakdown",
+						  "host", "application_memory", 0, "constants", 0, "dma_buffers", 0,
+						  "tensors", 0,
+						  "neuron_device", "constants", jint(m->mem_constants),
+						  "model_code", jint(m->mem_code),
+						  "model_shared_scratchpad", jint(m->mem_scratch),
+						  "runtime_memory", 0, "tensors", 0);
+			char key[16];
+			snprintf(key, sizeof(key), "sg_%02u", in);
+			json_object_set_new(subgraphs, key,
+					    json_pack("{s:o, s:I, s:I}", "memory_used_bytes", bytes,
+						      "neuroncore_index", (json_int_t)s->cores[first].global,
+						      "neuron_device_index", (json_int_t)s->cores[first].device));
+		}
+		json_array_append_new(list, json_pack("{s:s, s:s, s:o, s:o, s:o}", "name", m->name, "uuid", "",
+						      "model_id", jint(m->id - 1), "subgraphs", subgraphs,
+						      "neuroncores", cores));
+	}
+	return list;
 }
 
 static json_t *group_memory_used(const procstats_snap_t *s, const base_t *b)
@@ -530,21 +566,24 @@ static json_t *group_memory_used(const procstats_snap_t *s, const base_t *b)
 	json_t *host = json_pack("{s:i, s:i, s:i, s:o, s:o}", "application_memory", 0, "constants", 0,
 				 "dma_buffers", 0, "tensors", jint(v[PROCSTATS_HOST_TENSORS]),
 				 "snapshot_copies", jint(v[PROCSTATS_HOST_SNAPSHOT]));
+	/* each core's own: the runtime charges every allocation to the core it
+	 * is made for (a tensor's core, a model instance's cores) */
 	json_t *per_core = json_object();
 	for (uint32_t c = 0; per_core && c < s->n_cores; c++) {
 		char key[16];
 		snprintf(key, sizeof(key), "%u", s->cores[c].global);
-		json_object_set_new(per_core, key, core_memory(v, c == 0));
+		json_object_set_new(per_core, key, core_memory(s->cores[c].mem));
 	}
 	/* neuronsim's addition: the process's totals by category, snapshot copies included */
-	json_t *dev = core_memory(v, true);
+	json_t *dev = core_memory(&v[PROCSTATS_MEM_FIRST]);
 	json_t *used = json_pack("{s:o, s:o, s:{s:o, s:o, s:o}}",
 				 "host", jint(v[PROCSTATS_HOST_TENSORS] + v[PROCSTATS_HOST_SNAPSHOT]),
 				 "neuron_device", jint(v[PROCSTATS_MEM_IN_USE]),
 				 "usage_breakdown", "host", host, "neuroncore_memory_usage", per_core,
 				 "neuron_device", dev);
-	return json_pack("{s:f, s:o, s:s}", "period", period_s(s->read_ns, b->t_ns),
-			 "neuron_runtime_used_bytes", used, "error", "");
+	return json_pack("{s:f, s:o, s:o, s:o, s:s}", "period", period_s(s->read_ns, b->t_ns),
+			 "neuron_runtime_used_bytes", used, "loaded_models", loaded_models(s),
+			 "loaded_models_not_listed", jint(v[PROCSTATS_MODELS_UNLISTED]), "error", "");
 }
 
 static json_t *group_neuroncore_counters(const procstats_snap_t *s, const base_t *b)

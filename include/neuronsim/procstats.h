@@ -20,7 +20,8 @@ extern "C" {
  * nrt_close. Native byte order (the readers run on the same machine).
  *
  * Identity fields are written before state becomes PROCSTATS_STATE_LIVE and
- * never change afterwards. Counters (v[] and cores[].v[]) are covered by the
+ * never change afterwards. Counters (v[], cores[].v[], cores[].mem[] and
+ * models[]) are covered by the
  * seqlock seq: writers of the owning process take writer_lock, make seq odd,
  * store, make seq even; a reader copies them between two loads of seq and
  * retries while it is odd or changed, so it never sees a half-written update.
@@ -28,12 +29,15 @@ extern "C" {
  * whole ring would never finish between two executions of a busy process). */
 
 #define PROCSTATS_MAGIC 0x535453504d49534eull /* "NSIMPSTS" little-endian */
-#define PROCSTATS_VERSION 1                   /* any layout change bumps it */
+#define PROCSTATS_VERSION 2                   /* any layout change bumps it; readers
+					       * skip a file of another version */
 #define PROCSTATS_FILE_PREFIX "neuronsim-stats."
 #define PROCSTATS_DEFAULT_DIR "/dev/shm"
 #define PROCSTATS_MAX_CORES 256               /* NRT_MAX_CORES */
 #define PROCSTATS_LAT_RING 1024               /* latencies of the last executions */
 #define PROCSTATS_TAG_MAX 256                 /* NEURON_PROCESS_TAG, NUL included */
+#define PROCSTATS_MAX_MODELS 64               /* loaded models listed (more are counted) */
+#define PROCSTATS_MODEL_NAME_MAX 128          /* the NEFF's model name, NUL included */
 
 typedef enum procstats_state {
 	PROCSTATS_STATE_INIT = 0,   /* being created: skip it */
@@ -76,6 +80,8 @@ enum {
 	PROCSTATS_HOST_TENSORS,
 	PROCSTATS_HOST_SNAPSHOT,          /* ON_NRT_ERROR_HYBRID/_CPU input copies */
 	PROCSTATS_LAT_HEAD,               /* executions recorded in lat[]: the newest slot's index */
+	PROCSTATS_MODELS_LOADED,          /* models loaded now, listed in models[] or not */
+	PROCSTATS_MODELS_UNLISTED,        /* of those, the ones models[] had no room for */
 	PROCSTATS_HEARTBEAT_NS,           /* CLOCK_MONOTONIC of the last refresh */
 	PROCSTATS_COUNT
 };
@@ -106,7 +112,25 @@ typedef struct procstats_core {
 	uint32_t dev_core;                /* core inside that device */
 	uint32_t pad;
 	_Atomic uint64_t v[8];            /* PROCSTATS_CORE_* (seqlock) */
+	/* device memory charged to this core (the core an allocation was made
+	 * for), by category as v[PROCSTATS_MEM_FIRST...] (seqlock) */
+	_Atomic uint64_t mem[8];
 } procstats_core_t;
+
+/* One loaded model (seqlock). Its instances sit on n_instances * neff_cores
+ * consecutive visible cores from logical core first_core; every instance
+ * holds the same device memory (mem_*: constants and scratch on the
+ * instance's first core, code on each of its cores). */
+typedef struct procstats_model {
+	_Atomic uint64_t id;              /* the model's load index + 1 (nrt_load order); 0: free slot */
+	_Atomic uint64_t first_core;      /* logical */
+	_Atomic uint64_t neff_cores;
+	_Atomic uint64_t n_instances;
+	_Atomic uint64_t mem_constants;   /* per instance, bytes */
+	_Atomic uint64_t mem_code;
+	_Atomic uint64_t mem_scratch;
+	_Atomic uint64_t name[PROCSTATS_MODEL_NAME_MAX / 8]; /* NUL-padded bytes */
+} procstats_model_t;
 
 /* One execution's latency. index is the execution's 1-based number in the
  * process, stored last; 0 while the slot is being written. */
@@ -140,6 +164,7 @@ typedef struct procstats_file {
 	_Atomic uint64_t v[PROCSTATS_COUNT];
 	procstats_core_t cores[PROCSTATS_MAX_CORES];
 	procstats_lat_t lat[PROCSTATS_LAT_RING]; /* execution i is in lat[(i - 1) % RING] */
+	procstats_model_t models[PROCSTATS_MAX_MODELS]; /* in no order; id 0 = free */
 } procstats_file_t;
 
 /* ---- shared helpers (writer and readers) ---------------------------------- */
@@ -174,6 +199,15 @@ typedef struct procstats_lat_sample {
 	uint64_t device_ns;               /* UINT64_MAX: nothing ran on the device */
 } procstats_lat_sample_t;
 
+/* One listed model as read (procstats_model_t). */
+typedef struct procstats_model_info {
+	uint64_t id;                      /* load index + 1 */
+	uint32_t first_core;              /* logical: an index into procstats_snap_t.cores */
+	uint32_t neff_cores, n_instances;
+	uint64_t mem_constants, mem_code, mem_scratch; /* per instance */
+	char name[PROCSTATS_MODEL_NAME_MAX];
+} procstats_model_info_t;
+
 /* A consistent copy of one process's file, plain (non-atomic) values. */
 typedef struct procstats_snap {
 	uint32_t pid;
@@ -191,7 +225,10 @@ typedef struct procstats_snap {
 	struct {
 		uint32_t global, device, dev_core;
 		uint64_t v[PROCSTATS_CORE_COUNT];
+		uint64_t mem[PROCSTATS_MEM_CATEGORIES]; /* as procstats_core_t.mem */
 	} cores[PROCSTATS_MAX_CORES];
+	uint32_t n_models;                /* listed models in models[], by ascending id */
+	procstats_model_info_t models[PROCSTATS_MAX_MODELS];
 	uint32_t n_lat;                   /* valid samples in lat[], ascending index */
 	procstats_lat_sample_t lat[PROCSTATS_LAT_RING];
 } procstats_snap_t;

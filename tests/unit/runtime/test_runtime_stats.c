@@ -517,6 +517,111 @@ START_TEST(test_stats_track_memory_by_category)
 }
 END_TEST
 
+/* The file once every core's memory adds up to the process's by category
+ * and the process's matches the API (the refresher copies both). */
+static procstats_snap_t *read_cores_settled(void)
+{
+	uint64_t deadline = now_ms() + 30000;
+	for (;;) {
+		nrt_neuronsim_mem_usage_t mu;
+		procstats_snap_t *s = read_mem_settled(&mu);
+		bool same = true;
+		for (int k = 0; k < PROCSTATS_MEM_CATEGORIES; k++) {
+			uint64_t sum = 0;
+			for (uint32_t c = 0; c < s->n_cores; c++)
+				sum += s->cores[c].mem[k];
+			same = same && sum == s->v[PROCSTATS_MEM_FIRST + k];
+		}
+		if (same || now_ms() > deadline)
+			return s;
+		free(s);
+		usleep(20000);
+	}
+}
+
+#define CORE_MEM(s, c, cat) ((s)->cores[c].mem[NRT_NEURONSIM_MEM_##cat])
+
+/* Memory per core (each allocation charged to the core it was made for) and
+ * the loaded-model list, as neuron-monitor shows them. */
+START_TEST(test_stats_memory_per_core_and_loaded_models)
+{
+	rt_init_ok();
+	unary_t a, b;
+	sqrt_setup(&a, 0, 4.0f);
+	size_t size;
+	void *neff = test_neff_const_scratch(&size);
+	unary_setup(&b, neff, size, 2, 1.0f, 4);
+	procstats_snap_t *s = read_cores_settled();
+	ck_assert_uint_ge(s->n_cores, 4);
+	for (int k = 0; k < PROCSTATS_MEM_CATEGORIES; k++) {
+		uint64_t sum = 0;
+		for (uint32_t c = 0; c < s->n_cores; c++)
+			sum += s->cores[c].mem[k];
+		ck_assert_uint_eq(sum, s->v[PROCSTATS_MEM_FIRST + k]);
+		/* nothing on the cores without a model or tensor */
+		ck_assert_uint_eq(s->cores[1].mem[k], 0);
+		ck_assert_uint_eq(s->cores[3].mem[k], 0);
+	}
+	/* x and y of 16 floats on core 0, of 4 floats on core 2 (aligned alike) */
+	ck_assert_uint_gt(CORE_MEM(s, 0, TENSORS), 0);
+	ck_assert_uint_eq(CORE_MEM(s, 0, TENSORS), CORE_MEM(s, 2, TENSORS));
+	ck_assert_uint_gt(CORE_MEM(s, 0, CODE), 0);
+	ck_assert_uint_gt(CORE_MEM(s, 2, CODE), 0);
+	ck_assert_uint_gt(CORE_MEM(s, 2, CONSTANTS), 0);
+	ck_assert_uint_eq(CORE_MEM(s, 0, CONSTANTS), 0);
+	ck_assert_uint_eq(s->v[PROCSTATS_MODELS_LOADED], 2);
+	ck_assert_uint_eq(s->v[PROCSTATS_MODELS_UNLISTED], 0);
+	ck_assert_uint_eq(s->n_models, 2);
+	const procstats_model_info_t *m0 = &s->models[0], *m1 = &s->models[1];
+	ck_assert_uint_eq(m0->id, 1);
+	ck_assert_str_eq(m0->name, "sqrt");
+	ck_assert_uint_eq(m0->first_core, 0);
+	ck_assert_uint_eq(m0->neff_cores, 1);
+	ck_assert_uint_eq(m0->n_instances, 1);
+	ck_assert_uint_eq(m0->mem_code, CORE_MEM(s, 0, CODE));
+	ck_assert_uint_eq(m0->mem_constants + m0->mem_scratch,
+			  CORE_MEM(s, 0, CONSTANTS) + CORE_MEM(s, 0, SCRATCH));
+	ck_assert_uint_eq(m1->id, 2);
+	ck_assert_str_eq(m1->name, "const_scratch");
+	ck_assert_uint_eq(m1->first_core, 2);
+	ck_assert_uint_eq(m1->mem_code, CORE_MEM(s, 2, CODE));
+	ck_assert_uint_eq(m1->mem_constants, CORE_MEM(s, 2, CONSTANTS));
+	ck_assert_uint_eq(m1->mem_scratch, CORE_MEM(s, 2, SCRATCH));
+	free(s);
+
+	/* More models than the list holds: counted, not listed; unloads in any order. */
+	enum { EXTRA = PROCSTATS_MAX_MODELS };
+	nrt_model_t *extra[EXTRA];
+	size_t sq_size;
+	void *sq = test_neff_sqrt(16, &sq_size);
+	for (int i = 0; i < EXTRA; i++)
+		ck_assert_int_eq(nrt_load(sq, sq_size, 1, -1, &extra[i]), NRT_SUCCESS);
+	s = read_self();
+	ck_assert_uint_eq(s->v[PROCSTATS_MODELS_LOADED], 2 + EXTRA);
+	ck_assert_uint_eq(s->v[PROCSTATS_MODELS_UNLISTED], 2);
+	ck_assert_uint_eq(s->n_models, PROCSTATS_MAX_MODELS);
+	free(s);
+	for (int i = 0; i < EXTRA; i++)
+		ck_assert_int_eq(nrt_unload(extra[i]), NRT_SUCCESS);
+	free(sq);
+
+	unary_teardown(&b);
+	s = read_cores_settled();
+	ck_assert_uint_eq(s->v[PROCSTATS_MODELS_LOADED], 1);
+	ck_assert_uint_eq(s->v[PROCSTATS_MODELS_UNLISTED], 0);
+	ck_assert_uint_eq(s->n_models, 1);
+	ck_assert_str_eq(s->models[0].name, "sqrt");
+	for (int k = 0; k < PROCSTATS_MEM_CATEGORIES; k++) {
+		ck_assert_uint_eq(s->cores[1].mem[k], 0);
+		ck_assert_uint_eq(s->cores[2].mem[k], 0);
+	}
+	ck_assert_uint_gt(CORE_MEM(s, 0, CODE), 0);
+	free(s);
+	unary_teardown(&a);
+	nrt_close();
+}
+END_TEST
+
 /* ---- stale and foreign files ---- */
 
 START_TEST(test_stats_file_of_killed_process_is_stale_and_removed)
@@ -805,6 +910,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_stats_count_timeouts);
 	tcase_add_test(tc, test_stats_latency_ring_keeps_the_newest);
 	tcase_add_test(tc, test_stats_track_memory_by_category);
+	tcase_add_test(tc, test_stats_memory_per_core_and_loaded_models);
 	tcase_add_test(tc, test_stats_file_of_killed_process_is_stale_and_removed);
 	tcase_add_test(tc, test_stats_reader_rejects_bad_files);
 	tcase_add_test(tc, test_stats_scan_lists_processes_and_excludes_one);

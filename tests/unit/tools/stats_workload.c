@@ -24,7 +24,9 @@ static const char usage_text[] =
 	"  -b, --bad-every K    every K-th execution misses its input: incorrect input (default 0)\n"
 	"  -o, --report FILE    after the executions, write {pid, executions, ..., memory} to FILE\n"
 	"  -H, --hold           after the executions, stay alive until SIGTERM\n"
-	"  -c, --core NC        load on logical core NC (default 0)\n";
+	"  -c, --core NC        load on logical core NC (default 0)\n"
+	"  -2, --second-core NC also load the const_scratch model on core NC, with a\n"
+	"                       4-float tensor there (never executed; default: none)\n";
 
 static volatile sig_atomic_t stop;
 
@@ -87,15 +89,16 @@ int main(int argc, char **argv)
 		{ "report", required_argument, NULL, 'o' },
 		{ "hold", no_argument, NULL, 'H' },
 		{ "core", required_argument, NULL, 'c' },
+		{ "second-core", required_argument, NULL, '2' },
 		{ NULL, 0, NULL, 0 },
 	};
 	long count = 1000, nan_every = 0, bad_every = 0;
 	double rate = 0;
-	int core = 0;
+	int core = 0, core2 = -1;
 	const char *report = NULL;
 	bool hold = false;
 	int c;
-	while ((c = getopt_long(argc, argv, "n:r:e:b:o:Hc:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:r:e:b:o:Hc:2:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'n': count = strtol(optarg, NULL, 10); break;
 		case 'r': rate = strtod(optarg, NULL); break;
@@ -104,6 +107,7 @@ int main(int argc, char **argv)
 		case 'o': report = optarg; break;
 		case 'H': hold = true; break;
 		case 'c': core = (int)strtol(optarg, NULL, 10); break;
+		case '2': core2 = (int)strtol(optarg, NULL, 10); break;
 		default: fputs(usage_text, stderr); return 2;
 		}
 	}
@@ -122,6 +126,17 @@ int main(int argc, char **argv)
 	nrt_model_t *m = NULL;
 	if ((st = nrt_load(neff, size, core, -1, &m)))
 		return fail("nrt_load", st);
+	nrt_model_t *m2 = NULL;
+	nrt_tensor_t *t2 = NULL;
+	size_t size2 = 0;
+	void *neff2 = NULL;
+	if (core2 >= 0) {
+		neff2 = test_neff_const_scratch(&size2);
+		if ((st = nrt_load(neff2, size2, core2, -1, &m2)))
+			return fail("nrt_load of the second model", st);
+		if (!(t2 = tensor(core2, "x2", 1.0f, 4)))
+			return fail("tensor allocation on the second core", NRT_RESOURCE);
+	}
 	nrt_tensor_t *good = tensor(core, "x_good", 4.0f, n), *neg = tensor(core, "x_neg", -1.0f, n);
 	nrt_tensor_t *y = tensor(core, "y", 0.0f, n);
 	if (!good || !neg || !y)
@@ -181,6 +196,11 @@ int main(int argc, char **argv)
 	nrt_tensor_free(&y);
 	nrt_unload(m);
 	free(neff);
+	if (m2) {
+		nrt_tensor_free(&t2);
+		nrt_unload(m2);
+		free(neff2);
+	}
 	nrt_close();
 	return 0;
 }

@@ -333,6 +333,25 @@ static void check_memory_used(const json_t *g)
 	}
 	REQ(sc == dev, "neuron_device %lld != the sum over neuroncore_memory_usage %lld", (long long)dev,
 	    (long long)sc);
+	/* loaded_models: the Neuron tool's fields in every entry */
+	const json_t *lm = get(g, "loaded_models", JSON_ARRAY, w);
+	size_t i;
+	const json_t *m;
+	json_array_foreach((json_t *)lm, i, m) {
+		get(m, "name", JSON_STRING, "loaded_models[]");
+		get(m, "uuid", JSON_STRING, "loaded_models[]");
+		get_count(m, "model_id", "loaded_models[]");
+		const json_t *sgs = get(m, "subgraphs", JSON_OBJECT, "loaded_models[]");
+		REQ(json_object_size(sgs) > 0, "loaded_models[%zu].subgraphs is empty", i);
+		const json_t *sg;
+		json_object_foreach((json_t *)sgs, key, sg) {
+			get_count(sg, "neuroncore_index", "loaded_models[].subgraphs.<sg>");
+			get_count(sg, "neuron_device_index", "loaded_models[].subgraphs.<sg>");
+			const json_t *mb = get(sg, "memory_used_bytes", JSON_OBJECT, "loaded_models[].subgraphs.<sg>");
+			get_count(mb, "neuron_device", "memory_used_bytes");
+		}
+	}
+	get_count(g, "loaded_models_not_listed", w);
 }
 
 static void check_neuroncore_counters(const json_t *g)
@@ -501,7 +520,7 @@ START_TEST(test_monitor_documents_follow_the_schema_and_count_every_execution)
 
 	/* 300 executions: a NaN every 10th, a missing input every 25th (which wins). */
 	char *wargv[] = { (char *)workload_bin, "-n", "300", "-r", "1000", "-e", "10", "-b", "25", "-H", "-o", report,
-			  NULL };
+			  "-2", "2", NULL };
 	const char *wenv[] = { "NEURON_PROCESS_TAG=wl_a", NULL };
 	child_t wl = spawn(wargv, wenv, false);
 	/* Filtered out by tag_filter: never reported. */
@@ -571,12 +590,57 @@ START_TEST(test_monitor_documents_follow_the_schema_and_count_every_execution)
 	ck_assert_int_eq(json_integer_value(json_object_get(dev, "constants")), rint_of(cats, "constants"));
 	ck_assert_int_eq(json_integer_value(json_object_get(dev, "snapshot_copies")), rint_of(cats, "snapshot"));
 	ck_assert_int_gt(json_integer_value(json_object_get(dev, "tensors")), 0);
-	/* Per core: the process's memory under its first core, the others empty. */
+	/* Per core, each core's own: the sqrt model and its three 16-float
+	 * tensors on core 0, the const_scratch model and one 4-float tensor on
+	 * core 2, nothing on 1 and 3 (check_document checked the sums). */
 	const json_t *ncm = json_object_get(json_object_get(used, "usage_breakdown"), "neuroncore_memory_usage");
 	ck_assert_uint_eq(json_object_size(ncm), 4);
-	ck_assert_int_eq(field(ncm, "0", "tensors"), rint_of(cats, "tensors"));
-	ck_assert_int_eq(field(ncm, "0", "model_code"), rint_of(cats, "code"));
-	ck_assert_int_eq(field(ncm, "3", "tensors"), 0);
+	ck_assert_int_gt(field(ncm, "0", "tensors"), field(ncm, "2", "tensors"));
+	ck_assert_int_gt(field(ncm, "2", "tensors"), 0);
+	ck_assert_int_eq(field(ncm, "0", "tensors") + field(ncm, "2", "tensors"), rint_of(cats, "tensors"));
+	ck_assert_int_gt(field(ncm, "0", "model_code"), 0);
+	ck_assert_int_gt(field(ncm, "2", "model_code"), 0);
+	ck_assert_int_eq(field(ncm, "0", "model_code") + field(ncm, "2", "model_code"), rint_of(cats, "code"));
+	ck_assert_int_eq(field(ncm, "2", "constants"), rint_of(cats, "constants"));
+	ck_assert_int_gt(field(ncm, "2", "constants"), 0);
+	static const char *const idle[] = { "1", "3" };
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(field(ncm, idle[i], "tensors"), 0);
+		ck_assert_int_eq(field(ncm, idle[i], "model_code"), 0);
+		ck_assert_int_eq(field(ncm, idle[i], "constants"), 0);
+	}
+	/* loaded_models: both, in load order, each one subgraph on its core
+	 * holding what that core's model memory is */
+	const json_t *lm = json_object_get(mu, "loaded_models");
+	ck_assert_msg(json_is_array(lm) && json_array_size(lm) == 2, "loaded_models: %zu entries",
+		      json_array_size(lm));
+	static const struct { const char *name, *core; } want_models[] = { { "sqrt", "0" }, { "const_scratch", "2" } };
+	for (size_t i = 0; i < 2; i++) {
+		const json_t *m = json_array_get(lm, i);
+		ck_assert_str_eq(json_string_value(json_object_get(m, "name")), want_models[i].name);
+		ck_assert(json_is_string(json_object_get(m, "uuid")));
+		ck_assert_int_eq(json_integer_value(json_object_get(m, "model_id")), (json_int_t)i);
+		const json_t *sgs = json_object_get(m, "subgraphs");
+		ck_assert_uint_eq(json_object_size(sgs), 1);
+		const json_t *sg = json_object_get(sgs, "sg_00");
+		ck_assert_ptr_nonnull(sg);
+		ck_assert_int_eq(json_integer_value(json_object_get(sg, "neuroncore_index")),
+				 strtol(want_models[i].core, NULL, 10));
+		ck_assert_int_eq(json_integer_value(json_object_get(sg, "neuron_device_index")), 0);
+		const json_t *sgu = json_object_get(sg, "memory_used_bytes");
+		const json_t *sgd = json_object_get(json_object_get(sgu, "usage_breakdown"), "neuron_device");
+		ck_assert_int_eq(json_integer_value(json_object_get(sgd, "model_code")), field(ncm, want_models[i].core, "model_code"));
+		ck_assert_int_eq(json_integer_value(json_object_get(sgd, "constants")), field(ncm, want_models[i].core, "constants"));
+		ck_assert_int_eq(json_integer_value(json_object_get(sgd, "model_shared_scratchpad")),
+				 field(ncm, want_models[i].core, "model_shared_scratchpad"));
+		ck_assert_int_eq(json_integer_value(json_object_get(sgu, "neuron_device")),
+				 json_integer_value(json_object_get(sgd, "model_code")) + json_integer_value(json_object_get(sgd, "constants")) +
+				 json_integer_value(json_object_get(sgd, "model_shared_scratchpad")));
+		const json_t *cores = json_object_get(m, "neuroncores");
+		ck_assert_uint_eq(json_array_size(cores), 1);
+		ck_assert_int_eq(json_integer_value(json_array_get(cores, 0)), strtol(want_models[i].core, NULL, 10));
+	}
+	ck_assert_int_eq(json_integer_value(json_object_get(mu, "loaded_models_not_listed")), 0);
 	/* The embedded backend's devices as the running processes simulate them. */
 	const json_t *hwi = json_object_get(last, "neuron_hardware_info");
 	ck_assert_int_eq(json_integer_value(json_object_get(hwi, "neuron_device_count")), 1);

@@ -500,8 +500,13 @@ START_TEST(test_ls_table_and_json)
 	json_decref(root);
 	free(out); free(err);
 
-	/* -w: the process columns; -t: the topology section. */
-	rc = run_cmd(&out, &err, "NEURONSIM_STATS_DIR=%s %s -w -a", stats, tool("NEURON_LS"));
+	/* -w: the process columns; -t: the topology section. Run as ./neuron-ls
+	 * so that the COMMAND column (cut at 40 characters) holds all of it
+	 * whatever the build directory's path. */
+	char ls_dir[4096];
+	snprintf(ls_dir, sizeof(ls_dir), "%s", tool("NEURON_LS"));
+	*strrchr(ls_dir, '/') = '\0';
+	rc = run_cmd(&out, &err, "cd '%s' && NEURONSIM_STATS_DIR=%s ./neuron-ls -w -a", ls_dir, stats);
 	ck_assert_msg(rc == 0 && strstr(out, " PID ") && strstr(out, "COMMAND") &&
 		      strstr(out, "RUNTIME") && strstr(out, "neuron-ls -w -a"), "rc %d: %s", rc, out);
 	free(out); free(err);
