@@ -388,33 +388,10 @@ void hp_idmap_free(hp_idmap_t *m)
 
 void hp_text_printf(hp_text_t *t, const char *fmt, ...)
 {
-	if (t->oom)
-		return;
-	for (;;) {
-		va_list ap;
-		va_start(ap, fmt);
-		size_t room = t->cap - t->len;
-		int n = vsnprintf(t->s ? t->s + t->len : NULL, room, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			t->oom = true;
-			return;
-		}
-		if ((size_t)n < room) {
-			t->len += (size_t)n;
-			return;
-		}
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		while (cap < t->len + (size_t)n + 1)
-			cap *= 2;
-		char *ns = ncc__realloc(t->s, cap);
-		if (!ns) {
-			t->oom = true;
-			return;
-		}
-		t->s = ns;
-		t->cap = cap;
-	}
+	va_list ap;
+	va_start(ap, fmt);
+	ncc__strbuf_vprintf(t, 256, fmt, ap);
+	va_end(ap);
 }
 
 const char *hp_text_finish(hp_ctx_t *c, hp_text_t *t)

@@ -8,6 +8,7 @@
 
 #include "hlo_proto_fields.h"
 #include "ir.h"
+#include "ir_internal.h"
 #include "name_map.h"
 #include "pb_reader.h"
 
@@ -148,11 +149,7 @@ void hp_idmap_free(hp_idmap_t *m);
 /* ------------------------------------------------------ a text builder */
 
 /* Growing text for attributes the IR keeps as text (sharding, layouts, aliases). */
-typedef struct hp_text {
-	char *s;
-	size_t len, cap;
-	bool oom;
-} hp_text_t;
+typedef ncc_strbuf_t hp_text_t;
 
 void hp_text_printf(hp_text_t *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Moves the text into m's arena; NULL on OOM (then c has the error). Frees t. */

@@ -2,6 +2,7 @@
 #ifndef NCC_IR_INTERNAL_H
 #define NCC_IR_INTERNAL_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -22,6 +23,18 @@ uint32_t ncc__minifloat_encode(ncc_etype_t t, double v);
  * to back): data copied into m's arena, count added. NCC_ERR_NOMEM leaves acc as it
  * was. */
 ncc_status_t ncc__literal_append(ncc_module_t *m, ncc_literal_t *acc, const ncc_literal_t *e);
+
+/* A growing string (the printer's output, the proto decoder's attribute texts); on out
+ * of memory it stops growing and sets oom. Zero-initialised; the caller frees s. */
+typedef struct ncc_strbuf {
+	char *s;
+	size_t len, cap;
+	bool oom;
+} ncc_strbuf_t;
+
+/* Appends the formatted text to b (ir_print.c). The first allocation is first_cap
+ * bytes or the next power-of-two multiple that fits, each growth doubles. */
+void ncc__strbuf_vprintf(ncc_strbuf_t *b, size_t first_cap, const char *fmt, va_list ap);
 
 /* The unsigned integer of n = 1, 2, 4 or 8 bytes at p (host byte order). */
 static inline uint64_t ncc__load_uint(const uint8_t *p, size_t n)

@@ -12,24 +12,16 @@
 
 /* ---------------------------------------------------------------- printing */
 
-/* Growing string buffer for the printer; on OOM it stops growing and records it. */
-typedef struct strbuf {
-	char *s;
-	size_t len, cap;
-	bool oom;
-} strbuf_t;
-
-static void sbp(strbuf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sbp(strbuf_t *b, const char *fmt, ...)
+void ncc__strbuf_vprintf(ncc_strbuf_t *b, size_t first_cap, const char *fmt, va_list ap)
 {
 	if (b->oom)
 		return;
 	for (;;) {
-		va_list ap;
-		va_start(ap, fmt);
+		va_list aq;
+		va_copy(aq, ap);
 		size_t room = b->cap - b->len;
-		int n = vsnprintf(b->s ? b->s + b->len : NULL, room, fmt, ap);
-		va_end(ap);
+		int n = vsnprintf(b->s ? b->s + b->len : NULL, room, fmt, aq);
+		va_end(aq);
 		if (n < 0) {
 			b->oom = true;
 			return;
@@ -38,7 +30,7 @@ static void sbp(strbuf_t *b, const char *fmt, ...)
 			b->len += (size_t)n;
 			return;
 		}
-		size_t cap = b->cap ? b->cap * 2 : 4096;
+		size_t cap = b->cap ? b->cap * 2 : first_cap;
 		while (cap < b->len + (size_t)n + 1)
 			cap *= 2;
 		char *ns = ncc__realloc(b->s, cap);
@@ -49,6 +41,18 @@ static void sbp(strbuf_t *b, const char *fmt, ...)
 		b->s = ns;
 		b->cap = cap;
 	}
+}
+
+/* The printer's output buffer. */
+typedef ncc_strbuf_t strbuf_t;
+
+static void sbp(strbuf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sbp(strbuf_t *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	ncc__strbuf_vprintf(b, 4096, fmt, ap);
+	va_end(ap);
 }
 
 static void print_shape(strbuf_t *b, const ncc_shape_t *s)
