@@ -63,14 +63,14 @@ NRT_STATUS nrt_get_vnc_memory_stats(uint32_t vnc, nrt_vnc_memory_stats_t *stats,
 			 ctx->n_cores);
 		return NRT_INVALID;
 	}
-	const nrt_device_t *d = &ctx->devices[ctx->cores[vnc].device];
-	nrt_backend_info_t info;
-	if ((st = ctx->ops->query(d->dev, &info))) {
-		NRT_LOGE("nrt_get_vnc_memory_stats: cannot query device %u of NeuronCore %u: %s", d->index,
-			 vnc, nrt_get_status_as_str(st));
-		return st;
-	}
-	nrt_vnc_memory_stats_t v = { .bytes_used = info.mem_in_use, .bytes_limit = info.mem_size };
+	/* Used: what this core's allocations hold (nrt_devmem_alloc charges each
+	 * block to its core); limit: its device's memory, which the device's cores
+	 * share (any of them may allocate all of it). */
+	const nrt_core_t *c = &ctx->cores[vnc];
+	uint64_t used = 0;
+	for (int k = 0; k < NRT_NEURONSIM_MEM_CATEGORY_COUNT; k++)
+		used += atomic_load(&c->mem_by_cat[k]);
+	nrt_vnc_memory_stats_t v = { .bytes_used = used, .bytes_limit = ctx->devices[c->device].mem_size };
 	size_t n = stats_size_in < sizeof(v) ? stats_size_in : sizeof(v);
 	memcpy(stats, &v, n);
 	*stats_size_out = n;

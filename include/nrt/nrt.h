@@ -278,10 +278,12 @@ typedef struct nrt_vnc_memory_stats {
 	/* Fields are only ever appended. */
 } nrt_vnc_memory_stats_t;
 
-/* Device memory of visible core vnc. stats_size_in is sizeof the caller's
- * struct (older, shorter ones are honoured); *stats_size_out is set to the
- * bytes written. neuronsim's cores share their device's memory, so a core
- * reports its device's use and size (docs/runtime.md). */
+/* Device memory of visible core vnc: bytes_used is what is allocated for
+ * that core (its tensors, the code, constants and scratch of the models on it,
+ * staging and snapshot copies), bytes_limit its device's memory, which the
+ * device's cores share (docs/runtime.md). stats_size_in is sizeof the
+ * caller's struct (older, shorter ones are honoured); *stats_size_out is set
+ * to the bytes written. */
 NRT_STATUS nrt_get_vnc_memory_stats(uint32_t vnc, nrt_vnc_memory_stats_t *stats, size_t stats_size_in,
 				    size_t *stats_size_out);
 
