@@ -11,7 +11,7 @@ static const uint32_t num_dtypes[] = {
 
 static void fill(tmem_t *t, const isa_ap_t *ap, uint64_t *seed, int small)
 {
-	uint64_t n = isa_ap_num_elements(ap), idx[ISA_MAX_RANK];
+	uint64_t n = isa_ap_num_elements(ap), idx[ISA_MAX_RANK] = { 0 };
 	for (uint64_t f = 0; f < n; f++) {
 		tunflat(f, ap->rank, ap->shape, idx);
 		uint8_t *p = telem(t, ap, idx);
@@ -44,7 +44,7 @@ static void check_reduce(uint32_t op, uint32_t dt, uint32_t rank, const uint64_t
 	/* sums of small values stay exact in every float dtype; prod of +-1/2.. */
 	fill(&t, &in.ap[1], &seed, 1);
 	fill(&t, &in.ap[0], &seed, 1);
-	uint64_t nout = tnumel(rank, oshape), nin = tnumel(rank, shape), idx[ISA_MAX_RANK];
+	uint64_t nout = tnumel(rank, oshape), nin = tnumel(rank, shape), idx[ISA_MAX_RANK] = { 0 };
 	double *want = calloc(nout + 1, sizeof(double));
 	int64_t *wanti = calloc(nout + 1, sizeof(int64_t));
 	int fl = isa_dtype_is_float(dt);
@@ -165,7 +165,7 @@ static void check_matmul(uint32_t adt, uint32_t cdt, uint64_t B, uint64_t M, uin
 	fill(&t, &in.ap[1], &seed, 1);
 	fill(&t, &in.ap[2], &seed, 1);
 	fill(&t, &in.ap[0], &seed, 1);
-	uint64_t nb = B ? B : 1, idx[3];
+	uint64_t nb = B ? B : 1, idx[3] = { 0 };
 	double *want = calloc(nb * M * N + 1, sizeof(double));
 	int64_t *wanti = calloc(nb * M * N + 1, sizeof(int64_t));
 	for (uint64_t b = 0; b < nb; b++)
