@@ -42,6 +42,146 @@ bool ncc_lower_conv_supports(const ncc_inst_t *inst, const char **out_reason)
 	return true;
 }
 
+/* Depthwise f32, stride 1, lhs-dilated (the input gradient of a strided depthwise
+ * convolution), NCHW. With dilation d, output o = r + d*q (residue class r) only
+ * sees the taps k with (r + k - lo) divisible by d, at input q + (r + k - lo) / d.
+ * Per class and such tap one ALU op (MUL, then FMA in tap order) over the class's
+ * outputs, reading the input padded by A (low) and B (high) zeros only, never the
+ * dilated input: d^ns times fewer products and a buffer d^ns times smaller. The
+ * sums take the taps in the same order as the dilated form, which only adds zeros. */
+static ncc_status_t conv_dw_subpixel(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst,
+				     const ncc_view_t *x, const ncc_view_t *kv, const ncc_view_t *out)
+{
+	const ncc_conv_dnums_t *dn = inst->conv;
+	const ncc_window_t *w = inst->window;
+	int32_t ns = dn->nspatial, rank = 2 + ns;
+	int64_t N = x->dims[dn->in_batch], C = x->dims[dn->in_feature];
+	int64_t es = (int64_t)isa_dtype_size(x->dtype);
+	int64_t n[NCC_MAX_RANK], d[NCC_MAX_RANK], lo[NCC_MAX_RANK], K[NCC_MAX_RANK], Y[NCC_MAX_RANK];
+	int64_t A[NCC_MAX_RANK], xd[NCC_MAX_RANK], yd[NCC_MAX_RANK];
+	int64_t ny = 1, nclass = 1, ntap = 1;
+	xd[0] = yd[0] = N;
+	xd[1] = yd[1] = C;
+	for (int32_t s = 0; s < ns; s++) {
+		n[s] = x->dims[dn->in_spatial[s]];
+		d[s] = w->dims[s].lhs_dilation;
+		lo[s] = w->dims[s].pad_lo;
+		K[s] = kv->dims[dn->k_spatial[s]];
+		Y[s] = out->dims[dn->out_spatial[s]];
+		/* c = (r + k - lo) / d over r < d, k < K; q < ceil(Y / d) */
+		int64_t cmin = -lo[s] >= 0 ? -lo[s] / d[s] : -((lo[s] + d[s] - 1) / d[s]);
+		int64_t hi_num = d[s] - 1 + K[s] - 1 - lo[s];
+		int64_t cmax = hi_num >= 0 ? hi_num / d[s] : -((-hi_num + d[s] - 1) / d[s]);
+		int64_t qmax = (Y[s] + d[s] - 1) / d[s] - 1;
+		A[s] = cmin < 0 ? -cmin : 0;
+		int64_t B = cmax + qmax - (n[s] - 1);
+		xd[2 + s] = A[s] + n[s] + (B > 0 ? B : 0);
+		yd[2 + s] = Y[s];
+		ny *= Y[s];
+		nclass *= d[s];
+		ntap *= K[s];
+	}
+	/* X' = x with A zeros before and B after each spatial dim, [N, C, X...] */
+	ncc_view_t xp, acc, zero;
+	ncc_status_t st = ncc_lower_temp_view(ctx, x->dtype, rank, xd, &xp);
+	if (st == NCC_OK)
+		st = ncc_lower_temp_view(ctx, ISA_DT_F32, rank, yd, &acc);
+	if (st == NCC_OK)
+		st = ncc_lower_const_scalar(ctx, x->dtype, 0, &zero);
+	if (st != NCC_OK)
+		return st;
+	ncc_view_t z = ncc_view_bcast_scalar(&zero, rank, xd);
+	if ((st = ncc_lower_copy(ctx, inst, &xp, &z)) != NCC_OK)
+		return st;
+	ncc_view_t src = *x, dst = xp;
+	src.rank = dst.rank = rank;
+	src.dims[0] = dst.dims[0] = N;
+	src.strides[0] = x->strides[dn->in_batch];
+	src.dims[1] = dst.dims[1] = C;
+	src.strides[1] = x->strides[dn->in_feature];
+	int64_t doff = (int64_t)xp.offset;
+	for (int32_t s = 0; s < ns; s++) {
+		src.dims[2 + s] = dst.dims[2 + s] = n[s];
+		src.strides[2 + s] = x->strides[dn->in_spatial[s]];
+		doff += A[s] * xp.strides[2 + s] * es;
+	}
+	dst.offset = (uint64_t)doff;
+	if ((st = ncc_lower_copy(ctx, inst, &dst, &src)) != NCC_OK)
+		return st;
+	for (int64_t cl = 0; cl < nclass; cl++) {
+		int64_t r[NCC_MAX_RANK], rem = cl;
+		ncc_view_t av = acc;
+		int64_t aoff = (int64_t)acc.offset;
+		bool empty = false;
+		for (int32_t s = ns - 1; s >= 0; s--) {
+			r[s] = rem % d[s];
+			rem /= d[s];
+			int64_t yr = (Y[s] - r[s] + d[s] - 1) / d[s];
+			empty |= yr <= 0;
+			av.dims[2 + s] = yr;
+			av.strides[2 + s] = acc.strides[2 + s] * d[s];
+			aoff += r[s] * acc.strides[2 + s] * 4;
+		}
+		if (empty)
+			continue;
+		av.offset = (uint64_t)aoff;
+		bool first = true;
+		for (int64_t kp = 0; kp < ntap; kp++) {
+			int64_t k[NCC_MAX_RANK];
+			rem = kp;
+			for (int32_t s = ns - 1; s >= 0; s--) {
+				k[s] = rem % K[s];
+				rem /= K[s];
+			}
+			bool hit = true;
+			ncc_view_t xv = xp;
+			int64_t xoff = (int64_t)xp.offset;
+			int64_t koff = (int64_t)kv->offset;
+			for (int32_t s = 0; s < ns && hit; s++) {
+				int64_t num = r[s] + k[s] - lo[s];
+				hit = num % d[s] == 0;
+				xv.dims[2 + s] = av.dims[2 + s];
+				xoff += (num / d[s] + A[s]) * xp.strides[2 + s] * es;
+				koff += k[s] * kv->strides[dn->k_spatial[s]] * es;
+			}
+			if (!hit)
+				continue;
+			xv.offset = (uint64_t)xoff;
+			ncc_view_t wv = av;
+			wv.region = kv->region;
+			wv.dtype = kv->dtype;
+			wv.offset = (uint64_t)koff;
+			for (int32_t i = 0; i < rank; i++)
+				wv.strides[i] = i == 1 ? kv->strides[dn->k_out_feature] : 0;
+			ncc_view_t a3[3] = { xv, wv, av };
+			st = ncc_lower_alu(ctx, inst, first ? ISA_ALU_MUL : ISA_ALU_FMA, &av, first ? 2 : 3, a3);
+			if (st != NCC_OK)
+				return st;
+			first = false;
+		}
+		if (first) { /* no tap reaches this class */
+			ncc_view_t za = ncc_view_bcast_scalar(&zero, rank, av.dims);
+			za.dtype = x->dtype;
+			if ((st = ncc_lower_copy(ctx, inst, &av, &za)) != NCC_OK)
+				return st;
+		}
+	}
+	/* O[b, o, y] = Acc[b, o, y] */
+	ncc_view_t ov = *out, ac = acc;
+	ac.rank = out->rank;
+	ac.dims[dn->out_batch] = N;
+	ac.strides[dn->out_batch] = C * ny;
+	ac.dims[dn->out_feature] = C;
+	ac.strides[dn->out_feature] = ny;
+	int64_t sy = 1;
+	for (int32_t s = ns - 1; s >= 0; s--) {
+		ac.dims[dn->out_spatial[s]] = Y[s];
+		ac.strides[dn->out_spatial[s]] = sy;
+		sy *= Y[s];
+	}
+	return ncc_lower_copy(ctx, inst, &ov, &ac);
+}
+
 ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 {
 	ncc_view_t x, k, out;
@@ -66,13 +206,27 @@ ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 		return ncc_lower_fail(ctx, inst, NCC_ERR_VERIFY, "inconsistent convolution groups");
 	int64_t es = (int64_t)isa_dtype_size(x.dtype);
 
+	/* depthwise f32 NCHW, stride 1, lhs-dilated: conv_dw_subpixel */
+	bool subpixel = G == C && BG == 1 && Cg == 1 && On == 1 && x.dtype == ISA_DT_F32 &&
+			out.dtype == ISA_DT_F32 && ns > 0;
+	bool dilated = false;
+	for (int32_t s = 0; s < ns && subpixel; s++) {
+		const ncc_window_dim_t *wd = &w->dims[s];
+		subpixel = wd->stride == 1 && wd->rhs_dilation == 1 && wd->pad_lo >= 0 && wd->pad_hi >= 0 &&
+			   wd->lhs_dilation >= 1;
+		dilated |= wd->lhs_dilation > 1;
+	}
+	if (subpixel) {
+		int64_t sf = x.strides[dn->in_feature], sy = x.strides[dn->in_spatial[ns - 1]];
+		subpixel = dilated && (sf < 0 ? -sf : sf) > (sy < 0 ? -sy : sy);
+	}
 	/* P: zero padded / lhs-dilated input (the input itself when neither applies) */
 	bool need_pad = false;
 	for (int32_t s = 0; s < ns; s++)
 		if (w->dims[s].pad_lo || w->dims[s].pad_hi || w->dims[s].lhs_dilation != 1)
 			need_pad = true;
 	ncc_view_t p = x;
-	if (need_pad) {
+	if (need_pad && !subpixel) {
 		int64_t pd[NCC_MAX_RANK];
 		for (int32_t d = 0; d < x.rank; d++)
 			pd[d] = x.dims[d];
@@ -140,6 +294,8 @@ ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 			kv.strides[d] = -kv.strides[d];
 		}
 	isa_dtype_t mdt = x.dtype; /* MATMUL operand type */
+	if (subpixel)
+		return conv_dw_subpixel(ctx, inst, &x, &kv, &out);
 
 	if (nk == 1 && GE == 1) {
 		/* ---- 1x1 windows (pointwise convolutions): when the spatial dims of the

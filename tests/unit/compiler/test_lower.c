@@ -209,6 +209,13 @@ START_TEST(test_conv)
 	conv_case(1, 4, 4, 4, 6, 1, 1, 1, 1, 0, 0, 1, 2);  /* 1x1 grouped */
 	conv_case(1, 2, 3, 3, 2, 3, 3, 1, 1, 1, 2, 2, 1);  /* lhs dilation (input gradient) */
 	conv_case(2, 2, 6, 6, 3, 5, 5, 1, 1, 0, 0, 1, 1);  /* big kernel: per output position */
+	/* depthwise lhs dilation (the input gradient of a strided depthwise
+	 * convolution) by residue classes: MobileNetV2's form on a non-square input,
+	 * dilation 3 with a kernel smaller than it (classes no tap reaches are
+	 * zero), a low pad beyond one dilation step */
+	conv_case(2, 3, 4, 5, 3, 3, 3, 1, 1, 1, 2, 2, 3);
+	conv_case(1, 4, 3, 3, 4, 2, 2, 1, 1, 0, 0, 3, 4);
+	conv_case(2, 2, 5, 4, 2, 3, 3, 1, 1, 4, 1, 3, 2);
 }
 END_TEST
 
