@@ -300,12 +300,15 @@ START_TEST(test_oom_reports_size_core_and_usage_by_category)
 	/* the table: a header naming the categories, then the device's row */
 	ck_assert_msg(strstr(log, "TOTAL") && strstr(log, "Tensors") && strstr(log, "Constants") &&
 		      strstr(log, "Scratchpad") && strstr(log, "Free"), "%s", log);
-	char row[128];
-	snprintf(row, sizeof(row), "ND 0 Overall  |%.3fMB |%.3fMB |  0.000B  |", (double)big_sz / mib,
-		 (double)big_sz / mib);
+	/* cells are right-aligned in 9 columns: " 72.000MB" on the kernel
+	 * backend's 96 MiB device, "192.000MB" on the embedded 256 MiB one */
+	char cell[32], row[128];
+	snprintf(cell, sizeof(cell), "%.3fMB", (double)big_sz / mib);
+	snprintf(row, sizeof(row), "ND 0 Overall  |%9s |%9s |  0.000B  |", cell, cell);
 	ck_assert_msg(strstr(log, row), "want row: %s\nlog: %s", row, log);
-	char free_cell[32];
-	snprintf(free_cell, sizeof(free_cell), "%.3fMB |\n", (double)(u.total - big_sz) / mib);
+	char free_cell[48];
+	snprintf(cell, sizeof(cell), "%.3fMB", (double)(u.total - big_sz) / mib);
+	snprintf(free_cell, sizeof(free_cell), "%9s |\n", cell);
 	ck_assert_msg(strstr(strstr(log, row), free_cell), "free column %s: %s", free_cell, log);
 	char *file = read_all(rt_tmpdir_path(dir, "neuron_mem_table_device_0_hbm_0.log"));
 	ck_assert_msg(file && strstr(file, row), "file: %s", file);
