@@ -8,15 +8,21 @@
 
 #include "fwsim.h"
 
-/* The AVX2 and baseline clones of a hot loop, picked by an ifunc resolver when
- * the program is loaded. ThreadSanitizer instruments that resolver, which the
- * dynamic loader runs before the TSan runtime is initialised (a SIGSEGV in
- * __tsan_func_entry before main, gcc 12 and clang 14 alike): TSan builds
- * (NEURONSIM_TSAN, set by meson.build) get the baseline code only. */
+/* The x86-64-v3 (AVX2 + FMA + F16C ...) and baseline clones of a hot loop,
+ * picked by an ifunc resolver on the CPU's features when the program is loaded
+ * (a plain "avx2" clone lacks FMA: fmaf() was a libm call per element, the
+ * vector engine's FMA and batch-norm loops the top of a MobileNetV2 profile;
+ * "arch=haswell" would test the CPU model, not its features). The library is
+ * built with -ffp-contract=off so that FMA is only where the ISA says FMA and
+ * both clones round every other op the same way. ThreadSanitizer instruments
+ * that resolver, which the dynamic loader runs before the TSan runtime is
+ * initialised (a SIGSEGV in __tsan_func_entry before main, gcc 12 and clang 14
+ * alike): TSan builds (NEURONSIM_TSAN, set by meson.build) get the baseline
+ * code only. */
 #ifdef NEURONSIM_TSAN
 #define FWSIM_TARGET_CLONES
 #else
-#define FWSIM_TARGET_CLONES __attribute__((target_clones("avx2", "default")))
+#define FWSIM_TARGET_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 #endif
 
 /* Elements per block in the generic strided path: 512 * 8 bytes * 4 operands
