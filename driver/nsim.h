@@ -99,7 +99,6 @@ struct nsim_core {
  *	aborting (its file closed, a job started, the firmware detached);
  *	FW_ABORT_WAIT waits on it and on the running jobs' deadlines
  * @rr: round-robin start for FW_FETCH
- * @done_wq: woken when a job finishes
  * @fw_wq: woken when @fw_events changes
  * @abort_wq: woken when @abort_events changes
  * @null_hw: jobs finish at submit, no firmware
@@ -123,7 +122,6 @@ struct nsim_dev {
 	atomic_t fw_events;
 	atomic_t abort_events;
 	unsigned int rr;
-	wait_queue_head_t done_wq;
 	wait_queue_head_t fw_wq;
 	wait_queue_head_t abort_wq;
 	bool null_hw;
@@ -180,6 +178,8 @@ enum nsim_job_state {
  * @core: the core it runs on
  * @node: entry in core->queue while pending
  * @state: enum nsim_job_state; read without the lock by waiters
+ * @done_wq: woken when @state becomes NSIM_JOB_DONE; JOB_WAIT sleeps here,
+ *	holding a reference, so only the waiters of this job wake
  * @fw: firmware file running it (while running)
  * @abort_sent: FW_ABORT_WAIT reported it (while running)
  * @flags: NEURONSIM_JOB_* bits
@@ -201,6 +201,7 @@ struct nsim_job {
 	struct nsim_core *core;
 	struct list_head node;
 	int state;
+	wait_queue_head_t done_wq;
 	struct nsim_fw_file *fw;
 	bool abort_sent;
 	u32 flags;

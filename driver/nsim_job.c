@@ -110,7 +110,7 @@ void nsim_job_finish(struct nsim_job *job, u32 status,
 	if (!job->owner)
 		nsim_job_remove(job);
 	else
-		wake_up_all(&dev->done_wq);
+		wake_up_all(&job->done_wq);
 }
 
 static int nsim_core_args(struct nsim_file *nf, void __user *uarg,
@@ -264,6 +264,7 @@ static struct nsim_job *nsim_job_build(struct nsim_file *nf,
 	kref_init(&job->ref);
 	job->dev = nf->dev;
 	INIT_LIST_HEAD(&job->node);
+	init_waitqueue_head(&job->done_wq);
 	job->flags = args->flags;
 	job->deadline_ns = args->deadline_ns;
 	job->n_regions = args->n_regions;
@@ -434,7 +435,7 @@ int nsim_ioctl_job_wait(struct nsim_file *nf, void __user *uarg)
 			ret = -ETIME;
 			goto out_put;
 		}
-		ret = wait_event_interruptible_hrtimeout(dev->done_wq,
+		ret = wait_event_interruptible_hrtimeout(job->done_wq,
 				READ_ONCE(job->state) == NSIM_JOB_DONE,
 				ktime_sub(deadline, now));
 		if (ret == -ERESTARTSYS)

@@ -262,7 +262,6 @@ static struct nsim_dev *nsim_dev_create(unsigned int index)
 	dev->null_hw = null_hw;
 	mutex_init(&dev->lock);
 	xa_init_flags(&dev->jobs, XA_FLAGS_ALLOC1);
-	init_waitqueue_head(&dev->done_wq);
 	init_waitqueue_head(&dev->fw_wq);
 	atomic_set(&dev->fw_events, 0);
 	init_waitqueue_head(&dev->abort_wq);
