@@ -6,7 +6,8 @@
  *   mmap_lock (held by the mm core around ->mmap and vm_ops->close)
  *   nsim_dev.lock (mutex): cores, job states and queues, the jobs xarray's
  *                  contents, the attached firmware, nsim_file.n_jobs, stats
- *   xa_lock of nsim_file.mems (spinlock, internal to the xarray)
+ *   xa_lock of nsim_file.mems (spinlock, internal to the xarray; also
+ *                  guards nsim_file.mem_tree)
  *   nsim_dev.stat_lock (spinlock): mem_in_use, mem_peak
  * No user copy happens under nsim_dev.lock, so the mutex never nests
  * inside mmap_lock through a page fault. The memory allocator (gen_pool)
@@ -22,6 +23,7 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/rbtree.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/wait.h>
@@ -133,12 +135,14 @@ struct nsim_dev {
  * struct nsim_mem - one device memory allocation
  * @ref: held by the owner's handle, each mmap() and each unfinished job
  * @dev: the device
- * @addr: device address
+ * @addr: device address, also its mmap offset
  * @size: bytes, a multiple of PAGE_SIZE
+ * @node: entry in nsim_file.mem_tree while a handle names it
  */
 struct nsim_mem {
 	struct kref ref;
 	struct nsim_dev *dev;
+	struct rb_node node;
 	u64 addr;
 	u64 size;
 };
@@ -147,11 +151,14 @@ struct nsim_mem {
  * struct nsim_file - an open /dev/neuronsimN
  * @dev: the device
  * @mems: handle -> struct nsim_mem (holds one reference each)
+ * @mem_tree: the same allocations keyed by mmap offset (nsim_mem.addr), so
+ *	mmap() finds one in O(log n); under the xa_lock of @mems
  * @n_jobs: jobs of this file in nsim_dev.jobs (under nsim_dev.lock)
  */
 struct nsim_file {
 	struct nsim_dev *dev;
 	struct xarray mems;
+	struct rb_root mem_tree;
 	unsigned int n_jobs;
 };
 

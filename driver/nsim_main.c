@@ -196,6 +196,7 @@ static int nsim_client_open(struct inode *inode, struct file *file)
 		return -ENOMEM;
 	nf->dev = dev;
 	xa_init_flags(&nf->mems, XA_FLAGS_ALLOC1);
+	nf->mem_tree = RB_ROOT;
 	file->private_data = nf;
 	return nonseekable_open(inode, file);
 }

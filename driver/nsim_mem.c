@@ -120,6 +120,56 @@ struct nsim_mem *nsim_mem_lookup(struct nsim_file *nf, u32 handle)
 	return mem;
 }
 
+/* Called under the xa_lock of nf->mems. Allocations never overlap. */
+static void nsim_mem_tree_insert(struct nsim_file *nf, struct nsim_mem *mem)
+{
+	struct rb_node **link = &nf->mem_tree.rb_node, *parent = NULL;
+
+	while (*link) {
+		parent = *link;
+		if (mem->addr < rb_entry(parent, struct nsim_mem, node)->addr)
+			link = &parent->rb_left;
+		else
+			link = &parent->rb_right;
+	}
+	rb_link_node(&mem->node, parent, link);
+	rb_insert_color(&mem->node, &nf->mem_tree);
+}
+
+/* Called under the xa_lock of nf->mems: the allocation holding offset @off. */
+static struct nsim_mem *nsim_mem_tree_find(struct nsim_file *nf, u64 off)
+{
+	struct rb_node *n = nf->mem_tree.rb_node;
+	struct nsim_mem *mem;
+
+	while (n) {
+		mem = rb_entry(n, struct nsim_mem, node);
+		if (off < mem->addr)
+			n = n->rb_left;
+		else if (off - mem->addr >= mem->size)
+			n = n->rb_right;
+		else
+			return mem;
+	}
+	return NULL;
+}
+
+/* Drops handle @handle of @nf; returns its allocation (the handle's
+ * reference passes to the caller), or NULL.
+ */
+static struct nsim_mem *nsim_file_mem_erase(struct nsim_file *nf,
+					    unsigned long handle)
+{
+	struct nsim_mem *mem;
+
+	xa_lock(&nf->mems);
+	mem = __xa_erase(&nf->mems, handle);
+	if (mem)
+		rb_erase(&mem->node, &nf->mem_tree);
+	xa_unlock(&nf->mems);
+	return mem;
+}
+
 int nsim_ioctl_mem_alloc(struct nsim_file *nf, void __user *uarg)
 {
 	struct neuronsim_mem_alloc args;
@@ -137,7 +187,11 @@ int nsim_ioctl_mem_alloc(struct nsim_file *nf, void __user *uarg)
 	if (IS_ERR(mem))
 		return PTR_ERR(mem);
 
-	ret = xa_alloc(&nf->mems, &handle, mem, xa_limit_31b, GFP_KERNEL);
+	xa_lock(&nf->mems);
+	ret = __xa_alloc(&nf->mems, &handle, mem, xa_limit_31b, GFP_KERNEL);
+	if (!ret)
+		nsim_mem_tree_insert(nf, mem);
+	xa_unlock(&nf->mems);
 	if (ret)
 		goto err_put_mem;
 
@@ -151,7 +205,7 @@ int nsim_ioctl_mem_alloc(struct nsim_file *nf, void __user *uarg)
 	return 0;
 
 err_erase:
-	xa_erase(&nf->mems, handle);
+	nsim_file_mem_erase(nf, handle);
 err_put_mem:
 	nsim_mem_put(mem);
 	return ret;
@@ -169,7 +223,7 @@ int nsim_ioctl_mem_free(struct nsim_file *nf, void __user *uarg)
 	if (!args.handle)
 		return -ENOENT;
 
-	mem = xa_erase(&nf->mems, args.handle);
+	mem = nsim_file_mem_erase(nf, args.handle);
 	if (!mem)
 		return -ENOENT;
 	nsim_mem_put(mem);
@@ -229,8 +283,7 @@ static const struct vm_operations_struct nsim_mem_vm_ops = {
 int nsim_client_mmap(struct nsim_file *nf, struct vm_area_struct *vma)
 {
 	unsigned long len = vma->vm_end - vma->vm_start;
-	struct nsim_mem *mem, *found = NULL;
-	unsigned long handle;
+	struct nsim_mem *mem;
 	u64 off, end;
 	int ret;
 
@@ -239,23 +292,21 @@ int nsim_client_mmap(struct nsim_file *nf, struct vm_area_struct *vma)
 		return -EINVAL;
 
 	xa_lock(&nf->mems);
-	xa_for_each(&nf->mems, handle, mem) {
-		if (off >= mem->addr && end <= mem->addr + mem->size) {
-			kref_get(&mem->ref);
-			found = mem;
-			break;
-		}
-	}
+	mem = nsim_mem_tree_find(nf, off);
+	if (mem && end <= mem->addr + mem->size)
+		kref_get(&mem->ref);
+	else
+		mem = NULL;
 	xa_unlock(&nf->mems);
-	if (!found)
+	if (!mem)
 		return -EINVAL;
 
 	ret = remap_vmalloc_range(vma, nf->dev->mem, vma->vm_pgoff);
 	if (ret) {
-		nsim_mem_put(found);
+		nsim_mem_put(mem);
 		return ret;
 	}
-	vma->vm_private_data = found;
+	vma->vm_private_data = mem;
 	vma->vm_ops = &nsim_mem_vm_ops;
 	return 0;
 }
@@ -266,9 +317,7 @@ void nsim_file_mems_release(struct nsim_file *nf)
 	struct nsim_mem *mem;
 	unsigned long handle;
 
-	xa_for_each(&nf->mems, handle, mem) {
-		xa_erase(&nf->mems, handle);
-		nsim_mem_put(mem);
-	}
+	xa_for_each(&nf->mems, handle, mem)
+		nsim_mem_put(nsim_file_mem_erase(nf, handle));
 	xa_destroy(&nf->mems);
 }
