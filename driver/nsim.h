@@ -114,10 +114,10 @@ struct nsim_dev {
 	void *mem;
 	u64 mem_size;
 	struct gen_pool *pool;
-	spinlock_t stat_lock;
+	spinlock_t stat_lock;	/* mem_in_use, mem_peak */
 	u64 mem_in_use;
 	u64 mem_peak;
-	struct mutex lock;
+	struct mutex lock;	/* see the top of this file */
 	struct xarray jobs;
 	u32 next_job_id;
 	struct nsim_fw_file *fw;

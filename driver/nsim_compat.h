@@ -3,6 +3,10 @@
  * neuronsim: the kernel API changes since 6.1 (the oldest kernel supported)
  * that the driver touches, in one place. Checked by building against every
  * Debian kernel header package (tests/qemu/driver-build-matrix).
+ *
+ * The one file checkpatch --strict warns about (LINUX_VERSION_CODE tests):
+ * an out-of-tree module built for several kernels needs them, and an
+ * upstream merge would delete this file, keeping the newest branch of each.
  */
 #ifndef NSIM_COMPAT_H
 #define NSIM_COMPAT_H

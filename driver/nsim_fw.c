@@ -67,7 +67,7 @@ static int nsim_fw_attach(struct nsim_fw_file *ff, void __user *uarg)
 	if (ret)
 		return ret;
 	dev_info_ratelimited(dev->client_dev, "firmware attached (pid %d)\n",
-		 task_tgid_nr(current));
+			     task_tgid_nr(current));
 
 	args.num_cores = dev->num_cores;
 	args.mem_size = dev->mem_size;
@@ -97,7 +97,8 @@ static int nsim_fw_detach(struct nsim_fw_file *ff, void __user *uarg)
 }
 
 /* Under dev->lock: the first queued job of the next idle core, round-robin.
- * Jobs whose deadline passed while queued end with TIMEOUT here. */
+ * Jobs whose deadline passed while queued end with TIMEOUT here.
+ */
 static struct nsim_job *nsim_fw_pick(struct nsim_dev *dev)
 {
 	s64 now = ktime_get_ns();
@@ -169,8 +170,8 @@ static int nsim_fw_fetch(struct nsim_fw_file *ff, void __user *uarg)
 		if (ktime_compare(now, deadline) >= 0)
 			return -ETIME;
 		ret = wait_event_interruptible_hrtimeout(dev->fw_wq,
-				atomic_read(&dev->fw_events) != events,
-				ktime_sub(deadline, now));
+							 atomic_read(&dev->fw_events) != events,
+							 ktime_sub(deadline, now));
 		if (ret == -ERESTARTSYS)
 			return ret;
 	}
@@ -192,7 +193,8 @@ static int nsim_fw_fetch(struct nsim_fw_file *ff, void __user *uarg)
 	kref_get(&job->ref);
 	nsim_fw_fill(&args, job);
 	/* An abort waiter sleeping until a later deadline re-arms for this
-	 * job's. */
+	 * job's.
+	 */
 	atomic_inc(&dev->abort_events);
 	wake_up_all(&dev->abort_wq);
 	mutex_unlock(&dev->lock);
@@ -314,7 +316,8 @@ static int nsim_fw_abort_wait(struct nsim_fw_file *ff, void __user *uarg)
 
 	/* Sleeps until the earliest running deadline, the caller's timeout or
 	 * an event (a job started or was orphaned, the firmware detached);
-	 * all absolute, so a restarted call waits for the same instants. */
+	 * all absolute, so a restarted call waits for the same instants.
+	 */
 	for (;;) {
 		mutex_lock(&dev->lock);
 		if (dev->fw != ff) {
@@ -338,8 +341,8 @@ static int nsim_fw_abort_wait(struct nsim_fw_file *ff, void __user *uarg)
 			return -ETIME;
 		until = ktime_compare(next, deadline) < 0 ? next : deadline;
 		ret = wait_event_interruptible_hrtimeout(dev->abort_wq,
-				atomic_read(&dev->abort_events) != events,
-				ktime_sub(until, now));
+							 atomic_read(&dev->abort_events) != events,
+							 ktime_sub(until, now));
 		if (ret == -ERESTARTSYS)
 			return ret;
 	}

@@ -184,7 +184,8 @@ out_unlock:
 }
 
 /* Resolves one region of this file to a device address range, taking a
- * reference on its allocation (stored in job->mems). */
+ * reference on its allocation (stored in job->mems).
+ */
 static int nsim_job_bind(struct nsim_file *nf, struct nsim_job *job,
 			 const struct neuronsim_region *r,
 			 struct neuronsim_fw_region *out)
@@ -342,7 +343,8 @@ int nsim_ioctl_job_submit(struct nsim_file *nf, void __user *uarg)
 		return -EINVAL;
 
 	/* Reservation first, so a foreign core is EACCES whatever else the
-	 * job holds; checked again below, the owner may change meanwhile. */
+	 * job holds; checked again below, the owner may change meanwhile.
+	 */
 	core = dev->cores[args.core];
 	mutex_lock(&dev->lock);
 	ret = core->owner == nf ? 0 : -EACCES;
@@ -427,7 +429,8 @@ int nsim_ioctl_job_wait(struct nsim_file *nf, void __user *uarg)
 	mutex_unlock(&dev->lock);
 
 	/* The deadline is absolute: a restarted call waits for the same
-	 * instant, so -ERESTARTSYS is safe to return. */
+	 * instant, so -ERESTARTSYS is safe to return.
+	 */
 	deadline = ns_to_ktime(args.timeout_ns);
 	while (READ_ONCE(job->state) != NSIM_JOB_DONE) {
 		now = ktime_get();
@@ -436,8 +439,8 @@ int nsim_ioctl_job_wait(struct nsim_file *nf, void __user *uarg)
 			goto out_put;
 		}
 		ret = wait_event_interruptible_hrtimeout(job->done_wq,
-				READ_ONCE(job->state) == NSIM_JOB_DONE,
-				ktime_sub(deadline, now));
+							 READ_ONCE(job->state) == NSIM_JOB_DONE,
+							 ktime_sub(deadline, now));
 		if (ret == -ERESTARTSYS)
 			goto out_put;
 	}
@@ -468,7 +471,8 @@ out_put:
 
 /* Called at close: queued jobs are dropped, running ones orphaned (freed
  * when the firmware completes them or dies) and the firmware asked to abort
- * them, finished ones freed; then the file's cores are released. */
+ * them, finished ones freed; then the file's cores are released.
+ */
 void nsim_file_jobs_release(struct nsim_file *nf)
 {
 	struct nsim_dev *dev = nf->dev;
@@ -491,7 +495,8 @@ void nsim_file_jobs_release(struct nsim_file *nf)
 			break;
 		case NSIM_JOB_RUNNING:
 			/* The firmware is asked to stop it (FW_ABORT_WAIT):
-			 * nobody waits for it and it must not hold the core. */
+			 * nobody waits for it and it must not hold the core.
+			 */
 			nf->n_jobs--;
 			job->owner = NULL;
 			atomic_inc(&dev->abort_events);

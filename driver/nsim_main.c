@@ -123,7 +123,7 @@ int nsim_get_param(struct nsim_dev *dev, void __user *uarg)
 			     NEURONSIM_CAP_FW_DEVICE | NEURONSIM_CAP_FW_ABORT;
 		break;
 	case NEURONSIM_PARAM_FW_ATTACHED:
-		args.value = READ_ONCE(dev->fw) != NULL;
+		args.value = !!READ_ONCE(dev->fw);
 		break;
 	case NEURONSIM_PARAM_NULL_HW:
 		args.value = dev->null_hw;

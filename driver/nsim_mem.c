@@ -254,7 +254,8 @@ int nsim_ioctl_mem_info(struct nsim_file *nf, void __user *uarg)
 }
 
 /* Each client mapping holds a reference, so unmapped memory is never reused
- * while a process can still reach it. */
+ * while a process can still reach it.
+ */
 static void nsim_mem_vm_open(struct vm_area_struct *vma)
 {
 	struct nsim_mem *mem = vma->vm_private_data;

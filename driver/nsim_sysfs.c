@@ -105,7 +105,7 @@ static ssize_t cores_reserved_show(struct device *d,
 
 	mutex_lock(&dev->lock);
 	for (i = 0; i < dev->num_cores; i++)
-		n += dev->cores[i]->owner != NULL;
+		n += !!dev->cores[i]->owner;
 	mutex_unlock(&dev->lock);
 	return sysfs_emit(buf, "%u\n", n);
 }
@@ -116,7 +116,7 @@ static ssize_t fw_attached_show(struct device *d,
 {
 	struct nsim_dev *dev = dev_get_drvdata(d);
 
-	return sysfs_emit(buf, "%d\n", READ_ONCE(dev->fw) != NULL);
+	return sysfs_emit(buf, "%d\n", !!READ_ONCE(dev->fw));
 }
 static DEVICE_ATTR_RO(fw_attached);
 
@@ -185,7 +185,7 @@ static ssize_t nsim_core_show(struct kobject *kobj, struct kobj_attribute *attr,
 
 	mutex_lock(&dev->lock);
 	if (!strcmp(name, "reserved"))
-		v = core->owner != NULL;
+		v = !!core->owner;
 	else if (!strcmp(name, "owner_pid"))
 		v = core->owner ? core->owner_pid : 0;
 	else if (!strcmp(name, "queued"))
