@@ -84,9 +84,10 @@ enum neuronsim_param {
 
 /**
  * struct neuronsim_get_param - query one device parameter
- * @param: in, an enum neuronsim_param value
+ * @param: in, an enum neuronsim_param value (NEURONSIM_PARAM_ABI_MAJOR to
+ *	NEURONSIM_PARAM_MEM_IN_USE); any other value fails with -EINVAL
  * @pad: must be zero
- * @value: out, the parameter's value
+ * @value: out, the parameter's value, as enum neuronsim_param describes it
  */
 struct neuronsim_get_param {
 	__u32 param;
@@ -96,7 +97,8 @@ struct neuronsim_get_param {
 
 /**
  * struct neuronsim_mem_alloc - allocate device memory owned by this file
- * @size: in, bytes (> 0); rounded up to NEURONSIM_PARAM_MEM_ALIGN
+ * @size: in, bytes, 1 to NEURONSIM_PARAM_MEM_SIZE (else -EINVAL); rounded up
+ *	to NEURONSIM_PARAM_MEM_ALIGN; -ENOMEM when no free range is that large
  * @flags: in, must be zero
  * @handle: out, handle valid in this open file only (never 0)
  * @mmap_offset: out, offset to mmap() this allocation on the same fd
@@ -141,10 +143,11 @@ struct neuronsim_mem_info {
 
 /**
  * struct neuronsim_core_reserve - reserve or release a NeuronCore
- * @core: in, core index < NEURONSIM_PARAM_NUM_CORES
+ * @core: in, core index < NEURONSIM_PARAM_NUM_CORES (else -EINVAL)
  * @flags: in, must be zero
  *
- * A core is reserved by at most one open file; jobs are submitted only to
+ * A core is reserved by at most one open file (reserving a core another
+ * file holds fails with -EBUSY; reserving it again is a no-op); jobs are submitted only to
  * cores the file reserved. Closing the file releases its cores.
  */
 struct neuronsim_core_reserve {
@@ -189,14 +192,17 @@ struct neuronsim_stream {
 
 /**
  * struct neuronsim_job_submit - queue a job on a reserved core
- * @core: in, a core this file reserved
- * @flags: in, NEURONSIM_JOB_* bits
+ * @core: in, a core this file reserved (< NEURONSIM_PARAM_NUM_CORES, else
+ *	-EINVAL; a core this file did not reserve: -EACCES)
+ * @flags: in, NEURONSIM_JOB_* bits, a subset of NEURONSIM_JOB_FLAGS_ALL
+ *	(else -EINVAL)
  * @code_handle: in, allocation holding the instruction streams; may be 0
  *	only when every stream count is 0
  * @n_regions: in, entries at @regions_ptr, <= NEURONSIM_MAX_REGIONS
- * @regions_ptr: in, user pointer to @n_regions struct neuronsim_region
+ * @regions_ptr: in, user pointer to @n_regions struct neuronsim_region; 0
+ *	when @n_regions is 0
  * @deadline_ns: in, absolute CLOCK_MONOTONIC execution deadline in ns, 0 for
- *	none; the job ends with NEURONSIM_STATUS_TIMEOUT once it passes
+ *	none, never negative; the job ends with NEURONSIM_STATUS_TIMEOUT once it passes
  * @streams: in, per-engine instruction streams inside @code_handle
  * @trace: in, with NEURONSIM_JOB_PROFILE the region (offset a multiple of
  *	8, handle 0 for none) the firmware writes its
@@ -393,7 +399,8 @@ struct neuronsim_fw_fetch {
 /**
  * struct neuronsim_fw_complete - finish a fetched job
  * @job_id: in, from NEURONSIM_IOCTL_FW_FETCH of this file
- * @status: in, enum neuronsim_status
+ * @status: in, enum neuronsim_status, below NEURONSIM_STATUS_COUNT (else
+ *	-EINVAL)
  * @flags: in, must be zero
  * @error_ptr: in, user pointer to a struct neuronsim_error_record handed to
  *	the waiter (its @status is overwritten by @status), or 0 for none
@@ -454,6 +461,18 @@ struct neuronsim_fw_detach {
 	__u32 flags;
 	__u32 pad;
 };
+
+/*
+ * Direction bits. Every ioctl is _IOWR, also the five that write nothing
+ * back (MEM_FREE, CORE_RESERVE, CORE_RELEASE, FW_COMPLETE, FW_DETACH),
+ * where _IOW would be the accurate encoding. They stay _IOWR: _IOC_DIR is
+ * part of the ioctl number, so a new direction is a new number, and these
+ * numbers are ABI 1's (a client checks only the major). Renumbering would
+ * break every ABI 1 client and firmware; adding _IOW aliases would make new
+ * clients fail with -ENOTTY on a 1.1 driver. The driver copies exactly the
+ * bytes each struct's in/out fields say, whatever the direction bits; a
+ * major 2 would switch these five to _IOW.
+ */
 
 /* Client ioctls (/dev/neuronsimN). GET_PARAM also works on the device side. */
 #define NEURONSIM_IOCTL_GET_PARAM                                            \
