@@ -110,6 +110,8 @@ typedef struct fwsim_job {
 	fwsim_error_t error;
 	uint64_t engine_busy_ns[ISA_ENGINE_COUNT];
 	uint64_t insns_executed;
+	uint64_t flops;                /* floating-point operations of the executed
+					* instructions (docs/isa.md, "FLOPs") */
 } fwsim_job_t;
 
 typedef struct fwsim_core fwsim_core_t;
@@ -146,7 +148,7 @@ void fwsim_core_destroy(fwsim_core_t *core);
  * concurrent callers are served in lock order, not strictly call order);
  * several cores run in parallel. A program with work on one engine only runs
  * in the calling thread. job->program and job->mem stay owned by the caller;
- * the error record, engine_busy_ns, insns_executed and job->trace's
+ * the error record, engine_busy_ns, insns_executed, flops and job->trace's
  * count/dropped are overwritten. */
 fwsim_status_t fwsim_core_execute(fwsim_core_t *core, fwsim_job_t *job);
 

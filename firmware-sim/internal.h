@@ -78,6 +78,7 @@ typedef struct fwsim_kargs {
 	uint8_t *base[ISA_MAX_AP]; /* address of element [0,..,0]; NULL if empty */
 	fwsim_numchk_t *chk;       /* NULL: no check (or the kernel scans in-line) */
 	fwsim_watch_t *watch;      /* never NULL */
+	uint64_t flops;            /* out, FUSED only: its floating-point operations */
 } fwsim_kargs_t;
 
 /* The slow half of fwsim_tick (exec.c): polls, re-arms, records why. */
@@ -180,6 +181,7 @@ typedef struct fwsim_exec {
 	uint64_t trace_next;       /* atomic slot counter into job->trace */
 	uint64_t busy_ns[ISA_ENGINE_COUNT];
 	uint64_t insns[ISA_ENGINE_COUNT];
+	uint64_t flops[ISA_ENGINE_COUNT];
 	/* end time of the engine's previous instruction while it runs back to back
 	 * (0 after a wait or a switch: the schedulers clear it), the next one's start:
 	 * one clock read per instruction instead of two */

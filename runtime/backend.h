@@ -119,8 +119,15 @@ typedef struct nrt_backend_error {
 	uint64_t first_index;
 	uint64_t count;
 	uint64_t num_err_insns;
+	uint64_t flops;             /* floating-point operations the job executed
+				     * (docs/isa.md, "FLOPs"), on success and failure;
+				     * NRT_BACKEND_FLOPS_UNKNOWN if not counted */
 	char message[160];
 } nrt_backend_error_t;
+
+/* nrt_backend_error_t.flops of a backend that does not count FLOPs: the
+ * kernel backend, whose driver ABI (1.1) has no field for them yet. */
+#define NRT_BACKEND_FLOPS_UNKNOWN UINT64_MAX
 
 /* All functions are safe to call from several threads at once, except open and
  * close. Failing calls leave their out_ parameters untouched unless stated. */

@@ -293,6 +293,7 @@ static nrt_backend_status_t emb_execute(nrt_backend_dev_t *dev, uint32_t core,
 	out_error->first_index = fe->first_index;
 	out_error->count = fe->count;
 	out_error->num_err_insns = fe->num_err_insns;
+	out_error->flops = fj.flops;
 	_Static_assert(sizeof(out_error->message) == sizeof(fe->message), "message sizes");
 	memcpy(out_error->message, fe->message, sizeof(out_error->message));
 	out_error->message[sizeof(out_error->message) - 1] = '\0';

@@ -503,6 +503,8 @@ static nrt_backend_status_t kb_execute(nrt_backend_dev_t *dev, uint32_t core,
 				       const nrt_backend_job_t *job, nrt_backend_error_t *out_error)
 {
 	memset(out_error, 0, sizeof(*out_error));
+	/* struct neuronsim_error_record has no FLOPs field (ABI 1.1) */
+	out_error->flops = NRT_BACKEND_FLOPS_UNKNOWN;
 	/* A profiled job: the firmware writes its spans into a device buffer
 	 * (the submit's trace region) that is copied out after the wait. */
 	nrt_backend_trace_t *bt = (job->flags & NRT_BACKEND_JOB_PROFILE) ? job->trace : NULL;

@@ -376,6 +376,10 @@ static NRT_STATUS execute_once(nrt_ctx_t *ctx, nrt_model_obj_t *m, const nrt_ten
 			job.trace = rec.traces ? &rec.traces[c] : NULL;
 			nrt_backend_status_t bs = ctx->ops->execute(ctx->devices[in->device].dev,
 								    core->dev_core, &job, &err);
+			if (err.flops == NRT_BACKEND_FLOPS_UNKNOWN)
+				atomic_store_explicit(&core->flops_unknown, true, memory_order_relaxed);
+			else
+				atomic_fetch_add_explicit(&core->flops, err.flops, memory_order_relaxed);
 			if (bs != NRT_BACKEND_OK && worst == NRT_BACKEND_OK) {
 				worst = bs;
 				first_err = err;

@@ -78,6 +78,10 @@ typedef struct nrt_core {
 	atomic_uint n_models;     /* models with an instance here (placement heuristic) */
 	/* nrt_neuronsim_core_stats_t, updated by execute.c */
 	_Atomic uint64_t n_exec, n_ok, n_err, n_num_err, n_timeout, n_bad_input, busy_ns;
+	/* floating-point operations the device executed for this core's jobs;
+	 * flops_unknown once a backend did not count them (the kernel's) */
+	_Atomic uint64_t flops;
+	atomic_bool flops_unknown;
 	/* Executions on the device right now, for busy time that is still being spent:
 	 * how many and the sum of their start times; with busy_ns under busy_lock (a
 	 * spin lock: a few instructions inside) so that a reader never counts a

@@ -93,6 +93,9 @@ static void copy_core(procstats_file_t *f, nrt_ctx_t *ctx, uint32_t i)
 	put(&v[PROCSTATS_CORE_TIMED_OUT], atomic_load_explicit(&c->n_timeout, memory_order_relaxed));
 	put(&v[PROCSTATS_CORE_INCORRECT_INPUT], atomic_load_explicit(&c->n_bad_input, memory_order_relaxed));
 	put(&v[PROCSTATS_CORE_BUSY_NS], nrt_core_busy_ns(c, nrt_now_ns()));
+	put(&v[PROCSTATS_CORE_FLOPS], atomic_load_explicit(&c->flops_unknown, memory_order_relaxed)
+					      ? PROCSTATS_FLOPS_UNKNOWN
+					      : atomic_load_explicit(&c->flops, memory_order_relaxed));
 	for (int k = 0; k < PROCSTATS_MEM_CATEGORIES; k++)
 		put(&f->cores[i].mem[k], atomic_load_explicit(&c->mem_by_cat[k], memory_order_relaxed));
 }

@@ -350,6 +350,7 @@ typedef struct base {
 	uint64_t t_ns;
 	uint64_t v[PROCSTATS_COUNT];
 	uint64_t busy[PROCSTATS_MAX_CORES];
+	uint64_t flops[PROCSTATS_MAX_CORES];
 	uint64_t cpu_ticks[2];    /* utime, stime of /proc/PID/stat */
 } base_t;
 
@@ -391,8 +392,10 @@ static void set_base(base_t *b, const procstats_snap_t *s, bool zero)
 	}
 	b->t_ns = s->read_ns;
 	memcpy(b->v, s->v, sizeof(b->v));
-	for (uint32_t c = 0; c < s->n_cores; c++)
+	for (uint32_t c = 0; c < s->n_cores; c++) {
 		b->busy[c] = s->cores[c].v[PROCSTATS_CORE_BUSY_NS];
+		b->flops[c] = s->cores[c].v[PROCSTATS_CORE_FLOPS];
+	}
 	mon_proc_cpu_ticks(s->pid, b->cpu_ticks);
 }
 
@@ -595,7 +598,15 @@ static json_t *group_neuroncore_counters(const procstats_snap_t *s, const base_t
 		double util = dt > 0 ? fmin(100.0, 100.0 * busy / dt) : 0.0;
 		char key[16];
 		snprintf(key, sizeof(key), "%u", s->cores[c].global);
-		json_object_set_new(cores, key, json_pack("{s:f}", "neuroncore_utilization", util));
+		json_t *core = json_pack("{s:f}", "neuroncore_utilization", util);
+		/* FLOPs the core executed in the period; left out where the backend
+		 * does not count them (the kernel backend) */
+		uint64_t fl = s->cores[c].v[PROCSTATS_CORE_FLOPS];
+		if (fl != PROCSTATS_FLOPS_UNKNOWN)
+			json_object_set_new(core, "flops",
+					    jint(mon_delta(fl, b->flops[c] == PROCSTATS_FLOPS_UNKNOWN
+								  ? 0 : b->flops[c])));
+		json_object_set_new(cores, key, core);
 	}
 	return json_pack("{s:f, s:o, s:s}", "period", dt, "neuroncores_in_use", cores, "error", "");
 }

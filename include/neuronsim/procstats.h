@@ -29,8 +29,9 @@ extern "C" {
  * whole ring would never finish between two executions of a busy process). */
 
 #define PROCSTATS_MAGIC 0x535453504d49534eull /* "NSIMPSTS" little-endian */
-#define PROCSTATS_VERSION 2                   /* any layout change bumps it; readers
-					       * skip a file of another version */
+#define PROCSTATS_VERSION 3                   /* any layout change bumps it; readers
+					       * skip a file of another version
+					       * (3: PROCSTATS_CORE_FLOPS) */
 #define PROCSTATS_FILE_PREFIX "neuronsim-stats."
 #define PROCSTATS_DEFAULT_DIR "/dev/shm"
 #define PROCSTATS_MAX_CORES 256               /* NRT_MAX_CORES */
@@ -100,8 +101,13 @@ enum {
 	PROCSTATS_CORE_TIMED_OUT,
 	PROCSTATS_CORE_INCORRECT_INPUT,
 	PROCSTATS_CORE_BUSY_NS,           /* wall time spent running jobs */
+	PROCSTATS_CORE_FLOPS,             /* floating-point operations executed (docs/isa.md,
+					   * "FLOPs"), PROCSTATS_FLOPS_UNKNOWN when the
+					   * backend does not count them (kernel) */
 	PROCSTATS_CORE_COUNT
 };
+
+#define PROCSTATS_FLOPS_UNKNOWN UINT64_MAX
 
 /* How often the owning process refreshes memory and the heartbeat. */
 #define PROCSTATS_REFRESH_MS 100

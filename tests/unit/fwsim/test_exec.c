@@ -616,6 +616,88 @@ START_TEST(test_conditional_jump_loop_counts_down)
 }
 END_TEST
 
+/* FLOPs (docs/isa.md): counted per executed instruction, so a loop counts
+ * each pass; float data only. */
+START_TEST(test_flops_count_executed_instructions)
+{
+	tmem_t t;
+	tmem_init(&t);
+	const uint64_t M = 3, K = 5, N = 7, E = 40;
+	uint64_t sa[2] = { M, K }, sb[2] = { K, N }, sc[2] = { M, N }, sv[1] = { E };
+	isa_insn_t mm = isa_insn_init(ISA_OP_MATMUL, 0);
+	mm.n_ap = 3;
+	mm.ap[0] = isa_ap_contig(1, 0, ISA_DT_F32, 2, sc);
+	mm.ap[1] = isa_ap_contig(0, 0, ISA_DT_F32, 2, sa);
+	mm.ap[2] = isa_ap_contig(0, 4096, ISA_DT_F32, 2, sb);
+	const isa_insn_t *s[ISA_ENGINE_COUNT] = { [ISA_ENGINE_TENSOR] = &mm };
+	uint32_t c[ISA_ENGINE_COUNT] = { [ISA_ENGINE_TENSOR] = 1 };
+	fwsim_job_t job;
+	ck_assert_int_eq(trun_prog(&t, NULL, s, c, 0, 0, &job), FWSIM_OK);
+	ck_assert_uint_eq(job.flops, 2 * M * N * K);
+	/* accumulating adds one per output */
+	mm.flags = ISA_F_ACCUMULATE;
+	ck_assert_int_eq(trun_prog(&t, NULL, s, c, 0, 0, &job), FWSIM_OK);
+	ck_assert_uint_eq(job.flops, 2 * M * N * K + M * N);
+	/* an integer matmul is no floating-point work */
+	mm.ap[0].dtype = mm.ap[1].dtype = mm.ap[2].dtype = ISA_DT_S32;
+	ck_assert_int_eq(trun_prog(&t, NULL, s, c, 0, 0, &job), FWSIM_OK);
+	ck_assert_uint_eq(job.flops, 0);
+
+	/* FMA counts 2 per element, ADD 1, a copy 0, a REDUCE 1 per input,
+	 * ACTIVATE 3 (scale, bias, function) */
+	isa_insn_t v[5];
+	v[0] = isa_insn_init(ISA_OP_ALU, ISA_ALU_FMA);
+	v[0].n_ap = 4;
+	v[0].ap[0] = isa_ap_contig(2, 0, ISA_DT_F32, 1, sv);
+	v[0].ap[1] = v[0].ap[2] = v[0].ap[3] = isa_ap_contig(0, 0, ISA_DT_F32, 1, sv);
+	v[1] = isa_insn_init(ISA_OP_ALU, ISA_ALU_ADD);
+	v[1].n_ap = 3;
+	v[1].ap[0] = v[0].ap[0];
+	v[1].ap[1] = v[1].ap[2] = v[0].ap[1];
+	v[2] = isa_insn_init(ISA_OP_COPY, 0);
+	v[2].n_ap = 2;
+	v[2].ap[0] = isa_ap_contig(2, 4096, ISA_DT_F32, 1, sv);
+	v[2].ap[1] = v[0].ap[1];
+	v[3] = isa_insn_init(ISA_OP_REDUCE, ISA_RED_SUM);
+	v[3].n_ap = 2;
+	v[3].param = 1;
+	uint64_t s1[1] = { 1 };
+	v[3].ap[0] = isa_ap_contig(2, 8192, ISA_DT_F32, 1, s1);
+	v[3].ap[1] = v[0].ap[1];
+	v[4] = isa_insn_init(ISA_OP_ACTIVATE, ISA_ACT_RELU);
+	v[4].n_ap = 2;
+	v[4].imm[0] = 1;
+	v[4].ap[0] = v[2].ap[0];
+	v[4].ap[1] = v[0].ap[1];
+	const isa_insn_t *sv4[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = v };
+	uint32_t cv[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = 5 };
+	ck_assert_int_eq(trun_prog(&t, NULL, sv4, cv, 0, 0, &job), FWSIM_OK);
+	ck_assert_uint_eq(job.flops, 2 * E + E + 0 + E + 3 * E);
+
+	/* a loop: counter -= 1; f32 add of E elements; jump back while counter
+	 * != 0: 5 passes count 5 adds (the integer counter counts nothing) */
+	int32_t five = 5, one = 1;
+	memcpy(tmem_ptr(&t, 3, 0), &five, 4);
+	memcpy(tmem_ptr(&t, 3, 4), &one, 4);
+	isa_insn_t p[3];
+	p[0] = isa_insn_init(ISA_OP_ALU, ISA_ALU_SUB);
+	p[0].n_ap = 3;
+	p[0].ap[0] = p[0].ap[1] = isa_ap_contig(3, 0, ISA_DT_S32, 0, NULL);
+	p[0].ap[2] = isa_ap_contig(3, 4, ISA_DT_S32, 0, NULL);
+	p[1] = v[1];
+	p[2] = isa_insn_init(ISA_OP_JUMP, 0);
+	p[2].n_ap = 1;
+	p[2].ap[0] = p[0].ap[0];
+	p[2].param = 0;
+	const isa_insn_t *sl[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = p };
+	uint32_t cl[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = 3 };
+	ck_assert_int_eq(trun_prog(&t, NULL, sl, cl, 0, 0, &job), FWSIM_OK);
+	ck_assert_uint_eq(job.insns_executed, 15);
+	ck_assert_uint_eq(job.flops, 5 * E);
+	tmem_free(&t);
+}
+END_TEST
+
 /* ---- semaphores and scheduling ---- */
 
 /* tensor: C = A x B, signal 0; vector: wait 0 >= 1, D = C + C, signal 1;
@@ -931,6 +1013,7 @@ static Suite *exec_suite(void)
 	tcase_add_test(tc, test_fused_check_in_contiguous_f32_add);
 	tcase_add_test(tc, test_timeout_stops_infinite_jump_loop);
 	tcase_add_test(tc, test_conditional_jump_loop_counts_down);
+	tcase_add_test(tc, test_flops_count_executed_instructions);
 	tcase_add_test(tc, test_deadline_stops_huge_stride0_alu_inside_the_instruction);
 	tcase_add_test(tc, test_deadline_stops_huge_stride0_int_matmul);
 	tcase_add_test(tc, test_matmul_work_over_the_bound_is_refused);

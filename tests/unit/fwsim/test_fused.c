@@ -403,6 +403,34 @@ START_TEST(test_integer_intermediates_wrap)
 	ck_assert_int_eq(ov[1], 1000 + 56);
 	ck_assert_int_eq(ov[2], 1002);
 	ck_assert_int_eq(ov[3], 1000 - 2);
+	ck_assert_uint_eq(job.flops, 0); /* integer steps are no FLOPs */
+	tmem_free(&t);
+}
+END_TEST
+
+/* FLOPs of a program (docs/isa.md): per element, FMA 2, MUL 1, a compare of
+ * floats 1; CONST and SELECT 0. */
+START_TEST(test_flops_per_step_per_element)
+{
+	tmem_t t;
+	tmem_init(&t);
+	uint64_t sh[1] = { 10 };
+	isa_ap_t a = tmk_ap(&t, 2, ISA_DT_F32, 1, sh, L_CONTIG);
+	isa_ap_t o = tmk_ap(&t, 2, ISA_DT_F32, 1, sh, L_CONTIG);
+	memset(tmem_ptr(&t, 2, a.offset), 0, 40);
+	fbuild_t b;
+	fb_init(&b);
+	fb_input(&b, a);
+	fb_op(&b, ISA_ALU_FMA, 1, ISA_DT_F32, 0, 0, 0, 0);
+	fb_op(&b, ISA_FUSED_CONST, 2, ISA_DT_F32, -1, -1, -1, fimm(2.0));
+	fb_op(&b, ISA_ALU_MUL, 3, ISA_DT_F32, 1, 2, -1, 0);
+	fb_op(&b, ISA_ALU_CMP_LT, 4, ISA_DT_PRED, 3, 0, -1, 0);
+	fb_op(&b, ISA_ALU_SELECT, 5, ISA_DT_F32, 4, 3, 0, 0);
+	b.h.out_reg = 5;
+	isa_insn_t in = fb_emit(&b, &t, o);
+	fwsim_job_t job;
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, 0, &job), FWSIM_OK);
+	ck_assert_uint_eq(job.flops, 10 * (2 + 1 + 1));
 	tmem_free(&t);
 }
 END_TEST
@@ -758,6 +786,7 @@ static Suite *fused_suite(void)
 	tcase_add_loop_test(tc, test_random_programs_match_op_by_op, 0, N_RANDOM_DEFAULT);
 	tcase_add_test(tc, test_scalar_reference_five_inputs);
 	tcase_add_test(tc, test_integer_intermediates_wrap);
+	tcase_add_test(tc, test_flops_per_step_per_element);
 	tcase_add_test(tc, test_no_inputs_rank0_and_empty);
 	tcase_add_test(tc, test_nan_location_in_fused_output);
 	tcase_add_test(tc, test_inf_from_narrowing_in_fused_output);

@@ -335,6 +335,12 @@ START_TEST(test_stats_track_executions_and_latencies)
 		ck_assert_uint_eq(cs.executions, c == 2 ? 10 : 0);
 	}
 	ck_assert_uint_gt(s->cores[2].v[PROCSTATS_CORE_BUSY_NS], 0);
+	/* FLOPs (docs/isa.md): abs and sqrt of 16 f32 per execution, on the
+	 * model's core only; the kernel backend does not count them (ABI 1.1) */
+	bool kernel = strcmp(nrt_neuronsim_backend_name(), "kernel") == 0;
+	for (uint32_t c = 0; c < 4; c++)
+		ck_assert_uint_eq(s->cores[c].v[PROCSTATS_CORE_FLOPS],
+				  c != 2 ? 0 : kernel ? PROCSTATS_FLOPS_UNKNOWN : 10 * 2 * 16);
 
 	/* Percentiles of the samples after index 6: the last four. */
 	double tot[PROCSTATS_LAT_RING], dev[PROCSTATS_LAT_RING];

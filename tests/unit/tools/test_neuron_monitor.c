@@ -366,6 +366,10 @@ static void check_neuroncore_counters(const json_t *g)
 		REQ(*key && !*end, "neuroncores_in_use key '%s' is not a core index", key);
 		double u = get_num(c, "neuroncore_utilization", "neuroncores_in_use");
 		REQ(u >= 0.0 && u <= 100.0, "utilisation %g outside 0..100", u);
+		/* FLOPs of the period: the embedded backend counts them */
+		const json_t *f = json_object_get(c, "flops");
+		REQ(json_is_integer(f) && json_integer_value(f) >= 0,
+		    "neuroncores_in_use.%s.flops is not a count of FLOPs", key);
 	}
 }
 
@@ -533,6 +537,7 @@ START_TEST(test_monitor_documents_follow_the_schema_and_count_every_execution)
 					  "incorrect_input", "failed_to_queue" };
 	static const char *const ek[] = { "generic", "numerical", "transient", "model", "runtime", "hardware" };
 	bool saw_latency = false;
+	json_int_t flops[4] = { 0 };
 	json_t *last = NULL;
 	uint64_t deadline = now_ms() + 120000;
 	while (sum[0] + sum[2] + sum[4] < 300) {
@@ -555,6 +560,11 @@ START_TEST(test_monitor_documents_follow_the_schema_and_count_every_execution)
 			const json_t *nc = json_object_get(group_of(rt, "neuroncore_counters"), "neuroncores_in_use");
 			ck_assert_uint_eq(json_object_size(nc), 4);
 			ck_assert_ptr_nonnull(json_object_get(nc, "0"));
+			for (int c = 0; c < 4; c++) {
+				char key[4];
+				snprintf(key, sizeof(key), "%d", c);
+				flops[c] += field(nc, key, "flops");
+			}
 			ck_assert_ptr_nonnull(group_of(rt, "memory_used"));
 			ck_assert_ptr_nonnull(group_of(rt, "neuron_runtime_vcpu_usage"));
 		}
@@ -573,6 +583,12 @@ START_TEST(test_monitor_documents_follow_the_schema_and_count_every_execution)
 	for (int k = 2; k < 6; k++)
 		ck_assert_int_eq(errs[k], 0);
 	ck_assert(saw_latency);
+	/* FLOPs per period, summed: abs and sqrt of 16 f32 (32) for each of the
+	 * 288 executions that ran (the 24 NaN ones too, not the 12 refused),
+	 * all on core 0; the const_scratch model on core 2 never runs */
+	ck_assert_int_eq(flops[0], 288 * 32);
+	for (int c = 1; c < 4; c++)
+		ck_assert_int_eq(flops[c], 0);
 
 	/* Memory as the process itself reports it (stable while it holds). */
 	json_t *rep = wait_report(report, 60000);

@@ -165,6 +165,15 @@ tm send-keys -t top 2
 wait_for ">2:top_wl<" 30 || fail "key 2 did not select the process's tab"
 tm send-keys -t top F
 wait_for "NeuronCore v2 Utilization (TFLOPS)" 30 || fail "F did not switch to TFLOPS"
+# NC0's TFLOPS: abs and sqrt of 16 floats at about 400 executions/s, about
+# 1.3e-08; a positive number, not n/a (the embedded backend counts FLOPs)
+tflops=""
+flops_shown() {
+	tflops=$(awk '$1 == "NC0" && $3 == "TFLOPS" { print $2; exit }' "$dir/screen")
+	awk -v f="$tflops" 'BEGIN { exit !(f ~ /^[0-9.e+-]+$/ && f + 0 > 0 && f + 0 < 1e-6) }'
+}
+poll 30 flops_shown || fail "NC0 shows '$tflops' TFLOPS, expected a positive number near 1.3e-08"
+echo "NC0 $tflops TFLOPS"
 tm send-keys -t top F
 wait_for "^NeuronCore v2 Utilization\$" 30 || fail "a second F did not switch back"
 tm send-keys -t top a
