@@ -1,4 +1,5 @@
 /* Reader of the per-process stats files libnrt publishes (procstats.h): liveness checks, seqlock copies, directory scans. */
+#include "neuronsim/clock.h"
 #include "neuronsim/errmsg.h"
 #include "neuronsim/procstats.h"
 
@@ -94,13 +95,6 @@ int procstats_proc_start_time(pid_t pid, uint64_t *out_start_time)
 		return -1;
 	*out_start_time = v;
 	return 0;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* Alive and the same process that wrote the file. */
@@ -241,7 +235,7 @@ static procstats_status_t copy_file(const procstats_file_t *f, procstats_snap_t 
 		return fail(PROCSTATS_BUSY, err, err_len,
 			    "the counters of pid %u never settled (process stopped in the middle of an update?)",
 			    out->pid);
-	out->read_ns = now_ns();
+	out->read_ns = ns_monotonic_ns();
 
 	/* Latencies, each slot validated by its own index. Writers overwrite the
 	 * oldest slot first, so the ring is read newest first and the read stops at

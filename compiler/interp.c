@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "interp_internal.h"
+#include "neuronsim/clock.h"
 
 ncc_status_t ncc_interp_fail(ncc_interp_t *ip, const ncc_inst_t *inst, ncc_status_t st,
 			     const char *fmt, ...)
@@ -316,9 +317,7 @@ static ncc_status_t eval_inst(ncc_interp_t *ip, frame_t *fr, int32_t pos,
 				       ncc_etype_name(inst->shape.etype));
 
 	if (ip->opts.deadline_ns) {
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		if ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec >= ip->opts.deadline_ns)
+		if (ns_monotonic_ns() >= ip->opts.deadline_ns)
 			return ncc_interp_fail(ip, inst, NCC_ERR_LIMIT,
 					       "deadline passed before this instruction: the "
 					       "evaluation ran out of its time limit");
@@ -606,13 +605,11 @@ ncc_status_t ncc_interp_call(ncc_interp_t *ip, const ncc_comp_t *c, const ncc_va
 			continue;
 		ncc_value_t *v = NULL;
 #ifdef NCC_INTERP_PROFILE
-		struct timespec t0, t1;
-		clock_gettime(CLOCK_MONOTONIC, &t0);
+		uint64_t t0 = ns_monotonic_ns();
 #endif
 		st = eval_inst(ip, &fr, i, args, &v);
 #ifdef NCC_INTERP_PROFILE
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		double dt = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+		double dt = (double)(ns_monotonic_ns() - t0) * 1e-9;
 		if (dt > 0.05)
 			fprintf(stderr, "[interp] %.3fs %s\n", dt, inst->text ? inst->text : inst->name);
 #endif

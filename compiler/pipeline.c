@@ -14,6 +14,7 @@
 #include "hlo_parser.h"
 #include "lower.h"
 #include "neuronsim/atomic_file.h"
+#include "neuronsim/clock.h"
 #include "verify.h"
 
 #include "passes.h"
@@ -47,9 +48,7 @@ int ncc_driver_options_key(const ncc_driver_options_t *opts, char *buf, size_t s
 
 static double now_ms(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+	return (double)ns_monotonic_ns() / 1e6;
 }
 
 static FILE *drv_log(const ncc_driver_options_t *o)

@@ -181,7 +181,7 @@ static bool sem_wait_threaded(fwsim_core_t *c, fwsim_exec_t *x, uint32_t e, uint
 			break;
 		}
 		if (deadline) {
-			if (fwsim_now_ns() >= deadline) {
+			if (ns_monotonic_ns() >= deadline) {
 				fwsim_exec_fail(x, FWSIM_TIMEOUT, e, pc, 0, ISA_REGION_NONE,
 						"deadline passed while %s insn %u waited on sem %u",
 						fwsim_engine_name(e), pc, in->wait_sem);

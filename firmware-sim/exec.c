@@ -7,13 +7,6 @@
 #include "convert.h"
 #include "internal.h"
 
-uint64_t fwsim_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void fwsim_job_cancel(fwsim_job_t *job)
 {
 	if (job)
@@ -32,7 +25,7 @@ bool fwsim_watch_poll(fwsim_watch_t *w)
 		w->cancelled = 1;
 		return true;
 	}
-	if (w->deadline_ns && fwsim_now_ns() >= w->deadline_ns) {
+	if (w->deadline_ns && ns_monotonic_ns() >= w->deadline_ns) {
 		w->why = FWSIM_TIMEOUT;
 		return true;
 	}
@@ -249,7 +242,7 @@ fwsim_status_t fwsim_exec_insn(fwsim_exec_t *x, uint32_t e, uint32_t pc, uint32_
 	fwsim_job_t *job = x->job;
 	const isa_insn_t *in = &x->prog->insns[e][pc];
 	/* back to back on this engine: it starts when the previous one ended */
-	uint64_t t0 = x->chain_ns[e] ? x->chain_ns[e] : fwsim_now_ns();
+	uint64_t t0 = x->chain_ns[e] ? x->chain_ns[e] : ns_monotonic_ns();
 	if (atomic_load_explicit(&x->stop, memory_order_relaxed))
 		return FWSIM_INVALID; /* another engine failed; its status is recorded */
 	uint32_t cancelled = __atomic_load_n(&job->cancel, __ATOMIC_RELAXED);
@@ -322,7 +315,7 @@ fwsim_status_t fwsim_exec_insn(fwsim_exec_t *x, uint32_t e, uint32_t pc, uint32_
 	if (in->signal_sem != ISA_SEM_NONE)
 		atomic_fetch_add(&x->sems[in->signal_sem], 1);
 
-	uint64_t t1 = fwsim_now_ns();
+	uint64_t t1 = ns_monotonic_ns();
 	x->chain_ns[e] = t1;
 	x->busy_ns[e] += t1 - t0;
 	x->insns[e]++;

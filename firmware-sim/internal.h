@@ -7,6 +7,7 @@
 #include <stdbool.h>
 
 #include "fwsim.h"
+#include "neuronsim/clock.h"
 
 /* The x86-64-v3 (AVX2 + FMA + F16C ...) and baseline clones of a hot loop,
  * picked by an ifunc resolver on the CPU's features when the program is loaded
@@ -188,7 +189,6 @@ typedef struct fwsim_exec {
 	uint64_t chain_ns[ISA_ENGINE_COUNT];
 } fwsim_exec_t;
 
-uint64_t fwsim_now_ns(void);
 fwsim_status_t fwsim_exec_begin(fwsim_exec_t *x, fwsim_job_t *job);
 fwsim_status_t fwsim_exec_end(fwsim_exec_t *x);
 /* Runs insn pc of engine e (semaphore wait already satisfied), signals its

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "neuronsim/clock.h"
 #include "nrt/nrt_neuronsim.h"
 #include "analyze.h"
 #include "pjrt_internal.h"
@@ -16,13 +17,6 @@ void pjrt_exec_parts_free(pjrt_exec_parts_t *p)
 	free(p->neff);
 	pjrt_signature_free(&p->sig);
 	memset(p, 0, sizeof(*p));
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* Compiles with ncc (NEURON_CC_FLAGS configures its cache) and records the
@@ -38,11 +32,11 @@ static PJRT_Error *run_ncc(const char *format, const uint8_t *code, size_t size,
 	memset(&res, 0, sizeof(res));
 	ncc_error_t nerr;
 	memset(&nerr, 0, sizeof(nerr));
-	uint64_t t0 = now_ns();
+	uint64_t t0 = ns_monotonic_ns();
 	ncc_status_t st = strcmp(format, PJRT_FORMAT_HLO) == 0
 				  ? ncc_compile_hlo_proto(code, size, name, &opts, &res, &nerr)
 				  : ncc_compile_text((const char *)code, size, name, &opts, &res, &nerr);
-	uint64_t ns = now_ns() - t0;
+	uint64_t ns = ns_monotonic_ns() - t0;
 	if (st != NCC_OK) {
 		ncc_compile_result_release(&res);
 		return pjrt_error(pjrt_code_from_ncc(st), "neuronsim compiler (%s): %s: %s", format,

@@ -176,7 +176,7 @@ static void sys_trace(const async_queue_t *q, const async_req_t *r, uint64_t seq
 	snprintf(label, sizeof(label), "queue %u", k < TENSOR_OP_QUEUES ? k
 		 : k < TENSOR_OP_QUEUES + COMPUTE_QUEUES ? k - TENSOR_OP_QUEUES
 		 : k - TENSOR_OP_QUEUES - COMPUTE_QUEUES);
-	nrt_sys_trace_record(q->core, type, names[r->kind], label, t0, nrt_now_ns(), st,
+	nrt_sys_trace_record(q->core, type, names[r->kind], label, t0, ns_monotonic_ns(), st,
 			     (uint64_t)q->xu_id << 48 | seq);
 }
 
@@ -218,7 +218,7 @@ static void *worker(void *arg)
 		bool cancel = q->stop;
 		pthread_mutex_unlock(&q->lock);
 
-		uint64_t t0 = nrt_now_ns();
+		uint64_t t0 = ns_monotonic_ns();
 		NRT_STATUS st = cancel ? NRT_CLOSED : run(&r);
 		if (!cancel && nrt_sys_trace_capturing())
 			sys_trace(q, &r, seq, t0, st);

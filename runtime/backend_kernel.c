@@ -18,6 +18,7 @@
 
 #include "backend_kernel.h"
 #include "fwsim.h"
+#include "neuronsim/clock.h"
 
 /* How long after a job's deadline we keep waiting for the firmware to report
  * it. The firmware stops a job within ~2^16 element operations of its
@@ -85,13 +86,6 @@ struct nrt_backend_program {
 	struct neuronsim_stream streams[NEURONSIM_NUM_ENGINES];
 	uint32_t n_regions;
 };
-
-static uint64_t kb_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* ioctl that restarts on EINTR: every neuronsim wait takes an absolute
  * deadline, so repeating the call never extends it. */
@@ -589,7 +583,7 @@ static nrt_backend_status_t kb_execute(nrt_backend_dev_t *dev, uint32_t core,
 	for (;;) {
 		memset(&rec, 0, sizeof(rec));
 		uint64_t limit = job->deadline_ns ? job->deadline_ns + KB_DEADLINE_GRACE_NS
-						  : kb_now_ns() + KB_WAIT_SLICE_NS;
+						  : ns_monotonic_ns() + KB_WAIT_SLICE_NS;
 		w.timeout_ns = (int64_t)limit;
 		r = kb_ioctl(dev->fd, NEURONSIM_IOCTL_JOB_WAIT, &w);
 		if (r != -ETIME || job->deadline_ns)

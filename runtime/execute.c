@@ -18,13 +18,6 @@ typedef struct binding {
 	int alias_of;             /* output bound to input alias_of's memory, or -1 */
 } binding_t;
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static const char *engine_name(uint32_t e)
 {
 	static const char *const names[] = { "tensor", "vector", "scalar", "gpsimd", "dma" };
@@ -159,13 +152,13 @@ void nrt_core_busy_end(nrt_ctx_t *ctx, uint32_t first, uint32_t n, uint64_t star
 	}
 }
 
-uint64_t nrt_core_busy_ns(nrt_core_t *c, uint64_t now_ns)
+uint64_t nrt_core_busy_ns(nrt_core_t *c, uint64_t ns_monotonic_ns)
 {
 	busy_lock(c);
 	uint64_t b = atomic_load_explicit(&c->busy_ns, memory_order_relaxed);
 	/* now - start of each running execution; a start after now (a reader whose
 	 * clock read came first) counts 0 */
-	uint64_t run = c->running * now_ns;
+	uint64_t run = c->running * ns_monotonic_ns;
 	if (run > c->running_start_sum)
 		b += run - c->running_start_sum;
 	busy_unlock(c);
@@ -301,7 +294,7 @@ static NRT_STATUS execute_once(nrt_ctx_t *ctx, nrt_model_obj_t *m, const nrt_ten
 		.n_tensors = n,
 		.io = io,
 		.exec_index = atomic_fetch_add(&m->n_exec, 1),
-		.start_ns = now_ns(),
+		.start_ns = ns_monotonic_ns(),
 	};
 	NRT_STATUS st = NRT_SUCCESS;
 	for (uint32_t i = 0; i < n && !st; i++)
@@ -309,7 +302,7 @@ static NRT_STATUS execute_once(nrt_ctx_t *ctx, nrt_model_obj_t *m, const nrt_ten
 	if (st) {
 		unbind_all(ctx, 0, b, n);
 		rec.status = st;
-		rec.end_ns = now_ns();
+		rec.end_ns = ns_monotonic_ns();
 		rec.error.status = st;
 		rec.error.kind = NRT_NEURONSIM_ERROR_OTHER;
 		count_execution(ctx, &rec, m->start_nc, m->neff_cores);
@@ -359,7 +352,7 @@ static NRT_STATUS execute_once(nrt_ctx_t *ctx, nrt_model_obj_t *m, const nrt_ten
 			.n_regions = ISA_REGION_IO0 + n,
 			.flags = (ctx->config.nan_check ? NRT_BACKEND_JOB_CHECK_NAN : 0) |
 				 (ctx->config.inf_check ? NRT_BACKEND_JOB_CHECK_INF : 0),
-			.deadline_ns = ctx->config.exec_timeout_ns ? now_ns() + ctx->config.exec_timeout_ns : 0,
+			.deadline_ns = ctx->config.exec_timeout_ns ? ns_monotonic_ns() + ctx->config.exec_timeout_ns : 0,
 		};
 		nrt_backend_status_t worst = NRT_BACKEND_OK;
 		nrt_backend_error_t err, first_err;
@@ -368,7 +361,7 @@ static NRT_STATUS execute_once(nrt_ctx_t *ctx, nrt_model_obj_t *m, const nrt_ten
 		if (rec.traces)
 			job.flags |= NRT_BACKEND_JOB_PROFILE;
 		rec.ran = true;
-		rec.device_start_ns = now_ns();
+		rec.device_start_ns = ns_monotonic_ns();
 		nrt_core_busy_begin(ctx, in->first_core, m->neff_cores, rec.device_start_ns);
 		for (uint32_t c = 0; c < m->neff_cores; c++) {
 			nrt_core_t *core = &ctx->cores[in->first_core + c];
@@ -389,7 +382,7 @@ static NRT_STATUS execute_once(nrt_ctx_t *ctx, nrt_model_obj_t *m, const nrt_ten
 			if (bs != NRT_BACKEND_OK && bs != NRT_BACKEND_NUM_ERR)
 				break;
 		}
-		rec.end_ns = now_ns();
+		rec.end_ns = ns_monotonic_ns();
 		/* busy from start to end exactly; not through a snapshot dump after it */
 		nrt_core_busy_end(ctx, in->first_core, m->neff_cores, rec.device_start_ns, rec.end_ns);
 		if (worst == NRT_BACKEND_OK)
@@ -404,7 +397,7 @@ static NRT_STATUS execute_once(nrt_ctx_t *ctx, nrt_model_obj_t *m, const nrt_ten
 			}
 		}
 	} else {
-		rec.end_ns = now_ns();
+		rec.end_ns = ns_monotonic_ns();
 		rec.error.status = st;
 		rec.error.kind = NRT_NEURONSIM_ERROR_OTHER;
 	}

@@ -86,11 +86,10 @@ NRT_STATUS nrt_init(nrt_framework_type_t framework, const char *fw_version, cons
 	}
 	ctx->ops = strcmp(ctx->config.backend, "kernel") == 0 ? &nrt_backend_kernel_ops
 							       : &nrt_backend_embedded_ops;
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
 	/* Different generations per context make handles of an earlier runtime
 	 * (before nrt_close) fail instead of naming new objects. */
-	uint32_t gen_base = (uint32_t)(ts.tv_nsec ^ (ts.tv_sec << 12));
+	uint64_t now = ns_monotonic_ns();
+	uint32_t gen_base = (uint32_t)(now ^ (now >> 20));
 	nrt_handle_table_init(&ctx->tensors, NRT_HANDLE_TENSOR, gen_base);
 	nrt_handle_table_init(&ctx->models, NRT_HANDLE_MODEL, gen_base * 7u + 1u);
 	pthread_mutex_init(&ctx->load_lock, NULL);
@@ -470,7 +469,7 @@ NRT_STATUS nrt_neuronsim_get_core_stats(uint32_t logical_nc, nrt_neuronsim_core_
 		.completed_with_num_err = atomic_load(&c->n_num_err),
 		.timed_out = atomic_load(&c->n_timeout),
 		.incorrect_input = atomic_load(&c->n_bad_input),
-		.busy_ns = nrt_core_busy_ns(c, nrt_now_ns()), /* running executions included */
+		.busy_ns = nrt_core_busy_ns(c, ns_monotonic_ns()), /* running executions included */
 	};
 	return NRT_SUCCESS;
 }

@@ -11,6 +11,7 @@
 #include "backend.h"
 #include "env.h"
 #include "log.h"
+#include "neuronsim/clock.h"
 #include "neuronsim/neff.h"
 #include "nrt/nrt.h"
 #include "nrt/nrt_neuronsim.h"
@@ -219,13 +220,5 @@ void nrt_model_obj_destroy(nrt_ctx_t *ctx, nrt_model_obj_t *m);
 nrt_dtype_t nrt_dtype_from_isa(uint32_t isa_dtype);
 
 static inline uint64_t nrt_handle_of(const void *p) { return (uint64_t)(uintptr_t)p; }
-
-/* CLOCK_MONOTONIC in nanoseconds: the one clock of executions, metrics and traces. */
-static inline uint64_t nrt_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 #endif /* NRT_INTERNAL_H */

@@ -255,7 +255,7 @@ void nrt_metrics_transfer(bool to_device, uint64_t bytes, uint64_t ns)
 	NRT_STATUS st;
 	if (!registry(&st))
 		return;
-	int64_t ts = (int64_t)nrt_now_ns();
+	int64_t ts = (int64_t)ns_monotonic_ns();
 	metrics_metric_add(to_device ? g_metrics.to_device_time : g_metrics.from_device_time,
 			   METRICS_UNIT_TIME_NS, ts, (double)ns);
 	metrics_metric_add(to_device ? g_metrics.inbound : g_metrics.outbound, METRICS_UNIT_BYTES, ts,
@@ -313,7 +313,7 @@ NRT_STATUS nrt_neuronsim_metric_add(const char *name, nrt_neuronsim_metric_unit_
 	metrics_metric_t *m;
 	metrics_status_t ms = metrics_metric_get(r, name, (metrics_unit_t)unit, &m);
 	if (ms == METRICS_OK)
-		ms = metrics_metric_add(m, (metrics_unit_t)unit, (int64_t)nrt_now_ns(), value);
+		ms = metrics_metric_add(m, (metrics_unit_t)unit, (int64_t)ns_monotonic_ns(), value);
 	switch (ms) {
 	case METRICS_OK:
 		return NRT_SUCCESS;

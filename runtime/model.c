@@ -275,11 +275,11 @@ err:
 
 NRT_STATUS nrt_load(const void *neff_bytes, size_t size, int32_t start_nc, int32_t nc_count, nrt_model_t **model)
 {
-	uint64_t t0 = nrt_now_ns();
+	uint64_t t0 = ns_monotonic_ns();
 	char name[128] = "";
 	NRT_STATUS st = load_model(neff_bytes, size, start_nc, nc_count, model, name);
 	if (nrt_profile_sys_on())
-		nrt_profile_call("nrt_load", name, size, st, t0, nrt_now_ns());
+		nrt_profile_call("nrt_load", name, size, st, t0, ns_monotonic_ns());
 	return st;
 }
 

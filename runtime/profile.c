@@ -297,7 +297,7 @@ NRT_STATUS nrt_profile_init(nrt_ctx_t *ctx)
 	p->backend = ctx->ops->name;
 	pthread_mutex_lock(&g_prof.lock);
 	if (p->inspect) {
-		p->inspect_start_ns = g_prof.pending ? g_prof.pending_since : nrt_now_ns();
+		p->inspect_start_ns = g_prof.pending ? g_prof.pending_since : ns_monotonic_ns();
 		atomic_store(&p->dev_mode, p->inspect_dev);
 		if (!p->inspect_sys)
 			nrt_trace_clear();
@@ -320,7 +320,7 @@ void nrt_profile_fini(nrt_ctx_t *ctx)
 	pthread_mutex_lock(&g_prof.lock);
 	atomic_store(&p->dev_mode, DEV_OFF);
 	atomic_store(&p->api_model, 0);
-	uint64_t now = nrt_now_ns();
+	uint64_t now = ns_monotonic_ns();
 	if (p->api_active) {
 		NRT_LOGW("nrt_close: the profile of model '%s' was not stopped (nrt_profile_stop); "
 			 "writing it to '%s'", p->api_model_name, p->api_file);
@@ -525,9 +525,9 @@ void nrt_profile_exec(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec)
 	if (nrt_sys_trace_capturing())
 		nrt_sys_trace_record(rec->instance ? rec->instance->first_core : rec->model->start_nc,
 				     NRT_SYS_TRACE_EXECUTE, "nrt_execute", rec->model->view.meta->model_name,
-				     rec->start_ns, nrt_now_ns(), rec->status, rec->exec_index);
+				     rec->start_ns, ns_monotonic_ns(), rec->status, rec->exec_index);
 	if (nrt_trace_on()) {
-		uint64_t now = nrt_now_ns();
+		uint64_t now = ns_monotonic_ns();
 		/* Ends now, not at rec->end_ns: snapshot writes after the jobs nest inside. */
 		nrt_trace_event_t ev = {
 			.start_ns = rec->start_ns,
@@ -632,7 +632,7 @@ static void maybe_pending(void)
 	pthread_mutex_lock(&g_prof.lock);
 	if (!g_prof.live && !g_prof.pending) {
 		g_prof.pending = true;
-		g_prof.pending_since = nrt_now_ns();
+		g_prof.pending_since = ns_monotonic_ns();
 		update_on_locked();
 	}
 	pthread_mutex_unlock(&g_prof.lock);
@@ -660,7 +660,7 @@ NRT_STATUS nrt_neuronsim_trace_step(uint64_t step)
 		maybe_pending();
 	if (!nrt_trace_on())
 		return NRT_SUCCESS;
-	uint64_t now = nrt_now_ns();
+	uint64_t now = ns_monotonic_ns();
 	nrt_trace_event_t ev = {
 		.start_ns = now,
 		.end_ns = now,
@@ -732,7 +732,7 @@ NRT_STATUS nrt_profile_start(nrt_model_t *model, const char *filename)
 		p->api_model_id = m->executable_id;
 		snprintf(p->api_model_name, sizeof(p->api_model_name), "%s", m->view.meta->model_name);
 		snprintf(p->api_file, sizeof(p->api_file), "%s", filename);
-		p->api_start_ns = nrt_now_ns();
+		p->api_start_ns = ns_monotonic_ns();
 		atomic_store(&p->api_model, (uint64_t)m->executable_id + 1);
 		update_on_locked();
 	}
@@ -755,7 +755,7 @@ NRT_STATUS nrt_profile_stop(const char *filename)
 		return NRT_INVALID;
 	}
 	const char *path = filename && *filename ? filename : p->api_file;
-	uint64_t now = nrt_now_ns();
+	uint64_t now = ns_monotonic_ns();
 	p->api_active = false;
 	atomic_store(&p->api_model, 0);
 	update_on_locked();
@@ -796,7 +796,7 @@ NRT_STATUS nrt_profile_inspect_begin(nrt_ctx_t *ctx, const char *func)
 		p->inspect_dev = cfg->inspect_dev;
 		p->warmup = cfg->warmup;
 		memcpy(p->out_dir, cfg->out_dir, sizeof(p->out_dir));
-		p->inspect_start_ns = nrt_now_ns();
+		p->inspect_start_ns = ns_monotonic_ns();
 		/* DEVICE_PROFILE=model traces each instance once per inspection. */
 		for (nrt_trace_model_t *tm = p->models; tm; tm = tm->next)
 			memset(tm->instance_traced, 0, tm->n_instances * sizeof(*tm->instance_traced));

@@ -92,7 +92,7 @@ static void copy_core(procstats_file_t *f, nrt_ctx_t *ctx, uint32_t i)
 	    atomic_load_explicit(&c->n_num_err, memory_order_relaxed));
 	put(&v[PROCSTATS_CORE_TIMED_OUT], atomic_load_explicit(&c->n_timeout, memory_order_relaxed));
 	put(&v[PROCSTATS_CORE_INCORRECT_INPUT], atomic_load_explicit(&c->n_bad_input, memory_order_relaxed));
-	put(&v[PROCSTATS_CORE_BUSY_NS], nrt_core_busy_ns(c, nrt_now_ns()));
+	put(&v[PROCSTATS_CORE_BUSY_NS], nrt_core_busy_ns(c, ns_monotonic_ns()));
 	put(&v[PROCSTATS_CORE_FLOPS], atomic_load_explicit(&c->flops_unknown, memory_order_relaxed)
 					      ? PROCSTATS_FLOPS_UNKNOWN
 					      : atomic_load_explicit(&c->flops, memory_order_relaxed));
@@ -111,7 +111,7 @@ static void copy_all(procstats_file_t *f, nrt_ctx_t *ctx)
 	put(&f->v[PROCSTATS_HOST_SNAPSHOT], atomic_load(&ctx->host_snapshot_bytes));
 	for (uint32_t i = 0; i < ctx->n_cores; i++)
 		copy_core(f, ctx, i);
-	put(&f->v[PROCSTATS_HEARTBEAT_NS], nrt_now_ns());
+	put(&f->v[PROCSTATS_HEARTBEAT_NS], ns_monotonic_ns());
 }
 
 static void refresh(nrt_ctx_t *ctx, procstats_file_t *f)
@@ -370,7 +370,7 @@ static int publish(nrt_ctx_t *ctx, struct nrt_stats_state *s, char *err, size_t 
 	uint64_t st = 0;
 	procstats_proc_start_time(getpid(), &st);
 	f->start_time = st;
-	f->init_ns = nrt_now_ns();
+	f->init_ns = ns_monotonic_ns();
 	f->mem_total = ctx->mem_total;
 	snprintf(f->backend, sizeof(f->backend), "%s", ctx->ops->name);
 	read_comm(f->comm, sizeof(f->comm));

@@ -249,9 +249,9 @@ NRT_STATUS nrt_tensor_read(const nrt_tensor_t *tensor, void *buf, size_t offset,
 		NRT_LOGE("nrt_tensor_read: buf is NULL");
 		st = NRT_INVALID;
 	} else if (!(st = check_range(__func__, t, offset, size)) && size) {
-		uint64_t t0 = nrt_now_ns();
+		uint64_t t0 = ns_monotonic_ns();
 		memcpy(buf, bytes(t) + offset, size);
-		uint64_t t1 = nrt_now_ns();
+		uint64_t t1 = ns_monotonic_ns();
 		nrt_metrics_transfer(false, size, t1 - t0);
 		nrt_profile_transfer(false, t->name, size, t0, t1);
 	}
@@ -272,9 +272,9 @@ NRT_STATUS nrt_tensor_write(nrt_tensor_t *tensor, const void *buf, size_t offset
 		NRT_LOGE("nrt_tensor_write: buf is NULL");
 		st = NRT_INVALID;
 	} else if (!(st = check_range(__func__, t, offset, size)) && size) {
-		uint64_t t0 = nrt_now_ns();
+		uint64_t t0 = ns_monotonic_ns();
 		memcpy(bytes(t) + offset, buf, size);
-		uint64_t t1 = nrt_now_ns();
+		uint64_t t1 = ns_monotonic_ns();
 		nrt_metrics_transfer(true, size, t1 - t0);
 		nrt_profile_transfer(true, t->name, size, t0, t1);
 	}

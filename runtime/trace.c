@@ -141,7 +141,7 @@ NRT_STATUS nrt_trace_block_begin(const char *name)
 		trace_thread_t *t = thread_buf();
 		if (t) {
 			pthread_mutex_lock(&t->lock);
-			t->open[t->n_open].start_ns = nrt_now_ns();
+			t->open[t->n_open].start_ns = ns_monotonic_ns();
 			snprintf(t->open[t->n_open].name, NRT_TRACE_NAME_MAX, "%s", name);
 			t->n_open++;
 			pthread_mutex_unlock(&t->lock);
@@ -162,7 +162,7 @@ NRT_STATUS nrt_trace_block_end(void)
 	tls_depth--;
 	if (!(tls_recorded & (1ull << tls_depth)))
 		return NRT_SUCCESS;
-	uint64_t now = nrt_now_ns();
+	uint64_t now = ns_monotonic_ns();
 	trace_thread_t *t = tls_buf;
 	pthread_mutex_lock(&t->lock);
 	t->n_open--;

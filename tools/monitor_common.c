@@ -17,13 +17,6 @@ const char *const mon_jobs_names[MON_JOBS_COUNT] = {
 	"jobs_num_err", "jobs_oob", "jobs_fw_lost", "jobs_dropped",
 };
 
-uint64_t mon_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 const char *mon_sysfs_root(void)
 {
 	const char *r = getenv("NEURONSIM_SYSFS_ROOT");
@@ -166,7 +159,7 @@ static int read_cores(const char *dpath, mon_kdev_t *dev)
 int mon_sysfs_read(const char *root, mon_kdevs_t *out, char *err, size_t err_len)
 {
 	memset(out, 0, sizeof(*out));
-	out->read_ns = mon_now_ns();
+	out->read_ns = ns_monotonic_ns();
 	DIR *d = opendir(root);
 	if (!d) {
 		if (errno == ENOENT)

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "neuronsim/clock.h"
 #include "neuronsim/procstats.h"
 
 #define MON_DEFAULT_SYSFS_ROOT "/sys/class/neuronsim"
@@ -66,9 +67,6 @@ const char *mon_bytes(uint64_t v, char *buf, size_t len);
 
 /* "0-3", "0,2,5-6": the global core ids of a process. */
 const char *mon_core_list(const procstats_snap_t *s, char *buf, size_t len);
-
-/* CLOCK_MONOTONIC in nanoseconds. */
-uint64_t mon_now_ns(void);
 
 /* utime and stime of process pid, in clock ticks (/proc/PID/stat fields 14
  * and 15). Returns 0, or -1 when the process is gone or the file unreadable. */

@@ -951,7 +951,7 @@ int main(int argc, char **argv)
 	}
 
 	int rc = TOOL_EXIT_OK;
-	m->start_ns = mon_now_ns();
+	m->start_ns = ns_monotonic_ns();
 	/* Baselines of what already runs, and of the system counters. */
 	scan(m);
 	if (track_processes(m, true))
@@ -971,7 +971,7 @@ int main(int argc, char **argv)
 		if (due == UINT64_MAX) /* nothing configured: still one document per default period */
 			due = m->start_ns + (uint64_t)(docs + 1) * DEFAULT_PERIOD_NS;
 		sleep_until(due);
-		uint64_t now = mon_now_ns();
+		uint64_t now = ns_monotonic_ns();
 		scan(m);
 		if (track_processes(m, false))
 			goto oom;

@@ -318,9 +318,9 @@ static int run(const run_opts_t *o, run_state_t *s)
 		}
 	}
 
-	uint64_t t0 = tool_now_ns();
+	uint64_t t0 = ns_monotonic_ns();
 	st = nrt_load(neff, neff_size, o->start_nc, o->nc_count, &s->model);
-	uint64_t load_ns = tool_now_ns() - t0;
+	uint64_t load_ns = ns_monotonic_ns() - t0;
 	free(neff);
 	if (st != NRT_SUCCESS) {
 		s->model = NULL;
@@ -434,9 +434,9 @@ static int run(const run_opts_t *o, run_state_t *s)
 	}
 	long done = 0;
 	for (; done < o->repeat; done++) {
-		uint64_t e0 = tool_now_ns();
+		uint64_t e0 = ns_monotonic_ns();
 		st = nrt_execute(s->model, s->in_set, s->out_set);
-		times[done] = (double)(tool_now_ns() - e0) / 1e3;
+		times[done] = (double)(ns_monotonic_ns() - e0) / 1e3;
 		if (o->verbose)
 			printf("exec %ld: %.1f us\n", done, times[done]);
 		if (st != NRT_SUCCESS) {

@@ -322,7 +322,7 @@ static ncc_interp_options_t interp_opts(const replay_opts_t *o)
 	ncc_interp_options_t io;
 	memset(&io, 0, sizeof(io));
 	if (o->timeout_s)
-		io.deadline_ns = tool_now_ns() + (uint64_t)o->timeout_s * 1000000000ull;
+		io.deadline_ns = ns_monotonic_ns() + (uint64_t)o->timeout_s * 1000000000ull;
 	return io;
 }
 
@@ -330,7 +330,7 @@ static ncc_interp_options_t interp_opts(const replay_opts_t *o)
 static int interp_failed(const replay_opts_t *o, const ncc_interp_options_t *io, const char *what,
 			 const ncc_error_t *err)
 {
-	if (io->deadline_ns && tool_now_ns() >= io->deadline_ns) {
+	if (io->deadline_ns && ns_monotonic_ns() >= io->deadline_ns) {
 		fprintf(stderr, "neuron-snapshot: %s did not finish within NEURON_RT_EXEC_TIMEOUT=%u s "
 			"(the limit the device execution has too): %s; set NEURON_RT_EXEC_TIMEOUT to "
 			"more seconds, or to 0 for no limit\n", what, o->timeout_s, err->msg);
@@ -344,9 +344,9 @@ static int replay_run(const replay_opts_t *o, replay_t *r)
 {
 	char sbuf[256], what[1024];
 	const snapshot_t *s = r->snap;
-	uint64_t t0 = tool_now_ns();
+	uint64_t t0 = ns_monotonic_ns();
 	NRT_STATUS st = nrt_execute(r->model, r->in_set, r->out_set);
-	double dev_ms = (double)(tool_now_ns() - t0) / 1e6;
+	double dev_ms = (double)(ns_monotonic_ns() - t0) / 1e6;
 	nrt_neuronsim_exec_error_t rec;
 	memset(&rec, 0, sizeof(rec));
 	if (st != NRT_SUCCESS)
@@ -356,12 +356,12 @@ static int replay_run(const replay_opts_t *o, replay_t *r)
 		printf("device error: %s\n", rec.message);
 
 	ncc_error_t err = { 0 };
-	t0 = tool_now_ns();
+	t0 = ns_monotonic_ns();
 	ncc_interp_options_t io = interp_opts(o);
 	if (ncc_interp_run(r->m, (const ncc_value_t *const *)r->args, r->nargs, &io, &r->result,
 			   &err) != NCC_OK)
 		return interp_failed(o, &io, "reference interpreter", &err);
-	printf("interpreter: ran in %.3f ms\n", (double)(tool_now_ns() - t0) / 1e6);
+	printf("interpreter: ran in %.3f ms\n", (double)(ns_monotonic_ns() - t0) / 1e6);
 	r->nleaves = collect_leaves(r->result, NULL, 0);
 	r->leaves = calloc((size_t)(r->nleaves ? r->nleaves : 1), sizeof(*r->leaves));
 	if (!r->leaves)

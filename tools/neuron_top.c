@@ -662,16 +662,16 @@ int main(int argc, char **argv)
 	curs_set(0);
 
 	uint64_t period = (uint64_t)(t.interval * 1e9);
-	uint64_t next = mon_now_ns();
+	uint64_t next = ns_monotonic_ns();
 	bool quit = false;
 	while (!quit) {
-		uint64_t now = mon_now_ns();
+		uint64_t now = ns_monotonic_ns();
 		if (now >= next) {
 			sample(&t);
 			next = now + period;
 		}
 		draw(&t);
-		now = mon_now_ns();
+		now = ns_monotonic_ns();
 		timeout(next > now ? (int)((next - now) / 1000000) + 1 : 0);
 		int ch = getch();
 		int page = LINES > 4 ? LINES - 4 : 1;

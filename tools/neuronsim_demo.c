@@ -180,12 +180,12 @@ static int demo_run(const demo_opts_t *o, demo_state_t *s)
 
 	void *neff;
 	size_t neff_size;
-	uint64_t b0 = tool_now_ns();
+	uint64_t b0 = ns_monotonic_ns();
 	if (demo_mlp_neff_build(&cfg, &neff, &neff_size, err, sizeof(err))) {
 		fprintf(stderr, "neuronsim-demo: %s\n", err);
 		return TOOL_EXIT_RUNTIME;
 	}
-	uint64_t build_ns = tool_now_ns() - b0;
+	uint64_t build_ns = ns_monotonic_ns() - b0;
 	if (o->neff_path) {
 		const char *step;
 		if (atomic_file_write_whole(o->neff_path, neff, neff_size, ATOMIC_FILE_MODE_UMASK,
@@ -254,9 +254,9 @@ static int demo_run(const demo_opts_t *o, demo_state_t *s)
 	int rc = TOOL_EXIT_OK;
 	for (long k = 0; k < o->steps; k++) {
 		float host_loss = demo_mlp_host_step(&cfg, s->x, s->y, &s->host);
-		uint64_t e0 = tool_now_ns();
+		uint64_t e0 = ns_monotonic_ns();
 		st = nrt_execute(s->model, s->in_set, s->out_set);
-		step_us[k] = (double)(tool_now_ns() - e0) / 1e3;
+		step_us[k] = (double)(ns_monotonic_ns() - e0) / 1e3;
 		if (st != NRT_SUCCESS) {
 			nrt_neuronsim_exec_error_t rec;
 			fprintf(stderr, "neuronsim-demo: step %ld: nrt_execute failed: %s\n", k,

@@ -173,7 +173,7 @@ static int compile(const train_opts_t *o, train_t *t, ncc_compile_result_t *res)
 	ncc_error_t err = { 0 };
 	ncc_driver_options_init(&dopts);
 	dopts.compile.opt_level = o->opt_level;
-	uint64_t t0 = tool_now_ns();
+	uint64_t t0 = ns_monotonic_ns();
 	/* A "compile" block in the system trace (NEURON_RT_INSPECT_ENABLE=1 keeps
 	 * blocks recorded before nrt_init, docs/profiler.md). */
 	nrt_neuronsim_trace_begin("compile");
@@ -191,7 +191,7 @@ static int compile(const train_opts_t *o, train_t *t, ncc_compile_result_t *res)
 	} else {
 		nrt_neuronsim_counter_add("UncachedCompile", 1);
 		nrt_neuronsim_metric_add("CompileTime", NRT_NEURONSIM_METRIC_TIME_NS,
-					 (double)(tool_now_ns() - t0));
+					 (double)(ns_monotonic_ns() - t0));
 	}
 	if (ncc_parse_hlo_file(o->path, &t->m, &err) != NCC_OK ||
 	    ncc_verify(t->m, &err) != NCC_OK) {
@@ -386,9 +386,9 @@ static int run(const train_opts_t *o, train_t *t, const ncc_compile_result_t *re
 	if (!dev_us)
 		return TOOL_EXIT_RUNTIME;
 	for (long s = 0; s < o->steps; s++) {
-		uint64_t t0 = tool_now_ns();
+		uint64_t t0 = ns_monotonic_ns();
 		NRT_STATUS st = nrt_execute(t->model, t->in_set, t->out_set);
-		uint64_t t1 = tool_now_ns();
+		uint64_t t1 = ns_monotonic_ns();
 		dev_us[s] = (double)(t1 - t0) / 1e3;
 		if (st != NRT_SUCCESS) {
 			char buf[160];
@@ -402,7 +402,7 @@ static int run(const train_opts_t *o, train_t *t, const ncc_compile_result_t *re
 			rc = TOOL_EXIT_RUNTIME;
 			break;
 		}
-		interp_ms += (double)(tool_now_ns() - t1) / 1e6;
+		interp_ms += (double)(ns_monotonic_ns() - t1) / 1e6;
 		double dev, host;
 		if ((s == 0 && pick_loss_leaf(o, ref, &loss_leaf) != 0) ||
 		    device_loss(t, loss_leaf, &dev) != 0) {

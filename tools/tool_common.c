@@ -103,13 +103,6 @@ void tool_fill_random(isa_dtype_t dt, void *dst, uint64_t count, uint64_t *state
 	}
 }
 
-uint64_t tool_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "neuronsim/clock.h"
 #include "neuronsim/isa.h"
 #include "nrt/nrt.h"
 
@@ -38,9 +39,6 @@ const char *tool_describe(isa_dtype_t dt, uint32_t rank, const uint64_t *shape,
  * floats uniform in [-1, 1), signed ints in [-8, 8), unsigned in [0, 16),
  * pred 0/1. The same state gives the same bytes on every machine. */
 void tool_fill_random(isa_dtype_t dt, void *dst, uint64_t count, uint64_t *state);
-
-/* CLOCK_MONOTONIC in nanoseconds. */
-uint64_t tool_now_ns(void);
 
 /* Sorts v[0..n) ascending in place and returns the value at quantile q in
  * [0, 1] (nearest rank). 0 when n is 0. */

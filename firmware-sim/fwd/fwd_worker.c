@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "fwd.h"
+#include "neuronsim/clock.h"
 
 _Static_assert(sizeof(struct neuronsim_fw_region) == sizeof(fwsim_region_t), "region layout");
 _Static_assert(sizeof(fwsim_span_t) == 32, "span layout");
@@ -15,13 +16,6 @@ _Static_assert(NEURONSIM_JOB_CHECK_NAN == FWSIM_JOB_CHECK_NAN &&
 	       NEURONSIM_JOB_PROFILE == FWSIM_JOB_PROFILE, "job flag values");
 _Static_assert(NEURONSIM_STATUS_NOMEM == (int)FWSIM_NOMEM, "status values");
 _Static_assert(sizeof(((fwsim_error_t *)0)->message) == NEURONSIM_ERROR_MSG_LEN, "message length");
-
-static uint64_t fwd_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* The error record the waiter gets, from a finished (or refused) fwsim job. */
 static void fwd_record_fill(struct neuronsim_error_record *rec, const fwsim_job_t *job,
@@ -78,7 +72,7 @@ static void fwd_run_job(fwd_ctx_t *ctx, const struct neuronsim_fw_fetch *f,
 	fwsim_job_t job;
 	memset(&job, 0, sizeof(job));
 	fwsim_trace_t trace = { 0 }, *tp = NULL;
-	uint64_t t0 = fwd_now_ns();
+	uint64_t t0 = ns_monotonic_ns();
 
 	if (f->core >= ctx->num_cores) {
 		/* The driver never does this; a newer driver with more cores
@@ -147,7 +141,7 @@ complete:
 										: FWD_LOG_INFO,
 		"device %u core %u: job %llu %s in %llu us, %llu instructions%s%s", ctx->device,
 		f->core, (unsigned long long)f->job_id, fwsim_status_str(job.error.status),
-		(unsigned long long)((fwd_now_ns() - t0) / 1000),
+		(unsigned long long)((ns_monotonic_ns() - t0) / 1000),
 		(unsigned long long)job.insns_executed, rec.message[0] ? ": " : "", rec.message);
 	fwd_complete(ctx, f->job_id, job.error.status, &rec);
 }
@@ -159,7 +153,7 @@ void *fwd_abort_main(void *arg)
 		struct neuronsim_fw_abort a;
 		memset(&a, 0, sizeof(a));
 		/* a bounded slice, so abort_stop is noticed promptly */
-		a.timeout_ns = (int64_t)(fwd_now_ns() + ctx->fetch_slice_ns);
+		a.timeout_ns = (int64_t)(ns_monotonic_ns() + ctx->fetch_slice_ns);
 		if (ioctl(ctx->fd, NEURONSIM_IOCTL_FW_ABORT_WAIT, &a) < 0) {
 			int e = errno;
 			if (e == ETIME || e == EINTR)
@@ -207,7 +201,7 @@ void *fwd_worker_main(void *arg)
 		f.regions_ptr = (uint64_t)(uintptr_t)regions;
 		/* A bounded slice, so a stop request is noticed promptly even
 		 * when no job comes. */
-		f.timeout_ns = (int64_t)(fwd_now_ns() + ctx->fetch_slice_ns);
+		f.timeout_ns = (int64_t)(ns_monotonic_ns() + ctx->fetch_slice_ns);
 		if (ioctl(ctx->fd, NEURONSIM_IOCTL_FW_FETCH, &f) < 0) {
 			int e = errno;
 			if (e == ETIME || e == EINTR)
