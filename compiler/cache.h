@@ -4,7 +4,8 @@
 
 /*
  * Layout (docs/compiler-cli.md):
- *   DIR/neuronsim-cc-<VERSION>/MODULE_<KEY>/model.neff
+ *   DIR/neuronsim-cc-<VERSION>+<BUILD_ID>/MODULE_<KEY>/model.neff
+ * (the pipeline passes ncc_cache_compiler_id() as the version)
  * KEY is the 32 hex digits of XXH3-128 over a domain tag, the compiler version,
  * the normalised option string and the HLO text, each length-prefixed so that no
  * two different inputs can produce the same byte stream. The version directory
@@ -70,6 +71,17 @@ ncc_status_t ncc_cache_lookup(ncc_cache_t *cache, const char *key, void **out_ne
  * failed store as a warning, since the compilation itself succeeded. */
 ncc_status_t ncc_cache_store(ncc_cache_t *cache, const char *key, const void *neff, size_t size,
 			     ncc_error_t *err);
+
+/* The compiler's identity for the cache: "NCC_VERSION_STRING+BUILD_ID", where
+ * BUILD_ID is 16 hex digits of SHA-256 over the compiler's sources and headers,
+ * generated at build time (compiler/meson.build, compiler/build_id.sh). It changes
+ * whenever the compiler's code does, so a rebuilt compiler never reuses NEFFs of
+ * another build even if NCC_VERSION_STRING was not bumped. */
+const char *ncc_cache_compiler_id(void);
+
+/* True when a NEURON_CC_FLAGS value holds "--no_cache" (torch-neuronx's spelling;
+ * "--no-cache" is accepted too): the compile cache is off. NULL: false. */
+bool ncc_cache_flags_no_cache(const char *flags);
 
 /* Finds the cache directory in a NEURON_CC_FLAGS value as torch-neuronx users write
  * it: "--cache_dir=DIR", "--cache_dir DIR" (also "--cache-dir"), with shell-style

@@ -14,7 +14,6 @@
 #include "hlo_parser.h"
 #include "lower.h"
 #include "neuronsim/atomic_file.h"
-#include "neuronsim/clock.h"
 #include "verify.h"
 
 #include "passes.h"
@@ -48,7 +47,9 @@ int ncc_driver_options_key(const ncc_driver_options_t *opts, char *buf, size_t s
 
 static double now_ms(void)
 {
-	return (double)ns_monotonic_ns() / 1e6;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 static FILE *drv_log(const ncc_driver_options_t *o)
@@ -148,17 +149,27 @@ void ncc_compile_result_release(ncc_compile_result_t *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* Opens the configured cache, or returns NULL (no cache / cannot open: warned). */
-static ncc_cache_t *driver_open_cache(const ncc_driver_options_t *o)
+/* Opens the configured cache (ncc.h: cache_dir, NEURON_CC_FLAGS, default_cache_dir),
+ * or returns NULL (no cache; cannot open: warned and *open_failed set). */
+static ncc_cache_t *driver_open_cache(const ncc_driver_options_t *o, bool *open_failed)
 {
+	*open_failed = false;
 	if (o->no_cache)
 		return NULL;
+	if (o->use_env && ncc_cache_flags_no_cache(getenv("NEURON_CC_FLAGS"))) {
+		if (o->verbose)
+			fprintf(drv_log(o), "neuronsim-cc: debug: NEURON_CC_FLAGS has --no_cache: "
+					    "compile cache off\n");
+		return NULL;
+	}
 	char *env_dir = NULL;
 	const char *dir = o->cache_dir;
 	if (!dir && o->use_env) {
 		env_dir = ncc_cache_dir_from_flags(getenv("NEURON_CC_FLAGS"), drv_log(o), o->verbose);
 		dir = env_dir;
 	}
+	if (!dir)
+		dir = o->default_cache_dir;
 	if (!dir) {
 		if (o->verbose)
 			fprintf(drv_log(o), "neuronsim-cc: debug: no cache directory (--cache-dir or "
@@ -167,15 +178,17 @@ static ncc_cache_t *driver_open_cache(const ncc_driver_options_t *o)
 	}
 	ncc_cache_config_t cfg = {
 		.dir = dir,
-		.compiler_version = NCC_VERSION_STRING,
+		.compiler_version = ncc_cache_compiler_id(),
 		.log = o->log,
 		.verbose = o->verbose,
 	};
 	ncc_cache_t *cache = NULL;
 	ncc_error_t cerr = {0};
-	if (ncc_cache_open(&cfg, &cache, &cerr) != NCC_OK)
+	if (ncc_cache_open(&cfg, &cache, &cerr) != NCC_OK) {
+		*open_failed = true;
 		fprintf(drv_log(o), "neuronsim-cc: warning: %s; compiling without the cache\n",
 			cerr.msg);
+	}
 	free(env_dir);
 	return cache;
 }
@@ -240,11 +253,11 @@ ncc_status_t ncc_compile_text(const char *text, size_t len, const char *filename
 
 	/* A --dump-ir request wants the passes to run and write their dumps: a cache hit
 	 * would silently produce none, so dumping bypasses the lookup (it still stores). */
-	ncc_cache_t *cache = driver_open_cache(opts);
+	ncc_cache_t *cache = driver_open_cache(opts, &out->cache_open_failed);
 	if (cache) {
 		char optkey[1024];
 		ncc_driver_options_key(opts, optkey, sizeof(optkey));
-		ncc_cache_key(NCC_VERSION_STRING, optkey, text, len, out->cache_key);
+		ncc_cache_key(ncc_cache_compiler_id(), optkey, text, len, out->cache_key);
 		ncc_cache_entry_path(cache, out->cache_key, out->cache_path, sizeof(out->cache_path));
 		out->cache_used = true;
 		if (!opts->compile.dump_dir) {

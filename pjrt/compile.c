@@ -1,10 +1,11 @@
 /* PJRT_Client_Compile: HloModuleProto ("hlo") or HLO text ("hlo_text") through the ncc compiler to a NEFF, timed and recorded as CompileTime; MLIR is refused. */
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "neuronsim/clock.h"
 #include "nrt/nrt_neuronsim.h"
 #include "analyze.h"
 #include "pjrt_internal.h"
@@ -19,24 +20,57 @@ void pjrt_exec_parts_free(pjrt_exec_parts_t *p)
 	memset(p, 0, sizeof(*p));
 }
 
-/* Compiles with ncc (NEURON_CC_FLAGS configures its cache) and records the
- * compile in libnrt's metrics as a tool does: CompileTime and UncachedCompile
- * for a real compile, CachedCompile for a cache hit. */
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The persistent compile cache is on by default here, in the framework layer, as
+ * torch-neuronx turns it on for torch_xla's graphs (docs/pjrt.md): the directory is
+ * NEURON_CC_FLAGS="--cache_dir=DIR", else NEURON_COMPILE_CACHE_URL (local paths;
+ * s3:// is refused with one warning), else PJRT_DEFAULT_COMPILE_CACHE;
+ * NEURON_CC_FLAGS="--no_cache" turns it off. A directory that cannot be created or
+ * written is warned about once (by the compiler, on the first compile); the process
+ * then compiles without the cache. */
+#define PJRT_DEFAULT_COMPILE_CACHE "/var/tmp/neuron-compile-cache"
+
+static _Atomic bool g_cache_unusable;
+
+/* Compiles with ncc and records the compile in libnrt's metrics as a tool does:
+ * CompileTime and UncachedCompile for a real compile, CachedCompile for a cache
+ * hit. */
 static PJRT_Error *run_ncc(const char *format, const uint8_t *code, size_t size, const char *name,
 			   pjrt_exec_parts_t *parts)
 {
 	ncc_driver_options_t opts;
 	ncc_driver_options_init(&opts);
 	opts.compile.n_cores = 1;
+	const char *url = getenv("NEURON_COMPILE_CACHE_URL");
+	opts.default_cache_dir = url && url[0] ? url : PJRT_DEFAULT_COMPILE_CACHE;
+	if (strncmp(opts.default_cache_dir, "s3://", 5) == 0) {
+		/* the SDK's remote cache; a local directory named "s3:" would surprise */
+		if (!atomic_exchange(&g_cache_unusable, true))
+			fprintf(stderr, "neuronsim-pjrt: warning: NEURON_COMPILE_CACHE_URL=%s: S3 "
+					"caches are not supported by neuronsim (use a local directory); "
+					"compiling without the cache\n",
+				opts.default_cache_dir);
+		opts.default_cache_dir = NULL;
+	}
+	if (atomic_load(&g_cache_unusable))
+		opts.no_cache = true;
 	ncc_compile_result_t res;
 	memset(&res, 0, sizeof(res));
 	ncc_error_t nerr;
 	memset(&nerr, 0, sizeof(nerr));
-	uint64_t t0 = ns_monotonic_ns();
+	uint64_t t0 = now_ns();
 	ncc_status_t st = strcmp(format, PJRT_FORMAT_HLO) == 0
 				  ? ncc_compile_hlo_proto(code, size, name, &opts, &res, &nerr)
 				  : ncc_compile_text((const char *)code, size, name, &opts, &res, &nerr);
-	uint64_t ns = ns_monotonic_ns() - t0;
+	uint64_t ns = now_ns() - t0;
+	if (res.cache_open_failed)
+		atomic_store(&g_cache_unusable, true);
 	if (st != NCC_OK) {
 		ncc_compile_result_release(&res);
 		return pjrt_error(pjrt_code_from_ncc(st), "neuronsim compiler (%s): %s: %s", format,

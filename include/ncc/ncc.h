@@ -95,17 +95,23 @@ void ncc_compile_options_init(ncc_compile_options_t *opts);
 #define NCC_DRIVER_DEFAULT_OPT_LEVEL 2
 
 /*
- * Cache: when a cache directory is configured (cache_dir, else
- * NEURON_CC_FLAGS="--cache_dir=DIR" when use_env), the key is computed from the
- * HLO text (for a proto: the text the proto decodes to), the normalised options
- * (ncc_driver_options_key()) and NCC_VERSION_STRING before any compiling; a hit
- * returns the stored NEFF and compiles nothing.
+ * Cache: the cache directory is, first that applies: none when no_cache (or, with
+ * use_env, NEURON_CC_FLAGS holds "--no_cache"); cache_dir; with use_env,
+ * NEURON_CC_FLAGS="--cache_dir=DIR"; default_cache_dir; else no cache. The
+ * compiler command sets no default_cache_dir (its cache is opt-in); the PJRT plugin
+ * sets NEURON_COMPILE_CACHE_URL or /var/tmp/neuron-compile-cache, as torch-neuronx
+ * does (docs/compiler.md). The key is computed from the HLO text (for a proto: the
+ * text the proto decodes to), the normalised options (ncc_driver_options_key()),
+ * NCC_VERSION_STRING and the build identity (a hash of the compiler's sources made
+ * at build time) before any compiling; a hit returns the stored NEFF and compiles
+ * nothing.
  */
 typedef struct ncc_driver_options {
 	ncc_compile_options_t compile; /* back-end options (opt level, cores, dump dir) */
 	const char *cache_dir;   /* cache root; NULL: from NEURON_CC_FLAGS (if use_env) */
 	bool no_cache;           /* neither look up nor store */
 	bool use_env;            /* read NEURON_CC_FLAGS when cache_dir is NULL */
+	const char *default_cache_dir; /* used when nothing above names one; NULL: no cache */
 	bool verbose;            /* debug lines (stages, timings, ignored flags) to log */
 	FILE *log;               /* NULL: stderr */
 } ncc_driver_options_t;
@@ -132,6 +138,8 @@ typedef struct ncc_compile_result {
 	bool cache_hit;          /* true: served from the cache, nothing was compiled */
 	bool cache_used;         /* a cache directory was configured and usable */
 	bool cache_stored;       /* the result was written to the cache */
+	bool cache_open_failed;  /* a directory was configured but could not be opened
+				  * or created (warned on the log; compiled without) */
 	char cache_key[NCC_CACHE_KEY_HEX + 1]; /* "" when no cache */
 	char cache_path[NCC_DRIVER_PATH_MAX];  /* entry path, "" when no cache */
 	/* wall-clock milliseconds per stage (0 for stages not run) */

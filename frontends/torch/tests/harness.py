@@ -7,8 +7,10 @@ reports by printing one line "RESULT <json>" (the last such line wins).
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.join(HERE, "scripts")
@@ -43,9 +45,20 @@ def run_script(name, device="NEURONSIM", args=(), env=None, timeout=900, cwd=Non
     e["PYTHONWARNINGS"] = "ignore::DeprecationWarning"
     if env:
         e.update(env)
+    # The plugin's persistent compile cache is on by default (at
+    # /var/tmp/neuron-compile-cache): unless the test chooses a cache itself, every
+    # run gets its own empty one, so no run reuses another run's NEFFs.
+    own_cache = None
+    if "NEURON_COMPILE_CACHE_URL" not in e and "NEURON_CC_FLAGS" not in e:
+        own_cache = tempfile.mkdtemp(prefix="neuronsim-test-cache-")
+        e["NEURON_COMPILE_CACHE_URL"] = own_cache
     path = name if os.path.isabs(name) else os.path.join(SCRIPTS, name)
-    proc = subprocess.run([sys.executable, path, *map(str, args)], env=e, cwd=cwd,
-                          capture_output=True, text=True, timeout=timeout)
+    try:
+        proc = subprocess.run([sys.executable, path, *map(str, args)], env=e, cwd=cwd,
+                              capture_output=True, text=True, timeout=timeout)
+    finally:
+        if own_cache:
+            shutil.rmtree(own_cache, ignore_errors=True)
     result = None
     for line in proc.stdout.splitlines():
         if line.startswith("RESULT "):

@@ -456,6 +456,92 @@ START_TEST(test_pipeline_reads_cache_dir_from_neuron_cc_flags)
 }
 END_TEST
 
+START_TEST(test_flags_no_cache)
+{
+	ck_assert(ncc_cache_flags_no_cache("--no_cache"));
+	ck_assert(ncc_cache_flags_no_cache("--model-type=transformer --no-cache -O1"));
+	ck_assert(ncc_cache_flags_no_cache("'--no_cache'"));
+	ck_assert(!ncc_cache_flags_no_cache("--no_cachex"));
+	ck_assert(!ncc_cache_flags_no_cache("--cache_dir=/a"));
+	/* a directory named like the flag is the value of --cache_dir, not the flag */
+	ck_assert(!ncc_cache_flags_no_cache("--cache_dir --no_cache"));
+	ck_assert(!ncc_cache_flags_no_cache(""));
+	ck_assert(!ncc_cache_flags_no_cache(NULL));
+}
+END_TEST
+
+/* The build identity: "VERSION+<16 hex>", in the version directory of every entry,
+ * and part of the key (a different identity gives a different key). */
+START_TEST(test_compiler_id_has_version_and_build_hash)
+{
+	const char *id = ncc_cache_compiler_id();
+	size_t vl = strlen(NCC_VERSION_STRING);
+	ck_assert_int_eq(strncmp(id, NCC_VERSION_STRING, vl), 0);
+	ck_assert_int_eq(id[vl], '+');
+	ck_assert_uint_eq(strlen(id + vl + 1), 16);
+	for (const char *p = id + vl + 1; *p; p++)
+		ck_assert_msg((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'), "%s", id);
+	char a[NCC_CACHE_KEY_HEX + 1], b[NCC_CACHE_KEY_HEX + 1];
+	ncc_cache_key(id, "o", k_add_hlo, strlen(k_add_hlo), a);
+	ncc_cache_key(NCC_VERSION_STRING, "o", k_add_hlo, strlen(k_add_hlo), b);
+	ck_assert_str_ne(a, b);
+}
+END_TEST
+
+/* default_cache_dir (the PJRT plugin's default) is used when nothing else names a
+ * directory; NEURON_CC_FLAGS --cache_dir overrides it and --no_cache turns it off. */
+START_TEST(test_pipeline_default_cache_dir_and_its_overrides)
+{
+	make_tmpdir();
+	char def[600], flagged[600], flags[700];
+	snprintf(def, sizeof(def), "%s/default", g_tmp);
+	snprintf(flagged, sizeof(flagged), "%s/flagged", g_tmp);
+	FILE *devnull = fopen("/dev/null", "w");
+	ncc_driver_options_t o;
+	ncc_driver_options_init(&o);
+	o.log = devnull;
+	o.default_cache_dir = def;
+	ncc_compile_result_t r;
+	ncc_error_t err = {0};
+	unsetenv("NEURON_CC_FLAGS");
+	ck_assert_int_eq(ncc_compile_text(k_add_hlo, strlen(k_add_hlo), NULL, &o, &r, &err), NCC_OK);
+	ck_assert(r.cache_used && r.cache_stored && !r.cache_open_failed);
+	char want[800];
+	snprintf(want, sizeof(want), "%s/neuronsim-cc-%s/MODULE_%s/model.neff", def,
+		 ncc_cache_compiler_id(), r.cache_key);
+	ck_assert_str_eq(r.cache_path, want);
+	ncc_compile_result_release(&r);
+	snprintf(flags, sizeof(flags), "--cache_dir=%s", flagged);
+	setenv("NEURON_CC_FLAGS", flags, 1);
+	ck_assert_int_eq(ncc_compile_text(k_add_hlo, strlen(k_add_hlo), NULL, &o, &r, &err), NCC_OK);
+	ck_assert(r.cache_used && !r.cache_hit);
+	ck_assert_int_eq(strncmp(r.cache_path, flagged, strlen(flagged)), 0);
+	ncc_compile_result_release(&r);
+	setenv("NEURON_CC_FLAGS", "--no_cache", 1);
+	ck_assert_int_eq(ncc_compile_text(k_add_hlo, strlen(k_add_hlo), NULL, &o, &r, &err), NCC_OK);
+	ck_assert(!r.cache_used && !r.cache_hit);
+	ncc_compile_result_release(&r);
+	/* without use_env, NEURON_CC_FLAGS is not read: the default is a hit */
+	o.use_env = false;
+	ck_assert_int_eq(ncc_compile_text(k_add_hlo, strlen(k_add_hlo), NULL, &o, &r, &err), NCC_OK);
+	ck_assert(r.cache_hit);
+	ncc_compile_result_release(&r);
+	/* an unusable default is reported in the result (and warned), never fatal */
+	char file[600];
+	snprintf(file, sizeof(file), "%s/file", g_tmp);
+	FILE *f = fopen(file, "w");
+	ck_assert_ptr_nonnull(f);
+	fclose(f);
+	o.default_cache_dir = file;
+	ck_assert_int_eq(ncc_compile_text(k_add_hlo, strlen(k_add_hlo), NULL, &o, &r, &err), NCC_OK);
+	ck_assert(r.cache_open_failed && !r.cache_used && r.neff_size > 0);
+	ncc_compile_result_release(&r);
+	unsetenv("NEURON_CC_FLAGS");
+	fclose(devnull);
+	rm_rf(g_tmp);
+}
+END_TEST
+
 START_TEST(test_pipeline_unwritable_cache_is_a_warning_not_a_failure)
 {
 	make_tmpdir();
@@ -606,6 +692,9 @@ static Suite *pipeline_suite(void)
 	tcase_add_test(tc, test_pipeline_unsupported_type_names_instruction_and_line);
 	tcase_add_test(tc, test_pipeline_cache_miss_then_hit_skips_compilation);
 	tcase_add_test(tc, test_pipeline_reads_cache_dir_from_neuron_cc_flags);
+	tcase_add_test(tc, test_flags_no_cache);
+	tcase_add_test(tc, test_compiler_id_has_version_and_build_hash);
+	tcase_add_test(tc, test_pipeline_default_cache_dir_and_its_overrides);
 	tcase_add_test(tc, test_pipeline_unwritable_cache_is_a_warning_not_a_failure);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
