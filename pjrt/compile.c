@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "neuronsim/clock.h"
 #include "nrt/nrt_neuronsim.h"
 #include "analyze.h"
 #include "pjrt_internal.h"
@@ -18,13 +19,6 @@ void pjrt_exec_parts_free(pjrt_exec_parts_t *p)
 	free(p->neff);
 	pjrt_signature_free(&p->sig);
 	memset(p, 0, sizeof(*p));
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* The persistent compile cache is on by default here, in the framework layer, as
@@ -64,11 +58,11 @@ static PJRT_Error *run_ncc(const char *format, const uint8_t *code, size_t size,
 	memset(&res, 0, sizeof(res));
 	ncc_error_t nerr;
 	memset(&nerr, 0, sizeof(nerr));
-	uint64_t t0 = now_ns();
+	uint64_t t0 = ns_monotonic_ns();
 	ncc_status_t st = strcmp(format, PJRT_FORMAT_HLO) == 0
 				  ? ncc_compile_hlo_proto(code, size, name, &opts, &res, &nerr)
 				  : ncc_compile_text((const char *)code, size, name, &opts, &res, &nerr);
-	uint64_t ns = now_ns() - t0;
+	uint64_t ns = ns_monotonic_ns() - t0;
 	if (res.cache_open_failed)
 		atomic_store(&g_cache_unusable, true);
 	if (st != NCC_OK) {
