@@ -15,7 +15,6 @@
 #include "lower.h"
 #include "neuronsim/atomic_file.h"
 #include "neuronsim/clock.h"
-#include "neuronsim/fs.h"
 #include "verify.h"
 
 #include "passes.h"
@@ -59,13 +58,74 @@ static FILE *drv_log(const ncc_driver_options_t *o)
 
 ncc_status_t ncc_read_file(const char *path, char **out_text, size_t *out_len, ncc_error_t *err)
 {
-	char msg[sizeof(err->msg)];
-	void *buf;
-	if (ns_read_file(path, NCC_PARSE_MAX_INPUT, 0, &buf, out_len, msg, sizeof(msg)) != 0)
-		return ncc_error_set(err, errno == EFBIG ? NCC_ERR_LIMIT
-					  : errno == ENOMEM ? NCC_ERR_NOMEM : NCC_ERR_IO,
-				     0, 0, "%s", msg);
+	*out_text = NULL;
+	*out_len = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return ncc_error_set(err, NCC_ERR_IO, 0, 0, "cannot read '%s': %s", path,
+				     strerror(errno));
+	struct stat sb;
+	if (fstat(fd, &sb) != 0) {
+		int e = errno;
+		close(fd);
+		return ncc_error_set(err, NCC_ERR_IO, 0, 0, "cannot read '%s': %s", path,
+				     strerror(e));
+	}
+	if (S_ISDIR(sb.st_mode)) {
+		close(fd);
+		return ncc_error_set(err, NCC_ERR_IO, 0, 0, "cannot read '%s': it is a directory",
+				     path);
+	}
+	/* Grow as we go: st_size is 0 for pipes and /dev/stdin, which must still work. */
+	size_t cap = S_ISREG(sb.st_mode) && sb.st_size > 0 ? (size_t)sb.st_size + 1 : 65536;
+	if (cap > (size_t)NCC_PARSE_MAX_INPUT + 1)
+		cap = (size_t)NCC_PARSE_MAX_INPUT + 1;
+	char *buf = malloc(cap);
+	if (!buf) {
+		close(fd);
+		return ncc_error_set(err, NCC_ERR_NOMEM, 0, 0, "cannot read '%s': out of memory",
+				     path);
+	}
+	size_t len = 0;
+	for (;;) {
+		if (len + 1 >= cap) {
+			if (cap > (size_t)NCC_PARSE_MAX_INPUT) {
+				free(buf);
+				close(fd);
+				return ncc_error_set(err, NCC_ERR_LIMIT, 0, 0,
+						     "cannot read '%s': larger than the %u MiB "
+						     "HLO input limit", path,
+						     (unsigned)(NCC_PARSE_MAX_INPUT >> 20));
+			}
+			size_t ncap = cap * 2;
+			char *nb = realloc(buf, ncap);
+			if (!nb) {
+				free(buf);
+				close(fd);
+				return ncc_error_set(err, NCC_ERR_NOMEM, 0, 0,
+						     "cannot read '%s': out of memory", path);
+			}
+			buf = nb;
+			cap = ncap;
+		}
+		ssize_t n = read(fd, buf + len, cap - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+			free(buf);
+			close(fd);
+			return ncc_error_set(err, NCC_ERR_IO, 0, 0, "cannot read '%s': %s", path,
+					     strerror(e));
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	buf[len] = '\0';
 	*out_text = buf;
+	*out_len = len;
 	return NCC_OK;
 }
 
