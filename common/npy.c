@@ -1,6 +1,7 @@
 /* .npy reader and writer: header parsing for format 1.0/2.0/3.0, C order only. */
 #include "neuronsim/atomic_file.h"
 #include "neuronsim/errmsg.h"
+#include "neuronsim/fs.h"
 #include "neuronsim/npy.h"
 
 #include <errno.h>
@@ -387,52 +388,15 @@ npy_status_t npy_read_file(const char *path, npy_array_t *out, char *err,
 	memset(out, 0, sizeof(*out));
 	if (!path)
 		return npy_fail(NPY_ERR_INVALID, err, err_len, "npy_read_file: path is NULL");
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return npy_fail(NPY_ERR_IO, err, err_len, "cannot open %s: %s", path,
-				strerror(errno));
-	/* Read in chunks instead of trusting fseek/ftell, so pipes and
-	 * /dev/stdin work too. */
-	size_t cap = 1 << 16, len = 0;
-	uint8_t *buf = malloc(cap);
-	npy_status_t st = NPY_OK;
-	if (!buf) {
-		st = npy_fail(NPY_ERR_NOMEM, err, err_len, "out of memory reading %s", path);
-		goto out;
-	}
-	for (;;) {
-		if (len == cap) {
-			if (cap > SIZE_MAX / 2) {
-				st = npy_fail(NPY_ERR_NOMEM, err, err_len, "%s is too large", path);
-				goto out;
-			}
-			uint8_t *nb = realloc(buf, cap * 2);
-			if (!nb) {
-				st = npy_fail(NPY_ERR_NOMEM, err, err_len,
-					      "out of memory reading %s (%zu bytes so far)", path, len);
-				goto out;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		size_t n = fread(buf + len, 1, cap - len, f);
-		len += n;
-		if (n == 0) {
-			if (ferror(f))
-				st = npy_fail(NPY_ERR_IO, err, err_len, "cannot read %s: %s",
-					      path, strerror(errno));
-			break;
-		}
-	}
-	if (st == NPY_OK) {
-		char inner[384] = "";
-		st = npy_parse(buf, len, out, inner, sizeof(inner));
-		if (st)
-			npy_fail(st, err, err_len, "%s: %s", path, inner);
-	}
-out:
+	void *buf;
+	size_t len;
+	if (ns_read_file(path, 0, 0, &buf, &len, err, err_len) != 0)
+		return errno == ENOMEM ? NPY_ERR_NOMEM : NPY_ERR_IO;
+	char inner[384] = "";
+	npy_status_t st = npy_parse(buf, len, out, inner, sizeof(inner));
+	if (st)
+		npy_fail(st, err, err_len, "%s: %s", path, inner);
 	free(buf);
-	fclose(f);
 	return st;
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "hlo_parser_internal.h"
+#include "neuronsim/fs.h"
 
 /* ------------------------------------------------------------ instructions */
 
@@ -453,42 +454,28 @@ ncc_status_t ncc_parse_hlo(const char *text, size_t len, const char *filename,
 	return NCC_OK;
 }
 
+/* The HLO input (text or proto) of a file, up to NCC_PARSE_MAX_INPUT bytes. */
+ncc_status_t ncc_read_file(const char *path, char **out_text, size_t *out_len, ncc_error_t *err)
+{
+	char msg[sizeof(err->msg)];
+	void *buf;
+	if (ns_read_file(path, NCC_PARSE_MAX_INPUT, 0, &buf, out_len, msg, sizeof(msg)) != 0)
+		return ncc_error_set(err, errno == EFBIG ? NCC_ERR_LIMIT
+					  : errno == ENOMEM ? NCC_ERR_NOMEM : NCC_ERR_IO,
+				     0, 0, "%s", msg);
+	*out_text = buf;
+	return NCC_OK;
+}
+
 ncc_status_t ncc_parse_hlo_file(const char *path, ncc_module_t **out_module, ncc_error_t *err)
 {
 	*out_module = NULL;
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return ncc_error_set(err, NCC_ERR_IO, 0, 0, "%s: cannot open: %s", path, strerror(errno));
-	char *buf = NULL;
-	size_t size = 0, cap = 0, n;
-	do {
-		if (size == cap) {
-			cap = cap ? cap * 2 : 65536;
-			if (cap > (size_t)NCC_PARSE_MAX_INPUT * 2) {
-				free(buf);
-				fclose(f);
-				return ncc_error_set(err, NCC_ERR_LIMIT, 0, 0,
-						     "%s: larger than the limit of %u bytes", path,
-						     NCC_PARSE_MAX_INPUT);
-			}
-			char *nb = ncc__realloc(buf, cap);
-			if (!nb) {
-				free(buf);
-				fclose(f);
-				return ncc_error_set(err, NCC_ERR_NOMEM, 0, 0, "%s: out of memory", path);
-			}
-			buf = nb;
-		}
-		n = fread(buf + size, 1, cap - size, f);
-		size += n;
-	} while (n > 0);
-	bool bad = ferror(f);
-	fclose(f);
-	if (bad) {
-		free(buf);
-		return ncc_error_set(err, NCC_ERR_IO, 0, 0, "%s: read error", path);
-	}
-	ncc_status_t st = ncc_parse_hlo(buf, size, path, out_module, err);
+	char *buf;
+	size_t size;
+	ncc_status_t st = ncc_read_file(path, &buf, &size, err);
+	if (st != NCC_OK)
+		return st;
+	st = ncc_parse_hlo(buf, size, path, out_module, err);
 	free(buf);
 	return st;
 }

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "neuronsim/atomic_file.h"
+#include "neuronsim/fs.h"
 #include "neuronsim/npy.h"
 #include "nrt/nrt.h"
 #include "nrt/nrt_experimental.h"
@@ -786,7 +787,7 @@ static int capture(const capture_opts_t *o)
 	char err[512], sbuf[256];
 	void *neff;
 	size_t size;
-	if (tool_read_file(o->neff, &neff, &size, err, sizeof(err))) {
+	if (ns_read_file(o->neff, 0, 64, &neff, &size, err, sizeof(err))) {
 		fprintf(stderr, "neuron-profile: %s\n", err);
 		return EXIT_INPUT;
 	}

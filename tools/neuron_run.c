@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "neuronsim/fs.h"
 #include "neuronsim/npy.h"
 #include "nrt/nrt.h"
 #include "nrt/nrt_experimental.h"
@@ -291,7 +292,7 @@ static int run(const run_opts_t *o, run_state_t *s)
 	char err[512], sbuf[256];
 	void *neff;
 	size_t neff_size;
-	if (tool_read_file(o->model_path, &neff, &neff_size, err, sizeof(err))) {
+	if (ns_read_file(o->model_path, 0, 64, &neff, &neff_size, err, sizeof(err))) {
 		fprintf(stderr, "neuron-run: %s\n", err);
 		return TOOL_EXIT_INPUT;
 	}

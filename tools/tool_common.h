@@ -44,11 +44,6 @@ void tool_fill_random(isa_dtype_t dt, void *dst, uint64_t count, uint64_t *state
  * [0, 1] (nearest rank). 0 when n is 0. */
 double tool_quantile(double *v, size_t n, double q);
 
-/* Reads the whole file at path into a malloc'd, 64-byte aligned buffer the
- * caller frees with free(). Returns 0, or -1 with a message in err. */
-int tool_read_file(const char *path, void **out_data, size_t *out_size, char *err,
-		   size_t err_len);
-
 /* getopt_long value of --version (long only: -v and -V mean other things in
  * some tools). */
 #define TOOL_OPT_VERSION 0x100

@@ -310,8 +310,10 @@ ncc_status_t ncc_analyze_module(const ncc_module_t *m, int verbosity, char **out
 
 /* ------------------------------------------------------------------ files */
 
-/* Reads a whole file into a malloc'd NUL-terminated buffer (*out_len excludes the
- * NUL). NCC_ERR_IO with "cannot read 'PATH': REASON" on failure. */
+/* Reads a whole file of at most NCC_PARSE_MAX_INPUT bytes (ns_read_file: pipes
+ * too) into a malloc'd NUL-terminated buffer (*out_len excludes the NUL). On
+ * failure "cannot read 'PATH': REASON" with NCC_ERR_IO (a directory says so),
+ * NCC_ERR_LIMIT (over the limit: the size and the limit) or NCC_ERR_NOMEM. */
 ncc_status_t ncc_read_file(const char *path, char **out_text, size_t *out_len, ncc_error_t *err);
 
 /* Writes [data, data + size) to path atomically (temporary file in the same

@@ -1,7 +1,8 @@
-/* Directory helpers shared by the compiler (cache, --dump-ir), the tools and the PJRT plugin. */
+/* File helpers shared by the compiler (cache, --dump-ir, HLO input), the tools and the PJRT plugin: mkdir -p, read a whole file. */
 #ifndef NEURONSIM_FS_H
 #define NEURONSIM_FS_H
 
+#include <stddef.h>
 #include <sys/types.h>
 
 #ifdef __cplusplus
@@ -12,6 +13,18 @@ extern "C" {
  * existing ones are fine. 0, or -1 with errno set (ENAMETOOLONG for an empty path
  * or one of PATH_MAX bytes or more). */
 int ns_mkdir_p(const char *path, mode_t mode);
+
+/* Reads the whole file at path (a regular file, or a pipe such as /dev/stdin,
+ * whose size is not known up front) into a new buffer *out_data of *out_size
+ * bytes, followed by a NUL that *out_size does not count, so text can be parsed
+ * in place. align 0 gives malloc's alignment, else a power of two the buffer
+ * starts at (64 for NEFFs); max_size 0 is no limit. Free *out_data with free().
+ * Returns 0, or -1 with errno set (EISDIR, EFBIG over max_size, ENOMEM, or
+ * open's and read's) and a message in err (when err_len > 0) saying what failed
+ * and on which path: "cannot read 'PATH': No such file or directory",
+ * "...: it is a directory", "...: it is N bytes, over the limit of M bytes". */
+int ns_read_file(const char *path, size_t max_size, size_t align, void **out_data,
+		 size_t *out_size, char *err, size_t err_len);
 
 #ifdef __cplusplus
 }

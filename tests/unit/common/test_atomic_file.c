@@ -5,14 +5,17 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "neuronsim/atomic_file.h"
+#include "neuronsim/fs.h"
 #include "neuronsim/npy.h"
 #include "neuronsim/snapshot.h"
 
@@ -264,6 +267,67 @@ START_TEST(test_devices_and_fifos_written_in_place)
 }
 END_TEST
 
+/* ns_read_file: whole files and pipes, NUL after the bytes, the requested
+ * alignment, and messages naming the path and what failed. */
+START_TEST(test_read_file_whole_aligned_and_its_errors)
+{
+	const char *p = in_dir("data");
+	char text[200000];
+	for (size_t i = 0; i < sizeof(text); i++)
+		text[i] = (char)('a' + i % 26);
+	ck_assert_int_eq(atomic_file_write_whole(p, text, sizeof(text), 0644, NULL), 0);
+	void *buf;
+	size_t len;
+	char err[512];
+	ck_assert_int_eq(ns_read_file(p, 0, 64, &buf, &len, err, sizeof(err)), 0);
+	ck_assert_uint_eq(len, sizeof(text));
+	ck_assert_mem_eq(buf, text, len);
+	ck_assert_int_eq(((char *)buf)[len], 0);
+	ck_assert_uint_eq((uintptr_t)buf % 64, 0);
+	free(buf);
+	/* exactly at the limit, then one byte over */
+	ck_assert_int_eq(ns_read_file(p, sizeof(text), 0, &buf, &len, err, sizeof(err)), 0);
+	ck_assert_uint_eq(len, sizeof(text));
+	free(buf);
+	ck_assert_int_eq(ns_read_file(p, sizeof(text) - 1, 0, &buf, &len, err, sizeof(err)), -1);
+	ck_assert_int_eq(errno, EFBIG);
+	ck_assert_ptr_null(buf);
+	ck_assert_ptr_nonnull(strstr(err, "it is 200000 bytes, over the limit of 199999 bytes"));
+	ck_assert_ptr_nonnull(strstr(err, p));
+	/* a pipe (no size up front) over the limit */
+	char cmd[600];
+	snprintf(cmd, sizeof(cmd), "%s.fifo", p);
+	ck_assert_int_eq(mkfifo(cmd, 0600), 0);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int fd = open(cmd, O_WRONLY);
+		ssize_t w = fd >= 0 ? write(fd, text, sizeof(text)) : -1;
+		_exit(w == (ssize_t)sizeof(text) ? 0 : 1);
+	}
+	ck_assert_int_eq(ns_read_file(cmd, 1000, 0, &buf, &len, err, sizeof(err)), -1);
+	ck_assert_int_eq(errno, EFBIG);
+	ck_assert_ptr_nonnull(strstr(err, "more than the limit of 1000 bytes"));
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	unlink(cmd);
+	/* missing, a directory */
+	ck_assert_int_eq(ns_read_file(in_dir("missing"), 0, 0, &buf, &len, err, sizeof(err)), -1);
+	ck_assert_int_eq(errno, ENOENT);
+	ck_assert_ptr_nonnull(strstr(err, "cannot read '"));
+	ck_assert_ptr_nonnull(strstr(err, "missing': No such file or directory"));
+	ck_assert_int_eq(ns_read_file(g_dir, 0, 0, &buf, &len, err, sizeof(err)), -1);
+	ck_assert_int_eq(errno, EISDIR);
+	ck_assert_ptr_nonnull(strstr(err, "': it is a directory"));
+	/* empty file */
+	ck_assert_int_eq(atomic_file_write_whole(p, "", 0, 0644, NULL), 0);
+	ck_assert_int_eq(ns_read_file(p, 0, 64, &buf, &len, err, sizeof(err)), 0);
+	ck_assert_uint_eq(len, 0);
+	ck_assert_int_eq(((char *)buf)[0], 0);
+	free(buf);
+}
+END_TEST
+
 static Suite *atomic_file_suite(void)
 {
 	Suite *s = suite_create("atomic_file");
@@ -276,6 +340,7 @@ static Suite *atomic_file_suite(void)
 	tcase_add_test(tc, test_append_refuses_symlink_and_is_whole_or_nothing);
 	tcase_add_test(tc, test_umask_mode_like_open);
 	tcase_add_test(tc, test_devices_and_fifos_written_in_place);
+	tcase_add_test(tc, test_read_file_whole_aligned_and_its_errors);
 	suite_add_tcase(s, tc);
 	return s;
 }
