@@ -152,13 +152,13 @@ void nrt_core_busy_end(nrt_ctx_t *ctx, uint32_t first, uint32_t n, uint64_t star
 	}
 }
 
-uint64_t nrt_core_busy_ns(nrt_core_t *c, uint64_t ns_monotonic_ns)
+uint64_t nrt_core_busy_ns(nrt_core_t *c, uint64_t now_ns)
 {
 	busy_lock(c);
 	uint64_t b = atomic_load_explicit(&c->busy_ns, memory_order_relaxed);
 	/* now - start of each running execution; a start after now (a reader whose
 	 * clock read came first) counts 0 */
-	uint64_t run = c->running * ns_monotonic_ns;
+	uint64_t run = c->running * now_ns;
 	if (run > c->running_start_sum)
 		b += run - c->running_start_sum;
 	busy_unlock(c);
