@@ -56,20 +56,10 @@ isa_dtype_t tool_dtype_from_nrt(nrt_dtype_t dt)
 	}
 }
 
-/* Our own names so the tools do not depend on isa.c for a message. */
-static const char *dtype_name(isa_dtype_t dt)
-{
-	static const char *const names[ISA_DT_COUNT] = {
-		"invalid", "f32", "bf16", "f16", "s32", "s64", "u32", "u64", "u8", "pred",
-		"s8", "s16", "u16",
-	};
-	return (unsigned)dt < ISA_DT_COUNT ? names[dt] : "invalid";
-}
-
 const char *tool_describe(isa_dtype_t dt, uint32_t rank, const uint64_t *shape,
 			  char *buf, size_t len)
 {
-	size_t n = (size_t)snprintf(buf, len, "%s[", dtype_name(dt));
+	size_t n = (size_t)snprintf(buf, len, "%s[", isa_dtype_name(dt));
 	for (uint32_t i = 0; i < rank && n < len; i++)
 		n += (size_t)snprintf(buf + n, len - n, "%s%llu", i ? "," : "",
 				      (unsigned long long)shape[i]);
