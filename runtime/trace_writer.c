@@ -10,6 +10,7 @@
 
 #include "internal.h"
 #include "neuronsim/atomic_file.h"
+#include "neuronsim/fs.h"
 #include "nrt/nrt_version.h"
 #include "trace.h"
 
@@ -372,36 +373,14 @@ int nrt_trace_mkdirs(const char *dir)
 		errno = ENOENT;
 		return -1;
 	}
-	char *p = strdup(dir);
-	if (!p) {
-		errno = ENOMEM;
+	if (ns_mkdir_p(dir, 0777) != 0)
+		return -1;
+	struct stat st;
+	if (stat(dir, &st) != 0)
+		return -1;
+	if (!S_ISDIR(st.st_mode)) {
+		errno = ENOTDIR;
 		return -1;
 	}
-	int rc = 0;
-	for (char *q = p + 1; ; q++) {
-		if (*q != '/' && *q != '\0')
-			continue;
-		char c = *q;
-		*q = '\0';
-		if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-			rc = -1;
-			break;
-		}
-		*q = c;
-		if (!c)
-			break;
-	}
-	if (rc == 0) {
-		struct stat st;
-		if (stat(p, &st) != 0)
-			rc = -1;
-		else if (!S_ISDIR(st.st_mode)) {
-			errno = ENOTDIR;
-			rc = -1;
-		}
-	}
-	int saved = errno;
-	free(p);
-	errno = saved;
-	return rc;
+	return 0;
 }
