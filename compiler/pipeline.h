@@ -27,7 +27,8 @@ extern "C" {
 #endif
 
 /* Everything the pipeline offers is public: include/ncc/ncc.h (ncc_compile_text,
- * ncc_compile_hlo_proto, options, results, ncc_read_file, ncc_write_file). */
+ * ncc_compile_hlo_proto, options, results, ncc_write_file; ncc_read_file lives in
+ * hlo_parser.c). */
 
 #ifdef __cplusplus
 }
