@@ -390,44 +390,40 @@ static nrt_ctx_t *begin(const char *func, NRT_STATUS *ret, nrta_seq_t *req_seque
 	return ctx;
 }
 
-NRT_STATUS nrta_tensor_write(nrt_tensor_t *tensor, const void *buf, uint64_t offset, uint64_t size, int queue,
-			     NRT_STATUS *ret, nrta_seq_t *req_sequence)
+/* nrta_tensor_write and nrta_tensor_read: the same checks, one request kind
+ * apart; func names the public call in messages. */
+static NRT_STATUS submit_transfer(const char *func, req_kind_t kind, nrt_tensor_t *tensor, void *buf,
+				  uint64_t offset, uint64_t size, int queue, NRT_STATUS *ret,
+				  nrta_seq_t *req_sequence)
 {
 	NRT_STATUS st;
-	nrt_ctx_t *ctx = begin(__func__, ret, req_sequence, &st);
+	nrt_ctx_t *ctx = begin(func, ret, req_sequence, &st);
 	if (!ctx)
 		return st;
 	uint32_t core;
-	if ((st = check_queue(__func__, NRTA_XU_TENSOR_OP, queue)) ||
-	    (st = tensor_core(ctx, __func__, "tensor", tensor, offset, size, &core)))
+	if ((st = check_queue(func, NRTA_XU_TENSOR_OP, queue)) ||
+	    (st = tensor_core(ctx, func, "tensor", tensor, offset, size, &core)))
 		return st;
 	if (!buf && size) {
-		NRT_LOGE("%s: buf is NULL", __func__);
+		NRT_LOGE("%s: buf is NULL", func);
 		return NRT_INVALID;
 	}
-	async_req_t r = { .kind = REQ_WRITE, .ret = ret, .tensor = tensor, .buf = (void *)buf,
-			  .offset = offset, .size = size };
-	return submit(__func__, queue_of(ctx, core, NRTA_XU_TENSOR_OP, queue), &r, req_sequence);
+	async_req_t r = { .kind = kind, .ret = ret, .tensor = tensor, .buf = buf, .offset = offset,
+			  .size = size };
+	return submit(func, queue_of(ctx, core, NRTA_XU_TENSOR_OP, queue), &r, req_sequence);
+}
+
+NRT_STATUS nrta_tensor_write(nrt_tensor_t *tensor, const void *buf, uint64_t offset, uint64_t size, int queue,
+			     NRT_STATUS *ret, nrta_seq_t *req_sequence)
+{
+	return submit_transfer(__func__, REQ_WRITE, tensor, (void *)buf, offset, size, queue, ret,
+			       req_sequence);
 }
 
 NRT_STATUS nrta_tensor_read(void *buf, nrt_tensor_t *tensor, uint64_t offset, uint64_t size, int queue,
 			    NRT_STATUS *ret, nrta_seq_t *req_sequence)
 {
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = begin(__func__, ret, req_sequence, &st);
-	if (!ctx)
-		return st;
-	uint32_t core;
-	if ((st = check_queue(__func__, NRTA_XU_TENSOR_OP, queue)) ||
-	    (st = tensor_core(ctx, __func__, "tensor", tensor, offset, size, &core)))
-		return st;
-	if (!buf && size) {
-		NRT_LOGE("%s: buf is NULL", __func__);
-		return NRT_INVALID;
-	}
-	async_req_t r = { .kind = REQ_READ, .ret = ret, .tensor = tensor, .buf = buf, .offset = offset,
-			  .size = size };
-	return submit(__func__, queue_of(ctx, core, NRTA_XU_TENSOR_OP, queue), &r, req_sequence);
+	return submit_transfer(__func__, REQ_READ, tensor, buf, offset, size, queue, ret, req_sequence);
 }
 
 NRT_STATUS nrta_tensor_copy(nrt_tensor_t *src, uint64_t src_offset, nrt_tensor_t *dst, uint64_t dst_offset,
