@@ -8,7 +8,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_corpus.h"
 #include "ncc/ncc.h"
+#include "neuronsim/clock.h"
 #include "nrt/nrt.h"
 #include "nrt/nrt_neuronsim.h"
 
@@ -23,45 +25,13 @@
 
 static double now_ms(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+	return (double)ns_monotonic_ns() / 1e6;
 }
 
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return x < y ? -1 : x > y;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int list_corpus(const char *dir, char ***out, int *out_n)
-{
-	DIR *d = opendir(dir);
-	if (!d)
-		return -1;
-	char **v = NULL;
-	int n = 0;
-	struct dirent *e;
-	while ((e = readdir(d)) != NULL) {
-		size_t l = strlen(e->d_name);
-		if (l < 5 || strcmp(e->d_name + l - 4, ".hlo") != 0)
-			continue;
-		char **nv = realloc(v, (size_t)(n + 1) * sizeof(*v));
-		if (!nv)
-			break;
-		v = nv;
-		v[n++] = strdup(e->d_name);
-	}
-	closedir(d);
-	qsort(v, (size_t)n, sizeof(*v), cmp_str);
-	*out = v;
-	*out_n = n;
-	return 0;
 }
 
 /* The baseline: open, read and close the NEFF file (from the page cache after
@@ -131,7 +101,7 @@ int main(int argc, char **argv)
 	if (argc > 1) {
 		names = argv + 1;
 		n = argc - 1;
-	} else if (list_corpus(NCC_HLO_CORPUS, &names, &n) != 0 || n == 0) {
+	} else if (bench_list_corpus(NCC_HLO_CORPUS, &names, &n) != 0 || n == 0) {
 		fprintf(stderr, "neuronsim-bench-load: no .hlo files in %s\n", NCC_HLO_CORPUS);
 		return 1;
 	}

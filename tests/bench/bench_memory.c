@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "ncc/ncc.h"
+#include "neuronsim/clock.h"
 #include "nrt/nrt.h"
 #include "nrt/nrt_experimental.h"
 #include "nrt/nrt_neuronsim.h"
@@ -23,9 +24,7 @@ static const char *const default_modules[] = { "bert-bert_single_graph_4.hlo", "
 
 static double now_ms(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+	return (double)ns_monotonic_ns() / 1e6;
 }
 
 /* "VmRSS:" or "VmHWM:" of this process in bytes; 0 when unreadable. */

@@ -8,6 +8,7 @@
 
 #include "../unit/compiler/ncc_e2e.h"
 #include "hlo_parser.h"
+#include "bench_corpus.h"
 #include "ncc/ncc.h"
 #include "verify.h"
 
@@ -23,36 +24,6 @@
 #define HIT_REPS 5
 #define RUN_REPS 3
 #define SEED 42
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int list_corpus(const char *dir, char ***out, int *out_n)
-{
-	DIR *d = opendir(dir);
-	if (!d)
-		return -1;
-	char **v = NULL;
-	int n = 0;
-	struct dirent *e;
-	while ((e = readdir(d)) != NULL) {
-		size_t l = strlen(e->d_name);
-		if (l < 5 || strcmp(e->d_name + l - 4, ".hlo") != 0)
-			continue;
-		char **nv = realloc(v, (size_t)(n + 1) * sizeof(*v));
-		if (!nv)
-			break;
-		v = nv;
-		v[n++] = strdup(e->d_name);
-	}
-	closedir(d);
-	qsort(v, (size_t)n, sizeof(*v), cmp_str);
-	*out = v;
-	*out_n = n;
-	return 0;
-}
 
 /* Best of reps compiles of path with o; -1 on failure (message printed). */
 static double time_compile(const char *path, const ncc_driver_options_t *o, int reps,
@@ -89,7 +60,7 @@ int main(int argc, char **argv)
 	const char *dir = argc > 1 ? argv[1] : NCC_HLO_CORPUS;
 	char **files = NULL;
 	int n = 0;
-	if (list_corpus(dir, &files, &n) != 0 || n == 0) {
+	if (bench_list_corpus(dir, &files, &n) != 0 || n == 0) {
 		fprintf(stderr, "neuronsim-compiler-bench: no .hlo modules in '%s' (pass the corpus "
 				"directory as the first argument)\n", dir);
 		return 2;
