@@ -72,30 +72,8 @@ bool tp_parse_replica_groups(parser_t *p, ncc_replica_groups_t *rg)
 					          "iota replica groups transpose is not a permutation");
 			seen[t[i]] = true;
 		}
-		rg->ngroups = (int32_t)g[0];
-		rg->group_sizes = ncc_alloc(p->m, sizeof(int32_t) * (size_t)(g[0] ? g[0] : 1));
-		rg->ids = ncc_alloc(p->m, sizeof(int64_t) * (size_t)(total ? total : 1));
-		if (!rg->group_sizes || !rg->ids)
+		if (!ncc_replica_groups_from_iota(p->m, rg, g[0], g[1], r, nr, t, nt, total))
 			return tp_nomem(p);
-		for (int64_t i = 0; i < g[0]; i++)
-			rg->group_sizes[i] = (int32_t)g[1];
-		/* out flat index -> coordinates in transposed dims -> source flat index */
-		int64_t tdims[NCC_MAX_RANK];
-		for (int i = 0; i < nr; i++)
-			tdims[i] = r[nt ? t[i] : i];
-		for (int64_t o = 0; o < total; o++) {
-			int64_t rem = o, coord[NCC_MAX_RANK], src_coord[NCC_MAX_RANK];
-			for (int i = nr - 1; i >= 0; i--) {
-				coord[i] = tdims[i] ? rem % tdims[i] : 0;
-				rem = tdims[i] ? rem / tdims[i] : 0;
-			}
-			for (int i = 0; i < nr; i++)
-				src_coord[nt ? t[i] : i] = coord[i];
-			int64_t src = 0;
-			for (int i = 0; i < nr; i++)
-				src = src * r[i] + src_coord[i];
-			rg->ids[o] = src;
-		}
 		return true;
 	}
 	if (!tp_expect(p, NCC_TOK_LBRACE, "'{' or '[' starting replica_groups"))

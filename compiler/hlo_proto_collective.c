@@ -150,29 +150,8 @@ static bool groups_from_iota(hp_ctx_t *c, ncc_pb_reader_t r, ncc_replica_groups_
 	}
 	if (!(rg->iota_text = hp_text_finish(c, &t)))
 		return false;
-	rg->ngroups = (int32_t)g[0];
-	rg->group_sizes = ncc_alloc(c->m, sizeof(int32_t) * (size_t)(g[0] ? g[0] : 1));
-	rg->ids = ncc_alloc(c->m, sizeof(int64_t) * (size_t)(total ? total : 1));
-	if (!rg->group_sizes || !rg->ids)
+	if (!ncc_replica_groups_from_iota(c->m, rg, g[0], g[1], dims, nd, perm, np, total))
 		return hp_nomem(c);
-	for (int64_t i = 0; i < g[0]; i++)
-		rg->group_sizes[i] = (int32_t)g[1];
-	int64_t tdims[NCC_MAX_RANK];
-	for (int32_t i = 0; i < nd; i++)
-		tdims[i] = dims[np ? perm[i] : i];
-	for (int64_t o = 0; o < total; o++) {
-		int64_t rem = o, coord[NCC_MAX_RANK], src[NCC_MAX_RANK];
-		for (int32_t i = nd - 1; i >= 0; i--) {
-			coord[i] = tdims[i] ? rem % tdims[i] : 0;
-			rem = tdims[i] ? rem / tdims[i] : 0;
-		}
-		for (int32_t i = 0; i < nd; i++)
-			src[np ? perm[i] : i] = coord[i];
-		int64_t id = 0;
-		for (int32_t i = 0; i < nd; i++)
-			id = id * dims[i] + src[i];
-		rg->ids[o] = id;
-	}
 	return true;
 }
 

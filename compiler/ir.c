@@ -121,6 +121,37 @@ void *ncc_alloc(ncc_module_t *m, size_t size)
 	return p;
 }
 
+bool ncc_replica_groups_from_iota(ncc_module_t *m, ncc_replica_groups_t *rg, int64_t g0,
+				  int64_t g1, const int64_t *dims, int32_t nd, const int64_t *perm,
+				  int32_t np, int64_t total)
+{
+	rg->ngroups = (int32_t)g0;
+	rg->group_sizes = ncc_alloc(m, sizeof(int32_t) * (size_t)(g0 ? g0 : 1));
+	rg->ids = ncc_alloc(m, sizeof(int64_t) * (size_t)(total ? total : 1));
+	if (!rg->group_sizes || !rg->ids)
+		return false;
+	for (int64_t i = 0; i < g0; i++)
+		rg->group_sizes[i] = (int32_t)g1;
+	/* out flat index -> coordinates in transposed dims -> source flat index */
+	int64_t tdims[NCC_MAX_RANK];
+	for (int32_t i = 0; i < nd; i++)
+		tdims[i] = dims[np ? perm[i] : i];
+	for (int64_t o = 0; o < total; o++) {
+		int64_t rem = o, coord[NCC_MAX_RANK], src[NCC_MAX_RANK];
+		for (int32_t i = nd - 1; i >= 0; i--) {
+			coord[i] = tdims[i] ? rem % tdims[i] : 0;
+			rem = tdims[i] ? rem / tdims[i] : 0;
+		}
+		for (int32_t i = 0; i < nd; i++)
+			src[np ? perm[i] : i] = coord[i];
+		int64_t id = 0;
+		for (int32_t i = 0; i < nd; i++)
+			id = id * dims[i] + src[i];
+		rg->ids[o] = id;
+	}
+	return true;
+}
+
 char *ncc_strndup(ncc_module_t *m, const char *s, size_t len)
 {
 	char *p = ncc_alloc(m, len + 1);

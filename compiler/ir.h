@@ -520,6 +520,15 @@ char *ncc_strdup(ncc_module_t *m, const char *s);
 /* Deep copy of a shape into m's arena (tuple element arrays and layout_extra). */
 ncc_status_t ncc_shape_clone(ncc_module_t *m, const ncc_shape_t *src, ncc_shape_t *out_shape);
 
+/* Expands an iota replica-group list [g0,g1]<=[dims]T(perm) into rg->ngroups,
+ * group_sizes and ids (in m's arena): ids = transpose(reshape(iota(total), dims),
+ * perm) flattened, g0 groups of g1. The caller has validated it: g0 * g1 == total
+ * == product of dims[0..nd), perm a permutation of nd dims (np == 0: no transpose).
+ * false on allocation failure. Shared by the text parser and the proto decoder. */
+bool ncc_replica_groups_from_iota(ncc_module_t *m, ncc_replica_groups_t *rg, int64_t g0,
+				  int64_t g1, const int64_t *dims, int32_t nd, const int64_t *perm,
+				  int32_t np, int64_t total);
+
 /* Adds an empty computation (name copied; must be unique in the module). */
 ncc_status_t ncc_comp_create(ncc_module_t *m, const char *name, bool is_entry,
 			     ncc_comp_t **out_comp);
