@@ -109,6 +109,19 @@ static bool owner_alive(uint32_t pid, uint64_t start_time)
 	return kill((pid_t)pid, 0) == 0 || errno == EPERM;
 }
 
+/* A file in state INIT whose owner still runs is being created. Its writer
+ * stores start_time after magic, pid and the version, so a reader can see it
+ * still 0: then the owner's pid alone says so (else a scan would call a file
+ * in the middle of its creation stale and remove it). */
+static bool being_created(uint32_t state, uint32_t pid, uint64_t start_time)
+{
+	if (state != PROCSTATS_STATE_INIT)
+		return false;
+	if (start_time == 0)
+		return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+	return owner_alive(pid, start_time);
+}
+
 /* "neuronsim-stats.UID.PID" -> uid, pid; false for any other name. */
 static bool parse_name(const char *name, uint32_t *out_uid, uint32_t *out_pid)
 {
@@ -331,7 +344,7 @@ procstats_status_t procstats_read_file(const char *path, procstats_snap_t *out, 
 		goto out_guard;
 	}
 	uint32_t state = atomic_load_explicit(&f->state, memory_order_acquire);
-	if (state == PROCSTATS_STATE_INIT && owner_alive(f->pid, f->start_time)) {
+	if (being_created(state, f->pid, f->start_time)) {
 		st = fail(PROCSTATS_SKIPPED, err, err_len, "%s: still being created", path);
 		goto out_guard;
 	}
@@ -372,7 +385,8 @@ static bool remove_stale(const char *path)
 		memcpy(&pid, hdr + offsetof(procstats_file_t, pid), sizeof(pid));
 		memcpy(&start_time, hdr + offsetof(procstats_file_t, start_time), sizeof(start_time));
 		bool dead = magic == PROCSTATS_MAGIC &&
-			    (state == PROCSTATS_STATE_CLOSED || !owner_alive(pid, start_time));
+			    (state == PROCSTATS_STATE_CLOSED ||
+			     (!being_created(state, pid, start_time) && !owner_alive(pid, start_time)));
 		gone = dead && unlink(path) == 0;
 	}
 	close(fd);

@@ -708,6 +708,20 @@ START_TEST(test_stats_reader_rejects_bad_files)
 	f->state = PROCSTATS_STATE_INIT;
 	write_fake(name, f, sizeof(*f));
 	ck_assert_int_eq(read_named(name, s, err, sizeof(err)), PROCSTATS_SKIPPED);
+	/* ... also when caught before its writer stored start_time: a scan that
+	 * removes stale files must leave it alone (it once deleted the file of a
+	 * runtime starting next to neuron-monitor, which then never saw it). */
+	uint64_t start = f->start_time;
+	f->start_time = 0;
+	write_fake(name, f, sizeof(*f));
+	ck_assert_int_eq(read_named(name, s, err, sizeof(err)), PROCSTATS_SKIPPED);
+	procstats_list_t scanned;
+	ck_assert_int_eq(procstats_scan(stats_dir, PROCSTATS_SCAN_REMOVE_STALE, 0, &scanned, err,
+					 sizeof(err)), PROCSTATS_OK);
+	ck_assert_uint_eq(scanned.n_stale, 0);
+	procstats_list_free(&scanned);
+	ck_assert_int_eq(read_named(name, s, err, sizeof(err)), PROCSTATS_SKIPPED);
+	f->start_time = start;
 	f->state = PROCSTATS_STATE_LIVE;
 
 	/* Another layout version, a wrong size, garbage. */
