@@ -610,3 +610,62 @@ int isa_fused_desc_validate(const isa_insn_t *insn, const uint8_t *desc, size_t 
 			    isa_dtype_name(insn->ap[0].dtype));
 	return 0;
 }
+
+/* Elements of an operand for counting: none without a region, none when the
+ * shape overflows (isa_insn_validate refuses such an operand anyway). */
+static uint64_t count_elems(const isa_ap_t *ap)
+{
+	if (ap->region == ISA_REGION_NONE)
+		return 0;
+	uint64_t n = isa_ap_num_elements(ap);
+	return n == UINT64_MAX ? 0 : n;
+}
+
+uint64_t isa_insn_flops(const isa_insn_t *insn, uint64_t fused_per_elem)
+{
+	if (insn->n_ap < 1)
+		return 0;
+	uint64_t out = count_elems(&insn->ap[0]);
+	/* ap1 of FUSED is the descriptor (u8): its program decides */
+	if (insn->opcode == ISA_OP_FUSED)
+		return out * fused_per_elem;
+	if (insn->n_ap < 2 || !isa_dtype_is_float(insn->ap[1].dtype))
+		return 0;
+	switch (insn->opcode) {
+	case ISA_OP_MATMUL: {
+		/* ap0[b,m,n] (+)= sum_k ap1[b,m,k] * ap2[b,k,n]: a multiply and
+		 * an add per product, and an add per output to accumulate */
+		const isa_ap_t *a = &insn->ap[1];
+		uint64_t k = a->rank && a->rank <= ISA_MAX_RANK ? a->shape[a->rank - 1] : 0;
+		return 2 * out * k + (insn->flags & ISA_F_ACCUMULATE ? out : 0);
+	}
+	case ISA_OP_ALU:
+		/* compares write pred: the operands' dtype decided above */
+		return out * (insn->sub == ISA_ALU_FMA ? 2 : 1);
+	case ISA_OP_ACTIVATE:
+		return 3 * out; /* scale, bias, function */
+	case ISA_OP_REDUCE:
+		return count_elems(&insn->ap[1]);
+	case ISA_OP_SCATTER:
+		/* ap1 holds the updates; ASSIGN only moves data */
+		return insn->sub != ISA_RED_ASSIGN ? count_elems(&insn->ap[1]) : 0;
+	default:
+		return 0; /* NOP, COPY, IOTA, GATHER, RNG, JUMP */
+	}
+}
+
+uint64_t isa_fused_flops_per_elem(const isa_fused_op_t *code, uint32_t n_code,
+				  const uint8_t *in_dtype, uint32_t n_inputs)
+{
+	uint8_t dt[ISA_FUSED_MAX_REGS] = { 0 };
+	uint64_t per_elem = 0;
+	for (uint32_t i = 0; i < n_inputs && i < ISA_FUSED_MAX_REGS; i++)
+		dt[i] = in_dtype[i];
+	for (uint32_t s = 0; s < n_code; s++) {
+		const isa_fused_op_t *op = &code[s];
+		if (op->op < ISA_ALU_END && isa_dtype_is_float(dt[op->src[0] % ISA_FUSED_MAX_REGS]))
+			per_elem += op->op == ISA_ALU_FMA ? 2 : 1;
+		dt[op->dst % ISA_FUSED_MAX_REGS] = op->dtype;
+	}
+	return per_elem;
+}

@@ -204,39 +204,6 @@ static bool jump_taken(const isa_insn_t *in, const fwsim_kargs_t *k)
 	return nz != !!(in->flags & ISA_F_INVERT);
 }
 
-/* Floating-point operations of one executed instruction (docs/isa.md,
- * "FLOPs"): a few multiplies, against the kernel's per-element work. The
- * rule of neuron-profile's per-instruction flops (runtime/trace_model.c),
- * for float operands only, as the Neuron tools count FLOPs: an instruction
- * on integer or pred operands (ap1's dtype; SELECT's is pred), data
- * movement and control flow count 0. */
-static uint64_t insn_flops(const isa_insn_t *in)
-{
-	if (in->n_ap < 2 || !isa_dtype_is_float(in->ap[1].dtype))
-		return 0;
-	switch (in->opcode) {
-	case ISA_OP_MATMUL: {
-		/* ap0[b,m,n] (+)= sum_k ap1[b,m,k] * ap2[b,k,n]: a multiply and
-		 * an add per product, and an add per output to accumulate */
-		const isa_ap_t *a = &in->ap[1];
-		uint64_t out = isa_ap_num_elements(&in->ap[0]);
-		return 2 * out * a->shape[a->rank - 1] + (in->flags & ISA_F_ACCUMULATE ? out : 0);
-	}
-	case ISA_OP_ALU:
-		/* compares write pred: the operands' dtype decided above */
-		return isa_ap_num_elements(&in->ap[0]) * (in->sub == ISA_ALU_FMA ? 2 : 1);
-	case ISA_OP_ACTIVATE:
-		return 3 * isa_ap_num_elements(&in->ap[0]); /* scale, bias, function */
-	case ISA_OP_REDUCE:
-		return isa_ap_num_elements(&in->ap[1]);
-	case ISA_OP_SCATTER:
-		/* ap1 holds the updates; ASSIGN only moves data */
-		return in->sub != ISA_RED_ASSIGN ? isa_ap_num_elements(&in->ap[1]) : 0;
-	default:
-		return 0; /* NOP, COPY, IOTA, GATHER, RNG, JUMP; FUSED counts itself */
-	}
-}
-
 fwsim_status_t fwsim_exec_insn(fwsim_exec_t *x, uint32_t e, uint32_t pc, uint32_t *out_next)
 {
 	fwsim_job_t *job = x->job;
@@ -319,7 +286,8 @@ fwsim_status_t fwsim_exec_insn(fwsim_exec_t *x, uint32_t e, uint32_t pc, uint32_
 	x->chain_ns[e] = t1;
 	x->busy_ns[e] += t1 - t0;
 	x->insns[e]++;
-	x->flops[e] += in->opcode == ISA_OP_FUSED ? k.flops : insn_flops(in);
+	/* docs/isa.md, "FLOPs": the rule neuron-profile counts with too */
+	x->flops[e] += in->opcode == ISA_OP_FUSED ? k.flops : isa_insn_flops(in, 0);
 	if (job->flags & FWSIM_JOB_PROFILE) {
 		uint64_t slot = __atomic_fetch_add(&x->trace_next, 1, __ATOMIC_RELAXED);
 		if (slot < job->trace->cap) {

@@ -393,25 +393,6 @@ static fwsim_status_t fz_run(const fwsim_kargs_t *k, const fz_prog_t *pg)
 	return FWSIM_OK;
 }
 
-/* Floating-point operations of the program over the whole output
- * (docs/isa.md, "FLOPs"): per element, one per ALU step whose first operand
- * is a float (FMA 2), none for CONVERT and CONST, nor for SELECT (its first
- * operand is pred). Register dtypes are followed through the code. */
-static uint64_t fz_flops(const fz_prog_t *pg, const isa_insn_t *in)
-{
-	uint8_t dt[ISA_FUSED_MAX_REGS] = { 0 };
-	uint64_t per_elem = 0;
-	for (uint32_t i = 0; i < pg->h.n_inputs; i++)
-		dt[i] = pg->in_ap[i].dtype;
-	for (uint32_t s = 0; s < pg->h.n_code; s++) {
-		const isa_fused_op_t *op = &pg->code[s];
-		if (op->op < ISA_ALU_END && isa_dtype_is_float(dt[op->src[0] % ISA_FUSED_MAX_REGS]))
-			per_elem += op->op == ISA_ALU_FMA ? 2 : 1;
-		dt[op->dst % ISA_FUSED_MAX_REGS] = op->dtype;
-	}
-	return per_elem * isa_ap_num_elements(&in->ap[0]);
-}
-
 fwsim_status_t fwsim_exec_fused(fwsim_exec_t *x, uint32_t e, uint32_t pc, fwsim_kargs_t *k)
 {
 	const isa_insn_t *in = k->insn;
@@ -483,7 +464,10 @@ fwsim_status_t fwsim_exec_fused(fwsim_exec_t *x, uint32_t e, uint32_t pc, fwsim_
 		pg->in_base[i] = job->mem + rg->addr + ap->offset;
 	}
 	memcpy(pg->code, p, pg->h.n_code * sizeof(isa_fused_op_t));
-	k->flops = fz_flops(pg, in);
+	uint8_t in_dt[ISA_FUSED_MAX_INPUTS];
+	for (uint32_t i = 0; i < nin; i++)
+		in_dt[i] = pg->in_ap[i].dtype;
+	k->flops = isa_insn_flops(in, isa_fused_flops_per_elem(pg->code, pg->h.n_code, in_dt, nin));
 	fwsim_status_t st = fz_run(k, pg);
 	free(pg);
 	return st;

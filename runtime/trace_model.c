@@ -17,13 +17,14 @@ static uint64_t ap_bytes(const isa_ap_t *ap)
 	return elems(ap) * isa_dtype_size(ap->dtype);
 }
 
-/* Elementwise steps of a FUSED program, and the bytes of its inputs beyond
- * ap[2..3]; 0 when the descriptor cannot be read (the simulator would refuse
- * the instruction anyway). */
+/* FLOPs per output element of a FUSED program (the simulator's rule,
+ * isa_fused_flops_per_elem), and the bytes of its inputs beyond ap[2..3]; 0
+ * when the descriptor cannot be read (the simulator would refuse the
+ * instruction anyway). */
 static void fused_cost(const isa_insn_t *in, const uint8_t *consts, uint64_t consts_size,
-		       uint64_t *out_ops, uint64_t *out_extra_bytes)
+		       uint64_t *out_per_elem, uint64_t *out_extra_bytes)
 {
-	*out_ops = 0;
+	*out_per_elem = 0;
 	*out_extra_bytes = 0;
 	const isa_ap_t *d = &in->ap[1];
 	if (in->n_ap < 2 || d->region != ISA_REGION_CONST || !consts)
@@ -34,71 +35,50 @@ static void fused_cost(const isa_insn_t *in, const uint8_t *consts, uint64_t con
 	const uint8_t *p = consts + d->offset;
 	isa_fused_desc_t h;
 	memcpy(&h, p, sizeof(h));
-	if (h.magic != ISA_FUSED_MAGIC || isa_fused_desc_size(h.n_inputs, h.n_code) > len)
+	if (h.magic != ISA_FUSED_MAGIC || h.n_inputs > ISA_FUSED_MAX_INPUTS ||
+	    h.n_code > ISA_FUSED_MAX_CODE || isa_fused_desc_size(h.n_inputs, h.n_code) > len)
 		return;
-	uint32_t extra = h.n_inputs > ISA_FUSED_DIRECT ? h.n_inputs - ISA_FUSED_DIRECT : 0;
+	uint8_t in_dt[ISA_FUSED_MAX_INPUTS] = { 0 };
+	uint32_t n_ap = in->n_ap < ISA_MAX_AP ? in->n_ap : ISA_MAX_AP;
+	for (uint32_t i = 0; i < h.n_inputs && i < ISA_FUSED_DIRECT && 2 + i < n_ap; i++)
+		in_dt[i] = (uint8_t)in->ap[2 + i].dtype;
 	p += sizeof(h);
-	for (uint32_t i = 0; i < extra; i++, p += sizeof(isa_ap_t)) {
+	for (uint32_t i = ISA_FUSED_DIRECT; i < h.n_inputs; i++, p += sizeof(isa_ap_t)) {
 		isa_ap_t ap;
 		memcpy(&ap, p, sizeof(ap));
 		*out_extra_bytes += ap_bytes(&ap);
+		in_dt[i] = (uint8_t)ap.dtype;
 	}
-	for (uint32_t i = 0; i < h.n_code; i++, p += sizeof(isa_fused_op_t)) {
-		isa_fused_op_t op;
-		memcpy(&op, p, sizeof(op));
-		/* Conversions and constants move data; they are not arithmetic. */
-		if (op.op < ISA_ALU_END)
-			(*out_ops)++;
-	}
+	isa_fused_op_t code[ISA_FUSED_MAX_CODE];
+	memcpy(code, p, h.n_code * sizeof(isa_fused_op_t));
+	*out_per_elem = isa_fused_flops_per_elem(code, h.n_code, in_dt, h.n_inputs);
 }
 
 void nrt_trace_insn_cost(const isa_insn_t *in, const uint8_t *consts, uint64_t consts_size,
 			 uint64_t *out_flops, uint64_t *out_bytes)
 {
-	uint64_t flops = 0, bytes = 0;
+	uint64_t bytes = 0, per_elem = 0;
 	uint32_t n_ap = in->n_ap < ISA_MAX_AP ? in->n_ap : ISA_MAX_AP;
 	for (uint32_t i = 0; i < n_ap; i++)
 		bytes += ap_bytes(&in->ap[i]);
-	uint64_t out = n_ap ? elems(&in->ap[0]) : 0;
 	switch (in->opcode) {
-	case ISA_OP_MATMUL: {
-		/* [B,M,K] x [B,K,N]: a multiply and an add per (b, m, n, k). */
-		const isa_ap_t *a = &in->ap[1];
-		uint64_t k = a->rank ? a->shape[a->rank - 1] : 0;
-		flops = 2 * out * k;
-		if (in->flags & ISA_F_ACCUMULATE) {
-			flops += out;
-			bytes += ap_bytes(&in->ap[0]); /* read as well as written */
-		}
-		break;
-	}
-	case ISA_OP_ALU:
-		flops = out * (in->sub == ISA_ALU_FMA ? 2 : 1);
-		break;
-	case ISA_OP_ACTIVATE:
-		flops = out * 3; /* scale, bias, function */
-		break;
+	case ISA_OP_MATMUL:
 	case ISA_OP_REDUCE:
-		flops = n_ap > 1 ? elems(&in->ap[1]) : 0;
 		if (in->flags & ISA_F_ACCUMULATE)
-			bytes += ap_bytes(&in->ap[0]);
-		break;
-	case ISA_OP_SCATTER:
-		/* ap0 is read and written where updated; ASSIGN only moves data. */
-		flops = in->sub == ISA_RED_ASSIGN || n_ap < 2 ? 0 : elems(&in->ap[1]);
+			bytes += ap_bytes(&in->ap[0]); /* read as well as written */
 		break;
 	case ISA_OP_FUSED: {
-		uint64_t ops, extra;
-		fused_cost(in, consts, consts_size, &ops, &extra);
-		flops = out * ops;
+		uint64_t extra;
+		fused_cost(in, consts, consts_size, &per_elem, &extra);
 		/* ap1 is the descriptor, not data. */
 		bytes = bytes - ap_bytes(&in->ap[1]) + extra;
 		break;
 	}
-	default: /* NOP, COPY, IOTA, GATHER, RNG, JUMP: no arithmetic */
+	default:
 		break;
 	}
-	*out_flops = flops;
+	/* One rule with the simulator's job counter (docs/isa.md, "FLOPs"). */
+	*out_flops = isa_insn_flops(in, per_elem);
 	*out_bytes = bytes;
 }
 

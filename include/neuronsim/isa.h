@@ -271,6 +271,23 @@ int isa_insn_validate(const isa_insn_t *insn, uint32_t n_regions,
 int isa_fused_desc_validate(const isa_insn_t *insn, const uint8_t *desc, size_t len,
 			    uint32_t n_regions, char *err, size_t err_len);
 
+/* Floating-point operations of one instruction (docs/isa.md, "FLOPs"), the one
+ * rule behind the simulator's job flops and neuron-profile's per-instruction
+ * flops. Counts only float data: an instruction whose ap1 is an integer or
+ * pred type counts 0; data movement and control flow count 0. FUSED counts
+ * fused_per_elem (isa_fused_flops_per_elem) per element of ap0, because its
+ * program lives in memory, not in the instruction. Element counts of an
+ * operand with no region or an overflowing shape count 0. */
+uint64_t isa_insn_flops(const isa_insn_t *insn, uint64_t fused_per_elem);
+
+/* Per output element of a FUSED program: one per ALU step whose first source
+ * register holds a float (FMA two), none for CONVERT, CONST or SELECT (pred
+ * first). in_dtype[i] is input i's dtype (the register dtypes follow the code
+ * from there); registers are taken modulo ISA_FUSED_MAX_REGS, so an unchecked
+ * program gives a count, never an out-of-bounds read. */
+uint64_t isa_fused_flops_per_elem(const isa_fused_op_t *code, uint32_t n_code,
+				  const uint8_t *in_dtype, uint32_t n_inputs);
+
 /* Byte size of a descriptor with these counts. */
 static inline size_t isa_fused_desc_size(uint32_t n_inputs, uint32_t n_code)
 {
