@@ -83,6 +83,18 @@ void nrt_profile_transfer(bool to_device, const char *tensor, uint64_t bytes, ui
  * (NRT_INVALID while one runs) / writes the running one as nrt_close would and
  * stops it (NRT_INVALID when none runs). func names the caller in messages. */
 NRT_STATUS nrt_profile_inspect_begin(nrt_ctx_t *ctx, const char *func);
+/* The settings of an inspection begun with options (inspect.c). */
+#define NRT_INSPECT_MAX_NC 4096u
+typedef struct nrt_inspect_settings {
+	bool record;            /* false: the inspection runs but records nothing */
+	bool sys;               /* the system profile */
+	unsigned dev_mode;      /* nrt_inspect_device_profile_mode_t: 0 off, 1 model, 2 session */
+	unsigned first_session; /* ntrace_session_<N>.json.gz: the first free N from this */
+	const uint8_t *nc_off;  /* NRT_INSPECT_MAX_NC / 8 bytes, a set bit: no device profile there */
+	const char *out_dir;
+} nrt_inspect_settings_t;
+/* As nrt_profile_inspect_begin with s instead of the environment. */
+NRT_STATUS nrt_profile_inspect_begin_with(nrt_ctx_t *ctx, const char *func, const nrt_inspect_settings_t *s);
 NRT_STATUS nrt_profile_inspect_stop(nrt_ctx_t *ctx, const char *func);
 /* Continuous profiling (profile_continuous.c): every execution is
  * device-traced and each core's latest kept. begin: NRT_INVALID when running

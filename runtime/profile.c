@@ -31,6 +31,11 @@ typedef struct nrt_profile_state {
 	dev_mode_t inspect_dev;
 	uint64_t warmup;
 	char out_dir[PATH_MAX];
+	/* nrt_inspect_begin_with_options only (0/false otherwise): */
+	bool inspect_idle;               /* running, recording nothing, writing nothing */
+	unsigned inspect_first_session;  /* ntrace_session_<N>: the first free N from this */
+	bool inspect_nc_filter;          /* inspect_nc_off applies */
+	uint8_t inspect_nc_off[NRT_INSPECT_MAX_NC / 8]; /* a set bit: no device profile on that core */
 	uint64_t inspect_start_ns;
 	uint64_t max_spans;
 	const char *backend;
@@ -118,6 +123,30 @@ static bool inspect_env_enabled(void)
 
 static NRT_STATUS read_inspect_env(nrt_profile_state_t *p, const char *func);
 
+/* Sets p->out_dir to dir, created (with parents) and writable now rather than
+ * found wanting when the trace is written; what names the setting in
+ * messages, hint says what to do. */
+static NRT_STATUS set_out_dir(nrt_profile_state_t *p, const char *dir, const char *func, const char *what,
+			      const char *hint)
+{
+	if (strlen(dir) >= sizeof(p->out_dir) - 128) {
+		NRT_LOGE("%s: %s is too long (%zu bytes)", func, what, strlen(dir));
+		return NRT_INVALID;
+	}
+	snprintf(p->out_dir, sizeof(p->out_dir), "%s", dir);
+	if (nrt_trace_mkdirs(p->out_dir) != 0) {
+		NRT_LOGE("%s: %s '%s' cannot be created: %s (%s)", func, what, p->out_dir, strerror(errno),
+			 hint);
+		return NRT_INVALID;
+	}
+	if (access(p->out_dir, W_OK) != 0) {
+		NRT_LOGE("%s: %s '%s' is not writable: %s (%s)", func, what, p->out_dir, strerror(errno),
+			 hint);
+		return NRT_INVALID;
+	}
+	return NRT_SUCCESS;
+}
+
 static NRT_STATUS read_env(nrt_profile_state_t *p)
 {
 	if (env_bool("NEURON_RT_INSPECT_ENABLE", false, &p->inspect))
@@ -175,24 +204,8 @@ static NRT_STATUS read_inspect_env(nrt_profile_state_t *p, const char *func)
 	v = getenv("NEURON_RT_INSPECT_OUTPUT_DIR");
 	if (!v || !*v)
 		v = "./output";
-	if (strlen(v) >= sizeof(p->out_dir) - 128) {
-		NRT_LOGE("%s: NEURON_RT_INSPECT_OUTPUT_DIR is too long (%zu bytes)", func, strlen(v));
-		return NRT_INVALID;
-	}
-	snprintf(p->out_dir, sizeof(p->out_dir), "%s", v);
-	/* Fail now rather than lose the trace at nrt_close. */
-	if (nrt_trace_mkdirs(p->out_dir) != 0) {
-		NRT_LOGE("%s: NEURON_RT_INSPECT_OUTPUT_DIR '%s' cannot be created: %s (choose a "
-			 "writable directory, or unset NEURON_RT_INSPECT_ENABLE)", func, p->out_dir,
-			 strerror(errno));
-		return NRT_INVALID;
-	}
-	if (access(p->out_dir, W_OK) != 0) {
-		NRT_LOGE("%s: NEURON_RT_INSPECT_OUTPUT_DIR '%s' is not writable: %s", func, p->out_dir,
-			 strerror(errno));
-		return NRT_INVALID;
-	}
-	return NRT_SUCCESS;
+	return set_out_dir(p, v, func, "NEURON_RT_INSPECT_OUTPUT_DIR",
+			   "choose a writable directory, or unset NEURON_RT_INSPECT_ENABLE");
 }
 
 /* ---- writing ---- */
@@ -246,6 +259,8 @@ static NRT_STATUS write_api_locked(nrt_profile_state_t *p, const char *path, uin
  * with the system and the device tracks. */
 static void write_inspect_locked(nrt_profile_state_t *p)
 {
+	if (p->inspect_idle)
+		return;
 	char host[256] = "localhost";
 	if (gethostname(host, sizeof(host) - 1) != 0 || !host[0])
 		snprintf(host, sizeof(host), "localhost");
@@ -261,7 +276,7 @@ static void write_inspect_locked(nrt_profile_state_t *p)
 		return;
 	}
 	char path[sizeof(dir) + 64];
-	for (unsigned n = 0;; n++) {
+	for (unsigned n = p->inspect_first_session;; n++) {
 		snprintf(path, sizeof(path), "%s/ntrace_session_%u.json.gz", dir, n);
 		if (access(path, F_OK) != 0)
 			break;
@@ -371,9 +386,12 @@ nrt_backend_trace_t *nrt_profile_exec_traces(nrt_ctx_t *ctx, const nrt_exec_rec_
 	pthread_mutex_lock(&g_prof.lock);
 	nrt_trace_model_t *tm = model_find_locked(p, m->executable_id);
 	bool api_want = p->api_active && p->api_model_id == m->executable_id;
-	bool model_want = p->inspect && p->inspect_dev == DEV_MODEL && rec->exec_index >= p->warmup &&
+	uint32_t core = rec->instance ? rec->instance->first_core : m->start_nc;
+	bool nc_ok = !p->inspect_nc_filter ||
+		     (core < NRT_INSPECT_MAX_NC && !(p->inspect_nc_off[core / 8] & (1u << (core % 8))));
+	bool model_want = p->inspect && nc_ok && p->inspect_dev == DEV_MODEL && rec->exec_index >= p->warmup &&
 			  !(tm && inst < tm->n_instances && tm->instance_traced[inst]);
-	bool want = api_want || model_want || (p->inspect && p->inspect_dev == DEV_SESSION) ||
+	bool want = api_want || model_want || (p->inspect && nc_ok && p->inspect_dev == DEV_SESSION) ||
 		    p->cont_active;
 	if (want && !tm) {
 		tm = nrt_trace_model_create(&m->view, m->executable_id, m->n_instances);
@@ -771,30 +789,32 @@ NRT_STATUS nrt_profile_stop(const char *filename)
 
 /* ---- nrt_inspect_begin / nrt_inspect_stop (inspect.c) ---- */
 
-NRT_STATUS nrt_profile_inspect_begin(nrt_ctx_t *ctx, const char *func)
+/* Starts the inspection cfg describes (inspect_sys, inspect_dev, warmup,
+ * out_dir and the options-only fields) unless one runs or continuous
+ * profiling forbids its device profile. */
+static NRT_STATUS inspect_start(nrt_profile_state_t *p, const nrt_profile_state_t *cfg, const char *func,
+				const char *dev_setting)
 {
-	nrt_profile_state_t *p = ctx->profile;
-	nrt_profile_state_t *cfg = calloc(1, sizeof(*cfg));
-	if (!cfg)
-		return NRT_RESOURCE;
-	NRT_STATUS st = read_inspect_env(cfg, func);
+	NRT_STATUS st = NRT_SUCCESS;
 	pthread_mutex_lock(&g_prof.lock);
-	if (!st && p->inspect) {
+	if (p->inspect) {
 		NRT_LOGE("%s: an inspection is already running (NEURON_RT_INSPECT_ENABLE at nrt_init, or "
-			 "an earlier nrt_inspect_begin): call nrt_inspect_stop first", func);
+			 "an earlier nrt_inspect_begin or nrt_inspect_begin_with_options): call "
+			 "nrt_inspect_stop first", func);
 		st = NRT_INVALID;
-	}
-	if (!st && p->cont_active && cfg->inspect_dev != DEV_OFF) {
+	} else if (p->cont_active && cfg->inspect_dev != DEV_OFF) {
 		NRT_LOGE("%s: continuous profiling is running; a device profile cannot be inspected "
-			 "alongside (call nrt_profile_continuous_stop, or set "
-			 "NEURON_RT_INSPECT_DEVICE_PROFILE=0)", func);
+			 "alongside (call nrt_profile_continuous_stop, or %s)", func, dev_setting);
 		st = NRT_INVALID;
-	}
-	if (!st) {
+	} else {
 		p->inspect = true;
 		p->inspect_sys = cfg->inspect_sys;
 		p->inspect_dev = cfg->inspect_dev;
 		p->warmup = cfg->warmup;
+		p->inspect_idle = cfg->inspect_idle;
+		p->inspect_first_session = cfg->inspect_first_session;
+		p->inspect_nc_filter = cfg->inspect_nc_filter;
+		memcpy(p->inspect_nc_off, cfg->inspect_nc_off, sizeof(p->inspect_nc_off));
 		memcpy(p->out_dir, cfg->out_dir, sizeof(p->out_dir));
 		p->inspect_start_ns = ns_monotonic_ns();
 		/* DEVICE_PROFILE=model traces each instance once per inspection. */
@@ -804,6 +824,39 @@ NRT_STATUS nrt_profile_inspect_begin(nrt_ctx_t *ctx, const char *func)
 		update_on_locked();
 	}
 	pthread_mutex_unlock(&g_prof.lock);
+	return st;
+}
+
+NRT_STATUS nrt_profile_inspect_begin(nrt_ctx_t *ctx, const char *func)
+{
+	nrt_profile_state_t *cfg = calloc(1, sizeof(*cfg));
+	if (!cfg)
+		return NRT_RESOURCE;
+	NRT_STATUS st = read_inspect_env(cfg, func);
+	if (!st)
+		st = inspect_start(ctx->profile, cfg, func, "set NEURON_RT_INSPECT_DEVICE_PROFILE=0");
+	free(cfg);
+	return st;
+}
+
+NRT_STATUS nrt_profile_inspect_begin_with(nrt_ctx_t *ctx, const char *func, const nrt_inspect_settings_t *s)
+{
+	nrt_profile_state_t *cfg = calloc(1, sizeof(*cfg));
+	if (!cfg)
+		return NRT_RESOURCE;
+	NRT_STATUS st = set_out_dir(cfg, s->out_dir, func, "the output directory",
+				    "choose a writable one with nrt_inspect_config_set_output_dir");
+	cfg->inspect_idle = !s->record;
+	cfg->inspect_sys = s->record && s->sys;
+	cfg->inspect_dev = s->record ? (dev_mode_t)s->dev_mode : DEV_OFF;
+	cfg->inspect_first_session = s->first_session;
+	if (s->nc_off) {
+		cfg->inspect_nc_filter = true;
+		memcpy(cfg->inspect_nc_off, s->nc_off, sizeof(cfg->inspect_nc_off));
+	}
+	if (!st)
+		st = inspect_start(ctx->profile, cfg, func,
+				   "disable the device profile in the options");
 	free(cfg);
 	return st;
 }
@@ -820,6 +873,9 @@ NRT_STATUS nrt_profile_inspect_stop(nrt_ctx_t *ctx, const char *func)
 	}
 	write_inspect_locked(p);
 	p->inspect = false;
+	p->inspect_idle = false;
+	p->inspect_first_session = 0;
+	p->inspect_nc_filter = false;
 	atomic_store(&p->dev_mode, DEV_OFF);
 	update_on_locked();
 	/* What a nrt_profile_start session still needs stays. */

@@ -17,6 +17,14 @@ static const char *const type_names[NRT_SYS_TRACE_TYPE_COUNT] = {
 	"nrt_execute", "nrta_tensor_op", "nrta_compute", "nrta_collectives",
 };
 
+int nrt_sys_trace_type_index(const char *name)
+{
+	for (int i = 0; name && i < NRT_SYS_TRACE_TYPE_COUNT; i++)
+		if (strcmp(name, type_names[i]) == 0)
+			return i;
+	return -1;
+}
+
 struct nrt_sys_trace_config {
 	uint64_t max_events_per_nc;
 	uint8_t nc_off[MAX_NC / 8];
@@ -183,11 +191,10 @@ NRT_STATUS nrt_sys_trace_config_set_capture_enabled_for_event_type(nrt_sys_trace
 		NRT_LOGE("%s: options or event_type is NULL", __func__);
 		return NRT_INVALID;
 	}
-	for (int i = 0; i < NRT_SYS_TRACE_TYPE_COUNT; i++) {
-		if (strcmp(event_type, type_names[i]) == 0) {
-			options->type_off[i] = !enabled;
-			return NRT_SUCCESS;
-		}
+	int i = nrt_sys_trace_type_index(event_type);
+	if (i >= 0) {
+		options->type_off[i] = !enabled;
+		return NRT_SUCCESS;
 	}
 	NRT_LOGE("%s: unknown event type '%s' (nrt_sys_trace_get_event_types lists them)", __func__,
 		 event_type);

@@ -16,6 +16,9 @@ typedef enum nrt_sys_trace_type {
 	NRT_SYS_TRACE_TYPE_COUNT
 } nrt_sys_trace_type_t;
 
+/* The type named name (nrt_sys_trace_get_event_types' names), or -1. */
+int nrt_sys_trace_type_index(const char *name);
+
 /* True while a capture runs (one relaxed atomic load). */
 bool nrt_sys_trace_capturing(void);
 /* Records one event of core nc if a capture runs and takes it (strings are

@@ -48,7 +48,7 @@ static void on_exec(void *params, uint32_t model_id, uint32_t vnc, uint64_t job_
 		__atomic_add_fetch((int *)params, 1, __ATOMIC_SEQ_CST);
 }
 
-static int run(const void *neff, size_t size)
+static int run(const void *neff, size_t size, const char *work_dir)
 {
 	nrt_version_t ver;
 	CALL(nrt_get_version(&ver, sizeof(ver)));
@@ -107,9 +107,22 @@ static int run(const void *neff, size_t size)
 	}
 	CALL(nrt_tensor_write_batch(batches, nb, false));
 
-	/* A system trace capture around the synchronous execution. */
+	/* A system trace capture and an inspection (system profile only) around
+	 * the synchronous execution. */
+	char inspect_dir[512];
+	snprintf(inspect_dir, sizeof(inspect_dir), "%s/inspect", work_dir);
+	nrt_inspect_config_t *inspect_opts = NULL;
+	CALL(nrt_inspect_config_allocate(&inspect_opts));
+	CALL(nrt_inspect_config_set_output_dir(inspect_opts, inspect_dir));
+	CALL(nrt_inspect_config_set_session_id(inspect_opts, 0));
+	CALL(nrt_inspect_config_set_enable_inspect(inspect_opts, true));
+	CALL(nrt_inspect_config_set_activity(inspect_opts, "all", false));
+	CALL(nrt_inspect_config_set_activity(inspect_opts, "system_profile", true));
+	CALL(nrt_inspect_begin_with_options(inspect_opts));
+	CALL(nrt_inspect_config_free(inspect_opts));
 	CALL(nrt_sys_trace_start(NULL));
 	CALL(nrt_execute(model, inputs, outputs));
+	CALL(nrt_inspect_stop());
 	char *trace = NULL;
 	size_t trace_size = 0;
 	CALL(nrt_sys_trace_fetch_events(&trace, &trace_size, NULL));
@@ -199,9 +212,9 @@ static int run(const void *neff, size_t size)
 	return 0;
 }
 
-int sdk_client_run(const void *neff, size_t size, char *err, size_t err_len)
+int sdk_client_run(const void *neff, size_t size, const char *work_dir, char *err, size_t err_len)
 {
 	g_err = err;
 	g_err_len = err_len;
-	return run(neff, size);
+	return run(neff, size, work_dir);
 }

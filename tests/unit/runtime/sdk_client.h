@@ -5,8 +5,9 @@
 #include <stddef.h>
 
 /* Runs the client on the NEFF in [neff, neff + size), a model with two f32[n]
- * inputs and one f32[n] output that is their sum (names from the model).
- * Returns 0, or -1 with what failed in err[err_len]. */
-int sdk_client_run(const void *neff, size_t size, char *err, size_t err_len);
+ * inputs and one f32[n] output that is their sum (names from the model); its
+ * profiles go under work_dir (an inspection in work_dir/inspect). Returns 0,
+ * or -1 with what failed in err[err_len]. */
+int sdk_client_run(const void *neff, size_t size, const char *work_dir, char *err, size_t err_len);
 
 #endif /* SDK_CLIENT_H */

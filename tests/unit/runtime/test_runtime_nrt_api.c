@@ -2,8 +2,10 @@
 #include <check.h>
 #include <jansson.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "nrt/nrt.h"
 #include "nrt/nrt_async.h"
@@ -370,10 +372,17 @@ START_TEST(test_sdk_client_program)
 	test_env_default();
 	size_t sz;
 	void *neff = test_neff_add(64, &sz);
-	char err[512] = "";
-	int rc = sdk_client_run(neff, sz, err, sizeof(err));
+	char dir[64], err[512] = "";
+	rt_tmpdir_create(dir, sizeof(dir), "nrt-sdk-client");
+	int rc = sdk_client_run(neff, sz, dir, err, sizeof(err));
 	ck_assert_msg(rc == 0, "SDK client: %s", err);
 	free(neff);
+	/* Its inspection, in the Neuron Runtime's layout. */
+	char host[256], path[1024];
+	ck_assert_int_eq(gethostname(host, sizeof(host)), 0);
+	snprintf(path, sizeof(path), "%s/inspect/%s_pid_%ld/ntrace_session_0.json.gz", dir, host, (long)getpid());
+	ck_assert_msg(access(path, R_OK) == 0, "no %s", path);
+	ck_assert_int_eq(rt_tmpdir_remove(dir), 0);
 }
 END_TEST
 

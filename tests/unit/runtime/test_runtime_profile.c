@@ -853,6 +853,201 @@ START_TEST(test_inspect_begin_refused_while_env_inspection_runs)
 }
 END_TEST
 
+/* <out>/<host>_pid_<pid>/ntrace_session_<n>.json.gz in path[len]. */
+static void session_path(const char *out, unsigned n, char *path, size_t len)
+{
+	char host[256];
+	ck_assert_int_eq(gethostname(host, sizeof(host)), 0);
+	ck_assert_int_lt(snprintf(path, len, "%s/%s_pid_%ld/ntrace_session_%u.json.gz", out, host,
+				  (long)getpid(), n), (int)len);
+}
+
+/* The options objects: defaults, what each setter refuses (with a message
+ * naming the call) and the activity lists; none needs nrt_init. */
+START_TEST(test_inspect_config_setters_validate)
+{
+	env_clean();
+	nrt_inspect_config_t *o = NULL;
+	test_capture_begin();
+	ck_assert_int_eq(nrt_inspect_config_allocate(NULL), NRT_INVALID);
+	ck_assert_int_eq(nrt_inspect_config_set_defaults(NULL), NRT_INVALID);
+	ck_assert_int_eq(nrt_inspect_config_set_session_id(NULL, 1), NRT_INVALID);
+	ck_assert_int_eq(nrt_inspect_config_set_output_dir(NULL, "x"), NRT_INVALID);
+	ck_assert_int_eq(nrt_inspect_config_set_enable_inspect(NULL, true), NRT_INVALID);
+	ck_assert_int_eq(nrt_inspect_config_set_activity(NULL, "all", true), NRT_INVALID);
+	ck_assert_int_eq(nrt_inspect_config_allocate(&o), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_inspect_config_set_session_id(o, -1), NRT_INVALID);
+	ck_assert_int_eq(nrt_inspect_config_set_output_dir(o, ""), NRT_INVALID);
+	ck_assert_int_eq(nrt_inspect_config_set_output_dir(o, NULL), NRT_INVALID);
+	ck_assert_int_eq(nrt_inspect_config_set_activity(o, "gpu_util", true), NRT_INVALID);
+	ck_assert_int_eq(nrt_inspect_config_set_activity(o, NULL, true), NRT_INVALID);
+	ck_assert_int_eq(nrt_inspect_config_set_capture_enabled_for_event_type_string(o, "bogus", false),
+			 NRT_INVALID);
+	ck_assert_int_eq(nrt_inspect_config_set_capture_enabled_for_nc(o, 4096, false), NRT_INVALID);
+	ck_assert_int_eq(nrt_inspect_config_set_inspect_device_profile_mode(o, (nrt_inspect_device_profile_mode_t)7),
+			 NRT_INVALID);
+	ck_assert_int_eq(nrt_inspect_config_get_enabled_activity_types(o, NULL, NULL), NRT_INVALID);
+	char *log = test_capture_end();
+	const char *want[] = {
+		"nrt_inspect_config_allocate: options is NULL",
+		"nrt_inspect_config_set_session_id: session_id -1 is negative",
+		"nrt_inspect_config_set_output_dir: output_dir is empty",
+		"nrt_inspect_config_set_output_dir: output_dir is NULL",
+		"nrt_inspect_config_set_activity: unknown activity type 'gpu_util'",
+		"nrt_inspect_config_set_capture_enabled_for_event_type_string: unknown event type 'bogus'",
+		"nrt_inspect_config_set_capture_enabled_for_nc: NeuronCore 4096",
+		"nrt_inspect_config_set_inspect_device_profile_mode: device profile mode 7",
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		ck_assert_msg(strstr(log, want[i]), "missing '%s' in: %s", want[i], log);
+	free(log);
+	/* The defaults enable every activity type. */
+	const char **acts = NULL;
+	size_t n = 0;
+	ck_assert_int_eq(nrt_inspect_config_get_all_activity_types(&acts, &n), NRT_SUCCESS);
+	ck_assert_uint_eq(n, 4);
+	ck_assert_str_eq(acts[0], "system_profile");
+	ck_assert_str_eq(acts[1], "device_profile");
+	ck_assert_str_eq(acts[2], "host_memory");
+	ck_assert_str_eq(acts[3], "cpu_util");
+	nrt_inspect_config_free_activity_types(acts, n);
+	ck_assert_int_eq(nrt_inspect_config_get_enabled_activity_types(o, &acts, &n), NRT_SUCCESS);
+	ck_assert_uint_eq(n, 4);
+	nrt_inspect_config_free_activity_types(acts, n);
+	ck_assert_int_eq(nrt_inspect_config_set_activity(o, "all", false), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_inspect_config_set_activity(o, "device_profile", true), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_inspect_config_get_enabled_activity_types(o, &acts, &n), NRT_SUCCESS);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_str_eq(acts[0], "device_profile");
+	nrt_inspect_config_free_activity_types(acts, n);
+	ck_assert_int_eq(nrt_inspect_config_set_defaults(o), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_inspect_config_get_enabled_activity_types(o, &acts, &n), NRT_SUCCESS);
+	ck_assert_uint_eq(n, 4);
+	nrt_inspect_config_free_activity_types(acts, n);
+	ck_assert_int_eq(nrt_inspect_config_free(o), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_inspect_config_free(NULL), NRT_SUCCESS);
+}
+END_TEST
+
+/* nrt_inspect_begin_with_options: the options, not NEURON_RT_INSPECT_*,
+ * choose what is recorded and where; the session id numbers the file; the
+ * defaults record nothing; a disabled core gets no device profile; options
+ * with nothing behind them are reported once at INFO. */
+START_TEST(test_inspect_begin_with_options)
+{
+	env_clean();
+	tmp_setup();
+	const char *out = tmp_path("opts");
+	char path[1024];
+	nrt_inspect_config_t *o = NULL;
+	ck_assert_int_eq(nrt_inspect_config_allocate(&o), NRT_SUCCESS);
+	NRT_STATUS before = nrt_inspect_begin_with_options(o);
+	ck_assert(before == NRT_UNINITIALIZED || before == NRT_CLOSED); /* CLOSED with CK_FORK=no */
+	/* Ignored by this call (the SDK says so): a bad value does not stop it. */
+	setenv("NEURON_RT_INSPECT_DEVICE_PROFILE", "bogus", 1);
+	setenv("NEURON_RT_INSPECT_OUTPUT_DIR", tmp_path("env-dir"), 1);
+	setenv("NEURON_RT_LOG_LEVEL", "INFO", 1);
+	rt_init_ok();
+	fx_t f;
+	fx_setup(&f, 256);
+
+	/* The defaults (NULL): running, recording nothing, writing nothing
+	 * (their directory, ./output, is made in the test's own directory). */
+	char cwd[1024];
+	ck_assert_ptr_nonnull(getcwd(cwd, sizeof(cwd)));
+	ck_assert_int_eq(chdir(tmpdir), 0);
+	test_capture_begin();
+	ck_assert_int_eq(nrt_inspect_begin_with_options(NULL), NRT_SUCCESS);
+	char *log = test_capture_end();
+	ck_assert_msg(strstr(log, "enable_inspect is off in the options: this inspection records nothing"),
+		      "log: %s", log);
+	ck_assert_msg(strstr(log, "activity host_memory is not implemented by neuronsim"), "log: %s", log);
+	ck_assert_msg(strstr(log, "activity cpu_util is not implemented by neuronsim"), "log: %s", log);
+	free(log);
+	ck_assert_int_eq(nrt_inspect_begin(), NRT_INVALID); /* one at a time */
+	ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_inspect_stop(), NRT_SUCCESS);
+	session_path("output", 1, path, sizeof(path));
+	ck_assert_int_ne(access(path, F_OK), 0);
+	ck_assert_int_eq(chdir(cwd), 0);
+	ck_assert_int_ne(access(tmp_path("env-dir"), F_OK), 0);
+
+	/* Recording: session 5, the device profile of every execution. */
+	ck_assert_int_eq(nrt_inspect_config_set_enable_inspect(o, true), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_inspect_config_set_output_dir(o, out), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_inspect_config_set_session_id(o, 5), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_inspect_config_set_inspect_device_profile_mode(o, NRT_INSPECT_DEVICE_PROFILE_MODE_SESSION),
+			 NRT_SUCCESS);
+	test_capture_begin();
+	ck_assert_int_eq(nrt_inspect_begin_with_options(o), NRT_SUCCESS);
+	log = test_capture_end();
+	ck_assert_msg(!strstr(log, "host_memory"), "reported twice: %s", log); /* once per process */
+	ck_assert_msg(!strstr(log, "records nothing"), "log: %s", log);
+	free(log);
+	ck_assert_int_eq(nrt_inspect_config_free(o), NRT_SUCCESS); /* not needed after the call */
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_inspect_stop(), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_inspect_stop(), NRT_INVALID);
+	session_path(out, 5, path, sizeof(path));
+	json_t *root = load_trace(path);
+	ck_assert_uint_eq(count(root, "X", "runtime", "nrt_execute"), 2);
+	ck_assert_uint_eq(count(root, "X", "job", NULL), 2);
+	ck_assert_uint_eq(count(root, "X", "device", "add.3"), 2);
+	ck_assert_str_eq(sget(json_object_get(root, "otherData"), "device_profile"), "session");
+	json_decref(root);
+
+	/* The same session id again: the next free number. Core 0 disabled: no
+	 * device profile; system profile off: no runtime spans either. */
+	ck_assert_int_eq(nrt_inspect_config_allocate(&o), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_inspect_config_set_enable_inspect(o, true), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_inspect_config_set_output_dir(o, out), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_inspect_config_set_session_id(o, 5), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_inspect_config_set_capture_enabled_for_nc(o, 0, false), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_inspect_config_set_activity(o, "system_profile", false), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_inspect_begin_with_options(o), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_inspect_stop(), NRT_SUCCESS);
+	session_path(out, 6, path, sizeof(path));
+	root = load_trace(path);
+	ck_assert_uint_eq(count(root, "X", "runtime", "nrt_execute"), 0);
+	ck_assert_uint_eq(count(root, "X", "job", NULL), 0);
+	json_decref(root);
+	/* Core 0 enabled again, model mode (the default): its first execution. */
+	ck_assert_int_eq(nrt_inspect_config_set_capture_enabled_for_nc(o, 0, true), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_inspect_begin_with_options(o), NRT_SUCCESS);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_inspect_stop(), NRT_SUCCESS);
+	session_path(out, 7, path, sizeof(path));
+	root = load_trace(path);
+	ck_assert_uint_eq(count(root, "X", "job", NULL), 1);
+	ck_assert_str_eq(sget(json_object_get(root, "otherData"), "device_profile"), "model");
+	json_decref(root);
+
+	/* An output directory that cannot be made, and continuous profiling. */
+	ck_assert_int_eq(nrt_inspect_config_set_output_dir(o, "/proc/neuronsim-no/such"), NRT_SUCCESS);
+	test_capture_begin();
+	ck_assert_int_eq(nrt_inspect_begin_with_options(o), NRT_INVALID);
+	log = test_capture_end();
+	ck_assert_msg(strstr(log, "nrt_inspect_begin_with_options: the output directory "
+				  "'/proc/neuronsim-no/such' cannot be created"), "log: %s", log);
+	free(log);
+	ck_assert_int_eq(nrt_inspect_config_set_output_dir(o, out), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_profile_continuous_start(NULL), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_inspect_begin_with_options(o), NRT_INVALID);
+	ck_assert_int_eq(nrt_inspect_config_set_activity(o, "device_profile", false), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_inspect_begin_with_options(o), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_inspect_stop(), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_profile_continuous_stop(), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_inspect_config_free(o), NRT_SUCCESS);
+	fx_teardown(&f);
+	nrt_close();
+	setenv("NEURON_RT_LOG_LEVEL", "ERROR", 1);
+	tmp_teardown();
+}
+END_TEST
+
 /* The files of dir whose names start with prefix, sorted; returns how many
  * (at most 8) and their paths in out. */
 static int cont_files(const char *dir, const char *prefix, char out[8][1024])
@@ -1379,6 +1574,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_inspect_begin_stop_api_window);
 	tcase_add_test(tc, test_inspect_begin_refused_while_env_inspection_runs);
 	tcase_add_test(tc, test_continuous_profiling_saves_latest_execution);
+	tcase_add_test(tc, test_inspect_config_setters_validate);
+	tcase_add_test(tc, test_inspect_begin_with_options);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("corpus");
 	tcase_set_timeout(tc, 120);
