@@ -55,23 +55,43 @@ static nrt_tensor_t *tensor(int nc, const char *name, float v, size_t n)
 	return t;
 }
 
+/* The device memory the second model took at load, by category, and the
+ * bytes of the tensor on its core (--second-core): usage before and after. */
+static uint64_t second_model[NRT_NEURONSIM_MEM_CATEGORY_COUNT], second_tensors;
+
 /* Writes the report next to FILE and renames it, so a reader never sees half of it. */
 static int write_report(const char *path, long executions, long completed, long num_err, long bad)
 {
 	nrt_neuronsim_mem_usage_t u;
 	if (nrt_neuronsim_get_mem_usage(&u))
 		return -1;
+	/* every visible core's device memory as nrt_get_vnc_memory_stats reports it */
+	uint32_t n_cores = 0;
+	if (nrt_get_visible_nc_count(&n_cores))
+		return -1;
+	json_t *cores = json_array();
+	for (uint32_t c = 0; c < n_cores; c++) {
+		nrt_vnc_memory_stats_t ms;
+		size_t got = 0;
+		if (nrt_get_vnc_memory_stats(c, &ms, sizeof(ms), &got))
+			return -1;
+		json_array_append_new(cores, json_integer((json_int_t)ms.bytes_used));
+	}
 	static const char *const cats[NRT_NEURONSIM_MEM_CATEGORY_COUNT] = {
 		"tensors", "constants", "code", "scratch", "staging", "snapshot",
 	};
 	json_t *mem = json_object();
 	for (int k = 0; k < NRT_NEURONSIM_MEM_CATEGORY_COUNT; k++)
 		json_object_set_new(mem, cats[k], json_integer((json_int_t)u.by_category[k]));
-	json_t *root = json_pack("{s:i, s:i, s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:o}", "pid", (int)getpid(),
-				 "executions", (int)executions, "completed", (int)completed, "num_err",
-				 (int)num_err, "incorrect_input", (int)bad, "memory_in_use", (json_int_t)u.in_use,
-				 "memory_total", (json_int_t)u.total, "host_tensors", (json_int_t)u.host_tensors,
-				 "host_snapshot", (json_int_t)u.host_snapshot, "memory_by_category", mem);
+	json_t *second = json_pack("{s:I, s:I, s:I, s:I}", "constants", (json_int_t)second_model[NRT_NEURONSIM_MEM_CONSTANTS],
+				   "code", (json_int_t)second_model[NRT_NEURONSIM_MEM_CODE], "scratch", (json_int_t)second_model[NRT_NEURONSIM_MEM_SCRATCH],
+				   "tensors", (json_int_t)second_tensors);
+	json_t *root = json_pack("{s:i, s:i, s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:o, s:o, s:o}", "pid",
+				 (int)getpid(), "executions", (int)executions, "completed", (int)completed,
+				 "num_err", (int)num_err, "incorrect_input", (int)bad, "memory_in_use",
+				 (json_int_t)u.in_use, "memory_total", (json_int_t)u.total, "host_tensors",
+				 (json_int_t)u.host_tensors, "host_snapshot", (json_int_t)u.host_snapshot,
+				 "memory_by_category", mem, "core_bytes_used", cores, "second_core", second);
 	char tmp[4096];
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	int rc = root && json_dump_file(root, tmp, JSON_COMPACT) == 0 && rename(tmp, path) == 0 ? 0 : -1;
@@ -131,11 +151,21 @@ int main(int argc, char **argv)
 	size_t size2 = 0;
 	void *neff2 = NULL;
 	if (core2 >= 0) {
+		nrt_neuronsim_mem_usage_t u0, u1, u2;
 		neff2 = test_neff_const_scratch(&size2);
+		if ((st = nrt_neuronsim_get_mem_usage(&u0)))
+			return fail("nrt_neuronsim_get_mem_usage", st);
 		if ((st = nrt_load(neff2, size2, core2, -1, &m2)))
 			return fail("nrt_load of the second model", st);
+		if ((st = nrt_neuronsim_get_mem_usage(&u1)))
+			return fail("nrt_neuronsim_get_mem_usage", st);
 		if (!(t2 = tensor(core2, "x2", 1.0f, 4)))
 			return fail("tensor allocation on the second core", NRT_RESOURCE);
+		if ((st = nrt_neuronsim_get_mem_usage(&u2)))
+			return fail("nrt_neuronsim_get_mem_usage", st);
+		for (int k = 0; k < NRT_NEURONSIM_MEM_CATEGORY_COUNT; k++)
+			second_model[k] = u1.by_category[k] - u0.by_category[k];
+		second_tensors = u2.by_category[NRT_NEURONSIM_MEM_TENSORS] - u1.by_category[NRT_NEURONSIM_MEM_TENSORS];
 	}
 	nrt_tensor_t *good = tensor(core, "x_good", 4.0f, n), *neg = tensor(core, "x_neg", -1.0f, n);
 	nrt_tensor_t *y = tensor(core, "y", 0.0f, n);

@@ -1,7 +1,8 @@
 #!/bin/sh
 # neuron-top driven in tmux: started in a detached session of fixed size, a
 # workload process runs, the pane is captured twice and the numbers must move;
-# the kernel device view reads a fake sysfs tree; q quits; a non-tty, a tiny
+# the kernel device view reads a fake sysfs tree; the memory tree expands and
+# collapses and shows the runtime's figures; q quits; a non-tty, a tiny
 # terminal and a bad --interval give clear errors; a killed process is dropped.
 # Usage: test_neuron_top.sh NEURON_TOP STATS_WORKLOAD. Exit 77 (skip) without tmux.
 set -eu
@@ -211,7 +212,108 @@ wait_for "no neuronsim process publishes stats" 30 || fail "the killed workload 
 [ ! -e "$f" ] || fail "the stale file $f was not removed"
 wl=""
 
-# 7. q quits.
+# 7. Memory Usage Details, the tree: a process holding the sqrt model on NC0
+# and the const_scratch model with a 16-byte tensor on NC1. Every figure must be
+# the runtime's own (its report: nrt_get_vnc_memory_stats per core,
+# nrt_neuronsim_get_mem_usage by category, measured around the second load),
+# formatted as neuron-top formats bytes.
+NEURON_PROCESS_TAG=top_mem "$WL" --count 20 --second-core 1 --hold -o "$dir/report.json" &
+wl=$!
+i=0
+until [ -s "$dir/report.json" ]; do
+	i=$((i + 1))
+	[ $i -lt 600 ] || fail "the memory workload wrote no report"
+	sleep 0.1
+done
+rep=$(cat "$dir/report.json")
+# num KEY [INDEX]: an integer of the report (INDEX: an element of an array)
+num() {
+	if [ $# -eq 2 ]; then
+		printf '%s\n' "$rep" | sed -n "s/.*\"$1\":\[\([0-9,]*\)\].*/\1/p" | cut -d, -f$(($2 + 1))
+	else
+		printf '%s\n' "$rep" | sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p"
+	fi
+}
+# the second model's figures sit in "second_core":{...}; the process's by category in "memory_by_category"
+sub() { printf '%s\n' "$rep" | sed -n "s/.*\"$1\":{\([^}]*\)}.*/\1/p" | sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p"; }
+# fmt BYTES: as mon_bytes prints them
+fmt() {
+	awk -v v="$1" 'BEGIN {
+		if (v < 1024) { printf "%dB\n", v; exit }
+		x = v / 1024; u = 1
+		while (x >= 1024 && u < 5) { x /= 1024; u++ }
+		printf (x < 10 ? "%.2f%s\n" : x < 100 ? "%.1f%s\n" : "%.0f%s\n"), x, substr("KMGTP", u, 1)
+	}'
+}
+# tree LABEL [AFTER]: the Host Memory and Device Memory of the first tree row
+# whose label is LABEL (after the row labelled AFTER), '-' if none is shown
+tree() {
+	awk -v l="$1" -v a="${2:-}" '
+		/^Memory Usage Details/ { s = 1; seen = (a == "") ; next }
+		/^PROCESSES/ { s = 0 }
+		!s { next }
+		{ t = substr($0, 3, 45); sub(/^ *(\[[+-]\] )? */, "", t); sub(/ *$/, "", t) }
+		!seen { if (t == a) seen = 1; next }
+		t == l { print $(NF - 1), $NF; f = 1; exit }
+		END { if (!f) print "-" }' "$dir/screen"
+}
+c0=$(num core_bytes_used 0) c1=$(num core_bytes_used 1)
+[ -n "$c0" ] && [ -n "$c1" ] || fail "no core_bytes_used in the report: $rep"
+m_con=$(sub second_core constants) m_code=$(sub second_core code) m_scr=$(sub second_core scratch)
+t1=$(sub second_core tensors)
+p_ten=$(sub memory_by_category tensors) p_code=$(sub memory_by_category code)
+p_con=$(sub memory_by_category constants) p_scr=$(sub memory_by_category scratch)
+host=$(($(num host_tensors) + $(num host_snapshot)))
+echo "runtime: NC0 $c0 B, NC1 $c1 B; const_scratch constants $m_con code $m_code scratch $m_scr; NC1 tensors $t1"
+[ "$m_con" -gt 0 ] && [ "$m_scr" -gt 0 ] && [ "$t1" -gt 0 ] || fail "the second model took no constants/scratch: $rep"
+ready() { [ "$(tree NC1)" = "0B $(fmt "$c1")" ]; }
+poll 30 ready || fail "tree: NC1 shows '$(tree NC1)', the runtime reports 0B $(fmt "$c1")"
+# collapsed at first: one row per NeuronCore holding memory, and the host
+[ "$(tree NC0)" = "0B $(fmt "$c0")" ] || fail "tree: NC0 shows '$(tree NC0)', expected 0B $(fmt "$c0")"
+[ "$(tree NC2)" = "-" ] || fail "tree: NC2, which holds nothing, is listed"
+[ "$(tree "Host (no NeuronCore)")" = "$(fmt $host) 0B" ] || fail "tree: the host row shows '$(tree "Host (no NeuronCore)")'"
+for h in "Model ID" "Host Memory" "Device Memory" "> \[+\] NC0"; do
+	grep -q -- "$h" "$dir/screen" || fail "tree: no '$h' on the screen"
+done
+[ "$(tree "Model Code")" = "-" ] || fail "tree: expanded before any key"
+# x expands everything: each model under its core with its categories
+tm send-keys -t top x
+wait_for "const_scratch" 30 || fail "x did not expand the tree"
+expect() { [ "$(tree "$1" "$2")" = "$3" ] || fail "tree: '$1' after '$2' shows '$(tree "$1" "$2")', expected '$3'"; }
+expect const_scratch NC1 "0B $(fmt $((m_con + m_code + m_scr)))"
+expect Constants const_scratch "0B $(fmt "$m_con")"
+expect "Model Code" const_scratch "0B $(fmt "$m_code")"
+expect "Model Scratchpad" const_scratch "0B $(fmt "$m_scr")"
+expect Tensors const_scratch "0B $(fmt "$t1")"
+expect "Runtime Memory" const_scratch "0B 0B"
+expect sqrt NC0 "0B $(fmt $((p_code - m_code + p_con - m_con + p_scr - m_scr)))"
+expect "Model Code" sqrt "0B $(fmt $((p_code - m_code)))"
+expect Tensors sqrt "0B $(fmt $((p_ten - t1)))"
+expect Tensors "Host (no NeuronCore)" "$(fmt "$(num host_tensors)") 0B"
+expect "Snapshot copies" "Host (no NeuronCore)" "$(fmt "$(num host_snapshot)") 0B"
+awk '/const_scratch/ { f = ($(NF - 2) == "1") } END { exit !f }' "$dir/screen" ||
+	fail "tree: const_scratch's Model ID is not 1 (neuron-monitor's model_id)"
+# x again collapses it; down/right/left move and open one node
+tm send-keys -t top x
+collapsed() { [ "$(tree "Model Code")" = "-" ]; }
+poll 30 collapsed || fail "a second x did not collapse the tree"
+tm send-keys -t top Down
+wait_for "> \[+\] NC1" 30 || fail "down did not select NC1"
+tm send-keys -t top Right
+wait_for "> \[-\] NC1" 30 || fail "right did not expand NC1"
+grep -q "const_scratch" "$dir/screen" || fail "NC1 expanded without its model"
+if grep -q " sqrt " "$dir/screen"; then fail "right on NC1 expanded NC0 too"; fi
+tm send-keys -t top Down
+wait_for "^>  *\[+\] const_scratch" 30 || fail "down did not select NC1's model"
+tm send-keys -t top Left
+wait_for "> \[-\] NC1" 30 || fail "left on a collapsed model did not select its core"
+tm send-keys -t top Left
+wait_for "> \[+\] NC1" 30 || fail "left did not collapse NC1"
+kill "$wl"
+wait "$wl" 2>/dev/null || true
+wl=""
+
+# 8. q quits.
 tm send-keys -t top q
 i=0
 while tm has-session -t top 2>/dev/null; do
