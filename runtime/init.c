@@ -395,6 +395,8 @@ NRT_STATUS nrt_devmem_alloc(nrt_ctx_t *ctx, uint32_t nc, uint64_t size,
 		return st;
 	}
 	out_mem->nc = nc;
+	if (nrt_profile_mem_on())
+		nrt_profile_mem(true, nc, oom_usage[cat], out_mem->size);
 	atomic_fetch_add(&ctx->mem_by_cat[cat], out_mem->size);
 	atomic_fetch_add(&ctx->devices[device].mem_by_cat[cat], out_mem->size);
 	atomic_fetch_add(&ctx->cores[nc].mem_by_cat[cat], out_mem->size);
@@ -410,6 +412,8 @@ void nrt_devmem_free(nrt_ctx_t *ctx, uint32_t device, nrt_neuronsim_mem_category
 {
 	if (!mem->size)
 		return;
+	if (nrt_profile_mem_on())
+		nrt_profile_mem(false, mem->nc, oom_usage[cat], mem->size);
 	ctx->ops->mem_free(ctx->devices[device].dev, mem);
 	atomic_fetch_sub(&ctx->mem_by_cat[cat], mem->size);
 	atomic_fetch_sub(&ctx->devices[device].mem_by_cat[cat], mem->size);

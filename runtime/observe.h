@@ -78,6 +78,12 @@ void nrt_profile_call(const char *name, const char *label, uint64_t bytes, NRT_S
 void nrt_profile_transfer(bool to_device, const char *tensor, uint64_t bytes, uint64_t start_ns,
 			  uint64_t end_ns);
 
+/* A device memory allocation (alloc) or free of bytes on logical core nc,
+ * category its use; recorded only under nrt_trace_start(true): callers test
+ * nrt_profile_mem_on() first (one relaxed atomic load). */
+bool nrt_profile_mem_on(void);
+void nrt_profile_mem(bool alloc, uint32_t nc, const char *category, uint64_t bytes);
+
 /* nrt_inspect_begin/stop (inspect.c): starts an inspection now with the
  * NEURON_RT_INSPECT_* settings, as NEURON_RT_INSPECT_ENABLE=1 does at nrt_init
  * (NRT_INVALID while one runs) / writes the running one as nrt_close would and

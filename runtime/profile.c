@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "nrt/nrt_experimental.h"
 #include "nrt/nrt_profile.h"
 #include "observe.h"
 #include "sys_trace.h"
@@ -61,6 +62,10 @@ typedef struct nrt_profile_state {
 	bool cont_active;                /* under g_prof.lock, as the rest below */
 	nrt_trace_job_t **cont_latest;   /* cont_n entries */
 	uint32_t cont_n;
+	/* nrt_trace_start/stop (under g_prof.lock): the system events of every
+	 * core, written by the stop. */
+	bool trace_active;
+	uint64_t trace_start_ns;
 } nrt_profile_state_t;
 
 /* The profiler's lock and what exists outside a runtime: user blocks may be
@@ -73,12 +78,21 @@ static struct {
 	uint64_t pending_since;
 } g_prof = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
+/* Device memory events are recorded (nrt_trace_start(true) runs). */
+static atomic_bool g_trace_mem;
+
 static void cont_clear_locked(nrt_profile_state_t *p);
+
+/* A session running now writes the system events. */
+static bool sys_needed_locked(const nrt_profile_state_t *p)
+{
+	return (p->inspect && p->inspect_sys) || p->api_active || p->trace_active;
+}
 
 static void update_on_locked(void)
 {
 	nrt_profile_state_t *p = g_prof.live;
-	nrt_trace_set_on(g_prof.pending || (p && ((p->inspect && p->inspect_sys) || p->api_active)));
+	nrt_trace_set_on(g_prof.pending || (p && sys_needed_locked(p)));
 }
 
 /* ---- environment ---- */
@@ -344,6 +358,12 @@ void nrt_profile_fini(nrt_ctx_t *ctx)
 	}
 	if (p->inspect)
 		write_inspect_locked(p);
+	if (p->trace_active) {
+		NRT_LOGW("nrt_close: the trace begun by nrt_trace_start was not stopped (nrt_trace_stop "
+			 "names its file); it is discarded");
+		p->trace_active = false;
+		atomic_store(&g_trace_mem, false);
+	}
 	jobs_clear_locked(p);
 	cont_clear_locked(p);
 	nrt_trace_clear();
@@ -778,11 +798,100 @@ NRT_STATUS nrt_profile_stop(const char *filename)
 	atomic_store(&p->api_model, 0);
 	update_on_locked();
 	st = write_api_locked(p, path, now);
-	/* What an inspect session still needs stays until nrt_close. */
-	if (!p->inspect || !p->inspect_sys)
+	/* What an inspect session or a trace still needs stays. */
+	if (!sys_needed_locked(p))
 		nrt_trace_clear();
 	if (!p->inspect || p->inspect_dev == DEV_OFF)
 		jobs_clear_locked(p);
+	pthread_mutex_unlock(&g_prof.lock);
+	return st;
+}
+
+/* ---- nrt_trace_start / nrt_trace_stop (nrt_experimental.h) ---- */
+
+bool nrt_profile_mem_on(void)
+{
+	return atomic_load_explicit(&g_trace_mem, memory_order_relaxed);
+}
+
+void nrt_profile_mem(bool alloc, uint32_t nc, const char *category, uint64_t bytes)
+{
+	nrt_trace_event_t ev = {
+		.kind = NRT_TRACE_INSTANT,
+		.cat = NRT_TRACE_CAT_MEMORY,
+		.value = bytes,
+		.status = (int32_t)nc,
+	};
+	ev.start_ns = ev.end_ns = ns_monotonic_ns();
+	snprintf(ev.name, sizeof(ev.name), "%s", alloc ? "device_mem_alloc" : "device_mem_free");
+	snprintf(ev.label, sizeof(ev.label), "%s", category);
+	nrt_trace_record(&ev);
+}
+
+NRT_STATUS nrt_trace_start(bool trace_mem)
+{
+	NRT_STATUS st;
+	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
+	if (!ctx)
+		return st;
+	nrt_profile_state_t *p = ctx->profile;
+	pthread_mutex_lock(&g_prof.lock);
+	if (p->trace_active) {
+		NRT_LOGE("nrt_trace_start: a trace is already running: call nrt_trace_stop first");
+		st = NRT_INVALID;
+	} else {
+		p->trace_active = true;
+		p->trace_start_ns = ns_monotonic_ns();
+		atomic_store(&g_trace_mem, trace_mem);
+		update_on_locked();
+	}
+	pthread_mutex_unlock(&g_prof.lock);
+	return st;
+}
+
+NRT_STATUS nrt_trace_stop(const char *filename)
+{
+	NRT_STATUS st;
+	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
+	if (!ctx)
+		return st;
+	nrt_profile_state_t *p = ctx->profile;
+	pthread_mutex_lock(&g_prof.lock);
+	bool active = p->trace_active;
+	pthread_mutex_unlock(&g_prof.lock);
+	if (!active) {
+		NRT_LOGE("nrt_trace_stop: no trace is running: call nrt_trace_start first");
+		return NRT_INVALID;
+	}
+	if (!filename || !*filename) {
+		NRT_LOGE("nrt_trace_stop: filename is %s: name the trace file to write (.json, or "
+			 ".json.gz for gzip); the trace goes on", filename ? "empty" : "NULL");
+		return NRT_INVALID;
+	}
+	if ((st = check_writable(__func__, filename)))
+		return st;
+	pthread_mutex_lock(&g_prof.lock);
+	if (!p->trace_active) { /* stopped by another thread meanwhile */
+		pthread_mutex_unlock(&g_prof.lock);
+		NRT_LOGE("nrt_trace_stop: no trace is running: call nrt_trace_start first");
+		return NRT_INVALID;
+	}
+	uint64_t now = ns_monotonic_ns();
+	p->trace_active = false;
+	atomic_store(&g_trace_mem, false);
+	update_on_locked();
+	nrt_trace_write_args_t a = {
+		.path = filename,
+		.gzip = ends_with(filename, ".gz"),
+		.from_ns = p->trace_start_ns,
+		.to_ns = now,
+		.session = "nrt_trace_start",
+		.device_profile = "off",
+		.backend = p->backend,
+	};
+	st = nrt_trace_write(&a);
+	if (!sys_needed_locked(p))
+		nrt_trace_clear();
 	pthread_mutex_unlock(&g_prof.lock);
 	return st;
 }
@@ -878,11 +987,11 @@ NRT_STATUS nrt_profile_inspect_stop(nrt_ctx_t *ctx, const char *func)
 	p->inspect_nc_filter = false;
 	atomic_store(&p->dev_mode, DEV_OFF);
 	update_on_locked();
-	/* What a nrt_profile_start session still needs stays. */
-	if (!p->api_active) {
+	/* What a nrt_profile_start session or a trace still needs stays. */
+	if (!sys_needed_locked(p))
 		nrt_trace_clear();
+	if (!p->api_active)
 		jobs_clear_locked(p);
-	}
 	pthread_mutex_unlock(&g_prof.lock);
 	return NRT_SUCCESS;
 }

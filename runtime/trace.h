@@ -38,6 +38,9 @@ typedef enum nrt_trace_cat {
 	NRT_TRACE_CAT_RUNTIME = 1,  /* nrt_load, nrt_execute: label = model */
 	NRT_TRACE_CAT_TRANSFER = 2, /* nrt_tensor_read/write: label = tensor, value = bytes */
 	NRT_TRACE_CAT_STEP = 3,     /* step markers: value = step */
+	NRT_TRACE_CAT_MEMORY = 4,   /* device memory (nrt_trace_start(true)): instants named
+				     * device_mem_alloc/_free, label = category, value = bytes,
+				     * status = the logical NeuronCore */
 } nrt_trace_cat_t;
 
 typedef struct nrt_trace_event {

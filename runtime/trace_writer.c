@@ -120,11 +120,11 @@ static json_t *meta_event(const char *what, int64_t pid, int64_t tid, const char
 
 static json_t *host_event(const nrt_trace_event_t *e, int64_t pid, uint32_t tid, uint64_t base)
 {
-	static const char *const cats[] = { "user", "runtime", "transfer", "step" };
+	static const char *const cats[] = { "user", "runtime", "transfer", "step", "memory" };
 	json_t *ev = json_object();
 	json_t *args = json_object();
 	json_object_set_new(ev, "name", jstr(e->name));
-	json_object_set_new(ev, "cat", json_string(e->cat < 4 ? cats[e->cat] : "runtime"));
+	json_object_set_new(ev, "cat", json_string(e->cat < 5 ? cats[e->cat] : "runtime"));
 	json_object_set_new(ev, "pid", json_integer(pid));
 	json_object_set_new(ev, "tid", json_integer(tid));
 	json_object_set_new(ev, "ts", json_real(us(e->start_ns, base)));
@@ -150,6 +150,11 @@ static json_t *host_event(const nrt_trace_event_t *e, int64_t pid, uint32_t tid,
 		break;
 	case NRT_TRACE_CAT_STEP:
 		json_object_set_new(args, "step", json_integer((json_int_t)e->value));
+		break;
+	case NRT_TRACE_CAT_MEMORY:
+		json_object_set_new(args, "category", jstr(e->label));
+		json_object_set_new(args, "bytes", json_integer((json_int_t)e->value));
+		json_object_set_new(args, "nc", json_integer(e->status));
 		break;
 	default:
 		break;

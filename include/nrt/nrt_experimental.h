@@ -63,6 +63,20 @@ NRT_STATUS nrt_register_async_exec_callback(NRT_ASYNC_EXEC_STATUS_CALLBACK callb
  * before the call has completed. NRT_INVALID for a core that is not visible. */
 NRT_STATUS nrt_async_drain_queued_execs(int32_t vnc);
 
+/* Starts tracing the runtime on every visible NeuronCore: runtime calls,
+ * tensor transfers, user blocks and steps (the system events of
+ * docs/profiler.md), and with trace_mem every device memory allocation and
+ * free (instants named device_mem_alloc/device_mem_free: category, bytes,
+ * core). After nrt_init(); NRT_INVALID while a trace runs. */
+NRT_STATUS nrt_trace_start(bool trace_mem);
+
+/* Writes the events since nrt_trace_start() to filename, a Chrome trace event
+ * file (gzip when the name ends in .gz), and stops tracing. NRT_INVALID when
+ * no trace runs or filename is NULL, empty or in a directory that cannot be
+ * written (the trace goes on then); NRT_FAILURE when the write fails (the
+ * trace is stopped). A trace not stopped by nrt_close() is discarded. */
+NRT_STATUS nrt_trace_stop(const char *filename);
+
 typedef struct nrt_model_info {
 	uint32_t vnc;             /* first (logical) core the model is loaded on */
 	/* Fields are only ever appended. */

@@ -136,7 +136,11 @@ static int run(const void *neff, size_t size, const char *work_dir)
 		if (result[e] != 3.0f)
 			return fail("nrt_execute: element %zu is %g, expected 3", e, result[e]);
 
-	/* The explicit async API, as in the SDK's examples. */
+	/* The explicit async API, as in the SDK's examples, traced (with the
+	 * device memory) to work_dir/trace.json. */
+	char trace_file[512];
+	snprintf(trace_file, sizeof(trace_file), "%s/trace.json", work_dir);
+	CALL(nrt_trace_start(true));
 	CALL(nrt_register_async_exec_callback(on_exec, &exec_count));
 	enum { NUM_EXECS = 4 };
 	NRT_STATUS exec_rets[NUM_EXECS];
@@ -178,6 +182,7 @@ static int run(const void *neff, size_t size, const char *work_dir)
 	if (__atomic_load_n(&exec_count, __ATOMIC_SEQ_CST) != NUM_EXECS)
 		return fail("the callback ran %d times", exec_count);
 	CALL(nrt_async_drain_queued_execs((int32_t)minfo.vnc));
+	CALL(nrt_trace_stop(trace_file));
 
 	/* An async read back and a batched read. */
 	NRT_STATUS read_ret;

@@ -382,6 +382,8 @@ START_TEST(test_sdk_client_program)
 	ck_assert_int_eq(gethostname(host, sizeof(host)), 0);
 	snprintf(path, sizeof(path), "%s/inspect/%s_pid_%ld/ntrace_session_0.json.gz", dir, host, (long)getpid());
 	ck_assert_msg(access(path, R_OK) == 0, "no %s", path);
+	snprintf(path, sizeof(path), "%s/trace.json", dir); /* its nrt_trace_stop */
+	ck_assert_msg(access(path, R_OK) == 0, "no %s", path);
 	ck_assert_int_eq(rt_tmpdir_remove(dir), 0);
 }
 END_TEST

@@ -14,6 +14,7 @@
 #include "ncc/ncc.h"
 #include "neuronsim/neff.h"
 #include "nrt/nrt.h"
+#include "nrt/nrt_experimental.h"
 #include "nrt/nrt_neuronsim.h"
 #include "nrt/nrt_profile.h"
 #include "rt_fixture.h"
@@ -1048,6 +1049,85 @@ START_TEST(test_inspect_begin_with_options)
 }
 END_TEST
 
+/* nrt_trace_start/stop (nrt_experimental.h): the system events of every core
+ * between them, with trace_mem the device memory allocations and frees, to
+ * the file the stop names; misuse refused with a message; a trace and a
+ * nrt_profile_start session side by side; nrt_close discards a running one. */
+START_TEST(test_trace_start_stop)
+{
+	env_clean();
+	tmp_setup();
+	const char *path = tmp_path("trace.json.gz");
+	NRT_STATUS before = nrt_trace_start(true);
+	ck_assert(before == NRT_UNINITIALIZED || before == NRT_CLOSED); /* CLOSED with CK_FORK=no */
+	rt_init_ok();
+	fx_t f;
+	fx_setup(&f, 256);
+	test_capture_begin();
+	ck_assert_int_eq(nrt_trace_stop(path), NRT_INVALID);
+	char *log = test_capture_end();
+	ck_assert_msg(strstr(log, "nrt_trace_stop: no trace is running"), "log: %s", log);
+	free(log);
+
+	ck_assert_int_eq(nrt_trace_start(true), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_trace_start(false), NRT_INVALID);
+	ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
+	nrt_tensor_t *t = NULL;
+	ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 1, 4096, "scratch_t", &t), NRT_SUCCESS);
+	nrt_tensor_free(&t);
+	/* A model's profile inside the trace: its stop leaves the trace's events. */
+	ck_assert_int_eq(nrt_profile_start(f.m, tmp_path("model.json")), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_profile_stop(NULL), NRT_SUCCESS);
+	test_capture_begin();
+	ck_assert_int_eq(nrt_trace_stop(NULL), NRT_INVALID);
+	ck_assert_int_eq(nrt_trace_stop(""), NRT_INVALID);
+	ck_assert_int_eq(nrt_trace_stop("/nonexistent-dir/trace.json"), NRT_INVALID);
+	log = test_capture_end();
+	ck_assert_msg(strstr(log, "nrt_trace_stop: filename is NULL") && strstr(log, "the trace goes on") &&
+		      strstr(log, "nrt_trace_stop: filename is empty") &&
+		      strstr(log, "nrt_trace_stop: cannot write '/nonexistent-dir/trace.json'"), "log: %s", log);
+	free(log);
+	ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS); /* still tracing */
+	ck_assert_int_eq(nrt_trace_stop(path), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS); /* after: not recorded */
+	ck_assert_int_eq(nrt_trace_stop(path), NRT_INVALID);
+	json_t *root = load_trace(path);
+	ck_assert_uint_eq(count(root, "X", "runtime", "nrt_execute"), 3);
+	ck_assert_uint_eq(count(root, "X", "job", NULL), 0); /* no device profile */
+	ck_assert_str_eq(sget(json_object_get(root, "otherData"), "session"), "nrt_trace_start");
+	ck_assert_uint_eq(count(root, "i", "memory", "device_mem_alloc"), 1);
+	ck_assert_uint_eq(count(root, "i", "memory", "device_mem_free"), 1);
+	json_t *args = json_object_get(find(root, "i", "device_mem_alloc", 0), "args");
+	ck_assert_str_eq(sget(args, "category"), "tensors");
+	ck_assert_int_ge(iget(args, "bytes"), 4096);
+	ck_assert_int_eq(iget(args, "nc"), 1);
+	json_decref(root);
+
+	/* Without trace_mem: no memory events. */
+	ck_assert_int_eq(nrt_trace_start(false), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 4096, "scratch_t", &t), NRT_SUCCESS);
+	nrt_tensor_free(&t);
+	ck_assert_int_eq(nrt_trace_stop(tmp_path("plain.json")), NRT_SUCCESS);
+	root = load_trace(tmp_path("plain.json"));
+	ck_assert_uint_eq(count(root, "i", "memory", NULL), 0);
+	json_decref(root);
+
+	/* Not stopped: nrt_close discards it, with a warning. */
+	ck_assert_int_eq(nrt_trace_start(true), NRT_SUCCESS);
+	fx_teardown(&f);
+	setenv("NEURON_RT_LOG_LEVEL", "WARN", 1);
+	test_capture_begin();
+	nrt_close();
+	log = test_capture_end();
+	setenv("NEURON_RT_LOG_LEVEL", "ERROR", 1);
+	ck_assert_msg(strstr(log, "nrt_close: the trace begun by nrt_trace_start was not stopped"), "log: %s", log);
+	free(log);
+	ck_assert_int_eq(nrt_trace_stop(path), NRT_CLOSED);
+	tmp_teardown();
+}
+END_TEST
+
 /* The files of dir whose names start with prefix, sorted; returns how many
  * (at most 8) and their paths in out. */
 static int cont_files(const char *dir, const char *prefix, char out[8][1024])
@@ -1576,6 +1656,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_continuous_profiling_saves_latest_execution);
 	tcase_add_test(tc, test_inspect_config_setters_validate);
 	tcase_add_test(tc, test_inspect_begin_with_options);
+	tcase_add_test(tc, test_trace_start_stop);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("corpus");
 	tcase_set_timeout(tc, 120);
