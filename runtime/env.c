@@ -329,8 +329,6 @@ static const struct {
 } env_unimplemented[] = {
 	{ "NEURON_RT_VALIDATE_HASH", "every NEFF's checksum is verified at load, whatever the value" },
 	{ "NEURON_RT_MULTI_INSTANCE_SHARED_WEIGHTS", "each loaded instance has its own constants" },
-	{ "NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS",
-	  "nrt_execute is synchronous; the nrta_* queues have a fixed depth (nrt_async.h)" },
 	{ "NEURON_RT_ALLOW_LEGACY_NEFF", "NEFFs are checked against their format version only" },
 	{ "NEURON_RT_ROOT_COMM_ID", "collectives between processes are not simulated" },
 	{ "NEURON_RT_STOCHASTIC_ROUNDING_EN", "conversions round to nearest even" },
@@ -363,6 +361,20 @@ static const struct {
 	{ "NEURON_RT_RANKS_PER_NETWORK_PROXY", "collectives between processes are not simulated" },
 };
 
+/* Documented once, removed from the Neuron Runtime since: a warning (as the
+ * Neuron Runtime now gives) saying what replaces it. */
+static const struct {
+	const char *name;
+	const char *instead;
+} env_removed[] = {
+	/* Implicit asynchronous mode (nrt_execute returning before the execution
+	 * ended): removed in Neuron 2.31.0, replaced by the explicit nrta_* API. */
+	{ "NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS",
+	  "the implicit asynchronous mode it enabled was removed from the Neuron Runtime in "
+	  "Neuron 2.31.0: nrt_execute is synchronous; schedule executions with "
+	  "nrta_execute_schedule (nrt_async.h)" },
+};
+
 /* name matches pattern, which may end in '*' (any suffix, at least one character). */
 static bool env_name_matches(const char *name, size_t name_len, const char *pattern)
 {
@@ -386,6 +398,13 @@ void nrt_env_report_unimplemented(void)
 			known = known || env_name_matches(*e, len, env_implemented[i]);
 		if (known)
 			continue;
+		for (size_t i = 0; !known && i < sizeof(env_removed) / sizeof(env_removed[0]); i++) {
+			if (env_name_matches(*e, len, env_removed[i].name)) {
+				NRT_LOGW("%.*s is set but is deprecated and has no effect: %s; docs/env.md",
+					 (int)len, *e, env_removed[i].instead);
+				known = true;
+			}
+		}
 		for (size_t i = 0; !known && i < sizeof(env_unimplemented) / sizeof(env_unimplemented[0]); i++) {
 			if (env_name_matches(*e, len, env_unimplemented[i].name)) {
 				NRT_LOGI("%.*s is set: neuronsim does not implement it (%s); docs/env.md",

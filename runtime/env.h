@@ -41,7 +41,8 @@ NRT_STATUS nrt_env_load(nrt_config_t *out);
 
 /* Says at INFO, once per call, which documented Neuron Runtime variables that
  * are set neuronsim does not implement (and what it does instead), and which
- * set NEURON_RT_* variables are not documented ones. nrt_init calls it. */
+ * set NEURON_RT_* variables are not documented ones; warns about set ones the
+ * Neuron Runtime removed (and what replaces them). nrt_init calls it. */
 void nrt_env_report_unimplemented(void);
 
 /* Parses a NEURON_RT_VISIBLE_CORES value ("0-3", "1", "0,2,5-6") into a

@@ -53,6 +53,7 @@ static void env_clean(void)
 		"NEURON_RT_ENABLE_DEVICE_MEMORY_OOM_LOG", "NEURONSIM_MEM_TABLE_DIR",
 		"NEURON_RT_INSPECT_ENABLE", "NEURON_RT_INSPECT_OUTPUT_DIR", "NEURON_RT_INSPECT_DEVICE_PROFILE",
 		"NEURON_RT_INSPECT_DEVICE_PROFILE_NUM_WARMUP", "NEURONSIM_INSPECT_DEVICE_PROFILE_NUM_WARMUP",
+		"NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS",
 	};
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		unsetenv(vars[i]);
@@ -226,6 +227,43 @@ START_TEST(test_unimplemented_documented_variables_said_once_at_info)
 	log = test_capture_end();
 	ck_assert_msg(log[0] == '\0', "%s", log);
 	free(log);
+}
+END_TEST
+
+/* NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS, the legacy implicit async mode
+ * the Neuron Runtime removed in 2.31.0: one warning naming the explicit API,
+ * and nrt_execute stays synchronous (its output is there when it returns). */
+START_TEST(test_implicit_async_variable_warns_removed)
+{
+	env_clean();
+	setenv("NEURON_RT_LOG_LEVEL", "WARN", 1);
+	setenv("NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS", "4", 1);
+	test_capture_begin();
+	ck_assert_int_eq(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", ""), NRT_SUCCESS);
+	char *log = test_capture_end();
+	ck_assert_msg(count_of(log, "nrt: WARN  NEURON_RT_ASYNC_EXEC_MAX_INFLIGHT_REQUESTS is set but is "
+				    "deprecated and has no effect") == 1 &&
+		      strstr(log, "removed from the Neuron Runtime in Neuron 2.31.0") &&
+		      strstr(log, "nrta_execute_schedule"), "%s", log);
+	ck_assert_ptr_null(strstr(log, "does not implement it"));
+	free(log);
+	rt_add_model_t f = { 0 };
+	f.neff = test_neff_add(1024, &f.size);
+	ck_assert_int_eq(nrt_load(f.neff, f.size, 0, -1, &f.m), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 4096, "a", &f.a), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 4096, "b", &f.b), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 4096, "out", &f.out), NRT_SUCCESS);
+	float ones[1024], got[1024];
+	for (int i = 0; i < 1024; i++)
+		ones[i] = 1.0f;
+	ck_assert_int_eq(nrt_tensor_write(f.a, ones, 0, sizeof(ones)), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_tensor_write(f.b, ones, 0, sizeof(ones)), NRT_SUCCESS);
+	rt_add_model_sets(&f);
+	ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_tensor_read(f.out, got, 0, sizeof(got)), NRT_SUCCESS);
+	ck_assert(got[0] == 2.0f && got[1023] == 2.0f);
+	rt_add_model_free(&f);
+	nrt_close();
 }
 END_TEST
 
@@ -416,6 +454,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_quiet_silences_errors_and_component_levels_override);
 	tcase_add_test(tc, test_component_log_location_file);
 	tcase_add_test(tc, test_unimplemented_documented_variables_said_once_at_info);
+	tcase_add_test(tc, test_implicit_async_variable_warns_removed);
 	tcase_add_test(tc, test_warmup_variable_renamed_old_name_deprecated);
 	tcase_add_test(tc, test_oom_reports_size_core_and_usage_by_category);
 	tcase_add_test(tc, test_oom_log_can_be_turned_down);
