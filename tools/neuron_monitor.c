@@ -599,13 +599,15 @@ static json_t *group_neuroncore_counters(const procstats_snap_t *s, const base_t
 		char key[16];
 		snprintf(key, sizeof(key), "%u", s->cores[c].global);
 		json_t *core = json_pack("{s:f}", "neuroncore_utilization", util);
-		/* FLOPs the core executed in the period; left out where the backend
-		 * does not count them (the kernel backend) */
+		/* As documented, floating-point operations per second over the
+		 * period (the FLOPs the core executed in it divided by its length),
+		 * an integer as in the Neuron tool's example; left out where the
+		 * backend does not count them (the kernel backend) */
 		uint64_t fl = s->cores[c].v[PROCSTATS_CORE_FLOPS];
-		if (fl != PROCSTATS_FLOPS_UNKNOWN)
-			json_object_set_new(core, "flops",
-					    jint(mon_delta(fl, b->flops[c] == PROCSTATS_FLOPS_UNKNOWN
-								  ? 0 : b->flops[c])));
+		if (fl != PROCSTATS_FLOPS_UNKNOWN) {
+			uint64_t n = mon_delta(fl, b->flops[c] == PROCSTATS_FLOPS_UNKNOWN ? 0 : b->flops[c]);
+			json_object_set_new(core, "flops", jint(dt > 0 ? (uint64_t)llround((double)n / dt) : 0));
+		}
 		json_object_set_new(cores, key, core);
 	}
 	return json_pack("{s:f, s:o, s:s}", "period", dt, "neuroncores_in_use", cores, "error", "");
