@@ -25,20 +25,6 @@ static bool name_taken(char (*names)[NEFF_NAME_MAX], uint32_t n, const char *s)
 	return false;
 }
 
-/* Leaf k of a shape (depth-first), as in lower.c. */
-static const ncc_shape_t *leaf_shape(const ncc_shape_t *s, int32_t k)
-{
-	if (s->etype != NCC_TUPLE)
-		return k == 0 ? s : NULL;
-	for (int32_t i = 0; i < s->nelems; i++) {
-		int32_t n = ncc_lower_shape_leaves(&s->elems[i]);
-		if (k < n)
-			return leaf_shape(&s->elems[i], k);
-		k -= n;
-	}
-	return NULL;
-}
-
 /* Name o of a comma-separated neff_output_names list on the root, when the list has
  * exactly one name per output leaf. */
 static bool output_name(const ncc_inst_t *root, uint32_t o, char *out)
@@ -146,7 +132,7 @@ ncc_status_t ncc_emit_io(ncc_lower_ctx_t *ctx)
 		}
 	}
 	for (uint32_t o = 0; o < nout; o++) {
-		const ncc_shape_t *s = leaf_shape(&root->shape, (int32_t)o);
+		const ncc_shape_t *s = ncc_lower_shape_leaf(&root->shape, (int32_t)o);
 		isa_dtype_t dt;
 		if (!s || ncc_lower_dtype(s->etype, &dt) != NCC_OK) {
 			st = ncc_lower_fail(ctx, root, NCC_ERR_UNSUPPORTED, "unsupported output %u type %s",

@@ -1,4 +1,4 @@
-/* Private state of the ncc back end shared by lower.c and the per-role lower_*.c files (not for the passes: they use lower_ctx.h). */
+/* Private state of the ncc back end shared by the driver (lower.c), its values (lower_value.c), instruction builders (lower_insn.c), scheduler (lower_schedule.c), emit.c and the per-family lower_*.c files (not for the passes: they use lower_ctx.h). */
 #ifndef NCC_LOWER_INTERNAL_H
 #define NCC_LOWER_INTERNAL_H
 
@@ -43,7 +43,7 @@ struct ncc_lower_ctx {
 	ncc_plan_t plan;
 	int32_t temps[NCC_MAX_TEMPS];
 	int32_t ntemps;
-	/* scheduling: see the rule in lower.c */
+	/* scheduling: see the rule in lower_schedule.c */
 	bool multi;
 	uint32_t count[ISA_ENGINE_COUNT];           /* instructions emitted per stream */
 	/* known[a][b]: instructions of engine b known complete before a's next one
@@ -98,6 +98,8 @@ ncc_status_t ncc_lower_computation(ncc_lower_ctx_t *ctx, const ncc_comp_t *c,
 				   const ncc_view_t *param_views, int32_t nparam_views);
 void ncc_lower_release_root(ncc_lower_ctx_t *ctx, const ncc_comp_t *c);
 ncc_lval_t *ncc_lower_val(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst);
+/* Leaf k of a shape, depth-first (NULL past the last). */
+const ncc_shape_t *ncc_lower_shape_leaf(const ncc_shape_t *s, int32_t k);
 /* Index the next instruction on the control stream will get (single-stream mode). */
 uint32_t ncc_lower_next_index(ncc_lower_ctx_t *ctx);
 isa_engine_t ncc_lower_control_engine(ncc_lower_ctx_t *ctx);
