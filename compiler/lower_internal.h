@@ -144,6 +144,35 @@ ncc_status_t ncc_emit_finish(ncc_lower_ctx_t *ctx, void **out_neff, size_t *out_
 
 /* The REDUCE combiner of a to_apply computation `(a, b) -> op(a, b)`, or -1. */
 int ncc_lower_combiner_of(const ncc_comp_t *c);
+
+/* Shared by the reduction files (lower_reduce.c, lower_reduce_variadic.c,
+ * lower_select_scatter.c, lower_batch_norm.c). */
+/* The REDUCE combiner of r = op(a, b) on the scalars a and b (either order), or -1. */
+int ncc_lower_binary_combiner(const ncc_inst_t *r, const ncc_inst_t *a, const ncc_inst_t *b);
+/* out (the operand's rank minus the dims in mask) seen at in's rank with the
+ * reduced dims of size 1 and stride 0: the keep-dims REDUCE destination. */
+ncc_view_t ncc_view_keep_dims(const ncc_view_t *out, const ncc_view_t *in, uint32_t mask);
+/* keep (reduced dims of size 1, stride 0) widened to in's dims: every input
+ * element sees its window's result. */
+ncc_view_t ncc_view_expand_keep(const ncc_view_t *keep, const ncc_view_t *in);
+/* Unless init_inst is comb's identity, copies init into every element of out;
+ * *out_acc then says REDUCE must accumulate into it. */
+ncc_status_t ncc_lower_reduce_start(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst,
+				    const ncc_inst_t *init_inst, int comb, const ncc_view_t *init,
+				    const ncc_view_t *out, bool *out_acc);
+/* One reduce of in over inst's dimensions with combiner comb, from init, into out. */
+ncc_status_t ncc_lower_reduce_dims(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst,
+				   const ncc_inst_t *init_inst, int comb, ncc_view_t in,
+				   ncc_view_t init, ncc_view_t out);
+/* in's windows as [o0, w0, o1, w1, ...] and out as their keep-dims destination;
+ * returns the mask of the w dims. */
+uint32_t ncc_lower_window_views(const ncc_window_t *win, const ncc_view_t *in,
+				const ncc_view_t *out, ncc_view_t *out_windows, ncc_view_t *out_keep);
+bool ncc_lower_variadic_reduce_supports(const ncc_inst_t *inst, const char **out_reason);
+ncc_status_t ncc_lower_variadic_reduce(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst);
+bool ncc_lower_select_and_scatter_supports(const ncc_inst_t *inst, const char **out_reason);
+ncc_status_t ncc_lower_select_and_scatter(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst);
+ncc_status_t ncc_lower_batch_norm(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst);
 /* The result leaves of inst are its operands' leaves, in order (tuple, and
  * collectives over one replica). */
 ncc_status_t ncc_lower_tuple(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst);

@@ -1,0 +1,364 @@
+/* Lowering of select-and-scatter (the max/min-pool gradient): the support check, the few-windows form (per-window selection + one SCATTER) and the per-window-offset form (ALU steps over every window). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lower_internal.h"
+
+/* The ALU op that combines the output (parameter 0) with the source (parameter 1) in
+ * a select-and-scatter's scatter computation, or -1. Only commutative combiners: the
+ * lowering applies the sources that select one position in window-offset order, not
+ * in source order. */
+static int sas_scatter_op(const ncc_comp_t *c)
+{
+	switch (ncc_lower_combiner_of(c)) {
+	case ISA_RED_SUM: return ISA_ALU_ADD;
+	case ISA_RED_PROD: return ISA_ALU_MUL;
+	case ISA_RED_MAX: return ISA_ALU_MAX;
+	case ISA_RED_MIN: return ISA_ALU_MIN;
+	case ISA_RED_AND: return ISA_ALU_AND;
+	case ISA_RED_OR: return ISA_ALU_OR;
+	default: return -1;
+	}
+}
+
+bool ncc_lower_select_and_scatter_supports(const ncc_inst_t *inst, const char **out_reason)
+{
+	const ncc_inst_t *sr = inst->select ? inst->select->root : NULL;
+	if (!sr || sr->op != NCC_OP_COMPARE || sr->noperands != 2 ||
+	    sr->operands[0]->op != NCC_OP_PARAMETER || sr->operands[1]->op != NCC_OP_PARAMETER ||
+	    sr->operands[0]->parameter_number != 0 ||
+	    !(sr->cmp_dir == NCC_CMP_GE || sr->cmp_dir == NCC_CMP_GT ||
+	      sr->cmp_dir == NCC_CMP_LE || sr->cmp_dir == NCC_CMP_LT)) {
+		*out_reason = "unsupported select-and-scatter select computation (only compare GE/GT/LE/LT of its parameters)";
+		return false;
+	}
+	if (sas_scatter_op(inst->scatter_comp) < 0) {
+		*out_reason = "unsupported select-and-scatter scatter computation (only add, multiply, "
+			      "maximum, minimum, and, or of its parameters)";
+		return false;
+	}
+	if (!inst->window || inst->window->n != inst->shape.rank) {
+		*out_reason = "unsupported select-and-scatter window";
+		return false;
+	}
+	return true;
+}
+
+/* The part of the padded view p that holds the unpadded value (of dims `dims`):
+ * offset by the window's low padding in every dim. */
+static ncc_view_t padded_interior(const ncc_view_t *p, const ncc_window_t *w, const int64_t *dims)
+{
+	ncc_view_t v = *p;
+	int64_t off = (int64_t)p->offset, es = (int64_t)isa_dtype_size(p->dtype);
+	for (int32_t d = 0; d < p->rank; d++) {
+		off += w->dims[d].pad_lo * p->strides[d] * es;
+		v.dims[d] = dims[d];
+	}
+	v.offset = (uint64_t)off;
+	return v;
+}
+
+/* A select-and-scatter over at most this many windows (one in torch_xla's max-pool
+ * index loop) finds each window's selected position and scatters once, in a fixed
+ * number of instructions; more windows take the per-window-offset form below,
+ * whose instructions each cover every window. */
+#define SAS_FEW_WINDOWS 64
+
+/* The few-windows form: with X the operand's windows seen as [o0, w0, o1, w1, ...],
+ *   M = REDUCE max/min over the w dims; pos = SELECT(X == M, k, LIMIT) with k the
+ *   element's index in its window (a constant); sel = REDUCE MIN (first; MAX for
+ *   GT/LT: last) of pos; lin = window start + offset of element sel (GATHER from a
+ *   constant table), or -1 when the window has no match (NaN); SCATTER of the source
+ *   into the output seen as [N, 1] at lin with the scatter combiner, in source order
+ *   as XLA applies it. */
+static ncc_status_t sas_few_windows(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst,
+				    const ncc_view_t *px, const ncc_view_t *po, const ncc_view_t *src,
+				    bool is_max, bool backwards)
+{
+	const ncc_window_t *w = inst->window;
+	int32_t rank = px->rank;
+	int64_t nw = ncc_view_elements(src), nk = 1;
+	for (int32_t d = 0; d < rank; d++)
+		nk *= w->dims[d].size;
+	ncc_view_t m, wv, keep, eq, pos, sel, offs, lin, none, sd;
+	ncc_status_t st = ncc_lower_temp_view(ctx, px->dtype, rank, src->dims, &m);
+	if (st != NCC_OK)
+		return st;
+	uint32_t mask = ncc_lower_window_views(w, px, &m, &wv, &keep);
+	st = ncc_lower_reduce_emit(ctx, inst, is_max ? ISA_RED_MAX : ISA_RED_MIN, &keep, &wv, mask, false);
+	if (st == NCC_OK)
+		st = ncc_lower_temp_view(ctx, ISA_DT_PRED, wv.rank, wv.dims, &eq);
+	if (st == NCC_OK)
+		st = ncc_lower_temp_view(ctx, ISA_DT_S32, wv.rank, wv.dims, &pos);
+	if (st != NCC_OK)
+		return st;
+	ncc_view_t a[3];
+	a[0] = wv; a[1] = ncc_view_expand_keep(&keep, &wv);
+	st = ncc_lower_alu(ctx, inst, ISA_ALU_CMP_EQ, &eq, 2, a);
+	/* k per window element (row-major over the w dims), broadcast over the o dims;
+	 * the element offsets in the (padded) output; the windows' starts */
+	int32_t *kidx = malloc((size_t)nk * sizeof(int32_t));
+	int64_t *koff = malloc((size_t)nk * sizeof(int64_t));
+	int64_t *wstart = malloc((size_t)nw * sizeof(int64_t));
+	if (!kidx || !koff || !wstart) {
+		free(kidx);
+		free(koff);
+		free(wstart);
+		return ncc_lower_fail(ctx, inst, NCC_ERR_NOMEM, "out of memory");
+	}
+	for (int64_t k = 0; k < nk; k++) {
+		int64_t rem = k, o = 0;
+		for (int32_t d = rank - 1; d >= 0; d--) {
+			o += (rem % w->dims[d].size) * w->dims[d].rhs_dilation * po->strides[d];
+			rem /= w->dims[d].size;
+		}
+		kidx[k] = (int32_t)k;
+		koff[k] = o;
+	}
+	for (int64_t q = 0; q < nw; q++) {
+		int64_t rem = q, o = 0;
+		for (int32_t d = rank - 1; d >= 0; d--) {
+			o += (rem % src->dims[d]) * w->dims[d].stride * po->strides[d];
+			rem /= src->dims[d];
+		}
+		wstart[q] = o;
+	}
+	uint64_t ck = 0, co = 0, cw = 0;
+	if (st == NCC_OK)
+		st = ncc_lower_add_const(ctx, kidx, (uint64_t)nk * sizeof(int32_t), &ck);
+	if (st == NCC_OK)
+		st = ncc_lower_add_const(ctx, koff, (uint64_t)nk * sizeof(int64_t), &co);
+	if (st == NCC_OK)
+		st = ncc_lower_add_const(ctx, wstart, (uint64_t)nw * sizeof(int64_t), &cw);
+	free(kidx);
+	free(koff);
+	free(wstart);
+	if (st != NCC_OK)
+		return st;
+	ncc_view_t kv = wv;
+	kv.region = ISA_REGION_CONST;
+	kv.offset = ck;
+	kv.dtype = ISA_DT_S32;
+	for (int32_t d = rank - 1, s = 1; d >= 0; d--) {
+		kv.strides[2 * d] = 0;
+		kv.strides[2 * d + 1] = s;
+		s *= (int32_t)w->dims[d].size;
+	}
+	ncc_view_t limit;
+	int32_t lim = backwards ? -1 : INT32_MAX;
+	uint64_t cl;
+	st = ncc_lower_add_const(ctx, &lim, sizeof(lim), &cl);
+	limit = ncc_view_dense(ISA_REGION_CONST, cl, ISA_DT_S32, 0, NULL);
+	a[0] = eq; a[1] = kv; a[2] = ncc_view_bcast_scalar(&limit, wv.rank, wv.dims);
+	if (st == NCC_OK)
+		st = ncc_lower_alu(ctx, inst, ISA_ALU_SELECT, &pos, 3, a);
+	if (st == NCC_OK)
+		st = ncc_lower_temp_view(ctx, ISA_DT_S32, 1, &nw, &sel);
+	if (st != NCC_OK)
+		return st;
+	ncc_view_t selk = keep;
+	selk.region = sel.region;
+	selk.offset = sel.offset;
+	selk.dtype = ISA_DT_S32;
+	{
+		/* keep's layout for a dense [src dims] s32 buffer */
+		ncc_view_t d = ncc_view_dense(sel.region, sel.offset, ISA_DT_S32, rank, src->dims);
+		for (int32_t k = 0; k < rank; k++) {
+			selk.strides[2 * k] = d.strides[k];
+			selk.strides[2 * k + 1] = 0;
+		}
+	}
+	st = ncc_lower_reduce_emit(ctx, inst, backwards ? ISA_RED_MAX : ISA_RED_MIN, &selk, &pos, mask, false);
+	int64_t two[2] = { nw, 1 };
+	if (st == NCC_OK)
+		st = ncc_lower_temp_view(ctx, ISA_DT_S64, 2, two, &offs);
+	if (st == NCC_OK)
+		st = ncc_lower_temp_view(ctx, ISA_DT_S64, 1, &nw, &lin);
+	if (st == NCC_OK)
+		st = ncc_lower_temp_view(ctx, ISA_DT_PRED, 1, &nw, &none);
+	if (st != NCC_OK)
+		return st;
+	int64_t kt[2] = { nk, 1 };
+	ncc_view_t ktab = ncc_view_dense(ISA_REGION_CONST, co, ISA_DT_S64, 2, kt);
+	st = ncc_lower_rows(ctx, inst, -1, &ktab, &offs, &sel);
+	ncc_view_t offs1 = ncc_view_dense(offs.region, offs.offset, ISA_DT_S64, 1, &nw);
+	a[0] = offs1; a[1] = ncc_view_dense(ISA_REGION_CONST, cw, ISA_DT_S64, 1, &nw);
+	if (st == NCC_OK)
+		st = ncc_lower_alu(ctx, inst, ISA_ALU_ADD, &lin, 2, a);
+	/* a window without a match (its max is NaN): nothing is scattered */
+	a[0] = sel; a[1] = ncc_view_bcast_scalar(&limit, 1, &nw);
+	if (st == NCC_OK)
+		st = ncc_lower_alu(ctx, inst, ISA_ALU_CMP_EQ, &none, 2, a);
+	ncc_view_t m1;
+	if (st == NCC_OK)
+		st = ncc_lower_const_scalar(ctx, ISA_DT_S64, -1, &m1);
+	a[0] = none; a[1] = ncc_view_bcast_scalar(&m1, 1, &nw); a[2] = lin;
+	if (st == NCC_OK)
+		st = ncc_lower_alu(ctx, inst, ISA_ALU_SELECT, &lin, 3, a);
+	if (st == NCC_OK)
+		st = ncc_lower_make_dense(ctx, inst, src, &sd);
+	if (st != NCC_OK)
+		return st;
+	/* the (padded) output from its first element, one element per row */
+	int64_t total = 0;
+	for (int32_t d = 0; d < rank; d++)
+		total += (po->dims[d] - 1) * po->strides[d];
+	ncc_view_t table = *po, rows = sd;
+	table.rank = rows.rank = 2;
+	table.dims[0] = total + 1;
+	table.strides[0] = 1;
+	table.dims[1] = rows.dims[1] = 1;
+	table.strides[1] = rows.strides[1] = 1;
+	rows.dims[0] = nw;
+	rows.strides[0] = 1;
+	return ncc_lower_rows(ctx, inst, ncc_lower_combiner_of(inst->scatter_comp), &table, &rows, &lin);
+}
+
+/* select-and-scatter (max/min-pool gradient): for every window the first element
+ * that the select computation prefers receives the source value, combined by the
+ * scatter computation into an output initialised with init. With M the window max
+ * (min), per window offset k in window order: hit = (X_k == M) and not yet taken;
+ * out_k += hit ? source : 0 (add), else out_k = hit ? scatter(out_k, source) : out_k;
+ * taken |= hit.
+ * X_k and out_k are strided views of the padded operand/output at offset k, so each
+ * step is a few ALU instructions over the whole source shape. Padding is filled with
+ * -inf (+inf) so it is never chosen over a real element. */
+ncc_status_t ncc_lower_select_and_scatter(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
+{
+	ncc_view_t x, src, init, out;
+	ncc_status_t st = ncc_lower_operand_view(ctx, inst, 0, &x);
+	if (st == NCC_OK)
+		st = ncc_lower_operand_view(ctx, inst, 1, &src);
+	if (st == NCC_OK)
+		st = ncc_lower_operand_view(ctx, inst, 2, &init);
+	if (st == NCC_OK)
+		st = ncc_lower_output_view(ctx, inst, 0, &out);
+	if (st != NCC_OK)
+		return st;
+	int32_t rank = x.rank;
+	const ncc_window_t *w = inst->window;
+	int sop = sas_scatter_op(inst->scatter_comp);
+	ncc_cmp_dir_t dir = inst->select->root->cmp_dir;
+	bool is_max = dir == NCC_CMP_GE || dir == NCC_CMP_GT;
+	/* ties: GE/LE keep the earlier element (first wins); GT/LT the later one, which we
+	 * get by walking the window backwards */
+	bool backwards = dir == NCC_CMP_GT || dir == NCC_CMP_LT;
+	int64_t pd[NCC_MAX_RANK];
+	bool padded = false;
+	for (int32_t d = 0; d < rank; d++) {
+		pd[d] = x.dims[d] + w->dims[d].pad_lo + w->dims[d].pad_hi;
+		if (w->dims[d].pad_lo || w->dims[d].pad_hi)
+			padded = true;
+		if (w->dims[d].pad_lo < 0 || w->dims[d].pad_hi < 0)
+			return ncc_lower_fail(ctx, inst, NCC_ERR_UNSUPPORTED,
+					      "unsupported select-and-scatter with negative padding");
+	}
+	int64_t es = (int64_t)isa_dtype_size(x.dtype), oes = (int64_t)isa_dtype_size(out.dtype);
+	ncc_view_t px = x, po = out;
+	if (padded) {
+		ncc_view_t inf, fill;
+		st = ncc_lower_temp_view(ctx, x.dtype, rank, pd, &px);
+		if (st == NCC_OK)
+			st = ncc_lower_const_scalar(ctx, x.dtype, is_max ? -INFINITY : INFINITY, &inf);
+		if (st != NCC_OK)
+			return st;
+		fill = ncc_view_bcast_scalar(&inf, rank, pd);
+		st = ncc_lower_copy(ctx, inst, &px, &fill);
+		ncc_view_t dst = padded_interior(&px, w, x.dims);
+		if (st == NCC_OK)
+			st = ncc_lower_copy(ctx, inst, &dst, &x);
+		if (st == NCC_OK)
+			st = ncc_lower_temp_view(ctx, out.dtype, rank, pd, &po);
+		if (st != NCC_OK)
+			return st;
+	}
+	ncc_view_t ib = ncc_view_bcast_scalar(&init, rank, po.dims);
+	st = ncc_lower_copy(ctx, inst, &po, &ib);
+	if (st != NCC_OK || ncc_view_elements(&src) == 0)
+		goto crop;
+	if (ncc_view_elements(&src) <= SAS_FEW_WINDOWS) {
+		st = sas_few_windows(ctx, inst, &px, &po, &src, is_max, backwards);
+		goto crop;
+	}
+	/* M = window max/min: the reduce-window view trick */
+	ncc_view_t m, taken, hit, zero, contrib;
+	st = ncc_lower_temp_view(ctx, x.dtype, rank, src.dims, &m);
+	if (st == NCC_OK)
+		st = ncc_lower_temp_view(ctx, ISA_DT_PRED, rank, src.dims, &taken);
+	if (st == NCC_OK)
+		st = ncc_lower_temp_view(ctx, ISA_DT_PRED, rank, src.dims, &hit);
+	if (st == NCC_OK)
+		st = ncc_lower_temp_view(ctx, out.dtype, rank, src.dims, &contrib);
+	if (st == NCC_OK)
+		st = ncc_lower_const_scalar(ctx, out.dtype, 0, &zero);
+	if (st != NCC_OK)
+		return st;
+	/* m has the source's dims, one element per window */
+	ncc_view_t wv, keep;
+	uint32_t mask = ncc_lower_window_views(w, &px, &m, &wv, &keep);
+	int64_t nk = 1;
+	for (int32_t d = 0; d < rank; d++)
+		nk *= w->dims[d].size;
+	st = ncc_lower_reduce_emit(ctx, inst, is_max ? ISA_RED_MAX : ISA_RED_MIN, &keep, &wv, mask, false);
+	if (st != NCC_OK)
+		return st;
+	ncc_view_t f;
+	st = ncc_lower_const_scalar(ctx, ISA_DT_PRED, 0, &f);
+	if (st != NCC_OK)
+		return st;
+	ncc_view_t fb = ncc_view_bcast_scalar(&f, rank, src.dims);
+	st = ncc_lower_copy(ctx, inst, &taken, &fb);
+	ncc_view_t zb = ncc_view_bcast_scalar(&zero, rank, src.dims);
+	for (int64_t q = 0; q < nk && st == NCC_OK; q++) {
+		int64_t kp = backwards ? nk - 1 - q : q, rem = kp, ki[NCC_MAX_RANK];
+		for (int32_t d = rank - 1; d >= 0; d--) {
+			ki[d] = rem % w->dims[d].size;
+			rem /= w->dims[d].size;
+		}
+		ncc_view_t xk = px, ok = po;
+		int64_t xo = (int64_t)px.offset, oo = (int64_t)po.offset;
+		for (int32_t d = 0; d < rank; d++) {
+			xk.dims[d] = ok.dims[d] = src.dims[d];
+			xk.strides[d] = px.strides[d] * w->dims[d].stride;
+			ok.strides[d] = po.strides[d] * w->dims[d].stride;
+			xo += ki[d] * w->dims[d].rhs_dilation * px.strides[d] * es;
+			oo += ki[d] * w->dims[d].rhs_dilation * po.strides[d] * oes;
+		}
+		xk.offset = (uint64_t)xo;
+		ok.offset = (uint64_t)oo;
+		ncc_view_t a[3];
+		a[0] = xk; a[1] = m;
+		st = ncc_lower_alu(ctx, inst, ISA_ALU_CMP_EQ, &hit, 2, a);
+		/* hit = hit > taken (pred: hit and not taken) */
+		a[0] = hit; a[1] = taken;
+		if (st == NCC_OK)
+			st = ncc_lower_alu(ctx, inst, ISA_ALU_CMP_GT, &hit, 2, a);
+		a[0] = taken; a[1] = hit;
+		if (st == NCC_OK)
+			st = ncc_lower_alu(ctx, inst, ISA_ALU_OR, &taken, 2, a);
+		if (sop == ISA_ALU_ADD) {
+			a[0] = hit; a[1] = src; a[2] = zb;
+			if (st == NCC_OK)
+				st = ncc_lower_alu(ctx, inst, ISA_ALU_SELECT, &contrib, 3, a);
+			a[0] = ok; a[1] = contrib;
+			if (st == NCC_OK)
+				st = ncc_lower_alu(ctx, inst, ISA_ALU_ADD, &ok, 2, a);
+			continue;
+		}
+		/* out_k = hit ? scatter(out_k, source) : out_k */
+		a[0] = ok; a[1] = src;
+		if (st == NCC_OK)
+			st = ncc_lower_alu(ctx, inst, (uint32_t)sop, &contrib, 2, a);
+		a[0] = hit; a[1] = contrib; a[2] = ok;
+		if (st == NCC_OK)
+			st = ncc_lower_alu(ctx, inst, ISA_ALU_SELECT, &ok, 3, a);
+	}
+	if (st != NCC_OK)
+		return st;
+crop:
+	if (st != NCC_OK || !padded)
+		return st;
+	ncc_view_t inner = padded_interior(&po, w, out.dims);
+	return ncc_lower_copy(ctx, inst, &out, &inner);
+}
