@@ -6,17 +6,11 @@
 
 #include "nrt/nrt.h"
 #include "nrt/nrt_neuronsim.h"
+#include "nsim_kb_test.h"
 #include "test_neffs.h"
 
 #define N_ELEMS 256
 #define WARMUP 20
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int cmp_double(const void *a, const void *b)
 {

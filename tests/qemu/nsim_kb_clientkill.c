@@ -9,66 +9,8 @@
 
 #include "nrt/nrt.h"
 #include "nrt/nrt_neuronsim.h"
+#include "nsim_kb_test.h"
 #include "test_neffs.h"
-
-#define SYSFS "/sys/class/neuronsim/neuronsim0"
-
-static int failures;
-
-#define EXPECT(cond, ...)                                                     \
-	do {                                                                  \
-		if (!(cond)) {                                                \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__);           \
-			printf(__VA_ARGS__);                                  \
-			printf("\n");                                         \
-			failures++;                                           \
-		}                                                             \
-	} while (0)
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static long sysfs_long(const char *rel)
-{
-	char path[256];
-	snprintf(path, sizeof(path), SYSFS "/%s", rel);
-	FILE *f = fopen(path, "r");
-	long v = -1;
-	if (f) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
-}
-
-/* Polls rel until it is (want_nonzero ? nonzero : zero); the time it took,
- * or a negative value after timeout_s. */
-static double sysfs_wait(const char *rel, int want_nonzero, double timeout_s)
-{
-	double t0 = now_s(), end = t0 + timeout_s;
-	while (now_s() < end) {
-		long v = sysfs_long(rel);
-		if (v >= 0 && (want_nonzero ? v != 0 : v == 0))
-			return now_s() - t0;
-		usleep(2000);
-	}
-	return -1;
-}
-
-static nrt_tensor_t *tensor(const char *name, size_t bytes)
-{
-	nrt_tensor_t *t = NULL;
-	if (nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, bytes, name, &t) != NRT_SUCCESS) {
-		printf("FAIL: allocating tensor %s\n", name);
-		exit(1);
-	}
-	return t;
-}
 
 /* The victim: loads the NEFF on core 0 and executes it without a deadline
  * (it would run for hours); says so on fd, then blocks in nrt_execute. */
@@ -79,7 +21,7 @@ static void victim(void *neff, size_t sz, int fd)
 	if (nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", "") != NRT_SUCCESS ||
 	    nrt_load(neff, sz, 0, 1, &m) != NRT_SUCCESS)
 		_exit(3);
-	nrt_tensor_t *x = tensor("x", 4), *y = tensor("y", 4);
+	nrt_tensor_t *x = kb_tensor("x", 4), *y = kb_tensor("y", 4);
 	nrt_tensor_set_t *in, *out;
 	nrt_allocate_tensor_set(&in);
 	nrt_allocate_tensor_set(&out);
@@ -146,35 +88,13 @@ int main(void)
 	/* The next client gets core 0 and runs at once. */
 	setenv("NEURON_RT_EXEC_TIMEOUT", "30", 1);
 	double t0 = now_s();
-	nrt_model_t *m = NULL;
 	EXPECT(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", "") == NRT_SUCCESS, "nrt_init after the kills");
-	neff = test_neff_add(256, &sz);
-	EXPECT(nrt_load(neff, sz, 0, 1, &m) == NRT_SUCCESS, "loading the add model on core 0");
-	free(neff);
-	nrt_tensor_t *a = tensor("a", 1024), *b = tensor("b", 1024), *o = tensor("out", 1024);
-	float v[256], r[256];
-	for (int i = 0; i < 256; i++)
-		v[i] = (float)i;
-	nrt_tensor_write(a, v, 0, sizeof(v));
-	nrt_tensor_write(b, v, 0, sizeof(v));
-	nrt_tensor_set_t *in, *out;
-	nrt_allocate_tensor_set(&in);
-	nrt_allocate_tensor_set(&out);
-	nrt_add_tensor_to_tensor_set(in, "a", a);
-	nrt_add_tensor_to_tensor_set(in, "b", b);
-	nrt_add_tensor_to_tensor_set(out, "out", o);
-	NRT_STATUS st = nrt_execute(m, in, out);
+	add_model_t am;
+	kb_add_setup(&am, 256);
+	NRT_STATUS st = kb_add_run(&am);
 	EXPECT(st == NRT_SUCCESS, "the next client's add: status %d", st);
-	nrt_tensor_read(o, r, 0, sizeof(r));
-	for (int i = 0; i < 256; i++)
-		EXPECT(r[i] == 2.0f * (float)i, "out[%d] = %g", i, r[i]);
 	printf("clientkill: the next client ran on core 0 (%.3f s from nrt_init)\n", now_s() - t0);
-	nrt_destroy_tensor_set(&in);
-	nrt_destroy_tensor_set(&out);
-	nrt_tensor_free(&a);
-	nrt_tensor_free(&b);
-	nrt_tensor_free(&o);
-	nrt_unload(m);
+	kb_add_free(&am);
 	nrt_close();
 	printf("clientkill: %s (%d failure(s))\n", failures ? "FAIL" : "PASS", failures);
 	return failures ? 1 : 0;

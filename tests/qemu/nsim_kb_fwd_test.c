@@ -12,20 +12,10 @@
 #include "neuronsim/isa.h"
 #include "uapi/linux/neuronsim.h"
 
+#include "nsim_kb_test.h"
+
 #define N 16
 #define MANY_REGIONS 300 /* more than neuronsim-fwd's first fetch buffer (64) */
-
-static int failures;
-
-#define EXPECT(cond, ...)                                                     \
-	do {                                                                  \
-		if (!(cond)) {                                                \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__);           \
-			printf(__VA_ARGS__);                                  \
-			printf("\n");                                         \
-			failures++;                                           \
-		}                                                             \
-	} while (0)
 
 static int64_t now_ns(void)
 {

@@ -11,59 +11,13 @@
 
 #include "nrt/nrt.h"
 #include "nrt/nrt_neuronsim.h"
+#include "nsim_kb_test.h"
 #include "test_neffs.h"
 
-#define SYSFS "/sys/class/neuronsim/neuronsim0"
 /* The execution timeout the caller runs with: the failure must come well
  * before it (the driver fails jobs of a dead firmware at once). */
 #define EXEC_TIMEOUT_S 30
 #define PROMPT_S 10.0
-
-static int failures;
-
-#define EXPECT(cond, ...)                                                     \
-	do {                                                                  \
-		if (!(cond)) {                                                \
-			printf("FAIL %s:%d: ", __FILE__, __LINE__);           \
-			printf(__VA_ARGS__);                                  \
-			printf("\n");                                         \
-			failures++;                                           \
-		}                                                             \
-	} while (0)
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static long sysfs_long(const char *rel)
-{
-	char path[256];
-	snprintf(path, sizeof(path), SYSFS "/%s", rel);
-	FILE *f = fopen(path, "r");
-	long v = -1;
-	if (f) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
-}
-
-/* Polls rel until it is (want != 0 ? nonzero : zero); 0 on success. */
-static int sysfs_wait(const char *rel, int want_nonzero, double timeout_s)
-{
-	double end = now_s() + timeout_s;
-	while (now_s() < end) {
-		long v = sysfs_long(rel);
-		if (v >= 0 && (want_nonzero ? v != 0 : v == 0))
-			return 0;
-		usleep(10000);
-	}
-	return -1;
-}
 
 static pid_t fwd_start(const char *fwd)
 {
@@ -73,71 +27,11 @@ static pid_t fwd_start(const char *fwd)
 		perror("exec neuronsim-fwd");
 		_exit(127);
 	}
-	if (pid < 0 || sysfs_wait("fw_attached", 1, 20.0)) {
+	if (pid < 0 || sysfs_wait("fw_attached", 1, 20.0) < 0) {
 		printf("FAIL: neuronsim-fwd (%s) did not attach\n", fwd);
 		return -1;
 	}
 	return pid;
-}
-
-typedef struct add_model {
-	nrt_model_t *m;
-	nrt_tensor_t *a, *b, *out;
-	nrt_tensor_set_t *in, *outs;
-} add_model_t;
-
-static nrt_tensor_t *tensor(const char *name, size_t bytes)
-{
-	nrt_tensor_t *t = NULL;
-	if (nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, bytes, name, &t) != NRT_SUCCESS) {
-		printf("FAIL: allocating tensor %s\n", name);
-		exit(1);
-	}
-	return t;
-}
-
-static void add_setup(add_model_t *am, uint32_t n)
-{
-	size_t sz;
-	void *neff = test_neff_add(n, &sz);
-	if (nrt_load(neff, sz, 0, 1, &am->m) != NRT_SUCCESS) {
-		printf("FAIL: loading the add model\n");
-		exit(1);
-	}
-	free(neff);
-	am->a = tensor("a", n * 4);
-	am->b = tensor("b", n * 4);
-	am->out = tensor("out", n * 4);
-	float *x = malloc(n * 4);
-	for (uint32_t i = 0; i < n; i++)
-		x[i] = (float)i;
-	nrt_tensor_write(am->a, x, 0, n * 4);
-	nrt_tensor_write(am->b, x, 0, n * 4);
-	free(x);
-	nrt_allocate_tensor_set(&am->in);
-	nrt_allocate_tensor_set(&am->outs);
-	nrt_add_tensor_to_tensor_set(am->in, "a", am->a);
-	nrt_add_tensor_to_tensor_set(am->in, "b", am->b);
-	nrt_add_tensor_to_tensor_set(am->outs, "out", am->out);
-}
-
-/* Runs the add model and checks out = 2 * i. */
-static NRT_STATUS add_run(add_model_t *am, uint32_t n)
-{
-	nrt_tensor_memset(am->out, 0, 0, n * 4);
-	NRT_STATUS st = nrt_execute(am->m, am->in, am->outs);
-	if (st != NRT_SUCCESS)
-		return st;
-	float *y = malloc(n * 4);
-	nrt_tensor_read(am->out, y, 0, n * 4);
-	for (uint32_t i = 0; i < n; i++)
-		if (y[i] != 2.0f * (float)i) {
-			printf("FAIL: add: out[%u] = %g, expected %g\n", i, y[i], 2.0 * i);
-			free(y);
-			return NRT_FAILURE;
-		}
-	free(y);
-	return NRT_SUCCESS;
 }
 
 typedef struct spin_run {
@@ -180,8 +74,8 @@ int main(int argc, char **argv)
 	EXPECT(!strcmp(nrt_neuronsim_backend_name(), "kernel"), "backend is %s",
 	       nrt_neuronsim_backend_name());
 	add_model_t am;
-	add_setup(&am, 1000);
-	EXPECT(add_run(&am, 1000) == NRT_SUCCESS, "add before the kill");
+	kb_add_setup(&am, 1000);
+	EXPECT(kb_add_run(&am) == NRT_SUCCESS, "add before the kill");
 
 	/* A job that runs until its deadline, then kill -9 of the daemon. */
 	size_t sz;
@@ -189,13 +83,13 @@ int main(int argc, char **argv)
 	spin_run_t sr = { 0 };
 	EXPECT(nrt_load(neff, sz, 0, 1, &sr.m) == NRT_SUCCESS, "loading the spin model");
 	free(neff);
-	nrt_tensor_t *x = tensor("x", 4);
+	nrt_tensor_t *x = kb_tensor("x", 4);
 	nrt_allocate_tensor_set(&sr.in);
 	nrt_allocate_tensor_set(&sr.outs);
 	nrt_add_tensor_to_tensor_set(sr.in, "x", x);
 	pthread_t th;
 	pthread_create(&th, NULL, spin_main, &sr);
-	EXPECT(sysfs_wait("core0/running", 1, 20.0) == 0, "the spin job never ran");
+	EXPECT(sysfs_wait("core0/running", 1, 20.0) >= 0, "the spin job never ran");
 	double t_kill = now_s();
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
@@ -215,7 +109,7 @@ int main(int argc, char **argv)
 
 	/* Without a daemon: a prompt error, not a hang. */
 	double t0 = now_s();
-	NRT_STATUS st = add_run(&am, 1000);
+	NRT_STATUS st = kb_add_run(&am);
 	EXPECT(st == NRT_HW_ERROR && now_s() - t0 < PROMPT_S,
 	       "execute without firmware: %d after %.1f s", st, now_s() - t0);
 
@@ -224,7 +118,7 @@ int main(int argc, char **argv)
 	if (pid < 0)
 		return 1;
 	for (int i = 0; i < 5; i++)
-		EXPECT(add_run(&am, 1000) == NRT_SUCCESS, "add after the restart (%d)", i);
+		EXPECT(kb_add_run(&am) == NRT_SUCCESS, "add after the restart (%d)", i);
 	printf("fwdkill: work resumed after restarting neuronsim-fwd\n");
 
 	/* A hung (stopped) daemon: the caller gets NRT_TIMEOUT a bounded time
@@ -234,29 +128,24 @@ int main(int argc, char **argv)
 	nrt_destroy_tensor_set(&sr.outs);
 	nrt_tensor_free(&x);
 	nrt_unload(sr.m);
-	nrt_destroy_tensor_set(&am.in);
-	nrt_destroy_tensor_set(&am.outs);
-	nrt_tensor_free(&am.a);
-	nrt_tensor_free(&am.b);
-	nrt_tensor_free(&am.out);
-	nrt_unload(am.m);
+	kb_add_free(&am);
 	nrt_close();
 	setenv("NEURON_RT_EXEC_TIMEOUT", "1", 1);
 	if (nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", "") != NRT_SUCCESS) {
 		printf("FAIL: nrt_init with a 1 s timeout\n");
 		return 1;
 	}
-	add_setup(&am, 1000);
+	kb_add_setup(&am, 1000);
 	neff = test_neff_spin(&sz);
 	sr.m = NULL;
 	EXPECT(nrt_load(neff, sz, 0, 1, &sr.m) == NRT_SUCCESS, "loading the spin model again");
 	free(neff);
-	x = tensor("x", 4);
+	x = kb_tensor("x", 4);
 	nrt_allocate_tensor_set(&sr.in);
 	nrt_allocate_tensor_set(&sr.outs);
 	nrt_add_tensor_to_tensor_set(sr.in, "x", x);
 	pthread_create(&th, NULL, spin_main, &sr);
-	EXPECT(sysfs_wait("core0/running", 1, 20.0) == 0, "the spin job never ran");
+	EXPECT(sysfs_wait("core0/running", 1, 20.0) >= 0, "the spin job never ran");
 	kill(pid, SIGSTOP);
 	pthread_join(th, NULL);
 	printf("fwdkill: with neuronsim-fwd stopped: nrt_execute returned %d (%s) after %.3f s "
@@ -265,19 +154,14 @@ int main(int argc, char **argv)
 	EXPECT(sr.elapsed < PROMPT_S, "the caller waited %.1f s", sr.elapsed);
 	kill(pid, SIGCONT);
 	for (int i = 0; i < 3; i++)
-		EXPECT(add_run(&am, 1000) == NRT_SUCCESS, "add after the firmware continued (%d)", i);
-	EXPECT(sysfs_wait("core0/running", 0, 5.0) == 0, "core 0 still busy");
+		EXPECT(kb_add_run(&am) == NRT_SUCCESS, "add after the firmware continued (%d)", i);
+	EXPECT(sysfs_wait("core0/running", 0, 5.0) >= 0, "core 0 still busy");
 
 	nrt_destroy_tensor_set(&sr.in);
 	nrt_destroy_tensor_set(&sr.outs);
 	nrt_tensor_free(&x);
 	nrt_unload(sr.m);
-	nrt_destroy_tensor_set(&am.in);
-	nrt_destroy_tensor_set(&am.outs);
-	nrt_tensor_free(&am.a);
-	nrt_tensor_free(&am.b);
-	nrt_tensor_free(&am.out);
-	nrt_unload(am.m);
+	kb_add_free(&am);
 	nrt_close();
 	/* A clean stop: SIGTERM detaches and exits 0. */
 	kill(pid, SIGTERM);
