@@ -1,4 +1,4 @@
-/* Elementwise fusion: DAGs of elementwise ops (with the broadcasts and scalar constants feeding them) become one kLoop fusion each. */
+/* Elementwise fusion: DAGs of elementwise ops (with the broadcasts and scalar constants feeding them) become one kLoop fusion each, in the entry and in every computation the lowering emits as code (while bodies and conditions, branches, called computations). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,14 +216,10 @@ static ncc_status_t build(fuse_ctx_t *f, ncc_inst_t *root)
 	return NCC_OK;
 }
 
-ncc_status_t ncc_pass_fuse(ncc_module_t *m, bool *out_changed, ncc_error_t *err)
+/* Fuses the elementwise DAGs of one computation the lowering emits as code. */
+static ncc_status_t fuse_comp(ncc_module_t *m, ncc_comp_t *c, int *counter, bool *out_changed)
 {
-	if (out_changed)
-		*out_changed = false;
-	if (!m || !m->entry)
-		return ncc_error_set(err, NCC_ERR_INVALID, 0, 0, "fuse: module without entry");
-	fuse_ctx_t f = { .m = m, .c = m->entry };
-	ncc_comp_t *c = m->entry;
+	fuse_ctx_t f = { .m = m, .c = c, .counter = *counter };
 	f.n = c->ninsts;
 	size_t n1 = (size_t)f.n + 1;
 	f.insts = malloc(sizeof(*f.insts) * n1);
@@ -301,6 +297,97 @@ out:
 	free(f.cand);
 	free(f.ustart);
 	free(f.users);
+	*counter = f.counter;
+	*out_changed |= changed;
+	return st;
+}
+
+/* Whether x uses c as something other than code of its own stream: a
+ * combiner (reduce, map, sort, scatter...) or a fusion's computation. */
+static bool uses_as_non_code(const ncc_inst_t *x, const ncc_comp_t *c)
+{
+	if (x->op != NCC_OP_CALL && x->to_apply == c)
+		return true;
+	if (x->calls == c || x->select == c || x->scatter_comp == c)
+		return true;
+	for (int32_t k = 0; k < x->ncalled; k++)
+		if (x->called[k] == c)
+			return true;
+	return false;
+}
+
+/* The computations the lowering emits as code: the entry and, transitively,
+ * while conditions and bodies, conditional branches and called computations.
+ * One that is also a combiner or a fusion's computation somewhere is left as
+ * it is (a combiner must stay scalar code). Returns the count, -1 without
+ * memory; *out is malloc'd. */
+static int32_t code_comps(const ncc_module_t *m, ncc_comp_t ***out)
+{
+	ncc_comp_t **list = malloc(sizeof(*list) * ((size_t)m->ncomps + 1));
+	if (!list)
+		return -1;
+	int32_t n = 0;
+	list[n++] = m->entry;
+	for (int32_t i = 0; i < n; i++) {
+		const ncc_comp_t *c = list[i];
+		for (int32_t j = 0; j < c->ninsts; j++) {
+			const ncc_inst_t *x = c->insts[j];
+			ncc_comp_t *sub[2] = { NULL, NULL };
+			int32_t nsub = 0;
+			ncc_comp_t **subs = sub;
+			if (x->op == NCC_OP_WHILE) {
+				sub[0] = x->condition;
+				sub[1] = x->body;
+				nsub = 2;
+			} else if (x->op == NCC_OP_CALL) {
+				sub[0] = x->to_apply;
+				nsub = 1;
+			} else if (x->op == NCC_OP_CONDITIONAL) {
+				subs = x->branches;
+				nsub = x->nbranches;
+			}
+			for (int32_t k = 0; k < nsub; k++) {
+				ncc_comp_t *s = subs[k];
+				bool seen = !s;
+				for (int32_t q = 0; q < n && !seen; q++)
+					seen = list[q] == s;
+				if (!seen && n < m->ncomps)
+					list[n++] = s;
+			}
+		}
+	}
+	/* drop the ones used otherwise anywhere in the module */
+	int32_t w = 0;
+	for (int32_t i = 0; i < n; i++) {
+		bool other = false;
+		for (int32_t q = 0; q < m->ncomps && !other; q++)
+			for (int32_t j = 0; j < m->comps[q]->ninsts && !other; j++)
+				other = uses_as_non_code(m->comps[q]->insts[j], list[i]);
+		if (!other)
+			list[w++] = list[i];
+	}
+	*out = list;
+	return w;
+}
+
+ncc_status_t ncc_pass_fuse(ncc_module_t *m, bool *out_changed, ncc_error_t *err)
+{
+	if (out_changed)
+		*out_changed = false;
+	if (!m || !m->entry)
+		return ncc_error_set(err, NCC_ERR_INVALID, 0, 0, "fuse: module without entry");
+	ncc_comp_t **list;
+	int32_t n = code_comps(m, &list);
+	if (n < 0)
+		return ncc_error_set(err, NCC_ERR_NOMEM, 0, 0, "fuse: out of memory");
+	/* the list is a snapshot: the fused computations built meanwhile are
+	 * not code and are not visited */
+	int counter = 0;
+	bool changed = false;
+	ncc_status_t st = NCC_OK;
+	for (int32_t i = 0; i < n && !st; i++)
+		st = fuse_comp(m, list[i], &counter, &changed);
+	free(list);
 	if (st)
 		return ncc_error_set(err, st, 0, 0, "fuse: %s", ncc_status_name(st));
 	if (out_changed)

@@ -559,6 +559,76 @@ START_TEST(test_fuse_respects_limits)
 }
 END_TEST
 
+/* Fusion in the computations the lowering emits as code: a while body and
+ * condition, a called computation; never in a combiner. */
+static const char *k_fuse_nested =
+	"HloModule t\n"
+	"comb { ca = f32[] parameter(0)  cb = f32[] parameter(1)  ROOT cs = f32[] add(ca, cb) }\n"
+	"sq { sx = f32[8,16] parameter(0)  sy = f32[8,16] multiply(sx, sx)  sh = f32[] constant(0.5)\n"
+	"  shb = f32[8,16] broadcast(sh), dimensions={}\n"
+	"  ROOT sz = f32[8,16] multiply(sy, shb) }\n"
+	"cond { kp = (s32[], f32[8,16]) parameter(0)  ki = s32[] get-tuple-element(kp), index=0\n"
+	"  kn = s32[] constant(3)  ROOT klt = pred[] compare(ki, kn), direction=LT }\n"
+	"body { bp = (s32[], f32[8,16]) parameter(0)  bi = s32[] get-tuple-element(bp), index=0\n"
+	"  bv = f32[8,16] get-tuple-element(bp), index=1\n"
+	"  one = s32[] constant(1)  bi1 = s32[] add(bi, one)\n"
+	"  bt = f32[8,16] tanh(bv)  bc = f32[] constant(0.25)  bcb = f32[8,16] broadcast(bc), dimensions={}\n"
+	"  bu = f32[8,16] multiply(bt, bcb)  bw = f32[8,16] add(bu, bv)\n"
+	"  ROOT br = (s32[], f32[8,16]) tuple(bi1, bw) }\n"
+	"ENTRY e { x = f32[8,16] parameter(0)  z = s32[] constant(0)\n"
+	"  t0 = (s32[], f32[8,16]) tuple(z, x)\n"
+	"  wl = (s32[], f32[8,16]) while(t0), condition=cond, body=body\n"
+	"  v = f32[8,16] get-tuple-element(wl), index=1\n"
+	"  c = f32[8,16] call(v), to_apply=sq\n"
+	"  zf = f32[] constant(0)\n"
+	"  ROOT r = f32[8] reduce(c, zf), dimensions={1}, to_apply=comb }\n";
+
+START_TEST(test_fuse_in_while_body_and_call)
+{
+	ncc_module_t *m = parse(k_fuse_nested);
+	passes(m, 2);
+	const ncc_comp_t *body = ncc_module_find_comp(m, "body");
+	const ncc_comp_t *sq = ncc_module_find_comp(m, "sq");
+	const ncc_comp_t *comb = ncc_module_find_comp(m, "comb");
+	ck_assert_ptr_nonnull(body);
+	ck_assert_ptr_nonnull(sq);
+	ck_assert_ptr_nonnull(comb);
+	/* tanh, multiply, add of the body are one fused loop; the scalar
+	 * counter add stays (one op alone) */
+	ck_assert_int_eq(count_op(body, NCC_OP_FUSION), 1);
+	ck_assert_int_eq(count_op(body, NCC_OP_TANH), 0);
+	ck_assert_int_eq(count_op(body, NCC_OP_ADD), 1);
+	ck_assert_int_eq(count_op(sq, NCC_OP_FUSION), 1);
+	ck_assert_int_eq(count_op(sq, NCC_OP_MULTIPLY), 0);
+	ck_assert_int_eq(count_op(comb, NCC_OP_FUSION), 0);
+	char *s = NULL;
+	ck_assert_int_eq(ncc_module_to_string(m, &s), NCC_OK);
+	ncc_module_t *back = parse(s);
+	ck_assert_int_eq(count_op(ncc_module_find_comp(back, "body"), NCC_OP_FUSION), 1);
+	ncc_module_free(back);
+	free(s);
+	ncc_module_free(m);
+	uint64_t before, after;
+	equiv("fuse-nested", k_fuse_nested, 2, &before, &after);
+	interp_equiv("fuse-nested", k_fuse_nested, 2, false);
+	ck_assert_uint_lt(after, before);
+	/* a combiner of two ops stays scalar code, even when a call uses it too */
+	m = parse("HloModule t\n"
+		  "comb { ca = f32[] parameter(0)  cb = f32[] parameter(1)  cs = f32[] add(ca, cb)\n"
+		  "  ROOT cm = f32[] multiply(cs, ca) }\n"
+		  "ENTRY e { x = f32[8] parameter(0)  y = f32[] parameter(1)  zf = f32[] constant(0)\n"
+		  "  r = f32[] reduce(x, zf), dimensions={0}, to_apply=comb\n"
+		  "  k = f32[] call(r, y), to_apply=comb\n"
+		  "  ROOT t = (f32[], f32[]) tuple(r, k) }\n");
+	passes(m, 2);
+	const ncc_comp_t *cm = ncc_module_find_comp(m, "comb");
+	ck_assert_ptr_nonnull(cm);
+	ck_assert_int_eq(count_op(cm, NCC_OP_FUSION), 0);
+	ck_assert_int_eq(count_op(cm, NCC_OP_MULTIPLY), 1);
+	ncc_module_free(m);
+}
+END_TEST
+
 START_TEST(test_fuse_not_at_o1_and_nothing_at_o0)
 {
 	ncc_module_t *m = parse(k_fuse);
@@ -900,6 +970,7 @@ static Suite *passes_suite(void)
 	tcase_add_test(tc, test_fuse_elementwise_dag);
 	tcase_add_test(tc, test_fuse_types_and_scalar_bounds);
 	tcase_add_test(tc, test_fuse_respects_limits);
+	tcase_add_test(tc, test_fuse_in_while_body_and_call);
 	tcase_add_test(tc, test_fuse_not_at_o1_and_nothing_at_o0);
 	tcase_add_loop_test(tc, test_random_modules_equivalent, 0, 60);
 	tcase_add_test(tc, test_dump_after_each_pass);
