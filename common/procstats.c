@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 _Static_assert(sizeof(procstats_core_t) == 144, "procstats_core_t layout");
-_Static_assert(sizeof(procstats_model_t) == 7 * 8 + PROCSTATS_MODEL_NAME_MAX, "procstats_model_t layout");
+_Static_assert(sizeof(procstats_model_t) == 10 * 8 + PROCSTATS_MODEL_NAME_MAX, "procstats_model_t layout");
 _Static_assert(offsetof(procstats_file_t, models) % 8 == 0, "models alignment");
 _Static_assert(PROCSTATS_MEM_CATEGORIES <= 8, "procstats_core_t.mem too small");
 _Static_assert(sizeof(procstats_lat_t) == 24, "procstats_lat_t layout");
@@ -160,6 +160,16 @@ static void on_sigbus(int sig)
 	raise(SIGBUS);
 }
 
+void procstats_uuid_str(const uint8_t uuid[16], char *buf)
+{
+	static const char hex[] = "0123456789abcdef";
+	for (int i = 0; i < 16; i++) {
+		buf[2 * i] = hex[uuid[i] >> 4];
+		buf[2 * i + 1] = hex[uuid[i] & 15];
+	}
+	buf[32] = '\0';
+}
+
 /* The listed models of f into out, by ascending id; inside the seqlock's
  * copy loop (a torn copy is thrown away with the rest). */
 static void copy_models(const procstats_file_t *f, procstats_snap_t *out)
@@ -189,6 +199,11 @@ static void copy_models(const procstats_file_t *f, procstats_snap_t *out)
 			memcpy(o->name + w * 8, &word, 8);
 		}
 		o->name[PROCSTATS_MODEL_NAME_MAX - 1] = '\0';
+		for (size_t w = 0; w < 2; w++) {
+			uint64_t word = atomic_load_explicit(&m->uuid[w], memory_order_acquire);
+			memcpy(o->uuid + w * 8, &word, 8);
+		}
+		o->running = atomic_load_explicit(&m->running, memory_order_acquire);
 		n++;
 	}
 	out->n_models = n;

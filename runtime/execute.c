@@ -296,6 +296,7 @@ static NRT_STATUS execute_once(nrt_ctx_t *ctx, nrt_model_obj_t *m, const nrt_ten
 		.exec_index = atomic_fetch_add(&m->n_exec, 1),
 		.start_ns = ns_monotonic_ns(),
 	};
+	nrt_stats_exec_begin(ctx, &rec);
 	NRT_STATUS st = NRT_SUCCESS;
 	for (uint32_t i = 0; i < n && !st; i++)
 		st = bind_one(ctx, m, i, in_set, out_set, &b[i]);

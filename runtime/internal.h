@@ -211,6 +211,8 @@ typedef struct nrt_model_obj {
 	nrt_neuronsim_exec_error_t last_error;
 	uint32_t executable_id;   /* 0-based load order in this runtime (snapshot names) */
 	_Atomic uint64_t n_exec;  /* executions started */
+	uint8_t uuid[16];         /* random, drawn at nrt_load (neuron-monitor's uuid) */
+	_Atomic uint32_t stats_slot; /* its procstats models[] index + 1, 0 when not listed */
 	struct nrt_model_snapshot *snapshot; /* snapshot.c's per-model state */
 } nrt_model_obj_t;
 

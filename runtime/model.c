@@ -2,9 +2,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "observe.h"
+#include "neuronsim/splitmix64.h"
 #include "nrt/nrt_experimental.h"
 
 nrt_dtype_t nrt_dtype_from_isa(uint32_t d)
@@ -139,6 +142,23 @@ static int32_t pick_start(nrt_ctx_t *ctx, uint32_t count)
 }
 
 /* nrt_load without its trace span; out_name gets the model's name once known. */
+/* The model's uuid (neuron-monitor's loaded_models): a random version 4
+ * UUID from the kernel's generator; should that fail (a seccomp filter, a
+ * kernel before 3.17), from the clock, the pid and the load index, still
+ * distinct per load in this process. */
+static void model_uuid(nrt_model_obj_t *m)
+{
+	if (getrandom(m->uuid, sizeof(m->uuid), GRND_NONBLOCK) != (ssize_t)sizeof(m->uuid)) {
+		uint64_t st = ns_monotonic_ns() ^ ((uint64_t)getpid() << 32) ^ m->executable_id;
+		for (int w = 0; w < 2; w++) {
+			uint64_t r = ns_splitmix64(&st);
+			memcpy(m->uuid + 8 * w, &r, 8);
+		}
+	}
+	m->uuid[6] = (uint8_t)((m->uuid[6] & 0x0f) | 0x40); /* version 4 */
+	m->uuid[8] = (uint8_t)((m->uuid[8] & 0x3f) | 0x80); /* RFC 4122 variant */
+}
+
 static NRT_STATUS load_model(const void *neff_bytes, size_t size, int32_t start_nc, int32_t nc_count,
 			     nrt_model_t **model, char out_name[128])
 {
@@ -255,6 +275,7 @@ static NRT_STATUS load_model(const void *neff_bytes, size_t size, int32_t start_
 		return st;
 	}
 	m->executable_id = atomic_fetch_add(&ctx->n_loads, 1);
+	model_uuid(m);
 	uint64_t h;
 	if ((st = nrt_snapshot_model_init(ctx, m)) || (st = nrt_handle_create(&ctx->models, m, &h))) {
 		nrt_model_obj_destroy(ctx, m);

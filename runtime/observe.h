@@ -30,6 +30,8 @@ typedef struct nrt_exec_rec {
 	 * nrt_profile_exec_traces(); NULL when this execution is not traced.
 	 * nrt_profile_exec() takes it over and frees it. */
 	nrt_backend_trace_t *traces;
+	uint32_t stats_slot;         /* the models[] slot nrt_stats_exec_begin counted this
+				      * execution running in (index + 1), 0 for none */
 } nrt_exec_rec_t;
 
 /* ---- snapshots (snapshot.c) ---- */
@@ -54,10 +56,13 @@ void nrt_metrics_transfer(bool to_device, uint64_t bytes, uint64_t ns);
 /* ---- process stats for neuron-top / neuron-monitor (stats.c) ---- */
 NRT_STATUS nrt_stats_init(nrt_ctx_t *ctx);
 void nrt_stats_fini(nrt_ctx_t *ctx);
+/* An execution of rec->model starts (counted running in the model's entry
+ * until nrt_stats_exec sees it end). */
+void nrt_stats_exec_begin(nrt_ctx_t *ctx, nrt_exec_rec_t *rec);
 void nrt_stats_exec(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec);
 /* A model m loaded by nrt_load (after it got its handle) / unloaded by
  * nrt_unload: the loaded-model list of neuron-monitor. */
-void nrt_stats_model_load(nrt_ctx_t *ctx, const nrt_model_obj_t *m);
+void nrt_stats_model_load(nrt_ctx_t *ctx, nrt_model_obj_t *m);
 void nrt_stats_model_unload(nrt_ctx_t *ctx, const nrt_model_obj_t *m);
 
 /* ---- profiler (profile.c) ---- */

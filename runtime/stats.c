@@ -195,12 +195,26 @@ static void classify(const nrt_exec_rec_t *rec, int *out_outcome, int *out_kind)
 	*out_kind = kind;
 }
 
+void nrt_stats_exec_begin(nrt_ctx_t *ctx, nrt_exec_rec_t *rec)
+{
+	struct nrt_stats_state *s = ctx->stats;
+	uint32_t slot = atomic_load_explicit(&rec->model->stats_slot, memory_order_acquire);
+	if (!s || !slot)
+		return;
+	/* one word, outside the seqlock: a reader sees it before or after */
+	atomic_fetch_add_explicit(&s->file->models[slot - 1].running, 1, memory_order_release);
+	rec->stats_slot = slot;
+}
+
 void nrt_stats_exec(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec)
 {
 	struct nrt_stats_state *s = ctx->stats;
 	if (!s)
 		return;
 	procstats_file_t *f = s->file;
+	if (rec->stats_slot)
+		atomic_fetch_sub_explicit(&f->models[rec->stats_slot - 1].running, 1,
+					  memory_order_release);
 	int outcome, kind;
 	classify(rec, &outcome, &kind);
 	uint32_t first = rec->instance ? rec->instance->first_core : rec->model->start_nc;
@@ -238,7 +252,7 @@ void nrt_stats_exec(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec)
 
 /* ---- loaded models ---- */
 
-void nrt_stats_model_load(nrt_ctx_t *ctx, const nrt_model_obj_t *m)
+void nrt_stats_model_load(nrt_ctx_t *ctx, nrt_model_obj_t *m)
 {
 	struct nrt_stats_state *s = ctx->stats;
 	if (!s)
@@ -250,12 +264,18 @@ void nrt_stats_model_load(nrt_ctx_t *ctx, const nrt_model_obj_t *m)
 		code += in->code[c].size;
 	uint64_t name[PROCSTATS_MODEL_NAME_MAX / 8] = { 0 };
 	snprintf((char *)name, sizeof(name), "%s", m->view.meta->model_name);
+	uint64_t uuid[2];
+	memcpy(uuid, m->uuid, sizeof(uuid));
 	write_begin(f);
 	bump(f, PROCSTATS_MODELS_LOADED, 1);
 	procstats_model_t *slot = NULL;
-	for (uint32_t i = 0; i < PROCSTATS_MAX_MODELS && !slot; i++)
-		if (!atomic_load_explicit(&f->models[i].id, memory_order_relaxed))
+	uint32_t slot_index = 0;
+	for (uint32_t i = 0; i < PROCSTATS_MAX_MODELS && !slot; i++) {
+		if (!atomic_load_explicit(&f->models[i].id, memory_order_relaxed)) {
 			slot = &f->models[i];
+			slot_index = i;
+		}
+	}
 	if (slot) {
 		put(&slot->first_core, m->start_nc);
 		put(&slot->neff_cores, m->neff_cores);
@@ -265,7 +285,12 @@ void nrt_stats_model_load(nrt_ctx_t *ctx, const nrt_model_obj_t *m)
 		put(&slot->mem_scratch, in->scratch.size);
 		for (size_t w = 0; w < PROCSTATS_MODEL_NAME_MAX / 8; w++)
 			put(&slot->name[w], name[w]);
+		put(&slot->uuid[0], uuid[0]);
+		put(&slot->uuid[1], uuid[1]);
+		/* executions that began before this point are not counted in it */
+		put(&slot->running, 0);
 		put(&slot->id, (uint64_t)m->executable_id + 1);
+		atomic_store_explicit(&m->stats_slot, slot_index + 1, memory_order_release);
 	} else {
 		bump(f, PROCSTATS_MODELS_UNLISTED, 1);
 	}
@@ -286,6 +311,7 @@ void nrt_stats_model_unload(nrt_ctx_t *ctx, const nrt_model_obj_t *m)
 	for (uint32_t i = 0; i < PROCSTATS_MAX_MODELS && !listed; i++) {
 		if (atomic_load_explicit(&f->models[i].id, memory_order_relaxed) == id) {
 			put(&f->models[i].id, 0);
+			put(&f->models[i].running, 0);
 			listed = true;
 		}
 	}

@@ -524,7 +524,8 @@ static json_t *core_memory(const uint64_t *mem)
 }
 #undef MEM
 
-/* The Neuron tool's loaded_models: per model its name, uuid and id, and one
+/* The Neuron tool's loaded_models: per model its name, uuid, id and whether
+ * an execution of it is in progress (is_running), and one
  * subgraph per instance with the NeuronCore it starts on and the device
  * memory it holds (constants and scratch on that core, code on each of its
  * cores); neuronsim adds neuroncores, every physical core of the model. */
@@ -556,8 +557,11 @@ static json_t *loaded_models(const procstats_snap_t *s)
 						      "neuroncore_index", (json_int_t)s->cores[first].global,
 						      "neuron_device_index", (json_int_t)s->cores[first].device));
 		}
-		json_array_append_new(list, json_pack("{s:s, s:s, s:o, s:o, s:o}", "name", m->name, "uuid", "",
-						      "model_id", jint(m->id - 1), "subgraphs", subgraphs,
+		char uuid[PROCSTATS_UUID_STR];
+		procstats_uuid_str(m->uuid, uuid);
+		json_array_append_new(list, json_pack("{s:s, s:s, s:o, s:b, s:o, s:o}", "name", m->name,
+						      "uuid", uuid, "model_id", jint(m->id - 1),
+						      "is_running", m->running > 0, "subgraphs", subgraphs,
 						      "neuroncores", cores));
 	}
 	return list;

@@ -21,7 +21,8 @@ extern "C" {
  *
  * Identity fields are written before state becomes PROCSTATS_STATE_LIVE and
  * never change afterwards. Counters (v[], cores[].v[], cores[].mem[] and
- * models[]) are covered by the
+ * models[] but models[].running, a single word stored on its own) are
+ * covered by the
  * seqlock seq: writers of the owning process take writer_lock, make seq odd,
  * store, make seq even; a reader copies them between two loads of seq and
  * retries while it is odd or changed, so it never sees a half-written update.
@@ -29,9 +30,10 @@ extern "C" {
  * whole ring would never finish between two executions of a busy process). */
 
 #define PROCSTATS_MAGIC 0x535453504d49534eull /* "NSIMPSTS" little-endian */
-#define PROCSTATS_VERSION 3                   /* any layout change bumps it; readers
+#define PROCSTATS_VERSION 4                   /* any layout change bumps it; readers
 					       * skip a file of another version
-					       * (3: PROCSTATS_CORE_FLOPS) */
+					       * (3: PROCSTATS_CORE_FLOPS; 4: a
+					       * model's uuid and running) */
 #define PROCSTATS_FILE_PREFIX "neuronsim-stats."
 #define PROCSTATS_DEFAULT_DIR "/dev/shm"
 #define PROCSTATS_MAX_CORES 256               /* NRT_MAX_CORES */
@@ -126,7 +128,9 @@ typedef struct procstats_core {
 /* One loaded model (seqlock). Its instances sit on n_instances * neff_cores
  * consecutive visible cores from logical core first_core; every instance
  * holds the same device memory (mem_*: constants and scratch on the
- * instance's first core, code on each of its cores). */
+ * instance's first core, code on each of its cores). running is outside the
+ * seqlock: executions of the model in progress now (nrt_execute entered, not
+ * yet returned), added and taken one at a time so a reader needs no retry. */
 typedef struct procstats_model {
 	_Atomic uint64_t id;              /* the model's load index + 1 (nrt_load order); 0: free slot */
 	_Atomic uint64_t first_core;      /* logical */
@@ -136,6 +140,9 @@ typedef struct procstats_model {
 	_Atomic uint64_t mem_code;
 	_Atomic uint64_t mem_scratch;
 	_Atomic uint64_t name[PROCSTATS_MODEL_NAME_MAX / 8]; /* NUL-padded bytes */
+	_Atomic uint64_t uuid[2];         /* 16 random bytes drawn at nrt_load (a version 4
+					   * UUID), in byte order */
+	_Atomic uint64_t running;         /* executions in progress (not seqlocked) */
 } procstats_model_t;
 
 /* One execution's latency. index is the execution's 1-based number in the
@@ -211,8 +218,15 @@ typedef struct procstats_model_info {
 	uint32_t first_core;              /* logical: an index into procstats_snap_t.cores */
 	uint32_t neff_cores, n_instances;
 	uint64_t mem_constants, mem_code, mem_scratch; /* per instance */
+	uint64_t running;                 /* executions in progress when read */
+	uint8_t uuid[16];
 	char name[PROCSTATS_MODEL_NAME_MAX];
 } procstats_model_info_t;
+
+/* The model's uuid as the Neuron tools print it: 32 lower-case hex digits,
+ * no dashes, into buf (at least PROCSTATS_UUID_STR bytes). */
+#define PROCSTATS_UUID_STR 33
+void procstats_uuid_str(const uint8_t uuid[16], char *buf);
 
 /* A consistent copy of one process's file, plain (non-atomic) values. */
 typedef struct procstats_snap {

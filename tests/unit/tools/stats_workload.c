@@ -26,7 +26,10 @@ static const char usage_text[] =
 	"  -H, --hold           after the executions, stay alive until SIGTERM\n"
 	"  -c, --core NC        load on logical core NC (default 0)\n"
 	"  -2, --second-core NC also load the const_scratch model on core NC, with a\n"
-	"                       4-float tensor there (never executed; default: none)\n";
+	"                       4-float tensor there (never executed; default: none)\n"
+	"  -s, --spin-core NC   also load a model that never finishes on core NC and,\n"
+	"                       after the report, execute it once: it runs until\n"
+	"                       NEURON_RT_EXEC_TIMEOUT ends it (then -H holds)\n";
 
 static volatile sig_atomic_t stop;
 
@@ -110,15 +113,16 @@ int main(int argc, char **argv)
 		{ "hold", no_argument, NULL, 'H' },
 		{ "core", required_argument, NULL, 'c' },
 		{ "second-core", required_argument, NULL, '2' },
+		{ "spin-core", required_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
 	long count = 1000, nan_every = 0, bad_every = 0;
 	double rate = 0;
-	int core = 0, core2 = -1;
+	int core = 0, core2 = -1, spin_core = -1;
 	const char *report = NULL;
 	bool hold = false;
 	int c;
-	while ((c = getopt_long(argc, argv, "n:r:e:b:o:Hc:2:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:r:e:b:o:Hc:2:s:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'n': count = strtol(optarg, NULL, 10); break;
 		case 'r': rate = strtod(optarg, NULL); break;
@@ -128,6 +132,7 @@ int main(int argc, char **argv)
 		case 'H': hold = true; break;
 		case 'c': core = (int)strtol(optarg, NULL, 10); break;
 		case '2': core2 = (int)strtol(optarg, NULL, 10); break;
+		case 's': spin_core = (int)strtol(optarg, NULL, 10); break;
 		default: fputs(usage_text, stderr); return 2;
 		}
 	}
@@ -166,6 +171,14 @@ int main(int argc, char **argv)
 		for (int k = 0; k < NRT_NEURONSIM_MEM_CATEGORY_COUNT; k++)
 			second_model[k] = u1.by_category[k] - u0.by_category[k];
 		second_tensors = u2.by_category[NRT_NEURONSIM_MEM_TENSORS] - u1.by_category[NRT_NEURONSIM_MEM_TENSORS];
+	}
+	nrt_model_t *ms = NULL;
+	size_t size_s = 0;
+	void *neff_s = NULL;
+	if (spin_core >= 0) {
+		neff_s = test_neff_spin(&size_s);
+		if ((st = nrt_load(neff_s, size_s, spin_core, -1, &ms)))
+			return fail("nrt_load of the spin model", st);
 	}
 	nrt_tensor_t *good = tensor(core, "x_good", 4.0f, n), *neg = tensor(core, "x_neg", -1.0f, n);
 	nrt_tensor_t *y = tensor(core, "y", 0.0f, n);
@@ -215,6 +228,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "stats-workload: cannot write %s: %s\n", report, strerror(errno));
 		return 1;
 	}
+	if (ms) {
+		nrt_tensor_t *xs = tensor(spin_core, "x_spin", 1.0f, 1);
+		nrt_tensor_set_t *in_s, *out_s;
+		if (!xs || nrt_allocate_tensor_set(&in_s) || nrt_allocate_tensor_set(&out_s) ||
+		    nrt_add_tensor_to_tensor_set(in_s, "x", xs))
+			return fail("the spin model's tensors", NRT_RESOURCE);
+		if ((st = nrt_execute(ms, in_s, out_s)) != NRT_TIMEOUT)
+			return fail("the spin model's execution (expected a timeout)", st);
+		nrt_destroy_tensor_set(&in_s);
+		nrt_destroy_tensor_set(&out_s);
+		nrt_tensor_free(&xs);
+	}
 	while (hold && !stop)
 		usleep(20000);
 	nrt_destroy_tensor_set(&in_good);
@@ -226,6 +251,10 @@ int main(int argc, char **argv)
 	nrt_tensor_free(&y);
 	nrt_unload(m);
 	free(neff);
+	if (ms) {
+		nrt_unload(ms);
+		free(neff_s);
+	}
 	if (m2) {
 		nrt_tensor_free(&t2);
 		nrt_unload(m2);

@@ -341,6 +341,7 @@ static void check_memory_used(const json_t *g)
 	json_array_foreach((json_t *)lm, i, m) {
 		get(m, "name", JSON_STRING, "loaded_models[]");
 		get(m, "uuid", JSON_STRING, "loaded_models[]");
+		REQ(json_is_boolean(json_object_get(m, "is_running")), "loaded_models[%zu].is_running is not a boolean", i);
 		get_count(m, "model_id", "loaded_models[]");
 		const json_t *sgs = get(m, "subgraphs", JSON_OBJECT, "loaded_models[]");
 		REQ(json_object_size(sgs) > 0, "loaded_models[%zu].subgraphs is empty", i);
@@ -500,6 +501,15 @@ static void wait_gone(child_t *mon, pid_t pid)
 	}
 }
 
+/* A uuid as the Neuron tool prints one: 32 lower-case hex digits of a
+ * version 4 UUID (RFC 4122 variant), no dashes. */
+static void check_uuid(const char *u)
+{
+	ck_assert_ptr_nonnull(u);
+	ck_assert_msg(strlen(u) == 32 && strspn(u, "0123456789abcdef") == 32, "uuid '%s'", u);
+	ck_assert_msg(u[12] == '4' && strchr("89ab", u[16]), "uuid '%s' is not a version 4 UUID", u);
+}
+
 /* ---- tests ---- */
 
 START_TEST(test_monitor_documents_follow_the_schema_and_count_every_execution)
@@ -643,7 +653,8 @@ START_TEST(test_monitor_documents_follow_the_schema_and_count_every_execution)
 	for (size_t i = 0; i < 2; i++) {
 		const json_t *m = json_array_get(lm, i);
 		ck_assert_str_eq(json_string_value(json_object_get(m, "name")), want_models[i].name);
-		ck_assert(json_is_string(json_object_get(m, "uuid")));
+		check_uuid(json_string_value(json_object_get(m, "uuid")));
+		ck_assert(json_is_false(json_object_get(m, "is_running")));
 		ck_assert_int_eq(json_integer_value(json_object_get(m, "model_id")), (json_int_t)i);
 		const json_t *sgs = json_object_get(m, "subgraphs");
 		ck_assert_uint_eq(json_object_size(sgs), 1);
@@ -684,6 +695,70 @@ START_TEST(test_monitor_documents_follow_the_schema_and_count_every_execution)
 	ck_assert_int_eq(finish(&wl, SIGTERM), 0);
 	ck_assert_int_eq(finish(&other, SIGTERM), 0);
 	wait_gone(&mon, wl.pid);
+	finish(&mon, SIGTERM);
+}
+END_TEST
+
+/* The memory_used group's loaded_models of pid in doc, or NULL. */
+static const json_t *models_of(const json_t *doc, pid_t pid)
+{
+	const json_t *rt = runtime_of(doc, pid);
+	return rt ? json_object_get(group_of(rt, "memory_used"), "loaded_models") : NULL;
+}
+
+/* loaded_models' is_running follows an execution in progress, and every
+ * model keeps one uuid of its own for as long as it is loaded. */
+START_TEST(test_monitor_loaded_models_is_running_and_uuid)
+{
+	char cfg[512];
+	snprintf(cfg, sizeof(cfg), "%s/monitor.json", tmp);
+	write_text(cfg, "{\"period\": 0.2, \"neuron_runtimes\": [{\"metrics\": [{\"type\": \"memory_used\"}]}]}");
+	/* sqrt on core 0 (5 executions), const_scratch on core 2 (never run),
+	 * then the spin model on core 1, running until its 3 s timeout */
+	char *wargv[] = { (char *)workload_bin, "-n", "5", "-2", "2", "-s", "1", "-H", NULL };
+	const char *wenv[] = { "NEURON_RT_EXEC_TIMEOUT=3", NULL };
+	child_t wl = spawn(wargv, wenv, false);
+	char *margv[] = { (char *)monitor_bin, "-c", cfg, NULL };
+	child_t mon = spawn(margv, NULL, true);
+	static const char *const names[3] = { "sqrt", "const_scratch", "spin" };
+	char uuids[3][40] = { "", "", "" };
+	bool saw_running = false, saw_stopped = false;
+	uint64_t deadline = now_ms() + 60000;
+	while (!saw_stopped) {
+		ck_assert_msg(now_ms() < deadline, "60 s: spin %s", saw_running ? "never stopped running"
+										 : "never seen running");
+		json_t *doc = read_doc(&mon, 20000);
+		check_document(doc);
+		const json_t *lm = models_of(doc, wl.pid);
+		if (!lm || json_array_size(lm) < 3) {
+			json_decref(doc);
+			continue;
+		}
+		ck_assert_uint_eq(json_array_size(lm), 3);
+		for (size_t i = 0; i < 3; i++) {
+			const json_t *m = json_array_get(lm, i);
+			ck_assert_str_eq(json_string_value(json_object_get(m, "name")), names[i]);
+			const char *u = json_string_value(json_object_get(m, "uuid"));
+			check_uuid(u);
+			if (!uuids[i][0])
+				snprintf(uuids[i], sizeof(uuids[i]), "%s", u);
+			ck_assert_str_eq(u, uuids[i]); /* stable while loaded */
+			const json_t *r = json_object_get(m, "is_running");
+			ck_assert_msg(json_is_boolean(r), "loaded_models[%zu].is_running is not a boolean", i);
+			if (i < 2)
+				ck_assert_msg(!json_is_true(r), "%s is_running with no execution", names[i]);
+			else if (json_is_true(r))
+				saw_running = true;
+			else if (saw_running)
+				saw_stopped = true;
+		}
+		json_decref(doc);
+	}
+	/* a uuid of its own per model */
+	ck_assert_str_ne(uuids[0], uuids[1]);
+	ck_assert_str_ne(uuids[0], uuids[2]);
+	ck_assert_str_ne(uuids[1], uuids[2]);
+	finish(&wl, SIGTERM);
 	finish(&mon, SIGTERM);
 }
 END_TEST
@@ -1069,6 +1144,7 @@ static Suite *suite(void)
 	 * only end a failing test, on a machine as loaded as it may be. */
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_monitor_documents_follow_the_schema_and_count_every_execution);
+	tcase_add_test(tc, test_monitor_loaded_models_is_running_and_uuid);
 	tcase_add_test(tc, test_monitor_forgets_a_killed_process_and_removes_its_file);
 	tcase_add_test(tc, test_monitor_reads_kernel_devices_from_sysfs);
 	tcase_add_test(tc, test_monitor_default_config_and_count);
