@@ -30,6 +30,7 @@ struct ncc_cache {
 	char *root; /* DIR/neuronsim-cc-<version> */
 	FILE *log;
 	bool verbose;
+	bool quiet_hit;
 };
 
 static FILE *cache_log(const ncc_cache_t *c)
@@ -73,6 +74,7 @@ ncc_status_t ncc_cache_open(const ncc_cache_config_t *cfg, ncc_cache_t **out_cac
 	snprintf(c->root, need, "%s/neuronsim-cc-%s", cfg->dir, ver);
 	c->log = cfg->log;
 	c->verbose = cfg->verbose;
+	c->quiet_hit = cfg->quiet_hit;
 	if (ns_mkdir_p(c->root, 0777) != 0 || access(c->root, W_OK | X_OK) != 0) {
 		int e = errno;
 		ncc_error_set(err, NCC_ERR_IO, 0, 0,
@@ -221,8 +223,9 @@ ncc_status_t ncc_cache_lookup(ncc_cache_t *cache, const char *key, void **out_ne
 	if (read_whole(path, &data, &size, why, sizeof(why)) == 0) {
 		neff_view_t view;
 		if (neff_parse(data, size, &view, why, sizeof(why)) == NEFF_OK) {
-			fprintf(cache_log(cache), "neuronsim-cc: compile cache hit: %s -> %s\n", key,
-				path);
+			if (!cache->quiet_hit)
+				fprintf(cache_log(cache), "neuronsim-cc: compile cache hit: %s -> %s\n", key,
+					path);
 			*out_neff = data;
 			*out_size = size;
 			return NCC_OK;

@@ -40,6 +40,7 @@ typedef struct ncc_cache_config {
 	const char *compiler_version; /* names the version directory; NULL: "unknown" */
 	FILE *log;
 	bool verbose;
+	bool quiet_hit; /* no info line on a hit (the caller reports it) */
 } ncc_cache_config_t;
 
 /* Opens (creating directories as needed) the cache described by cfg. The caller owns

@@ -107,6 +107,7 @@ static ncc_cache_t *driver_open_cache(const ncc_driver_options_t *o, bool *open_
 		.compiler_version = ncc_cache_compiler_id(),
 		.log = o->log,
 		.verbose = o->verbose,
+		.quiet_hit = o->quiet_cache_hit,
 	};
 	ncc_cache_t *cache = NULL;
 	ncc_error_t cerr = {0};

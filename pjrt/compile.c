@@ -1,10 +1,14 @@
 /* PJRT_Client_Compile: HloModuleProto ("hlo") or HLO text ("hlo_text") through the ncc compiler to a NEFF, timed and recorded as CompileTime; MLIR is refused. */
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "neuronsim/clock.h"
 #include "nrt/nrt_neuronsim.h"
@@ -32,6 +36,62 @@ void pjrt_exec_parts_free(pjrt_exec_parts_t *p)
 
 static _Atomic bool g_cache_unusable;
 
+/* One line on stderr in torch-neuronx's log format, so that what reads its
+ * compile-cache lines reads these: "YYYY-MM-DD HH:MM:SS.000mmm:  PID  INFO
+ * ||COMPONENT||: message" (local time, milliseconds in six digits, as it
+ * prints them). */
+__attribute__((format(printf, 2, 3))) static void sdk_log(const char *component, const char *fmt, ...)
+{
+	char msg[NCC_DRIVER_PATH_MAX + 256], stamp[64];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	struct timeval tv;
+	struct tm tm;
+	gettimeofday(&tv, NULL);
+	time_t secs = tv.tv_sec;
+	localtime_r(&secs, &tm);
+	strftime(stamp, sizeof(stamp), "%Y-%m-%d %H:%M:%S", &tm);
+	fprintf(stderr, "%s.%06ld:  %ld  INFO ||%s||: %s\n", stamp, (long)(tv.tv_usec / 1000), (long)getpid(),
+		component, msg);
+}
+
+/* The compile cache's lines in the Neuron SDK's words (docs/pjrt.md): its
+ * directory once per process and directory ("Compile cache path", which
+ * torch-neuronx prints before every compile), then per compile "Using a
+ * cached neff at PATH" for a hit or "Compilation Successfully Completed for
+ * model.MODULE_KEY..." for a compile it stored. */
+static void log_cache(const ncc_compile_result_t *res, const char *format)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static char said_root[NCC_DRIVER_PATH_MAX];
+	if (!res->cache_used)
+		return;
+	/* The root the user chose: the entry path is ROOT/neuronsim-cc-V/MODULE_KEY/model.neff. */
+	char root[NCC_DRIVER_PATH_MAX];
+	snprintf(root, sizeof(root), "%s", res->cache_path);
+	for (int up = 0; up < 3; up++) {
+		char *slash = strrchr(root, '/');
+		if (!slash)
+			break;
+		*slash = '\0';
+	}
+	pthread_mutex_lock(&lock);
+	bool new_root = strcmp(said_root, root) != 0;
+	if (new_root)
+		snprintf(said_root, sizeof(said_root), "%s", root);
+	pthread_mutex_unlock(&lock);
+	if (new_root)
+		sdk_log("NEURON_CACHE", "Compile cache path: %s", root);
+	if (res->cache_hit)
+		sdk_log("NEURON_CC_WRAPPER", "Using a cached neff at %s. Exiting with a successfully compiled graph.",
+			res->cache_path);
+	else if (res->cache_stored)
+		sdk_log("NEURON_CC_WRAPPER", "Compilation Successfully Completed for model.MODULE_%s.%s",
+			res->cache_key, strcmp(format, PJRT_FORMAT_HLO) == 0 ? "hlo_module.pb" : "hlo");
+}
+
 /* Compiles with ncc and records the compile in libnrt's metrics as a tool does:
  * CompileTime and UncachedCompile for a real compile, CachedCompile for a cache
  * hit. */
@@ -41,6 +101,7 @@ static PJRT_Error *run_ncc(const char *format, const uint8_t *code, size_t size,
 	ncc_driver_options_t opts;
 	ncc_driver_options_init(&opts);
 	opts.compile.n_cores = 1;
+	opts.quiet_cache_hit = true; /* log_cache says it, in the SDK's words */
 	const char *url = getenv("NEURON_COMPILE_CACHE_URL");
 	opts.default_cache_dir = url && url[0] ? url : PJRT_DEFAULT_COMPILE_CACHE;
 	if (strncmp(opts.default_cache_dir, "s3://", 5) == 0) {
@@ -70,6 +131,7 @@ static PJRT_Error *run_ncc(const char *format, const uint8_t *code, size_t size,
 		return pjrt_error(pjrt_code_from_ncc(st), "neuronsim compiler (%s): %s: %s", format,
 				  ncc_status_name(st), nerr.msg[0] ? nerr.msg : "(no message)");
 	}
+	log_cache(&res, format);
 	if (res.cache_hit) {
 		nrt_neuronsim_counter_add("CachedCompile", 1);
 	} else {

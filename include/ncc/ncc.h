@@ -114,6 +114,8 @@ typedef struct ncc_driver_options {
 	const char *default_cache_dir; /* used when nothing above names one; NULL: no cache */
 	bool verbose;            /* debug lines (stages, timings, ignored flags) to log */
 	FILE *log;               /* NULL: stderr */
+	bool quiet_cache_hit;    /* no "compile cache hit" line: the caller reports hits
+				  * itself (the PJRT plugin, in the Neuron SDK's words) */
 } ncc_driver_options_t;
 
 /* Defaults: ncc_compile_options_init() with opt_level NCC_DRIVER_DEFAULT_OPT_LEVEL,

@@ -419,9 +419,20 @@ START_TEST(test_pipeline_cache_miss_then_hit_skips_compilation)
 			 NCC_OK);
 	ck_assert(!r3.cache_hit);
 	ck_assert_str_ne(r1.cache_key, r3.cache_key);
+	/* quiet_cache_hit (the PJRT plugin, which says it itself): a hit, no line */
+	ncc_compile_result_t r4;
+	fflush(log);
+	size_t before = strlen(logbuf);
+	o.quiet_cache_hit = true;
+	ck_assert_int_eq(ncc_compile_text(k_add_hlo, strlen(k_add_hlo), "add.hlo", &o, &r4, &err),
+			 NCC_OK);
+	ck_assert(r4.cache_hit);
+	fflush(log);
+	ck_assert_ptr_null(strstr(logbuf + before, "compile cache hit"));
 	ncc_compile_result_release(&r1);
 	ncc_compile_result_release(&r2);
 	ncc_compile_result_release(&r3);
+	ncc_compile_result_release(&r4);
 	fclose(log);
 	rm_rf(g_tmp);
 }

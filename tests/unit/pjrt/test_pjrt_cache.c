@@ -1,6 +1,7 @@
-/* Tests of the PJRT plugin's default persistent compile cache (pjrt/compile.c, docs/pjrt.md): NEURON_COMPILE_CACHE_URL moves it, NEURON_CC_FLAGS --cache_dir overrides it and --no_cache turns it off; entries are written atomically under DIR/neuronsim-cc-VERSION+BUILD/MODULE_KEY/model.neff, a second compile is a hit, a corrupt entry is recompiled with a warning, an unusable directory or an s3:// URL is warned about once and never fails a compile, and concurrent compilers leave a valid entry. Every test uses its own temporary directory (never /var/tmp/neuron-compile-cache). */
+/* Tests of the PJRT plugin's default persistent compile cache (pjrt/compile.c, docs/pjrt.md): NEURON_COMPILE_CACHE_URL moves it, NEURON_CC_FLAGS --cache_dir overrides it and --no_cache turns it off; entries are written atomically under DIR/neuronsim-cc-VERSION+BUILD/MODULE_KEY/model.neff, a second compile is a hit (logged in torch-neuronx's words and format), a corrupt entry is recompiled with a warning, an unusable directory or an s3:// URL is warned about once and never fails a compile, and concurrent compilers leave a valid entry. Every test uses its own temporary directory (never /var/tmp/neuron-compile-cache). */
 #include <dirent.h>
 #include <fcntl.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,14 +120,30 @@ START_TEST(test_default_cache_stores_then_hits)
 	char entry[1024];
 	ck_assert_int_eq(find_entries(g_dir, entry, sizeof(entry)), 1);
 	assert_entry_complete(entry);
+	/* torch-neuronx's lines (docs/pjrt.md): the cache directory, then the
+	 * compile under the entry's key, in its log format. */
 	char *t = stderr_text();
-	ck_assert_int_eq(count(t, "compile cache hit"), 0);
+	char want[1400];
+	ck_assert_int_eq(count(t, "Using a cached neff"), 0);
+	snprintf(want, sizeof(want), "  %ld  INFO ||NEURON_CACHE||: Compile cache path: %s\n", (long)getpid(), g_dir);
+	ck_assert_msg(count(t, want) == 1, "no '%s' in: %s", want, t);
+	snprintf(want, sizeof(want), "  INFO ||NEURON_CC_WRAPPER||: Compilation Successfully Completed for model.%s.hlo\n",
+		 strrchr(entry, '/') + 1);
+	ck_assert_msg(count(t, want) == 1, "no '%s' in: %s", want, t);
+	regex_t re;
+	ck_assert_int_eq(regcomp(&re, "^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}\\.000[0-9]{3}:  [0-9]+  INFO "
+				      "\\|\\|NEURON_CACHE\\|\\|: ", REG_EXTENDED | REG_NEWLINE), 0);
+	ck_assert_msg(regexec(&re, t, 0, NULL, 0) == 0, "not torch-neuronx's log format: %s", t);
+	regfree(&re);
 	free(t);
 	/* a second client (as a second run of the script would) compiles nothing */
 	compile_once();
 	t = stderr_text();
-	ck_assert_int_eq(count(t, "compile cache hit"), 1);
-	ck_assert_msg(strstr(t, entry) != NULL, "hit line does not name %s: %s", entry, t);
+	snprintf(want, sizeof(want), "  INFO ||NEURON_CC_WRAPPER||: Using a cached neff at %s/model.neff. Exiting with "
+		 "a successfully compiled graph.\n", entry);
+	ck_assert_msg(count(t, want) == 1, "no '%s' in: %s", want, t);
+	ck_assert_int_eq(count(t, "Compile cache path"), 1); /* once per process and directory */
+	ck_assert_int_eq(count(t, "neuronsim-cc: compile cache hit"), 0); /* the plugin says it instead */
 	free(t);
 	ck_assert_int_eq(find_entries(g_dir, entry, sizeof(entry)), 1);
 }
@@ -150,7 +167,7 @@ START_TEST(test_corrupt_entry_is_recompiled)
 	compile_once();
 	char *t = stderr_text();
 	ck_assert_msg(strstr(t, "is corrupt") && strstr(t, "recompiling"), "no corruption warning: %s", t);
-	ck_assert_int_eq(count(t, "compile cache hit"), 0);
+	ck_assert_int_eq(count(t, "Using a cached neff"), 0);
 	free(t);
 	/* recompiled and stored again: the entry is the good NEFF once more */
 	size_t len;
@@ -173,6 +190,7 @@ START_TEST(test_no_cache_flag_turns_it_off)
 	ck_assert_int_eq(find_entries(g_dir, entry, sizeof(entry)), 0);
 	char *t = stderr_text();
 	ck_assert_int_eq(count(t, "compile cache"), 0);
+	ck_assert_int_eq(count(t, "||NEURON_"), 0);
 	free(t);
 }
 END_TEST
@@ -251,7 +269,7 @@ START_TEST(test_concurrent_compilers_leave_a_valid_entry)
 	/* whichever rename won, the entry is whole: the next compile is a hit, no warning */
 	compile_once();
 	char *t = stderr_text();
-	ck_assert_int_ge(count(t, "compile cache hit"), 1);
+	ck_assert_int_ge(count(t, "Using a cached neff at"), 1);
 	ck_assert_int_eq(count(t, "is corrupt"), 0);
 	free(t);
 }
