@@ -65,9 +65,18 @@ static int read_fail(int e, const char *path, char *err, size_t err_len, const c
 int ns_read_file(const char *path, size_t max_size, size_t align, void **out_data,
 		 size_t *out_size, char *err, size_t err_len)
 {
+	return ns_read_file_ex(path, max_size, align, 0, out_data, out_size, err, err_len);
+}
+
+int ns_read_file_ex(const char *path, size_t max_size, size_t align, unsigned flags,
+		    void **out_data, size_t *out_size, char *err, size_t err_len)
+{
 	*out_data = NULL;
 	*out_size = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (flags & NS_READ_EXACT)
+		flags |= NS_READ_REGULAR;
+	/* O_NONBLOCK: a FIFO that must be refused is not waited on to open */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | (flags & NS_READ_REGULAR ? O_NONBLOCK : 0));
 	if (fd < 0)
 		return read_fail(errno, path, err, err_len, "%s", strerror(errno));
 	struct stat sb;
@@ -75,6 +84,11 @@ int ns_read_file(const char *path, size_t max_size, size_t align, void **out_dat
 		int e = errno;
 		close(fd);
 		return read_fail(e, path, err, err_len, "%s", strerror(e));
+	}
+	if ((flags & NS_READ_REGULAR) && !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return read_fail(S_ISDIR(sb.st_mode) ? EISDIR : EINVAL, path, err, err_len,
+				 "not a regular file%s", S_ISDIR(sb.st_mode) ? " (a directory)" : "");
 	}
 	if (S_ISDIR(sb.st_mode)) {
 		close(fd);
@@ -145,6 +159,12 @@ int ns_read_file(const char *path, size_t max_size, size_t align, void **out_dat
 		}
 	}
 	close(fd);
+	if ((flags & NS_READ_EXACT) && (uint64_t)len != (uint64_t)sb.st_size) {
+		free(buf);
+		return read_fail(EIO, path, err, err_len,
+				 "it changed size while being read (%llu bytes when opened, %zu read)",
+				 (unsigned long long)sb.st_size, len);
+	}
 	buf[len] = '\0';
 	*out_data = buf;
 	*out_size = len;

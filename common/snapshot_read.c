@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include <xxhash.h>
 
 #include "neuronsim/errmsg.h"
+#include "neuronsim/fs.h"
 #include "neuronsim/snapshot.h"
 #include "snapshot_internal.h"
 
@@ -491,46 +493,13 @@ snapshot_status_t snapshot_read(const char *path, snapshot_t **out_snapshot, cha
 	*out_snapshot = NULL;
 	if (!path || !path[0])
 		return fail(SNAPSHOT_ERR_INVALID, err, err_len, "snapshot_read: no path given");
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return fail(SNAPSHOT_ERR_IO, err, err_len, "cannot open snapshot %s: %s", path,
-			    strerror(errno));
-	struct stat sb;
-	if (fstat(fd, &sb)) {
-		int e = errno;
-		close(fd);
-		return fail(SNAPSHOT_ERR_IO, err, err_len, "cannot stat snapshot %s: %s", path,
-			    strerror(e));
-	}
-	if (!S_ISREG(sb.st_mode)) {
-		close(fd);
-		return fail(SNAPSHOT_ERR_IO, err, err_len, "cannot read snapshot %s: not a regular file",
-			    path);
-	}
-	uint64_t size = (uint64_t)sb.st_size;
-	uint8_t *buf = image_alloc(size);
-	if (!buf) {
-		close(fd);
-		return fail(SNAPSHOT_ERR_NOMEM, err, err_len,
-			    "snapshot %s: out of memory for its %" PRIu64 " bytes", path, size);
-	}
-	uint64_t got = 0;
-	while (got < size) {
-		size_t chunk = size - got > ((uint64_t)1 << 30) ? ((size_t)1 << 30) : (size_t)(size - got);
-		ssize_t n = read(fd, buf + got, chunk);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			int e = n < 0 ? errno : 0;
-			close(fd);
-			free(buf);
-			return fail(SNAPSHOT_ERR_IO, err, err_len,
-				    "cannot read snapshot %s: %s", path,
-				    e ? strerror(e) : "the file shrank while being read");
-		}
-		got += (uint64_t)n;
-	}
-	close(fd);
+	void *data;
+	size_t size;
+	char why[PATH_MAX + 128];
+	if (ns_read_file_ex(path, 0, 64, NS_READ_EXACT, &data, &size, why, sizeof(why)) != 0)
+		return fail(errno == ENOMEM ? SNAPSHOT_ERR_NOMEM : SNAPSHOT_ERR_IO, err, err_len,
+			    "snapshot: %s", why);
+	uint8_t *buf = data;
 	char msg[400];
 	snapshot_status_t st = parse_owned(buf, size, out_snapshot, msg, sizeof(msg));
 	if (st != SNAPSHOT_OK)

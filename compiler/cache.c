@@ -156,50 +156,6 @@ static int entry_dir(const ncc_cache_t *cache, const char *key, char *buf, size_
 	return snprintf(buf, size, "%s/MODULE_%s", cache->root, key);
 }
 
-/* Reads the whole file into an 8-byte aligned buffer (neff_parse requires it). */
-static int read_whole(const char *path, void **out_data, size_t *out_size, char *why,
-		      size_t why_len)
-{
-	*out_data = NULL;
-	*out_size = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(why, why_len, "%s", strerror(errno));
-		return -errno;
-	}
-	struct stat sb;
-	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size <= 0 ||
-	    (uint64_t)sb.st_size > NCC_CACHE_MAX_ENTRY) {
-		snprintf(why, why_len, "not a regular non-empty file of sane size");
-		close(fd);
-		return -EINVAL;
-	}
-	size_t size = (size_t)sb.st_size;
-	void *data = NULL;
-	if (posix_memalign(&data, 64, size) != 0) {
-		close(fd);
-		snprintf(why, why_len, "out of memory for %zu bytes", size);
-		return -ENOMEM;
-	}
-	size_t got = 0;
-	while (got < size) {
-		ssize_t n = read(fd, (char *)data + got, size - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			snprintf(why, why_len, "%s", n < 0 ? strerror(errno) : "file shrank while reading");
-			free(data);
-			close(fd);
-			return -EIO;
-		}
-		got += (size_t)n;
-	}
-	close(fd);
-	*out_data = data;
-	*out_size = size;
-	return 0;
-}
-
 ncc_status_t ncc_cache_lookup(ncc_cache_t *cache, const char *key, void **out_neff,
 			      size_t *out_size, ncc_error_t *err)
 {
@@ -220,7 +176,9 @@ ncc_status_t ncc_cache_lookup(ncc_cache_t *cache, const char *key, void **out_ne
 	void *data;
 	size_t size;
 	char why[256] = "";
-	if (read_whole(path, &data, &size, why, sizeof(why)) == 0) {
+	/* 64-byte aligned, as neff_parse wants; exactly the file as it was when opened */
+	if (ns_read_file_ex(path, NCC_CACHE_MAX_ENTRY, 64, NS_READ_EXACT, &data, &size, why,
+			    sizeof(why)) == 0) {
 		neff_view_t view;
 		if (neff_parse(data, size, &view, why, sizeof(why)) == NEFF_OK) {
 			if (!cache->quiet_hit)

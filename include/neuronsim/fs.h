@@ -26,6 +26,18 @@ int ns_mkdir_p(const char *path, mode_t mode);
 int ns_read_file(const char *path, size_t max_size, size_t align, void **out_data,
 		 size_t *out_size, char *err, size_t err_len);
 
+/* ns_read_file with flags for files that must be what was written whole (a
+ * cached NEFF, a snapshot): NS_READ_REGULAR refuses anything but a regular file
+ * ("...: not a regular file", errno EINVAL, EISDIR for a directory; a FIFO is not
+ * waited on); NS_READ_EXACT (implies REGULAR) fails with EIO when the bytes read
+ * are not the size the file had when opened ("...: it changed size while being
+ * read (N bytes when opened, M read)"), a file truncated or appended to under
+ * the reader. */
+#define NS_READ_REGULAR 0x1u
+#define NS_READ_EXACT 0x2u
+int ns_read_file_ex(const char *path, size_t max_size, size_t align, unsigned flags,
+		    void **out_data, size_t *out_size, char *err, size_t err_len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -328,6 +328,47 @@ START_TEST(test_read_file_whole_aligned_and_its_errors)
 }
 END_TEST
 
+/* ns_read_file_ex: NS_READ_REGULAR refuses a FIFO without waiting for a writer
+ * and a directory; NS_READ_EXACT refuses bytes that are not the size the file had
+ * when opened (a /proc file: regular, size 0, yet it has bytes). */
+START_TEST(test_read_file_ex_regular_and_exact)
+{
+	const char *p = in_dir("exact");
+	ck_assert_int_eq(atomic_file_write_whole(p, "0123456789", 10, 0644, NULL), 0);
+	void *buf = (void *)0x1;
+	size_t len;
+	char err[512];
+	ck_assert_int_eq(ns_read_file_ex(p, 0, 64, NS_READ_EXACT, &buf, &len, err, sizeof(err)), 0);
+	ck_assert_uint_eq(len, 10);
+	ck_assert_mem_eq(buf, "0123456789", 10);
+	ck_assert_uint_eq((uintptr_t)buf % 64, 0);
+	free(buf);
+	char fifo[600];
+	snprintf(fifo, sizeof(fifo), "%s.fifo", p);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	/* no writer: without O_NONBLOCK the open would never return */
+	ck_assert_int_eq(ns_read_file_ex(fifo, 0, 0, NS_READ_REGULAR, &buf, &len, err, sizeof(err)), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_ptr_null(buf);
+	ck_assert_ptr_nonnull(strstr(err, fifo));
+	ck_assert_ptr_nonnull(strstr(err, "': not a regular file"));
+	unlink(fifo);
+	ck_assert_int_eq(ns_read_file_ex(g_dir, 0, 0, NS_READ_EXACT, &buf, &len, err, sizeof(err)), -1);
+	ck_assert_int_eq(errno, EISDIR);
+	ck_assert_ptr_nonnull(strstr(err, "': not a regular file (a directory)"));
+	ck_assert_int_eq(ns_read_file_ex("/proc/self/status", 0, 0, NS_READ_EXACT, &buf, &len, err,
+					 sizeof(err)), -1);
+	ck_assert_int_eq(errno, EIO);
+	ck_assert_ptr_null(buf);
+	ck_assert_ptr_nonnull(strstr(err, "cannot read '/proc/self/status': it changed size while "
+					  "being read (0 bytes when opened, "));
+	/* the same file without the flag reads as it is */
+	ck_assert_int_eq(ns_read_file_ex("/proc/self/status", 0, 0, 0, &buf, &len, err, sizeof(err)), 0);
+	ck_assert_uint_gt(len, 0);
+	free(buf);
+}
+END_TEST
+
 static Suite *atomic_file_suite(void)
 {
 	Suite *s = suite_create("atomic_file");
@@ -341,6 +382,7 @@ static Suite *atomic_file_suite(void)
 	tcase_add_test(tc, test_umask_mode_like_open);
 	tcase_add_test(tc, test_devices_and_fifos_written_in_place);
 	tcase_add_test(tc, test_read_file_whole_aligned_and_its_errors);
+	tcase_add_test(tc, test_read_file_ex_regular_and_exact);
 	suite_add_tcase(s, tc);
 	return s;
 }
