@@ -1,6 +1,7 @@
 /* Reader of the per-process stats files libnrt publishes (procstats.h): liveness checks, seqlock copies, directory scans. */
 #include "neuronsim/clock.h"
 #include "neuronsim/errmsg.h"
+#include "neuronsim/proc_stat.h"
 #include "neuronsim/procstats.h"
 
 #include <dirent.h>
@@ -67,33 +68,10 @@ int procstats_path(char *buf, size_t len, const char *dir, uid_t uid, pid_t pid)
 
 int procstats_proc_start_time(pid_t pid, uint64_t *out_start_time)
 {
-	char path[64], buf[1024];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	ns_proc_stat_t st;
+	if (ns_proc_stat_read(pid, &st))
 		return -1;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	/* comm (field 2) may hold spaces and parentheses: count from the last ')'. */
-	char *p = strrchr(buf, ')');
-	if (!p)
-		return -1;
-	p++;
-	/* p is at " S ppid ...": field 3 is the first token; starttime is field 22. */
-	for (int field = 3; field < 22; field++) {
-		p = strchr(p + 1, ' ');
-		if (!p)
-			return -1;
-	}
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(p + 1, &end, 10);
-	if (errno || end == p + 1)
-		return -1;
-	*out_start_time = v;
+	*out_start_time = st.start_time;
 	return 0;
 }
 

@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "neuronsim/proc_stat.h"
+
 const char *const mon_jobs_names[MON_JOBS_COUNT] = {
 	"jobs_submitted", "jobs_success", "jobs_failure", "jobs_timeout",
 	"jobs_num_err", "jobs_oob", "jobs_fw_lost", "jobs_dropped",
@@ -270,24 +272,11 @@ const char *mon_core_list(const procstats_snap_t *s, char *buf, size_t len)
 
 int mon_proc_cpu_ticks(uint32_t pid, uint64_t out[2])
 {
-	char path[64], buf[1024];
-	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
+	ns_proc_stat_t st;
+	if (ns_proc_stat_read((pid_t)pid, &st))
 		return -1;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	/* the command may hold spaces and parentheses: fields start after the last ')' */
-	char *p = strrchr(buf, ')');
-	if (!p)
-		return -1;
-	/* After ") ": state(3) ... utime is field 14, stime 15. */
-	unsigned long long ut, st;
-	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
-		return -1;
-	out[0] = ut;
-	out[1] = st;
+	out[0] = st.utime;
+	out[1] = st.stime;
 	return 0;
 }
 
