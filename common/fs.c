@@ -13,25 +13,55 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Sets errno to e, writes the message into err (when err_len > 0), returns -1. */
+__attribute__((format(printf, 4, 5)))
+static int mkdir_fail(int e, char *err, size_t err_len, const char *fmt, ...)
+{
+	if (err && err_len) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err, err_len, fmt, ap);
+		va_end(ap);
+	}
+	errno = e;
+	return -1;
+}
+
 int ns_mkdir_p(const char *path, mode_t mode)
+{
+	return ns_mkdir_p_err(path, mode, NULL, 0);
+}
+
+int ns_mkdir_p_err(const char *path, mode_t mode, char *err, size_t err_len)
 {
 	char tmp[PATH_MAX];
 	size_t len = strlen(path);
-	if (len == 0 || len >= sizeof(tmp)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
+	if (len == 0)
+		return mkdir_fail(ENAMETOOLONG, err, err_len, "cannot create a directory: empty path");
+	if (len >= sizeof(tmp))
+		return mkdir_fail(ENAMETOOLONG, err, err_len,
+				  "cannot create directory '%.64s...': the path is %zu bytes, over %d",
+				  path, len, PATH_MAX - 1);
 	memcpy(tmp, path, len + 1);
-	for (char *p = tmp + 1; *p; p++) {
-		if (*p != '/')
+	/* every prefix that ends before a '/', then the whole path */
+	for (char *p = tmp + 1;; p++) {
+		if (*p != '/' && *p != '\0')
 			continue;
+		char c = *p;
 		*p = '\0';
 		if (mkdir(tmp, mode) != 0 && errno != EEXIST)
-			return -1;
-		*p = '/';
+			return mkdir_fail(errno, err, err_len, "cannot create directory '%s': %s", tmp,
+					  strerror(errno));
+		*p = c;
+		if (!c)
+			break;
 	}
-	if (mkdir(tmp, mode) != 0 && errno != EEXIST)
-		return -1;
+	struct stat sb;
+	if (stat(path, &sb) != 0)
+		return mkdir_fail(errno, err, err_len, "cannot create directory '%s': %s", path,
+				  strerror(errno));
+	if (!S_ISDIR(sb.st_mode))
+		return mkdir_fail(ENOTDIR, err, err_len, "'%s' is not a directory", path);
 	return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "neuronsim/fs.h"
 #include "neuronsim/snapshot.h"
 #include "nrt/nrt_version.h"
 #include "snapshot_internal.h"
@@ -73,36 +74,12 @@ static char *error_json(const nrt_neuronsim_exec_error_t *e)
 	return s;
 }
 
-/* mkdir -p with mode 0700: snapshots hold a model's data. */
-static int make_dirs(const char *dir, char *why, size_t why_len)
-{
-	char p[PATH_MAX];
-	snprintf(p, sizeof(p), "%s", dir);
-	size_t len = strlen(p);
-	for (size_t i = 1; i <= len; i++) {
-		if (p[i] != '/' && p[i] != '\0')
-			continue;
-		char c = p[i];
-		p[i] = '\0';
-		if (mkdir(p, 0700) != 0 && errno != EEXIST) {
-			snprintf(why, why_len, "cannot create directory '%s': %s", p, strerror(errno));
-			return -1;
-		}
-		p[i] = c;
-	}
-	struct stat sb;
-	if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-		snprintf(why, why_len, "'%s' is not a directory", dir);
-		return -1;
-	}
-	return 0;
-}
-
 static bool dir_ready(nrt_ctx_t *ctx, char *why, size_t why_len)
 {
 	struct nrt_snapshot_state *s = ctx->snapshot;
 	pthread_mutex_lock(&s->dir_lock);
-	bool ok = s->dir_ready || make_dirs(s->cfg.dir, why, why_len) == 0;
+	/* mode 0700: snapshots hold a model's data */
+	bool ok = s->dir_ready || ns_mkdir_p_err(s->cfg.dir, 0700, why, why_len) == 0;
 	s->dir_ready = ok;
 	pthread_mutex_unlock(&s->dir_lock);
 	return ok;

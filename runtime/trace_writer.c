@@ -378,14 +378,5 @@ int nrt_trace_mkdirs(const char *dir)
 		errno = ENOENT;
 		return -1;
 	}
-	if (ns_mkdir_p(dir, 0777) != 0)
-		return -1;
-	struct stat st;
-	if (stat(dir, &st) != 0)
-		return -1;
-	if (!S_ISDIR(st.st_mode)) {
-		errno = ENOTDIR;
-		return -1;
-	}
-	return 0;
+	return ns_mkdir_p(dir, 0777);
 }

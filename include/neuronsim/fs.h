@@ -11,8 +11,13 @@ extern "C" {
 
 /* mkdir -p: creates every missing directory of path with mode (less the umask);
  * existing ones are fine. 0, or -1 with errno set (ENAMETOOLONG for an empty path
- * or one of PATH_MAX bytes or more). */
+ * or one of PATH_MAX bytes or more, ENOTDIR when path exists and is not a
+ * directory, else mkdir's or stat's). */
 int ns_mkdir_p(const char *path, mode_t mode);
+/* ns_mkdir_p with a message in err (when err_len > 0) naming the component that
+ * failed: "cannot create directory 'A/B': Permission denied" for path A/B/C, or
+ * "'PATH' is not a directory". */
+int ns_mkdir_p_err(const char *path, mode_t mode, char *err, size_t err_len);
 
 /* Reads the whole file at path (a regular file, or a pipe such as /dev/stdin,
  * whose size is not known up front) into a new buffer *out_data of *out_size

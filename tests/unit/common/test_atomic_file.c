@@ -369,6 +369,56 @@ START_TEST(test_read_file_ex_regular_and_exact)
 }
 END_TEST
 
+/* ns_mkdir_p_err: creates the missing directories; a failure names the
+ * component that could not be made; a path that is a file is not a directory. */
+START_TEST(test_mkdir_p_names_the_failing_component)
+{
+	char path[600], err[700];
+	snprintf(path, sizeof(path), "%s/a/b/c/", g_dir);
+	ck_assert_int_eq(ns_mkdir_p_err(path, 0700, err, sizeof(err)), 0);
+	struct stat sb;
+	ck_assert_int_eq(stat(in_dir("a/b/c"), &sb), 0);
+	ck_assert(S_ISDIR(sb.st_mode));
+	ck_assert_int_eq(ns_mkdir_p(path, 0700), 0); /* existing ones are fine */
+	/* a file where a directory should be: the first component below it fails */
+	const char *file = in_dir("a/plain");
+	ck_assert_int_eq(atomic_file_write_whole(file, "x", 1, 0644, NULL), 0);
+	snprintf(path, sizeof(path), "%s/x/y", file);
+	ck_assert_int_eq(ns_mkdir_p_err(path, 0700, err, sizeof(err)), -1);
+	ck_assert_int_eq(errno, ENOTDIR);
+	char want[700];
+	snprintf(want, sizeof(want), "cannot create directory '%s/x': Not a directory", file);
+	ck_assert_str_eq(err, want);
+	/* the path itself is a file */
+	ck_assert_int_eq(ns_mkdir_p_err(file, 0700, err, sizeof(err)), -1);
+	ck_assert_int_eq(errno, ENOTDIR);
+	snprintf(want, sizeof(want), "'%s' is not a directory", file);
+	ck_assert_str_eq(err, want);
+	ck_assert_int_eq(ns_mkdir_p(file, 0700), -1);
+	ck_assert_int_eq(errno, ENOTDIR);
+	/* a directory this user may not write: the component below it is named */
+	if (geteuid() != 0) {
+		const char *ro = in_dir("ro");
+		ck_assert_int_eq(mkdir(ro, 0500), 0);
+		snprintf(path, sizeof(path), "%s/d/e", ro);
+		ck_assert_int_eq(ns_mkdir_p_err(path, 0700, err, sizeof(err)), -1);
+		ck_assert_int_eq(errno, EACCES);
+		snprintf(want, sizeof(want), "cannot create directory '%s/d': Permission denied", ro);
+		ck_assert_str_eq(err, want);
+		chmod(ro, 0700);
+	}
+	ck_assert_int_eq(ns_mkdir_p_err("", 0700, err, sizeof(err)), -1);
+	ck_assert_int_eq(errno, ENAMETOOLONG);
+	ck_assert_str_eq(err, "cannot create a directory: empty path");
+	/* the fixture's teardown removes files only */
+	unlink(file);
+	rmdir(in_dir("a/b/c"));
+	rmdir(in_dir("a/b"));
+	rmdir(in_dir("a"));
+	rmdir(in_dir("ro"));
+}
+END_TEST
+
 static Suite *atomic_file_suite(void)
 {
 	Suite *s = suite_create("atomic_file");
@@ -383,6 +433,7 @@ static Suite *atomic_file_suite(void)
 	tcase_add_test(tc, test_devices_and_fifos_written_in_place);
 	tcase_add_test(tc, test_read_file_whole_aligned_and_its_errors);
 	tcase_add_test(tc, test_read_file_ex_regular_and_exact);
+	tcase_add_test(tc, test_mkdir_p_names_the_failing_component);
 	suite_add_tcase(s, tc);
 	return s;
 }
