@@ -636,7 +636,7 @@ static void build_mem_details(top_t *t, screen_lines_t *L, int *sel_line)
 			id[0] = '\0';
 		if (r == sel)
 			*sel_line = (int)L->n;
-		add(L, r == sel ? A_REVERSE : 0, "%c %-44s %8s %13s %13s", r == sel ? '>' : ' ', label, id,
+		add(L, r == sel ? A_REVERSE : 0, "%c %-44.44s %8s %13s %13s", r == sel ? '>' : ' ', label, id,
 		    mon_bytes(nd->host, h, sizeof(h)), mon_bytes(nd->dev, d, sizeof(d)));
 		if (t->tree_rows) {
 			struct tree_row *tr = &t->tree_rows[t->n_tree_rows++];
