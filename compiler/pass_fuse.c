@@ -33,23 +33,11 @@ static bool same_dims(const ncc_shape_t *a, const ncc_shape_t *b)
 	return true;
 }
 
-static bool isa_etype(ncc_etype_t t)
-{
-	switch (t) {
-	case NCC_PRED: case NCC_S8: case NCC_S16: case NCC_S32: case NCC_S64:
-	case NCC_U8: case NCC_U16: case NCC_U32: case NCC_U64:
-	case NCC_F16: case NCC_BF16: case NCC_F32:
-		return true;
-	default:
-		return false;
-	}
-}
-
 static bool scalar_const(const ncc_inst_t *x)
 {
 	return x->op == NCC_OP_CONSTANT && ncc_shape_is_array(&x->shape) && x->shape.rank == 0 &&
 	       x->literal.present && !x->literal.elided && x->literal.data &&
-	       isa_etype(x->shape.etype) && !x->ncontrol_preds;
+	       ncc_pass_isa_etype(x->shape.etype) && !x->ncontrol_preds;
 }
 
 static bool compute_op(const ncc_inst_t *x)
@@ -124,7 +112,7 @@ static void consider(fuse_ctx_t *f, int32_t p, const ncc_inst_t *root)
 	if (compute_op(x) && same_dims(&x->shape, &root->shape) && all_users_in_group(f, p))
 		st = ST_IN_GROUP;
 	else if (x->op == NCC_OP_BROADCAST && same_dims(&x->shape, &root->shape) &&
-		 isa_etype(x->shape.etype) && x->dimensions.present &&
+		 ncc_pass_isa_etype(x->shape.etype) && x->dimensions.present &&
 		 x->dimensions.n == x->operands[0]->shape.rank)
 		st = all_users_in_group(f, p) ? ST_IN_GROUP : ST_DUP;
 	else if (scalar_const(x))

@@ -26,8 +26,7 @@ bool ncc_pass_is_elementwise(ncc_opcode_t op)
 	}
 }
 
-/* Element types the ISA has (isa_dtype_t), as IR types. */
-static bool isa_type(ncc_etype_t t)
+bool ncc_pass_isa_etype(ncc_etype_t t)
 {
 	switch (t) {
 	case NCC_PRED: case NCC_S8: case NCC_S16: case NCC_S32: case NCC_S64:
@@ -44,11 +43,11 @@ static bool is_i(ncc_etype_t t) { return ncc_etype_is_integral(t); }
 
 int ncc_pass_fused_op(const ncc_inst_t *inst)
 {
-	if (!ncc_shape_is_array(&inst->shape) || !isa_type(inst->shape.etype))
+	if (!ncc_shape_is_array(&inst->shape) || !ncc_pass_isa_etype(inst->shape.etype))
 		return -1;
 	for (int32_t i = 0; i < inst->noperands; i++)
 		if (!ncc_shape_is_array(&inst->operands[i]->shape) ||
-		    !isa_type(inst->operands[i]->shape.etype))
+		    !ncc_pass_isa_etype(inst->operands[i]->shape.etype))
 			return -1;
 	ncc_etype_t t = inst->shape.etype;
 	ncc_etype_t a = inst->noperands ? inst->operands[0]->shape.etype : t;
