@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "neuronsim/fs.h"
+#include "neuronsim/json_str.h"
 #include "neuronsim/snapshot.h"
 #include "nrt/nrt_version.h"
 #include "snapshot_internal.h"
@@ -32,21 +33,6 @@ static const char *engine_name(uint32_t e)
 	return e < sizeof(names) / sizeof(names[0]) ? names[e] : "?";
 }
 
-/* A JSON string of s; bytes that are not valid UTF-8 (a NEFF may carry
- * anything in its debug strings) become '?'. */
-static json_t *json_str(const char *s)
-{
-	json_t *j = json_string(s);
-	if (j)
-		return j;
-	char buf[1024];
-	size_t n = 0;
-	for (; s[n] && n + 1 < sizeof(buf); n++)
-		buf[n] = (unsigned char)s[n] < 0x80 ? s[n] : '?';
-	buf[n] = '\0';
-	return json_string(buf);
-}
-
 /* The error record as a JSON object text (malloc'd), or NULL without memory. */
 static char *error_json(const nrt_neuronsim_exec_error_t *e)
 {
@@ -55,20 +41,20 @@ static char *error_json(const nrt_neuronsim_exec_error_t *e)
 		return NULL;
 	int rc = 0;
 	rc |= json_object_set_new(o, "status", json_integer(e->status));
-	rc |= json_object_set_new(o, "status_name", json_str(nrt_get_status_as_str(e->status)));
-	rc |= json_object_set_new(o, "kind", json_str(error_kind_name(e->kind)));
+	rc |= json_object_set_new(o, "status_name", ns_json_string_lossy(nrt_get_status_as_str(e->status)));
+	rc |= json_object_set_new(o, "kind", ns_json_string_lossy(error_kind_name(e->kind)));
 	rc |= json_object_set_new(o, "logical_nc", json_integer(e->logical_nc));
-	rc |= json_object_set_new(o, "engine", json_str(engine_name(e->engine)));
+	rc |= json_object_set_new(o, "engine", ns_json_string_lossy(engine_name(e->engine)));
 	rc |= json_object_set_new(o, "insn_index", json_integer(e->insn_index));
-	rc |= json_object_set_new(o, "hlo_name", json_str(e->hlo_name));
-	rc |= json_object_set_new(o, "op_type", json_str(e->op_type));
-	rc |= json_object_set_new(o, "source_file", json_str(e->source_file));
+	rc |= json_object_set_new(o, "hlo_name", ns_json_string_lossy(e->hlo_name));
+	rc |= json_object_set_new(o, "op_type", ns_json_string_lossy(e->op_type));
+	rc |= json_object_set_new(o, "source_file", ns_json_string_lossy(e->source_file));
 	rc |= json_object_set_new(o, "source_line", json_integer(e->source_line));
 	rc |= json_object_set_new(o, "region", json_integer(e->region));
-	rc |= json_object_set_new(o, "tensor", json_str(e->tensor));
+	rc |= json_object_set_new(o, "tensor", ns_json_string_lossy(e->tensor));
 	rc |= json_object_set_new(o, "first_index", json_integer((json_int_t)e->first_index));
 	rc |= json_object_set_new(o, "count", json_integer((json_int_t)e->count));
-	rc |= json_object_set_new(o, "message", json_str(e->message));
+	rc |= json_object_set_new(o, "message", ns_json_string_lossy(e->message));
 	char *s = rc ? NULL : json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(o);
 	return s;

@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <jansson.h>
 #include <zlib.h>
@@ -11,6 +10,7 @@
 #include "internal.h"
 #include "neuronsim/atomic_file.h"
 #include "neuronsim/fs.h"
+#include "neuronsim/json_str.h"
 #include "nrt/nrt_version.h"
 #include "trace.h"
 
@@ -55,21 +55,6 @@ static void sink_put(sink_t *s, const char *p, size_t n)
 static void sink_str(sink_t *s, const char *p)
 {
 	sink_put(s, p, strlen(p));
-}
-
-/* A JSON string of s; bytes that are not valid UTF-8 (a name cut in the
- * middle of a character, a caller's binary name) become '?'. */
-static json_t *jstr(const char *s)
-{
-	json_t *j = json_string(s);
-	if (j)
-		return j;
-	char buf[512];
-	size_t n = 0;
-	for (; s[n] && n < sizeof(buf) - 1; n++)
-		buf[n] = (unsigned char)s[n] < 0x80 ? s[n] : '?';
-	buf[n] = '\0';
-	return json_string(buf);
 }
 
 /* Appends one event (consumed) to the array. */
@@ -123,7 +108,7 @@ static json_t *host_event(const nrt_trace_event_t *e, int64_t pid, uint32_t tid,
 	static const char *const cats[] = { "user", "runtime", "transfer", "step", "memory" };
 	json_t *ev = json_object();
 	json_t *args = json_object();
-	json_object_set_new(ev, "name", jstr(e->name));
+	json_object_set_new(ev, "name", ns_json_string_lossy(e->name));
 	json_object_set_new(ev, "cat", json_string(e->cat < 5 ? cats[e->cat] : "runtime"));
 	json_object_set_new(ev, "pid", json_integer(pid));
 	json_object_set_new(ev, "tid", json_integer(tid));
@@ -137,7 +122,7 @@ static json_t *host_event(const nrt_trace_event_t *e, int64_t pid, uint32_t tid,
 	}
 	switch (e->cat) {
 	case NRT_TRACE_CAT_RUNTIME:
-		json_object_set_new(args, "model", jstr(e->label));
+		json_object_set_new(args, "model", ns_json_string_lossy(e->label));
 		if (e->has_value)
 			json_object_set_new(args, "exec_index", json_integer((json_int_t)e->value));
 		else
@@ -145,14 +130,14 @@ static json_t *host_event(const nrt_trace_event_t *e, int64_t pid, uint32_t tid,
 		json_object_set_new(args, "status", json_string(nrt_get_status_as_str(e->status)));
 		break;
 	case NRT_TRACE_CAT_TRANSFER:
-		json_object_set_new(args, "tensor", jstr(e->label));
+		json_object_set_new(args, "tensor", ns_json_string_lossy(e->label));
 		json_object_set_new(args, "bytes", json_integer((json_int_t)e->value));
 		break;
 	case NRT_TRACE_CAT_STEP:
 		json_object_set_new(args, "step", json_integer((json_int_t)e->value));
 		break;
 	case NRT_TRACE_CAT_MEMORY:
-		json_object_set_new(args, "category", jstr(e->label));
+		json_object_set_new(args, "category", ns_json_string_lossy(e->label));
 		json_object_set_new(args, "bytes", json_integer((json_int_t)e->value));
 		json_object_set_new(args, "nc", json_integer(e->status));
 		break;
@@ -177,25 +162,25 @@ static json_t *span_event(const nrt_trace_job_t *j, const nrt_backend_span_t *sp
 	json_t *ev = json_object();
 	json_t *args = json_object();
 	/* An instruction without a debug entry is named by its opcode. */
-	json_object_set_new(ev, "name", jstr(hlo[0] ? hlo : opcode));
+	json_object_set_new(ev, "name", ns_json_string_lossy(hlo[0] ? hlo : opcode));
 	json_object_set_new(ev, "cat", json_string("device"));
 	json_object_set_new(ev, "ph", json_string("X"));
 	json_object_set_new(ev, "pid", json_integer(DEVICE_PID_BASE + (json_int_t)j->logical_nc));
 	json_object_set_new(ev, "tid", json_integer(sp->engine));
 	json_object_set_new(ev, "ts", json_real(us(sp->start_ns, base)));
 	json_object_set_new(ev, "dur", json_real((double)(sp->end_ns - sp->start_ns) / 1000.0));
-	json_object_set_new(args, "hlo", jstr(hlo));
-	json_object_set_new(args, "op_type", jstr(op));
+	json_object_set_new(args, "hlo", ns_json_string_lossy(hlo));
+	json_object_set_new(args, "op_type", ns_json_string_lossy(op));
 	json_object_set_new(args, "opcode", json_string(opcode));
 	json_object_set_new(args, "insn_index", json_integer(sp->insn_index));
 	json_object_set_new(args, "flops", json_integer(ti ? (json_int_t)ti->flops : 0));
 	json_object_set_new(args, "bytes", json_integer(ti ? (json_int_t)ti->bytes : 0));
-	json_object_set_new(args, "model", jstr(tm->name));
+	json_object_set_new(args, "model", ns_json_string_lossy(tm->name));
 	json_object_set_new(args, "exec_index", json_integer((json_int_t)j->exec_index));
 	if (file[0]) {
 		char src[300];
 		snprintf(src, sizeof(src), "%s:%u", file, line);
-		json_object_set_new(args, "source", jstr(src));
+		json_object_set_new(args, "source", ns_json_string_lossy(src));
 	}
 	json_object_set_new(ev, "args", args);
 	return ev;
@@ -208,14 +193,14 @@ static json_t *job_event(const nrt_trace_job_t *j, uint64_t base)
 	json_t *ev = json_object();
 	json_t *args = json_object();
 	json_t *busy = json_object();
-	json_object_set_new(ev, "name", jstr(name));
+	json_object_set_new(ev, "name", ns_json_string_lossy(name));
 	json_object_set_new(ev, "cat", json_string("job"));
 	json_object_set_new(ev, "ph", json_string("X"));
 	json_object_set_new(ev, "pid", json_integer(DEVICE_PID_BASE + (json_int_t)j->logical_nc));
 	json_object_set_new(ev, "tid", json_integer(JOBS_TID));
 	json_object_set_new(ev, "ts", json_real(us(j->start_ns, base)));
 	json_object_set_new(ev, "dur", json_real((double)(j->end_ns - j->start_ns) / 1000.0));
-	json_object_set_new(args, "model", jstr(j->model->name));
+	json_object_set_new(args, "model", ns_json_string_lossy(j->model->name));
 	json_object_set_new(args, "exec_index", json_integer((json_int_t)j->exec_index));
 	json_object_set_new(args, "model_core", json_integer(j->model_core));
 	json_object_set_new(args, "status", json_string(nrt_get_status_as_str(j->status)));
@@ -280,7 +265,7 @@ static void write_body(sink_t *s, const nrt_trace_write_args_t *a, const nrt_tra
 	put_event(s, meta_event("process_sort_index", pid, 0, "sort_index", json_integer(0)), &first);
 	for (uint32_t t = 0; t < snap->n_threads; t++) {
 		const nrt_trace_thread_events_t *th = &snap->threads[t];
-		put_event(s, meta_event("thread_name", pid, th->tid, "name", jstr(th->name)), &first);
+		put_event(s, meta_event("thread_name", pid, th->tid, "name", ns_json_string_lossy(th->name)), &first);
 		for (uint64_t i = 0; i < th->n && !s->failed; i++)
 			put_event(s, host_event(&th->events[i], pid, th->tid, base), &first);
 	}
