@@ -149,14 +149,7 @@ PJRT_Error *pjrt_analyze_run(pjrt_exec_t *e, pjrt_device_t *dev, PJRT_Buffer **o
 		if (!err)
 			err = pjrt_buffer_wrap(dev, a->type, a->rank, a->dims, t, &outv[k]);
 	}
-	if (err) {
-		for (size_t j = 0; j + 1 < k; j++) {
-			PJRT_Buffer_Destroy_Args d = { .struct_size = PJRT_Buffer_Destroy_Args_STRUCT_SIZE,
-						       .buffer = outv[j] };
-			PJRT_Error *e2 = pjrt_impl_Buffer_Destroy(&d);
-			(void)e2;
-			outv[j] = NULL;
-		}
-	}
+	if (err) /* outputs [0, k - 1) were wrapped */
+		pjrt_buffers_destroy(outv, k - 1);
 	return err;
 }

@@ -129,6 +129,19 @@ PJRT_Error *pjrt_buffer_wrap(pjrt_device_t *dev, PJRT_Buffer_Type type, size_t r
 	return NULL;
 }
 
+void pjrt_buffers_destroy(PJRT_Buffer **outv, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		if (!outv[k])
+			continue;
+		PJRT_Buffer_Destroy_Args d = { .struct_size = PJRT_Buffer_Destroy_Args_STRUCT_SIZE,
+					       .buffer = outv[k] };
+		PJRT_Error *e2 = pjrt_impl_Buffer_Destroy(&d);
+		(void)e2;
+		outv[k] = NULL;
+	}
+}
+
 PJRT_Error *pjrt_buffer_wrap_error(pjrt_device_t *dev, PJRT_Buffer_Type type, size_t rank, const int64_t *dims,
 				   PJRT_Error_Code code, const char *msg, PJRT_Buffer **out)
 {

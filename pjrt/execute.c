@@ -106,13 +106,7 @@ static PJRT_Error *fail_outputs(const run_t *r, PJRT_Error_Code code, const char
 		const pjrt_array_t *a = &r->e->sig.results[k];
 		PJRT_Error *err = pjrt_buffer_wrap_error(r->dev, a->type, a->rank, a->dims, code, msg, &outv[k]);
 		if (err) {
-			for (size_t j = 0; j < k; j++) {
-				PJRT_Buffer_Destroy_Args d = { .struct_size = PJRT_Buffer_Destroy_Args_STRUCT_SIZE,
-							       .buffer = outv[j] };
-				PJRT_Error *e2 = pjrt_impl_Buffer_Destroy(&d);
-				(void)e2;
-				outv[j] = NULL;
-			}
+			pjrt_buffers_destroy(outv, k);
 			return err;
 		}
 	}
@@ -303,15 +297,8 @@ static PJRT_Error *run_one(pjrt_exec_t *e, uint32_t core, PJRT_Buffer *const *ar
 			break;
 		wrapped++;
 	}
-	if (err) {
-		for (size_t k = 0; k < wrapped; k++) {
-			PJRT_Buffer_Destroy_Args d = { .struct_size = PJRT_Buffer_Destroy_Args_STRUCT_SIZE,
-						       .buffer = outv[k] };
-			PJRT_Error *e2 = pjrt_impl_Buffer_Destroy(&d);
-			(void)e2;
-			outv[k] = NULL;
-		}
-	}
+	if (err)
+		pjrt_buffers_destroy(outv, wrapped);
 	goto out;
 undo:
 	run_undo(&r);
@@ -328,19 +315,6 @@ out:
 	free(r.kind);
 	free(r.out);
 	return err;
-}
-
-static void destroy_outputs(PJRT_Buffer **outv, size_t n)
-{
-	for (size_t k = 0; k < n; k++) {
-		if (!outv[k])
-			continue;
-		PJRT_Buffer_Destroy_Args d = { .struct_size = PJRT_Buffer_Destroy_Args_STRUCT_SIZE,
-					       .buffer = outv[k] };
-		PJRT_Error *e2 = pjrt_impl_Buffer_Destroy(&d);
-		(void)e2;
-		outv[k] = NULL;
-	}
 }
 
 PJRT_IMPL(LoadedExecutable_Execute)
@@ -417,7 +391,7 @@ PJRT_IMPL(LoadedExecutable_Execute)
 	}
 	if (err)
 		for (size_t i = 0; i < done; i++)
-			destroy_outputs(args->output_lists[i], e->sig.n_results);
+			pjrt_buffers_destroy(args->output_lists[i], e->sig.n_results);
 	free(codes);
 	free(msgs);
 	pjrt_handle_put(lo->h);

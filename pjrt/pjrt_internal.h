@@ -230,6 +230,10 @@ PJRT_Error *pjrt_tensor_new(pjrt_device_t *dev, size_t size, const char *name, n
 PJRT_Error *pjrt_buffer_wrap(pjrt_device_t *dev, PJRT_Buffer_Type type, size_t rank, const int64_t *dims,
 			     nrt_tensor_t *tensor, PJRT_Buffer **out);
 
+/* Destroys the buffers outv[0, n) that are not NULL (an execution's outputs
+ * on a failure) and sets them to NULL. */
+void pjrt_buffers_destroy(PJRT_Buffer **outv, size_t n);
+
 /* A new buffer that holds an error instead of data (the outputs of an
  * execution that failed on the device, as PJRT reports asynchronous failures):
  * reading it, or executing with it, reports code and msg. */
