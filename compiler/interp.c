@@ -47,6 +47,11 @@ static bool etypes_ok(const ncc_shape_t *s)
 	return s->etype == NCC_TOKEN || ncc_interp_etype_ok(s->etype);
 }
 
+bool ncc_interp_etype_supported(ncc_etype_t t)
+{
+	return ncc_interp_etype_ok(t);
+}
+
 bool ncc_interp_supports(const ncc_inst_t *inst, const char **why)
 {
 	const char *dummy;

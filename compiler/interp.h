@@ -32,6 +32,10 @@ ncc_status_t ncc_interp_run_comp(const ncc_comp_t *c, const ncc_value_t *const *
  * missing. */
 bool ncc_interp_supports(const ncc_inst_t *inst, const char **why);
 
+/* Whether the interpreter computes on arrays of element type t (the constant
+ * folder folds only those). */
+bool ncc_interp_etype_supported(ncc_etype_t t);
+
 /* Evaluates the one instruction inst on operand values ops[0..inst->noperands)
  * (borrowed) into a new value of shape (NULL: inst's own shape; the constant folder
  * passes a scalar to evaluate a splat), with the interpreter's semantics. Only

@@ -9,18 +9,6 @@
  * costs NEFF size and load time. */
 #define FOLD_MAX_ELEMENTS 65536
 
-static bool fold_type(ncc_etype_t t)
-{
-	switch (t) {
-	case NCC_PRED: case NCC_S8: case NCC_S16: case NCC_S32: case NCC_S64:
-	case NCC_U8: case NCC_U16: case NCC_U32: case NCC_U64:
-	case NCC_F16: case NCC_BF16: case NCC_F32: case NCC_F64:
-		return true;
-	default:
-		return false;
-	}
-}
-
 /* Evaluates an elementwise instruction on constant operands through the
  * interpreter, so that a folded constant is exactly what the interpreter (the
  * oracle of every compiler test) computes for the unfolded graph: one set of
@@ -136,7 +124,7 @@ static bool move_op(const ncc_inst_t *in)
 static bool const_ok(const ncc_inst_t *x)
 {
 	return x->op == NCC_OP_CONSTANT && ncc_shape_is_array(&x->shape) && x->literal.present &&
-	       !x->literal.elided && fold_type(x->shape.etype) &&
+	       !x->literal.elided && ncc_interp_etype_supported(x->shape.etype) &&
 	       x->literal.count == ncc_shape_elements(&x->shape) &&
 	       (x->literal.data || !x->literal.count);
 }
@@ -145,7 +133,7 @@ static bool const_ok(const ncc_inst_t *x)
 static ncc_status_t fold_one(ncc_inst_t *in, ncc_inst_t **out)
 {
 	*out = NULL;
-	if (!ncc_shape_is_array(&in->shape) || !fold_type(in->shape.etype) || in->ncontrol_preds ||
+	if (!ncc_shape_is_array(&in->shape) || !ncc_interp_etype_supported(in->shape.etype) || in->ncontrol_preds ||
 	    in->noperands == 0)
 		return NCC_OK;
 	bool ew = ncc_pass_is_elementwise(in->op);
@@ -164,7 +152,7 @@ static ncc_status_t fold_one(ncc_inst_t *in, ncc_inst_t **out)
 		const ncc_inst_t *o = in->operands[i];
 		all_const &= const_ok(o);
 		const ncc_literal_t *l;
-		if (ew && ncc_pass_splat(o, &l) && fold_type(l->etype)) {
+		if (ew && ncc_pass_splat(o, &l) && ncc_interp_etype_supported(l->etype)) {
 			views[i] = *l;
 			views[i].count = 1; /* element 0 stands for all */
 		} else {
