@@ -137,6 +137,7 @@ bench: deps build
 	./$(BUILD)/tests/bench/neuronsim-bench-snapshot-write
 	KVER=$(KVER) tests/qemu/run-qemu-kb --bench
 	NEURONSIM_BUILD_DIR=$(CURDIR)/$(BUILD) $(PYTHON) frontends/torch/bench/bench_steps.py
+	NEURONSIM_BUILD_DIR=$(CURDIR)/$(BUILD) $(PYTHON) tests/bench/bench_conv.py
 
 install: build
 	meson install -C $(BUILD) --destdir "$(DESTDIR)"

@@ -1,0 +1,210 @@
+"""make bench, convolutions (issue #15 goal 5): forward, input gradient and weight
+gradient of corpus-like shapes (MobileNetV2's pointwise and depthwise, ResNet's 3x3 and
+7x7 stride 2, a grouped 3x3) on the embedded device against PyTorch's CPU convolution
+(oneDNN), same thread count, same run.
+
+Each case is a small HLO module in XLA's own forms (the backward convolutions as
+PyTorch/XLA emits them: an lhs-dilated convolution with the reversed kernel, and a
+convolution of the input with the output gradient, batch groups for grouped ones),
+compiled by ncc and timed by neuronsim-bench-conv (execution only); the library side
+is torch.nn.functional.conv2d and torch.ops.aten.convolution_backward, the faster of
+NCHW-contiguous and channels-last. The two sides alternate in rounds (ABAB) so both
+see the same load; each side's time is its best over all rounds. The device's output
+is compared with PyTorch's once per case, so both compute the same thing.
+
+Environment: NEURONSIM_BUILD_DIR (the build, default ./build), BENCH_THREADS
+(default 1: torch.set_num_threads and the simulator's NEURONSIM_THREADS),
+BENCH_CONV_BATCH (default 8), BENCH_CONV_ROUNDS (default 5), BENCH_CONV_ONLY
+(substring of the case names to run)."""
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+TARGET = 0.8  # throughput ratio (library time / neuronsim time) to pass
+ROUND_S = 0.15  # per side and round, after calibration
+
+# name, C, H, O, k, stride, pad, groups
+CASES = (
+    ("mnv2 pw 1x1 96->24 56", 96, 56, 24, 1, 1, 0, 1),
+    ("mnv2 pw 1x1 576->96 14", 576, 14, 96, 1, 1, 0, 1),
+    ("mnv2 dw 3x3 s1 576 14", 576, 14, 576, 3, 1, 1, 576),
+    ("mnv2 dw 3x3 s2 96 112", 96, 112, 96, 3, 2, 1, 96),
+    ("resnet 3x3 64->64 56", 64, 56, 64, 3, 1, 1, 1),
+    ("resnet 7x7 s2 3->64 224", 3, 224, 64, 7, 2, 3, 1),
+    ("grouped 3x3 g32 128 28", 128, 28, 128, 3, 1, 1, 32),
+)
+
+
+def shape(dims):
+    return "f32[" + ",".join(str(d) for d in dims) + "]"
+
+
+def hlo_module(kind, N, C, H, O, k, s, p, g):
+    """The HLO text of one convolution and the parameter shapes it takes."""
+    Ho = (H + 2 * p - k) // s + 1
+    if kind == "fwd":
+        a, b, out = (N, C, H, H), (O, C // g, k, k), (N, O, Ho, Ho)
+        win = f"size={k}x{k} stride={s}x{s} pad={p}_{p}x{p}_{p}"
+        attrs = "dim_labels=bf01_oi01->bf01" + (f", feature_group_count={g}" if g > 1 else "")
+    elif kind == "dgrad":
+        lo = k - 1 - p
+        hi = H + k - 2 - (Ho - 1) * s - lo
+        a, b, out = (N, O, Ho, Ho), (k, k, C, O // g), (N, C, H, H)
+        win = f"size={k}x{k} pad={lo}_{hi}x{lo}_{hi}" + (f" lhs_dilate={s}x{s}" if s > 1 else "")
+        attrs = "dim_labels=bf01_01oi->bf01" + (f", feature_group_count={g}" if g > 1 else "")
+    else:  # wgrad
+        hi = k + (Ho - 1) * s - H - p
+        a, b, out = (N, C, H, H), (N, O, Ho, Ho), (k, k, C // g, O)
+        win = f"size={Ho}x{Ho} pad={p}_{hi}x{p}_{hi}" + (f" rhs_dilate={s}x{s}" if s > 1 else "")
+        attrs = "dim_labels=fb01_io01->01bf" + (f", batch_group_count={g}" if g > 1 else "")
+    text = (f"HloModule conv_{kind}\n\nENTRY main {{\n"
+            f"  a = {shape(a)} parameter(0)\n"
+            f"  b = {shape(b)} parameter(1)\n"
+            f"  ROOT c = {shape(out)} convolution(a, b), window={{{win}}}, {attrs}\n}}\n")
+    return text, a, b, out
+
+
+def torch_call(kind, x, w, dy, s, p, g):
+    if kind == "fwd":
+        return lambda: F.conv2d(x, w, None, s, p, 1, g)
+    mask = [True, False, False] if kind == "dgrad" else [False, True, False]
+    idx = 0 if kind == "dgrad" else 1
+    return lambda: torch.ops.aten.convolution_backward(dy, x, w, None, [s, s], [p, p], [1, 1],
+                                                       False, [0, 0], g, mask)[idx]
+
+
+def time_torch(fn, reps):
+    ts = []
+    for _ in range(reps):
+        t0 = time.perf_counter_ns()
+        fn()
+        ts.append((time.perf_counter_ns() - t0) / 1e3)
+    ts.sort()
+    return ts[0], ts[len(ts) // 2]
+
+
+class Device:
+    """One neuronsim-bench-conv process: the module compiled and loaded once."""
+
+    def __init__(self, exe, hlo, inputs, out, threads):
+        env = dict(os.environ, NEURONSIM_THREADS=str(threads), OPENBLAS_NUM_THREADS="1",
+                   NEURON_RT_LOG_LEVEL="ERROR")
+        self.p = subprocess.Popen([exe, hlo, "--out", out] + inputs, stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True, env=env)
+        line = self.p.stdout.readline()
+        if line.strip() != "READY":
+            self.p.wait()
+            raise RuntimeError(f"neuronsim-bench-conv failed on {hlo} (exit {self.p.returncode})")
+
+    def time(self, reps):
+        self.p.stdin.write(f"{reps}\n")
+        self.p.stdin.flush()
+        best, med = self.p.stdout.readline().split()
+        return float(best), float(med)
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait()
+
+
+def reps_for(us):
+    return max(1, min(200, int(ROUND_S * 1e6 / max(us, 1.0))))
+
+
+def run_case(exe, tmp, name, kind, N, C, H, O, k, s, p, g, threads, rounds):
+    text, a, b, out = hlo_module(kind, N, C, H, O, k, s, p, g)
+    gen = torch.Generator().manual_seed(15)
+    Ho = (H + 2 * p - k) // s + 1
+    x = torch.randn(N, C, H, H, generator=gen)
+    w = torch.randn(O, C // g, k, k, generator=gen) * (1.0 / (C // g * k * k)) ** 0.5
+    dy = torch.randn(N, O, Ho, Ho, generator=gen)
+    # the device's operands, in the module's (row-major) layouts
+    if kind == "fwd":
+        ops = (x, w)
+    elif kind == "dgrad":
+        wr = w.reshape(g, O // g, C // g, k, k).flip(3, 4).permute(3, 4, 0, 2, 1)
+        ops = (dy, wr.reshape(k, k, C, O // g))
+    else:
+        ops = (x, dy)
+    base = os.path.join(tmp, f"{kind}")
+    with open(base + ".hlo", "w") as f:
+        f.write(text)
+    files = []
+    for i, t in enumerate(ops):
+        files.append(f"{base}.in{i}")
+        t.contiguous().numpy().astype(np.float32).tofile(files[-1])
+    ref = torch_call(kind, x, w, dy, s, p, g)()
+    if kind == "wgrad":
+        ref = ref.permute(2, 3, 1, 0)  # [O, C/g, k, k] -> 01bf [k, k, C/g, O]
+    dev = Device(exe, base + ".hlo", files, base + ".out", threads)
+    got = np.fromfile(base + ".out", dtype=np.float32).reshape(out)
+    want = ref.contiguous().numpy()
+    err = float(np.max(np.abs(got - want)) / (np.max(np.abs(want)) + 1e-30))
+    # the library side: the faster memory format
+    cl = torch.channels_last
+    calls = {"nchw": torch_call(kind, x, w, dy, s, p, g),
+             "nhwc": torch_call(kind, x.to(memory_format=cl), w.to(memory_format=cl),
+                                dy.to(memory_format=cl), s, p, g)}
+    lib_best = {}
+    for fmt, fn in calls.items():
+        fn()
+        lib_best[fmt] = time_torch(fn, 3)[0]
+    fmt = min(lib_best, key=lib_best.get)
+    lib_fn = calls[fmt]
+    dev_r = reps_for(dev.time(1)[0])
+    lib_r = reps_for(lib_best[fmt])
+    sim, lib = [], []
+    for _ in range(rounds):
+        sim.append(dev.time(dev_r))
+        lib.append(time_torch(lib_fn, lib_r))
+    dev.close()
+    sim_best = min(t[0] for t in sim)
+    lib_best_us = min(t[0] for t in lib)
+    ratio = lib_best_us / sim_best
+    ok = ratio >= TARGET and err < 1e-4
+    print(f"{name:<24} {kind:<6} {sim_best / 1e3:10.3f} {lib_best_us / 1e3:10.3f} {fmt:>5} "
+          f"{ratio:7.2f}x {err:9.1e}  {'PASS' if ok else 'FAIL'}", flush=True)
+    return ok
+
+
+def main():
+    build = os.environ.get("NEURONSIM_BUILD_DIR", os.path.join(os.getcwd(), "build"))
+    exe = os.path.join(build, "tests", "bench", "neuronsim-bench-conv")
+    if not os.access(exe, os.X_OK):
+        print(f"bench_conv: {exe} is missing: build first (ninja -C build)", file=sys.stderr)
+        return 2
+    threads = int(os.environ.get("BENCH_THREADS", "1"))
+    N = int(os.environ.get("BENCH_CONV_BATCH", "8"))
+    rounds = int(os.environ.get("BENCH_CONV_ROUNDS", "5"))
+    only = os.environ.get("BENCH_CONV_ONLY", "")
+    torch.set_num_threads(threads)
+    print(f"convolutions, batch {N}, {threads} thread(s), best of {rounds} interleaved rounds, "
+          f"ms; ratio = library time / neuronsim time (throughput, target >= {TARGET}x, "
+          f"issue #15); load average {os.getloadavg()[0]:.2f}")
+    print(f"{'shape':<24} {'kind':<6} {'neuronsim':>10} {'torch':>10} {'fmt':>5} {'ratio':>8} "
+          f"{'rel err':>9}")
+    fails = 0
+    with tempfile.TemporaryDirectory(prefix="bench-conv-") as tmp:
+        for name, C, H, O, k, s, p, g in CASES:
+            if only and only not in name:
+                continue
+            for kind in ("fwd", "dgrad", "wgrad"):
+                try:
+                    fails += not run_case(exe, tmp, name, kind, N, C, H, O, k, s, p, g, threads,
+                                          rounds)
+                except (RuntimeError, ValueError) as e:
+                    print(f"{name:<24} {kind:<6} failed: {e}", flush=True)
+                    fails += 1
+    print(f"load average at the end {os.getloadavg()[0]:.2f}; {fails} row(s) below target")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
