@@ -222,14 +222,15 @@ static snapshot_status_t build_meta(const char *path, const snapshot_meta_t *met
 	return SNAPSHOT_OK;
 }
 
-/* write() until all n bytes are out, through EINTR and short writes. */
-static int write_all(int fd, const void *p, uint64_t n, uint64_t *done)
+/* All n bytes out, through EINTR and short writes: write() at the file offset
+ * (off < 0, *done counts them) or pwrite() at off. */
+static int write_full(int fd, const void *p, uint64_t n, int64_t off, uint64_t *done)
 {
 	const uint8_t *b = p;
 	while (n) {
 		/* Linux moves at most ~2 GiB per call; 1 GiB keeps the count exact. */
 		size_t chunk = n > ((uint64_t)1 << 30) ? ((size_t)1 << 30) : (size_t)n;
-		ssize_t w = write(fd, b, chunk);
+		ssize_t w = off < 0 ? write(fd, b, chunk) : pwrite(fd, b, chunk, (off_t)off);
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
@@ -243,32 +244,22 @@ static int write_all(int fd, const void *p, uint64_t n, uint64_t *done)
 		}
 		b += w;
 		n -= (uint64_t)w;
-		*done += (uint64_t)w;
+		if (off >= 0)
+			off += w;
+		else
+			*done += (uint64_t)w;
 	}
 	return 0;
 }
 
-/* pwrite() of all n bytes at off, through EINTR and short writes. */
+static int write_all(int fd, const void *p, uint64_t n, uint64_t *done)
+{
+	return write_full(fd, p, n, -1, done);
+}
+
 static int pwrite_all(int fd, const void *p, uint64_t n, uint64_t off)
 {
-	const uint8_t *b = p;
-	while (n) {
-		size_t chunk = n > ((uint64_t)1 << 30) ? ((size_t)1 << 30) : (size_t)n;
-		ssize_t w = pwrite(fd, b, chunk, (off_t)off);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		if (w == 0) {
-			errno = ENOSPC;
-			return -1;
-		}
-		b += w;
-		n -= (uint64_t)w;
-		off += (uint64_t)w;
-	}
-	return 0;
+	return write_full(fd, p, n, (int64_t)off, NULL);
 }
 
 /* Writes a tensor and hashes it on the way: each chunk is hashed just before
