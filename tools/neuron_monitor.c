@@ -19,7 +19,7 @@
 #include "tool_common.h"
 
 static const char usage_text[] =
-	"Usage: neuron-monitor [-c CONFIG.json] [-n COUNT] [-h]\n"
+	"Usage: neuron-monitor [-c CONFIG.json] [-n COUNT] [--verbose LEVEL] [-h]\n"
 	"Stream one JSON document per period on standard output with the metric groups\n"
 	"of every running neuronsim process (neuroncore_counters, execution_stats,\n"
 	"memory_used, neuron_runtime_vcpu_usage) and of the system (vcpu_usage,\n"
@@ -29,6 +29,10 @@ static const char usage_text[] =
 	"  -c, --config-file FILE  metric groups and periods (JSON, see docs/monitor.md);\n"
 	"                          default: every group, period \"5s\", every process\n"
 	"  -n, --count N           stop after N documents (default: run until killed)\n"
+	"      --verbose LEVEL     0-4, what is said on standard error besides errors:\n"
+	"                          0 nothing (default), 1 configuration and processes\n"
+	"                          found or gone, 2 each document, 3 each group\n"
+	"                          collected, 4 each scan of the stats directory\n"
 	"  -h, --help              show this help\n"
 	"      --version           print the version and exit\n"
 	"\n"
@@ -39,6 +43,23 @@ static const char usage_text[] =
 	"\n"
 	"Exit status: 0 done; 2 bad command line or configuration; 5 standard output\n"
 	"could not be written.\n";
+
+/* --verbose: 0 says nothing but errors; each level adds to the one below. */
+static int verbosity;
+
+static void say(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void say(int level, const char *fmt, ...)
+{
+	if (verbosity < level)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "neuron-monitor: ");
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
 
 /* ---- metric groups ---- */
 
@@ -439,6 +460,12 @@ static int track_processes(monitor_t *m, bool at_start)
 			p->pid = s->pid;
 			p->start_time = s->start_time;
 			p->entry = match_entry(&m->cfg, s->tag);
+			if (p->entry >= 0)
+				say(1, "process %u (tag '%s') found: reported by neuron_runtimes[%d]", (unsigned)s->pid,
+				    s->tag, p->entry);
+			else
+				say(1, "process %u (tag '%s') found: no tag_filter matches it, not reported",
+				    (unsigned)s->pid, s->tag);
 			/* Already running when we started: count from now; else from its start. */
 			bool zero = !at_start && s->init_ns >= m->start_ns;
 			for (int g = 0; g < m->cfg.n_groups; g++)
@@ -453,6 +480,7 @@ static int track_processes(monitor_t *m, bool at_start)
 			m->procs[k++] = p;
 			continue;
 		}
+		say(1, "process %u gone", (unsigned)p->pid);
 		for (int g = 0; g < m->cfg.n_groups; g++)
 			json_decref(p->latest[g]);
 		free(p);
@@ -859,6 +887,8 @@ static void scan(monitor_t *m)
 	mon_sysfs_free(&m->kdevs);
 	m->sysfs_err[0] = '\0';
 	mon_sysfs_read(mon_sysfs_root(), &m->kdevs, m->sysfs_err, sizeof(m->sysfs_err));
+	say(4, "scanned %s: %zu processes; %s: %zu kernel devices", procstats_dir(), m->list.n, mon_sysfs_root(),
+	    m->kdevs.n);
 }
 
 static void collect(monitor_t *m, group_t *g, int gi, uint64_t now)
@@ -875,6 +905,7 @@ static void collect(monitor_t *m, group_t *g, int gi, uint64_t now)
 		json_decref(g->latest);
 		g->latest = v;
 		g->last_ns = now;
+		say(3, "collected %s (system)", type_names[g->type]);
 		return;
 	}
 	for (size_t i = 0; i < m->list.n; i++) {
@@ -894,6 +925,7 @@ static void collect(monitor_t *m, group_t *g, int gi, uint64_t now)
 		json_decref(p->latest[gi]);
 		p->latest[gi] = v;
 		set_base(b, s, false);
+		say(3, "collected %s of process %u", type_names[g->type], (unsigned)s->pid);
 	}
 }
 
@@ -909,6 +941,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "config-file", required_argument, NULL, 'c' },
 		{ "count", required_argument, NULL, 'n' },
+		{ "verbose", required_argument, NULL, 'V' },
 		{ "version", no_argument, NULL, TOOL_OPT_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -927,6 +960,17 @@ int main(int argc, char **argv)
 				fprintf(stderr, "neuron-monitor: --count '%s' is not a positive integer\n", optarg);
 				return TOOL_EXIT_USAGE;
 			}
+			break;
+		}
+		case 'V': {
+			char *end;
+			errno = 0;
+			long v = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 0 || v > 4) {
+				fprintf(stderr, "neuron-monitor: --verbose '%s' is not a level from 0 to 4\n", optarg);
+				return TOOL_EXIT_USAGE;
+			}
+			verbosity = (int)v;
 			break;
 		}
 		case TOOL_OPT_VERSION: return tool_print_version("neuron-monitor", NULL);
@@ -955,6 +999,8 @@ int main(int argc, char **argv)
 	} else {
 		default_config(&m->cfg);
 	}
+	say(1, "configuration %s: %d metric groups, %d neuron_runtimes entries", config_file ? config_file : "default",
+	    m->cfg.n_groups, m->cfg.n_entries);
 
 	int rc = TOOL_EXIT_OK;
 	m->start_ns = ns_monotonic_ns();
@@ -981,11 +1027,13 @@ int main(int argc, char **argv)
 		scan(m);
 		if (track_processes(m, false))
 			goto oom;
+		int collected = 0;
 		for (int g = 0; g < m->cfg.n_groups; g++) {
 			group_t *gr = &m->cfg.groups[g];
 			if (gr->next_due > now)
 				continue;
 			collect(m, gr, g, now);
+			collected++;
 			gr->next_due += gr->period_ns;
 			if (gr->next_due <= now) /* fell behind: skip, do not burst */
 				gr->next_due = now + gr->period_ns;
@@ -997,6 +1045,8 @@ int main(int argc, char **argv)
 			goto oom;
 		int w = printf("%s\n", txt);
 		free(txt);
+		say(2, "document %lld: %zu processes, %d of %d metric groups collected", docs + 1, m->n_procs, collected,
+		    m->cfg.n_groups);
 		if (w < 0 || fflush(stdout) != 0) {
 			fprintf(stderr, "neuron-monitor: writing to standard output failed: %s\n", strerror(errno));
 			rc = TOOL_EXIT_OUTPUT;

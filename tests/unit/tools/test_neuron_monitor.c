@@ -1007,6 +1007,62 @@ START_TEST(test_monitor_rejects_bad_configs_naming_the_field)
 }
 END_TEST
 
+/* --verbose LEVEL (the Neuron tool's 0-4): each level says more on stderr, level 0
+ * nothing; the documents on stdout are the same at every level. */
+START_TEST(test_monitor_verbose_levels_say_more_on_stderr)
+{
+	char cfg[512], path[600];
+	snprintf(cfg, sizeof(cfg), "%s/monitor.json", tmp);
+	write_text(cfg, "{\"period\": \"100ms\", \"neuron_runtimes\": [{\"tag_filter\": \"verbose_wl\","
+		   "\"metrics\": [{\"type\": \"execution_stats\"}]}]}");
+	char *wargv[] = { (char *)workload_bin, "-n", "5", "-H", NULL };
+	const char *wenv[] = { "NEURON_PROCESS_TAG=verbose_wl", NULL };
+	child_t wl = spawn(wargv, wenv, false);
+	snprintf(path, sizeof(path), "%s/neuronsim-stats.%u.%d", stats_dir, (unsigned)geteuid(), (int)wl.pid);
+	uint64_t deadline = now_ms() + 60000;
+	while (access(path, F_OK) != 0) {
+		ck_assert_msg(now_ms() < deadline, "the workload never created %s", path);
+		usleep(20000);
+	}
+	char pid_found[96], pid_collected[96];
+	snprintf(pid_found, sizeof(pid_found), "process %d (tag 'verbose_wl') found: reported by neuron_runtimes[0]",
+		 (int)wl.pid);
+	snprintf(pid_collected, sizeof(pid_collected), "collected execution_stats of process %d", (int)wl.pid);
+	/* What each level adds; a level shows its own lines and those below. */
+	const char *const said[5] = { NULL, "configuration ", "document 2: ", pid_collected, "scanned " };
+	for (int level = 0; level <= 4; level++) {
+		char lv[8];
+		snprintf(lv, sizeof(lv), "%d", level);
+		char *margv[] = { (char *)monitor_bin, "-c", cfg, "-n", "2", "--verbose", lv, NULL };
+		char *out, *err;
+		ck_assert_int_eq(run(margv, &out, &err), 0);
+		if (level == 0)
+			ck_assert_msg(err[0] == '\0', "--verbose 0 said '%s'", err);
+		for (int k = 1; k <= 4; k++)
+			ck_assert_msg((strstr(err, said[k]) != NULL) == (k <= level),
+				      "--verbose %d: '%s' %s in '%s'", level, said[k],
+				      k <= level ? "missing" : "present", err);
+		if (level >= 1)
+			ck_assert_msg(strstr(err, pid_found) != NULL, "--verbose %d: '%s' missing in '%s'", level,
+				      pid_found, err);
+		/* Two documents either way, the workload in them. */
+		char *nl = strchr(out, '\n');
+		ck_assert_ptr_nonnull(nl);
+		ck_assert_ptr_nonnull(strchr(nl + 1, '\n'));
+		ck_assert_ptr_nonnull(strstr(out, "\"verbose_wl\""));
+		free(out);
+		free(err);
+	}
+	char *bad[] = { (char *)monitor_bin, "--verbose", "5", NULL };
+	char *out, *err;
+	ck_assert_int_eq(run(bad, &out, &err), 2);
+	ck_assert_msg(strstr(err, "--verbose '5' is not a level from 0 to 4") != NULL, "stderr '%s'", err);
+	free(out);
+	free(err);
+	finish(&wl, SIGTERM);
+}
+END_TEST
+
 START_TEST(test_monitor_without_stats_dir_says_so_and_goes_on)
 {
 	char cfg[512];
@@ -1149,6 +1205,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_monitor_reads_kernel_devices_from_sysfs);
 	tcase_add_test(tc, test_monitor_default_config_and_count);
 	tcase_add_test(tc, test_monitor_rejects_bad_configs_naming_the_field);
+	tcase_add_test(tc, test_monitor_verbose_levels_say_more_on_stderr);
 	tcase_add_test(tc, test_monitor_without_stats_dir_says_so_and_goes_on);
 	tcase_add_test(tc, test_neuron_ls_lists_processes_with_memory_by_category);
 	suite_add_tcase(s, tc);
