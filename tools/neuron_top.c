@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "monitor_common.h"
+#include "neuron_top.h"
 #include "neuronsim/procstats.h"
 #include "tool_common.h"
 
@@ -51,21 +52,7 @@ static const char usage_text[] =
 	"\n"
 	"Exit status: 0 quit with q; 2 bad command line or unusable terminal.\n";
 
-/* ---- the body of the screen, built line by line and then scrolled ---- */
-
-typedef struct line {
-	char text[256];
-	int attr;
-} line_t;
-
-typedef struct screen_lines {
-	line_t *v;
-	size_t n, cap;
-} screen_lines_t;
-
-static void add(screen_lines_t *L, int attr, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void add(screen_lines_t *L, int attr, const char *fmt, ...)
+void screen_add(screen_lines_t *L, int attr, const char *fmt, ...)
 {
 	if (L->n == L->cap) {
 		size_t ncap = L->cap ? L->cap * 2 : 64;
@@ -82,32 +69,6 @@ static void add(screen_lines_t *L, int attr, const char *fmt, ...)
 	va_end(ap);
 	l->attr = attr;
 }
-
-/* ---- state ---- */
-
-typedef struct top {
-	double interval;
-	const char *dir, *root;
-	procstats_list_t cur, prev;      /* this sample and the one before */
-	mon_kdevs_t kcur, kprev;
-	char scan_err[512], sysfs_err[512];
-	int scroll;
-	int tab;                         /* 0: all, i: the i-th process of cur */
-	bool flops;                      /* F: TFLOPS instead of utilisation */
-	uint64_t sys_cpu[7], sys_cpu_prev[7];
-	bool have_sys_cpu, have_sys_cpu_prev;
-	struct proc_cpu { uint32_t pid; uint64_t ticks[2], prev[2]; bool have_prev; } *pcpu;
-	size_t n_pcpu;
-	/* Memory Usage Details: x sets every node's state (tree_all), right/left
-	 * one node's (tree_set); tree_rows are the rows last drawn */
-	bool tree_all;
-	struct tree_state { char key[80]; bool expanded; } *tree_set;
-	size_t n_tree_set;
-	struct tree_row { char key[80]; bool parent; } *tree_rows;
-	size_t n_tree_rows;
-	char tree_sel[80];               /* the selected node's key */
-	bool follow_sel;                 /* scroll the selection into view */
-} top_t;
 
 static void sample(top_t *t)
 {
@@ -184,8 +145,7 @@ static const char *fmt_latency(double s, char *buf, size_t len)
 	return buf;
 }
 
-/* A tag as one column: no spaces, cut to width. */
-static const char *fmt_tag(const char *tag, int width, char *buf, size_t len)
+const char *top_fmt_tag(const char *tag, int width, char *buf, size_t len)
 {
 	snprintf(buf, len, "%.*s", width, tag);
 	for (char *c = buf; *c; c++)
@@ -210,11 +170,6 @@ static uint64_t failures_other(const uint64_t *v, int exec, int ok, int num)
 }
 
 /* ---- the Neuron tool's sections, for the selected tab ---- */
-
-static bool in_tab(const top_t *t, size_t i)
-{
-	return t->tab == 0 || (size_t)t->tab == i + 1;
-}
 
 /* Utilisation of core c of process s over the last interval, NAN without a
  * previous sample. */
@@ -243,14 +198,14 @@ static double core_tflops(const top_t *t, const procstats_snap_t *s, uint32_t c)
 
 static void build_nc_utilization(const top_t *t, screen_lines_t *L)
 {
-	add(L, A_BOLD, "NeuronCore v2 Utilization%s", t->flops ? " (TFLOPS)" : "");
+	screen_add(L, A_BOLD, "NeuronCore v2 Utilization%s", t->flops ? " (TFLOPS)" : "");
 	/* One entry per physical core id; in the 'all' tab the processes using the
 	 * same id (each simulates its own devices) are added up, capped at 100%. */
 	double util[PROCSTATS_MAX_CORES], tflops[PROCSTATS_MAX_CORES];
 	bool used[PROCSTATS_MAX_CORES] = { false }, known[PROCSTATS_MAX_CORES] = { false };
 	bool fl_known[PROCSTATS_MAX_CORES] = { false }, fl_uncounted[PROCSTATS_MAX_CORES] = { false };
 	for (size_t i = 0; i < t->cur.n; i++) {
-		if (!in_tab(t, i))
+		if (!top_in_tab(t, i))
 			continue;
 		const procstats_snap_t *s = &t->cur.procs[i];
 		for (uint32_t c = 0; c < s->n_cores; c++) {
@@ -296,23 +251,23 @@ static void build_nc_utilization(const top_t *t, screen_lines_t *L)
 		}
 		len += (size_t)snprintf(line + len, sizeof(line) - len, "%s", cell);
 		if (++in_line == 3) {
-			add(L, 0, "%s", line);
+			screen_add(L, 0, "%s", line);
 			len = 0;
 			line[0] = '\0';
 			in_line = 0;
 		}
 	}
 	if (in_line)
-		add(L, 0, "%s", line);
+		screen_add(L, 0, "%s", line);
 	if (t->flops) {
 		bool uncounted = false;
 		for (int g = 0; g < PROCSTATS_MAX_CORES; g++)
 			uncounted |= used[g] && fl_uncounted[g];
 		if (uncounted)
-			add(L, 0, "  (n/a: the kernel backend does not report FLOPs yet, docs/monitor.md)");
+			screen_add(L, 0, "  (n/a: the kernel backend does not report FLOPs yet, docs/monitor.md)");
 	}
 	if (!t->cur.n)
-		add(L, 0, "  no NeuronCore in use");
+		screen_add(L, 0, "  no NeuronCore in use");
 }
 
 static double pct(uint64_t part, uint64_t total)
@@ -322,24 +277,24 @@ static double pct(uint64_t part, uint64_t total)
 
 static void build_vcpu(const top_t *t, screen_lines_t *L)
 {
-	add(L, A_BOLD, "VCPU Utilization");
+	screen_add(L, A_BOLD, "VCPU Utilization");
 	if (t->have_sys_cpu && t->have_sys_cpu_prev) {
 		uint64_t d[7], all = 0;
 		for (int i = 0; i < 7; i++) {
 			d[i] = mon_delta(t->sys_cpu[i], t->sys_cpu_prev[i]);
 			all += d[i];
 		}
-		add(L, 0, "  System vCPU usage    user %5.1f%%  system %5.1f%%", pct(d[0] + d[1], all),
+		screen_add(L, 0, "  System vCPU usage    user %5.1f%%  system %5.1f%%", pct(d[0] + d[1], all),
 		    pct(d[2] + d[4] + d[5] + d[6], all));
 	} else {
-		add(L, 0, "  System vCPU usage    -");
+		screen_add(L, 0, "  System vCPU usage    -");
 	}
 	/* The runtime's processes: their CPU time over the interval, as a share of
 	 * all online CPUs (the system line's scale). */
 	uint64_t ut = 0, st = 0;
 	bool any = false;
 	for (size_t i = 0; i < t->n_pcpu; i++) {
-		if (!in_tab(t, i) || !t->pcpu[i].have_prev)
+		if (!top_in_tab(t, i) || !t->pcpu[i].have_prev)
 			continue;
 		ut += mon_delta(t->pcpu[i].ticks[0], t->pcpu[i].prev[0]);
 		st += mon_delta(t->pcpu[i].ticks[1], t->pcpu[i].prev[1]);
@@ -350,356 +305,33 @@ static void build_vcpu(const top_t *t, screen_lines_t *L)
 		for (int i = 0; i < 7; i++)
 			all += mon_delta(t->sys_cpu[i], t->sys_cpu_prev[i]);
 	if (any && all)
-		add(L, 0, "  Runtime vCPU usage   user %5.1f%%  system %5.1f%%", pct(ut, all), pct(st, all));
+		screen_add(L, 0, "  Runtime vCPU usage   user %5.1f%%  system %5.1f%%", pct(ut, all), pct(st, all));
 	else
-		add(L, 0, "  Runtime vCPU usage   -");
+		screen_add(L, 0, "  Runtime vCPU usage   -");
 }
 
 static void build_mem_summary(const top_t *t, screen_lines_t *L)
 {
 	uint64_t v[PROCSTATS_COUNT] = { 0 };
 	for (size_t i = 0; i < t->cur.n; i++)
-		if (in_tab(t, i))
+		if (top_in_tab(t, i))
 			for (int k = 0; k < PROCSTATS_COUNT; k++)
 				v[k] += t->cur.procs[i].v[k];
 	char a[7][16];
-	add(L, A_BOLD, "Memory Usage Summary");
-	add(L, 0, "  Host Used Memory     Total %8s  Tensors %8s  Constants %8s  DMA Buffers %8s",
+	screen_add(L, A_BOLD, "Memory Usage Summary");
+	screen_add(L, 0, "  Host Used Memory     Total %8s  Tensors %8s  Constants %8s  DMA Buffers %8s",
 	    mon_bytes(v[PROCSTATS_HOST_TENSORS] + v[PROCSTATS_HOST_SNAPSHOT], a[0], sizeof(a[0])),
 	    mon_bytes(v[PROCSTATS_HOST_TENSORS], a[1], sizeof(a[1])), mon_bytes(0, a[2], sizeof(a[2])),
 	    mon_bytes(0, a[3], sizeof(a[3])));
-	add(L, 0, "                       App. Memory %8s  Snapshot copies %8s", mon_bytes(0, a[0], sizeof(a[0])),
+	screen_add(L, 0, "                       App. Memory %8s  Snapshot copies %8s", mon_bytes(0, a[0], sizeof(a[0])),
 	    mon_bytes(v[PROCSTATS_HOST_SNAPSHOT], a[1], sizeof(a[1])));
-	add(L, 0, "  Device Used Memory   Total %8s  Tensors %8s  Constants %8s  Model Code %8s",
+	screen_add(L, 0, "  Device Used Memory   Total %8s  Tensors %8s  Constants %8s  Model Code %8s",
 	    mon_bytes(v[PROCSTATS_MEM_IN_USE], a[0], sizeof(a[0])), mon_bytes(v[PROCSTATS_MEM_TENSORS], a[1], sizeof(a[1])),
 	    mon_bytes(v[PROCSTATS_MEM_CONSTANTS], a[2], sizeof(a[2])), mon_bytes(v[PROCSTATS_MEM_CODE], a[3], sizeof(a[3])));
-	add(L, 0, "                       Runtime Memory %8s  Model Scratchpad %8s  Snapshot copies %8s",
+	screen_add(L, 0, "                       Runtime Memory %8s  Model Scratchpad %8s  Snapshot copies %8s",
 	    mon_bytes(v[PROCSTATS_MEM_STAGING], a[0], sizeof(a[0])), mon_bytes(v[PROCSTATS_MEM_SCRATCH], a[1], sizeof(a[1])),
 	    mon_bytes(v[PROCSTATS_MEM_SNAPSHOT], a[2], sizeof(a[2])));
-	add(L, 0, "%s", "");
-}
-
-/* ---- Memory Usage Details: the Neuron tool's tree of memory by owner ---- */
-
-/* One node of the tree: a NeuronCore, a model instance on it, a category,
- * or the host memory no NeuronCore owns. key names it across frames (its
- * parent's key, '/', its own part). */
-typedef struct tree_node {
-	char key[80];
-	char label[64];
-	int depth;
-	long long model_id;              /* the Model ID column; -1: none */
-	uint64_t host, dev;
-	bool parent;                     /* has children */
-} tree_node_t;
-
-typedef struct tree {
-	tree_node_t *v;
-	size_t n, cap;
-} tree_t;
-
-static tree_node_t *tree_add(tree_t *T, const char *key, int depth, const char *label, long long model_id,
-			     uint64_t host, uint64_t dev, bool parent)
-{
-	if (T->n == T->cap) {
-		size_t ncap = T->cap ? T->cap * 2 : 64;
-		tree_node_t *p = realloc(T->v, ncap * sizeof(*p));
-		if (!p)
-			return NULL; /* the tree shows fewer rows; the next frame retries */
-		T->v = p;
-		T->cap = ncap;
-	}
-	tree_node_t *nd = &T->v[T->n++];
-	snprintf(nd->key, sizeof(nd->key), "%s", key);
-	snprintf(nd->label, sizeof(nd->label), "%s", label);
-	nd->depth = depth;
-	nd->model_id = model_id;
-	nd->host = host;
-	nd->dev = dev;
-	nd->parent = parent;
-	return nd;
-}
-
-/* Device memory categories as the Memory Usage Summary names them, by
- * PROCSTATS_MEM_* - PROCSTATS_MEM_FIRST. */
-static const char *const mem_label[PROCSTATS_MEM_CATEGORIES] = {
-	"Tensors", "Constants", "Model Code", "Model Scratchpad", "Runtime Memory", "Snapshot copies",
-};
-enum { CAT_TENSORS, CAT_CONSTANTS, CAT_CODE, CAT_SCRATCH, CAT_STAGING, CAT_SNAPSHOT };
-
-/* The device memory of instance `in` of model m on logical core c of s, by
- * category: constants and scratch sit on the instance's first core; code on
- * each of its cores. The stats file holds an instance's code summed over its
- * cores, so a core's share of a multi-core instance is the core's code minus
- * that of the single-core instances on it, split between the multi-core
- * instances on it (exact unless several of those share a core). */
-static void model_on_core(const procstats_snap_t *s, const procstats_model_info_t *m, uint32_t in, uint32_t c,
-			  uint64_t out[PROCSTATS_MEM_CATEGORIES])
-{
-	memset(out, 0, PROCSTATS_MEM_CATEGORIES * sizeof(out[0]));
-	if (c == (uint64_t)m->first_core + (uint64_t)in * m->neff_cores) {
-		out[CAT_CONSTANTS] = m->mem_constants;
-		out[CAT_SCRATCH] = m->mem_scratch;
-	}
-	if (m->neff_cores <= 1) {
-		out[CAT_CODE] = m->mem_code;
-		return;
-	}
-	uint64_t single = 0, multi = 0;
-	for (uint32_t i = 0; i < s->n_models; i++) {
-		const procstats_model_info_t *o = &s->models[i];
-		for (uint32_t k = 0; k < o->n_instances; k++) {
-			uint64_t f = (uint64_t)o->first_core + (uint64_t)k * o->neff_cores;
-			if (c < f || c >= f + o->neff_cores)
-				continue;
-			if (o->neff_cores <= 1)
-				single += o->mem_code;
-			else
-				multi++;
-		}
-	}
-	uint64_t code = s->cores[c].mem[CAT_CODE];
-	out[CAT_CODE] = code > single && multi ? (code - single) / multi : 0;
-}
-
-static bool tree_expanded(const top_t *t, const char *key)
-{
-	for (size_t i = 0; i < t->n_tree_set; i++)
-		if (!strcmp(t->tree_set[i].key, key))
-			return t->tree_set[i].expanded;
-	return t->tree_all;
-}
-
-static void tree_set(top_t *t, const char *key, bool expanded)
-{
-	for (size_t i = 0; i < t->n_tree_set; i++)
-		if (!strcmp(t->tree_set[i].key, key)) {
-			t->tree_set[i].expanded = expanded;
-			return;
-		}
-	struct tree_state *p = realloc(t->tree_set, (t->n_tree_set + 1) * sizeof(*p));
-	if (!p)
-		return;
-	t->tree_set = p;
-	snprintf(p[t->n_tree_set].key, sizeof(p[0].key), "%s", key);
-	p[t->n_tree_set++].expanded = expanded;
-}
-
-/* The whole tree for the selected tab: one node per NeuronCore in use
- * (physical id; in 'all' the processes using it are added up) holding its
- * model instances (the memory they took at load) and the categories not tied
- * to a model, then the host memory, which neuronsim does not tie to a core.
- * A parent's figures are the sum of its children's. */
-static void build_tree(const top_t *t, tree_t *T)
-{
-	bool any = false;
-	uint64_t host[2] = { 0 };
-	for (size_t i = 0; i < t->cur.n; i++)
-		if (in_tab(t, i)) {
-			any = true;
-			host[0] += t->cur.procs[i].v[PROCSTATS_HOST_TENSORS];
-			host[1] += t->cur.procs[i].v[PROCSTATS_HOST_SNAPSHOT];
-		}
-	if (!any)
-		return;
-	bool several = t->tab == 0 && t->cur.n > 1;
-	for (uint32_t g = 0; g < PROCSTATS_MAX_CORES; g++) {
-		size_t nc_at = T->n;
-		char key[16], label[16];
-		snprintf(key, sizeof(key), "nc%u", g);
-		snprintf(label, sizeof(label), "NC%u", g);
-		tree_node_t *nc = NULL;
-		uint64_t rest[PROCSTATS_MEM_CATEGORIES] = { 0 }, total = 0;
-		for (size_t i = 0; i < t->cur.n; i++) {
-			const procstats_snap_t *s = &t->cur.procs[i];
-			if (!in_tab(t, i))
-				continue;
-			for (uint32_t c = 0; c < s->n_cores; c++) {
-				if (s->cores[c].global != g)
-					continue;
-				if (!nc && !(nc = tree_add(T, key, 0, label, -1, 0, 0, true)))
-					return;
-				uint64_t left[PROCSTATS_MEM_CATEGORIES];
-				memcpy(left, s->cores[c].mem, sizeof(left));
-				for (uint32_t mi = 0; mi < s->n_models; mi++) {
-					const procstats_model_info_t *m = &s->models[mi];
-					for (uint32_t in = 0; in < m->n_instances; in++) {
-						uint64_t first = (uint64_t)m->first_core + (uint64_t)in * m->neff_cores;
-						if (c < first || c >= first + m->neff_cores)
-							continue;
-						uint64_t mem[PROCSTATS_MEM_CATEGORIES];
-						model_on_core(s, m, in, c, mem);
-						char mkey[64], mlabel[64], name[40];
-						snprintf(mkey, sizeof(mkey), "%s/p%u.m%" PRIu64 ".%u", key, s->pid, m->id, in);
-						fmt_tag(m->name[0] ? m->name : "model", 28, name, sizeof(name));
-						if (several)
-							snprintf(mlabel, sizeof(mlabel), "%s (pid %u)", name, s->pid);
-						else if (m->n_instances > 1)
-							snprintf(mlabel, sizeof(mlabel), "%s (instance %u)", name, in);
-						else
-							snprintf(mlabel, sizeof(mlabel), "%s", name);
-						uint64_t sum = mem[CAT_CONSTANTS] + mem[CAT_CODE] + mem[CAT_SCRATCH];
-						if (!tree_add(T, mkey, 1, mlabel, (long long)m->id - 1, 0, sum, true))
-							return;
-						static const int cats[] = { CAT_CONSTANTS, CAT_CODE, CAT_SCRATCH };
-						for (size_t k = 0; k < 3; k++) {
-							char lkey[80];
-							snprintf(lkey, sizeof(lkey), "%s/%d", mkey, cats[k]);
-							if (!tree_add(T, lkey, 2, mem_label[cats[k]], -1, 0, mem[cats[k]], false))
-								return;
-							left[cats[k]] -= mem[cats[k]] <= left[cats[k]] ? mem[cats[k]] : left[cats[k]];
-						}
-						total += sum;
-					}
-				}
-				for (int k = 0; k < PROCSTATS_MEM_CATEGORIES; k++)
-					rest[k] += left[k];
-			}
-		}
-		if (!nc)
-			continue;
-		/* a core holding nothing stays out of the tree */
-		uint64_t held = total;
-		for (int k = 0; k < PROCSTATS_MEM_CATEGORIES; k++)
-			held += rest[k];
-		if (!held && T->n == nc_at + 1) {
-			T->n = nc_at;
-			continue;
-		}
-		/* Tensors and Runtime Memory always; the model categories and
-		 * snapshot copies when some is not tied to a listed model. */
-		for (int k = 0; k < PROCSTATS_MEM_CATEGORIES; k++) {
-			if (k != CAT_TENSORS && k != CAT_STAGING && !rest[k])
-				continue;
-			char lkey[80];
-			snprintf(lkey, sizeof(lkey), "%s/%d", key, k);
-			if (!tree_add(T, lkey, 1, mem_label[k], -1, 0, rest[k], false))
-				return;
-			total += rest[k];
-		}
-		T->v[nc_at].dev = total; /* nc may have moved with realloc */
-	}
-	if (tree_add(T, "host", 0, "Host (no NeuronCore)", -1, host[0] + host[1], 0, true)) {
-		tree_add(T, "host/t", 1, "Tensors", -1, host[0], 0, false);
-		tree_add(T, "host/s", 1, "Snapshot copies", -1, host[1], 0, false);
-	}
-}
-
-/* The rows of the tree shown: every node whose ancestors are expanded. */
-static size_t tree_visible(const top_t *t, const tree_t *T, size_t *rows)
-{
-	size_t n = 0;
-	int hide_below = -1; /* a collapsed node's depth: its subtree is hidden */
-	for (size_t i = 0; i < T->n; i++) {
-		const tree_node_t *nd = &T->v[i];
-		if (hide_below >= 0 && nd->depth > hide_below)
-			continue;
-		hide_below = -1;
-		rows[n++] = i;
-		if (nd->parent && !tree_expanded(t, nd->key))
-			hide_below = nd->depth;
-	}
-	return n;
-}
-
-/* Draws the tree and remembers its visible rows for the navigation keys;
- * *sel_line gets the body line of the selected row (-1 none). */
-static void build_mem_details(top_t *t, screen_lines_t *L, int *sel_line)
-{
-	tree_t T = { 0 };
-	build_tree(t, &T);
-	size_t *rows = calloc(T.n ? T.n : 1, sizeof(*rows));
-	size_t n = rows ? tree_visible(t, &T, rows) : 0;
-	add(L, A_BOLD, "Memory Usage Details");
-	add(L, A_UNDERLINE, "  %-44s %8s %13s %13s", "", "Model ID", "Host Memory", "Device Memory");
-	*sel_line = -1;
-	size_t sel = 0;
-	bool found = false;
-	for (size_t r = 0; r < n; r++)
-		if (!strcmp(T.v[rows[r]].key, t->tree_sel)) {
-			sel = r;
-			found = true;
-		}
-	if (!found && n)
-		snprintf(t->tree_sel, sizeof(t->tree_sel), "%s", T.v[rows[0]].key);
-	free(t->tree_rows);
-	t->tree_rows = calloc(n ? n : 1, sizeof(*t->tree_rows));
-	t->n_tree_rows = 0;
-	for (size_t r = 0; r < n; r++) {
-		const tree_node_t *nd = &T.v[rows[r]];
-		char label[96], id[24], h[16], d[16];
-		snprintf(label, sizeof(label), "%*s%s%s", nd->depth * 4, "",
-			 nd->parent ? (tree_expanded(t, nd->key) ? "[-] " : "[+] ") : "    ", nd->label);
-		if (nd->model_id >= 0)
-			snprintf(id, sizeof(id), "%lld", nd->model_id);
-		else
-			id[0] = '\0';
-		if (r == sel)
-			*sel_line = (int)L->n;
-		add(L, r == sel ? A_REVERSE : 0, "%c %-44.44s %8s %13s %13s", r == sel ? '>' : ' ', label, id,
-		    mon_bytes(nd->host, h, sizeof(h)), mon_bytes(nd->dev, d, sizeof(d)));
-		if (t->tree_rows) {
-			struct tree_row *tr = &t->tree_rows[t->n_tree_rows++];
-			snprintf(tr->key, sizeof(tr->key), "%s", nd->key);
-			tr->parent = nd->parent;
-		}
-	}
-	if (!n)
-		add(L, 0, "  no NeuronCore in use");
-	add(L, 0, "%s", "");
-	free(rows);
-	free(T.v);
-}
-
-/* The tree's keys: up/down move the selection, right expands the selected
- * node, left collapses it (or selects its parent), x expands or collapses
- * the whole tree. Returns false when the tree has no rows (up/down scroll). */
-static bool tree_key(top_t *t, int ch)
-{
-	if (ch == 'x' || ch == 'X') {
-		t->tree_all = !t->tree_all;
-		t->n_tree_set = 0;
-		return true;
-	}
-	if (!t->n_tree_rows)
-		return false;
-	size_t cur = 0;
-	for (size_t r = 0; r < t->n_tree_rows; r++)
-		if (!strcmp(t->tree_rows[r].key, t->tree_sel))
-			cur = r;
-	const struct tree_row *row = &t->tree_rows[cur];
-	switch (ch) {
-	case KEY_UP:
-		if (cur > 0)
-			cur--;
-		break;
-	case KEY_DOWN:
-		if (cur + 1 < t->n_tree_rows)
-			cur++;
-		break;
-	case KEY_RIGHT:
-		if (row->parent)
-			tree_set(t, row->key, true);
-		break;
-	case KEY_LEFT:
-		if (row->parent && tree_expanded(t, row->key)) {
-			tree_set(t, row->key, false);
-		} else {
-			char parent[80];
-			snprintf(parent, sizeof(parent), "%s", row->key);
-			char *slash = strrchr(parent, '/');
-			if (slash) {
-				*slash = '\0';
-				snprintf(t->tree_sel, sizeof(t->tree_sel), "%s", parent);
-			}
-		}
-		t->follow_sel = true;
-		return true;
-	default: return false;
-	}
-	snprintf(t->tree_sel, sizeof(t->tree_sel), "%s", t->tree_rows[cur].key);
-	t->follow_sel = true;
-	return true;
+	screen_add(L, 0, "%s", "");
 }
 
 /* The bottom bar's tabs: 'all' then every process by tag, the selected one
@@ -711,26 +343,26 @@ static void tab_bar(const top_t *t, char *buf, size_t len)
 		char tag[24];
 		bool sel = (size_t)t->tab == i + 1;
 		n += (size_t)snprintf(buf + n, len - n, " %s%zu:%s%s", sel ? ">" : " ", i + 2,
-				      fmt_tag(t->cur.procs[i].tag, 16, tag, sizeof(tag)), sel ? "<" : " ");
+				      top_fmt_tag(t->cur.procs[i].tag, 16, tag, sizeof(tag)), sel ? "<" : " ");
 	}
 }
 
 static void build_processes(const top_t *t, screen_lines_t *L)
 {
 	char a[32], b[32], c[64], d[32];
-	add(L, A_BOLD, "PROCESSES (%zu)", t->cur.n);
+	screen_add(L, A_BOLD, "PROCESSES (%zu)", t->cur.n);
 	if (t->scan_err[0])
-		add(L, 0, "  %s", t->scan_err);
+		screen_add(L, 0, "  %s", t->scan_err);
 	else if (!t->cur.n)
-		add(L, 0, "  no neuronsim process publishes stats in %s", t->dir);
+		screen_add(L, 0, "  no neuronsim process publishes stats in %s", t->dir);
 	if (!t->cur.n)
 		return;
-	add(L, A_UNDERLINE, "%7s %-14s %-7s %9s %11s %8s %7s %9s", "PID", "TAG", "CORES", "EXEC/S",
+	screen_add(L, A_UNDERLINE, "%7s %-14s %-7s %9s %11s %8s %7s %9s", "PID", "TAG", "CORES", "EXEC/S",
 	    "EXECUTIONS", "NUM ERR", "ERRORS", "P50 LAT");
 	for (size_t i = 0; i < t->cur.n; i++) {
 		const procstats_snap_t *s = &t->cur.procs[i], *p = prev_of(t, s);
-		add(L, 0, "%7u %-14s %-7s %9s %11" PRIu64 " %8" PRIu64 " %7" PRIu64 " %9s", s->pid,
-		    fmt_tag(s->tag, 14, c, sizeof(c)), mon_core_list(s, d, sizeof(d)),
+		screen_add(L, 0, "%7u %-14s %-7s %9s %11" PRIu64 " %8" PRIu64 " %7" PRIu64 " %9s", s->pid,
+		    top_fmt_tag(s->tag, 14, c, sizeof(c)), mon_core_list(s, d, sizeof(d)),
 		    fmt_rate(rate(s, p, s->v[PROCSTATS_EXECUTIONS], p ? p->v[PROCSTATS_EXECUTIONS] : 0), a,
 			     sizeof(a)),
 		    s->v[PROCSTATS_EXECUTIONS], s->v[PROCSTATS_COMPLETED_WITH_NUM_ERR],
@@ -745,9 +377,9 @@ static void build_cores(const top_t *t, screen_lines_t *L)
 	if (!t->cur.n)
 		return;
 	char a[32], b[32];
-	add(L, 0, "%s", "");
-	add(L, A_BOLD, "NEURONCORES");
-	add(L, A_UNDERLINE, "%7s %3s %4s %6s %9s %11s %11s %8s %7s", "PID", "NC", "PHYS", "UTIL", "EXEC/S",
+	screen_add(L, 0, "%s", "");
+	screen_add(L, A_BOLD, "NEURONCORES");
+	screen_add(L, A_UNDERLINE, "%7s %3s %4s %6s %9s %11s %11s %8s %7s", "PID", "NC", "PHYS", "UTIL", "EXEC/S",
 	    "EXECUTIONS", "COMPLETED", "NUM ERR", "ERRORS");
 	for (size_t i = 0; i < t->cur.n; i++) {
 		const procstats_snap_t *s = &t->cur.procs[i], *p = prev_of(t, s);
@@ -762,7 +394,7 @@ static void build_cores(const top_t *t, screen_lines_t *L)
 				snprintf(a, sizeof(a), "-");
 			else
 				snprintf(a, sizeof(a), "%.1f%%", util);
-			add(L, 0, "%7u %3u %4u %6s %9s %11" PRIu64 " %11" PRIu64 " %8" PRIu64 " %7" PRIu64, s->pid, c,
+			screen_add(L, 0, "%7u %3u %4u %6s %9s %11" PRIu64 " %11" PRIu64 " %8" PRIu64 " %7" PRIu64, s->pid, c,
 			    s->cores[c].global, a,
 			    fmt_rate(rate(s, pv ? p : NULL, v[PROCSTATS_CORE_EXECUTIONS],
 					  pv ? pv[PROCSTATS_CORE_EXECUTIONS] : 0), b, sizeof(b)),
@@ -779,9 +411,9 @@ static void build_memory(const top_t *t, screen_lines_t *L)
 	if (!t->cur.n)
 		return;
 	char m[9][16], c[32];
-	add(L, 0, "%s", "");
-	add(L, A_BOLD, "DEVICE MEMORY");
-	add(L, A_UNDERLINE, "%7s %8s %8s %8s %8s %8s %8s %8s %8s", "PID", "IN USE", "TENSORS", "CONSTS",
+	screen_add(L, 0, "%s", "");
+	screen_add(L, A_BOLD, "DEVICE MEMORY");
+	screen_add(L, A_UNDERLINE, "%7s %8s %8s %8s %8s %8s %8s %8s %8s", "PID", "IN USE", "TENSORS", "CONSTS",
 	    "CODE", "SCRATCH", "STAGING", "SNAPSHOT", "PEAK");
 	for (size_t i = 0; i < t->cur.n; i++) {
 		const procstats_snap_t *s = &t->cur.procs[i];
@@ -789,16 +421,16 @@ static void build_memory(const top_t *t, screen_lines_t *L)
 		for (int k = 0; k < PROCSTATS_MEM_CATEGORIES; k++)
 			mon_bytes(s->v[PROCSTATS_MEM_FIRST + k], m[1 + k], sizeof(m[0]));
 		mon_bytes(s->v[PROCSTATS_MEM_PEAK], m[7], sizeof(m[0]));
-		add(L, 0, "%7u %8s %8s %8s %8s %8s %8s %8s %8s", s->pid, m[0], m[1], m[2], m[3], m[4], m[5],
+		screen_add(L, 0, "%7u %8s %8s %8s %8s %8s %8s %8s %8s", s->pid, m[0], m[1], m[2], m[3], m[4], m[5],
 		    m[6], m[7]);
 	}
-	add(L, 0, "%s", "");
-	add(L, A_BOLD, "HOST MEMORY");
-	add(L, A_UNDERLINE, "%7s %-15s %-8s %12s %13s %12s", "PID", "PROGRAM", "BACKEND", "TENSORS",
+	screen_add(L, 0, "%s", "");
+	screen_add(L, A_BOLD, "HOST MEMORY");
+	screen_add(L, A_UNDERLINE, "%7s %-15s %-8s %12s %13s %12s", "PID", "PROGRAM", "BACKEND", "TENSORS",
 	    "SNAPSHOT", "DEVICE SIZE");
 	for (size_t i = 0; i < t->cur.n; i++) {
 		const procstats_snap_t *s = &t->cur.procs[i];
-		add(L, 0, "%7u %-15s %-8s %12s %13s %12s", s->pid, fmt_tag(s->comm, 15, c, sizeof(c)),
+		screen_add(L, 0, "%7u %-15s %-8s %12s %13s %12s", s->pid, top_fmt_tag(s->comm, 15, c, sizeof(c)),
 		    s->backend, mon_bytes(s->v[PROCSTATS_HOST_TENSORS], m[0], sizeof(m[0])),
 		    mon_bytes(s->v[PROCSTATS_HOST_SNAPSHOT], m[1], sizeof(m[1])),
 		    mon_bytes(s->mem_total, m[2], sizeof(m[2])));
@@ -815,31 +447,31 @@ static double krate(const top_t *t, uint64_t now, uint64_t before, bool have_pre
 static void build_kernel(const top_t *t, screen_lines_t *L)
 {
 	char a[16], b[16], r[32];
-	add(L, 0, "%s", "");
-	add(L, A_BOLD, "KERNEL DEVICES (%s)", t->root);
+	screen_add(L, 0, "%s", "");
+	screen_add(L, A_BOLD, "KERNEL DEVICES (%s)", t->root);
 	if (t->sysfs_err[0]) {
-		add(L, 0, "  %s", t->sysfs_err);
+		screen_add(L, 0, "  %s", t->sysfs_err);
 		return;
 	}
 	if (!t->kcur.n) {
-		add(L, 0, "  none: neuronsim.ko is not loaded (the embedded devices are above)");
+		screen_add(L, 0, "  none: neuronsim.ko is not loaded (the embedded devices are above)");
 		return;
 	}
-	add(L, A_UNDERLINE, "%4s %5s %4s %3s %9s %9s %9s %11s %8s %8s", "DEV", "CORES", "RESV", "FW",
+	screen_add(L, A_UNDERLINE, "%4s %5s %4s %3s %9s %9s %9s %11s %8s %8s", "DEV", "CORES", "RESV", "FW",
 	    "MEM USED", "MEM SIZE", "JOBS/S", "SUBMITTED", "FAILED", "NUM ERR");
 	for (size_t i = 0; i < t->kcur.n; i++) {
 		const mon_kdev_t *d = &t->kcur.devs[i];
 		const mon_kdev_t *pd = mon_sysfs_find(&t->kprev, d->index);
-		add(L, 0, "%4u %5" PRIu64 " %4" PRIu64 " %3s %9s %9s %9s %11" PRIu64 " %8" PRIu64 " %8" PRIu64,
+		screen_add(L, 0, "%4u %5" PRIu64 " %4" PRIu64 " %3s %9s %9s %9s %11" PRIu64 " %8" PRIu64 " %8" PRIu64,
 		    d->index, d->num_cores, d->cores_reserved, d->fw_attached ? "yes" : "no",
 		    mon_bytes(d->mem_in_use, a, sizeof(a)), mon_bytes(d->mem_size, b, sizeof(b)),
 		    fmt_rate(krate(t, d->jobs[MON_JOBS_SUBMITTED], pd ? pd->jobs[MON_JOBS_SUBMITTED] : 0,
 				   pd != NULL), r, sizeof(r)),
 		    d->jobs[MON_JOBS_SUBMITTED], d->jobs[MON_JOBS_FAILURE], d->jobs[MON_JOBS_NUM_ERR]);
 		if (d->error[0])
-			add(L, 0, "     %.200s", d->error);
+			screen_add(L, 0, "     %.200s", d->error);
 	}
-	add(L, A_UNDERLINE, "%4s %3s %7s %7s %7s %8s %10s %8s %8s %8s", "DEV", "NC", "OWNER", "QUEUED",
+	screen_add(L, A_UNDERLINE, "%4s %3s %7s %7s %7s %8s %10s %8s %8s %8s", "DEV", "NC", "OWNER", "QUEUED",
 	    "RUNNING", "JOBS/S", "SUBMITTED", "FAILED", "NUM ERR", "TIMEOUT");
 	for (size_t i = 0; i < t->kcur.n; i++) {
 		const mon_kdev_t *d = &t->kcur.devs[i];
@@ -855,7 +487,7 @@ static void build_kernel(const top_t *t, screen_lines_t *L)
 				snprintf(owner, sizeof(owner), "%lld", (long long)k->owner_pid);
 			else
 				snprintf(owner, sizeof(owner), "-");
-			add(L, 0, "%4u %3u %7s %7lld %7lld %8s %10" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64,
+			screen_add(L, 0, "%4u %3u %7s %7lld %7lld %8s %10" PRIu64 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64,
 			    d->index, k->index, owner, (long long)k->queued, (long long)k->running,
 			    fmt_rate(krate(t, k->jobs[MON_JOBS_SUBMITTED], pk ? pk->jobs[MON_JOBS_SUBMITTED] : 0,
 					   pk != NULL), r, sizeof(r)),
@@ -882,18 +514,18 @@ static void draw(top_t *t)
 	build_vcpu(t, &L);
 	build_mem_summary(t, &L);
 	int sel_line;
-	build_mem_details(t, &L, &sel_line);
+	top_mem_details(t, &L, &sel_line);
 	build_processes(t, &L);
 	build_cores(t, &L);
 	build_memory(t, &L);
 	build_kernel(t, &L);
 	if (t->cur.n_stale || t->cur.n_skipped) {
-		add(&L, 0, "%s", "");
+		screen_add(&L, 0, "%s", "");
 		if (t->cur.n_stale)
-			add(&L, 0, "removed %zu stats file(s) of processes that died without nrt_close",
+			screen_add(&L, 0, "removed %zu stats file(s) of processes that died without nrt_close",
 			    t->cur.n_stale);
 		if (t->cur.n_skipped)
-			add(&L, 0, "skipped %zu stats file(s): %.180s", t->cur.n_skipped, t->cur.first_skip);
+			screen_add(&L, 0, "skipped %zu stats file(s): %.180s", t->cur.n_skipped, t->cur.first_skip);
 	}
 
 	int body = rows - 2;
@@ -1020,7 +652,7 @@ int main(int argc, char **argv)
 		timeout(next > now ? (int)((next - now) / 1000000) + 1 : 0);
 		int ch = getch();
 		int page = LINES > 4 ? LINES - 4 : 1;
-		if (tree_key(&t, ch))
+		if (top_tree_key(&t, ch))
 			continue;
 		switch (ch) {
 		case 'q':
