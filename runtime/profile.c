@@ -10,89 +10,27 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "nrt/nrt_experimental.h"
 #include "nrt/nrt_profile.h"
 #include "observe.h"
+#include "profile_state.h"
 #include "sys_trace.h"
 #include "trace.h"
 
-/* Device spans kept at most by default (32 bytes each); see docs/profiler.md. */
-#define DEFAULT_MAX_SPANS (1ull << 22)
-
-typedef enum dev_mode {
-	DEV_OFF = 0,
-	DEV_MODEL = 1,   /* the first execution (after the warm-up) per model per instance */
-	DEV_SESSION = 2, /* every execution */
-} dev_mode_t;
-
-typedef struct nrt_profile_state {
-	/* NEURON_RT_INSPECT_* (fixed from nrt_init to nrt_close) */
-	bool inspect;
-	bool inspect_sys;
-	dev_mode_t inspect_dev;
-	uint64_t warmup;
-	char out_dir[PATH_MAX];
-	/* nrt_inspect_begin_with_options only (0/false otherwise): */
-	bool inspect_idle;               /* running, recording nothing, writing nothing */
-	unsigned inspect_first_session;  /* ntrace_session_<N>: the first free N from this */
-	bool inspect_nc_filter;          /* inspect_nc_off applies */
-	uint8_t inspect_nc_off[NRT_INSPECT_MAX_NC / 8]; /* a set bit: no device profile on that core */
-	uint64_t inspect_start_ns;
-	uint64_t max_spans;
-	const char *backend;
-	/* Read without the lock by every execution. */
-	atomic_uint dev_mode;            /* inspect_dev while inspecting */
-	_Atomic uint64_t api_model;      /* executable_id + 1 under nrt_profile_start, else 0 */
-	/* Under g_prof.lock: */
-	bool api_active;
-	uint32_t api_model_id;
-	char api_model_name[128];
-	char api_file[PATH_MAX];
-	uint64_t api_start_ns;
-	nrt_trace_model_t *models;       /* freed at nrt_close only: jobs point at them */
-	nrt_trace_job_t *jobs;
-	nrt_trace_job_t **jobs_tail;
-	uint64_t n_spans;
-	uint64_t jobs_dropped;
-	bool warned_limit;
-	/* Continuous profiling (nrt_profile_continuous_*, profile_continuous.c):
-	 * every execution is device-traced and the latest job of each logical
-	 * core kept (owned, unlinked) until replaced, saved or stopped. */
-	atomic_bool cont_on;             /* read without the lock by every execution */
-	bool cont_active;                /* under g_prof.lock, as the rest below */
-	nrt_trace_job_t **cont_latest;   /* cont_n entries */
-	uint32_t cont_n;
-	/* nrt_trace_start/stop (under g_prof.lock): the system events of every
-	 * core, written by the stop. */
-	bool trace_active;
-	uint64_t trace_start_ns;
-} nrt_profile_state_t;
-
-/* The profiler's lock and what exists outside a runtime: user blocks may be
- * recorded before nrt_init when NEURON_RT_INSPECT_ENABLE=1 (compilation
- * usually comes first), and the runtime that starts next adopts them. */
-static struct {
-	pthread_mutex_t lock;
-	nrt_profile_state_t *live;       /* the running runtime's state */
-	bool pending;                    /* recording before nrt_init */
-	uint64_t pending_since;
-} g_prof = { .lock = PTHREAD_MUTEX_INITIALIZER };
-
-/* Device memory events are recorded (nrt_trace_start(true) runs). */
-static atomic_bool g_trace_mem;
+/* The profiler's lock and what exists outside a runtime (profile_state.h). */
+nrt_profile_global_t g_prof = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static void cont_clear_locked(nrt_profile_state_t *p);
 
 /* A session running now writes the system events. */
-static bool sys_needed_locked(const nrt_profile_state_t *p)
+bool nrt_profile_sys_needed_locked(const nrt_profile_state_t *p)
 {
 	return (p->inspect && p->inspect_sys) || p->api_active || p->trace_active;
 }
 
-static void update_on_locked(void)
+void nrt_profile_update_on_locked(void)
 {
 	nrt_profile_state_t *p = g_prof.live;
-	nrt_trace_set_on(g_prof.pending || (p && sys_needed_locked(p)));
+	nrt_trace_set_on(g_prof.pending || (p && nrt_profile_sys_needed_locked(p)));
 }
 
 /* ---- environment ---- */
@@ -238,7 +176,7 @@ static void jobs_clear_locked(nrt_profile_state_t *p)
 	p->jobs_dropped = 0;
 }
 
-static bool ends_with(const char *s, const char *suffix)
+bool nrt_profile_ends_with(const char *s, const char *suffix)
 {
 	size_t a = strlen(s), b = strlen(suffix);
 	return a >= b && strcmp(s + a - b, suffix) == 0;
@@ -253,7 +191,7 @@ static NRT_STATUS write_api_locked(nrt_profile_state_t *p, const char *path, uin
 {
 	nrt_trace_write_args_t a = {
 		.path = path,
-		.gzip = ends_with(path, ".gz"),
+		.gzip = nrt_profile_ends_with(path, ".gz"),
 		.from_ns = p->api_start_ns,
 		.to_ns = to_ns,
 		.jobs = p->jobs,
@@ -335,7 +273,7 @@ NRT_STATUS nrt_profile_init(nrt_ctx_t *ctx)
 	}
 	g_prof.pending = false;
 	g_prof.live = p;
-	update_on_locked();
+	nrt_profile_update_on_locked();
 	pthread_mutex_unlock(&g_prof.lock);
 	ctx->profile = p;
 	return NRT_SUCCESS;
@@ -358,12 +296,7 @@ void nrt_profile_fini(nrt_ctx_t *ctx)
 	}
 	if (p->inspect)
 		write_inspect_locked(p);
-	if (p->trace_active) {
-		NRT_LOGW("nrt_close: the trace begun by nrt_trace_start was not stopped (nrt_trace_stop "
-			 "names its file); it is discarded");
-		p->trace_active = false;
-		atomic_store(&g_trace_mem, false);
-	}
+	nrt_profile_trace_discard_locked(p);
 	jobs_clear_locked(p);
 	cont_clear_locked(p);
 	nrt_trace_clear();
@@ -373,7 +306,7 @@ void nrt_profile_fini(nrt_ctx_t *ctx)
 		p->models = next;
 	}
 	g_prof.live = NULL;
-	update_on_locked();
+	nrt_profile_update_on_locked();
 	pthread_mutex_unlock(&g_prof.lock);
 	free(p);
 	ctx->profile = NULL;
@@ -671,7 +604,7 @@ static void maybe_pending(void)
 	if (!g_prof.live && !g_prof.pending) {
 		g_prof.pending = true;
 		g_prof.pending_since = ns_monotonic_ns();
-		update_on_locked();
+		nrt_profile_update_on_locked();
 	}
 	pthread_mutex_unlock(&g_prof.lock);
 }
@@ -713,7 +646,7 @@ NRT_STATUS nrt_neuronsim_trace_step(uint64_t step)
 
 /* The directory part of path must exist and be writable, so that a bad name
  * fails at start and not after the run. */
-static NRT_STATUS check_writable(const char *func, const char *path)
+NRT_STATUS nrt_profile_check_writable(const char *func, const char *path)
 {
 	char dir[PATH_MAX];
 	const char *slash = strrchr(path, '/');
@@ -750,7 +683,7 @@ NRT_STATUS nrt_profile_start(nrt_model_t *model, const char *filename)
 			 "(.json, or .json.gz for gzip)", filename ? "empty" : "NULL");
 		return NRT_INVALID;
 	}
-	if ((st = check_writable(__func__, filename)))
+	if ((st = nrt_profile_check_writable(__func__, filename)))
 		return st;
 	void *obj;
 	if (nrt_handle_acquire(&ctx->models, nrt_handle_of(model), &obj)) {
@@ -772,7 +705,7 @@ NRT_STATUS nrt_profile_start(nrt_model_t *model, const char *filename)
 		snprintf(p->api_file, sizeof(p->api_file), "%s", filename);
 		p->api_start_ns = ns_monotonic_ns();
 		atomic_store(&p->api_model, (uint64_t)m->executable_id + 1);
-		update_on_locked();
+		nrt_profile_update_on_locked();
 	}
 	pthread_mutex_unlock(&g_prof.lock);
 	nrt_handle_release(&ctx->models, nrt_handle_of(model));
@@ -796,102 +729,13 @@ NRT_STATUS nrt_profile_stop(const char *filename)
 	uint64_t now = ns_monotonic_ns();
 	p->api_active = false;
 	atomic_store(&p->api_model, 0);
-	update_on_locked();
+	nrt_profile_update_on_locked();
 	st = write_api_locked(p, path, now);
 	/* What an inspect session or a trace still needs stays. */
-	if (!sys_needed_locked(p))
+	if (!nrt_profile_sys_needed_locked(p))
 		nrt_trace_clear();
 	if (!p->inspect || p->inspect_dev == DEV_OFF)
 		jobs_clear_locked(p);
-	pthread_mutex_unlock(&g_prof.lock);
-	return st;
-}
-
-/* ---- nrt_trace_start / nrt_trace_stop (nrt_experimental.h) ---- */
-
-bool nrt_profile_mem_on(void)
-{
-	return atomic_load_explicit(&g_trace_mem, memory_order_relaxed);
-}
-
-void nrt_profile_mem(bool alloc, uint32_t nc, const char *category, uint64_t bytes)
-{
-	nrt_trace_event_t ev = {
-		.kind = NRT_TRACE_INSTANT,
-		.cat = NRT_TRACE_CAT_MEMORY,
-		.value = bytes,
-		.status = (int32_t)nc,
-	};
-	ev.start_ns = ev.end_ns = ns_monotonic_ns();
-	snprintf(ev.name, sizeof(ev.name), "%s", alloc ? "device_mem_alloc" : "device_mem_free");
-	snprintf(ev.label, sizeof(ev.label), "%s", category);
-	nrt_trace_record(&ev);
-}
-
-NRT_STATUS nrt_trace_start(bool trace_mem)
-{
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
-	if (!ctx)
-		return st;
-	nrt_profile_state_t *p = ctx->profile;
-	pthread_mutex_lock(&g_prof.lock);
-	if (p->trace_active) {
-		NRT_LOGE("nrt_trace_start: a trace is already running: call nrt_trace_stop first");
-		st = NRT_INVALID;
-	} else {
-		p->trace_active = true;
-		p->trace_start_ns = ns_monotonic_ns();
-		atomic_store(&g_trace_mem, trace_mem);
-		update_on_locked();
-	}
-	pthread_mutex_unlock(&g_prof.lock);
-	return st;
-}
-
-NRT_STATUS nrt_trace_stop(const char *filename)
-{
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
-	if (!ctx)
-		return st;
-	nrt_profile_state_t *p = ctx->profile;
-	pthread_mutex_lock(&g_prof.lock);
-	bool active = p->trace_active;
-	pthread_mutex_unlock(&g_prof.lock);
-	if (!active) {
-		NRT_LOGE("nrt_trace_stop: no trace is running: call nrt_trace_start first");
-		return NRT_INVALID;
-	}
-	if (!filename || !*filename) {
-		NRT_LOGE("nrt_trace_stop: filename is %s: name the trace file to write (.json, or "
-			 ".json.gz for gzip); the trace goes on", filename ? "empty" : "NULL");
-		return NRT_INVALID;
-	}
-	if ((st = check_writable(__func__, filename)))
-		return st;
-	pthread_mutex_lock(&g_prof.lock);
-	if (!p->trace_active) { /* stopped by another thread meanwhile */
-		pthread_mutex_unlock(&g_prof.lock);
-		NRT_LOGE("nrt_trace_stop: no trace is running: call nrt_trace_start first");
-		return NRT_INVALID;
-	}
-	uint64_t now = ns_monotonic_ns();
-	p->trace_active = false;
-	atomic_store(&g_trace_mem, false);
-	update_on_locked();
-	nrt_trace_write_args_t a = {
-		.path = filename,
-		.gzip = ends_with(filename, ".gz"),
-		.from_ns = p->trace_start_ns,
-		.to_ns = now,
-		.session = "nrt_trace_start",
-		.device_profile = "off",
-		.backend = p->backend,
-	};
-	st = nrt_trace_write(&a);
-	if (!sys_needed_locked(p))
-		nrt_trace_clear();
 	pthread_mutex_unlock(&g_prof.lock);
 	return st;
 }
@@ -930,7 +774,7 @@ static NRT_STATUS inspect_start(nrt_profile_state_t *p, const nrt_profile_state_
 		for (nrt_trace_model_t *tm = p->models; tm; tm = tm->next)
 			memset(tm->instance_traced, 0, tm->n_instances * sizeof(*tm->instance_traced));
 		atomic_store(&p->dev_mode, p->inspect_dev);
-		update_on_locked();
+		nrt_profile_update_on_locked();
 	}
 	pthread_mutex_unlock(&g_prof.lock);
 	return st;
@@ -986,9 +830,9 @@ NRT_STATUS nrt_profile_inspect_stop(nrt_ctx_t *ctx, const char *func)
 	p->inspect_first_session = 0;
 	p->inspect_nc_filter = false;
 	atomic_store(&p->dev_mode, DEV_OFF);
-	update_on_locked();
+	nrt_profile_update_on_locked();
 	/* What a nrt_profile_start session or a trace still needs stays. */
-	if (!sys_needed_locked(p))
+	if (!nrt_profile_sys_needed_locked(p))
 		nrt_trace_clear();
 	if (!p->api_active)
 		jobs_clear_locked(p);
