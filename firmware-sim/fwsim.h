@@ -135,6 +135,17 @@ typedef struct fwsim_core_config {
 	uint32_t sched;        /* fwsim_sched_t; 0 = AUTO (added in ISA 1.0) */
 } fwsim_core_config_t;
 
+/* Host threads one large instruction (a MATMUL of at least 2^22 multiply-adds)
+ * may be split across, the calling engine's thread included: 1 keeps all work
+ * on the engine threads; 0 (the default) means the CPUs of the process's
+ * affinity mask (sched_getaffinity), at most 16. Process-wide, for every core;
+ * takes effect at the next instruction. The results are bit-identical for
+ * every count: how an instruction is cut depends on its shape only. The pool's
+ * threads block between instructions; OpenBLAS runs single-threaded inside. */
+void fwsim_set_threads(uint32_t n);
+/* The count in effect (0 resolved to the affinity mask's CPUs). */
+uint32_t fwsim_get_threads(void);
+
 /* Creates a core the caller destroys with fwsim_core_destroy(). config may be
  * NULL (core 0, no pinning, AUTO). Engine threads are created on the first
  * job that needs them and joined by fwsim_core_destroy(), which must not race

@@ -2,9 +2,11 @@
 #include <cblas.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "convert.h"
 #include "internal.h"
+#include "pool.h"
 
 typedef struct mat {
 	uint32_t dt;
@@ -163,6 +165,149 @@ static void numchk_merge(fwsim_numchk_t *into, const fwsim_numchk_t *t)
 	}
 }
 
+/* Per-thread packing buffers of a split MATMUL (one per fwsim_par slot). */
+typedef struct mm_scratch {
+	float *ta, *tb, *tc;
+	const uint8_t *packed_pb; /* tb holds this B tile packed (a broadcast B) */
+	uint64_t packed_kt, packed_nt;
+	CBLAS_TRANSPOSE tBp;
+	int ldbp;
+	fwsim_numchk_t chk; /* this slot's share of the NaN/Inf scan */
+} mm_scratch_t;
+
+/* One f32 MATMUL cut into items: output tiles of Mt x Nt per batch index, each
+ * computed whole (its K loop included) by one thread. */
+typedef struct mm_job {
+	const fwsim_kargs_t *k;
+	uint64_t B, M, N, K, Mt, Nt, Kt, m_tiles, n_tiles;
+	int64_t sbat[3];
+	uint32_t o;
+	float beta;
+	mm_scratch_t *scr;
+} mm_job_t;
+
+static fwsim_status_t mm_item(void *vctx, uint64_t item, uint32_t slot, fwsim_watch_t *w)
+{
+	const mm_job_t *j = vctx;
+	fwsim_kargs_t kk = *j->k;
+	kk.watch = w;
+	const fwsim_kargs_t *k = &kk;
+	const isa_insn_t *in = k->insn;
+	const isa_ap_t *c = &in->ap[0], *a = &in->ap[1], *b = &in->ap[2];
+	uint32_t o = j->o;
+	mm_scratch_t *s = &j->scr[slot];
+	uint64_t M = j->M, N = j->N, K = j->K, Mt = j->Mt, Nt = j->Nt, Kt = j->Kt;
+	uint64_t ni = item % j->n_tiles, mi = item / j->n_tiles % j->m_tiles;
+	uint64_t bi = item / j->n_tiles / j->m_tiles;
+	uint64_t m0 = mi * Mt, n0 = ni * Nt;
+	uint64_t mt = M - m0 < Mt ? M - m0 : Mt, nt = N - n0 < Nt ? N - n0 : Nt;
+	int64_t ea = (int64_t)isa_dtype_size(a->dtype), ec = (int64_t)isa_dtype_size(c->dtype);
+	const uint8_t *pa0 = k->base[1] + (int64_t)bi * j->sbat[1] * ea;
+	const uint8_t *pb0 = k->base[2] + (int64_t)bi * j->sbat[2] * ea;
+	uint8_t *pc0 = k->base[0] + (int64_t)bi * j->sbat[0] * ec;
+	uint8_t *pc = pc0 + ((int64_t)m0 * c->stride[o] + (int64_t)n0 * c->stride[o + 1]) * ec;
+	mat_t mc = { c->dtype, mt, nt, c->stride[o], c->stride[o + 1] };
+	CBLAS_TRANSPOSE tC;
+	int ldc = 1;
+	float *C;
+	int direct_c = blas_layout(&mc, pc, &tC, &ldc) && tC == CblasNoTrans;
+	if (direct_c) {
+		C = (float *)(void *)pc;
+	} else {
+		if (!s->tc && !(s->tc = malloc(Mt * Nt * sizeof(float))))
+			return FWSIM_NOMEM;
+		C = s->tc;
+		ldc = (int)nt;
+		if (j->beta != 0)
+			for (uint64_t r = 0; r < mt; r++)
+				fwsim_load_f32(mc.dt, pc + (int64_t)r * mc.sr * ec, mc.sc * ec, nt, C + r * nt);
+	}
+	for (uint64_t k0 = 0; k0 < K; k0 += Kt) {
+		uint64_t kt = K - k0 < Kt ? K - k0 : Kt;
+		const uint8_t *pa = pa0 + ((int64_t)m0 * a->stride[o] + (int64_t)k0 * a->stride[o + 1]) * ea;
+		const uint8_t *pb = pb0 + ((int64_t)k0 * b->stride[o] + (int64_t)n0 * b->stride[o + 1]) * ea;
+		mat_t ma = { a->dtype, mt, kt, a->stride[o], a->stride[o + 1] };
+		mat_t mb = { b->dtype, kt, nt, b->stride[o], b->stride[o + 1] };
+		CBLAS_TRANSPOSE tA, tB;
+		int lda = 1, ldb = 1;
+		const float *A, *Bm;
+		if (blas_layout(&ma, pa, &tA, &lda)) {
+			A = (const float *)(const void *)pa;
+		} else {
+			if (!s->ta && !(s->ta = malloc(Mt * Kt * sizeof(float))))
+				return FWSIM_NOMEM;
+			pack(&ma, pa, s->ta, &tA, &lda);
+			A = s->ta;
+		}
+		if (blas_layout(&mb, pb, &tB, &ldb)) {
+			Bm = (const float *)(const void *)pb;
+		} else {
+			if (!s->tb && !(s->tb = malloc(Kt * Nt * sizeof(float))))
+				return FWSIM_NOMEM;
+			/* a B tile shared by several items (the M tiles of one product, a
+			 * broadcast B's batches) is packed once per thread */
+			if (!(s->packed_pb == pb && s->packed_kt == kt && s->packed_nt == nt)) {
+				pack(&mb, pb, s->tb, &s->tBp, &s->ldbp);
+				s->packed_pb = K == Kt ? pb : NULL;
+				s->packed_kt = kt;
+				s->packed_nt = nt;
+			}
+			tB = s->tBp;
+			ldb = s->ldbp;
+			Bm = s->tb;
+		}
+		cblas_sgemm(CblasRowMajor, tA, tB, (int)mt, (int)nt, (int)kt, 1.0f, A, lda, Bm, ldb,
+			    k0 ? 1.0f : j->beta, C, ldc);
+		/* one tile is at most 2^33 multiply-adds (each of its matrices <=
+		 * FWSIM_MATMUL_MAX_TILE) */
+		if (fwsim_tick(k, mt * nt * kt))
+			return FWSIM_TIMEOUT;
+	}
+	fwsim_numchk_t tchk;
+	if (k->chk) {
+		tchk = *k->chk;
+		tchk.count = 0;
+		tchk.first = UINT64_MAX;
+	}
+	for (uint64_t r = 0; r < mt; r++) {
+		float *row = C + r * (uint64_t)ldc;
+		if (k->chk)
+			fwsim_numchk_block(&tchk, row, nt, (bi * M + m0 + r) * N + n0);
+		if (!direct_c)
+			fwsim_store_f32(mc.dt, pc + (int64_t)r * mc.sr * ec, mc.sc * ec, nt, row);
+	}
+	if (k->chk)
+		numchk_merge(&s->chk, &tchk);
+	return FWSIM_OK;
+}
+
+/* Cuts the larger of the M and N tiles so that a product of at least
+ * FWSIM_PAR_MIN_WORK multiply-adds has about FWSIM_PAR_ITEMS items. Shapes
+ * only: the same items whatever the thread count, so each output element is
+ * computed by the same sgemm call (same K order) on one thread or several. */
+static void matmul_split(uint64_t B, uint64_t M, uint64_t N, uint64_t K, uint64_t *Mt, uint64_t *Nt)
+{
+	double work = (double)B * (double)M * (double)N * (double)K;
+	if (work < (double)FWSIM_PAR_MIN_WORK)
+		return;
+	uint64_t tiles = B * ((M + *Mt - 1) / *Mt) * ((N + *Nt - 1) / *Nt);
+	if (tiles >= FWSIM_PAR_ITEMS)
+		return;
+	uint64_t f = (FWSIM_PAR_ITEMS + tiles - 1) / tiles;
+	/* rows in multiples of 16, columns of 64: whole sgemm micro-tiles */
+	if (*Mt >= *Nt / 4 && *Mt >= 32) {
+		uint64_t m = (*Mt + f - 1) / f;
+		m = (m + 15) & ~(uint64_t)15;
+		if (m < *Mt)
+			*Mt = m;
+	} else if (*Nt >= 128) {
+		uint64_t n = (*Nt + f - 1) / f;
+		n = (n + 63) & ~(uint64_t)63;
+		if (n < *Nt)
+			*Nt = n;
+	}
+}
+
 fwsim_status_t fwsim_kernel_matmul(const fwsim_kargs_t *k)
 {
 	const isa_insn_t *in = k->insn;
@@ -177,109 +322,28 @@ fwsim_status_t fwsim_kernel_matmul(const fwsim_kargs_t *k)
 	if (!isa_dtype_is_float(a->dtype))
 		return matmul_int(k, B, M, N, K, sbat);
 
-	int64_t ea = (int64_t)isa_dtype_size(a->dtype), ec = (int64_t)isa_dtype_size(c->dtype);
-	float beta = (in->flags & ISA_F_ACCUMULATE) ? 1.0f : 0.0f;
-	uint64_t Mt, Nt, Kt;
-	matmul_tiles(M, N, K, &Mt, &Nt, &Kt);
-	int whole = Mt == M && Nt == N && Kt == K;
-	float *ta_buf = NULL, *tb_buf = NULL, *tc_buf = NULL;
-	int b_packed = 0; /* tb_buf holds the whole B of batch 0 (broadcast reuse) */
-	CBLAS_TRANSPOSE tBp = CblasNoTrans;
-	int ldbp = 1;
-	fwsim_status_t st = FWSIM_OK;
-	for (uint64_t bi = 0; bi < B; bi++) {
-		const uint8_t *pa0 = k->base[1] + (int64_t)bi * sbat[1] * ea;
-		const uint8_t *pb0 = k->base[2] + (int64_t)bi * sbat[2] * ea;
-		uint8_t *pc0 = k->base[0] + (int64_t)bi * sbat[0] * ec;
-		for (uint64_t m0 = 0; m0 < M; m0 += Mt) {
-			uint64_t mt = M - m0 < Mt ? M - m0 : Mt;
-			for (uint64_t n0 = 0; n0 < N; n0 += Nt) {
-				uint64_t nt = N - n0 < Nt ? N - n0 : Nt;
-				uint8_t *pc = pc0 + ((int64_t)m0 * c->stride[o] + (int64_t)n0 * c->stride[o + 1]) * ec;
-				mat_t mc = { c->dtype, mt, nt, c->stride[o], c->stride[o + 1] };
-				CBLAS_TRANSPOSE tC;
-				int ldc = 1;
-				float *C;
-				int direct_c = blas_layout(&mc, pc, &tC, &ldc) && tC == CblasNoTrans;
-				if (direct_c) {
-					C = (float *)(void *)pc;
-				} else {
-					if (!tc_buf && !(tc_buf = malloc(Mt * Nt * sizeof(float))))
-						goto nomem;
-					C = tc_buf;
-					ldc = (int)nt;
-					if (beta != 0)
-						for (uint64_t r = 0; r < mt; r++)
-							fwsim_load_f32(mc.dt, pc + (int64_t)r * mc.sr * ec,
-								       mc.sc * ec, nt, C + r * nt);
-				}
-				for (uint64_t k0 = 0; k0 < K; k0 += Kt) {
-					uint64_t kt = K - k0 < Kt ? K - k0 : Kt;
-					const uint8_t *pa = pa0 + ((int64_t)m0 * a->stride[o] +
-								   (int64_t)k0 * a->stride[o + 1]) * ea;
-					const uint8_t *pb = pb0 + ((int64_t)k0 * b->stride[o] +
-								   (int64_t)n0 * b->stride[o + 1]) * ea;
-					mat_t ma = { a->dtype, mt, kt, a->stride[o], a->stride[o + 1] };
-					mat_t mb = { b->dtype, kt, nt, b->stride[o], b->stride[o + 1] };
-					CBLAS_TRANSPOSE tA, tB;
-					int lda = 1, ldb = 1;
-					const float *A, *Bm;
-					if (blas_layout(&ma, pa, &tA, &lda)) {
-						A = (const float *)(const void *)pa;
-					} else {
-						if (!ta_buf && !(ta_buf = malloc(Mt * Kt * sizeof(float))))
-							goto nomem;
-						pack(&ma, pa, ta_buf, &tA, &lda);
-						A = ta_buf;
-					}
-					if (blas_layout(&mb, pb, &tB, &ldb)) {
-						Bm = (const float *)(const void *)pb;
-					} else {
-						if (!tb_buf && !(tb_buf = malloc(Kt * Nt * sizeof(float))))
-							goto nomem;
-						/* a broadcast B operand (batch stride 0) is packed once */
-						if (!(whole && sbat[2] == 0 && b_packed))
-							pack(&mb, pb, tb_buf, &tBp, &ldbp);
-						b_packed = whole;
-						tB = tBp;
-						ldb = ldbp;
-						Bm = tb_buf;
-					}
-					cblas_sgemm(CblasRowMajor, tA, tB, (int)mt, (int)nt, (int)kt, 1.0f, A,
-						    lda, Bm, ldb, k0 ? 1.0f : beta, C, ldc);
-					/* one tile is at most 2^33 multiply-adds (each of its
-					 * matrices <= FWSIM_MATMUL_MAX_TILE) */
-					if (fwsim_tick(k, mt * nt * kt)) {
-						st = FWSIM_TIMEOUT;
-						goto out;
-					}
-				}
-				fwsim_numchk_t tchk;
-				if (k->chk) {
-					tchk = *k->chk;
-					tchk.count = 0;
-					tchk.first = UINT64_MAX;
-				}
-				for (uint64_t r = 0; r < mt; r++) {
-					float *row = C + r * (uint64_t)ldc;
-					if (k->chk)
-						fwsim_numchk_block(&tchk, row, nt,
-								   (bi * M + m0 + r) * N + n0);
-					if (!direct_c)
-						fwsim_store_f32(mc.dt, pc + (int64_t)r * mc.sr * ec,
-								mc.sc * ec, nt, row);
-				}
-				if (k->chk)
-					numchk_merge(k->chk, &tchk);
-			}
-		}
+	mm_job_t j = { .k = k, .B = B, .M = M, .N = N, .K = K, .o = o,
+		       .sbat = { sbat[0], sbat[1], sbat[2] },
+		       .beta = (in->flags & ISA_F_ACCUMULATE) ? 1.0f : 0.0f };
+	matmul_tiles(M, N, K, &j.Mt, &j.Nt, &j.Kt);
+	matmul_split(B, M, N, K, &j.Mt, &j.Nt);
+	j.m_tiles = (M + j.Mt - 1) / j.Mt;
+	j.n_tiles = (N + j.Nt - 1) / j.Nt;
+	mm_scratch_t scr[FWSIM_PAR_MAX_THREADS];
+	memset(scr, 0, sizeof(scr));
+	for (uint32_t i = 0; k->chk && i < FWSIM_PAR_MAX_THREADS; i++) {
+		scr[i].chk = *k->chk;
+		scr[i].chk.count = 0;
+		scr[i].chk.first = UINT64_MAX;
 	}
-	goto out;
-nomem:
-	st = FWSIM_NOMEM;
-out:
-	free(ta_buf);
-	free(tb_buf);
-	free(tc_buf);
+	j.scr = scr;
+	fwsim_status_t st = fwsim_par_for(B * j.m_tiles * j.n_tiles, mm_item, &j, k->watch);
+	for (uint32_t i = 0; i < FWSIM_PAR_MAX_THREADS; i++) {
+		if (k->chk)
+			numchk_merge(k->chk, &scr[i].chk);
+		free(scr[i].ta);
+		free(scr[i].tb);
+		free(scr[i].tc);
+	}
 	return st;
 }

@@ -24,6 +24,7 @@ typedef struct nrt_backend_config {
 	uint64_t device_memory;   /* bytes per device (embedded; kernel: module param) */
 	uint32_t cores_per_device;
 	int pin_threads;
+	uint32_t threads;         /* host threads per large instruction (embedded); 0 = auto */
 } nrt_backend_config_t;
 
 typedef struct nrt_backend_info {

@@ -50,6 +50,7 @@ static NRT_STATUS emb_open(const nrt_backend_config_t *config, uint32_t index,
 	dev->index = index;
 	dev->n_cores = config->cores_per_device;
 	dev->pin_threads = config->pin_threads;
+	fwsim_set_threads(config->threads); /* process-wide, like the environment */
 	dev->mem_size = config->device_memory;
 	dev->cores = calloc(dev->n_cores, sizeof(*dev->cores));
 	if (!dev->cores)

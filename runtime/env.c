@@ -283,6 +283,7 @@ NRT_STATUS nrt_env_load(nrt_config_t *out)
 	if ((st = env_bool("NEURONSIM_NAN_CHECK", 1, &c.nan_check)) ||
 	    (st = env_bool("NEURONSIM_INF_CHECK", 0, &c.inf_check)) ||
 	    (st = env_bool("NEURONSIM_PIN_THREADS", 0, &c.pin_threads)) ||
+	    (st = env_u32("NEURONSIM_THREADS", 0, 0, 16, &c.threads)) ||
 	    (st = env_bool("NEURON_FAIL_ON_NAN", 0, &c.fail_on_nan)) ||
 	    (st = env_bool("NEURON_RT_ENABLE_DEVICE_MEMORY_OOM_LOG", 1, &c.oom_log)) ||
 	    (st = env_num_err_verbosity(&c.num_err_verbosity)))

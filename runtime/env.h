@@ -31,6 +31,7 @@ typedef struct nrt_config {
 	int num_err_verbosity;       /* nrt_num_err_verbosity_t; NEURON_FAIL_ON_NAN raises it */
 	int fail_on_nan;             /* NEURON_FAIL_ON_NAN */
 	int pin_threads;             /* NEURONSIM_PIN_THREADS */
+	uint32_t threads;            /* NEURONSIM_THREADS (0..16); 0 = the affinity mask's CPUs */
 	char backend[32];            /* NEURONSIM_BACKEND */
 } nrt_config_t;
 

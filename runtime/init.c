@@ -106,6 +106,7 @@ NRT_STATUS nrt_init(nrt_framework_type_t framework, const char *fw_version, cons
 		.device_memory = ctx->config.device_memory,
 		.cores_per_device = ctx->config.cores_per_device,
 		.pin_threads = ctx->config.pin_threads,
+		.threads = ctx->config.threads,
 	};
 	for (uint32_t d = 0; d < ctx->n_devices; d++) {
 		char err[256] = "";

@@ -15,7 +15,7 @@
 #include "nrt/nrt_experimental.h"
 #include "nrt/nrt_neuronsim.h"
 
-#define MAX_IO 8
+#define MAX_IO 256
 #define MAX_REPS 100000
 
 static const char usage[] =

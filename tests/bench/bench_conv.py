@@ -15,7 +15,13 @@ is compared with PyTorch's once per case, so both compute the same thing.
 Environment: NEURONSIM_BUILD_DIR (the build, default ./build), BENCH_THREADS
 (default 1: torch.set_num_threads and the simulator's NEURONSIM_THREADS),
 BENCH_CONV_BATCH (default 8), BENCH_CONV_ROUNDS (default 5), BENCH_CONV_ONLY
-(substring of the case names to run)."""
+(substring of the case names to run).
+
+A second table (issue #15 goal 4, both cores) times GEMM-heavy work with
+NEURONSIM_THREADS=1 and 2 in the same run (ResNet's 3x3 convolution forward,
+input and weight gradient, and the corpus MLP training step), and the same with
+one CPU-bound process beside it, where PyTorch's 2-thread / 1-thread ratio on
+the same convolution is the reference. BENCH_CONV_SKIP_THREADS=1 leaves it out."""
 
 import os
 import subprocess
@@ -174,6 +180,80 @@ def run_case(exe, tmp, name, kind, N, C, H, O, k, s, p, g, threads, rounds):
     return ok
 
 
+class Hog:
+    """One CPU-bound process (a busy loop) for the 'beside a CPU hog' rows."""
+
+    def __enter__(self):
+        self.p = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        return self
+
+    def __exit__(self, *exc):
+        self.p.kill()
+        self.p.wait()
+
+
+def interleave(sides, rounds):
+    """Best time (us) per side, the sides taking turns each round (ABAB)."""
+    best = [float("inf")] * len(sides)
+    for _ in range(rounds):
+        for i, fn in enumerate(sides):
+            best[i] = min(best[i], fn())
+    return best
+
+
+def threads_table(exe, tmp, N, rounds):
+    """neuronsim at 1 and 2 threads on GEMM-heavy modules; beside a CPU hog, the
+    same against PyTorch's own 1 -> 2 thread ratio."""
+    mlp = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared",
+                       "hlo", "mlp-mlp_single_final.hlo")
+    work = []
+    for kind in ("fwd", "dgrad", "wgrad"):
+        text = hlo_module(kind, N, 64, 56, 64, 3, 1, 1, 1)[0]
+        path = os.path.join(tmp, f"thr-{kind}.hlo")
+        with open(path, "w") as f:
+            f.write(text)
+        work.append((f"resnet 3x3 64->64 56 {kind}", path, kind))
+    if os.path.exists(mlp):
+        work.append(("MLP step (corpus)", os.path.abspath(mlp), None))
+    print(f"\nboth cores: NEURONSIM_THREADS=1 vs 2, best of {rounds} interleaved rounds, ms; "
+          f"target >= 1.6x with 2 free cores (issue #15 goal 4); load average "
+          f"{os.getloadavg()[0]:.2f}")
+    print(f"{'work':<30} {'1 thread':>10} {'2 threads':>10} {'speedup':>8}")
+    for name, path, _ in work:
+        devs = [Device(exe, path, [], os.path.join(tmp, "thr.out"), t) for t in (1, 2)]
+        r = reps_for(devs[0].time(1)[0])
+        t1, t2 = interleave([lambda d=d: d.time(r)[0] for d in devs], rounds)
+        for d in devs:
+            d.close()
+        print(f"{name:<30} {t1 / 1e3:10.3f} {t2 / 1e3:10.3f} {t1 / t2:7.2f}x", flush=True)
+    print(f"\nbeside one CPU-bound process: time at 2 threads / time at 1 thread (lower is "
+          f"better; target: neuronsim's <= PyTorch's)")
+    print(f"{'work':<30} {'neuronsim':>10} {'torch':>10}  verdict")
+    gen = torch.Generator().manual_seed(15)
+    x = torch.randn(N, 64, 56, 56, generator=gen).to(memory_format=torch.channels_last)
+    w = torch.randn(64, 64, 3, 3, generator=gen).to(memory_format=torch.channels_last)
+    dy = torch.randn(N, 64, 56, 56, generator=gen).to(memory_format=torch.channels_last)
+    with Hog():
+        for name, path, kind in work:
+            if kind is None:
+                continue
+            devs = [Device(exe, path, [], os.path.join(tmp, "thr.out"), t) for t in (1, 2)]
+            fn = torch_call(kind, x, w, dy, 1, 1, 1)
+            r = reps_for(devs[0].time(1)[0])
+
+            def lib(t):
+                torch.set_num_threads(t)
+                return time_torch(fn, r)[0]
+            s1, s2, l1, l2 = interleave([lambda: devs[0].time(r)[0], lambda: devs[1].time(r)[0],
+                                         lambda: lib(1), lambda: lib(2)], rounds)
+            for d in devs:
+                d.close()
+            sim, ref = s2 / s1, l2 / l1
+            print(f"{name:<30} {sim:9.2f}x {ref:9.2f}x  {'PASS' if sim <= ref * 1.05 else 'FAIL'}",
+                  flush=True)
+    print(f"load average at the end {os.getloadavg()[0]:.2f}")
+
+
 def main():
     build = os.environ.get("NEURONSIM_BUILD_DIR", os.path.join(os.getcwd(), "build"))
     exe = os.path.join(build, "tests", "bench", "neuronsim-bench-conv")
@@ -202,7 +282,10 @@ def main():
                 except (RuntimeError, ValueError) as e:
                     print(f"{name:<24} {kind:<6} failed: {e}", flush=True)
                     fails += 1
-    print(f"load average at the end {os.getloadavg()[0]:.2f}; {fails} row(s) below target")
+        print(f"load average at the end {os.getloadavg()[0]:.2f}; {fails} row(s) below target")
+        if os.environ.get("BENCH_CONV_SKIP_THREADS") != "1":
+            threads_table(exe, tmp, N, rounds)
+            torch.set_num_threads(threads)
     return 0
 
 

@@ -1,0 +1,198 @@
+/* fwsim_par: the pool of host threads that splits one large instruction (pool.h). */
+#include <cblas.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "pool.h"
+
+typedef struct pool {
+	pthread_mutex_t m;
+	pthread_cond_t work_cv; /* a job was published, or shutdown */
+	pthread_cond_t done_cv; /* the last running worker left a closed job */
+	pthread_t th[FWSIM_PAR_MAX_THREADS];
+	uint32_t n_started;     /* workers created (slots 1..n_started) */
+	uint64_t gen;           /* job generation */
+	int busy;               /* a caller owns the pool */
+	int open;               /* the current job still takes workers */
+	uint32_t running;       /* workers inside the current job */
+	uint32_t allowed;       /* workers that may join (threads - 1) */
+	/* the current job */
+	fwsim_par_fn_t fn;
+	void *ctx;
+	uint64_t n_items;
+	atomic_uint_fast64_t next;
+	atomic_int failed;
+	fwsim_status_t st;      /* the first failure */
+	fwsim_watch_t fail_w;   /* its watch */
+	const fwsim_watch_t *proto;
+} pool_t;
+
+static pool_t g_pool = {
+	.m = PTHREAD_MUTEX_INITIALIZER,
+	.work_cv = PTHREAD_COND_INITIALIZER,
+	.done_cv = PTHREAD_COND_INITIALIZER,
+};
+static atomic_uint_fast64_t g_worker_items;
+static atomic_uint g_threads; /* fwsim_set_threads(); 0 = not set (auto) */
+static pthread_once_t g_blas_once = PTHREAD_ONCE_INIT;
+
+/* The CPUs this process may run on (its affinity mask), at least 1. */
+static uint32_t affinity_cpus(void)
+{
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof(set), &set) != 0)
+		return 1;
+	int n = CPU_COUNT(&set);
+	return n > 0 ? (uint32_t)n : 1;
+}
+
+void fwsim_set_threads(uint32_t n)
+{
+	atomic_store(&g_threads, n > FWSIM_PAR_MAX_THREADS ? FWSIM_PAR_MAX_THREADS : n);
+}
+
+uint32_t fwsim_get_threads(void)
+{
+	uint32_t n = atomic_load(&g_threads);
+	if (!n)
+		n = affinity_cpus();
+	return n > FWSIM_PAR_MAX_THREADS ? FWSIM_PAR_MAX_THREADS : n;
+}
+
+/* Takes items until none are left or one failed. */
+static void run_items(pool_t *p, uint32_t slot)
+{
+	fwsim_watch_t w = *p->proto;
+	w.left = FWSIM_POLL_WORK;
+	while (!atomic_load_explicit(&p->failed, memory_order_relaxed)) {
+		uint64_t i = atomic_fetch_add(&p->next, 1);
+		if (i >= p->n_items)
+			break;
+		fwsim_status_t st = p->fn(p->ctx, i, slot, &w);
+		if (slot)
+			atomic_fetch_add_explicit(&g_worker_items, 1, memory_order_relaxed);
+		if (st != FWSIM_OK) {
+			pthread_mutex_lock(&p->m);
+			if (!atomic_load(&p->failed)) {
+				p->st = st;
+				p->fail_w = w;
+				atomic_store(&p->failed, 1);
+			}
+			pthread_mutex_unlock(&p->m);
+			break;
+		}
+	}
+}
+
+uint64_t fwsim_par_worker_items(void)
+{
+	return atomic_load(&g_worker_items);
+}
+
+static void *worker_main(void *arg)
+{
+	pool_t *p = &g_pool;
+	uint32_t slot = (uint32_t)(uintptr_t)arg;
+	char name[16];
+	snprintf(name, sizeof(name), "fwsim-par%u", slot % 100);
+	pthread_setname_np(pthread_self(), name);
+	pthread_mutex_lock(&p->m);
+	uint64_t seen = p->gen;
+	for (;;) {
+		while (p->gen == seen)
+			pthread_cond_wait(&p->work_cv, &p->m);
+		seen = p->gen;
+		/* a worker that wakes after the caller closed the job has nothing to
+		 * do: the caller never waits for it */
+		if (!p->open || slot > p->allowed)
+			continue;
+		p->running++;
+		pthread_mutex_unlock(&p->m);
+		run_items(p, slot);
+		pthread_mutex_lock(&p->m);
+		if (--p->running == 0 && !p->open)
+			pthread_cond_signal(&p->done_cv);
+	}
+	return NULL; /* not reached: the workers live as long as the process */
+}
+
+static void blas_single(void)
+{
+	/* OpenBLAS's own threads spin while they wait for work, on the cores the
+	 * pool and the engines need: every sgemm runs on the thread that calls it */
+	openblas_set_num_threads(1);
+}
+
+/* Starts workers up to want (slots 1..want); under p->m. Best effort: a
+ * worker that cannot be created leaves its items to the others. */
+static void ensure_workers(pool_t *p, uint32_t want)
+{
+	while (p->n_started < want) {
+		uint32_t slot = p->n_started + 1;
+		if (pthread_create(&p->th[slot - 1], NULL, worker_main, (void *)(uintptr_t)slot) != 0)
+			break;
+		pthread_detach(p->th[slot - 1]);
+		p->n_started = slot;
+	}
+}
+
+fwsim_status_t fwsim_par_for(uint64_t n_items, fwsim_par_fn_t fn, void *ctx, fwsim_watch_t *w)
+{
+	pool_t *p = &g_pool;
+	pthread_once(&g_blas_once, blas_single);
+	uint32_t threads = fwsim_get_threads();
+	bool use_pool = false;
+	if (threads > 1 && n_items > 1) {
+		pthread_mutex_lock(&p->m);
+		if (!p->busy) {
+			ensure_workers(p, threads - 1);
+			p->busy = 1;
+			use_pool = p->n_started > 0;
+			if (!use_pool)
+				p->busy = 0;
+		}
+		pthread_mutex_unlock(&p->m);
+	}
+	if (!use_pool) {
+		/* the same items in order on this thread, with the caller's watch */
+		for (uint64_t i = 0; i < n_items; i++) {
+			fwsim_status_t st = fn(ctx, i, 0, w);
+			if (st != FWSIM_OK)
+				return st;
+		}
+		return FWSIM_OK;
+	}
+	pthread_mutex_lock(&p->m);
+	p->fn = fn;
+	p->ctx = ctx;
+	p->n_items = n_items;
+	p->proto = w;
+	atomic_store(&p->next, 0);
+	atomic_store(&p->failed, 0);
+	p->st = FWSIM_OK;
+	p->allowed = threads - 1 < p->n_started ? threads - 1 : p->n_started;
+	p->open = 1;
+	p->running = 0;
+	p->gen++;
+	pthread_cond_broadcast(&p->work_cv);
+	pthread_mutex_unlock(&p->m);
+
+	run_items(p, 0);
+
+	pthread_mutex_lock(&p->m);
+	p->open = 0;
+	while (p->running)
+		pthread_cond_wait(&p->done_cv, &p->m);
+	fwsim_status_t st = p->st;
+	if (st != FWSIM_OK) {
+		w->why = p->fail_w.why;
+		w->cancelled = p->fail_w.cancelled;
+	}
+	p->fn = NULL;
+	p->ctx = NULL;
+	p->proto = NULL;
+	p->busy = 0;
+	pthread_mutex_unlock(&p->m);
+	return st;
+}

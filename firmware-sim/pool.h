@@ -1,0 +1,44 @@
+/* fwsim_par: the process-wide pool of host threads that one large instruction (a
+ * big MATMUL) is split across. Private to libfwsim. */
+#ifndef FWSIM_POOL_H
+#define FWSIM_POOL_H
+
+#include "internal.h"
+
+/* At least this many multiply-adds (summed over the instruction) before a
+ * MATMUL is cut into items and handed to the pool: below it a hand-off (a
+ * futex wake, ~10 us on a busy host) costs more than the second core saves. */
+#define FWSIM_PAR_MIN_WORK (1u << 22)
+
+/* Items a split instruction aims for: enough that two to four threads balance
+ * by taking them in turn, few enough that each stays a large GEMM. A function
+ * of the shape only, never of the thread count, so the results do not depend
+ * on how many threads ran them. */
+#define FWSIM_PAR_ITEMS 8
+
+/* The most threads (the caller included) the pool runs one instruction on. */
+#define FWSIM_PAR_MAX_THREADS 16
+
+/* Runs one item: item < n_items, slot < FWSIM_PAR_MAX_THREADS names the thread's
+ * scratch (no two threads share a slot at a time), w is this thread's watch
+ * (a copy of the caller's: fwsim_tick on it polls the same deadline, cancel
+ * and stop flags). Returns FWSIM_OK or the failure that ends the instruction. */
+typedef fwsim_status_t (*fwsim_par_fn_t)(void *ctx, uint64_t item, uint32_t slot,
+					 fwsim_watch_t *w);
+
+/* Runs fn on items 0..n_items-1, each exactly once, on the calling thread and
+ * whatever pool workers join; returns when all are done. Workers block on a
+ * condition variable between instructions (they never spin), and the caller
+ * never waits for a worker that has not started: it takes items itself and
+ * waits only for items already running. Another instruction holding the pool
+ * (a second NeuronCore) makes this one run its items on the calling thread.
+ * On failure the first failing item's status is returned, items not yet
+ * started are skipped, and w->why / w->cancelled are set from that item's
+ * watch (as if the caller's own fwsim_tick had stopped). */
+fwsim_status_t fwsim_par_for(uint64_t n_items, fwsim_par_fn_t fn, void *ctx, fwsim_watch_t *w);
+
+/* Items run by the pool's workers (not by callers) since the process started:
+ * for tests that the split really reaches a second thread. */
+uint64_t fwsim_par_worker_items(void);
+
+#endif

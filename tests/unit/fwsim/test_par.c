@@ -1,0 +1,343 @@
+/* Large MATMULs split across host threads (pool.c): bit-identical results and NaN records for 1 and N threads, the work reaching a worker, deadline and cancel inside the split work. */
+#include <pthread.h>
+
+#include "fwsim_test.h"
+#include "pool.h"
+
+#define P_NREG 4
+#define P_REGSZ (16u << 20)
+
+typedef struct pmem {
+	uint8_t *mem;
+	uint64_t size;
+	fwsim_region_t regions[P_NREG];
+} pmem_t;
+
+static void pmem_init(pmem_t *m)
+{
+	m->size = (uint64_t)P_NREG * P_REGSZ;
+	m->mem = calloc(1, m->size);
+	ck_assert_ptr_nonnull(m->mem);
+	for (uint32_t r = 0; r < P_NREG; r++)
+		m->regions[r] = (fwsim_region_t){ (uint64_t)r * P_REGSZ, P_REGSZ };
+}
+
+static float *pf32(pmem_t *m, uint32_t r, uint64_t off)
+{
+	return (float *)(void *)(m->mem + m->regions[r].addr + off);
+}
+
+static fwsim_status_t prun(pmem_t *m, const isa_insn_t *in, uint32_t flags, uint64_t deadline_ns,
+			   fwsim_job_t *job)
+{
+	const isa_insn_t *s[ISA_ENGINE_COUNT] = { [ISA_ENGINE_TENSOR] = in };
+	uint32_t n[ISA_ENGINE_COUNT] = { [ISA_ENGINE_TENSOR] = 1 };
+	fwsim_program_t *p = NULL;
+	char err[200];
+	ck_assert_msg(fwsim_program_create(s, n, P_NREG, &p, err, sizeof(err)) == FWSIM_OK, "%s", err);
+	*job = (fwsim_job_t){ .program = p, .mem = m->mem, .mem_size = m->size, .regions = m->regions,
+			      .n_regions = P_NREG, .flags = flags, .deadline_ns = deadline_ns };
+	fwsim_core_t *core;
+	ck_assert_int_eq(fwsim_core_create(NULL, &core), FWSIM_OK);
+	fwsim_status_t st = fwsim_core_execute(core, job);
+	fwsim_core_destroy(core);
+	fwsim_program_destroy(p);
+	job->program = NULL;
+	return st;
+}
+
+/* A 3-D AP [B, R, C] in region r at offset off with the given element strides. */
+static isa_ap_t pap(uint32_t r, uint64_t off, uint32_t dt, uint64_t B, uint64_t R, uint64_t C,
+		    int64_t sb, int64_t sr, int64_t sc)
+{
+	isa_ap_t ap;
+	memset(&ap, 0, sizeof(ap));
+	ap.region = r;
+	ap.offset = off;
+	ap.dtype = (uint8_t)dt;
+	ap.rank = 3;
+	ap.shape[0] = B;
+	ap.shape[1] = R;
+	ap.shape[2] = C;
+	ap.stride[0] = sb;
+	ap.stride[1] = sr;
+	ap.stride[2] = sc;
+	return ap;
+}
+
+typedef struct mm_case {
+	const char *name;
+	isa_insn_t in;
+} mm_case_t;
+
+/* The MATMUL forms the compiler emits for GEMMs and lowered convolutions, each
+ * at least FWSIM_PAR_MIN_WORK multiply-adds. Region 1: A, 2: B, 0: C. */
+static int make_cases(mm_case_t *c)
+{
+	int n = 0;
+	isa_insn_t in;
+	/* dense layer: [512, 256] x [256, 64], contiguous */
+	in = isa_insn_init(ISA_OP_MATMUL, 0);
+	in.n_ap = 3;
+	in.ap[0] = pap(0, 0, ISA_DT_F32, 1, 512, 64, 0, 64, 1);
+	in.ap[1] = pap(1, 0, ISA_DT_F32, 1, 512, 256, 0, 256, 1);
+	in.ap[2] = pap(2, 0, ISA_DT_F32, 1, 256, 64, 0, 64, 1);
+	c[n++] = (mm_case_t){ "dense", in };
+	/* weight-gradient form: A transposed in memory, B transposed, accumulate */
+	in.flags = ISA_F_ACCUMULATE;
+	in.ap[1] = pap(1, 0, ISA_DT_F32, 1, 512, 256, 0, 1, 512);
+	in.ap[2] = pap(2, 0, ISA_DT_F32, 1, 256, 64, 0, 1, 256);
+	c[n++] = (mm_case_t){ "transposed+accumulate", in };
+	/* conv, channel-major: acc[n] [Cout, Y] += W^T [Cout, C] (batch stride 0,
+	 * strided: packed) x T[n] [C, Y] */
+	in = isa_insn_init(ISA_OP_MATMUL, 0);
+	in.flags = ISA_F_ACCUMULATE;
+	in.n_ap = 3;
+	in.ap[0] = pap(0, 0, ISA_DT_F32, 8, 64, 784, 64 * 784, 784, 1);
+	in.ap[1] = pap(1, 0, ISA_DT_F32, 8, 64, 64, 0, 1, 64 * 9);
+	in.ap[2] = pap(2, 0, ISA_DT_F32, 8, 64, 784, 64 * 784, 784, 1);
+	c[n++] = (mm_case_t){ "conv channel-major", in };
+	/* conv, grouped per kernel position: 32 groups of [M, 4] x [4, 4], output
+	 * with a row stride (not in place: stored through the tile buffer) */
+	in = isa_insn_init(ISA_OP_MATMUL, 0);
+	in.n_ap = 3;
+	in.ap[0] = pap(0, 0, ISA_DT_F32, 32, 8192, 4, 4, 130, 1);
+	in.ap[1] = pap(1, 0, ISA_DT_F32, 32, 8192, 4, 4, 128, 1);
+	in.ap[2] = pap(2, 0, ISA_DT_F32, 32, 4, 4, 4 * 128, 128, 1);
+	c[n++] = (mm_case_t){ "conv grouped", in };
+	/* bf16 operands (converted blockwise), wide N: split along N */
+	in = isa_insn_init(ISA_OP_MATMUL, 0);
+	in.n_ap = 3;
+	in.ap[0] = pap(0, 0, ISA_DT_F32, 1, 16, 8192, 0, 8192, 1);
+	in.ap[1] = pap(1, 0, ISA_DT_BF16, 1, 16, 512, 0, 512, 1);
+	in.ap[2] = pap(2, 0, ISA_DT_BF16, 1, 512, 8192, 0, 8192, 1);
+	c[n++] = (mm_case_t){ "bf16 wide", in };
+	return n;
+}
+
+static void fill_inputs(pmem_t *m, uint64_t seed, int nan_at)
+{
+	/* 16-bit words that are each a bf16 in [-0.5, 0.5): read as f32 (a pair)
+	 * or as bf16 every element is finite and small */
+	for (uint32_t r = 0; r < P_NREG; r++) {
+		uint16_t *h = (uint16_t *)(void *)pf32(m, r, 0);
+		for (uint64_t i = 0; i < P_REGSZ / 2; i++) {
+			float f = (float)((double)(trand(&seed) >> 11) / 9007199254740992.0 - 0.5);
+			uint32_t u;
+			memcpy(&u, &f, 4);
+			h[i] = (uint16_t)(u >> 16);
+		}
+	}
+	if (nan_at >= 0)
+		pf32(m, 1, 0)[nan_at] = NAN;
+}
+
+/* Every case gives the same bytes (and the same NaN record) with 1, 2 and 4
+ * threads, and matches a double-precision reference. */
+START_TEST(test_split_matmul_bit_identical_across_thread_counts)
+{
+	mm_case_t cases[8];
+	int n = make_cases(cases);
+	pmem_t ref, got;
+	pmem_init(&ref);
+	pmem_init(&got);
+	static const uint32_t threads[] = { 2, 4, 3 };
+	for (int ci = 0; ci < n; ci++) {
+		const isa_insn_t *in = &cases[ci].in;
+		for (int with_nan = 0; with_nan < 2; with_nan++) {
+			fwsim_job_t j1, jn;
+			fill_inputs(&ref, 17 + (uint64_t)ci, with_nan ? 577 : -1);
+			fwsim_set_threads(1);
+			fwsim_status_t s1 = prun(&ref, in, FWSIM_JOB_CHECK_NAN, 0, &j1);
+			ck_assert_int_eq(s1, (with_nan ? FWSIM_NUM_ERR : FWSIM_OK));
+			for (uint32_t t = 0; t < sizeof(threads) / sizeof(threads[0]); t++) {
+				fill_inputs(&got, 17 + (uint64_t)ci, with_nan ? 577 : -1);
+				fwsim_set_threads(threads[t]);
+				ck_assert_int_eq(prun(&got, in, FWSIM_JOB_CHECK_NAN, 0, &jn), s1);
+				ck_assert_msg(memcmp(ref.mem, got.mem, ref.size) == 0,
+					      "%s: %u threads differ from 1", cases[ci].name, threads[t]);
+				if (with_nan) {
+					ck_assert_uint_eq(jn.error.count, j1.error.count);
+					ck_assert_uint_eq(jn.error.first_index, j1.error.first_index);
+				}
+			}
+		}
+		/* against a reference in double (no NaN): the split computes the product */
+		fill_inputs(&got, 99, -1);
+		memcpy(ref.mem, got.mem, ref.size);
+		fwsim_job_t j;
+		fwsim_set_threads(2);
+		ck_assert_int_eq(prun(&got, in, 0, 0, &j), FWSIM_OK);
+		const isa_ap_t *c = &in->ap[0], *a = &in->ap[1], *b = &in->ap[2];
+		int acc = !!(in->flags & ISA_F_ACCUMULATE);
+		uint64_t K = a->shape[2];
+		for (uint64_t bi = 0; bi < c->shape[0]; bi += 3)
+			for (uint64_t mi = 0; mi < c->shape[1]; mi += 7)
+				for (uint64_t ni = 0; ni < c->shape[2]; ni += 5) {
+					uint64_t ci_ = c->offset + (bi * c->stride[0] + mi * c->stride[1] +
+								    ni * c->stride[2]) * 4;
+					double s = acc ? tget(c->dtype, ref.mem + ref.regions[0].addr + ci_) : 0;
+					for (uint64_t kk = 0; kk < K; kk++) {
+						uint64_t ea = isa_dtype_size(a->dtype);
+						const uint8_t *pa = ref.mem + ref.regions[1].addr + a->offset +
+							(bi * a->stride[0] + mi * a->stride[1] + kk * a->stride[2]) * ea;
+						const uint8_t *pb = ref.mem + ref.regions[2].addr + b->offset +
+							(bi * b->stride[0] + kk * b->stride[1] + ni * b->stride[2]) * ea;
+						s += tget(a->dtype, pa) * tget(b->dtype, pb);
+					}
+					double g = tget(c->dtype, got.mem + got.regions[0].addr + ci_);
+					T_CHECK(fabs(g - s) <= 1e-4 * (1 + fabs(s)), "%s [%llu,%llu,%llu]: %g, want %g",
+						cases[ci].name, (unsigned long long)bi, (unsigned long long)mi,
+						(unsigned long long)ni, g, s);
+				}
+	}
+	fwsim_set_threads(0);
+	free(ref.mem);
+	free(got.mem);
+}
+END_TEST
+
+/* With 2 threads a pool worker really takes items (else the test above
+ * proves nothing): a loaded host may let the caller finish alone now and
+ * then, so a few tries. */
+START_TEST(test_split_matmul_reaches_a_worker)
+{
+	mm_case_t cases[8];
+	make_cases(cases);
+	pmem_t m;
+	pmem_init(&m);
+	fill_inputs(&m, 5, -1);
+	fwsim_set_threads(2);
+	uint64_t before = fwsim_par_worker_items();
+	for (int i = 0; i < 200 && fwsim_par_worker_items() == before; i++) {
+		fwsim_job_t j;
+		ck_assert_int_eq(prun(&m, &cases[0].in, 0, 0, &j), FWSIM_OK);
+	}
+	ck_assert_uint_gt(fwsim_par_worker_items(), before);
+	/* 1 thread: nothing is handed over */
+	fwsim_set_threads(1);
+	before = fwsim_par_worker_items();
+	fwsim_job_t j;
+	ck_assert_int_eq(prun(&m, &cases[0].in, 0, 0, &j), FWSIM_OK);
+	ck_assert_uint_eq(fwsim_par_worker_items(), before);
+	fwsim_set_threads(0);
+	free(m.mem);
+}
+END_TEST
+
+/* f32 [n, n] x [n, n] with every operand one element through stride 0:
+ * hours of sgemm from 12 bytes, split into items across the threads. */
+static isa_insn_t huge_f32_matmul(uint64_t n)
+{
+	isa_insn_t in = isa_insn_init(ISA_OP_MATMUL, 0);
+	uint64_t sh[2] = { n, n };
+	in.n_ap = 3;
+	for (uint32_t i = 0; i < 3; i++) {
+		in.ap[i] = isa_ap_contig(i, 0, ISA_DT_F32, 2, sh);
+		in.ap[i].stride[0] = in.ap[i].stride[1] = 0;
+	}
+	return in;
+}
+
+START_TEST(test_deadline_stops_split_matmul)
+{
+	pmem_t m;
+	pmem_init(&m);
+	fwsim_set_threads(2);
+	isa_insn_t in = huge_f32_matmul(1u << 14);
+	fwsim_job_t j;
+	uint64_t t0 = tnow_ns(), c0 = tcpu_ns();
+	ck_assert_int_eq(prun(&m, &in, 0, t0 + 300000000ull, &j), FWSIM_TIMEOUT);
+	uint64_t took = (tnow_ns() - t0) / 1000000ull, cpu = (tcpu_ns() - c0) / 1000000ull;
+	/* one poll per sgemm tile (up to 2^33 multiply-adds, a few seconds) on
+	 * each of the two threads; uninterrupted it would run for hours */
+	ck_assert_msg(took >= 300 && cpu < 20000, "took %llu ms (%llu ms of CPU)",
+		      (unsigned long long)took, (unsigned long long)cpu);
+	ck_assert_msg(strstr(j.error.message, "deadline passed during tensor insn 0 (matmul)"), "%s",
+		      j.error.message);
+	fwsim_set_threads(0);
+	free(m.mem);
+}
+END_TEST
+
+typedef struct cancel_arg {
+	pmem_t *m;
+	const isa_insn_t *in;
+	fwsim_job_t job;
+	fwsim_program_t *p;
+	fwsim_core_t *core;
+	fwsim_status_t st;
+} cancel_arg_t;
+
+static void *cancel_runner(void *v)
+{
+	cancel_arg_t *a = v;
+	a->st = fwsim_core_execute(a->core, &a->job);
+	return NULL;
+}
+
+START_TEST(test_cancel_stops_split_matmul)
+{
+	pmem_t m;
+	pmem_init(&m);
+	fwsim_set_threads(2);
+	isa_insn_t in = huge_f32_matmul(1u << 14);
+	const isa_insn_t *s[ISA_ENGINE_COUNT] = { [ISA_ENGINE_TENSOR] = &in };
+	uint32_t n[ISA_ENGINE_COUNT] = { [ISA_ENGINE_TENSOR] = 1 };
+	cancel_arg_t a = { .m = &m, .in = &in };
+	ck_assert_int_eq(fwsim_program_create(s, n, P_NREG, &a.p, NULL, 0), FWSIM_OK);
+	a.job = (fwsim_job_t){ .program = a.p, .mem = m.mem, .mem_size = m.size, .regions = m.regions,
+			       .n_regions = P_NREG };
+	ck_assert_int_eq(fwsim_core_create(NULL, &a.core), FWSIM_OK);
+	pthread_t th;
+	uint64_t c0 = tcpu_ns();
+	ck_assert_int_eq(pthread_create(&th, NULL, cancel_runner, &a), 0);
+	struct timespec ms = { 0, 1000 * 1000 };
+	while (tcpu_ns() - c0 < 100000000ull)
+		nanosleep(&ms, NULL);
+	fwsim_job_cancel(&a.job);
+	pthread_join(th, NULL);
+	ck_assert_int_eq(a.st, FWSIM_TIMEOUT);
+	ck_assert_msg(strstr(a.job.error.message, "cancelled during tensor insn 0 (matmul)"), "%s",
+		      a.job.error.message);
+	fwsim_core_destroy(a.core);
+	fwsim_program_destroy(a.p);
+	fwsim_set_threads(0);
+	free(m.mem);
+}
+END_TEST
+
+START_TEST(test_thread_count_setting)
+{
+	fwsim_set_threads(3);
+	ck_assert_uint_eq(fwsim_get_threads(), 3);
+	fwsim_set_threads(1000);
+	ck_assert_uint_eq(fwsim_get_threads(), FWSIM_PAR_MAX_THREADS);
+	fwsim_set_threads(0); /* auto: the affinity mask's CPUs */
+	ck_assert_uint_ge(fwsim_get_threads(), 1);
+	ck_assert_uint_le(fwsim_get_threads(), FWSIM_PAR_MAX_THREADS);
+}
+END_TEST
+
+static Suite *par_suite(void)
+{
+	Suite *s = suite_create("fwsim-par");
+	TCase *tc = tcase_create("par");
+	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, test_split_matmul_bit_identical_across_thread_counts);
+	tcase_add_test(tc, test_split_matmul_reaches_a_worker);
+	tcase_add_test(tc, test_deadline_stops_split_matmul);
+	tcase_add_test(tc, test_cancel_stops_split_matmul);
+	tcase_add_test(tc, test_thread_count_setting);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(par_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
