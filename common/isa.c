@@ -524,8 +524,25 @@ int isa_fused_desc_validate(const isa_insn_t *insn, const uint8_t *desc, size_t 
 	if (h.magic != ISA_FUSED_MAGIC)
 		return fail(&v, "descriptor magic 0x%08x, expected 0x%08x", h.magic,
 			    ISA_FUSED_MAGIC);
-	if (h.pad || h.reserved)
-		return fail(&v, "descriptor pad/reserved not zero");
+	const isa_ap_t *o = &insn->ap[0];
+	if (h.reduce) {
+		/* ISA 1.3: the reducing form */
+		uint32_t op = h.reduce - 1u;
+		if (op >= ISA_RED_END || op == ISA_RED_ASSIGN)
+			return fail(&v, "descriptor reduce %u names no combiner", h.reduce);
+		if (h.reduce_axes >> o->rank)
+			return fail(&v, "descriptor reduce_axes 0x%x must name dims of ap0 (rank %u)",
+				    h.reduce_axes, o->rank);
+		for (uint32_t k = 0; k < o->rank; k++)
+			if ((h.reduce_axes >> k & 1) && o->stride[k] != 0)
+				return fail(&v, "ap0 stride[%u] is %lld, a reduced dim needs stride 0", k,
+					    (long long)o->stride[k]);
+		if ((op == ISA_RED_AND || op == ISA_RED_OR) ? !dt_intlike(o->dtype) : !dt_num(o->dtype))
+			return fail(&v, "descriptor reduce %u does not take dtype %s", h.reduce,
+				    isa_dtype_name(o->dtype));
+	} else if (h.reduce_axes) {
+		return fail(&v, "descriptor reduce_axes 0x%x without reduce", h.reduce_axes);
+	}
 	if (h.n_inputs > ISA_FUSED_MAX_INPUTS)
 		return fail(&v, "descriptor has %u inputs, at most %u", h.n_inputs,
 			    ISA_FUSED_MAX_INPUTS);
@@ -572,6 +589,17 @@ int isa_fused_desc_validate(const isa_insn_t *insn, const uint8_t *desc, size_t 
 		if (op.dtype == ISA_DT_INVALID || op.dtype >= ISA_DT_COUNT)
 			return fail(&v, "%sunknown dtype %u", what, op.dtype);
 		int arity;
+		if (op.op == ISA_FUSED_IOTA) {
+			/* src[0] is a dim of the iteration space, imm the start */
+			if (op.src[0] >= o->rank)
+				return fail(&v, "%siota dim %u >= ap0 rank %u", what, op.src[0], o->rank);
+			if (op.src[1] || op.src[2])
+				return fail(&v, "%sunused src not zero", what);
+			if (op.dtype == ISA_DT_PRED)
+				return fail(&v, "%siota of dtype pred", what);
+			rdt[op.dst] = op.dtype;
+			continue;
+		}
 		if (op.op == ISA_FUSED_CONVERT)
 			arity = 1;
 		else if (op.op == ISA_FUSED_CONST)

@@ -161,6 +161,12 @@ fwsim_status_t fwsim_kernel_alu(const fwsim_kargs_t *k);
 fwsim_status_t fwsim_kernel_activate(const fwsim_kargs_t *k);
 fwsim_status_t fwsim_kernel_copy(const fwsim_kargs_t *k);
 fwsim_status_t fwsim_kernel_reduce(const fwsim_kargs_t *k);
+/* REDUCE's combiners (kernels_reduce.c), shared with FUSED's reducing form:
+ * floats in double, integers in 64 bits with the dtype's signedness (uns). */
+double fwsim_red_comb_f64(uint32_t op, double a, double b);
+int64_t fwsim_red_comb_i64(uint32_t op, int uns, int64_t a, int64_t b);
+/* r combined with v[0..n) in order (sums with 8 partial accumulators). */
+double fwsim_red_block_f64(uint32_t op, const float *v, size_t n, double init);
 fwsim_status_t fwsim_kernel_matmul(const fwsim_kargs_t *k);
 fwsim_status_t fwsim_kernel_iota(const fwsim_kargs_t *k);
 fwsim_status_t fwsim_kernel_gather(const fwsim_kargs_t *k);

@@ -1,4 +1,4 @@
-/* FUSED: validates a fused-loop descriptor in memory, bounds-checks its extra operands and runs its program block by block. */
+/* FUSED: validates a fused-loop descriptor in memory, bounds-checks its extra operands and runs its program block by block, storing each element or (ISA 1.3) reducing into the output. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +14,8 @@
  * 6-step f32 program: 1.9x faster than the 6 ALU instructions when memory-bound
  * (4M elements), equal when everything fits in L2 (32K). */
 #define FZ_BLOCK 512
-#define FZ_MAX_OPS (1 + ISA_FUSED_MAX_INPUTS) /* output + inputs */
+/* output (or accumulators) + inputs + one index operand per iota dim */
+#define FZ_MAX_OPS (1 + ISA_FUSED_MAX_INPUTS + ISA_MAX_RANK)
 
 /* The largest descriptor check_fused (isa.c) lets an instruction point at. */
 #define FZ_DESC_MAX (sizeof(isa_fused_desc_t) + \
@@ -79,6 +80,9 @@ typedef struct fz_regs {
 	uint8_t *ptr[ISA_FUSED_MAX_REGS]; /* where the register's block is read from: its
 					   * own lane, or contiguous f32 input in place */
 	uint8_t dt[ISA_FUSED_MAX_REGS];
+	/* IOTA: index along dim d of element e of the block is
+	 * iota0[d] + e * iotad[d] */
+	int64_t iota0[ISA_MAX_RANK], iotad[ISA_MAX_RANK];
 } fz_regs_t;
 
 /* Reads go through ptr (an input may be used in place); writes always go to
@@ -169,6 +173,22 @@ static void fz_const(fz_regs_t *r, const isa_fused_op_t *op, size_t n)
 	}
 }
 
+static void fz_iota(fz_regs_t *r, const isa_fused_op_t *op, size_t n)
+{
+	int64_t v0 = r->iota0[op->src[0]] + (int64_t)op->imm, d = r->iotad[op->src[0]];
+	if (isa_dtype_is_float(op->dtype)) {
+		float *o = WF(r, op->dst);
+		for (size_t i = 0; i < n; i++)
+			o[i] = (float)(v0 + (int64_t)i * d);
+		fz_round(op->dtype, n, o);
+	} else {
+		int64_t *o = WI(r, op->dst);
+		for (size_t i = 0; i < n; i++)
+			o[i] = v0 + (int64_t)i * d;
+		fz_wrap(op->dtype, n, o);
+	}
+}
+
 /* Runs one validated step. Operand and result registers live in the same
  * buffer; a step whose result class differs from an operand's class and
  * shares its register goes through a temporary (tmp: 2 free lanes). */
@@ -179,6 +199,8 @@ static void fz_step(fz_regs_t *r, const isa_fused_op_t *op, size_t n, uint8_t *t
 		fz_convert(r, op, n, tmp);
 	} else if (o == ISA_FUSED_CONST) {
 		fz_const(r, op, n);
+	} else if (o == ISA_FUSED_IOTA) {
+		fz_iota(r, op, n);
 	} else {
 		int arity = isa_alu_arity(o);
 		uint32_t s0 = op->src[0], s1 = arity > 1 ? op->src[1] : s0,
@@ -323,74 +345,345 @@ static uint32_t fz_blame(const isa_insn_t *in, const fz_prog_t *pg, fz_regs_t *r
 	return in->param - 1u + (uint32_t)blame;
 }
 
+/* One run of the program over an iteration space: the shape of aps[0], which
+ * is ap0 (elementwise) or the accumulators (reducing form), then the inputs,
+ * then one index operand per iota dim (u8 "bytes" = indices, never read). */
+typedef union fz_acc {
+	double d;
+	int64_t i;
+} fz_acc_t;
+
+typedef struct fz_part {
+	uint32_t nops;
+	const isa_ap_t *aps[FZ_MAX_OPS];
+	uint8_t *base[FZ_MAX_OPS];       /* NULL for index operands */
+	int iota_op[ISA_MAX_RANK];       /* index operand of dim d, or -1 */
+	int64_t iota_start[ISA_MAX_RANK];/* index of the part's first element along d */
+	int reduce;                      /* aps[0] are fz_acc_t accumulators */
+} fz_part_t;
+
+static fwsim_status_t fz_loop(const fwsim_kargs_t *k, const fz_prog_t *pg, fz_regs_t *r,
+			      uint8_t *tmp, const fz_part_t *pt, uint64_t *flat)
+{
+	const isa_insn_t *in = k->insn;
+	uint32_t nin = pg->h.n_inputs;
+	const isa_ap_t *const *aps = pt->aps;
+	fz_iter_t it;
+	fz_iter_init(&it, aps[0], pt->nops, aps);
+	if (it.empty)
+		return FWSIM_OK;
+	uint32_t odt = in->ap[0].dtype;
+	int out_f = isa_dtype_is_float(odt), uns = isa_dtype_is_unsigned(odt);
+	uint32_t rop = pg->h.reduce - 1u;
+	uint32_t last = it.rank - 1;
+	do {
+		for (uint64_t j = 0; j < it.inner; j += FZ_BLOCK) {
+			size_t m = it.inner - j < FZ_BLOCK ? (size_t)(it.inner - j) : FZ_BLOCK;
+			if (fwsim_tick(k, (uint64_t)m * (pg->h.n_code + 1u)))
+				return FWSIM_TIMEOUT;
+			int64_t ibs = it.bs[0][last];
+			uint8_t *pin[ISA_FUSED_MAX_INPUTS];
+			int64_t bsin[ISA_FUSED_MAX_INPUTS];
+			for (uint32_t i = 0; i < nin; i++) {
+				bsin[i] = it.bs[1 + i][last];
+				pin[i] = pt->base[1 + i] + it.off[1 + i] + (int64_t)j * bsin[i];
+				fz_load_input(r, i, aps[1 + i]->dtype, pin[i], bsin[i], m);
+			}
+			for (uint32_t d = 0; d < ISA_MAX_RANK; d++) {
+				int v = pt->iota_op[d];
+				if (v < 0)
+					continue;
+				r->iotad[d] = it.bs[v][last];
+				r->iota0[d] = pt->iota_start[d] + it.off[v] + (int64_t)j * r->iotad[d];
+			}
+			for (uint32_t s = 0; s < pg->h.n_code; s++)
+				fz_step(r, &pg->code[s], m, tmp);
+			if (pt->reduce) {
+				/* combine into the accumulators: one per output, stride 0
+				 * along a reduced inner dim */
+				fz_acc_t *a0 = (fz_acc_t *)(void *)(pt->base[0] + it.off[0] +
+								   (int64_t)j * ibs);
+				int64_t step = ibs / (int64_t)sizeof(fz_acc_t);
+				if (out_f) {
+					const float *v = RF(r, pg->h.out_reg);
+					if (step == 0)
+						a0->d = fwsim_red_block_f64(rop, v, m, a0->d);
+					else
+						for (size_t e = 0; e < m; e++)
+							a0[(int64_t)e * step].d = fwsim_red_comb_f64(
+								rop, a0[(int64_t)e * step].d, v[e]);
+				} else {
+					const int64_t *v = RI(r, pg->h.out_reg);
+					for (size_t e = 0; e < m; e++)
+						a0[(int64_t)e * step].i = fwsim_red_comb_i64(
+							rop, uns, a0[(int64_t)e * step].i, v[e]);
+				}
+				continue;
+			}
+			uint8_t *po = pt->base[0] + it.off[0] + (int64_t)j * ibs;
+			if (out_f) {
+				const float *v = RF(r, pg->h.out_reg);
+				bool had = k->chk && k->chk->count;
+				if (k->chk)
+					fwsim_numchk_block(k->chk, v, m, *flat);
+				if (k->chk && !had && k->chk->count && in->param) {
+					/* the instruction's first bad value is in this block:
+					 * find the step that made it, before the store (which
+					 * may overwrite an input) */
+					size_t e0 = (size_t)(k->chk->first - *flat);
+					k->chk->blame_debug = fz_blame(in, pg, r, k->chk, aps, pin, bsin, m,
+								       e0, tmp);
+					v = RF(r, pg->h.out_reg);
+				}
+				fwsim_store_f32(odt, po, ibs, m, v);
+			} else {
+				fwsim_store_i64(odt, po, ibs, m, RI(r, pg->h.out_reg), uns);
+			}
+			*flat += m;
+		}
+	} while (fz_iter_next(&it));
+	return FWSIM_OK;
+}
+
+/* Contiguous row-major element strides of shape, with the dims of mask
+ * counted as extent 1 (the accumulators of a reducing FUSED). */
+static void fz_acc_strides(uint32_t rank, const uint64_t *shape, uint32_t mask, int64_t *st)
+{
+	int64_t s = 1;
+	for (int d = (int)rank - 1; d >= 0; d--) {
+		st[d] = s;
+		if (!(mask >> d & 1))
+			s *= (int64_t)shape[d];
+	}
+}
+
+/* The reducing form over one part: the part's outputs (at most
+ * FWSIM_REDUCE_MAX_ACC) start from ap0, every element of the program's result
+ * is combined into its output's accumulator, and the results are stored
+ * with conversion (and scanned for NaN/Inf, flat: the part's first output in
+ * row-major order of all outputs). */
+static fwsim_status_t fz_reduce_part(const fwsim_kargs_t *k, const fz_prog_t *pg, fz_regs_t *r,
+				     uint8_t *tmp, fz_part_t *pt, fz_acc_t *acc, uint64_t *flat)
+{
+	const isa_ap_t *o = pt->aps[0];
+	uint32_t mask = pg->h.reduce_axes, odt = o->dtype;
+	int fl = isa_dtype_is_float(odt), uns = isa_dtype_is_unsigned(odt);
+	uint64_t oshape[ISA_MAX_RANK], nout = 1;
+	int64_t cst[ISA_MAX_RANK], ast[ISA_MAX_RANK];
+	for (uint32_t d = 0; d < o->rank; d++) {
+		oshape[d] = (mask >> d & 1) ? 1 : o->shape[d];
+		nout *= oshape[d];
+	}
+	fz_acc_strides(o->rank, o->shape, mask, cst);
+	if (fwsim_tick(k, 2 * nout))
+		return FWSIM_TIMEOUT;
+	const int64_t *st2[2] = { cst, o->stride };
+	size_t es2[2] = { sizeof(fz_acc_t), isa_dtype_size(odt) };
+	fwsim_iter_t it;
+	/* 1. the initial values: ap0 */
+	fwsim_iter_init(&it, o->rank, oshape, 2, st2, es2);
+	if (it.empty)
+		return FWSIM_OK;
+	do {
+		fz_acc_t *dst = (fz_acc_t *)(void *)((uint8_t *)acc + it.off[0]);
+		const uint8_t *src = pt->base[0] + it.off[1];
+		int64_t step = it.inner_bs[0] / (int64_t)sizeof(fz_acc_t);
+		for (uint64_t j = 0; j < it.inner; j++) {
+			const uint8_t *p = src + (int64_t)j * it.inner_bs[1];
+			if (fl)
+				dst[(int64_t)j * step].d = fw_ld_f32(odt, p);
+			else
+				dst[(int64_t)j * step].i = fw_ld_i64(odt, p);
+		}
+	} while (fwsim_iter_next(&it));
+	/* 2. every element into its accumulator (stride 0 along reduced dims) */
+	for (uint32_t d = 0; d < o->rank; d++)
+		ast[d] = (mask >> d & 1) ? 0 : cst[d];
+	isa_ap_t accap = *o;
+	accap.region = 0;
+	accap.offset = 0;
+	accap.dtype = ISA_DT_U64;
+	for (uint32_t d = 0; d < o->rank; d++)
+		accap.stride[d] = ast[d];
+	const isa_ap_t *save_ap = pt->aps[0];
+	uint8_t *save_base = pt->base[0];
+	pt->aps[0] = &accap;
+	pt->base[0] = (uint8_t *)acc;
+	pt->reduce = 1;
+	uint64_t unused = 0;
+	fwsim_status_t st = fz_loop(k, pg, r, tmp, pt, &unused);
+	pt->aps[0] = save_ap;
+	pt->base[0] = save_base;
+	if (st != FWSIM_OK)
+		return st;
+	/* 3. store with conversion, scanning float results as they are written */
+	float fb[FZ_BLOCK];
+	int64_t ib[FZ_BLOCK];
+	fwsim_iter_init(&it, o->rank, oshape, 2, st2, es2);
+	do {
+		const fz_acc_t *src = (const fz_acc_t *)(const void *)((const uint8_t *)acc + it.off[0]);
+		int64_t step = it.inner_bs[0] / (int64_t)sizeof(fz_acc_t);
+		for (uint64_t j = 0; j < it.inner; j += FZ_BLOCK) {
+			size_t m = it.inner - j < FZ_BLOCK ? (size_t)(it.inner - j) : FZ_BLOCK;
+			uint8_t *p = pt->base[0] + it.off[1] + (int64_t)j * it.inner_bs[1];
+			const fz_acc_t *s0 = src + (int64_t)j * step;
+			if (fl) {
+				for (size_t e = 0; e < m; e++)
+					fb[e] = (float)s0[(int64_t)e * step].d;
+				if (k->chk)
+					fwsim_numchk_block(k->chk, fb, m, *flat);
+				fwsim_store_f32(odt, p, it.inner_bs[1], m, fb);
+			} else {
+				for (size_t e = 0; e < m; e++)
+					ib[e] = s0[(int64_t)e * step].i;
+				fwsim_store_i64(odt, p, it.inner_bs[1], m, ib, uns);
+			}
+			*flat += m;
+		}
+	} while (fwsim_iter_next(&it));
+	return FWSIM_OK;
+}
+
+/* The reducing form: outputs in row-major parts of at most
+ * FWSIM_REDUCE_MAX_ACC accumulators (host memory stays bounded whatever the
+ * output's logical size). The split dim s is the outermost kept dim whose
+ * kept dims below fit; kept dims before it are walked one index at a time,
+ * dim s in runs; reduced dims always keep their whole extent, so each output
+ * sees all its elements, in row-major order, in one part. */
+static fwsim_status_t fz_run_reduce(const fwsim_kargs_t *k, const fz_prog_t *pg, fz_regs_t *r,
+				    uint8_t *tmp, const fz_part_t *whole)
+{
+	const isa_ap_t *o = whole->aps[0];
+	uint32_t rank = o->rank, mask = pg->h.reduce_axes;
+	if (isa_ap_num_elements(o) == 0)
+		return FWSIM_OK; /* no outputs, or nothing to combine into them */
+	uint64_t nout = 1;
+	for (uint32_t d = 0; d < rank; d++)
+		if (!(mask >> d & 1))
+			nout *= o->shape[d];
+	uint64_t cap = nout < FWSIM_REDUCE_MAX_ACC ? nout : FWSIM_REDUCE_MAX_ACC;
+	fz_acc_t *acc = malloc(cap * sizeof(*acc));
+	if (!acc)
+		return FWSIM_NOMEM;
+	/* s = rank: one part */
+	uint32_t s = rank;
+	uint64_t run = 1;
+	if (nout > cap) {
+		for (s = 0; s < rank; s++) {
+			if (mask >> s & 1)
+				continue;
+			uint64_t below = 1;
+			for (uint32_t q = s + 1; q < rank; q++)
+				if (!(mask >> q & 1))
+					below *= o->shape[q];
+			if (below <= cap) {
+				run = cap / below;
+				break;
+			}
+		}
+	}
+	uint32_t nin = pg->h.n_inputs;
+	uint64_t idx[ISA_MAX_RANK] = { 0 }, flat = 0;
+	fwsim_status_t st = FWSIM_OK;
+	for (;;) {
+		uint64_t send = s < rank ? o->shape[s] : 1;
+		for (uint64_t start = 0; start < send && st == FWSIM_OK; start += run) {
+			fz_part_t pt = *whole;
+			isa_ap_t paps[1 + ISA_FUSED_MAX_INPUTS];
+			for (uint32_t i = 0; i <= nin; i++) {
+				paps[i] = *whole->aps[i];
+				pt.aps[i] = &paps[i];
+			}
+			for (uint32_t q = 0; s < rank && q <= s; q++) {
+				if (mask >> q & 1)
+					continue;
+				uint64_t i0 = q < s ? idx[q] : start;
+				uint64_t len = q < s ? 1 : (send - start < run ? send - start : run);
+				for (uint32_t i = 0; i <= nin; i++) {
+					paps[i].shape[q] = len;
+					pt.base[i] += (int64_t)i0 * paps[i].stride[q] *
+						      (int64_t)isa_dtype_size(paps[i].dtype);
+				}
+				pt.iota_start[q] = (int64_t)i0;
+			}
+			/* the index operands follow the part's shape */
+			isa_ap_t iaps[ISA_MAX_RANK];
+			for (uint32_t d = 0; d < ISA_MAX_RANK; d++) {
+				int v = whole->iota_op[d];
+				if (v < 0)
+					continue;
+				iaps[d] = *whole->aps[v];
+				for (uint32_t q = 0; q < rank; q++)
+					iaps[d].shape[q] = paps[0].shape[q];
+				pt.aps[v] = &iaps[d];
+			}
+			st = fz_reduce_part(k, pg, r, tmp, &pt, acc, &flat);
+		}
+		if (st != FWSIM_OK || s >= rank)
+			break;
+		int q = (int)s - 1;
+		for (; q >= 0; q--) {
+			if (mask >> q & 1)
+				continue;
+			if (++idx[q] < o->shape[q])
+				break;
+			idx[q] = 0;
+		}
+		if (q < 0)
+			break;
+	}
+	free(acc);
+	return st;
+}
+
 static fwsim_status_t fz_run(const fwsim_kargs_t *k, const fz_prog_t *pg)
 {
 	const isa_insn_t *in = k->insn;
-	uint32_t nin = pg->h.n_inputs, nops = nin + 1;
-	const isa_ap_t *aps[FZ_MAX_OPS];
-	uint8_t *base[FZ_MAX_OPS];
-	aps[0] = &in->ap[0];
-	base[0] = k->base[0];
+	uint32_t nin = pg->h.n_inputs;
+	fz_part_t pt;
+	memset(&pt, 0, sizeof(pt));
+	pt.aps[0] = &in->ap[0];
+	pt.base[0] = k->base[0];
 	for (uint32_t i = 0; i < nin; i++) {
-		aps[1 + i] = &pg->in_ap[i];
-		base[1 + i] = pg->in_base[i];
+		pt.aps[1 + i] = &pg->in_ap[i];
+		pt.base[1 + i] = pg->in_base[i];
 	}
-	fz_iter_t it;
-	fz_iter_init(&it, &in->ap[0], nops, aps);
-	if (it.empty)
-		return FWSIM_OK;
+	pt.nops = 1 + nin;
+	/* an index operand per dim some IOTA step reads: stride 1 (u8: bytes
+	 * are indices) along it, 0 elsewhere, so the iterator's offsets count
+	 * the index, and it never merges its dim with another */
+	isa_ap_t iaps[ISA_MAX_RANK];
+	for (uint32_t d = 0; d < ISA_MAX_RANK; d++)
+		pt.iota_op[d] = -1;
+	for (uint32_t s = 0; s < pg->h.n_code; s++) {
+		const isa_fused_op_t *op = &pg->code[s];
+		uint32_t d = op->src[0];
+		if (op->op != ISA_FUSED_IOTA || pt.iota_op[d] >= 0)
+			continue;
+		iaps[d] = in->ap[0];
+		iaps[d].dtype = ISA_DT_U8;
+		iaps[d].region = 0;
+		iaps[d].offset = 0;
+		for (uint32_t q = 0; q < ISA_MAX_RANK; q++)
+			iaps[d].stride[q] = q == d;
+		pt.iota_op[d] = (int)pt.nops;
+		pt.aps[pt.nops] = &iaps[d];
+		pt.base[pt.nops++] = NULL;
+	}
 
 	fz_regs_t r;
+	memset(r.iota0, 0, sizeof(r.iota0));
+	memset(r.iotad, 0, sizeof(r.iotad));
 	/* + 2 lanes of scratch for steps that change register class */
 	r.buf = aligned_alloc(64, ((size_t)pg->h.n_regs + 1) * FZ_BLOCK * 8);
 	if (!r.buf)
 		return FWSIM_NOMEM;
 	uint8_t *tmp = r.buf + (size_t)pg->h.n_regs * FZ_BLOCK * 8;
-	uint32_t odt = in->ap[0].dtype;
-	int out_f = isa_dtype_is_float(odt);
 	uint64_t flat = 0;
-	do {
-		for (uint64_t j = 0; j < it.inner; j += FZ_BLOCK) {
-			size_t m = it.inner - j < FZ_BLOCK ? (size_t)(it.inner - j) : FZ_BLOCK;
-			if (fwsim_tick(k, (uint64_t)m * (pg->h.n_code + 1u))) {
-				free(r.buf);
-				return FWSIM_TIMEOUT;
-			}
-			int64_t ibs = it.bs[0][it.rank - 1];
-			uint8_t *pin[ISA_FUSED_MAX_INPUTS];
-			int64_t bsin[ISA_FUSED_MAX_INPUTS];
-			for (uint32_t i = 0; i < nin; i++) {
-				bsin[i] = it.bs[1 + i][it.rank - 1];
-				pin[i] = base[1 + i] + it.off[1 + i] + (int64_t)j * bsin[i];
-				fz_load_input(&r, i, aps[1 + i]->dtype, pin[i], bsin[i], m);
-			}
-			for (uint32_t s = 0; s < pg->h.n_code; s++)
-				fz_step(&r, &pg->code[s], m, tmp);
-			uint8_t *po = base[0] + it.off[0] + (int64_t)j * ibs;
-			if (out_f) {
-				const float *v = RF(&r, pg->h.out_reg);
-				bool had = k->chk && k->chk->count;
-				if (k->chk)
-					fwsim_numchk_block(k->chk, v, m, flat);
-				if (k->chk && !had && k->chk->count && in->param) {
-					/* the instruction's first bad value is in this block:
-					 * find the step that made it, before the store (which
-					 * may overwrite an input) */
-					size_t e0 = (size_t)(k->chk->first - flat);
-					k->chk->blame_debug = fz_blame(in, pg, &r, k->chk, aps, pin, bsin, m,
-								       e0, tmp);
-					v = RF(&r, pg->h.out_reg);
-				}
-				fwsim_store_f32(odt, po, ibs, m, v);
-			} else {
-				fwsim_store_i64(odt, po, ibs, m, RI(&r, pg->h.out_reg),
-						isa_dtype_is_unsigned(odt));
-			}
-			flat += m;
-		}
-	} while (fz_iter_next(&it));
+	fwsim_status_t st = pg->h.reduce ? fz_run_reduce(k, pg, &r, tmp, &pt)
+					 : fz_loop(k, pg, &r, tmp, &pt, &flat);
 	free(r.buf);
-	return FWSIM_OK;
+	return st;
 }
 
 fwsim_status_t fwsim_exec_fused(fwsim_exec_t *x, uint32_t e, uint32_t pc, fwsim_kargs_t *k)

@@ -38,7 +38,7 @@ static acc_t identity(uint32_t op, uint32_t dt)
 	return v;
 }
 
-static inline int64_t i_comb(uint32_t op, int uns, int64_t a, int64_t b)
+int64_t fwsim_red_comb_i64(uint32_t op, int uns, int64_t a, int64_t b)
 {
 	switch (op) {
 	case ISA_RED_SUM: return (int64_t)((uint64_t)a + (uint64_t)b);
@@ -51,7 +51,7 @@ static inline int64_t i_comb(uint32_t op, int uns, int64_t a, int64_t b)
 	}
 }
 
-static inline double d_comb(uint32_t op, double a, double b)
+double fwsim_red_comb_f64(uint32_t op, double a, double b)
 {
 	switch (op) {
 	case ISA_RED_SUM: return a + b;
@@ -64,7 +64,7 @@ static inline double d_comb(uint32_t op, double a, double b)
 
 /* Reduces a block to one value; sums use 8 partial accumulators so the loop
  * vectorises without -ffast-math. */
-static double d_reduce_block(uint32_t op, const float *v, size_t n, double init)
+double fwsim_red_block_f64(uint32_t op, const float *v, size_t n, double init)
 {
 	if (op == ISA_RED_SUM) {
 		double s[8] = { 0 };
@@ -78,7 +78,7 @@ static double d_reduce_block(uint32_t op, const float *v, size_t n, double init)
 	}
 	double r = init;
 	for (size_t i = 0; i < n; i++)
-		r = d_comb(op, r, v[i]);
+		r = fwsim_red_comb_f64(op, r, v[i]);
 	return r;
 }
 
@@ -157,22 +157,22 @@ static fwsim_status_t reduce_part(const fwsim_kargs_t *k, const isa_ap_t *o, con
 				if (fl) {
 					fwsim_load_f32(dt, p, it.inner_bs[1], m, fb);
 					if (step == 0)
-						d0->d = d_reduce_block(op, fb, m, d0->d);
+						d0->d = fwsim_red_block_f64(op, fb, m, d0->d);
 					else
 						for (size_t e = 0; e < m; e++)
 							d0[(int64_t)e * step].d =
-								d_comb(op, d0[(int64_t)e * step].d, fb[e]);
+								fwsim_red_comb_f64(op, d0[(int64_t)e * step].d, fb[e]);
 				} else {
 					fwsim_load_i64(dt, p, it.inner_bs[1], m, ib);
 					if (step == 0) {
 						int64_t r = d0->i;
 						for (size_t e = 0; e < m; e++)
-							r = i_comb(op, uns, r, ib[e]);
+							r = fwsim_red_comb_i64(op, uns, r, ib[e]);
 						d0->i = r;
 					} else {
 						for (size_t e = 0; e < m; e++)
 							d0[(int64_t)e * step].i =
-								i_comb(op, uns, d0[(int64_t)e * step].i, ib[e]);
+								fwsim_red_comb_i64(op, uns, d0[(int64_t)e * step].i, ib[e]);
 					}
 				}
 			}

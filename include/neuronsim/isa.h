@@ -14,7 +14,7 @@ extern "C" {
 /* Bump ISA_VERSION_MINOR for compatible additions (new opcodes, new sub-ops);
  * an incompatible change of the encoding is a new NEFF major version. */
 #define ISA_VERSION_MAJOR 1
-#define ISA_VERSION_MINOR 2
+#define ISA_VERSION_MINOR 3
 
 /* Engines of one NeuronCore. Each has its own instruction stream; streams
  * synchronise through the core's semaphores only. */
@@ -131,7 +131,14 @@ static inline int isa_alu_arity(uint32_t op)
  * n_direct = n_ap - 2 = min(n_inputs, 2). Input i is loaded into register i
  * with its dtype; the program runs over the whole output as if element by
  * element; register out_reg (whose dtype is ap0's) is stored to ap0. Every
- * input has ap0's shape (broadcast with stride 0). docs/isa.md has the rules. */
+ * input has ap0's shape (broadcast with stride 0). docs/isa.md has the rules.
+ *
+ * ISA 1.3 adds a reducing form: with reduce = ISA_FUSED_REDUCE(op), ap0's shape is
+ * still the iteration space, but ap0 has stride 0 on the dims of reduce_axes, and
+ * every element of the program's result is combined with op into ap0 at its
+ * address (ap0 holds the initial values: the reduce's init). So a reduce whose
+ * operand is an elementwise expression never materialises the operand. And the
+ * IOTA step: a register of each element's index along one dim. */
 #define ISA_FUSED_MAGIC 0x31445346u /* "FSD1" little-endian */
 #define ISA_FUSED_DIRECT 2          /* inputs carried in ap[2], ap[3] */
 #define ISA_FUSED_MAX_INPUTS 16
@@ -141,7 +148,12 @@ static inline int isa_alu_arity(uint32_t op)
 /* Program ops beyond the ALU sub-ops (which keep their isa_alu_t value). */
 #define ISA_FUSED_CONVERT 256u /* dst = convert(src[0]) to dst dtype (COPY rules) */
 #define ISA_FUSED_CONST 257u   /* dst = imm in every lane */
-#define ISA_FUSED_OP_END 258u
+#define ISA_FUSED_IOTA 258u    /* ISA 1.3: dst = the element's index along dim src[0] of ap0's
+				* shape, plus imm (int64), in dst dtype (not pred) */
+#define ISA_FUSED_OP_END 259u
+
+/* reduce field of the descriptor (ISA 1.3): 0 elementwise, else the combiner. */
+#define ISA_FUSED_REDUCE(op) ((uint16_t)((op) + 1u))
 
 typedef struct isa_fused_desc {
 	uint32_t magic;     /* ISA_FUSED_MAGIC */
@@ -149,15 +161,17 @@ typedef struct isa_fused_desc {
 	uint16_t n_code;    /* 1..ISA_FUSED_MAX_CODE */
 	uint8_t n_regs;     /* registers used, n_inputs..ISA_FUSED_MAX_REGS */
 	uint8_t out_reg;    /* < n_regs */
-	uint16_t pad;       /* zero */
-	uint32_t reserved;  /* zero */
+	uint16_t reduce;    /* 0, or ISA_FUSED_REDUCE(isa_reduce_t) (ISA 1.3; zero before) */
+	uint32_t reduce_axes; /* reduced dims of ap0's shape (bit k = dim k); 0 unless
+			       * reduce (ISA 1.3; zero before) */
 } isa_fused_desc_t;
 
 /* One program step: dst (with dtype) = op(src[0..arity)). Unused src entries
- * and pad are zero; imm is used by ISA_FUSED_CONST only (the f64 bit pattern
- * for a float dtype, an int64 for the others, pred 0/1) and zero otherwise. */
+ * and pad are zero; imm is used by ISA_FUSED_CONST (the f64 bit pattern
+ * for a float dtype, an int64 for the others, pred 0/1) and ISA_FUSED_IOTA
+ * (an int64 start; src[0] is its dim, not a register) and zero otherwise. */
 typedef struct isa_fused_op {
-	uint16_t op;      /* isa_alu_t or ISA_FUSED_CONVERT / ISA_FUSED_CONST */
+	uint16_t op;      /* isa_alu_t or ISA_FUSED_CONVERT / _CONST / _IOTA */
 	uint8_t dst;
 	uint8_t dtype;    /* dtype of dst after this step */
 	uint8_t src[3];

@@ -1,4 +1,4 @@
-/* FUSED: random programs against the same steps run op by op (ALU/COPY), scalar references, descriptor validation, OOB and NaN records. */
+/* FUSED: random programs against the same steps run op by op (ALU/COPY), scalar references, the reducing form and IOTA, descriptor validation, OOB and NaN records. */
 #include "fwsim_test.h"
 
 /* ---- building descriptors ---- */
@@ -580,8 +580,8 @@ START_TEST(test_descriptor_garbage_rejected)
 		{ 6, 0, "program of 0 steps" },
 		{ 8, 2, "registers" },                  /* n_regs < n_inputs */
 		{ 9, 40, "out_reg" },
-		{ 10, 1, "pad" },
-		{ 12, 1, "reserved" },
+		{ 10, 9, "names no combiner" },
+		{ 12, 1, "without reduce" },
 		{ sizeof(isa_fused_desc_t) + 4, 0, "unknown dtype" }, /* extra ap dtype */
 		{ sizeof(isa_fused_desc_t), 9, "region" },            /* extra ap region */
 		{ sizeof(isa_fused_desc_t) + 16, 5, "shape differs" },/* extra ap shape */
@@ -618,6 +618,161 @@ START_TEST(test_descriptor_garbage_rejected)
 	b.h.out_reg = 1;
 	in = fb_emit(&b, &t, out);
 	expect_desc_bad(&t, &in, "pred constant");
+	tmem_free(&t);
+}
+END_TEST
+
+/* ---- the reducing form and IOTA (ISA 1.3) ---- */
+
+/* An access pattern of region r at off with explicit shape and strides. */
+static isa_ap_t fz_ap(uint32_t r, uint64_t off, uint32_t dt, uint32_t rank, const uint64_t *sh,
+		      const int64_t *st)
+{
+	isa_ap_t ap;
+	memset(&ap, 0, sizeof(ap));
+	ap.region = r;
+	ap.offset = off;
+	ap.dtype = (uint8_t)dt;
+	ap.rank = (uint8_t)rank;
+	for (uint32_t k = 0; k < rank; k++) {
+		ap.shape[k] = sh[k];
+		ap.stride[k] = st[k];
+	}
+	return ap;
+}
+
+/* The one-hot pattern: out[i,j] = init + sum_v (iota_v == label[i,j]) * w[v],
+ * the compare, convert and multiply never stored. */
+START_TEST(test_reduce_one_hot_with_iota)
+{
+	tmem_t t;
+	tmem_init(&t);
+	enum { A = 5, B = 7, V = 9 };
+	uint64_t sh[3] = { A, B, V };
+	uint64_t loff = tmem_alloc(&t, 2, A * B * 4), woff = tmem_alloc(&t, 2, V * 4);
+	uint64_t ooff = tmem_alloc(&t, 3, A * B * 4);
+	int32_t *lab = (int32_t *)(void *)tmem_ptr(&t, 2, loff);
+	float *w = (float *)(void *)tmem_ptr(&t, 2, woff), *o = (float *)(void *)tmem_ptr(&t, 3, ooff);
+	for (int i = 0; i < A * B; i++) {
+		lab[i] = (i * 5) % (V + 2) - 1; /* -1 and V: no hit */
+		o[i] = 0.5f;
+	}
+	for (int v = 0; v < V; v++)
+		w[v] = (float)(v + 1) * 1.25f;
+	int64_t lst[3] = { B, 1, 0 }, wst[3] = { 0, 0, 1 }, ost[3] = { B, 1, 0 };
+	fbuild_t b;
+	fb_init(&b);
+	fb_input(&b, fz_ap(2, loff, ISA_DT_S32, 3, sh, lst));
+	fb_input(&b, fz_ap(2, woff, ISA_DT_F32, 3, sh, wst));
+	fb_op(&b, ISA_FUSED_IOTA, 2, ISA_DT_S32, 2, -1, -1, 0);
+	fb_op(&b, ISA_ALU_CMP_EQ, 3, ISA_DT_PRED, 2, 0, -1, 0);
+	fb_op(&b, ISA_FUSED_CONVERT, 2, ISA_DT_F32, 3, -1, -1, 0);
+	fb_op(&b, ISA_ALU_MUL, 4, ISA_DT_F32, 2, 1, -1, 0);
+	b.h.out_reg = 4;
+	b.h.reduce = ISA_FUSED_REDUCE(ISA_RED_SUM);
+	b.h.reduce_axes = 1u << 2;
+	isa_insn_t in = fb_emit(&b, &t, fz_ap(3, ooff, ISA_DT_F32, 3, sh, ost));
+	char err[200];
+	ck_assert_msg(isa_insn_validate(&in, T_NREG, 1, err, sizeof(err)) == 0, "%s", err);
+	fwsim_job_t job;
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, FWSIM_JOB_CHECK_NAN, &job), FWSIM_OK);
+	for (int i = 0; i < A * B; i++) {
+		float want = 0.5f + (lab[i] >= 0 && lab[i] < V ? w[lab[i]] : 0.0f);
+		ck_assert_msg(o[i] == want, "output %d: %g, want %g", i, o[i], want);
+	}
+	ck_assert(tmem_guards_intact(&t));
+	tmem_free(&t);
+}
+END_TEST
+
+/* Reduced outer dims, integer max, iota with a start, a transposed output;
+ * and a float iota rounded to bf16. */
+START_TEST(test_reduce_outer_axes_int_max_and_iota_start)
+{
+	tmem_t t;
+	tmem_init(&t);
+	uint64_t sh[3] = { 4, 6, 3 };
+	uint64_t ooff = tmem_alloc(&t, 3, 6 * 3 * 8);
+	int64_t *o = (int64_t *)(void *)tmem_ptr(&t, 3, ooff);
+	for (int i = 0; i < 18; i++)
+		o[i] = i == 5 ? 1000 : -1000;
+	/* out[j, k] stored transposed: element (j, k) at k * 6 + j */
+	int64_t ost[3] = { 0, 1, 6 };
+	fbuild_t b;
+	fb_init(&b);
+	/* value = (i + 10) * 3 - 7 * j + k, max over i */
+	fb_op(&b, ISA_FUSED_IOTA, 0, ISA_DT_S64, 0, -1, -1, (uint64_t)10);
+	fb_op(&b, ISA_FUSED_CONST, 1, ISA_DT_S64, -1, -1, -1, 3);
+	fb_op(&b, ISA_ALU_MUL, 0, ISA_DT_S64, 0, 1, -1, 0);
+	fb_op(&b, ISA_FUSED_IOTA, 2, ISA_DT_S64, 1, -1, -1, 0);
+	fb_op(&b, ISA_FUSED_CONST, 1, ISA_DT_S64, -1, -1, -1, 7);
+	fb_op(&b, ISA_ALU_MUL, 2, ISA_DT_S64, 2, 1, -1, 0);
+	fb_op(&b, ISA_ALU_SUB, 0, ISA_DT_S64, 0, 2, -1, 0);
+	fb_op(&b, ISA_FUSED_IOTA, 2, ISA_DT_S64, 2, -1, -1, 0);
+	fb_op(&b, ISA_ALU_ADD, 0, ISA_DT_S64, 0, 2, -1, 0);
+	b.h.out_reg = 0;
+	b.h.reduce = ISA_FUSED_REDUCE(ISA_RED_MAX);
+	b.h.reduce_axes = 1u;
+	isa_insn_t in = fb_emit(&b, &t, fz_ap(3, ooff, ISA_DT_S64, 3, sh, ost));
+	fwsim_job_t job;
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, 0, &job), FWSIM_OK);
+	for (int j = 0; j < 6; j++)
+		for (int k = 0; k < 3; k++) {
+			int64_t init = k * 6 + j == 5 ? 1000 : -1000;
+			int64_t v = 13 * 3 - 7 * j + k;
+			int64_t want = v > init ? v : init;
+			ck_assert_int_eq(o[k * 6 + j], want);
+		}
+	/* bf16 iota: 257 rounds to 256 */
+	uint64_t sh1[1] = { 300 };
+	int64_t st1[1] = { 1 };
+	uint64_t boff = tmem_alloc(&t, 3, 600);
+	fb_init(&b);
+	fb_op(&b, ISA_FUSED_IOTA, 0, ISA_DT_BF16, 0, -1, -1, 0);
+	b.h.out_reg = 0;
+	in = fb_emit(&b, &t, fz_ap(3, boff, ISA_DT_BF16, 1, sh1, st1));
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, 0, &job), FWSIM_OK);
+	ck_assert(tget(ISA_DT_BF16, tmem_ptr(&t, 3, boff + 2 * 257)) == 256.0);
+	ck_assert(tget(ISA_DT_BF16, tmem_ptr(&t, 3, boff + 2 * 100)) == 100.0);
+	ck_assert(tmem_guards_intact(&t));
+	tmem_free(&t);
+}
+END_TEST
+
+/* What the validator refuses in the new fields, at validation and at run time. */
+START_TEST(test_reduce_and_iota_validation)
+{
+	tmem_t t;
+	tmem_init(&t);
+	uint64_t sh[2] = { 3, 4 };
+	int64_t red[2] = { 1, 0 }, full[2] = { 4, 1 };
+	uint64_t ooff = tmem_alloc(&t, 3, 48);
+	fbuild_t b;
+	struct { uint16_t reduce; uint32_t axes; int64_t *ost; uint32_t odt; uint32_t iota_dim;
+		 uint32_t iota_dt; const char *needle; } cases[] = {
+		{ ISA_FUSED_REDUCE(ISA_RED_SUM), 2, full, ISA_DT_F32, 0, ISA_DT_F32, "needs stride 0" },
+		{ ISA_FUSED_REDUCE(ISA_RED_SUM), 4, red, ISA_DT_F32, 0, ISA_DT_F32, "reduce_axes" },
+		{ ISA_FUSED_REDUCE(ISA_RED_ASSIGN), 2, red, ISA_DT_F32, 0, ISA_DT_F32, "no combiner" },
+		{ ISA_FUSED_REDUCE(ISA_RED_AND), 2, red, ISA_DT_F32, 0, ISA_DT_F32, "does not take" },
+		{ 0, 2, full, ISA_DT_F32, 0, ISA_DT_F32, "without reduce" },
+		{ 0, 0, full, ISA_DT_F32, 2, ISA_DT_F32, "iota dim 2" },
+		{ 0, 0, full, ISA_DT_PRED, 1, ISA_DT_PRED, "iota of dtype pred" },
+	};
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		fb_init(&b);
+		fb_op(&b, ISA_FUSED_IOTA, 0, cases[c].iota_dt, (int)cases[c].iota_dim, -1, -1, 0);
+		b.h.out_reg = 0;
+		b.h.reduce = cases[c].reduce;
+		b.h.reduce_axes = cases[c].axes;
+		isa_insn_t in = fb_emit(&b, &t, fz_ap(3, ooff, cases[c].odt, 2, sh, cases[c].ost));
+		expect_desc_bad(&t, &in, cases[c].needle);
+	}
+	/* iota's unused sources */
+	fb_init(&b);
+	fb_op(&b, ISA_FUSED_IOTA, 0, ISA_DT_F32, 0, 1, -1, 0);
+	b.h.out_reg = 0;
+	isa_insn_t in = fb_emit(&b, &t, fz_ap(3, ooff, ISA_DT_F32, 2, sh, full));
+	expect_desc_bad(&t, &in, "unused src");
 	tmem_free(&t);
 }
 END_TEST
@@ -792,6 +947,9 @@ static Suite *fused_suite(void)
 	tcase_add_test(tc, test_inf_from_narrowing_in_fused_output);
 	tcase_add_test(tc, test_descriptor_garbage_rejected);
 	tcase_add_test(tc, test_static_validation_of_fused_insn);
+	tcase_add_test(tc, test_reduce_one_hot_with_iota);
+	tcase_add_test(tc, test_reduce_outer_axes_int_max_and_iota_start);
+	tcase_add_test(tc, test_reduce_and_iota_validation);
 	tcase_add_test(tc, test_oob_extra_input_stops_before_writing);
 	tcase_add_test(tc, test_fused_faster_than_chain);
 	suite_add_tcase(s, tc);
