@@ -1,12 +1,13 @@
-/* Lowers a kLoop fusion of elementwise ops to one ISA FUSED instruction: input views, a register program, a descriptor in the constants. */
+/* Lowers a fusion of elementwise ops (kLoop), or of a reduce of such an expression (kInput), to one ISA FUSED instruction: input views, a register program, a descriptor in the constants. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "lower_ctx.h"
+#include "lower_internal.h"
 #include "passes.h"
 
-#define LF_MAX_VIEWS (1 + ISA_FUSED_MAX_INPUTS)
+/* output, inputs, one index view per iota dim (folding only) */
+#define LF_MAX_VIEWS (1 + ISA_FUSED_MAX_INPUTS + NCC_MAX_RANK)
 
 typedef struct lf_input {
 	const ncc_inst_t *src;   /* the parameter or broadcast it stands for */
@@ -23,6 +24,10 @@ typedef struct lf {
 	const ncc_inst_t *from[ISA_FUSED_MAX_CODE]; /* the fused instruction of each step */
 	int32_t ncode;
 	int32_t nregs;
+	int32_t iota_dim[ISA_FUSED_MAX_CODE]; /* IOTA steps: the HLO dim; others -1 */
+	const ncc_inst_t *red;   /* the root reduce of a kInput fusion, or NULL */
+	uint32_t red_mask;       /* its reduced dims */
+	int red_comb;            /* its isa_reduce_t */
 } lf_t;
 
 /* The view of fusion operand `param` seen at the output dims: k-th operand
@@ -94,6 +99,7 @@ typedef struct vstep {
 	int nsrc;
 	isa_dtype_t dtype;
 	uint64_t imm;
+	int32_t iota_dim;       /* IOTA: the HLO dim */
 	const ncc_inst_t *from; /* the fused instruction it computes */
 } vstep_t;
 
@@ -160,12 +166,32 @@ static ncc_status_t emit_all(lf_t *f, const ncc_view_t *out, uint8_t out_reg)
 	v[0] = *out;
 	for (int32_t i = 0; i < f->nin; i++)
 		v[1 + i] = f->in[i].view;
+	/* an index view per iota dim d (stride 1 along d): folding then never
+	 * merges d with another dim, and its strides say where d went */
+	int iota_view[NCC_MAX_RANK];
+	int nv = n;
+	for (int32_t d = 0; d < NCC_MAX_RANK; d++) {
+		iota_view[d] = -1;
+		for (int32_t s = 0; s < f->ncode && iota_view[d] < 0; s++)
+			if (f->iota_dim[s] == d) {
+				ncc_view_t w = *out;
+				for (int32_t k = 0; k < w.rank; k++)
+					w.strides[k] = k == d;
+				iota_view[d] = nv;
+				v[nv++] = w;
+			}
+	}
 	uint64_t shape[NCC_MAX_RANK];
 	int64_t stride[LF_MAX_VIEWS][NCC_MAX_RANK];
-	int r = fold_views(n, v, shape, stride);
+	int r = fold_views(nv, v, shape, stride);
 	if (r < 0)
 		return NCC_OK; /* no elements */
 	int outer = r > ISA_MAX_RANK ? r - ISA_MAX_RANK : 0;
+	/* reduced dims: where the output does not move (its stride is 0) */
+	uint32_t red_axes = 0;
+	for (int k = outer; k < r && f->red; k++)
+		if (stride[0][k] == 0)
+			red_axes |= 1u << (k - outer);
 	uint64_t nslices = 1;
 	for (int k = 0; k < outer; k++)
 		nslices *= shape[k];
@@ -183,6 +209,7 @@ static ncc_status_t emit_all(lf_t *f, const ncc_view_t *out, uint8_t out_reg)
 		/* byte offset of this slice in every view */
 		uint64_t off[LF_MAX_VIEWS];
 		uint64_t rem = s;
+		int64_t ibase[LF_MAX_VIEWS] = { 0 }; /* index views: the slice's index */
 		for (int i = 0; i < n; i++)
 			off[i] = v[i].offset;
 		for (int k = outer - 1; k >= 0; k--) {
@@ -191,6 +218,8 @@ static ncc_status_t emit_all(lf_t *f, const ncc_view_t *out, uint8_t out_reg)
 			for (int i = 0; i < n; i++)
 				off[i] += (uint64_t)((int64_t)ik * stride[i][k] *
 						     (int64_t)isa_dtype_size(v[i].dtype));
+			for (int i = n; i < nv; i++)
+				ibase[i] += (int64_t)ik * stride[i][k];
 		}
 		isa_ap_t aps[LF_MAX_VIEWS];
 		for (int i = 0; i < n; i++)
@@ -202,6 +231,36 @@ static ncc_status_t emit_all(lf_t *f, const ncc_view_t *out, uint8_t out_reg)
 		h.n_code = (uint16_t)f->ncode;
 		h.n_regs = (uint8_t)f->nregs;
 		h.out_reg = out_reg;
+		if (f->red) {
+			h.reduce = ISA_FUSED_REDUCE((uint32_t)f->red_comb);
+			h.reduce_axes = red_axes;
+		}
+		/* IOTA steps: the folded dim of this slice, or a constant when
+		 * the dim is an outer slice's (or of size 1) */
+		for (int32_t q = 0; q < f->ncode; q++) {
+			if (f->iota_dim[q] < 0)
+				continue;
+			isa_fused_op_t *o = &f->code[q];
+			int vi = iota_view[f->iota_dim[q]];
+			int fd = -1;
+			for (int k = 0; k < r; k++)
+				if (stride[vi][k])
+					fd = k;
+			if (fd >= outer) {
+				o->op = ISA_FUSED_IOTA;
+				o->src[0] = (uint8_t)(fd - outer);
+				o->imm = (uint64_t)ibase[vi];
+			} else {
+				o->op = ISA_FUSED_CONST;
+				o->src[0] = 0;
+				if (isa_dtype_is_float(o->dtype)) {
+					double d = (double)ibase[vi];
+					memcpy(&o->imm, &d, 8);
+				} else {
+					o->imm = (uint64_t)ibase[vi];
+				}
+			}
+		}
 		uint8_t *p = buf;
 		memcpy(p, &h, sizeof(h));
 		p += sizeof(h);
@@ -247,6 +306,25 @@ ncc_status_t ncc_lower_fusion(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 	f->inst = inst;
 	f->oshape = &inst->shape;
 	ncc_status_t st = NCC_OK;
+	const ncc_inst_t *expr = fc->root; /* what the program computes */
+	if (fc->root->op == NCC_OP_REDUCE) {
+		/* kInput: the program computes the reduce's operand, element by
+		 * element, and FUSED's reducing form combines it into the output */
+		f->red = fc->root;
+		f->red_comb = f->red->noperands == 2 ? ncc_lower_combiner_of(f->red->to_apply) : -1;
+		if (f->red_comb < 0 || !ncc_shape_is_array(&f->red->operands[0]->shape) ||
+		    f->red->operands[1]->op != NCC_OP_PARAMETER) {
+			free(f);
+			return ncc_lower_fail(ctx, inst, NCC_ERR_UNSUPPORTED,
+					      "unsupported fusion: a reduce root that is not one "
+					      "array with a parameter init and add, multiply, maximum, "
+					      "minimum, and, or");
+		}
+		expr = f->red->operands[0];
+		f->oshape = &expr->shape;
+		for (int32_t i = 0; i < f->red->dimensions.n; i++)
+			f->red_mask |= 1u << f->red->dimensions.v[i];
+	}
 	int32_t nv = fc->ninsts;
 	vstep_t *vs = calloc((size_t)nv + 1, sizeof(*vs));
 	int32_t *val = calloc((size_t)nv + 1, sizeof(int32_t)); /* fused inst -> value, -1 none */
@@ -263,6 +341,8 @@ ncc_status_t ncc_lower_fusion(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 	for (int32_t i = 0; i < nv && !st; i++) {
 		const ncc_inst_t *x = fc->insts[i];
 		val[i] = -1;
+		if (f->red && x == f->red->operands[1])
+			continue; /* the init: copied into the output below */
 		if (x->op == NCC_OP_BROADCAST && x->noperands == 1 &&
 		    x->operands[0]->op == NCC_OP_PARAMETER) {
 			st = get_input(f, x, &val[i]);
@@ -285,7 +365,7 @@ ncc_status_t ncc_lower_fusion(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 	/* pass 2: the steps, on virtual values */
 	for (int32_t i = 0; i < nv && !st; i++) {
 		const ncc_inst_t *x = fc->insts[i];
-		if (val[i] >= 0 || x->op == NCC_OP_PARAMETER)
+		if (val[i] >= 0 || x->op == NCC_OP_PARAMETER || x == f->red)
 			continue;
 		isa_dtype_t dt;
 		if (!ncc_shape_is_array(&x->shape) || ncc_lower_dtype(x->shape.etype, &dt)) {
@@ -297,6 +377,7 @@ ncc_status_t ncc_lower_fusion(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 		vstep_t *s = &vs[nvs];
 		s->dtype = dt;
 		s->from = x;
+		s->iota_dim = -1;
 		const ncc_inst_t *cst = NULL;
 		if (is_scalar_const(x))
 			cst = x;
@@ -306,6 +387,15 @@ ncc_status_t ncc_lower_fusion(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 		if (cst) {
 			s->op = ISA_FUSED_CONST;
 			const_imm(f, cst, dt, &s->imm);
+		} else if (x->op == NCC_OP_IOTA) {
+			if (dt == ISA_DT_PRED || x->iota_dimension < 0 ||
+			    x->iota_dimension >= x->shape.rank) {
+				st = ncc_lower_fail(ctx, inst, NCC_ERR_UNSUPPORTED,
+						    "unsupported fusion: iota '%s'", x->name);
+				break;
+			}
+			s->op = ISA_FUSED_IOTA; /* emit_all places its dim */
+			s->iota_dim = (int32_t)x->iota_dimension;
 		} else if (x->op == NCC_OP_CONSTANT && x->noperands == 0) {
 			st = ncc_lower_fail(ctx, inst, NCC_ERR_UNSUPPORTED,
 					    "unsupported fusion: non-scalar constant '%s'", x->name);
@@ -339,13 +429,13 @@ ncc_status_t ncc_lower_fusion(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 	}
 	if (st)
 		goto out;
-	int32_t root_val = val[fc->root->aux_i];
+	int32_t root_val = val[expr->aux_i];
 	if (root_val < f->nin) {
 		/* the root is an input (a parameter or a broadcast): copy it */
 		isa_dtype_t dt;
-		ncc_lower_dtype(fc->root->shape.etype, &dt);
+		ncc_lower_dtype(expr->shape.etype, &dt);
 		vs[nvs] = (vstep_t){ .op = ISA_FUSED_CONVERT, .dst = nvals, .src = { root_val },
-				     .nsrc = 1, .dtype = dt, .from = fc->root };
+				     .nsrc = 1, .dtype = dt, .iota_dim = -1, .from = expr };
 		root_val = nvals++;
 		nvs++;
 	}
@@ -379,6 +469,7 @@ ncc_status_t ncc_lower_fusion(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 		o->op = (uint16_t)vs[s].op;
 		o->dtype = (uint8_t)vs[s].dtype;
 		f->from[s] = vs[s].from;
+		f->iota_dim[s] = vs[s].iota_dim;
 		o->imm = vs[s].imm;
 		for (int k = 0; k < vs[s].nsrc; k++)
 			o->src[k] = (uint8_t)reg_of[vs[s].src[k]];
@@ -405,6 +496,30 @@ ncc_status_t ncc_lower_fusion(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 	ncc_view_t outv;
 	if ((st = ncc_lower_output_view(ctx, inst, 0, &outv)))
 		goto out;
+	if (f->red) {
+		/* the output starts as the init value, then every element of the
+		 * expression is combined into it: the output seen at the
+		 * expression's dims, stride 0 along the reduced ones */
+		ncc_view_t initv;
+		if ((st = ncc_lower_operand_view(ctx, inst,
+						 (int32_t)f->red->operands[1]->parameter_number, &initv)))
+			goto out;
+		ncc_view_t b = ncc_view_bcast_scalar(&initv, outv.rank, outv.dims);
+		if ((st = ncc_lower_copy(ctx, inst, &outv, &b)))
+			goto out;
+		ncc_view_t it = outv;
+		it.rank = f->oshape->rank;
+		for (int32_t d = 0, j = 0; d < it.rank; d++) {
+			if (f->red_mask >> d & 1) {
+				it.dims[d] = f->oshape->dims[d];
+				it.strides[d] = 0;
+			} else {
+				it.dims[d] = outv.dims[j];
+				it.strides[d] = outv.strides[j++];
+			}
+		}
+		outv = it;
+	}
 	st = emit_all(f, &outv, (uint8_t)reg_of[root_val]);
 out:
 	for (int32_t i = 0; i < nv; i++)

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lower_internal.h"
 #include "passes.h"
 
 /* Per-instruction state while grouping (indexed by program position). */
@@ -15,10 +16,13 @@ typedef struct fuse_ctx {
 	ncc_inst_t **insts;   /* snapshot of the entry in program order */
 	uint8_t *state;
 	uint8_t *cand;
+	uint8_t *extuse;      /* an operand of a fusion built already (a user the
+			       * snapshot's user lists do not show) */
 	int32_t *ustart, *users; /* CSR lists of user positions */
 	int32_t mem[NCC_FUSE_MAX_VALUES];
 	int32_t nmem;
 	int counter;          /* for computation names */
+	const ncc_inst_t *red; /* the group's root when it is a reduce */
 } fuse_ctx_t;
 
 static int32_t pos_of(const ncc_inst_t *x) { return (int32_t)x->aux_i - 1; }
@@ -43,6 +47,25 @@ static bool scalar_const(const ncc_inst_t *x)
 static bool compute_op(const ncc_inst_t *x)
 {
 	return !x->ncontrol_preds && ncc_pass_fused_op(x) >= 0;
+}
+
+/* An iota the fused loop computes from each element's index (FUSED's IOTA). */
+static bool iota_op(const ncc_inst_t *x)
+{
+	return x->op == NCC_OP_IOTA && !x->ncontrol_preds && ncc_shape_is_array(&x->shape) &&
+	       ncc_pass_isa_etype(x->shape.etype) && x->shape.etype != NCC_PRED &&
+	       x->iota_dimension >= 0 && x->iota_dimension < x->shape.rank;
+}
+
+/* A reduce that can end a fused loop (FUSED's reducing form): one array
+ * operand, a combiner the ISA has, no control dependencies. */
+static bool fusible_reduce(const ncc_inst_t *x)
+{
+	return x->op == NCC_OP_REDUCE && x->noperands == 2 && !x->ncontrol_preds &&
+	       ncc_shape_is_array(&x->shape) && ncc_pass_isa_etype(x->shape.etype) &&
+	       ncc_shape_is_array(&x->operands[0]->shape) &&
+	       x->operands[0]->shape.rank <= NCC_MAX_RANK && x->to_apply &&
+	       ncc_lower_combiner_of(x->to_apply) >= 0;
 }
 
 /* Members plus distinct outside operands, if x joined the group, and a bound
@@ -76,7 +99,7 @@ static void group_size(const fuse_ctx_t *f, int32_t extra, int32_t *out_values,
 
 static bool all_users_in_group(const fuse_ctx_t *f, int32_t p)
 {
-	if (f->insts[p] == f->c->root)
+	if (f->insts[p] == f->c->root || f->extuse[p])
 		return false;
 	for (int32_t u = f->ustart[p]; u < f->ustart[p + 1]; u++)
 		if (f->state[f->users[u]] != ST_IN_GROUP)
@@ -89,7 +112,10 @@ static void add_member(fuse_ctx_t *f, int32_t p, int st)
 	f->state[p] = (uint8_t)st;
 	f->mem[f->nmem++] = p;
 	const ncc_inst_t *x = f->insts[p];
-	for (int32_t k = 0; k < x->noperands; k++) {
+	/* a reduce's init stays outside: the lowering copies it into the
+	 * output, which the loop then combines into */
+	int32_t nops = x->op == NCC_OP_REDUCE ? 1 : x->noperands;
+	for (int32_t k = 0; k < nops; k++) {
 		const ncc_inst_t *o = x->operands[k];
 		int32_t q = pos_of(o);
 		if (q < 0 || q >= f->n)
@@ -102,7 +128,8 @@ static void add_member(fuse_ctx_t *f, int32_t p, int st)
 	}
 }
 
-/* Decides whether candidate p joins the group rooted at root. */
+/* Decides whether candidate p joins the group rooted at root (for a reduce
+ * root: at its operand, whose dims the loop runs over). */
 static void consider(fuse_ctx_t *f, int32_t p, const ncc_inst_t *root)
 {
 	const ncc_inst_t *x = f->insts[p];
@@ -111,11 +138,20 @@ static void consider(fuse_ctx_t *f, int32_t p, const ncc_inst_t *root)
 	int st;
 	if (compute_op(x) && same_dims(&x->shape, &root->shape) && all_users_in_group(f, p))
 		st = ST_IN_GROUP;
+	else if (compute_op(x) && same_dims(&x->shape, &root->shape) &&
+		 (x->op == NCC_OP_COMPARE || x->op == NCC_OP_CONVERT))
+		/* cheap to recompute, and the one-hot masks they make are as big
+		 * as the loop: each consumer computes its own copy */
+		st = ST_DUP;
 	else if (x->op == NCC_OP_BROADCAST && same_dims(&x->shape, &root->shape) &&
 		 ncc_pass_isa_etype(x->shape.etype) && x->dimensions.present &&
 		 x->dimensions.n == x->operands[0]->shape.rank)
 		st = all_users_in_group(f, p) ? ST_IN_GROUP : ST_DUP;
 	else if (scalar_const(x))
+		/* the reduce's init stays outside as well (a fusion parameter) */
+		st = all_users_in_group(f, p) && !(f->red && f->red->operands[1] == x) ? ST_IN_GROUP
+										       : ST_DUP;
+	else if (iota_op(x) && same_dims(&x->shape, &root->shape))
 		st = all_users_in_group(f, p) ? ST_IN_GROUP : ST_DUP;
 	else
 		return;
@@ -161,6 +197,12 @@ static ncc_status_t build(fuse_ctx_t *f, ncc_inst_t *root)
 			int32_t j;
 			for (j = 0; j < nmap && from[j] != o; j++)
 				;
+			/* a reduce's init is a parameter even when a duplicated
+			 * constant of the same value is in the loop */
+			if (x == root && x->op == NCC_OP_REDUCE && k == 1) {
+				for (j = 0; j < nmap && !(from[j] == o && to[j]->op == NCC_OP_PARAMETER); j++)
+					;
+			}
 			if (j == nmap) { /* an outside value: a new parameter */
 				if (np >= NCC_FUSE_MAX_INPUTS)
 					return NCC_ERR_INTERNAL;
@@ -189,9 +231,14 @@ static ncc_status_t build(fuse_ctx_t *f, ncc_inst_t *root)
 	ncc_inst_t *fu;
 	if ((st = ncc_pass_new_like(root, NCC_OP_FUSION, &root->shape, outside, np, &fu)))
 		return st;
-	fu->fusion_kind = "kLoop";
+	fu->fusion_kind = root->op == NCC_OP_REDUCE ? "kInput" : "kLoop";
 	fu->calls = fc;
 	ncc_inst_replace_uses(root, fu);
+	for (int32_t i = 0; i < np; i++) {
+		int32_t q = pos_of(outside[i]);
+		if (q >= 0 && q < f->n)
+			f->extuse[q] = 1;
+	}
 	for (int32_t i = 0; i < f->nmem; i++) {
 		int32_t p = f->mem[i];
 		if (f->state[p] == ST_IN_GROUP) {
@@ -213,6 +260,7 @@ static ncc_status_t fuse_comp(ncc_module_t *m, ncc_comp_t *c, int *counter, bool
 	f.insts = malloc(sizeof(*f.insts) * n1);
 	f.state = calloc(n1, 1);
 	f.cand = calloc(n1, 1);
+	f.extuse = calloc(n1, 1);
 	f.ustart = calloc(n1 + 1, sizeof(int32_t));
 	int32_t nuse = 0;
 	for (int32_t i = 0; i < f.n; i++)
@@ -220,7 +268,7 @@ static ncc_status_t fuse_comp(ncc_module_t *m, ncc_comp_t *c, int *counter, bool
 	f.users = malloc(sizeof(int32_t) * ((size_t)nuse + 1));
 	ncc_status_t st = NCC_OK;
 	bool changed = false;
-	if (!f.insts || !f.state || !f.cand || !f.ustart || !f.users) {
+	if (!f.insts || !f.state || !f.cand || !f.extuse || !f.ustart || !f.users) {
 		st = NCC_ERR_NOMEM;
 		goto out;
 	}
@@ -256,19 +304,27 @@ static ncc_status_t fuse_comp(ncc_module_t *m, ncc_comp_t *c, int *counter, bool
 	 * keeps the fused graph acyclic. */
 	for (int32_t r = f.n - 1; r >= 0; r--) {
 		ncc_inst_t *root = f.insts[r];
-		if (f.state[r] != ST_FREE || !compute_op(root))
+		bool red = fusible_reduce(root);
+		if (f.state[r] != ST_FREE || !(compute_op(root) || red))
 			continue;
 		memset(f.cand, 0, n1);
 		f.nmem = 0;
 		add_member(&f, r, ST_IN_GROUP);
+		/* a reduce's group runs at its operand's dims */
+		const ncc_inst_t *at = red ? root->operands[0] : root;
+		f.red = red ? root : NULL;
 		for (int32_t p = r - 1; p >= 0; p--)
 			if (f.cand[p])
-				consider(&f, p, root);
+				consider(&f, p, at);
 		int32_t ncompute = 0;
-		for (int32_t i = 0; i < f.nmem; i++)
-			ncompute += compute_op(f.insts[f.mem[i]]);
-		if (ncompute < 2) {
-			/* one op alone gains nothing over its own ALU instruction */
+		for (int32_t i = 0; i < f.nmem; i++) {
+			const ncc_inst_t *x = f.insts[f.mem[i]];
+			ncompute += compute_op(x) || (red && iota_op(x) && f.state[f.mem[i]] == ST_IN_GROUP);
+		}
+		if (ncompute < (red ? 1 : 2)) {
+			/* one op alone gains nothing over its own ALU instruction; a
+			 * reduce gains once it reads an expression instead of a
+			 * materialised operand */
 			for (int32_t i = 0; i < f.nmem; i++)
 				f.state[f.mem[i]] = ST_FREE;
 			continue;
@@ -283,6 +339,7 @@ out:
 	free(f.insts);
 	free(f.state);
 	free(f.cand);
+	free(f.extuse);
 	free(f.ustart);
 	free(f.users);
 	*counter = f.counter;

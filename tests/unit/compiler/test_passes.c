@@ -629,6 +629,101 @@ START_TEST(test_fuse_in_while_body_and_call)
 }
 END_TEST
 
+/* Producer fusion into reductions (FUSED's reducing form): the Llama2
+ * cross-entropy pattern at a small size. one_hot = compare(iota, labels) ->
+ * convert -> multiply with log-probabilities -> reduce over the vocabulary;
+ * the max over the vocabulary of logits - bias as well. */
+static const char *k_fuse_onehot =
+	"HloModule t\n"
+	"add_f { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }\n"
+	"max_f { c = f32[] parameter(0)  d = f32[] parameter(1)  ROOT m = f32[] maximum(c, d) }\n"
+	"ENTRY e { logp = f32[3,5,37] parameter(0)  labels = s32[3,5] parameter(1)\n"
+	"  bias = f32[37] parameter(2)\n"
+	"  io = s32[3,5,37] iota(), iota_dimension=2\n"
+	"  lb = s32[3,5,37] broadcast(labels), dimensions={0,1}\n"
+	"  hot = pred[3,5,37] compare(io, lb), direction=EQ\n"
+	"  hf = f32[3,5,37] convert(hot)\n"
+	"  pr = f32[3,5,37] multiply(hf, logp)\n"
+	"  z = f32[] constant(0)\n"
+	"  picked = f32[3,5] reduce(pr, z), dimensions={2}, to_apply=add_f\n"
+	"  bb = f32[3,5,37] broadcast(bias), dimensions={2}\n"
+	"  sh = f32[3,5,37] subtract(logp, bb)\n"
+	"  ninf = f32[] constant(-inf)\n"
+	"  mx = f32[5] reduce(sh, ninf), dimensions={0,2}, to_apply=max_f\n"
+	"  cnt = f32[37] reduce(hf, z), dimensions={0,1}, to_apply=add_f\n"
+	"  ROOT out = (f32[3,5], f32[5], f32[37]) tuple(picked, mx, cnt) }\n";
+
+START_TEST(test_fuse_reduce_producers_one_hot)
+{
+	ncc_module_t *m = parse(k_fuse_onehot);
+	passes(m, 2);
+	/* nothing of the size of logp is computed in the entry any more */
+	ck_assert_int_eq(count_op(m->entry, NCC_OP_IOTA) + count_op(m->entry, NCC_OP_COMPARE) +
+				 count_op(m->entry, NCC_OP_CONVERT) +
+				 count_op(m->entry, NCC_OP_MULTIPLY) +
+				 count_op(m->entry, NCC_OP_SUBTRACT) + count_op(m->entry, NCC_OP_REDUCE),
+			 0);
+	int kinput = 0;
+	for (int32_t i = 0; i < m->entry->ninsts; i++) {
+		const ncc_inst_t *x = m->entry->insts[i];
+		if (x->op == NCC_OP_FUSION && !strcmp(x->fusion_kind, "kInput")) {
+			kinput++;
+			ck_assert_int_eq(x->calls->root->op, NCC_OP_REDUCE);
+		}
+	}
+	ck_assert_int_eq(kinput, 3);
+	char *s = NULL;
+	ck_assert_int_eq(ncc_module_to_string(m, &s), NCC_OK);
+	ncc_module_t *back = parse(s);
+	ck_assert_int_eq(count_fusions(back), count_fusions(m));
+	ncc_module_free(back);
+	free(s);
+	ncc_module_free(m);
+	uint64_t before, after;
+	equiv("onehot", k_fuse_onehot, 2, &before, &after);
+	interp_equiv("onehot", k_fuse_onehot, 2, false);
+	ck_assert_uint_lt(after, before);
+}
+END_TEST
+
+/* More outputs than the simulator keeps accumulators for (2^20): the reduce
+ * runs in parts; an iota along a kept dim checks each part's index start;
+ * bf16 output, integer min, a kLoop with an iota, an iota of a size-1 dim. */
+START_TEST(test_fuse_reduce_many_outputs_and_types)
+{
+	const char *text =
+		"HloModule t\n"
+		"add_f { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }\n"
+		"min_i { c = s32[] parameter(0)  d = s32[] parameter(1)  ROOT m = s32[] minimum(c, d) }\n"
+		"add_h { g = bf16[] parameter(0)  h = bf16[] parameter(1)  ROOT k = bf16[] add(g, h) }\n"
+		"ENTRY e { x = f32[2,1100,1000] parameter(0)  w = bf16[7,1,9] parameter(1)\n"
+		"  i1 = f32[2,1100,1000] iota(), iota_dimension=1\n"
+		"  xi = f32[2,1100,1000] multiply(x, i1)\n"
+		"  z = f32[] constant(0)\n"
+		"  big = f32[1100,1000] reduce(xi, z), dimensions={0}, to_apply=add_f\n"
+		"  j0 = s32[7,1,9] iota(), iota_dimension=0  j1 = s32[7,1,9] iota(), iota_dimension=1\n"
+		"  j2 = s32[7,1,9] iota(), iota_dimension=2\n"
+		"  t3 = s32[] constant(3)  t3b = s32[7,1,9] broadcast(t3), dimensions={}\n"
+		"  jm = s32[7,1,9] multiply(j0, t3b)  js = s32[7,1,9] subtract(jm, j2)\n"
+		"  ja = s32[7,1,9] add(js, j1)\n"
+		"  big_i = s32[] constant(1000)\n"
+		"  mi = s32[1] reduce(ja, big_i), dimensions={0,2}, to_apply=min_i\n"
+		"  wf = bf16[7,1,9] exponential(w)  wn = bf16[7,1,9] negate(wf)\n"
+		"  zh = bf16[] constant(0.5)\n"
+		"  hs = bf16[9] reduce(wn, zh), dimensions={0,1}, to_apply=add_h\n"
+		"  lp = s32[7,1,9] multiply(ja, ja)\n"
+		"  ROOT out = (f32[1100,1000], s32[1], bf16[9], s32[7,1,9]) tuple(big, mi, hs, lp) }\n";
+	ncc_module_t *m = parse(text);
+	passes(m, 2);
+	/* ja has two users: it ends a kLoop (iotas inside), and mi reduces it */
+	ck_assert_int_eq(count_op(m->entry, NCC_OP_REDUCE), 1);
+	ck_assert_int_eq(count_op(m->entry, NCC_OP_IOTA), 0);
+	ncc_module_free(m);
+	equiv("reduce-many", text, 2, NULL, NULL);
+	interp_equiv("reduce-many", text, 2, false);
+}
+END_TEST
+
 START_TEST(test_fuse_not_at_o1_and_nothing_at_o0)
 {
 	ncc_module_t *m = parse(k_fuse);
@@ -971,6 +1066,8 @@ static Suite *passes_suite(void)
 	tcase_add_test(tc, test_fuse_types_and_scalar_bounds);
 	tcase_add_test(tc, test_fuse_respects_limits);
 	tcase_add_test(tc, test_fuse_in_while_body_and_call);
+	tcase_add_test(tc, test_fuse_reduce_producers_one_hot);
+	tcase_add_test(tc, test_fuse_reduce_many_outputs_and_types);
 	tcase_add_test(tc, test_fuse_not_at_o1_and_nothing_at_o0);
 	tcase_add_loop_test(tc, test_random_modules_equivalent, 0, 60);
 	tcase_add_test(tc, test_dump_after_each_pass);
