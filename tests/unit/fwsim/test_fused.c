@@ -777,6 +777,47 @@ START_TEST(test_reduce_and_iota_validation)
 }
 END_TEST
 
+/* The reducing form's work is charged to the watchdog as the elementwise
+ * form's is: 2^34 iteration elements (stride-0 input, iota, one output) stop
+ * within a second of CPU of a 300 ms deadline instead of running for minutes;
+ * the validation bound (elements x steps) holds for its iteration space. */
+START_TEST(test_reduce_form_stops_at_the_deadline)
+{
+	tmem_t t;
+	tmem_init(&t);
+	uint64_t sh[2] = { 1u << 18, 1u << 16 };
+	int64_t st0[2] = { 0, 0 };
+	uint64_t ioff = tmem_alloc(&t, 2, 4), ooff = tmem_alloc(&t, 3, 4);
+	fbuild_t b;
+	fb_init(&b);
+	fb_input(&b, fz_ap(2, ioff, ISA_DT_F32, 2, sh, st0));
+	fb_op(&b, ISA_FUSED_IOTA, 1, ISA_DT_F32, 1, -1, -1, 0);
+	fb_op(&b, ISA_ALU_MUL, 1, ISA_DT_F32, 0, 1, -1, 0);
+	b.h.out_reg = 1;
+	b.h.reduce = ISA_FUSED_REDUCE(ISA_RED_SUM);
+	b.h.reduce_axes = 3;
+	isa_insn_t in = fb_emit(&b, &t, fz_ap(3, ooff, ISA_DT_F32, 2, sh, st0));
+	const isa_insn_t *s[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = &in };
+	uint32_t c[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = 1 };
+	fwsim_job_t job;
+	uint64_t t0 = tnow_ns(), c0 = tcpu_ns();
+	ck_assert_int_eq(trun_prog(&t, NULL, s, c, 0, t0 + 300 * 1000000ull, &job), FWSIM_TIMEOUT);
+	uint64_t took = (tnow_ns() - t0) / 1000000ull, cpu = (tcpu_ns() - c0) / 1000000ull;
+	ck_assert_msg(took >= 300 && cpu < 1300, "took %llu ms (%llu ms of CPU) for a 300 ms deadline",
+		      (unsigned long long)took, (unsigned long long)cpu);
+	ck_assert_msg(strstr(job.error.message, "deadline passed during vector insn 0 (fused)"), "%s",
+		      job.error.message);
+	/* 2^40 + 1 iteration elements are refused when the program is created */
+	fwsim_program_t *p = NULL;
+	char err[200];
+	in.ap[0].shape[0] = (1ull << 24) + 1;
+	in.ap[2].shape[0] = (1ull << 24) + 1;
+	ck_assert_int_eq(fwsim_program_create(s, c, T_NREG, &p, err, sizeof(err)), FWSIM_INVALID);
+	ck_assert_ptr_null(p);
+	tmem_free(&t);
+}
+END_TEST
+
 START_TEST(test_static_validation_of_fused_insn)
 {
 	tmem_t t;
@@ -950,6 +991,7 @@ static Suite *fused_suite(void)
 	tcase_add_test(tc, test_reduce_one_hot_with_iota);
 	tcase_add_test(tc, test_reduce_outer_axes_int_max_and_iota_start);
 	tcase_add_test(tc, test_reduce_and_iota_validation);
+	tcase_add_test(tc, test_reduce_form_stops_at_the_deadline);
 	tcase_add_test(tc, test_oob_extra_input_stops_before_writing);
 	tcase_add_test(tc, test_fused_faster_than_chain);
 	suite_add_tcase(s, tc);
