@@ -225,6 +225,24 @@ ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 	for (int32_t s = 0; s < ns; s++)
 		if (w->dims[s].pad_lo || w->dims[s].pad_hi || w->dims[s].lhs_dilation != 1)
 			need_pad = true;
+	/* Flat windows: a stride-1 convolution over a padded temp whose spatial dims
+	 * are its innermost (NCHW) reads each kernel position's window as one run of
+	 * L = Y0 * P1 * ... elements per (batch, channel) plane: the outputs on the
+	 * padded grid [Y0, P1, ...], of which the final copy keeps [Y0, Y1, ...]. The
+	 * MATMUL (or the depthwise FMA) then reads P in place: no im2col copy, and
+	 * rows of L elements instead of Y_last. The extra grid columns read into the
+	 * next row or plane (finite, discarded); P gets one more outermost slice of
+	 * zeros so that the last plane's run stays inside it. */
+	int64_t nk0 = 1, ny0 = 1;
+	for (int32_t s = 0; s < ns; s++) {
+		nk0 *= k.dims[dn->k_spatial[s]];
+		ny0 *= out.dims[dn->out_spatial[s]];
+	}
+	bool flat = need_pad && !subpixel && ns >= 2 && nk0 > 1 && nk0 <= ny0 &&
+		    (GE == 1 || (BG == 1 && G == C && Cg == 1 && On == 1)) && x.dtype == ISA_DT_F32 &&
+		    isa_dtype_is_float(out.dtype);
+	for (int32_t s = 0; s < ns && flat; s++)
+		flat = w->dims[s].stride == 1 && dn->in_spatial[s] == x.rank - ns + s;
 	ncc_view_t p = x;
 	if (need_pad && !subpixel) {
 		int64_t pd[NCC_MAX_RANK];
@@ -237,6 +255,8 @@ ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 			if (pd[d] < 0)
 				pd[d] = 0;
 		}
+		if (flat)
+			pd[0]++; /* the slack slice, zeroed with the rest */
 		ncc_view_t zero;
 		st = ncc_lower_temp_view(ctx, x.dtype, x.rank, pd, &p);
 		if (st == NCC_OK)
@@ -247,6 +267,8 @@ ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 		st = ncc_lower_copy(ctx, inst, &p, &z);
 		if (st != NCC_OK)
 			return st;
+		if (flat)
+			p.dims[0]--;
 		/* x[i] goes to lo + i*dil; negative lo crops */
 		ncc_view_t src = x, dst = p;
 		int64_t soff = (int64_t)x.offset, doff = (int64_t)p.offset;
@@ -371,8 +393,20 @@ ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 		tdc[1] = C;
 		for (int32_t s = 0; s < ns; s++)
 			tdc[2 + s] = Y[s];
+		/* flat: the grid [Y0, P1, ...] of L elements per plane, innermost dense */
+		int64_t grid[NCC_MAX_RANK], L = 1;
+		flat = flat && cmajor;
+		for (int32_t s = 0; s < ns; s++) {
+			grid[s] = s == 0 ? Y[0] : p.dims[dn->in_spatial[s]];
+			L *= grid[s];
+		}
+		int64_t tdf[3] = { N, dw ? C : Cout, L };
+		if (flat) {
+			ad[0] = N * L;
+			tr = 3;
+		}
 		st = ncc_lower_temp_view(ctx, adt, 2, ad, &acc);
-		if (st == NCC_OK && !dwc)
+		if (st == NCC_OK && !dwc && !flat)
 			st = ncc_lower_temp_view(ctx, mdt, tr, cmajor ? tdc : td, &t);
 		if (st != NCC_OK)
 			return st;
@@ -409,9 +443,16 @@ ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 					xv.strides[2 + s2] = p.strides[dn->in_spatial[s2]] * w->dims[s2].stride;
 				}
 			}
+			if (flat) {
+				/* [N, C, L]: the window's run in each plane */
+				xv.rank = 3;
+				xv.dims[2] = L;
+				xv.strides[2] = 1;
+			}
 			if (dw) {
 				int32_t fd = cmajor ? 1 : tr - 1; /* the feature dim of xv, av and wv */
-				ncc_view_t av = ncc_view_dense(acc.region, acc.offset, adt, tr, cmajor ? tdc : td);
+				ncc_view_t av = ncc_view_dense(acc.region, acc.offset, adt, tr,
+							       flat ? tdf : cmajor ? tdc : td);
 				ncc_view_t wv = av;
 				wv.region = kv.region;
 				wv.dtype = mdt;
@@ -425,8 +466,9 @@ ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 					return st;
 				continue;
 			}
-			st = ncc_lower_copy(ctx, inst, &t, &xv);
-			if (st != NCC_OK)
+			if (flat)
+				t = xv; /* read in place */
+			else if ((st = ncc_lower_copy(ctx, inst, &t, &xv)) != NCC_OK)
 				return st;
 			isa_insn_t in = isa_insn_init(ISA_OP_MATMUL, 0);
 			in.n_ap = 3;
@@ -439,14 +481,15 @@ ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 				a1->shape[0] = (uint64_t)N; a1->stride[0] = 0;
 				a1->shape[1] = (uint64_t)Cout; a1->stride[1] = sko;
 				a1->shape[2] = (uint64_t)C; a1->stride[2] = ski;
+				int64_t nyg = flat ? L : ny;
 				a2->region = t.region; a2->dtype = (uint8_t)mdt; a2->offset = t.offset; a2->rank = 3;
-				a2->shape[0] = (uint64_t)N; a2->stride[0] = C * ny;
-				a2->shape[1] = (uint64_t)C; a2->stride[1] = ny;
-				a2->shape[2] = (uint64_t)ny; a2->stride[2] = 1;
+				a2->shape[0] = (uint64_t)N; a2->stride[0] = flat ? t.strides[0] : C * ny;
+				a2->shape[1] = (uint64_t)C; a2->stride[1] = flat ? t.strides[1] : ny;
+				a2->shape[2] = (uint64_t)nyg; a2->stride[2] = 1;
 				a0->region = acc.region; a0->dtype = (uint8_t)adt; a0->offset = acc.offset; a0->rank = 3;
-				a0->shape[0] = (uint64_t)N; a0->stride[0] = Cout * ny;
-				a0->shape[1] = (uint64_t)Cout; a0->stride[1] = ny;
-				a0->shape[2] = (uint64_t)ny; a0->stride[2] = 1;
+				a0->shape[0] = (uint64_t)N; a0->stride[0] = Cout * nyg;
+				a0->shape[1] = (uint64_t)Cout; a0->stride[1] = nyg;
+				a0->shape[2] = (uint64_t)nyg; a0->stride[2] = 1;
 				st = ncc_lower_emit(ctx, inst, ISA_ENGINE_TENSOR, &in, NULL);
 				if (st != NCC_OK)
 					return st;
@@ -473,15 +516,16 @@ ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 		ncc_view_t ov = out;
 		ncc_view_t av = acc;
 		av.rank = out.rank;
+		int64_t nyg = flat ? L : ny;
 		av.dims[dn->out_batch] = Nb;
-		av.strides[dn->out_batch] = ny * Cout;
+		av.strides[dn->out_batch] = nyg * Cout;
 		av.dims[dn->out_feature] = Cout;
-		av.strides[dn->out_feature] = cmajor ? ny : 1;
+		av.strides[dn->out_feature] = cmajor ? nyg : 1;
 		int64_t sy = cmajor ? 1 : Cout;
 		for (int32_t s = ns - 1; s >= 0; s--) {
 			av.dims[dn->out_spatial[s]] = Y[s];
 			av.strides[dn->out_spatial[s]] = sy;
-			sy *= Y[s];
+			sy *= flat ? grid[s] : Y[s];
 		}
 		return ncc_lower_copy(ctx, inst, &ov, &av);
 	}

@@ -55,6 +55,15 @@ static int have_f16c(void)
 
 void fwsim_load_f32(uint32_t dt, const uint8_t *p, int64_t sb, size_t n, float *out)
 {
+	if (sb == 0 && n > 1) {
+		/* a broadcast operand (a depthwise weight, a bias): one conversion,
+		 * then a fill the compiler vectorises */
+		float v;
+		fwsim_load_f32(dt, p, 0, 1, &v);
+		for (size_t i = 0; i < n; i++)
+			out[i] = v;
+		return;
+	}
 	switch (dt) {
 	case ISA_DT_F32:
 		if (sb == 4) {
@@ -159,6 +168,15 @@ void fwsim_copy_raw(uint8_t *dst, int64_t dsb, const uint8_t *src, int64_t ssb, 
 	if (dsb == (int64_t)esize && ssb == (int64_t)esize) {
 		memmove(dst, src, n * esize);
 		return;
+	}
+	if (ssb == 0 && dsb == 4 && esize == 4) { /* a fill (zero padding) */
+		uint32_t v, *d = (uint32_t *)(void *)dst;
+		memcpy(&v, src, 4);
+		if (((uintptr_t)dst & 3u) == 0) {
+			for (size_t i = 0; i < n; i++)
+				d[i] = v;
+			return;
+		}
 	}
 	switch (esize) {
 	case 1: for (size_t i = 0; i < n; i++) dst[(int64_t)i * dsb] = src[(int64_t)i * ssb]; return;

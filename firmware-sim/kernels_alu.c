@@ -152,7 +152,18 @@ static fwsim_status_t ew_run(const fwsim_kargs_t *k, ew_kind_t kind)
 			if (raw) {
 				fwsim_copy_raw(p[0], it.inner_bs[0], p[1], it.inner_bs[1], m,
 					       isa_dtype_size(odt));
-				if (k->chk) {
+				/* a fill (zero padding) of a good value needs no scan */
+				bool fill_ok = false;
+				if (k->chk && it.inner_bs[1] == 0) {
+					fwsim_numchk_t one = *k->chk;
+					float v0;
+					one.count = 0;
+					one.first = UINT64_MAX;
+					fwsim_load_f32(odt, p[1], 0, 1, &v0);
+					fwsim_numchk_block(&one, &v0, 1, 0);
+					fill_ok = one.count == 0;
+				}
+				if (k->chk && !fill_ok) {
 					fwsim_load_f32(odt, p[0], it.inner_bs[0], m, fb[0]);
 					fwsim_numchk_block(k->chk, fb[0], m, flat);
 				}

@@ -216,6 +216,49 @@ START_TEST(test_conv)
 	conv_case(2, 3, 4, 5, 3, 3, 3, 1, 1, 1, 2, 2, 3);
 	conv_case(1, 4, 3, 3, 4, 2, 2, 1, 1, 0, 0, 3, 4);
 	conv_case(2, 2, 5, 4, 2, 3, 3, 1, 1, 4, 1, 3, 2);
+	/* flat windows (stride 1 over the padded NCHW temp): asymmetric padding, a
+	 * non-square kernel and input, depthwise, grouped (not flat: im2col) */
+	conv_case(2, 3, 5, 7, 4, 3, 2, 1, 1, 2, 1, 1, 1);
+	conv_case(2, 4, 6, 5, 4, 3, 3, 1, 1, 1, 1, 1, 4);
+	conv_case(1, 4, 5, 5, 4, 3, 3, 1, 1, 1, 1, 1, 2);
+}
+END_TEST
+
+/* COPY instructions of the program lowered from text. */
+static uint32_t count_copies(const char *text)
+{
+	ncc_module_t *m = NULL;
+	ncc_error_t err = { 0 };
+	ck_assert_int_eq(ncc_parse_hlo(text, strlen(text), "t.hlo", &m, &err), NCC_OK);
+	void *neff = NULL;
+	size_t size = 0;
+	ck_assert_msg(ncc_lower_module(m, NULL, &neff, &size, &err) == NCC_OK, "%s", err.msg);
+	neff_view_t v;
+	char msg[256];
+	ck_assert_int_eq(neff_parse(neff, size, &v, msg, sizeof(msg)), NEFF_OK);
+	uint32_t n = 0;
+	for (uint32_t e = 0; e < ISA_ENGINE_COUNT; e++)
+		for (uint32_t i = 0; i < v.code_count[0][e]; i++)
+			n += v.code[0][e][i].opcode == ISA_OP_COPY;
+	free(neff);
+	ncc_module_free(m);
+	return n;
+}
+
+/* A stride-1 padded 3x3 convolution (ResNet's, and the input gradient of any
+ * stride-1 one) reads each kernel position's window in place: zero fill, pad
+ * copy and the final copy, no im2col copy per kernel position (there were
+ * 9 more). Stride 2 keeps im2col. */
+START_TEST(test_conv_stride1_has_no_im2col_copies)
+{
+	ck_assert_uint_eq(count_copies("HloModule m\nENTRY e { x = f32[2,8,10,10] parameter(0)\n"
+				       " k = f32[8,8,3,3] parameter(1)\n ROOT c = f32[2,8,10,10] "
+				       "convolution(x, k), window={size=3x3 pad=1_1x1_1}, "
+				       "dim_labels=bf01_oi01->bf01 }\n"), 3);
+	ck_assert_uint_eq(count_copies("HloModule m\nENTRY e { x = f32[2,8,10,10] parameter(0)\n"
+				       " k = f32[8,8,3,3] parameter(1)\n ROOT c = f32[2,8,5,5] "
+				       "convolution(x, k), window={size=3x3 stride=2x2 pad=1_1x1_1}, "
+				       "dim_labels=bf01_oi01->bf01 }\n"), 12);
 }
 END_TEST
 
@@ -1387,6 +1430,7 @@ static Suite *lower_suite(void)
 	tcase_add_test(tc, test_reduce);
 	tcase_add_test(tc, test_unsupported_f64);
 	tcase_add_test(tc, test_conv);
+	tcase_add_test(tc, test_conv_stride1_has_no_im2col_copies);
 	tcase_add_test(tc, test_errors_more);
 	tcase_add_test(tc, test_gather_scatter_axes);
 	tcase_add_test(tc, test_select_and_scatter);

@@ -240,6 +240,40 @@ START_TEST(test_nan_recorded_at_first_producing_insn)
 }
 END_TEST
 
+/* A COPY from a stride-0 source (the compiler's zero padding) checks the one
+ * value instead of scanning the row it wrote; a NaN or Inf fill is still
+ * every element of it. */
+START_TEST(test_fill_copy_nan_check)
+{
+	tmem_t t;
+	tmem_init(&t);
+	uint64_t sh[2] = { 3, 700 };
+	isa_insn_t in = isa_insn_init(ISA_OP_COPY, 0);
+	in.n_ap = 2;
+	in.ap[0] = isa_ap_contig(0, 0, ISA_DT_F32, 2, sh);
+	in.ap[1] = isa_ap_contig(1, 0, ISA_DT_F32, 2, sh);
+	in.ap[1].stride[0] = in.ap[1].stride[1] = 0;
+	float *src = (float *)(void *)tmem_ptr(&t, 1, 0), *dst = (float *)(void *)tmem_ptr(&t, 0, 0);
+	fwsim_job_t job;
+	*src = 0.0f;
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_DMA, FWSIM_JOB_CHECK_NAN, &job), FWSIM_OK);
+	ck_assert(dst[0] == 0.0f && dst[2099] == 0.0f);
+	*src = NAN;
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_DMA, FWSIM_JOB_CHECK_NAN, &job), FWSIM_NUM_ERR);
+	ck_assert_uint_eq(job.error.count, 2100);
+	ck_assert_uint_eq(job.error.first_index, 0);
+	ck_assert(isnan(dst[2099]));
+	*src = INFINITY;
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_DMA, FWSIM_JOB_CHECK_NAN, &job), FWSIM_OK);
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_DMA, FWSIM_JOB_CHECK_NAN | FWSIM_JOB_CHECK_INF, &job),
+			 FWSIM_NUM_ERR);
+	ck_assert_uint_eq(job.error.count, 2100);
+	ck_assert_uint_eq(job.error.is_inf, 1);
+	ck_assert(tmem_guards_intact(&t));
+	tmem_free(&t);
+}
+END_TEST
+
 START_TEST(test_nan_first_index_is_row_major_flat_in_strided_output)
 {
 	tmem_t t;
@@ -1009,6 +1043,7 @@ static Suite *exec_suite(void)
 	tcase_add_test(tc, test_unaligned_region_bindings);
 	tcase_add_test(tc, test_nan_recorded_at_first_producing_insn);
 	tcase_add_test(tc, test_nan_first_index_is_row_major_flat_in_strided_output);
+	tcase_add_test(tc, test_fill_copy_nan_check);
 	tcase_add_test(tc, test_inf_only_with_check_inf_and_from_narrowing);
 	tcase_add_test(tc, test_fused_check_in_contiguous_f32_add);
 	tcase_add_test(tc, test_timeout_stops_infinite_jump_loop);
