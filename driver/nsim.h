@@ -198,7 +198,7 @@ enum nsim_job_state {
  * @n_mems: entries of @mems
  * @mems: allocations referenced by the job, one reference each, dropped
  *	when the job finishes
- * @record: the completion record, valid when done
+ * @record: the completion record with its 1.2 extension, valid when done
  */
 struct nsim_job {
 	struct kref ref;
@@ -219,7 +219,7 @@ struct nsim_job {
 	struct neuronsim_fw_region *regions;
 	unsigned int n_mems;
 	struct nsim_mem **mems;
-	struct neuronsim_error_record record;
+	struct neuronsim_error_record_ext record;
 };
 
 /* nsim_mem.c */
@@ -240,7 +240,7 @@ int nsim_ioctl_job_submit(struct nsim_file *nf, void __user *uarg);
 int nsim_ioctl_job_wait(struct nsim_file *nf, void __user *uarg);
 void nsim_file_jobs_release(struct nsim_file *nf);
 void nsim_job_finish(struct nsim_job *job, u32 status,
-		     const struct neuronsim_error_record *rec,
+		     const struct neuronsim_error_record_ext *rec,
 		     const char *msg);
 void nsim_job_put(struct nsim_job *job);
 

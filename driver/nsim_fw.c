@@ -224,7 +224,7 @@ static int nsim_fw_fetch(struct nsim_fw_file *ff, void __user *uarg)
 
 static int nsim_fw_complete(struct nsim_fw_file *ff, void __user *uarg)
 {
-	struct neuronsim_error_record *rec = NULL;
+	struct neuronsim_error_record_ext *rec = NULL;
 	struct neuronsim_fw_complete args;
 	struct nsim_dev *dev = ff->dev;
 	struct nsim_job *job;
@@ -232,16 +232,26 @@ static int nsim_fw_complete(struct nsim_fw_file *ff, void __user *uarg)
 
 	if (copy_from_user(&args, uarg, sizeof(args)))
 		return -EFAULT;
-	if (args.flags || args.status >= NEURONSIM_STATUS_COUNT)
+	if ((args.flags & ~NEURONSIM_COMPLETE_RECORD_EXT) ||
+	    args.status >= NEURONSIM_STATUS_COUNT)
 		return -EINVAL;
 	if (!args.job_id || args.job_id > U32_MAX)
 		return -ENOENT;
 	if (args.error_ptr) {
-		rec = memdup_user(u64_to_user_ptr(args.error_ptr),
-				  sizeof(*rec));
-		if (IS_ERR(rec))
-			return PTR_ERR(rec);
-		if (rec->pad) {
+		/* A plain record (ABI 1.1 firmware) leaves the extension zero. */
+		rec = kzalloc(sizeof(*rec), GFP_KERNEL);
+		if (!rec)
+			return -ENOMEM;
+		if (copy_from_user(rec, u64_to_user_ptr(args.error_ptr),
+				   args.flags & NEURONSIM_COMPLETE_RECORD_EXT ?
+				   sizeof(*rec) : sizeof(rec->rec))) {
+			ret = -EFAULT;
+			goto out_free;
+		}
+		if (rec->rec.pad || rec->pad ||
+		    (rec->valid & ~NEURONSIM_EXT_VALID_ALL) ||
+		    (!(rec->valid & NEURONSIM_EXT_FLOPS) && rec->flops) ||
+		    rec->reserved[0] || rec->reserved[1]) {
 			ret = -EINVAL;
 			goto out_free;
 		}

@@ -73,14 +73,15 @@ static void nsim_core_count(struct nsim_core *core, u32 status)
  * nsim_job_finish() - end a pending or running job
  * @job: the job; a pending one must already be off its core's queue
  * @status: enum neuronsim_status
- * @rec: record from the firmware, or NULL for an empty one
+ * @rec: record from the firmware (valid 0 for a plain one), or NULL for an
+ *	empty one
  * @msg: message replacing the record's, or NULL
  *
  * Called with dev->lock held. Wakes the waiter; an orphaned job (its file
  * closed) is freed here.
  */
 void nsim_job_finish(struct nsim_job *job, u32 status,
-		     const struct neuronsim_error_record *rec,
+		     const struct neuronsim_error_record_ext *rec,
 		     const char *msg)
 {
 	struct nsim_dev *dev = job->dev;
@@ -93,15 +94,19 @@ void nsim_job_finish(struct nsim_job *job, u32 status,
 		atomic_inc(&dev->fw_events);
 		wake_up_all(&dev->fw_wq);
 	}
-	if (rec)
+	if (rec) {
 		job->record = *rec;
-	else
+	} else {
+		/* Ended here, not by the firmware: nothing ran that it reported. */
 		memset(&job->record, 0, sizeof(job->record));
-	job->record.status = status;
-	job->record.pad = 0;
+		job->record.valid = NEURONSIM_EXT_FLOPS;
+	}
+	job->record.rec.status = status;
+	job->record.rec.pad = 0;
 	if (msg)
-		strscpy(job->record.message, msg, sizeof(job->record.message));
-	job->record.message[sizeof(job->record.message) - 1] = '\0';
+		strscpy(job->record.rec.message, msg,
+			sizeof(job->record.rec.message));
+	job->record.rec.message[sizeof(job->record.rec.message) - 1] = '\0';
 	job->fw = NULL;
 	nsim_core_count(core, status);
 	nsim_job_drop_mems(job);
@@ -405,19 +410,23 @@ err_unlock:
 
 int nsim_ioctl_job_wait(struct nsim_file *nf, void __user *uarg)
 {
-	struct neuronsim_error_record *rec;
+	struct neuronsim_error_record_ext *rec;
 	struct neuronsim_job_wait args;
 	struct nsim_dev *dev = nf->dev;
 	struct nsim_job *job;
 	ktime_t now, deadline;
+	size_t rec_size;
 	int ret;
 
 	if (copy_from_user(&args, uarg, sizeof(args)))
 		return -EFAULT;
-	if (args.flags || args.pad || args.pad2)
+	if ((args.flags & ~NEURONSIM_WAIT_RECORD_EXT) || args.pad || args.pad2)
 		return -EINVAL;
 	if (!args.job_id || args.job_id > U32_MAX)
 		return -ENOENT;
+	/* A plain waiter gets the 1.0 record only: its buffer is that large. */
+	rec_size = args.flags & NEURONSIM_WAIT_RECORD_EXT ?
+		   sizeof(*rec) : sizeof(rec->rec);
 
 	mutex_lock(&dev->lock);
 	job = xa_load(&dev->jobs, args.job_id);
@@ -458,10 +467,10 @@ int nsim_ioctl_job_wait(struct nsim_file *nf, void __user *uarg)
 	mutex_unlock(&dev->lock);
 
 	ret = 0;
-	args.status = rec->status;
+	args.status = rec->rec.status;
 	if (copy_to_user(uarg, &args, sizeof(args)) ||
 	    (args.error_ptr &&
-	     copy_to_user(u64_to_user_ptr(args.error_ptr), rec, sizeof(*rec))))
+	     copy_to_user(u64_to_user_ptr(args.error_ptr), rec, rec_size)))
 		ret = -EFAULT;
 	kfree(rec);
 out_put:

@@ -58,6 +58,9 @@ static void __init nsim_abi_check(void)
 	BUILD_BUG_ON(offsetof(struct neuronsim_error_record, engine_busy_ns) !=
 		     80);
 	BUILD_BUG_ON(offsetof(struct neuronsim_error_record, message) != 120);
+	BUILD_BUG_ON(sizeof(struct neuronsim_error_record_ext) != 312);
+	BUILD_BUG_ON(offsetof(struct neuronsim_error_record_ext, valid) != 280);
+	BUILD_BUG_ON(offsetof(struct neuronsim_error_record_ext, flops) != 288);
 	BUILD_BUG_ON(sizeof(struct neuronsim_job_wait) != 40);
 	BUILD_BUG_ON(offsetof(struct neuronsim_job_wait, timeout_ns) != 16);
 	BUILD_BUG_ON(sizeof(struct neuronsim_fw_attach) != 24);
@@ -120,7 +123,8 @@ int nsim_get_param(struct nsim_dev *dev, void __user *uarg)
 		break;
 	case NEURONSIM_PARAM_CAPABILITIES:
 		args.value = NEURONSIM_CAP_NAN_CHECK | NEURONSIM_CAP_PROFILE |
-			     NEURONSIM_CAP_FW_DEVICE | NEURONSIM_CAP_FW_ABORT;
+			     NEURONSIM_CAP_FW_DEVICE | NEURONSIM_CAP_FW_ABORT |
+			     NEURONSIM_CAP_RECORD_EXT;
 		break;
 	case NEURONSIM_PARAM_FW_ATTACHED:
 		args.value = !!READ_ONCE(dev->fw);

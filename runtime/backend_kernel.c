@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +68,7 @@ struct nrt_backend_dev {
 	uint32_t n_cores;       /* cores this runtime uses (<= the driver's) */
 	uint64_t mem_size;      /* bytes this runtime may use (<= the driver's) */
 	uint64_t mem_align;
+	bool record_ext;        /* NEURONSIM_CAP_RECORD_EXT (ABI 1.2): waits read the flops */
 
 	/* Region descriptors name device addresses; the driver wants handles.
 	 * allocs is sorted by addr so execute translates with a binary search. */
@@ -110,15 +112,12 @@ static int kb_get_param(int fd, uint32_t param, uint64_t *out)
 NRT_STATUS nrt_backend_kernel_check_abi(const char *node, uint64_t drv_major, uint64_t drv_minor,
 					char *err, size_t err_len)
 {
-	/* A variable, not the macro: with minor 0 the test is trivially true
-	 * and -Wtype-limits would complain about the constant comparison. */
-	static const uint64_t our_minor = NEURONSIM_ABI_MINOR;
-	if (drv_major == NEURONSIM_ABI_MAJOR && drv_minor >= our_minor)
+	if (drv_major == NEURONSIM_ABI_MAJOR && drv_minor >= NRT_KB_MIN_ABI_MINOR)
 		return NRT_SUCCESS;
 	snprintf(err, err_len, "%s: the driver speaks neuronsim ABI %llu.%llu, this runtime speaks "
 		 "%d.%d (needs %d.%d or a later %d.x): load a matching neuronsim.ko or use a matching "
 		 "libnrt", node, (unsigned long long)drv_major, (unsigned long long)drv_minor,
-		 NEURONSIM_ABI_MAJOR, NEURONSIM_ABI_MINOR, NEURONSIM_ABI_MAJOR, NEURONSIM_ABI_MINOR,
+		 NEURONSIM_ABI_MAJOR, NEURONSIM_ABI_MINOR, NEURONSIM_ABI_MAJOR, NRT_KB_MIN_ABI_MINOR,
 		 NEURONSIM_ABI_MAJOR);
 	return NRT_FAILURE;
 }
@@ -199,12 +198,14 @@ static NRT_STATUS kb_open(const nrt_backend_config_t *config, uint32_t index,
 	int fd = kb_open_node(node, err, err_len);
 	if (fd < 0)
 		return NRT_FAILURE;
-	uint64_t cores = 0, mem = 0, align = 0;
+	uint64_t cores = 0, mem = 0, align = 0, caps = 0;
 	int r = kb_get_param(fd, NEURONSIM_PARAM_NUM_CORES, &cores);
 	if (!r)
 		r = kb_get_param(fd, NEURONSIM_PARAM_MEM_SIZE, &mem);
 	if (!r)
 		r = kb_get_param(fd, NEURONSIM_PARAM_MEM_ALIGN, &align);
+	if (!r)
+		r = kb_get_param(fd, NEURONSIM_PARAM_CAPABILITIES, &caps);
 	if (r || !cores || !align || (align & (align - 1))) {
 		snprintf(err, err_len, "%s: cannot read the device's parameters (%s)", node,
 			 r ? strerror(-r) : "zero cores or a bad alignment");
@@ -234,6 +235,7 @@ static NRT_STATUS kb_open(const nrt_backend_config_t *config, uint32_t index,
 	 * memory limits behave as on the embedded backend. */
 	dev->mem_size = config->device_memory && config->device_memory < mem ? config->device_memory : mem;
 	dev->mem_align = align;
+	dev->record_ext = (caps & NEURONSIM_CAP_RECORD_EXT) != 0;
 	pthread_rwlock_init(&dev->lock, NULL);
 	pthread_mutex_init(&dev->stale_lock, NULL);
 	*out_dev = dev;
@@ -497,7 +499,7 @@ static nrt_backend_status_t kb_execute(nrt_backend_dev_t *dev, uint32_t core,
 				       const nrt_backend_job_t *job, nrt_backend_error_t *out_error)
 {
 	memset(out_error, 0, sizeof(*out_error));
-	/* struct neuronsim_error_record has no FLOPs field (ABI 1.1) */
+	/* until the firmware reports them (ABI 1.2 driver and neuronsim-fwd) */
 	out_error->flops = NRT_BACKEND_FLOPS_UNKNOWN;
 	/* A profiled job: the firmware writes its spans into a device buffer
 	 * (the submit's trace region) that is copied out after the wait. */
@@ -577,11 +579,14 @@ static nrt_backend_status_t kb_execute(nrt_backend_dev_t *dev, uint32_t core,
 		goto out;
 	}
 
-	struct neuronsim_error_record rec;
+	/* A driver of ABI 1.1 fills the plain record, the extension's first member. */
+	struct neuronsim_error_record_ext ext;
+	const struct neuronsim_error_record *rec = &ext.rec;
 	struct neuronsim_job_wait w = { .job_id = js.job_id,
-					.error_ptr = (uint64_t)(uintptr_t)&rec };
+					.flags = dev->record_ext ? NEURONSIM_WAIT_RECORD_EXT : 0,
+					.error_ptr = (uint64_t)(uintptr_t)&ext };
 	for (;;) {
-		memset(&rec, 0, sizeof(rec));
+		memset(&ext, 0, sizeof(ext));
 		uint64_t limit = job->deadline_ns ? job->deadline_ns + KB_DEADLINE_GRACE_NS
 						  : ns_monotonic_ns() + KB_WAIT_SLICE_NS;
 		w.timeout_ns = (int64_t)limit;
@@ -602,26 +607,29 @@ static nrt_backend_status_t kb_execute(nrt_backend_dev_t *dev, uint32_t core,
 			     dev->node, (unsigned long long)js.job_id, strerror(-r));
 		goto out;
 	}
-	out_error->engine = rec.engine;
-	out_error->insn_index = rec.insn_index;
-	out_error->debug_id = rec.debug_id;
-	out_error->ap_index = rec.ap_index;
-	out_error->region = rec.region;
-	out_error->is_inf = rec.is_inf;
-	out_error->first_index = rec.first_index;
-	out_error->count = rec.count;
-	out_error->num_err_insns = rec.num_err_insns;
+	out_error->engine = rec->engine;
+	out_error->insn_index = rec->insn_index;
+	out_error->debug_id = rec->debug_id;
+	out_error->ap_index = rec->ap_index;
+	out_error->region = rec->region;
+	out_error->is_inf = rec->is_inf;
+	out_error->first_index = rec->first_index;
+	out_error->count = rec->count;
+	out_error->num_err_insns = rec->num_err_insns;
+	/* valid stays 0 when the firmware is of ABI 1.1 or the driver ended the job */
+	if (ext.valid & NEURONSIM_EXT_FLOPS)
+		out_error->flops = ext.flops;
 	if (bt) {
-		uint64_t n = tmem.size ? (rec.trace_count < bt->cap ? rec.trace_count : bt->cap) : 0;
+		uint64_t n = tmem.size ? (rec->trace_count < bt->cap ? rec->trace_count : bt->cap) : 0;
 		if (n)
 			memcpy(bt->spans, tmem.host, n * sizeof(nrt_backend_span_t));
 		bt->count = n;
-		bt->dropped = tmem.size ? rec.trace_dropped : rec.insns_executed;
-		memcpy(bt->engine_busy_ns, rec.engine_busy_ns, sizeof(bt->engine_busy_ns));
-		bt->insns_executed = rec.insns_executed;
+		bt->dropped = tmem.size ? rec->trace_dropped : rec->insns_executed;
+		memcpy(bt->engine_busy_ns, rec->engine_busy_ns, sizeof(bt->engine_busy_ns));
+		bt->insns_executed = rec->insns_executed;
 		bt->recorded = 1;
 	}
-	memcpy(out_error->message, rec.message, sizeof(out_error->message));
+	memcpy(out_error->message, rec->message, sizeof(out_error->message));
 	out_error->message[sizeof(out_error->message) - 1] = '\0';
 	/* Statuses 0..6 share their values; FW_LOST is the device going away. */
 	if (w.status == NEURONSIM_STATUS_FW_LOST)

@@ -26,10 +26,15 @@ int nrt_backend_kernel_present(void);
  * ABI. */
 NRT_STATUS nrt_backend_kernel_probe(nrt_backend_kernel_probe_t *out, char *err, size_t err_len);
 
+/* The oldest driver minor this runtime runs on: 1.1, whose firmware stops a
+ * job at its deadline (FW_ABORT_WAIT). What later minors add is used only
+ * when the driver reports its capability (1.2: the jobs' FLOPs). */
+#define NRT_KB_MIN_ABI_MINOR 1
+
 /* Compatibility rule between this runtime (built against NEURONSIM_ABI_MAJOR.
  * MINOR) and a driver speaking drv_major.drv_minor: same major, driver minor
- * at least ours (we may use everything up to our minor). On mismatch returns
- * NRT_FAILURE and err names both versions and what to do. */
+ * at least NRT_KB_MIN_ABI_MINOR. On mismatch returns NRT_FAILURE and err
+ * names both versions and what to do. */
 NRT_STATUS nrt_backend_kernel_check_abi(const char *node, uint64_t drv_major, uint64_t drv_minor,
 					char *err, size_t err_len);
 

@@ -264,7 +264,8 @@ static void build_nc_utilization(const top_t *t, screen_lines_t *L)
 		for (int g = 0; g < PROCSTATS_MAX_CORES; g++)
 			uncounted |= used[g] && fl_uncounted[g];
 		if (uncounted)
-			screen_add(L, 0, "  (n/a: the kernel backend does not report FLOPs yet, docs/monitor.md)");
+			screen_add(L, 0, "  (n/a: a kernel backend on a driver or neuronsim-fwd of ABI "
+				   "1.1 does not report FLOPs, docs/abi.md)");
 	}
 	if (!t->cur.n)
 		screen_add(L, 0, "  no NeuronCore in use");

@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -70,12 +71,17 @@ typedef struct fwd_running {
 } fwd_running_t;
 
 /* The daemon: one per attached device. */
+/* The oldest driver minor neuronsim-fwd runs on: 1.1 (FW_ABORT_WAIT). */
+#define FWD_MIN_ABI_MINOR 1
+
 typedef struct fwd_ctx {
 	uint32_t device;
 	int fd;                      /* /dev/neuronsim-fwN, attached */
 	uint8_t *mem;                /* all of device memory */
 	uint64_t mem_size;
 	uint32_t num_cores;
+	bool record_ext;             /* the driver takes struct neuronsim_error_record_ext
+				      * (NEURONSIM_CAP_RECORD_EXT, ABI 1.2): jobs report flops */
 	fwsim_core_t **cores;        /* one simulated core per device core */
 	fwd_cache_t *cache;
 	uint32_t n_workers;

@@ -253,16 +253,27 @@ static int fwd_attach(fwd_ctx_t *ctx)
 		fwd_log(FWD_LOG_ERROR, "%s: cannot query the ABI version: %s", node, strerror(errno));
 		return -1;
 	}
-	/* Same rule as the runtime: same major, driver minor at least ours (a
-	 * variable, as minor 0 would make the comparison trivially true). */
-	static const uint64_t our_minor = NEURONSIM_ABI_MINOR;
-	if (major != NEURONSIM_ABI_MAJOR || minor < our_minor) {
+	/* Same rule as the runtime: same major, and the driver at least 1.1
+	 * (FW_ABORT_WAIT, which jobs past their deadline need); 1.2's record
+	 * extension is used when the driver has it. */
+	if (major != NEURONSIM_ABI_MAJOR || minor < FWD_MIN_ABI_MINOR) {
 		fwd_log(FWD_LOG_ERROR, "%s: the driver speaks neuronsim ABI %llu.%llu, neuronsim-fwd "
-			"speaks %d.%d: install matching neuronsim.ko and neuronsim-fwd", node,
-			(unsigned long long)major, (unsigned long long)minor, NEURONSIM_ABI_MAJOR,
-			NEURONSIM_ABI_MINOR);
+			"speaks %d.%d (needs %d.%d or a later %d.x): install matching neuronsim.ko and "
+			"neuronsim-fwd", node, (unsigned long long)major, (unsigned long long)minor,
+			NEURONSIM_ABI_MAJOR, NEURONSIM_ABI_MINOR, NEURONSIM_ABI_MAJOR,
+			FWD_MIN_ABI_MINOR, NEURONSIM_ABI_MAJOR);
 		return -1;
 	}
+	gp = (struct neuronsim_get_param){ .param = NEURONSIM_PARAM_CAPABILITIES };
+	if (ioctl(ctx->fd, NEURONSIM_IOCTL_GET_PARAM, &gp) < 0) {
+		fwd_log(FWD_LOG_ERROR, "%s: cannot query the capabilities: %s", node, strerror(errno));
+		return -1;
+	}
+	ctx->record_ext = (gp.value & NEURONSIM_CAP_RECORD_EXT) != 0;
+	if (!ctx->record_ext)
+		fwd_log(FWD_LOG_INFO, "%s: the driver (ABI %llu.%llu) has no record extension: jobs "
+			"complete without their FLOPs", node, (unsigned long long)major,
+			(unsigned long long)minor);
 	struct neuronsim_fw_attach at = { 0 };
 	if (ioctl(ctx->fd, NEURONSIM_IOCTL_FW_ATTACH, &at) < 0) {
 		int e = errno;

@@ -17,12 +17,16 @@ _Static_assert(NEURONSIM_JOB_CHECK_NAN == FWSIM_JOB_CHECK_NAN &&
 _Static_assert(NEURONSIM_STATUS_NOMEM == (int)FWSIM_NOMEM, "status values");
 _Static_assert(sizeof(((fwsim_error_t *)0)->message) == NEURONSIM_ERROR_MSG_LEN, "message length");
 
-/* The error record the waiter gets, from a finished (or refused) fwsim job. */
-static void fwd_record_fill(struct neuronsim_error_record *rec, const fwsim_job_t *job,
+/* The error record the waiter gets, from a finished (or refused) fwsim job,
+ * with the job's FLOPs in the 1.2 extension. */
+static void fwd_record_fill(struct neuronsim_error_record_ext *ext, const fwsim_job_t *job,
 			    const fwsim_trace_t *trace)
 {
 	const fwsim_error_t *fe = &job->error;
-	memset(rec, 0, sizeof(*rec));
+	struct neuronsim_error_record *rec = &ext->rec;
+	memset(ext, 0, sizeof(*ext));
+	ext->valid = NEURONSIM_EXT_FLOPS;
+	ext->flops = job->flops;
 	rec->status = fe->status;
 	rec->engine = fe->engine;
 	rec->insn_index = fe->insn_index;
@@ -44,12 +48,15 @@ static void fwd_record_fill(struct neuronsim_error_record *rec, const fwsim_job_
 	rec->message[sizeof(rec->message) - 1] = '\0';
 }
 
+/* A driver of ABI 1.1 takes the plain record (the extension's first
+ * member) and no flag. */
 static int fwd_complete(fwd_ctx_t *ctx, uint64_t job_id, uint32_t status,
-			struct neuronsim_error_record *rec)
+			struct neuronsim_error_record_ext *rec)
 {
 	struct neuronsim_fw_complete fc = {
 		.job_id = job_id,
 		.status = status,
+		.flags = ctx->record_ext ? NEURONSIM_COMPLETE_RECORD_EXT : 0,
 		.error_ptr = (uint64_t)(uintptr_t)rec,
 	};
 	int r;
@@ -68,7 +75,7 @@ static int fwd_complete(fwd_ctx_t *ctx, uint64_t job_id, uint32_t status,
 static void fwd_run_job(fwd_ctx_t *ctx, const struct neuronsim_fw_fetch *f,
 			const fwsim_region_t *regions)
 {
-	struct neuronsim_error_record rec;
+	struct neuronsim_error_record_ext rec;
 	fwsim_job_t job;
 	memset(&job, 0, sizeof(job));
 	fwsim_trace_t trace = { 0 }, *tp = NULL;
@@ -142,7 +149,7 @@ complete:
 		"device %u core %u: job %llu %s in %llu us, %llu instructions%s%s", ctx->device,
 		f->core, (unsigned long long)f->job_id, fwsim_status_str(job.error.status),
 		(unsigned long long)((ns_monotonic_ns() - t0) / 1000),
-		(unsigned long long)job.insns_executed, rec.message[0] ? ": " : "", rec.message);
+		(unsigned long long)job.insns_executed, rec.rec.message[0] ? ": " : "", rec.rec.message);
 	fwd_complete(ctx, f->job_id, job.error.status, &rec);
 }
 

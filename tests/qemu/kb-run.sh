@@ -89,6 +89,37 @@ if [ ! -e bench-only ]; then
 	done
 	say "device 0: jobs_submitted=$(cat $S/neuronsim0/jobs_submitted) success=$(cat $S/neuronsim0/jobs_success) failure=$(cat $S/neuronsim0/jobs_failure) timeout=$(cat $S/neuronsim0/jobs_timeout) num_err=$(cat $S/neuronsim0/jobs_num_err) oob=$(cat $S/neuronsim0/jobs_oob)"
 
+	# neuron-monitor over a kernel-backend process: the FLOPs neuronsim-fwd
+	# reports through the driver (ABI 1.2) are neuroncore_counters.flops (a
+	# rate: FLOPs in the period / its length), each execution counted once
+	# over the documents: 40 executions of abs and sqrt of 16 f32 = 1280 (an
+	# ABI 1.1 driver left the key out as unknown).
+	mkdir -p /tmp/nm-stats
+	echo '{"period": "200ms", "neuron_runtimes": [{"metrics": [{"type": "neuroncore_counters"}]}]}' >/tmp/nm.json
+	NEURONSIM_STATS_DIR=/tmp/nm-stats ./neuron-monitor -c /tmp/nm.json >/tmp/nm.out 2>/tmp/nm.err &
+	nm=$!
+	NEURONSIM_STATS_DIR=/tmp/nm-stats NEURONSIM_BACKEND=kernel LD_LIBRARY_PATH=$PWD/lib \
+		./stats-workload -n 40 -H -o /tmp/nm-report.json &
+	wl=$!
+	i=0
+	while [ ! -s /tmp/nm-report.json ] && [ $i -lt 400 ]; do i=$((i + 1)); sleep 0.05; done
+	sleep 1 # a period after the last execution
+	kill -TERM $wl; wait $wl
+	kill -TERM $nm; wait $nm
+	# sum over the documents of flops x period
+	flops=$(awk '{ p = 0; if (match($0, /"neuroncore_counters":\{"period":[0-9.eE+-]+/))
+		p = substr($0, RSTART + 32, RLENGTH - 32) + 0; l = $0
+		while (match(l, /"flops":[0-9]+/)) {
+			t += substr(l, RSTART + 8, RLENGTH - 8) * p; l = substr(l, RSTART + RLENGTH) } }
+		END { printf "%d", t + 0.5 }' /tmp/nm.out)
+	say "neuron-monitor: $(wc -l </tmp/nm.out) documents, flops x period summed: $flops"
+	if [ -s /tmp/nm-report.json ] && [ "$flops" -ge 1278 ] && [ "$flops" -le 1282 ]; then
+		mark KB_MONITOR_FLOPS_OK
+	else
+		fail "neuron-monitor flops on the kernel backend: $flops, expected 1280"
+		head -c 2000 /tmp/nm.out; cat /tmp/nm.err
+	fi
+
 	# kill -9 of a client whose job would run for hours: the driver asks
 	# neuronsim-fwd to abort it and the core is free within 1 s.
 	t0=$(up)

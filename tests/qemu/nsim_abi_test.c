@@ -39,6 +39,7 @@ static void test_get_param(void)
 	CHECK_OK(ioctl(fd, NEURONSIM_IOCTL_GET_PARAM, &p));
 	CHECK(p.value & NEURONSIM_CAP_FW_DEVICE);
 	CHECK(p.value & NEURONSIM_CAP_FW_ABORT);
+	CHECK(p.value & NEURONSIM_CAP_RECORD_EXT);
 	p.param = NEURONSIM_PARAM_MEM_ALIGN;
 	CHECK_OK(ioctl(fd, NEURONSIM_IOCTL_GET_PARAM, &p));
 	CHECK(p.value == (uint64_t)g_page);
@@ -345,12 +346,29 @@ static void test_submit_validation(void)
 	CHECK(rec.status == 0 && rec.message[0] == 0 && rec.count == 0);
 	CHECK_ERR(ENOENT, job_wait(fd, js.s.job_id, 0, NULL, NULL));
 
+	/* The 1.2 record: a job null_hw completed ran nothing, flops 0. */
+	struct neuronsim_error_record_ext ext;
+
+	CHECK_OK(submit(&js));
+	memset(&ext, 0xff, sizeof(ext));
+	CHECK_OK(ioctl(fd, NEURONSIM_IOCTL_JOB_WAIT,
+		       &(struct neuronsim_job_wait){
+			       .job_id = js.s.job_id,
+			       .flags = NEURONSIM_WAIT_RECORD_EXT,
+			       .timeout_ns = now_ns() + 1000000000LL,
+			       .error_ptr = (uintptr_t)&ext }));
+	CHECK(ext.rec.status == 0 && ext.valid == NEURONSIM_EXT_FLOPS &&
+	      ext.flops == 0 && ext.pad == 0 && ext.reserved[0] == 0 &&
+	      ext.reserved[1] == 0);
+
 	/* Wait validation. */
 	struct neuronsim_job_wait w = { 0 };
 
 	CHECK_OK(submit(&js));
 	w.job_id = js.s.job_id;
-	w.flags = 1;
+	w.flags = 2;
+	CHECK_ERR(EINVAL, ioctl(fd, NEURONSIM_IOCTL_JOB_WAIT, &w));
+	w.flags = 0x80000000u | NEURONSIM_WAIT_RECORD_EXT;
 	CHECK_ERR(EINVAL, ioctl(fd, NEURONSIM_IOCTL_JOB_WAIT, &w));
 	w.flags = 0;
 	w.pad = 1;

@@ -120,6 +120,7 @@ static void template(unsigned long cmd, uint8_t *arg)
 
 		w->job_id = learned();
 		w->timeout_ns = soon;
+		w->flags = rnd() % 2 ? NEURONSIM_WAIT_RECORD_EXT : 0;
 		w->error_ptr = rnd() % 2 ? (uintptr_t)g_aux[1] : 0;
 	} else if (cmd == NEURONSIM_IOCTL_FW_ABORT_WAIT) {
 		struct neuronsim_fw_abort *a = (void *)arg;
@@ -137,8 +138,17 @@ static void template(unsigned long cmd, uint8_t *arg)
 		c->job_id = rnd() % 2 ? g_fetched : learned();
 		c->status = rnd() % 9;
 		if (rnd() % 2) {
-			memset(g_aux[1], 'm', sizeof(struct neuronsim_error_record));
-			((struct neuronsim_error_record *)g_aux[1])->pad = 0;
+			struct neuronsim_error_record_ext *x = (void *)g_aux[1];
+
+			memset(x, 'm', sizeof(*x));
+			x->rec.pad = 0;
+			/* the 1.2 record: a valid extension half the time */
+			c->flags = rnd() % 2 ? NEURONSIM_COMPLETE_RECORD_EXT : 0;
+			if (rnd() % 2) {
+				memset(&x->valid, 0, sizeof(*x) - sizeof(x->rec));
+				x->valid = NEURONSIM_EXT_FLOPS;
+				x->flops = rnd();
+			}
 			c->error_ptr = (uintptr_t)g_aux[1];
 		}
 	}

@@ -222,6 +222,119 @@ static void test_fw_roundtrip(void)
 	CHECK(sysfs_read("mem_in_use") == 0);
 }
 
+static int fw_complete_ext(int fw, uint64_t id, uint32_t status,
+			   struct neuronsim_error_record_ext *ext)
+{
+	struct neuronsim_fw_complete c = {
+		.job_id = id, .status = status,
+		.flags = NEURONSIM_COMPLETE_RECORD_EXT,
+		.error_ptr = (uintptr_t)ext,
+	};
+
+	return ioctl(fw, NEURONSIM_IOCTL_FW_COMPLETE, &c);
+}
+
+static int job_wait_ext(int fd, uint64_t id, uint32_t *status,
+			struct neuronsim_error_record_ext *ext)
+{
+	struct neuronsim_job_wait w = {
+		.job_id = id, .flags = NEURONSIM_WAIT_RECORD_EXT,
+		.timeout_ns = now_ns() + 1000000000LL,
+		.error_ptr = (uintptr_t)ext,
+	};
+	int r = ioctl(fd, NEURONSIM_IOCTL_JOB_WAIT, &w);
+
+	if (!r && status)
+		*status = w.status;
+	return r;
+}
+
+/*
+ * ABI 1.2: the firmware's FLOPs reach an extended waiter; a plain waiter
+ * gets the 280-byte record and nothing past it; a plain completion (a 1.1
+ * firmware) reads as valid 0; a job the driver ends itself as flops 0; the
+ * extension's pad, reserved fields and unknown valid bits are refused.
+ */
+static void test_fw_record_ext(void)
+{
+	struct neuronsim_fw_region regions[8];
+	struct neuronsim_error_record_ext ext, got;
+	struct neuronsim_fw_fetch f;
+	int fw = nsim_open(NSIM_FW_DEV);
+	uint8_t buf[sizeof(struct neuronsim_error_record_ext)];
+	uint32_t status;
+	uint64_t id;
+	struct client c;
+
+	CHECK_OK(fw_attach(fw));
+	client_open(&c, 0);
+
+	/* extended completion, extended waiter */
+	id = client_submit(&c);
+	CHECK_OK(fw_fetch(fw, &f, regions, 8, now_ns() + 1000000000LL));
+	memset(&ext, 0, sizeof(ext));
+	ext.rec.insns_executed = 3;
+	ext.valid = NEURONSIM_EXT_FLOPS;
+	ext.flops = 0x123456789abcULL;
+	ext.pad = 1;
+	CHECK_ERR(EINVAL, fw_complete_ext(fw, id, 0, &ext));
+	ext.pad = 0;
+	ext.reserved[1] = 1;
+	CHECK_ERR(EINVAL, fw_complete_ext(fw, id, 0, &ext));
+	ext.reserved[1] = 0;
+	ext.valid = 2;
+	CHECK_ERR(EINVAL, fw_complete_ext(fw, id, 0, &ext));
+	ext.valid = 0; /* flops without its valid bit */
+	CHECK_ERR(EINVAL, fw_complete_ext(fw, id, 0, &ext));
+	ext.valid = NEURONSIM_EXT_FLOPS;
+	CHECK_ERR(EINVAL, ioctl(fw, NEURONSIM_IOCTL_FW_COMPLETE,
+				&(struct neuronsim_fw_complete){
+					.job_id = id, .flags = 2,
+					.error_ptr = (uintptr_t)&ext }));
+	CHECK_OK(fw_complete_ext(fw, id, 0, &ext));
+	memset(&got, 0xee, sizeof(got));
+	CHECK_OK(job_wait_ext(c.fd, id, &status, &got));
+	CHECK(status == 0 && got.rec.status == 0 && got.rec.insns_executed == 3);
+	CHECK(got.valid == NEURONSIM_EXT_FLOPS && got.flops == 0x123456789abcULL);
+	CHECK(got.pad == 0 && got.reserved[0] == 0 && got.reserved[1] == 0);
+
+	/* extended completion, plain waiter: nothing past the 1.0 record */
+	id = client_submit(&c);
+	CHECK_OK(fw_fetch(fw, &f, regions, 8, now_ns() + 1000000000LL));
+	CHECK_OK(fw_complete_ext(fw, id, 0, &ext));
+	memset(buf, 0xee, sizeof(buf));
+	CHECK_OK(job_wait(c.fd, id, now_ns() + 1000000000LL, &status,
+			  (struct neuronsim_error_record *)buf));
+	CHECK(((struct neuronsim_error_record *)buf)->insns_executed == 3);
+	CHECK(buf[sizeof(struct neuronsim_error_record)] == 0xee &&
+	      buf[sizeof(buf) - 1] == 0xee);
+
+	/* plain completion (a 1.1 firmware), extended waiter: valid 0 */
+	id = client_submit(&c);
+	CHECK_OK(fw_fetch(fw, &f, regions, 8, now_ns() + 1000000000LL));
+	CHECK_OK(fw_complete(fw, id, NEURONSIM_STATUS_OOB, &ext.rec));
+	memset(&got, 0xee, sizeof(got));
+	CHECK_OK(job_wait_ext(c.fd, id, &status, &got));
+	CHECK(status == NEURONSIM_STATUS_OOB && got.rec.insns_executed == 3);
+	CHECK(got.valid == 0 && got.flops == 0);
+
+	/* ended by the driver (deadline passed in the queue): flops 0 */
+	c.s.deadline_ns = now_ns() + 1000000;
+	id = client_submit(&c);
+	c.s.deadline_ns = 0;
+	usleep(5000);
+	CHECK_ERR(ETIME, fw_fetch(fw, &f, regions, 8, 0));
+	memset(&got, 0xee, sizeof(got));
+	CHECK_OK(job_wait_ext(c.fd, id, &status, &got));
+	CHECK(status == NEURONSIM_STATUS_TIMEOUT);
+	CHECK(got.valid == NEURONSIM_EXT_FLOPS && got.flops == 0);
+
+	client_close(&c);
+	close(fw);
+	CHECK(sysfs_read("fw_attached") == 0);
+	CHECK(sysfs_read("mem_in_use") == 0);
+}
+
 /* One job per core at a time, cores in parallel, deadlines, release. */
 static void test_fw_scheduling(void)
 {
@@ -898,6 +1011,8 @@ int main(void)
 	RUN(test_no_firmware);
 	RUN(test_fw_roundtrip);
 	RUN(test_fw_scheduling);
+	/* after the exact jobs_timeout count of test_fw_scheduling */
+	RUN(test_fw_record_ext);
 	RUN(test_wait_timeouts);
 	RUN(test_kill_client);
 	RUN(test_fw_abort_requests);

@@ -26,9 +26,13 @@ extern "C" {
  * 1.1: NEURONSIM_IOCTL_FW_ABORT_WAIT and NEURONSIM_CAP_FW_ABORT (the driver
  *      asks the firmware to stop running jobs at their deadline and when
  *      their file is closed).
+ * 1.2: struct neuronsim_error_record_ext, chosen by NEURONSIM_WAIT_RECORD_EXT
+ *      and NEURONSIM_COMPLETE_RECORD_EXT, and NEURONSIM_CAP_RECORD_EXT: the
+ *      firmware reports the job's floating-point operations and the waiter
+ *      reads them.
  */
 #define NEURONSIM_ABI_MAJOR 1
-#define NEURONSIM_ABI_MINOR 1
+#define NEURONSIM_ABI_MINOR 2
 
 /* Engines per NeuronCore: ISA_ENGINE_COUNT of include/neuronsim/isa.h. */
 #define NEURONSIM_NUM_ENGINES 5
@@ -81,6 +85,7 @@ enum neuronsim_param {
 #define NEURONSIM_CAP_PROFILE (1ULL << 1)   /* NEURONSIM_JOB_PROFILE + trace */
 #define NEURONSIM_CAP_FW_DEVICE (1ULL << 2) /* device-side node exists */
 #define NEURONSIM_CAP_FW_ABORT (1ULL << 3)  /* NEURONSIM_IOCTL_FW_ABORT_WAIT (1.1) */
+#define NEURONSIM_CAP_RECORD_EXT (1ULL << 4) /* the _RECORD_EXT flags (1.2) */
 
 /**
  * struct neuronsim_get_param - query one device parameter
@@ -292,17 +297,56 @@ struct neuronsim_error_record {
 	char message[NEURONSIM_ERROR_MSG_LEN];
 };
 
+/* Fields of struct neuronsim_error_record_ext that hold a value (@valid). */
+#define NEURONSIM_EXT_FLOPS (1U << 0) /* @flops */
+#define NEURONSIM_EXT_VALID_ALL NEURONSIM_EXT_FLOPS
+
+/**
+ * struct neuronsim_error_record_ext - the error record and its 1.2 extension
+ * @rec: the struct neuronsim_error_record of ABI 1.0, unchanged
+ * @valid: NEURONSIM_EXT_* bits: the fields below that hold a value. In (from
+ *	the firmware): a subset of NEURONSIM_EXT_VALID_ALL, else -EINVAL. Out
+ *	(to the waiter): what the firmware reported; 0 when it completed the
+ *	job with a plain record (a firmware of ABI 1.1); NEURONSIM_EXT_FLOPS
+ *	with @flops 0 for a job the driver ended itself (deadline passed
+ *	before it started, firmware gone, null_hw)
+ * @pad: must be zero
+ * @flops: with NEURONSIM_EXT_FLOPS, floating-point operations the job
+ *	executed (every executed instruction counts, docs/isa.md "FLOPs");
+ *	else zero
+ * @reserved: must be zero
+ *
+ * Passed instead of struct neuronsim_error_record when
+ * NEURONSIM_COMPLETE_RECORD_EXT (firmware) or NEURONSIM_WAIT_RECORD_EXT
+ * (waiter) is set; only with NEURONSIM_CAP_RECORD_EXT (a driver of ABI 1.1
+ * refuses the flags with -EINVAL). Either side may use either form: a plain
+ * waiter of an extended completion gets @rec only, an extended waiter of a
+ * plain completion gets @valid 0.
+ */
+struct neuronsim_error_record_ext {
+	struct neuronsim_error_record rec;
+	__u32 valid;
+	__u32 pad;
+	__u64 flops;
+	__u64 reserved[2];
+};
+
+/* struct neuronsim_job_wait.flags (1.2) */
+#define NEURONSIM_WAIT_RECORD_EXT (1U << 0) /* @error_ptr: an _ext record */
+
 /**
  * struct neuronsim_job_wait - wait for a submitted job to finish
  * @job_id: in, from NEURONSIM_IOCTL_JOB_SUBMIT on this file
- * @flags: in, must be zero
+ * @flags: in, 0 or NEURONSIM_WAIT_RECORD_EXT (with
+ *	NEURONSIM_CAP_RECORD_EXT); any other bit fails with -EINVAL
  * @pad: must be zero
  * @timeout_ns: in, absolute CLOCK_MONOTONIC deadline in ns; a deadline in
  *	the past polls
  * @status: out, enum neuronsim_status once the job finished
  * @pad2: must be zero
- * @error_ptr: in, user pointer to a struct neuronsim_error_record filled on
- *	success of this ioctl, or 0
+ * @error_ptr: in, user pointer to a struct neuronsim_error_record (with
+ *	NEURONSIM_WAIT_RECORD_EXT a struct neuronsim_error_record_ext) filled
+ *	on success of this ioctl, or 0
  *
  * Returns 0 when the job finished (the job id is then released), -ETIME when
  * the deadline passed first, -ERESTARTSYS/-EINTR on a signal (the deadline
@@ -396,14 +440,20 @@ struct neuronsim_fw_fetch {
 	struct neuronsim_fw_region trace;
 };
 
+/* struct neuronsim_fw_complete.flags (1.2) */
+#define NEURONSIM_COMPLETE_RECORD_EXT (1U << 0) /* @error_ptr: an _ext record */
+
 /**
  * struct neuronsim_fw_complete - finish a fetched job
  * @job_id: in, from NEURONSIM_IOCTL_FW_FETCH of this file
  * @status: in, enum neuronsim_status, below NEURONSIM_STATUS_COUNT (else
  *	-EINVAL)
- * @flags: in, must be zero
- * @error_ptr: in, user pointer to a struct neuronsim_error_record handed to
- *	the waiter (its @status is overwritten by @status), or 0 for none
+ * @flags: in, 0 or NEURONSIM_COMPLETE_RECORD_EXT (with
+ *	NEURONSIM_CAP_RECORD_EXT); any other bit fails with -EINVAL
+ * @error_ptr: in, user pointer to a struct neuronsim_error_record (with
+ *	NEURONSIM_COMPLETE_RECORD_EXT a struct neuronsim_error_record_ext)
+ *	handed to the waiter (its status is overwritten by @status), or 0 for
+ *	none
  */
 struct neuronsim_fw_complete {
 	__u64 job_id;

@@ -24,6 +24,24 @@ START_TEST(test_abi_same_major_is_accepted)
 	/* a newer driver of the same major only adds things */
 	ck_assert_int_eq(nrt_backend_kernel_check_abi("/dev/neuronsim0", NEURONSIM_ABI_MAJOR,
 						      NEURONSIM_ABI_MINOR + 3, err, sizeof(err)), NRT_SUCCESS);
+	/* an older one down to 1.1 too: what 1.2 adds (the jobs' FLOPs) is
+	 * used only when the driver reports NEURONSIM_CAP_RECORD_EXT */
+	ck_assert_int_eq(nrt_backend_kernel_check_abi("/dev/neuronsim0", NEURONSIM_ABI_MAJOR,
+						      NRT_KB_MIN_ABI_MINOR, err, sizeof(err)), NRT_SUCCESS);
+}
+END_TEST
+
+START_TEST(test_abi_older_than_the_minimum_is_refused)
+{
+	char err[256] = "", want[96];
+	ck_assert_int_eq(nrt_backend_kernel_check_abi("/dev/neuronsim0", NEURONSIM_ABI_MAJOR,
+						      NRT_KB_MIN_ABI_MINOR - 1, err, sizeof(err)),
+			 NRT_FAILURE);
+	snprintf(want, sizeof(want), "driver speaks neuronsim ABI %d.%d, this runtime speaks %d.%d "
+		 "(needs %d.%d or a later %d.x)", NEURONSIM_ABI_MAJOR, NRT_KB_MIN_ABI_MINOR - 1,
+		 NEURONSIM_ABI_MAJOR, NEURONSIM_ABI_MINOR, NEURONSIM_ABI_MAJOR, NRT_KB_MIN_ABI_MINOR,
+		 NEURONSIM_ABI_MAJOR);
+	ck_assert_msg(strstr(err, want), "message: %s", err);
 }
 END_TEST
 
@@ -204,6 +222,7 @@ static Suite *backend_kernel_suite(void)
 	Suite *s = suite_create("runtime_backend_kernel");
 	TCase *tc = tcase_create("abi");
 	tcase_add_test(tc, test_abi_same_major_is_accepted);
+	tcase_add_test(tc, test_abi_older_than_the_minimum_is_refused);
 	tcase_add_test(tc, test_abi_mismatch_names_both_versions);
 	tcase_add_test(tc, test_open_missing_node_says_what_to_do);
 	suite_add_tcase(s, tc);

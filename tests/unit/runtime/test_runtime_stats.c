@@ -336,11 +336,10 @@ START_TEST(test_stats_track_executions_and_latencies)
 	}
 	ck_assert_uint_gt(s->cores[2].v[PROCSTATS_CORE_BUSY_NS], 0);
 	/* FLOPs (docs/isa.md): abs and sqrt of 16 f32 per execution, on the
-	 * model's core only; the kernel backend does not count them (ABI 1.1) */
-	bool kernel = strcmp(nrt_neuronsim_backend_name(), "kernel") == 0;
+	 * model's core only; on the kernel backend as neuronsim-fwd counted them
+	 * (ABI 1.2's record extension), the same */
 	for (uint32_t c = 0; c < 4; c++)
-		ck_assert_uint_eq(s->cores[c].v[PROCSTATS_CORE_FLOPS],
-				  c != 2 ? 0 : kernel ? PROCSTATS_FLOPS_UNKNOWN : 10 * 2 * 16);
+		ck_assert_uint_eq(s->cores[c].v[PROCSTATS_CORE_FLOPS], c != 2 ? 0 : 10 * 2 * 16);
 
 	/* Percentiles of the samples after index 6: the last four. */
 	double tot[PROCSTATS_LAT_RING], dev[PROCSTATS_LAT_RING];
@@ -358,6 +357,59 @@ START_TEST(test_stats_track_executions_and_latencies)
 	free(s);
 	unary_teardown(&u);
 	nrt_close();
+}
+END_TEST
+
+/* The same NEFFs on both backends count the same FLOPs per core (what
+ * neuron-monitor's neuroncore_counters.flops reads): the kernel backend's
+ * come from neuronsim-fwd through the driver (ABI 1.2). Without a kernel
+ * device, the embedded backend alone against the count of docs/isa.md. */
+START_TEST(test_stats_flops_equal_on_both_backends)
+{
+	static const char *const backends[2] = { "embedded", "kernel" };
+	int n_backends = access("/dev/neuronsim0", F_OK) == 0 ? 2 : 1;
+	uint64_t flops[2][4];
+	for (int b = 0; b < n_backends; b++) {
+		setenv("NEURONSIM_BACKEND", backends[b], 1);
+		rt_init_ok();
+		ck_assert_str_eq(nrt_neuronsim_backend_name(), backends[b]);
+		unary_t u;
+		sqrt_setup(&u, 3, 4.0f);
+		size_t size;
+		void *neff = test_neff_matmul(8, 16, 4, &size);
+		nrt_model_t *mm = NULL;
+		ck_assert_int_eq(nrt_load(neff, size, 1, -1, &mm), NRT_SUCCESS);
+		nrt_tensor_t *x = tensor_f32(NRT_TENSOR_PLACEMENT_DEVICE, 1, "x", 0.5f, 8 * 16);
+		nrt_tensor_t *w = tensor_f32(NRT_TENSOR_PLACEMENT_DEVICE, 1, "w", 2.0f, 16 * 4);
+		nrt_tensor_t *y = tensor_f32(NRT_TENSOR_PLACEMENT_DEVICE, 1, "y", 0, 8 * 4);
+		nrt_tensor_set_t *in = rt_tensor_set_of(2, "x", x, "w", w), *out = rt_tensor_set_of(1, "y", y);
+		for (int i = 0; i < 7; i++)
+			ck_assert_int_eq(nrt_execute(mm, in, out), NRT_SUCCESS);
+		for (int i = 0; i < 3; i++)
+			ck_assert_int_eq(nrt_execute(u.m, u.in, u.out), NRT_SUCCESS);
+		procstats_snap_t *s = read_self();
+		for (uint32_t c = 0; c < 4; c++)
+			flops[b][c] = s->cores[c].v[PROCSTATS_CORE_FLOPS];
+		free(s);
+		nrt_destroy_tensor_set(&in);
+		nrt_destroy_tensor_set(&out);
+		nrt_tensor_free(&x);
+		nrt_tensor_free(&w);
+		nrt_tensor_free(&y);
+		ck_assert_int_eq(nrt_unload(mm), NRT_SUCCESS);
+		free(neff);
+		unary_teardown(&u);
+		nrt_close();
+		/* 2*M*N*K per matmul on core 1, abs and sqrt of 16 on core 3 */
+		ck_assert_uint_eq(flops[b][0], 0);
+		ck_assert_uint_eq(flops[b][1], 7 * 2 * 8 * 4 * 16);
+		ck_assert_uint_eq(flops[b][2], 0);
+		ck_assert_uint_eq(flops[b][3], 3 * 2 * 16);
+	}
+	if (n_backends == 2)
+		for (uint32_t c = 0; c < 4; c++)
+			ck_assert_msg(flops[0][c] == flops[1][c], "core %u: embedded %llu flops, kernel %llu",
+				      c, (unsigned long long)flops[0][c], (unsigned long long)flops[1][c]);
 }
 END_TEST
 
@@ -926,6 +978,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_stats_disabled_or_bad_switch);
 	tcase_add_test(tc, test_stats_publish_failure_is_only_a_warning);
 	tcase_add_test(tc, test_stats_track_executions_and_latencies);
+	tcase_add_test(tc, test_stats_flops_equal_on_both_backends);
 	tcase_add_test(tc, test_stats_count_errors_by_kind);
 	tcase_add_test(tc, test_stats_count_timeouts);
 	tcase_add_test(tc, test_stats_latency_ring_keeps_the_newest);
