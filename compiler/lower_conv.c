@@ -530,6 +530,63 @@ ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 		return ncc_lower_copy(ctx, inst, &ov, &av);
 	}
 
+	/* ---- one output position, the window the whole input (the weight gradient
+	 * of a pointwise convolution): per lhs feature f (the forward batch) one
+	 * MATMUL O [N, Cout] (+)= X_f [N, K...] x W_f [K..., Cout], both read in
+	 * place when the window's dims fold into one run in the input and in the
+	 * kernel: no copy of either (they were two full copies before the one
+	 * MATMUL), f32 accumulation in the output. Only while each MATMUL keeps a
+	 * real contraction (a long window, few lhs features: a batch, not the
+	 * channels of a fully connected layer written as a convolution) ---- */
+	if (ny == 1 && GE == 1 && !need_pad && ns > 0 && out.dtype == ISA_DT_F32 &&
+	    isa_dtype_is_float(mdt) && nk >= 32 && nk * 4 >= C) {
+		int64_t sx = 1, sk = 1;
+		bool ok = true;
+		int32_t inner = -1; /* the last spatial dim seen with more than one element */
+		for (int32_t s = ns - 1; s >= 0 && ok; s--) {
+			int64_t dx = dn->in_spatial[s], dk = dn->k_spatial[s];
+			ok = w->dims[s].rhs_dilation == 1 && KS[s] == x.dims[dx];
+			if (!ok || KS[s] == 1)
+				continue;
+			if (inner < 0) {
+				sx = x.strides[dx];
+				sk = kv.strides[dk];
+			} else {
+				ok = x.strides[dx] == x.strides[dn->in_spatial[inner]] * KS[inner] &&
+				     kv.strides[dk] == kv.strides[dn->k_spatial[inner]] * KS[inner];
+			}
+			inner = s;
+		}
+		if (ok) {
+			int64_t sif = x.strides[dn->in_feature], skf = kv.strides[dn->k_in_feature];
+			for (int64_t f = 0; f < C; f++) {
+				isa_insn_t in = isa_insn_init(ISA_OP_MATMUL, 0);
+				in.n_ap = 3;
+				in.flags = f > 0 ? ISA_F_ACCUMULATE : 0;
+				isa_ap_t *a0 = &in.ap[0], *a1 = &in.ap[1], *a2 = &in.ap[2];
+				a1->region = x.region; a1->dtype = (uint8_t)mdt; a1->rank = 3;
+				a1->offset = (uint64_t)((int64_t)x.offset + f * sif * es);
+				a1->shape[0] = 1; a1->stride[0] = 0;
+				a1->shape[1] = (uint64_t)N; a1->stride[1] = x.strides[dn->in_batch];
+				a1->shape[2] = (uint64_t)nk; a1->stride[2] = sx;
+				a2->region = kv.region; a2->dtype = (uint8_t)mdt; a2->rank = 3;
+				a2->offset = (uint64_t)((int64_t)kv.offset + f * skf * es);
+				a2->shape[0] = 1; a2->stride[0] = 0;
+				a2->shape[1] = (uint64_t)nk; a2->stride[1] = sk;
+				a2->shape[2] = (uint64_t)Cout; a2->stride[2] = kv.strides[dn->k_out_feature];
+				a0->region = out.region; a0->dtype = (uint8_t)out.dtype; a0->offset = out.offset;
+				a0->rank = 3;
+				a0->shape[0] = 1; a0->stride[0] = 0;
+				a0->shape[1] = (uint64_t)N; a0->stride[1] = out.strides[dn->out_batch];
+				a0->shape[2] = (uint64_t)Cout; a0->stride[2] = out.strides[dn->out_feature];
+				st = ncc_lower_emit(ctx, inst, ISA_ENGINE_TENSOR, &in, NULL);
+				if (st != NCC_OK)
+					return st;
+			}
+			return NCC_OK;
+		}
+	}
+
 	/* ---- per output position ---- */
 	/* The kernel is copied output-feature-major, [Cout, Ci, K...], when its
 	 * output feature dim lies outside its spatial dims (the NCHW gradient of a

@@ -224,8 +224,8 @@ START_TEST(test_conv)
 }
 END_TEST
 
-/* COPY instructions of the program lowered from text. */
-static uint32_t count_copies(const char *text)
+/* Instructions with opcode op in the program lowered from text. */
+static uint32_t count_op(const char *text, uint32_t op)
 {
 	ncc_module_t *m = NULL;
 	ncc_error_t err = { 0 };
@@ -239,10 +239,15 @@ static uint32_t count_copies(const char *text)
 	uint32_t n = 0;
 	for (uint32_t e = 0; e < ISA_ENGINE_COUNT; e++)
 		for (uint32_t i = 0; i < v.code_count[0][e]; i++)
-			n += v.code[0][e][i].opcode == ISA_OP_COPY;
+			n += v.code[0][e][i].opcode == op;
 	free(neff);
 	ncc_module_free(m);
 	return n;
+}
+
+static uint32_t count_copies(const char *text)
+{
+	return count_op(text, ISA_OP_COPY);
 }
 
 /* A stride-1 padded 3x3 convolution (ResNet's, and the input gradient of any
@@ -259,6 +264,26 @@ START_TEST(test_conv_stride1_has_no_im2col_copies)
 				       " k = f32[8,8,3,3] parameter(1)\n ROOT c = f32[2,8,5,5] "
 				       "convolution(x, k), window={size=3x3 stride=2x2 pad=1_1x1_1}, "
 				       "dim_labels=bf01_oi01->bf01 }\n"), 12);
+}
+END_TEST
+
+/* The weight gradient of a pointwise convolution (MobileNetV2's, as PyTorch/XLA
+ * writes it: the window the whole input) is one accumulating MATMUL per
+ * forward batch element reading both operands in place: no COPY (there were
+ * two full copies). Its values: test_op_cases (against the interpreter). */
+START_TEST(test_conv_pointwise_weight_gradient_in_place)
+{
+	const char *t = "HloModule m\nENTRY e { x = f32[3,16,8,8] parameter(0)\n"
+			" d = f32[3,5,8,8] parameter(1)\n ROOT c = f32[1,1,16,5] convolution(x, d), "
+			"window={size=8x8}, dim_labels=fb01_io01->01bf }\n";
+	ck_assert_uint_eq(count_copies(t), 0);
+	ck_assert_uint_eq(count_op(t, ISA_OP_MATMUL), 3);
+	/* a short window over many features (a fully connected layer written as a
+	 * convolution) keeps the one MATMUL */
+	const char *fc = "HloModule m\nENTRY e { x = f32[4,256,2,2] parameter(0)\n"
+			 " k = f32[10,256,2,2] parameter(1)\n ROOT c = f32[4,10,1,1] convolution(x, k), "
+			 "window={size=2x2}, dim_labels=bf01_oi01->bf01 }\n";
+	ck_assert_uint_eq(count_op(fc, ISA_OP_MATMUL), 1);
 }
 END_TEST
 
@@ -1333,6 +1358,9 @@ START_TEST(test_ops_vs_interp)
 		"ENTRY e { x = f32[2,4,3,3] parameter(0)\n k = f32[3,3,4,1] parameter(1)\n ROOT c = f32[2,4,6,6] convolution(x, k), window={size=3x3 pad=1_2x1_2 lhs_dilate=2x2}, dim_labels=bf01_01oi->bf01, feature_group_count=4 }",
 		"ENTRY e { x = f32[2,4,6,6] parameter(0)\n k = f32[2,4,3,3] parameter(1)\n ROOT c = f32[3,3,1,4] convolution(x, k), window={size=3x3 pad=1_0x1_0 rhs_dilate=2x2}, dim_labels=fb01_io01->01bf, batch_group_count=4 }",
 		"ENTRY e { x = f32[2,3,6,6] parameter(0)\n k = f32[2,4,6,6] parameter(1)\n ROOT c = f32[1,1,3,4] convolution(x, k), window={size=6x6}, dim_labels=fb01_io01->01bf }",
+		/* pointwise weight gradient: per-batch MATMULs in place; transposed x */
+		"ENTRY e { x = f32[3,16,8,8] parameter(0)\n d = f32[3,5,8,8] parameter(1)\n ROOT c = f32[1,1,16,5] convolution(x, d), window={size=8x8}, dim_labels=fb01_io01->01bf }",
+		"ENTRY e { x = f32[16,3,8,8] parameter(0)\n d = f32[3,5,8,8] parameter(1)\n ROOT c = f32[1,1,16,5] convolution(x, d), window={size=8x8}, dim_labels=bf01_io01->01bf }",
 		"ENTRY e { x = f32[2,4,4,3] parameter(0)\n s = f32[3] parameter(1)\n o = f32[3] parameter(2)\n ROOT b = (f32[2,4,4,3], f32[3], f32[3]) batch-norm-training(x, s, o), epsilon=0.001, feature_index=3 }",
 		"ENTRY e { x = f16[4,3] parameter(0)\n s = f16[3] parameter(1)\n o = f16[3] parameter(2)\n ROOT b = (f16[4,3], f16[3], f16[3]) batch-norm-training(x, s, o), epsilon=0.01, feature_index=1 }",
 		"ENTRY e { x = bf16[4,3] parameter(0)\n s = bf16[3] parameter(1)\n o = bf16[3] parameter(2)\n m = bf16[3] parameter(3)\n v = bf16[3] parameter(4)\n a = bf16[3] abs(v)\n ROOT b = bf16[4,3] batch-norm-inference(x, s, o, m, a), epsilon=0.01, feature_index=1 }",
@@ -1431,6 +1459,7 @@ static Suite *lower_suite(void)
 	tcase_add_test(tc, test_unsupported_f64);
 	tcase_add_test(tc, test_conv);
 	tcase_add_test(tc, test_conv_stride1_has_no_im2col_copies);
+	tcase_add_test(tc, test_conv_pointwise_weight_gradient_in_place);
 	tcase_add_test(tc, test_errors_more);
 	tcase_add_test(tc, test_gather_scatter_axes);
 	tcase_add_test(tc, test_select_and_scatter);
