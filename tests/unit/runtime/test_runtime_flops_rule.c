@@ -33,6 +33,10 @@ START_TEST(test_every_alu_sub_op)
 {
 	static const uint32_t dts[] = { ISA_DT_F32, ISA_DT_BF16, ISA_DT_S32, ISA_DT_U8, ISA_DT_PRED };
 	uint32_t n_subs = 0, n_valid = 0, n_float = 0;
+	/* one window for all (about 1 100 small operands): a fresh one per
+	 * instruction made the test slow under the sanitizers */
+	tmem_t t;
+	tmem_init(&t);
 	for (uint32_t op = 0; op < ISA_ALU_END; op++) {
 		int arity = isa_alu_arity(op);
 		if (!arity)
@@ -41,8 +45,6 @@ START_TEST(test_every_alu_sub_op)
 		uint32_t ok_for_op = 0;
 		for (size_t a = 0; a < sizeof(dts) / sizeof(dts[0]); a++) {
 			for (size_t o = 0; o < sizeof(dts) / sizeof(dts[0]); o++) {
-				tmem_t t;
-				tmem_init(&t);
 				isa_insn_t in = isa_insn_init(ISA_OP_ALU, op);
 				in.n_ap = (uint8_t)(1 + arity);
 				in.ap[0] = vec(&t, dts[o]);
@@ -50,14 +52,10 @@ START_TEST(test_every_alu_sub_op)
 					in.ap[k] = vec(&t, dts[a]);
 				if (op == ISA_ALU_SELECT) /* ap1 pred ? ap2 : ap3 */
 					in.ap[1] = vec(&t, ISA_DT_PRED);
-				if (op == ISA_ALU_SELECT && dts[a] == ISA_DT_PRED) {
-					tmem_free(&t);
+				if (op == ISA_ALU_SELECT && dts[a] == ISA_DT_PRED)
 					continue;
-				}
-				if (isa_insn_validate(&in, T_NREG, 1, NULL, 0) != 0) {
-					tmem_free(&t);
+				if (isa_insn_validate(&in, T_NREG, 1, NULL, 0) != 0)
 					continue;
-				}
 				char what[64];
 				snprintf(what, sizeof(what), "alu %u, %s -> %s", op,
 					 isa_dtype_name(in.ap[1].dtype), isa_dtype_name(dts[o]));
@@ -69,12 +67,13 @@ START_TEST(test_every_alu_sub_op)
 					      (unsigned long long)f, (unsigned long long)want);
 				n_float += f != 0;
 				ok_for_op++;
-				tmem_free(&t);
 			}
 		}
 		ck_assert_msg(ok_for_op > 0, "alu %u: no operand dtype accepted", op);
 		n_valid += ok_for_op;
 	}
+	ck_assert(tmem_guards_intact(&t));
+	tmem_free(&t);
 	ck_assert_uint_ge(n_subs, 40);
 	ck_assert_uint_gt(n_float, 20);
 	ck_assert_uint_gt(n_valid, n_float);
