@@ -404,8 +404,8 @@ int isa_insn_validate(const isa_insn_t *insn, uint32_t n_regions,
 	if (in->flags & ~ISA_F_ALL)
 		return fail(&v, "unknown flags 0x%x", in->flags);
 	if ((in->flags & ISA_F_ACCUMULATE) && in->opcode != ISA_OP_MATMUL &&
-	    in->opcode != ISA_OP_REDUCE)
-		return fail(&v, "accumulate flag only applies to matmul and reduce");
+	    in->opcode != ISA_OP_REDUCE && in->opcode != ISA_OP_FUSED)
+		return fail(&v, "accumulate flag only applies to matmul, reduce and fused");
 	if ((in->flags & ISA_F_INVERT) && in->opcode != ISA_OP_JUMP)
 		return fail(&v, "invert flag only applies to jump");
 	if (in->wait_sem != ISA_SEM_NONE && in->wait_sem >= ISA_NUM_SEMS)
@@ -542,6 +542,8 @@ int isa_fused_desc_validate(const isa_insn_t *insn, const uint8_t *desc, size_t 
 				    isa_dtype_name(o->dtype));
 	} else if (h.reduce_axes) {
 		return fail(&v, "descriptor reduce_axes 0x%x without reduce", h.reduce_axes);
+	} else if (insn->flags & ISA_F_ACCUMULATE) {
+		return fail(&v, "accumulate flag without reduce in the descriptor");
 	}
 	if (h.n_inputs > ISA_FUSED_MAX_INPUTS)
 		return fail(&v, "descriptor has %u inputs, at most %u", h.n_inputs,

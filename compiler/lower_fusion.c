@@ -28,6 +28,8 @@ typedef struct lf {
 	const ncc_inst_t *red;   /* the root reduce of a kInput fusion, or NULL */
 	uint32_t red_mask;       /* its reduced dims */
 	int red_comb;            /* its isa_reduce_t */
+	bool red_acc;            /* the output holds the init value (ACCUMULATE) */
+	ncc_view_t red_out, red_init; /* the reduce's output and init views */
 } lf_t;
 
 /* The view of fusion operand `param` seen at the output dims: k-th operand
@@ -184,9 +186,19 @@ static ncc_status_t emit_all(lf_t *f, const ncc_view_t *out, uint8_t out_reg)
 	uint64_t shape[NCC_MAX_RANK];
 	int64_t stride[LF_MAX_VIEWS][NCC_MAX_RANK];
 	int r = fold_views(nv, v, shape, stride);
+	int outer = r > ISA_MAX_RANK ? r - ISA_MAX_RANK : 0;
+	if (f->red && !f->red_acc && (r < 0 || outer > 0)) {
+		/* an empty reduction gives the init value, and outer slices combine
+		 * into the same outputs one instruction after the other: start
+		 * from the init value in memory */
+		ncc_view_t b = ncc_view_bcast_scalar(&f->red_init, f->red_out.rank, f->red_out.dims);
+		ncc_status_t cst = ncc_lower_copy(f->ctx, f->inst, &f->red_out, &b);
+		if (cst)
+			return cst;
+		f->red_acc = true;
+	}
 	if (r < 0)
 		return NCC_OK; /* no elements */
-	int outer = r > ISA_MAX_RANK ? r - ISA_MAX_RANK : 0;
 	/* reduced dims: where the output does not move (its stride is 0) */
 	uint32_t red_axes = 0;
 	for (int k = outer; k < r && f->red; k++)
@@ -273,6 +285,8 @@ static ncc_status_t emit_all(lf_t *f, const ncc_view_t *out, uint8_t out_reg)
 			break;
 		isa_insn_t insn = isa_insn_init(ISA_OP_FUSED, 0);
 		insn.param = ISA_FUSED_STEPS_DEBUG(first_dbg);
+		if (f->red_acc)
+			insn.flags = ISA_F_ACCUMULATE;
 		insn.n_ap = (uint8_t)(2 + ndir);
 		insn.ap[0] = aps[0];
 		uint64_t dl[1] = { len };
@@ -497,15 +511,17 @@ ncc_status_t ncc_lower_fusion(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 	if ((st = ncc_lower_output_view(ctx, inst, 0, &outv)))
 		goto out;
 	if (f->red) {
-		/* the output starts as the init value, then every element of the
-		 * expression is combined into it: the output seen at the
-		 * expression's dims, stride 0 along the reduced ones */
-		ncc_view_t initv;
-		if ((st = ncc_lower_operand_view(ctx, inst,
-						 (int32_t)f->red->operands[1]->parameter_number, &initv)))
+		/* the output starts as the init value unless that is the
+		 * combiner's identity (FUSED starts from it without ACCUMULATE),
+		 * then every element of the expression is combined into it: the
+		 * output seen at the expression's dims, stride 0 along the
+		 * reduced ones */
+		int32_t ip = (int32_t)f->red->operands[1]->parameter_number;
+		if ((st = ncc_lower_operand_view(ctx, inst, ip, &f->red_init)))
 			goto out;
-		ncc_view_t b = ncc_view_bcast_scalar(&initv, outv.rank, outv.dims);
-		if ((st = ncc_lower_copy(ctx, inst, &outv, &b)))
+		f->red_out = outv;
+		if ((st = ncc_lower_reduce_start(ctx, inst, inst->operands[ip], f->red_comb,
+						 &f->red_init, &outv, &f->red_acc)))
 			goto out;
 		ncc_view_t it = outv;
 		it.rank = f->oshape->rank;

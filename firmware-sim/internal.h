@@ -164,6 +164,9 @@ fwsim_status_t fwsim_kernel_reduce(const fwsim_kargs_t *k);
 /* REDUCE's combiners (kernels_reduce.c), shared with FUSED's reducing form:
  * floats in double, integers in 64 bits with the dtype's signedness (uns). */
 double fwsim_red_comb_f64(uint32_t op, double a, double b);
+/* The combiner's identity for dtype dt as 8 bytes: a double for floats, an
+ * int64 for the others. */
+void fwsim_red_identity(uint32_t op, uint32_t dt, void *out8);
 int64_t fwsim_red_comb_i64(uint32_t op, int uns, int64_t a, int64_t b);
 /* r combined with v[0..n) in order (sums with 8 partial accumulators). */
 double fwsim_red_block_f64(uint32_t op, const float *v, size_t n, double init);

@@ -458,7 +458,8 @@ static void fz_acc_strides(uint32_t rank, const uint64_t *shape, uint32_t mask, 
 }
 
 /* The reducing form over one part: the part's outputs (at most
- * FWSIM_REDUCE_MAX_ACC) start from ap0, every element of the program's result
+ * FWSIM_REDUCE_MAX_ACC) start from ap0 (ACCUMULATE) or the combiner's
+ * identity, every element of the program's result
  * is combined into its output's accumulator, and the results are stored
  * with conversion (and scanned for NaN/Inf, flat: the part's first output in
  * row-major order of all outputs). */
@@ -480,22 +481,29 @@ static fwsim_status_t fz_reduce_part(const fwsim_kargs_t *k, const fz_prog_t *pg
 	const int64_t *st2[2] = { cst, o->stride };
 	size_t es2[2] = { sizeof(fz_acc_t), isa_dtype_size(odt) };
 	fwsim_iter_t it;
-	/* 1. the initial values: ap0 */
+	/* 1. the initial values: ap0, or the identity */
 	fwsim_iter_init(&it, o->rank, oshape, 2, st2, es2);
 	if (it.empty)
 		return FWSIM_OK;
-	do {
-		fz_acc_t *dst = (fz_acc_t *)(void *)((uint8_t *)acc + it.off[0]);
-		const uint8_t *src = pt->base[0] + it.off[1];
-		int64_t step = it.inner_bs[0] / (int64_t)sizeof(fz_acc_t);
-		for (uint64_t j = 0; j < it.inner; j++) {
-			const uint8_t *p = src + (int64_t)j * it.inner_bs[1];
-			if (fl)
-				dst[(int64_t)j * step].d = fw_ld_f32(odt, p);
-			else
-				dst[(int64_t)j * step].i = fw_ld_i64(odt, p);
-		}
-	} while (fwsim_iter_next(&it));
+	if (!(k->insn->flags & ISA_F_ACCUMULATE)) {
+		fz_acc_t id;
+		fwsim_red_identity(pg->h.reduce - 1u, odt, &id);
+		for (uint64_t i = 0; i < nout; i++)
+			acc[i] = id;
+	} else {
+		do {
+			fz_acc_t *dst = (fz_acc_t *)(void *)((uint8_t *)acc + it.off[0]);
+			const uint8_t *src = pt->base[0] + it.off[1];
+			int64_t step = it.inner_bs[0] / (int64_t)sizeof(fz_acc_t);
+			for (uint64_t j = 0; j < it.inner; j++) {
+				const uint8_t *p = src + (int64_t)j * it.inner_bs[1];
+				if (fl)
+					dst[(int64_t)j * step].d = fw_ld_f32(odt, p);
+				else
+					dst[(int64_t)j * step].i = fw_ld_i64(odt, p);
+			}
+		} while (fwsim_iter_next(&it));
+	}
 	/* 2. every element into its accumulator (stride 0 along reduced dims) */
 	for (uint32_t d = 0; d < o->rank; d++)
 		ast[d] = (mask >> d & 1) ? 0 : cst[d];

@@ -1,6 +1,7 @@
 /* REDUCE over an axes mask into a 64-bit accumulator array (f64 for floats, i64 for integers). */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "convert.h"
 #include "internal.h"
@@ -36,6 +37,12 @@ static acc_t identity(uint32_t op, uint32_t dt)
 	default: v.i = 0; break;
 	}
 	return v;
+}
+
+void fwsim_red_identity(uint32_t op, uint32_t dt, void *out8)
+{
+	acc_t v = identity(op, dt);
+	memcpy(out8, &v, sizeof(v));
 }
 
 int64_t fwsim_red_comb_i64(uint32_t op, int uns, int64_t a, int64_t b)

@@ -135,8 +135,9 @@ static inline int isa_alu_arity(uint32_t op)
  *
  * ISA 1.3 adds a reducing form: with reduce = ISA_FUSED_REDUCE(op), ap0's shape is
  * still the iteration space, but ap0 has stride 0 on the dims of reduce_axes, and
- * every element of the program's result is combined with op into ap0 at its
- * address (ap0 holds the initial values: the reduce's init). So a reduce whose
+ * the program's results are reduced with op into ap0, starting from the
+ * combiner's identity, or with ISA_F_ACCUMULATE from ap0's values (the reduce's
+ * init). So a reduce whose
  * operand is an elementwise expression never materialises the operand. And the
  * IOTA step: a register of each element's index along one dim. */
 #define ISA_FUSED_MAGIC 0x31445346u /* "FSD1" little-endian */
@@ -197,7 +198,8 @@ typedef enum isa_reduce {
 } isa_reduce_t;
 
 /* Instruction flags. */
-#define ISA_F_ACCUMULATE (1u << 0) /* MATMUL, REDUCE: combine with existing ap0 */
+#define ISA_F_ACCUMULATE (1u << 0) /* MATMUL, REDUCE, reducing FUSED (ISA 1.3): combine
+				    * with existing ap0 */
 #define ISA_F_INVERT (1u << 1)     /* JUMP: jump when the condition is zero */
 #define ISA_F_ALL ((uint32_t)(ISA_F_ACCUMULATE | ISA_F_INVERT))
 

@@ -721,6 +721,24 @@ START_TEST(test_fuse_reduce_many_outputs_and_types)
 	ncc_module_free(m);
 	equiv("reduce-many", text, 2, NULL, NULL);
 	interp_equiv("reduce-many", text, 2, false);
+	/* empty reductions give their init value at -O2 too (simplify folds
+	 * them before fusion) */
+	const char *empty =
+		"HloModule t\n"
+		"add_f { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }\n"
+		"max_f { c = f32[] parameter(0)  d = f32[] parameter(1)  ROOT m = f32[] maximum(c, d) }\n"
+		"ENTRY e { x = f32[4,0] parameter(0)  y = f32[] parameter(1)\n"
+		"  ex = f32[4,0] exponential(x)  z = f32[] constant(-inf)\n"
+		"  r0 = f32[4] reduce(ex, z), dimensions={1}, to_apply=max_f\n"
+		"  ng = f32[4,0] negate(x)\n"
+		"  r1 = f32[4] reduce(ng, y), dimensions={1}, to_apply=add_f\n"
+		"  ROOT out = (f32[4], f32[4]) tuple(r0, r1) }\n";
+	m = parse(empty);
+	passes(m, 2);
+	ck_assert_int_eq(count_op(m->entry, NCC_OP_REDUCE), 0);
+	ncc_module_free(m);
+	equiv("reduce-empty", empty, 2, NULL, NULL);
+	interp_equiv("reduce-empty", empty, 2, false);
 }
 END_TEST
 

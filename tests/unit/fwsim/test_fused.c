@@ -672,12 +672,20 @@ START_TEST(test_reduce_one_hot_with_iota)
 	b.h.reduce = ISA_FUSED_REDUCE(ISA_RED_SUM);
 	b.h.reduce_axes = 1u << 2;
 	isa_insn_t in = fb_emit(&b, &t, fz_ap(3, ooff, ISA_DT_F32, 3, sh, ost));
+	in.flags = ISA_F_ACCUMULATE; /* combine with the 0.5 in the output */
 	char err[200];
 	ck_assert_msg(isa_insn_validate(&in, T_NREG, 1, err, sizeof(err)) == 0, "%s", err);
 	fwsim_job_t job;
 	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, FWSIM_JOB_CHECK_NAN, &job), FWSIM_OK);
 	for (int i = 0; i < A * B; i++) {
 		float want = 0.5f + (lab[i] >= 0 && lab[i] < V ? w[lab[i]] : 0.0f);
+		ck_assert_msg(o[i] == want, "output %d: %g, want %g", i, o[i], want);
+	}
+	/* without ACCUMULATE the sum starts from 0, whatever the output held */
+	in.flags = 0;
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, FWSIM_JOB_CHECK_NAN, &job), FWSIM_OK);
+	for (int i = 0; i < A * B; i++) {
+		float want = lab[i] >= 0 && lab[i] < V ? w[lab[i]] : 0.0f;
 		ck_assert_msg(o[i] == want, "output %d: %g, want %g", i, o[i], want);
 	}
 	ck_assert(tmem_guards_intact(&t));
@@ -714,6 +722,7 @@ START_TEST(test_reduce_outer_axes_int_max_and_iota_start)
 	b.h.reduce = ISA_FUSED_REDUCE(ISA_RED_MAX);
 	b.h.reduce_axes = 1u;
 	isa_insn_t in = fb_emit(&b, &t, fz_ap(3, ooff, ISA_DT_S64, 3, sh, ost));
+	in.flags = ISA_F_ACCUMULATE;
 	fwsim_job_t job;
 	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, 0, &job), FWSIM_OK);
 	for (int j = 0; j < 6; j++)
@@ -767,6 +776,13 @@ START_TEST(test_reduce_and_iota_validation)
 		isa_insn_t in = fb_emit(&b, &t, fz_ap(3, ooff, cases[c].odt, 2, sh, cases[c].ost));
 		expect_desc_bad(&t, &in, cases[c].needle);
 	}
+	/* ACCUMULATE without the reducing form */
+	fb_init(&b);
+	fb_op(&b, ISA_FUSED_IOTA, 0, ISA_DT_F32, 0, -1, -1, 0);
+	b.h.out_reg = 0;
+	isa_insn_t ia = fb_emit(&b, &t, fz_ap(3, ooff, ISA_DT_F32, 2, sh, full));
+	ia.flags = ISA_F_ACCUMULATE;
+	expect_desc_bad(&t, &ia, "accumulate flag without reduce");
 	/* iota's unused sources */
 	fb_init(&b);
 	fb_op(&b, ISA_FUSED_IOTA, 0, ISA_DT_F32, 0, 1, -1, 0);
@@ -838,8 +854,13 @@ START_TEST(test_static_validation_of_fused_insn)
 	BAD(in.n_ap = 1, "n_ap");
 	BAD(in.sub = 3, "sub-op");
 	BAD(in.imm[0] = 1, "imm");
-	BAD(in.flags = ISA_F_ACCUMULATE, "accumulate");
+	BAD(in.flags = ISA_F_INVERT, "invert");
 #undef BAD
+	/* ISA 1.3: ACCUMULATE is the reducing form's, checked with the descriptor
+	 * (test_reduce_and_iota_validation) */
+	in = good;
+	in.flags = ISA_F_ACCUMULATE;
+	ck_assert_int_eq(isa_insn_validate(&in, T_NREG, 1, err, sizeof(err)), 0);
 	/* ISA 1.2: param names the steps' debug entries */
 	in = good;
 	in.param = ISA_FUSED_STEPS_DEBUG(7);
