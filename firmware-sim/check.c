@@ -135,3 +135,14 @@ fwsim_status_t fwsim_numchk_ap(const fwsim_kargs_t *k, fwsim_numchk_t *c, const 
 	} while (fwsim_iter_next(&it));
 	return FWSIM_OK;
 }
+
+void fwsim_numchk_merge(fwsim_numchk_t *into, const fwsim_numchk_t *part)
+{
+	if (!part->count)
+		return;
+	into->count += part->count;
+	if (part->first < into->first) {
+		into->first = part->first;
+		into->first_is_inf = part->first_is_inf;
+	}
+}

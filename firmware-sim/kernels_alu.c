@@ -1,9 +1,11 @@
 /* Elementwise kernels: ALU unary/binary/ternary, ACTIVATE and COPY (with dtype conversion). */
 #include <math.h>
+#include <stdlib.h>
 
 #include "alu_ops.h"
 #include "convert.h"
 #include "internal.h"
+#include "pool.h"
 
 /* The cheap float ops with the NaN/Inf test fused into the same loop: each
  * result is tested in a register as it is produced (a running max of |x| as
@@ -115,7 +117,9 @@ static float act_f32(uint32_t func, float t)
  * into an f32 or i64 temporary (or use contiguous f32 in place), compute,
  * scan the fresh results for NaN/Inf while they are in L1, store with
  * conversion. */
-static fwsim_status_t ew_run(const fwsim_kargs_t *k, ew_kind_t kind)
+/* Runs the rows of it (the whole instruction's, or one item's part of them),
+ * the first at flat element index flat. */
+static fwsim_status_t ew_rows(const fwsim_kargs_t *k, ew_kind_t kind, fwsim_iter_t it, uint64_t flat)
 {
 	const isa_insn_t *in = k->insn;
 	uint32_t nin = kind == EW_ALU ? (uint32_t)isa_alu_arity(in->sub) : 1;
@@ -123,10 +127,6 @@ static fwsim_status_t ew_run(const fwsim_kargs_t *k, ew_kind_t kind)
 	const isa_ap_t *aps[ISA_MAX_AP];
 	for (uint32_t i = 0; i < n; i++)
 		aps[i] = &in->ap[i];
-	fwsim_iter_t it;
-	fwsim_iter_init_aps(&it, &in->ap[0], n, aps);
-	if (it.empty)
-		return FWSIM_OK;
 
 	/* Compute class: the dtype that decides float vs integer arithmetic. */
 	uint32_t cdt = in->ap[kind == EW_ALU && in->sub == ISA_ALU_SELECT ? 2 : 1].dtype;
@@ -140,7 +140,6 @@ static fwsim_status_t ew_run(const fwsim_kargs_t *k, ew_kind_t kind)
 
 	_Alignas(64) float fb[ISA_MAX_AP][FWSIM_BLOCK];
 	_Alignas(64) int64_t ib[ISA_MAX_AP][FWSIM_BLOCK];
-	uint64_t flat = 0;
 	do {
 		for (uint64_t j = 0; j < it.inner; j += FWSIM_BLOCK) {
 			size_t m = it.inner - j < FWSIM_BLOCK ? it.inner - j : FWSIM_BLOCK;
@@ -212,6 +211,72 @@ static fwsim_status_t ew_run(const fwsim_kargs_t *k, ew_kind_t kind)
 		}
 	} while (fwsim_iter_next(&it));
 	return FWSIM_OK;
+}
+
+/* One elementwise instruction cut into items: ranges of its outermost iterator
+ * dim, each run whole by one thread with its own share of the NaN/Inf scan. */
+typedef struct ew_job {
+	const fwsim_kargs_t *k;
+	ew_kind_t kind;
+	fwsim_iter_t it;
+	uint64_t per_outer; /* elements per index of the outermost dim */
+	uint64_t chunk;     /* outer indices per item */
+	fwsim_numchk_t chk[FWSIM_PAR_MAX_THREADS];
+} ew_job_t;
+
+static fwsim_status_t ew_item(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w)
+{
+	ew_job_t *j = ctx;
+	fwsim_kargs_t kk = *j->k;
+	kk.watch = w;
+	kk.chk = j->k->chk ? &j->chk[slot] : NULL;
+	fwsim_iter_t it = j->it;
+	uint64_t a = item * j->chunk, b = a + j->chunk < it.shape[0] ? a + j->chunk : it.shape[0];
+	it.rows = it.rows / it.shape[0] * (b - a);
+	it.shape[0] = b - a;
+	for (uint32_t i = 0; i < it.n; i++)
+		it.off[i] += (int64_t)a * it.bstride[i][0];
+	return ew_rows(&kk, j->kind, it, a * j->per_outer);
+}
+
+/* Runs an elementwise instruction; one of at least FWSIM_PAR_MIN_EW elements
+ * whose rows span two dims or more is cut into about FWSIM_PAR_ITEMS ranges
+ * of its outermost dim for the pool (pool.h): every element is computed by
+ * the same code whoever runs it, so the results do not depend on the thread
+ * count, and the scans' counts and first indices merge exactly. */
+static fwsim_status_t ew_run(const fwsim_kargs_t *k, ew_kind_t kind)
+{
+	const isa_insn_t *in = k->insn;
+	uint32_t n = (kind == EW_ALU ? (uint32_t)isa_alu_arity(in->sub) : 1) + 1;
+	const isa_ap_t *aps[ISA_MAX_AP];
+	for (uint32_t i = 0; i < n; i++)
+		aps[i] = &in->ap[i];
+	fwsim_iter_t it;
+	fwsim_iter_init_aps(&it, &in->ap[0], n, aps);
+	if (it.empty)
+		return FWSIM_OK;
+	uint64_t total = it.rows * it.inner;
+	if (it.rank < 2 || total < FWSIM_PAR_MIN_EW || fwsim_get_threads() < 2)
+		return ew_rows(k, kind, it, 0);
+	ew_job_t *j = malloc(sizeof(*j));
+	if (!j)
+		return ew_rows(k, kind, it, 0);
+	j->k = k;
+	j->kind = kind;
+	j->it = it;
+	j->per_outer = total / it.shape[0];
+	j->chunk = (it.shape[0] + FWSIM_PAR_ITEMS - 1) / FWSIM_PAR_ITEMS;
+	for (uint32_t i = 0; k->chk && i < FWSIM_PAR_MAX_THREADS; i++) {
+		j->chk[i] = *k->chk;
+		j->chk[i].count = 0;
+		j->chk[i].first = UINT64_MAX;
+	}
+	uint64_t items = (it.shape[0] + j->chunk - 1) / j->chunk;
+	fwsim_status_t st = fwsim_par_for(items, ew_item, j, k->watch);
+	for (uint32_t i = 0; k->chk && i < FWSIM_PAR_MAX_THREADS; i++)
+		fwsim_numchk_merge(k->chk, &j->chk[i]);
+	free(j);
+	return st;
 }
 
 fwsim_status_t fwsim_kernel_alu(const fwsim_kargs_t *k)

@@ -152,19 +152,6 @@ static void matmul_tiles(uint64_t M, uint64_t N, uint64_t K, uint64_t *mt, uint6
 	*mt = M < e / wide ? M : e / wide;
 }
 
-/* Folds a tile's NaN/Inf scan into the instruction's: tiles are not visited
- * in row-major order, so the first index is the smallest seen. */
-static void numchk_merge(fwsim_numchk_t *into, const fwsim_numchk_t *t)
-{
-	if (!t->count)
-		return;
-	into->count += t->count;
-	if (t->first < into->first) {
-		into->first = t->first;
-		into->first_is_inf = t->first_is_inf;
-	}
-}
-
 /* Per-thread packing buffers of a split MATMUL (one per fwsim_par slot). */
 typedef struct mm_scratch {
 	float *ta, *tb, *tc;
@@ -277,7 +264,7 @@ static fwsim_status_t mm_item(void *vctx, uint64_t item, uint32_t slot, fwsim_wa
 			fwsim_store_f32(mc.dt, pc + (int64_t)r * mc.sr * ec, mc.sc * ec, nt, row);
 	}
 	if (k->chk)
-		numchk_merge(&s->chk, &tchk);
+		fwsim_numchk_merge(&s->chk, &tchk);
 	return FWSIM_OK;
 }
 
@@ -340,7 +327,7 @@ fwsim_status_t fwsim_kernel_matmul(const fwsim_kargs_t *k)
 	fwsim_status_t st = fwsim_par_for(B * j.m_tiles * j.n_tiles, mm_item, &j, k->watch);
 	for (uint32_t i = 0; i < FWSIM_PAR_MAX_THREADS; i++) {
 		if (k->chk)
-			numchk_merge(k->chk, &scr[i].chk);
+			fwsim_numchk_merge(k->chk, &scr[i].chk);
 		free(scr[i].ta);
 		free(scr[i].tb);
 		free(scr[i].tc);

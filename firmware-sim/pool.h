@@ -16,6 +16,11 @@
  * on how many threads ran them. */
 #define FWSIM_PAR_ITEMS 8
 
+/* Elements before an elementwise instruction (ALU, ACTIVATE, COPY: the
+ * im2col and padding copies of lowered convolutions, depthwise FMAs) is cut
+ * into ranges of rows for the pool. */
+#define FWSIM_PAR_MIN_EW (1u << 20)
+
 /* The most threads (the caller included) the pool runs one instruction on. */
 #define FWSIM_PAR_MAX_THREADS 16
 

@@ -99,11 +99,15 @@ def time_torch(fn, reps):
 class Device:
     """One neuronsim-bench-conv process: the module compiled and loaded once."""
 
-    def __init__(self, exe, hlo, inputs, out, threads):
+    def __init__(self, exe, hlo, inputs, out, threads, pin=False):
         env = dict(os.environ, NEURONSIM_THREADS=str(threads), OPENBLAS_NUM_THREADS="1",
                    NEURON_RT_LOG_LEVEL="ERROR")
+        # pin: the process may use `threads` CPUs only, engine threads included
+        # (the simulator's engines are threads of their own)
+        cpus = sorted(os.sched_getaffinity(0))[:threads]
+        pre = (lambda: os.sched_setaffinity(0, cpus)) if pin else None
         self.p = subprocess.Popen([exe, hlo, "--out", out] + inputs, stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, text=True, env=env)
+                                  stdout=subprocess.PIPE, text=True, env=env, preexec_fn=pre)
         line = self.p.stdout.readline()
         if line.strip() != "READY":
             self.p.wait()
@@ -215,12 +219,13 @@ def threads_table(exe, tmp, N, rounds):
         work.append((f"resnet 3x3 64->64 56 {kind}", path, kind))
     if os.path.exists(mlp):
         work.append(("MLP step (corpus)", os.path.abspath(mlp), None))
-    print(f"\nboth cores: NEURONSIM_THREADS=1 vs 2, best of {rounds} interleaved rounds, ms; "
-          f"target >= 1.6x with 2 free cores (issue #15 goal 4); load average "
+    print(f"\nboth cores: 1 CPU (NEURONSIM_THREADS=1, the process pinned to one CPU, engine "
+          f"threads included) vs 2 CPUs (NEURONSIM_THREADS=2), best of {rounds} interleaved "
+          f"rounds, ms; target >= 1.6x with 2 free cores (issue #15 goal 4); load average "
           f"{os.getloadavg()[0]:.2f}")
-    print(f"{'work':<30} {'1 thread':>10} {'2 threads':>10} {'speedup':>8}")
+    print(f"{'work':<30} {'1 CPU':>10} {'2 CPUs':>10} {'speedup':>8}")
     for name, path, _ in work:
-        devs = [Device(exe, path, [], os.path.join(tmp, "thr.out"), t) for t in (1, 2)]
+        devs = [Device(exe, path, [], os.path.join(tmp, "thr.out"), t, pin=True) for t in (1, 2)]
         r = reps_for(devs[0].time(1)[0])
         t1, t2 = interleave([lambda d=d: d.time(r)[0] for d in devs], rounds)
         for d in devs:

@@ -6,6 +6,7 @@
 #include <linux/futex.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -258,6 +259,19 @@ static void bench_exec_round_trip(void)
 
 /* ---- (b) 1024^3 f32 matmul on the simulator vs cblas_sgemm --------------- */
 
+/* The host threads the simulator splits a MATMUL across (NEURONSIM_THREADS,
+ * docs/env.md; unset or 0: the affinity mask's CPUs, at most 16). */
+static int sim_threads(void)
+{
+	const char *v = getenv("NEURONSIM_THREADS");
+	int n = v && *v ? atoi(v) : 0;
+	if (n <= 0) {
+		cpu_set_t set;
+		n = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+	}
+	return n < 1 ? 1 : n > 16 ? 16 : n;
+}
+
 static void bench_matmul(void)
 {
 	const uint64_t N = 1024, shape[2] = { N, N };
@@ -294,18 +308,26 @@ static void bench_matmul(void)
 	NRT_OK(nrt_tensor_write(m.t[0], ha, 0, bytes), "nrt_tensor_write");
 	NRT_OK(nrt_tensor_write(m.t[1], hb, 0, bytes), "nrt_tensor_write");
 
-	/* Interleave the two so a noisy neighbour hits both alike. */
+	/* Interleave the two so a noisy neighbour hits both alike. The simulator
+	 * runs OpenBLAS single-threaded inside its own pool of `threads` (it sets
+	 * OpenBLAS to one thread at its first MATMUL, process-wide); the direct
+	 * call gets OpenBLAS's own threads, as many, and gives them back after. */
 	enum { REPS = 7 };
 	double sim[REPS], direct[REPS];
+	int threads = sim_threads();
 	exec_ms(&m);
+	openblas_set_num_threads(threads);
 	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)N, (int)N, (int)N, 1.0f, ha,
 		    (int)N, hb, (int)N, 0.0f, hc, (int)N);
+	openblas_set_num_threads(1);
 	for (int r = 0; r < REPS; r++) {
 		sim[r] = exec_ms(&m);
+		openblas_set_num_threads(threads);
 		uint64_t t0 = now_ns();
 		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)N, (int)N, (int)N, 1.0f,
 			    ha, (int)N, hb, (int)N, 0.0f, hc, (int)N);
 		direct[r] = (double)(now_ns() - t0) / 1e6;
+		openblas_set_num_threads(1);
 	}
 	/* Spot-check the simulator's answer so a fast wrong kernel cannot pass. */
 	float *dc = malloc(bytes);
@@ -319,10 +341,10 @@ static void bench_matmul(void)
 
 	double s = quantile(sim, REPS, 0.5), d = quantile(direct, REPS, 0.5);
 	double flop = 2.0 * (double)N * (double)N * (double)N;
-	printf("(b) matmul 1024x1024x1024 f32 via nrt_execute: %.2f ms (%.1f GFLOP/s)\n"
-	    "    baseline cblas_sgemm direct: %.2f ms (%.1f GFLOP/s)\n"
+	printf("(b) matmul 1024x1024x1024 f32 via nrt_execute, %d thread(s): %.2f ms (%.1f GFLOP/s)\n"
+	    "    baseline cblas_sgemm direct, OpenBLAS with as many threads: %.2f ms (%.1f GFLOP/s)\n"
 	    "    ratio sim/direct throughput %.3f; target >= 0.9: %s%s\n",
-	    s, flop / s / 1e6, d, flop / d / 1e6, d / s, verdict(d / s >= 0.9),
+	    threads, s, flop / s / 1e6, d, flop / d / 1e6, d / s, verdict(d / s >= 0.9),
 	    maxdiff > 1e-2 ? " (WRONG RESULT: sim differs from BLAS)" : "");
 }
 

@@ -197,6 +197,54 @@ START_TEST(test_split_matmul_bit_identical_across_thread_counts)
 }
 END_TEST
 
+/* Elementwise instructions over 2^20 elements or more are cut into row
+ * ranges: a depthwise-like FMA with a broadcast operand and an im2col-like
+ * strided COPY give the same bytes and NaN record for 1, 2 and 4 threads. */
+START_TEST(test_split_elementwise_bit_identical_across_thread_counts)
+{
+	pmem_t ref, got;
+	pmem_init(&ref);
+	pmem_init(&got);
+	isa_insn_t fma = isa_insn_init(ISA_OP_ALU, ISA_ALU_FMA);
+	fma.n_ap = 4;
+	fma.ap[0] = pap(0, 0, ISA_DT_F32, 8, 576, 240, 576 * 240, 240, 1);
+	fma.ap[1] = pap(1, 0, ISA_DT_F32, 8, 576, 240, 576 * 256, 256, 1);
+	fma.ap[2] = pap(2, 0, ISA_DT_F32, 8, 576, 240, 0, 1, 0);
+	fma.ap[3] = fma.ap[0];
+	isa_insn_t copy = isa_insn_init(ISA_OP_COPY, 0);
+	copy.n_ap = 2;
+	copy.ap[0] = pap(0, 0, ISA_DT_F32, 64, 8, 3136, 8 * 3136, 3136, 1);
+	copy.ap[1] = pap(1, 0, ISA_DT_F32, 64, 8, 3136, 3364, 64 * 3364, 1);
+	const isa_insn_t *ins[2] = { &fma, &copy };
+	static const uint32_t threads[] = { 2, 4 };
+	for (int ci = 0; ci < 2; ci++)
+		for (int with_nan = 0; with_nan < 2; with_nan++) {
+			fwsim_job_t j1, jn;
+			fill_inputs(&ref, 3 + (uint64_t)ci, with_nan ? 577 : -1);
+			fwsim_set_threads(1);
+			fwsim_status_t s1 = prun(&ref, ins[ci], FWSIM_JOB_CHECK_NAN, 0, &j1);
+			ck_assert_int_eq(s1, (with_nan ? FWSIM_NUM_ERR : FWSIM_OK));
+			for (uint32_t t = 0; t < 2; t++) {
+				fill_inputs(&got, 3 + (uint64_t)ci, with_nan ? 577 : -1);
+				fwsim_set_threads(threads[t]);
+				ck_assert_int_eq(prun(&got, ins[ci], FWSIM_JOB_CHECK_NAN, 0, &jn), s1);
+				ck_assert_msg(memcmp(ref.mem, got.mem, ref.size) == 0,
+					      "case %d: %u threads differ from 1", ci, threads[t]);
+				if (with_nan) {
+					ck_assert_uint_eq(jn.error.count, j1.error.count);
+					ck_assert_uint_eq(jn.error.first_index, j1.error.first_index);
+				}
+			}
+		}
+	/* the copy's values: element [a, b, c] of the source */
+	float *dst = pf32(&got, 0, 0), *src = pf32(&got, 1, 0);
+	ck_assert(dst[(5 * 8 + 3) * 3136 + 77] == src[5 * 3364 + 3 * 64 * 3364 + 77]);
+	fwsim_set_threads(0);
+	free(ref.mem);
+	free(got.mem);
+}
+END_TEST
+
 /* With 2 threads a pool worker really takes items (else the test above
  * proves nothing): a loaded host may let the caller finish alone now and
  * then, so a few tries. */
@@ -326,6 +374,7 @@ static Suite *par_suite(void)
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, test_split_matmul_bit_identical_across_thread_counts);
 	tcase_add_test(tc, test_split_matmul_reaches_a_worker);
+	tcase_add_test(tc, test_split_elementwise_bit_identical_across_thread_counts);
 	tcase_add_test(tc, test_deadline_stops_split_matmul);
 	tcase_add_test(tc, test_cancel_stops_split_matmul);
 	tcase_add_test(tc, test_thread_count_setting);
