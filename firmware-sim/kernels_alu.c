@@ -163,8 +163,13 @@ static fwsim_status_t ew_rows(const fwsim_kargs_t *k, ew_kind_t kind, fwsim_iter
 					fill_ok = one.count == 0;
 				}
 				if (k->chk && !fill_ok) {
-					fwsim_load_f32(odt, p[0], it.inner_bs[0], m, fb[0]);
-					fwsim_numchk_block(k->chk, fb[0], m, flat);
+					/* contiguous f32 is scanned where it was written */
+					const float *v = fb[0];
+					if (is_direct_f32(odt, it.inner_bs[0], p[0]))
+						v = (const float *)(const void *)p[0];
+					else
+						fwsim_load_f32(odt, p[0], it.inner_bs[0], m, fb[0]);
+					fwsim_numchk_block(k->chk, v, m, flat);
 				}
 			} else if (use_f) {
 				const float *src[ISA_MAX_AP];

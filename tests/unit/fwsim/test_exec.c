@@ -242,7 +242,7 @@ END_TEST
 
 /* A COPY from a stride-0 source (the compiler's zero padding) checks the one
  * value instead of scanning the row it wrote; a NaN or Inf fill is still
- * every element of it. */
+ * every element of it. A contiguous f32 copy is scanned in place. */
 START_TEST(test_fill_copy_nan_check)
 {
 	tmem_t t;
@@ -269,6 +269,15 @@ START_TEST(test_fill_copy_nan_check)
 			 FWSIM_NUM_ERR);
 	ck_assert_uint_eq(job.error.count, 2100);
 	ck_assert_uint_eq(job.error.is_inf, 1);
+	/* a plain contiguous copy is scanned where it was written */
+	in.ap[1] = isa_ap_contig(1, 0, ISA_DT_F32, 2, sh);
+	for (int i = 0; i < 2100; i++)
+		src[i] = (float)i;
+	src[1234] = NAN;
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_DMA, FWSIM_JOB_CHECK_NAN, &job), FWSIM_NUM_ERR);
+	ck_assert_uint_eq(job.error.count, 1);
+	ck_assert_uint_eq(job.error.first_index, 1234);
+	ck_assert(dst[1233] == 1233.0f && isnan(dst[1234]));
 	ck_assert(tmem_guards_intact(&t));
 	tmem_free(&t);
 }
