@@ -405,8 +405,27 @@ ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 			ad[0] = N * L;
 			tr = 3;
 		}
+		/* deep: few input channels (a network's stem, 3 colours) make K = C a
+		 * poor GEMM and nk passes over the accumulator. The nk im2col COPYs then
+		 * fill T [N, C, nk, Y] and one MATMUL with K = C * nk follows, when the
+		 * kernel's (input feature, spatial) dims fold into one run and T stays
+		 * within 256 MiB */
+		bool deep = cmajor && !dw && !flat && GE == 1 && C < 16 && nk > 1;
+		int64_t skk = kv.strides[dn->k_spatial[ns > 0 ? ns - 1 : 0]];
+		if (deep) {
+			int64_t expect = skk;
+			for (int32_t s = ns - 1; s >= 0 && deep; s--) {
+				deep = KS[s] == 1 || kv.strides[dn->k_spatial[s]] == expect;
+				expect *= KS[s];
+			}
+			deep = deep && skk != 0 && (C == 1 || kv.strides[dn->k_in_feature] == expect) &&
+			       N * C * nk * ny * (int64_t)isa_dtype_size(mdt) <= ((int64_t)256 << 20);
+		}
+		int64_t tdd[4] = { N, C, nk, ny };
 		st = ncc_lower_temp_view(ctx, adt, 2, ad, &acc);
-		if (st == NCC_OK && !dwc && !flat)
+		if (st == NCC_OK && deep)
+			st = ncc_lower_temp_view(ctx, mdt, 4, tdd, &t);
+		else if (st == NCC_OK && !dwc && !flat)
 			st = ncc_lower_temp_view(ctx, mdt, tr, cmajor ? tdc : td, &t);
 		if (st != NCC_OK)
 			return st;
@@ -463,6 +482,36 @@ ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 				st = ncc_lower_alu(ctx, inst, kp == 0 ? ISA_ALU_MUL : ISA_ALU_FMA, &av,
 						   kp == 0 ? 2 : 3, a3);
 				if (st != NCC_OK)
+					return st;
+				continue;
+			}
+			if (deep) {
+				/* T[:, :, kp, :] as [N, C, Y...] */
+				ncc_view_t tv = ncc_view_dense(t.region, t.offset + (uint64_t)(kp * ny) * isa_dtype_size(mdt),
+							       mdt, tr, tdc);
+				tv.strides[0] = C * nk * ny;
+				tv.strides[1] = nk * ny;
+				if ((st = ncc_lower_copy(ctx, inst, &tv, &xv)) != NCC_OK)
+					return st;
+				if (kp + 1 < nk)
+					continue;
+				/* acc[n] [Cout, Y] = W [Cout, (C, K...)] x T[n] [(C, K...), Y] */
+				isa_insn_t in = isa_insn_init(ISA_OP_MATMUL, 0);
+				in.n_ap = 3;
+				isa_ap_t *a0 = &in.ap[0], *a1 = &in.ap[1], *a2 = &in.ap[2];
+				a1->region = kv.region; a1->dtype = (uint8_t)mdt; a1->offset = kv.offset; a1->rank = 3;
+				a1->shape[0] = (uint64_t)N; a1->stride[0] = 0;
+				a1->shape[1] = (uint64_t)Cout; a1->stride[1] = kv.strides[dn->k_out_feature];
+				a1->shape[2] = (uint64_t)(C * nk); a1->stride[2] = skk;
+				a2->region = t.region; a2->dtype = (uint8_t)mdt; a2->offset = t.offset; a2->rank = 3;
+				a2->shape[0] = (uint64_t)N; a2->stride[0] = C * nk * ny;
+				a2->shape[1] = (uint64_t)(C * nk); a2->stride[1] = ny;
+				a2->shape[2] = (uint64_t)ny; a2->stride[2] = 1;
+				a0->region = acc.region; a0->dtype = (uint8_t)adt; a0->offset = acc.offset; a0->rank = 3;
+				a0->shape[0] = (uint64_t)N; a0->stride[0] = Cout * ny;
+				a0->shape[1] = (uint64_t)Cout; a0->stride[1] = ny;
+				a0->shape[2] = (uint64_t)ny; a0->stride[2] = 1;
+				if ((st = ncc_lower_emit(ctx, inst, ISA_ENGINE_TENSOR, &in, NULL)) != NCC_OK)
 					return st;
 				continue;
 			}

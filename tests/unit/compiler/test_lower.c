@@ -221,6 +221,9 @@ START_TEST(test_conv)
 	conv_case(2, 3, 5, 7, 4, 3, 2, 1, 1, 2, 1, 1, 1);
 	conv_case(2, 4, 6, 5, 4, 3, 3, 1, 1, 1, 1, 1, 4);
 	conv_case(1, 4, 5, 5, 4, 3, 3, 1, 1, 1, 1, 1, 2);
+	/* a stem (few input channels, stride 2): one MATMUL with K = C * 7 * 7 */
+	conv_case(2, 3, 11, 11, 5, 7, 7, 2, 2, 3, 3, 1, 1);
+	conv_case(1, 1, 9, 8, 4, 3, 3, 2, 2, 1, 0, 1, 1);
 }
 END_TEST
 
@@ -264,6 +267,23 @@ START_TEST(test_conv_stride1_has_no_im2col_copies)
 				       " k = f32[8,8,3,3] parameter(1)\n ROOT c = f32[2,8,5,5] "
 				       "convolution(x, k), window={size=3x3 stride=2x2 pad=1_1x1_1}, "
 				       "dim_labels=bf01_oi01->bf01 }\n"), 12);
+}
+END_TEST
+
+/* Few input channels (a stem): the kernel positions' im2col copies fill one
+ * buffer and a single MATMUL with K = C * KH * KW follows, instead of one
+ * MATMUL with K = C per position over the whole accumulator. 16 channels and
+ * more keep the per-position MATMULs. */
+START_TEST(test_conv_few_channels_one_deep_matmul)
+{
+	ck_assert_uint_eq(count_op("HloModule m\nENTRY e { x = f32[2,3,16,16] parameter(0)\n"
+				   " k = f32[8,3,7,7] parameter(1)\n ROOT c = f32[2,8,8,8] "
+				   "convolution(x, k), window={size=7x7 stride=2x2 pad=3_3x3_3}, "
+				   "dim_labels=bf01_oi01->bf01 }\n", ISA_OP_MATMUL), 1);
+	ck_assert_uint_eq(count_op("HloModule m\nENTRY e { x = f32[2,16,10,10] parameter(0)\n"
+				   " k = f32[8,16,3,3] parameter(1)\n ROOT c = f32[2,8,5,5] "
+				   "convolution(x, k), window={size=3x3 stride=2x2 pad=1_1x1_1}, "
+				   "dim_labels=bf01_oi01->bf01 }\n", ISA_OP_MATMUL), 9);
 }
 END_TEST
 
@@ -1459,6 +1479,7 @@ static Suite *lower_suite(void)
 	tcase_add_test(tc, test_unsupported_f64);
 	tcase_add_test(tc, test_conv);
 	tcase_add_test(tc, test_conv_stride1_has_no_im2col_copies);
+	tcase_add_test(tc, test_conv_few_channels_one_deep_matmul);
 	tcase_add_test(tc, test_conv_pointwise_weight_gradient_in_place);
 	tcase_add_test(tc, test_errors_more);
 	tcase_add_test(tc, test_gather_scatter_axes);
