@@ -135,8 +135,9 @@ typedef struct fwsim_core_config {
 	uint32_t sched;        /* fwsim_sched_t; 0 = AUTO (added in ISA 1.0) */
 } fwsim_core_config_t;
 
-/* Host threads one large instruction (a MATMUL of at least 2^22 multiply-adds)
- * may be split across, the calling engine's thread included: 1 keeps all work
+/* Host threads one large instruction (a MATMUL of at least 2^22 multiply-adds,
+ * an ALU/ACTIVATE/COPY of at least 2^20 elements) may be split across, the
+ * calling engine's thread included: 1 keeps all work
  * on the engine threads; 0 (the default) means the CPUs of the process's
  * affinity mask (sched_getaffinity), at most 16. Process-wide, for every core;
  * takes effect at the next instruction. The results are bit-identical for
