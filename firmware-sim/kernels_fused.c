@@ -360,7 +360,21 @@ typedef struct fz_part {
 	int iota_op[ISA_MAX_RANK];       /* index operand of dim d, or -1 */
 	int64_t iota_start[ISA_MAX_RANK];/* index of the part's first element along d */
 	int reduce;                      /* aps[0] are fz_acc_t accumulators */
+	/* reducing form: the debug id of the step that first made a value the
+	 * check looks for among the combined ones (ISA_DEBUG_NONE until one did);
+	 * blamed when an output turns out bad, since the bad value was combined,
+	 * never stored */
+	uint32_t *cand_debug;
 } fz_part_t;
+
+/* The first of v[0..m) the check looks for (NaN, Inf as the job asks), or m. */
+static size_t fz_first_bad(const fwsim_numchk_t *c, const float *v, size_t m)
+{
+	for (size_t e = 0; e < m; e++)
+		if ((c->want_nan && isnan(v[e])) || (c->want_inf && isinf(v[e])))
+			return e;
+	return m;
+}
 
 static fwsim_status_t fz_loop(const fwsim_kargs_t *k, const fz_prog_t *pg, fz_regs_t *r,
 			      uint8_t *tmp, const fz_part_t *pt, uint64_t *flat)
@@ -406,6 +420,14 @@ static fwsim_status_t fz_loop(const fwsim_kargs_t *k, const fz_prog_t *pg, fz_re
 				int64_t step = ibs / (int64_t)sizeof(fz_acc_t);
 				if (out_f) {
 					const float *v = RF(r, pg->h.out_reg);
+					if (k->chk && in->param && pt->cand_debug && *pt->cand_debug == ISA_DEBUG_NONE) {
+						size_t e0 = fz_first_bad(k->chk, v, m);
+						if (e0 < m) {
+							*pt->cand_debug = fz_blame(in, pg, r, k->chk, aps, pin, bsin, m,
+										   e0, tmp);
+							v = RF(r, pg->h.out_reg);
+						}
+					}
 					if (step == 0)
 						a0->d = fwsim_red_block_f64(rop, v, m, a0->d);
 					else
@@ -518,6 +540,8 @@ static fwsim_status_t fz_reduce_part(const fwsim_kargs_t *k, const fz_prog_t *pg
 	pt->aps[0] = &accap;
 	pt->base[0] = (uint8_t *)acc;
 	pt->reduce = 1;
+	uint32_t cand = ISA_DEBUG_NONE;
+	pt->cand_debug = &cand;
 	uint64_t unused = 0;
 	fwsim_status_t st = fz_loop(k, pg, r, tmp, pt, &unused);
 	pt->aps[0] = save_ap;
@@ -538,8 +562,15 @@ static fwsim_status_t fz_reduce_part(const fwsim_kargs_t *k, const fz_prog_t *pg
 			if (fl) {
 				for (size_t e = 0; e < m; e++)
 					fb[e] = (float)s0[(int64_t)e * step].d;
-				if (k->chk)
+				if (k->chk) {
+					bool had = k->chk->count;
 					fwsim_numchk_block(k->chk, fb, m, *flat);
+					/* the first bad output: blame the step that made the first
+					 * bad value combined; none made one (the combining did, as
+					 * Inf + -Inf): the instruction itself */
+					if (!had && k->chk->count && k->chk->blame_debug == ISA_DEBUG_NONE)
+						k->chk->blame_debug = cand;
+				}
 				fwsim_store_f32(odt, p, it.inner_bs[1], m, fb);
 			} else {
 				for (size_t e = 0; e < m; e++)

@@ -24,9 +24,9 @@ static bool has_fused(const void *neff, size_t size)
 }
 
 /* Compiles text at opt, runs it with the f32 inputs in[] (sizes n[] elements; the
- * output has n[nin - 1]) and returns the error record of the execution. */
+ * output has n_out) and returns the error record of the execution. */
 static void run_expect_nan(const char *text, int opt, const float *const *in, const size_t *n,
-			   uint32_t nin, bool want_fused, nrt_neuronsim_exec_error_t *out)
+			   uint32_t nin, size_t n_out, bool want_fused, nrt_neuronsim_exec_error_t *out)
 {
 	ncc_driver_options_t o;
 	ncc_driver_options_init(&o);
@@ -54,7 +54,7 @@ static void run_expect_nan(const char *text, int opt, const float *const *in, co
 		ck_assert_int_eq(nrt_tensor_write(t[i], in[i], 0, n[i] * 4), NRT_SUCCESS);
 		ck_assert_int_eq(nrt_add_tensor_to_tensor_set(is, name, t[i]), NRT_SUCCESS);
 	}
-	ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, n[nin - 1] * 4, "output0", &t[nin]),
+	ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, n_out * 4, "output0", &t[nin]),
 			 NRT_SUCCESS);
 	ck_assert_int_eq(nrt_add_tensor_to_tensor_set(os, "output0", t[nin]), NRT_SUCCESS);
 	NRT_STATUS es = nrt_execute(m, is, os);
@@ -91,7 +91,7 @@ START_TEST(test_nan_names_the_instruction_inside_the_fused_kernel)
 	const size_t n[2] = { 1, 4 };
 	for (int opt = 0; opt <= 2; opt++) {
 		nrt_neuronsim_exec_error_t e;
-		run_expect_nan(k_log_chain, opt, in, n, 2, opt == 2, &e);
+		run_expect_nan(k_log_chain, opt, in, n, 2, 4, opt == 2, &e);
 		ck_assert_uint_eq(e.kind, NRT_NEURONSIM_ERROR_NAN);
 		ck_assert_msg(strcmp(e.hlo_name, "log.4") == 0 && strcmp(e.op_type, "aten__log") == 0 &&
 				      strcmp(e.source_file, "probe.py") == 0 && e.source_line == 10,
@@ -134,12 +134,78 @@ START_TEST(test_nan_blame_follows_the_values)
 	const float *in2[2] = { a, b };
 	for (int opt = 0; opt <= 2; opt++) {
 		nrt_neuronsim_exec_error_t e;
-		run_expect_nan(k_inf_times_zero, opt, in, n, 2, opt == 2, &e);
+		run_expect_nan(k_inf_times_zero, opt, in, n, 2, 4, opt == 2, &e);
 		ck_assert_msg(strcmp(e.hlo_name, "multiply.5") == 0 && e.source_line == 21,
 			      "-O%d: blamed '%s' at line %u: %s", opt, e.hlo_name, e.source_line, e.message);
 		ck_assert_uint_eq(e.first_index, 1);
-		run_expect_nan(k_nan_input, opt, in2, n, 2, opt == 2, &e);
+		run_expect_nan(k_nan_input, opt, in2, n, 2, 4, opt == 2, &e);
 		ck_assert_msg(strcmp(e.hlo_name, "add.4") == 0 && e.source_line == 31,
+			      "-O%d: blamed '%s' at line %u: %s", opt, e.hlo_name, e.source_line, e.message);
+		ck_assert_uint_eq(e.first_index, 2);
+	}
+}
+END_TEST
+
+/* torch_xla's graph of: torch.log(x).sum(1) (lines 40, 41): at -O2 the log is
+ * fused into the reduction and never stored, its NaN only seen in a sum */
+static const char *const k_log_sum =
+	"HloModule probe\n"
+	"add_f {\n"
+	"  a = f32[] parameter(0)\n"
+	"  b = f32[] parameter(1)\n"
+	"  ROOT s = f32[] add(a, b)\n"
+	"}\n"
+	"ENTRY e {\n"
+	"  x = f32[4,8] parameter(0)\n"
+	"  log.4 = f32[4,8] log(x)" MD("aten__log", 40) "\n"
+	"  zero = f32[] constant(0)" MD("aten__sum", 41) "\n"
+	"  ROOT reduce.6 = f32[4] reduce(log.4, zero), dimensions={1}, to_apply=add_f" MD("aten__sum", 41) "\n"
+	"}\n";
+
+/* Inf + -Inf made inside the sum: nothing before it produced a NaN */
+static const char *const k_sum_of_infs =
+	"HloModule probe\n"
+	"add_f {\n"
+	"  a = f32[] parameter(0)\n"
+	"  b = f32[] parameter(1)\n"
+	"  ROOT s = f32[] add(a, b)\n"
+	"}\n"
+	"ENTRY e {\n"
+	"  x = f32[4,8] parameter(0)\n"
+	"  exponential.3 = f32[4,8] exponential(x)" MD("aten__exp", 50) "\n"
+	"  negate.4 = f32[4,8] negate(exponential.3)" MD("aten__neg", 50) "\n"
+	"  zero = f32[] constant(0)" MD("aten__sum", 51) "\n"
+	"  r.5 = f32[4] reduce(exponential.3, zero), dimensions={1}, to_apply=add_f" MD("aten__sum", 51) "\n"
+	"  r.6 = f32[4] reduce(negate.4, zero), dimensions={1}, to_apply=add_f" MD("aten__sum", 52) "\n"
+	"  ROOT add.7 = f32[4] add(r.5, r.6)" MD("aten__add", 53) "\n"
+	"}\n";
+
+START_TEST(test_nan_blame_inside_a_fused_reduction)
+{
+	float x[32];
+	for (int i = 0; i < 32; i++)
+		x[i] = 1.0f + (float)i;
+	x[1 * 8 + 3] = -1.0f; /* log(-1): row 1 */
+	const float *in[1] = { x };
+	const size_t n[1] = { 32 };
+	for (int opt = 0; opt <= 2; opt++) {
+		nrt_neuronsim_exec_error_t e;
+		run_expect_nan(k_log_sum, opt, in, n, 1, 4, opt == 2, &e);
+		ck_assert_uint_eq(e.kind, NRT_NEURONSIM_ERROR_NAN);
+		ck_assert_msg(strcmp(e.hlo_name, "log.4") == 0 && strcmp(e.op_type, "aten__log") == 0 &&
+				      e.source_line == 40,
+			      "-O%d: blamed '%s' (%s) at line %u: %s", opt, e.hlo_name, e.op_type, e.source_line,
+			      e.message);
+	}
+	/* exp(100) is Inf (only NaN is checked), the sums Inf and -Inf, their sum NaN */
+	float y[32];
+	for (int i = 0; i < 32; i++)
+		y[i] = i == 2 * 8 + 5 ? 100.0f : 0.5f;
+	const float *in2[1] = { y };
+	for (int opt = 0; opt <= 2; opt++) {
+		nrt_neuronsim_exec_error_t e;
+		run_expect_nan(k_sum_of_infs, opt, in2, n, 1, 4, false, &e);
+		ck_assert_msg(strcmp(e.hlo_name, "add.7") == 0 && e.source_line == 53,
 			      "-O%d: blamed '%s' at line %u: %s", opt, e.hlo_name, e.source_line, e.message);
 		ck_assert_uint_eq(e.first_index, 2);
 	}
@@ -153,6 +219,7 @@ static Suite *blame_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_nan_names_the_instruction_inside_the_fused_kernel);
 	tcase_add_test(tc, test_nan_blame_follows_the_values);
+	tcase_add_test(tc, test_nan_blame_inside_a_fused_reduction);
 	suite_add_tcase(s, tc);
 	return s;
 }
