@@ -245,6 +245,55 @@ START_TEST(test_split_elementwise_bit_identical_across_thread_counts)
 }
 END_TEST
 
+typedef struct core_arg {
+	pmem_t m;
+	const isa_insn_t *in;
+	fwsim_status_t st;
+} core_arg_t;
+
+static void *core_runner(void *v)
+{
+	core_arg_t *a = v;
+	for (int i = 0; i < 4 && a->st == FWSIM_OK; i++) {
+		fwsim_job_t j;
+		fill_inputs(&a->m, 41, -1);
+		a->st = prun(&a->m, a->in, FWSIM_JOB_CHECK_NAN, 0, &j);
+	}
+	return NULL;
+}
+
+/* Two cores splitting MATMULs at once share the one pool: whichever finds it
+ * busy runs its items itself, and both get the 1-thread bytes. */
+START_TEST(test_two_cores_share_the_pool)
+{
+	mm_case_t cases[8];
+	make_cases(cases);
+	pmem_t ref;
+	pmem_init(&ref);
+	fill_inputs(&ref, 41, -1);
+	fwsim_set_threads(1);
+	fwsim_job_t j;
+	ck_assert_int_eq(prun(&ref, &cases[2].in, FWSIM_JOB_CHECK_NAN, 0, &j), FWSIM_OK);
+	fwsim_set_threads(2);
+	core_arg_t a[2];
+	pthread_t th[2];
+	for (int i = 0; i < 2; i++) {
+		pmem_init(&a[i].m);
+		a[i].in = &cases[2].in;
+		a[i].st = FWSIM_OK;
+		ck_assert_int_eq(pthread_create(&th[i], NULL, core_runner, &a[i]), 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		pthread_join(th[i], NULL);
+		ck_assert_int_eq(a[i].st, FWSIM_OK);
+		ck_assert_msg(memcmp(a[i].m.mem, ref.mem, ref.size) == 0, "core %d differs", i);
+		free(a[i].m.mem);
+	}
+	fwsim_set_threads(0);
+	free(ref.mem);
+}
+END_TEST
+
 /* With 2 threads a pool worker really takes items (else the test above
  * proves nothing): a loaded host may let the caller finish alone now and
  * then, so a few tries. */
@@ -374,6 +423,7 @@ static Suite *par_suite(void)
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, test_split_matmul_bit_identical_across_thread_counts);
 	tcase_add_test(tc, test_split_matmul_reaches_a_worker);
+	tcase_add_test(tc, test_two_cores_share_the_pool);
 	tcase_add_test(tc, test_split_elementwise_bit_identical_across_thread_counts);
 	tcase_add_test(tc, test_deadline_stops_split_matmul);
 	tcase_add_test(tc, test_cancel_stops_split_matmul);
