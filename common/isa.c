@@ -341,6 +341,18 @@ static int check_matmul(const vctx_t *v)
 		return fail(v, "dtypes %s x %s -> %s: need float inputs and output, or "
 			    "integer inputs and output", isa_dtype_name(a->dtype),
 			    isa_dtype_name(b->dtype), isa_dtype_name(c->dtype));
+	/* Output elements (B * M * N) times K: both factors are at most
+	 * ISA_MAX_ELEMENTS, so the product fits in 128 bits. */
+	unsigned __int128 work = (unsigned __int128)isa_ap_num_elements(c) * a->shape[o + 1];
+	if (work > ISA_MAX_MATMUL_WORK) {
+		/* "matmul of N", not fail()'s "matmul: " prefix: the message
+		 * reads as one phrase */
+		if (v->err && v->err_len)
+			snprintf(v->err, v->err_len, "matmul of %.3g multiply-adds, more than the "
+				 "simulator's bound of 2^44 (%.3g) per instruction: split it",
+				 (double)work, (double)ISA_MAX_MATMUL_WORK);
+		return -1;
+	}
 	return 0;
 }
 

@@ -72,17 +72,13 @@ typedef struct fwsim_trace {
  * share between cores and threads. */
 typedef struct fwsim_program fwsim_program_t;
 
-/* Most multiply-adds one MATMUL instruction may do (B * M * N * K): every
- * operand is at most ISA_MAX_ELEMENTS, but stride-0 operands cost no device
- * memory, so without this bound a 1.5 KB NEFF asks for 2^60 of them.
- * 2^44 (1.8e13) is hours of host time, far beyond any model this simulator
- * runs in practice; the deadline stops a job long before. docs/isa.md,
- * "Bounded work". */
-#define FWSIM_MAX_MATMUL_WORK (1ull << 44)
+/* Most multiply-adds of one MATMUL: ISA_MAX_MATMUL_WORK of neuronsim/isa.h,
+ * enforced by isa_insn_validate. */
+#define FWSIM_MAX_MATMUL_WORK ISA_MAX_MATMUL_WORK
 
 /* Copies and validates the streams (opcodes, operand counts, dtypes, ranks,
  * regions < n_regions, semaphores, jump targets, reserved fields, the MATMUL
- * work bound above). Caller frees
+ * work bound: isa_insn_validate). Caller frees
  * with fwsim_program_destroy(). On failure err gets a one-line message. */
 fwsim_status_t fwsim_program_create(const isa_insn_t *const streams[ISA_ENGINE_COUNT],
 				    const uint32_t counts[ISA_ENGINE_COUNT],

@@ -40,13 +40,6 @@ static double insn_work(const isa_insn_t *in)
 	return w + 1;
 }
 
-/* Multiply-adds of a valid MATMUL: output elements (B * M * N) times K. */
-static unsigned __int128 matmul_work(const isa_insn_t *in)
-{
-	const isa_ap_t *a = &in->ap[1];
-	return (unsigned __int128)isa_ap_num_elements(&in->ap[0]) * a->shape[a->rank - 1];
-}
-
 fwsim_status_t fwsim_program_create(const isa_insn_t *const streams[ISA_ENGINE_COUNT],
 				    const uint32_t counts[ISA_ENGINE_COUNT],
 				    uint32_t n_regions, fwsim_program_t **out_program,
@@ -93,16 +86,6 @@ fwsim_status_t fwsim_program_create(const isa_insn_t *const streams[ISA_ENGINE_C
 				if (err && err_len)
 					snprintf(err, err_len, "%s engine insn %u (debug_id %u): %s",
 						 fwsim_engine_name(e), i, in->debug_id, msg);
-				fwsim_program_destroy(p);
-				return FWSIM_INVALID;
-			}
-			if (in->opcode == ISA_OP_MATMUL && matmul_work(in) > FWSIM_MAX_MATMUL_WORK) {
-				if (err && err_len)
-					snprintf(err, err_len, "%s engine insn %u (debug_id %u): matmul of "
-						 "%.3g multiply-adds, more than the simulator's bound of "
-						 "2^44 (%.3g) per instruction: split it",
-						 fwsim_engine_name(e), i, in->debug_id,
-						 (double)matmul_work(in), (double)FWSIM_MAX_MATMUL_WORK);
 				fwsim_program_destroy(p);
 				return FWSIM_INVALID;
 			}

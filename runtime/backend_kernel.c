@@ -18,7 +18,6 @@
 #include "uapi/linux/neuronsim.h"
 
 #include "backend_kernel.h"
-#include "fwsim.h"
 #include "neuronsim/clock.h"
 
 /* How long after a job's deadline we keep waiting for the firmware to report
@@ -44,14 +43,13 @@ _Static_assert(NEURONSIM_STATUS_NOMEM == (int)NRT_BACKEND_NOMEM &&
 	       NEURONSIM_STATUS_DEADLOCK == (int)NRT_BACKEND_DEADLOCK, "status values");
 _Static_assert(sizeof(((nrt_backend_error_t *)0)->message) == NEURONSIM_ERROR_MSG_LEN,
 	       "error message length");
-/* The firmware writes fwsim_span_t records into the trace region; the
- * runtime reads them as backend spans. */
-_Static_assert(sizeof(nrt_backend_span_t) == sizeof(fwsim_span_t) &&
-	       offsetof(nrt_backend_span_t, end_ns) == offsetof(fwsim_span_t, end_ns) &&
-	       offsetof(nrt_backend_span_t, engine) == offsetof(fwsim_span_t, engine) &&
-	       offsetof(nrt_backend_span_t, insn_index) == offsetof(fwsim_span_t, insn_index) &&
-	       offsetof(nrt_backend_span_t, debug_id) == offsetof(fwsim_span_t, debug_id),
-	       "trace span layout");
+/* The firmware writes 32-byte span records into the trace region (the layout
+ * struct neuronsim_job_submit's @trace documents); the runtime reads them as
+ * backend spans. */
+_Static_assert(sizeof(nrt_backend_span_t) == 32 && offsetof(nrt_backend_span_t, end_ns) == 8 &&
+	       offsetof(nrt_backend_span_t, engine) == 16 &&
+	       offsetof(nrt_backend_span_t, insn_index) == 20 &&
+	       offsetof(nrt_backend_span_t, debug_id) == 24, "trace span layout");
 
 /* One allocation of this runtime: driver handle, device range, host mapping. */
 typedef struct kb_alloc {
@@ -388,7 +386,12 @@ static NRT_STATUS kb_program_create(nrt_backend_dev_t *dev, uint32_t core,
 {
 	if (core >= dev->n_cores)
 		return NRT_INVALID;
-	const isa_insn_t *streams[ISA_ENGINE_COUNT];
+	/* The program itself is validated where it runs: the NEFF reader
+	 * checked every instruction at nrt_load (isa_insn_validate, as
+	 * libfwsim does), and neuronsim-fwd validates the code it fetches
+	 * (it cannot trust us: a cached program only when its bytes are
+	 * unchanged) and reports a bad one through the error record. Here
+	 * only the streams' place in their block. */
 	uint64_t total = 0;
 	for (int e = 0; e < ISA_ENGINE_COUNT; e++) {
 		if (code->count[e] && (code->offset[e] > code->mem->size || code->offset[e] % 8 ||
@@ -396,18 +399,8 @@ static NRT_STATUS kb_program_create(nrt_backend_dev_t *dev, uint32_t core,
 			snprintf(err, err_len, "code stream of engine %d lies outside its block", e);
 			return NRT_INVALID;
 		}
-		streams[e] = code->count[e] ? (const isa_insn_t *)(code->mem->host + code->offset[e]) : NULL;
 		total += code->count[e];
 	}
-	/* Validated here as well as in the firmware (which cannot trust us):
-	 * a bad program is reported by nrt_load, as on the embedded backend,
-	 * not by the first nrt_execute. */
-	fwsim_program_t *fp = NULL;
-	fwsim_status_t fs = fwsim_program_create(streams, code->count, code->n_regions, &fp,
-						 err, err_len);
-	if (fs != FWSIM_OK)
-		return fs == FWSIM_NOMEM ? NRT_RESOURCE : NRT_INVALID;
-	fwsim_program_destroy(fp);
 	nrt_backend_program_t *p = calloc(1, sizeof(*p));
 	if (!p)
 		return NRT_RESOURCE;

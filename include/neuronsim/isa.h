@@ -261,6 +261,15 @@ typedef struct isa_insn {
  * counts far from 64-bit overflow. */
 #define ISA_MAX_ELEMENTS (1ull << 40)
 
+/* Most multiply-adds one MATMUL instruction may do (B * M * N * K): every
+ * operand is at most ISA_MAX_ELEMENTS, but stride-0 operands cost no device
+ * memory, so without this bound a 1.5 KB NEFF asks for 2^60 of them.
+ * 2^44 (1.8e13) is hours of host time, far beyond any model this simulator
+ * runs in practice; the deadline stops a job long before. isa_insn_validate
+ * enforces it, so the NEFF reader (nrt_load on either backend) and the
+ * simulator refuse the same programs. docs/isa.md, "Bounded work". */
+#define ISA_MAX_MATMUL_WORK (1ull << 44)
+
 static_assert(sizeof(isa_ap_t) == 112, "isa_ap_t is part of the NEFF format");
 static_assert(sizeof(isa_insn_t) == 496, "isa_insn_t is part of the NEFF format");
 static_assert(offsetof(isa_insn_t, ap) == 48, "isa_insn_t layout");
@@ -271,7 +280,8 @@ static_assert(offsetof(isa_insn_t, ap) == 48, "isa_insn_t layout");
 /* Checks one instruction in isolation: opcode and sub-op known, operand count,
  * dtypes and ranks valid for the opcode, shapes consistent, regions <
  * n_regions (or ISA_REGION_NONE where allowed), semaphores in range, jump
- * target < stream_len, reserved and pad fields zero, flags known. Returns 0,
+ * target < stream_len, reserved and pad fields zero, flags known, a MATMUL's
+ * work at most ISA_MAX_MATMUL_WORK. Returns 0,
  * or -1 with a one-line message in err (if not NULL). Does not check that
  * accesses fit their regions: region sizes are only known per execution. */
 int isa_insn_validate(const isa_insn_t *insn, uint32_t n_regions,

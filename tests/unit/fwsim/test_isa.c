@@ -30,6 +30,34 @@ static void expect_bad(const isa_insn_t *in, const char *needle)
 	ck_assert_msg(strstr(err, needle), "message '%s' lacks '%s'", err, needle);
 }
 
+/* The MATMUL work bound lives in isa_insn_validate (not only in
+ * fwsim_program_create), so the NEFF reader refuses such a program at
+ * nrt_load on the kernel backend too, which no longer links the simulator. */
+START_TEST(test_matmul_work_bound_in_the_isa_check)
+{
+	/* stride-0 s32 [n,n] x [n,n]: n^3 multiply-adds over 64 bytes */
+	isa_insn_t in = isa_insn_init(ISA_OP_MATMUL, 0);
+	in.n_ap = 3;
+	for (uint32_t i = 0; i < 3; i++) {
+		uint64_t sh[2] = { 1u << 16, 1u << 12 };
+		if (i == 0)
+			sh[1] = 1u << 16;
+		if (i == 2) {
+			sh[0] = 1u << 12;
+			sh[1] = 1u << 16;
+		}
+		in.ap[i] = isa_ap_contig(i, 0, ISA_DT_S32, 2, sh);
+		in.ap[i].stride[0] = in.ap[i].stride[1] = 0;
+	}
+	char err[200];
+	/* 2^16 x 2^16 outputs times K = 2^12: exactly 2^44, accepted */
+	ck_assert_msg(isa_insn_validate(&in, 3, 1, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_uint_eq(ISA_MAX_MATMUL_WORK, 1ull << 44);
+	in.ap[1].shape[1] = in.ap[2].shape[0] = (1u << 12) + 1;
+	expect_bad(&in, "matmul of 1.76e+13 multiply-adds, more than the simulator's bound of 2^44");
+}
+END_TEST
+
 START_TEST(test_good_instructions_pass)
 {
 	isa_insn_t in = good_add();
@@ -304,6 +332,7 @@ static Suite *isa_suite(void)
 	Suite *s = suite_create("fwsim-isa");
 	TCase *tc = tcase_create("validate");
 	tcase_add_test(tc, test_good_instructions_pass);
+	tcase_add_test(tc, test_matmul_work_bound_in_the_isa_check);
 	tcase_add_test(tc, test_header_fields_rejected);
 	tcase_add_test(tc, test_operand_fields_rejected);
 	tcase_add_test(tc, test_opcode_specific_rules_rejected);
