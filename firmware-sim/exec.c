@@ -99,6 +99,7 @@ fwsim_status_t fwsim_exec_end(fwsim_exec_t *x)
 		job->insns_executed += x->insns[e];
 		job->flops += x->flops[e];
 	}
+	job->error.flops = job->flops;
 	if (job->trace && (job->flags & FWSIM_JOB_PROFILE)) {
 		uint64_t n = __atomic_load_n(&x->trace_next, __ATOMIC_RELAXED);
 		job->trace->count = n < job->trace->cap ? n : job->trace->cap;

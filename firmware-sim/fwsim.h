@@ -7,57 +7,39 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "neuronsim/device.h"
 #include "neuronsim/isa.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef enum fwsim_status {
-	FWSIM_OK = 0,
-	FWSIM_NUM_ERR = 1,   /* completed, a numerical error was recorded */
-	FWSIM_OOB = 2,       /* an access fell outside its region; stopped before it */
-	FWSIM_TIMEOUT = 3,   /* the job's deadline passed or it was cancelled (fwsim_job_cancel);
-				stopped between instructions or inside a long one */
-	FWSIM_INVALID = 4,   /* bad program or job (message in the error record) */
-	FWSIM_DEADLOCK = 5,  /* every unfinished engine waits on a semaphore */
-	FWSIM_NOMEM = 6,
-} fwsim_status_t;
+/* The job protocol (status, flags, error record, region, span) is
+ * include/neuronsim/device.h's, shared with libnrt and mirrored by the kernel
+ * ABI; these are its names in libfwsim. FWSIM_* statuses are 0..6 (never
+ * NS_JOB_DEVICE_LOST). */
+typedef ns_job_status_t fwsim_status_t;
+#define FWSIM_OK NS_JOB_OK
+#define FWSIM_NUM_ERR NS_JOB_NUM_ERR   /* completed, a numerical error was recorded */
+#define FWSIM_OOB NS_JOB_OOB           /* an access fell outside its region; stopped before it */
+#define FWSIM_TIMEOUT NS_JOB_TIMEOUT   /* the job's deadline passed or it was cancelled
+					  (fwsim_job_cancel); stopped between instructions
+					  or inside a long one */
+#define FWSIM_INVALID NS_JOB_INVALID   /* bad program or job (message in the error record) */
+#define FWSIM_DEADLOCK NS_JOB_DEADLOCK /* every unfinished engine waits on a semaphore */
+#define FWSIM_NOMEM NS_JOB_NOMEM
 
 const char *fwsim_status_str(fwsim_status_t s);
 
-/* Where a failing or numerically bad instruction was. */
-typedef struct fwsim_error {
-	uint32_t status;       /* fwsim_status_t of the job */
-	uint32_t engine;       /* isa_engine_t of the instruction */
-	uint32_t insn_index;   /* index in its engine's stream */
-	uint32_t debug_id;     /* the instruction's debug_id */
-	uint32_t ap_index;     /* which operand (OOB) or 0 (the output, NaN/Inf) */
-	uint32_t region;       /* that operand's region */
-	uint32_t is_inf;       /* numerical error: 0 NaN, 1 Inf */
-	uint32_t pad;
-	uint64_t first_index;  /* numerical error: first bad flat (row-major) index */
-	uint64_t count;        /* numerical error: bad elements in that output */
-	uint64_t num_err_insns;/* instructions of the job that produced NaN/Inf */
-	char message[160];     /* one line for OOB/INVALID/DEADLOCK/TIMEOUT, a summary
-				  for NUM_ERR, empty for OK */
-} fwsim_error_t;
+/* Where a failing or numerically bad instruction was, and the job's FLOPs
+ * (error.flops equals fwsim_job_t.flops). */
+typedef ns_job_error_t fwsim_error_t;
 
 /* A device-memory binding of one region: [addr, addr + size) in the job's memory. */
-typedef struct fwsim_region {
-	uint64_t addr;
-	uint64_t size;
-} fwsim_region_t;
+typedef ns_job_region_t fwsim_region_t;
 
 /* One executed instruction, for the profiler. Times are CLOCK_MONOTONIC ns. */
-typedef struct fwsim_span {
-	uint64_t start_ns;
-	uint64_t end_ns;
-	uint32_t engine;
-	uint32_t insn_index;
-	uint32_t debug_id;
-	uint32_t pad;
-} fwsim_span_t;
+typedef ns_job_span_t fwsim_span_t;
 
 /* Caller-owned buffer the job appends spans to; spans beyond cap are counted
  * in dropped. Engines append concurrently. */
@@ -86,9 +68,9 @@ fwsim_status_t fwsim_program_create(const isa_insn_t *const streams[ISA_ENGINE_C
 				    char *err, size_t err_len);
 void fwsim_program_destroy(fwsim_program_t *program);
 
-#define FWSIM_JOB_CHECK_NAN (1u << 0)
-#define FWSIM_JOB_CHECK_INF (1u << 1)
-#define FWSIM_JOB_PROFILE (1u << 2)   /* fill job->trace */
+#define FWSIM_JOB_CHECK_NAN NS_JOB_CHECK_NAN
+#define FWSIM_JOB_CHECK_INF NS_JOB_CHECK_INF
+#define FWSIM_JOB_PROFILE NS_JOB_PROFILE   /* fill job->trace */
 
 typedef struct fwsim_job {
 	/* in */

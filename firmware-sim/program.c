@@ -23,6 +23,7 @@ const char *fwsim_status_str(fwsim_status_t s)
 	case FWSIM_INVALID: return "invalid program or job";
 	case FWSIM_DEADLOCK: return "deadlock";
 	case FWSIM_NOMEM: return "out of memory";
+	case NS_JOB_DEVICE_LOST: return "device lost"; /* not a libfwsim status */
 	}
 	return "unknown status";
 }

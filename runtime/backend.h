@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "neuronsim/device.h"
 #include "neuronsim/isa.h"
 #include "nrt/nrt_status.h"
 
@@ -53,24 +54,16 @@ typedef struct nrt_backend_code {
 	uint32_t n_regions;                      /* regions jobs will bind */
 } nrt_backend_code_t;
 
-typedef struct nrt_backend_region {
-	uint64_t addr;
-	uint64_t size;
-} nrt_backend_region_t;
+/* The job protocol is include/neuronsim/device.h's (the one definition
+ * libfwsim and the kernel ABI share); these are its names here. */
+typedef ns_job_region_t nrt_backend_region_t;
 
-#define NRT_BACKEND_JOB_CHECK_NAN (1u << 0)
-#define NRT_BACKEND_JOB_CHECK_INF (1u << 1)
-#define NRT_BACKEND_JOB_PROFILE (1u << 2)
+#define NRT_BACKEND_JOB_CHECK_NAN NS_JOB_CHECK_NAN
+#define NRT_BACKEND_JOB_CHECK_INF NS_JOB_CHECK_INF
+#define NRT_BACKEND_JOB_PROFILE NS_JOB_PROFILE
 
 /* One executed instruction of a profiled job; times are CLOCK_MONOTONIC ns. */
-typedef struct nrt_backend_span {
-	uint64_t start_ns;
-	uint64_t end_ns;
-	uint32_t engine;                        /* isa_engine_t */
-	uint32_t insn_index;                    /* in that engine's stream */
-	uint32_t debug_id;                      /* the instruction's debug_id */
-	uint32_t pad;
-} nrt_backend_span_t;
+typedef ns_job_span_t nrt_backend_span_t;
 
 /* The device trace of one job (NRT_BACKEND_JOB_PROFILE), owned by the caller.
  * Both backends fill it (kernel: through the job's trace region); a job
@@ -96,39 +89,20 @@ typedef struct nrt_backend_job {
 	nrt_backend_trace_t *trace;             /* with NRT_BACKEND_JOB_PROFILE, else NULL */
 } nrt_backend_job_t;
 
-typedef enum nrt_backend_status {
-	NRT_BACKEND_OK = 0,
-	NRT_BACKEND_NUM_ERR = 1,    /* completed, NaN/Inf recorded */
-	NRT_BACKEND_OOB = 2,        /* access outside a region, stopped before it */
-	NRT_BACKEND_TIMEOUT = 3,
-	NRT_BACKEND_INVALID = 4,    /* bad program or job */
-	NRT_BACKEND_DEADLOCK = 5,   /* engines wait on each other forever */
-	NRT_BACKEND_NOMEM = 6,
-	NRT_BACKEND_DEVICE_LOST = 7 /* kernel: firmware died, device gone */
-} nrt_backend_status_t;
+typedef ns_job_status_t nrt_backend_status_t;
+#define NRT_BACKEND_OK NS_JOB_OK
+#define NRT_BACKEND_NUM_ERR NS_JOB_NUM_ERR         /* completed, NaN/Inf recorded */
+#define NRT_BACKEND_OOB NS_JOB_OOB                 /* access outside a region, stopped before it */
+#define NRT_BACKEND_TIMEOUT NS_JOB_TIMEOUT
+#define NRT_BACKEND_INVALID NS_JOB_INVALID         /* bad program or job */
+#define NRT_BACKEND_DEADLOCK NS_JOB_DEADLOCK       /* engines wait on each other forever */
+#define NRT_BACKEND_NOMEM NS_JOB_NOMEM
+#define NRT_BACKEND_DEVICE_LOST NS_JOB_DEVICE_LOST /* kernel: firmware died, device gone */
 
-/* The device's error record of a job (same fields as the driver will pass). */
-typedef struct nrt_backend_error {
-	uint32_t status;            /* nrt_backend_status_t */
-	uint32_t engine;
-	uint32_t insn_index;
-	uint32_t debug_id;
-	uint32_t ap_index;
-	uint32_t region;
-	uint32_t is_inf;
-	uint32_t pad;
-	uint64_t first_index;
-	uint64_t count;
-	uint64_t num_err_insns;
-	uint64_t flops;             /* floating-point operations the job executed
-				     * (docs/isa.md, "FLOPs"), on success and failure;
-				     * NRT_BACKEND_FLOPS_UNKNOWN if not counted */
-	char message[160];
-} nrt_backend_error_t;
-
-/* nrt_backend_error_t.flops of a backend that does not count FLOPs: the
- * kernel backend, whose driver ABI (1.1) has no field for them yet. */
-#define NRT_BACKEND_FLOPS_UNKNOWN UINT64_MAX
+/* The device's error record of a job, with its FLOPs (NRT_BACKEND_FLOPS_UNKNOWN
+ * from a firmware of ABI 1.1, which does not report them). */
+typedef ns_job_error_t nrt_backend_error_t;
+#define NRT_BACKEND_FLOPS_UNKNOWN NS_JOB_FLOPS_UNKNOWN
 
 /* All functions are safe to call from several threads at once, except open and
  * close. Failing calls leave their out_ parameters untouched unless stated. */

@@ -223,83 +223,39 @@ static nrt_backend_status_t emb_execute(nrt_backend_dev_t *dev, uint32_t core,
 			 "job for core %u with a program of core %u", core, job->program->core);
 		return NRT_BACKEND_INVALID;
 	}
-	/* The region table layouts are identical by design; copy rather than cast
-	 * so the two headers stay independent. */
-	fwsim_region_t stack_regions[32];
-	fwsim_region_t *regions = stack_regions;
-	if (job->n_regions > 32) {
-		regions = malloc(job->n_regions * sizeof(*regions));
-		if (!regions) {
-			out_error->status = NRT_BACKEND_NOMEM;
-			return NRT_BACKEND_NOMEM;
-		}
-	}
-	for (uint32_t i = 0; i < job->n_regions; i++) {
-		regions[i].addr = job->regions[i].addr;
-		regions[i].size = job->regions[i].size;
-	}
+	/* Regions, flags, spans and the error record are the same types on both
+	 * sides (include/neuronsim/device.h): passed and filled in place. */
 	fwsim_job_t fj = {
 		.program = job->program->prog,
 		.mem = dev->mem,
 		.mem_size = dev->mem_size,
-		.regions = regions,
+		.regions = job->regions,
 		.n_regions = job->n_regions,
+		.flags = job->flags & (FWSIM_JOB_CHECK_NAN | FWSIM_JOB_CHECK_INF),
 		.deadline_ns = job->deadline_ns,
 	};
-	if (job->flags & NRT_BACKEND_JOB_CHECK_NAN)
-		fj.flags |= FWSIM_JOB_CHECK_NAN;
-	if (job->flags & NRT_BACKEND_JOB_CHECK_INF)
-		fj.flags |= FWSIM_JOB_CHECK_INF;
-	/* The simulator writes fwsim spans; the caller's buffer holds backend
-	 * spans (same fields, independent headers), so trace into a scratch
-	 * buffer and convert. Without a buffer the job runs untraced. */
+	/* Without a buffer the job runs untraced: every span counts as dropped. */
 	nrt_backend_trace_t *bt = (job->flags & NRT_BACKEND_JOB_PROFILE) ? job->trace : NULL;
 	fwsim_trace_t ft = { 0 };
 	if (bt) {
 		bt->count = bt->dropped = bt->insns_executed = 0;
 		bt->recorded = 0;
 		memset(bt->engine_busy_ns, 0, sizeof(bt->engine_busy_ns));
+		ft.spans = bt->spans;
 		ft.cap = bt->spans ? bt->cap : 0;
-		ft.spans = ft.cap ? malloc(ft.cap * sizeof(*ft.spans)) : NULL;
-		if (ft.cap && !ft.spans)
-			ft.cap = 0; /* every span counts as dropped */
 		fj.flags |= FWSIM_JOB_PROFILE;
 		fj.trace = &ft;
 	}
 	fwsim_status_t fs = fwsim_core_execute(dev->cores[core].core, &fj);
-	if (regions != stack_regions)
-		free(regions);
 	if (bt) {
-		for (uint64_t i = 0; i < ft.count; i++)
-			bt->spans[i] = (nrt_backend_span_t){ .start_ns = ft.spans[i].start_ns,
-							     .end_ns = ft.spans[i].end_ns,
-							     .engine = ft.spans[i].engine,
-							     .insn_index = ft.spans[i].insn_index,
-							     .debug_id = ft.spans[i].debug_id };
 		bt->count = ft.count;
 		bt->dropped = ft.dropped;
 		memcpy(bt->engine_busy_ns, fj.engine_busy_ns, sizeof(bt->engine_busy_ns));
 		bt->insns_executed = fj.insns_executed;
 		bt->recorded = 1;
-		free(ft.spans);
 	}
-	const fwsim_error_t *fe = &fj.error;
-	out_error->status = (uint32_t)fs;
-	out_error->engine = fe->engine;
-	out_error->insn_index = fe->insn_index;
-	out_error->debug_id = fe->debug_id;
-	out_error->ap_index = fe->ap_index;
-	out_error->region = fe->region;
-	out_error->is_inf = fe->is_inf;
-	out_error->first_index = fe->first_index;
-	out_error->count = fe->count;
-	out_error->num_err_insns = fe->num_err_insns;
-	out_error->flops = fj.flops;
-	_Static_assert(sizeof(out_error->message) == sizeof(fe->message), "message sizes");
-	memcpy(out_error->message, fe->message, sizeof(out_error->message));
-	out_error->message[sizeof(out_error->message) - 1] = '\0';
-	/* fwsim_status_t and nrt_backend_status_t share their values 0..6. */
-	return fs <= FWSIM_NOMEM ? (nrt_backend_status_t)fs : NRT_BACKEND_INVALID;
+	*out_error = fj.error; /* with the job's flops */
+	return fs;
 }
 
 const nrt_backend_ops_t nrt_backend_embedded_ops = {

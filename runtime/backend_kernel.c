@@ -34,22 +34,8 @@
 #define KB_MAX_STALE 64
 #define KB_STACK_REGIONS 32
 
-_Static_assert(NEURONSIM_NUM_ENGINES == ISA_ENGINE_COUNT, "engine counts");
-_Static_assert(NEURONSIM_INSN_SIZE == sizeof(isa_insn_t), "instruction size");
-_Static_assert(NRT_BACKEND_JOB_CHECK_NAN == NEURONSIM_JOB_CHECK_NAN &&
-	       NRT_BACKEND_JOB_CHECK_INF == NEURONSIM_JOB_CHECK_INF &&
-	       NRT_BACKEND_JOB_PROFILE == NEURONSIM_JOB_PROFILE, "job flag values");
-_Static_assert(NEURONSIM_STATUS_NOMEM == (int)NRT_BACKEND_NOMEM &&
-	       NEURONSIM_STATUS_DEADLOCK == (int)NRT_BACKEND_DEADLOCK, "status values");
-_Static_assert(sizeof(((nrt_backend_error_t *)0)->message) == NEURONSIM_ERROR_MSG_LEN,
-	       "error message length");
-/* The firmware writes 32-byte span records into the trace region (the layout
- * struct neuronsim_job_submit's @trace documents); the runtime reads them as
- * backend spans. */
-_Static_assert(sizeof(nrt_backend_span_t) == 32 && offsetof(nrt_backend_span_t, end_ns) == 8 &&
-	       offsetof(nrt_backend_span_t, engine) == 16 &&
-	       offsetof(nrt_backend_span_t, insn_index) == 20 &&
-	       offsetof(nrt_backend_span_t, debug_id) == 24, "trace span layout");
+/* Statuses, flags, the error record and trace spans are
+ * include/neuronsim/device.h's, which ties them to the ABI's. */
 
 /* One allocation of this runtime: driver handle, device range, host mapping. */
 typedef struct kb_alloc {
@@ -600,18 +586,7 @@ static nrt_backend_status_t kb_execute(nrt_backend_dev_t *dev, uint32_t core,
 			     dev->node, (unsigned long long)js.job_id, strerror(-r));
 		goto out;
 	}
-	out_error->engine = rec->engine;
-	out_error->insn_index = rec->insn_index;
-	out_error->debug_id = rec->debug_id;
-	out_error->ap_index = rec->ap_index;
-	out_error->region = rec->region;
-	out_error->is_inf = rec->is_inf;
-	out_error->first_index = rec->first_index;
-	out_error->count = rec->count;
-	out_error->num_err_insns = rec->num_err_insns;
-	/* valid stays 0 when the firmware is of ABI 1.1 or the driver ended the job */
-	if (ext.valid & NEURONSIM_EXT_FLOPS)
-		out_error->flops = ext.flops;
+	ns_job_error_from_record(&ext, w.status, out_error);
 	if (bt) {
 		uint64_t n = tmem.size ? (rec->trace_count < bt->cap ? rec->trace_count : bt->cap) : 0;
 		if (n)
@@ -622,16 +597,7 @@ static nrt_backend_status_t kb_execute(nrt_backend_dev_t *dev, uint32_t core,
 		bt->insns_executed = rec->insns_executed;
 		bt->recorded = 1;
 	}
-	memcpy(out_error->message, rec->message, sizeof(out_error->message));
-	out_error->message[sizeof(out_error->message) - 1] = '\0';
-	/* Statuses 0..6 share their values; FW_LOST is the device going away. */
-	if (w.status == NEURONSIM_STATUS_FW_LOST)
-		st = NRT_BACKEND_DEVICE_LOST;
-	else if (w.status <= NEURONSIM_STATUS_NOMEM)
-		st = (nrt_backend_status_t)w.status;
-	else
-		st = NRT_BACKEND_INVALID;
-	out_error->status = st;
+	st = (nrt_backend_status_t)out_error->status;
 	if (st == NRT_BACKEND_DEVICE_LOST && !out_error->message[0])
 		snprintf(out_error->message, sizeof(out_error->message),
 			 "%s: the firmware went away before the job completed", dev->node);

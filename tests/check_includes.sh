@@ -46,7 +46,9 @@ function init_rules() {
 	# constants that the kernel module (no Meson) includes too.
 	uses["version"] = "version"
 	uses["uapi"] = "uapi version"
-	uses["common"] = "common version"
+	# common's include/neuronsim/device.h, the job protocol, ties its types
+	# to the kernel ABI's with static asserts (the uapi includes nothing else).
+	uses["common"] = "common uapi version"
 	uses["driver"] = "driver uapi version"
 	uses["firmware-sim"] = "firmware-sim common uapi version"
 	uses["runtime"] = "runtime common uapi firmware-sim version"

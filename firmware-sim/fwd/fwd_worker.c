@@ -9,43 +9,20 @@
 #include "fwd.h"
 #include "neuronsim/clock.h"
 
-_Static_assert(sizeof(struct neuronsim_fw_region) == sizeof(fwsim_region_t), "region layout");
-_Static_assert(sizeof(fwsim_span_t) == 32, "span layout");
-_Static_assert(NEURONSIM_JOB_CHECK_NAN == FWSIM_JOB_CHECK_NAN &&
-	       NEURONSIM_JOB_CHECK_INF == FWSIM_JOB_CHECK_INF &&
-	       NEURONSIM_JOB_PROFILE == FWSIM_JOB_PROFILE, "job flag values");
-_Static_assert(NEURONSIM_STATUS_NOMEM == (int)FWSIM_NOMEM, "status values");
-_Static_assert(sizeof(((fwsim_error_t *)0)->message) == NEURONSIM_ERROR_MSG_LEN, "message length");
-
-/* The error record the waiter gets, from a finished (or refused) fwsim job,
- * with the job's FLOPs in the 1.2 extension. */
+/* The error record the waiter gets, from a finished (or refused) fwsim job:
+ * the job's error (with its FLOPs, in the 1.2 extension) and its statistics.
+ * The types and the ABI's are tied in include/neuronsim/device.h. */
 static void fwd_record_fill(struct neuronsim_error_record_ext *ext, const fwsim_job_t *job,
 			    const fwsim_trace_t *trace)
 {
-	const fwsim_error_t *fe = &job->error;
+	ns_job_error_to_record(&job->error, ext);
 	struct neuronsim_error_record *rec = &ext->rec;
-	memset(ext, 0, sizeof(*ext));
-	ext->valid = NEURONSIM_EXT_FLOPS;
-	ext->flops = job->flops;
-	rec->status = fe->status;
-	rec->engine = fe->engine;
-	rec->insn_index = fe->insn_index;
-	rec->debug_id = fe->debug_id;
-	rec->ap_index = fe->ap_index;
-	rec->region = fe->region;
-	rec->is_inf = fe->is_inf;
-	rec->first_index = fe->first_index;
-	rec->count = fe->count;
-	rec->num_err_insns = fe->num_err_insns;
 	rec->insns_executed = job->insns_executed;
-	for (int e = 0; e < NEURONSIM_NUM_ENGINES; e++)
-		rec->engine_busy_ns[e] = job->engine_busy_ns[e];
+	memcpy(rec->engine_busy_ns, job->engine_busy_ns, sizeof(rec->engine_busy_ns));
 	if (trace) {
 		rec->trace_count = trace->count;
 		rec->trace_dropped = trace->dropped;
 	}
-	memcpy(rec->message, fe->message, sizeof(rec->message));
-	rec->message[sizeof(rec->message) - 1] = '\0';
 }
 
 /* A driver of ABI 1.1 takes the plain record (the extension's first

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "backend_kernel.h"
+#include "neuronsim/device.h"
 #include "nrt/nrt.h"
 #include "nrt/nrt_neuronsim.h"
 #include "test_neffs.h"
@@ -217,6 +218,46 @@ START_TEST(test_kernel_second_runtime_cannot_take_reserved_cores)
 }
 END_TEST
 
+/* The job protocol's error record crosses the kernel ABI through the two
+ * conversions of neuronsim/device.h: every field and the message survive the
+ * round trip, flops travel in the 1.2 extension, a record without it (a
+ * firmware of ABI 1.1) reads as flops unknown, and a status the ABI does not
+ * know reads as invalid. */
+START_TEST(test_error_record_round_trip)
+{
+	ns_job_error_t e = { .status = NS_JOB_OOB, .engine = 3, .insn_index = 17, .debug_id = 9,
+			     .ap_index = 2, .region = 5, .is_inf = 1, .first_index = 1ull << 40,
+			     .count = 77, .num_err_insns = 4, .flops = 123456789 };
+	snprintf(e.message, sizeof(e.message), "ap2 out of region 5");
+	struct neuronsim_error_record_ext ext;
+	memset(&ext, 0xa5, sizeof(ext));
+	ns_job_error_to_record(&e, &ext);
+	ck_assert_uint_eq(ext.rec.status, NEURONSIM_STATUS_OOB);
+	ck_assert_uint_eq(ext.rec.insn_index, 17);
+	ck_assert_uint_eq(ext.rec.first_index, 1ull << 40);
+	ck_assert_uint_eq(ext.rec.num_err_insns, 4);
+	ck_assert_uint_eq(ext.rec.insns_executed, 0); /* the caller's */
+	ck_assert_str_eq(ext.rec.message, "ap2 out of region 5");
+	ck_assert_uint_eq(ext.valid, NEURONSIM_EXT_FLOPS);
+	ck_assert_uint_eq(ext.flops, 123456789);
+	ck_assert_uint_eq(ext.pad, 0);
+	ns_job_error_t back;
+	ns_job_error_from_record(&ext, NEURONSIM_STATUS_OOB, &back);
+	ck_assert_int_eq(memcmp(&back, &e, sizeof(e)), 0);
+	/* an ABI 1.1 firmware's plain record; the wait's status wins */
+	ext.valid = 0;
+	ns_job_error_from_record(&ext, NEURONSIM_STATUS_FW_LOST, &back);
+	ck_assert_uint_eq(back.status, NS_JOB_DEVICE_LOST);
+	ck_assert_uint_eq(back.flops, NS_JOB_FLOPS_UNKNOWN);
+	ns_job_error_from_record(&ext, NEURONSIM_STATUS_COUNT, &back);
+	ck_assert_uint_eq(back.status, NS_JOB_INVALID);
+	/* an unterminated message is cut, not overrun */
+	memset(ext.rec.message, 'x', sizeof(ext.rec.message));
+	ns_job_error_from_record(&ext, 0, &back);
+	ck_assert_uint_eq(strlen(back.message), sizeof(back.message) - 1);
+}
+END_TEST
+
 static Suite *backend_kernel_suite(void)
 {
 	Suite *s = suite_create("runtime_backend_kernel");
@@ -225,6 +266,7 @@ static Suite *backend_kernel_suite(void)
 	tcase_add_test(tc, test_abi_older_than_the_minimum_is_refused);
 	tcase_add_test(tc, test_abi_mismatch_names_both_versions);
 	tcase_add_test(tc, test_open_missing_node_says_what_to_do);
+	tcase_add_test(tc, test_error_record_round_trip);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("selection");
 	tcase_add_test(tc, test_unknown_backend_fails_init_with_message);
