@@ -40,7 +40,7 @@ typedef struct nrt_backend_info {
 /* A block of device memory. Owned by whoever called mem_alloc. */
 typedef struct nrt_backend_mem {
 	uint64_t handle;          /* backend's id of the block (free needs it) */
-	uint64_t addr;            /* device address, what jobs' regions use */
+	uint64_t addr;            /* device address (informational; regions name the block) */
 	uint64_t size;            /* bytes reserved (>= requested, aligned) */
 	uint8_t *host;            /* host mapping of [addr, addr + size) */
 	uint32_t nc;              /* logical core charged for it (nrt_devmem_alloc) */
@@ -54,9 +54,20 @@ typedef struct nrt_backend_code {
 	uint32_t n_regions;                      /* regions jobs will bind */
 } nrt_backend_code_t;
 
-/* The job protocol is include/neuronsim/device.h's (the one definition
- * libfwsim and the kernel ABI share); these are its names here. */
-typedef ns_job_region_t nrt_backend_region_t;
+/* One region binding of a job: size bytes at offset of a block from
+ * mem_alloc (the block's handle, not a device address: the kernel backend
+ * passes (handle, offset, size) to the driver as they are, the embedded one
+ * adds the block's address). offset + size must lie inside the block, else
+ * execute refuses the job (NRT_BACKEND_INVALID). An empty region (size 0)
+ * may have mem NULL. */
+typedef struct nrt_backend_region {
+	const nrt_backend_mem_t *mem;
+	uint64_t offset;
+	uint64_t size;
+} nrt_backend_region_t;
+
+/* The rest of the job protocol is include/neuronsim/device.h's (the one
+ * definition libfwsim and the kernel ABI share); these are its names here. */
 
 #define NRT_BACKEND_JOB_CHECK_NAN NS_JOB_CHECK_NAN
 #define NRT_BACKEND_JOB_CHECK_INF NS_JOB_CHECK_INF
@@ -82,7 +93,7 @@ typedef struct nrt_backend_trace {
 
 typedef struct nrt_backend_job {
 	const nrt_backend_program_t *program;
-	const nrt_backend_region_t *regions;    /* n_regions bindings in device memory */
+	const nrt_backend_region_t *regions;    /* n_regions bindings in device memory blocks */
 	uint32_t n_regions;
 	uint32_t flags;                         /* NRT_BACKEND_JOB_* */
 	uint64_t deadline_ns;                   /* absolute CLOCK_MONOTONIC, 0 = none */

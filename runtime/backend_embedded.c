@@ -14,6 +14,8 @@
 /* Device address 0 is never handed out so that a zeroed region descriptor can
  * not silently alias a live allocation. */
 #define EMB_RESERVED_LOW 4096u
+/* Region bindings converted on the stack up to this many. */
+#define EMB_STACK_REGIONS 32
 
 typedef struct emb_core {
 	fwsim_core_t *core;     /* created at reservation */
@@ -223,13 +225,42 @@ static nrt_backend_status_t emb_execute(nrt_backend_dev_t *dev, uint32_t core,
 			 "job for core %u with a program of core %u", core, job->program->core);
 		return NRT_BACKEND_INVALID;
 	}
-	/* Regions, flags, spans and the error record are the same types on both
-	 * sides (include/neuronsim/device.h): passed and filled in place. */
+	/* Regions name (block, offset, size); the simulator takes device
+	 * addresses. Flags, spans and the error record are the same types on
+	 * both sides (include/neuronsim/device.h): passed and filled in place. */
+	fwsim_region_t stack_regions[EMB_STACK_REGIONS];
+	fwsim_region_t *regions = stack_regions;
+	if (job->n_regions > EMB_STACK_REGIONS) {
+		regions = malloc(job->n_regions * sizeof(*regions));
+		if (!regions) {
+			out_error->status = NRT_BACKEND_NOMEM;
+			snprintf(out_error->message, sizeof(out_error->message),
+				 "out of host memory for %u regions", job->n_regions);
+			return NRT_BACKEND_NOMEM;
+		}
+	}
+	for (uint32_t i = 0; i < job->n_regions; i++) {
+		const nrt_backend_region_t *r = &job->regions[i];
+		if (!r->size) {
+			regions[i] = (fwsim_region_t){ 0 };
+			continue;
+		}
+		if (!r->mem || r->offset > r->mem->size || r->size > r->mem->size - r->offset) {
+			out_error->status = NRT_BACKEND_INVALID;
+			snprintf(out_error->message, sizeof(out_error->message),
+				 "region %u [+%llu, %llu bytes) is not inside its device memory block",
+				 i, (unsigned long long)r->offset, (unsigned long long)r->size);
+			if (regions != stack_regions)
+				free(regions);
+			return NRT_BACKEND_INVALID;
+		}
+		regions[i] = (fwsim_region_t){ r->mem->addr + r->offset, r->size };
+	}
 	fwsim_job_t fj = {
 		.program = job->program->prog,
 		.mem = dev->mem,
 		.mem_size = dev->mem_size,
-		.regions = job->regions,
+		.regions = regions,
 		.n_regions = job->n_regions,
 		.flags = job->flags & (FWSIM_JOB_CHECK_NAN | FWSIM_JOB_CHECK_INF),
 		.deadline_ns = job->deadline_ns,
@@ -247,6 +278,8 @@ static nrt_backend_status_t emb_execute(nrt_backend_dev_t *dev, uint32_t core,
 		fj.trace = &ft;
 	}
 	fwsim_status_t fs = fwsim_core_execute(dev->cores[core].core, &fj);
+	if (regions != stack_regions)
+		free(regions);
 	if (bt) {
 		bt->count = ft.count;
 		bt->dropped = ft.dropped;

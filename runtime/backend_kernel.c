@@ -37,10 +37,9 @@
 /* Statuses, flags, the error record and trace spans are
  * include/neuronsim/device.h's, which ties them to the ABI's. */
 
-/* One allocation of this runtime: driver handle, device range, host mapping. */
+/* One allocation of this runtime: driver handle and host mapping. */
 typedef struct kb_alloc {
 	uint32_t handle;
-	uint64_t addr;
 	uint64_t size;
 	uint8_t *host;
 } kb_alloc_t;
@@ -54,8 +53,9 @@ struct nrt_backend_dev {
 	uint64_t mem_align;
 	bool record_ext;        /* NEURONSIM_CAP_RECORD_EXT (ABI 1.2): waits read the flops */
 
-	/* Region descriptors name device addresses; the driver wants handles.
-	 * allocs is sorted by addr so execute translates with a binary search. */
+	/* This runtime's allocations, in no order: only so that mem_free can
+	 * refuse a block that is not ours and close can unmap what is left.
+	 * Jobs never look here: their regions carry the block's handle. */
 	pthread_rwlock_t lock;
 	kb_alloc_t *allocs;
 	size_t n_allocs, cap_allocs;
@@ -257,20 +257,6 @@ static NRT_STATUS kb_query(nrt_backend_dev_t *dev, nrt_backend_info_t *out_info)
 	return NRT_SUCCESS;
 }
 
-/* Index of the first allocation with addr > a. Caller holds dev->lock. */
-static size_t kb_upper_bound(const nrt_backend_dev_t *dev, uint64_t a)
-{
-	size_t lo = 0, hi = dev->n_allocs;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (dev->allocs[mid].addr <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 static NRT_STATUS kb_mem_alloc(nrt_backend_dev_t *dev, uint64_t size, nrt_backend_mem_t *out_mem)
 {
 	if (size == 0 || size > dev->mem_size)
@@ -314,10 +300,7 @@ static NRT_STATUS kb_mem_alloc(nrt_backend_dev_t *dev, uint64_t size, nrt_backen
 		 * else is a driver problem the caller sees as a resource error. */
 		return NRT_RESOURCE;
 	}
-	size_t at = kb_upper_bound(dev, ma.dev_addr);
-	memmove(&dev->allocs[at + 1], &dev->allocs[at], (dev->n_allocs - at) * sizeof(*dev->allocs));
-	dev->allocs[at] = (kb_alloc_t){ ma.handle, ma.dev_addr, rounded, host };
-	dev->n_allocs++;
+	dev->allocs[dev->n_allocs++] = (kb_alloc_t){ ma.handle, rounded, host };
 	if (dev->in_use > dev->peak)
 		dev->peak = dev->in_use;
 	pthread_rwlock_unlock(&dev->lock);
@@ -331,15 +314,16 @@ static NRT_STATUS kb_mem_alloc(nrt_backend_dev_t *dev, uint64_t size, nrt_backen
 static void kb_mem_free(nrt_backend_dev_t *dev, const nrt_backend_mem_t *mem)
 {
 	pthread_rwlock_wrlock(&dev->lock);
-	size_t at = kb_upper_bound(dev, mem->addr);
-	if (at == 0 || dev->allocs[at - 1].addr != mem->addr ||
-	    dev->allocs[at - 1].handle != mem->handle) {
+	size_t at = 0;
+	while (at < dev->n_allocs && (dev->allocs[at].handle != mem->handle ||
+				      dev->allocs[at].host != mem->host))
+		at++;
+	if (at == dev->n_allocs) {
 		pthread_rwlock_unlock(&dev->lock);
 		return; /* not ours: a double free must not drop someone else's block */
 	}
-	kb_alloc_t a = dev->allocs[at - 1];
-	memmove(&dev->allocs[at - 1], &dev->allocs[at], (dev->n_allocs - at) * sizeof(*dev->allocs));
-	dev->n_allocs--;
+	kb_alloc_t a = dev->allocs[at];
+	dev->allocs[at] = dev->allocs[--dev->n_allocs];
 	dev->in_use -= a.size;
 	pthread_rwlock_unlock(&dev->lock);
 	/* The driver keeps the memory alive while an unfinished job uses it,
@@ -455,22 +439,17 @@ static nrt_backend_status_t kb_fail(nrt_backend_error_t *out_error, nrt_backend_
 	return st;
 }
 
-/* Device address range -> (handle, offset) of the allocation holding it. */
-static int kb_translate(nrt_backend_dev_t *dev, const nrt_backend_region_t *r,
-			struct neuronsim_region *out)
+/* A region of the runtime's -> the driver's: the block's handle as it is. */
+static int kb_region(const nrt_backend_region_t *r, struct neuronsim_region *out)
 {
 	if (r->size == 0) {
 		*out = (struct neuronsim_region){ 0 };
 		return 0;
 	}
-	size_t at = kb_upper_bound(dev, r->addr);
-	if (at == 0)
+	if (!r->mem || r->offset > r->mem->size || r->size > r->mem->size - r->offset)
 		return -1;
-	const kb_alloc_t *a = &dev->allocs[at - 1];
-	uint64_t off = r->addr - a->addr;
-	if (off >= a->size || r->size > a->size - off)
-		return -1;
-	*out = (struct neuronsim_region){ .handle = a->handle, .offset = off, .size = r->size };
+	*out = (struct neuronsim_region){ .handle = (uint32_t)r->mem->handle, .offset = r->offset,
+					  .size = r->size };
 	return 0;
 }
 
@@ -505,14 +484,12 @@ static nrt_backend_status_t kb_execute(nrt_backend_dev_t *dev, uint32_t core,
 				       job->n_regions);
 	}
 	nrt_backend_status_t st = NRT_BACKEND_OK;
-	pthread_rwlock_rdlock(&dev->lock);
 	for (uint32_t i = 0; i < job->n_regions && st == NRT_BACKEND_OK; i++)
-		if (kb_translate(dev, &job->regions[i], &regions[i]))
-			st = kb_fail(out_error, NRT_BACKEND_INVALID, "region %u [%#llx, +%llu) is not "
-				     "inside one device allocation of this runtime", i,
-				     (unsigned long long)job->regions[i].addr,
+		if (kb_region(&job->regions[i], &regions[i]))
+			st = kb_fail(out_error, NRT_BACKEND_INVALID, "region %u [+%llu, %llu bytes) is "
+				     "not inside its device memory block", i,
+				     (unsigned long long)job->regions[i].offset,
 				     (unsigned long long)job->regions[i].size);
-	pthread_rwlock_unlock(&dev->lock);
 	if (st != NRT_BACKEND_OK)
 		goto out;
 

@@ -320,7 +320,7 @@ static NRT_STATUS execute_once(nrt_ctx_t *ctx, nrt_model_obj_t *m, const nrt_ten
 			continue;
 		nrt_storage_t *s = b[i].t->storage;
 		if (s->kind == NRT_STORAGE_DEVICE && s->device == in->device) {
-			regions[ISA_REGION_IO0 + i] = (nrt_backend_region_t){ s->mem.addr + b[i].t->offset,
+			regions[ISA_REGION_IO0 + i] = (nrt_backend_region_t){ &s->mem, b[i].t->offset,
 									      b[i].t->size };
 			io[i] = s->mem.host + b[i].t->offset;
 			continue;
@@ -334,7 +334,7 @@ static NRT_STATUS execute_once(nrt_ctx_t *ctx, nrt_model_obj_t *m, const nrt_ten
 		/* Inputs are copied in; outputs too, since the program may read
 		 * them (accumulation) and an untouched output must keep its bytes. */
 		memcpy(b[i].staging.host, s->host + b[i].t->offset, b[i].t->size);
-		regions[ISA_REGION_IO0 + i] = (nrt_backend_region_t){ b[i].staging.addr, b[i].t->size };
+		regions[ISA_REGION_IO0 + i] = (nrt_backend_region_t){ &b[i].staging, 0, b[i].t->size };
 		io[i] = b[i].staging.host;
 	}
 	for (uint32_t i = 0; i < n && !st; i++)
@@ -345,8 +345,8 @@ static NRT_STATUS execute_once(nrt_ctx_t *ctx, nrt_model_obj_t *m, const nrt_ten
 	if (!st)
 		st = nrt_snapshot_exec_begin(ctx, &rec);
 	if (!st) {
-		regions[ISA_REGION_CONST] = (nrt_backend_region_t){ in->consts.addr, m->view.consts_size };
-		regions[ISA_REGION_SCRATCH] = (nrt_backend_region_t){ in->scratch.addr,
+		regions[ISA_REGION_CONST] = (nrt_backend_region_t){ &in->consts, 0, m->view.consts_size };
+		regions[ISA_REGION_SCRATCH] = (nrt_backend_region_t){ &in->scratch, 0,
 								      m->view.meta->scratch_size };
 		nrt_backend_job_t job = {
 			.regions = regions,

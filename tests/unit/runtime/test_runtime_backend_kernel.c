@@ -258,6 +258,48 @@ START_TEST(test_error_record_round_trip)
 }
 END_TEST
 
+/* Regions name (block, offset, size): a region that does not fit in its
+ * block, or has no block, is refused before anything runs; one that fits
+ * runs. On the embedded backend, and on the kernel one where the device is. */
+static void check_region_bounds(const nrt_backend_ops_t *ops)
+{
+	nrt_backend_config_t cfg = { .device_memory = 1u << 20, .cores_per_device = 1 };
+	nrt_backend_dev_t *dev = NULL;
+	char err[256] = "";
+	ck_assert_msg(ops->open(&cfg, 0, &dev, err, sizeof(err)) == NRT_SUCCESS, "%s: %s", ops->name, err);
+	nrt_backend_mem_t blk;
+	ck_assert_int_eq(ops->mem_alloc(dev, 4096, &blk), NRT_SUCCESS);
+	ck_assert_int_eq(ops->core_reserve(dev, 0), NRT_SUCCESS);
+	nrt_backend_code_t code = { .mem = &blk, .n_regions = 3 };
+	nrt_backend_program_t *prog = NULL;
+	ck_assert_msg(ops->program_create(dev, 0, &code, &prog, err, sizeof(err)) == NRT_SUCCESS, "%s", err);
+	nrt_backend_region_t r[3] = { { &blk, 0, 64 }, { NULL, 0, 0 }, { &blk, 4000, 96 } };
+	nrt_backend_job_t job = { .program = prog, .regions = r, .n_regions = 3 };
+	nrt_backend_error_t e;
+	ck_assert_int_eq(ops->execute(dev, 0, &job, &e), NRT_BACKEND_OK);
+	r[2].size = 97; /* one byte past the block */
+	ck_assert_int_eq(ops->execute(dev, 0, &job, &e), NRT_BACKEND_INVALID);
+	ck_assert_msg(strstr(e.message, "region 2 [+4000, 97 bytes) is not inside its device memory block"),
+		      "%s: %s", ops->name, e.message);
+	r[2] = (nrt_backend_region_t){ NULL, 0, 8 }; /* no block */
+	ck_assert_int_eq(ops->execute(dev, 0, &job, &e), NRT_BACKEND_INVALID);
+	ck_assert_ptr_nonnull(strstr(e.message, "region 2 "));
+	r[2] = (nrt_backend_region_t){ &blk, UINT64_MAX, 2 }; /* offset + size overflows */
+	ck_assert_int_eq(ops->execute(dev, 0, &job, &e), NRT_BACKEND_INVALID);
+	ops->program_destroy(dev, prog);
+	ops->core_release(dev, 0);
+	ops->mem_free(dev, &blk);
+	ops->close(dev);
+}
+
+START_TEST(test_regions_outside_their_block_are_refused)
+{
+	check_region_bounds(&nrt_backend_embedded_ops);
+	if (have_device())
+		check_region_bounds(&nrt_backend_kernel_ops);
+}
+END_TEST
+
 static Suite *backend_kernel_suite(void)
 {
 	Suite *s = suite_create("runtime_backend_kernel");
@@ -267,6 +309,7 @@ static Suite *backend_kernel_suite(void)
 	tcase_add_test(tc, test_abi_mismatch_names_both_versions);
 	tcase_add_test(tc, test_open_missing_node_says_what_to_do);
 	tcase_add_test(tc, test_error_record_round_trip);
+	tcase_add_test(tc, test_regions_outside_their_block_are_refused);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("selection");
 	tcase_add_test(tc, test_unknown_backend_fails_init_with_message);
