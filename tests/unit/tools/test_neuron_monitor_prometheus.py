@@ -91,13 +91,22 @@ def test_scraped_metrics(tmp):
             "system_metrics": [{"type": "vcpu_usage"}, {"type": "memory_info"},
                                {"type": "neuron_hw_counters", "period": "1s"}]}, f)
     report = os.path.join(tmp, "report.json")
-    wl = subprocess.Popen([WORKLOAD, "-n", "40", "-r", "200", "-e", "10", "-H", "-o", report],
-                          env=dict(env, NEURON_PROCESS_TAG="prom_a"))
     mon = subprocess.Popen([MONITOR, "-c", cfg], env=env, stdout=subprocess.PIPE)
     exp, port = start_exporter(mon.stdout)
     mon.stdout.close()
+    wl = None
     try:
         deadline = time.time() + DEADLINE_S
+        # The workload starts once neuron-monitor has served a document: a
+        # process it finds at its first scan counts from then on (as the
+        # Neuron tool's does), so one started before could lose executions.
+        while value(scrape(port), "instance_info", instance_type="neuronsim") is None:
+            if time.time() > deadline:
+                check(False, "neuron-monitor served no document in %d s" % DEADLINE_S)
+                return
+            time.sleep(0.1)
+        wl = subprocess.Popen([WORKLOAD, "-n", "40", "-r", "200", "-e", "10", "-H", "-o", report],
+                              env=dict(env, NEURON_PROCESS_TAG="prom_a"))
         while True:
             s = scrape(port)
             done = value(s, "execution_status_total", runtime_tag="prom_a", status_type="completed")
@@ -141,8 +150,9 @@ def test_scraped_metrics(tmp):
               "execution_latency_seconds{percentile=p50}")
         check(value(s, "instance_info", instance_type="neuronsim") == 1.0, "instance_info{instance_type=neuronsim}")
     finally:
-        wl.send_signal(signal.SIGTERM)
-        wl.wait(timeout=30)
+        if wl:
+            wl.send_signal(signal.SIGTERM)
+            wl.wait(timeout=30)
         mon.send_signal(signal.SIGTERM)
         mon.wait(timeout=30)
         stop(exp)
