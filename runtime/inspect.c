@@ -200,29 +200,7 @@ NRT_STATUS nrt_inspect_config_set_activity(nrt_inspect_config_t *options, const 
 
 static NRT_STATUS activity_list(const char *func, unsigned bits, const char ***activity_types, size_t *count)
 {
-	if (!activity_types || !count) {
-		NRT_LOGE("%s: activity_types or count is NULL", func);
-		return NRT_INVALID;
-	}
-	const char **a = calloc(ACT_COUNT, sizeof(*a));
-	size_t n = 0;
-	for (int i = 0; a && i < ACT_COUNT; i++) {
-		if (!(bits & (1u << i)))
-			continue;
-		if (!(a[n] = strdup(activity_names[i]))) {
-			nrt_inspect_config_free_activity_types(a, n);
-			a = NULL;
-		} else {
-			n++;
-		}
-	}
-	if (!a) {
-		NRT_LOGE("%s: out of host memory", func);
-		return NRT_RESOURCE;
-	}
-	*activity_types = a;
-	*count = n;
-	return NRT_SUCCESS;
+	return nrt_name_list_dup(func, "activity_types", activity_names, ACT_COUNT, bits, activity_types, count);
 }
 
 NRT_STATUS nrt_inspect_config_get_all_activity_types(const char ***activity_types, size_t *count)
@@ -239,11 +217,7 @@ NRT_STATUS nrt_inspect_config_get_enabled_activity_types(nrt_inspect_config_t *o
 
 void nrt_inspect_config_free_activity_types(const char **activity_types, size_t count)
 {
-	if (!activity_types)
-		return;
-	for (size_t i = 0; i < count; i++)
-		free((void *)activity_types[i]);
-	free((void *)activity_types);
+	nrt_name_list_free(activity_types, count);
 }
 
 /* Options neuronsim accepts with nothing behind them: one INFO line each per

@@ -201,31 +201,51 @@ NRT_STATUS nrt_sys_trace_config_set_capture_enabled_for_event_type(nrt_sys_trace
 	return NRT_INVALID;
 }
 
-static NRT_STATUS type_list(const char *func, const bool *off, const char ***event_types, size_t *count)
+NRT_STATUS nrt_name_list_dup(const char *func, const char *what, const char *const *names, unsigned n,
+			     uint32_t keep, const char ***out, size_t *count)
 {
-	if (!event_types || !count) {
-		NRT_LOGE("%s: event_types or count is NULL", func);
+	if (!out || !count) {
+		NRT_LOGE("%s: %s or count is NULL", func, what);
 		return NRT_INVALID;
 	}
-	const char **a = calloc(NRT_SYS_TRACE_TYPE_COUNT, sizeof(*a));
-	size_t n = 0;
-	for (int i = 0; a && i < NRT_SYS_TRACE_TYPE_COUNT; i++) {
-		if (off && off[i])
+	const char **a = calloc(n ? n : 1, sizeof(*a));
+	size_t k = 0;
+	for (unsigned i = 0; a && i < n; i++) {
+		if (!(keep & (1u << i)))
 			continue;
-		if (!(a[n] = strdup(type_names[i]))) {
-			nrt_sys_trace_free_event_types(a, n);
+		if (!(a[k] = strdup(names[i]))) {
+			nrt_name_list_free(a, k);
 			a = NULL;
 		} else {
-			n++;
+			k++;
 		}
 	}
 	if (!a) {
 		NRT_LOGE("%s: out of host memory", func);
 		return NRT_RESOURCE;
 	}
-	*event_types = a;
-	*count = n;
+	*out = a;
+	*count = k;
 	return NRT_SUCCESS;
+}
+
+void nrt_name_list_free(const char **list, size_t count)
+{
+	if (!list)
+		return;
+	for (size_t i = 0; i < count; i++)
+		free((void *)list[i]);
+	free((void *)list);
+}
+
+static NRT_STATUS type_list(const char *func, const bool *off, const char ***event_types, size_t *count)
+{
+	uint32_t keep = 0;
+	for (int i = 0; i < NRT_SYS_TRACE_TYPE_COUNT; i++)
+		if (!off || !off[i])
+			keep |= 1u << i;
+	return nrt_name_list_dup(func, "event_types", type_names, NRT_SYS_TRACE_TYPE_COUNT, keep, event_types,
+				 count);
 }
 
 NRT_STATUS nrt_sys_trace_get_event_types(const char ***event_types, size_t *count)
@@ -245,11 +265,7 @@ NRT_STATUS nrt_sys_trace_config_get_enabled_event_types(nrt_sys_trace_config_t *
 
 void nrt_sys_trace_free_event_types(const char **event_types, size_t count)
 {
-	if (!event_types)
-		return;
-	for (size_t i = 0; i < count; i++)
-		free((void *)event_types[i]);
-	free((void *)event_types);
+	nrt_name_list_free(event_types, count);
 }
 
 /* ---- capture ---- */

@@ -3,6 +3,7 @@
 #define NRT_SYS_TRACE_INTERNAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "nrt/nrt_status.h"
@@ -15,6 +16,14 @@ typedef enum nrt_sys_trace_type {
 	NRT_SYS_TRACE_COLLECTIVES,   /* "nrta_collectives" */
 	NRT_SYS_TRACE_TYPE_COUNT
 } nrt_sys_trace_type_t;
+
+/* A caller-owned copy of names[i] for each bit i of keep (n <= 32), as the
+ * SDK's *_get_*_types calls return their lists (nrt_sys_trace_get_event_types,
+ * nrt_inspect_config_get_*_activity_types); what names the list parameter
+ * in the message when out or count is NULL. Freed with nrt_name_list_free. */
+NRT_STATUS nrt_name_list_dup(const char *func, const char *what, const char *const *names, unsigned n,
+			     uint32_t keep, const char ***out, size_t *count);
+void nrt_name_list_free(const char **list, size_t count);
 
 /* The type named name (nrt_sys_trace_get_event_types' names), or -1. */
 int nrt_sys_trace_type_index(const char *name);
