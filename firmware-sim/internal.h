@@ -6,7 +6,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
-#include "fwsim.h"
+#include "fwsim/fwsim.h"
 #include "neuronsim/clock.h"
 
 /* The x86-64-v3 (AVX2 + FMA + F16C ...) and baseline clones of a hot loop,

@@ -9,7 +9,7 @@
 
 #include "backend.h"
 #include "device_mem.h"
-#include "fwsim.h"
+#include "fwsim/fwsim.h"
 
 /* Device address 0 is never handed out so that a zeroed region descriptor can
  * not silently alias a live allocation. */

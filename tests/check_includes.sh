@@ -35,15 +35,16 @@ find $dirs -type f \( -name '*.c' -o -name '*.h' \) | LC_ALL=C sort > "$tmp/sour
 # shellcheck disable=SC2086
 find $dirs -type f -name meson.build | LC_ALL=C sort > "$tmp/mesons"
 
-# The rules and their one exception, shared by both checks.
+# The rules, shared by both checks.
 cat > "$tmp/rules.awk" <<'EOF'
 function init_rules() {
 	# Who may use whom (docs/architecture.md). A layer owns its folder and its
 	# public headers: include/neuronsim/ is common's, include/nrt/ the runtime's,
-	# include/ncc/ the compiler's, include/pjrt/ the PJRT plugin's (the PJRT C
-	# API), include/uapi/ the kernel ABI's. The release version,
-	# include/uapi/linux/neuronsim_version.h, is everybody's: a plain header of
-	# constants that the kernel module (no Meson) includes too.
+	# include/ncc/ the compiler's, include/fwsim/ libfwsim's, include/pjrt/ the
+	# PJRT plugin's (the PJRT C API), include/uapi/ the kernel ABI's. The
+	# release version, include/uapi/linux/neuronsim_version.h, is everybody's:
+	# a plain header of constants that the kernel module (no Meson) includes
+	# too.
 	uses["version"] = "version"
 	uses["uapi"] = "uapi version"
 	# common's include/neuronsim/device.h, the job protocol, ties its types
@@ -56,13 +57,6 @@ function init_rules() {
 	uses["pjrt"] = "pjrt compiler runtime common version"
 	uses["tools"] = "tools compiler runtime common uapi version"
 	uses["frontends"] = "frontends compiler runtime common version"
-	# The known exception, issue #10 item 1: libfwsim has no public header yet,
-	# so the runtime (its embedded backend) includes firmware-sim's fwsim.h
-	# through runtime/meson.build's '../firmware-sim' and fwsim_dep. Remove
-	# these three lines when fwsim.h moves to include/fwsim/.
-	exc_header["runtime firmware-sim/fwsim.h"] = 1
-	exc_incdir["runtime firmware-sim"] = 1
-	exc_dep["runtime fwsim_dep"] = 1
 }
 function layer_of(p) {
 	if (p == "include/uapi/linux/neuronsim_version.h") return "version"
@@ -80,7 +74,7 @@ function public_dir(l) {
 	if (l == "compiler") return "include/ncc/"
 	if (l == "runtime") return "include/nrt/"
 	if (l == "common") return "include/neuronsim/"
-	if (l == "firmware-sim") return "include/fwsim/ (issue #10 item 1)"
+	if (l == "firmware-sim") return "include/fwsim/"
 	return "include/"
 }
 function may_use(a, b,   n, i, w) {
@@ -169,7 +163,7 @@ FILENAME == ARGV[1] { hdr[$0] = 1; order[++nh] = $0; next }
 		fail(where, sl " includes " t ", in a folder of include/ that no layer owns: add it to the table in tests/check_includes.sh and docs/architecture.md")
 	else if (src ~ /^include\// && t !~ /^include\//)
 		fail(where, "the public header includes " t ", a private header of " tl)
-	else if (t !~ /^include\// && tl != sl && !((sl " " t) in exc_header))
+	else if (t !~ /^include\// && tl != sl)
 		fail(where, sl " includes " t ", a private header of " tl ": use its public headers, " public_dir(tl))
 	else if (!may_use(sl, tl))
 		fail(where, sl " includes " t " of " tl ", a layer it may not use (docs/architecture.md)")
@@ -245,8 +239,6 @@ FILENAME == ARGV[1] { dlayer[$1] = $2; dkind[$1] = $3; next }
 			dl = layer_of(d)
 			if (d == "include" || dl == ml)
 				continue
-			if ((ml " " dl) in exc_incdir)
-				continue
 			fail(where, "include_directories('" arg "') gives " ml " the folder " d " of " dl ": include its public header (include/) instead")
 		}
 	}
@@ -260,7 +252,7 @@ FILENAME == ARGV[1] { dlayer[$1] = $2; dkind[$1] = $3; next }
 			continue
 		if (!may_use(ml, dlayer[dep]))
 			fail(where, ml " links " dep " of " dlayer[dep] ", a layer it may not use (docs/architecture.md)")
-		else if (dkind[dep] == "private" && !((ml " " dep) in exc_dep))
+		else if (dkind[dep] == "private")
 			fail(where, ml " uses " dep ", which exports private include paths of " dlayer[dep] ": use the dependency that carries only include/")
 	}
 }

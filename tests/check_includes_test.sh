@@ -2,8 +2,8 @@
 # The include check's own test: a small tree that follows the rules passes, and
 # each planted violation (a tool including a private header, directly or by a
 # relative path; a layer including one above it; a public header including a
-# private one; the runtime including firmware-sim beyond the one exception;
-# meson handing a layer another layer's folder, a private dependency or a
+# private one; the runtime or a tool including firmware-sim's private headers
+# instead of include/fwsim/; meson handing a layer another layer's folder, a private dependency or a
 # library it may not link) fails, naming the file and line.
 # Usage: check_includes_test.sh CHECK_INCLUDES_SH
 set -eu
@@ -16,7 +16,7 @@ trap 'rm -rf "$dir"' EXIT INT TERM
 clean=$dir/clean
 mkdir -p "$clean"
 cd "$clean"
-mkdir -p include/ncc include/nrt include/neuronsim include/uapi/linux common \
+mkdir -p include/ncc include/nrt include/neuronsim include/fwsim include/uapi/linux common \
 	firmware-sim/fwd runtime compiler pjrt tools driver
 printf '#include <stdint.h>\n' > include/neuronsim/isa.h
 printf '#include "neuronsim/isa.h"\n' > include/neuronsim/neff.h
@@ -27,12 +27,13 @@ printf '/* status */\n' > include/nrt/nrt_status.h
 printf '#include <linux/ioctl.h>\n' > include/uapi/linux/neuronsim.h
 printf '#define NEURONSIM_VERSION "0.1.0"\n' > include/uapi/linux/neuronsim_version.h
 printf '#include "neuronsim/neff.h"\n#include <string.h>\n' > common/neff.c
-printf '#include "neuronsim/isa.h"\n' > firmware-sim/fwsim.h
-printf '#include "fwsim.h"\n' > firmware-sim/internal.h
+printf '#include "neuronsim/isa.h"\n' > include/fwsim/fwsim.h
+printf '#include "fwsim/fwsim.h"\n' > firmware-sim/internal.h
+printf '#include "internal.h"\n' > firmware-sim/pool.h
 printf '#include "internal.h"\n#include "uapi/linux/neuronsim.h"\n' > firmware-sim/core.c
-printf '#include "fwsim.h"\n#include "../internal.h"\n' > firmware-sim/fwd/fwd_main.c
+printf '#include "fwsim/fwsim.h"\n#include "../internal.h"\n' > firmware-sim/fwd/fwd_main.c
 printf '#include "nrt/nrt.h"\n' > runtime/internal.h
-printf '#include "internal.h"\n#include "fwsim.h"\n#include "neuronsim/neff.h"\n' > runtime/init.c
+printf '#include "internal.h"\n#include "fwsim/fwsim.h"\n#include "neuronsim/neff.h"\n' > runtime/init.c
 printf '#include "ncc/ncc.h"\n#include "neuronsim/isa.h"\n' > compiler/ir.h
 printf '#include "ir.h"\n' > compiler/interp.h
 printf '#include "interp.h"\n#include "neuronsim/neff.h"\n' > compiler/interp.c
@@ -53,9 +54,10 @@ EOF
 cat > firmware-sim/meson.build <<'EOF'
 fwsim_lib = static_library('fwsim', 'core.c',
   include_directories : [inc, include_directories('.')], dependencies : [nscommon_dep])
-fwsim_dep = declare_dependency(link_with : fwsim_lib,
-  include_directories : [inc, include_directories('.')],
+fwsim_dep = declare_dependency(link_with : fwsim_lib, include_directories : inc,
   dependencies : [nscommon_dep])
+fwsim_internal_dep = declare_dependency(link_with : fwsim_lib,
+  include_directories : [inc, include_directories('.')])
 subdir('fwd')
 EOF
 cat > firmware-sim/fwd/meson.build <<'EOF'
@@ -64,7 +66,7 @@ executable('neuronsim-fwd', 'fwd_main.c', include_directories : include_director
 EOF
 cat > runtime/meson.build <<'EOF'
 nrt_internal_deps = [nscommon_dep, fwsim_dep]
-nrt_runtime_inc = include_directories('.', '../firmware-sim')
+nrt_runtime_inc = include_directories('.')
 libnrt = shared_library('nrt', 'init.c', include_directories : [inc, nrt_runtime_inc],
   dependencies : nrt_internal_deps)
 nrt_dep = declare_dependency(link_with : libnrt, include_directories : inc)
@@ -140,8 +142,16 @@ plant driver-includes-common driver/nsim_main.c '#include "neuronsim/isa.h"' \
 	'driver/nsim_main.c:3: driver includes include/neuronsim/isa.h of common'
 plant public-includes-private include/ncc/ncc_interp.h '#include "../../compiler/ir.h"' \
 	'include/ncc/ncc_interp.h:2: the public header includes compiler/ir.h'
-plant runtime-beyond-exception runtime/init.c '#include "../firmware-sim/internal.h"' \
+plant runtime-fwsim-private-by-path runtime/init.c '#include "../firmware-sim/internal.h"' \
 	'runtime/init.c:4: runtime includes firmware-sim/internal.h, a private header of firmware-sim'
+plant runtime-fwsim-private-header runtime/init.c '#include "pool.h"' \
+	'runtime/init.c:4: runtime includes firmware-sim/pool.h, a private header of firmware-sim: use its public headers, include/fwsim/'
+plant fwsim-public-includes-private include/fwsim/fwsim.h '#include "../../firmware-sim/internal.h"' \
+	'include/fwsim/fwsim.h:2: the public header includes firmware-sim/internal.h'
+plant tool-includes-fwsim tools/neuron_snapshot.c '#include "fwsim/fwsim.h"' \
+	'tools/neuron_snapshot.c:4: tools includes include/fwsim/fwsim.h of firmware-sim, a layer it may not use'
+plant compiler-includes-fwsim compiler/interp.c '#include "fwsim/fwsim.h"' \
+	'compiler/interp.c:3: compiler includes include/fwsim/fwsim.h of firmware-sim, a layer it may not use'
 mkdir -p "$clean/include/foo" && : > "$clean/include/foo/bar.h"
 plant unknown-public-dir tools/neuron_snapshot.c '#include "foo/bar.h"' \
 	'tools/neuron_snapshot.c:4: tools includes include/foo/bar.h, in a folder of include/ that no layer owns'
@@ -154,6 +164,10 @@ plant meson-layer-above compiler/meson.build "ncc_more = [nrt_dep]" \
 	'compiler/meson.build:7: compiler links nrt_dep of runtime, a layer it may not use'
 plant meson-links-runtime-lib compiler/meson.build "ncc_more = [libnrt]" \
 	'compiler/meson.build:7: compiler links libnrt of runtime, a layer it may not use'
+plant meson-runtime-fwsim-folder runtime/meson.build "x = include_directories('../firmware-sim')" \
+	"runtime/meson.build:8: include_directories('../firmware-sim') gives runtime the folder firmware-sim of firmware-sim"
+plant meson-runtime-fwsim-internal runtime/meson.build "x = [fwsim_internal_dep]" \
+	'runtime/meson.build:8: runtime uses fwsim_internal_dep, which exports private include paths of firmware-sim'
 plant meson-fwsim-private-elsewhere pjrt/meson.build "x = [fwsim_dep]" \
 	'pjrt/meson.build:3: pjrt links fwsim_dep of firmware-sim, a layer it may not use'
 

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "fwsim.h"
+#include "fwsim/fwsim.h"
 #include "uapi/linux/neuronsim.h"
 
 typedef enum fwd_log_level {

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fwsim.h"
+#include "fwsim/fwsim.h"
 #include "hlo_parser.h"
 #include "lower.h"
 #include "lower_run.h"

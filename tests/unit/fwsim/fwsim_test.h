@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "fwsim.h"
+#include "fwsim/fwsim.h"
 
 /* ck_assert_msg for per-element loops. A passing Check assertion records its
  * location (a write to Check's message file): the millions of elements these tests

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fwsim.h"
+#include "fwsim/fwsim.h"
 
 #define ROWS 8
 #define COLS 4

@@ -1,6 +1,8 @@
-/* libfwsim public API: simulated NeuronCores that execute ISA programs against a
- * host mapping of device memory. Used by libnrt's embedded backend and by
- * neuronsim-fwd; knows nothing of the runtime or the compiler. */
+/* libfwsim's public header: simulated NeuronCores that execute ISA programs
+ * against a host mapping of device memory (programs, cores, jobs, the thread
+ * pool's setting). The one header of firmware-sim/ other layers may include:
+ * libnrt's embedded backend uses it; knows nothing of the runtime or the
+ * compiler. */
 #ifndef NEURONSIM_FWSIM_H
 #define NEURONSIM_FWSIM_H
 
