@@ -37,15 +37,16 @@ def main():
     threads = int(os.environ.get("BENCH_THREADS", "1"))
     print(f"training step, median ms over the timed steps, {threads} thread(s); "
           f"ratio = neuronsim / peer (target <= 0.5x eager, <= 1.0x XLA:CPU, issue #15)")
-    print(f"{'model':<10} {'neuronsim':>10} {'XLA:CPU':>10} {'eager':>10} "
+    print(f"{'model':<12} {'neuronsim':>10} {'XLA:CPU':>10} {'eager':>10} "
           f"{'vs XLA:CPU':>11} {'vs eager':>9}")
-    for model, steps in (("mlp", 30), ("mbconv", 5), ("resnet18", 3)):
+    for model, steps in (("mlp", 30), ("mbconv", 5), ("mobilenet_v2", 3), ("resnet18", 3),
+                         ("transformer", 10)):
         sim = measure(model, "NEURONSIM", steps, threads)
         cpu = measure(model, "CPU", steps, threads)
         eager = measure(model, "eager", steps, threads)
         fmt = lambda v: f"{v:10.2f}" if v is not None else f"{'failed':>10}"
         ratio = lambda a, b: f"{a / b:10.2f}x" if a and b else f"{'-':>11}"
-        print(f"{model:<10} {fmt(sim)} {fmt(cpu)} {fmt(eager)} {ratio(sim, cpu)} "
+        print(f"{model:<12} {fmt(sim)} {fmt(cpu)} {fmt(eager)} {ratio(sim, cpu)} "
               f"{ratio(sim, eager):>9}")
     return 0
 

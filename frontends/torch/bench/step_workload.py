@@ -25,6 +25,21 @@ def build(model):
                             nn.Conv2d(144, 144, 3, stride=2, padding=1, groups=144, bias=False),
                             nn.ReLU6(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(144, 10))
         return net, (8, 24, 56, 56), 10
+    if model == "mobilenet_v2":
+        import torchvision
+        return torchvision.models.mobilenet_v2(num_classes=10), (8, 3, 112, 112), 10
+    if model == "transformer":
+        # one encoder layer (BERT-small sized), its output pooled into a classifier
+        class Encoder(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layer = nn.TransformerEncoderLayer(256, 4, 1024, dropout=0.0,
+                                                        batch_first=True)
+                self.head = nn.Linear(256, 10)
+
+            def forward(self, x):
+                return self.head(self.layer(x).mean(1))
+        return Encoder(), (8, 128, 256), 10
     raise SystemExit(f"unknown model {model}")
 
 
