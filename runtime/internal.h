@@ -120,8 +120,14 @@ typedef struct nrt_ctx {
 	struct nrt_async_state *async; /* async.c: the nrta_* queues and their workers */
 } nrt_ctx_t;
 
-/* The only global: the live runtime, or NULL / a "closed" marker. */
+/* The only global (ctx.c): the live runtime, or NULL / a "closed" marker. */
 nrt_ctx_t *nrt_ctx_get(NRT_STATUS *out_status);
+/* nrt_init's last step: makes ctx the live runtime, and its log configuration the
+ * logger's. false when another runtime is live (a concurrent nrt_init). */
+bool nrt_ctx_publish(nrt_ctx_t *ctx);
+/* nrt_close's first step: new calls fail with NRT_CLOSED, and the logger goes
+ * back to the environment's configuration. */
+void nrt_ctx_unpublish(void);
 /* Like nrt_ctx_get but logs "func: runtime not initialised/closed". */
 nrt_ctx_t *nrt_ctx_require(const char *func, NRT_STATUS *out_status);
 

@@ -1,13 +1,14 @@
 /* The logger: level and location per component (NEURON_RT_LOG_*), one line per message. */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <syslog.h>
 
-#include "internal.h"
+#include "log.h"
 #include "neuronsim/atomic_file.h"
 
 static const char *const level_names[] = { "QUIET", "ERROR", "WARN", "INFO", "DEBUG", "TRACE" };
@@ -101,14 +102,24 @@ int nrt_log_config_from_env(nrt_log_config_t *out, char *msg, size_t msg_len)
 	return rc;
 }
 
+/* The live runtime's log configuration, set and cleared with the context
+ * itself (nrt_ctx_publish), so the logger needs nothing of the runtime: every
+ * file of libnrt logs, and the logger calling back into the context made them
+ * all one call circle. */
+static const nrt_log_config_t *_Atomic g_log_config;
+
+void nrt_log_set_config(const nrt_log_config_t *cfg)
+{
+	atomic_store_explicit(&g_log_config, cfg, memory_order_release);
+}
+
 /* Before nrt_init (or after a failed one) the environment decides, so errors
  * of nrt_init itself are shown or hidden consistently. */
 static const nrt_log_config_t *log_config(nrt_log_config_t *scratch)
 {
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_get(&st);
-	if (ctx)
-		return &ctx->config.log;
+	const nrt_log_config_t *cfg = atomic_load_explicit(&g_log_config, memory_order_acquire);
+	if (cfg)
+		return cfg;
 	char msg[8];
 	nrt_log_config_from_env(scratch, msg, sizeof(msg));
 	return scratch;

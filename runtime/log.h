@@ -47,6 +47,10 @@ const char *nrt_log_component_name(nrt_log_component_t comp);
  * msg (naming the variable, the value and what is accepted) and returns -1; *out
  * then holds the defaults for what could not be read. */
 int nrt_log_config_from_env(nrt_log_config_t *out, char *msg, size_t msg_len);
+/* The configuration the logger uses while a runtime is live (ctx.c's
+ * nrt_ctx_publish; cfg outlives that), or NULL for the environment's (before
+ * nrt_init, after nrt_close, and for errors of nrt_init itself). */
+void nrt_log_set_config(const nrt_log_config_t *cfg);
 /* The level in force for comp: the runtime's (set at nrt_init) or, before it,
  * the environment's. */
 nrt_log_level_t nrt_log_level_of(nrt_log_component_t comp);

@@ -146,6 +146,37 @@ START_TEST(test_quiet_silences_errors_and_component_levels_override)
 }
 END_TEST
 
+/* The levels read at nrt_init hold while the runtime is up, whatever the
+ * environment says later; after nrt_close the environment decides again. */
+START_TEST(test_log_level_of_the_live_runtime_then_of_the_environment)
+{
+	env_clean();
+	setenv("NEURON_RT_LOG_LEVEL", "QUIET", 1);
+	ck_assert_int_eq(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", ""), NRT_SUCCESS);
+	setenv("NEURON_RT_LOG_LEVEL", "ERROR", 1);
+	test_capture_begin();
+	provoke_nrt_error();
+	char *log = test_capture_end();
+	ck_assert_msg(log[0] == '\0', "the runtime's QUIET did not hold: %s", log);
+	free(log);
+	nrt_close();
+
+	nrt_tensor_t *t = NULL;
+	test_capture_begin();
+	ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 64, "t", &t), NRT_CLOSED);
+	log = test_capture_end();
+	ck_assert_msg(count_of(log, "nrt: ERROR nrt_tensor_allocate: the runtime was closed") == 1, "%s", log);
+	free(log);
+	setenv("NEURON_RT_LOG_LEVEL", "QUIET", 1);
+	test_capture_begin();
+	ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 64, "t", &t), NRT_CLOSED);
+	log = test_capture_end();
+	ck_assert_msg(log[0] == '\0', "QUIET after nrt_close still logs: %s", log);
+	free(log);
+	env_clean();
+}
+END_TEST
+
 START_TEST(test_component_log_location_file)
 {
 	env_clean();
@@ -452,6 +483,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_documented_values_do_not_stop_init);
 	tcase_add_test(tc, test_bad_log_and_timeout_values_are_refused_by_name);
 	tcase_add_test(tc, test_quiet_silences_errors_and_component_levels_override);
+	tcase_add_test(tc, test_log_level_of_the_live_runtime_then_of_the_environment);
 	tcase_add_test(tc, test_component_log_location_file);
 	tcase_add_test(tc, test_unimplemented_documented_variables_said_once_at_info);
 	tcase_add_test(tc, test_implicit_async_variable_warns_removed);
