@@ -1,8 +1,8 @@
 /* .npy reader and writer: header parsing for format 1.0/2.0/3.0, C order only. */
 #include "neuronsim/atomic_file.h"
-#include "neuronsim/errmsg.h"
 #include "neuronsim/fs.h"
 #include "neuronsim/npy.h"
+#include "neuronsim/status.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -13,21 +13,6 @@
 
 #define NPY_MAGIC "\x93NUMPY"
 #define NPY_MAGIC_LEN 6
-
-#define npy_fail(st, ...) ((npy_status_t)errmsg_fail((st), __VA_ARGS__))
-
-const char *npy_status_str(npy_status_t s)
-{
-	switch (s) {
-	case NPY_OK: return "ok";
-	case NPY_ERR_IO: return "I/O error";
-	case NPY_ERR_FORMAT: return "format error";
-	case NPY_ERR_UNSUPPORTED: return "unsupported";
-	case NPY_ERR_NOMEM: return "out of memory";
-	case NPY_ERR_INVALID: return "invalid argument";
-	}
-	return "unknown npy status";
-}
 
 /* One table drives both directions so the writer only ever produces what the
  * reader accepts. The first spelling of each dtype is the one written. */
@@ -80,8 +65,6 @@ isa_dtype_t npy_dtype_from_descr(const char *descr)
 typedef struct npy_lexer {
 	const char *p;
 	const char *end;
-	char *err;
-	size_t err_len;
 } npy_lexer_t;
 
 static void lex_ws(npy_lexer_t *lx)
@@ -101,30 +84,30 @@ static bool lex_accept(npy_lexer_t *lx, char c)
 	return false;
 }
 
-static npy_status_t lex_string(npy_lexer_t *lx, char *out, size_t out_len)
+static ns_status_t lex_string(npy_lexer_t *lx, char *out, size_t out_len)
 {
 	lex_ws(lx);
 	if (lx->p >= lx->end || (*lx->p != '\'' && *lx->p != '"'))
-		return npy_fail(NPY_ERR_FORMAT, lx->err, lx->err_len,
-				"malformed .npy header: expected a quoted string");
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+				      "malformed .npy header: expected a quoted string");
 	char q = *lx->p++;
 	size_t n = 0;
 	while (lx->p < lx->end && *lx->p != q) {
 		if (*lx->p == '\\' || *lx->p == '\n')
-			return npy_fail(NPY_ERR_FORMAT, lx->err, lx->err_len,
-					"malformed .npy header: escape or newline inside a string");
+			return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+					      "malformed .npy header: escape or newline inside a string");
 		if (n + 1 >= out_len)
-			return npy_fail(NPY_ERR_FORMAT, lx->err, lx->err_len,
-					"malformed .npy header: string longer than %zu bytes",
-					out_len - 1);
+			return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+					      "malformed .npy header: string longer than %zu bytes",
+					      out_len - 1);
 		out[n++] = *lx->p++;
 	}
 	if (lx->p >= lx->end)
-		return npy_fail(NPY_ERR_FORMAT, lx->err, lx->err_len,
-				"malformed .npy header: unterminated string");
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+				      "malformed .npy header: unterminated string");
 	lx->p++;
 	out[n] = '\0';
-	return NPY_OK;
+	return NS_OK;
 }
 
 static bool lex_word(npy_lexer_t *lx, const char *word)
@@ -138,25 +121,25 @@ static bool lex_word(npy_lexer_t *lx, const char *word)
 	return false;
 }
 
-static npy_status_t lex_shape(npy_lexer_t *lx, npy_header_t *h)
+static ns_status_t lex_shape(npy_lexer_t *lx, npy_header_t *h)
 {
 	if (!lex_accept(lx, '('))
-		return npy_fail(NPY_ERR_FORMAT, lx->err, lx->err_len,
-				"malformed .npy header: 'shape' must be a tuple like (3, 4)");
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+				      "malformed .npy header: 'shape' must be a tuple like (3, 4)");
 	h->rank = 0;
 	for (;;) {
 		if (lex_accept(lx, ')'))
-			return NPY_OK;
+			return NS_OK;
 		lex_ws(lx);
 		if (lx->p >= lx->end || *lx->p < '0' || *lx->p > '9')
-			return npy_fail(NPY_ERR_FORMAT, lx->err, lx->err_len,
-					"malformed .npy header: 'shape' entries must be non-negative integers");
+			return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+					      "malformed .npy header: 'shape' entries must be non-negative integers");
 		uint64_t v = 0;
 		while (lx->p < lx->end && *lx->p >= '0' && *lx->p <= '9') {
 			unsigned d = (unsigned)(*lx->p - '0');
 			if (v > (UINT64_MAX - d) / 10)
-				return npy_fail(NPY_ERR_FORMAT, lx->err, lx->err_len,
-						"malformed .npy header: shape dimension overflows 64 bits");
+				return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+						      "malformed .npy header: shape dimension overflows 64 bits");
 			v = v * 10 + d;
 			lx->p++;
 		}
@@ -164,43 +147,43 @@ static npy_status_t lex_shape(npy_lexer_t *lx, npy_header_t *h)
 		if (lx->p < lx->end && (*lx->p == 'L' || *lx->p == 'l'))
 			lx->p++;
 		if (h->rank >= NPY_MAX_RANK)
-			return npy_fail(NPY_ERR_UNSUPPORTED, lx->err, lx->err_len,
-					".npy array has more than %d dimensions", NPY_MAX_RANK);
+			return ns_status_make(NS_STATUS_UNIMPLEMENTED,
+					      ".npy array has more than %d dimensions", NPY_MAX_RANK);
 		h->shape[h->rank++] = v;
 		if (lex_accept(lx, ','))
 			continue;
 		if (lex_accept(lx, ')'))
-			return NPY_OK;
-		return npy_fail(NPY_ERR_FORMAT, lx->err, lx->err_len,
-				"malformed .npy header: expected ',' or ')' in 'shape'");
+			return NS_OK;
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+				      "malformed .npy header: expected ',' or ')' in 'shape'");
 	}
 }
 
-static npy_status_t npy_parse_dict(npy_lexer_t *lx, npy_header_t *h)
+static ns_status_t npy_parse_dict(npy_lexer_t *lx, npy_header_t *h)
 {
 	bool have_descr = false, have_order = false, have_shape = false;
 	char descr[32] = "";
 
 	if (!lex_accept(lx, '{'))
-		return npy_fail(NPY_ERR_FORMAT, lx->err, lx->err_len,
-				"malformed .npy header: it must be a dict literal starting with '{'");
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+				      "malformed .npy header: it must be a dict literal starting with '{'");
 	for (;;) {
 		if (lex_accept(lx, '}'))
 			break;
 		char key[32];
-		npy_status_t st = lex_string(lx, key, sizeof(key));
+		ns_status_t st = lex_string(lx, key, sizeof(key));
 		if (st)
 			return st;
 		if (!lex_accept(lx, ':'))
-			return npy_fail(NPY_ERR_FORMAT, lx->err, lx->err_len,
-					"malformed .npy header: expected ':' after '%s'", key);
+			return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+					      "malformed .npy header: expected ':' after '%s'", key);
 		if (strcmp(key, "descr") == 0) {
 			if (have_descr)
 				goto duplicate;
 			lex_ws(lx);
 			if (lx->p < lx->end && *lx->p == '[')
-				return npy_fail(NPY_ERR_UNSUPPORTED, lx->err, lx->err_len,
-						".npy file holds a structured dtype (descr is a list); only plain numeric dtypes are supported");
+				return ns_status_make(NS_STATUS_UNIMPLEMENTED,
+						      ".npy file holds a structured dtype (descr is a list); only plain numeric dtypes are supported");
 			st = lex_string(lx, descr, sizeof(descr));
 			if (st)
 				return st;
@@ -209,11 +192,11 @@ static npy_status_t npy_parse_dict(npy_lexer_t *lx, npy_header_t *h)
 			if (have_order)
 				goto duplicate;
 			if (lex_word(lx, "True"))
-				return npy_fail(NPY_ERR_UNSUPPORTED, lx->err, lx->err_len,
-						".npy array is in Fortran order; only C order is supported (save np.ascontiguousarray(a))");
+				return ns_status_make(NS_STATUS_UNIMPLEMENTED,
+						      ".npy array is in Fortran order; only C order is supported (save np.ascontiguousarray(a))");
 			if (!lex_word(lx, "False"))
-				return npy_fail(NPY_ERR_FORMAT, lx->err, lx->err_len,
-						"malformed .npy header: 'fortran_order' must be True or False");
+				return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+						      "malformed .npy header: 'fortran_order' must be True or False");
 			have_order = true;
 		} else if (strcmp(key, "shape") == 0) {
 			if (have_shape)
@@ -223,25 +206,25 @@ static npy_status_t npy_parse_dict(npy_lexer_t *lx, npy_header_t *h)
 				return st;
 			have_shape = true;
 		} else {
-			return npy_fail(NPY_ERR_FORMAT, lx->err, lx->err_len,
-					"malformed .npy header: unexpected key '%s' (expected descr, fortran_order, shape)",
-					key);
+			return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+					      "malformed .npy header: unexpected key '%s' (expected descr, fortran_order, shape)",
+					      key);
 		}
 		if (lex_accept(lx, ','))
 			continue;
 		if (lex_accept(lx, '}'))
 			break;
-		return npy_fail(NPY_ERR_FORMAT, lx->err, lx->err_len,
-				"malformed .npy header: expected ',' or '}' after '%s'", key);
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+				      "malformed .npy header: expected ',' or '}' after '%s'", key);
 	}
 	lex_ws(lx);
 	if (lx->p != lx->end)
-		return npy_fail(NPY_ERR_FORMAT, lx->err, lx->err_len,
-				"malformed .npy header: unexpected bytes after the closing '}'");
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+				      "malformed .npy header: unexpected bytes after the closing '}'");
 	if (!have_descr || !have_order || !have_shape)
-		return npy_fail(NPY_ERR_FORMAT, lx->err, lx->err_len,
-				"malformed .npy header: missing key '%s'",
-				!have_descr ? "descr" : !have_order ? "fortran_order" : "shape");
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+				      "malformed .npy header: missing key '%s'",
+				      !have_descr ? "descr" : !have_order ? "fortran_order" : "shape");
 
 	h->dtype = npy_dtype_from_descr(descr);
 	if (h->dtype == ISA_DT_INVALID) {
@@ -250,30 +233,29 @@ static npy_status_t npy_parse_dict(npy_lexer_t *lx, npy_header_t *h)
 			why = " (big-endian: convert with a.astype(a.dtype.newbyteorder('<')))";
 		else if (strcmp(descr, "<f8") == 0)
 			why = " (float64: convert with a.astype(np.float32))";
-		return npy_fail(NPY_ERR_UNSUPPORTED, lx->err, lx->err_len,
-				".npy dtype '%s' is not supported%s; supported: <f4 <f2 <V2(bf16) <i4 <i8 <u4 <u8 |u1 |b1 |i1 <i2 <u2",
-				descr, why);
+		return ns_status_make(NS_STATUS_UNIMPLEMENTED,
+				      ".npy dtype '%s' is not supported%s; supported: <f4 <f2 <V2(bf16) <i4 <i8 <u4 <u8 |u1 |b1 |i1 <i2 <u2",
+				      descr, why);
 	}
-	return NPY_OK;
+	return NS_OK;
 
 duplicate:
-	return npy_fail(NPY_ERR_FORMAT, lx->err, lx->err_len,
-			"malformed .npy header: duplicate key");
+	return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+			      "malformed .npy header: duplicate key");
 }
 
-npy_status_t npy_parse_header(const void *data, size_t size, npy_header_t *out,
-			      char *err, size_t err_len)
+ns_status_t npy_parse_header(const void *data, size_t size, npy_header_t *out)
 {
 	if (!out)
-		return npy_fail(NPY_ERR_INVALID, err, err_len, "npy_parse_header: out is NULL");
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT, "npy_parse_header: out is NULL");
 	memset(out, 0, sizeof(*out));
 	if (!data && size)
-		return npy_fail(NPY_ERR_INVALID, err, err_len, "npy_parse_header: data is NULL");
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT, "npy_parse_header: data is NULL");
 
 	const uint8_t *b = data;
 	if (size < NPY_MAGIC_LEN + 2 || memcmp(b, NPY_MAGIC, NPY_MAGIC_LEN) != 0)
-		return npy_fail(NPY_ERR_FORMAT, err, err_len,
-				"not a .npy file (missing the \\x93NUMPY magic)");
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+				      "not a .npy file (missing the \\x93NUMPY magic)");
 	npy_header_t h = { .version_major = b[6], .version_minor = b[7] };
 	size_t len_bytes;
 	if (h.version_major == 1)
@@ -281,59 +263,59 @@ npy_status_t npy_parse_header(const void *data, size_t size, npy_header_t *out,
 	else if (h.version_major == 2 || h.version_major == 3)
 		len_bytes = 4;
 	else
-		return npy_fail(NPY_ERR_UNSUPPORTED, err, err_len,
-				".npy format version %u.%u is not supported (this reader knows 1.0, 2.0, 3.0)",
-				h.version_major, h.version_minor);
+		return ns_status_make(NS_STATUS_UNIMPLEMENTED,
+				      ".npy format version %u.%u is not supported (this reader knows 1.0, 2.0, 3.0)",
+				      h.version_major, h.version_minor);
 	if (h.version_minor != 0)
-		return npy_fail(NPY_ERR_UNSUPPORTED, err, err_len,
-				".npy format version %u.%u is not supported (this reader knows 1.0, 2.0, 3.0)",
-				h.version_major, h.version_minor);
+		return ns_status_make(NS_STATUS_UNIMPLEMENTED,
+				      ".npy format version %u.%u is not supported (this reader knows 1.0, 2.0, 3.0)",
+				      h.version_major, h.version_minor);
 	size_t prefix = NPY_MAGIC_LEN + 2 + len_bytes;
 	if (size < prefix)
-		return npy_fail(NPY_ERR_FORMAT, err, err_len,
-				".npy file truncated inside the header length");
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+				      ".npy file truncated inside the header length");
 	uint64_t hlen = b[8] | ((uint64_t)b[9] << 8);
 	if (len_bytes == 4)
 		hlen |= ((uint64_t)b[10] << 16) | ((uint64_t)b[11] << 24);
 	if (hlen > NPY_MAX_HEADER_LEN)
-		return npy_fail(NPY_ERR_FORMAT, err, err_len,
-				".npy header length %llu exceeds the limit of %u bytes",
-				(unsigned long long)hlen, NPY_MAX_HEADER_LEN);
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+				      ".npy header length %llu exceeds the limit of %u bytes",
+				      (unsigned long long)hlen, NPY_MAX_HEADER_LEN);
 	if (hlen > size - prefix)
-		return npy_fail(NPY_ERR_FORMAT, err, err_len,
-				".npy file truncated: header says %llu bytes, only %zu present",
-				(unsigned long long)hlen, size - prefix);
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+				      ".npy file truncated: header says %llu bytes, only %zu present",
+				      (unsigned long long)hlen, size - prefix);
 	/* Version 1.0/2.0 headers are latin-1, 3.0 is UTF-8; our grammar is ASCII
 	 * so either way a NUL or other control byte means corruption. */
 	const char *hdr = (const char *)b + prefix;
 	for (size_t i = 0; i < hlen; i++) {
 		unsigned char c = (unsigned char)hdr[i];
 		if (c == 0 || (c < 0x20 && c != '\n' && c != '\t' && c != '\r'))
-			return npy_fail(NPY_ERR_FORMAT, err, err_len,
-					"malformed .npy header: control byte 0x%02x at header offset %zu",
-					c, i);
+			return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+					      "malformed .npy header: control byte 0x%02x at header offset %zu",
+					      c, i);
 	}
 
-	npy_lexer_t lx = { .p = hdr, .end = hdr + hlen, .err = err, .err_len = err_len };
-	npy_status_t st = npy_parse_dict(&lx, &h);
+	npy_lexer_t lx = { .p = hdr, .end = hdr + hlen };
+	ns_status_t st = npy_parse_dict(&lx, &h);
 	if (st)
 		return st;
 
 	uint64_t count = 1;
 	for (uint32_t i = 0; i < h.rank; i++) {
 		if (h.shape[i] && count > UINT64_MAX / h.shape[i])
-			return npy_fail(NPY_ERR_FORMAT, err, err_len,
-					"malformed .npy header: shape element count overflows");
+			return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+					      "malformed .npy header: shape element count overflows");
 		count *= h.shape[i];
 	}
 	size_t isz = isa_dtype_size(h.dtype);
 	if (count > SIZE_MAX / isz)
-		return npy_fail(NPY_ERR_FORMAT, err, err_len,
-				"malformed .npy header: array byte size overflows");
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+				      "malformed .npy header: array byte size overflows");
 	h.count = count;
 	h.data_offset = prefix + (size_t)hlen;
 	*out = h;
-	return NPY_OK;
+	return NS_OK;
 }
 
 void npy_array_free(npy_array_t *a)
@@ -344,31 +326,30 @@ void npy_array_free(npy_array_t *a)
 	memset(a, 0, sizeof(*a));
 }
 
-npy_status_t npy_parse(const void *data, size_t size, npy_array_t *out,
-		       char *err, size_t err_len)
+ns_status_t npy_parse(const void *data, size_t size, npy_array_t *out)
 {
 	if (!out)
-		return npy_fail(NPY_ERR_INVALID, err, err_len, "npy_parse: out is NULL");
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT, "npy_parse: out is NULL");
 	memset(out, 0, sizeof(*out));
 	npy_header_t h;
-	npy_status_t st = npy_parse_header(data, size, &h, err, err_len);
+	ns_status_t st = npy_parse_header(data, size, &h);
 	if (st)
 		return st;
 	size_t nbytes = (size_t)h.count * isa_dtype_size(h.dtype);
 	size_t avail = size - h.data_offset;
 	if (avail < nbytes)
-		return npy_fail(NPY_ERR_FORMAT, err, err_len,
-				".npy data truncated: shape needs %zu bytes, file has %zu",
-				nbytes, avail);
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+				      ".npy data truncated: shape needs %zu bytes, file has %zu",
+				      nbytes, avail);
 	if (avail > nbytes)
-		return npy_fail(NPY_ERR_FORMAT, err, err_len,
-				".npy file has %zu bytes after the array data (shape needs %zu): corrupt or not C order",
-				avail - nbytes, nbytes);
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+				      ".npy file has %zu bytes after the array data (shape needs %zu): corrupt or not C order",
+				      avail - nbytes, nbytes);
 	/* malloc(0) may return NULL; keep data non-NULL so callers need no special case. */
 	void *copy = malloc(nbytes ? nbytes : 1);
 	if (!copy)
-		return npy_fail(NPY_ERR_NOMEM, err, err_len,
-				"out of memory for %zu bytes of .npy data", nbytes);
+		return ns_status_make(NS_STATUS_RESOURCE_EXHAUSTED,
+				      "out of memory for %zu bytes of .npy data", nbytes);
 	if (nbytes)
 		memcpy(copy, (const uint8_t *)data + h.data_offset, nbytes);
 	out->dtype = h.dtype;
@@ -377,44 +358,40 @@ npy_status_t npy_parse(const void *data, size_t size, npy_array_t *out,
 	out->count = h.count;
 	out->nbytes = nbytes;
 	out->data = copy;
-	return NPY_OK;
+	return NS_OK;
 }
 
-npy_status_t npy_read_file(const char *path, npy_array_t *out, char *err,
-			   size_t err_len)
+ns_status_t npy_read_file(const char *path, npy_array_t *out)
 {
 	if (!out)
-		return npy_fail(NPY_ERR_INVALID, err, err_len, "npy_read_file: out is NULL");
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT, "npy_read_file: out is NULL");
 	memset(out, 0, sizeof(*out));
 	if (!path)
-		return npy_fail(NPY_ERR_INVALID, err, err_len, "npy_read_file: path is NULL");
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT, "npy_read_file: path is NULL");
 	void *buf;
 	size_t len;
-	if (ns_read_file(path, 0, 0, &buf, &len, err, err_len) != 0)
-		return errno == ENOMEM ? NPY_ERR_NOMEM : NPY_ERR_IO;
-	char inner[384] = "";
-	npy_status_t st = npy_parse(buf, len, out, inner, sizeof(inner));
-	if (st)
-		npy_fail(st, err, err_len, "%s: %s", path, inner);
+	char msg[512];
+	if (ns_read_file(path, 0, 0, &buf, &len, msg, sizeof(msg)) != 0)
+		return ns_status_make_errno(errno, "%s", msg);
+	ns_status_t st = npy_parse(buf, len, out);
 	free(buf);
-	return st;
+	return ns_status_annotate(st, "%s", path);
 }
 
-npy_status_t npy_encode(isa_dtype_t dtype, uint32_t rank, const uint64_t *shape,
-			const void *data, void **out_buf, size_t *out_size,
-			char *err, size_t err_len)
+ns_status_t npy_encode(isa_dtype_t dtype, uint32_t rank, const uint64_t *shape,
+			const void *data, void **out_buf, size_t *out_size)
 {
 	if (!out_buf || !out_size)
-		return npy_fail(NPY_ERR_INVALID, err, err_len, "npy_encode: NULL output pointer");
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT, "npy_encode: NULL output pointer");
 	*out_buf = NULL;
 	*out_size = 0;
 	const char *descr = npy_dtype_descr(dtype);
 	if (!descr)
-		return npy_fail(NPY_ERR_INVALID, err, err_len,
-				"npy_encode: dtype %u has no .npy spelling", (unsigned)dtype);
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+				      "npy_encode: dtype %u has no .npy spelling", (unsigned)dtype);
 	if (rank > NPY_MAX_RANK || (rank && !shape))
-		return npy_fail(NPY_ERR_INVALID, err, err_len,
-				"npy_encode: rank %u invalid or shape NULL", rank);
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+				      "npy_encode: rank %u invalid or shape NULL", rank);
 
 	char dict[64 + NPY_MAX_RANK * 22];
 	size_t n = (size_t)snprintf(dict, sizeof(dict),
@@ -424,18 +401,18 @@ npy_status_t npy_encode(isa_dtype_t dtype, uint32_t rank, const uint64_t *shape,
 		n += (size_t)snprintf(dict + n, sizeof(dict) - n, "%s%llu", i ? ", " : "",
 				      (unsigned long long)shape[i]);
 		if (shape[i] && count > UINT64_MAX / shape[i])
-			return npy_fail(NPY_ERR_INVALID, err, err_len,
-					"npy_encode: element count overflows");
+			return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+					      "npy_encode: element count overflows");
 		count *= shape[i];
 	}
 	/* A 1-tuple needs its trailing comma to stay a tuple in Python. */
 	n += (size_t)snprintf(dict + n, sizeof(dict) - n, "%s), }", rank == 1 ? "," : "");
 	size_t isz = isa_dtype_size(dtype);
 	if (count > (SIZE_MAX - 4096) / isz)
-		return npy_fail(NPY_ERR_INVALID, err, err_len, "npy_encode: array too large");
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT, "npy_encode: array too large");
 	size_t nbytes = (size_t)count * isz;
 	if (nbytes && !data)
-		return npy_fail(NPY_ERR_INVALID, err, err_len, "npy_encode: data is NULL");
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT, "npy_encode: data is NULL");
 
 	/* NumPy pads with spaces and a final newline so the data starts 64-byte
 	 * aligned; version 2.0 only when the header outgrows a 16-bit length. */
@@ -449,8 +426,8 @@ npy_status_t npy_encode(isa_dtype_t dtype, uint32_t rank, const uint64_t *shape,
 	size_t total = prefix + hlen + nbytes;
 	uint8_t *buf = malloc(total);
 	if (!buf)
-		return npy_fail(NPY_ERR_NOMEM, err, err_len,
-				"out of memory for a %zu-byte .npy image", total);
+		return ns_status_make(NS_STATUS_RESOURCE_EXHAUSTED,
+				      "out of memory for a %zu-byte .npy image", total);
 	memcpy(buf, NPY_MAGIC, NPY_MAGIC_LEN);
 	buf[6] = major;
 	buf[7] = 0;
@@ -467,18 +444,17 @@ npy_status_t npy_encode(isa_dtype_t dtype, uint32_t rank, const uint64_t *shape,
 		memcpy(buf + prefix + hlen, data, nbytes);
 	*out_buf = buf;
 	*out_size = total;
-	return NPY_OK;
+	return NS_OK;
 }
 
-npy_status_t npy_write_file(const char *path, isa_dtype_t dtype, uint32_t rank,
-			    const uint64_t *shape, const void *data, char *err,
-			    size_t err_len)
+ns_status_t npy_write_file(const char *path, isa_dtype_t dtype, uint32_t rank,
+			    const uint64_t *shape, const void *data)
 {
 	if (!path)
-		return npy_fail(NPY_ERR_INVALID, err, err_len, "npy_write_file: path is NULL");
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT, "npy_write_file: path is NULL");
 	void *buf;
 	size_t size;
-	npy_status_t st = npy_encode(dtype, rank, shape, data, &buf, &size, err, err_len);
+	ns_status_t st = npy_encode(dtype, rank, shape, data, &buf, &size);
 	if (st)
 		return st;
 
@@ -488,8 +464,7 @@ npy_status_t npy_write_file(const char *path, isa_dtype_t dtype, uint32_t rank,
 	const char *step = "";
 	if (atomic_file_write_whole(path, buf, size, ATOMIC_FILE_MODE_UMASK, &step) != 0) {
 		int e = errno;
-		st = npy_fail(e == ENOMEM ? NPY_ERR_NOMEM : NPY_ERR_IO, err, err_len,
-			      "cannot write %s (%s): %s", path, step, strerror(e));
+		st = ns_status_make_errno(e, "cannot write %s (%s): %s", path, step, strerror(e));
 	}
 	free(buf);
 	return st;

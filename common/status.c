@@ -178,3 +178,9 @@ size_t ns_status_copy_message(ns_status_t st, char *buf, size_t len)
 	int n = snprintf(buf, len, "%s", ns_status_message(st));
 	return n < 0 ? 0 : (size_t)n;
 }
+
+ns_status_code_t ns_status_consume_message(ns_status_t st, char *buf, size_t len)
+{
+	ns_status_copy_message(st, buf, len);
+	return ns_status_consume_code(st);
+}

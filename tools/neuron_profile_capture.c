@@ -24,9 +24,11 @@ static int capture_input(const capture_opts_t *o, const nrt_tensor_info_t *t, vo
 	used[k] = true;
 	const char *path = o->inputs[2 * k + 1];
 	npy_array_t a;
-	char err[512], got[128], want[128];
-	if (npy_read_file(path, &a, err, sizeof(err)) != NPY_OK) {
-		fprintf(stderr, "neuron-profile: input '%s': %s\n", t->name, err);
+	char got[128], want[128];
+	ns_status_t st = npy_read_file(path, &a);
+	if (st) {
+		fprintf(stderr, "neuron-profile: input '%s': %s\n", t->name, ns_status_message(st));
+		ns_status_free(st);
 		return TOOL_EXIT_INPUT;
 	}
 	uint64_t shape[NPY_MAX_RANK] = { 0 };

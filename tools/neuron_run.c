@@ -250,9 +250,10 @@ static int prepare_input(const run_opts_t *o, const nrt_tensor_info_t *t, isa_dt
 	arg->used = true;
 
 	npy_array_t a;
-	char err[512];
-	if (npy_read_file(arg->path, &a, err, sizeof(err)) != NPY_OK) {
-		fprintf(stderr, "neuron-run: input '%s': %s\n", t->name, err);
+	ns_status_t st = npy_read_file(arg->path, &a);
+	if (st) {
+		fprintf(stderr, "neuron-run: input '%s': %s\n", t->name, ns_status_message(st));
+		ns_status_free(st);
 		return TOOL_EXIT_INPUT;
 	}
 	tool_describe(a.dtype, a.rank, a.shape, got, sizeof(got));
@@ -500,11 +501,12 @@ static int run(const run_opts_t *o, run_state_t *s)
 		info_shape(t, shape);
 		char path[PATH_MAX];
 		output_path(o->output_dir, t->name, path, sizeof(path));
-		npy_status_t ns = npy_write_file(path, tool_dtype_from_nrt(t->dtype), t->ndim,
-						 shape, buf, err, sizeof(err));
+		ns_status_t ns = npy_write_file(path, tool_dtype_from_nrt(t->dtype), t->ndim, shape,
+						buf);
 		free(buf);
-		if (ns != NPY_OK) {
-			fprintf(stderr, "neuron-run: output '%s': %s\n", t->name, err);
+		if (ns) {
+			fprintf(stderr, "neuron-run: output '%s': %s\n", t->name, ns_status_message(ns));
+			ns_status_free(ns);
 			return TOOL_EXIT_OUTPUT;
 		}
 		printf("output %s: %s to %s\n", t->name,

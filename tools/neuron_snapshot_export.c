@@ -91,7 +91,7 @@ int nsnap_cmd_export(int argc, char **argv)
 	}
 	for (uint32_t i = 0; i < s->n_tensors && rc == TOOL_EXIT_OK; i++) {
 		const snapshot_tensor_t *t = &s->tensors[i];
-		char member[SNAPSHOT_NAME_MAX + 64], err[512], desc[256];
+		char member[SNAPSHOT_NAME_MAX + 64], desc[256];
 		member_name(t, member, sizeof(member));
 		/* two names that sanitise alike get a numbered suffix */
 		for (int k = 1; zip_name_locate(za, member, 0) >= 0; k++) {
@@ -120,10 +120,11 @@ int nsnap_cmd_export(int argc, char **argv)
 		}
 		void *buf = NULL;
 		size_t size = 0;
-		npy_status_t ns = npy_encode(dt, t->rank, t->shape, data, &buf, &size, err, sizeof(err));
+		ns_status_t ns = npy_encode(dt, t->rank, t->shape, data, &buf, &size);
 		free(conv);
-		if (ns != NPY_OK) {
-			fprintf(stderr, "neuron-snapshot: tensor '%s': %s\n", t->name, err);
+		if (ns) {
+			fprintf(stderr, "neuron-snapshot: tensor '%s': %s\n", t->name, ns_status_message(ns));
+			ns_status_free(ns);
 			rc = TOOL_EXIT_RUNTIME;
 			break;
 		}

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "neuronsim/isa.h"
+#include "neuronsim/status.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -21,14 +22,14 @@ extern "C" {
  * make us allocate gigabytes. */
 #define NPY_MAX_HEADER_LEN (1u << 20)
 
-typedef enum npy_status {
-	NPY_OK = 0,
-	NPY_ERR_IO = 1,          /* open/read/write failed (errno in the message) */
-	NPY_ERR_FORMAT = 2,      /* not a .npy file, malformed header, truncated data */
-	NPY_ERR_UNSUPPORTED = 3, /* valid .npy we do not handle: dtype, fortran_order, big-endian */
-	NPY_ERR_NOMEM = 4,
-	NPY_ERR_INVALID = 5,     /* bad argument */
-} npy_status_t;
+/* Failures are statuses (status.h) with a one-line message naming what is wrong:
+ *   NS_STATUS_INVALID_ARGUMENT    not a .npy file, a malformed header, truncated
+ *                                 or trailing data; or a bad argument
+ *   NS_STATUS_UNIMPLEMENTED       a valid .npy this reader does not handle:
+ *                                 dtype, fortran_order, big-endian, a newer version
+ *   NS_STATUS_RESOURCE_EXHAUSTED  out of memory
+ *   the code of the errno         open/read/write failed (errno kept, and in the
+ *                                 message) */
 
 /* A dense C-order array. data holds nbytes bytes, little-endian. */
 typedef struct npy_array {
@@ -51,9 +52,6 @@ typedef struct npy_header {
 	size_t data_offset;            /* where the array data starts in the file */
 } npy_header_t;
 
-/* Short name of a status ("format error", ...). Never NULL. */
-const char *npy_status_str(npy_status_t s);
-
 /* The descr string the writer uses for dtype ('<f4', '|b1', '<V2' for bf16, ...),
  * or NULL when the dtype has no .npy spelling. */
 const char *npy_dtype_descr(isa_dtype_t dtype);
@@ -64,21 +62,19 @@ const char *npy_dtype_descr(isa_dtype_t dtype);
 isa_dtype_t npy_dtype_from_descr(const char *descr);
 
 /* Parses the header at the start of [data, data + size). Does not look at the
- * array data beyond checking nothing. On failure *out is zeroed and err (if
- * not NULL) gets a one-line message. */
-npy_status_t npy_parse_header(const void *data, size_t size, npy_header_t *out,
-			      char *err, size_t err_len);
+ * array data beyond checking nothing. On failure *out is zeroed. */
+ns_status_t npy_parse_header(const void *data, size_t size, npy_header_t *out);
 
 /* Parses a whole .npy image in memory and copies its data into out, which the
  * caller releases with npy_array_free(). The data must be exactly
  * count * itemsize bytes after the header (truncated or trailing bytes are a
- * format error). On failure *out is zeroed and err gets a message. */
-npy_status_t npy_parse(const void *data, size_t size, npy_array_t *out,
-		       char *err, size_t err_len);
+ * failure). On failure *out is zeroed. */
+ns_status_t npy_parse(const void *data, size_t size, npy_array_t *out);
 
-/* npy_parse() on the contents of the file at path. */
-npy_status_t npy_read_file(const char *path, npy_array_t *out, char *err,
-			   size_t err_len);
+/* npy_parse() on the contents of the file at path; its failures are annotated
+ * with the path ("PATH: .npy data truncated: ..."), a file that cannot be read
+ * says so ("cannot read 'PATH': No such file or directory"). */
+ns_status_t npy_read_file(const char *path, npy_array_t *out);
 
 /* Frees a->data and zeroes *a. Safe on a zeroed array and on NULL. */
 void npy_array_free(npy_array_t *a);
@@ -86,15 +82,13 @@ void npy_array_free(npy_array_t *a);
 /* Encodes an array as a .npy image (version 1.0, or 2.0 when the header does
  * not fit 1.0) into a malloc'd buffer the caller frees with free(). data holds
  * product(shape) * isa_dtype_size(dtype) bytes (may be NULL when that is 0). */
-npy_status_t npy_encode(isa_dtype_t dtype, uint32_t rank, const uint64_t *shape,
-			const void *data, void **out_buf, size_t *out_size,
-			char *err, size_t err_len);
+ns_status_t npy_encode(isa_dtype_t dtype, uint32_t rank, const uint64_t *shape,
+		       const void *data, void **out_buf, size_t *out_size);
 
 /* npy_encode() written to path (created or truncated, mode 0666 & ~umask).
  * A failed write leaves no partial file at path. */
-npy_status_t npy_write_file(const char *path, isa_dtype_t dtype, uint32_t rank,
-			    const uint64_t *shape, const void *data, char *err,
-			    size_t err_len);
+ns_status_t npy_write_file(const char *path, isa_dtype_t dtype, uint32_t rank,
+			   const uint64_t *shape, const void *data);
 
 #ifdef __cplusplus
 }

@@ -105,6 +105,9 @@ size_t ns_status_format(ns_status_t st, char *buf, size_t len);
 /* Copies the message alone into buf, as ns_status_format: for the layers whose
  * API still hands out (err, err_len) buffers. */
 size_t ns_status_copy_message(ns_status_t st, char *buf, size_t len);
+/* ns_status_copy_message, then frees st and returns its code: where a caller
+ * keeps the message in a buffer (an (err, err_len) API, a test's check). */
+ns_status_code_t ns_status_consume_message(ns_status_t st, char *buf, size_t len);
 
 /* Returns from the calling function (which returns ns_status_t) when expr
  * fails, passing the status up unchanged. */

@@ -143,7 +143,10 @@ START_TEST(test_format_and_copy_cut_like_snprintf)
 	ck_assert_uint_eq(ns_status_copy_message(st, small, sizeof(small)), strlen("no tensor 'x'"));
 	ck_assert_str_eq(small, "no te");
 	ck_assert_uint_eq(ns_status_copy_message(st, NULL, 0), strlen("no tensor 'x'"));
-	ns_status_free(st);
+	ck_assert_int_eq(ns_status_consume_message(st, buf, sizeof(buf)), NS_STATUS_NOT_FOUND);
+	ck_assert_str_eq(buf, "no tensor 'x'");
+	ck_assert_int_eq(ns_status_consume_message(NS_OK, buf, sizeof(buf)), NS_STATUS_OK);
+	ck_assert_str_eq(buf, "");
 	ck_assert_str_eq(ns_status_code_str(NS_STATUS_RESOURCE_EXHAUSTED), "RESOURCE_EXHAUSTED");
 	ck_assert_str_eq(ns_status_code_str((ns_status_code_t)-1), "UNKNOWN_CODE");
 	ck_assert_str_eq(ns_status_code_str(NS_STATUS_CODE_COUNT), "UNKNOWN_CODE");

@@ -19,6 +19,9 @@
 #include "nrt/nrt_experimental.h"
 #include "nrt/nrt_version.h"
 
+/* The code of a call's status; its message is left in buf and the status freed. */
+#define STATUS_CODE(call, buf) ns_status_consume_message((call), (buf), sizeof(buf))
+
 /* ---- the test model ------------------------------------------------------
  * inputs a f32[2,3], b f32[2,3], i s32[4]; outputs c = a + b (f32[2,3]),
  * d = i * i (s32[4]), two independent instructions on the vector engine. */
@@ -154,18 +157,18 @@ static void write_inputs(void)
 	const float a[6] = { 1, 2, 3, 4, 5, 6 }, b[6] = { 0.5f, -1, 10, 0, -4, 1e3f };
 	const int32_t i[4] = { -3, 0, 7, 46340 };
 	path_in(p, sizeof(p), "a.npy");
-	ck_assert_int_eq(npy_write_file(p, ISA_DT_F32, 2, s23, a, err, sizeof(err)), NPY_OK);
+	ck_assert_int_eq(STATUS_CODE(npy_write_file(p, ISA_DT_F32, 2, s23, a), err), NS_STATUS_OK);
 	path_in(p, sizeof(p), "b.npy");
-	ck_assert_int_eq(npy_write_file(p, ISA_DT_F32, 2, s23, b, err, sizeof(err)), NPY_OK);
+	ck_assert_int_eq(STATUS_CODE(npy_write_file(p, ISA_DT_F32, 2, s23, b), err), NS_STATUS_OK);
 	path_in(p, sizeof(p), "i.npy");
-	ck_assert_int_eq(npy_write_file(p, ISA_DT_S32, 1, s4, i, err, sizeof(err)), NPY_OK);
+	ck_assert_int_eq(STATUS_CODE(npy_write_file(p, ISA_DT_S32, 1, s4, i), err), NS_STATUS_OK);
 	/* Wrong dtype and wrong shape variants. */
 	const int32_t a_int[6] = { 1, 2, 3, 4, 5, 6 };
 	path_in(p, sizeof(p), "a_s32.npy");
-	ck_assert_int_eq(npy_write_file(p, ISA_DT_S32, 2, s23, a_int, err, sizeof(err)), NPY_OK);
+	ck_assert_int_eq(STATUS_CODE(npy_write_file(p, ISA_DT_S32, 2, s23, a_int), err), NS_STATUS_OK);
 	const uint64_t s32[2] = { 3, 2 };
 	path_in(p, sizeof(p), "a_3x2.npy");
-	ck_assert_int_eq(npy_write_file(p, ISA_DT_F32, 2, s32, a, err, sizeof(err)), NPY_OK);
+	ck_assert_int_eq(STATUS_CODE(npy_write_file(p, ISA_DT_F32, 2, s32, a), err), NS_STATUS_OK);
 }
 
 static void setup(void)
@@ -200,7 +203,7 @@ START_TEST(test_run_npy_inputs_give_npy_outputs)
 	char p[256], e[256];
 	npy_array_t c, d;
 	path_in(p, sizeof(p), "out/c.npy");
-	ck_assert_int_eq(npy_read_file(p, &c, e, sizeof(e)), NPY_OK);
+	ck_assert_int_eq(STATUS_CODE(npy_read_file(p, &c), e), NS_STATUS_OK);
 	ck_assert_int_eq(c.dtype, ISA_DT_F32);
 	ck_assert_uint_eq(c.rank, 2);
 	ck_assert_uint_eq(c.shape[0], 2);
@@ -208,7 +211,7 @@ START_TEST(test_run_npy_inputs_give_npy_outputs)
 	const float want_c[6] = { 1.5f, 1, 13, 4, 1, 1006 };
 	ck_assert_mem_eq(c.data, want_c, sizeof(want_c));
 	path_in(p, sizeof(p), "out/d.npy");
-	ck_assert_int_eq(npy_read_file(p, &d, e, sizeof(e)), NPY_OK);
+	ck_assert_int_eq(STATUS_CODE(npy_read_file(p, &d), e), NS_STATUS_OK);
 	ck_assert_int_eq(d.dtype, ISA_DT_S32);
 	const int32_t want_d[4] = { 9, 0, 49, 46340 * 46340 };
 	ck_assert_mem_eq(d.data, want_d, sizeof(want_d));
@@ -284,9 +287,9 @@ START_TEST(test_run_random_inputs_are_deterministic)
 	path_in(p2, sizeof(p2), "r2/c.npy");
 	path_in(p3, sizeof(p3), "r3/c.npy");
 	npy_array_t a, b, c;
-	ck_assert_int_eq(npy_read_file(p1, &a, e, sizeof(e)), NPY_OK);
-	ck_assert_int_eq(npy_read_file(p2, &b, e, sizeof(e)), NPY_OK);
-	ck_assert_int_eq(npy_read_file(p3, &c, e, sizeof(e)), NPY_OK);
+	ck_assert_int_eq(STATUS_CODE(npy_read_file(p1, &a), e), NS_STATUS_OK);
+	ck_assert_int_eq(STATUS_CODE(npy_read_file(p2, &b), e), NS_STATUS_OK);
+	ck_assert_int_eq(STATUS_CODE(npy_read_file(p3, &c), e), NS_STATUS_OK);
 	ck_assert_mem_eq(a.data, b.data, a.nbytes);
 	ck_assert(memcmp(a.data, c.data, a.nbytes) != 0);
 	/* Floats in [-1, 1): a sum of two stays in [-2, 2). */
@@ -398,7 +401,7 @@ START_TEST(test_run_nan_reports_1003_and_writes_outputs)
 	const float xs[8] = { 1, 2, -1, 4, 5, 6, 7, 8 };
 	const uint64_t s8[1] = { 8 };
 	path_in(x, sizeof(x), "x.npy");
-	ck_assert_int_eq(npy_write_file(x, ISA_DT_F32, 1, s8, xs, e, sizeof(e)), NPY_OK);
+	ck_assert_int_eq(STATUS_CODE(npy_write_file(x, ISA_DT_F32, 1, s8, xs), e), NS_STATUS_OK);
 	int rc = run_cmd(&out, &err, "%s %s -i x=%s -o %s/nan", tool("NEURON_RUN"), p, x, tmpdir);
 	ck_assert_msg(rc == 1, "rc %d\n%s\n%s", rc, out, err);
 	ck_assert_msg(strstr(out, "NRT_EXEC_COMPLETED_WITH_NUM_ERR (1003)") != NULL, "%s", out);
@@ -406,7 +409,7 @@ START_TEST(test_run_nan_reports_1003_and_writes_outputs)
 	free(out); free(err);
 	npy_array_t y;
 	path_in(p, sizeof(p), "nan/y.npy");
-	ck_assert_int_eq(npy_read_file(p, &y, e, sizeof(e)), NPY_OK);
+	ck_assert_int_eq(STATUS_CODE(npy_read_file(p, &y), e), NS_STATUS_OK);
 	ck_assert(isnan(((float *)y.data)[2]));
 	ck_assert(fabsf(((float *)y.data)[1] - logf(2.0f)) < 1e-6f);
 	npy_array_free(&y);
@@ -427,13 +430,13 @@ START_TEST(test_run_demo_neff_with_aliased_outputs)
 	free(out); free(err);
 	npy_array_t a;
 	path_in(p, sizeof(p), "mlp/w1_out.npy");
-	ck_assert_int_eq(npy_read_file(p, &a, e, sizeof(e)), NPY_OK);
+	ck_assert_int_eq(STATUS_CODE(npy_read_file(p, &a), e), NS_STATUS_OK);
 	ck_assert_uint_eq(a.rank, 2);
 	ck_assert_uint_eq(a.shape[0], 64);
 	ck_assert_uint_eq(a.shape[1], 128);
 	npy_array_free(&a);
 	path_in(p, sizeof(p), "mlp/loss.npy");
-	ck_assert_int_eq(npy_read_file(p, &a, e, sizeof(e)), NPY_OK);
+	ck_assert_int_eq(STATUS_CODE(npy_read_file(p, &a), e), NS_STATUS_OK);
 	ck_assert_uint_eq(a.count, 1);
 	ck_assert(isfinite(((float *)a.data)[0]));
 	npy_array_free(&a);
@@ -671,7 +674,7 @@ static int write_samples(const char *dir)
 			}
 		}
 		snprintf(p, sizeof(p), "%s/sample_%s.npy", dir, dts[d].name);
-		if (npy_write_file(p, dts[d].dt, 2, shape, buf, e, sizeof(e)) != NPY_OK) {
+		if (STATUS_CODE(npy_write_file(p, dts[d].dt, 2, shape, buf), e) != NS_STATUS_OK) {
 			fprintf(stderr, "%s\n", e);
 			return 1;
 		}
