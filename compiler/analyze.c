@@ -6,9 +6,9 @@
 
 #include <jansson.h>
 
-#include "hlo_parser.h"
-#include "lower.h"
-#include "passes.h"
+#include "hlo/hlo_parser.h"
+#include "lower/lower.h"
+#include "passes/passes.h"
 #include "pipeline.h"
 
 /* What neuronsim-cc reports in "failureAt" (torch-neuronx says "neuronx-cc"). */

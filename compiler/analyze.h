@@ -30,7 +30,7 @@
 
 #include <stdbool.h>
 
-#include "ir.h"
+#include "hlo/ir.h"
 #include "ncc/ncc.h"
 
 #ifdef __cplusplus

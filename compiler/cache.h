@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "ir.h"
+#include "hlo/ir.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,5 +1,5 @@
 /* Public read-only queries on a module (include/ncc/ncc.h): its name, the entry signature, parameters and aliases, and instruction descriptions for messages. */
-#include "ir.h"
+#include "hlo/ir.h"
 
 #include <stdio.h>
 #include <stdlib.h>

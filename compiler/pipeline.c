@@ -11,13 +11,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "hlo_parser.h"
-#include "lower.h"
+#include "hlo/hlo_parser.h"
+#include "lower/lower.h"
 #include "neuronsim/atomic_file.h"
 #include "neuronsim/clock.h"
-#include "verify.h"
+#include "hlo/verify.h"
 
-#include "passes.h"
+#include "passes/passes.h"
 
 const char *ncc_version(void)
 {

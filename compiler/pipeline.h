@@ -19,7 +19,7 @@
 
 #include "ncc/ncc.h"
 #include "cache.h"
-#include "ir.h"
+#include "hlo/ir.h"
 #include "options.h"
 
 #ifdef __cplusplus

@@ -17,7 +17,7 @@ clean=$dir/clean
 mkdir -p "$clean"
 cd "$clean"
 mkdir -p include/ncc include/nrt include/neuronsim include/fwsim include/uapi/linux common \
-	firmware-sim/fwd runtime compiler pjrt tools driver
+	firmware-sim/fwd runtime compiler/hlo compiler/interp pjrt tools driver
 printf '#include <stdint.h>\n' > include/neuronsim/isa.h
 printf '#include "neuronsim/isa.h"\n' > include/neuronsim/neff.h
 printf '#include <stddef.h>\n' > include/ncc/ncc.h
@@ -34,9 +34,9 @@ printf '#include "internal.h"\n#include "uapi/linux/neuronsim.h"\n' > firmware-s
 printf '#include "fwsim/fwsim.h"\n#include "../internal.h"\n' > firmware-sim/fwd/fwd_main.c
 printf '#include "nrt/nrt.h"\n' > runtime/internal.h
 printf '#include "internal.h"\n#include "fwsim/fwsim.h"\n#include "neuronsim/neff.h"\n' > runtime/init.c
-printf '#include "ncc/ncc.h"\n#include "neuronsim/isa.h"\n' > compiler/ir.h
-printf '#include "ir.h"\n' > compiler/interp.h
-printf '#include "interp.h"\n#include "neuronsim/neff.h"\n' > compiler/interp.c
+printf '#include "ncc/ncc.h"\n#include "neuronsim/isa.h"\n' > compiler/hlo/ir.h
+printf '#include "hlo/ir.h"\n' > compiler/interp/interp.h
+printf '#include "interp.h"\n#include "neuronsim/neff.h"\n' > compiler/interp/interp.c
 printf '#include "ncc/ncc.h"\n#include "nrt/nrt.h"\n#include "uapi/linux/neuronsim_version.h"\n' \
 	> pjrt/pjrt_internal.h
 printf '#include "pjrt_internal.h"\n' > pjrt/analyze.h
@@ -125,13 +125,13 @@ plant() {
 }
 
 plant tool-private-header tools/neuron_snapshot.c '#include "interp.h"' \
-	'tools/neuron_snapshot.c:4: tools includes compiler/interp.h, a private header of compiler'
-plant tool-private-by-path tools/neuron_snapshot.c '#include "../compiler/ir.h"' \
-	'tools/neuron_snapshot.c:4: tools includes compiler/ir.h, a private header'
+	'tools/neuron_snapshot.c:4: tools includes compiler/interp/interp.h, a private header of compiler'
+plant tool-private-by-path tools/neuron_snapshot.c '#include "../compiler/hlo/ir.h"' \
+	'tools/neuron_snapshot.c:4: tools includes compiler/hlo/ir.h, a private header'
 plant pjrt-private-header pjrt/compile.c '#include "internal.h"' \
 	'pjrt/compile.c:2: pjrt includes'
-plant compiler-includes-runtime compiler/interp.c '#include "nrt/nrt.h"' \
-	'compiler/interp.c:3: compiler includes include/nrt/nrt.h of runtime, a layer it may not use'
+plant compiler-includes-runtime compiler/interp/interp.c '#include "nrt/nrt.h"' \
+	'compiler/interp/interp.c:3: compiler includes include/nrt/nrt.h of runtime, a layer it may not use'
 plant common-includes-compiler common/neff.c '#include "ncc/ncc.h"' \
 	'common/neff.c:3: common includes include/ncc/ncc.h of compiler, a layer it may not use'
 plant fwsim-includes-runtime firmware-sim/core.c '#include "nrt/nrt.h"' \
@@ -140,8 +140,8 @@ plant pjrt-includes-uapi pjrt/compile.c '#include "uapi/linux/neuronsim.h"' \
 	'pjrt/compile.c:2: pjrt includes include/uapi/linux/neuronsim.h of uapi, a layer it may not use'
 plant driver-includes-common driver/nsim_main.c '#include "neuronsim/isa.h"' \
 	'driver/nsim_main.c:3: driver includes include/neuronsim/isa.h of common'
-plant public-includes-private include/ncc/ncc_interp.h '#include "../../compiler/ir.h"' \
-	'include/ncc/ncc_interp.h:2: the public header includes compiler/ir.h'
+plant public-includes-private include/ncc/ncc_interp.h '#include "../../compiler/hlo/ir.h"' \
+	'include/ncc/ncc_interp.h:2: the public header includes compiler/hlo/ir.h'
 plant runtime-fwsim-private-by-path runtime/init.c '#include "../firmware-sim/internal.h"' \
 	'runtime/init.c:4: runtime includes firmware-sim/internal.h, a private header of firmware-sim'
 plant runtime-fwsim-private-header runtime/init.c '#include "pool.h"' \
@@ -150,8 +150,8 @@ plant fwsim-public-includes-private include/fwsim/fwsim.h '#include "../../firmw
 	'include/fwsim/fwsim.h:2: the public header includes firmware-sim/internal.h'
 plant tool-includes-fwsim tools/neuron_snapshot.c '#include "fwsim/fwsim.h"' \
 	'tools/neuron_snapshot.c:4: tools includes include/fwsim/fwsim.h of firmware-sim, a layer it may not use'
-plant compiler-includes-fwsim compiler/interp.c '#include "fwsim/fwsim.h"' \
-	'compiler/interp.c:3: compiler includes include/fwsim/fwsim.h of firmware-sim, a layer it may not use'
+plant compiler-includes-fwsim compiler/interp/interp.c '#include "fwsim/fwsim.h"' \
+	'compiler/interp/interp.c:3: compiler includes include/fwsim/fwsim.h of firmware-sim, a layer it may not use'
 mkdir -p "$clean/include/foo" && : > "$clean/include/foo/bar.h"
 plant unknown-public-dir tools/neuron_snapshot.c '#include "foo/bar.h"' \
 	'tools/neuron_snapshot.c:4: tools includes include/foo/bar.h, in a folder of include/ that no layer owns'

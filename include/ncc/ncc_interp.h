@@ -199,7 +199,7 @@ ncc_status_t ncc_interp_model_args(const ncc_module_t *m, uint64_t seed,
 
 /* ------------------------------------------------------------ non-finite trace */
 
-/* Where a NaN (or an Inf) first appears (compiler/interp_trace.c). inst is opaque
+/* Where a NaN (or an Inf) first appears (compiler/interp/interp_trace.c). inst is opaque
  * outside the compiler: ncc_inst_describe() (include/ncc/ncc.h) names it. */
 typedef struct ncc_interp_site {
 	const ncc_inst_t *inst;  /* innermost instruction whose result first held one (inside

@@ -3,7 +3,7 @@
 #define NCC_NCC_SHAPE_H
 
 /*
- * One definition, used inside the compiler (compiler/ir.h includes this header) and
+ * One definition, used inside the compiler (compiler/hlo/ir.h includes this header) and
  * by its users: an interpreter value (include/ncc/ncc_interp.h) carries an
  * ncc_shape_t, and a module's entry parameters are described by one
  * (ncc_module_entry_param_shape(), include/ncc/ncc.h).

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "../unit/compiler/ncc_e2e.h"
-#include "hlo_parser.h"
+#include "hlo/hlo_parser.h"
 #include "metrics_internal.h"
 #include "ncc/ncc.h"
 #include "observe.h"

@@ -7,10 +7,10 @@
 #include <unistd.h>
 
 #include "../unit/compiler/ncc_e2e.h"
-#include "hlo_parser.h"
+#include "hlo/hlo_parser.h"
 #include "bench_corpus.h"
 #include "ncc/ncc.h"
-#include "verify.h"
+#include "hlo/verify.h"
 
 #ifndef NCC_HLO_CORPUS
 #error "NCC_HLO_CORPUS must name the HLO corpus directory (tests/bench/meson.build)"

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hlo_parser.h"
-#include "ir.h"
-#include "verify.h"
+#include "hlo/hlo_parser.h"
+#include "hlo/ir.h"
+#include "hlo/verify.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

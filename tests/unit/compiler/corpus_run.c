@@ -2,14 +2,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "hlo_parser.h"
-#include "lower.h"
+#include "hlo/hlo_parser.h"
+#include "lower/lower.h"
 #include "neuronsim/neff.h"
 #include <string.h>
-#include "lower_run.h"
-#include "verify.h"
+#include "lower/lower_run.h"
+#include "hlo/verify.h"
 #ifdef NCC_WITH_PASSES
-#include "passes.h"
+#include "passes/passes.h"
 #endif
 
 int main(int argc, char **argv)

@@ -27,8 +27,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "hlo_parser.h"
-#include "ir.h"
+#include "hlo/hlo_parser.h"
+#include "hlo/ir.h"
 
 /* Sanitizer builds run the simulator and the interpreter several times slower. */
 #if defined(__SANITIZE_ADDRESS__)

@@ -191,8 +191,8 @@ out:
 
 /* ---- the whole check: device vs reference interpreter ---- */
 
-#include "interp.h"
-#include "ir.h"
+#include "interp/interp.h"
+#include "hlo/ir.h"
 
 /* Collects the array leaves of v depth-first into leaves (at most max). */
 static inline int32_t ncc_e2e_leaves(ncc_value_t *v, ncc_value_t **leaves, int32_t n, int32_t max)

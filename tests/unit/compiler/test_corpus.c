@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hlo_parser.h"
+#include "hlo/hlo_parser.h"
 #include "ncc_e2e.h"
 #include "pipeline.h"
-#include "verify.h"
+#include "hlo/verify.h"
 #include "corpus_split.h"
 
 /*

@@ -4,11 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hlo_parser.h"
+#include "hlo/hlo_parser.h"
 #include "ncc_e2e.h"
 #include "neuronsim/neff.h"
 #include "pipeline.h"
-#include "verify.h"
+#include "hlo/verify.h"
 
 #ifndef NCC_FUSION_HLO_DIR
 #error "NCC_FUSION_HLO_DIR must name tests/unit/compiler/fusion_hlo (meson.build)"

@@ -8,14 +8,14 @@
 #include <unistd.h>
 
 #include "cache.h"
-#include "hlo_parser.h"
-#include "interp.h"
-#include "ir.h"
+#include "hlo/hlo_parser.h"
+#include "interp/interp.h"
+#include "hlo/ir.h"
 #include "ncc/ncc.h"
-#include "lower_run.h"
-#include "passes.h"
+#include "lower/lower_run.h"
+#include "passes/passes.h"
 #include "pipeline.h"
-#include "verify.h"
+#include "hlo/verify.h"
 
 static ncc_module_t *parse(const char *text)
 {

@@ -12,10 +12,10 @@
 
 #include "analyze.h"
 #include "cache.h"
-#include "hlo_parser.h"
+#include "hlo/hlo_parser.h"
 #include "neuronsim/neff.h"
 #include "pipeline.h"
-#include "verify.h"
+#include "hlo/verify.h"
 
 /* A module every back end supports: one f32 add. */
 static const char k_add_hlo[] =

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Regenerates the HloModuleProto test inputs of tests/unit/compiler/test_hlo_proto.c.
+"""Regenerates the HloModuleProto test inputs of tests/unit/compiler/hlo/test_hlo_proto.c.
 
 Each case runs a small PyTorch/XLA program on the CPU PJRT device with XLA's dump
 flags, takes the module XLA received (the *.before_optimizations.hlo.pb dump, the

@@ -6,12 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hlo_parser.h"
-#include "hlo_proto_fields.h"
-#include "ir.h"
+#include "hlo/hlo_parser.h"
+#include "hlo/hlo_proto_fields.h"
+#include "hlo/ir.h"
 #include "ncc/ncc.h"
-#include "pb_reader.h"
-#include "verify.h"
+#include "hlo/pb_reader.h"
+#include "hlo/verify.h"
 
 #ifndef NCC_PROTO_DIR
 #define NCC_PROTO_DIR "tests/unit/compiler/proto"

@@ -10,15 +10,15 @@
 #include <unistd.h>
 
 #include "neuronsim/half.h"
-#include "hlo_parser.h"
-#include "interp.h"
-#include "ir.h"
-#include "lower.h"
-#include "lower_run.h"
+#include "hlo/hlo_parser.h"
+#include "interp/interp.h"
+#include "hlo/ir.h"
+#include "lower/lower.h"
+#include "lower/lower_run.h"
 #include "neuronsim/isa.h"
 #include "options.h"
-#include "passes.h"
-#include "verify.h"
+#include "passes/passes.h"
+#include "hlo/verify.h"
 #include "corpus_split.h"
 
 #ifndef NCC_HLO_CORPUS

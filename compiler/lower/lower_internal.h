@@ -2,7 +2,7 @@
 #ifndef NCC_LOWER_INTERNAL_H
 #define NCC_LOWER_INTERNAL_H
 
-#include "ir.h"
+#include "hlo/ir.h"
 #include "lower.h"
 #include "lower_ctx.h"
 #include "neuronsim/neff.h"

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "ir.h"
+#include "hlo/ir.h"
 #include "options.h"
 
 #ifdef __cplusplus

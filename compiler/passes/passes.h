@@ -21,7 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ir.h"
+#include "hlo/ir.h"
 #include "options.h"
 
 #ifdef __cplusplus

@@ -35,7 +35,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ir.h"
+#include "hlo/ir.h"
 #include "neuronsim/isa.h"
 
 #ifdef __cplusplus
@@ -166,7 +166,7 @@ const struct ncc_compile_options *ncc_lower_options(const ncc_lower_ctx_t *ctx);
 /* ---- fusion ------------------------------------------------------------- */
 
 /* Lowers an NCC_OP_FUSION instruction (its fused computation is inst->calls) to the
- * fused-loop ISA instruction. Implemented by the passes in compiler/lower_fusion.c; the
+ * fused-loop ISA instruction. Implemented by the passes in compiler/lower/lower_fusion.c; the
  * driver calls it for every fusion instruction (fusions only exist at -O1 and above).
  * Operands and outputs come from the functions above. */
 ncc_status_t ncc_lower_fusion(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst);

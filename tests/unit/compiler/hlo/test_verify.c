@@ -7,9 +7,9 @@
 
 #include <check.h>
 
-#include "hlo_parser.h"
-#include "ir.h"
-#include "verify.h"
+#include "hlo/hlo_parser.h"
+#include "hlo/ir.h"
+#include "hlo/verify.h"
 
 /* One line per instruction so that a mutation's line is easy to find. */
 static const char *k_base =

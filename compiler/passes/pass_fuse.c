@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lower_internal.h"
+#include "lower/lower_internal.h"
 #include "passes.h"
 
 /* Per-instruction state while grouping (indexed by program position). */

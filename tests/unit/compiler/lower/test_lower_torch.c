@@ -5,13 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hlo_parser.h"
-#include "interp.h"
-#include "ir.h"
+#include "hlo/hlo_parser.h"
+#include "interp/interp.h"
+#include "hlo/ir.h"
 #include "lower_run.h"
 #include "options.h"
-#include "passes.h"
-#include "verify.h"
+#include "passes/passes.h"
+#include "hlo/verify.h"
 
 static ncc_module_t *parse(const char *text)
 {

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ir.h"
+#include "hlo/ir.h"
 #include "options.h"
 
 typedef struct ncc_run {

@@ -8,9 +8,9 @@
 
 #include <check.h>
 
-#include "hlo_parser.h"
-#include "interp.h"
-#include "verify.h"
+#include "hlo/hlo_parser.h"
+#include "interp/interp.h"
+#include "hlo/verify.h"
 
 static ncc_module_t *parse(const char *text)
 {

@@ -7,14 +7,14 @@
 
 #include <check.h>
 
-#include "hlo_parser.h"
-#include "lower.h"
+#include "hlo/hlo_parser.h"
+#include "lower/lower.h"
 #include "lower_run.h"
 #include "neuronsim/neff.h"
-#include "verify.h"
+#include "hlo/verify.h"
 #include "corpus_split.h"
 #if __has_include("passes.h")
-#include "passes.h"
+#include "passes/passes.h"
 #endif
 
 /* Runs text at -O0 and at -O1 (multi-engine) with the given inputs, checks that
@@ -1251,7 +1251,7 @@ START_TEST(test_corpus_mobilenet_compiles)
 END_TEST
 
 #if __has_include("interp.h")
-#include "interp.h"
+#include "interp/interp.h"
 #define NCC_HAVE_INTERP 1
 
 /* Leaf k of a value (depth-first). */

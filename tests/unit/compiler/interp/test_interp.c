@@ -8,9 +8,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "hlo_parser.h"
-#include "interp.h"
-#include "verify.h"
+#include "hlo/hlo_parser.h"
+#include "interp/interp.h"
+#include "hlo/verify.h"
 #include "corpus_split.h"
 
 /* ------------------------------------------------------------ helpers */

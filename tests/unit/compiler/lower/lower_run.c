@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "fwsim/fwsim.h"
-#include "hlo_parser.h"
-#include "lower.h"
+#include "hlo/hlo_parser.h"
+#include "lower/lower.h"
 #include "lower_run.h"
 #include "neuronsim/half.h"
 #include "neuronsim/neff.h"

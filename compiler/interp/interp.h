@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ir.h"
+#include "hlo/ir.h"
 #include "ncc/ncc_interp.h"
 
 #ifdef __cplusplus

@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include "ir.h"
+#include "hlo/ir.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -9,10 +9,10 @@
 
 #include <check.h>
 
-#include "hlo_lexer.h"
-#include "hlo_parser.h"
-#include "ir.h"
-#include "verify.h"
+#include "hlo/hlo_lexer.h"
+#include "hlo/hlo_parser.h"
+#include "hlo/ir.h"
+#include "hlo/verify.h"
 
 #ifndef NCC_HLO_CORPUS
 #define NCC_HLO_CORPUS "../shared/hlo"

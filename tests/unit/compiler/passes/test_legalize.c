@@ -7,16 +7,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "hlo_parser.h"
-#include "interp.h"
-#include "ir.h"
-#include "lower_run.h"
+#include "hlo/hlo_parser.h"
+#include "interp/interp.h"
+#include "hlo/ir.h"
+#include "lower/lower_run.h"
 #include "ncc/ncc.h"
 #include "neuronsim/isa.h"
 #include "neuronsim/neff.h"
 #include "options.h"
-#include "passes.h"
-#include "verify.h"
+#include "passes/passes.h"
+#include "hlo/verify.h"
 
 #ifndef NCC_PROTO_DIR
 #define NCC_PROTO_DIR "tests/unit/compiler/proto"

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "lower_internal.h"
-#include "passes.h"
+#include "passes/passes.h"
 
 /* output, inputs, one index view per iota dim (folding only) */
 #define LF_MAX_VIEWS (1 + ISA_FUSED_MAX_INPUTS + NCC_MAX_RANK)

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lower_internal.h"
+#include "lower/lower_internal.h"
 
 #ifndef NCC_VERSION
 #define NCC_VERSION NCC_VERSION_STRING

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "interp.h"
+#include "interp/interp.h"
 #include "passes.h"
 
 /* Results bigger than this stay computed at run time: a folded constant

@@ -5,7 +5,7 @@
 
 #include "neuronsim/atomic_file.h"
 #include "passes.h"
-#include "verify.h"
+#include "hlo/verify.h"
 
 typedef ncc_status_t (*pass_fn)(ncc_module_t *, bool *, ncc_error_t *);
 
