@@ -250,6 +250,42 @@ static void write_inspect_locked(nrt_profile_state_t *p)
 
 /* ---- lifecycle ---- */
 
+/* A process that never calls nrt_close (PyTorch/XLA keeps its PJRT client,
+ * and so the runtime, until exit) would lose its NEURON_RT_INSPECT_* trace:
+ * at exit, or when libnrt is unloaded (glibc runs a library's atexit
+ * handlers at its dlclose), the inspection still running is written. It
+ * only writes the file: tearing the runtime down under threads that may
+ * still be executing is not safe at exit. nrt_close, if it comes first,
+ * ends the inspection and leaves nothing for this. */
+static void write_inspect_at_exit(void)
+{
+	pthread_mutex_lock(&g_prof.lock);
+	nrt_profile_state_t *p = g_prof.live;
+	if (p && p->inspect) {
+		if (!p->inspect_idle)
+			NRT_LOGI("exit without nrt_close or nrt_inspect_stop: writing the inspection's "
+				 "trace");
+		write_inspect_locked(p);
+		p->inspect = false;
+	}
+	pthread_mutex_unlock(&g_prof.lock);
+}
+
+static void register_exit_writer(void)
+{
+	if (atexit(write_inspect_at_exit) != 0)
+		NRT_LOGW("cannot register the exit handler of the inspection: its trace is written "
+			 "by nrt_inspect_stop or nrt_close only");
+}
+
+/* Called as an inspection starts (nrt_init with NEURON_RT_INSPECT_ENABLE=1,
+ * nrt_inspect_begin*): registers the exit writer once per process. */
+static void arm_exit_writer(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	(void)pthread_once(&once, register_exit_writer);
+}
+
 NRT_STATUS nrt_profile_init(nrt_ctx_t *ctx)
 {
 	nrt_profile_state_t *p = calloc(1, sizeof(*p));
@@ -276,6 +312,8 @@ NRT_STATUS nrt_profile_init(nrt_ctx_t *ctx)
 	nrt_profile_update_on_locked();
 	pthread_mutex_unlock(&g_prof.lock);
 	ctx->profile = p;
+	if (p->inspect)
+		arm_exit_writer();
 	return NRT_SUCCESS;
 }
 
@@ -777,6 +815,8 @@ static NRT_STATUS inspect_start(nrt_profile_state_t *p, const nrt_profile_state_
 		nrt_profile_update_on_locked();
 	}
 	pthread_mutex_unlock(&g_prof.lock);
+	if (st == NRT_SUCCESS)
+		arm_exit_writer();
 	return st;
 }
 

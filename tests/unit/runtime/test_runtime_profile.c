@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -717,7 +718,7 @@ END_TEST
 
 /* The one trace under OUTPUT_DIR: <host>_pid_<pid>/ntrace_session_0.json.gz,
  * the Neuron Runtime's directory per process. */
-static json_t *load_inspect_trace(const char *out_dir)
+static json_t *load_inspect_trace_of(const char *out_dir, pid_t pid)
 {
 	DIR *d = opendir(out_dir);
 	ck_assert_msg(d != NULL, "no %s", out_dir);
@@ -734,12 +735,17 @@ static json_t *load_inspect_trace(const char *out_dir)
 	ck_assert_int_eq(subs, 1);
 	char host[256], want[300];
 	ck_assert_int_eq(gethostname(host, sizeof(host)), 0);
-	snprintf(want, sizeof(want), "%s_pid_%ld", host, (long)getpid());
+	snprintf(want, sizeof(want), "%s_pid_%ld", host, (long)pid);
 	ck_assert_str_eq(sub, want);
 	char path[1024];
 	ck_assert_int_lt(snprintf(path, sizeof(path), "%s/%s/ntrace_session_0.json.gz", out_dir, sub),
 			 (int)sizeof(path));
 	return load_trace(path);
+}
+
+static json_t *load_inspect_trace(const char *out_dir)
+{
+	return load_inspect_trace_of(out_dir, getpid());
 }
 
 START_TEST(test_inspect_env_writes_the_neuron_runtime_layout)
@@ -769,6 +775,44 @@ START_TEST(test_inspect_env_writes_the_neuron_runtime_layout)
 	check_nesting(root);
 	json_decref(root);
 	tmp_teardown();
+}
+END_TEST
+
+/* A process that exits without nrt_close (as PyTorch/XLA does: it keeps its
+ * PJRT client, and the runtime, until exit) still leaves its inspection's
+ * trace, whether NEURON_RT_INSPECT_ENABLE or nrt_inspect_begin started it. */
+START_TEST(test_inspect_written_at_exit_without_nrt_close)
+{
+	for (int by_api = 0; by_api < 2; by_api++) {
+		env_clean();
+		tmp_setup();
+		const char *out = tmp_path("at-exit");
+		if (!by_api)
+			setenv("NEURON_RT_INSPECT_ENABLE", "1", 1);
+		setenv("NEURON_RT_INSPECT_OUTPUT_DIR", out, 1);
+		setenv("NEURON_RT_INSPECT_DEVICE_PROFILE", "session", 1);
+		pid_t pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			rt_init_ok();
+			if (by_api && nrt_inspect_begin() != NRT_SUCCESS)
+				_exit(3);
+			fx_t f;
+			fx_setup(&f, 256);
+			if (nrt_execute(f.m, f.in, f.outs) != NRT_SUCCESS)
+				_exit(4);
+			exit(0); /* no nrt_inspect_stop, no nrt_close: the exit handler writes */
+		}
+		int ws = 0;
+		ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+		ck_assert_msg(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "child status %d (by_api %d)", ws,
+			      by_api);
+		json_t *root = load_inspect_trace_of(out, pid);
+		ck_assert_uint_eq(count(root, "X", "runtime", "nrt_execute"), 1);
+		ck_assert_uint_eq(count(root, "X", "device", "add.3"), 1);
+		json_decref(root);
+		tmp_teardown();
+	}
 }
 END_TEST
 
@@ -1646,6 +1690,7 @@ static Suite *suite(void)
 	tc = tcase_create("inspect");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_inspect_env_writes_the_neuron_runtime_layout);
+	tcase_add_test(tc, test_inspect_written_at_exit_without_nrt_close);
 	tcase_add_test(tc, test_inspect_model_mode_traces_first_execution_after_warmup);
 	tcase_add_test(tc, test_inspect_system_and_device_switches);
 	tcase_add_test(tc, test_inspect_bad_env_fails_init);
