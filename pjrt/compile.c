@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "neuronsim/clock.h"
+#include "neuronsim/log.h"
 #include "nrt/nrt_neuronsim.h"
 #include "analyze.h"
 #include "pjrt_internal.h"
@@ -42,19 +43,20 @@ static _Atomic bool g_cache_unusable;
  * prints them). */
 __attribute__((format(printf, 2, 3))) static void sdk_log(const char *component, const char *fmt, ...)
 {
-	char msg[NCC_DRIVER_PATH_MAX + 256], stamp[64];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
+	char head[128], stamp[64];
 	struct timeval tv;
 	struct tm tm;
 	gettimeofday(&tv, NULL);
 	time_t secs = tv.tv_sec;
 	localtime_r(&secs, &tm);
 	strftime(stamp, sizeof(stamp), "%Y-%m-%d %H:%M:%S", &tm);
-	fprintf(stderr, "%s.%06ld:  %ld  INFO ||%s||: %s\n", stamp, (long)(tv.tv_usec / 1000), (long)getpid(),
-		component, msg);
+	snprintf(head, sizeof(head), "%s.%06ld:  %ld  INFO ||%s||: ", stamp, (long)(tv.tv_usec / 1000),
+		 (long)getpid(), component);
+	static const ns_log_sink_t sink = { .dest = NS_LOG_TO_STDERR };
+	va_list ap;
+	va_start(ap, fmt);
+	ns_log_vwrite(&sink, NS_LOG_INFO, head, fmt, ap);
+	va_end(ap);
 }
 
 /* The compile cache's lines in the Neuron SDK's words (docs/pjrt.md): its
@@ -107,10 +109,9 @@ static PJRT_Error *run_ncc(const char *format, const uint8_t *code, size_t size,
 	if (strncmp(opts.default_cache_dir, "s3://", 5) == 0) {
 		/* the SDK's remote cache; a local directory named "s3:" would surprise */
 		if (!atomic_exchange(&g_cache_unusable, true))
-			fprintf(stderr, "neuronsim-pjrt: warning: NEURON_COMPILE_CACHE_URL=%s: S3 "
-					"caches are not supported by neuronsim (use a local directory); "
-					"compiling without the cache\n",
-				opts.default_cache_dir);
+			pjrt_log("warning: NEURON_COMPILE_CACHE_URL=%s: S3 caches are not supported "
+				 "by neuronsim (use a local directory); compiling without the cache",
+				 opts.default_cache_dir);
 		opts.default_cache_dir = NULL;
 	}
 	if (atomic_load(&g_cache_unusable))

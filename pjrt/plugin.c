@@ -1,8 +1,10 @@
 /* The plugin's entry point GetPjrtApi: the PJRT_Api table, the plugin context, call tracing, plugin attributes and the runtime shared by clients. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "neuronsim/log.h"
 #include "nrt/nrt_neuronsim.h"
 #include "pjrt/pjrt_c_api_profiler_extension.h"
 #include "pjrt_internal.h"
@@ -42,12 +44,11 @@ bool pjrt_trace_on(void)
 
 void pjrt_log(const char *fmt, ...)
 {
-	char line[1024];
+	static const ns_log_sink_t sink = { .dest = NS_LOG_TO_STDERR, .tag = "neuronsim-pjrt" };
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	ns_log_vwrite(&sink, NS_LOG_INFO, "", fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "neuronsim-pjrt: %s\n", line);
 }
 
 static void trace_leave(const char *fn, PJRT_Error *e)

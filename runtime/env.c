@@ -11,6 +11,7 @@
 #include "backend_kernel.h"
 #include "env.h"
 #include "log.h"
+#include "neuronsim/log.h"
 
 #define DEFAULT_DEVICE_MEMORY (16ull << 30)
 #define DEFAULT_CORES_PER_DEVICE 4u
@@ -194,7 +195,8 @@ NRT_STATUS nrt_env_load(nrt_config_t *out)
 	if (nrt_log_config_from_env(&c.log, log_msg, sizeof(log_msg))) {
 		/* Reported at ERROR regardless: the variables meant to control
 		 * logging are the broken ones. */
-		fprintf(stderr, "nrt: ERROR %s\n", log_msg);
+		static const ns_log_sink_t console = { .dest = NS_LOG_TO_STDERR, .tag = "nrt" };
+		ns_log_write(&console, NS_LOG_ERROR, "ERROR ", "%s", log_msg);
 		return NRT_INVALID;
 	}
 	/* The backend first: with the kernel one, the cores per device default

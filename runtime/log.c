@@ -1,5 +1,4 @@
-/* The logger: level and location per component (NEURON_RT_LOG_*), one line per message. */
-#include <errno.h>
+/* libnrt's logger: level and location per component (NEURON_RT_LOG_*); lines go out through common's one log path (neuronsim/log.h). */
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -9,7 +8,13 @@
 #include <syslog.h>
 
 #include "log.h"
-#include "neuronsim/atomic_file.h"
+#include "neuronsim/log.h"
+
+/* The runtime's levels are common's, number for number. */
+_Static_assert(NRT_LOG_OFF == (int)NS_LOG_QUIET && NRT_LOG_ERROR == (int)NS_LOG_ERROR &&
+	       NRT_LOG_WARN == (int)NS_LOG_WARN && NRT_LOG_INFO == (int)NS_LOG_INFO &&
+	       NRT_LOG_DEBUG == (int)NS_LOG_DEBUG && NRT_LOG_TRACE == (int)NS_LOG_TRACE,
+	       "nrt_log_level_t follows ns_log_level_t");
 
 static const char *const level_names[] = { "QUIET", "ERROR", "WARN", "INFO", "DEBUG", "TRACE" };
 static const char *const component_names[NRT_LOG_COMPONENT_COUNT] = { "NRT", "TDRV", "NMGR" };
@@ -139,37 +144,22 @@ void nrt_log_c(nrt_log_component_t comp, nrt_log_level_t level, const char *fmt,
 	const nrt_log_config_t *cfg = log_config(&scratch);
 	if ((int)level > cfg->level[comp])
 		return;
-	/* Format the whole line first: one write keeps lines from different
-	 * threads from interleaving. */
-	char line[2048];
-	int n = snprintf(line, sizeof(line), "nrt: %-5s %s%s", level_names[level],
-			 comp == NRT_LOG_NRT ? "" : component_names[comp], comp == NRT_LOG_NRT ? "" : ": ");
+	static const ns_log_dest_t dest[] = {
+		[NRT_LOG_TO_CONSOLE] = NS_LOG_TO_STDERR,
+		[NRT_LOG_TO_SYSLOG] = NS_LOG_TO_SYSLOG,
+		[NRT_LOG_TO_FILE] = NS_LOG_TO_FILE,
+	};
+	ns_log_sink_t sink = {
+		.dest = dest[cfg->location[comp]],
+		.tag = "nrt",
+		.path = cfg->path[comp],
+		.syslog_facility = LOG_USER,
+	};
+	char head[32];
+	snprintf(head, sizeof(head), "%-5s %s%s", level_names[level],
+		 comp == NRT_LOG_NRT ? "" : component_names[comp], comp == NRT_LOG_NRT ? "" : ": ");
 	va_list ap;
 	va_start(ap, fmt);
-	int m = vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	ns_log_vwrite(&sink, (ns_log_level_t)level, head, fmt, ap);
 	va_end(ap);
-	size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
-	if (len > sizeof(line) - 2)
-		len = sizeof(line) - 2;
-	switch (cfg->location[comp]) {
-	case NRT_LOG_TO_SYSLOG: {
-		static const int prio[] = { LOG_ERR, LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG, LOG_DEBUG };
-		line[len] = '\0';
-		syslog(LOG_USER | prio[level], "%s", line + 5); /* syslog names the program */
-		return;
-	}
-	case NRT_LOG_TO_FILE: {
-		line[len++] = '\n';
-		const char *step = NULL;
-		if (atomic_file_append(cfg->path[comp], line, len, 0644, &step) == 0)
-			return;
-		/* The line is not lost: it goes to the console, with why. */
-		fprintf(stderr, "nrt: ERROR cannot append to log file %s (%s: %s): %s", cfg->path[comp],
-			step ? step : "append", strerror(errno), line);
-		return;
-	}
-	default:
-		line[len++] = '\n';
-		fwrite(line, 1, len, stderr);
-	}
 }

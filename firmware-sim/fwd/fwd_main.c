@@ -16,6 +16,7 @@
 
 #include "fwd.h"
 #include "neuronsim/atomic_file.h"
+#include "neuronsim/log.h"
 
 #define FWD_VERSION "0.1.0"
 #define FWD_DEFAULT_CACHE_ENTRIES 256u
@@ -89,17 +90,17 @@ void fwd_log(fwd_log_level_t level, const char *fmt, ...)
 {
 	if (level > fwd_log_cfg.max_level)
 		return;
-	char line[512];
+	static const ns_log_level_t ns_level[] = { NS_LOG_ERROR, NS_LOG_WARN, NS_LOG_INFO, NS_LOG_DEBUG };
+	static const char *const name[] = { "ERROR ", "WARN ", "INFO ", "DEBUG " };
+	ns_log_sink_t sink = {
+		.dest = fwd_log_cfg.use_syslog ? NS_LOG_TO_SYSLOG : NS_LOG_TO_STDERR,
+		.tag = "neuronsim-fwd", /* openlog names the daemon in syslog */
+	};
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	/* The level is a column on stderr; syslog has the priority for it. */
+	ns_log_vwrite(&sink, ns_level[level], fwd_log_cfg.use_syslog ? "" : name[level], fmt, ap);
 	va_end(ap);
-	static const int prio[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
-	static const char *const name[] = { "ERROR", "WARN", "INFO", "DEBUG" };
-	if (fwd_log_cfg.use_syslog)
-		syslog(prio[level], "%s", line);
-	else
-		fprintf(stderr, "neuronsim-fwd: %s %s\n", name[level], line);
 }
 
 static void fwd_usage(FILE *out)
