@@ -13,35 +13,26 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Sets errno to e, writes the message into err (when err_len > 0), returns -1. */
-__attribute__((format(printf, 4, 5)))
-static int mkdir_fail(int e, char *err, size_t err_len, const char *fmt, ...)
+int ns_mkdir_p(const char *path, mode_t mode)
 {
-	if (err && err_len) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err, err_len, fmt, ap);
-		va_end(ap);
-	}
-	errno = e;
+	ns_status_t st = ns_mkdir_p_status(path, mode);
+	if (!st)
+		return 0;
+	int e = ns_status_errno(st);
+	ns_status_free(st);
+	errno = e ? e : ENOMEM; /* 0: the status itself could not be allocated */
 	return -1;
 }
 
-int ns_mkdir_p(const char *path, mode_t mode)
-{
-	return ns_mkdir_p_err(path, mode, NULL, 0);
-}
-
-int ns_mkdir_p_err(const char *path, mode_t mode, char *err, size_t err_len)
+ns_status_t ns_mkdir_p_status(const char *path, mode_t mode)
 {
 	char tmp[PATH_MAX];
 	size_t len = strlen(path);
 	if (len == 0)
-		return mkdir_fail(ENAMETOOLONG, err, err_len, "cannot create a directory: empty path");
+		return ns_status_make_errno(ENAMETOOLONG, "cannot create a directory: empty path");
 	if (len >= sizeof(tmp))
-		return mkdir_fail(ENAMETOOLONG, err, err_len,
-				  "cannot create directory '%.64s...': the path is %zu bytes, over %d",
-				  path, len, PATH_MAX - 1);
+		return ns_status_make_errno(ENAMETOOLONG, "cannot create directory '%.64s...': the path is %zu bytes, over %d",
+					    path, len, PATH_MAX - 1);
 	memcpy(tmp, path, len + 1);
 	/* every prefix that ends before a '/', then the whole path */
 	for (char *p = tmp + 1;; p++) {
@@ -50,19 +41,19 @@ int ns_mkdir_p_err(const char *path, mode_t mode, char *err, size_t err_len)
 		char c = *p;
 		*p = '\0';
 		if (mkdir(tmp, mode) != 0 && errno != EEXIST)
-			return mkdir_fail(errno, err, err_len, "cannot create directory '%s': %s", tmp,
-					  strerror(errno));
+			return ns_status_make_errno(errno, "cannot create directory '%s': %s", tmp,
+						    strerror(errno));
 		*p = c;
 		if (!c)
 			break;
 	}
 	struct stat sb;
 	if (stat(path, &sb) != 0)
-		return mkdir_fail(errno, err, err_len, "cannot create directory '%s': %s", path,
-				  strerror(errno));
+		return ns_status_make_errno(errno, "cannot create directory '%s': %s", path,
+					    strerror(errno));
 	if (!S_ISDIR(sb.st_mode))
-		return mkdir_fail(ENOTDIR, err, err_len, "'%s' is not a directory", path);
-	return 0;
+		return ns_status_make_errno(ENOTDIR, "'%s' is not a directory", path);
+	return NS_OK;
 }
 
 /* n bytes at malloc's alignment (align 0) or at align. */
@@ -75,31 +66,26 @@ static void *alloc_aligned(size_t align, size_t n)
 	return aligned_alloc(align, (n + align - 1) / align * align);
 }
 
-/* Sets errno to e, writes "cannot read 'PATH': ..." into err, returns -1. */
-__attribute__((format(printf, 5, 6)))
-static int read_fail(int e, const char *path, char *err, size_t err_len, const char *fmt, ...)
+/* A failure of errno e: "cannot read 'PATH': " and the message. */
+__attribute__((format(printf, 3, 4)))
+static ns_status_t read_fail(int e, const char *path, const char *fmt, ...)
 {
-	if (err && err_len) {
-		int n = snprintf(err, err_len, "cannot read '%s': ", path);
-		if (n >= 0 && (size_t)n < err_len) {
-			va_list ap;
-			va_start(ap, fmt);
-			vsnprintf(err + n, err_len - (size_t)n, fmt, ap);
-			va_end(ap);
-		}
-	}
-	errno = e;
-	return -1;
+	char msg[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return ns_status_make_errno(e, "cannot read '%s': %s", path, msg);
 }
 
-int ns_read_file(const char *path, size_t max_size, size_t align, void **out_data,
-		 size_t *out_size, char *err, size_t err_len)
+ns_status_t ns_read_file(const char *path, size_t max_size, size_t align, void **out_data,
+			 size_t *out_size)
 {
-	return ns_read_file_ex(path, max_size, align, 0, out_data, out_size, err, err_len);
+	return ns_read_file_ex(path, max_size, align, 0, out_data, out_size);
 }
 
-int ns_read_file_ex(const char *path, size_t max_size, size_t align, unsigned flags,
-		    void **out_data, size_t *out_size, char *err, size_t err_len)
+ns_status_t ns_read_file_ex(const char *path, size_t max_size, size_t align, unsigned flags,
+			    void **out_data, size_t *out_size)
 {
 	*out_data = NULL;
 	*out_size = 0;
@@ -108,27 +94,25 @@ int ns_read_file_ex(const char *path, size_t max_size, size_t align, unsigned fl
 	/* O_NONBLOCK: a FIFO that must be refused is not waited on to open */
 	int fd = open(path, O_RDONLY | O_CLOEXEC | (flags & NS_READ_REGULAR ? O_NONBLOCK : 0));
 	if (fd < 0)
-		return read_fail(errno, path, err, err_len, "%s", strerror(errno));
+		return read_fail(errno, path, "%s", strerror(errno));
 	struct stat sb;
 	if (fstat(fd, &sb) != 0) {
 		int e = errno;
 		close(fd);
-		return read_fail(e, path, err, err_len, "%s", strerror(e));
+		return read_fail(e, path, "%s", strerror(e));
 	}
 	if ((flags & NS_READ_REGULAR) && !S_ISREG(sb.st_mode)) {
 		close(fd);
-		return read_fail(S_ISDIR(sb.st_mode) ? EISDIR : EINVAL, path, err, err_len,
-				 "not a regular file%s", S_ISDIR(sb.st_mode) ? " (a directory)" : "");
+		return read_fail(S_ISDIR(sb.st_mode) ? EISDIR : EINVAL, path, "not a regular file%s", S_ISDIR(sb.st_mode) ? " (a directory)" : "");
 	}
 	if (S_ISDIR(sb.st_mode)) {
 		close(fd);
-		return read_fail(EISDIR, path, err, err_len, "it is a directory");
+		return read_fail(EISDIR, path, "it is a directory");
 	}
 	bool known = S_ISREG(sb.st_mode) && sb.st_size > 0;
 	if (known && max_size && (uint64_t)sb.st_size > max_size) {
 		close(fd);
-		return read_fail(EFBIG, path, err, err_len,
-				 "it is %llu bytes, over the limit of %zu bytes",
+		return read_fail(EFBIG, path, "it is %llu bytes, over the limit of %zu bytes",
 				 (unsigned long long)sb.st_size, max_size);
 	}
 	/* Room for the bytes and the NUL; grown as we go, since st_size is 0 for
@@ -141,7 +125,7 @@ int ns_read_file_ex(const char *path, size_t max_size, size_t align, unsigned fl
 	char *buf = alloc_aligned(align, cap);
 	if (!buf) {
 		close(fd);
-		return read_fail(ENOMEM, path, err, err_len, "out of memory (%zu bytes)", cap);
+		return read_fail(ENOMEM, path, "out of memory (%zu bytes)", cap);
 	}
 	size_t len = 0;
 	for (;;) {
@@ -163,8 +147,7 @@ int ns_read_file_ex(const char *path, size_t max_size, size_t align, unsigned fl
 			if (!nb) {
 				free(buf);
 				close(fd);
-				return read_fail(ENOMEM, path, err, err_len,
-						 "out of memory (%zu bytes read so far)", len);
+				return read_fail(ENOMEM, path, "out of memory (%zu bytes read so far)", len);
 			}
 			buf = nb;
 			cap = ncap;
@@ -176,7 +159,7 @@ int ns_read_file_ex(const char *path, size_t max_size, size_t align, unsigned fl
 			int e = errno;
 			free(buf);
 			close(fd);
-			return read_fail(e, path, err, err_len, "%s", strerror(e));
+			return read_fail(e, path, "%s", strerror(e));
 		}
 		if (n == 0)
 			break;
@@ -184,19 +167,17 @@ int ns_read_file_ex(const char *path, size_t max_size, size_t align, unsigned fl
 		if (max_size && len > max_size) {
 			free(buf);
 			close(fd);
-			return read_fail(EFBIG, path, err, err_len,
-					 "more than the limit of %zu bytes", max_size);
+			return read_fail(EFBIG, path, "more than the limit of %zu bytes", max_size);
 		}
 	}
 	close(fd);
 	if ((flags & NS_READ_EXACT) && (uint64_t)len != (uint64_t)sb.st_size) {
 		free(buf);
-		return read_fail(EIO, path, err, err_len,
-				 "it changed size while being read (%llu bytes when opened, %zu read)",
+		return read_fail(EIO, path, "it changed size while being read (%llu bytes when opened, %zu read)",
 				 (unsigned long long)sb.st_size, len);
 	}
 	buf[len] = '\0';
 	*out_data = buf;
 	*out_size = len;
-	return 0;
+	return NS_OK;
 }

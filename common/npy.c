@@ -370,9 +370,7 @@ ns_status_t npy_read_file(const char *path, npy_array_t *out)
 		return ns_status_make(NS_STATUS_INVALID_ARGUMENT, "npy_read_file: path is NULL");
 	void *buf;
 	size_t len;
-	char msg[512];
-	if (ns_read_file(path, 0, 0, &buf, &len, msg, sizeof(msg)) != 0)
-		return ns_status_make_errno(errno, "%s", msg);
+	NS_RETURN_IF_ERROR(ns_read_file(path, 0, 0, &buf, &len));
 	ns_status_t st = npy_parse(buf, len, out);
 	free(buf);
 	return ns_status_annotate(st, "%s", path);

@@ -495,10 +495,14 @@ snapshot_status_t snapshot_read(const char *path, snapshot_t **out_snapshot, cha
 		return fail(SNAPSHOT_ERR_INVALID, err, err_len, "snapshot_read: no path given");
 	void *data;
 	size_t size;
-	char why[PATH_MAX + 128];
-	if (ns_read_file_ex(path, 0, 64, NS_READ_EXACT, &data, &size, why, sizeof(why)) != 0)
-		return fail(errno == ENOMEM ? SNAPSHOT_ERR_NOMEM : SNAPSHOT_ERR_IO, err, err_len,
-			    "snapshot: %s", why);
+	ns_status_t rst = ns_read_file_ex(path, 0, 64, NS_READ_EXACT, &data, &size);
+	if (rst) {
+		int e = ns_status_errno(rst);
+		snapshot_status_t st = fail(e == ENOMEM ? SNAPSHOT_ERR_NOMEM : SNAPSHOT_ERR_IO, err, err_len,
+					    "snapshot: %s", ns_status_message(rst));
+		ns_status_free(rst);
+		return st;
+	}
 	uint8_t *buf = data;
 	char msg[400];
 	snapshot_status_t st = parse_owned(buf, size, out_snapshot, msg, sizeof(msg));

@@ -177,8 +177,9 @@ ncc_status_t ncc_cache_lookup(ncc_cache_t *cache, const char *key, void **out_ne
 	size_t size;
 	char why[256] = "";
 	/* 64-byte aligned, as neff_parse wants; exactly the file as it was when opened */
-	if (ns_read_file_ex(path, NCC_CACHE_MAX_ENTRY, 64, NS_READ_EXACT, &data, &size, why,
-			    sizeof(why)) == 0) {
+	if (ns_status_consume_message(ns_read_file_ex(path, NCC_CACHE_MAX_ENTRY, 64, NS_READ_EXACT,
+						      &data, &size),
+				      why, sizeof(why)) == NS_STATUS_OK) {
 		neff_view_t view;
 		if (neff_parse(data, size, &view, why, sizeof(why)) == NEFF_OK) {
 			if (!cache->quiet_hit)

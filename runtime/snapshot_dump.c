@@ -65,7 +65,9 @@ static bool dir_ready(nrt_ctx_t *ctx, char *why, size_t why_len)
 	struct nrt_snapshot_state *s = ctx->snapshot;
 	pthread_mutex_lock(&s->dir_lock);
 	/* mode 0700: snapshots hold a model's data */
-	bool ok = s->dir_ready || ns_mkdir_p_err(s->cfg.dir, 0700, why, why_len) == 0;
+	bool ok = s->dir_ready ||
+		  ns_status_consume_message(ns_mkdir_p_status(s->cfg.dir, 0700), why, why_len) ==
+			  NS_STATUS_OK;
 	s->dir_ready = ok;
 	pthread_mutex_unlock(&s->dir_lock);
 	return ok;

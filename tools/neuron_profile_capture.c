@@ -54,11 +54,13 @@ static int capture_input(const capture_opts_t *o, const nrt_tensor_info_t *t, vo
 
 int nprof_capture(const capture_opts_t *o)
 {
-	char err[512], sbuf[256];
+	char sbuf[256];
 	void *neff;
 	size_t size;
-	if (ns_read_file(o->neff, 0, 64, &neff, &size, err, sizeof(err))) {
-		fprintf(stderr, "neuron-profile: %s\n", err);
+	ns_status_t rst = ns_read_file(o->neff, 0, 64, &neff, &size);
+	if (rst) {
+		fprintf(stderr, "neuron-profile: %s\n", ns_status_message(rst));
+		ns_status_free(rst);
 		return TOOL_EXIT_INPUT;
 	}
 	NRT_STATUS st = nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, NULL, NULL);

@@ -290,11 +290,13 @@ static void output_path(const char *dir, const char *name, char *buf, size_t len
 
 static int run(const run_opts_t *o, run_state_t *s)
 {
-	char err[512], sbuf[256];
+	char sbuf[256];
 	void *neff;
 	size_t neff_size;
-	if (ns_read_file(o->model_path, 0, 64, &neff, &neff_size, err, sizeof(err))) {
-		fprintf(stderr, "neuron-run: %s\n", err);
+	ns_status_t rst = ns_read_file(o->model_path, 0, 64, &neff, &neff_size);
+	if (rst) {
+		fprintf(stderr, "neuron-run: %s\n", ns_status_message(rst));
+		ns_status_free(rst);
 		return TOOL_EXIT_INPUT;
 	}
 

@@ -457,12 +457,15 @@ ncc_status_t ncc_parse_hlo(const char *text, size_t len, const char *filename,
 /* The HLO input (text or proto) of a file, up to NCC_PARSE_MAX_INPUT bytes. */
 ncc_status_t ncc_read_file(const char *path, char **out_text, size_t *out_len, ncc_error_t *err)
 {
-	char msg[sizeof(err->msg)];
 	void *buf;
-	if (ns_read_file(path, NCC_PARSE_MAX_INPUT, 0, &buf, out_len, msg, sizeof(msg)) != 0)
-		return ncc_error_set(err, errno == EFBIG ? NCC_ERR_LIMIT
-					  : errno == ENOMEM ? NCC_ERR_NOMEM : NCC_ERR_IO,
-				     0, 0, "%s", msg);
+	ns_status_t st = ns_read_file(path, NCC_PARSE_MAX_INPUT, 0, &buf, out_len);
+	if (st) {
+		int e = ns_status_errno(st);
+		ncc_status_t code = e == EFBIG ? NCC_ERR_LIMIT : e == ENOMEM ? NCC_ERR_NOMEM : NCC_ERR_IO;
+		ncc_error_set(err, code, 0, 0, "%s", ns_status_message(st));
+		ns_status_free(st);
+		return code;
+	}
 	*out_text = buf;
 	return NCC_OK;
 }

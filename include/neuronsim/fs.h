@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "neuronsim/status.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -14,22 +16,22 @@ extern "C" {
  * or one of PATH_MAX bytes or more, ENOTDIR when path exists and is not a
  * directory, else mkdir's or stat's). */
 int ns_mkdir_p(const char *path, mode_t mode);
-/* ns_mkdir_p with a message in err (when err_len > 0) naming the component that
+/* ns_mkdir_p as a status (errno kept) whose message names the component that
  * failed: "cannot create directory 'A/B': Permission denied" for path A/B/C, or
  * "'PATH' is not a directory". */
-int ns_mkdir_p_err(const char *path, mode_t mode, char *err, size_t err_len);
+ns_status_t ns_mkdir_p_status(const char *path, mode_t mode);
 
 /* Reads the whole file at path (a regular file, or a pipe such as /dev/stdin,
  * whose size is not known up front) into a new buffer *out_data of *out_size
  * bytes, followed by a NUL that *out_size does not count, so text can be parsed
  * in place. align 0 gives malloc's alignment, else a power of two the buffer
  * starts at (64 for NEFFs); max_size 0 is no limit. Free *out_data with free().
- * Returns 0, or -1 with errno set (EISDIR, EFBIG over max_size, ENOMEM, or
- * open's and read's) and a message in err (when err_len > 0) saying what failed
- * and on which path: "cannot read 'PATH': No such file or directory",
- * "...: it is a directory", "...: it is N bytes, over the limit of M bytes". */
-int ns_read_file(const char *path, size_t max_size, size_t align, void **out_data,
-		 size_t *out_size, char *err, size_t err_len);
+ * A failure's status keeps the errno (ns_status_errno: EISDIR, EFBIG over
+ * max_size, ENOMEM, or open's and read's) and says what failed and on which
+ * path: "cannot read 'PATH': No such file or directory", "...: it is a
+ * directory", "...: it is N bytes, over the limit of M bytes". */
+ns_status_t ns_read_file(const char *path, size_t max_size, size_t align, void **out_data,
+			 size_t *out_size);
 
 /* ns_read_file with flags for files that must be what was written whole (a
  * cached NEFF, a snapshot): NS_READ_REGULAR refuses anything but a regular file
@@ -40,8 +42,8 @@ int ns_read_file(const char *path, size_t max_size, size_t align, void **out_dat
  * the reader. */
 #define NS_READ_REGULAR 0x1u
 #define NS_READ_EXACT 0x2u
-int ns_read_file_ex(const char *path, size_t max_size, size_t align, unsigned flags,
-		    void **out_data, size_t *out_size, char *err, size_t err_len);
+ns_status_t ns_read_file_ex(const char *path, size_t max_size, size_t align, unsigned flags,
+			    void **out_data, size_t *out_size);
 
 #ifdef __cplusplus
 }

@@ -97,9 +97,10 @@ static int bench_setup(bench_t *b, const ncc_compile_result_t *res, char **files
 		if ((int)b->n_in < nfiles) {
 			void *data = NULL;
 			size_t got = 0;
-			char err[512];
-			if (ns_read_file(files[b->n_in], ti->size + 1, 0, &data, &got, err, sizeof(err)) != 0) {
-				fprintf(stderr, "neuronsim-bench-conv: %s\n", err);
+			ns_status_t rst = ns_read_file(files[b->n_in], ti->size + 1, 0, &data, &got);
+			if (rst) {
+				fprintf(stderr, "neuronsim-bench-conv: %s\n", ns_status_message(rst));
+				ns_status_free(rst);
 				rc = -1;
 			} else if (got != ti->size) {
 				fprintf(stderr, "neuronsim-bench-conv: %s has %zu bytes, input '%s' takes %zu\n",

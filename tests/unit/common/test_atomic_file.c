@@ -22,6 +22,19 @@
 /* The code of a call's status; its message is left in buf and the status freed. */
 #define STATUS_CODE(call, buf) ns_status_consume_message((call), (buf), sizeof(buf))
 
+/* A status of fs.h the way these checks read it: 0, or -1 with the errno it
+ * kept in errno and its message in buf; the status is freed. */
+static int fs_rc(ns_status_t st, char *buf, size_t len)
+{
+	if (!st)
+		return 0;
+	int e = ns_status_errno(st);
+	ns_status_consume_message(st, buf, len);
+	errno = e;
+	return -1;
+}
+#define FS_RC(call, buf) fs_rc((call), (buf), sizeof(buf))
+
 static char g_dir[64];
 static char g_victim[128];
 static const char k_victim_text[] = "precious: must stay as it is\n";
@@ -282,17 +295,17 @@ START_TEST(test_read_file_whole_aligned_and_its_errors)
 	void *buf;
 	size_t len;
 	char err[512];
-	ck_assert_int_eq(ns_read_file(p, 0, 64, &buf, &len, err, sizeof(err)), 0);
+	ck_assert_int_eq(FS_RC(ns_read_file(p, 0, 64, &buf, &len), err), 0);
 	ck_assert_uint_eq(len, sizeof(text));
 	ck_assert_mem_eq(buf, text, len);
 	ck_assert_int_eq(((char *)buf)[len], 0);
 	ck_assert_uint_eq((uintptr_t)buf % 64, 0);
 	free(buf);
 	/* exactly at the limit, then one byte over */
-	ck_assert_int_eq(ns_read_file(p, sizeof(text), 0, &buf, &len, err, sizeof(err)), 0);
+	ck_assert_int_eq(FS_RC(ns_read_file(p, sizeof(text), 0, &buf, &len), err), 0);
 	ck_assert_uint_eq(len, sizeof(text));
 	free(buf);
-	ck_assert_int_eq(ns_read_file(p, sizeof(text) - 1, 0, &buf, &len, err, sizeof(err)), -1);
+	ck_assert_int_eq(FS_RC(ns_read_file(p, sizeof(text) - 1, 0, &buf, &len), err), -1);
 	ck_assert_int_eq(errno, EFBIG);
 	ck_assert_ptr_null(buf);
 	ck_assert_ptr_nonnull(strstr(err, "it is 200000 bytes, over the limit of 199999 bytes"));
@@ -308,23 +321,23 @@ START_TEST(test_read_file_whole_aligned_and_its_errors)
 		ssize_t w = fd >= 0 ? write(fd, text, sizeof(text)) : -1;
 		_exit(w == (ssize_t)sizeof(text) ? 0 : 1);
 	}
-	ck_assert_int_eq(ns_read_file(cmd, 1000, 0, &buf, &len, err, sizeof(err)), -1);
+	ck_assert_int_eq(FS_RC(ns_read_file(cmd, 1000, 0, &buf, &len), err), -1);
 	ck_assert_int_eq(errno, EFBIG);
 	ck_assert_ptr_nonnull(strstr(err, "more than the limit of 1000 bytes"));
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	unlink(cmd);
 	/* missing, a directory */
-	ck_assert_int_eq(ns_read_file(in_dir("missing"), 0, 0, &buf, &len, err, sizeof(err)), -1);
+	ck_assert_int_eq(FS_RC(ns_read_file(in_dir("missing"), 0, 0, &buf, &len), err), -1);
 	ck_assert_int_eq(errno, ENOENT);
 	ck_assert_ptr_nonnull(strstr(err, "cannot read '"));
 	ck_assert_ptr_nonnull(strstr(err, "missing': No such file or directory"));
-	ck_assert_int_eq(ns_read_file(g_dir, 0, 0, &buf, &len, err, sizeof(err)), -1);
+	ck_assert_int_eq(FS_RC(ns_read_file(g_dir, 0, 0, &buf, &len), err), -1);
 	ck_assert_int_eq(errno, EISDIR);
 	ck_assert_ptr_nonnull(strstr(err, "': it is a directory"));
 	/* empty file */
 	ck_assert_int_eq(atomic_file_write_whole(p, "", 0, 0644, NULL), 0);
-	ck_assert_int_eq(ns_read_file(p, 0, 64, &buf, &len, err, sizeof(err)), 0);
+	ck_assert_int_eq(FS_RC(ns_read_file(p, 0, 64, &buf, &len), err), 0);
 	ck_assert_uint_eq(len, 0);
 	ck_assert_int_eq(((char *)buf)[0], 0);
 	free(buf);
@@ -341,7 +354,7 @@ START_TEST(test_read_file_ex_regular_and_exact)
 	void *buf = (void *)0x1;
 	size_t len;
 	char err[512];
-	ck_assert_int_eq(ns_read_file_ex(p, 0, 64, NS_READ_EXACT, &buf, &len, err, sizeof(err)), 0);
+	ck_assert_int_eq(FS_RC(ns_read_file_ex(p, 0, 64, NS_READ_EXACT, &buf, &len), err), 0);
 	ck_assert_uint_eq(len, 10);
 	ck_assert_mem_eq(buf, "0123456789", 10);
 	ck_assert_uint_eq((uintptr_t)buf % 64, 0);
@@ -350,35 +363,34 @@ START_TEST(test_read_file_ex_regular_and_exact)
 	snprintf(fifo, sizeof(fifo), "%s.fifo", p);
 	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
 	/* no writer: without O_NONBLOCK the open would never return */
-	ck_assert_int_eq(ns_read_file_ex(fifo, 0, 0, NS_READ_REGULAR, &buf, &len, err, sizeof(err)), -1);
+	ck_assert_int_eq(FS_RC(ns_read_file_ex(fifo, 0, 0, NS_READ_REGULAR, &buf, &len), err), -1);
 	ck_assert_int_eq(errno, EINVAL);
 	ck_assert_ptr_null(buf);
 	ck_assert_ptr_nonnull(strstr(err, fifo));
 	ck_assert_ptr_nonnull(strstr(err, "': not a regular file"));
 	unlink(fifo);
-	ck_assert_int_eq(ns_read_file_ex(g_dir, 0, 0, NS_READ_EXACT, &buf, &len, err, sizeof(err)), -1);
+	ck_assert_int_eq(FS_RC(ns_read_file_ex(g_dir, 0, 0, NS_READ_EXACT, &buf, &len), err), -1);
 	ck_assert_int_eq(errno, EISDIR);
 	ck_assert_ptr_nonnull(strstr(err, "': not a regular file (a directory)"));
-	ck_assert_int_eq(ns_read_file_ex("/proc/self/status", 0, 0, NS_READ_EXACT, &buf, &len, err,
-					 sizeof(err)), -1);
+	ck_assert_int_eq(FS_RC(ns_read_file_ex("/proc/self/status", 0, 0, NS_READ_EXACT, &buf, &len), err), -1);
 	ck_assert_int_eq(errno, EIO);
 	ck_assert_ptr_null(buf);
 	ck_assert_ptr_nonnull(strstr(err, "cannot read '/proc/self/status': it changed size while "
 					  "being read (0 bytes when opened, "));
 	/* the same file without the flag reads as it is */
-	ck_assert_int_eq(ns_read_file_ex("/proc/self/status", 0, 0, 0, &buf, &len, err, sizeof(err)), 0);
+	ck_assert_int_eq(FS_RC(ns_read_file_ex("/proc/self/status", 0, 0, 0, &buf, &len), err), 0);
 	ck_assert_uint_gt(len, 0);
 	free(buf);
 }
 END_TEST
 
-/* ns_mkdir_p_err: creates the missing directories; a failure names the
+/* ns_mkdir_p_status: creates the missing directories; a failure names the
  * component that could not be made; a path that is a file is not a directory. */
 START_TEST(test_mkdir_p_names_the_failing_component)
 {
 	char path[600], err[700];
 	snprintf(path, sizeof(path), "%s/a/b/c/", g_dir);
-	ck_assert_int_eq(ns_mkdir_p_err(path, 0700, err, sizeof(err)), 0);
+	ck_assert_int_eq(FS_RC(ns_mkdir_p_status(path, 0700), err), 0);
 	struct stat sb;
 	ck_assert_int_eq(stat(in_dir("a/b/c"), &sb), 0);
 	ck_assert(S_ISDIR(sb.st_mode));
@@ -387,13 +399,13 @@ START_TEST(test_mkdir_p_names_the_failing_component)
 	const char *file = in_dir("a/plain");
 	ck_assert_int_eq(atomic_file_write_whole(file, "x", 1, 0644, NULL), 0);
 	snprintf(path, sizeof(path), "%s/x/y", file);
-	ck_assert_int_eq(ns_mkdir_p_err(path, 0700, err, sizeof(err)), -1);
+	ck_assert_int_eq(FS_RC(ns_mkdir_p_status(path, 0700), err), -1);
 	ck_assert_int_eq(errno, ENOTDIR);
 	char want[700];
 	snprintf(want, sizeof(want), "cannot create directory '%s/x': Not a directory", file);
 	ck_assert_str_eq(err, want);
 	/* the path itself is a file */
-	ck_assert_int_eq(ns_mkdir_p_err(file, 0700, err, sizeof(err)), -1);
+	ck_assert_int_eq(FS_RC(ns_mkdir_p_status(file, 0700), err), -1);
 	ck_assert_int_eq(errno, ENOTDIR);
 	snprintf(want, sizeof(want), "'%s' is not a directory", file);
 	ck_assert_str_eq(err, want);
@@ -404,13 +416,13 @@ START_TEST(test_mkdir_p_names_the_failing_component)
 		const char *ro = in_dir("ro");
 		ck_assert_int_eq(mkdir(ro, 0500), 0);
 		snprintf(path, sizeof(path), "%s/d/e", ro);
-		ck_assert_int_eq(ns_mkdir_p_err(path, 0700, err, sizeof(err)), -1);
+		ck_assert_int_eq(FS_RC(ns_mkdir_p_status(path, 0700), err), -1);
 		ck_assert_int_eq(errno, EACCES);
 		snprintf(want, sizeof(want), "cannot create directory '%s/d': Permission denied", ro);
 		ck_assert_str_eq(err, want);
 		chmod(ro, 0700);
 	}
-	ck_assert_int_eq(ns_mkdir_p_err("", 0700, err, sizeof(err)), -1);
+	ck_assert_int_eq(FS_RC(ns_mkdir_p_status("", 0700), err), -1);
 	ck_assert_int_eq(errno, ENAMETOOLONG);
 	ck_assert_str_eq(err, "cannot create a directory: empty path");
 	/* the fixture's teardown removes files only */
