@@ -110,6 +110,11 @@ ncc_status_t ncc_run_passes(ncc_module_t *m, const ncc_compile_options_t *opts, 
 		if (!changed)
 			break;
 	}
+	/* after CSE, which would share the x - mean of the variance and of the
+	 * normalisation and so make fusion store it (docs/passes.md); dumped
+	 * only when a batch norm was expanded, as the legalization passes */
+	if ((st = legalize(&p, "batch-norm-expand", ncc_pass_batch_norm_expand, err)))
+		return st;
 	if (level >= 2) {
 		if ((st = run(&p, "fuse", ncc_pass_fuse, NULL, err)) ||
 		    (st = run(&p, "dce", ncc_pass_dce, NULL, err)))

@@ -1,4 +1,4 @@
-/* ncc passes over the IR (legalization: f64 demotion, buffer donors; optimisation: DCE, CSE, constant folding, algebraic simplification, elementwise fusion) and the pass pipeline. */
+/* ncc passes over the IR (legalization: f64 demotion, buffer donors; optimisation: DCE, CSE, constant folding, algebraic simplification, batch-norm expansion, elementwise fusion) and the pass pipeline. */
 #ifndef NCC_PASSES_H
 #define NCC_PASSES_H
 
@@ -62,6 +62,12 @@ ncc_status_t ncc_pass_fold(ncc_module_t *m, bool *out_changed, ncc_error_t *err)
  * broadcast chains, identity converts/slices/pads, neg(neg x), select with a
  * constant predicate, get-tuple-element of tuple, splat constants). */
 ncc_status_t ncc_pass_simplify(ncc_module_t *m, bool *out_changed, ncc_error_t *err);
+/* Rewrites batch-norm-training, -inference and -grad of f32, bf16 and f16
+ * operands into reduce, broadcast and elementwise ops (bf16/f16 computed in
+ * f32), with the interpreter's two-pass moments; the new instructions carry the
+ * batch norm's metadata and are named "<bn>.pN". Batch norms with control
+ * dependencies or an empty dim are left to the back end's lowering. */
+ncc_status_t ncc_pass_batch_norm_expand(ncc_module_t *m, bool *out_changed, ncc_error_t *err);
 /* Groups DAGs of elementwise ops in the entry computation (with the broadcasts
  * and scalar constants feeding them) into fusion instructions (kind=kLoop,
  * calls=a new computation), each lowered to one ISA FUSED instruction. */

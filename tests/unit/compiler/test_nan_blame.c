@@ -212,6 +212,70 @@ START_TEST(test_nan_blame_inside_a_fused_reduction)
 }
 END_TEST
 
+/* torch's batch_norm (line 60) expanded into reduce and fused loops at -O1/-O2:
+ * a NaN read from x, and one made inside (rsqrt of a negative running
+ * variance), are blamed on the batch norm, its op_type and its line; the
+ * expanded instructions are named "<batch norm>.pN" */
+static const char *const k_bn_train =
+	"HloModule probe\n"
+	"ENTRY e {\n"
+	"  x = f32[2,3,4] parameter(0)\n"
+	"  s = f32[3] parameter(1)\n"
+	"  o = f32[3] parameter(2)\n"
+	"  batch-norm-training.5 = (f32[2,3,4], f32[3], f32[3]) batch-norm-training(x, s, o), epsilon=0.001, "
+	"feature_index=1" MD("aten__native_batch_norm", 60) "\n"
+	"  ROOT get-tuple-element.6 = f32[2,3,4] get-tuple-element(batch-norm-training.5), index=0\n"
+	"}\n";
+
+static const char *const k_bn_infer =
+	"HloModule probe\n"
+	"ENTRY e {\n"
+	"  x = f32[2,3] parameter(0)\n"
+	"  s = f32[3] parameter(1)\n"
+	"  o = f32[3] parameter(2)\n"
+	"  m = f32[3] parameter(3)\n"
+	"  v = f32[3] parameter(4)\n"
+	"  ROOT batch-norm-inference.7 = f32[2,3] batch-norm-inference(x, s, o, m, v), epsilon=0.001, "
+	"feature_index=1" MD("aten__native_batch_norm", 61) "\n"
+	"}\n";
+
+static void expect_bn_blame(const nrt_neuronsim_exec_error_t *e, int opt, const char *name,
+			    unsigned line)
+{
+	size_t n = strlen(name);
+	ck_assert_uint_eq(e->kind, NRT_NEURONSIM_ERROR_NAN);
+	ck_assert_msg(strncmp(e->hlo_name, name, n) == 0 &&
+			      (e->hlo_name[n] == 0 || strncmp(e->hlo_name + n, ".p", 2) == 0) &&
+			      strcmp(e->op_type, "aten__native_batch_norm") == 0 &&
+			      e->source_line == line,
+		      "-O%d: blamed '%s' (%s) at line %u: %s", opt, e->hlo_name, e->op_type,
+		      e->source_line, e->message);
+}
+
+START_TEST(test_nan_blame_in_an_expanded_batch_norm)
+{
+	float x[24], s[3] = { 1, 2, 3 }, o[3] = { 0, 0, 1 };
+	for (int i = 0; i < 24; i++)
+		x[i] = (float)i;
+	x[13] = NAN;
+	const float *in[3] = { x, s, o };
+	const size_t n[3] = { 24, 3, 3 };
+	for (int opt = 0; opt <= 2; opt++) {
+		nrt_neuronsim_exec_error_t e;
+		run_expect_nan(k_bn_train, opt, in, n, 3, 24, opt == 2, &e);
+		expect_bn_blame(&e, opt, "batch-norm-training.5", 60);
+	}
+	static const float xi[6] = { 1, 2, 3, 4, 5, 6 }, m[3] = { 0, 0, 0 }, v[3] = { 1, -1, 1 };
+	const float *in2[5] = { xi, s, o, m, v };
+	const size_t n2[5] = { 6, 3, 3, 3, 3 };
+	for (int opt = 0; opt <= 2; opt++) {
+		nrt_neuronsim_exec_error_t e;
+		run_expect_nan(k_bn_infer, opt, in2, n2, 5, 6, opt == 2, &e);
+		expect_bn_blame(&e, opt, "batch-norm-inference.7", 61);
+	}
+}
+END_TEST
+
 static Suite *blame_suite(void)
 {
 	Suite *s = suite_create("nan_blame");
@@ -220,6 +284,7 @@ static Suite *blame_suite(void)
 	tcase_add_test(tc, test_nan_names_the_instruction_inside_the_fused_kernel);
 	tcase_add_test(tc, test_nan_blame_follows_the_values);
 	tcase_add_test(tc, test_nan_blame_inside_a_fused_reduction);
+	tcase_add_test(tc, test_nan_blame_in_an_expanded_batch_norm);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -756,6 +756,172 @@ START_TEST(test_fuse_not_at_o1_and_nothing_at_o0)
 }
 END_TEST
 
+
+/* ---- batch-norm expansion ---- */
+
+#define BN_MD(OP, LINE) ", metadata={op_type=\"" OP "\" op_name=\"" OP "\" source_file=\"bn.py\" source_line=" #LINE "}"
+
+/* a training step's pair: the forward's statistics feed the backward */
+static const char *k_bn_train =
+	"HloModule t\n"
+	"ENTRY e { x = f32[6,4,5,3] parameter(0)  s = f32[4] parameter(1)  o = f32[4] parameter(2)\n"
+	"  dy = f32[6,4,5,3] parameter(3)\n"
+	"  bn.1 = (f32[6,4,5,3], f32[4], f32[4]) batch-norm-training(x, s, o), epsilon=0.001, "
+	"feature_index=1" BN_MD("aten__native_batch_norm", 7) "\n"
+	"  y = f32[6,4,5,3] get-tuple-element(bn.1), index=0\n"
+	"  m = f32[4] get-tuple-element(bn.1), index=1\n"
+	"  v = f32[4] get-tuple-element(bn.1), index=2\n"
+	"  g.2 = (f32[6,4,5,3], f32[4], f32[4]) batch-norm-grad(x, s, m, v, dy), epsilon=0.001, "
+	"feature_index=1" BN_MD("aten__native_batch_norm_backward", 9) "\n"
+	"  dx = f32[6,4,5,3] get-tuple-element(g.2), index=0\n"
+	"  ds = f32[4] get-tuple-element(g.2), index=1\n"
+	"  do = f32[4] get-tuple-element(g.2), index=2\n"
+	"  ROOT r = (f32[6,4,5,3], f32[4], f32[4], f32[6,4,5,3], f32[4], f32[4]) "
+	"tuple(y, m, v, dx, ds, do) }\n";
+
+/* Entry instructions that read an operand with n elements: the passes over
+ * the activation. */
+static int full_reads(const ncc_comp_t *c, int64_t n)
+{
+	int k = 0;
+	for (int32_t i = 0; i < c->ninsts; i++) {
+		const ncc_inst_t *x = c->insts[i];
+		if (x->op == NCC_OP_TUPLE)
+			continue;
+		bool big = false;
+		for (int32_t j = 0; j < x->noperands; j++)
+			big = big || (ncc_shape_is_array(&x->operands[j]->shape) &&
+				      ncc_shape_elements(&x->operands[j]->shape) == n);
+		k += big;
+	}
+	return k;
+}
+
+START_TEST(test_bn_expand_fuses_into_three_passes_each)
+{
+	ncc_module_t *m = parse(k_bn_train);
+	passes(m, 2);
+	ck_assert_int_eq(count_op(m->entry, NCC_OP_BATCH_NORM_TRAINING) +
+				 count_op(m->entry, NCC_OP_BATCH_NORM_GRAD) +
+				 count_op(m->entry, NCC_OP_GET_TUPLE_ELEMENT),
+			 0);
+	/* forward: sum(x), sum((x - mean)^2) fused, y fused; backward: sum(dy),
+	 * sum(dy * (x - mean)) fused, dx fused */
+	ck_assert_int_eq(full_reads(m->entry, 6 * 4 * 5 * 3), 6);
+	int kinput = 0, kloop_big = 0;
+	for (int32_t i = 0; i < m->entry->ninsts; i++) {
+		const ncc_inst_t *x = m->entry->insts[i];
+		if (x->op == NCC_OP_FUSION && !strcmp(x->fusion_kind, "kInput"))
+			kinput++;
+		if (x->op == NCC_OP_FUSION && ncc_shape_elements(&x->shape) == 6 * 4 * 5 * 3)
+			kloop_big++;
+		if (x->op == NCC_OP_PARAMETER || x == m->entry->root)
+			continue;
+		/* every new instruction names its batch norm and keeps its metadata */
+		bool fwd = !strncmp(x->name, "bn.1.p", 6), bwd = !strncmp(x->name, "g.2.p", 5);
+		if (x->op == NCC_OP_FUSION)
+			fwd = !strcmp(x->calls->root->name, "bn.1") || !strncmp(x->calls->root->name, "bn.1.p", 6),
+			bwd = !strncmp(x->calls->root->name, "g.2.p", 5);
+		ck_assert_msg(fwd || bwd, "%s", x->name);
+		ck_assert_str_eq(x->metadata.op_type,
+				 fwd ? "aten__native_batch_norm" : "aten__native_batch_norm_backward");
+		ck_assert_str_eq(x->metadata.source_file, "bn.py");
+		ck_assert_int_eq(x->metadata.source_line, fwd ? 7 : 9);
+	}
+	ck_assert_int_eq(kinput, 2);
+	ck_assert_int_eq(kloop_big, 2);
+	char *s = NULL;
+	ck_assert_int_eq(ncc_module_to_string(m, &s), NCC_OK);
+	ncc_module_free(parse(s));
+	free(s);
+	ncc_module_free(m);
+	/* -O0 keeps them for the back end's own lowering */
+	m = parse(k_bn_train);
+	passes(m, 0);
+	ck_assert_int_eq(count_op(m->entry, NCC_OP_BATCH_NORM_TRAINING), 1);
+	ck_assert_int_eq(count_op(m->entry, NCC_OP_BATCH_NORM_GRAD), 1);
+	ncc_module_free(m);
+	for (int level = 1; level <= 2; level++) {
+		equiv("bn-train", k_bn_train, level, NULL, NULL);
+		interp_equiv("bn-train", k_bn_train, level, true);
+	}
+}
+END_TEST
+
+/* Each op alone, other feature dims and ranks, bf16 and f16 (computed in f32),
+ * a batch norm used whole (not through get-tuple-element) and one in a while
+ * body: the simulator and the interpreter agree before and after. */
+static const char *const k_bn_variants[] = {
+	/* rank 2, feature dim 0 */
+	"HloModule t\n"
+	"ENTRY e { x = f32[5,40] parameter(0)  s = f32[5] parameter(1)  o = f32[5] parameter(2)\n"
+	"  ROOT b = (f32[5,40], f32[5], f32[5]) batch-norm-training(x, s, o), epsilon=0.01, feature_index=0 }\n",
+	/* rank 4, channels last */
+	"HloModule t\n"
+	"ENTRY e { x = f32[2,4,4,3] parameter(0)  s = f32[3] parameter(1)  o = f32[3] parameter(2)\n"
+	"  b = (f32[2,4,4,3], f32[3], f32[3]) batch-norm-training(x, s, o), epsilon=0.001, feature_index=3\n"
+	"  y = f32[2,4,4,3] get-tuple-element(b), index=0\n"
+	"  v = f32[3] get-tuple-element(b), index=2\n"
+	"  ROOT r = (f32[2,4,4,3], f32[3]) tuple(y, v) }\n",
+	/* inference, rank 4 */
+	"HloModule t\n"
+	"ENTRY e { x = f32[3,6,2,5] parameter(0)  s = f32[6] parameter(1)  o = f32[6] parameter(2)\n"
+	"  m = f32[6] parameter(3)  w = f32[6] parameter(4)  v = f32[6] abs(w)\n"
+	"  ROOT b = f32[3,6,2,5] batch-norm-inference(x, s, o, m, v), epsilon=0.001, feature_index=1 }\n",
+	/* grad alone, rank 2 */
+	"HloModule t\n"
+	"ENTRY e { x = f32[64,7] parameter(0)  s = f32[7] parameter(1)  m = f32[7] parameter(2)\n"
+	"  w = f32[7] parameter(3)  v = f32[7] abs(w)  dy = f32[64,7] parameter(4)\n"
+	"  ROOT b = (f32[64,7], f32[7], f32[7]) batch-norm-grad(x, s, m, v, dy), epsilon=0.001, feature_index=1 }\n",
+	/* bf16 training and grad, f16 inference */
+	"HloModule t\n"
+	"ENTRY e { x = bf16[4,3,8] parameter(0)  s = bf16[3] parameter(1)  o = bf16[3] parameter(2)\n"
+	"  dy = bf16[4,3,8] parameter(3)\n"
+	"  b = (bf16[4,3,8], bf16[3], bf16[3]) batch-norm-training(x, s, o), epsilon=0.01, feature_index=1\n"
+	"  y = bf16[4,3,8] get-tuple-element(b), index=0\n"
+	"  m = bf16[3] get-tuple-element(b), index=1\n"
+	"  v = bf16[3] get-tuple-element(b), index=2\n"
+	"  g = (bf16[4,3,8], bf16[3], bf16[3]) batch-norm-grad(x, s, m, v, dy), epsilon=0.01, feature_index=1\n"
+	"  dx = bf16[4,3,8] get-tuple-element(g), index=0\n"
+	"  ROOT r = (bf16[4,3,8], bf16[3], bf16[3], bf16[4,3,8]) tuple(y, m, v, dx) }\n",
+	"HloModule t\n"
+	"ENTRY e { x = f16[8,3] parameter(0)  s = f16[3] parameter(1)  o = f16[3] parameter(2)\n"
+	"  m = f16[3] parameter(3)  w = f16[3] parameter(4)  v = f16[3] abs(w)\n"
+	"  ROOT b = f16[8,3] batch-norm-inference(x, s, o, m, v), epsilon=0.01, feature_index=1 }\n",
+	/* in a while body, twice */
+	"HloModule t\n"
+	"cond { cp = (s32[], f32[4,3]) parameter(0)  ci = s32[] get-tuple-element(cp), index=0\n"
+	"  two = s32[] constant(2)  ROOT lt = pred[] compare(ci, two), direction=LT }\n"
+	"body { bp = (s32[], f32[4,3]) parameter(0)  bi = s32[] get-tuple-element(bp), index=0\n"
+	"  bx = f32[4,3] get-tuple-element(bp), index=1  one = s32[] constant(1)  j = s32[] add(bi, one)\n"
+	"  s = f32[3] constant({1, 2, 0.5})  o = f32[3] constant({0, 1, -1})\n"
+	"  b = (f32[4,3], f32[3], f32[3]) batch-norm-training(bx, s, o), epsilon=0.01, feature_index=1\n"
+	"  y = f32[4,3] get-tuple-element(b), index=0  ROOT t = (s32[], f32[4,3]) tuple(j, y) }\n"
+	"ENTRY e { x = f32[4,3] parameter(0)  z = s32[] constant(0)  t0 = (s32[], f32[4,3]) tuple(z, x)\n"
+	"  w = (s32[], f32[4,3]) while(t0), condition=cond, body=body\n"
+	"  ROOT r = f32[4,3] get-tuple-element(w), index=1 }\n",
+};
+
+START_TEST(test_bn_expand_variants_equivalent)
+{
+	const char *text = k_bn_variants[_i];
+	char what[32];
+	snprintf(what, sizeof(what), "bn-variant-%d", _i);
+	ncc_module_t *m = parse(text);
+	passes(m, 2);
+	for (int32_t c = 0; c < m->ncomps; c++)
+		ck_assert_int_eq(count_op(m->comps[c], NCC_OP_BATCH_NORM_TRAINING) +
+					 count_op(m->comps[c], NCC_OP_BATCH_NORM_INFERENCE) +
+					 count_op(m->comps[c], NCC_OP_BATCH_NORM_GRAD),
+				 0);
+	ncc_module_free(m);
+	for (int level = 1; level <= 2; level++) {
+		equiv(what, text, level, NULL, NULL);
+		interp_equiv(what, text, level, true);
+	}
+}
+END_TEST
+
 /* ---- random elementwise modules: -O2 never changes the result ---- */
 
 static uint64_t rnd(uint64_t *s)
@@ -1087,6 +1253,9 @@ static Suite *passes_suite(void)
 	tcase_add_test(tc, test_fuse_reduce_producers_one_hot);
 	tcase_add_test(tc, test_fuse_reduce_many_outputs_and_types);
 	tcase_add_test(tc, test_fuse_not_at_o1_and_nothing_at_o0);
+	tcase_add_test(tc, test_bn_expand_fuses_into_three_passes_each);
+	tcase_add_loop_test(tc, test_bn_expand_variants_equivalent, 0,
+			    (int)(sizeof(k_bn_variants) / sizeof(k_bn_variants[0])));
 	tcase_add_loop_test(tc, test_random_modules_equivalent, 0, 60);
 	tcase_add_test(tc, test_dump_after_each_pass);
 	tcase_add_test(tc, test_dump_to_missing_dir_is_io_error);
