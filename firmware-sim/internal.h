@@ -99,18 +99,24 @@ static inline bool fwsim_tick(const fwsim_kargs_t *k, uint64_t n)
 	return fwsim_watch_poll(w);
 }
 
+/* Operands one row iterator walks together: the most a FUSED instruction has
+ * (its output, its inputs and an index operand per IOTA dim); the other
+ * kernels walk up to ISA_MAX_AP. */
+#define FWSIM_ITER_MAX_OPS (1 + ISA_FUSED_MAX_INPUTS + ISA_MAX_RANK)
+
 /* Row iterator over operands sharing one shape: rows of the innermost dim in
  * row-major order, after dropping size-1 dims and merging dims contiguous in
- * every operand. */
+ * every operand (rows stay in row-major order, so counting elements gives the
+ * flat index of a NaN record). */
 typedef struct fwsim_iter {
 	uint32_t n, rank;
 	uint64_t shape[ISA_MAX_RANK];
-	int64_t bstride[ISA_MAX_AP][ISA_MAX_RANK]; /* byte strides */
+	int64_t bstride[FWSIM_ITER_MAX_OPS][ISA_MAX_RANK]; /* byte strides */
 	uint64_t idx[ISA_MAX_RANK];
-	int64_t off[ISA_MAX_AP];   /* byte offset of the current row */
+	int64_t off[FWSIM_ITER_MAX_OPS]; /* byte offset of the current row */
 	uint64_t rows;             /* rows left, including the current one */
 	uint64_t inner;            /* elements per row */
-	int64_t inner_bs[ISA_MAX_AP];
+	int64_t inner_bs[FWSIM_ITER_MAX_OPS];
 	int empty;
 } fwsim_iter_t;
 
@@ -122,8 +128,8 @@ bool fwsim_iter_next(fwsim_iter_t *it);
 static inline void fwsim_iter_init_aps(fwsim_iter_t *it, const isa_ap_t *shape_ap,
 				       uint32_t n, const isa_ap_t *const aps[])
 {
-	const int64_t *st[ISA_MAX_AP];
-	size_t es[ISA_MAX_AP];
+	const int64_t *st[FWSIM_ITER_MAX_OPS];
+	size_t es[FWSIM_ITER_MAX_OPS];
 	for (uint32_t i = 0; i < n; i++) {
 		st[i] = aps[i]->stride;
 		es[i] = isa_dtype_size(aps[i]->dtype);
@@ -173,6 +179,56 @@ void fwsim_red_identity(uint32_t op, uint32_t dt, void *out8);
 int64_t fwsim_red_comb_i64(uint32_t op, int uns, int64_t a, int64_t b);
 /* r combined with v[0..n) in order (sums with 8 partial accumulators). */
 double fwsim_red_block_f64(uint32_t op, const float *v, size_t n, double init);
+
+/* One accumulator of a reduction (REDUCE, the reducing FUSED): a double for
+ * float dtypes, an int64 for the others. */
+typedef union fwsim_acc {
+	double d;
+	int64_t i;
+} fwsim_acc_t;
+
+/* The parts a reduction's outputs are reduced in (REDUCE and the reducing
+ * FUSED): row-major pieces of at most FWSIM_REDUCE_MAX_ACC accumulators, so
+ * host memory stays bounded whatever the output's logical size (a stride-0
+ * output costs no device memory at all); outputs do not depend on each other,
+ * so the bytes are the same. The split dim s is the outermost kept dim whose
+ * kept dims below fit; kept dims before it are walked one index at a time,
+ * dim s in runs; reduced dims always keep their whole extent, so each output
+ * sees all its elements, in row-major order, in one part. */
+typedef struct fwsim_red_parts {
+	uint32_t rank, mask, s;       /* s == rank: one part, the whole */
+	uint64_t shape[ISA_MAX_RANK];
+	uint64_t nout;                /* outputs: the product of the kept dims */
+	uint64_t run, start;
+	uint64_t idx[ISA_MAX_RANK];
+	int done;
+} fwsim_red_parts_t;
+
+/* shape: the reduced operand's (any extent along the dims of mask, the
+ * reduced ones); no dim may be 0. */
+void fwsim_red_parts_init(fwsim_red_parts_t *p, uint32_t rank, const uint64_t *shape,
+			  uint32_t mask);
+/* The next part: first[q] and len[q] along each dim (reduced dims: 0 and
+ * their extent). false when every part was given. */
+bool fwsim_red_parts_next(fwsim_red_parts_t *p, uint64_t first[ISA_MAX_RANK],
+			  uint64_t len[ISA_MAX_RANK]);
+
+/* Element strides of acc, the contiguous row-major accumulators of a part's
+ * outputs (oshape: extent 1 along reduced dims). */
+void fwsim_red_acc_strides(uint32_t rank, const uint64_t *oshape, int64_t *st);
+/* A part's first step: its accumulators (acc, nout of them) start from the
+ * outputs o at base (o's strides and dtype, shape oshape) when accumulate, else
+ * from op's identity. */
+void fwsim_red_acc_start(uint32_t op, int accumulate, const isa_ap_t *o, const uint64_t *oshape,
+			 const uint8_t *base, fwsim_acc_t *acc, uint64_t nout);
+/* A part's last step: stores the accumulators into o at base with conversion,
+ * scanning float results with chk (if not NULL) as they are written; *flat,
+ * the row-major index of the part's first output among all the
+ * instruction's, advances past the part. When this finds the instruction's
+ * first bad output and the check blames no FUSED step yet, it blames cand
+ * (ISA_DEBUG_NONE: none). */
+void fwsim_red_acc_store(fwsim_numchk_t *chk, const isa_ap_t *o, const uint64_t *oshape,
+			 uint8_t *base, const fwsim_acc_t *acc, uint64_t *flat, uint32_t cand);
 fwsim_status_t fwsim_kernel_matmul(const fwsim_kargs_t *k);
 fwsim_status_t fwsim_kernel_iota(const fwsim_kargs_t *k);
 fwsim_status_t fwsim_kernel_gather(const fwsim_kargs_t *k);

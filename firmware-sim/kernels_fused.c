@@ -14,8 +14,9 @@
  * 6-step f32 program: 1.9x faster than the 6 ALU instructions when memory-bound
  * (4M elements), equal when everything fits in L2 (32K). */
 #define FZ_BLOCK 512
-/* output (or accumulators) + inputs + one index operand per iota dim */
-#define FZ_MAX_OPS (1 + ISA_FUSED_MAX_INPUTS + ISA_MAX_RANK)
+/* output (or accumulators) + inputs + one index operand per iota dim: what
+ * fwsim_iter_t walks at the most */
+#define FZ_MAX_OPS FWSIM_ITER_MAX_OPS
 
 /* The largest descriptor check_fused (isa.c) lets an instruction point at. */
 #define FZ_DESC_MAX (sizeof(isa_fused_desc_t) + \
@@ -230,76 +231,6 @@ static void fz_step(fz_regs_t *r, const isa_fused_op_t *op, size_t n, uint8_t *t
 	r->ptr[op->dst] = own(r, op->dst);
 }
 
-/* ---- row iterator over up to FZ_MAX_OPS operands (fwsim_iter_t holds 4) ---- */
-
-typedef struct fz_iter {
-	uint32_t n, rank;
-	uint64_t shape[ISA_MAX_RANK];
-	int64_t bs[FZ_MAX_OPS][ISA_MAX_RANK];
-	uint64_t idx[ISA_MAX_RANK];
-	int64_t off[FZ_MAX_OPS];
-	uint64_t rows, inner;
-	int empty;
-} fz_iter_t;
-
-/* Drops size-1 dims and merges dims contiguous in every operand, like
- * fwsim_iter_init: rows stay in row-major order, so counting elements gives
- * the flat index of the NaN record. */
-static void fz_iter_init(fz_iter_t *it, const isa_ap_t *shape_ap, uint32_t n,
-			 const isa_ap_t *const aps[])
-{
-	memset(it, 0, sizeof(*it));
-	it->n = n;
-	uint32_t r = 0;
-	for (uint32_t k = 0; k < shape_ap->rank; k++) {
-		uint64_t sz = shape_ap->shape[k];
-		if (sz == 0) {
-			it->empty = 1;
-			return;
-		}
-		if (sz == 1)
-			continue;
-		int merge = r > 0;
-		for (uint32_t i = 0; i < n && merge; i++)
-			merge = it->bs[i][r - 1] == aps[i]->stride[k] *
-				(int64_t)isa_dtype_size(aps[i]->dtype) * (int64_t)sz;
-		uint32_t d = merge ? r - 1 : r;
-		if (merge)
-			it->shape[d] *= sz;
-		else
-			it->shape[r++] = sz;
-		for (uint32_t i = 0; i < n; i++)
-			it->bs[i][d] = aps[i]->stride[k] * (int64_t)isa_dtype_size(aps[i]->dtype);
-	}
-	if (r == 0) {
-		it->shape[0] = 1;
-		r = 1;
-	}
-	it->rank = r;
-	it->inner = it->shape[r - 1];
-	it->rows = 1;
-	for (uint32_t k = 0; k + 1 < r; k++)
-		it->rows *= it->shape[k];
-}
-
-static bool fz_iter_next(fz_iter_t *it)
-{
-	if (it->empty || it->rows <= 1)
-		return false;
-	it->rows--;
-	for (int k = (int)it->rank - 2; k >= 0; k--) {
-		if (++it->idx[k] < it->shape[k]) {
-			for (uint32_t i = 0; i < it->n; i++)
-				it->off[i] += it->bs[i][k];
-			return true;
-		}
-		it->idx[k] = 0;
-		for (uint32_t i = 0; i < it->n; i++)
-			it->off[i] -= it->bs[i][k] * (int64_t)(it->shape[k] - 1);
-	}
-	return false;
-}
-
 /* Loads input i's block of m elements at p (byte stride bs) into register i, or
  * points the register at it when it is contiguous f32. */
 static void fz_load_input(fz_regs_t *r, uint32_t i, uint32_t dt, const uint8_t *p, int64_t bs,
@@ -348,18 +279,13 @@ static uint32_t fz_blame(const isa_insn_t *in, const fz_prog_t *pg, fz_regs_t *r
 /* One run of the program over an iteration space: the shape of aps[0], which
  * is ap0 (elementwise) or the accumulators (reducing form), then the inputs,
  * then one index operand per iota dim (u8 "bytes" = indices, never read). */
-typedef union fz_acc {
-	double d;
-	int64_t i;
-} fz_acc_t;
-
 typedef struct fz_part {
 	uint32_t nops;
 	const isa_ap_t *aps[FZ_MAX_OPS];
 	uint8_t *base[FZ_MAX_OPS];       /* NULL for index operands */
 	int iota_op[ISA_MAX_RANK];       /* index operand of dim d, or -1 */
 	int64_t iota_start[ISA_MAX_RANK];/* index of the part's first element along d */
-	int reduce;                      /* aps[0] are fz_acc_t accumulators */
+	int reduce;                      /* aps[0] are fwsim_acc_t accumulators */
 	/* reducing form: the debug id of the step that first made a value the
 	 * check looks for among the combined ones (ISA_DEBUG_NONE until one did);
 	 * blamed when an output turns out bad, since the bad value was combined,
@@ -382,24 +308,23 @@ static fwsim_status_t fz_loop(const fwsim_kargs_t *k, const fz_prog_t *pg, fz_re
 	const isa_insn_t *in = k->insn;
 	uint32_t nin = pg->h.n_inputs;
 	const isa_ap_t *const *aps = pt->aps;
-	fz_iter_t it;
-	fz_iter_init(&it, aps[0], pt->nops, aps);
+	fwsim_iter_t it;
+	fwsim_iter_init_aps(&it, aps[0], pt->nops, aps);
 	if (it.empty)
 		return FWSIM_OK;
 	uint32_t odt = in->ap[0].dtype;
 	int out_f = isa_dtype_is_float(odt), uns = isa_dtype_is_unsigned(odt);
 	uint32_t rop = pg->h.reduce - 1u;
-	uint32_t last = it.rank - 1;
 	do {
 		for (uint64_t j = 0; j < it.inner; j += FZ_BLOCK) {
 			size_t m = it.inner - j < FZ_BLOCK ? (size_t)(it.inner - j) : FZ_BLOCK;
 			if (fwsim_tick(k, (uint64_t)m * (pg->h.n_code + 1u)))
 				return FWSIM_TIMEOUT;
-			int64_t ibs = it.bs[0][last];
+			int64_t ibs = it.inner_bs[0];
 			uint8_t *pin[ISA_FUSED_MAX_INPUTS];
 			int64_t bsin[ISA_FUSED_MAX_INPUTS];
 			for (uint32_t i = 0; i < nin; i++) {
-				bsin[i] = it.bs[1 + i][last];
+				bsin[i] = it.inner_bs[1 + i];
 				pin[i] = pt->base[1 + i] + it.off[1 + i] + (int64_t)j * bsin[i];
 				fz_load_input(r, i, aps[1 + i]->dtype, pin[i], bsin[i], m);
 			}
@@ -407,7 +332,7 @@ static fwsim_status_t fz_loop(const fwsim_kargs_t *k, const fz_prog_t *pg, fz_re
 				int v = pt->iota_op[d];
 				if (v < 0)
 					continue;
-				r->iotad[d] = it.bs[v][last];
+				r->iotad[d] = it.inner_bs[v];
 				r->iota0[d] = pt->iota_start[d] + it.off[v] + (int64_t)j * r->iotad[d];
 			}
 			for (uint32_t s = 0; s < pg->h.n_code; s++)
@@ -415,9 +340,9 @@ static fwsim_status_t fz_loop(const fwsim_kargs_t *k, const fz_prog_t *pg, fz_re
 			if (pt->reduce) {
 				/* combine into the accumulators: one per output, stride 0
 				 * along a reduced inner dim */
-				fz_acc_t *a0 = (fz_acc_t *)(void *)(pt->base[0] + it.off[0] +
+				fwsim_acc_t *a0 = (fwsim_acc_t *)(void *)(pt->base[0] + it.off[0] +
 								   (int64_t)j * ibs);
-				int64_t step = ibs / (int64_t)sizeof(fz_acc_t);
+				int64_t step = ibs / (int64_t)sizeof(fwsim_acc_t);
 				if (out_f) {
 					const float *v = RF(r, pg->h.out_reg);
 					if (k->chk && in->param && pt->cand_debug && *pt->cand_debug == ISA_DEBUG_NONE) {
@@ -463,20 +388,8 @@ static fwsim_status_t fz_loop(const fwsim_kargs_t *k, const fz_prog_t *pg, fz_re
 			}
 			*flat += m;
 		}
-	} while (fz_iter_next(&it));
+	} while (fwsim_iter_next(&it));
 	return FWSIM_OK;
-}
-
-/* Contiguous row-major element strides of shape, with the dims of mask
- * counted as extent 1 (the accumulators of a reducing FUSED). */
-static void fz_acc_strides(uint32_t rank, const uint64_t *shape, uint32_t mask, int64_t *st)
-{
-	int64_t s = 1;
-	for (int d = (int)rank - 1; d >= 0; d--) {
-		st[d] = s;
-		if (!(mask >> d & 1))
-			s *= (int64_t)shape[d];
-	}
 }
 
 /* The reducing form over one part: the part's outputs (at most
@@ -486,55 +399,31 @@ static void fz_acc_strides(uint32_t rank, const uint64_t *shape, uint32_t mask, 
  * with conversion (and scanned for NaN/Inf, flat: the part's first output in
  * row-major order of all outputs). */
 static fwsim_status_t fz_reduce_part(const fwsim_kargs_t *k, const fz_prog_t *pg, fz_regs_t *r,
-				     uint8_t *tmp, fz_part_t *pt, fz_acc_t *acc, uint64_t *flat)
+				     uint8_t *tmp, fz_part_t *pt, fwsim_acc_t *acc, uint64_t *flat)
 {
 	const isa_ap_t *o = pt->aps[0];
-	uint32_t mask = pg->h.reduce_axes, odt = o->dtype;
-	int fl = isa_dtype_is_float(odt), uns = isa_dtype_is_unsigned(odt);
+	uint32_t mask = pg->h.reduce_axes, rop = pg->h.reduce - 1u;
 	uint64_t oshape[ISA_MAX_RANK], nout = 1;
-	int64_t cst[ISA_MAX_RANK], ast[ISA_MAX_RANK];
+	int64_t cst[ISA_MAX_RANK];
 	for (uint32_t d = 0; d < o->rank; d++) {
 		oshape[d] = (mask >> d & 1) ? 1 : o->shape[d];
 		nout *= oshape[d];
 	}
-	fz_acc_strides(o->rank, o->shape, mask, cst);
+	if (nout == 0)
+		return FWSIM_OK;
 	if (fwsim_tick(k, 2 * nout))
 		return FWSIM_TIMEOUT;
-	const int64_t *st2[2] = { cst, o->stride };
-	size_t es2[2] = { sizeof(fz_acc_t), isa_dtype_size(odt) };
-	fwsim_iter_t it;
 	/* 1. the initial values: ap0, or the identity */
-	fwsim_iter_init(&it, o->rank, oshape, 2, st2, es2);
-	if (it.empty)
-		return FWSIM_OK;
-	if (!(k->insn->flags & ISA_F_ACCUMULATE)) {
-		fz_acc_t id;
-		fwsim_red_identity(pg->h.reduce - 1u, odt, &id);
-		for (uint64_t i = 0; i < nout; i++)
-			acc[i] = id;
-	} else {
-		do {
-			fz_acc_t *dst = (fz_acc_t *)(void *)((uint8_t *)acc + it.off[0]);
-			const uint8_t *src = pt->base[0] + it.off[1];
-			int64_t step = it.inner_bs[0] / (int64_t)sizeof(fz_acc_t);
-			for (uint64_t j = 0; j < it.inner; j++) {
-				const uint8_t *p = src + (int64_t)j * it.inner_bs[1];
-				if (fl)
-					dst[(int64_t)j * step].d = fw_ld_f32(odt, p);
-				else
-					dst[(int64_t)j * step].i = fw_ld_i64(odt, p);
-			}
-		} while (fwsim_iter_next(&it));
-	}
+	fwsim_red_acc_start(rop, k->insn->flags & ISA_F_ACCUMULATE, o, oshape, pt->base[0], acc,
+			    nout);
 	/* 2. every element into its accumulator (stride 0 along reduced dims) */
-	for (uint32_t d = 0; d < o->rank; d++)
-		ast[d] = (mask >> d & 1) ? 0 : cst[d];
+	fwsim_red_acc_strides(o->rank, oshape, cst);
 	isa_ap_t accap = *o;
 	accap.region = 0;
 	accap.offset = 0;
 	accap.dtype = ISA_DT_U64;
 	for (uint32_t d = 0; d < o->rank; d++)
-		accap.stride[d] = ast[d];
+		accap.stride[d] = (mask >> d & 1) ? 0 : cst[d];
 	const isa_ap_t *save_ap = pt->aps[0];
 	uint8_t *save_base = pt->base[0];
 	pt->aps[0] = &accap;
@@ -548,47 +437,15 @@ static fwsim_status_t fz_reduce_part(const fwsim_kargs_t *k, const fz_prog_t *pg
 	pt->base[0] = save_base;
 	if (st != FWSIM_OK)
 		return st;
-	/* 3. store with conversion, scanning float results as they are written */
-	float fb[FZ_BLOCK];
-	int64_t ib[FZ_BLOCK];
-	fwsim_iter_init(&it, o->rank, oshape, 2, st2, es2);
-	do {
-		const fz_acc_t *src = (const fz_acc_t *)(const void *)((const uint8_t *)acc + it.off[0]);
-		int64_t step = it.inner_bs[0] / (int64_t)sizeof(fz_acc_t);
-		for (uint64_t j = 0; j < it.inner; j += FZ_BLOCK) {
-			size_t m = it.inner - j < FZ_BLOCK ? (size_t)(it.inner - j) : FZ_BLOCK;
-			uint8_t *p = pt->base[0] + it.off[1] + (int64_t)j * it.inner_bs[1];
-			const fz_acc_t *s0 = src + (int64_t)j * step;
-			if (fl) {
-				for (size_t e = 0; e < m; e++)
-					fb[e] = (float)s0[(int64_t)e * step].d;
-				if (k->chk) {
-					bool had = k->chk->count;
-					fwsim_numchk_block(k->chk, fb, m, *flat);
-					/* the first bad output: blame the step that made the first
-					 * bad value combined; none made one (the combining did, as
-					 * Inf + -Inf): the instruction itself */
-					if (!had && k->chk->count && k->chk->blame_debug == ISA_DEBUG_NONE)
-						k->chk->blame_debug = cand;
-				}
-				fwsim_store_f32(odt, p, it.inner_bs[1], m, fb);
-			} else {
-				for (size_t e = 0; e < m; e++)
-					ib[e] = s0[(int64_t)e * step].i;
-				fwsim_store_i64(odt, p, it.inner_bs[1], m, ib, uns);
-			}
-			*flat += m;
-		}
-	} while (fwsim_iter_next(&it));
+	/* 3. store with conversion, scanning float results as they are written;
+	 * the first bad output blames the step that made the first bad value
+	 * combined */
+	fwsim_red_acc_store(k->chk, o, oshape, pt->base[0], acc, flat, cand);
 	return FWSIM_OK;
 }
 
-/* The reducing form: outputs in row-major parts of at most
- * FWSIM_REDUCE_MAX_ACC accumulators (host memory stays bounded whatever the
- * output's logical size). The split dim s is the outermost kept dim whose
- * kept dims below fit; kept dims before it are walked one index at a time,
- * dim s in runs; reduced dims always keep their whole extent, so each output
- * sees all its elements, in row-major order, in one part. */
+/* The reducing form: outputs in the parts of fwsim_red_parts_t, each with
+ * every operand cut alike (reduced dims whole). */
 static fwsim_status_t fz_run_reduce(const fwsim_kargs_t *k, const fz_prog_t *pg, fz_regs_t *r,
 				    uint8_t *tmp, const fz_part_t *whole)
 {
@@ -596,80 +453,44 @@ static fwsim_status_t fz_run_reduce(const fwsim_kargs_t *k, const fz_prog_t *pg,
 	uint32_t rank = o->rank, mask = pg->h.reduce_axes;
 	if (isa_ap_num_elements(o) == 0)
 		return FWSIM_OK; /* no outputs, or nothing to combine into them */
-	uint64_t nout = 1;
-	for (uint32_t d = 0; d < rank; d++)
-		if (!(mask >> d & 1))
-			nout *= o->shape[d];
-	uint64_t cap = nout < FWSIM_REDUCE_MAX_ACC ? nout : FWSIM_REDUCE_MAX_ACC;
-	fz_acc_t *acc = malloc(cap * sizeof(*acc));
+	fwsim_red_parts_t parts;
+	fwsim_red_parts_init(&parts, rank, o->shape, mask);
+	uint64_t cap = parts.nout < FWSIM_REDUCE_MAX_ACC ? parts.nout : FWSIM_REDUCE_MAX_ACC;
+	fwsim_acc_t *acc = malloc(cap * sizeof(*acc));
 	if (!acc)
 		return FWSIM_NOMEM;
-	/* s = rank: one part */
-	uint32_t s = rank;
-	uint64_t run = 1;
-	if (nout > cap) {
-		for (s = 0; s < rank; s++) {
-			if (mask >> s & 1)
-				continue;
-			uint64_t below = 1;
-			for (uint32_t q = s + 1; q < rank; q++)
-				if (!(mask >> q & 1))
-					below *= o->shape[q];
-			if (below <= cap) {
-				run = cap / below;
-				break;
-			}
-		}
-	}
 	uint32_t nin = pg->h.n_inputs;
-	uint64_t idx[ISA_MAX_RANK] = { 0 }, flat = 0;
+	uint64_t first[ISA_MAX_RANK], len[ISA_MAX_RANK], flat = 0;
 	fwsim_status_t st = FWSIM_OK;
-	for (;;) {
-		uint64_t send = s < rank ? o->shape[s] : 1;
-		for (uint64_t start = 0; start < send && st == FWSIM_OK; start += run) {
-			fz_part_t pt = *whole;
-			isa_ap_t paps[1 + ISA_FUSED_MAX_INPUTS];
-			for (uint32_t i = 0; i <= nin; i++) {
-				paps[i] = *whole->aps[i];
-				pt.aps[i] = &paps[i];
-			}
-			for (uint32_t q = 0; s < rank && q <= s; q++) {
-				if (mask >> q & 1)
-					continue;
-				uint64_t i0 = q < s ? idx[q] : start;
-				uint64_t len = q < s ? 1 : (send - start < run ? send - start : run);
-				for (uint32_t i = 0; i <= nin; i++) {
-					paps[i].shape[q] = len;
-					pt.base[i] += (int64_t)i0 * paps[i].stride[q] *
-						      (int64_t)isa_dtype_size(paps[i].dtype);
-				}
-				pt.iota_start[q] = (int64_t)i0;
-			}
-			/* the index operands follow the part's shape */
-			isa_ap_t iaps[ISA_MAX_RANK];
-			for (uint32_t d = 0; d < ISA_MAX_RANK; d++) {
-				int v = whole->iota_op[d];
-				if (v < 0)
-					continue;
-				iaps[d] = *whole->aps[v];
-				for (uint32_t q = 0; q < rank; q++)
-					iaps[d].shape[q] = paps[0].shape[q];
-				pt.aps[v] = &iaps[d];
-			}
-			st = fz_reduce_part(k, pg, r, tmp, &pt, acc, &flat);
+	while (st == FWSIM_OK && fwsim_red_parts_next(&parts, first, len)) {
+		fz_part_t pt = *whole;
+		isa_ap_t paps[1 + ISA_FUSED_MAX_INPUTS];
+		for (uint32_t i = 0; i <= nin; i++) {
+			paps[i] = *whole->aps[i];
+			pt.aps[i] = &paps[i];
 		}
-		if (st != FWSIM_OK || s >= rank)
-			break;
-		int q = (int)s - 1;
-		for (; q >= 0; q--) {
+		for (uint32_t q = 0; q < rank; q++) {
 			if (mask >> q & 1)
 				continue;
-			if (++idx[q] < o->shape[q])
-				break;
-			idx[q] = 0;
+			for (uint32_t i = 0; i <= nin; i++) {
+				paps[i].shape[q] = len[q];
+				pt.base[i] += (int64_t)first[q] * paps[i].stride[q] *
+					      (int64_t)isa_dtype_size(paps[i].dtype);
+			}
+			pt.iota_start[q] = (int64_t)first[q];
 		}
-		if (q < 0)
-			break;
+		/* the index operands follow the part's shape */
+		isa_ap_t iaps[ISA_MAX_RANK];
+		for (uint32_t d = 0; d < ISA_MAX_RANK; d++) {
+			int v = whole->iota_op[d];
+			if (v < 0)
+				continue;
+			iaps[d] = *whole->aps[v];
+			for (uint32_t q = 0; q < rank; q++)
+				iaps[d].shape[q] = paps[0].shape[q];
+			pt.aps[v] = &iaps[d];
+		}
+		st = fz_reduce_part(k, pg, r, tmp, &pt, acc, &flat);
 	}
 	free(acc);
 	return st;

@@ -6,17 +6,12 @@
 #include "convert.h"
 #include "internal.h"
 
-typedef union acc {
-	double d;
-	int64_t i;
-} acc_t;
-
 static inline double d_max(double a, double b) { return a != a ? a : b != b ? b : a > b ? a : b; }
 static inline double d_min(double a, double b) { return a != a ? a : b != b ? b : a < b ? a : b; }
 
-static acc_t identity(uint32_t op, uint32_t dt)
+static fwsim_acc_t identity(uint32_t op, uint32_t dt)
 {
-	acc_t v;
+	fwsim_acc_t v;
 	if (isa_dtype_is_float(dt)) {
 		switch (op) {
 		case ISA_RED_PROD: v.d = 1; break;
@@ -41,7 +36,7 @@ static acc_t identity(uint32_t op, uint32_t dt)
 
 void fwsim_red_identity(uint32_t op, uint32_t dt, void *out8)
 {
-	acc_t v = identity(op, dt);
+	fwsim_acc_t v = identity(op, dt);
 	memcpy(out8, &v, sizeof(v));
 }
 
@@ -89,14 +84,158 @@ double fwsim_red_block_f64(uint32_t op, const float *v, size_t n, double init)
 	return r;
 }
 
-/* Strides (in elements) of a contiguous row-major array of shape. */
-static void contig_strides(const isa_ap_t *ap, int64_t *st)
+void fwsim_red_acc_strides(uint32_t rank, const uint64_t *oshape, int64_t *st)
 {
 	int64_t s = 1;
-	for (int k = (int)ap->rank - 1; k >= 0; k--) {
+	for (int k = (int)rank - 1; k >= 0; k--) {
 		st[k] = s;
-		s *= (int64_t)ap->shape[k];
+		s *= (int64_t)oshape[k];
 	}
+}
+
+void fwsim_red_acc_start(uint32_t op, int accumulate, const isa_ap_t *o, const uint64_t *oshape,
+			 const uint8_t *base, fwsim_acc_t *acc, uint64_t nout)
+{
+	uint32_t dt = o->dtype;
+	if (!accumulate) {
+		fwsim_acc_t id = identity(op, dt);
+		for (uint64_t i = 0; i < nout; i++)
+			acc[i] = id;
+		return;
+	}
+	int fl = isa_dtype_is_float(dt);
+	int64_t cst[ISA_MAX_RANK];
+	fwsim_red_acc_strides(o->rank, oshape, cst);
+	const int64_t *st2[2] = { cst, o->stride };
+	size_t es2[2] = { sizeof(fwsim_acc_t), isa_dtype_size(dt) };
+	fwsim_iter_t it;
+	fwsim_iter_init(&it, o->rank, oshape, 2, st2, es2);
+	do {
+		fwsim_acc_t *dst = (fwsim_acc_t *)(void *)((uint8_t *)acc + it.off[0]);
+		const uint8_t *src = base + it.off[1];
+		int64_t step = it.inner_bs[0] / (int64_t)sizeof(fwsim_acc_t);
+		for (uint64_t j = 0; j < it.inner; j++) {
+			const uint8_t *p = src + (int64_t)j * it.inner_bs[1];
+			if (fl)
+				dst[(int64_t)j * step].d = fw_ld_f32(dt, p);
+			else
+				dst[(int64_t)j * step].i = fw_ld_i64(dt, p);
+		}
+	} while (fwsim_iter_next(&it));
+}
+
+void fwsim_red_acc_store(fwsim_numchk_t *chk, const isa_ap_t *o, const uint64_t *oshape,
+			 uint8_t *base, const fwsim_acc_t *acc, uint64_t *flat, uint32_t cand)
+{
+	uint32_t dt = o->dtype;
+	int fl = isa_dtype_is_float(dt), uns = isa_dtype_is_unsigned(dt);
+	int64_t cst[ISA_MAX_RANK];
+	fwsim_red_acc_strides(o->rank, oshape, cst);
+	const int64_t *st2[2] = { cst, o->stride };
+	size_t es2[2] = { sizeof(fwsim_acc_t), isa_dtype_size(dt) };
+	float fb[FWSIM_BLOCK];
+	int64_t ib[FWSIM_BLOCK];
+	fwsim_iter_t it;
+	fwsim_iter_init(&it, o->rank, oshape, 2, st2, es2);
+	do {
+		const fwsim_acc_t *src =
+			(const fwsim_acc_t *)(const void *)((const uint8_t *)acc + it.off[0]);
+		int64_t step = it.inner_bs[0] / (int64_t)sizeof(fwsim_acc_t);
+		for (uint64_t j = 0; j < it.inner; j += FWSIM_BLOCK) {
+			size_t m = it.inner - j < FWSIM_BLOCK ? (size_t)(it.inner - j) : FWSIM_BLOCK;
+			uint8_t *p = base + it.off[1] + (int64_t)j * it.inner_bs[1];
+			const fwsim_acc_t *s0 = src + (int64_t)j * step;
+			if (fl) {
+				for (size_t e = 0; e < m; e++)
+					fb[e] = (float)s0[(int64_t)e * step].d;
+				if (chk) {
+					bool had = chk->count;
+					fwsim_numchk_block(chk, fb, m, *flat);
+					/* the first bad output: blame the FUSED step that made
+					 * the first bad value combined; none made one (the
+					 * combining did, as Inf + -Inf): the instruction */
+					if (!had && chk->count && chk->blame_debug == ISA_DEBUG_NONE)
+						chk->blame_debug = cand;
+				}
+				fwsim_store_f32(dt, p, it.inner_bs[1], m, fb);
+			} else {
+				for (size_t e = 0; e < m; e++)
+					ib[e] = s0[(int64_t)e * step].i;
+				fwsim_store_i64(dt, p, it.inner_bs[1], m, ib, uns);
+			}
+			*flat += m;
+		}
+	} while (fwsim_iter_next(&it));
+}
+
+void fwsim_red_parts_init(fwsim_red_parts_t *p, uint32_t rank, const uint64_t *shape,
+			  uint32_t mask)
+{
+	memset(p, 0, sizeof(*p));
+	p->rank = rank;
+	p->mask = mask;
+	p->nout = 1;
+	for (uint32_t d = 0; d < rank; d++) {
+		p->shape[d] = shape[d];
+		if (!(mask >> d & 1))
+			p->nout *= shape[d];
+	}
+	p->s = rank;
+	p->run = 1;
+	if (p->nout <= FWSIM_REDUCE_MAX_ACC)
+		return;
+	for (uint32_t s = 0; s < rank; s++) {
+		if (mask >> s & 1)
+			continue;
+		uint64_t below = 1;
+		for (uint32_t q = s + 1; q < rank; q++)
+			if (!(mask >> q & 1))
+				below *= shape[q];
+		if (below <= FWSIM_REDUCE_MAX_ACC) {
+			p->s = s;
+			p->run = FWSIM_REDUCE_MAX_ACC / below;
+			return;
+		}
+	}
+}
+
+bool fwsim_red_parts_next(fwsim_red_parts_t *p, uint64_t first[ISA_MAX_RANK],
+			  uint64_t len[ISA_MAX_RANK])
+{
+	if (p->done)
+		return false;
+	for (uint32_t q = 0; q < p->rank; q++) {
+		first[q] = 0;
+		len[q] = p->shape[q];
+	}
+	uint32_t s = p->s;
+	if (s >= p->rank) {
+		p->done = 1;
+		return true;
+	}
+	for (uint32_t q = 0; q < s; q++) {
+		if (p->mask >> q & 1)
+			continue;
+		first[q] = p->idx[q];
+		len[q] = 1;
+	}
+	first[s] = p->start;
+	len[s] = p->shape[s] - p->start < p->run ? p->shape[s] - p->start : p->run;
+	p->start += p->run;
+	if (p->start < p->shape[s])
+		return true;
+	p->start = 0;
+	int q = (int)s - 1;
+	for (; q >= 0; q--) {
+		if (p->mask >> q & 1)
+			continue;
+		if (++p->idx[q] < p->shape[q])
+			break;
+		p->idx[q] = 0;
+	}
+	if (q < 0)
+		p->done = 1;
+	return true;
 }
 
 /* Reduces a (at base_a) into o (at base_o), both views of the instruction's
@@ -104,7 +243,7 @@ static void contig_strides(const isa_ap_t *ap, int64_t *st)
  * of o's first element in the instruction's whole output (NaN records).
  * FWSIM_TIMEOUT when the watch stopped it. */
 static fwsim_status_t reduce_part(const fwsim_kargs_t *k, const isa_ap_t *o, const isa_ap_t *a,
-			uint8_t *base_o, const uint8_t *base_a, acc_t *acc, uint64_t flat)
+			uint8_t *base_o, const uint8_t *base_a, fwsim_acc_t *acc, uint64_t flat)
 {
 	const isa_insn_t *in = k->insn;
 	uint32_t op = in->sub, dt = a->dtype;
@@ -112,9 +251,8 @@ static fwsim_status_t reduce_part(const fwsim_kargs_t *k, const isa_ap_t *o, con
 	uint64_t nout = isa_ap_num_elements(o);
 
 	int64_t cst[ISA_MAX_RANK], ast[ISA_MAX_RANK];
-	contig_strides(o, cst);
-	const int64_t *st2[2] = { cst, o->stride };
-	size_t es2[2] = { 8, isa_dtype_size(dt) };
+	fwsim_red_acc_strides(o->rank, o->shape, cst);
+	size_t es2[2] = { sizeof(fwsim_acc_t), isa_dtype_size(dt) };
 	fwsim_iter_t it;
 	float fb[FWSIM_BLOCK];
 	int64_t ib[FWSIM_BLOCK];
@@ -125,26 +263,7 @@ static fwsim_status_t reduce_part(const fwsim_kargs_t *k, const isa_ap_t *o, con
 		return FWSIM_TIMEOUT;
 
 	/* 1. initial value: identity, or the existing output (ACCUMULATE) */
-	if (in->flags & ISA_F_ACCUMULATE) {
-		fwsim_iter_init(&it, o->rank, o->shape, 2, st2, es2);
-		do {
-			acc_t *dst = (acc_t *)(void *)((uint8_t *)acc + it.off[0]);
-			const uint8_t *src = base_o + it.off[1];
-			int64_t step = it.inner_bs[0] / 8;
-			for (uint64_t j = 0; j < it.inner; j++) {
-				const uint8_t *p = src + (int64_t)j * it.inner_bs[1];
-				if (fl)
-					dst[(int64_t)j * step].d = fw_ld_f32(dt, p);
-				else
-					dst[(int64_t)j * step].i = fw_ld_i64(dt, p);
-			}
-		} while (fwsim_iter_next(&it));
-	} else {
-		acc_t id = identity(op, dt);
-		for (uint64_t i = 0; i < nout; i++)
-			acc[i] = id;
-	}
-
+	fwsim_red_acc_start(op, in->flags & ISA_F_ACCUMULATE, o, o->shape, base_o, acc, nout);
 	/* 2. fold the input in, row by row of its shape; reduced dims have
 	 * accumulator stride 0 */
 	for (uint32_t d = 0; d < a->rank; d++)
@@ -153,14 +272,14 @@ static fwsim_status_t reduce_part(const fwsim_kargs_t *k, const isa_ap_t *o, con
 	fwsim_iter_init(&it, a->rank, a->shape, 2, st3, es2);
 	if (!it.empty) {
 		do {
-			acc_t *dst = (acc_t *)(void *)((uint8_t *)acc + it.off[0]);
+			fwsim_acc_t *dst = (fwsim_acc_t *)(void *)((uint8_t *)acc + it.off[0]);
 			int64_t step = it.inner_bs[0] / 8;
 			for (uint64_t j = 0; j < it.inner; j += FWSIM_BLOCK) {
 				size_t m = it.inner - j < FWSIM_BLOCK ? it.inner - j : FWSIM_BLOCK;
 				if (fwsim_tick(k, m))
 					return FWSIM_TIMEOUT;
 				const uint8_t *p = base_a + it.off[1] + (int64_t)j * it.inner_bs[1];
-				acc_t *d0 = dst + (int64_t)j * step;
+				fwsim_acc_t *d0 = dst + (int64_t)j * step;
 				if (fl) {
 					fwsim_load_f32(dt, p, it.inner_bs[1], m, fb);
 					if (step == 0)
@@ -187,28 +306,7 @@ static fwsim_status_t reduce_part(const fwsim_kargs_t *k, const isa_ap_t *o, con
 	}
 
 	/* 3. store with conversion, scanning float results as they are written */
-	fwsim_iter_init(&it, o->rank, o->shape, 2, st2, es2);
-	do {
-		const acc_t *src = (const acc_t *)(const void *)((const uint8_t *)acc + it.off[0]);
-		int64_t step = it.inner_bs[0] / 8;
-		for (uint64_t j = 0; j < it.inner; j += FWSIM_BLOCK) {
-			size_t m = it.inner - j < FWSIM_BLOCK ? it.inner - j : FWSIM_BLOCK;
-			uint8_t *p = base_o + it.off[1] + (int64_t)j * it.inner_bs[1];
-			const acc_t *s0 = src + (int64_t)j * step;
-			if (fl) {
-				for (size_t e = 0; e < m; e++)
-					fb[e] = (float)s0[(int64_t)e * step].d;
-				if (k->chk)
-					fwsim_numchk_block(k->chk, fb, m, flat);
-				fwsim_store_f32(o->dtype, p, it.inner_bs[1], m, fb);
-			} else {
-				for (size_t e = 0; e < m; e++)
-					ib[e] = s0[(int64_t)e * step].i;
-				fwsim_store_i64(o->dtype, p, it.inner_bs[1], m, ib, uns);
-			}
-			flat += m;
-		}
-	} while (fwsim_iter_next(&it));
+	fwsim_red_acc_store(k->chk, o, o->shape, base_o, acc, &flat, ISA_DEBUG_NONE);
 	return FWSIM_OK;
 }
 
@@ -216,65 +314,33 @@ fwsim_status_t fwsim_kernel_reduce(const fwsim_kargs_t *k)
 {
 	const isa_insn_t *in = k->insn;
 	const isa_ap_t *o = &in->ap[0], *a = &in->ap[1];
-	uint64_t nout = isa_ap_num_elements(o);
-	if (nout == 0)
+	if (isa_ap_num_elements(o) == 0)
 		return FWSIM_OK;
-	/* One accumulator per output element, but never more than
-	 * FWSIM_REDUCE_MAX_ACC of them: a big output (a stride-0 one costs no
-	 * device memory at all) is reduced in row-major pieces, which gives the
-	 * same bytes since output elements do not depend on each other. */
-	uint64_t cap = nout < FWSIM_REDUCE_MAX_ACC ? nout : FWSIM_REDUCE_MAX_ACC;
-	acc_t *acc = malloc(cap * sizeof(*acc));
+	/* One accumulator per output element, in parts of at most
+	 * FWSIM_REDUCE_MAX_ACC (fwsim_red_parts_t); o's reduced dims have
+	 * extent 1, a's their whole extent. */
+	fwsim_red_parts_t parts;
+	fwsim_red_parts_init(&parts, a->rank, a->shape, in->param);
+	uint64_t cap = parts.nout < FWSIM_REDUCE_MAX_ACC ? parts.nout : FWSIM_REDUCE_MAX_ACC;
+	fwsim_acc_t *acc = malloc(cap * sizeof(*acc));
 	if (!acc)
 		return FWSIM_NOMEM;
-	if (nout <= cap) {
-		fwsim_status_t st = reduce_part(k, o, a, k->base[0], k->base[1], acc, 0);
-		free(acc);
-		return st;
-	}
-	/* split dim s: the outermost whose inner block fits; dims before it are
-	 * walked one index at a time, dim s in runs of `run` indices */
-	uint32_t r = o->rank, s = 0;
-	uint64_t inner = nout;
-	while (s < r && inner > cap)
-		inner /= o->shape[s++];
-	s--; /* inner = elements below dim s */
-	inner = 1;
-	for (uint32_t q = s + 1; q < r; q++)
-		inner *= o->shape[q];
-	uint64_t run = cap / inner;
 	int64_t eo = (int64_t)isa_dtype_size(o->dtype), ea = (int64_t)isa_dtype_size(a->dtype);
-	uint64_t idx[ISA_MAX_RANK] = { 0 }, flat = 0;
-	for (;;) {
-		for (uint64_t start = 0; start < o->shape[s]; start += run) {
-			isa_ap_t po = *o, pa = *a;
-			int64_t off_o = 0, off_a = 0;
-			for (uint32_t q = 0; q <= s; q++) {
-				uint64_t i0 = q < s ? idx[q] : start;
-				uint64_t len = q < s ? 1 : (o->shape[s] - start < run ? o->shape[s] - start : run);
-				off_o += (int64_t)i0 * o->stride[q] * eo;
-				po.shape[q] = len;
-				if (!(in->param >> q & 1)) { /* reduced dims keep a's extent */
-					off_a += (int64_t)i0 * a->stride[q] * ea;
-					pa.shape[q] = len;
-				}
-			}
-			if (reduce_part(k, &po, &pa, k->base[0] + off_o, k->base[1] + off_a, acc,
-					flat) != FWSIM_OK) {
-				free(acc);
-				return FWSIM_TIMEOUT;
-			}
-			flat += isa_ap_num_elements(&po);
+	uint64_t first[ISA_MAX_RANK], len[ISA_MAX_RANK], flat = 0;
+	fwsim_status_t st = FWSIM_OK;
+	while (st == FWSIM_OK && fwsim_red_parts_next(&parts, first, len)) {
+		isa_ap_t po = *o, pa = *a;
+		int64_t off_o = 0, off_a = 0;
+		for (uint32_t q = 0; q < o->rank; q++) {
+			if (in->param >> q & 1)
+				continue; /* reduced dims keep a's extent */
+			off_o += (int64_t)first[q] * o->stride[q] * eo;
+			off_a += (int64_t)first[q] * a->stride[q] * ea;
+			po.shape[q] = pa.shape[q] = len[q];
 		}
-		int q = (int)s - 1;
-		for (; q >= 0; q--) {
-			if (++idx[q] < o->shape[q])
-				break;
-			idx[q] = 0;
-		}
-		if (q < 0)
-			break;
+		st = reduce_part(k, &po, &pa, k->base[0] + off_o, k->base[1] + off_a, acc, flat);
+		flat += isa_ap_num_elements(&po);
 	}
 	free(acc);
-	return FWSIM_OK;
+	return st;
 }

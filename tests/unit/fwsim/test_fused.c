@@ -749,6 +749,84 @@ START_TEST(test_reduce_outer_axes_int_max_and_iota_start)
 END_TEST
 
 /* What the validator refuses in the new fields, at validation and at run time. */
+/* The reducing form with more outputs than FWSIM_REDUCE_MAX_ACC (2^20)
+ * accumulators runs in parts (fwsim_red_parts_t, shared with REDUCE): index
+ * operands start where their part does, the NaN record counts over all
+ * outputs, and ACCUMULATE with a reduced dim before the split dim. tmem's
+ * regions are too small: one window of 9 MiB regions. */
+START_TEST(test_reduce_in_parts_matches_reference)
+{
+	const uint64_t rsz = 9u << 20;
+	tmem_t t;
+	memset(&t, 0, sizeof(t));
+	t.size = (uint64_t)T_NREG * rsz;
+	t.mem = calloc(1, t.size);
+	ck_assert_ptr_nonnull(t.mem);
+	for (uint32_t r = 0; r < T_NREG; r++) {
+		t.regions[r].addr = (uint64_t)r * rsz;
+		t.regions[r].size = rsz;
+	}
+	float *x = (float *)(void *)tmem_ptr(&t, 2, 0), *o = (float *)(void *)tmem_ptr(&t, 3, 0);
+	/* sum over dim 1 of i + x[j] + 0 * (1 / (i - 1500000)) for out[n, 2]: 2i + 3,
+	 * NaN at output 1500000 (in the second of three parts) */
+	const uint64_t n = 2100000;
+	uint64_t sh[2] = { n, 2 };
+	int64_t xst[2] = { 0, 1 }, ost[2] = { 1, 0 };
+	x[0] = 1.0f;
+	x[1] = 2.0f;
+	fbuild_t b;
+	fb_init(&b);
+	fb_input(&b, fz_ap(2, 0, ISA_DT_F32, 2, sh, xst));
+	fb_op(&b, ISA_FUSED_IOTA, 1, ISA_DT_F32, 0, -1, -1, 0);
+	fb_op(&b, ISA_FUSED_CONST, 2, ISA_DT_F32, -1, -1, -1, fimm(1500000.0));
+	fb_op(&b, ISA_ALU_SUB, 2, ISA_DT_F32, 1, 2, -1, 0);
+	fb_op(&b, ISA_FUSED_CONST, 3, ISA_DT_F32, -1, -1, -1, fimm(1.0));
+	fb_op(&b, ISA_ALU_DIV, 2, ISA_DT_F32, 3, 2, -1, 0);
+	fb_op(&b, ISA_FUSED_CONST, 3, ISA_DT_F32, -1, -1, -1, fimm(0.0));
+	fb_op(&b, ISA_ALU_MUL, 2, ISA_DT_F32, 2, 3, -1, 0);
+	fb_op(&b, ISA_ALU_ADD, 1, ISA_DT_F32, 1, 0, -1, 0);
+	fb_op(&b, ISA_ALU_ADD, 1, ISA_DT_F32, 1, 2, -1, 0);
+	b.h.out_reg = 1;
+	b.h.reduce = ISA_FUSED_REDUCE(ISA_RED_SUM);
+	b.h.reduce_axes = 1u << 1;
+	isa_insn_t in = fb_emit(&b, &t, fz_ap(3, 0, ISA_DT_F32, 2, sh, ost));
+	fwsim_job_t job;
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, FWSIM_JOB_CHECK_NAN, &job),
+			 FWSIM_NUM_ERR);
+	ck_assert_uint_eq(job.error.first_index, 1500000);
+	ck_assert_uint_eq(job.error.count, 1);
+	ck_assert(isnan(o[1500000]));
+	for (uint64_t i = 0; i < n; i++)
+		if (i != 1500000)
+			T_CHECK(o[i] == (float)(2 * i + 3), "o[%llu] = %g", (unsigned long long)i,
+				o[i]);
+	/* max over dim 0 of i * y[j] for out[2, m] with y = { 1, 0.5 }, ACCUMULATE:
+	 * the reduced dim comes before the split dim */
+	const uint64_t m = 1100000;
+	uint64_t sh2[2] = { 2, m };
+	int64_t yst[2] = { 1, 0 }, ost2[2] = { 0, 1 };
+	x[0] = 1.0f;
+	x[1] = 0.5f;
+	for (uint64_t i = 0; i < m; i++)
+		o[i] = (float)(i % 5) + 3;
+	fb_init(&b);
+	fb_input(&b, fz_ap(2, 0, ISA_DT_F32, 2, sh2, yst));
+	fb_op(&b, ISA_FUSED_IOTA, 1, ISA_DT_F32, 1, -1, -1, 0);
+	fb_op(&b, ISA_ALU_MUL, 1, ISA_DT_F32, 1, 0, -1, 0);
+	b.h.out_reg = 1;
+	b.h.reduce = ISA_FUSED_REDUCE(ISA_RED_MAX);
+	b.h.reduce_axes = 1u;
+	in = fb_emit(&b, &t, fz_ap(3, 0, ISA_DT_F32, 2, sh2, ost2));
+	in.flags = ISA_F_ACCUMULATE;
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, 0, &job), FWSIM_OK);
+	for (uint64_t i = 0; i < m; i++) {
+		float w = fmaxf((float)i, (float)(i % 5) + 3);
+		T_CHECK(o[i] == w, "o[%llu] = %g want %g", (unsigned long long)i, o[i], w);
+	}
+	free(t.mem);
+}
+END_TEST
+
 START_TEST(test_reduce_and_iota_validation)
 {
 	tmem_t t;
@@ -1011,6 +1089,7 @@ static Suite *fused_suite(void)
 	tcase_add_test(tc, test_static_validation_of_fused_insn);
 	tcase_add_test(tc, test_reduce_one_hot_with_iota);
 	tcase_add_test(tc, test_reduce_outer_axes_int_max_and_iota_start);
+	tcase_add_test(tc, test_reduce_in_parts_matches_reference);
 	tcase_add_test(tc, test_reduce_and_iota_validation);
 	tcase_add_test(tc, test_reduce_form_stops_at_the_deadline);
 	tcase_add_test(tc, test_oob_extra_input_stops_before_writing);
