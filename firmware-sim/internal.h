@@ -187,6 +187,12 @@ typedef union fwsim_acc {
 	int64_t i;
 } fwsim_acc_t;
 
+/* Folds the float block v[0..m) into the accumulators acc[0], acc[step], ...
+ * (step 0: all into acc[0], fwsim_red_block_f64). Each accumulator takes its
+ * values in order; contiguous accumulators (an outer-dim reduction: column
+ * sums) take one vectorised loop per op. */
+void fwsim_red_fold_f64(uint32_t op, fwsim_acc_t *acc, int64_t step, const float *v, size_t m);
+
 /* The parts a reduction's outputs are reduced in (REDUCE and the reducing
  * FUSED): row-major pieces of at most FWSIM_REDUCE_MAX_ACC accumulators, so
  * host memory stays bounded whatever the output's logical size (a stride-0

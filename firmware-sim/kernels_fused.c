@@ -353,12 +353,7 @@ static fwsim_status_t fz_loop(const fwsim_kargs_t *k, const fz_prog_t *pg, fz_re
 							v = RF(r, pg->h.out_reg);
 						}
 					}
-					if (step == 0)
-						a0->d = fwsim_red_block_f64(rop, v, m, a0->d);
-					else
-						for (size_t e = 0; e < m; e++)
-							a0[(int64_t)e * step].d = fwsim_red_comb_f64(
-								rop, a0[(int64_t)e * step].d, v[e]);
+					fwsim_red_fold_f64(rop, a0, step, v, m);
 				} else {
 					const int64_t *v = RI(r, pg->h.out_reg);
 					for (size_t e = 0; e < m; e++)

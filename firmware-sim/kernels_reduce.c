@@ -84,6 +84,38 @@ double fwsim_red_block_f64(uint32_t op, const float *v, size_t n, double init)
 	return r;
 }
 
+void fwsim_red_fold_f64(uint32_t op, fwsim_acc_t *acc, int64_t step, const float *v, size_t m)
+{
+	if (step == 0) {
+		acc->d = fwsim_red_block_f64(op, v, m, acc->d);
+		return;
+	}
+	if (step == 1) { /* the op chosen once: the loops vectorise */
+		switch (op) {
+		case ISA_RED_SUM:
+			for (size_t e = 0; e < m; e++)
+				acc[e].d += v[e];
+			return;
+		case ISA_RED_PROD:
+			for (size_t e = 0; e < m; e++)
+				acc[e].d *= v[e];
+			return;
+		case ISA_RED_MAX:
+			for (size_t e = 0; e < m; e++)
+				acc[e].d = d_max(acc[e].d, v[e]);
+			return;
+		case ISA_RED_MIN:
+			for (size_t e = 0; e < m; e++)
+				acc[e].d = d_min(acc[e].d, v[e]);
+			return;
+		default:
+			break;
+		}
+	}
+	for (size_t e = 0; e < m; e++)
+		acc[(int64_t)e * step].d = fwsim_red_comb_f64(op, acc[(int64_t)e * step].d, v[e]);
+}
+
 void fwsim_red_acc_strides(uint32_t rank, const uint64_t *oshape, int64_t *st)
 {
 	int64_t s = 1;
@@ -282,12 +314,7 @@ static fwsim_status_t reduce_part(const fwsim_kargs_t *k, const isa_ap_t *o, con
 				fwsim_acc_t *d0 = dst + (int64_t)j * step;
 				if (fl) {
 					fwsim_load_f32(dt, p, it.inner_bs[1], m, fb);
-					if (step == 0)
-						d0->d = fwsim_red_block_f64(op, fb, m, d0->d);
-					else
-						for (size_t e = 0; e < m; e++)
-							d0[(int64_t)e * step].d =
-								fwsim_red_comb_f64(op, d0[(int64_t)e * step].d, fb[e]);
+					fwsim_red_fold_f64(op, d0, step, fb, m);
 				} else {
 					fwsim_load_i64(dt, p, it.inner_bs[1], m, ib);
 					if (step == 0) {
