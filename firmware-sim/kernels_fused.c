@@ -46,6 +46,21 @@ static void fz_f32_to_pred(uint32_t op, size_t n, int64_t *o, const float *a, co
 	}
 }
 
+/* dst = p ? a : b over float lanes with an integer predicate, as a bit blend:
+ * a branch per lane mispredicts on data-dependent predicates (a ReLU or
+ * hardtanh backward: about half the lanes each way), the blend vectorises.
+ * The chosen value's bits are copied, NaN payloads included. */
+static void fz_select_f32(size_t n, float *dst, const int64_t *p, const float *a, const float *b)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint32_t x, y, m = 0u - (uint32_t)(p[i] != 0), z;
+		memcpy(&x, &a[i], 4);
+		memcpy(&y, &b[i], 4);
+		z = (x & m) | (y & ~m);
+		memcpy(&dst[i], &z, 4);
+	}
+}
+
 /* Keeps an integer register exactly what a store and reload in dtype dt would
  * give, so intermediate overflow wraps as it does op by op. */
 static void fz_wrap(uint32_t dt, size_t n, int64_t *v)
@@ -214,10 +229,7 @@ static void fz_step(fz_regs_t *r, const isa_fused_op_t *op, size_t n, uint8_t *t
 			memcpy(WI(r, op->dst), dst, n * 8);
 		} else if (isa_dtype_is_float(sdt) && o == ISA_ALU_SELECT) {
 			float *dst = (float *)(void *)tmp;
-			const int64_t *p = RI(r, s0);
-			const float *a = RF(r, s1), *b = RF(r, s2);
-			for (size_t i = 0; i < n; i++)
-				dst[i] = p[i] ? a[i] : b[i];
+			fz_select_f32(n, dst, RI(r, s0), RF(r, s1), RF(r, s2));
 			memcpy(WF(r, op->dst), dst, n * 4);
 		} else if (isa_dtype_is_float(sdt)) {
 			fwsim_alu_f32(o, n, WF(r, op->dst), RF(r, s0), RF(r, s1), RF(r, s2));
