@@ -1,4 +1,4 @@
-/* NEFF emission: the I/O tensor table (names, aliases), the debug map per HLO instruction, the scratch size and the embedded HLO text. */
+/* NEFF emission, called by the driver (lower.c): the I/O tensor table (names, aliases) first, the scratch size and the embedded HLO text at the end (the debug map entries are added as instructions are emitted, builder.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,57 +186,6 @@ ncc_status_t ncc_emit_io(ncc_lower_ctx_t *ctx)
 out:
 	free(names);
 	return st;
-}
-
-ncc_status_t ncc_emit_debug_id(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, uint32_t *out_id)
-{
-	if (inst->id < ctx->nvals && ctx->debug_ids[inst->id] != ISA_DEBUG_NONE) {
-		*out_id = ctx->debug_ids[inst->id];
-		return NCC_OK;
-	}
-	uint32_t line = inst->metadata.source_line > 0 && inst->metadata.source_line <= UINT32_MAX
-				? (uint32_t)inst->metadata.source_line : 0;
-	const char *op_type = inst->metadata.op_type ? inst->metadata.op_type
-			      : inst->opname ? inst->opname : ncc_opcode_name(inst->op);
-	char nm[NEFF_NAME_MAX];
-	snprintf(nm, sizeof(nm), "%s", inst->name ? inst->name : "?");
-	uint32_t id;
-	if (neff_builder_add_debug(ctx->b, nm, op_type, inst->metadata.source_file, line, &id) != NEFF_OK)
-		return ncc_lower_fail(ctx, inst, NCC_ERR_NOMEM, "cannot add a debug map entry");
-	if (inst->id < ctx->nvals)
-		ctx->debug_ids[inst->id] = id;
-	*out_id = id;
-	return NCC_OK;
-}
-
-ncc_status_t ncc_lower_debug_entries(ncc_lower_ctx_t *ctx, const ncc_inst_t *const *insts,
-				     int32_t n, uint32_t *out_first)
-{
-	uint32_t first = ISA_DEBUG_NONE;
-	for (int32_t k = 0; k < n; k++) {
-		const ncc_inst_t *inst = insts[k];
-		uint32_t line = inst->metadata.source_line > 0 && inst->metadata.source_line <= UINT32_MAX
-					? (uint32_t)inst->metadata.source_line : 0;
-		const char *op_type = inst->metadata.op_type ? inst->metadata.op_type
-				      : inst->opname ? inst->opname : ncc_opcode_name(inst->op);
-		/* the ".pN" a pass appends to a clone (ncc_pass_fresh_name) */
-		const char *name = inst->name ? inst->name : "?";
-		size_t len = strlen(name);
-		const char *dot = strrchr(name, '.');
-		if (dot && dot[1] == 'p' && dot[2] && strspn(dot + 2, "0123456789") == strlen(dot + 2))
-			len = (size_t)(dot - name);
-		char nm[NEFF_NAME_MAX];
-		snprintf(nm, sizeof(nm), "%.*s", (int)(len < NEFF_NAME_MAX ? len : NEFF_NAME_MAX - 1), name);
-		uint32_t id;
-		if (neff_builder_add_debug(ctx->b, nm, op_type, inst->metadata.source_file, line, &id) != NEFF_OK)
-			return ncc_lower_fail(ctx, inst, NCC_ERR_NOMEM, "cannot add a debug map entry");
-		if (k == 0)
-			first = id;
-		else if (id != first + (uint32_t)k)
-			return ncc_lower_fail(ctx, inst, NCC_ERR_INTERNAL, "internal: debug entries not consecutive");
-	}
-	*out_first = first;
-	return NCC_OK;
 }
 
 ncc_status_t ncc_emit_finish(ncc_lower_ctx_t *ctx, void **out_neff, size_t *out_size)

@@ -21,7 +21,7 @@
  *   3. converts views to isa_ap_t with ncc_lower_views_to_aps() (which merges
  *      dimensions so the rank fits ISA_MAX_RANK) and emits instructions with
  *      ncc_lower_emit(), which picks the stream, adds the semaphores that order it after
- *      everything emitted before (the dependency rule is documented in lower_schedule.c) and
+ *      everything emitted before (the dependency rule is documented in builder.c) and
  *      sets the debug id of `inst`;
  *   4. may use temporaries from ncc_lower_temp_alloc(), valid until the lowering
  *      function returns (the planner reuses them for later instructions).

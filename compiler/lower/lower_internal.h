@@ -1,4 +1,4 @@
-/* Private state of the ncc back end shared by the driver (lower.c), its values (lower_value.c), instruction builders (lower_insn.c), scheduler (lower_schedule.c), emit.c and the per-family lower_*.c files (not for the passes: they use lower_ctx.h). */
+/* Private state of the ncc back end shared by the driver (lower.c), the builder (builder.c, builder_value.c), emit.c and the per-family lower_*.c files (not for the passes: they use lower_ctx.h). A family file calls the builder only, never another family: the driver (lower.c) picks the family of each instruction. */
 #ifndef NCC_LOWER_INTERNAL_H
 #define NCC_LOWER_INTERNAL_H
 
@@ -43,7 +43,7 @@ struct ncc_lower_ctx {
 	ncc_plan_t plan;
 	int32_t temps[NCC_MAX_TEMPS];
 	int32_t ntemps;
-	/* scheduling: see the rule in lower_schedule.c */
+	/* scheduling: see the rule in builder.c */
 	bool multi;
 	uint32_t count[ISA_ENGINE_COUNT];           /* instructions emitted per stream */
 	/* known[a][b]: instructions of engine b known complete before a's next one
@@ -72,7 +72,7 @@ struct ncc_lower_ctx {
 /* out_tensor of an output without a NEFF tensor (it has no elements). */
 #define NCC_NO_TENSOR UINT32_MAX
 
-/* Per-op lowering entry points (one family per file). */
+/* Per-op lowering entry points (one family per file), called by the driver only. */
 ncc_status_t ncc_lower_elementwise(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst);
 ncc_status_t ncc_lower_shape_op(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst);
 ncc_status_t ncc_lower_reduce_op(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst);
@@ -91,7 +91,8 @@ bool ncc_lower_conv_supports(const ncc_inst_t *inst, const char **out_reason);
 bool ncc_lower_misc_supports(const ncc_inst_t *inst, const char **out_reason);
 bool ncc_lower_control_supports(const ncc_inst_t *inst, const char **out_reason);
 
-/* Driver services for lower_control.c: lower every instruction of c with its
+/* The driver's walk, which its control flow (while, conditional, call) uses for
+ * the called computations: lower every instruction of c with its
  * parameters bound to param_views (nleaves of c's parameters flattened in order);
  * on return the root's value is pinned (release it with ncc_lower_release_root). */
 ncc_status_t ncc_lower_computation(ncc_lower_ctx_t *ctx, const ncc_comp_t *c,
@@ -110,7 +111,7 @@ ncc_status_t ncc_lower_patch_jump(ncc_lower_ctx_t *ctx, uint32_t index, const is
 ncc_status_t ncc_lower_jump(ncc_lower_ctx_t *ctx, const ncc_view_t *cond, bool invert,
 			    uint32_t target, uint32_t *out_index, isa_insn_t *out_insn);
 
-/* Helpers shared by the op files. */
+/* ---- the builder's helpers shared by the op files (builder.c, builder_value.c) */
 ncc_status_t ncc_lower_const_scalar(ncc_lower_ctx_t *ctx, isa_dtype_t dt, double v,
 				    ncc_view_t *out_view);
 /* Broadcast view of a scalar view to rank/dims (all strides 0). */
@@ -137,16 +138,18 @@ ncc_status_t ncc_lower_rows(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, int sc
 bool ncc_view_reshape(const ncc_view_t *src, int32_t rank, const int64_t *dims,
 		      ncc_view_t *out_view);
 
-/* emit.c: I/O tensor table, debug map, HLO text. */
-ncc_status_t ncc_emit_io(ncc_lower_ctx_t *ctx);
+/* The result leaves of inst are its operands' leaves, in order (tuple, and
+ * collectives over one replica). */
+ncc_status_t ncc_lower_tuple(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst);
+
+/* The debug map entry of inst, added on its first instruction (builder.c). */
 ncc_status_t ncc_emit_debug_id(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, uint32_t *out_id);
-ncc_status_t ncc_emit_finish(ncc_lower_ctx_t *ctx, void **out_neff, size_t *out_size);
 
 /* The REDUCE combiner of a to_apply computation `(a, b) -> op(a, b)`, or -1. */
 int ncc_lower_combiner_of(const ncc_comp_t *c);
 
 /* Shared by the reduction files (lower_reduce.c, lower_reduce_variadic.c,
- * lower_select_scatter.c, lower_batch_norm.c). */
+ * lower_select_scatter.c, lower_batch_norm.c, lower_fusion.c; builder.c). */
 /* The REDUCE combiner of r = op(a, b) on the scalars a and b (either order), or -1. */
 int ncc_lower_binary_combiner(const ncc_inst_t *r, const ncc_inst_t *a, const ncc_inst_t *b);
 /* out (the operand's rank minus the dims in mask) seen at in's rank with the
@@ -168,13 +171,16 @@ ncc_status_t ncc_lower_reduce_dims(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst,
  * returns the mask of the w dims. */
 uint32_t ncc_lower_window_views(const ncc_window_t *win, const ncc_view_t *in,
 				const ncc_view_t *out, ncc_view_t *out_windows, ncc_view_t *out_keep);
+
+/* ---- the reductions' other families (lower.c picks them) */
 bool ncc_lower_variadic_reduce_supports(const ncc_inst_t *inst, const char **out_reason);
 ncc_status_t ncc_lower_variadic_reduce(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst);
 bool ncc_lower_select_and_scatter_supports(const ncc_inst_t *inst, const char **out_reason);
 ncc_status_t ncc_lower_select_and_scatter(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst);
 ncc_status_t ncc_lower_batch_norm(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst);
-/* The result leaves of inst are its operands' leaves, in order (tuple, and
- * collectives over one replica). */
-ncc_status_t ncc_lower_tuple(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst);
+
+/* ---- emit.c, called by the driver: I/O tensor table, scratch size, HLO text */
+ncc_status_t ncc_emit_io(ncc_lower_ctx_t *ctx);
+ncc_status_t ncc_emit_finish(ncc_lower_ctx_t *ctx, void **out_neff, size_t *out_size);
 
 #endif /* NCC_LOWER_INTERNAL_H */

@@ -32,59 +32,6 @@ bool ncc_lower_shape_supports(const ncc_inst_t *inst, const char **out_reason)
 	}
 }
 
-bool ncc_view_reshape(const ncc_view_t *src, int32_t rank, const int64_t *dims,
-		      ncc_view_t *out_view)
-{
-	ncc_view_t v = *src;
-	v.rank = rank;
-	for (int32_t i = 0; i < NCC_MAX_RANK; i++) {
-		v.dims[i] = i < rank ? dims[i] : 0;
-		v.strides[i] = 0;
-	}
-	int64_t n = ncc_view_elements(src);
-	if (n == 0) {
-		*out_view = v;
-		return true;
-	}
-	/* numpy's no-copy reshape: old dims without the size-1 ones */
-	int64_t od[NCC_MAX_RANK], os[NCC_MAX_RANK];
-	int32_t on = 0;
-	for (int32_t i = 0; i < src->rank; i++)
-		if (src->dims[i] != 1) {
-			od[on] = src->dims[i];
-			os[on] = src->strides[i];
-			on++;
-		}
-	int32_t oi = 0, oj = 1, ni = 0, nj = 1;
-	while (ni < rank && oi < on) {
-		int64_t np = dims[ni], op = od[oi];
-		while (np != op) {
-			if (np < op) {
-				if (nj >= rank)
-					return false;
-				np *= dims[nj++];
-			} else {
-				if (oj >= on)
-					return false;
-				op *= od[oj++];
-			}
-		}
-		for (int32_t ok = oi; ok < oj - 1; ok++)
-			if (os[ok] != od[ok + 1] * os[ok + 1])
-				return false;
-		v.strides[nj - 1] = os[oj - 1];
-		for (int32_t nk = nj - 1; nk > ni; nk--)
-			v.strides[nk - 1] = v.strides[nk] * dims[nk];
-		ni = nj++;
-		oi = oj++;
-	}
-	/* trailing size-1 dims: any stride */
-	for (; ni < rank; ni++)
-		v.strides[ni] = 0;
-	*out_view = v;
-	return true;
-}
-
 static ncc_status_t lower_constant(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 {
 	isa_dtype_t dt;
@@ -200,24 +147,6 @@ static ncc_status_t lower_view_op(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 		return NCC_ERR_INTERNAL;
 	}
 	return ncc_lower_set_view(ctx, inst, 0, &v);
-}
-
-ncc_status_t ncc_lower_tuple(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
-{
-	int32_t k = 0;
-	for (int32_t i = 0; i < inst->noperands; i++) {
-		int32_t n = ncc_lower_shape_leaves(&inst->operands[i]->shape);
-		for (int32_t l = 0; l < n; l++) {
-			ncc_view_t v;
-			ncc_status_t st = ncc_lower_operand_leaf(ctx, inst, i, l, &v);
-			if (st == NCC_OK)
-				st = ncc_lower_set_view(ctx, inst, k + l, &v);
-			if (st != NCC_OK)
-				return st;
-		}
-		k += n;
-	}
-	return NCC_OK;
 }
 
 static ncc_status_t lower_gte(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
@@ -351,85 +280,6 @@ static ncc_status_t index_vector(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst,
 		return st;
 	ncc_view_t in[2] = { *out, ncc_view_bcast_scalar(start, 1, &cnt) };
 	return ncc_lower_alu(ctx, inst, ISA_ALU_ADD, out, 2, in);
-}
-
-/* Moves dim d of v to the front (a view). */
-ncc_view_t ncc_view_dim_to_front(const ncc_view_t *v, int32_t d)
-{
-	ncc_view_t r = *v;
-	r.dims[0] = v->dims[d];
-	r.strides[0] = v->strides[d];
-	int32_t k = 1;
-	for (int32_t i = 0; i < v->rank; i++)
-		if (i != d) {
-			r.dims[k] = v->dims[i];
-			r.strides[k] = v->strides[i];
-			k++;
-		}
-	return r;
-}
-
-/* One GATHER (ap0[m,r] = ap1[idx[m], r]) or SCATTER (ap0[idx[m], r] op= ap1[m, r]),
- * or one per index of the row dims that do not fold into one. table: [N, rest...],
- * rows: [M, rest...] (dim 0 is the indexed dim); idx: [M]. */
-ncc_status_t ncc_lower_rows(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, int scatter_op,
-			    const ncc_view_t *table, const ncc_view_t *rows, const ncc_view_t *idx)
-{
-	/* try folding the row dims (1..rank) into one */
-	int64_t r = 1;
-	int64_t ts = 0, rs = 0;
-	bool ok = true;
-	int32_t last = -1;
-	for (int32_t d = table->rank - 1; d >= 1; d--) {
-		if (table->dims[d] == 1)
-			continue;
-		if (last < 0) {
-			ts = table->strides[d];
-			rs = rows->strides[d];
-		} else if (table->strides[d] != table->strides[last] * table->dims[last] ||
-			   rows->strides[d] != rows->strides[last] * rows->dims[last]) {
-			ok = false;
-			break;
-		}
-		r *= table->dims[d];
-		last = d;
-	}
-	if (!ok) {
-		/* split the first row dim of size > 1 and recurse */
-		int32_t d = 1;
-		while (table->dims[d] == 1)
-			d++;
-		for (int64_t i = 0; i < table->dims[d]; i++) {
-			ncc_view_t t = *table, w = *rows;
-			t.offset = (uint64_t)((int64_t)t.offset + i * t.strides[d] * (int64_t)isa_dtype_size(t.dtype));
-			w.offset = (uint64_t)((int64_t)w.offset + i * w.strides[d] * (int64_t)isa_dtype_size(w.dtype));
-			t.dims[d] = w.dims[d] = 1;
-			ncc_status_t st = ncc_lower_rows(ctx, inst, scatter_op, &t, &w, idx);
-			if (st != NCC_OK)
-				return st;
-		}
-		return NCC_OK;
-	}
-	if (last < 0)
-		ts = rs = 1;
-	bool scatter = scatter_op >= 0;
-	isa_insn_t in = isa_insn_init(scatter ? ISA_OP_SCATTER : ISA_OP_GATHER,
-				      scatter ? (uint32_t)scatter_op : 0);
-	in.n_ap = 3;
-	isa_ap_t *o = &in.ap[0], *a = &in.ap[1];
-	const ncc_view_t *ov = scatter ? table : rows, *av = scatter ? rows : table;
-	o->region = ov->region; o->dtype = (uint8_t)ov->dtype; o->offset = ov->offset; o->rank = 2;
-	o->shape[0] = (uint64_t)ov->dims[0]; o->stride[0] = ov->strides[0];
-	o->shape[1] = (uint64_t)r; o->stride[1] = scatter ? ts : rs;
-	a->region = av->region; a->dtype = (uint8_t)av->dtype; a->offset = av->offset; a->rank = 2;
-	a->shape[0] = (uint64_t)av->dims[0]; a->stride[0] = av->strides[0];
-	a->shape[1] = (uint64_t)r; a->stride[1] = scatter ? rs : ts;
-	if (ncc_lower_views_to_aps(1, idx, &in.ap[2]) != NCC_OK)
-		return NCC_ERR_INTERNAL;
-	in.ap[2].rank = 1;
-	in.ap[2].shape[0] = (uint64_t)idx->dims[0];
-	in.ap[2].stride[0] = idx->strides[0];
-	return ncc_lower_emit(ctx, inst, ISA_ENGINE_GPSIMD, &in, NULL);
 }
 
 /* ---- dynamic slices as one GATHER/SCATTER at a computed element offset ----

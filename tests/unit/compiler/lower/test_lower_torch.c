@@ -8,6 +8,7 @@
 #include "hlo/hlo_parser.h"
 #include "interp/interp.h"
 #include "hlo/ir.h"
+#include "lower/lower.h"
 #include "lower_run.h"
 #include "options.h"
 #include "passes/passes.h"
@@ -267,6 +268,57 @@ START_TEST(test_variadic_reduce_unsupported_names_the_instruction)
 	char msg[1200];
 	compile_error(t, msg, sizeof(msg));
 	ck_assert_msg(strstr(msg, "unsupported variadic") && strstr(msg, "reduce.62"), "%s", msg);
+}
+END_TEST
+
+/* The driver picks the reductions' family (lower.c): one-result reduce and
+ * reduce-window, the variadic reduce, batch norm, select-and-scatter; each
+ * unsupported form keeps its own reason. */
+START_TEST(test_reduction_family_reasons)
+{
+	const char *t = "HloModule m\n" MINMAX_FUNC("argmax", "f32", "s32", "GE")
+			"%sub (sa: f32[], sb: f32[]) -> f32[] { sa = f32[] parameter(0)\n"
+			" sb = f32[] parameter(1)\n ROOT sc = f32[] subtract(sa, sb) }\n"
+			"%add (aa: f32[], ab: f32[]) -> f32[] { aa = f32[] parameter(0)\n"
+			" ab = f32[] parameter(1)\n ROOT ac = f32[] add(aa, ab) }\n"
+			"%ge (ga: f32[], gb: f32[]) -> pred[] { ga = f32[] parameter(0)\n"
+			" gb = f32[] parameter(1)\n ROOT gc = pred[] compare(ga, gb), direction=GE }\n"
+			"ENTRY e {\n  x = f32[4] parameter(0)\n  io = s32[4] iota(), iota_dimension=0\n"
+			"  ninf = f32[] constant(-inf)\n  z = s32[] constant(0)\n  zf = f32[] constant(0)\n"
+			"  ok = f32[] reduce(x, zf), dimensions={0}, to_apply=%add\n"
+			"  bad = f32[] reduce(x, zf), dimensions={0}, to_apply=%sub\n"
+			"  var = (f32[], s32[]) reduce(x, io, ninf, z), dimensions={0}, to_apply=%argmax\n"
+			"  varw = (f32[2], s32[2]) reduce-window(x, io, ninf, z), window={size=2 stride=2}, to_apply=%argmax\n"
+			"  s = f32[2] parameter(1)\n"
+			"  sas = f32[4] select-and-scatter(x, s, zf), window={size=2 stride=2}, select=%ge, scatter=%add\n"
+			"  sasbad = f32[4] select-and-scatter(x, s, zf), window={size=2 stride=2}, select=%ge, scatter=%sub\n"
+			"  b = f32[4,2] parameter(2)\n  f = f32[2] parameter(3)\n"
+			"  bn = f32[4,2] batch-norm-inference(b, f, f, f, f), epsilon=0.001, feature_index=1\n"
+			"  ROOT o = f32[] add(ok, bad)\n}\n";
+	static const struct { const char *inst; const char *reason; } cases[] = {
+		{ "ok", NULL },
+		{ "bad", "unsupported reduction computation" },
+		{ "var", NULL },
+		{ "varw", "unsupported variadic (multi-operand) reduce-window" },
+		{ "sas", NULL },
+		{ "sasbad", "unsupported select-and-scatter scatter computation" },
+		{ "bn", NULL },
+	};
+	ncc_module_t *m = NULL;
+	ncc_error_t err = { 0 };
+	ck_assert_msg(ncc_parse_hlo(t, strlen(t), "t", &m, &err) == NCC_OK, "%s", err.msg);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const ncc_inst_t *inst = ncc_comp_find_inst(m->entry, cases[i].inst);
+		ck_assert_ptr_nonnull(inst);
+		const char *why = NULL;
+		bool ok = ncc_lower_supports(inst, &why);
+		if (!cases[i].reason)
+			ck_assert_msg(ok, "%s: %s", cases[i].inst, why ? why : "?");
+		else
+			ck_assert_msg(!ok && why && strstr(why, cases[i].reason), "%s: %s", cases[i].inst,
+				      why ? why : "(supported)");
+	}
+	ncc_module_free(m);
 }
 END_TEST
 
@@ -721,6 +773,7 @@ static Suite *torch_ops_suite(void)
 	tcase_add_test(tc, test_argmax_nan_wins);
 	tcase_add_test(tc, test_argminmax_forms);
 	tcase_add_test(tc, test_variadic_reduce_unsupported_names_the_instruction);
+	tcase_add_test(tc, test_reduction_family_reasons);
 	tcase_add_test(tc, test_select_and_scatter_combiners);
 	tcase_add_test(tc, test_maxpool_indices_loop);
 	tcase_add_test(tc, test_dead_loop_with_side_effect_kept);

@@ -1,4 +1,4 @@
-/* ncc back end, the lowered values: ISA dtypes of IR element types, the views (region, offset, dims, strides) that hold each instruction's result leaves, operand and result lookup, scratch temporaries and constants. */
+/* ncc back end, the builder's values (with builder.c): ISA dtypes of IR element types, the views (region, offset, dims, strides) that hold each instruction's result leaves, operand and result lookup, scratch temporaries and constants, tuples as their operands' leaves. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,58 +109,6 @@ static int32_t block_of(ncc_lower_ctx_t *ctx, const ncc_view_t *v)
 			return i;
 	}
 	return -1;
-}
-
-ncc_view_t ncc_view_dense(uint32_t region, uint64_t offset, isa_dtype_t dtype, int32_t rank,
-			  const int64_t *dims)
-{
-	ncc_view_t v;
-	memset(&v, 0, sizeof(v));
-	v.region = region;
-	v.offset = offset;
-	v.dtype = dtype;
-	v.rank = rank;
-	int64_t s = 1;
-	for (int32_t i = rank - 1; i >= 0; i--) {
-		v.dims[i] = dims[i];
-		v.strides[i] = s;
-		s *= dims[i] > 0 ? dims[i] : 1;
-	}
-	return v;
-}
-
-bool ncc_view_is_dense(const ncc_view_t *v)
-{
-	int64_t s = 1;
-	for (int32_t i = v->rank - 1; i >= 0; i--) {
-		if (v->dims[i] == 1)
-			continue;
-		if (v->dims[i] == 0)
-			return true;
-		if (v->strides[i] != s)
-			return false;
-		s *= v->dims[i];
-	}
-	return true;
-}
-
-int64_t ncc_view_elements(const ncc_view_t *v)
-{
-	int64_t n = 1;
-	for (int32_t i = 0; i < v->rank; i++)
-		n *= v->dims[i];
-	return n;
-}
-
-ncc_view_t ncc_view_bcast_scalar(const ncc_view_t *scalar, int32_t rank, const int64_t *dims)
-{
-	ncc_view_t v = *scalar;
-	v.rank = rank;
-	for (int32_t i = 0; i < NCC_MAX_RANK; i++) {
-		v.dims[i] = i < rank ? dims[i] : 0;
-		v.strides[i] = 0;
-	}
-	return v;
 }
 
 ncc_status_t ncc_lower_operand_leaf(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, int32_t i,
@@ -336,5 +284,23 @@ ncc_status_t ncc_lower_const_scalar(ncc_lower_ctx_t *ctx, isa_dtype_t dt, double
 	if (st != NCC_OK)
 		return st;
 	*out_view = ncc_view_dense(ISA_REGION_CONST, off, dt, 0, NULL);
+	return NCC_OK;
+}
+
+ncc_status_t ncc_lower_tuple(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
+{
+	int32_t k = 0;
+	for (int32_t i = 0; i < inst->noperands; i++) {
+		int32_t n = ncc_lower_shape_leaves(&inst->operands[i]->shape);
+		for (int32_t l = 0; l < n; l++) {
+			ncc_view_t v;
+			ncc_status_t st = ncc_lower_operand_leaf(ctx, inst, i, l, &v);
+			if (st == NCC_OK)
+				st = ncc_lower_set_view(ctx, inst, k + l, &v);
+			if (st != NCC_OK)
+				return st;
+		}
+		k += n;
+	}
 	return NCC_OK;
 }
