@@ -1,6 +1,7 @@
 /* The metrics registry: sample rings, counters, the PyTorch/XLA report text and its value formatters. */
 #include "neuronsim/errmsg.h"
 #include "neuronsim/metrics.h"
+#include "neuronsim/quantile.h"
 
 #include <errno.h>
 #include <math.h>
@@ -125,11 +126,6 @@ const char *metrics_unit_name(metrics_unit_t unit)
 
 #define config_fail(...) ((metrics_status_t)errmsg_fail(METRICS_ERR_INVALID, __VA_ARGS__))
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
 
 static metrics_status_t parse_percentiles(const char *s, metrics_config_t *out, char *err, size_t err_len)
 {
@@ -169,7 +165,7 @@ static metrics_status_t parse_percentiles(const char *s, metrics_config_t *out, 
 		p = end + 1;
 	}
 	out->n_percentiles = n;
-	qsort(out->percentiles, n, sizeof(out->percentiles[0]), cmp_double);
+	qsort(out->percentiles, n, sizeof(out->percentiles[0]), ns_cmp_double);
 	return METRICS_OK;
 }
 
@@ -569,7 +565,7 @@ static void emit_metric(text_t *t, const metrics_config_t *cfg, const char *name
 	}
 	for (size_t i = 0; i < n; i++)
 		vals[i] = win[i].value;
-	qsort(vals, n, sizeof(*vals), cmp_double);
+	qsort(vals, n, sizeof(*vals), ns_cmp_double);
 	text_add(t, "  Percentiles: ");
 	for (uint32_t i = 0; i < cfg->n_percentiles; i++) {
 		/* Nearest rank, rounded down: index floor(p * n) of the sorted window. */

@@ -1,4 +1,4 @@
-/* /proc/PID/stat (proc_stat.h): the one parser of a process's state, CPU times and start time. */
+/* /proc/PID/stat and /proc/stat (proc_stat.h): the one parser of a process's state, CPU times and start time, and of the machine's CPU time. */
 #include "neuronsim/proc_stat.h"
 
 #include <errno.h>
@@ -66,4 +66,33 @@ int ns_proc_stat_read(pid_t pid, ns_proc_stat_t *out)
 		return -1;
 	buf[n] = '\0';
 	return ns_proc_stat_parse(buf, out);
+}
+
+int ns_proc_stat_cpu_ticks(pid_t pid, uint64_t out[2])
+{
+	ns_proc_stat_t st;
+	if (ns_proc_stat_read(pid, &st))
+		return -1;
+	out[0] = st.utime;
+	out[1] = st.stime;
+	return 0;
+}
+
+int ns_proc_stat_system_cpu(uint64_t out[7])
+{
+	FILE *f = fopen("/proc/stat", "re");
+	if (!f)
+		return -1;
+	char line[512];
+	int rc = -1;
+	unsigned long long x[7];
+	if (fgets(line, sizeof(line), f) && strncmp(line, "cpu ", 4) == 0 &&
+	    sscanf(line + 4, "%llu %llu %llu %llu %llu %llu %llu", &x[0], &x[1], &x[2], &x[3], &x[4],
+		   &x[5], &x[6]) == 7) {
+		for (int i = 0; i < 7; i++)
+			out[i] = x[i];
+		rc = 0;
+	}
+	fclose(f);
+	return rc;
 }

@@ -3,6 +3,7 @@
 #include "neuronsim/errmsg.h"
 #include "neuronsim/proc_stat.h"
 #include "neuronsim/procstats.h"
+#include "neuronsim/quantile.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -479,17 +480,11 @@ void procstats_latencies(const procstats_snap_t *s, uint64_t after, double *tota
 	*n_device = nd;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 double procstats_quantile(double *v, size_t n, double q)
 {
 	if (n == 0)
 		return 0.0;
-	qsort(v, n, sizeof(*v), cmp_double);
+	qsort(v, n, sizeof(*v), ns_cmp_double);
 	if (q <= 0.0)
 		return v[0];
 	if (q >= 1.0)
@@ -501,4 +496,25 @@ double procstats_quantile(double *v, size_t n, double q)
 	if (rank > n)
 		rank = n;
 	return v[rank - 1];
+}
+
+const char *procstats_core_list(const procstats_snap_t *s, const char *none, char *buf,
+				size_t len)
+{
+	size_t used = 0;
+	buf[0] = '\0';
+	for (uint32_t i = 0; i < s->n_cores && used < len; i++) {
+		uint32_t first = s->cores[i].global, last = first;
+		while (i + 1 < s->n_cores && s->cores[i + 1].global == last + 1)
+			last = s->cores[++i].global;
+		int n = first == last ? snprintf(buf + used, len - used, "%s%u", used ? "," : "", first)
+				      : snprintf(buf + used, len - used, "%s%u-%u", used ? "," : "",
+						 first, last);
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+	if (!s->n_cores)
+		snprintf(buf, len, "%s", none);
+	return buf;
 }

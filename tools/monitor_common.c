@@ -12,7 +12,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "neuronsim/proc_stat.h"
 
 const char *const mon_jobs_names[MON_JOBS_COUNT] = {
 	"jobs_submitted", "jobs_success", "jobs_failure", "jobs_timeout",
@@ -249,52 +248,4 @@ const char *mon_bytes(uint64_t v, char *buf, size_t len)
 	}
 	snprintf(buf, len, x < 10 ? "%.2f%c" : x < 100 ? "%.1f%c" : "%.0f%c", x, units[u]);
 	return buf;
-}
-
-const char *mon_core_list(const procstats_snap_t *s, char *buf, size_t len)
-{
-	size_t used = 0;
-	buf[0] = '\0';
-	for (uint32_t i = 0; i < s->n_cores && used < len; i++) {
-		uint32_t first = s->cores[i].global, last = first;
-		while (i + 1 < s->n_cores && s->cores[i + 1].global == last + 1)
-			last = s->cores[++i].global;
-		int n = first == last ? snprintf(buf + used, len - used, "%s%u", used ? "," : "", first)
-				      : snprintf(buf + used, len - used, "%s%u-%u", used ? "," : "", first, last);
-		if (n < 0)
-			break;
-		used += (size_t)n;
-	}
-	if (!s->n_cores)
-		snprintf(buf, len, "-");
-	return buf;
-}
-
-int mon_proc_cpu_ticks(uint32_t pid, uint64_t out[2])
-{
-	ns_proc_stat_t st;
-	if (ns_proc_stat_read((pid_t)pid, &st))
-		return -1;
-	out[0] = st.utime;
-	out[1] = st.stime;
-	return 0;
-}
-
-int mon_system_cpu_ticks(uint64_t out[7])
-{
-	FILE *f = fopen("/proc/stat", "re");
-	if (!f)
-		return -1;
-	char line[512];
-	int rc = -1;
-	unsigned long long x[7];
-	if (fgets(line, sizeof(line), f) && strncmp(line, "cpu ", 4) == 0 &&
-	    sscanf(line + 4, "%llu %llu %llu %llu %llu %llu %llu", &x[0], &x[1], &x[2], &x[3], &x[4], &x[5],
-		   &x[6]) == 7) {
-		for (int i = 0; i < 7; i++)
-			out[i] = x[i];
-		rc = 0;
-	}
-	fclose(f);
-	return rc;
 }

@@ -1,6 +1,7 @@
 /* Shared by neuron-top and neuron-monitor: the kernel devices as the driver's
  * sysfs shows them, and small formatting helpers. The embedded devices of
- * running processes come from neuronsim/procstats.h. */
+ * running processes come from neuronsim/procstats.h (and a process's core
+ * list, procstats_core_list), CPU times from neuronsim/proc_stat.h. */
 #ifndef NEURONSIM_TOOLS_MONITOR_COMMON_H
 #define NEURONSIM_TOOLS_MONITOR_COMMON_H
 
@@ -64,17 +65,6 @@ const mon_kdev_t *mon_sysfs_find(const mon_kdevs_t *d, uint32_t idx);
 
 /* "1.23G"-style byte counts (binary units) into buf. */
 const char *mon_bytes(uint64_t v, char *buf, size_t len);
-
-/* "0-3", "0,2,5-6": the global core ids of a process. */
-const char *mon_core_list(const procstats_snap_t *s, char *buf, size_t len);
-
-/* utime and stime of process pid, in clock ticks (/proc/PID/stat fields 14
- * and 15). Returns 0, or -1 when the process is gone or the file unreadable. */
-int mon_proc_cpu_ticks(uint32_t pid, uint64_t out[2]);
-
-/* The machine's CPU time in clock ticks from /proc/stat's "cpu" line: user,
- * nice, system, idle, iowait, irq, softirq. Returns 0, or -1. */
-int mon_system_cpu_ticks(uint64_t out[7]);
 
 /* Counter difference that tolerates a counter going backwards (a device
  * reset): then the new value is the difference. */

@@ -95,24 +95,6 @@ static const char *human(uint64_t bytes, char *buf, size_t len)
 	return buf;
 }
 
-/* "0-3", "1,3": the physical cores of a process. */
-static const char *core_ids(const procstats_snap_t *p, char *buf, size_t len)
-{
-	size_t used = 0;
-	buf[0] = '\0';
-	for (uint32_t i = 0; i < p->n_cores && used < len; i++) {
-		uint32_t first = p->cores[i].global, last = first;
-		while (i + 1 < p->n_cores && p->cores[i + 1].global == last + 1)
-			last = p->cores[++i].global;
-		int n = snprintf(buf + used, len - used, first == last ? "%s%u" : "%s%u-%u",
-				 used ? "," : "", first, last);
-		if (n < 0)
-			break;
-		used += (size_t)n;
-	}
-	return buf;
-}
-
 /* The other neuronsim processes and their memory by category (procstats.h). */
 static void print_processes(const ls_info_t *in)
 {
@@ -130,7 +112,7 @@ static void print_processes(const ls_info_t *in)
 	for (size_t i = 0; i < in->procs.n; i++) {
 		const procstats_snap_t *p = &in->procs.procs[i];
 		char ids[64], a[32];
-		printf("%7u %-14.14s %-8s %-7s %10s", p->pid, p->tag, p->backend, core_ids(p, ids, sizeof(ids)),
+		printf("%7u %-14.14s %-8s %-7s %10s", p->pid, p->tag, p->backend, procstats_core_list(p, "", ids, sizeof(ids)),
 		       human(p->v[PROCSTATS_MEM_IN_USE], a, sizeof(a)));
 		for (int k = 0; k < NRT_NEURONSIM_MEM_CATEGORY_COUNT; k++)
 			printf(" %10s", human(p->v[PROCSTATS_MEM_FIRST + k], a, sizeof(a)));

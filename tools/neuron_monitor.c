@@ -16,6 +16,7 @@
 
 #include "monitor_common.h"
 #include "neuron_monitor_config.h"
+#include "neuronsim/proc_stat.h"
 #include "neuronsim/procstats.h"
 #include "tool_common.h"
 
@@ -115,7 +116,7 @@ static void set_base(base_t *b, const procstats_snap_t *s, bool zero)
 		b->busy[c] = s->cores[c].v[PROCSTATS_CORE_BUSY_NS];
 		b->flops[c] = s->cores[c].v[PROCSTATS_CORE_FLOPS];
 	}
-	mon_proc_cpu_ticks(s->pid, b->cpu_ticks);
+	ns_proc_stat_cpu_ticks((pid_t)s->pid, b->cpu_ticks);
 }
 
 static mon_proc_t *find_proc(monitor_t *m, const procstats_snap_t *s)
@@ -347,7 +348,7 @@ static json_t *group_runtime_vcpu(const procstats_snap_t *s, const base_t *b)
 {
 	double dt = period_s(s->read_ns, b->t_ns);
 	uint64_t now[2];
-	if (mon_proc_cpu_ticks(s->pid, now))
+	if (ns_proc_stat_cpu_ticks((pid_t)s->pid, now))
 		return json_pack("{s:f, s:n, s:s}", "period", dt, "vcpu_usage", "error",
 				 "cannot read /proc/PID/stat of the process");
 	double hz = (double)sysconf(_SC_CLK_TCK), ncpu = (double)sysconf(_SC_NPROCESSORS_ONLN);

@@ -42,8 +42,8 @@ static int capture_input(const capture_opts_t *o, const nrt_tensor_info_t *t, vo
 	if (!ok) {
 		fprintf(stderr, "neuron-profile: input '%s': %s holds %s, the model expects %s: save the array "
 			"with that dtype and shape\n", t->name, path,
-			tool_describe(a.dtype, a.rank, a.shape, got, sizeof(got)),
-			tool_describe(dt, t->ndim, shape, want, sizeof(want)));
+			ns_host_describe(a.dtype, a.rank, a.shape, got, sizeof(got)),
+			ns_host_describe(dt, t->ndim, shape, want, sizeof(want)));
 		npy_array_free(&a);
 		return TOOL_EXIT_INPUT;
 	}

@@ -229,7 +229,7 @@ static int prepare_input(const run_opts_t *o, const nrt_tensor_info_t *t, isa_dt
 	uint64_t shape[NPY_MAX_RANK] = { 0 };
 	char want[160], got[160];
 	info_shape(t, shape);
-	tool_describe(dt, t->ndim, shape, want, sizeof(want));
+	ns_host_describe(dt, t->ndim, shape, want, sizeof(want));
 
 	input_arg_t *arg = NULL;
 	for (size_t k = 0; k < o->n_inputs; k++)
@@ -243,7 +243,7 @@ static int prepare_input(const run_opts_t *o, const nrt_tensor_info_t *t, isa_dt
 			return TOOL_EXIT_INPUT;
 		}
 		size_t isz = isa_dtype_size(dt);
-		tool_fill_random(dt, buf, isz ? t->size / isz : 0, rng);
+		ns_host_fill_random(dt, buf, isz ? t->size / isz : 0, rng);
 		printf("input %s: %s random (seed %" PRIu64 ")\n", t->name, want, o->seed);
 		return TOOL_EXIT_OK;
 	}
@@ -256,7 +256,7 @@ static int prepare_input(const run_opts_t *o, const nrt_tensor_info_t *t, isa_dt
 		ns_status_free(st);
 		return TOOL_EXIT_INPUT;
 	}
-	tool_describe(a.dtype, a.rank, a.shape, got, sizeof(got));
+	ns_host_describe(a.dtype, a.rank, a.shape, got, sizeof(got));
 	/* The NRT API has no boolean dtype: pred tensors appear as u8, and a
 	 * numpy bool array has the same bytes. */
 	bool dt_ok = a.dtype == dt || (dt == ISA_DT_U8 && a.dtype == ISA_DT_PRED);
@@ -359,7 +359,7 @@ static int run(const run_opts_t *o, run_state_t *s)
 			info_shape(t, shape);
 			printf("  %-6s %-24s %-24s %zu bytes\n",
 			       t->usage == NRT_TENSOR_USAGE_INPUT ? "input" : "output", t->name,
-			       tool_describe(tool_dtype_from_nrt(t->dtype), t->ndim, shape, sbuf,
+			       ns_host_describe(tool_dtype_from_nrt(t->dtype), t->ndim, shape, sbuf,
 					     sizeof(sbuf)),
 			       t->size);
 		}
@@ -458,7 +458,7 @@ static int run(const run_opts_t *o, run_state_t *s)
 		}
 		printf("profile: %s\n", o->profile);
 	}
-	double p50 = tool_quantile(times, (size_t)done, 0.5);
+	double p50 = ns_quantile(times, (size_t)done, 0.5);
 	printf("exec: %ld run%s, p50 %.1f us, min %.1f us, max %.1f us\n", done,
 	       done == 1 ? "" : "s", p50, times[0], times[done - 1]);
 	free(times);
@@ -512,7 +512,7 @@ static int run(const run_opts_t *o, run_state_t *s)
 			return TOOL_EXIT_OUTPUT;
 		}
 		printf("output %s: %s to %s\n", t->name,
-		       tool_describe(tool_dtype_from_nrt(t->dtype), t->ndim, shape, sbuf,
+		       ns_host_describe(tool_dtype_from_nrt(t->dtype), t->ndim, shape, sbuf,
 				     sizeof(sbuf)),
 		       path);
 	}

@@ -150,7 +150,7 @@ int nsnap_cmd_export(int argc, char **argv)
 			break;
 		}
 		snprintf(lines[i], sizeof(line_t), "%s: %s%s", member,
-			 tool_describe(dt, t->rank, t->shape, desc, sizeof(desc)),
+			 ns_host_describe(dt, t->rank, t->shape, desc, sizeof(desc)),
 			 t->dtype == ISA_DT_BF16 ? (bf16_raw ? " (bf16 bits as <V2)" : " (from bf16)") : "");
 	}
 	if (rc != TOOL_EXIT_OK) {

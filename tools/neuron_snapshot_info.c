@@ -176,7 +176,7 @@ static int info_text(const char *path, const snapshot_t *s)
 		printf("  %-6s ", snapshot_role_name(t->role));
 		print_safe(stdout, t->name);
 		printf("  %s  %" PRIu64 " bytes  checksum %016" PRIx64 " OK",
-		       tool_describe(t->dtype, t->rank, t->shape, desc, sizeof(desc)), t->size,
+		       ns_host_describe(t->dtype, t->rank, t->shape, desc, sizeof(desc)), t->size,
 		       t->checksum);
 		if (t->alias_input >= 0) {
 			printf("  (updates input ");

@@ -207,7 +207,7 @@ static int replay_bind(const replay_opts_t *o, replay_t *r)
 		uint64_t shape[NPY_MAX_RANK] = { 0 };
 		for (uint32_t d = 0; d < ti->ndim && d < NPY_MAX_RANK; d++)
 			shape[d] = ti->shape[d];
-		tool_describe(tool_dtype_from_nrt(ti->dtype), ti->ndim, shape, want, sizeof(want));
+		ns_host_describe(tool_dtype_from_nrt(ti->dtype), ti->ndim, shape, want, sizeof(want));
 		if (!t) {
 			fprintf(stderr, "neuron-snapshot: the compiled module's input '%s' (%s) is not in %s: "
 				"the snapshot's inputs are:", ti->name, want, o->path);
@@ -222,7 +222,7 @@ static int replay_bind(const replay_opts_t *o, replay_t *r)
 		    ps->etype == NCC_TUPLE) {
 			fprintf(stderr, "neuron-snapshot: input '%s': the snapshot holds %s, the compiled "
 				"module expects %s\n", t->name,
-				tool_describe(t->dtype, t->rank, t->shape, got, sizeof(got)), want);
+				ns_host_describe(t->dtype, t->rank, t->shape, got, sizeof(got)), want);
 			return TOOL_EXIT_INPUT;
 		}
 		if (ncc_value_alloc(ps, &r->args[p]) != NCC_OK ||

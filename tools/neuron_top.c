@@ -15,6 +15,7 @@
 
 #include "monitor_common.h"
 #include "neuron_top.h"
+#include "neuronsim/proc_stat.h"
 #include "neuronsim/procstats.h"
 #include "tool_common.h"
 
@@ -82,11 +83,11 @@ static void sample(top_t *t)
 	/* CPU time of the machine and of every process, for VCPU Utilization */
 	memcpy(t->sys_cpu_prev, t->sys_cpu, sizeof(t->sys_cpu));
 	t->have_sys_cpu_prev = t->have_sys_cpu;
-	t->have_sys_cpu = mon_system_cpu_ticks(t->sys_cpu) == 0;
+	t->have_sys_cpu = ns_proc_stat_system_cpu(t->sys_cpu) == 0;
 	struct proc_cpu *pc = calloc(t->cur.n ? t->cur.n : 1, sizeof(*pc));
 	for (size_t i = 0; pc && i < t->cur.n; i++) {
 		pc[i].pid = t->cur.procs[i].pid;
-		if (mon_proc_cpu_ticks(pc[i].pid, pc[i].ticks) != 0)
+		if (ns_proc_stat_cpu_ticks((pid_t)pc[i].pid, pc[i].ticks) != 0)
 			continue;
 		for (size_t j = 0; j < t->n_pcpu; j++)
 			if (t->pcpu[j].pid == pc[i].pid) {
@@ -363,7 +364,7 @@ static void build_processes(const top_t *t, screen_lines_t *L)
 	for (size_t i = 0; i < t->cur.n; i++) {
 		const procstats_snap_t *s = &t->cur.procs[i], *p = prev_of(t, s);
 		screen_add(L, 0, "%7u %-14s %-7s %9s %11" PRIu64 " %8" PRIu64 " %7" PRIu64 " %9s", s->pid,
-		    top_fmt_tag(s->tag, 14, c, sizeof(c)), mon_core_list(s, d, sizeof(d)),
+		    top_fmt_tag(s->tag, 14, c, sizeof(c)), procstats_core_list(s, "-", d, sizeof(d)),
 		    fmt_rate(rate(s, p, s->v[PROCSTATS_EXECUTIONS], p ? p->v[PROCSTATS_EXECUTIONS] : 0), a,
 			     sizeof(a)),
 		    s->v[PROCSTATS_EXECUTIONS], s->v[PROCSTATS_COMPLETED_WITH_NUM_ERR],

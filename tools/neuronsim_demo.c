@@ -304,7 +304,7 @@ static int demo_run(const demo_opts_t *o, demo_state_t *s)
 				  "reading back the weights");
 			wdiff = fmaxf(wdiff, max_abs_diff(dst[i], ref[i], bytes[2 + i] / 4));
 		}
-		double p50 = tool_quantile(step_us, (size_t)o->steps, 0.5);
+		double p50 = ns_quantile(step_us, (size_t)o->steps, 0.5);
 		printf("summary: %ld steps, loss %.6f -> %.6f, max |device-host| loss %.2e (step %ld), "
 		       "weights %.2e, %.1f us/step (p50)\n",
 		       o->steps, (double)first, (double)last, (double)worst, worst_step,

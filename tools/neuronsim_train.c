@@ -432,7 +432,7 @@ static int run(const train_opts_t *o, train_t *t, const ncc_compile_result_t *re
 		printf("summary: %ld steps, loss %.6f -> %.6f, max rel diff vs interpreter "
 		       "%.1e, device %.1f us/step (p50), interpreter %.2f ms/step; compile "
 		       "%.1f ms%s\n", o->steps, first, last, max_rel,
-		       tool_quantile(dev_us, (size_t)o->steps, 0.5), interp_ms / (double)o->steps,
+		       ns_quantile(dev_us, (size_t)o->steps, 0.5), interp_ms / (double)o->steps,
 		       res->ms_total, res->cache_hit ? " (cache hit)" : "");
 		if (!(last < first)) {
 			fprintf(stderr, "neuronsim-train: the loss did not fall (%.6f -> %.6f); "

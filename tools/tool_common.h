@@ -1,5 +1,7 @@
-/* Small helpers shared by the command-line tools: status names, dtype mapping
- * between the NRT API and .npy files, seeded random fill, timing. */
+/* Small helpers shared by the command-line tools: exit codes, NRT status
+ * names, the NRT dtype of an ISA one, --version. What is not tool-specific
+ * (describing and filling host tensors, quantiles) is common's:
+ * neuronsim/host_tensor.h, neuronsim/quantile.h. */
 #ifndef NEURONSIM_TOOLS_TOOL_COMMON_H
 #define NEURONSIM_TOOLS_TOOL_COMMON_H
 
@@ -7,7 +9,9 @@
 #include <stdint.h>
 
 #include "neuronsim/clock.h"
+#include "neuronsim/host_tensor.h"
 #include "neuronsim/isa.h"
+#include "neuronsim/quantile.h"
 #include "nrt/nrt.h"
 
 /* Exit codes shared by the tools (docs/tools.md). */
@@ -30,19 +34,6 @@ const char *tool_status_str(NRT_STATUS st, char *buf, size_t len);
 /* The isa dtype with the same element encoding as an NRT dtype, or
  * ISA_DT_INVALID. */
 isa_dtype_t tool_dtype_from_nrt(nrt_dtype_t dt);
-
-/* "f32[32,64]" style description of a dtype and shape. */
-const char *tool_describe(isa_dtype_t dt, uint32_t rank, const uint64_t *shape,
-			  char *buf, size_t len);
-
-/* Fills count elements of dtype at dst from the splitmix64 stream *state:
- * floats uniform in [-1, 1), signed ints in [-8, 8), unsigned in [0, 16),
- * pred 0/1. The same state gives the same bytes on every machine. */
-void tool_fill_random(isa_dtype_t dt, void *dst, uint64_t count, uint64_t *state);
-
-/* Sorts v[0..n) ascending in place and returns the value at quantile q in
- * [0, 1] (nearest rank). 0 when n is 0. */
-double tool_quantile(double *v, size_t n, double q);
 
 /* getopt_long value of --version (long only: -v and -V mean other things in
  * some tools). */

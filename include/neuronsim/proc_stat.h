@@ -26,6 +26,15 @@ int ns_proc_stat_parse(const char *text, ns_proc_stat_t *out);
  * malformed file). */
 int ns_proc_stat_read(pid_t pid, ns_proc_stat_t *out);
 
+/* utime and stime of process pid (fields 14 and 15), in clock ticks, into
+ * out[0] and out[1]. 0, or -1 as ns_proc_stat_read (out untouched). */
+int ns_proc_stat_cpu_ticks(pid_t pid, uint64_t out[2]);
+
+/* The machine's CPU time in clock ticks from /proc/stat's "cpu" line: user,
+ * nice, system, idle, iowait, irq, softirq. 0, or -1 (no /proc, a malformed
+ * line; out untouched). */
+int ns_proc_stat_system_cpu(uint64_t out[7]);
+
 #ifdef __cplusplus
 }
 #endif

@@ -290,6 +290,11 @@ void procstats_latencies(const procstats_snap_t *s, uint64_t after, double *tota
  * (nearest rank); 0 when n is 0. */
 double procstats_quantile(double *v, size_t n, double q);
 
+/* The global ids of the cores of s as ranges, "0-3" or "0,2,5-6", into buf
+ * (truncated to len), or none when it has no cores; returns buf. */
+const char *procstats_core_list(const procstats_snap_t *s, const char *none, char *buf,
+				size_t len);
+
 #ifdef __cplusplus
 }
 #endif

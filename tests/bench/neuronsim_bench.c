@@ -18,6 +18,7 @@
 
 #include "neuronsim/isa.h"
 #include "neuronsim/neff.h"
+#include "neuronsim/quantile.h"
 #include "nrt/nrt.h"
 #include "nrt/nrt_neuronsim.h"
 
@@ -28,20 +29,6 @@ static uint64_t now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-/* Sorts v and returns its q-quantile (nearest rank). */
-static double quantile(double *v, size_t n, double q)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	size_t i = (size_t)(q * (double)(n - 1) + 0.5);
-	return v[i];
 }
 
 static const char *verdict(bool ok)
@@ -207,8 +194,8 @@ static void futex_round_trip(long iters, double *p50, double *p99)
 		atomic_store(&futex_word, 0);
 	}
 	pthread_join(th, NULL);
-	*p50 = quantile(t, (size_t)iters, 0.5);
-	*p99 = quantile(t, (size_t)iters, 0.99);
+	*p50 = ns_quantile(t, (size_t)iters, 0.5);
+	*p99 = ns_quantile(t, (size_t)iters, 0.99);
 	free(t);
 }
 
@@ -245,7 +232,7 @@ static void bench_exec_round_trip(void)
 	double *t = malloc((size_t)iters * sizeof(double));
 	for (long i = 0; i < iters; i++)
 		t[i] = exec_ms(&m) * 1e3;
-	double p50 = quantile(t, (size_t)iters, 0.5), p99 = quantile(t, (size_t)iters, 0.99);
+	double p50 = ns_quantile(t, (size_t)iters, 0.5), p99 = ns_quantile(t, (size_t)iters, 0.99);
 	free(t);
 	bench_model_release(&m);
 
@@ -339,7 +326,7 @@ static void bench_matmul(void)
 	bench_model_release(&m);
 	free(ha); free(hb); free(hc);
 
-	double s = quantile(sim, REPS, 0.5), d = quantile(direct, REPS, 0.5);
+	double s = ns_quantile(sim, REPS, 0.5), d = ns_quantile(direct, REPS, 0.5);
 	double flop = 2.0 * (double)N * (double)N * (double)N;
 	printf("(b) matmul 1024x1024x1024 f32 via nrt_execute, %d thread(s): %.2f ms (%.1f GFLOP/s)\n"
 	    "    baseline cblas_sgemm direct, OpenBLAS with as many threads: %.2f ms (%.1f GFLOP/s)\n"
@@ -384,7 +371,7 @@ static void bench_tensor_io(void)
 	nrt_tensor_free(&t);
 	free(src);
 	free(dst);
-	double wm = quantile(w, REPS, 0.5), rm = quantile(r, REPS, 0.5), cm = quantile(c, REPS, 0.5);
+	double wm = ns_quantile(w, REPS, 0.5), rm = ns_quantile(r, REPS, 0.5), cm = ns_quantile(c, REPS, 0.5);
 	double gib = (double)bytes / (1u << 30);
 	printf("(c) nrt_tensor_write 64 MiB: %.2f ms (%.1f GiB/s); nrt_tensor_read: %.2f ms (%.1f GiB/s)\n"
 	    "    baseline memcpy 64 MiB: %.2f ms (%.1f GiB/s)\n"
@@ -455,7 +442,7 @@ static double elementwise_ms(void *neff, size_t size, uint64_t n, bool nan_check
 		t[r] = cpu ? exec_cpu_ms(&m) : exec_ms(&m);
 	bench_model_release(&m);
 	nrt_close();
-	return quantile(t, (size_t)reps, 0.5);
+	return ns_quantile(t, (size_t)reps, 0.5);
 }
 
 static void bench_nan_check(void)

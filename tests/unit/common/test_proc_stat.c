@@ -1,4 +1,4 @@
-/* Check tests of the /proc/PID/stat parser (proc_stat.h): commands with spaces and parentheses, the fields kept, malformed and missing files. */
+/* Check tests of the /proc/PID/stat parser (proc_stat.h): commands with spaces and parentheses, the fields kept, malformed and missing files, CPU ticks of a process and of the machine; and a process's core list (procstats.h). */
 #include <check.h>
 #include <signal.h>
 #include <stdio.h>
@@ -81,6 +81,59 @@ START_TEST(test_read_this_process_and_a_dead_one)
 }
 END_TEST
 
+/* A process's (utime, stime) pair and the machine's CPU line, as neuron-top
+ * and neuron-monitor read them; a gone process leaves out untouched. */
+START_TEST(test_cpu_ticks_of_this_process_and_the_machine)
+{
+	uint64_t t[2] = { 0, 0 };
+	ck_assert_int_eq(ns_proc_stat_cpu_ticks(getpid(), t), 0);
+	volatile double x = 0;
+	for (uint64_t spin = 0; t[0] + t[1] == 0 && spin < 4000000000ull; spin++) {
+		x = x + 1.0; /* burn a clock tick so the sum is positive */
+		if ((spin & 0xfffff) == 0)
+			ck_assert_int_eq(ns_proc_stat_cpu_ticks(getpid(), t), 0);
+	}
+	ck_assert_uint_gt(t[0] + t[1], 0);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(0);
+	waitpid(pid, NULL, 0);
+	uint64_t gone[2] = { 7, 9 };
+	ck_assert_int_eq(ns_proc_stat_cpu_ticks(pid, gone), -1);
+	ck_assert_uint_eq(gone[0], 7);
+	ck_assert_uint_eq(gone[1], 9);
+	uint64_t sys[7] = { 0 };
+	ck_assert_int_eq(ns_proc_stat_system_cpu(sys), 0);
+	uint64_t sum = 0;
+	for (int i = 0; i < 7; i++)
+		sum += sys[i];
+	ck_assert_uint_gt(sum, 0);
+}
+END_TEST
+
+/* A process's cores as ranges (neuron-ls, neuron-top, neuron-monitor), the
+ * text for none, and a short buffer. */
+START_TEST(test_core_list_ranges)
+{
+	static procstats_snap_t s;
+	static const uint32_t g[] = { 0, 1, 2, 3, 5, 7, 8 };
+	memset(&s, 0, sizeof(s));
+	char buf[64];
+	ck_assert_str_eq(procstats_core_list(&s, "-", buf, sizeof(buf)), "-");
+	ck_assert_str_eq(procstats_core_list(&s, "", buf, sizeof(buf)), "");
+	s.n_cores = sizeof(g) / sizeof(g[0]);
+	for (uint32_t i = 0; i < s.n_cores; i++)
+		s.cores[i].global = g[i];
+	ck_assert_str_eq(procstats_core_list(&s, "-", buf, sizeof(buf)), "0-3,5,7-8");
+	s.n_cores = 1;
+	ck_assert_str_eq(procstats_core_list(&s, "-", buf, sizeof(buf)), "0");
+	s.n_cores = 7;
+	char small[6];
+	ck_assert_str_eq(procstats_core_list(&s, "-", small, sizeof(small)), "0-3,5");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("proc_stat");
@@ -88,6 +141,8 @@ int main(void)
 	tcase_add_test(tc, test_parse_counts_fields_after_the_last_paren);
 	tcase_add_test(tc, test_parse_refuses_malformed_lines);
 	tcase_add_test(tc, test_read_this_process_and_a_dead_one);
+	tcase_add_test(tc, test_cpu_ticks_of_this_process_and_the_machine);
+	tcase_add_test(tc, test_core_list_ranges);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
