@@ -138,6 +138,7 @@ bench: deps build
 	KVER=$(KVER) tests/qemu/run-qemu-kb --bench
 	NEURONSIM_BUILD_DIR=$(CURDIR)/$(BUILD) $(PYTHON) frontends/torch/bench/bench_steps.py
 	NEURONSIM_BUILD_DIR=$(CURDIR)/$(BUILD) $(PYTHON) tests/bench/bench_conv.py
+	NEURONSIM_BUILD_DIR=$(CURDIR)/$(BUILD) $(PYTHON) tests/bench/bench_vector.py
 
 install: build
 	meson install -C $(BUILD) --destdir "$(DESTDIR)"
