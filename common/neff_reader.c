@@ -11,19 +11,17 @@
 
 #include "neuronsim/errmsg.h"
 #include "neuronsim/neff.h"
+#include "neuronsim/status.h"
 
 #define ISA_ERR_LEN 192
 
 typedef struct reader {
 	const uint8_t *base;
 	uint64_t size;
-	char *err;
-	size_t err_len;
 } reader_t;
 
-#define reader_fail(r, st, ...) ((neff_status_t)errmsg_fail((st), (r)->err, (r)->err_len, __VA_ARGS__))
-
-#define FAIL(r, ...) reader_fail((r), NEFF_ERR_FORMAT, __VA_ARGS__)
+/* A corrupt, truncated or inconsistent NEFF. r names the reader that found it. */
+#define FAIL(r, ...) ((void)(r), ns_status_make(NS_STATUS_INVALID_ARGUMENT, __VA_ARGS__))
 
 /* Strings from the file are quoted in messages escaped and shortened, so a
  * message stays one printable line whatever the NEFF holds. */
@@ -38,7 +36,7 @@ static const char *sect_name(uint32_t type)
 
 /* A fixed-size string field: NUL-terminated inside the array, and zero after
  * the NUL so that equal models give equal bytes and nothing hides there. */
-static neff_status_t check_str(reader_t *r, const char *what, const char *s,
+static ns_status_t check_str(reader_t *r, const char *what, const char *s,
 			       size_t cap, bool nonempty)
 {
 	const char *nul = memchr(s, 0, cap);
@@ -50,7 +48,7 @@ static neff_status_t check_str(reader_t *r, const char *what, const char *s,
 		if (*p)
 			return FAIL(r, "%s has non-zero byte 0x%02x after its NUL at offset %td",
 				    what, (unsigned)(uint8_t)*p, p - s);
-	return NEFF_OK;
+	return NS_OK;
 }
 
 static bool all_zero(const void *p, size_t n)
@@ -64,7 +62,7 @@ static bool all_zero(const void *p, size_t n)
 
 /* ---- header and section table ----------------------------------------- */
 
-static neff_status_t check_header(reader_t *r, const neff_header_t **out)
+static ns_status_t check_header(reader_t *r, const neff_header_t **out)
 {
 	const uint8_t *d = r->base;
 	if (r->size < sizeof(((neff_header_t *)0)->magic))
@@ -81,22 +79,22 @@ static neff_status_t check_header(reader_t *r, const neff_header_t **out)
 	memcpy(&major, d + offsetof(neff_header_t, version_major), sizeof(major));
 	memcpy(&minor, d + offsetof(neff_header_t, version_minor), sizeof(minor));
 	if (major != NEFF_VERSION_MAJOR)
-		return reader_fail(r, NEFF_ERR_VERSION,
-				   "NEFF format %u.%u, this reader supports %u.x: "
-				   "recompile the model for NEFF %u.x or upgrade neuronsim",
-				   major, minor, NEFF_VERSION_MAJOR, NEFF_VERSION_MAJOR);
+		return ns_status_make(NS_STATUS_UNIMPLEMENTED,
+				      "NEFF format %u.%u, this reader supports %u.x: "
+				      "recompile the model for NEFF %u.x or upgrade neuronsim",
+				      major, minor, NEFF_VERSION_MAJOR, NEFF_VERSION_MAJOR);
 	if (r->size < sizeof(neff_header_t))
 		return FAIL(r, "truncated: %" PRIu64 " bytes, header needs %zu",
 			    r->size, sizeof(neff_header_t));
 	const neff_header_t *h = (const neff_header_t *)d;
 	uint64_t unknown = h->features_required & ~(uint64_t)NEFF_FEATURE_KNOWN_REQUIRED;
 	if (unknown)
-		return reader_fail(r, NEFF_ERR_VERSION,
-				   "NEFF format %u.%u requires features 0x%" PRIx64
-				   " unknown to this reader (format %u.%u, knows 0x%" PRIx64
-				   "): upgrade neuronsim or recompile without them",
-				   major, minor, unknown, NEFF_VERSION_MAJOR,
-				   NEFF_VERSION_MINOR, (uint64_t)NEFF_FEATURE_KNOWN_REQUIRED);
+		return ns_status_make(NS_STATUS_UNIMPLEMENTED,
+				      "NEFF format %u.%u requires features 0x%" PRIx64
+				      " unknown to this reader (format %u.%u, knows 0x%" PRIx64
+				      "): upgrade neuronsim or recompile without them",
+				      major, minor, unknown, NEFF_VERSION_MAJOR,
+				      NEFF_VERSION_MINOR, (uint64_t)NEFF_FEATURE_KNOWN_REQUIRED);
 	if (h->header_size < sizeof(neff_header_t) || h->header_size % 8)
 		return FAIL(r, "header.header_size %" PRIu32 " is not a multiple of 8 >= %zu",
 			    h->header_size, sizeof(neff_header_t));
@@ -113,7 +111,7 @@ static neff_status_t check_header(reader_t *r, const neff_header_t **out)
 		return FAIL(r, "header.checksum 0x%016" PRIx64 " != computed 0x%016" PRIx64
 			    " (corrupted)", h->checksum, sum);
 	*out = h;
-	return NEFF_OK;
+	return NS_OK;
 }
 
 typedef struct region {
@@ -124,7 +122,7 @@ typedef struct region {
 /* Every byte after the header belongs to the section table, a section or
  * alignment padding, and padding is zero: nothing can hide in a NEFF, and a
  * dropped or moved section always shows. */
-static neff_status_t check_layout(reader_t *r, const neff_header_t *h,
+static ns_status_t check_layout(reader_t *r, const neff_header_t *h,
 				  const neff_section_t *sects)
 {
 	region_t reg[NEFF_MAX_SECTIONS + 1];
@@ -166,10 +164,10 @@ static neff_status_t check_layout(reader_t *r, const neff_header_t *h,
 	if (cursor != h->total_size)
 		return FAIL(r, "%" PRIu64 " trailing bytes after the last section at %" PRIu64,
 			    h->total_size - cursor, cursor);
-	return NEFF_OK;
+	return NS_OK;
 }
 
-static neff_status_t check_sections(reader_t *r, const neff_header_t *h,
+static ns_status_t check_sections(reader_t *r, const neff_header_t *h,
 				    const neff_section_t **out_sects,
 				    int found[NEFF_SECT_HLO + 1])
 {
@@ -215,23 +213,23 @@ static neff_status_t check_sections(reader_t *r, const neff_header_t *h,
 	for (size_t i = 0; i < 3; i++)
 		if (found[required[i]] < 0)
 			return FAIL(r, "required section %s is missing", sect_name(required[i]));
-	neff_status_t st = check_layout(r, h, s);
+	ns_status_t st = check_layout(r, h, s);
 	if (st)
 		return st;
 	*out_sects = s;
-	return NEFF_OK;
+	return NS_OK;
 }
 
 /* ---- sections ---------------------------------------------------------- */
 
-static neff_status_t check_meta(reader_t *r, const neff_section_t *s,
+static ns_status_t check_meta(reader_t *r, const neff_section_t *s,
 				const neff_meta_t **out)
 {
 	if (s->size != sizeof(neff_meta_t))
 		return FAIL(r, "META section size %" PRIu64 " != %zu", s->size,
 			    sizeof(neff_meta_t));
 	const neff_meta_t *m = (const neff_meta_t *)(r->base + s->offset);
-	neff_status_t st;
+	ns_status_t st;
 	if ((st = check_str(r, "meta.model_name", m->model_name, sizeof(m->model_name), false)) ||
 	    (st = check_str(r, "meta.compiler_version", m->compiler_version,
 			    sizeof(m->compiler_version), false)) ||
@@ -249,24 +247,24 @@ static neff_status_t check_meta(reader_t *r, const neff_section_t *s,
 			    NEFF_MAX_REGION_SIZE);
 	if (m->isa_version_major != ISA_VERSION_MAJOR ||
 	    m->isa_version_minor > ISA_VERSION_MINOR)
-		return reader_fail(r, NEFF_ERR_VERSION,
-				   "meta.isa_version %" PRIu32 ".%" PRIu32
-				   ", this reader supports ISA %d.0..%d.%d: recompile the model",
-				   m->isa_version_major, m->isa_version_minor,
-				   ISA_VERSION_MAJOR, ISA_VERSION_MAJOR, ISA_VERSION_MINOR);
+		return ns_status_make(NS_STATUS_UNIMPLEMENTED,
+				      "meta.isa_version %" PRIu32 ".%" PRIu32
+				      ", this reader supports ISA %d.0..%d.%d: recompile the model",
+				      m->isa_version_major, m->isa_version_minor,
+				      ISA_VERSION_MAJOR, ISA_VERSION_MAJOR, ISA_VERSION_MINOR);
 	if (!all_zero(m->reserved, sizeof(m->reserved)))
 		return FAIL(r, "meta.reserved is not zero");
 	*out = m;
-	return NEFF_OK;
+	return NS_OK;
 }
 
-static neff_status_t check_tensor(reader_t *r, const neff_tensor_t *ts, uint32_t n,
+static ns_status_t check_tensor(reader_t *r, const neff_tensor_t *ts, uint32_t n,
 				  uint32_t i)
 {
 	const neff_tensor_t *t = &ts[i];
 	char what[48];
 	snprintf(what, sizeof(what), "tensor %" PRIu32 " name", i);
-	neff_status_t st = check_str(r, what, t->name, sizeof(t->name), true);
+	ns_status_t st = check_str(r, what, t->name, sizeof(t->name), true);
 	if (st)
 		return st;
 	if (t->usage != NEFF_USAGE_INPUT && t->usage != NEFF_USAGE_OUTPUT)
@@ -298,7 +296,7 @@ static neff_status_t check_tensor(reader_t *r, const neff_tensor_t *ts, uint32_t
 		return FAIL(r, "tensor %" PRIu32 " '%s': size %" PRIu64 " exceeds %llu", i,
 			    esc(t->name).s, size, NEFF_MAX_REGION_SIZE);
 	if (t->alias_input == -1)
-		return NEFF_OK;
+		return NS_OK;
 	if (t->usage != NEFF_USAGE_OUTPUT)
 		return FAIL(r, "tensor %" PRIu32 " '%s': alias_input %" PRId32
 			    " on an input (only outputs alias)", i, esc(t->name).s, t->alias_input);
@@ -313,24 +311,24 @@ static neff_status_t check_tensor(reader_t *r, const neff_tensor_t *ts, uint32_t
 		return FAIL(r, "tensor %" PRIu32 " '%s': alias_input %" PRId32
 			    " is not an input of the same dtype and size", i, esc(t->name).s,
 			    t->alias_input);
-	return NEFF_OK;
+	return NS_OK;
 }
 
 /* Names must be unique and an input may be aliased by one output only; a hash
  * set keeps this linear for large models. */
-static neff_status_t check_tensor_sets(reader_t *r, const neff_tensor_t *ts, uint32_t n)
+static ns_status_t check_tensor_sets(reader_t *r, const neff_tensor_t *ts, uint32_t n)
 {
 	if (n < 2)
-		return NEFF_OK;
+		return NS_OK;
 	size_t nslots = 4;
 	while (nslots < 2 * (size_t)n)
 		nslots *= 2;
 	uint32_t *slots = calloc(nslots, sizeof(uint32_t));
 	uint8_t *aliased = calloc(n, 1);
-	neff_status_t st = NEFF_OK;
+	ns_status_t st = NS_OK;
 	if (!slots || !aliased) {
-		st = reader_fail(r, NEFF_ERR_NOMEM, "out of memory checking %" PRIu32
-				 " tensor names", n);
+		st = ns_status_make(NS_STATUS_RESOURCE_EXHAUSTED, "out of memory checking %" PRIu32
+				    " tensor names", n);
 		goto out;
 	}
 	for (uint32_t i = 0; i < n && !st; i++) {
@@ -358,7 +356,7 @@ out:
 	return st;
 }
 
-static neff_status_t check_tensors(reader_t *r, const neff_section_t *s,
+static ns_status_t check_tensors(reader_t *r, const neff_section_t *s,
 				   const neff_meta_t *m, const neff_tensor_t **out)
 {
 	if (s->size != (uint64_t)m->n_tensors * sizeof(neff_tensor_t))
@@ -366,18 +364,18 @@ static neff_status_t check_tensors(reader_t *r, const neff_section_t *s,
 			    " x %zu", s->size, m->n_tensors, sizeof(neff_tensor_t));
 	const neff_tensor_t *ts = (const neff_tensor_t *)(r->base + s->offset);
 	for (uint32_t i = 0; i < m->n_tensors; i++) {
-		neff_status_t st = check_tensor(r, ts, m->n_tensors, i);
+		ns_status_t st = check_tensor(r, ts, m->n_tensors, i);
 		if (st)
 			return st;
 	}
-	neff_status_t st = check_tensor_sets(r, ts, m->n_tensors);
+	ns_status_t st = check_tensor_sets(r, ts, m->n_tensors);
 	if (st)
 		return st;
 	*out = ts;
-	return NEFF_OK;
+	return NS_OK;
 }
 
-static neff_status_t check_debug(reader_t *r, const neff_section_t *s, neff_view_t *v)
+static ns_status_t check_debug(reader_t *r, const neff_section_t *s, neff_view_t *v)
 {
 	if (s->size < sizeof(neff_debug_header_t))
 		return FAIL(r, "DEBUG section size %" PRIu64 " is too small", s->size);
@@ -409,10 +407,10 @@ static neff_status_t check_debug(reader_t *r, const neff_section_t *s, neff_view
 	v->n_debug = dh->n_entries;
 	v->debug_strings = dh->strings_size ? pool : NULL;
 	v->debug_strings_size = dh->strings_size;
-	return NEFF_OK;
+	return NS_OK;
 }
 
-static neff_status_t check_code(reader_t *r, const neff_section_t *s, neff_view_t *v)
+static ns_status_t check_code(reader_t *r, const neff_section_t *s, neff_view_t *v)
 {
 	const neff_meta_t *m = v->meta;
 	const uint8_t *base = r->base + s->offset;
@@ -473,17 +471,17 @@ static neff_status_t check_code(reader_t *r, const neff_section_t *s, neff_view_
 	if (cursor != s->size)
 		return FAIL(r, "CODE section has %" PRIu64 " bytes after its last stream",
 			    s->size - cursor);
-	return NEFF_OK;
+	return NS_OK;
 }
 
 /* ---- entry points ------------------------------------------------------ */
 
-static neff_status_t parse(reader_t *r, neff_view_t *v)
+static ns_status_t parse(reader_t *r, neff_view_t *v)
 {
 	const neff_header_t *h = NULL;
 	const neff_section_t *sects = NULL;
 	int found[NEFF_SECT_HLO + 1];
-	neff_status_t st;
+	ns_status_t st;
 	if ((st = check_header(r, &h)) || (st = check_sections(r, h, &sects, found)))
 		return st;
 	v->header = h;
@@ -509,24 +507,21 @@ static neff_status_t parse(reader_t *r, neff_view_t *v)
 	return check_code(r, &sects[found[NEFF_SECT_CODE]], v);
 }
 
-neff_status_t neff_parse(const void *data, size_t size, neff_view_t *out_view,
-			 char *err, size_t err_len)
+ns_status_t neff_parse(const void *data, size_t size, neff_view_t *out_view)
 {
-	reader_t r = { .base = data, .size = size, .err = err, .err_len = err_len };
-	if (err && err_len)
-		err[0] = '\0';
+	reader_t r = { .base = data, .size = size };
 	if (!out_view)
-		return reader_fail(&r, NEFF_ERR_INVALID, "neff_parse: out_view is NULL");
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT, "neff_parse: out_view is NULL");
 	memset(out_view, 0, sizeof(*out_view));
 	if (!data)
-		return reader_fail(&r, NEFF_ERR_INVALID, "neff_parse: data is NULL");
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT, "neff_parse: data is NULL");
 	if ((uintptr_t)data % 8)
-		return reader_fail(&r, NEFF_ERR_INVALID,
-				   "neff_parse: data at %p is not 8-byte aligned; copy the NEFF "
-				   "into an aligned buffer (malloc gives one)", data);
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+				      "neff_parse: data at %p is not 8-byte aligned; copy the NEFF "
+				      "into an aligned buffer (malloc gives one)", data);
 	neff_view_t v = { 0 };
-	neff_status_t st = parse(&r, &v);
-	if (st == NEFF_OK)
+	ns_status_t st = parse(&r, &v);
+	if (st == NS_OK)
 		*out_view = v;
 	return st;
 }

@@ -10,6 +10,7 @@
 struct ns_status_obj {
 	ns_status_code_t code;
 	int errnum;
+	int detail;           /* ns_status_with_detail, 0 for none */
 	size_t len;           /* of msg */
 	char *msg;            /* text[] below, or a string literal for the static ones */
 	char text[];
@@ -95,6 +96,7 @@ static ns_status_t status_vmake(ns_status_code_t code, int errnum, const char *t
 		return &static_statuses[code];
 	st->code = code;
 	st->errnum = errnum;
+	st->detail = 0;
 	st->len = len;
 	st->msg = st->text;
 	vsnprintf(st->text, (size_t)n + 1, fmt, ap);
@@ -113,6 +115,11 @@ ns_status_t ns_status_make(ns_status_code_t code, const char *fmt, ...)
 	ns_status_t st = status_vmake(code, 0, NULL, 0, fmt, ap);
 	va_end(ap);
 	return st;
+}
+
+ns_status_t ns_status_vmake(ns_status_code_t code, const char *fmt, va_list ap)
+{
+	return status_vmake(code, 0, NULL, 0, fmt, ap);
 }
 
 ns_status_t ns_status_make_errno(int errnum, const char *fmt, ...)
@@ -134,6 +141,7 @@ ns_status_t ns_status_annotate(ns_status_t st, const char *fmt, ...)
 	va_end(ap);
 	if (is_static(out)) /* keep the message we had over the static one */
 		return st;
+	out->detail = st->detail;
 	ns_status_free(st);
 	return out;
 }
@@ -151,6 +159,18 @@ const char *ns_status_message(ns_status_t st)
 int ns_status_errno(ns_status_t st)
 {
 	return st ? st->errnum : 0;
+}
+
+ns_status_t ns_status_with_detail(ns_status_t st, int detail)
+{
+	if (st && !is_static(st))
+		st->detail = detail;
+	return st;
+}
+
+int ns_status_detail(ns_status_t st)
+{
+	return st && !is_static(st) ? st->detail : 0;
 }
 
 void ns_status_free(ns_status_t st)

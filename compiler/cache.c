@@ -181,7 +181,8 @@ ncc_status_t ncc_cache_lookup(ncc_cache_t *cache, const char *key, void **out_ne
 						      &data, &size),
 				      why, sizeof(why)) == NS_STATUS_OK) {
 		neff_view_t view;
-		if (neff_parse(data, size, &view, why, sizeof(why)) == NEFF_OK) {
+		if (ns_status_consume_message(neff_parse(data, size, &view), why, sizeof(why)) ==
+		    NS_STATUS_OK) {
 			if (!cache->quiet_hit)
 				fprintf(cache_log(cache), "neuronsim-cc: compile cache hit: %s -> %s\n", key,
 					path);

@@ -159,6 +159,31 @@ static void model_uuid(nrt_model_obj_t *m)
 	m->uuid[8] = (uint8_t)((m->uuid[8] & 0x3f) | 0x80); /* RFC 4122 variant */
 }
 
+/* What the reader's refusal of a NEFF means for nrt_load: its NRT_STATUS, and
+ * what the runtime reads in front of the reader's message. Consumes st. */
+static ns_status_t neff_refused(const void *neff, size_t size, ns_status_t st)
+{
+	switch (ns_status_code(st)) {
+	case NS_STATUS_UNIMPLEMENTED: {
+		const neff_header_t *h = neff;
+		if (size >= sizeof(*h))
+			st = ns_status_annotate(st, "NEFF format version %u.%u is not supported: this "
+						"runtime reads %u.x (up to %u.%u)", h->version_major,
+						h->version_minor, NEFF_VERSION_MAJOR, NEFF_VERSION_MAJOR,
+						NEFF_VERSION_MINOR);
+		else
+			st = ns_status_annotate(st, "unsupported NEFF");
+		return ns_status_with_detail(st, NRT_UNSUPPORTED_NEFF_VERSION);
+	}
+	case NS_STATUS_RESOURCE_EXHAUSTED:
+		ns_status_free(st);
+		return nrt_status_make(NRT_RESOURCE, "out of host memory parsing the NEFF");
+	default:
+		return ns_status_with_detail(ns_status_annotate(st, "invalid NEFF (%zu bytes)", size),
+					     NRT_INVALID);
+	}
+}
+
 static NRT_STATUS load_model(const void *neff_bytes, size_t size, int32_t start_nc, int32_t nc_count,
 			     nrt_model_t **model, char out_name[128])
 {
@@ -192,25 +217,9 @@ static NRT_STATUS load_model(const void *neff_bytes, size_t size, int32_t start_
 	}
 	memcpy(m->neff, neff_bytes, size);
 	m->neff_size = size;
-	char err[256] = "";
-	neff_status_t ns = neff_parse(m->neff, size, &m->view, err, sizeof(err));
-	if (ns != NEFF_OK) {
-		if (ns == NEFF_ERR_VERSION) {
-			const neff_header_t *h = m->neff;
-			if (size >= sizeof(*h))
-				NRT_LOGE("nrt_load: NEFF format version %u.%u is not supported: this runtime "
-					 "reads %u.x (up to %u.%u): %s", h->version_major, h->version_minor,
-					 NEFF_VERSION_MAJOR, NEFF_VERSION_MAJOR, NEFF_VERSION_MINOR, err);
-			else
-				NRT_LOGE("nrt_load: unsupported NEFF: %s", err);
-			st = NRT_UNSUPPORTED_NEFF_VERSION;
-		} else if (ns == NEFF_ERR_NOMEM) {
-			NRT_LOGE("nrt_load: out of host memory parsing the NEFF");
-			st = NRT_RESOURCE;
-		} else {
-			NRT_LOGE("nrt_load: invalid NEFF (%zu bytes): %s", size, err);
-			st = NRT_INVALID;
-		}
+	ns_status_t ps = neff_parse(m->neff, size, &m->view);
+	if (ps) {
+		st = nrt_status_report("nrt_load", neff_refused(m->neff, size, ps));
 		goto err;
 	}
 	const neff_meta_t *meta = m->view.meta;

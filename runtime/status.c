@@ -1,4 +1,7 @@
-/* Human-readable NRT_STATUS strings. */
+/* NRT_STATUS: its strings, and the boundary where libnrt's internal statuses become one (internal.h). */
+#include <stdarg.h>
+
+#include "internal.h"
 #include "nrt/nrt_status.h"
 
 const char *nrt_get_status_as_str(NRT_STATUS status)
@@ -34,4 +37,59 @@ const char *nrt_get_status_as_str(NRT_STATUS status)
 	case NRT_NETWORK_PROXY_FAILURE: return "Network proxy failure";
 	}
 	return "Unknown status";
+}
+
+/* The canonical code that goes with an NRT_STATUS (for nrt_status_make). */
+static ns_status_code_t canonical_of(NRT_STATUS nrt)
+{
+	switch (nrt) {
+	case NRT_SUCCESS: return NS_STATUS_OK;
+	case NRT_INVALID: case NRT_INVALID_HANDLE: case NRT_EXEC_BAD_INPUT:
+		return NS_STATUS_INVALID_ARGUMENT;
+	case NRT_RESOURCE: case NRT_FAIL_HOST_MEM_ALLOC: case NRT_QUEUE_FULL: case NRT_LOAD_NOT_ENOUGH_NC:
+		return NS_STATUS_RESOURCE_EXHAUSTED;
+	case NRT_TIMEOUT: return NS_STATUS_DEADLINE_EXCEEDED;
+	case NRT_UNSUPPORTED_NEFF_VERSION: return NS_STATUS_UNIMPLEMENTED;
+	case NRT_UNINITIALIZED: case NRT_CLOSED: return NS_STATUS_FAILED_PRECONDITION;
+	case NRT_EXEC_NC_BUSY: return NS_STATUS_UNAVAILABLE;
+	case NRT_EXEC_OOB: return NS_STATUS_OUT_OF_RANGE;
+	default: return NS_STATUS_INTERNAL;
+	}
+}
+
+ns_status_t nrt_status_make(NRT_STATUS nrt, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	ns_status_t st = ns_status_vmake(canonical_of(nrt), fmt, ap);
+	va_end(ap);
+	return ns_status_with_detail(st, (int)nrt);
+}
+
+NRT_STATUS nrt_status_code(ns_status_t st)
+{
+	if (!st)
+		return NRT_SUCCESS;
+	if (ns_status_detail(st))
+		return (NRT_STATUS)ns_status_detail(st);
+	switch (ns_status_code(st)) {
+	case NS_STATUS_OK: return NRT_SUCCESS;
+	case NS_STATUS_INVALID_ARGUMENT: case NS_STATUS_OUT_OF_RANGE: case NS_STATUS_NOT_FOUND:
+	case NS_STATUS_ALREADY_EXISTS: case NS_STATUS_DATA_LOSS:
+		return NRT_INVALID;
+	case NS_STATUS_RESOURCE_EXHAUSTED: return NRT_RESOURCE;
+	case NS_STATUS_DEADLINE_EXCEEDED: return NRT_TIMEOUT;
+	case NS_STATUS_UNIMPLEMENTED: return NRT_INVALID;
+	default: return NRT_FAILURE;
+	}
+}
+
+NRT_STATUS nrt_status_report(const char *func, ns_status_t st)
+{
+	if (!st)
+		return NRT_SUCCESS;
+	NRT_STATUS nrt = nrt_status_code(st);
+	NRT_LOGE("%s: %s", func, ns_status_message(st));
+	ns_status_free(st);
+	return nrt;
 }

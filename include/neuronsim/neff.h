@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "neuronsim/isa.h"
+#include "neuronsim/status.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -127,6 +128,7 @@ static_assert(sizeof(neff_debug_entry_t) == 16, "neff_debug_entry_t is part of t
 
 /* ---- reader ---------------------------------------------------------- */
 
+/* The builder's statuses (below); the reader returns an ns_status_t. */
 typedef enum neff_status {
 	NEFF_OK = 0,
 	NEFF_ERR_FORMAT = 1,   /* corrupt, truncated or inconsistent */
@@ -159,13 +161,13 @@ typedef struct neff_view {
  * section offset and size (overflow-safe), the layout (no overlap, no
  * unaccounted bytes), string termination, tensor sizes and aliases, debug
  * ids, and every instruction with isa_insn_validate() (regions <
- * ISA_REGION_IO0 + n_tensors); docs/neff.md lists every rule. Returns
- * NEFF_ERR_FORMAT (corrupt), NEFF_ERR_VERSION (unknown major version,
- * required feature or newer ISA), NEFF_ERR_NOMEM or NEFF_ERR_INVALID. On
- * failure, out_view is zeroed and err (if not NULL) gets a one-line message
- * naming the field and value. Thread-safe; allocates only temporarily. */
-neff_status_t neff_parse(const void *data, size_t size, neff_view_t *out_view,
-			 char *err, size_t err_len);
+ * ISA_REGION_IO0 + n_tensors); docs/neff.md lists every rule. A failure is
+ * a status (status.h) with a one-line message naming the field and value:
+ * NS_STATUS_INVALID_ARGUMENT (corrupt, or a bad argument), NS_STATUS_UNIMPLEMENTED
+ * (unknown major version, required feature or newer ISA) or
+ * NS_STATUS_RESOURCE_EXHAUSTED; out_view is then zeroed. Thread-safe;
+ * allocates only temporarily. */
+ns_status_t neff_parse(const void *data, size_t size, neff_view_t *out_view);
 
 /* Debug strings of instruction debug_id; NULL pointers when out of range. */
 void neff_debug_lookup(const neff_view_t *view, uint32_t debug_id,

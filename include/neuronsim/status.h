@@ -2,6 +2,7 @@
 #ifndef NEURONSIM_STATUS_H
 #define NEURONSIM_STATUS_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -61,6 +62,9 @@ typedef struct ns_status_obj *ns_status_t;
  * message" in place of the lost one), which free and annotate accept as any other. */
 ns_status_t ns_status_make(ns_status_code_t code, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* ns_status_make for a wrapper that has its own va_list. */
+ns_status_t ns_status_vmake(ns_status_code_t code, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
 /* ns_status_make with the code mapped from errnum (ns_status_code_from_errno),
  * errnum kept (ns_status_errno). The message is only fmt's: put strerror in it
  * where users should see it. */
@@ -80,6 +84,13 @@ ns_status_code_t ns_status_code(ns_status_t st);
 const char *ns_status_message(ns_status_t st);
 /* The errno a status was made from (ns_status_make_errno), else 0. */
 int ns_status_errno(ns_status_t st);
+/* A layer's own, finer code carried beside the canonical one (libnrt keeps its
+ * NRT_STATUS there: NRT_UNSUPPORTED_NEFF_VERSION, NRT_EXEC_OOB, ...), so that its
+ * API boundary returns the exact code; annotation keeps it. Returns st; a NULL
+ * or static status (out of memory) is returned as it is, and then reads 0. */
+ns_status_t ns_status_with_detail(ns_status_t st, int detail);
+/* The layer's code set with ns_status_with_detail, else 0. */
+int ns_status_detail(ns_status_t st);
 static inline bool ns_status_is_ok(ns_status_t st) { return st == NULL; }
 
 /* Frees st. NULL and the static statuses are fine. */

@@ -89,7 +89,8 @@ static int load(const ncc_compile_result_t *res, loaded_t *l)
 	memset(l, 0, sizeof(*l));
 	neff_view_t v;
 	char err[256];
-	if (neff_parse(res->neff, res->neff_size, &v, err, sizeof(err)) != NEFF_OK) {
+	if (ns_status_consume_message(neff_parse(res->neff, res->neff_size, &v),
+				      err, sizeof(err)) != NS_STATUS_OK) {
 		fprintf(stderr, "neuronsim-bench-profile: bad NEFF: %s\n", err);
 		return -1;
 	}
@@ -246,7 +247,8 @@ static int bench_model(const char *path, int rounds, bool *met)
 
 	neff_view_t v;
 	uint64_t insns = 0;
-	if (neff_parse(res.neff, res.neff_size, &v, NULL, 0) == NEFF_OK)
+	if (ns_status_consume_message(neff_parse(res.neff, res.neff_size, &v),
+				      NULL, 0) == NS_STATUS_OK)
 		for (uint32_t c = 0; c < v.meta->n_cores; c++)
 			for (int e = 0; e < ISA_ENGINE_COUNT; e++)
 				insns += v.code_count[c][e];

@@ -78,15 +78,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(buf + offsetof(neff_header_t, checksum), &sum, sizeof(sum));
 	}
 	neff_view_t v;
-	char err[256];
-	neff_status_t st = neff_parse(buf, size, &v, err, sizeof(err));
-	if (st == NEFF_OK) {
+	ns_status_t st = neff_parse(buf, size, &v);
+	if (!st) {
 		walk_view(&v);
 	} else {
 		/* Failure contract: a zeroed view and a one-line message. */
 		static const neff_view_t zero;
+		const char *err = ns_status_message(st);
 		if (memcmp(&v, &zero, sizeof(v)) != 0 || err[0] == '\0' || strchr(err, '\n'))
 			abort();
+		ns_status_free(st);
 	}
 	free(buf);
 	return 0;

@@ -24,7 +24,8 @@ static void save(neff_builder_t *b, const char *dir, const char *name)
 	CHECK(neff_builder_finish(b, &data, &size));
 	neff_view_t v;
 	char err[256];
-	if (neff_parse(data, size, &v, err, sizeof(err)) != NEFF_OK) {
+	if (ns_status_consume_message(neff_parse(data, size, &v),
+				      err, sizeof(err)) != NS_STATUS_OK) {
 		fprintf(stderr, "%s: generated NEFF does not parse: %s\n", name, err);
 		exit(1);
 	}

@@ -107,7 +107,7 @@ void ntu_rechecksum(void *data, size_t size)
 	       sizeof(h.checksum));
 }
 
-neff_status_t ntu_parse_copy(const void *data, size_t size, char *err, size_t err_len)
+ns_status_code_t ntu_parse_copy(const void *data, size_t size, char *err, size_t err_len)
 {
 	/* malloc(0) may return NULL; ask for at least one byte. */
 	void *copy = malloc(size ? size : 1);
@@ -116,8 +116,8 @@ neff_status_t ntu_parse_copy(const void *data, size_t size, char *err, size_t er
 		memcpy(copy, data, size);
 	neff_view_t v;
 	memset(&v, 0xa5, sizeof(v));
-	neff_status_t st = neff_parse(copy, size, &v, err, err_len);
-	if (st != NEFF_OK) {
+	ns_status_code_t st = ns_status_consume_message(neff_parse(copy, size, &v), err, err_len);
+	if (st != NS_STATUS_OK) {
 		neff_view_t zero;
 		memset(&zero, 0, sizeof(zero));
 		ck_assert_msg(memcmp(&v, &zero, sizeof(v)) == 0, "view not zeroed on failure");

@@ -43,6 +43,6 @@ void *ntu_build_small(size_t *out_size);
 void ntu_rechecksum(void *data, size_t size);
 
 /* Parses a private exact-size copy, so ASan sees any read past size. */
-neff_status_t ntu_parse_copy(const void *data, size_t size, char *err, size_t err_len);
+ns_status_code_t ntu_parse_copy(const void *data, size_t size, char *err, size_t err_len);
 
 #endif

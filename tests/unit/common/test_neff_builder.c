@@ -15,7 +15,8 @@ START_TEST(test_round_trip_keeps_every_field)
 	uint8_t *data = ntu_build_sample(&size);
 	neff_view_t v;
 	char err[256];
-	ck_assert_msg(neff_parse(data, size, &v, err, sizeof(err)) == NEFF_OK, "%s", err);
+	ck_assert_msg(ns_status_consume_message(neff_parse(data, size, &v),
+						err, sizeof(err)) == NS_STATUS_OK, "%s", err);
 
 	const neff_header_t *h = v.header;
 	ck_assert_ptr_eq(h, data);
@@ -133,7 +134,8 @@ START_TEST(test_small_neff_has_no_optional_sections)
 	size_t size;
 	uint8_t *data = ntu_build_small(&size);
 	neff_view_t v;
-	ck_assert_int_eq(neff_parse(data, size, &v, NULL, 0), NEFF_OK);
+	ck_assert_int_eq(ns_status_consume_message(neff_parse(data, size, &v),
+						   NULL, 0), NS_STATUS_OK);
 	ck_assert_uint_eq(v.header->section_count, 3);
 	ck_assert_ptr_null(v.consts);
 	ck_assert_ptr_null(v.debug);
@@ -161,7 +163,7 @@ START_TEST(test_builder_output_is_deterministic)
 	ck_assert_uint_eq(s1, s2);
 	ck_assert_mem_eq(d1, d2, s1);
 	neff_view_t v;
-	ck_assert_int_eq(neff_parse(d1, s1, &v, NULL, 0), NEFF_OK);
+	ck_assert_int_eq(ns_status_consume_message(neff_parse(d1, s1, &v), NULL, 0), NS_STATUS_OK);
 	ck_assert_uint_eq(v.meta->n_tensors, 0);
 	free(d1);
 	free(d2);
@@ -229,7 +231,8 @@ START_TEST(test_builder_rejects_bad_tensors)
 	size_t size;
 	ck_assert_int_eq(neff_builder_finish(b, &data, &size), NEFF_OK);
 	neff_view_t v;
-	ck_assert_int_eq(neff_parse(data, size, &v, NULL, 0), NEFF_OK);
+	ck_assert_int_eq(ns_status_consume_message(neff_parse(data, size, &v),
+						   NULL, 0), NS_STATUS_OK);
 	ck_assert_uint_eq(v.meta->n_tensors, 4);
 	ck_assert_uint_eq(v.tensors[0].size, 4 * 6);
 	ck_assert_uint_eq(strlen(v.tensors[0].name), NEFF_NAME_MAX - 1);
@@ -300,7 +303,8 @@ START_TEST(test_builder_rejects_bad_code_and_regions)
 	ck_assert_int_eq(neff_builder_finish(b, &data, &size), NEFF_OK);
 	neff_view_t v;
 	char err[256];
-	ck_assert_msg(neff_parse(data, size, &v, err, sizeof(err)) == NEFF_OK, "%s", err);
+	ck_assert_msg(ns_status_consume_message(neff_parse(data, size, &v),
+						err, sizeof(err)) == NS_STATUS_OK, "%s", err);
 	ck_assert_str_eq(v.meta->compiler_version, "ncc 9.9");
 	ck_assert_uint_eq(v.meta->scratch_size, NEFF_MAX_REGION_SIZE);
 	ck_assert_uint_eq(v.consts_size, 100);
@@ -325,7 +329,8 @@ START_TEST(test_builder_dedups_debug_strings)
 	size_t size;
 	ck_assert_int_eq(neff_builder_finish(b, &data, &size), NEFF_OK);
 	neff_view_t v;
-	ck_assert_int_eq(neff_parse(data, size, &v, NULL, 0), NEFF_OK);
+	ck_assert_int_eq(ns_status_consume_message(neff_parse(data, size, &v),
+						   NULL, 0), NS_STATUS_OK);
 	ck_assert_uint_eq(v.n_debug, 1000);
 	ck_assert_uint_eq(v.debug_strings_size, 10 * 5 + 4 + 5);
 	const char *hn;
@@ -393,7 +398,8 @@ START_TEST(test_builder_survives_every_allocation_failure)
 	ck_assert(!build_with_failure(0, &ref, &ref_size));
 	neff_view_t v;
 	char err[256];
-	ck_assert_msg(neff_parse(ref, ref_size, &v, err, sizeof(err)) == NEFF_OK, "%s", err);
+	ck_assert_msg(ns_status_consume_message(neff_parse(ref, ref_size, &v),
+						err, sizeof(err)) == NS_STATUS_OK, "%s", err);
 	uint32_t n;
 	for (n = 1; n < 10000; n++) {
 		void *data;

@@ -29,7 +29,8 @@ static void layout_init(void)
 	sample = ntu_build_sample(&sample_size);
 	neff_view_t v;
 	char err[256];
-	NTU_REQUIRE(neff_parse(sample, sample_size, &v, err, sizeof(err)) == NEFF_OK);
+	NTU_REQUIRE(ns_status_consume_message(neff_parse(sample, sample_size, &v),
+					      err, sizeof(err)) == NS_STATUS_OK);
 	L.sect_table = v.header->section_table_offset;
 	L.n_sect = v.header->section_count;
 	const neff_section_t *s = (const neff_section_t *)(sample + L.sect_table);
@@ -59,7 +60,7 @@ typedef struct mutation {
 	size_t rel, width; /* field offset from base and width in bytes */
 	int op;
 	uint64_t val;      /* OP_FILL: byte value, width bytes */
-	neff_status_t expect;
+	ns_status_code_t expect;
 	bool no_recheck;   /* re-checksumming would undo the mutation */
 } mutation_t;
 
@@ -67,7 +68,7 @@ static mutation_t muts[512];
 static int n_muts;
 
 static void add_mut(const char *name, int base, int idx, size_t rel, size_t width,
-		    int op, uint64_t val, neff_status_t expect)
+		    int op, uint64_t val, ns_status_code_t expect)
 {
 	NTU_REQUIRE(n_muts < (int)(sizeof(muts) / sizeof(muts[0])));
 	mutation_t *m = &muts[n_muts++];
@@ -86,8 +87,8 @@ static void add_mut(const char *name, int base, int idx, size_t rel, size_t widt
 }
 
 #define FLD(T, f) offsetof(T, f), sizeof(((T *)0)->f)
-#define F NEFF_ERR_FORMAT
-#define V NEFF_ERR_VERSION
+#define F NS_STATUS_INVALID_ARGUMENT
+#define V NS_STATUS_UNIMPLEMENTED
 #define M1 UINT64_MAX /* OP_ADD M1 is -1 */
 
 static void build_mutations(void)
@@ -331,8 +332,8 @@ START_TEST(test_parse_rejects_each_corrupted_field)
 	/* As corrupted in storage: the checksum or the field check catches it. */
 	memcpy(buf, sample, sample_size);
 	mut_apply(m, buf);
-	neff_status_t raw_expect = m->base == B_HDR ? m->expect : NEFF_ERR_FORMAT;
-	neff_status_t st = ntu_parse_copy(buf, sample_size, err, sizeof(err));
+	ns_status_code_t raw_expect = m->base == B_HDR ? m->expect : NS_STATUS_INVALID_ARGUMENT;
+	ns_status_code_t st = ntu_parse_copy(buf, sample_size, err, sizeof(err));
 	ck_assert_msg(st == raw_expect, "%s: status %d, want %d (%s)", m->name, st,
 		      raw_expect, err);
 
@@ -364,7 +365,7 @@ START_TEST(test_parse_rejects_input_aliased_twice)
 	char err[256];
 	/* The add instruction still writes y as 4x8; either check may fire, but
 	 * the alias check comes first. */
-	ck_assert_int_eq(ntu_parse_copy(buf, sample_size, err, sizeof(err)), NEFF_ERR_FORMAT);
+	ck_assert_int_eq(ntu_parse_copy(buf, sample_size, err, sizeof(err)), NS_STATUS_INVALID_ARGUMENT);
 	ck_assert_ptr_nonnull(strstr(err, "aliased by more than one output"));
 	free(buf);
 }
@@ -377,7 +378,7 @@ static void check_truncations(const uint8_t *data, size_t size)
 	uint8_t *buf = malloc(size);
 	char err[256];
 	for (size_t len = 0; len < size; len++) {
-		ck_assert_msg(ntu_parse_copy(data, len, err, sizeof(err)) == NEFF_ERR_FORMAT,
+		ck_assert_msg(ntu_parse_copy(data, len, err, sizeof(err)) == NS_STATUS_INVALID_ARGUMENT,
 			      "truncated to %zu accepted", len);
 		/* Truncated, but with total_size and checksum made to match. */
 		if (len >= sizeof(neff_header_t)) {
@@ -385,8 +386,8 @@ static void check_truncations(const uint8_t *data, size_t size)
 			uint64_t t = len;
 			memcpy(buf + offsetof(neff_header_t, total_size), &t, sizeof(t));
 			ntu_rechecksum(buf, len);
-			neff_status_t st = ntu_parse_copy(buf, len, err, sizeof(err));
-			ck_assert_msg(st == NEFF_ERR_FORMAT,
+			ns_status_code_t st = ntu_parse_copy(buf, len, err, sizeof(err));
+			ck_assert_msg(st == NS_STATUS_INVALID_ARGUMENT,
 				      "truncated to %zu with fixed size and checksum: %d", len, st);
 		}
 	}
@@ -417,12 +418,12 @@ START_TEST(test_parse_rejects_appended_bytes)
 	char err[256];
 	for (size_t extra = 1; extra <= 64; extra++) {
 		ck_assert_int_eq(ntu_parse_copy(buf, sample_size + extra, err, sizeof(err)),
-				 NEFF_ERR_FORMAT);
+				 NS_STATUS_INVALID_ARGUMENT);
 		uint64_t t = sample_size + extra;
 		memcpy(buf + offsetof(neff_header_t, total_size), &t, sizeof(t));
 		ntu_rechecksum(buf, sample_size + extra);
 		ck_assert_int_eq(ntu_parse_copy(buf, sample_size + extra, err, sizeof(err)),
-				 NEFF_ERR_FORMAT);
+				 NS_STATUS_INVALID_ARGUMENT);
 		ck_assert_ptr_nonnull(strstr(err, "trailing"));
 		memcpy(buf, sample, sizeof(neff_header_t));
 	}
@@ -443,7 +444,7 @@ START_TEST(test_parse_survives_every_bit_flip)
 		memcpy(buf, small, size);
 		buf[i / 8] ^= (uint8_t)(1u << (i % 8));
 		ntu_rechecksum(buf, size);
-		if (ntu_parse_copy(buf, size, err, sizeof(err)) == NEFF_OK)
+		if (ntu_parse_copy(buf, size, err, sizeof(err)) == NS_STATUS_OK)
 			accepted++;
 	}
 	/* Only free-form bytes (names, instruction immediates, ...) may change
@@ -465,11 +466,11 @@ START_TEST(test_parse_version_message_names_both_versions)
 	memcpy(buf + offsetof(neff_header_t, version_major), &major, 2);
 	memcpy(buf + offsetof(neff_header_t, version_minor), &minor, 2);
 	char err[256];
-	ck_assert_int_eq(ntu_parse_copy(buf, sample_size, err, sizeof(err)), NEFF_ERR_VERSION);
+	ck_assert_int_eq(ntu_parse_copy(buf, sample_size, err, sizeof(err)), NS_STATUS_UNIMPLEMENTED);
 	ck_assert_msg(strstr(err, "NEFF format 2.3") && strstr(err, "supports 1.x"), "%s", err);
 	/* A future major version may change everything after the version: it
 	 * is still named, even when the rest is short. */
-	ck_assert_int_eq(ntu_parse_copy(buf, 12, err, sizeof(err)), NEFF_ERR_VERSION);
+	ck_assert_int_eq(ntu_parse_copy(buf, 12, err, sizeof(err)), NS_STATUS_UNIMPLEMENTED);
 	ck_assert_ptr_nonnull(strstr(err, "NEFF format 2.3"));
 	free(buf);
 }
@@ -485,7 +486,7 @@ START_TEST(test_parse_accepts_newer_minor_and_optional_features)
 	memcpy(buf + offsetof(neff_header_t, version_minor), &minor, 2);
 	memcpy(buf + offsetof(neff_header_t, features_optional), &opt, 8);
 	char err[256];
-	ck_assert_msg(ntu_parse_copy(buf, sample_size, err, sizeof(err)) == NEFF_OK, "%s", err);
+	ck_assert_msg(ntu_parse_copy(buf, sample_size, err, sizeof(err)) == NS_STATUS_OK, "%s", err);
 	free(buf);
 }
 END_TEST
@@ -498,7 +499,7 @@ START_TEST(test_parse_required_feature_message_names_bits)
 	uint64_t req = 0x24;
 	memcpy(buf + offsetof(neff_header_t, features_required), &req, 8);
 	char err[256];
-	ck_assert_int_eq(ntu_parse_copy(buf, sample_size, err, sizeof(err)), NEFF_ERR_VERSION);
+	ck_assert_int_eq(ntu_parse_copy(buf, sample_size, err, sizeof(err)), NS_STATUS_UNIMPLEMENTED);
 	ck_assert_msg(strstr(err, "0x24") && strstr(err, "1.0"), "%s", err);
 	free(buf);
 }
@@ -538,10 +539,10 @@ START_TEST(test_parse_skips_unknown_optional_sections)
 	size_t size;
 	char err[256];
 	uint8_t *buf = with_unknown_section(NEFF_SECT_F_OPTIONAL, 1, &size);
-	ck_assert_msg(ntu_parse_copy(buf, size, err, sizeof(err)) == NEFF_OK, "%s", err);
+	ck_assert_msg(ntu_parse_copy(buf, size, err, sizeof(err)) == NS_STATUS_OK, "%s", err);
 	free(buf);
 	buf = with_unknown_section(0, 1, &size);
-	ck_assert_int_eq(ntu_parse_copy(buf, size, err, sizeof(err)), NEFF_ERR_FORMAT);
+	ck_assert_int_eq(ntu_parse_copy(buf, size, err, sizeof(err)), NS_STATUS_INVALID_ARGUMENT);
 	ck_assert_ptr_nonnull(strstr(err, "unknown type 1000"));
 	free(buf);
 }
@@ -555,20 +556,25 @@ START_TEST(test_parse_rejects_bad_arguments)
 	char err[256];
 	neff_view_t v;
 	memset(&v, 0xff, sizeof(v));
-	ck_assert_int_eq(neff_parse(NULL, sample_size, &v, err, sizeof(err)), NEFF_ERR_INVALID);
+	ck_assert_int_eq(ns_status_consume_message(neff_parse(NULL, sample_size, &v),
+						   err, sizeof(err)), NS_STATUS_INVALID_ARGUMENT);
 	ck_assert_ptr_null(v.header);
-	ck_assert_int_eq(neff_parse(sample, sample_size, NULL, err, sizeof(err)),
-			 NEFF_ERR_INVALID);
+	ck_assert_int_eq(ns_status_consume_message(neff_parse(sample, sample_size, NULL),
+						   err, sizeof(err)),
+			 NS_STATUS_INVALID_ARGUMENT);
 	/* Misaligned data: a message that says what to do. */
 	uint8_t *buf = malloc(sample_size + 8);
 	memcpy(buf + 4, sample, sample_size);
 	memset(&v, 0xff, sizeof(v));
-	ck_assert_int_eq(neff_parse(buf + 4, sample_size, &v, err, sizeof(err)), NEFF_ERR_INVALID);
+	ck_assert_int_eq(ns_status_consume_message(neff_parse(buf + 4, sample_size, &v),
+						   err, sizeof(err)), NS_STATUS_INVALID_ARGUMENT);
 	ck_assert_ptr_nonnull(strstr(err, "8-byte aligned"));
 	ck_assert_ptr_null(v.meta);
 	/* No err buffer, or a tiny one: still a clean status. */
-	ck_assert_int_eq(neff_parse(buf + 4, sample_size, &v, NULL, 0), NEFF_ERR_INVALID);
-	ck_assert_int_eq(neff_parse(buf + 4, sample_size, &v, err, 1), NEFF_ERR_INVALID);
+	ck_assert_int_eq(ns_status_consume_message(neff_parse(buf + 4, sample_size, &v),
+						   NULL, 0), NS_STATUS_INVALID_ARGUMENT);
+	ck_assert_int_eq(ns_status_consume_message(neff_parse(buf + 4, sample_size, &v),
+						   err, 1), NS_STATUS_INVALID_ARGUMENT);
 	ck_assert_str_eq(err, "");
 	free(buf);
 }
@@ -578,7 +584,8 @@ START_TEST(test_debug_lookup_out_of_range)
 {
 	layout_init();
 	neff_view_t v;
-	ck_assert_int_eq(neff_parse(sample, sample_size, &v, NULL, 0), NEFF_OK);
+	ck_assert_int_eq(ns_status_consume_message(neff_parse(sample, sample_size, &v),
+						   NULL, 0), NS_STATUS_OK);
 	const char *n = "x", *o = "x", *f = "x";
 	uint32_t line = 7;
 	neff_debug_lookup(&v, NTU_N_DEBUG, &n, &o, &f, &line);

@@ -110,6 +110,27 @@ START_TEST(test_annotations_go_in_front_outermost_first)
 }
 END_TEST
 
+/* A layer's own code rides along and survives annotation; not on NULL or on
+ * a static status. */
+START_TEST(test_detail_survives_annotation)
+{
+	ns_status_t st = ns_status_with_detail(ns_status_make(NS_STATUS_UNIMPLEMENTED, "NEFF 9.0"), 10);
+	ck_assert_int_eq(ns_status_detail(st), 10);
+	st = ns_status_annotate(st, "nrt_load");
+	ck_assert_int_eq(ns_status_detail(st), 10);
+	ck_assert_int_eq(ns_status_code(st), NS_STATUS_UNIMPLEMENTED);
+	ns_status_free(st);
+	ck_assert_ptr_null(ns_status_with_detail(NS_OK, 4));
+	ck_assert_int_eq(ns_status_detail(NS_OK), 0);
+	fail_allocations_from(1);
+	st = ns_status_with_detail(ns_status_make(NS_STATUS_ABORTED, "x"), 4);
+	fail_allocations_from(0);
+	ck_assert_int_eq(ns_status_detail(st), 0);
+	ck_assert_int_eq(ns_status_code(st), NS_STATUS_ABORTED);
+	ns_status_free(st);
+}
+END_TEST
+
 START_TEST(test_errno_maps_to_canonical_codes)
 {
 	ns_status_t st = ns_status_make_errno(ENOENT, "cannot open '%s': %s", "a.npy", strerror(ENOENT));
@@ -209,6 +230,7 @@ int main(void)
 	tcase_add_test(tc, test_make_keeps_code_and_message);
 	tcase_add_test(tc, test_make_with_ok_code_is_unknown);
 	tcase_add_test(tc, test_annotations_go_in_front_outermost_first);
+	tcase_add_test(tc, test_detail_survives_annotation);
 	tcase_add_test(tc, test_errno_maps_to_canonical_codes);
 	tcase_add_test(tc, test_format_and_copy_cut_like_snprintf);
 	tcase_add_test(tc, test_make_never_fails_when_memory_runs_out);

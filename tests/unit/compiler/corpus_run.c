@@ -50,7 +50,8 @@ int main(int argc, char **argv)
 			} else {
 				neff_view_t v;
 				char msg[256];
-				int ok = neff_parse(neff, size, &v, msg, sizeof(msg)) == NEFF_OK;
+				int ok = ns_status_consume_message(neff_parse(neff, size, &v),
+								   msg, sizeof(msg)) == NS_STATUS_OK;
 				uint64_t n = 0;
 				for (int e = 0; ok && e < ISA_ENGINE_COUNT; e++)
 					n += v.code_count[0][e];

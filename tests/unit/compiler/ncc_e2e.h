@@ -61,7 +61,7 @@ static inline int ncc_e2e_io_from_neff(const void *neff, size_t size, ncc_e2e_io
 {
 	memset(io, 0, sizeof(*io));
 	neff_view_t v;
-	if (neff_parse(neff, size, &v, err, err_len) != NEFF_OK)
+	if (ns_status_consume_message(neff_parse(neff, size, &v), err, err_len) != NS_STATUS_OK)
 		return -1;
 	uint32_t n = v.meta->n_tensors;
 	io->in = calloc(n ? n : 1, sizeof(*io->in));

@@ -137,7 +137,8 @@ static void assert_valid_neff(const char *name)
 	ck_assert_msg(d != NULL, "%s was not written", p);
 	neff_view_t v;
 	char why[256];
-	ck_assert_msg(neff_parse(d, n, &v, why, sizeof(why)) == NEFF_OK, "%s: %s", p, why);
+	ck_assert_msg(ns_status_consume_message(neff_parse(d, n, &v),
+						why, sizeof(why)) == NS_STATUS_OK, "%s: %s", p, why);
 	free(d);
 }
 
@@ -238,7 +239,7 @@ START_TEST(test_compile_cores_option)
 	size_t n;
 	void *d = read_all(p, &n);
 	neff_view_t v;
-	ck_assert_int_eq(neff_parse(d, n, &v, NULL, 0), NEFF_OK);
+	ck_assert_int_eq(ns_status_consume_message(neff_parse(d, n, &v), NULL, 0), NS_STATUS_OK);
 	ck_assert_uint_eq(v.meta->n_cores, 2);
 	free(d);
 }

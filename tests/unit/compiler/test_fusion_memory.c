@@ -38,7 +38,8 @@ static uint64_t planned_scratch(const char *text, size_t len, int opt_level)
 	ck_assert_msg(st == NCC_OK, "-O%d does not compile: %s", opt_level, err.msg);
 	neff_view_t v;
 	char msg[200];
-	ck_assert_msg(neff_parse(res.neff, res.neff_size, &v, msg, sizeof(msg)) == NEFF_OK, "%s", msg);
+	ck_assert_msg(ns_status_consume_message(neff_parse(res.neff, res.neff_size, &v),
+						msg, sizeof(msg)) == NS_STATUS_OK, "%s", msg);
 	uint64_t s = v.meta->scratch_size;
 	ncc_compile_result_release(&res);
 	return s;

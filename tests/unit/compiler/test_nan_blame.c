@@ -15,7 +15,8 @@ static bool has_fused(const void *neff, size_t size)
 {
 	neff_view_t v;
 	char err[256];
-	ck_assert_msg(neff_parse(neff, size, &v, err, sizeof(err)) == NEFF_OK, "%s", err);
+	ck_assert_msg(ns_status_consume_message(neff_parse(neff, size, &v),
+						err, sizeof(err)) == NS_STATUS_OK, "%s", err);
 	for (uint32_t e = 0; e < ISA_ENGINE_COUNT; e++)
 		for (uint32_t i = 0; i < v.code_count[0][e]; i++)
 			if (v.code[0][e][i].opcode == ISA_OP_FUSED)

@@ -717,7 +717,15 @@ START_TEST(test_corrupt_and_truncated_neff_invalid)
 	uint8_t *bad = malloc(sz);
 	memcpy(bad, neff, sz);
 	bad[sz - 3] ^= 0x40;
+	test_capture_begin();
 	ck_assert_int_eq(nrt_load(bad, sz, -1, -1, &m), NRT_INVALID);
+	char *log = test_capture_end();
+	/* the reader's message, said once, at the NRT boundary */
+	char want[96];
+	snprintf(want, sizeof(want), "nrt: ERROR nrt_load: invalid NEFF (%zu bytes): ", sz);
+	ck_assert_msg(strncmp(log, want, strlen(want)) == 0, "%s", log);
+	ck_assert_msg(strchr(log, '\n') == log + strlen(log) - 1, "one line: %s", log);
+	free(log);
 	memcpy(bad, neff, sz);
 	bad[0] ^= 1;
 	ck_assert_int_eq(nrt_load(bad, sz, -1, -1, &m), NRT_INVALID);
@@ -742,11 +750,17 @@ START_TEST(test_unknown_neff_version_unsupported)
 	NRT_STATUS st = nrt_load(neff, sz, -1, -1, &m);
 	char *log = test_capture_end();
 	ck_assert_int_eq(st, NRT_UNSUPPORTED_NEFF_VERSION);
-	char both[64];
+	char both[160];
 	snprintf(both, sizeof(both), "%d.3", NEFF_VERSION_MAJOR + 1);
 	ck_assert_ptr_nonnull(strstr(log, both));
 	snprintf(both, sizeof(both), "%d.x", NEFF_VERSION_MAJOR);
 	ck_assert_ptr_nonnull(strstr(log, both));
+	/* one line: the runtime's words, then the reader's */
+	snprintf(both, sizeof(both), "nrt: ERROR nrt_load: NEFF format version %d.3 is not supported: this "
+		 "runtime reads %d.x (up to %d.%d): NEFF format %d.3", NEFF_VERSION_MAJOR + 1,
+		 NEFF_VERSION_MAJOR, NEFF_VERSION_MAJOR, NEFF_VERSION_MINOR, NEFF_VERSION_MAJOR + 1);
+	ck_assert_msg(strncmp(log, both, strlen(both)) == 0, "%s", log);
+	ck_assert_msg(strchr(log, '\n') == log + strlen(log) - 1, "one line: %s", log);
 	free(log);
 	ck_assert_ptr_null(m);
 	free(neff);

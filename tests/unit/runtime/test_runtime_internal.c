@@ -1,4 +1,4 @@
-/* Check tests of libnrt internals: the device memory allocator, handle tables and env parsing. */
+/* Check tests of libnrt internals: the device memory allocator, handle tables, env parsing and the NRT status boundary. */
 #include <check.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -8,6 +8,7 @@
 #include "env.h"
 #include "internal.h"
 #include "rt_fixture.h"
+#include "test_neffs.h"
 
 START_TEST(test_dmem_best_fit_and_coalescing)
 {
@@ -156,6 +157,40 @@ START_TEST(test_parse_size)
 }
 END_TEST
 
+
+/* The NRT boundary: a status's own NRT_STATUS wins, else its canonical code's;
+ * the message is logged once as "FUNC: MESSAGE"; success logs nothing. */
+START_TEST(test_status_boundary_maps_and_logs_once)
+{
+	ck_assert_int_eq(nrt_status_code(NS_OK), NRT_SUCCESS);
+	static const struct { ns_status_code_t c; NRT_STATUS want; } map[] = {
+		{ NS_STATUS_INVALID_ARGUMENT, NRT_INVALID }, { NS_STATUS_OUT_OF_RANGE, NRT_INVALID },
+		{ NS_STATUS_NOT_FOUND, NRT_INVALID },        { NS_STATUS_DATA_LOSS, NRT_INVALID },
+		{ NS_STATUS_UNIMPLEMENTED, NRT_INVALID },    { NS_STATUS_RESOURCE_EXHAUSTED, NRT_RESOURCE },
+		{ NS_STATUS_DEADLINE_EXCEEDED, NRT_TIMEOUT }, { NS_STATUS_INTERNAL, NRT_FAILURE },
+		{ NS_STATUS_UNKNOWN, NRT_FAILURE },
+	};
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+		ns_status_t st = ns_status_make(map[i].c, "x");
+		ck_assert_msg(nrt_status_code(st) == map[i].want, "%s", ns_status_code_str(map[i].c));
+		ns_status_free(st);
+	}
+	ns_status_t st = nrt_status_make(NRT_EXEC_OOB, "insn %d reads past region %d", 7, 2);
+	ck_assert_int_eq(ns_status_code(st), NS_STATUS_OUT_OF_RANGE);
+	st = ns_status_annotate(st, "model 'm'");
+	test_capture_begin();
+	ck_assert_int_eq(nrt_status_report("nrt_execute", st), NRT_EXEC_OOB);
+	ck_assert_int_eq(nrt_status_report("nrt_execute", NS_OK), NRT_SUCCESS);
+	char *log = test_capture_end();
+	ck_assert_str_eq(log, "nrt: ERROR nrt_execute: model 'm': insn 7 reads past region 2\n");
+	free(log);
+	st = nrt_status_make(NRT_UNSUPPORTED_NEFF_VERSION, "v");
+	ck_assert_int_eq(ns_status_code(st), NS_STATUS_UNIMPLEMENTED);
+	ck_assert_int_eq(nrt_status_code(st), NRT_UNSUPPORTED_NEFF_VERSION);
+	ns_status_free(st);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("runtime_internal");
@@ -165,6 +200,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_handles_generation_and_type);
 	tcase_add_test(tc, test_parse_cores);
 	tcase_add_test(tc, test_parse_size);
+	tcase_add_test(tc, test_status_boundary_maps_and_logs_once);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1568,7 +1568,8 @@ START_TEST(test_corpus_device_trace_matches_simulator_accounting)
 		      NCC_OK, "%s", err.msg);
 	neff_view_t view;
 	char perr[256];
-	ck_assert_int_eq(neff_parse(res.neff, res.neff_size, &view, perr, sizeof(perr)), NEFF_OK);
+	ck_assert_int_eq(ns_status_consume_message(neff_parse(res.neff, res.neff_size, &view),
+						   perr, sizeof(perr)), NS_STATUS_OK);
 
 	setenv("NEURONSIM_NAN_CHECK", "0", 1);
 	rt_init_ok();

@@ -83,7 +83,8 @@ int ncc_run_module_opts(const ncc_module_t *m, const char *text, const ncc_compi
 	uint8_t *mem = NULL;
 	fwsim_program_t *prog = NULL;
 	fwsim_core_t *core = NULL;
-	if (neff_parse(neff, size, &v, emsg, sizeof(emsg)) != NEFF_OK) {
+	if (ns_status_consume_message(neff_parse(neff, size, &v),
+				      emsg, sizeof(emsg)) != NS_STATUS_OK) {
 		snprintf(r->msg, sizeof(r->msg), "neff_parse: %s", emsg);
 		goto out;
 	}

@@ -238,7 +238,8 @@ static uint32_t count_op(const char *text, uint32_t op)
 	ck_assert_msg(ncc_lower_module(m, NULL, &neff, &size, &err) == NCC_OK, "%s", err.msg);
 	neff_view_t v;
 	char msg[256];
-	ck_assert_int_eq(neff_parse(neff, size, &v, msg, sizeof(msg)), NEFF_OK);
+	ck_assert_int_eq(ns_status_consume_message(neff_parse(neff, size, &v),
+						   msg, sizeof(msg)), NS_STATUS_OK);
 	uint32_t n = 0;
 	for (uint32_t e = 0; e < ISA_ENGINE_COUNT; e++)
 		for (uint32_t i = 0; i < v.code_count[0][e]; i++)
@@ -891,7 +892,8 @@ START_TEST(test_memory_plan_dump)
 	ck_assert_int_eq(memcmp(neff, plain, size), 0);
 	neff_view_t v;
 	char msg[256], path[512], key[64];
-	ck_assert_int_eq(neff_parse(neff, size, &v, msg, sizeof(msg)), NEFF_OK);
+	ck_assert_int_eq(ns_status_consume_message(neff_parse(neff, size, &v),
+						   msg, sizeof(msg)), NS_STATUS_OK);
 	snprintf(path, sizeof(path), "%s/memory-plan.txt", dir);
 	FILE *f = fopen(path, "r");
 	ck_assert_ptr_nonnull(f);
@@ -940,7 +942,8 @@ START_TEST(test_neff_tables)
 	ck_assert_int_eq(ncc_lower_module(m, NULL, &neff, &size, &err), NCC_OK);
 	neff_view_t v;
 	char msg[256];
-	ck_assert_int_eq(neff_parse(neff, size, &v, msg, sizeof(msg)), NEFF_OK);
+	ck_assert_int_eq(ns_status_consume_message(neff_parse(neff, size, &v),
+						   msg, sizeof(msg)), NS_STATUS_OK);
 	ck_assert_uint_eq(v.meta->n_tensors, 4);
 	ck_assert_str_eq(v.tensors[0].name, "input7");
 	ck_assert_str_eq(v.tensors[1].name, "input1");
@@ -1110,7 +1113,8 @@ START_TEST(test_errors_more)
 	ck_assert_int_eq(ncc_lower_module(m, &o, &neff, &size, &err), NCC_OK);
 	neff_view_t v;
 	char msg[256];
-	ck_assert_int_eq(neff_parse(neff, size, &v, msg, sizeof(msg)), NEFF_OK);
+	ck_assert_int_eq(ns_status_consume_message(neff_parse(neff, size, &v),
+						   msg, sizeof(msg)), NS_STATUS_OK);
 	ck_assert_uint_eq(v.meta->n_cores, 2);
 	free(neff);
 	/* no HLO text when asked, a model name and compiler version when given */
@@ -1119,7 +1123,8 @@ START_TEST(test_errors_more)
 	o.model_name = "my-model";
 	o.compiler_version = "ncc-test 9";
 	ck_assert_int_eq(ncc_lower_module(m, &o, &neff, &size, &err), NCC_OK);
-	ck_assert_int_eq(neff_parse(neff, size, &v, msg, sizeof(msg)), NEFF_OK);
+	ck_assert_int_eq(ns_status_consume_message(neff_parse(neff, size, &v),
+						   msg, sizeof(msg)), NS_STATUS_OK);
 	ck_assert_ptr_null(v.hlo_text);
 	ck_assert_str_eq(v.meta->model_name, "my-model");
 	ck_assert_str_eq(v.meta->compiler_version, "ncc-test 9");
@@ -1244,7 +1249,8 @@ START_TEST(test_corpus_mobilenet_compiles)
 	ck_assert_msg(ncc_lower_module(m, NULL, &neff, &size, &err) == NCC_OK, "%s", err.msg);
 	neff_view_t v;
 	char msg[256];
-	ck_assert_msg(neff_parse(neff, size, &v, msg, sizeof(msg)) == NEFF_OK, "%s", msg);
+	ck_assert_msg(ns_status_consume_message(neff_parse(neff, size, &v),
+						msg, sizeof(msg)) == NS_STATUS_OK, "%s", msg);
 	free(neff);
 	ncc_module_free(m);
 }

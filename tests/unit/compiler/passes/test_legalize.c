@@ -86,7 +86,8 @@ static void *compile(const char *text, int opt, size_t *out_size, neff_view_t *v
 	ncc_status_t st = ncc_compile_text(text, strlen(text), "<test>", &o, &r, &err);
 	ck_assert_msg(st == NCC_OK, "compile -O%d: %s", opt, err.msg);
 	char emsg[256];
-	ck_assert_msg(neff_parse(r.neff, r.neff_size, v, emsg, sizeof(emsg)) == NEFF_OK, "neff: %s", emsg);
+	ck_assert_msg(ns_status_consume_message(neff_parse(r.neff, r.neff_size, v),
+						emsg, sizeof(emsg)) == NS_STATUS_OK, "neff: %s", emsg);
 	*out_size = r.neff_size;
 	return r.neff;
 }
@@ -429,7 +430,8 @@ START_TEST(test_buffer_donor_from_torch_xla_proto)
 	free(data);
 	neff_view_t v;
 	char emsg[256];
-	ck_assert(neff_parse(r.neff, r.neff_size, &v, emsg, sizeof(emsg)) == NEFF_OK);
+	ck_assert(ns_status_consume_message(neff_parse(r.neff, r.neff_size, &v),
+					    emsg, sizeof(emsg)) == NS_STATUS_OK);
 	bool seen[8] = { false };
 	int n = 0;
 	for (uint32_t t = 0; t < v.meta->n_tensors; t++) {
