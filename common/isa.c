@@ -28,7 +28,7 @@ const char *isa_opcode_name(uint32_t op)
 {
 	static const char *const names[ISA_OP_COUNT] = {
 		"nop", "matmul", "alu", "activate", "reduce", "copy",
-		"iota", "gather", "scatter", "rng", "jump", "fused",
+		"iota", "gather", "scatter", "rng", "jump", "fused", "conv",
 	};
 	return op < ISA_OP_COUNT ? names[op] : "invalid";
 }
@@ -356,6 +356,78 @@ static int check_matmul(const vctx_t *v)
 	return 0;
 }
 
+isa_ap_t isa_conv_window(const int64_t stride[2], const int64_t rhs_dil[2],
+			 const int64_t lhs_dil[2], const int64_t pad_lo[2])
+{
+	isa_ap_t w;
+	memset(&w, 0, sizeof(w));
+	w.region = ISA_REGION_NONE;
+	w.rank = ISA_CONV_NSPATIAL;
+	for (uint32_t s = 0; s < ISA_CONV_NSPATIAL; s++) {
+		w.shape[ISA_CONV_STRIDE + s] = (uint64_t)stride[s];
+		w.shape[ISA_CONV_RHS_DIL + s] = (uint64_t)rhs_dil[s];
+		w.shape[ISA_CONV_LHS_DIL + s] = (uint64_t)lhs_dil[s];
+		w.stride[s] = pad_lo[s];
+	}
+	return w;
+}
+
+/* CONV (ISA 1.4): ap0-ap2 are f32 rank 5 with agreeing dims, ap3 the window;
+ * the work, every output times its window, is bounded like a MATMUL's. */
+static int check_conv(const vctx_t *v, uint32_t n_regions)
+{
+	const isa_insn_t *in = v->insn;
+	const isa_ap_t *o = &in->ap[0], *x = &in->ap[1], *k = &in->ap[2], *w = &in->ap[3];
+	for (uint32_t i = 0; i < 3; i++)
+		if (check_ap(v, i, n_regions, 0))
+			return -1;
+	if (w->region != ISA_REGION_NONE || w->dtype || w->pad || w->offset ||
+	    w->rank != ISA_CONV_NSPATIAL)
+		return fail(v, "window ap3 must have region none, rank %u, no dtype and no offset",
+			    ISA_CONV_NSPATIAL);
+	for (uint32_t s = ISA_CONV_NSPATIAL; s < ISA_MAX_RANK; s++)
+		if (w->stride[s])
+			return fail(v, "window ap3 stride[%u] beyond the spatial dims not zero", s);
+	for (uint32_t i = 0; i < ISA_MAX_RANK; i++)
+		if (w->shape[i] < 1 || w->shape[i] > (uint64_t)ISA_CONV_MAX_WINDOW)
+			return fail(v, "window ap3 %s of dim %u is %llu, expected 1..2^32",
+				    i < ISA_CONV_RHS_DIL ? "stride" : i < ISA_CONV_LHS_DIL
+				    ? "rhs dilation" : "lhs dilation", i % ISA_CONV_NSPATIAL,
+				    (unsigned long long)w->shape[i]);
+	for (uint32_t s = 0; s < ISA_CONV_NSPATIAL; s++)
+		if (w->stride[s] < -ISA_CONV_MAX_WINDOW || w->stride[s] > ISA_CONV_MAX_WINDOW)
+			return fail(v, "window ap3 padding of dim %u is %lld, beyond +-2^32", s,
+				    (long long)w->stride[s]);
+	if (o->rank != 5 || x->rank != 5 || k->rank != 5)
+		return fail(v, "ap0, ap1, ap2 must be rank 5: [N,G,O,Y0,Y1], [N,G,C,X0,X1], "
+			    "[G,O,C,K0,K1]");
+	if (o->dtype != ISA_DT_F32 || x->dtype != ISA_DT_F32 || k->dtype != ISA_DT_F32)
+		return fail(v, "operands must be f32 (ap0 %s, ap1 %s, ap2 %s)",
+			    isa_dtype_name(o->dtype), isa_dtype_name(x->dtype),
+			    isa_dtype_name(k->dtype));
+	if (x->shape[0] != o->shape[0] || x->shape[1] != o->shape[1] ||
+	    k->shape[0] != o->shape[1] || k->shape[1] != o->shape[2] ||
+	    k->shape[2] != x->shape[2])
+		return fail(v, "dims do not agree: out [%llu,%llu,%llu,..], in [%llu,%llu,%llu,..], "
+			    "kernel [%llu,%llu,%llu,..]", (unsigned long long)o->shape[0],
+			    (unsigned long long)o->shape[1], (unsigned long long)o->shape[2],
+			    (unsigned long long)x->shape[0], (unsigned long long)x->shape[1],
+			    (unsigned long long)x->shape[2], (unsigned long long)k->shape[0],
+			    (unsigned long long)k->shape[1], (unsigned long long)k->shape[2]);
+	/* output elements times C * K0 * K1: each at most 2^40, 128 bits hold it */
+	uint64_t nk = isa_ap_num_elements(k);
+	unsigned __int128 work = nk ? (unsigned __int128)isa_ap_num_elements(o) *
+				      (nk / (k->shape[0] * k->shape[1])) : 0;
+	if (work > ISA_MAX_MATMUL_WORK) {
+		if (v->err && v->err_len)
+			snprintf(v->err, v->err_len, "conv of %.3g multiply-adds, more than the "
+				 "simulator's bound of 2^44 (%.3g) per instruction: split it",
+				 (double)work, (double)ISA_MAX_MATMUL_WORK);
+		return -1;
+	}
+	return 0;
+}
+
 static int check_gather_scatter(const vctx_t *v, int scatter)
 {
 	const isa_insn_t *in = v->insn;
@@ -400,6 +472,7 @@ static int expected_n_ap(const isa_insn_t *in)
 	case ISA_OP_GATHER: case ISA_OP_SCATTER: case ISA_OP_RNG: return 3;
 	case ISA_OP_JUMP: return in->n_ap <= 1 ? (int)in->n_ap : 1;
 	case ISA_OP_FUSED: return in->n_ap >= 2 && in->n_ap <= 4 ? (int)in->n_ap : 4;
+	case ISA_OP_CONV: return 4;
 	default: return -1;
 	}
 }
@@ -459,6 +532,8 @@ int isa_insn_validate(const isa_insn_t *insn, uint32_t n_regions,
 	for (uint32_t i = in->n_ap; i < ISA_MAX_AP; i++)
 		if (!is_zero(&in->ap[i], sizeof(in->ap[i])))
 			return fail(&v, "unused ap%u not zero", i);
+	if (in->opcode == ISA_OP_CONV)
+		return check_conv(&v, n_regions); /* ap3 is the window, not an operand */
 	for (uint32_t i = 0; i < in->n_ap; i++)
 		if (check_ap(&v, i, n_regions, in->opcode == ISA_OP_JUMP))
 			return -1;
@@ -688,6 +763,14 @@ uint64_t isa_insn_flops(const isa_insn_t *insn, uint64_t fused_per_elem)
 		return 3 * out; /* scale, bias, function */
 	case ISA_OP_REDUCE:
 		return count_elems(&insn->ap[1]);
+	case ISA_OP_CONV: {
+		/* every output takes C * K0 * K1 products and sums, padding and
+		 * dilation holes included (the nominal count, as for MATMUL) */
+		const isa_ap_t *k = &insn->ap[2];
+		if (k->rank != 5 || !count_elems(k))
+			return 0;
+		return 2 * out * (count_elems(k) / (k->shape[0] * k->shape[1]));
+	}
 	case ISA_OP_SCATTER:
 		/* ap1 holds the updates; ASSIGN only moves data */
 		return insn->sub != ISA_RED_ASSIGN ? count_elems(&insn->ap[1]) : 0;

@@ -105,7 +105,8 @@ neff_builder_t *neff_builder_create(const char *model_name, uint32_t n_cores)
 	memcpy(b->meta.target, NEFF_TARGET, sizeof(NEFF_TARGET));
 	b->meta.n_cores = n_cores;
 	b->meta.isa_version_major = ISA_VERSION_MAJOR;
-	b->meta.isa_version_minor = ISA_VERSION_MINOR;
+	/* raised by the instructions that need more (isa_insn_min_minor) */
+	b->meta.isa_version_minor = isa_insn_min_minor(ISA_OP_NOP);
 	return b;
 }
 
@@ -347,6 +348,8 @@ neff_status_t neff_builder_emit(neff_builder_t *b, uint32_t core,
 	if (st)
 		return st;
 	s->insns[s->count] = *insn;
+	if (isa_insn_min_minor(insn->opcode) > b->meta.isa_version_minor)
+		b->meta.isa_version_minor = isa_insn_min_minor(insn->opcode);
 	if (out_index)
 		*out_index = (uint32_t)s->count;
 	s->count++;
@@ -363,6 +366,8 @@ neff_status_t neff_builder_patch(neff_builder_t *b, uint32_t core,
 	if (!s || index >= s->count)
 		return NEFF_ERR_INVALID;
 	s->insns[index] = *insn;
+	if (isa_insn_min_minor(insn->opcode) > b->meta.isa_version_minor)
+		b->meta.isa_version_minor = isa_insn_min_minor(insn->opcode);
 	return NEFF_OK;
 }
 

@@ -456,6 +456,13 @@ static ns_status_t check_code(reader_t *r, const neff_section_t *s, neff_view_t 
 						      sizeof(msg)))
 					return FAIL(r, "core %" PRIu32 " engine %" PRIu32
 						    " insn %" PRIu32 ": %s", c, e, i, msg);
+				if (isa_insn_min_minor(insn[i].opcode) > v->meta->isa_version_minor)
+					return FAIL(r, "core %" PRIu32 " engine %" PRIu32
+						    " insn %" PRIu32 ": %s needs ISA %d.%" PRIu32
+						    ", the NEFF says %" PRIu32 ".%" PRIu32, c, e, i,
+						    isa_opcode_name(insn[i].opcode), ISA_VERSION_MAJOR,
+						    isa_insn_min_minor(insn[i].opcode),
+						    v->meta->isa_version_major, v->meta->isa_version_minor);
 				if (insn[i].debug_id != ISA_DEBUG_NONE &&
 				    insn[i].debug_id >= v->n_debug)
 					return FAIL(r, "core %" PRIu32 " engine %" PRIu32

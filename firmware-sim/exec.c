@@ -258,6 +258,7 @@ fwsim_status_t fwsim_exec_insn(fwsim_exec_t *x, uint32_t e, uint32_t pc, uint32_
 		break;
 	case ISA_OP_RNG: st = fwsim_kernel_rng(&k); break;
 	case ISA_OP_FUSED: st = fwsim_exec_fused(x, e, pc, &k); break;
+	case ISA_OP_CONV: st = fwsim_kernel_conv(&k); break;
 	case ISA_OP_JUMP:
 		if (jump_taken(in, &k))
 			next = in->param;

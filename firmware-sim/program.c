@@ -38,6 +38,9 @@ static double insn_work(const isa_insn_t *in)
 		w *= (double)in->ap[1].shape[in->ap[1].rank - 1];
 	else if (in->opcode == ISA_OP_REDUCE)
 		w = (double)isa_ap_num_elements(&in->ap[1]);
+	else if (in->opcode == ISA_OP_CONV) /* C * K0 * K1 per output */
+		w *= (double)in->ap[2].shape[2] * (double)in->ap[2].shape[3] *
+		     (double)in->ap[2].shape[4];
 	return w + 1;
 }
 

@@ -205,6 +205,9 @@ ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 	if (Ci != (BG > 1 ? C : Cg) || Nb != out.dims[dn->out_batch])
 		return ncc_lower_fail(ctx, inst, NCC_ERR_VERIFY, "inconsistent convolution groups");
 	int64_t es = (int64_t)isa_dtype_size(x.dtype);
+	bool done;
+	if ((st = ncc_lower_conv_grouped(ctx, inst, &x, &k, &out, &done)) != NCC_OK || done)
+		return st;
 
 	/* depthwise f32 NCHW, stride 1, lhs-dilated: conv_dw_subpixel */
 	bool subpixel = G == C && BG == 1 && Cg == 1 && On == 1 && x.dtype == ISA_DT_F32 &&

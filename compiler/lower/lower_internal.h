@@ -78,6 +78,11 @@ ncc_status_t ncc_lower_shape_op(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst);
 ncc_status_t ncc_lower_reduce_op(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst);
 ncc_status_t ncc_lower_dot(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst);
 ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst);
+/* Depthwise and grouped f32 convolutions with one or two spatial dims as one CONV
+ * instruction (lower_conv_grouped.c); *out_done false (and nothing emitted) for
+ * the others, which ncc_lower_conv lowers to MATMULs. */
+ncc_status_t ncc_lower_conv_grouped(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, const ncc_view_t *x,
+				    const ncc_view_t *k, const ncc_view_t *out, bool *out_done);
 ncc_status_t ncc_lower_misc(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst);
 ncc_status_t ncc_lower_control(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst);
 

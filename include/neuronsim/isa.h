@@ -14,7 +14,7 @@ extern "C" {
 /* Bump ISA_VERSION_MINOR for compatible additions (new opcodes, new sub-ops);
  * an incompatible change of the encoding is a new NEFF major version. */
 #define ISA_VERSION_MAJOR 1
-#define ISA_VERSION_MINOR 3
+#define ISA_VERSION_MINOR 4
 
 /* Engines of one NeuronCore. Each has its own instruction stream; streams
  * synchronise through the core's semaphores only. */
@@ -83,6 +83,8 @@ typedef enum isa_opcode {
 				 the constants region, isa_fused_desc_t), ap2, ap3 = the
 				 first inputs; param = ISA_FUSED_STEPS_DEBUG(first) or 0;
 				 added in ISA 1.1 (param in 1.2) */
+	ISA_OP_CONV = 12,    /* vector: ap0[n,g,o,y] = sum_{c,k} X(ap1)[n,g,c,y*S+k*D-P] *
+				 ap2[g,o,c,k], window ap3 (ISA_CONV_*); added in ISA 1.4 */
 	ISA_OP_COUNT
 } isa_opcode_t;
 
@@ -180,6 +182,34 @@ typedef struct isa_fused_op {
 	uint64_t imm;
 } isa_fused_op_t;
 
+/* ---- ISA_OP_CONV (ISA 1.4): grouped direct convolution over two spatial dims ----
+ *
+ * ap0 out f32[N, G, O, Y0, Y1], ap1 in f32[N, G, C, X0, X1], ap2 kernel
+ * f32[G, O, C, K0, K1] (any strides: layouts, groups and a reversed kernel are
+ * the access patterns' business), ap3 the window: region ISA_REGION_NONE, rank
+ * ISA_CONV_NSPATIAL, dtype and offset 0, and per spatial dim s
+ *   shape[ISA_CONV_STRIDE + s]  stride S >= 1
+ *   shape[ISA_CONV_RHS_DIL + s] kernel (rhs) dilation D >= 1
+ *   shape[ISA_CONV_LHS_DIL + s] input (lhs) dilation L >= 1
+ *   stride[s]                   low padding P (negative crops)
+ * every other field zero. Then, every sum in f32 in an order fixed by the
+ * shapes,
+ *   ap0[n,g,o,y0,y1] = sum_{c,k0,k1} X[n,g,c,j0,j1] * ap2[g,o,c,k0,k1],
+ *   j_s = y_s * S_s + k_s * D_s - P_s,
+ *   X[.., j0, j1] = ap1[.., j0 / L0, j1 / L1] when each j_s >= 0, j_s % L_s == 0 and
+ *   j_s / L_s < X_s, else 0 (padding, and the holes of an lhs-dilated input).
+ * The forward convolution (L = 1), its input gradient (the transposed form: L =
+ * the forward stride, kernel reversed through negative strides) and its weight
+ * gradient (the correlation of the input with the output gradient: batch as C,
+ * channels as N or G) are all this one form. docs/isa.md, "CONV". */
+#define ISA_CONV_NSPATIAL 2
+#define ISA_CONV_STRIDE 0
+#define ISA_CONV_RHS_DIL 2
+#define ISA_CONV_LHS_DIL 4
+/* Largest stride, dilation or |padding| of a window: keeps every index
+ * computation far from 64-bit overflow. */
+#define ISA_CONV_MAX_WINDOW (1ll << 32)
+
 static_assert(sizeof(isa_fused_desc_t) == 16, "isa_fused_desc_t is part of the NEFF format");
 static_assert(sizeof(isa_fused_op_t) == 16, "isa_fused_op_t is part of the NEFF format");
 
@@ -270,6 +300,15 @@ typedef struct isa_insn {
  * simulator refuse the same programs. docs/isa.md, "Bounded work". */
 #define ISA_MAX_MATMUL_WORK (1ull << 44)
 
+/* The ISA minor version a NEFF needs is the largest its instructions need:
+ * 4 for CONV, else 3. The NEFF builder stamps that, so a program without the
+ * 1.4 opcode stays readable by a 1.3 reader (and byte for byte what a 1.3
+ * compiler wrote), and one with it is refused by name there. */
+static inline uint32_t isa_insn_min_minor(uint32_t opcode)
+{
+	return opcode == ISA_OP_CONV ? 4u : 3u;
+}
+
 static_assert(sizeof(isa_ap_t) == 112, "isa_ap_t is part of the NEFF format");
 static_assert(sizeof(isa_insn_t) == 496, "isa_insn_t is part of the NEFF format");
 static_assert(offsetof(isa_insn_t, ap) == 48, "isa_insn_t layout");
@@ -296,6 +335,11 @@ int isa_insn_validate(const isa_insn_t *insn, uint32_t n_regions,
  * not be aligned. */
 int isa_fused_desc_validate(const isa_insn_t *insn, const uint8_t *desc, size_t len,
 			    uint32_t n_regions, char *err, size_t err_len);
+
+/* The window of a CONV (ap3) for two spatial dims: stride, rhs dilation,
+ * lhs dilation and low padding of each. */
+isa_ap_t isa_conv_window(const int64_t stride[2], const int64_t rhs_dil[2],
+			 const int64_t lhs_dil[2], const int64_t pad_lo[2]);
 
 /* Floating-point operations of one instruction (docs/isa.md, "FLOPs"), the one
  * rule behind the simulator's job flops and neuron-profile's per-instruction

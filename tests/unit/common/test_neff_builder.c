@@ -44,7 +44,8 @@ START_TEST(test_round_trip_keeps_every_field)
 	ck_assert_uint_eq(m->n_tensors, NTU_N_TENSORS);
 	ck_assert_uint_eq(m->scratch_size, NTU_SCRATCH_SIZE);
 	ck_assert_uint_eq(m->isa_version_major, ISA_VERSION_MAJOR);
-	ck_assert_uint_eq(m->isa_version_minor, ISA_VERSION_MINOR);
+	/* no CONV: stamped 1.3, what the program needs (isa_insn_min_minor) */
+	ck_assert_uint_eq(m->isa_version_minor, 3);
 
 	static const char *names[] = { "x", "w", "y", "w_out" };
 	static const uint32_t usage[] = { NEFF_USAGE_INPUT, NEFF_USAGE_INPUT,
@@ -143,6 +144,52 @@ START_TEST(test_small_neff_has_no_optional_sections)
 	ck_assert_ptr_null(v.hlo_text);
 	ck_assert_uint_eq(v.code_count[0][ISA_ENGINE_SCALAR], 1);
 	free(data);
+}
+END_TEST
+
+/* The NEFF says the ISA version its instructions need: 1.3 without a CONV (a
+ * 1.3 reader takes it), 1.4 with one (emitted or patched in); a CONV in a
+ * NEFF that says 1.3 is refused by name. */
+START_TEST(test_isa_minor_is_what_the_code_needs)
+{
+	size_t size;
+	uint8_t *data = ntu_build_small(&size);
+	neff_view_t v;
+	ck_assert_int_eq(neff_parse(data, size, &v, NULL, 0), NEFF_OK);
+	ck_assert_uint_eq(v.meta->isa_version_minor, 3);
+	free(data);
+
+	uint64_t o[5] = { 1, 1, 1, 2, 2 }, x[5] = { 1, 1, 1, 4, 4 }, k[5] = { 1, 1, 1, 3, 3 };
+	const int64_t one[2] = { 1, 1 }, zero[2] = { 0, 0 };
+	isa_insn_t conv = isa_insn_init(ISA_OP_CONV, 0);
+	conv.n_ap = 4;
+	conv.ap[0] = isa_ap_contig(ISA_REGION_SCRATCH, 0, ISA_DT_F32, 5, o);
+	conv.ap[1] = isa_ap_contig(ISA_REGION_SCRATCH, 64, ISA_DT_F32, 5, x);
+	conv.ap[2] = isa_ap_contig(ISA_REGION_SCRATCH, 128, ISA_DT_F32, 5, k);
+	conv.ap[3] = isa_conv_window(one, one, one, zero);
+	for (int patch = 0; patch < 2; patch++) {
+		neff_builder_t *b = neff_builder_create("conv", 1);
+		ck_assert_ptr_nonnull(b);
+		ck_assert_int_eq(neff_builder_add_scratch(b, 256, 64, NULL), NEFF_OK);
+		isa_insn_t nop = isa_insn_init(ISA_OP_NOP, 0);
+		ck_assert_int_eq(neff_builder_emit(b, 0, ISA_ENGINE_VECTOR, patch ? &nop : &conv, NULL),
+				 NEFF_OK);
+		if (patch)
+			ck_assert_int_eq(neff_builder_patch(b, 0, ISA_ENGINE_VECTOR, 0, &conv), NEFF_OK);
+		void *out;
+		ck_assert_int_eq(neff_builder_finish(b, &out, &size), NEFF_OK);
+		neff_builder_destroy(b);
+		char msg[256];
+		ck_assert_msg(neff_parse(out, size, &v, msg, sizeof(msg)) == NEFF_OK, "%s", msg);
+		ck_assert_uint_eq(v.meta->isa_version_minor, 4);
+		neff_meta_t *m = (neff_meta_t *)((uint8_t *)out + ((const uint8_t *)v.meta -
+								   (const uint8_t *)out));
+		m->isa_version_minor = 3;
+		ntu_rechecksum(out, size);
+		ck_assert_int_ne(neff_parse(out, size, &v, msg, sizeof(msg)), NEFF_OK);
+		ck_assert_msg(strstr(msg, "conv needs ISA 1.4, the NEFF says 1.3"), "%s", msg);
+		free(out);
+	}
 }
 END_TEST
 
@@ -425,6 +472,7 @@ static Suite *builder_suite(void)
 	tcase_add_test(tc, test_round_trip_keeps_every_field);
 	tcase_add_test(tc, test_small_neff_has_no_optional_sections);
 	tcase_add_test(tc, test_builder_output_is_deterministic);
+	tcase_add_test(tc, test_isa_minor_is_what_the_code_needs);
 	tcase_add_test(tc, test_builder_create_rejects_bad_arguments);
 	tcase_add_test(tc, test_builder_rejects_bad_tensors);
 	tcase_add_test(tc, test_builder_rejects_bad_code_and_regions);

@@ -191,7 +191,8 @@ static void build_mutations(void)
 		NEFF_MAX_REGION_SIZE + 1, F);
 	add_mut("isa_version_major", B_META, 0, FLD(neff_meta_t, isa_version_major), OP_ADD, 1, V);
 	add_mut("isa_version_major", B_META, 0, FLD(neff_meta_t, isa_version_major), OP_SET, 0, V);
-	add_mut("isa_version_minor", B_META, 0, FLD(neff_meta_t, isa_version_minor), OP_ADD, 1, V);
+	add_mut("isa_version_minor", B_META, 0, FLD(neff_meta_t, isa_version_minor), OP_SET,
+		ISA_VERSION_MINOR + 1, V);
 	for (int k = 0; k < 4; k++)
 		add_mut("reserved", B_META, 0, offsetof(neff_meta_t, reserved) + 8 * (size_t)k, 8,
 			OP_SET, 1ull << (k * 13), F);

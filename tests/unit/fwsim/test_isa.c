@@ -239,6 +239,65 @@ START_TEST(test_opcode_specific_rules_rejected)
 }
 END_TEST
 
+static isa_insn_t good_conv(void)
+{
+	/* depthwise 3x3: out [2, 4, 1, 6, 6], in [2, 4, 1, 8, 8], kernel [4, 1, 1, 3, 3] */
+	uint64_t o[5] = { 2, 4, 1, 6, 6 }, x[5] = { 2, 4, 1, 8, 8 }, k[5] = { 4, 1, 1, 3, 3 };
+	const int64_t one[2] = { 1, 1 }, zero[2] = { 0, 0 };
+	isa_insn_t in = isa_insn_init(ISA_OP_CONV, 0);
+	in.n_ap = 4;
+	in.ap[0] = isa_ap_contig(0, 0, ISA_DT_F32, 5, o);
+	in.ap[1] = isa_ap_contig(1, 0, ISA_DT_F32, 5, x);
+	in.ap[2] = isa_ap_contig(2, 0, ISA_DT_F32, 5, k);
+	in.ap[3] = isa_conv_window(one, one, one, zero);
+	return in;
+}
+
+/* CONV (ISA 1.4): each field of its operands and window checked, its work bounded,
+ * its FLOPs every output's whole window, and the NEFF version it needs. */
+START_TEST(test_conv_rules)
+{
+	isa_insn_t in = good_conv();
+	char err[200];
+	ck_assert_msg(isa_insn_validate(&in, 3, 1, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_str_eq(isa_opcode_name(ISA_OP_CONV), "conv");
+	ck_assert_uint_eq(isa_insn_flops(&in, 0), 2ull * 2 * 4 * 36 * 9);
+	ck_assert_uint_eq(isa_insn_min_minor(ISA_OP_CONV), 4);
+	ck_assert_uint_eq(isa_insn_min_minor(ISA_OP_MATMUL), 3);
+	ck_assert_uint_le(isa_insn_min_minor(ISA_OP_CONV), ISA_VERSION_MINOR);
+
+	in = good_conv(); in.n_ap = 3; memset(&in.ap[3], 0, sizeof(in.ap[3]));
+	expect_bad(&in, "n_ap is 3, expected 4");
+	in = good_conv(); in.ap[3].region = 0; expect_bad(&in, "window ap3 must have region none");
+	in = good_conv(); in.ap[3].dtype = ISA_DT_F32; expect_bad(&in, "window ap3");
+	in = good_conv(); in.ap[3].offset = 4; expect_bad(&in, "window ap3");
+	in = good_conv(); in.ap[3].rank = 3; expect_bad(&in, "window ap3");
+	in = good_conv(); in.ap[3].stride[2] = 1; expect_bad(&in, "beyond the spatial dims");
+	in = good_conv(); in.ap[3].shape[ISA_CONV_STRIDE + 1] = 0; expect_bad(&in, "stride of dim 1 is 0");
+	in = good_conv(); in.ap[3].shape[ISA_CONV_RHS_DIL] = 0; expect_bad(&in, "rhs dilation of dim 0");
+	in = good_conv(); in.ap[3].shape[ISA_CONV_LHS_DIL + 1] = (1ull << 32) + 1;
+	expect_bad(&in, "lhs dilation of dim 1");
+	in = good_conv(); in.ap[3].stride[0] = -(1ll << 33); expect_bad(&in, "padding of dim 0");
+	in = good_conv(); in.ap[1].dtype = ISA_DT_BF16; expect_bad(&in, "must be f32");
+	in = good_conv(); in.ap[2].rank = 4; in.ap[2].shape[4] = 0; in.ap[2].stride[4] = 0;
+	expect_bad(&in, "rank 5");
+	in = good_conv(); in.ap[1].shape[1] = 3; expect_bad(&in, "dims do not agree");
+	in = good_conv(); in.ap[2].shape[2] = 2; expect_bad(&in, "dims do not agree");
+	in = good_conv(); in.ap[1].region = 7; expect_bad(&in, "ap1: region 7 out of range");
+	in = good_conv(); in.flags = ISA_F_ACCUMULATE; expect_bad(&in, "accumulate flag");
+	in = good_conv(); in.param = 1; expect_bad(&in, "param");
+	/* stride-0 operands: 2^40 outputs x 2^20 taps */
+	in = good_conv();
+	for (int a = 0; a < 3; a++)
+		for (int d = 0; d < 5; d++)
+			in.ap[a].stride[d] = 0;
+	in.ap[0].shape[3] = in.ap[0].shape[4] = 1ull << 18;
+	in.ap[0].shape[0] = in.ap[1].shape[0] = 4;
+	in.ap[2].shape[3] = in.ap[2].shape[4] = 1ull << 10;
+	expect_bad(&in, "conv of");
+}
+END_TEST
+
 START_TEST(test_program_create_names_engine_and_insn)
 {
 	isa_insn_t v[3] = { good_add(), good_add(), good_add() };
@@ -338,6 +397,7 @@ static Suite *isa_suite(void)
 	tcase_add_test(tc, test_opcode_specific_rules_rejected);
 	tcase_add_test(tc, test_program_create_names_engine_and_insn);
 	tcase_add_test(tc, test_stride_products_checked);
+	tcase_add_test(tc, test_conv_rules);
 	suite_add_tcase(s, tc);
 	return s;
 }

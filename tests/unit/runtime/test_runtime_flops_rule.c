@@ -144,6 +144,19 @@ START_TEST(test_every_opcode)
 		ck_assert_uint_eq(agree(&t, &ga, "gather"), 0);
 		isa_insn_t nop = isa_insn_init(ISA_OP_NOP, 0);
 		ck_assert_uint_eq(agree(&t, &nop, "nop"), 0);
+		if (fl) {
+			/* CONV (f32 only): out [1,2,3,4,4] from in [1,2,2,5,5] and a
+			 * [2,3,2,2,2] kernel: 2 C K0 K1 per output, the window its ap3 */
+			uint64_t co[5] = { 1, 2, 3, 4, 4 }, ci[5] = { 1, 2, 2, 5, 5 }, ck[5] = { 2, 3, 2, 2, 2 };
+			const int64_t one[2] = { 1, 1 }, zero[2] = { 0, 0 };
+			isa_insn_t cv = isa_insn_init(ISA_OP_CONV, 0);
+			cv.n_ap = 4;
+			cv.ap[0] = tmk_ap(&t, 2, ISA_DT_F32, 5, co, L_CONTIG);
+			cv.ap[1] = tmk_ap(&t, 2, ISA_DT_F32, 5, ci, L_CONTIG);
+			cv.ap[2] = tmk_ap(&t, 2, ISA_DT_F32, 5, ck, L_CONTIG);
+			cv.ap[3] = isa_conv_window(one, one, one, zero);
+			ck_assert_uint_eq(agree(&t, &cv, "conv"), 2 * (2 * 3 * 16) * (2 * 2 * 2));
+		}
 		tmem_free(&t);
 	}
 }

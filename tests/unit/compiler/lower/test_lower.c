@@ -309,6 +309,49 @@ START_TEST(test_conv_pointwise_weight_gradient_in_place)
 END_TEST
 
 
+/* Depthwise and grouped f32 convolutions, forward and both gradients, are one
+ * CONV instruction each (ISA 1.4; values: test_conv, test_op_cases), and only
+ * their NEFFs say ISA 1.4: a dense convolution's stays 1.3. */
+START_TEST(test_conv_grouped_is_one_conv_insn)
+{
+	static const char *const grouped[] = {
+		"HloModule m\nENTRY e { x = f32[2,8,10,10] parameter(0)\n k = f32[8,1,3,3] parameter(1)\n"
+		" ROOT c = f32[2,8,5,5] convolution(x, k), window={size=3x3 stride=2x2 pad=1_1x1_1}, "
+		"dim_labels=bf01_oi01->bf01, feature_group_count=8 }\n",
+		"HloModule m\nENTRY e { x = f32[2,8,5,5] parameter(0)\n k = f32[3,3,8,1] parameter(1)\n"
+		" ROOT c = f32[2,8,10,10] convolution(x, k), window={size=3x3 pad=1_2x1_2 lhs_dilate=2x2}, "
+		"dim_labels=bf01_01oi->bf01, feature_group_count=8 }\n",
+		"HloModule m\nENTRY e { x = f32[2,8,10,10] parameter(0)\n d = f32[2,8,5,5] parameter(1)\n"
+		" ROOT c = f32[3,3,2,8] convolution(x, d), window={size=5x5 pad=1_0x1_0 rhs_dilate=2x2}, "
+		"dim_labels=fb01_io01->01bf, batch_group_count=4 }\n",
+	};
+	for (size_t i = 0; i < sizeof(grouped) / sizeof(grouped[0]); i++) {
+		ck_assert_uint_eq(count_op(grouped[i], ISA_OP_CONV), 1);
+		ck_assert_uint_eq(count_op(grouped[i], ISA_OP_MATMUL), 0);
+		ck_assert_uint_eq(count_op(grouped[i], ISA_OP_COPY), 0);
+	}
+	const char *dense = "HloModule m\nENTRY e { x = f32[2,8,10,10] parameter(0)\n"
+			    " k = f32[8,8,3,3] parameter(1)\n ROOT c = f32[2,8,10,10] "
+			    "convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01 }\n";
+	ck_assert_uint_eq(count_op(dense, ISA_OP_CONV), 0);
+	const char *texts[2] = { grouped[0], dense };
+	for (int i = 0; i < 2; i++) {
+		ncc_module_t *m = NULL;
+		ncc_error_t err = { 0 };
+		ck_assert_int_eq(ncc_parse_hlo(texts[i], strlen(texts[i]), "t.hlo", &m, &err), NCC_OK);
+		void *neff = NULL;
+		size_t size = 0;
+		ck_assert_msg(ncc_lower_module(m, NULL, &neff, &size, &err) == NCC_OK, "%s", err.msg);
+		neff_view_t v;
+		char msg[256];
+		ck_assert_int_eq(neff_parse(neff, size, &v, msg, sizeof(msg)), NEFF_OK);
+		ck_assert_uint_eq(v.meta->isa_version_minor, i == 0 ? 4 : 3);
+		free(neff);
+		ncc_module_free(m);
+	}
+}
+END_TEST
+
 static double d_add(double a, double b) { return a + b; }
 static double d_sub(double a, double b) { return a - b; }
 static double d_mul(double a, double b) { return a * b; }
@@ -1384,6 +1427,12 @@ START_TEST(test_ops_vs_interp)
 		"ENTRY e { x = f32[2,4,3,3] parameter(0)\n k = f32[3,3,4,1] parameter(1)\n ROOT c = f32[2,4,6,6] convolution(x, k), window={size=3x3 pad=1_2x1_2 lhs_dilate=2x2}, dim_labels=bf01_01oi->bf01, feature_group_count=4 }",
 		"ENTRY e { x = f32[2,4,6,6] parameter(0)\n k = f32[2,4,3,3] parameter(1)\n ROOT c = f32[3,3,1,4] convolution(x, k), window={size=3x3 pad=1_0x1_0 rhs_dilate=2x2}, dim_labels=fb01_io01->01bf, batch_group_count=4 }",
 		"ENTRY e { x = f32[2,3,6,6] parameter(0)\n k = f32[2,4,6,6] parameter(1)\n ROOT c = f32[1,1,3,4] convolution(x, k), window={size=6x6}, dim_labels=fb01_io01->01bf }",
+		/* grouped forms as one CONV (ISA 1.4): 1-d with a reversed kernel, NHWC
+		 * input gradient, the weight gradient of a grouped convolution (batch
+		 * groups of two channels) */
+		"ENTRY e { x = f32[2,6,9] parameter(0)\n k = f32[6,2,3] parameter(1)\n ROOT c = f32[2,6,5] convolution(x, k), window={size=3 stride=2 pad=1_1 rhs_reversal=1}, dim_labels=bf0_oi0->bf0, feature_group_count=3 }",
+		"ENTRY e { x = f32[2,3,3,4] parameter(0)\n k = f32[3,3,4,1] parameter(1)\n ROOT c = f32[2,6,6,4] convolution(x, k), window={size=3x3 pad=1_2x1_2 lhs_dilate=2x2}, dim_labels=b01f_01oi->b01f, feature_group_count=4 }",
+		"ENTRY e { x = f32[2,8,6,6] parameter(0)\n k = f32[2,8,6,6] parameter(1)\n ROOT c = f32[3,3,2,8] convolution(x, k), window={size=6x6 pad=1_1x1_1}, dim_labels=fb01_io01->01bf, batch_group_count=4 }",
 		/* pointwise weight gradient: per-batch MATMULs in place; transposed x */
 		"ENTRY e { x = f32[3,16,8,8] parameter(0)\n d = f32[3,5,8,8] parameter(1)\n ROOT c = f32[1,1,16,5] convolution(x, d), window={size=8x8}, dim_labels=fb01_io01->01bf }",
 		"ENTRY e { x = f32[16,3,8,8] parameter(0)\n d = f32[3,5,8,8] parameter(1)\n ROOT c = f32[1,1,16,5] convolution(x, d), window={size=8x8}, dim_labels=bf01_io01->01bf }",
@@ -1487,6 +1536,7 @@ static Suite *lower_suite(void)
 	tcase_add_test(tc, test_conv_stride1_has_no_im2col_copies);
 	tcase_add_test(tc, test_conv_few_channels_one_deep_matmul);
 	tcase_add_test(tc, test_conv_pointwise_weight_gradient_in_place);
+	tcase_add_test(tc, test_conv_grouped_is_one_conv_insn);
 	tcase_add_test(tc, test_errors_more);
 	tcase_add_test(tc, test_gather_scatter_axes);
 	tcase_add_test(tc, test_select_and_scatter);

@@ -1,0 +1,103 @@
+/* Lowering of depthwise and grouped f32 convolutions (feature or batch groups) to one CONV instruction (ISA 1.4). */
+#include "lower_internal.h"
+
+/*
+ * XLA's grouped forms map onto CONV's [N, G, C, X...] x [G, O, C, K...] -> [N, G, O, Y...]
+ * by strides alone:
+ *   feature groups G:  in [N, G, C/G, X]   kernel [G, Cout/G, C/G, K]  out [N, G, Cout/G, Y]
+ *   batch groups BG:   in [N/BG, BG, C, X] kernel [BG, Cout/BG, C, K]  out [N/BG, BG, Cout/BG, Y]
+ * (batch group g takes the input batches [g N/BG, (g + 1) N/BG), as XLA splits them).
+ * Windows keep their stride, padding and both dilations; a reversed kernel is a negative
+ * stride. One spatial dim becomes the second with a size-1 first dim.
+ */
+ncc_status_t ncc_lower_conv_grouped(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, const ncc_view_t *x,
+				    const ncc_view_t *k, const ncc_view_t *out, bool *out_done)
+{
+	*out_done = false;
+	const ncc_conv_dnums_t *dn = inst->conv;
+	const ncc_window_t *w = inst->window;
+	int32_t ns = dn->nspatial;
+	/* the kernel with reversed spatial dims where the window says so */
+	ncc_view_t kr = *k;
+	const ncc_view_t *kv = &kr;
+	for (int32_t s = 0; s < ns; s++) {
+		int64_t d = dn->k_spatial[s], n = k->dims[d];
+		if (w->dims[s].reversal && n > 0) {
+			kr.offset = (uint64_t)((int64_t)kr.offset + (n - 1) * kr.strides[d] * 4);
+			kr.strides[d] = -kr.strides[d];
+		}
+	}
+	int64_t G = inst->feature_group_count > 1 ? inst->feature_group_count : 1;
+	int64_t BG = inst->batch_group_count > 1 ? inst->batch_group_count : 1;
+	if ((G == 1 && BG == 1) || (ns != 1 && ns != 2) || x->dtype != ISA_DT_F32 ||
+	    kv->dtype != ISA_DT_F32 || out->dtype != ISA_DT_F32)
+		return NCC_OK;
+	for (int32_t s = 0; s < ns; s++) {
+		const ncc_window_dim_t *wd = &w->dims[s];
+		if (wd->stride < 1 || wd->rhs_dilation < 1 || wd->lhs_dilation < 1 ||
+		    wd->stride > ISA_CONV_MAX_WINDOW || wd->rhs_dilation > ISA_CONV_MAX_WINDOW ||
+		    wd->lhs_dilation > ISA_CONV_MAX_WINDOW || wd->pad_lo > ISA_CONV_MAX_WINDOW ||
+		    wd->pad_lo < -ISA_CONV_MAX_WINDOW)
+			return NCC_OK;
+	}
+	int64_t N = x->dims[dn->in_batch], C = x->dims[dn->in_feature];
+	int64_t Cout = out->dims[dn->out_feature];
+	int64_t GE = G * BG, On = Cout / GE, Nb = N / BG, Cc = BG > 1 ? C : C / G;
+	int64_t sb = x->strides[dn->in_batch], sf = x->strides[dn->in_feature];
+	int64_t sko = kv->strides[dn->k_out_feature], ski = kv->strides[dn->k_in_feature];
+	int64_t sob = out->strides[dn->out_batch], sof = out->strides[dn->out_feature];
+
+	isa_insn_t in = isa_insn_init(ISA_OP_CONV, 0);
+	in.n_ap = 4;
+	isa_ap_t *a0 = &in.ap[0], *a1 = &in.ap[1], *a2 = &in.ap[2];
+	a0->region = out->region; a0->dtype = ISA_DT_F32; a0->offset = out->offset; a0->rank = 5;
+	a1->region = x->region; a1->dtype = ISA_DT_F32; a1->offset = x->offset; a1->rank = 5;
+	a2->region = kv->region; a2->dtype = ISA_DT_F32; a2->offset = kv->offset; a2->rank = 5;
+	int64_t n1 = BG > 1 ? Nb : N;
+	a1->shape[0] = (uint64_t)n1; a1->stride[0] = sb;
+	a1->shape[1] = (uint64_t)GE; a1->stride[1] = BG > 1 ? Nb * sb : Cc * sf;
+	a1->shape[2] = (uint64_t)Cc; a1->stride[2] = sf;
+	a2->shape[0] = (uint64_t)GE; a2->stride[0] = On * sko;
+	a2->shape[1] = (uint64_t)On; a2->stride[1] = sko;
+	a2->shape[2] = (uint64_t)Cc; a2->stride[2] = ski;
+	a0->shape[0] = (uint64_t)n1; a0->stride[0] = sob;
+	a0->shape[1] = (uint64_t)GE; a0->stride[1] = On * sof;
+	a0->shape[2] = (uint64_t)On; a0->stride[2] = sof;
+	int64_t st[2] = { 1, 1 }, rd[2] = { 1, 1 }, ld[2] = { 1, 1 }, lo[2] = { 0, 0 };
+	for (int32_t i = 0; i < 2; i++) {
+		int32_t s = i - (2 - ns); /* the spatial dim, or -1 for the size-1 one */
+		isa_ap_t *aps[3] = { a0, a1, a2 };
+		if (s < 0) {
+			for (int a = 0; a < 3; a++) {
+				aps[a]->shape[3 + i] = 1;
+				aps[a]->stride[3 + i] = 0;
+			}
+			continue;
+		}
+		a0->shape[3 + i] = (uint64_t)out->dims[dn->out_spatial[s]];
+		a0->stride[3 + i] = out->strides[dn->out_spatial[s]];
+		a1->shape[3 + i] = (uint64_t)x->dims[dn->in_spatial[s]];
+		a1->stride[3 + i] = x->strides[dn->in_spatial[s]];
+		a2->shape[3 + i] = (uint64_t)kv->dims[dn->k_spatial[s]];
+		a2->stride[3 + i] = kv->strides[dn->k_spatial[s]];
+		st[i] = w->dims[s].stride;
+		rd[i] = w->dims[s].rhs_dilation;
+		ld[i] = w->dims[s].lhs_dilation;
+		lo[i] = w->dims[s].pad_lo;
+	}
+	/* size-1 dims carry no stride: the NEFF does not depend on it */
+	for (int i = 0; i < 5; i++) {
+		if (a0->shape[i] == 1)
+			a0->stride[i] = 0;
+		if (a1->shape[i] == 1)
+			a1->stride[i] = 0;
+		if (a2->shape[i] == 1)
+			a2->stride[i] = 0;
+	}
+	in.ap[3] = isa_conv_window(st, rd, ld, lo);
+	char msg[160];
+	if (isa_insn_validate(&in, ISA_REGION_NONE, 1, msg, sizeof(msg)))
+		return NCC_OK; /* e.g. beyond the work bound: the MATMUL lowering splits it */
+	*out_done = true;
+	return ncc_lower_emit(ctx, inst, ISA_ENGINE_VECTOR, &in, NULL);
+}

@@ -1,0 +1,623 @@
+/* CONV (ISA 1.4): grouped direct convolution on polyphase planes with contiguous inner loops (docs/isa.md, "CONV"). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pool.h"
+
+/*
+ * Per spatial dim, with stride S, kernel dilation D, input dilation L and low
+ * padding P, output y and tap k read the undilated input at j = (y S + k D - P) / L
+ * when that divides. Outputs fall into T = L / gcd(S, L) phases r (y = r + T q);
+ * within a phase a tap either never or always divides, and then reads
+ * j0(r, k) + q U with U = T S / L. So the input, padded with zeros to the range
+ * [jlo, jhi] the window can reach and cut into U phase planes by position mod U,
+ * turns every tap of every output phase into a stride-1 window of one plane:
+ *
+ *  A (many outputs, few taps: forward, input gradient): per output phase the
+ *    outputs on a [Q0, M1] grid of a plane's width are one flat run, and each
+ *    tap adds w * (a run of the plane) to it, CONV_BLOCK outputs at a time held
+ *    in registers across all taps: contiguous loads and FMAs only. The grid's
+ *    extra columns read the next row (finite garbage, never stored).
+ *  B (few outputs, many taps, L = 1: the weight gradient, whose kernel is the
+ *    output gradient): per output a dot product over the kernel rows, the
+ *    planes cut by D so that consecutive taps are consecutive elements.
+ *
+ * Every output is computed by one item, summing its taps in a fixed order, so
+ * the results do not depend on the thread count. Windows whose planes would
+ * not fit CONV_MAX_SCRATCH run the direct loop (conv_naive).
+ */
+
+#define CONV_BLOCK 64                 /* outputs per register block (8 ymm) */
+#define CONV_LANES 8                  /* partial sums of a B-form dot product */
+#define CONV_MAX_SCRATCH (1ll << 22)  /* floats of host scratch per item (16 MiB) */
+#define CONV_ITEMS 64                 /* most items one instruction is cut into */
+
+typedef struct conv_dim {
+	int64_t Y, X, K, S, D, L, P;
+	int64_t T, U, V;     /* output phases, plane step per output, plane count */
+	int64_t jlo, M;      /* first input index held, plane length */
+} conv_dim_t;
+
+typedef struct conv_tap {
+	const float *p;
+	float w;
+} conv_tap_t;
+
+/* Form A: one output phase (r0, r1) and its taps, the same for every (n, g, o). */
+typedef struct conv_class {
+	int64_t r0, r1, q0n, q1n;
+	int64_t tap0, ntap;          /* its taps in conv_job_t.geo */
+} conv_class_t;
+
+typedef struct conv_geo {
+	int64_t poff;                /* element offset of the tap's run in the planes */
+	int64_t woff;                /* element offset of its weight in ap2[g, o] */
+} conv_geo_t;
+
+typedef struct conv_job {
+	const fwsim_kargs_t *k;
+	conv_class_t *cls;
+	conv_geo_t *geo;
+	int64_t ncls, ngeo;
+	int64_t N, G, O, C;
+	conv_dim_t d[2];
+	int64_t so[5], si[5], sw[5]; /* element strides of ap0, ap1, ap2 */
+	const float *in, *w;
+	float *out;
+	int form;                    /* 'A', 'B' or 'N' (naive) */
+	int64_t plane;               /* V0 V1 M0 M1: one channel's planes */
+	int64_t scratch;             /* floats per item */
+	uint64_t per_item, n_planes; /* (n, g) planes per item, in all */
+	fwsim_numchk_t chk[FWSIM_PAR_MAX_THREADS];
+} conv_job_t;
+
+static int64_t floordiv(int64_t a, int64_t b)
+{
+	int64_t q = a / b;
+	return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+static int64_t posmod(int64_t a, int64_t b)
+{
+	int64_t r = a % b;
+	return r < 0 ? r + b : r;
+}
+
+static int64_t gcd64(int64_t a, int64_t b)
+{
+	while (b) {
+		int64_t t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/* Plane geometry of one dim for form A or B; false when it is too large for
+ * the planes (the direct loop then runs). */
+static bool dim_plan(conv_dim_t *d, int form)
+{
+	/* every term below 2^72 would not fit: decide in 128 bits first */
+	__int128 hi = (__int128)(d->Y - 1) * d->S + (__int128)(d->K - 1) * d->D - d->P;
+	__int128 lo = -(__int128)d->P;
+	if (hi - lo > CONV_MAX_SCRATCH)
+		return false;
+	if (form == 'A') {
+		d->T = d->L / gcd64(d->S, d->L);
+		d->U = d->T * d->S / d->L;
+		d->V = d->U;
+		d->jlo = floordiv(-d->P, d->L);
+		int64_t jhi = floordiv((int64_t)hi, d->L);
+		int64_t z = jhi - d->jlo + 1;
+		d->M = (z + d->V - 1) / d->V;
+	} else {
+		d->T = 1;
+		d->U = d->S;
+		d->V = d->D;
+		d->jlo = -d->P;
+		int64_t z = (int64_t)hi - d->jlo + 1;
+		d->M = (z + d->V - 1) / d->V;
+	}
+	return d->V <= CONV_MAX_SCRATCH && d->M <= CONV_MAX_SCRATCH;
+}
+
+/* d[0, n) = 0 and d[i] = s[i st]: short rows, inline loops the compiler
+ * vectorises (libc calls cost more than a 14-float row). */
+static inline void row_zero(float *d, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++)
+		d[i] = 0.0f;
+}
+
+static inline void row_copy(float *d, const float *src, int64_t st, int64_t n)
+{
+	if (st == 1)
+		for (int64_t i = 0; i < n; i++)
+			d[i] = src[i];
+	else if (st == 2)
+		for (int64_t i = 0; i < n; i++)
+			d[i] = src[2 * i];
+	else
+		for (int64_t i = 0; i < n; i++)
+			d[i] = src[i * st];
+}
+
+static inline void row_store(float *d, int64_t st, const float *src, int64_t n)
+{
+	if (st == 1)
+		for (int64_t i = 0; i < n; i++)
+			d[i] = src[i];
+	else
+		for (int64_t i = 0; i < n; i++)
+			d[i * st] = src[i];
+}
+
+/* The planes of input channel c of (n, g): plane (v0, v1) holds
+ * in[jlo0 + m0 V0 + v0, jlo1 + m1 V1 + v1] at [m0, m1], zero outside the input.
+ * Only the input's part is written: the zeros are the same for every channel
+ * and plane, written once per item (conv_item). */
+static void conv_fill(const conv_job_t *j, const float *src, float *dst)
+{
+	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
+	int64_t sy = j->si[3], sx = j->si[4], mm = a->M * b->M;
+	for (int64_t v1 = 0; v1 < b->V; v1++) {
+		/* m1 with jlo1 + m1 V1 + v1 inside [0, X1) */
+		int64_t first = b->jlo + v1;
+		int64_t m1a = first >= 0 ? 0 : (-first + b->V - 1) / b->V;
+		int64_t m1b = b->X - 1 - first < 0 ? -1 : (b->X - 1 - first) / b->V;
+		if (m1b > b->M - 1)
+			m1b = b->M - 1;
+		if (m1a > m1b)
+			continue;
+		for (int64_t v0 = 0; v0 < a->V; v0++) {
+			float *pl = dst + (v0 * b->V + v1) * mm;
+			/* m0 with jlo0 + m0 V0 + v0 inside [0, X0) */
+			int64_t f0 = a->jlo + v0;
+			int64_t m0a = f0 >= 0 ? 0 : (-f0 + a->V - 1) / a->V;
+			int64_t m0b = a->X - 1 - f0 < 0 ? -1 : (a->X - 1 - f0) / a->V;
+			if (m0b > a->M - 1)
+				m0b = a->M - 1;
+			for (int64_t m0 = m0a; m0 <= m0b; m0++)
+				row_copy(pl + m0 * b->M + m1a,
+					 src + (f0 + m0 * a->V) * sy + (first + m1a * b->V) * sx,
+					 b->V * sx, m1b - m1a + 1);
+		}
+	}
+}
+
+/* acc[0, len) = sum over taps of w * p[0, len), in tap order, CONV_BLOCK at a
+ * time (len is rounded up: the planes have the slack). Lane l of every block
+ * is one output's chain of fmaf in tap order, in both variants below. */
+static void conv_taps_run_c(const conv_tap_t *taps, int64_t nt, int64_t len, float *acc)
+{
+	for (int64_t i0 = 0; i0 < len; i0 += CONV_BLOCK) {
+		float a[CONV_BLOCK];
+		for (int l = 0; l < CONV_BLOCK; l++)
+			a[l] = 0.0f;
+		for (int64_t t = 0; t < nt; t++) {
+			const float *p = taps[t].p + i0;
+			float w = taps[t].w;
+			for (int l = 0; l < CONV_BLOCK; l++)
+				a[l] = fmaf(w, p[l], a[l]);
+		}
+		memcpy(acc + i0, a, sizeof(a));
+	}
+}
+
+/* sum_k x[r][k] w[k] added to out[r] for four rows sharing w: CONV_LANES
+ * partial sums each (lane l takes k = l mod 8), folded in a fixed order, then
+ * the tail in order; both variants below. */
+static float conv_fold8(const float a[CONV_LANES])
+{
+	return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
+}
+
+static void conv_dot4_c(const float *const x[4], const float *w, int64_t n, float out[4])
+{
+	float a[4][CONV_LANES];
+	for (int r = 0; r < 4; r++)
+		for (int l = 0; l < CONV_LANES; l++)
+			a[r][l] = 0.0f;
+	int64_t i = 0;
+	for (; i + CONV_LANES <= n; i += CONV_LANES)
+		for (int r = 0; r < 4; r++)
+			for (int l = 0; l < CONV_LANES; l++)
+				a[r][l] = fmaf(x[r][i + l], w[i + l], a[r][l]);
+	for (int r = 0; r < 4; r++) {
+		float s = conv_fold8(a[r]);
+		for (int64_t t = i; t < n; t++)
+			s = fmaf(x[r][t], w[t], s);
+		out[r] += s;
+	}
+}
+
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(NEURONSIM_TSAN)
+#include <immintrin.h>
+
+/* The same sums with AVX2 FMA: eight accumulators of eight lanes held in
+ * registers across the taps (the auto-vectoriser kept them in memory and
+ * went scalar). vfmadd rounds once, as fmaf does. */
+__attribute__((target("avx2,fma")))
+static void conv_taps_run_avx2(const conv_tap_t *taps, int64_t nt, int64_t len, float *acc)
+{
+	for (int64_t i0 = 0; i0 < len; i0 += CONV_BLOCK) {
+		__m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+		__m256 a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+		for (int64_t t = 0; t < nt; t++) {
+			const float *p = taps[t].p + i0;
+			__m256 w = _mm256_set1_ps(taps[t].w);
+			a0 = _mm256_fmadd_ps(w, _mm256_loadu_ps(p), a0);
+			a1 = _mm256_fmadd_ps(w, _mm256_loadu_ps(p + 8), a1);
+			a2 = _mm256_fmadd_ps(w, _mm256_loadu_ps(p + 16), a2);
+			a3 = _mm256_fmadd_ps(w, _mm256_loadu_ps(p + 24), a3);
+			a4 = _mm256_fmadd_ps(w, _mm256_loadu_ps(p + 32), a4);
+			a5 = _mm256_fmadd_ps(w, _mm256_loadu_ps(p + 40), a5);
+			a6 = _mm256_fmadd_ps(w, _mm256_loadu_ps(p + 48), a6);
+			a7 = _mm256_fmadd_ps(w, _mm256_loadu_ps(p + 56), a7);
+		}
+		float *o = acc + i0;
+		_mm256_storeu_ps(o, a0);
+		_mm256_storeu_ps(o + 8, a1);
+		_mm256_storeu_ps(o + 16, a2);
+		_mm256_storeu_ps(o + 24, a3);
+		_mm256_storeu_ps(o + 32, a4);
+		_mm256_storeu_ps(o + 40, a5);
+		_mm256_storeu_ps(o + 48, a6);
+		_mm256_storeu_ps(o + 56, a7);
+	}
+}
+
+__attribute__((target("avx2,fma")))
+static void conv_dot4_avx2(const float *const x[4], const float *w, int64_t n, float out[4])
+{
+	__m256 a[4] = { _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
+			_mm256_setzero_ps() };
+	int64_t i = 0;
+	for (; i + CONV_LANES <= n; i += CONV_LANES) {
+		__m256 wv = _mm256_loadu_ps(w + i);
+		for (int r = 0; r < 4; r++)
+			a[r] = _mm256_fmadd_ps(_mm256_loadu_ps(x[r] + i), wv, a[r]);
+	}
+	for (int r = 0; r < 4; r++) {
+		float l[CONV_LANES];
+		_mm256_storeu_ps(l, a[r]);
+		float s = conv_fold8(l);
+		for (int64_t t = i; t < n; t++)
+			s = fmaf(x[r][t], w[t], s);
+		out[r] += s;
+	}
+}
+
+static int conv_have_avx2(void)
+{
+	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+#else
+static int conv_have_avx2(void)
+{
+	return 0;
+}
+#define conv_taps_run_avx2 conv_taps_run_c
+#define conv_dot4_avx2 conv_dot4_c
+#endif
+
+static void conv_taps_run(const conv_tap_t *taps, int64_t nt, int64_t len, float *acc)
+{
+	if (conv_have_avx2())
+		conv_taps_run_avx2(taps, nt, len, acc);
+	else
+		conv_taps_run_c(taps, nt, len, acc);
+}
+
+static void conv_dot4(const float *const x[4], const float *w, int64_t n, float out[4])
+{
+	if (conv_have_avx2())
+		conv_dot4_avx2(x, w, n, out);
+	else
+		conv_dot4_c(x, w, n, out);
+}
+
+/* Form A: the outputs of (n, g, o), stored to dst (ap0 at [n, g, o]) through
+ * outp [Y0, Y1] when there are several phases, else straight from the
+ * accumulators; scanned for NaN/Inf (flat0: the plane's first flat index). */
+static void conv_plane_a(const conv_job_t *j, const float *planes, const float *wk,
+			 conv_tap_t *taps, float *acc, float *outp, float *dst,
+			 fwsim_numchk_t *chk, uint64_t flat0)
+{
+	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
+	bool direct = j->ncls == 1 && a->T == 1 && b->T == 1;
+	/* a dense output plane is scanned in one piece after its rows are stored */
+	bool dense = (j->so[4] == 1 || b->Y == 1) && (j->so[3] == b->Y || a->Y == 1);
+	for (int64_t ci = 0; ci < j->ncls; ci++) {
+		const conv_class_t *cl = &j->cls[ci];
+		const conv_geo_t *geo = j->geo + cl->tap0;
+		for (int64_t t = 0; t < cl->ntap; t++) {
+			taps[t].p = planes + geo[t].poff;
+			taps[t].w = wk[geo[t].woff];
+		}
+		int64_t len = cl->q0n * b->M;
+		if (cl->ntap)
+			conv_taps_run(taps, cl->ntap, len, acc);
+		else
+			row_zero(acc, len);
+		for (int64_t q0 = 0; q0 < cl->q0n; q0++) {
+			const float *arow = acc + q0 * b->M;
+			if (direct) {
+				row_store(dst + q0 * j->so[3], j->so[4], arow, b->Y);
+				if (chk && !dense)
+					fwsim_numchk_block(chk, arow, (size_t)b->Y,
+							   flat0 + (uint64_t)(q0 * b->Y));
+				continue;
+			}
+			float *orow = outp + (cl->r0 + q0 * a->T) * b->Y + cl->r1;
+			if (b->T == 1)
+				row_copy(orow, arow, 1, cl->q1n);
+			else
+				for (int64_t q1 = 0; q1 < cl->q1n; q1++)
+					orow[q1 * b->T] = arow[q1];
+		}
+	}
+	if (direct) {
+		if (chk && dense)
+			fwsim_numchk_block(chk, dst, (size_t)(a->Y * b->Y), flat0);
+		return;
+	}
+	for (int64_t y0 = 0; y0 < a->Y; y0++)
+		row_store(dst + y0 * j->so[3], j->so[4], outp + y0 * b->Y, b->Y);
+	if (chk)
+		fwsim_numchk_block(chk, outp, (size_t)(a->Y * b->Y), flat0);
+}
+
+/* The classes and their taps' geometry (conv_class_t): each tap belongs to at
+ * most one phase per dim, so there are at most C K0 K1 of them. */
+static bool conv_plan_a(conv_job_t *j)
+{
+	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
+	int64_t nk = j->C * a->K * b->K;
+	j->cls = calloc((size_t)(a->T * b->T), sizeof(*j->cls));
+	j->geo = calloc((size_t)(nk ? nk : 1), sizeof(*j->geo));
+	if (!j->cls || !j->geo)
+		return false;
+	for (int64_t r0 = 0; r0 < a->T; r0++)
+		for (int64_t r1 = 0; r1 < b->T; r1++) {
+			int64_t q0n = (a->Y - r0 + a->T - 1) / a->T, q1n = (b->Y - r1 + b->T - 1) / b->T;
+			if (q0n <= 0 || q1n <= 0)
+				continue;
+			conv_class_t *cl = &j->cls[j->ncls++];
+			cl->r0 = r0;
+			cl->r1 = r1;
+			cl->q0n = q0n;
+			cl->q1n = q1n;
+			cl->tap0 = j->ngeo;
+			for (int64_t c = 0; c < j->C; c++)
+				for (int64_t k0 = 0; k0 < a->K; k0++) {
+					int64_t n0 = r0 * a->S + k0 * a->D - a->P;
+					if (posmod(n0, a->L))
+						continue;
+					int64_t z0 = n0 / a->L - a->jlo;
+					for (int64_t k1 = 0; k1 < b->K; k1++) {
+						int64_t n1 = r1 * b->S + k1 * b->D - b->P;
+						if (posmod(n1, b->L))
+							continue;
+						int64_t z1 = n1 / b->L - b->jlo;
+						int64_t v0 = z0 % a->V, v1 = z1 % b->V;
+						conv_geo_t *g = &j->geo[j->ngeo++];
+						g->poff = c * j->plane + (v0 * b->V + v1) * a->M * b->M +
+							  z0 / a->V * b->M + z1 / b->V;
+						g->woff = c * j->sw[2] + k0 * j->sw[3] + k1 * j->sw[4];
+					}
+				}
+			cl->ntap = j->ngeo - cl->tap0;
+		}
+	return true;
+}
+
+/* Form B: the outputs of (n, g, o) as dot products with the packed kernel
+ * wp [C, K0, K1]. */
+static void conv_plane_b(const conv_job_t *j, const float *planes, const float *wp, float *outp)
+{
+	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
+	for (int64_t y0 = 0; y0 < a->Y; y0++) {
+		int64_t v0 = y0 * a->S % a->V, m0 = y0 * a->S / a->V;
+		for (int64_t y1 = 0; y1 < b->Y; y1 += 4) {
+			int64_t off[4];
+			float s[4] = { 0.0f, 0.0f, 0.0f, 0.0f };
+			int nr = b->Y - y1 < 4 ? (int)(b->Y - y1) : 4;
+			for (int r = 0; r < 4; r++) {
+				int64_t yy = y1 + (r < nr ? r : 0);
+				int64_t v1 = yy * b->S % b->V;
+				off[r] = (v0 * b->V + v1) * a->M * b->M + m0 * b->M + yy * b->S / b->V;
+			}
+			for (int64_t c = 0; c < j->C; c++)
+				for (int64_t k0 = 0; k0 < a->K; k0++) {
+					const float *base = planes + c * j->plane + k0 * b->M;
+					const float *x[4] = { base + off[0], base + off[1], base + off[2],
+							      base + off[3] };
+					conv_dot4(x, wp + (c * a->K + k0) * b->K, b->K, s);
+				}
+			for (int r = 0; r < nr; r++)
+				outp[y0 * b->Y + y1 + r] = s[r];
+		}
+	}
+}
+
+/* The direct loop: any window, no scratch; stores each output to dst (ap0 at
+ * [n, g, o]) and scans it. Charges its work row by row (its window may be
+ * long). True when the watch stopped it. */
+static bool conv_plane_naive(const conv_job_t *j, const fwsim_kargs_t *kk, const float *xin,
+			     const float *wk, float *dst, fwsim_numchk_t *chk, uint64_t flat0)
+{
+	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
+	uint64_t row_work = (uint64_t)b->Y * (uint64_t)j->C * (uint64_t)a->K * (uint64_t)b->K;
+	for (int64_t y0 = 0; y0 < a->Y; y0++) {
+		if (fwsim_tick(kk, row_work + 1))
+			return true;
+		for (int64_t y1 = 0; y1 < b->Y; y1++) {
+			float s = 0.0f;
+			for (int64_t c = 0; c < j->C; c++)
+				for (int64_t k0 = 0; k0 < a->K; k0++) {
+					__int128 n0 = (__int128)y0 * a->S + (__int128)k0 * a->D - a->P;
+					if (n0 < 0 || n0 % a->L || n0 / a->L >= a->X)
+						continue;
+					for (int64_t k1 = 0; k1 < b->K; k1++) {
+						__int128 n1 = (__int128)y1 * b->S + (__int128)k1 * b->D - b->P;
+						if (n1 < 0 || n1 % b->L || n1 / b->L >= b->X)
+							continue;
+						float x = xin[c * j->si[2] + (int64_t)(n0 / a->L) * j->si[3] +
+							      (int64_t)(n1 / b->L) * j->si[4]];
+						float w = wk[c * j->sw[2] + k0 * j->sw[3] + k1 * j->sw[4]];
+						s = fmaf(x, w, s);
+					}
+				}
+			dst[y0 * j->so[3] + y1 * j->so[4]] = s;
+			if (chk)
+				fwsim_numchk_block(chk, &s, 1, flat0 + (uint64_t)(y0 * b->Y + y1));
+		}
+	}
+	return false;
+}
+
+static fwsim_status_t conv_item(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w)
+{
+	conv_job_t *j = ctx;
+	fwsim_kargs_t kk = *j->k;
+	kk.watch = w;
+	fwsim_numchk_t *chk = j->k->chk ? &j->chk[slot] : NULL;
+	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
+	int64_t ny = a->Y * b->Y, nk = j->C * a->K * b->K;
+	int64_t ntap = j->form == 'A' ? nk : 0;
+	/* the taps first (pointer-aligned), then the floats */
+	void *scr = malloc((size_t)ntap * sizeof(conv_tap_t) + (size_t)j->scratch * sizeof(float) + 1);
+	if (!scr)
+		return FWSIM_NOMEM;
+	conv_tap_t *taps = scr;
+	float *outp = (float *)(void *)(taps + ntap), *planes = outp + (j->form == 'N' ? 0 : ny);
+	float *rest = planes + j->C * j->plane;
+	if (j->form == 'A')
+		rest += b->M + CONV_BLOCK; /* slack of the last plane's runs */
+	float *acc = rest, *wp = rest; /* A: the accumulators; B: the packed kernel */
+	fwsim_status_t st = FWSIM_OK;
+	uint64_t p0 = item * j->per_item;
+	uint64_t p1 = p0 + j->per_item < j->n_planes ? p0 + j->per_item : j->n_planes;
+	/* the planes' zeros (conv_fill writes the rest), and finite zeros past
+	 * the last plane for form A's runs */
+	if (j->form != 'N')
+		memset(planes, 0, (size_t)(j->C * j->plane + (j->form == 'A' ? b->M + CONV_BLOCK : 0)) *
+				  sizeof(float));
+	for (uint64_t pi = p0; pi < p1 && st == FWSIM_OK; pi++) {
+		int64_t n = (int64_t)(pi / (uint64_t)j->G), g = (int64_t)(pi % (uint64_t)j->G);
+		const float *xin = j->in + n * j->si[0] + g * j->si[1];
+		if (j->form != 'N')
+			for (int64_t c = 0; c < j->C; c++)
+				conv_fill(j, xin + c * j->si[2], planes + c * j->plane);
+		for (int64_t o = 0; o < j->O; o++) {
+			if (j->form != 'N' && fwsim_tick(&kk, (uint64_t)ny * (uint64_t)nk + (uint64_t)ny)) {
+				st = FWSIM_TIMEOUT;
+				break;
+			}
+			const float *wk = j->w + g * j->sw[0] + o * j->sw[1];
+			float *dst = j->out + n * j->so[0] + g * j->so[1] + o * j->so[2];
+			uint64_t flat0 = ((uint64_t)pi * (uint64_t)j->O + (uint64_t)o) * (uint64_t)ny;
+			if (j->form == 'A') {
+				conv_plane_a(j, planes, wk, taps, acc, outp, dst, chk, flat0);
+				continue;
+			}
+			if (j->form == 'B') {
+				for (int64_t c = 0; c < j->C; c++)
+					for (int64_t k0 = 0; k0 < a->K; k0++)
+						row_copy(wp + (c * a->K + k0) * b->K,
+							 wk + c * j->sw[2] + k0 * j->sw[3], j->sw[4], b->K);
+				conv_plane_b(j, planes, wp, outp);
+			} else {
+				if (conv_plane_naive(j, &kk, xin, wk, dst, chk, flat0)) {
+					st = FWSIM_TIMEOUT;
+					break;
+				}
+				continue;
+			}
+			for (int64_t y0 = 0; y0 < a->Y; y0++)
+				row_store(dst + y0 * j->so[3], j->so[4], outp + y0 * b->Y, b->Y);
+			if (chk)
+				fwsim_numchk_block(chk, outp, (size_t)ny, flat0);
+		}
+	}
+	free(scr);
+	return st;
+}
+
+fwsim_status_t fwsim_kernel_conv(const fwsim_kargs_t *k)
+{
+	const isa_insn_t *in = k->insn;
+	const isa_ap_t *o = &in->ap[0], *x = &in->ap[1], *wk = &in->ap[2], *win = &in->ap[3];
+	if (!isa_ap_num_elements(o))
+		return FWSIM_OK;
+	conv_job_t *j = calloc(1, sizeof(*j));
+	if (!j)
+		return FWSIM_NOMEM;
+	j->k = k;
+	j->N = (int64_t)o->shape[0];
+	j->G = (int64_t)o->shape[1];
+	j->O = (int64_t)o->shape[2];
+	j->C = (int64_t)x->shape[2];
+	for (int i = 0; i < 5; i++) {
+		j->so[i] = o->stride[i];
+		j->si[i] = x->stride[i];
+		j->sw[i] = wk->stride[i];
+	}
+	for (int s = 0; s < 2; s++) {
+		conv_dim_t *d = &j->d[s];
+		d->Y = (int64_t)o->shape[3 + s];
+		d->X = (int64_t)x->shape[3 + s];
+		d->K = (int64_t)wk->shape[3 + s];
+		d->S = (int64_t)win->shape[ISA_CONV_STRIDE + s];
+		d->D = (int64_t)win->shape[ISA_CONV_RHS_DIL + s];
+		d->L = (int64_t)win->shape[ISA_CONV_LHS_DIL + s];
+		d->P = win->stride[s];
+	}
+	/* empty inputs or kernels leave sums of nothing: zeros */
+	bool empty = !isa_ap_num_elements(x) || !isa_ap_num_elements(wk);
+	j->in = (const float *)(const void *)k->base[1];
+	j->w = (const float *)(const void *)k->base[2];
+	j->out = (float *)(void *)k->base[0];
+	int64_t ny = j->d[0].Y * j->d[1].Y, nk = j->C * j->d[0].K * j->d[1].K;
+	j->form = empty ? 'N' : j->d[0].L == 1 && j->d[1].L == 1 && ny * 8 <= j->d[0].K * j->d[1].K
+		  ? 'B' : 'A';
+	if (j->form != 'N' && (!dim_plan(&j->d[0], j->form) || !dim_plan(&j->d[1], j->form)))
+		j->form = 'N';
+	/* floats per item: the output plane, the planes, form A's slack, taps (4
+	 * floats' room each, allocated apart) and accumulators, form B's packed
+	 * kernel; past CONV_MAX_SCRATCH the direct loop, which needs none */
+	__int128 scratch = 0;
+	if (j->form != 'N') {
+		j->plane = j->d[0].V * j->d[1].V * j->d[0].M * j->d[1].M;
+		scratch = ny + (__int128)j->C * j->plane;
+		if (j->form == 'A')
+			scratch += j->d[1].M + CONV_BLOCK + 4 * (__int128)nk +
+				   (__int128)j->d[0].Y * j->d[1].M + CONV_BLOCK;
+		else
+			scratch += nk;
+		if (scratch > CONV_MAX_SCRATCH)
+			j->form = 'N';
+	}
+	j->scratch = j->form == 'N' ? 0 : (int64_t)scratch - (j->form == 'A' ? 4 * nk : 0);
+	j->n_planes = (uint64_t)j->N * (uint64_t)j->G;
+	j->per_item = (j->n_planes + CONV_ITEMS - 1) / CONV_ITEMS;
+	for (uint32_t i = 0; k->chk && i < FWSIM_PAR_MAX_THREADS; i++) {
+		j->chk[i] = *k->chk;
+		j->chk[i].count = 0;
+		j->chk[i].first = UINT64_MAX;
+	}
+	uint64_t items = (j->n_planes + j->per_item - 1) / j->per_item;
+	fwsim_status_t st = FWSIM_OK;
+	if (j->form == 'A' && !conv_plan_a(j))
+		st = FWSIM_NOMEM;
+	if (st == FWSIM_OK)
+		st = fwsim_par_for(items, conv_item, j, k->watch);
+	for (uint32_t i = 0; k->chk && i < FWSIM_PAR_MAX_THREADS; i++)
+		fwsim_numchk_merge(k->chk, &j->chk[i]);
+	free(j->cls);
+	free(j->geo);
+	free(j);
+	return st;
+}

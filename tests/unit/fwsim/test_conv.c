@@ -1,0 +1,415 @@
+/* CONV (ISA 1.4) against a naive double-precision reference: windows (padding, strides, both dilations), groups, layouts, NaN/Inf records, thread counts, deadlines. */
+#include <stdbool.h>
+
+#include "fwsim_test.h"
+
+#define C_NREG 4
+#define C_REGSZ (8u << 20)
+
+typedef struct cmem {
+	uint8_t *mem;
+	uint64_t size;
+	fwsim_region_t regions[C_NREG];
+} cmem_t;
+
+/* One convolution: out [N, G, O, Y0, Y1] = in [N, G, C, X0, X1] (*) w [G, O, C, K0, K1]. */
+typedef struct cspec {
+	int64_t N, G, O, C, X[2], K[2], S[2], D[2], L[2], P[2];
+	int layout; /* 0 row-major; 1 input channels innermost, reversed kernel, strided output */
+} cspec_t;
+
+/* Output size of one dim: the positions whose window starts inside the padded,
+ * dilated input ("valid" over P low zeros and as many high ones). */
+static int64_t c_out_dim(const cspec_t *c, int s)
+{
+	int64_t xd = c->X[s] > 0 ? (c->X[s] - 1) * c->L[s] + 1 : 0;
+	int64_t kd = (c->K[s] - 1) * c->D[s] + 1;
+	int64_t span = xd + 2 * c->P[s] - kd;
+	return span < 0 ? 0 : span / c->S[s] + 1;
+}
+
+typedef struct cconv {
+	cspec_t c;
+	int64_t Y[2];
+	isa_insn_t in;
+	float *x, *w, *o; /* host pointers of element [0,...,0] */
+} cconv_t;
+
+static isa_ap_t c_ap5(uint32_t r, uint64_t off, const int64_t *shape, const int64_t *stride)
+{
+	isa_ap_t ap;
+	memset(&ap, 0, sizeof(ap));
+	ap.region = r;
+	ap.offset = off;
+	ap.dtype = ISA_DT_F32;
+	ap.rank = 5;
+	for (int i = 0; i < 5; i++) {
+		ap.shape[i] = (uint64_t)shape[i];
+		ap.stride[i] = stride[i];
+	}
+	return ap;
+}
+
+static void c_rowmajor(const int64_t *shape, int64_t *stride, int64_t scale)
+{
+	int64_t s = scale;
+	for (int i = 4; i >= 0; i--) {
+		stride[i] = s;
+		s *= shape[i];
+	}
+}
+
+/* Lays the operands out in m (input region 0, kernel 1, output 2) and fills
+ * input and kernel with small values of a seeded generator. */
+static void c_build(cmem_t *m, const cspec_t *c, cconv_t *cv, uint32_t seed)
+{
+	memset(cv, 0, sizeof(*cv));
+	cv->c = *c;
+	for (int s = 0; s < 2; s++)
+		cv->Y[s] = c_out_dim(c, s);
+	int64_t xs[5] = { c->N, c->G, c->C, c->X[0], c->X[1] };
+	int64_t ws[5] = { c->G, c->O, c->C, c->K[0], c->K[1] };
+	int64_t os[5] = { c->N, c->G, c->O, cv->Y[0], cv->Y[1] };
+	int64_t xst[5], wst[5], ost[5];
+	uint64_t xoff = 0, woff = 0;
+	if (c->layout == 0) {
+		c_rowmajor(xs, xst, 1);
+		c_rowmajor(ws, wst, 1);
+		c_rowmajor(os, ost, 1);
+	} else {
+		/* input [N, X0, X1, G, C] (channels innermost), kernel with both
+		 * spatial dims reversed, output with every element 2 apart */
+		xst[2] = 1;
+		xst[1] = c->C;
+		xst[4] = c->C * c->G;
+		xst[3] = xst[4] * c->X[1];
+		xst[0] = xst[3] * c->X[0];
+		c_rowmajor(ws, wst, 1);
+		woff = (uint64_t)((c->K[0] - 1) * wst[3] + (c->K[1] - 1) * wst[4]) * 4;
+		wst[3] = -wst[3];
+		wst[4] = -wst[4];
+		c_rowmajor(os, ost, 2);
+	}
+	cv->in = isa_insn_init(ISA_OP_CONV, 0);
+	cv->in.n_ap = 4;
+	cv->in.ap[0] = c_ap5(2, 0, os, ost);
+	cv->in.ap[1] = c_ap5(0, xoff, xs, xst);
+	cv->in.ap[2] = c_ap5(1, woff, ws, wst);
+	cv->in.ap[3] = isa_conv_window(c->S, c->D, c->L, c->P);
+	cv->x = (float *)(void *)(m->mem + m->regions[0].addr + xoff);
+	cv->w = (float *)(void *)(m->mem + m->regions[1].addr + woff);
+	cv->o = (float *)(void *)(m->mem + m->regions[2].addr);
+	uint64_t st = seed * 2654435761u + 1;
+	float *xr = (float *)(void *)(m->mem + m->regions[0].addr);
+	float *wr = (float *)(void *)(m->mem + m->regions[1].addr);
+	for (uint64_t i = 0; i < C_REGSZ / 4; i++) {
+		st = st * 6364136223846793005ull + 1442695040888963407ull;
+		xr[i] = (float)((int)(st >> 40) % 17 - 8) / 8.0f;
+		st = st * 6364136223846793005ull + 1442695040888963407ull;
+		wr[i] = (float)((int)(st >> 40) % 13 - 6) / 16.0f;
+		if (wr[i] == 0.0f)
+			wr[i] = 0.5f; /* no zero weights: a NaN or Inf input must show */
+	}
+	memset(m->mem + m->regions[2].addr, 0x7f, C_REGSZ); /* garbage where outputs go */
+}
+
+static int64_t c_off(const isa_ap_t *ap, const int64_t *idx)
+{
+	int64_t e = 0;
+	for (int i = 0; i < 5; i++)
+		e += idx[i] * ap->stride[i];
+	return e;
+}
+
+/* The definition of docs/isa.md, term by term in double; *mag = sum |terms|. */
+static double c_ref(const cconv_t *cv, const int64_t *oi, double *mag)
+{
+	const cspec_t *c = &cv->c;
+	double s = 0, a = 0;
+	for (int64_t ch = 0; ch < c->C; ch++)
+		for (int64_t k0 = 0; k0 < c->K[0]; k0++)
+			for (int64_t k1 = 0; k1 < c->K[1]; k1++) {
+				int64_t j[2], kk[2] = { k0, k1 };
+				bool in = true;
+				for (int d = 0; d < 2; d++) {
+					j[d] = oi[3 + d] * c->S[d] + kk[d] * c->D[d] - c->P[d];
+					in = in && j[d] >= 0 && j[d] % c->L[d] == 0 && j[d] / c->L[d] < c->X[d];
+				}
+				if (!in)
+					continue;
+				int64_t xi[5] = { oi[0], oi[1], ch, j[0] / c->L[0], j[1] / c->L[1] };
+				int64_t wi[5] = { oi[1], oi[2], ch, k0, k1 };
+				double t = (double)cv->x[c_off(&cv->in.ap[1], xi)] *
+					   (double)cv->w[c_off(&cv->in.ap[2], wi)];
+				s += t;
+				a += fabs(t);
+			}
+	*mag = a;
+	return s;
+}
+
+static void cmem_init(cmem_t *m)
+{
+	m->size = (uint64_t)C_NREG * C_REGSZ;
+	m->mem = aligned_alloc(64, m->size);
+	ck_assert_ptr_nonnull(m->mem);
+	for (uint32_t r = 0; r < C_NREG; r++)
+		m->regions[r] = (fwsim_region_t){ (uint64_t)r * C_REGSZ, C_REGSZ };
+}
+
+static fwsim_status_t c_run(cmem_t *m, const isa_insn_t *in, uint32_t flags, uint64_t deadline_ns,
+			    fwsim_job_t *job)
+{
+	const isa_insn_t *s[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = in };
+	uint32_t n[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = 1 };
+	fwsim_program_t *p = NULL;
+	char err[200];
+	ck_assert_msg(fwsim_program_create(s, n, C_NREG, &p, err, sizeof(err)) == FWSIM_OK, "%s", err);
+	*job = (fwsim_job_t){ .program = p, .mem = m->mem, .mem_size = m->size, .regions = m->regions,
+			      .n_regions = C_NREG, .flags = flags, .deadline_ns = deadline_ns };
+	fwsim_core_t *core;
+	ck_assert_int_eq(fwsim_core_create(NULL, &core), FWSIM_OK);
+	fwsim_status_t st = fwsim_core_execute(core, job);
+	fwsim_core_destroy(core);
+	fwsim_program_destroy(p);
+	job->program = NULL;
+	return st;
+}
+
+/* Runs the spec and compares every output with the reference. */
+static void c_check(const cspec_t *c, const char *what)
+{
+	cmem_t m;
+	cmem_init(&m);
+	cconv_t cv;
+	c_build(&m, c, &cv, 7);
+	fwsim_job_t job;
+	ck_assert_msg(c_run(&m, &cv.in, FWSIM_JOB_CHECK_NAN | FWSIM_JOB_CHECK_INF, 0, &job) == FWSIM_OK,
+		      "%s: %s", what, job.error.message);
+	int64_t oi[5];
+	uint64_t n = 0;
+	for (oi[0] = 0; oi[0] < c->N; oi[0]++)
+		for (oi[1] = 0; oi[1] < c->G; oi[1]++)
+			for (oi[2] = 0; oi[2] < c->O; oi[2]++)
+				for (oi[3] = 0; oi[3] < cv.Y[0]; oi[3]++)
+					for (oi[4] = 0; oi[4] < cv.Y[1]; oi[4]++, n++) {
+						double mag, want = c_ref(&cv, oi, &mag);
+						double got = cv.o[c_off(&cv.in.ap[0], oi)];
+						T_CHECK(fabs(got - want) <= 1e-6 * mag + 1e-30,
+							"%s: out[%lld,%lld,%lld,%lld,%lld] = %.9g, want %.9g",
+							what, (long long)oi[0], (long long)oi[1], (long long)oi[2],
+							(long long)oi[3], (long long)oi[4], got, want);
+					}
+	ck_assert_msg(n > 0, "%s: no outputs", what);
+	/* the FLOP rule: every output its whole window */
+	ck_assert_uint_eq(job.flops, 2 * n * (uint64_t)(c->C * c->K[0] * c->K[1]));
+	free(m.mem);
+}
+
+#define SPEC(...) ((cspec_t){ __VA_ARGS__ })
+
+START_TEST(test_depthwise_and_grouped_windows_match_reference)
+{
+	for (int layout = 0; layout < 2; layout++) {
+		/* depthwise 3x3, stride 1, padding 1 */
+		c_check(&SPEC(.N = 2, .G = 5, .O = 1, .C = 1, .X = { 9, 11 }, .K = { 3, 3 },
+			      .S = { 1, 1 }, .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }, .layout = layout),
+			"dw s1");
+		/* grouped, stride 2, channels and widths off the vector width */
+		c_check(&SPEC(.N = 1, .G = 3, .O = 2, .C = 3, .X = { 10, 17 }, .K = { 3, 3 },
+			      .S = { 2, 2 }, .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }, .layout = layout),
+			"grouped s2");
+		/* padding larger than the kernel */
+		c_check(&SPEC(.N = 1, .G = 2, .O = 1, .C = 2, .X = { 5, 4 }, .K = { 2, 3 },
+			      .S = { 1, 1 }, .D = { 1, 1 }, .L = { 1, 1 }, .P = { 4, 5 }, .layout = layout),
+			"pad > kernel");
+		/* stride larger than the kernel (inputs skipped) */
+		c_check(&SPEC(.N = 2, .G = 3, .O = 1, .C = 1, .X = { 13, 14 }, .K = { 2, 2 },
+			      .S = { 3, 4 }, .D = { 1, 1 }, .L = { 1, 1 }, .P = { 0, 1 }, .layout = layout),
+			"stride > kernel");
+		/* kernel dilation */
+		c_check(&SPEC(.N = 1, .G = 4, .O = 1, .C = 1, .X = { 12, 9 }, .K = { 3, 2 },
+			      .S = { 1, 2 }, .D = { 2, 3 }, .L = { 1, 1 }, .P = { 2, 1 }, .layout = layout),
+			"rhs dilation");
+		/* input dilation (the input gradient of a stride-2 convolution) */
+		c_check(&SPEC(.N = 2, .G = 3, .O = 1, .C = 1, .X = { 7, 6 }, .K = { 3, 3 },
+			      .S = { 1, 1 }, .D = { 1, 1 }, .L = { 2, 2 }, .P = { 1, 2 }, .layout = layout),
+			"lhs dilation 2");
+		/* input dilation and stride not multiples of each other: 3 phases of 2 */
+		c_check(&SPEC(.N = 1, .G = 2, .O = 2, .C = 2, .X = { 8, 9 }, .K = { 4, 3 },
+			      .S = { 2, 2 }, .D = { 1, 2 }, .L = { 3, 3 }, .P = { 2, 3 }, .layout = layout),
+			"lhs dilation 3 stride 2");
+		/* 1x1 spatial everywhere */
+		c_check(&SPEC(.N = 3, .G = 9, .O = 2, .C = 3, .X = { 1, 1 }, .K = { 1, 1 },
+			      .S = { 1, 1 }, .D = { 1, 1 }, .L = { 1, 1 }, .P = { 0, 0 }, .layout = layout),
+			"1x1");
+		/* a 1x1 input under a 3x3 window (only the centre tap lands) */
+		c_check(&SPEC(.N = 2, .G = 4, .O = 1, .C = 1, .X = { 1, 1 }, .K = { 3, 3 },
+			      .S = { 1, 1 }, .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }, .layout = layout),
+			"1x1 input padded");
+		/* negative padding (a crop) */
+		c_check(&SPEC(.N = 1, .G = 3, .O = 1, .C = 2, .X = { 11, 10 }, .K = { 3, 3 },
+			      .S = { 1, 2 }, .D = { 1, 1 }, .L = { 1, 1 }, .P = { -2, -1 }, .layout = layout),
+			"crop");
+		/* few outputs, long windows (the weight gradient's form): dot products */
+		c_check(&SPEC(.N = 1, .G = 6, .O = 2, .C = 5, .X = { 14, 13 }, .K = { 12, 11 },
+			      .S = { 1, 1 }, .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }, .layout = layout),
+			"long window");
+		c_check(&SPEC(.N = 2, .G = 3, .O = 1, .C = 4, .X = { 21, 20 }, .K = { 10, 10 },
+			      .S = { 1, 1 }, .D = { 2, 2 }, .L = { 1, 1 }, .P = { 1, 0 }, .layout = layout),
+			"long dilated window");
+		/* a window too far apart for the planes: the direct loop */
+		c_check(&SPEC(.N = 1, .G = 2, .O = 1, .C = 1, .X = { 3, 4 }, .K = { 2, 2 },
+			      .S = { 1, 1 << 25 }, .D = { 1, 1 }, .L = { 1, 1 << 25 }, .P = { 0, 0 },
+			      .layout = layout),
+			"direct loop");
+	}
+}
+END_TEST
+
+/* A NaN and an Inf in the input: exactly the outputs whose window holds them
+ * are bad (the runs of the flat grid past a row's end never leak into a stored
+ * output), and the record names the first bad flat index and the count. */
+START_TEST(test_nan_inf_inputs_reach_only_their_windows)
+{
+	const cspec_t specs[] = {
+		SPEC(.N = 2, .G = 3, .O = 1, .C = 1, .X = { 9, 10 }, .K = { 3, 3 }, .S = { 1, 1 },
+		     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+		SPEC(.N = 1, .G = 2, .O = 1, .C = 2, .X = { 9, 10 }, .K = { 3, 3 }, .S = { 2, 2 },
+		     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+		SPEC(.N = 1, .G = 2, .O = 1, .C = 1, .X = { 6, 7 }, .K = { 3, 3 }, .S = { 1, 1 },
+		     .D = { 1, 1 }, .L = { 2, 2 }, .P = { 1, 1 }),
+		SPEC(.N = 1, .G = 2, .O = 1, .C = 3, .X = { 12, 11 }, .K = { 10, 10 }, .S = { 1, 1 },
+		     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+	};
+	for (size_t si = 0; si < sizeof(specs) / sizeof(specs[0]); si++)
+		for (int inf = 0; inf < 2; inf++) {
+			cmem_t m;
+			cmem_init(&m);
+			cconv_t cv;
+			c_build(&m, &specs[si], &cv, 3);
+			const cspec_t *c = &cv.c;
+			/* the bad value at the last column of a row and the first of the next */
+			int64_t bi[5] = { c->N - 1, c->G - 1, c->C - 1, c->X[0] / 2, c->X[1] - 1 };
+			cv.x[c_off(&cv.in.ap[1], bi)] = inf ? INFINITY : NAN;
+			fwsim_job_t job;
+			uint32_t fl = inf ? FWSIM_JOB_CHECK_INF : FWSIM_JOB_CHECK_NAN;
+			ck_assert_int_eq(c_run(&m, &cv.in, fl, 0, &job), FWSIM_NUM_ERR);
+			uint64_t count = 0, first = UINT64_MAX, flat = 0;
+			int64_t oi[5];
+			for (oi[0] = 0; oi[0] < c->N; oi[0]++)
+				for (oi[1] = 0; oi[1] < c->G; oi[1]++)
+					for (oi[2] = 0; oi[2] < c->O; oi[2]++)
+						for (oi[3] = 0; oi[3] < cv.Y[0]; oi[3]++)
+							for (oi[4] = 0; oi[4] < cv.Y[1]; oi[4]++, flat++) {
+								double mag, want = c_ref(&cv, oi, &mag);
+								float got = cv.o[c_off(&cv.in.ap[0], oi)];
+								T_CHECK(isfinite(want) == isfinite(got) &&
+									isnan(want) == isnan(got),
+									"spec %zu: out %llu = %g, want %g", si,
+									(unsigned long long)flat, got, want);
+								if (!isfinite(want)) {
+									count++;
+									if (first == UINT64_MAX)
+										first = flat;
+								}
+							}
+			ck_assert_uint_gt(count, 0);
+			ck_assert_uint_eq(job.error.count, count);
+			ck_assert_uint_eq(job.error.first_index, first);
+			ck_assert_uint_eq(job.error.is_inf, (uint32_t)inf);
+			ck_assert_msg(strstr(job.error.message, "(conv)"), "%s", job.error.message);
+			free(m.mem);
+		}
+}
+END_TEST
+
+/* Every output is one item's: 1, 2 and 3 threads write the same bits. */
+START_TEST(test_threads_bit_identical)
+{
+	const cspec_t specs[] = {
+		SPEC(.N = 4, .G = 24, .O = 1, .C = 1, .X = { 20, 20 }, .K = { 3, 3 }, .S = { 1, 1 },
+		     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+		SPEC(.N = 1, .G = 40, .O = 1, .C = 4, .X = { 16, 16 }, .K = { 14, 14 }, .S = { 1, 1 },
+		     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+	};
+	for (size_t si = 0; si < 2; si++) {
+		cmem_t m;
+		cmem_init(&m);
+		cconv_t cv;
+		c_build(&m, &specs[si], &cv, 11);
+		uint64_t bytes = (uint64_t)(cv.c.N * cv.c.G * cv.c.O * cv.Y[0] * cv.Y[1]) * 4;
+		uint8_t *one = malloc(bytes);
+		fwsim_job_t job;
+		const uint32_t threads[3] = { 1, 2, 3 };
+		for (int t = 0; t < 3; t++) {
+			fwsim_set_threads(threads[t]);
+			ck_assert_int_eq(c_run(&m, &cv.in, 0, 0, &job), FWSIM_OK);
+			if (t == 0)
+				memcpy(one, cv.o, bytes);
+			else
+				ck_assert_msg(!memcmp(one, cv.o, bytes), "spec %zu: %u threads differ", si,
+					      threads[t]);
+		}
+		fwsim_set_threads(0);
+		free(one);
+		free(m.mem);
+	}
+}
+END_TEST
+
+/* A deadline already past stops the instruction inside its work. */
+START_TEST(test_deadline_stops_conv)
+{
+	cmem_t m;
+	cmem_init(&m);
+	cconv_t cv;
+	c_build(&m, &SPEC(.N = 2, .G = 64, .O = 1, .C = 8, .X = { 40, 40 }, .K = { 3, 3 },
+			  .S = { 1, 1 }, .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }), &cv, 1);
+	fwsim_job_t job;
+	ck_assert_int_eq(c_run(&m, &cv.in, 0, 1, &job), FWSIM_TIMEOUT);
+	free(m.mem);
+}
+END_TEST
+
+/* Out-of-window operands are refused before anything is written. */
+START_TEST(test_oob_kernel_refused)
+{
+	cmem_t m;
+	cmem_init(&m);
+	cconv_t cv;
+	c_build(&m, &SPEC(.N = 1, .G = 2, .O = 1, .C = 1, .X = { 5, 5 }, .K = { 3, 3 },
+			  .S = { 1, 1 }, .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }), &cv, 1);
+	cv.in.ap[2].offset = C_REGSZ - 16;
+	fwsim_job_t job;
+	ck_assert_int_eq(c_run(&m, &cv.in, 0, 0, &job), FWSIM_OOB);
+	ck_assert_uint_eq(job.error.ap_index, 2);
+	uint32_t bits; /* the garbage c_build left is still there */
+	memcpy(&bits, cv.o, 4);
+	ck_assert_uint_eq(bits, 0x7f7f7f7fu);
+	free(m.mem);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("fwsim-conv");
+	TCase *tc = tcase_create("conv");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_depthwise_and_grouped_windows_match_reference);
+	tcase_add_test(tc, test_nan_inf_inputs_reach_only_their_windows);
+	tcase_add_test(tc, test_threads_bit_identical);
+	tcase_add_test(tc, test_deadline_stops_conv);
+	tcase_add_test(tc, test_oob_kernel_refused);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
