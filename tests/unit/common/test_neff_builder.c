@@ -155,7 +155,7 @@ START_TEST(test_isa_minor_is_what_the_code_needs)
 	size_t size;
 	uint8_t *data = ntu_build_small(&size);
 	neff_view_t v;
-	ck_assert_int_eq(neff_parse(data, size, &v, NULL, 0), NEFF_OK);
+	ck_assert_int_eq(ns_status_consume_message(neff_parse(data, size, &v), NULL, 0), NS_STATUS_OK);
 	ck_assert_uint_eq(v.meta->isa_version_minor, 3);
 	free(data);
 
@@ -180,13 +180,15 @@ START_TEST(test_isa_minor_is_what_the_code_needs)
 		ck_assert_int_eq(neff_builder_finish(b, &out, &size), NEFF_OK);
 		neff_builder_destroy(b);
 		char msg[256];
-		ck_assert_msg(neff_parse(out, size, &v, msg, sizeof(msg)) == NEFF_OK, "%s", msg);
+		ck_assert_msg(ns_status_consume_message(neff_parse(out, size, &v), msg, sizeof(msg)) ==
+			      NS_STATUS_OK, "%s", msg);
 		ck_assert_uint_eq(v.meta->isa_version_minor, 4);
 		neff_meta_t *m = (neff_meta_t *)((uint8_t *)out + ((const uint8_t *)v.meta -
 								   (const uint8_t *)out));
 		m->isa_version_minor = 3;
 		ntu_rechecksum(out, size);
-		ck_assert_int_ne(neff_parse(out, size, &v, msg, sizeof(msg)), NEFF_OK);
+		ck_assert_int_ne(ns_status_consume_message(neff_parse(out, size, &v), msg, sizeof(msg)),
+				 NS_STATUS_OK);
 		ck_assert_msg(strstr(msg, "conv needs ISA 1.4, the NEFF says 1.3"), "%s", msg);
 		free(out);
 	}

@@ -344,7 +344,8 @@ START_TEST(test_conv_grouped_is_one_conv_insn)
 		ck_assert_msg(ncc_lower_module(m, NULL, &neff, &size, &err) == NCC_OK, "%s", err.msg);
 		neff_view_t v;
 		char msg[256];
-		ck_assert_int_eq(neff_parse(neff, size, &v, msg, sizeof(msg)), NEFF_OK);
+		ck_assert_msg(ns_status_consume_message(neff_parse(neff, size, &v), msg, sizeof(msg)) ==
+			      NS_STATUS_OK, "%s", msg);
 		ck_assert_uint_eq(v.meta->isa_version_minor, i == 0 ? 4 : 3);
 		free(neff);
 		ncc_module_free(m);
