@@ -48,15 +48,10 @@ NRT_STATUS nrt_inspect_config_set_defaults(nrt_inspect_config_t *options)
 
 NRT_STATUS nrt_inspect_config_allocate(nrt_inspect_config_t **options)
 {
-	if (!options) {
-		NRT_LOGE("%s: options is NULL", __func__);
-		return NRT_INVALID;
-	}
-	nrt_inspect_config_t *o = malloc(sizeof(*o));
-	if (!o) {
-		NRT_LOGE("%s: out of host memory", __func__);
-		return NRT_RESOURCE;
-	}
+	void *o;
+	NRT_STATUS st = nrt_options_alloc(__func__, options, sizeof(nrt_inspect_config_t), &o);
+	if (st != NRT_SUCCESS)
+		return st;
 	(void)nrt_inspect_config_set_defaults(o);
 	*options = o;
 	return NRT_SUCCESS;

@@ -684,8 +684,14 @@ NRT_STATUS nrt_neuronsim_trace_step(uint64_t step)
 
 /* The directory part of path must exist and be writable, so that a bad name
  * fails at start and not after the run. */
-NRT_STATUS nrt_profile_check_writable(const char *func, const char *path)
+NRT_STATUS nrt_profile_check_writable(const char *func, const char *path,
+				      const char *missing_note)
 {
+	if (!path || !*path) {
+		NRT_LOGE("%s: filename is %s: name the trace file to write (.json, or .json.gz "
+			 "for gzip)%s", func, path ? "empty" : "NULL", missing_note);
+		return NRT_INVALID;
+	}
 	char dir[PATH_MAX];
 	const char *slash = strrchr(path, '/');
 	if (!slash)
@@ -716,12 +722,7 @@ NRT_STATUS nrt_profile_start(nrt_model_t *model, const char *filename)
 		NRT_LOGE("nrt_profile_start: model is NULL");
 		return NRT_INVALID;
 	}
-	if (!filename || !*filename) {
-		NRT_LOGE("nrt_profile_start: filename is %s: name the trace file to write "
-			 "(.json, or .json.gz for gzip)", filename ? "empty" : "NULL");
-		return NRT_INVALID;
-	}
-	if ((st = nrt_profile_check_writable(__func__, filename)))
+	if ((st = nrt_profile_check_writable(__func__, filename, "")))
 		return st;
 	void *obj;
 	if (nrt_handle_acquire(&ctx->models, nrt_handle_of(model), &obj)) {

@@ -82,8 +82,11 @@ extern nrt_profile_global_t g_prof;
 bool nrt_profile_sys_needed_locked(const nrt_profile_state_t *p);
 /* Turns system recording on or off as the sessions need (g_prof.lock held). */
 void nrt_profile_update_on_locked(void);
-/* NRT_INVALID, said, unless the directory part of path exists and is writable. */
-NRT_STATUS nrt_profile_check_writable(const char *func, const char *path);
+/* NRT_INVALID, said, unless path names a trace file (not NULL, not empty:
+ * then the message ends with missing_note, "" or "; the trace goes on") whose
+ * directory part exists and is writable. */
+NRT_STATUS nrt_profile_check_writable(const char *func, const char *path,
+				      const char *missing_note);
 bool nrt_profile_ends_with(const char *s, const char *suffix);
 /* nrt_close with a trace of nrt_trace_start running: discarded, said
  * (profile_trace_api.c; g_prof.lock held). */

@@ -76,12 +76,7 @@ NRT_STATUS nrt_trace_stop(const char *filename)
 		NRT_LOGE("nrt_trace_stop: no trace is running: call nrt_trace_start first");
 		return NRT_INVALID;
 	}
-	if (!filename || !*filename) {
-		NRT_LOGE("nrt_trace_stop: filename is %s: name the trace file to write (.json, or "
-			 ".json.gz for gzip); the trace goes on", filename ? "empty" : "NULL");
-		return NRT_INVALID;
-	}
-	if ((st = nrt_profile_check_writable(__func__, filename)))
+	if ((st = nrt_profile_check_writable(__func__, filename, "; the trace goes on")))
 		return st;
 	pthread_mutex_lock(&g_prof.lock);
 	if (!p->trace_active) { /* stopped by another thread meanwhile */

@@ -143,17 +143,26 @@ void nrt_sys_trace_config_set_defaults(nrt_sys_trace_config_t *options)
 	options->max_events_per_nc = DEFAULT_MAX_EVENTS;
 }
 
-NRT_STATUS nrt_sys_trace_config_allocate(nrt_sys_trace_config_t **options)
+NRT_STATUS nrt_options_alloc(const char *func, const void *out, size_t size, void **out_mem)
 {
-	if (!options) {
-		NRT_LOGE("%s: options is NULL", __func__);
+	if (!out) {
+		NRT_LOGE("%s: options is NULL", func);
 		return NRT_INVALID;
 	}
-	nrt_sys_trace_config_t *o = malloc(sizeof(*o));
-	if (!o) {
-		NRT_LOGE("%s: out of host memory", __func__);
+	*out_mem = malloc(size);
+	if (!*out_mem) {
+		NRT_LOGE("%s: out of host memory", func);
 		return NRT_RESOURCE;
 	}
+	return NRT_SUCCESS;
+}
+
+NRT_STATUS nrt_sys_trace_config_allocate(nrt_sys_trace_config_t **options)
+{
+	void *o;
+	NRT_STATUS st = nrt_options_alloc(__func__, options, sizeof(nrt_sys_trace_config_t), &o);
+	if (st != NRT_SUCCESS)
+		return st;
 	nrt_sys_trace_config_set_defaults(o);
 	*options = o;
 	return NRT_SUCCESS;
@@ -316,15 +325,11 @@ void nrt_sys_trace_fetch_options_set_defaults(nrt_sys_trace_fetch_options_t *opt
 
 NRT_STATUS nrt_sys_trace_fetch_options_allocate(nrt_sys_trace_fetch_options_t **options)
 {
-	if (!options) {
-		NRT_LOGE("%s: options is NULL", __func__);
-		return NRT_INVALID;
-	}
-	nrt_sys_trace_fetch_options_t *o = malloc(sizeof(*o));
-	if (!o) {
-		NRT_LOGE("%s: out of host memory", __func__);
-		return NRT_RESOURCE;
-	}
+	void *o;
+	NRT_STATUS st =
+		nrt_options_alloc(__func__, options, sizeof(nrt_sys_trace_fetch_options_t), &o);
+	if (st != NRT_SUCCESS)
+		return st;
 	nrt_sys_trace_fetch_options_set_defaults(o);
 	*options = o;
 	return NRT_SUCCESS;

@@ -25,6 +25,13 @@ NRT_STATUS nrt_name_list_dup(const char *func, const char *what, const char *con
 			     uint32_t keep, const char ***out, size_t *count);
 void nrt_name_list_free(const char **list, size_t count);
 
+/* The SDK's *_allocate calls of an options struct (nrt_inspect_config_allocate,
+ * nrt_sys_trace_config_allocate, nrt_sys_trace_fetch_options_allocate):
+ * NRT_INVALID when out, the caller's out parameter, is NULL, NRT_RESOURCE
+ * when malloc fails, both said under func's name; else size bytes in *out_mem
+ * for the caller to set to its defaults. */
+NRT_STATUS nrt_options_alloc(const char *func, const void *out, size_t size, void **out_mem);
+
 /* The type named name (nrt_sys_trace_get_event_types' names), or -1. */
 int nrt_sys_trace_type_index(const char *name);
 

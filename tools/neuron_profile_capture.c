@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "neuron_profile.h"
-#include "neuronsim/fs.h"
 #include "neuronsim/npy.h"
 #include "nrt/nrt.h"
 #include "nrt/nrt_experimental.h"
@@ -57,18 +56,10 @@ int nprof_capture(const capture_opts_t *o)
 	char sbuf[256];
 	void *neff;
 	size_t size;
-	ns_status_t rst = ns_read_file(o->neff, 0, 64, &neff, &size);
-	if (rst) {
-		fprintf(stderr, "neuron-profile: %s\n", ns_status_message(rst));
-		ns_status_free(rst);
-		return TOOL_EXIT_INPUT;
-	}
-	NRT_STATUS st = nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, NULL, NULL);
-	if (st != NRT_SUCCESS) {
-		fprintf(stderr, "neuron-profile: nrt_init failed: %s\n", tool_status_str(st, sbuf, sizeof(sbuf)));
-		free(neff);
-		return TOOL_EXIT_RUNTIME;
-	}
+	int orc = tool_open_neff("neuron-profile", o->neff, &neff, &size);
+	if (orc != TOOL_EXIT_OK)
+		return orc;
+	NRT_STATUS st;
 	int rc = 0;
 	nrt_model_t *model = NULL;
 	nrt_tensor_info_array_t *info = NULL;

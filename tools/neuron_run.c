@@ -10,7 +10,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "neuronsim/fs.h"
 #include "neuronsim/npy.h"
 #include "nrt/nrt.h"
 #include "nrt/nrt_experimental.h"
@@ -293,20 +292,10 @@ static int run(const run_opts_t *o, run_state_t *s)
 	char sbuf[256];
 	void *neff;
 	size_t neff_size;
-	ns_status_t rst = ns_read_file(o->model_path, 0, 64, &neff, &neff_size);
-	if (rst) {
-		fprintf(stderr, "neuron-run: %s\n", ns_status_message(rst));
-		ns_status_free(rst);
-		return TOOL_EXIT_INPUT;
-	}
-
-	NRT_STATUS st = nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, NULL, NULL);
-	if (st != NRT_SUCCESS) {
-		fprintf(stderr, "neuron-run: nrt_init failed: %s\n",
-			tool_status_str(st, sbuf, sizeof(sbuf)));
-		free(neff);
-		return TOOL_EXIT_RUNTIME;
-	}
+	int orc = tool_open_neff("neuron-run", o->model_path, &neff, &neff_size);
+	if (orc != TOOL_EXIT_OK)
+		return orc;
+	NRT_STATUS st;
 	s->nrt_up = true;
 
 	/* Check --cores here so a bad choice reads as a command-line error, not

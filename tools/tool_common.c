@@ -2,6 +2,10 @@
 #include "tool_common.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+
+#include "neuronsim/fs.h"
+#include "neuronsim/status.h"
 
 const char *tool_status_name(NRT_STATUS st)
 {
@@ -47,4 +51,23 @@ isa_dtype_t tool_dtype_from_nrt(nrt_dtype_t dt)
 	case NRT_DTYPE_UINT64: return ISA_DT_U64;
 	default: return ISA_DT_INVALID;
 	}
+}
+
+int tool_open_neff(const char *prog, const char *path, void **out_neff, size_t *out_size)
+{
+	ns_status_t rst = ns_read_file(path, 0, 64, out_neff, out_size);
+	if (rst) {
+		fprintf(stderr, "%s: %s\n", prog, ns_status_message(rst));
+		ns_status_free(rst);
+		return TOOL_EXIT_INPUT;
+	}
+	NRT_STATUS st = nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, NULL, NULL);
+	if (st != NRT_SUCCESS) {
+		char sbuf[256];
+		fprintf(stderr, "%s: nrt_init failed: %s\n", prog, tool_status_str(st, sbuf, sizeof(sbuf)));
+		free(*out_neff);
+		*out_neff = NULL;
+		return TOOL_EXIT_RUNTIME;
+	}
+	return TOOL_EXIT_OK;
 }

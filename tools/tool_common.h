@@ -35,6 +35,13 @@ const char *tool_status_str(NRT_STATUS st, char *buf, size_t len);
  * ISA_DT_INVALID. */
 isa_dtype_t tool_dtype_from_nrt(nrt_dtype_t dt);
 
+/* A tool's start on a NEFF file: reads it (64-byte aligned, for nrt_load)
+ * and calls nrt_init. TOOL_EXIT_OK with *out_neff for the caller to free
+ * (and nrt_close to call), or, after printing "prog: why" on stderr,
+ * TOOL_EXIT_INPUT (unreadable file) or TOOL_EXIT_RUNTIME (nrt_init failed;
+ * the bytes are freed). */
+int tool_open_neff(const char *prog, const char *path, void **out_neff, size_t *out_size);
+
 /* getopt_long value of --version (long only: -v and -V mean other things in
  * some tools). */
 #define TOOL_OPT_VERSION 0x100

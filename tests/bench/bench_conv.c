@@ -10,6 +10,7 @@
 #include "neuronsim/atomic_file.h"
 #include "neuronsim/clock.h"
 #include "neuronsim/fs.h"
+#include "bench_corpus.h"
 #include "ncc/ncc.h"
 #include "nrt/nrt.h"
 #include "nrt/nrt_experimental.h"
@@ -177,16 +178,9 @@ int main(int argc, char **argv)
 	}
 	ncc_driver_options_t o;
 	ncc_driver_options_init(&o);
-	o.no_cache = true;
-	o.use_env = false;
 	ncc_compile_result_t res;
-	memset(&res, 0, sizeof(res));
-	ncc_error_t err;
-	memset(&err, 0, sizeof(err));
-	if (ncc_compile_file(module, &o, &res, &err) != NCC_OK) {
-		fprintf(stderr, "neuronsim-bench-conv: cannot compile %s: %s\n", module, err.msg);
+	if (bench_compile_file("neuronsim-bench-conv", module, &o, &res) != 0)
 		return 1;
-	}
 	if (nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", "") != NRT_SUCCESS) {
 		fprintf(stderr, "neuronsim-bench-conv: nrt_init failed\n");
 		ncc_compile_result_release(&res);

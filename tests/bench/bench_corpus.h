@@ -1,10 +1,13 @@
-/* The benchmarks' corpus listing: every *.hlo file of a directory, sorted by name. */
+/* The benchmarks' corpus: every *.hlo file of a directory, sorted by name, and compiling one as a benchmark wants it (no cache, no environment). */
 #ifndef NEURONSIM_BENCH_CORPUS_H
 #define NEURONSIM_BENCH_CORPUS_H
 
 #include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "ncc/ncc.h"
 
 static inline int bench_cmp_str(const void *a, const void *b)
 {
@@ -35,6 +38,27 @@ static inline int bench_list_corpus(const char *dir, char ***out, int *out_n)
 	qsort(v, (size_t)n, sizeof(*v), bench_cmp_str);
 	*out = v;
 	*out_n = n;
+	return 0;
+}
+
+/* Compiles the HLO file at path with o (ncc_driver_options_init'd, with the
+ * caller's additions, such as a dump_dir) set to use neither the compile
+ * cache nor the environment (XLA_FLAGS and the like), so that every run
+ * measures the same NEFF. 0 with *res to release with
+ * ncc_compile_result_release(), or -1 after printing "prog: cannot compile
+ * path: why". */
+static inline int bench_compile_file(const char *prog, const char *path, ncc_driver_options_t *o,
+				     ncc_compile_result_t *res)
+{
+	o->no_cache = true;
+	o->use_env = false;
+	memset(res, 0, sizeof(*res));
+	ncc_error_t err;
+	memset(&err, 0, sizeof(err));
+	if (ncc_compile_file(path, o, res, &err) != NCC_OK) {
+		fprintf(stderr, "%s: cannot compile %s: %s\n", prog, path, err.msg);
+		return -1;
+	}
 	return 0;
 }
 

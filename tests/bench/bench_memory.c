@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_corpus.h"
 #include "ncc/ncc.h"
 #include "neuronsim/clock.h"
 #include "nrt/nrt.h"
@@ -97,24 +98,17 @@ static int bench_module(const char *name)
 	}
 	ncc_driver_options_t o;
 	ncc_driver_options_init(&o);
-	o.no_cache = true;
-	o.use_env = false;
 	o.compile.dump_dir = dir; /* memory-plan.txt: the planner's figures */
 	ncc_compile_result_t res;
-	memset(&res, 0, sizeof(res));
-	ncc_error_t err;
-	memset(&err, 0, sizeof(err));
-	ncc_status_t cs = ncc_compile_file(path, &o, &res, &err);
+	int cs = bench_compile_file("neuronsim-bench-memory", path, &o, &res);
 	uint64_t peak_live = read_plan(dir, "scratch_peak_live_bytes");
 	uint64_t scratch = read_plan(dir, "scratch_bytes");
 	char cmd[4200];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "neuronsim-bench-memory: could not remove %s\n", dir);
-	if (cs != NCC_OK) {
-		fprintf(stderr, "neuronsim-bench-memory: cannot compile %s: %s\n", path, err.msg);
+	if (cs != 0)
 		return 1;
-	}
 	if (nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", "") != NRT_SUCCESS) {
 		fprintf(stderr, "neuronsim-bench-memory: nrt_init failed\n");
 		return 1;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "../unit/compiler/ncc_e2e.h"
+#include "bench_corpus.h"
 #include "ncc/ncc.h"
 
 #ifndef NCC_HLO_CORPUS
@@ -181,16 +182,9 @@ static int bench_module(const char *name, int rounds, const char *dump_dir)
 		snprintf(path, sizeof(path), "%s/%s", NCC_HLO_CORPUS, name);
 	ncc_driver_options_t o;
 	ncc_driver_options_init(&o);
-	o.no_cache = true;
-	o.use_env = false;
 	ncc_compile_result_t res;
-	memset(&res, 0, sizeof(res));
-	ncc_error_t err;
-	memset(&err, 0, sizeof(err));
-	if (ncc_compile_file(path, &o, &res, &err) != NCC_OK) {
-		fprintf(stderr, "neuronsim-bench-snapshot: cannot compile %s: %s\n", path, err.msg);
+	if (bench_compile_file("neuronsim-bench-snapshot", path, &o, &res) != 0)
 		return 1;
-	}
 	ncc_e2e_io_t io;
 	char why[512];
 	if (ncc_e2e_io_from_neff(res.neff, res.neff_size, &io, why, sizeof(why)) != 0) {
