@@ -252,6 +252,8 @@ static ncc_eval_fn eval_fn_for(ncc_opcode_t op)
 	case NCC_OP_CONVERT: return ncc_eval_convert;
 	case NCC_OP_BITCAST_CONVERT: return ncc_eval_bitcast_convert;
 	case NCC_OP_BROADCAST: return ncc_eval_broadcast;
+	/* eval_inst moves the operand's buffer instead; this is ncc_interp_eval_inst's */
+	case NCC_OP_RESHAPE: case NCC_OP_BITCAST: return ncc_eval_reshape;
 	case NCC_OP_TRANSPOSE: return ncc_eval_transpose;
 	case NCC_OP_SLICE: return ncc_eval_slice;
 	case NCC_OP_CONCATENATE: return ncc_eval_concatenate;

@@ -249,6 +249,9 @@ bool ncc_elementwise_supported(ncc_opcode_t op);
 
 /* interp_shape.c */
 ncc_status_t ncc_eval_broadcast(ncc_interp_t *, const ncc_inst_t *, const ncc_value_t *const *, ncc_value_t *);
+/* reshape and bitcast into a new value (the walk itself moves the operand's buffer
+ * instead when it can: interp.c) */
+ncc_status_t ncc_eval_reshape(ncc_interp_t *, const ncc_inst_t *, const ncc_value_t *const *, ncc_value_t *);
 ncc_status_t ncc_eval_transpose(ncc_interp_t *, const ncc_inst_t *, const ncc_value_t *const *, ncc_value_t *);
 ncc_status_t ncc_eval_slice(ncc_interp_t *, const ncc_inst_t *, const ncc_value_t *const *, ncc_value_t *);
 ncc_status_t ncc_eval_concatenate(ncc_interp_t *, const ncc_inst_t *, const ncc_value_t *const *, ncc_value_t *);

@@ -100,6 +100,18 @@ ncc_status_t ncc_eval_broadcast(ncc_interp_t *ip, const ncc_inst_t *inst,
 	return NCC_OK;
 }
 
+ncc_status_t ncc_eval_reshape(ncc_interp_t *ip, const ncc_inst_t *inst,
+			      const ncc_value_t *const *ops, ncc_value_t *out)
+{
+	const ncc_value_t *a = ops[0];
+	if (!same_etype(a, out) || ncc_value_elements(a) != ncc_value_elements(out))
+		return ncc_interp_fail(ip, inst, NCC_ERR_INVALID,
+				       "element count or type differs from the operand's");
+	if (out->nbytes)
+		memcpy(out->data, a->data, out->nbytes);
+	return NCC_OK;
+}
+
 ncc_status_t ncc_eval_transpose(ncc_interp_t *ip, const ncc_inst_t *inst,
 				const ncc_value_t *const *ops, ncc_value_t *out)
 {

@@ -1,4 +1,4 @@
-/* Constant folding: evaluates constant subgraphs (elementwise, convert, reshape, transpose, slice, concatenate) at compile time. */
+/* Constant folding: evaluates constant subgraphs (elementwise, convert, reshape, transpose, slice, concatenate) at compile time, through the interpreter. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,13 +9,14 @@
  * costs NEFF size and load time. */
 #define FOLD_MAX_ELEMENTS 65536
 
-/* Evaluates an elementwise instruction on constant operands through the
- * interpreter, so that a folded constant is exactly what the interpreter (the
- * oracle of every compiler test) computes for the unfolded graph: one set of
- * semantics for signed zeros, NaN, integer corner cases and conversions.
- * shape: the result's (in's own, or a scalar for a splat). */
-static bool eval_elementwise(const ncc_inst_t *in, const ncc_literal_t *const *ops,
-			     const ncc_shape_t *shape, ncc_literal_t *out)
+/* Evaluates an instruction on constant operands through the interpreter (as
+ * XLA folds with its evaluator), so that a folded constant is exactly what the
+ * interpreter (the oracle of every compiler test) computes for the unfolded
+ * graph: one set of semantics for signed zeros, NaN, integer corner cases,
+ * conversions and data movement. shape: the result's (in's own, or a scalar for
+ * a splat). */
+static bool eval_inst(const ncc_inst_t *in, const ncc_literal_t *const *ops,
+		      const ncc_shape_t *shape, ncc_literal_t *out)
 {
 	ncc_value_t *vals[8] = { NULL };
 	ncc_value_t *res = NULL;
@@ -38,84 +39,16 @@ static bool eval_elementwise(const ncc_inst_t *in, const ncc_literal_t *const *o
 	return ok;
 }
 
-static void unflat(int64_t f, const ncc_shape_t *s, int64_t *idx)
-{
-	for (int32_t k = s->rank - 1; k >= 0; k--) {
-		idx[k] = s->dims[k] ? f % s->dims[k] : 0;
-		f = s->dims[k] ? f / s->dims[k] : 0;
-	}
-}
-
-static int64_t flat(const int64_t *idx, const ncc_shape_t *s)
-{
-	int64_t f = 0;
-	for (int32_t k = 0; k < s->rank; k++)
-		f = f * s->dims[k] + idx[k];
-	return f;
-}
-
-/* Data movement ops: out element j copies operand element src(j). */
-static bool eval_move(const ncc_inst_t *in, const ncc_literal_t *const *ops, ncc_literal_t *out)
-{
-	size_t es = ncc_etype_storage_bytes(out->etype);
-	const ncc_shape_t *os = &in->shape;
-	int64_t idx[NCC_MAX_RANK], sidx[NCC_MAX_RANK];
-	for (int64_t j = 0; j < out->count; j++) {
-		const ncc_literal_t *src = ops[0];
-		const ncc_shape_t *ss = &in->operands[0]->shape;
-		int64_t f;
-		unflat(j, os, idx);
-		switch (in->op) {
-		case NCC_OP_RESHAPE:
-			f = j;
-			break;
-		case NCC_OP_TRANSPOSE:
-			/* out dim k is operand dim perm[k] */
-			for (int32_t k = 0; k < os->rank; k++)
-				sidx[in->dimensions.v[k]] = idx[k];
-			f = flat(sidx, ss);
-			break;
-		case NCC_OP_SLICE:
-			for (int32_t k = 0; k < os->rank; k++)
-				sidx[k] = in->slice->dims[k].start + idx[k] * in->slice->dims[k].stride;
-			f = flat(sidx, ss);
-			break;
-		case NCC_OP_CONCATENATE: {
-			int64_t d = in->dimensions.v[0], at = idx[d];
-			int32_t i = 0;
-			while (i + 1 < in->noperands && at >= in->operands[i]->shape.dims[d]) {
-				at -= in->operands[i]->shape.dims[d];
-				i++;
-			}
-			src = ops[i];
-			ss = &in->operands[i]->shape;
-			memcpy(sidx, idx, sizeof(int64_t) * (size_t)os->rank);
-			sidx[d] = at;
-			f = flat(sidx, ss);
-			break;
-		}
-		default:
-			return false;
-		}
-		if (f < 0 || f >= src->count)
-			return false;
-		memcpy(out->data + (size_t)j * es, src->data + (size_t)f * es, es);
-	}
-	return true;
-}
-
+/* The data movement folded besides the elementwise ops (the interpreter checks
+ * their attributes). */
 static bool move_op(const ncc_inst_t *in)
 {
 	switch (in->op) {
 	case NCC_OP_RESHAPE:
-		return true;
 	case NCC_OP_TRANSPOSE:
-		return in->dimensions.present && in->dimensions.n == in->shape.rank;
 	case NCC_OP_SLICE:
-		return in->slice && in->slice->n == in->shape.rank;
 	case NCC_OP_CONCATENATE:
-		return in->dimensions.present && in->dimensions.n == 1 &&
-		       in->dimensions.v[0] >= 0 && in->dimensions.v[0] < in->shape.rank;
+		return true;
 	default:
 		return false;
 	}
@@ -172,7 +105,7 @@ static ncc_status_t fold_one(ncc_inst_t *in, ncc_inst_t **out)
 		const ncc_literal_t *vops[8];
 		for (int32_t i = 0; i < in->noperands; i++)
 			vops[i] = &views[i];
-		if (!eval_elementwise(in, vops, &ss, &c->literal))
+		if (!eval_inst(in, vops, &ss, &c->literal))
 			return NCC_OK; /* c is dead; DCE drops it */
 		if (in->shape.rank == 0) {
 			*out = c;
@@ -191,7 +124,7 @@ static ncc_status_t fold_one(ncc_inst_t *in, ncc_inst_t **out)
 	ncc_status_t st = ncc_literal_init(m, &lit, in->shape.etype, n);
 	if (st)
 		return st;
-	if (!(ew ? eval_elementwise(in, ops, &in->shape, &lit) : eval_move(in, ops, &lit)))
+	if (!eval_inst(in, ops, &in->shape, &lit))
 		return NCC_OK;
 	ncc_inst_t *c;
 	if ((st = ncc_pass_new_like(in, NCC_OP_CONSTANT, &in->shape, NULL, 0, &c)))

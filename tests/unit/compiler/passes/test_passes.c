@@ -435,6 +435,59 @@ START_TEST(test_fold_constant_subgraphs)
 }
 END_TEST
 
+/* Folding evaluates through the interpreter (one semantics): the data movement
+ * it folds (reshape, transpose, slice, concatenate) gives the interpreter's bytes,
+ * NaN payloads, signalling NaNs, -0 and subnormals included, for 32-, 16- and
+ * 64-bit elements. The constant's bytes are set after parsing: HLO text keeps no
+ * NaN payload. */
+START_TEST(test_fold_moves_bits_as_the_interpreter)
+{
+	static const struct { const char *type; int size; uint64_t bits[6]; } cases[] = {
+		{ "f32", 4, { 0x7f800001, 0xffc00123, 0x80000000, 0x00000001, 0x7f7fffff, 0xff800000 } },
+		{ "bf16", 2, { 0x7f81, 0xffc3, 0x8000, 0x0001, 0x7f7f, 0xff80 } },
+		{ "f16", 2, { 0x7c01, 0xfe12, 0x8000, 0x0001, 0x7bff, 0xfc00 } },
+		{ "u64", 8, { UINT64_MAX, 1ull << 63, 0, 1, 0x0123456789abcdefull, 42 } },
+	};
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		const char *ty = cases[k].type;
+		char text[1024];
+		snprintf(text, sizeof(text),
+			 "HloModule t\nENTRY e { c = %s[2,3] constant({{1,2,3},{4,5,6}})\n"
+			 "  tr = %s[3,2] transpose(c), dimensions={1,0}\n"
+			 "  r = %s[6] reshape(tr)\n"
+			 "  sl = %s[3] slice(r), slice={[1:6:2]}\n"
+			 "  ROOT cc = %s[9] concatenate(sl, r), dimensions={0} }\n",
+			 ty, ty, ty, ty, ty);
+		ncc_module_t *m0 = parse(text), *m1 = parse(text);
+		ncc_module_t *ms[2] = { m0, m1 };
+		for (int i = 0; i < 2; i++) {
+			ncc_inst_t *c = ncc_comp_find_inst(ms[i]->entry, "c");
+			ck_assert_uint_eq(c->literal.nbytes, 6u * (size_t)cases[k].size);
+			for (int e = 0; e < 6; e++) {
+				uint64_t b = cases[k].bits[e];
+				memcpy(c->literal.data + e * cases[k].size, &b, (size_t)cases[k].size);
+			}
+		}
+		ncc_value_t *want = NULL;
+		ncc_error_t err;
+		memset(&err, 0, sizeof(err));
+		ck_assert_msg(ncc_interp_run(m0, NULL, 0, NULL, &want, &err) == NCC_OK, "%s: %s", ty,
+			      err.msg);
+		bool changed = false;
+		ck_assert_int_eq(ncc_pass_fold(m1, &changed, &err), NCC_OK);
+		ck_assert(changed);
+		const ncc_inst_t *root = m1->entry->root;
+		ck_assert_msg(root->op == NCC_OP_CONSTANT, "%s: root is %s", ty, ncc_opcode_name(root->op));
+		ck_assert_uint_eq(root->literal.nbytes, want->nbytes);
+		ck_assert_msg(memcmp(root->literal.data, want->data, want->nbytes) == 0,
+			      "%s: folded bytes differ from the interpreter's", ty);
+		ncc_value_free(want);
+		ncc_module_free(m0);
+		ncc_module_free(m1);
+	}
+}
+END_TEST
+
 START_TEST(test_fold_leaves_elided_and_big_constants)
 {
 	const char *text =
@@ -1246,6 +1299,7 @@ static Suite *passes_suite(void)
 	tcase_add_test(tc, test_simplify_composes_chains);
 	tcase_add_test(tc, test_fold_constant_subgraphs);
 	tcase_add_test(tc, test_fold_leaves_elided_and_big_constants);
+	tcase_add_test(tc, test_fold_moves_bits_as_the_interpreter);
 	tcase_add_test(tc, test_fuse_elementwise_dag);
 	tcase_add_test(tc, test_fuse_types_and_scalar_bounds);
 	tcase_add_test(tc, test_fuse_respects_limits);
