@@ -31,8 +31,11 @@ typedef struct fz_prog {
 	isa_fused_op_t code[ISA_FUSED_MAX_CODE];
 } fz_prog_t;
 
-/* Float compares and is_finite: float operands, pred (0/1) result. */
-static void fz_f32_to_pred(uint32_t op, size_t n, int64_t *o, const float *a, const float *b)
+/* Float compares and is_finite: float operands, pred (0/1) result (o never
+ * overlaps a or b). */
+FWSIM_TARGET_CLONES
+static void fz_f32_to_pred(uint32_t op, size_t n, int64_t *restrict o, const float *a,
+			   const float *b)
 {
 	switch (op) {
 	case ISA_ALU_IS_FINITE: for (size_t i = 0; i < n; i++) o[i] = isfinite(a[i]) ? 1 : 0; break;
@@ -49,8 +52,11 @@ static void fz_f32_to_pred(uint32_t op, size_t n, int64_t *o, const float *a, co
 /* dst = p ? a : b over float lanes with an integer predicate, as a bit blend:
  * a branch per lane mispredicts on data-dependent predicates (a ReLU or
  * hardtanh backward: about half the lanes each way), the blend vectorises.
- * The chosen value's bits are copied, NaN payloads included. */
-static void fz_select_f32(size_t n, float *dst, const int64_t *p, const float *a, const float *b)
+ * The chosen value's bits are copied, NaN payloads included. dst never
+ * overlaps an operand (fz_step goes through tmp when it would). */
+FWSIM_TARGET_CLONES
+static void fz_select_f32(size_t n, float *restrict dst, const int64_t *restrict p,
+			  const float *restrict a, const float *restrict b)
 {
 	for (size_t i = 0; i < n; i++) {
 		uint32_t x, y, m = 0u - (uint32_t)(p[i] != 0), z;
@@ -63,6 +69,7 @@ static void fz_select_f32(size_t n, float *dst, const int64_t *p, const float *a
 
 /* Keeps an integer register exactly what a store and reload in dtype dt would
  * give, so intermediate overflow wraps as it does op by op. */
+FWSIM_TARGET_CLONES
 static void fz_wrap(uint32_t dt, size_t n, int64_t *v)
 {
 	switch (dt) {
@@ -96,6 +103,13 @@ typedef struct fz_regs {
 	uint8_t *ptr[ISA_FUSED_MAX_REGS]; /* where the register's block is read from: its
 					   * own lane, or contiguous f32 input in place */
 	uint8_t dt[ISA_FUSED_MAX_REGS];
+	/* a CONST step's value kept in its lane from one block to the next: the
+	 * elements filled (0: the lane holds something else), the immediate and
+	 * dtype. Refilling 512 lanes per constant per block was most of the
+	 * time of a compare-with-constant program (hardtanh backward) */
+	uint32_t cfill[ISA_FUSED_MAX_REGS];
+	uint64_t cimm[ISA_FUSED_MAX_REGS];
+	uint8_t cdt[ISA_FUSED_MAX_REGS];
 	/* IOTA: index along dim d of element e of the block is
 	 * iota0[d] + e * iotad[d] */
 	int64_t iota0[ISA_MAX_RANK], iotad[ISA_MAX_RANK];
@@ -174,6 +188,12 @@ static void fz_convert(fz_regs_t *r, const isa_fused_op_t *op, size_t n, uint8_t
 
 static void fz_const(fz_regs_t *r, const isa_fused_op_t *op, size_t n)
 {
+	uint32_t k = op->dst;
+	if (r->cfill[k] >= n && r->cimm[k] == op->imm && r->cdt[k] == op->dtype)
+		return;
+	r->cfill[k] = (uint32_t)n;
+	r->cimm[k] = op->imm;
+	r->cdt[k] = (uint8_t)op->dtype;
 	if (isa_dtype_is_float(op->dtype)) {
 		double d;
 		memcpy(&d, &op->imm, 8);
@@ -223,14 +243,20 @@ static void fz_step(fz_regs_t *r, const isa_fused_op_t *op, size_t n, uint8_t *t
 			 s2 = arity > 2 ? op->src[2] : s0;
 		uint32_t sdt = r->dt[o == ISA_ALU_SELECT ? s1 : s0];
 		int pred_out = o == ISA_ALU_IS_FINITE || (o >= ISA_ALU_CMP_EQ && o <= ISA_ALU_CMP_GE);
+		/* a result of another class (8-byte pred lanes from f32, f32 from
+		 * pred) goes through tmp only when its register is also read */
+		uint8_t *d = own(r, op->dst);
+		bool shared = r->ptr[s0] == d || r->ptr[s1] == d || r->ptr[s2] == d;
 		if (isa_dtype_is_float(sdt) && pred_out) {
-			int64_t *dst = (int64_t *)(void *)tmp;
+			int64_t *dst = (int64_t *)(void *)(shared ? tmp : d);
 			fz_f32_to_pred(o, n, dst, RF(r, s0), RF(r, s1));
-			memcpy(WI(r, op->dst), dst, n * 8);
+			if (shared)
+				memcpy(d, dst, n * 8);
 		} else if (isa_dtype_is_float(sdt) && o == ISA_ALU_SELECT) {
-			float *dst = (float *)(void *)tmp;
+			float *dst = (float *)(void *)(shared ? tmp : d);
 			fz_select_f32(n, dst, RI(r, s0), RF(r, s1), RF(r, s2));
-			memcpy(WF(r, op->dst), dst, n * 4);
+			if (shared)
+				memcpy(d, dst, n * 4);
 		} else if (isa_dtype_is_float(sdt)) {
 			fwsim_alu_f32(o, n, WF(r, op->dst), RF(r, s0), RF(r, s1), RF(r, s2));
 			fz_round(op->dtype, n, WF(r, op->dst));
@@ -239,6 +265,8 @@ static void fz_step(fz_regs_t *r, const isa_fused_op_t *op, size_t n, uint8_t *t
 			fz_wrap(op->dtype, n, WI(r, op->dst));
 		}
 	}
+	if (o != ISA_FUSED_CONST)
+		r->cfill[op->dst] = 0;
 	r->dt[op->dst] = (uint8_t)op->dtype;
 	r->ptr[op->dst] = own(r, op->dst);
 }
@@ -250,6 +278,7 @@ static void fz_load_input(fz_regs_t *r, uint32_t i, uint32_t dt, const uint8_t *
 {
 	r->dt[i] = (uint8_t)dt;
 	r->ptr[i] = own(r, i);
+	r->cfill[i] = 0;
 	if (dt == ISA_DT_F32 && bs == 4 && ((uintptr_t)p & 3u) == 0)
 		r->ptr[i] = (uint8_t *)(uintptr_t)p; /* read in place */
 	else if (isa_dtype_is_float(dt))
@@ -541,6 +570,7 @@ static fwsim_status_t fz_run(const fwsim_kargs_t *k, const fz_prog_t *pg)
 	fz_regs_t r;
 	memset(r.iota0, 0, sizeof(r.iota0));
 	memset(r.iotad, 0, sizeof(r.iotad));
+	memset(r.cfill, 0, sizeof(r.cfill));
 	/* + 2 lanes of scratch for steps that change register class */
 	r.buf = aligned_alloc(64, ((size_t)pg->h.n_regs + 1) * FZ_BLOCK * 8);
 	if (!r.buf)

@@ -1051,6 +1051,65 @@ START_TEST(test_fused_faster_than_chain)
 }
 END_TEST
 
+/* Over several blocks: a constant's lane is kept from block to block only
+ * while nothing overwrites it (here an ADD into the constant's register, and a
+ * second constant of another value in the same register), and a compare or
+ * select writes its own register directly unless it also reads it: hardtanh's
+ * backward select(x >= 0 and x <= 6, dy, 0) and x * 2 + 2 against scalar
+ * references. */
+START_TEST(test_constant_lanes_and_class_changes_across_blocks)
+{
+	tmem_t t;
+	tmem_init(&t);
+	enum { N = 3 * 700 };
+	uint64_t sh[1] = { N };
+	isa_ap_t x = tmk_ap(&t, 2, ISA_DT_F32, 1, sh, L_CONTIG);
+	isa_ap_t dy = tmk_ap(&t, 2, ISA_DT_F32, 1, sh, L_CONTIG);
+	isa_ap_t o = tmk_ap(&t, 2, ISA_DT_F32, 1, sh, L_CONTIG);
+	isa_ap_t o2 = tmk_ap(&t, 2, ISA_DT_F32, 1, sh, L_CONTIG);
+	float *xv = (float *)tmem_ptr(&t, 2, x.offset), *dv = (float *)tmem_ptr(&t, 2, dy.offset);
+	for (int i = 0; i < N; i++) {
+		xv[i] = (float)((i * 37) % 17) - 5.5f; /* -5.5 .. 10.5 */
+		dv[i] = (float)i + 0.25f;
+	}
+	/* hardtanh backward; the select's result lands in the compare's register */
+	fbuild_t b;
+	fb_init(&b);
+	fb_input(&b, x);
+	fb_input(&b, dy);
+	fb_op(&b, ISA_FUSED_CONST, 2, ISA_DT_F32, -1, -1, -1, fimm(0.0));
+	fb_op(&b, ISA_ALU_CMP_GE, 3, ISA_DT_PRED, 0, 2, -1, 0);
+	fb_op(&b, ISA_FUSED_CONST, 4, ISA_DT_F32, -1, -1, -1, fimm(6.0));
+	fb_op(&b, ISA_ALU_CMP_LE, 5, ISA_DT_PRED, 0, 4, -1, 0);
+	fb_op(&b, ISA_ALU_AND, 3, ISA_DT_PRED, 3, 5, -1, 0);
+	fb_op(&b, ISA_ALU_SELECT, 3, ISA_DT_F32, 3, 1, 2, 0);
+	b.h.out_reg = 3;
+	isa_insn_t in = fb_emit(&b, &t, o);
+	fwsim_job_t job;
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, 0, &job), FWSIM_OK);
+	const float *ov = (const float *)tmem_ptr(&t, 2, o.offset);
+	for (int i = 0; i < N; i++)
+		ck_assert_msg(ov[i] == (xv[i] >= 0 && xv[i] <= 6 ? dv[i] : 0.0f), "element %d: %g", i,
+			      (double)ov[i]);
+	/* r2 = 2; r3 = x * r2; r2 = r3 + r2 (overwrites the constant);
+	 * r4 = 3; r4 = 3 again in r2 after its use: out = (x * 2 + 2) + 3 */
+	fb_init(&b);
+	fb_input(&b, x);
+	fb_op(&b, ISA_FUSED_CONST, 1, ISA_DT_F32, -1, -1, -1, fimm(2.0));
+	fb_op(&b, ISA_ALU_MUL, 2, ISA_DT_F32, 0, 1, -1, 0);
+	fb_op(&b, ISA_ALU_ADD, 1, ISA_DT_F32, 2, 1, -1, 0);
+	fb_op(&b, ISA_FUSED_CONST, 2, ISA_DT_F32, -1, -1, -1, fimm(3.0));
+	fb_op(&b, ISA_ALU_ADD, 1, ISA_DT_F32, 1, 2, -1, 0);
+	b.h.out_reg = 1;
+	in = fb_emit(&b, &t, o2);
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, 0, &job), FWSIM_OK);
+	ov = (const float *)tmem_ptr(&t, 2, o2.offset);
+	for (int i = 0; i < N; i++)
+		ck_assert_msg(ov[i] == xv[i] * 2.0f + 2.0f + 3.0f, "element %d: %g", i, (double)ov[i]);
+	tmem_free(&t);
+}
+END_TEST
+
 /* Sanitizer builds run the first N_RANDOM_DEFAULT random programs by default and
  * the rest in meson's 'full' suite (Check tag "full", tests/meson.build): each
  * program is a forked test, and a fork of a sanitized process costs ~0.2 s, so the
@@ -1081,6 +1140,7 @@ static Suite *fused_suite(void)
 	tcase_add_loop_test(tc, test_random_programs_match_op_by_op, 0, N_RANDOM_DEFAULT);
 	tcase_add_test(tc, test_scalar_reference_five_inputs);
 	tcase_add_test(tc, test_integer_intermediates_wrap);
+	tcase_add_test(tc, test_constant_lanes_and_class_changes_across_blocks);
 	tcase_add_test(tc, test_flops_per_step_per_element);
 	tcase_add_test(tc, test_no_inputs_rank0_and_empty);
 	tcase_add_test(tc, test_nan_location_in_fused_output);
