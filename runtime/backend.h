@@ -8,6 +8,7 @@
 #include "neuronsim/device.h"
 #include "neuronsim/isa.h"
 #include "nrt/nrt_status.h"
+#include "rt_status.h"
 
 /* Everything above this header is backend-agnostic: device memory is always
  * reached through a host mapping (embedded: an mmap of the process; kernel: the
@@ -116,12 +117,15 @@ typedef ns_job_error_t nrt_backend_error_t;
 #define NRT_BACKEND_FLOPS_UNKNOWN NS_JOB_FLOPS_UNKNOWN
 
 /* All functions are safe to call from several threads at once, except open and
- * close. Failing calls leave their out_ parameters untouched unless stated. */
+ * close. Failing calls leave their out_ parameters untouched unless stated. The
+ * ones that return an ns_status_t give the caller a status (rt_status.h) that
+ * says why in one line and carries the NRT_STATUS; the caller passes it up to
+ * the nrt_* entry point, which reports it. */
 typedef struct nrt_backend_ops {
 	const char *name;
-	/* Opens device index; err gets a one-line message on failure. */
-	NRT_STATUS (*open)(const nrt_backend_config_t *config, uint32_t index,
-			   nrt_backend_dev_t **out_dev, char *err, size_t err_len);
+	/* Opens device index (NRT_INVALID, NRT_RESOURCE, NRT_FAILURE). */
+	ns_status_t (*open)(const nrt_backend_config_t *config, uint32_t index,
+			    nrt_backend_dev_t **out_dev);
 	/* Releases everything still allocated or reserved on dev, and dev. */
 	void (*close)(nrt_backend_dev_t *dev);
 	NRT_STATUS (*query)(nrt_backend_dev_t *dev, nrt_backend_info_t *out_info);
@@ -138,10 +142,10 @@ typedef struct nrt_backend_ops {
 	NRT_STATUS (*core_reserve)(nrt_backend_dev_t *dev, uint32_t core);
 	void (*core_release)(nrt_backend_dev_t *dev, uint32_t core);
 	/* Validates code for core; the code block must stay allocated until
-	 * program_destroy. err gets a message on NRT_INVALID. */
-	NRT_STATUS (*program_create)(nrt_backend_dev_t *dev, uint32_t core,
-				     const nrt_backend_code_t *code,
-				     nrt_backend_program_t **out_program, char *err, size_t err_len);
+	 * program_destroy (NRT_INVALID, NRT_RESOURCE). */
+	ns_status_t (*program_create)(nrt_backend_dev_t *dev, uint32_t core,
+				      const nrt_backend_code_t *code,
+				      nrt_backend_program_t **out_program);
 	void (*program_destroy)(nrt_backend_dev_t *dev, nrt_backend_program_t *program);
 	/* Runs job on core to completion (or deadline) and fills *out_error
 	 * (always, also on success). Returns the job's status. */

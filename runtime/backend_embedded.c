@@ -38,14 +38,14 @@ struct nrt_backend_program {
 	uint32_t core;
 };
 
-static NRT_STATUS emb_open(const nrt_backend_config_t *config, uint32_t index,
-			   nrt_backend_dev_t **out_dev, char *err, size_t err_len)
+static ns_status_t emb_open(const nrt_backend_config_t *config, uint32_t index,
+			    nrt_backend_dev_t **out_dev)
 {
-	if (config->device_memory < 2 * EMB_RESERVED_LOW || config->cores_per_device == 0) {
-		snprintf(err, err_len, "device %u: %llu bytes of memory and %u cores cannot make a device",
-			 index, (unsigned long long)config->device_memory, config->cores_per_device);
-		return NRT_INVALID;
-	}
+	if (config->device_memory < 2 * EMB_RESERVED_LOW || config->cores_per_device == 0)
+		return nrt_status_make(NRT_INVALID,
+				       "device %u: %llu bytes of memory and %u cores cannot make a device",
+				       index, (unsigned long long)config->device_memory,
+				       config->cores_per_device);
 	nrt_backend_dev_t *dev = calloc(1, sizeof(*dev));
 	if (!dev)
 		goto err_nomem;
@@ -60,12 +60,12 @@ static NRT_STATUS emb_open(const nrt_backend_config_t *config, uint32_t index,
 	void *m = mmap(NULL, dev->mem_size, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (m == MAP_FAILED) {
-		snprintf(err, err_len, "device %u: cannot map %llu bytes of device memory: %s "
-			 "(lower NEURONSIM_DEVICE_MEMORY)", index,
-			 (unsigned long long)dev->mem_size, strerror(errno));
+		ns_status_t st = nrt_status_make(NRT_RESOURCE, "device %u: cannot map %llu bytes of device "
+						 "memory: %s (lower NEURONSIM_DEVICE_MEMORY)", index,
+						 (unsigned long long)dev->mem_size, strerror(errno));
 		free(dev->cores);
 		free(dev);
-		return NRT_RESOURCE;
+		return st;
 	}
 	dev->mem = m;
 	long page = sysconf(_SC_PAGESIZE);
@@ -77,13 +77,12 @@ static NRT_STATUS emb_open(const nrt_backend_config_t *config, uint32_t index,
 		goto err_nomem;
 	}
 	*out_dev = dev;
-	return NRT_SUCCESS;
+	return NS_OK;
 
 err_free_dev:
 	free(dev);
 err_nomem:
-	snprintf(err, err_len, "device %u: out of host memory", index);
-	return NRT_RESOURCE;
+	return nrt_status_make(NRT_RESOURCE, "device %u: out of host memory", index);
 }
 
 static void emb_close(nrt_backend_dev_t *dev)
@@ -178,33 +177,34 @@ static void emb_core_release(nrt_backend_dev_t *dev, uint32_t core)
 		atomic_store(&dev->cores[core].reserved, 0);
 }
 
-static NRT_STATUS emb_program_create(nrt_backend_dev_t *dev, uint32_t core,
-				     const nrt_backend_code_t *code,
-				     nrt_backend_program_t **out_program, char *err, size_t err_len)
+static ns_status_t emb_program_create(nrt_backend_dev_t *dev, uint32_t core,
+				      const nrt_backend_code_t *code,
+				      nrt_backend_program_t **out_program)
 {
 	if (core >= dev->n_cores)
-		return NRT_INVALID;
+		return nrt_status_make(NRT_INVALID, "core %u of a device of %u cores", core, dev->n_cores);
 	const isa_insn_t *streams[ISA_ENGINE_COUNT];
 	for (int e = 0; e < ISA_ENGINE_COUNT; e++) {
 		if (code->count[e] && (code->offset[e] > code->mem->size ||
 		    (code->mem->size - code->offset[e]) / sizeof(isa_insn_t) < code->count[e])) {
-			snprintf(err, err_len, "code stream of engine %d lies outside its block", e);
-			return NRT_INVALID;
+			return nrt_status_make(NRT_INVALID, "code stream of engine %d lies outside its block",
+					       e);
 		}
 		streams[e] = code->count[e] ? (const isa_insn_t *)(code->mem->host + code->offset[e]) : NULL;
 	}
 	nrt_backend_program_t *p = calloc(1, sizeof(*p));
 	if (!p)
-		return NRT_RESOURCE;
+		return nrt_status_make(NRT_RESOURCE, "out of host memory");
+	char err[256] = "";
 	fwsim_status_t fs = fwsim_program_create(streams, code->count, code->n_regions, &p->prog,
-						 err, err_len);
+						 err, sizeof(err));
 	if (fs != FWSIM_OK) {
 		free(p);
-		return fs == FWSIM_NOMEM ? NRT_RESOURCE : NRT_INVALID;
+		return nrt_status_make(fs == FWSIM_NOMEM ? NRT_RESOURCE : NRT_INVALID, "%s", err);
 	}
 	p->core = core;
 	*out_program = p;
-	return NRT_SUCCESS;
+	return NS_OK;
 }
 
 static void emb_program_destroy(nrt_backend_dev_t *dev, nrt_backend_program_t *program)

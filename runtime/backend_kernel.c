@@ -93,43 +93,42 @@ static int kb_get_param(int fd, uint32_t param, uint64_t *out)
 	return r;
 }
 
-NRT_STATUS nrt_backend_kernel_check_abi(const char *node, uint64_t drv_major, uint64_t drv_minor,
-					char *err, size_t err_len)
+ns_status_t nrt_backend_kernel_check_abi(const char *node, uint64_t drv_major, uint64_t drv_minor)
 {
 	if (drv_major == NEURONSIM_ABI_MAJOR && drv_minor >= NRT_KB_MIN_ABI_MINOR)
-		return NRT_SUCCESS;
-	snprintf(err, err_len, "%s: the driver speaks neuronsim ABI %llu.%llu, this runtime speaks "
-		 "%d.%d (needs %d.%d or a later %d.x): load a matching neuronsim.ko or use a matching "
-		 "libnrt", node, (unsigned long long)drv_major, (unsigned long long)drv_minor,
-		 NEURONSIM_ABI_MAJOR, NEURONSIM_ABI_MINOR, NEURONSIM_ABI_MAJOR, NRT_KB_MIN_ABI_MINOR,
-		 NEURONSIM_ABI_MAJOR);
-	return NRT_FAILURE;
+		return NS_OK;
+	return nrt_status_make(NRT_FAILURE, "%s: the driver speaks neuronsim ABI %llu.%llu, this "
+			       "runtime speaks %d.%d (needs %d.%d or a later %d.x): load a matching "
+			       "neuronsim.ko or use a matching libnrt", node,
+			       (unsigned long long)drv_major, (unsigned long long)drv_minor,
+			       NEURONSIM_ABI_MAJOR, NEURONSIM_ABI_MINOR, NEURONSIM_ABI_MAJOR,
+			       NRT_KB_MIN_ABI_MINOR, NEURONSIM_ABI_MAJOR);
 }
 
-/* Opens node and checks the driver's ABI version; returns the fd or -1. */
-static int kb_open_node(const char *node, char *err, size_t err_len)
+/* Opens node and checks the driver's ABI version (NRT_FAILURE when it cannot). */
+static ns_status_t kb_open_node(const char *node, int *out_fd)
 {
 	int fd = open(node, O_RDWR | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(err, err_len, "cannot open %s: %s (is neuronsim.ko loaded? or set "
-			 "NEURONSIM_BACKEND=embedded)", node, strerror(errno));
-		return -1;
-	}
+	if (fd < 0)
+		return nrt_status_make(NRT_FAILURE, "cannot open %s: %s (is neuronsim.ko loaded? or set "
+				       "NEURONSIM_BACKEND=embedded)", node, strerror(errno));
 	uint64_t major = 0, minor = 0;
 	int r = kb_get_param(fd, NEURONSIM_PARAM_ABI_MAJOR, &major);
 	if (!r)
 		r = kb_get_param(fd, NEURONSIM_PARAM_ABI_MINOR, &minor);
 	if (r) {
-		snprintf(err, err_len, "%s: cannot query the ABI version: %s (not a neuronsim "
-			 "device, or a driver older than ABI 1.0)", node, strerror(-r));
 		close(fd);
-		return -1;
+		return nrt_status_make(NRT_FAILURE, "%s: cannot query the ABI version: %s (not a "
+				       "neuronsim device, or a driver older than ABI 1.0)", node,
+				       strerror(-r));
 	}
-	if (nrt_backend_kernel_check_abi(node, major, minor, err, err_len) != NRT_SUCCESS) {
+	ns_status_t st = nrt_backend_kernel_check_abi(node, major, minor);
+	if (st) {
 		close(fd);
-		return -1;
+		return st;
 	}
-	return fd;
+	*out_fd = fd;
+	return NS_OK;
 }
 
 int nrt_backend_kernel_present(void)
@@ -137,11 +136,10 @@ int nrt_backend_kernel_present(void)
 	return access("/dev/neuronsim0", F_OK) == 0;
 }
 
-NRT_STATUS nrt_backend_kernel_probe(nrt_backend_kernel_probe_t *out, char *err, size_t err_len)
+ns_status_t nrt_backend_kernel_probe(nrt_backend_kernel_probe_t *out)
 {
-	int fd = kb_open_node("/dev/neuronsim0", err, err_len);
-	if (fd < 0)
-		return NRT_FAILURE;
+	int fd;
+	NS_RETURN_IF_ERROR(kb_open_node("/dev/neuronsim0", &fd));
 	uint64_t cores = 0, mem = 0, fw = 0;
 	int r = kb_get_param(fd, NEURONSIM_PARAM_NUM_CORES, &cores);
 	if (!r)
@@ -149,10 +147,8 @@ NRT_STATUS nrt_backend_kernel_probe(nrt_backend_kernel_probe_t *out, char *err, 
 	if (!r)
 		r = kb_get_param(fd, NEURONSIM_PARAM_FW_ATTACHED, &fw);
 	close(fd);
-	if (r) {
-		snprintf(err, err_len, "/dev/neuronsim0: GET_PARAM failed: %s", strerror(-r));
-		return NRT_FAILURE;
-	}
+	if (r)
+		return nrt_status_make(NRT_FAILURE, "/dev/neuronsim0: GET_PARAM failed: %s", strerror(-r));
 	uint32_t n = 1;
 	while (n < 64) {
 		char node[32];
@@ -165,23 +161,20 @@ NRT_STATUS nrt_backend_kernel_probe(nrt_backend_kernel_probe_t *out, char *err, 
 	out->cores_per_device = (uint32_t)cores;
 	out->mem_size = mem;
 	out->fw_attached = fw != 0;
-	return NRT_SUCCESS;
+	return NS_OK;
 }
 
-static NRT_STATUS kb_open(const nrt_backend_config_t *config, uint32_t index,
-			  nrt_backend_dev_t **out_dev, char *err, size_t err_len)
+static ns_status_t kb_open(const nrt_backend_config_t *config, uint32_t index,
+			   nrt_backend_dev_t **out_dev)
 {
 	char node[32];
 	snprintf(node, sizeof(node), "/dev/neuronsim%u", index);
-	if (index > 0 && access(node, F_OK) != 0 && access("/dev/neuronsim0", F_OK) == 0) {
-		snprintf(err, err_len, "%s does not exist: the driver has fewer devices than "
-			 "NEURONSIM_NUM_DEVICES asks for (lower it, or load neuronsim.ko with a larger "
-			 "num_devices)", node);
-		return NRT_FAILURE;
-	}
-	int fd = kb_open_node(node, err, err_len);
-	if (fd < 0)
-		return NRT_FAILURE;
+	if (index > 0 && access(node, F_OK) != 0 && access("/dev/neuronsim0", F_OK) == 0)
+		return nrt_status_make(NRT_FAILURE, "%s does not exist: the driver has fewer devices "
+				       "than NEURONSIM_NUM_DEVICES asks for (lower it, or load "
+				       "neuronsim.ko with a larger num_devices)", node);
+	int fd;
+	NS_RETURN_IF_ERROR(kb_open_node(node, &fd));
 	uint64_t cores = 0, mem = 0, align = 0, caps = 0;
 	int r = kb_get_param(fd, NEURONSIM_PARAM_NUM_CORES, &cores);
 	if (!r)
@@ -191,25 +184,23 @@ static NRT_STATUS kb_open(const nrt_backend_config_t *config, uint32_t index,
 	if (!r)
 		r = kb_get_param(fd, NEURONSIM_PARAM_CAPABILITIES, &caps);
 	if (r || !cores || !align || (align & (align - 1))) {
-		snprintf(err, err_len, "%s: cannot read the device's parameters (%s)", node,
-			 r ? strerror(-r) : "zero cores or a bad alignment");
 		close(fd);
-		return NRT_FAILURE;
+		return nrt_status_make(NRT_FAILURE, "%s: cannot read the device's parameters (%s)", node,
+				       r ? strerror(-r) : "zero cores or a bad alignment");
 	}
 	/* The runtime may use fewer cores than the driver has (a subset, as
 	 * NEURON_RT_VISIBLE_CORES does), never more. */
 	if (config->cores_per_device > cores) {
-		snprintf(err, err_len, "%s has %llu cores (module parameter num_cores) but the runtime "
-			 "is configured for %u per device: unset NEURONSIM_CORES_PER_DEVICE or lower it",
-			 node, (unsigned long long)cores, config->cores_per_device);
 		close(fd);
-		return NRT_FAILURE;
+		return nrt_status_make(NRT_FAILURE, "%s has %llu cores (module parameter num_cores) but "
+				       "the runtime is configured for %u per device: unset "
+				       "NEURONSIM_CORES_PER_DEVICE or lower it", node,
+				       (unsigned long long)cores, config->cores_per_device);
 	}
 	nrt_backend_dev_t *dev = calloc(1, sizeof(*dev));
 	if (!dev) {
 		close(fd);
-		snprintf(err, err_len, "%s: out of host memory", node);
-		return NRT_RESOURCE;
+		return nrt_status_make(NRT_RESOURCE, "%s: out of host memory", node);
 	}
 	dev->fd = fd;
 	dev->index = index;
@@ -223,7 +214,7 @@ static NRT_STATUS kb_open(const nrt_backend_config_t *config, uint32_t index,
 	pthread_rwlock_init(&dev->lock, NULL);
 	pthread_mutex_init(&dev->stale_lock, NULL);
 	*out_dev = dev;
-	return NRT_SUCCESS;
+	return NS_OK;
 }
 
 static void kb_close(nrt_backend_dev_t *dev)
@@ -350,12 +341,12 @@ static void kb_core_release(nrt_backend_dev_t *dev, uint32_t core)
 	(void)kb_ioctl(dev->fd, NEURONSIM_IOCTL_CORE_RELEASE, &cr);
 }
 
-static NRT_STATUS kb_program_create(nrt_backend_dev_t *dev, uint32_t core,
-				    const nrt_backend_code_t *code,
-				    nrt_backend_program_t **out_program, char *err, size_t err_len)
+static ns_status_t kb_program_create(nrt_backend_dev_t *dev, uint32_t core,
+				     const nrt_backend_code_t *code,
+				     nrt_backend_program_t **out_program)
 {
 	if (core >= dev->n_cores)
-		return NRT_INVALID;
+		return nrt_status_make(NRT_INVALID, "core %u of a device of %u cores", core, dev->n_cores);
 	/* The program itself is validated where it runs: the NEFF reader
 	 * checked every instruction at nrt_load (isa_insn_validate, as
 	 * libfwsim does), and neuronsim-fwd validates the code it fetches
@@ -366,14 +357,14 @@ static NRT_STATUS kb_program_create(nrt_backend_dev_t *dev, uint32_t core,
 	for (int e = 0; e < ISA_ENGINE_COUNT; e++) {
 		if (code->count[e] && (code->offset[e] > code->mem->size || code->offset[e] % 8 ||
 		    (code->mem->size - code->offset[e]) / sizeof(isa_insn_t) < code->count[e])) {
-			snprintf(err, err_len, "code stream of engine %d lies outside its block", e);
-			return NRT_INVALID;
+			return nrt_status_make(NRT_INVALID, "code stream of engine %d lies outside its block",
+					       e);
 		}
 		total += code->count[e];
 	}
 	nrt_backend_program_t *p = calloc(1, sizeof(*p));
 	if (!p)
-		return NRT_RESOURCE;
+		return nrt_status_make(NRT_RESOURCE, "out of host memory");
 	p->core = core;
 	p->code_handle = total ? (uint32_t)code->mem->handle : 0;
 	for (int e = 0; e < ISA_ENGINE_COUNT; e++) {
@@ -382,7 +373,7 @@ static NRT_STATUS kb_program_create(nrt_backend_dev_t *dev, uint32_t core,
 	}
 	p->n_regions = code->n_regions;
 	*out_program = p;
-	return NRT_SUCCESS;
+	return NS_OK;
 }
 
 static void kb_program_destroy(nrt_backend_dev_t *dev, nrt_backend_program_t *program)

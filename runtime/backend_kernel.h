@@ -21,10 +21,10 @@ typedef struct nrt_backend_kernel_probe {
 /* 1 when /dev/neuronsim0 exists (the automatic backend choice), else 0. */
 int nrt_backend_kernel_present(void);
 
-/* Opens /dev/neuronsim0, checks the ABI version and fills *out. NRT_FAILURE
- * with a message in err when there is no device or the driver speaks another
- * ABI. */
-NRT_STATUS nrt_backend_kernel_probe(nrt_backend_kernel_probe_t *out, char *err, size_t err_len);
+/* Opens /dev/neuronsim0, checks the ABI version and fills *out. A failure
+ * (NRT_FAILURE, rt_status.h) says why: there is no device or the driver speaks
+ * another ABI. */
+ns_status_t nrt_backend_kernel_probe(nrt_backend_kernel_probe_t *out);
 
 /* The oldest driver minor this runtime runs on: 1.1, whose firmware stops a
  * job at its deadline (FW_ABORT_WAIT). What later minors add is used only
@@ -33,9 +33,8 @@ NRT_STATUS nrt_backend_kernel_probe(nrt_backend_kernel_probe_t *out, char *err, 
 
 /* Compatibility rule between this runtime (built against NEURONSIM_ABI_MAJOR.
  * MINOR) and a driver speaking drv_major.drv_minor: same major, driver minor
- * at least NRT_KB_MIN_ABI_MINOR. On mismatch returns NRT_FAILURE and err
- * names both versions and what to do. */
-NRT_STATUS nrt_backend_kernel_check_abi(const char *node, uint64_t drv_major, uint64_t drv_minor,
-					char *err, size_t err_len);
+ * at least NRT_KB_MIN_ABI_MINOR. On mismatch a failure (NRT_FAILURE) whose
+ * message names both versions and what to do. */
+ns_status_t nrt_backend_kernel_check_abi(const char *node, uint64_t drv_major, uint64_t drv_minor);
 
 #endif /* NRT_BACKEND_KERNEL_H */

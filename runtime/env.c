@@ -214,11 +214,9 @@ NRT_STATUS nrt_env_load(nrt_config_t *out)
 	uint32_t def_cores = DEFAULT_CORES_PER_DEVICE;
 	if (!strcmp(c.backend, "kernel")) {
 		nrt_backend_kernel_probe_t probe;
-		char err[256] = "";
-		if (nrt_backend_kernel_probe(&probe, err, sizeof(err)) != NRT_SUCCESS) {
-			NRT_LOGE("kernel backend: %s", err);
-			return NRT_FAILURE;
-		}
+		st = nrt_status_report("kernel backend", nrt_backend_kernel_probe(&probe));
+		if (st)
+			return st;
 		if (!probe.fw_attached)
 			NRT_LOGW("kernel backend: no firmware attached to /dev/neuronsim0: executions "
 				 "fail until neuronsim-fwd runs");

@@ -72,12 +72,11 @@ NRT_STATUS nrt_init(nrt_framework_type_t framework, const char *fw_version, cons
 		.threads = ctx->config.threads,
 	};
 	for (uint32_t d = 0; d < ctx->n_devices; d++) {
-		char err[256] = "";
-		st = ctx->ops->open(&bcfg, d, &ctx->devices[d].dev, err, sizeof(err));
-		if (st) {
-			NRT_LOGE("nrt_init: %s backend: %s", ctx->ops->name, err);
+		st = nrt_status_report("nrt_init",
+				       ns_status_annotate(ctx->ops->open(&bcfg, d, &ctx->devices[d].dev),
+							  "%s backend", ctx->ops->name));
+		if (st)
 			goto err;
-		}
 		nrt_backend_info_t info;
 		ctx->ops->query(ctx->devices[d].dev, &info);
 		if (info.abi_version != NRT_BACKEND_ABI_VERSION) {

@@ -13,9 +13,9 @@
 #include "log.h"
 #include "neuronsim/clock.h"
 #include "neuronsim/neff.h"
-#include "neuronsim/status.h"
 #include "nrt/nrt.h"
 #include "nrt/nrt_neuronsim.h"
+#include "rt_status.h"
 
 /* ---- handles ----------------------------------------------------------
  * Public handles are tagged integers, not pointers: bits 60..63 the object
@@ -60,23 +60,6 @@ void nrt_handle_release(nrt_handle_table_t *t, uint64_t handle);
 NRT_STATUS nrt_handle_destroy(nrt_handle_table_t *t, uint64_t handle, void **out_obj);
 /* Calls fn on every live object (at nrt_close, single-threaded). */
 void nrt_handle_foreach(nrt_handle_table_t *t, void (*fn)(void *obj, uint64_t handle, void *arg), void *arg);
-
-/* ---- statuses at the NRT boundary (status.c) ---------------------------
- * Inside libnrt a failure is an ns_status_t made where it happens and annotated
- * on its way up; the nrt_* entry point turns it into its NRT_STATUS and one log
- * line (nrt_status_report). */
-
-/* A failure whose NRT_STATUS is nrt (kept as the status's detail), with the
- * canonical code that goes with it. */
-ns_status_t nrt_status_make(NRT_STATUS nrt, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* The NRT_STATUS of st: its detail when the runtime set one, else its
- * canonical code's (INVALID_ARGUMENT, OUT_OF_RANGE, NOT_FOUND, DATA_LOSS and
- * UNIMPLEMENTED NRT_INVALID, RESOURCE_EXHAUSTED NRT_RESOURCE, DEADLINE_EXCEEDED
- * NRT_TIMEOUT, anything else NRT_FAILURE). NRT_SUCCESS for NULL. */
-NRT_STATUS nrt_status_code(ns_status_t st);
-/* The boundary: logs "FUNC: MESSAGE" once at ERROR, frees st and returns its
- * NRT_STATUS (nrt_status_code). NRT_SUCCESS, and nothing logged, for NULL. */
-NRT_STATUS nrt_status_report(const char *func, ns_status_t st);
 
 /* ---- context ---------------------------------------------------------- */
 

@@ -102,15 +102,13 @@ static NRT_STATUS instance_create(nrt_ctx_t *ctx, nrt_model_obj_t *m, nrt_instan
 					memcpy(in->code[c].host + code.offset[e], v->code[c][e],
 					       code.count[e] * sizeof(isa_insn_t));
 		}
-		char err[256] = "";
 		nrt_core_t *core = &ctx->cores[first_core + c];
-		st = ctx->ops->program_create(ctx->devices[in->device].dev, core->dev_core, &code,
-					      &in->programs[c], err, sizeof(err));
-		if (st) {
-			NRT_LOGE("nrt_load: model '%s': code of core %u rejected: %s", v->meta->model_name,
-				 c, err);
+		ns_status_t ps = ctx->ops->program_create(ctx->devices[in->device].dev, core->dev_core,
+							  &code, &in->programs[c]);
+		st = nrt_status_report("nrt_load", ns_status_annotate(ps, "model '%s': code of core %u "
+								     "rejected", v->meta->model_name, c));
+		if (st)
 			return st == NRT_RESOURCE ? st : NRT_INVALID;
-		}
 	}
 	nrt_devmem_log_instance(ctx, in, m->neff_cores, v->meta->model_name);
 	return NRT_SUCCESS;

@@ -84,12 +84,12 @@ NRT_STATUS nrt_status_code(ns_status_t st)
 	}
 }
 
-NRT_STATUS nrt_status_report(const char *func, ns_status_t st)
+NRT_STATUS nrt_status_report(const char *where, ns_status_t st)
 {
 	if (!st)
 		return NRT_SUCCESS;
 	NRT_STATUS nrt = nrt_status_code(st);
-	NRT_LOGE("%s: %s", func, ns_status_message(st));
+	NRT_LOGE("%s: %s", where, ns_status_message(st));
 	ns_status_free(st);
 	return nrt;
 }

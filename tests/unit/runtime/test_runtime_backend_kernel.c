@@ -12,6 +12,16 @@
 #include "test_neffs.h"
 #include "uapi/linux/neuronsim.h"
 
+/* The NRT_STATUS of a backend's status; its message is left in buf and the
+ * status freed. */
+static NRT_STATUS rt_code(ns_status_t st, char *buf, size_t len)
+{
+	NRT_STATUS nrt = nrt_status_code(st);
+	ns_status_consume_message(st, buf, len);
+	return nrt;
+}
+#define RT_CODE(call, buf) rt_code((call), (buf), sizeof(buf))
+
 static int have_device(void)
 {
 	return access("/dev/neuronsim0", R_OK | W_OK) == 0;
@@ -20,23 +30,23 @@ static int have_device(void)
 START_TEST(test_abi_same_major_is_accepted)
 {
 	char err[256] = "";
-	ck_assert_int_eq(nrt_backend_kernel_check_abi("/dev/neuronsim0", NEURONSIM_ABI_MAJOR,
-						      NEURONSIM_ABI_MINOR, err, sizeof(err)), NRT_SUCCESS);
+	ck_assert_int_eq(RT_CODE(nrt_backend_kernel_check_abi("/dev/neuronsim0", NEURONSIM_ABI_MAJOR,
+						      NEURONSIM_ABI_MINOR), err), NRT_SUCCESS);
 	/* a newer driver of the same major only adds things */
-	ck_assert_int_eq(nrt_backend_kernel_check_abi("/dev/neuronsim0", NEURONSIM_ABI_MAJOR,
-						      NEURONSIM_ABI_MINOR + 3, err, sizeof(err)), NRT_SUCCESS);
+	ck_assert_int_eq(RT_CODE(nrt_backend_kernel_check_abi("/dev/neuronsim0", NEURONSIM_ABI_MAJOR,
+						      NEURONSIM_ABI_MINOR + 3), err), NRT_SUCCESS);
 	/* an older one down to 1.1 too: what 1.2 adds (the jobs' FLOPs) is
 	 * used only when the driver reports NEURONSIM_CAP_RECORD_EXT */
-	ck_assert_int_eq(nrt_backend_kernel_check_abi("/dev/neuronsim0", NEURONSIM_ABI_MAJOR,
-						      NRT_KB_MIN_ABI_MINOR, err, sizeof(err)), NRT_SUCCESS);
+	ck_assert_int_eq(RT_CODE(nrt_backend_kernel_check_abi("/dev/neuronsim0", NEURONSIM_ABI_MAJOR,
+						      NRT_KB_MIN_ABI_MINOR), err), NRT_SUCCESS);
 }
 END_TEST
 
 START_TEST(test_abi_older_than_the_minimum_is_refused)
 {
 	char err[256] = "", want[96];
-	ck_assert_int_eq(nrt_backend_kernel_check_abi("/dev/neuronsim0", NEURONSIM_ABI_MAJOR,
-						      NRT_KB_MIN_ABI_MINOR - 1, err, sizeof(err)),
+	ck_assert_int_eq(RT_CODE(nrt_backend_kernel_check_abi("/dev/neuronsim0", NEURONSIM_ABI_MAJOR,
+						      NRT_KB_MIN_ABI_MINOR - 1), err),
 			 NRT_FAILURE);
 	snprintf(want, sizeof(want), "driver speaks neuronsim ABI %d.%d, this runtime speaks %d.%d "
 		 "(needs %d.%d or a later %d.x)", NEURONSIM_ABI_MAJOR, NRT_KB_MIN_ABI_MINOR - 1,
@@ -49,15 +59,14 @@ END_TEST
 START_TEST(test_abi_mismatch_names_both_versions)
 {
 	char err[256] = "", want[64];
-	ck_assert_int_eq(nrt_backend_kernel_check_abi("/dev/neuronsim0", NEURONSIM_ABI_MAJOR + 1, 4,
-						      err, sizeof(err)), NRT_FAILURE);
+	ck_assert_int_eq(RT_CODE(nrt_backend_kernel_check_abi("/dev/neuronsim0", NEURONSIM_ABI_MAJOR + 1, 4), err), NRT_FAILURE);
 	snprintf(want, sizeof(want), "driver speaks neuronsim ABI %d.4", NEURONSIM_ABI_MAJOR + 1);
 	ck_assert_msg(strstr(err, want), "message: %s", err);
 	snprintf(want, sizeof(want), "this runtime speaks %d.%d", NEURONSIM_ABI_MAJOR,
 		 NEURONSIM_ABI_MINOR);
 	ck_assert_msg(strstr(err, want), "message: %s", err);
 	ck_assert_msg(strstr(err, "/dev/neuronsim0"), "message: %s", err);
-	ck_assert_int_eq(nrt_backend_kernel_check_abi("/dev/neuronsim0", 0, 9, err, sizeof(err)),
+	ck_assert_int_eq(RT_CODE(nrt_backend_kernel_check_abi("/dev/neuronsim0", 0, 9), err),
 			 NRT_FAILURE);
 }
 END_TEST
@@ -67,7 +76,7 @@ START_TEST(test_open_missing_node_says_what_to_do)
 	nrt_backend_config_t cfg = { .device_memory = 1u << 20, .cores_per_device = 1 };
 	nrt_backend_dev_t *dev = (nrt_backend_dev_t *)0x1;
 	char err[256] = "";
-	ck_assert_int_eq(nrt_backend_kernel_ops.open(&cfg, 63, &dev, err, sizeof(err)), NRT_FAILURE);
+	ck_assert_int_eq(RT_CODE(nrt_backend_kernel_ops.open(&cfg, 63, &dev), err), NRT_FAILURE);
 	ck_assert_ptr_eq(dev, (nrt_backend_dev_t *)0x1);
 	/* Without a driver: load it or use the embedded backend; with one: the
 	 * driver has fewer devices. */
@@ -209,7 +218,7 @@ START_TEST(test_kernel_second_runtime_cannot_take_reserved_cores)
 	nrt_backend_config_t cfg = { .device_memory = 1u << 20, .cores_per_device = 1 };
 	nrt_backend_dev_t *dev = NULL;
 	char err[256] = "";
-	ck_assert_int_eq(nrt_backend_kernel_ops.open(&cfg, 0, &dev, err, sizeof(err)), NRT_SUCCESS);
+	ck_assert_int_eq(RT_CODE(nrt_backend_kernel_ops.open(&cfg, 0, &dev), err), NRT_SUCCESS);
 	ck_assert_int_eq(nrt_backend_kernel_ops.core_reserve(dev, 0), NRT_EXEC_NC_BUSY);
 	nrt_backend_kernel_ops.close(dev);
 	nrt_close();
@@ -266,13 +275,13 @@ static void check_region_bounds(const nrt_backend_ops_t *ops)
 	nrt_backend_config_t cfg = { .device_memory = 1u << 20, .cores_per_device = 1 };
 	nrt_backend_dev_t *dev = NULL;
 	char err[256] = "";
-	ck_assert_msg(ops->open(&cfg, 0, &dev, err, sizeof(err)) == NRT_SUCCESS, "%s: %s", ops->name, err);
+	ck_assert_msg(RT_CODE(ops->open(&cfg, 0, &dev), err) == NRT_SUCCESS, "%s: %s", ops->name, err);
 	nrt_backend_mem_t blk;
 	ck_assert_int_eq(ops->mem_alloc(dev, 4096, &blk), NRT_SUCCESS);
 	ck_assert_int_eq(ops->core_reserve(dev, 0), NRT_SUCCESS);
 	nrt_backend_code_t code = { .mem = &blk, .n_regions = 3 };
 	nrt_backend_program_t *prog = NULL;
-	ck_assert_msg(ops->program_create(dev, 0, &code, &prog, err, sizeof(err)) == NRT_SUCCESS, "%s", err);
+	ck_assert_msg(RT_CODE(ops->program_create(dev, 0, &code, &prog), err) == NRT_SUCCESS, "%s", err);
 	nrt_backend_region_t r[3] = { { &blk, 0, 64 }, { NULL, 0, 0 }, { &blk, 4000, 96 } };
 	nrt_backend_job_t job = { .program = prog, .regions = r, .n_regions = 3 };
 	nrt_backend_error_t e;
