@@ -29,7 +29,7 @@
  */
 
 #define CONV_BLOCK 64                 /* outputs per register block (8 ymm) */
-#define CONV_LANES 8                  /* partial sums of a B-form dot product */
+#define CONV_LANES 16                 /* partial sums of a B-form dot product */
 #define CONV_MAX_SCRATCH (1ll << 22)  /* floats of host scratch per item (16 MiB) */
 #define CONV_ITEMS 64                 /* most items one instruction is cut into */
 
@@ -69,6 +69,9 @@ typedef struct conv_job {
 	int64_t plane;               /* V0 V1 M0 M1: one channel's planes */
 	int64_t scratch;             /* floats per item */
 	uint64_t per_item, n_planes; /* (n, g) planes per item, in all */
+	/* each pool thread's scratch, allocated at its first item and kept for
+	 * the rest (one allocation, one set of page faults, per thread) */
+	void *slot_scr[FWSIM_PAR_MAX_THREADS];
 	fwsim_numchk_t chk[FWSIM_PAR_MAX_THREADS];
 } conv_job_t;
 
@@ -161,27 +164,61 @@ static void conv_fill(const conv_job_t *j, const float *src, float *dst)
 {
 	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
 	int64_t sy = j->si[3], sx = j->si[4], mm = a->M * b->M;
-	for (int64_t v1 = 0; v1 < b->V; v1++) {
+	int64_t m1a[2], m1b[2];
+	/* two phases of a contiguous row (a stride-2 window): one pass over the
+	 * source row writes both, when both phases hold the same columns */
+	bool split2 = b->V == 2 && sx == 1;
+	for (int64_t v1 = 0; v1 < b->V && split2; v1++) {
 		/* m1 with jlo1 + m1 V1 + v1 inside [0, X1) */
 		int64_t first = b->jlo + v1;
-		int64_t m1a = first >= 0 ? 0 : (-first + b->V - 1) / b->V;
-		int64_t m1b = b->X - 1 - first < 0 ? -1 : (b->X - 1 - first) / b->V;
-		if (m1b > b->M - 1)
-			m1b = b->M - 1;
-		if (m1a > m1b)
-			continue;
-		for (int64_t v0 = 0; v0 < a->V; v0++) {
-			float *pl = dst + (v0 * b->V + v1) * mm;
-			/* m0 with jlo0 + m0 V0 + v0 inside [0, X0) */
-			int64_t f0 = a->jlo + v0;
-			int64_t m0a = f0 >= 0 ? 0 : (-f0 + a->V - 1) / a->V;
-			int64_t m0b = a->X - 1 - f0 < 0 ? -1 : (a->X - 1 - f0) / a->V;
-			if (m0b > a->M - 1)
-				m0b = a->M - 1;
-			for (int64_t m0 = m0a; m0 <= m0b; m0++)
-				row_copy(pl + m0 * b->M + m1a,
-					 src + (f0 + m0 * a->V) * sy + (first + m1a * b->V) * sx,
-					 b->V * sx, m1b - m1a + 1);
+		m1a[v1] = first >= 0 ? 0 : (-first + b->V - 1) / b->V;
+		m1b[v1] = b->X - 1 - first < 0 ? -1 : (b->X - 1 - first) / b->V;
+		if (m1b[v1] > b->M - 1)
+			m1b[v1] = b->M - 1;
+	}
+	/* the columns both phases hold; the ends (a column or so) one by one */
+	int64_t lo = 0, hi = -1;
+	if (split2) {
+		lo = m1a[0] > m1a[1] ? m1a[0] : m1a[1];
+		hi = m1b[0] < m1b[1] ? m1b[0] : m1b[1];
+		split2 = lo <= hi;
+	}
+	for (int64_t v0 = 0; v0 < a->V; v0++) {
+		/* m0 with jlo0 + m0 V0 + v0 inside [0, X0) */
+		int64_t f0 = a->jlo + v0;
+		int64_t m0a = f0 >= 0 ? 0 : (-f0 + a->V - 1) / a->V;
+		int64_t m0b = a->X - 1 - f0 < 0 ? -1 : (a->X - 1 - f0) / a->V;
+		if (m0b > a->M - 1)
+			m0b = a->M - 1;
+		for (int64_t m0 = m0a; m0 <= m0b; m0++) {
+			const float *srow = src + (f0 + m0 * a->V) * sy;
+			if (split2) {
+				float *d0 = dst + v0 * 2 * mm + m0 * b->M, *d1 = d0 + mm;
+				const float *s0 = srow + b->jlo + lo * 2;
+				for (int64_t i = 0; i <= hi - lo; i++) {
+					d0[lo + i] = s0[2 * i];
+					d1[lo + i] = s0[2 * i + 1];
+				}
+				for (int64_t v1 = 0; v1 < 2; v1++) {
+					float *d = v1 ? d1 : d0;
+					for (int64_t m = m1a[v1]; m < lo; m++)
+						d[m] = srow[b->jlo + v1 + 2 * m];
+					for (int64_t m = hi + 1; m <= m1b[v1]; m++)
+						d[m] = srow[b->jlo + v1 + 2 * m];
+				}
+				continue;
+			}
+			for (int64_t v1 = 0; v1 < b->V; v1++) {
+				int64_t first = b->jlo + v1;
+				int64_t ma = first >= 0 ? 0 : (-first + b->V - 1) / b->V;
+				int64_t mb = b->X - 1 - first < 0 ? -1 : (b->X - 1 - first) / b->V;
+				if (mb > b->M - 1)
+					mb = b->M - 1;
+				if (ma > mb)
+					continue;
+				row_copy(dst + (v0 * b->V + v1) * mm + m0 * b->M + ma,
+					 srow + (first + ma * b->V) * sx, b->V * sx, mb - ma + 1);
+			}
 		}
 	}
 }
@@ -205,31 +242,24 @@ static void conv_taps_run_c(const conv_tap_t *taps, int64_t nt, int64_t len, flo
 	}
 }
 
-/* sum_k x[r][k] w[k] added to out[r] for four rows sharing w: CONV_LANES
- * partial sums each (lane l takes k = l mod 8), folded in a fixed order, then
- * the tail in order; both variants below. */
-static float conv_fold8(const float a[CONV_LANES])
+/* acc[r][l] += sum over i = l mod CONV_LANES of x[r][i] w[i], i < n (a multiple
+ * of CONV_LANES), for four outputs sharing w; both variants below. */
+static void conv_dot4_c(const float *const x[4], const float *w, int64_t n,
+			float acc[4][CONV_LANES])
 {
-	return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
-}
-
-static void conv_dot4_c(const float *const x[4], const float *w, int64_t n, float out[4])
-{
-	float a[4][CONV_LANES];
-	for (int r = 0; r < 4; r++)
-		for (int l = 0; l < CONV_LANES; l++)
-			a[r][l] = 0.0f;
-	int64_t i = 0;
-	for (; i + CONV_LANES <= n; i += CONV_LANES)
+	for (int64_t i = 0; i < n; i += CONV_LANES)
 		for (int r = 0; r < 4; r++)
 			for (int l = 0; l < CONV_LANES; l++)
-				a[r][l] = fmaf(x[r][i + l], w[i + l], a[r][l]);
-	for (int r = 0; r < 4; r++) {
-		float s = conv_fold8(a[r]);
-		for (int64_t t = i; t < n; t++)
-			s = fmaf(x[r][t], w[t], s);
-		out[r] += s;
-	}
+				acc[r][l] = fmaf(x[r][i + l], w[i + l], acc[r][l]);
+}
+
+/* The sum of one output's partial sums, in a fixed order. */
+static float conv_fold(const float a[CONV_LANES])
+{
+	float h[8];
+	for (int l = 0; l < 8; l++)
+		h[l] = a[l] + a[l + 8];
+	return ((h[0] + h[1]) + (h[2] + h[3])) + ((h[4] + h[5]) + (h[6] + h[7]));
 }
 
 #if (defined(__x86_64__) || defined(__i386__)) && !defined(NEURONSIM_TSAN)
@@ -269,24 +299,34 @@ static void conv_taps_run_avx2(const conv_tap_t *taps, int64_t nt, int64_t len, 
 }
 
 __attribute__((target("avx2,fma")))
-static void conv_dot4_avx2(const float *const x[4], const float *w, int64_t n, float out[4])
+static void conv_dot4_avx2(const float *const x[4], const float *w, int64_t n,
+			   float acc[4][CONV_LANES])
 {
-	__m256 a[4] = { _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
-			_mm256_setzero_ps() };
-	int64_t i = 0;
-	for (; i + CONV_LANES <= n; i += CONV_LANES) {
-		__m256 wv = _mm256_loadu_ps(w + i);
-		for (int r = 0; r < 4; r++)
-			a[r] = _mm256_fmadd_ps(_mm256_loadu_ps(x[r] + i), wv, a[r]);
+	/* two chains of 8 lanes per output: eight FMAs in flight */
+	__m256 a0 = _mm256_loadu_ps(acc[0]), b0 = _mm256_loadu_ps(acc[0] + 8);
+	__m256 a1 = _mm256_loadu_ps(acc[1]), b1 = _mm256_loadu_ps(acc[1] + 8);
+	__m256 a2 = _mm256_loadu_ps(acc[2]), b2 = _mm256_loadu_ps(acc[2] + 8);
+	__m256 a3 = _mm256_loadu_ps(acc[3]), b3 = _mm256_loadu_ps(acc[3] + 8);
+	const float *x0 = x[0], *x1 = x[1], *x2 = x[2], *x3 = x[3];
+	for (int64_t i = 0; i < n; i += CONV_LANES) {
+		__m256 wa = _mm256_loadu_ps(w + i), wb = _mm256_loadu_ps(w + i + 8);
+		a0 = _mm256_fmadd_ps(_mm256_loadu_ps(x0 + i), wa, a0);
+		b0 = _mm256_fmadd_ps(_mm256_loadu_ps(x0 + i + 8), wb, b0);
+		a1 = _mm256_fmadd_ps(_mm256_loadu_ps(x1 + i), wa, a1);
+		b1 = _mm256_fmadd_ps(_mm256_loadu_ps(x1 + i + 8), wb, b1);
+		a2 = _mm256_fmadd_ps(_mm256_loadu_ps(x2 + i), wa, a2);
+		b2 = _mm256_fmadd_ps(_mm256_loadu_ps(x2 + i + 8), wb, b2);
+		a3 = _mm256_fmadd_ps(_mm256_loadu_ps(x3 + i), wa, a3);
+		b3 = _mm256_fmadd_ps(_mm256_loadu_ps(x3 + i + 8), wb, b3);
 	}
-	for (int r = 0; r < 4; r++) {
-		float l[CONV_LANES];
-		_mm256_storeu_ps(l, a[r]);
-		float s = conv_fold8(l);
-		for (int64_t t = i; t < n; t++)
-			s = fmaf(x[r][t], w[t], s);
-		out[r] += s;
-	}
+	_mm256_storeu_ps(acc[0], a0);
+	_mm256_storeu_ps(acc[0] + 8, b0);
+	_mm256_storeu_ps(acc[1], a1);
+	_mm256_storeu_ps(acc[1] + 8, b1);
+	_mm256_storeu_ps(acc[2], a2);
+	_mm256_storeu_ps(acc[2] + 8, b2);
+	_mm256_storeu_ps(acc[3], a3);
+	_mm256_storeu_ps(acc[3] + 8, b3);
 }
 
 static int conv_have_avx2(void)
@@ -310,12 +350,25 @@ static void conv_taps_run(const conv_tap_t *taps, int64_t nt, int64_t len, float
 		conv_taps_run_c(taps, nt, len, acc);
 }
 
-static void conv_dot4(const float *const x[4], const float *w, int64_t n, float out[4])
+static void conv_dot4(const float *const x[4], const float *w, int64_t n,
+		      float acc[4][CONV_LANES])
 {
 	if (conv_have_avx2())
-		conv_dot4_avx2(x, w, n, out);
+		conv_dot4_avx2(x, w, n, acc);
 	else
-		conv_dot4_c(x, w, n, out);
+		conv_dot4_c(x, w, n, acc);
+}
+
+/* No NaN or Inf among p[0, n): an integer OR the compiler vectorises. */
+static bool conv_all_finite(const float *p, int64_t n)
+{
+	uint32_t bad = 0;
+	for (int64_t i = 0; i < n; i++) {
+		uint32_t u;
+		memcpy(&u, &p[i], 4);
+		bad |= (u & 0x7f800000u) == 0x7f800000u;
+	}
+	return !bad;
 }
 
 /* Form A: the outputs of (n, g, o), stored to dst (ap0 at [n, g, o]) through
@@ -414,32 +467,41 @@ static bool conv_plan_a(conv_job_t *j)
 }
 
 /* Form B: the outputs of (n, g, o) as dot products with the packed kernel
- * wp [C, K0, K1]. */
-static void conv_plane_b(const conv_job_t *j, const float *planes, const float *wp, float *outp)
+ * wp [C, LB]: channel c's K0 rows at a pitch of one plane row (M1), zeros
+ * between and after them up to LB, a multiple of CONV_LANES, so that each dot
+ * product is one flat run of its plane. The x under the zeros are another
+ * row's or the slack's, finite (conv_item checked the planes), so they add 0.
+ * Four outputs at a time share the kernel's loads, and the runs go in chunks
+ * of CONV_CHUNK, every output's part of a chunk before the next, so the
+ * kernel's chunk and the planes' stay in L1 (whole runs streamed from L2).
+ * Each lane still sums its terms in the order c, then i. */
+#define CONV_CHUNK 512
+
+static void conv_plane_b(const conv_job_t *j, const float *planes, const float *wp, int64_t lb,
+			 float (*acc)[4][CONV_LANES], float *outp)
 {
 	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
-	for (int64_t y0 = 0; y0 < a->Y; y0++) {
-		int64_t v0 = y0 * a->S % a->V, m0 = y0 * a->S / a->V;
-		for (int64_t y1 = 0; y1 < b->Y; y1 += 4) {
-			int64_t off[4];
-			float s[4] = { 0.0f, 0.0f, 0.0f, 0.0f };
-			int nr = b->Y - y1 < 4 ? (int)(b->Y - y1) : 4;
-			for (int r = 0; r < 4; r++) {
-				int64_t yy = y1 + (r < nr ? r : 0);
-				int64_t v1 = yy * b->S % b->V;
-				off[r] = (v0 * b->V + v1) * a->M * b->M + m0 * b->M + yy * b->S / b->V;
-			}
-			for (int64_t c = 0; c < j->C; c++)
-				for (int64_t k0 = 0; k0 < a->K; k0++) {
-					const float *base = planes + c * j->plane + k0 * b->M;
-					const float *x[4] = { base + off[0], base + off[1], base + off[2],
-							      base + off[3] };
-					conv_dot4(x, wp + (c * a->K + k0) * b->K, b->K, s);
+	int64_t ny = a->Y * b->Y, nb = (ny + 3) / 4;
+	memset(acc, 0, (size_t)nb * sizeof(*acc));
+	for (int64_t c = 0; c < j->C; c++) {
+		const float *base = planes + c * j->plane, *wc = wp + c * lb;
+		for (int64_t i0 = 0; i0 < lb; i0 += CONV_CHUNK) {
+			int64_t n = lb - i0 < CONV_CHUNK ? lb - i0 : CONV_CHUNK;
+			for (int64_t bi = 0; bi < nb; bi++) {
+				const float *x[4];
+				for (int r = 0; r < 4; r++) {
+					int64_t yy = bi * 4 + r < ny ? bi * 4 + r : bi * 4;
+					int64_t y0 = yy / b->Y, y1 = yy % b->Y;
+					int64_t v0 = y0 * a->S % a->V, v1 = y1 * b->S % b->V;
+					x[r] = base + (v0 * b->V + v1) * a->M * b->M + y0 * a->S / a->V * b->M +
+					       y1 * b->S / b->V + i0;
 				}
-			for (int r = 0; r < nr; r++)
-				outp[y0 * b->Y + y1 + r] = s[r];
+				conv_dot4(x, wc + i0, n, acc[bi]);
+			}
 		}
 	}
+	for (int64_t y = 0; y < ny; y++)
+		outp[y] = conv_fold(acc[y / 4][y % 4]);
 }
 
 /* The direct loop: any window, no scratch; stores each output to dst (ap0 at
@@ -488,47 +550,59 @@ static fwsim_status_t conv_item(void *ctx, uint64_t item, uint32_t slot, fwsim_w
 	int64_t ny = a->Y * b->Y, nk = j->C * a->K * b->K;
 	int64_t ntap = j->form == 'A' ? nk : 0;
 	/* the taps first (pointer-aligned), then the floats */
-	void *scr = malloc((size_t)ntap * sizeof(conv_tap_t) + (size_t)j->scratch * sizeof(float) + 1);
-	if (!scr)
-		return FWSIM_NOMEM;
+	/* zeroed once: the planes' borders (conv_fill writes only the input's
+	 * part, the same for every plane), the slack past the last plane, form
+	 * B's zeros between the kernel's rows (its packing writes the same
+	 * places for every o) all stay zero */
+	void *scr = j->slot_scr[slot];
+	if (!scr) {
+		scr = calloc(1, (size_t)ntap * sizeof(conv_tap_t) + (size_t)j->scratch * sizeof(float) + 1);
+		if (!scr)
+			return FWSIM_NOMEM;
+		j->slot_scr[slot] = scr;
+	}
 	conv_tap_t *taps = scr;
 	float *outp = (float *)(void *)(taps + ntap), *planes = outp + (j->form == 'N' ? 0 : ny);
 	float *rest = planes + j->C * j->plane;
 	if (j->form == 'A')
 		rest += b->M + CONV_BLOCK; /* slack of the last plane's runs */
+	else if (j->form == 'B')
+		rest += b->M + CONV_LANES;
 	float *acc = rest, *wp = rest; /* A: the accumulators; B: the packed kernel */
+	int64_t lb = (a->K * b->M + CONV_LANES - 1) / CONV_LANES * CONV_LANES;
+	float (*bacc)[4][CONV_LANES] = (float (*)[4][CONV_LANES])(void *)(wp + j->C * lb);
 	fwsim_status_t st = FWSIM_OK;
 	uint64_t p0 = item * j->per_item;
 	uint64_t p1 = p0 + j->per_item < j->n_planes ? p0 + j->per_item : j->n_planes;
-	/* the planes' zeros (conv_fill writes the rest), and finite zeros past
-	 * the last plane for form A's runs */
-	if (j->form != 'N')
-		memset(planes, 0, (size_t)(j->C * j->plane + (j->form == 'A' ? b->M + CONV_BLOCK : 0)) *
-				  sizeof(float));
 	for (uint64_t pi = p0; pi < p1 && st == FWSIM_OK; pi++) {
 		int64_t n = (int64_t)(pi / (uint64_t)j->G), g = (int64_t)(pi % (uint64_t)j->G);
 		const float *xin = j->in + n * j->si[0] + g * j->si[1];
-		if (j->form != 'N')
+		bool naive = j->form == 'N';
+		if (!naive)
 			for (int64_t c = 0; c < j->C; c++)
 				conv_fill(j, xin + c * j->si[2], planes + c * j->plane);
+		/* form B's runs read a few input values under zero weights: exact only
+		 * while they are finite, else this (n, g) takes the direct loop */
+		if (j->form == 'B' && !conv_all_finite(planes, j->C * j->plane))
+			naive = true;
 		for (int64_t o = 0; o < j->O; o++) {
-			if (j->form != 'N' && fwsim_tick(&kk, (uint64_t)ny * (uint64_t)nk + (uint64_t)ny)) {
+			if (!naive && fwsim_tick(&kk, (uint64_t)ny * (uint64_t)nk + (uint64_t)ny)) {
 				st = FWSIM_TIMEOUT;
 				break;
 			}
 			const float *wk = j->w + g * j->sw[0] + o * j->sw[1];
 			float *dst = j->out + n * j->so[0] + g * j->so[1] + o * j->so[2];
 			uint64_t flat0 = ((uint64_t)pi * (uint64_t)j->O + (uint64_t)o) * (uint64_t)ny;
-			if (j->form == 'A') {
+			if (!naive && j->form == 'A') {
 				conv_plane_a(j, planes, wk, taps, acc, outp, dst, chk, flat0);
 				continue;
 			}
-			if (j->form == 'B') {
+			if (!naive) {
 				for (int64_t c = 0; c < j->C; c++)
 					for (int64_t k0 = 0; k0 < a->K; k0++)
-						row_copy(wp + (c * a->K + k0) * b->K,
+						row_copy(wp + c * lb + k0 * b->M,
 							 wk + c * j->sw[2] + k0 * j->sw[3], j->sw[4], b->K);
-				conv_plane_b(j, planes, wp, outp);
+				conv_plane_b(j, planes, wp, lb, bacc, outp);
 			} else {
 				if (conv_plane_naive(j, &kk, xin, wk, dst, chk, flat0)) {
 					st = FWSIM_TIMEOUT;
@@ -542,7 +616,6 @@ static fwsim_status_t conv_item(void *ctx, uint64_t item, uint32_t slot, fwsim_w
 				fwsim_numchk_block(chk, outp, (size_t)ny, flat0);
 		}
 	}
-	free(scr);
 	return st;
 }
 
@@ -595,8 +668,11 @@ fwsim_status_t fwsim_kernel_conv(const fwsim_kargs_t *k)
 		if (j->form == 'A')
 			scratch += j->d[1].M + CONV_BLOCK + 4 * (__int128)nk +
 				   (__int128)j->d[0].Y * j->d[1].M + CONV_BLOCK;
-		else
-			scratch += nk;
+		else /* slack, the kernel at plane pitch, partial sums */
+			scratch += j->d[1].M + CONV_LANES +
+				   (__int128)j->C * ((j->d[0].K * j->d[1].M + CONV_LANES - 1) /
+						     CONV_LANES * CONV_LANES) +
+				   (__int128)(ny + 3) / 4 * 4 * CONV_LANES;
 		if (scratch > CONV_MAX_SCRATCH)
 			j->form = 'N';
 	}
@@ -616,6 +692,8 @@ fwsim_status_t fwsim_kernel_conv(const fwsim_kargs_t *k)
 		st = fwsim_par_for(items, conv_item, j, k->watch);
 	for (uint32_t i = 0; k->chk && i < FWSIM_PAR_MAX_THREADS; i++)
 		fwsim_numchk_merge(k->chk, &j->chk[i]);
+	for (uint32_t i = 0; i < FWSIM_PAR_MAX_THREADS; i++)
+		free(j->slot_scr[i]);
 	free(j->cls);
 	free(j->geo);
 	free(j);

@@ -252,7 +252,7 @@ START_TEST(test_depthwise_and_grouped_windows_match_reference)
 			      .S = { 1, 2 }, .D = { 1, 1 }, .L = { 1, 1 }, .P = { -2, -1 }, .layout = layout),
 			"crop");
 		/* few outputs, long windows (the weight gradient's form): dot products */
-		c_check(&SPEC(.N = 1, .G = 6, .O = 2, .C = 5, .X = { 14, 13 }, .K = { 12, 11 },
+		c_check(&SPEC(.N = 1, .G = 6, .O = 2, .C = 5, .X = { 14, 13 }, .K = { 13, 12 },
 			      .S = { 1, 1 }, .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }, .layout = layout),
 			"long window");
 		c_check(&SPEC(.N = 2, .G = 3, .O = 1, .C = 4, .X = { 21, 20 }, .K = { 10, 10 },
@@ -279,8 +279,10 @@ START_TEST(test_nan_inf_inputs_reach_only_their_windows)
 		     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
 		SPEC(.N = 1, .G = 2, .O = 1, .C = 1, .X = { 6, 7 }, .K = { 3, 3 }, .S = { 1, 1 },
 		     .D = { 1, 1 }, .L = { 2, 2 }, .P = { 1, 1 }),
-		SPEC(.N = 1, .G = 2, .O = 1, .C = 3, .X = { 12, 11 }, .K = { 10, 10 }, .S = { 1, 1 },
+		SPEC(.N = 1, .G = 2, .O = 1, .C = 3, .X = { 14, 13 }, .K = { 13, 12 }, .S = { 1, 1 },
 		     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+		SPEC(.N = 1, .G = 2, .O = 2, .C = 2, .X = { 21, 20 }, .K = { 10, 10 }, .S = { 1, 1 },
+		     .D = { 2, 2 }, .L = { 1, 1 }, .P = { 1, 0 }),
 	};
 	for (size_t si = 0; si < sizeof(specs) / sizeof(specs[0]); si++)
 		for (int inf = 0; inf < 2; inf++) {
@@ -330,7 +332,7 @@ START_TEST(test_threads_bit_identical)
 	const cspec_t specs[] = {
 		SPEC(.N = 4, .G = 24, .O = 1, .C = 1, .X = { 20, 20 }, .K = { 3, 3 }, .S = { 1, 1 },
 		     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
-		SPEC(.N = 1, .G = 40, .O = 1, .C = 4, .X = { 16, 16 }, .K = { 14, 14 }, .S = { 1, 1 },
+		SPEC(.N = 1, .G = 40, .O = 1, .C = 4, .X = { 16, 16 }, .K = { 15, 15 }, .S = { 1, 1 },
 		     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
 	};
 	for (size_t si = 0; si < 2; si++) {
