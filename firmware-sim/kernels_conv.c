@@ -183,31 +183,28 @@ static void conv_fill(const conv_job_t *j, const float *src, float *dst)
 		hi = m1b[0] < m1b[1] ? m1b[0] : m1b[1];
 		split2 = lo <= hi;
 	}
-	for (int64_t v0 = 0; v0 < a->V; v0++) {
-		/* m0 with jlo0 + m0 V0 + v0 inside [0, X0) */
-		int64_t f0 = a->jlo + v0;
-		int64_t m0a = f0 >= 0 ? 0 : (-f0 + a->V - 1) / a->V;
-		int64_t m0b = a->X - 1 - f0 < 0 ? -1 : (a->X - 1 - f0) / a->V;
-		if (m0b > a->M - 1)
-			m0b = a->M - 1;
-		for (int64_t m0 = m0a; m0 <= m0b; m0++) {
-			const float *srow = src + (f0 + m0 * a->V) * sy;
-			if (split2) {
-				float *d0 = dst + v0 * 2 * mm + m0 * b->M, *d1 = d0 + mm;
-				const float *s0 = srow + b->jlo + lo * 2;
-				for (int64_t i = 0; i <= hi - lo; i++) {
-					d0[lo + i] = s0[2 * i];
-					d1[lo + i] = s0[2 * i + 1];
-				}
-				for (int64_t v1 = 0; v1 < 2; v1++) {
-					float *d = v1 ? d1 : d0;
-					for (int64_t m = m1a[v1]; m < lo; m++)
-						d[m] = srow[b->jlo + v1 + 2 * m];
-					for (int64_t m = hi + 1; m <= m1b[v1]; m++)
-						d[m] = srow[b->jlo + v1 + 2 * m];
-				}
-				continue;
+	/* the input's rows in order (so the hardware prefetcher follows): row j0
+	 * is row m0 of phase v0, j0 - jlo0 = m0 V0 + v0 */
+	int64_t j0a = a->jlo > 0 ? a->jlo : 0;
+	int64_t j0b = a->jlo + a->M * a->V - 1 < a->X - 1 ? a->jlo + a->M * a->V - 1 : a->X - 1;
+	int64_t v0 = (j0a - a->jlo) % a->V, m0 = (j0a - a->jlo) / a->V;
+	for (int64_t j0 = j0a; j0 <= j0b; j0++) {
+		const float *srow = src + j0 * sy;
+		if (split2) {
+			float *d0 = dst + v0 * 2 * mm + m0 * b->M, *d1 = d0 + mm;
+			const float *s0 = srow + b->jlo + lo * 2;
+			for (int64_t i = 0; i <= hi - lo; i++) {
+				d0[lo + i] = s0[2 * i];
+				d1[lo + i] = s0[2 * i + 1];
 			}
+			for (int64_t v1 = 0; v1 < 2; v1++) {
+				float *d = v1 ? d1 : d0;
+				for (int64_t m = m1a[v1]; m < lo; m++)
+					d[m] = srow[b->jlo + v1 + 2 * m];
+				for (int64_t m = hi + 1; m <= m1b[v1]; m++)
+					d[m] = srow[b->jlo + v1 + 2 * m];
+			}
+		} else {
 			for (int64_t v1 = 0; v1 < b->V; v1++) {
 				int64_t first = b->jlo + v1;
 				int64_t ma = first >= 0 ? 0 : (-first + b->V - 1) / b->V;
@@ -219,6 +216,10 @@ static void conv_fill(const conv_job_t *j, const float *src, float *dst)
 				row_copy(dst + (v0 * b->V + v1) * mm + m0 * b->M + ma,
 					 srow + (first + ma * b->V) * sx, b->V * sx, mb - ma + 1);
 			}
+		}
+		if (++v0 == a->V) {
+			v0 = 0;
+			m0++;
 		}
 	}
 }
