@@ -1,4 +1,4 @@
-/* ncc reference interpreter: the driver (computations, dispatch, tuples, while/conditional/call, scalar called computations). */
+/* ncc reference interpreter: the driver (computations, dispatch, tuples, while/conditional/call); the evaluators reach it only through ncc_interp_t.call, which it sets (interp_internal.h). */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -8,31 +8,6 @@
 
 #include "interp_internal.h"
 #include "neuronsim/clock.h"
-
-ncc_status_t ncc_interp_fail(ncc_interp_t *ip, const ncc_inst_t *inst, ncc_status_t st,
-			     const char *fmt, ...)
-{
-	char what[768];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
-	va_end(ap);
-	if (!ip->err || ip->err->status != NCC_OK)
-		return st; /* keep the innermost message */
-	const char *file = inst && inst->parent && inst->parent->module && inst->parent->module->filename
-				   ? inst->parent->module->filename : "<input>";
-	if (inst && inst->metadata.source_file)
-		ncc_error_set(ip->err, st, inst->line, inst->col,
-			      "%s:%d: error: instruction '%s' (%s, %s:%" PRId64 "): %s", file,
-			      inst->line, inst->name, inst->opname ? inst->opname : ncc_opcode_name(inst->op),
-			      inst->metadata.source_file, inst->metadata.source_line, what);
-	else
-		ncc_error_set(ip->err, st, inst ? inst->line : 0, inst ? inst->col : 0,
-			      "%s:%d: error: instruction '%s' (%s): %s", file, inst ? inst->line : 0,
-			      inst ? inst->name : "?",
-			      inst ? (inst->opname ? inst->opname : ncc_opcode_name(inst->op)) : "?", what);
-	return st;
-}
 
 /* ------------------------------------------------------------ support table */
 
@@ -278,6 +253,7 @@ static ncc_eval_fn eval_fn_for(ncc_opcode_t op)
 	case NCC_OP_ALL_TO_ALL: case NCC_OP_COLLECTIVE_PERMUTE: case NCC_OP_COLLECTIVE_BROADCAST:
 	case NCC_OP_REPLICA_ID: case NCC_OP_PARTITION_ID:
 		return ncc_eval_collective;
+	case NCC_OP_MAP: return ncc_eval_map;
 	default:
 		return ncc_elementwise_supported(op) ? ncc_eval_elementwise : NULL;
 	}
@@ -486,8 +462,6 @@ static ncc_status_t eval_inst(ncc_interp_t *ip, frame_t *fr, int32_t pos,
 		st = ncc_interp_fail(ip, inst, NCC_ERR_UNSUPPORTED, "opcode not implemented by the interpreter");
 		goto done;
 	}
-	if (inst->op == NCC_OP_MAP)
-		fn = ncc_eval_elementwise;
 	ncc_value_t *res;
 	st = ncc_ivalue_alloc(ip, &inst->shape, &res);
 	if (st != NCC_OK) {
@@ -649,90 +623,6 @@ ncc_status_t ncc_interp_call(ncc_interp_t *ip, const ncc_comp_t *c, const ncc_va
 	return st;
 }
 
-/* ------------------------------------------------------------ scalar functions */
-
-ncc_status_t ncc_scalar_fn_init(ncc_scalar_fn_t *fn, ncc_interp_t *ip, const ncc_inst_t *user,
-				const ncc_comp_t *comp, int32_t nargs, const ncc_etype_t *arg_types)
-{
-	memset(fn, 0, sizeof(*fn));
-	fn->ip = ip;
-	fn->user = user;
-	fn->comp = comp;
-	fn->op = NCC_OP_UNKNOWN;
-	if (!comp || !comp->root)
-		return ncc_interp_fail(ip, user, NCC_ERR_INVALID, "missing called computation");
-	if (nargs > 8 || nargs != comp->nparams)
-		return ncc_interp_fail(ip, user, NCC_ERR_INVALID,
-				       "called computation '%s' takes %d parameters, expected %d",
-				       comp->name, comp->nparams, nargs);
-	fn->nargs = nargs;
-	const ncc_inst_t *r = comp->root;
-	if (nargs == 2 && r->noperands == 2 && r->shape.rank == 0 && r->op != NCC_OP_COMPARE &&
-	    ncc_opcode_is_elementwise_binary(r->op) && ncc_elementwise_supported(r->op) &&
-	    r->operands[0]->op == NCC_OP_PARAMETER && r->operands[1]->op == NCC_OP_PARAMETER &&
-	    r->operands[0] != r->operands[1] && r->shape.etype == arg_types[0] &&
-	    r->shape.etype == arg_types[1]) {
-		fn->op = r->op;
-		fn->swapped = r->operands[0]->parameter_number == 1;
-		return NCC_OK;
-	}
-	for (int32_t k = 0; k < nargs; k++) {
-		ncc_shape_t s = ncc_shape_scalar(arg_types[k]);
-		ncc_status_t st = ncc_value_alloc(&s, &fn->args[k]);
-		if (st != NCC_OK) {
-			ncc_scalar_fn_fini(fn);
-			return st;
-		}
-	}
-	return NCC_OK;
-}
-
-void ncc_scalar_fn_fini(ncc_scalar_fn_t *fn)
-{
-	for (int32_t k = 0; k < 8; k++) {
-		ncc_value_free(fn->args[k]);
-		fn->args[k] = NULL;
-	}
-}
-
-ncc_status_t ncc_scalar_fn_call(ncc_scalar_fn_t *fn, const void *const *in, void *const *out,
-				int32_t nout)
-{
-	if (fn->op != NCC_OP_UNKNOWN) {
-		ncc_etype_t t = fn->comp->root->shape.etype;
-		const void *a = in[fn->swapped ? 1 : 0], *b = in[fn->swapped ? 0 : 1];
-		ncc_binary_elem(fn->op, t, a, 0, b, 0, out[0], 0);
-		return NCC_OK;
-	}
-	for (int32_t k = 0; k < fn->nargs; k++)
-		memcpy(fn->args[k]->data, in[k], fn->args[k]->nbytes);
-	ncc_value_t *r = NULL;
-	fn->ip->scalar_depth++;
-	ncc_status_t st = ncc_interp_call(fn->ip, fn->comp, (const ncc_value_t *const *)fn->args,
-					  fn->nargs, &r);
-	fn->ip->scalar_depth--;
-	if (st != NCC_OK)
-		return st;
-	if (r->shape.etype == NCC_TUPLE) {
-		if (r->nelems < nout) {
-			ncc_value_free(r);
-			return ncc_interp_fail(fn->ip, fn->user, NCC_ERR_INVALID,
-					       "called computation returns %d values, expected %d", r->nelems, nout);
-		}
-		for (int32_t k = 0; k < nout; k++)
-			memcpy(out[k], r->elems[k]->data, r->elems[k]->nbytes);
-	} else {
-		if (nout != 1 || r->nbytes == 0) {
-			ncc_value_free(r);
-			return ncc_interp_fail(fn->ip, fn->user, NCC_ERR_INVALID,
-					       "called computation returns one value, expected %d", nout);
-		}
-		memcpy(out[0], r->data, r->nbytes);
-	}
-	ncc_value_free(r);
-	return NCC_OK;
-}
-
 /* ------------------------------------------------------------ entry points */
 
 static void init_interp(ncc_interp_t *ip, const ncc_interp_options_t *opts, ncc_error_t *err)
@@ -742,6 +632,7 @@ static void init_interp(ncc_interp_t *ip, const ncc_interp_options_t *opts, ncc_
 		ip->opts = *opts;
 	ip->perturb_state = ip->opts.perturb_seed;
 	ip->err = err;
+	ip->call = ncc_interp_call;
 	if (err) {
 		err->status = NCC_OK;
 		err->msg[0] = 0;

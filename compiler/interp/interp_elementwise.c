@@ -1,4 +1,4 @@
-/* ncc reference interpreter: elementwise ops (unary, binary, compare, select, clamp, map, convert, bitcast-convert). */
+/* ncc reference interpreter: elementwise ops (unary, binary, compare, select, clamp, convert, bitcast-convert). Map: interp_call.c. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -299,40 +299,12 @@ static inline int64_t bidx(const ncc_value_t *v, int64_t i)
 	return v->shape.rank == 0 ? 0 : i;
 }
 
-static ncc_status_t eval_map(ncc_interp_t *ip, const ncc_inst_t *inst,
-			     const ncc_value_t *const *ops, ncc_value_t *out)
-{
-	int32_t n = inst->noperands;
-	if (n > 8)
-		return ncc_interp_fail(ip, inst, NCC_ERR_UNSUPPORTED, "map with more than 8 operands");
-	ncc_etype_t types[8];
-	for (int32_t k = 0; k < n; k++)
-		types[k] = ops[k]->shape.etype;
-	ncc_scalar_fn_t fn;
-	ncc_status_t st = ncc_scalar_fn_init(&fn, ip, inst, inst->to_apply, n, types);
-	if (st != NCC_OK)
-		return st;
-	int64_t cnt = ncc_value_elements(out);
-	size_t oes = ncc_etype_storage_bytes(out->shape.etype);
-	for (int64_t i = 0; i < cnt && st == NCC_OK; i++) {
-		const void *in[8];
-		for (int32_t k = 0; k < n; k++)
-			in[k] = (const char *)ops[k]->data + i * (int64_t)ncc_etype_storage_bytes(types[k]);
-		void *o = (char *)out->data + i * (int64_t)oes;
-		st = ncc_scalar_fn_call(&fn, in, &o, 1);
-	}
-	ncc_scalar_fn_fini(&fn);
-	return st;
-}
-
 ncc_status_t ncc_eval_elementwise(ncc_interp_t *ip, const ncc_inst_t *inst,
 				  const ncc_value_t *const *ops, ncc_value_t *out)
 {
 	ncc_opcode_t op = inst->op;
 	ncc_etype_t t = out->shape.etype;
 	int64_t n = ncc_value_elements(out);
-	if (op == NCC_OP_MAP)
-		return eval_map(ip, inst, ops, out);
 	int32_t want = op == NCC_OP_SELECT || op == NCC_OP_CLAMP ? 3
 		       : (ncc_opcode_is_elementwise_binary(op) ? 2 : 1);
 	if (inst->noperands != want)

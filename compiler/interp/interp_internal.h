@@ -15,7 +15,14 @@
 #define NCC_INTERP_POOL_MIN (1u << 20)      /* smaller buffers go straight to free() */
 #define NCC_INTERP_POOL_MAX ((size_t)2 << 30) /* bytes kept for reuse at most */
 
-typedef struct ncc_interp {
+typedef struct ncc_interp ncc_interp_t;
+
+/* Evaluates computation c on args (borrowed); *out owned by the caller. */
+typedef ncc_status_t (*ncc_interp_call_fn)(ncc_interp_t *ip, const ncc_comp_t *c,
+					   const ncc_value_t *const *args, int32_t nargs,
+					   ncc_value_t **out);
+
+struct ncc_interp {
 	ncc_interp_options_t opts;
 	ncc_error_t *err;
 	int depth;
@@ -30,7 +37,11 @@ typedef struct ncc_interp {
 	 * perturbed themselves: their instruction's result is */
 	uint64_t perturb_state;
 	int scalar_depth;
-} ncc_interp_t;
+	/* The driver's evaluation of a called computation (ncc_interp_call, set by
+	 * whoever sets up the evaluation): how an evaluator runs the computation it
+	 * calls without naming the driver (interp.c), which calls the evaluators. */
+	ncc_interp_call_fn call;
+};
 
 /* ncc_value_alloc/clone/free drawing data buffers from ip's pool (zero-filled). */
 ncc_status_t ncc_ivalue_alloc(ncc_interp_t *ip, const ncc_shape_t *shape, ncc_value_t **out);
@@ -53,7 +64,8 @@ double ncc_interp_perturb_scalar(ncc_interp_t *ip, ncc_etype_t t, double x);
 ncc_status_t ncc_interp_fail(ncc_interp_t *ip, const ncc_inst_t *inst, ncc_status_t st,
 			     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
-/* Evaluates computation c on args (borrowed); *out owned by the caller. */
+/* The driver's ncc_interp_call_fn (interp.c), for whoever sets up an evaluation
+ * (interp.c, interp_trace.c). */
 ncc_status_t ncc_interp_call(ncc_interp_t *ip, const ncc_comp_t *c, const ncc_value_t *const *args,
 			     int32_t nargs, ncc_value_t **out);
 
@@ -246,6 +258,9 @@ ncc_status_t ncc_eval_convert(ncc_interp_t *ip, const ncc_inst_t *inst,
 ncc_status_t ncc_eval_bitcast_convert(ncc_interp_t *ip, const ncc_inst_t *inst,
 				      const ncc_value_t *const *ops, ncc_value_t *out);
 bool ncc_elementwise_supported(ncc_opcode_t op);
+/* interp_call.c */
+ncc_status_t ncc_eval_map(ncc_interp_t *ip, const ncc_inst_t *inst,
+			  const ncc_value_t *const *ops, ncc_value_t *out);
 
 /* interp_shape.c */
 ncc_status_t ncc_eval_broadcast(ncc_interp_t *, const ncc_inst_t *, const ncc_value_t *const *, ncc_value_t *);

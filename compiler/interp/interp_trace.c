@@ -366,6 +366,7 @@ ncc_status_t ncc_interp_trace_nonfinite(const ncc_module_t *m, const ncc_value_t
 	if (opts)
 		t.ip.opts = *opts;
 	t.ip.err = err ? err : &local;
+	t.ip.call = ncc_interp_call;
 	t.ip.err->status = NCC_OK;
 	t.ip.err->msg[0] = '\0';
 	t.out = out;

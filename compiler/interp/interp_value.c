@@ -1,4 +1,4 @@
-/* ncc reference interpreter: host values (allocation, literals, element access, seeded random fill, tolerant comparison). */
+/* ncc reference interpreter: host values (allocation, literals, element access, seeded random fill, tolerant comparison) and the error of an instruction (ncc_interp_fail), which every other interpreter file uses. */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <math.h>
@@ -713,4 +713,29 @@ void ncc_ivalue_free(ncc_interp_t *ip, ncc_value_t *v)
 	free(v->elems);
 	pool_put(ip, v->data, v->nbytes);
 	free(v);
+}
+
+ncc_status_t ncc_interp_fail(ncc_interp_t *ip, const ncc_inst_t *inst, ncc_status_t st,
+			     const char *fmt, ...)
+{
+	char what[768];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (!ip->err || ip->err->status != NCC_OK)
+		return st; /* keep the innermost message */
+	const char *file = inst && inst->parent && inst->parent->module && inst->parent->module->filename
+				   ? inst->parent->module->filename : "<input>";
+	if (inst && inst->metadata.source_file)
+		ncc_error_set(ip->err, st, inst->line, inst->col,
+			      "%s:%d: error: instruction '%s' (%s, %s:%" PRId64 "): %s", file,
+			      inst->line, inst->name, inst->opname ? inst->opname : ncc_opcode_name(inst->op),
+			      inst->metadata.source_file, inst->metadata.source_line, what);
+	else
+		ncc_error_set(ip->err, st, inst ? inst->line : 0, inst ? inst->col : 0,
+			      "%s:%d: error: instruction '%s' (%s): %s", file, inst ? inst->line : 0,
+			      inst ? inst->name : "?",
+			      inst ? (inst->opname ? inst->opname : ncc_opcode_name(inst->op)) : "?", what);
+	return st;
 }
