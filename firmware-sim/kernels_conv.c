@@ -679,7 +679,12 @@ fwsim_status_t fwsim_kernel_conv(const fwsim_kargs_t *k)
 	}
 	j->scratch = j->form == 'N' ? 0 : (int64_t)scratch - (j->form == 'A' ? 4 * nk : 0);
 	j->n_planes = (uint64_t)j->N * (uint64_t)j->G;
-	j->per_item = (j->n_planes + CONV_ITEMS - 1) / CONV_ITEMS;
+	/* small instructions stay on the engine's thread: a hand-off to the pool
+	 * costs more than it saves below FWSIM_PAR_MIN_WORK (pool.h). Each output
+	 * is one item's whatever the cut, so the cut never changes a result. */
+	double work = (double)j->n_planes * (double)j->O * (double)ny * (double)(nk ? nk : 1);
+	j->per_item = work < (double)FWSIM_PAR_MIN_WORK ? j->n_planes
+						     : (j->n_planes + CONV_ITEMS - 1) / CONV_ITEMS;
 	for (uint32_t i = 0; k->chk && i < FWSIM_PAR_MAX_THREADS; i++) {
 		j->chk[i] = *k->chk;
 		j->chk[i].count = 0;
