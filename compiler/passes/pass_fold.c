@@ -1,5 +1,4 @@
 /* Constant folding: evaluates constant subgraphs (elementwise, convert, reshape, transpose, slice, concatenate) at compile time, through the interpreter. */
-#include <stdlib.h>
 #include <string.h>
 
 #include "interp/interp.h"
@@ -134,36 +133,9 @@ static ncc_status_t fold_one(ncc_inst_t *in, ncc_inst_t **out)
 	return NCC_OK;
 }
 
+/* Program order: a folded operand is a constant by the time its users are looked
+ * at, so whole constant subgraphs fold in one sweep. */
 ncc_status_t ncc_pass_fold(ncc_module_t *m, bool *out_changed, ncc_error_t *err)
 {
-	bool changed = false;
-	if (out_changed)
-		*out_changed = false;
-	for (int32_t ci = 0; ci < m->ncomps; ci++) {
-		ncc_comp_t *c = m->comps[ci];
-		int32_t n = c->ninsts;
-		ncc_inst_t **snap = malloc(sizeof(*snap) * (size_t)(n ? n : 1));
-		if (!snap)
-			return ncc_error_set(err, NCC_ERR_NOMEM, 0, 0, "fold: out of memory");
-		memcpy(snap, c->insts, sizeof(*snap) * (size_t)n);
-		/* program order: a folded operand is a constant by the time its
-		 * users are looked at, so whole constant subgraphs fold in one sweep */
-		for (int32_t i = 0; i < n; i++) {
-			ncc_inst_t *in = snap[i], *r;
-			ncc_status_t st = fold_one(in, &r);
-			if (st) {
-				free(snap);
-				return ncc_error_set(err, st, 0, 0, "fold: %s at '%s'",
-						     ncc_status_name(st), in->name);
-			}
-			if (r) {
-				ncc_inst_replace_uses(in, r);
-				changed = true;
-			}
-		}
-		free(snap);
-	}
-	if (out_changed)
-		*out_changed = changed;
-	return NCC_OK;
+	return ncc_pass_rewrite_each(m, "fold", fold_one, out_changed, err);
 }

@@ -1,5 +1,4 @@
 /* Algebraic simplification: local rewrites that remove or shorten work without changing values. */
-#include <stdlib.h>
 #include <string.h>
 
 #include "passes.h"
@@ -278,37 +277,15 @@ static ncc_status_t simplify_one(ncc_inst_t *in, ncc_inst_t **out)
 	return NCC_OK;
 }
 
+static ncc_status_t simplify_inst(ncc_inst_t *in, ncc_inst_t **out)
+{
+	*out = NULL;
+	if (in->op == NCC_OP_PARAMETER)
+		return NCC_OK;
+	return simplify_one(in, out);
+}
+
 ncc_status_t ncc_pass_simplify(ncc_module_t *m, bool *out_changed, ncc_error_t *err)
 {
-	bool changed = false;
-	if (out_changed)
-		*out_changed = false;
-	for (int32_t ci = 0; ci < m->ncomps; ci++) {
-		ncc_comp_t *c = m->comps[ci];
-		/* a snapshot: rewrites insert instructions into c->insts */
-		int32_t n = c->ninsts;
-		ncc_inst_t **snap = malloc(sizeof(*snap) * (size_t)(n ? n : 1));
-		if (!snap)
-			return ncc_error_set(err, NCC_ERR_NOMEM, 0, 0, "simplify: out of memory");
-		memcpy(snap, c->insts, sizeof(*snap) * (size_t)n);
-		for (int32_t i = 0; i < n; i++) {
-			ncc_inst_t *in = snap[i], *r;
-			if (in->op == NCC_OP_PARAMETER)
-				continue;
-			ncc_status_t st = simplify_one(in, &r);
-			if (st) {
-				free(snap);
-				return ncc_error_set(err, st, 0, 0, "simplify: %s at '%s'",
-						     ncc_status_name(st), in->name);
-			}
-			if (r && r != in) {
-				ncc_inst_replace_uses(in, r);
-				changed = true;
-			}
-		}
-		free(snap);
-	}
-	if (out_changed)
-		*out_changed = changed;
-	return NCC_OK;
+	return ncc_pass_rewrite_each(m, "simplify", simplify_inst, out_changed, err);
 }

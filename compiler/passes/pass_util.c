@@ -1,5 +1,6 @@
 /* Helpers shared by the passes: op classes, the fused-op mapping, instruction cloning, fresh names, splat constants. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "neuronsim/isa.h"
@@ -216,5 +217,38 @@ ncc_status_t ncc_pass_new_like(const ncc_inst_t *like, ncc_opcode_t op, const nc
 	ni->text = like->text;
 	ncc_comp_move_inst(c, ni, (ncc_inst_t *)like);
 	*out_inst = ni;
+	return NCC_OK;
+}
+
+ncc_status_t ncc_pass_rewrite_each(ncc_module_t *m, const char *what, ncc_pass_rewrite_fn rewrite,
+				   bool *out_changed, ncc_error_t *err)
+{
+	bool changed = false;
+	if (out_changed)
+		*out_changed = false;
+	for (int32_t ci = 0; ci < m->ncomps; ci++) {
+		ncc_comp_t *c = m->comps[ci];
+		int32_t n = c->ninsts;
+		ncc_inst_t **snap = malloc(sizeof(*snap) * (size_t)(n ? n : 1));
+		if (!snap)
+			return ncc_error_set(err, NCC_ERR_NOMEM, 0, 0, "%s: out of memory", what);
+		memcpy(snap, c->insts, sizeof(*snap) * (size_t)n);
+		for (int32_t i = 0; i < n; i++) {
+			ncc_inst_t *in = snap[i], *r;
+			ncc_status_t st = rewrite(in, &r);
+			if (st) {
+				free(snap);
+				return ncc_error_set(err, st, 0, 0, "%s: %s at '%s'", what,
+						     ncc_status_name(st), in->name);
+			}
+			if (r && r != in) {
+				ncc_inst_replace_uses(in, r);
+				changed = true;
+			}
+		}
+		free(snap);
+	}
+	if (out_changed)
+		*out_changed = changed;
 	return NCC_OK;
 }

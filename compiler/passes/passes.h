@@ -107,6 +107,16 @@ ncc_status_t ncc_pass_new_like(const ncc_inst_t *like, ncc_opcode_t op, const nc
  * names do not use. */
 const char *ncc_pass_fresh_name(ncc_module_t *m, const char *base);
 
+/* A rewrite of one instruction: *out_inst gets its replacement, or NULL. */
+typedef ncc_status_t (*ncc_pass_rewrite_fn)(ncc_inst_t *inst, ncc_inst_t **out_inst);
+/* Runs rewrite on every instruction of every computation of m, in program order
+ * over each computation's instructions as they were before (rewrites append new
+ * ones), so a rewritten operand is seen by its users in the same sweep; the uses
+ * of an instruction move to its replacement. `what` names the pass in messages.
+ * *out_changed (may be NULL): something was replaced. */
+ncc_status_t ncc_pass_rewrite_each(ncc_module_t *m, const char *what, ncc_pass_rewrite_fn rewrite,
+				   bool *out_changed, ncc_error_t *err);
+
 /* true when x is a constant whose elements are all equal (and not elided), or a
  * broadcast of one; *out_lit (may be NULL) gets the literal, whose element 0 is
  * the value. */
