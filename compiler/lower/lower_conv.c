@@ -1,4 +1,4 @@
-/* Lowering of convolution to MATMULs: im2col per kernel position (forward and input-gradient shapes) or per output position (weight-gradient shapes), with feature and batch groups as the MATMUL batch dim. */
+/* Lowering of convolution to MATMULs: dense f32 ones as few large GEMMs over an im2col buffer built from the input (or col2im for strided input gradients); otherwise im2col per kernel position (forward and input-gradient shapes) or per output position (weight-gradient shapes), with feature and batch groups as the MATMUL batch dim. */
 #include <string.h>
 
 #include "lower_internal.h"
@@ -182,6 +182,492 @@ static ncc_status_t conv_dw_subpixel(ncc_lower_ctx_t *ctx, const ncc_inst_t *ins
 	return ncc_lower_copy(ctx, inst, &ov, &ac);
 }
 
+/* ---- dense convolutions (no groups, f32) as few large GEMMs ----
+ *
+ * Both kinds of a convolution's sums, out[b, o, y] = sum_f sum_k P[b, f, y*st +
+ * k*rd] K[f, o, k] (P the zero-padded input), read P at i = a*sa + b*sb - lo
+ * per spatial dim, with a the small index (one COPY per value) and b the large
+ * one (runs along rows):
+ *   forward-like (prod(K) <= prod(Y)): a = k, b = y; the GEMM is
+ *     out[n] [O, Y] (+)= W' [O, (C, a...)] x T[n] [(C, a...), Y], K = C * |a|
+ *   weight-gradient-like (the "kernel" an activation map): a = y, b = k;
+ *     acc [(B, a...), O] (+)= T[f] [(B, a...), K...] x Kern[f] [K..., O] per f
+ * T [o0, o1, a..., run...] is built straight from the input (zeros where the
+ * window leaves it), never a padded copy. When the first spatial dim's run has
+ * step 1 (stride 1, or rhs dilation 1 for weight gradients) its a is not
+ * copied ("shift"): T keeps all R0 = (A0 - 1) * sa0 + B0 input rows and each
+ * value of a0 is the same T read from row a0 * sa0 (one GEMM each, a batch of
+ * the weight-gradient GEMM): a 3x3 stride-1 convolution copies its input 3
+ * times, not 9. Every GEMM output is a real output: nothing is computed from
+ * data past a row's end and discarded (such a column could make a NaN from an
+ * Inf that no real output combines, and the NaN check would report it). */
+
+typedef struct conv_axis {
+	int64_t X;     /* input size */
+	int64_t A, sa; /* the small index (copied) and its step in the input */
+	int64_t B, sb; /* the large index (in runs) and its step */
+	int64_t lo;    /* low padding */
+	int64_t run;   /* T's extent of this dim: B, or R0 for a shifted dim 0 */
+} conv_axis_t;
+
+/* Ceil / floor of p / q, q > 0. */
+static int64_t div_ceil(int64_t p, int64_t q)
+{
+	return p >= 0 ? (p + q - 1) / q : -((-p) / q);
+}
+
+static int64_t div_floor(int64_t p, int64_t q)
+{
+	return p >= 0 ? p / q : -((-p + q - 1) / q);
+}
+
+/* Fills T [O0, O1, a (copied dims)..., run...] (dense, f32) from x: one COPY per
+ * value of the copied a's, the input rows each reads clipped to the input, the
+ * rest of T zero (one fill first when any copy is clipped). d_o0, d_o1 are x's
+ * dims that become T's two outer dims. */
+static ncc_status_t conv_im2col(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, const ncc_view_t *x,
+				int32_t d_o0, int32_t d_o1, const int64_t *d_sp, const conv_axis_t *ax,
+				int32_t ns, bool shift, const ncc_view_t *t)
+{
+	int64_t es = (int64_t)isa_dtype_size(x->dtype);
+	int32_t c0 = shift ? 1 : 0, ncd = ns - c0; /* copied dims c0..ns-1 */
+	int64_t ncopy = 1;
+	for (int32_t s = c0; s < ns; s++)
+		ncopy *= ax[s].A;
+	/* the first element of each dim's run, its count and the input index it reads */
+	bool clipped = false;
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1 && clipped) {
+			ncc_view_t zero;
+			ncc_status_t st = ncc_lower_const_scalar(ctx, t->dtype, 0, &zero);
+			if (st != NCC_OK)
+				return st;
+			ncc_view_t z = ncc_view_bcast_scalar(&zero, t->rank, t->dims);
+			if ((st = ncc_lower_copy(ctx, inst, t, &z)) != NCC_OK)
+				return st;
+		}
+		for (int64_t cp = 0; cp < ncopy; cp++) {
+			int64_t a[NCC_MAX_RANK], rem = cp;
+			for (int32_t s = ns - 1; s >= c0; s--) {
+				a[s] = rem % ax[s].A;
+				rem /= ax[s].A;
+			}
+			ncc_view_t dst = *t, src = *x;
+			dst.rank = src.rank = 2 + ns;
+			dst.dims[0] = src.dims[0] = t->dims[0];
+			dst.dims[1] = src.dims[1] = t->dims[1];
+			dst.strides[0] = t->strides[0];
+			dst.strides[1] = t->strides[1];
+			src.strides[0] = x->strides[d_o0];
+			src.strides[1] = x->strides[d_o1];
+			int64_t doff = (int64_t)t->offset, soff = (int64_t)x->offset;
+			for (int32_t s = c0; s < ns; s++)
+				doff += a[s] * t->strides[2 + s - c0] * es;
+			bool empty = false;
+			for (int32_t s = 0; s < ns; s++) {
+				const conv_axis_t *q = &ax[s];
+				bool sh = shift && s == 0;
+				int64_t base = (sh ? 0 : a[s] * q->sa) - q->lo, step = sh ? 1 : q->sb;
+				int64_t t0 = base >= 0 ? 0 : div_ceil(-base, step);
+				int64_t t1 = div_floor(q->X - 1 - base, step);
+				if (t1 > q->run - 1)
+					t1 = q->run - 1;
+				int64_t cnt = t1 - t0 + 1;
+				if (cnt <= 0) {
+					empty = true;
+					cnt = 0;
+				}
+				clipped |= cnt < q->run;
+				int64_t tstride = t->strides[2 + ncd + s];
+				dst.dims[2 + s] = src.dims[2 + s] = cnt;
+				dst.strides[2 + s] = tstride;
+				src.strides[2 + s] = x->strides[d_sp[s]] * step;
+				doff += t0 * tstride * es;
+				soff += (base + t0 * step) * x->strides[d_sp[s]] * es;
+			}
+			if (pass == 0 || empty)
+				continue;
+			dst.offset = (uint64_t)doff;
+			src.offset = (uint64_t)soff;
+			ncc_status_t st = ncc_lower_copy(ctx, inst, &dst, &src);
+			if (st != NCC_OK)
+				return st;
+		}
+	}
+	return NCC_OK;
+}
+
+/* One rank-3 MATMUL operand. */
+static void mm_ap(isa_ap_t *ap, const ncc_view_t *v, uint64_t offset, int64_t d0, int64_t s0, int64_t d1,
+		  int64_t s1, int64_t d2, int64_t s2)
+{
+	memset(ap, 0, sizeof(*ap));
+	ap->region = v->region;
+	ap->dtype = (uint8_t)v->dtype;
+	ap->offset = offset;
+	ap->rank = 3;
+	ap->shape[0] = (uint64_t)d0;
+	ap->stride[0] = d0 > 1 ? s0 : 0;
+	ap->shape[1] = (uint64_t)d1;
+	ap->stride[1] = s1;
+	ap->shape[2] = (uint64_t)d2;
+	ap->stride[2] = s2;
+}
+
+static ncc_status_t emit_mm(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, bool acc, const isa_ap_t *c,
+			    const isa_ap_t *a, const isa_ap_t *b)
+{
+	isa_insn_t in = isa_insn_init(ISA_OP_MATMUL, 0);
+	in.n_ap = 3;
+	in.flags = acc ? ISA_F_ACCUMULATE : 0;
+	in.ap[0] = *c;
+	in.ap[1] = *a;
+	in.ap[2] = *b;
+	return ncc_lower_emit(ctx, inst, ISA_ENGINE_TENSOR, &in, NULL);
+}
+
+/* The stride of dims d[0..n) of v read as one flat run of prod(dims), or 0
+ * when they do not fold into one (dims of size 1 are skipped). */
+static int64_t fold_stride(const ncc_view_t *v, const int64_t *d, int32_t n)
+{
+	int64_t st = 0, span = 1;
+	bool any = false;
+	for (int32_t s = n - 1; s >= 0; s--) {
+		int64_t len = v->dims[d[s]];
+		if (len == 1)
+			continue;
+		if (!any) {
+			st = v->strides[d[s]];
+			any = true;
+		} else if (v->strides[d[s]] != st * span) {
+			return 0;
+		}
+		span *= len;
+	}
+	return any ? st : 1;
+}
+
+/* Lowers inst when it is a dense f32 convolution that conv_im2col's GEMMs
+ * serve (see above); *out_done false (nothing emitted) otherwise. */
+static ncc_status_t conv_dense_gemm(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, const ncc_view_t *x,
+				    const ncc_view_t *kv, const ncc_view_t *out, bool *out_done)
+{
+	*out_done = false;
+	const ncc_conv_dnums_t *dn = inst->conv;
+	const ncc_window_t *w = inst->window;
+	int32_t ns = dn->nspatial;
+	if (ns < 1 || inst->feature_group_count > 1 || inst->batch_group_count > 1 ||
+	    x->dtype != ISA_DT_F32 || kv->dtype != ISA_DT_F32 || !isa_dtype_is_float(out->dtype))
+		return NCC_OK;
+	int64_t nk = 1, ny = 1;
+	for (int32_t s = 0; s < ns; s++) {
+		if (w->dims[s].lhs_dilation != 1 || w->dims[s].stride < 1 || w->dims[s].rhs_dilation < 1)
+			return NCC_OK;
+		nk *= kv->dims[dn->k_spatial[s]];
+		ny *= out->dims[dn->out_spatial[s]];
+	}
+	/* 1x1 kernels and single-position weight gradients read their operands in
+	 * place (ncc_lower_conv): no im2col at all */
+	if (nk == 1 || ny == 1)
+		return NCC_OK;
+	/* the input's spatial dims inside its features (NCHW): T's rows are runs
+	 * of the input's rows */
+	int64_t sf = x->strides[dn->in_feature], sl = x->strides[dn->in_spatial[ns - 1]];
+	if (sl != 1 || (sf < 0 ? -sf : sf) <= 1)
+		return NCC_OK;
+	bool wg = nk > ny;
+	conv_axis_t ax[NCC_MAX_RANK];
+	for (int32_t s = 0; s < ns; s++) {
+		int64_t K = kv->dims[dn->k_spatial[s]], Y = out->dims[dn->out_spatial[s]];
+		conv_axis_t *q = &ax[s];
+		q->X = x->dims[dn->in_spatial[s]];
+		q->lo = w->dims[s].pad_lo;
+		q->A = wg ? Y : K;
+		q->sa = wg ? w->dims[s].stride : w->dims[s].rhs_dilation;
+		q->B = wg ? K : Y;
+		q->sb = wg ? w->dims[s].rhs_dilation : w->dims[s].stride;
+		q->run = q->B;
+	}
+	bool shift = ns >= 2 && ax[0].sb == 1 && ax[0].A > 1;
+	if (shift)
+		ax[0].run = (ax[0].A - 1) * ax[0].sa + ax[0].B;
+	int32_t c0 = shift ? 1 : 0;
+	int64_t ncopy = 1, nrun = 1, nb = 1;
+	for (int32_t s = 0; s < ns; s++) {
+		if (s >= c0)
+			ncopy *= ax[s].A;
+		nrun *= ax[s].run;
+		nb *= ax[s].B;
+	}
+	int64_t runtail = nrun / ax[0].run; /* elements of one T row (dim 0) */
+	int64_t na0 = shift ? ax[0].A : 1, st0 = shift ? ax[0].sa * runtail : 0;
+	/* x's outer dims in T: (batch, feature) forward, (feature, batch) for weight gradients */
+	int32_t d_o0 = (int32_t)(wg ? dn->in_feature : dn->in_batch);
+	int32_t d_o1 = (int32_t)(wg ? dn->in_batch : dn->in_feature);
+	int64_t O0 = x->dims[d_o0], O1 = x->dims[d_o1], Cout = out->dims[dn->out_feature];
+	if ((double)O0 * (double)O1 * (double)ncopy * (double)nrun * 4 > (double)(256 << 20))
+		return NCC_OK; /* T within 256 MiB */
+	*out_done = true;
+
+	int64_t td[NCC_MAX_RANK];
+	int32_t tr = 0;
+	td[tr++] = O0;
+	td[tr++] = O1;
+	for (int32_t s = c0; s < ns; s++)
+		td[tr++] = ax[s].A;
+	for (int32_t s = 0; s < ns; s++)
+		td[tr++] = ax[s].run;
+	ncc_view_t t;
+	ncc_status_t st = ncc_lower_temp_view(ctx, ISA_DT_F32, tr, td, &t);
+	if (st == NCC_OK)
+		st = conv_im2col(ctx, inst, x, d_o0, d_o1, dn->in_spatial, ax, ns, shift, &t);
+	if (st != NCC_OK)
+		return st;
+
+	if (!wg) {
+		/* W' [a0][O][C][a...]: the kernel, reordered (small) */
+		int64_t C = O1, N = O0, kk = C * ncopy;
+		int64_t wd[NCC_MAX_RANK];
+		ncc_view_t wsrc = *kv, wt;
+		int32_t wr = 0;
+		if (shift) {
+			wd[wr] = ax[0].A;
+			wsrc.dims[wr] = ax[0].A;
+			wsrc.strides[wr++] = kv->strides[dn->k_spatial[0]];
+		}
+		wd[wr] = Cout;
+		wsrc.dims[wr] = Cout;
+		wsrc.strides[wr++] = kv->strides[dn->k_out_feature];
+		wd[wr] = C;
+		wsrc.dims[wr] = C;
+		wsrc.strides[wr++] = kv->strides[dn->k_in_feature];
+		for (int32_t s = c0; s < ns; s++) {
+			wd[wr] = ax[s].A;
+			wsrc.dims[wr] = ax[s].A;
+			wsrc.strides[wr++] = kv->strides[dn->k_spatial[s]];
+		}
+		wsrc.rank = wr;
+		if ((st = ncc_lower_temp_view(ctx, ISA_DT_F32, wr, wd, &wt)) != NCC_OK ||
+		    (st = ncc_lower_copy(ctx, inst, &wt, &wsrc)) != NCC_OK)
+			return st;
+		/* out[n] [O, Y] directly when its spatial dims fold and it is f32 */
+		int64_t ys = fold_stride(out, dn->out_spatial, ns);
+		bool direct = out->dtype == ISA_DT_F32 && ys != 0;
+		ncc_view_t acc = *out;
+		int64_t sob = out->strides[dn->out_batch], sof = out->strides[dn->out_feature];
+		if (!direct) {
+			int64_t ad[3] = { N, Cout, nb };
+			if ((st = ncc_lower_temp_view(ctx, ISA_DT_F32, 3, ad, &acc)) != NCC_OK)
+				return st;
+			sob = Cout * nb;
+			sof = nb;
+			ys = 1;
+		}
+		for (int64_t a0 = 0; a0 < na0; a0++) {
+			isa_ap_t ac, aa, ab;
+			mm_ap(&aa, &wt, wt.offset + (uint64_t)(a0 * Cout * kk * 4), N, 0, Cout, kk, kk, 1);
+			mm_ap(&ab, &t, t.offset + (uint64_t)(a0 * st0 * 4), N, kk * nrun, kk, nrun, nb, 1);
+			mm_ap(&ac, &acc, acc.offset, N, sob, Cout, sof, nb, ys);
+			if ((st = emit_mm(ctx, inst, a0 > 0, &ac, &aa, &ab)) != NCC_OK)
+				return st;
+		}
+		if (direct)
+			return NCC_OK;
+		ncc_view_t av = acc;
+		av.rank = out->rank;
+		av.dims[dn->out_batch] = N;
+		av.strides[dn->out_batch] = Cout * nb;
+		av.dims[dn->out_feature] = Cout;
+		av.strides[dn->out_feature] = nb;
+		int64_t sy = 1;
+		for (int32_t s = ns - 1; s >= 0; s--) {
+			av.dims[dn->out_spatial[s]] = ax[s].B;
+			av.strides[dn->out_spatial[s]] = sy;
+			sy *= ax[s].B;
+		}
+		return ncc_lower_copy(ctx, inst, out, &av);
+	}
+
+	/* weight-gradient-like: Kern[f] [K..., O] read in place when its spatial
+	 * dims fold into one run, else copied [F][O][K...] first */
+	int64_t F = O0, Bt = O1, mrows = Bt * ncopy;
+	int64_t ks = fold_stride(kv, dn->k_spatial, ns);
+	ncc_view_t kern = *kv;
+	int64_t skf = kv->strides[dn->k_in_feature], sko = kv->strides[dn->k_out_feature];
+	if (ks == 0) {
+		int64_t kd[NCC_MAX_RANK];
+		ncc_view_t ksrc = *kv;
+		int32_t kr = 0;
+		kd[kr] = F;
+		ksrc.dims[kr] = F;
+		ksrc.strides[kr++] = kv->strides[dn->k_in_feature];
+		kd[kr] = Cout;
+		ksrc.dims[kr] = Cout;
+		ksrc.strides[kr++] = kv->strides[dn->k_out_feature];
+		for (int32_t s = 0; s < ns; s++) {
+			kd[kr] = ax[s].B;
+			ksrc.dims[kr] = ax[s].B;
+			ksrc.strides[kr++] = kv->strides[dn->k_spatial[s]];
+		}
+		ksrc.rank = kr;
+		if ((st = ncc_lower_temp_view(ctx, ISA_DT_F32, kr, kd, &kern)) != NCC_OK ||
+		    (st = ncc_lower_copy(ctx, inst, &kern, &ksrc)) != NCC_OK)
+			return st;
+		skf = Cout * nb;
+		sko = nb;
+		ks = 1;
+	}
+	/* acc [a0][(Bt, a...)][O] */
+	int64_t ad[3] = { na0, mrows, Cout };
+	ncc_view_t acc;
+	if ((st = ncc_lower_temp_view(ctx, ISA_DT_F32, 3, ad, &acc)) != NCC_OK)
+		return st;
+	for (int64_t f = 0; f < F; f++) {
+		isa_ap_t ac, aa, ab;
+		mm_ap(&aa, &t, t.offset + (uint64_t)(f * mrows * nrun * 4), na0, st0, mrows, nrun, nb, 1);
+		mm_ap(&ab, &kern, (uint64_t)((int64_t)kern.offset + f * skf * 4), na0, 0, nb, ks, Cout, sko);
+		mm_ap(&ac, &acc, acc.offset, na0, mrows * Cout, mrows, Cout, Cout, 1);
+		if ((st = emit_mm(ctx, inst, f > 0, &ac, &aa, &ab)) != NCC_OK)
+			return st;
+	}
+	/* out[bt, o, y...] = acc[y0 (shift)][bt][y (copied)...][o] */
+	ncc_view_t av = acc;
+	av.rank = out->rank;
+	av.dims[dn->out_batch] = Bt;
+	av.strides[dn->out_batch] = ncopy * Cout;
+	av.dims[dn->out_feature] = Cout;
+	av.strides[dn->out_feature] = 1;
+	int64_t sy = Cout;
+	for (int32_t s = ns - 1; s >= c0; s--) {
+		av.dims[dn->out_spatial[s]] = ax[s].A;
+		av.strides[dn->out_spatial[s]] = sy;
+		sy *= ax[s].A;
+	}
+	if (shift) {
+		av.dims[dn->out_spatial[0]] = ax[0].A;
+		av.strides[dn->out_spatial[0]] = mrows * Cout;
+	}
+	return ncc_lower_copy(ctx, inst, out, &av);
+}
+
+/* The input gradient of a strided dense convolution (lhs-dilated, stride 1):
+ * out[n, c, lo + d*q - k] += sum_o W[k, c, o] x[n, o, q]. One MATMUL computes
+ * G[n] [(c, k...), q] = W' [(c, k...), O] x x[n] [O, q] over the real inputs
+ * only, and one ALU ADD per kernel position adds G's plane into the output's
+ * positions lo + d*q - k (col2im): no dilated input, d^ns times fewer products
+ * than the convolution over it. *out_done false (nothing emitted) when it does
+ * not apply. */
+static ncc_status_t conv_dense_col2im(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, const ncc_view_t *x,
+				      const ncc_view_t *kv, const ncc_view_t *out, bool *out_done)
+{
+	*out_done = false;
+	const ncc_conv_dnums_t *dn = inst->conv;
+	const ncc_window_t *w = inst->window;
+	int32_t ns = dn->nspatial;
+	if (ns < 1 || inst->feature_group_count > 1 || inst->batch_group_count > 1 ||
+	    x->dtype != ISA_DT_F32 || kv->dtype != ISA_DT_F32 || out->dtype != ISA_DT_F32)
+		return NCC_OK;
+	bool dilated = false;
+	int64_t nk = 1, nq = 1;
+	for (int32_t s = 0; s < ns; s++) {
+		if (w->dims[s].stride != 1 || w->dims[s].rhs_dilation != 1 || w->dims[s].lhs_dilation < 1)
+			return NCC_OK;
+		dilated |= w->dims[s].lhs_dilation > 1;
+		nk *= kv->dims[dn->k_spatial[s]];
+		nq *= x->dims[dn->in_spatial[s]];
+	}
+	int64_t qs = fold_stride(x, dn->in_spatial, ns);
+	int64_t N = x->dims[dn->in_batch], Ci = x->dims[dn->in_feature], Cout = out->dims[dn->out_feature];
+	if (!dilated || qs == 0 || (double)N * (double)Cout * (double)nk * (double)nq * 4 > (double)(256 << 20))
+		return NCC_OK; /* G within 256 MiB */
+	*out_done = true;
+	/* W' [Cout][K...][Ci] */
+	int64_t wd[NCC_MAX_RANK];
+	ncc_view_t wsrc = *kv, wt, g, zero;
+	int32_t wr = 0;
+	wd[wr] = Cout;
+	wsrc.dims[wr] = Cout;
+	wsrc.strides[wr++] = kv->strides[dn->k_out_feature];
+	for (int32_t s = 0; s < ns; s++) {
+		wd[wr] = kv->dims[dn->k_spatial[s]];
+		wsrc.dims[wr] = wd[wr];
+		wsrc.strides[wr++] = kv->strides[dn->k_spatial[s]];
+	}
+	wd[wr] = Ci;
+	wsrc.dims[wr] = Ci;
+	wsrc.strides[wr++] = kv->strides[dn->k_in_feature];
+	wsrc.rank = wr;
+	int64_t gd[3] = { N, Cout * nk, nq };
+	ncc_status_t st = ncc_lower_temp_view(ctx, ISA_DT_F32, wr, wd, &wt);
+	if (st == NCC_OK)
+		st = ncc_lower_copy(ctx, inst, &wt, &wsrc);
+	if (st == NCC_OK)
+		st = ncc_lower_temp_view(ctx, ISA_DT_F32, 3, gd, &g);
+	if (st != NCC_OK)
+		return st;
+	isa_ap_t ac, aa, ab;
+	mm_ap(&aa, &wt, wt.offset, N, 0, Cout * nk, Ci, Ci, 1);
+	mm_ap(&ab, x, x->offset, N, x->strides[dn->in_batch], Ci, x->strides[dn->in_feature], nq, qs);
+	mm_ap(&ac, &g, g.offset, N, Cout * nk * nq, Cout * nk, nq, nq, 1);
+	if ((st = emit_mm(ctx, inst, false, &ac, &aa, &ab)) != NCC_OK)
+		return st;
+	if ((st = ncc_lower_const_scalar(ctx, ISA_DT_F32, 0, &zero)) != NCC_OK)
+		return st;
+	ncc_view_t z = ncc_view_bcast_scalar(&zero, out->rank, out->dims);
+	if ((st = ncc_lower_copy(ctx, inst, out, &z)) != NCC_OK)
+		return st;
+	int64_t qstr[NCC_MAX_RANK], sq = 1;
+	for (int32_t s = ns - 1; s >= 0; s--) {
+		qstr[s] = sq;
+		sq *= x->dims[dn->in_spatial[s]];
+	}
+	for (int64_t kp = 0; kp < nk; kp++) {
+		int64_t k[NCC_MAX_RANK], rem = kp;
+		for (int32_t s = ns - 1; s >= 0; s--) {
+			k[s] = rem % kv->dims[dn->k_spatial[s]];
+			rem /= kv->dims[dn->k_spatial[s]];
+		}
+		ncc_view_t ov = *out, gv = g;
+		ov.rank = gv.rank = 2 + ns;
+		ov.dims[0] = gv.dims[0] = N;
+		ov.strides[0] = out->strides[dn->out_batch];
+		gv.strides[0] = Cout * nk * nq;
+		ov.dims[1] = gv.dims[1] = Cout;
+		ov.strides[1] = out->strides[dn->out_feature];
+		gv.strides[1] = nk * nq;
+		int64_t ooff = (int64_t)out->offset, goff = (int64_t)g.offset + kp * nq * 4;
+		bool empty = false;
+		for (int32_t s = 0; s < ns; s++) {
+			int64_t d = w->dims[s].lhs_dilation, lo = w->dims[s].pad_lo;
+			int64_t Y = out->dims[dn->out_spatial[s]], Q = x->dims[dn->in_spatial[s]];
+			/* y = lo + d*q - k in [0, Y), q in [0, Q) */
+			int64_t q0 = div_ceil(k[s] - lo, d), q1 = div_floor(Y - 1 + k[s] - lo, d);
+			if (q0 < 0)
+				q0 = 0;
+			if (q1 > Q - 1)
+				q1 = Q - 1;
+			if (q1 < q0) {
+				empty = true;
+				break;
+			}
+			int64_t so = out->strides[dn->out_spatial[s]];
+			ov.dims[2 + s] = gv.dims[2 + s] = q1 - q0 + 1;
+			ov.strides[2 + s] = so * d;
+			gv.strides[2 + s] = qstr[s];
+			ooff += (lo + d * q0 - k[s]) * so * 4;
+			goff += q0 * qstr[s] * 4;
+		}
+		if (empty)
+			continue;
+		ov.offset = (uint64_t)ooff;
+		gv.offset = (uint64_t)goff;
+		ncc_view_t in2[2] = { ov, gv };
+		if ((st = ncc_lower_alu(ctx, inst, ISA_ALU_ADD, &ov, 2, in2)) != NCC_OK)
+			return st;
+	}
+	return NCC_OK;
+}
+
 ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 {
 	ncc_view_t x, k, out;
@@ -228,24 +714,23 @@ ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 	for (int32_t s = 0; s < ns; s++)
 		if (w->dims[s].pad_lo || w->dims[s].pad_hi || w->dims[s].lhs_dilation != 1)
 			need_pad = true;
-	/* Flat windows: a stride-1 convolution over a padded temp whose spatial dims
-	 * are its innermost (NCHW) reads each kernel position's window as one run of
-	 * L = Y0 * P1 * ... elements per (batch, channel) plane: the outputs on the
-	 * padded grid [Y0, P1, ...], of which the final copy keeps [Y0, Y1, ...]. The
-	 * MATMUL (or the depthwise FMA) then reads P in place: no im2col copy, and
-	 * rows of L elements instead of Y_last. The extra grid columns read into the
-	 * next row or plane (finite, discarded); P gets one more outermost slice of
-	 * zeros so that the last plane's run stays inside it. */
-	int64_t nk0 = 1, ny0 = 1;
+	/* kernel view with reversed spatial dims where the window says so */
+	ncc_view_t kv = k;
 	for (int32_t s = 0; s < ns; s++) {
-		nk0 *= k.dims[dn->k_spatial[s]];
-		ny0 *= out.dims[dn->out_spatial[s]];
+		int64_t d = dn->k_spatial[s], ks = k.dims[d];
+		if (w->dims[s].reversal && ks > 0) {
+			kv.offset = (uint64_t)((int64_t)kv.offset + (ks - 1) * kv.strides[d] * es);
+			kv.strides[d] = -kv.strides[d];
+		}
 	}
-	bool flat = need_pad && !subpixel && ns >= 2 && nk0 > 1 && nk0 <= ny0 &&
-		    (GE == 1 || (BG == 1 && G == C && Cg == 1 && On == 1)) && x.dtype == ISA_DT_F32 &&
-		    isa_dtype_is_float(out.dtype);
-	for (int32_t s = 0; s < ns && flat; s++)
-		flat = w->dims[s].stride == 1 && dn->in_spatial[s] == x.rank - ns + s;
+	/* dense f32: im2col GEMMs, or col2im for strided input gradients */
+	if (!subpixel) {
+		st = conv_dense_gemm(ctx, inst, &x, &kv, &out, &done);
+		if (st == NCC_OK && !done)
+			st = conv_dense_col2im(ctx, inst, &x, &kv, &out, &done);
+		if (st != NCC_OK || done)
+			return st;
+	}
 	ncc_view_t p = x;
 	if (need_pad && !subpixel) {
 		int64_t pd[NCC_MAX_RANK];
@@ -258,8 +743,6 @@ ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 			if (pd[d] < 0)
 				pd[d] = 0;
 		}
-		if (flat)
-			pd[0]++; /* the slack slice, zeroed with the rest */
 		ncc_view_t zero;
 		st = ncc_lower_temp_view(ctx, x.dtype, x.rank, pd, &p);
 		if (st == NCC_OK)
@@ -270,8 +753,6 @@ ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 		st = ncc_lower_copy(ctx, inst, &p, &z);
 		if (st != NCC_OK)
 			return st;
-		if (flat)
-			p.dims[0]--;
 		/* x[i] goes to lo + i*dil; negative lo crops */
 		ncc_view_t src = x, dst = p;
 		int64_t soff = (int64_t)x.offset, doff = (int64_t)p.offset;
@@ -310,14 +791,6 @@ ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 		ny *= Y[s];
 		nk *= KS[s];
 	}
-	/* kernel view with reversed spatial dims where the window says so */
-	ncc_view_t kv = k;
-	for (int32_t s = 0; s < ns; s++)
-		if (w->dims[s].reversal && KS[s] > 0) {
-			int64_t d = dn->k_spatial[s];
-			kv.offset = (uint64_t)((int64_t)kv.offset + (KS[s] - 1) * kv.strides[d] * es);
-			kv.strides[d] = -kv.strides[d];
-		}
 	isa_dtype_t mdt = x.dtype; /* MATMUL operand type */
 	if (subpixel)
 		return conv_dw_subpixel(ctx, inst, &x, &kv, &out);
@@ -396,24 +869,12 @@ ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 		tdc[1] = C;
 		for (int32_t s = 0; s < ns; s++)
 			tdc[2 + s] = Y[s];
-		/* flat: the grid [Y0, P1, ...] of L elements per plane, innermost dense */
-		int64_t grid[NCC_MAX_RANK], L = 1;
-		flat = flat && cmajor;
-		for (int32_t s = 0; s < ns; s++) {
-			grid[s] = s == 0 ? Y[0] : p.dims[dn->in_spatial[s]];
-			L *= grid[s];
-		}
-		int64_t tdf[3] = { N, dw ? C : Cout, L };
-		if (flat) {
-			ad[0] = N * L;
-			tr = 3;
-		}
 		/* deep: few input channels (a network's stem, 3 colours) make K = C a
 		 * poor GEMM and nk passes over the accumulator. The nk im2col COPYs then
 		 * fill T [N, C, nk, Y] and one MATMUL with K = C * nk follows, when the
 		 * kernel's (input feature, spatial) dims fold into one run and T stays
 		 * within 256 MiB */
-		bool deep = cmajor && !dw && !flat && GE == 1 && C < 16 && nk > 1;
+		bool deep = cmajor && !dw && GE == 1 && C < 16 && nk > 1;
 		int64_t skk = kv.strides[dn->k_spatial[ns > 0 ? ns - 1 : 0]];
 		if (deep) {
 			int64_t expect = skk;
@@ -428,7 +889,7 @@ ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 		st = ncc_lower_temp_view(ctx, adt, 2, ad, &acc);
 		if (st == NCC_OK && deep)
 			st = ncc_lower_temp_view(ctx, mdt, 4, tdd, &t);
-		else if (st == NCC_OK && !dwc && !flat)
+		else if (st == NCC_OK && !dwc)
 			st = ncc_lower_temp_view(ctx, mdt, tr, cmajor ? tdc : td, &t);
 		if (st != NCC_OK)
 			return st;
@@ -465,16 +926,10 @@ ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 					xv.strides[2 + s2] = p.strides[dn->in_spatial[s2]] * w->dims[s2].stride;
 				}
 			}
-			if (flat) {
-				/* [N, C, L]: the window's run in each plane */
-				xv.rank = 3;
-				xv.dims[2] = L;
-				xv.strides[2] = 1;
-			}
 			if (dw) {
 				int32_t fd = cmajor ? 1 : tr - 1; /* the feature dim of xv, av and wv */
 				ncc_view_t av = ncc_view_dense(acc.region, acc.offset, adt, tr,
-							       flat ? tdf : cmajor ? tdc : td);
+							       cmajor ? tdc : td);
 				ncc_view_t wv = av;
 				wv.region = kv.region;
 				wv.dtype = mdt;
@@ -518,9 +973,7 @@ ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 					return st;
 				continue;
 			}
-			if (flat)
-				t = xv; /* read in place */
-			else if ((st = ncc_lower_copy(ctx, inst, &t, &xv)) != NCC_OK)
+			if ((st = ncc_lower_copy(ctx, inst, &t, &xv)) != NCC_OK)
 				return st;
 			isa_insn_t in = isa_insn_init(ISA_OP_MATMUL, 0);
 			in.n_ap = 3;
@@ -533,10 +986,10 @@ ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 				a1->shape[0] = (uint64_t)N; a1->stride[0] = 0;
 				a1->shape[1] = (uint64_t)Cout; a1->stride[1] = sko;
 				a1->shape[2] = (uint64_t)C; a1->stride[2] = ski;
-				int64_t nyg = flat ? L : ny;
+				int64_t nyg = ny;
 				a2->region = t.region; a2->dtype = (uint8_t)mdt; a2->offset = t.offset; a2->rank = 3;
-				a2->shape[0] = (uint64_t)N; a2->stride[0] = flat ? t.strides[0] : C * ny;
-				a2->shape[1] = (uint64_t)C; a2->stride[1] = flat ? t.strides[1] : ny;
+				a2->shape[0] = (uint64_t)N; a2->stride[0] = C * ny;
+				a2->shape[1] = (uint64_t)C; a2->stride[1] = ny;
 				a2->shape[2] = (uint64_t)nyg; a2->stride[2] = 1;
 				a0->region = acc.region; a0->dtype = (uint8_t)adt; a0->offset = acc.offset; a0->rank = 3;
 				a0->shape[0] = (uint64_t)N; a0->stride[0] = Cout * nyg;
@@ -568,7 +1021,7 @@ ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 		ncc_view_t ov = out;
 		ncc_view_t av = acc;
 		av.rank = out.rank;
-		int64_t nyg = flat ? L : ny;
+		int64_t nyg = ny;
 		av.dims[dn->out_batch] = Nb;
 		av.strides[dn->out_batch] = nyg * Cout;
 		av.dims[dn->out_feature] = Cout;
@@ -577,7 +1030,7 @@ ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 		for (int32_t s = ns - 1; s >= 0; s--) {
 			av.dims[dn->out_spatial[s]] = Y[s];
 			av.strides[dn->out_spatial[s]] = sy;
-			sy *= flat ? grid[s] : Y[s];
+			sy *= Y[s];
 		}
 		return ncc_lower_copy(ctx, inst, &ov, &av);
 	}

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ncc/ncc.h"
+#include "ncc/ncc_interp.h"
 #include "neuronsim/neff.h"
 #include "nrt/nrt.h"
 #include "nrt/nrt_neuronsim.h"
@@ -25,9 +26,11 @@ static bool has_fused(const void *neff, size_t size)
 }
 
 /* Compiles text at opt, runs it with the f32 inputs in[] (sizes n[] elements; the
- * output has n_out) and returns the error record of the execution. */
-static void run_expect_nan(const char *text, int opt, const float *const *in, const size_t *n,
-			   uint32_t nin, size_t n_out, bool want_fused, nrt_neuronsim_exec_error_t *out)
+ * output has n_out, copied to values when not NULL) and returns nrt_execute's status;
+ * err gets the error record of the execution when there was one. */
+static NRT_STATUS run_checked(const char *text, int opt, const float *const *in, const size_t *n,
+			      uint32_t nin, size_t n_out, bool want_fused, nrt_neuronsim_exec_error_t *err_rec,
+			      float *values)
 {
 	ncc_driver_options_t o;
 	ncc_driver_options_init(&o);
@@ -59,14 +62,25 @@ static void run_expect_nan(const char *text, int opt, const float *const *in, co
 			 NRT_SUCCESS);
 	ck_assert_int_eq(nrt_add_tensor_to_tensor_set(os, "output0", t[nin]), NRT_SUCCESS);
 	NRT_STATUS es = nrt_execute(m, is, os);
-	ck_assert_msg(es == NRT_EXEC_COMPLETED_WITH_NUM_ERR, "-O%d: nrt_execute returned %d", opt, (int)es);
-	ck_assert_int_eq(nrt_neuronsim_get_last_error(m, out), NRT_SUCCESS);
+	if (es != NRT_SUCCESS)
+		ck_assert_int_eq(nrt_neuronsim_get_last_error(m, err_rec), NRT_SUCCESS);
+	if (values)
+		ck_assert_int_eq(nrt_tensor_read(t[nin], values, 0, n_out * 4), NRT_SUCCESS);
 	for (uint32_t i = 0; i <= nin; i++)
 		nrt_tensor_free(&t[i]);
 	nrt_destroy_tensor_set(&is);
 	nrt_destroy_tensor_set(&os);
 	nrt_unload(m);
 	ncc_compile_result_release(&r);
+	return es;
+}
+
+/* run_checked, expecting the NaN record */
+static void run_expect_nan(const char *text, int opt, const float *const *in, const size_t *n,
+			   uint32_t nin, size_t n_out, bool want_fused, nrt_neuronsim_exec_error_t *out)
+{
+	NRT_STATUS es = run_checked(text, opt, in, n, nin, n_out, want_fused, out, NULL);
+	ck_assert_msg(es == NRT_EXEC_COMPLETED_WITH_NUM_ERR, "-O%d: nrt_execute returned %d", opt, (int)es);
 }
 
 #define MD(OP, LINE) ", metadata={op_type=\"" OP "\" op_name=\"" OP "\" source_file=\"probe.py\" source_line=" #LINE "}"
@@ -277,6 +291,94 @@ START_TEST(test_nan_blame_in_an_expanded_batch_norm)
 }
 END_TEST
 
+/* Stride-1 convolutions over a padded input (ResNet's 3x3), dense and
+ * depthwise: an Inf in the first column of a row, and a kernel whose last
+ * column is zero. No output reads that Inf through the zero weight (it would
+ * be the output left of column 0), so the outputs are Inf or finite, never
+ * NaN, and the NaN check must stay quiet. (The lowering once computed the
+ * rows' outputs as one run over the padded width, the columns past the row's
+ * end included and discarded afterwards; one of those read the Inf through
+ * the zero weight, and its NaN was reported.) */
+static const char *const k_conv_dense =
+	"HloModule probe\n"
+	"ENTRY e {\n"
+	"  x = f32[2,2,6,6] parameter(0)\n"
+	"  w = f32[2,2,3,3] parameter(1)\n"
+	"  ROOT convolution.3 = f32[2,2,6,6] convolution(x, w), window={size=3x3 pad=1_1x1_1}, "
+	"dim_labels=bf01_oi01->bf01" MD("aten__convolution", 60) "\n"
+	"}\n";
+
+static const char *const k_conv_depthwise =
+	"HloModule probe\n"
+	"ENTRY e {\n"
+	"  x = f32[2,2,6,6] parameter(0)\n"
+	"  w = f32[2,1,3,3] parameter(1)\n"
+	"  ROOT convolution.3 = f32[2,2,6,6] convolution(x, w), window={size=3x3 pad=1_1x1_1}, "
+	"dim_labels=bf01_oi01->bf01, feature_group_count=2" MD("aten__convolution", 61) "\n"
+	"}\n";
+
+/* The interpreter's result of text on the inputs (f32, n[] elements each). */
+static ncc_value_t *interp_result(const char *text, const float *const *in, uint32_t nin)
+{
+	ncc_module_t *m = NULL;
+	ncc_error_t err;
+	memset(&err, 0, sizeof(err));
+	ck_assert_msg(ncc_parse_hlo(text, strlen(text), "probe.hlo", &m, &err) == NCC_OK, "%s", err.msg);
+	ncc_value_t *args[4] = { 0 }, *res = NULL;
+	for (uint32_t i = 0; i < nin; i++) {
+		ck_assert_int_eq(ncc_value_alloc(ncc_module_entry_param_shape(m, (int32_t)i), &args[i]), NCC_OK);
+		for (int64_t e = 0; e < ncc_value_elements(args[i]); e++)
+			ncc_value_set_f64(args[i], e, in[i][e]);
+	}
+	ck_assert_msg(ncc_interp_run(m, (const ncc_value_t *const *)args, (int32_t)nin, NULL, &res, &err) ==
+			      NCC_OK, "%s", err.msg);
+	for (uint32_t i = 0; i < nin; i++)
+		ncc_value_free(args[i]);
+	ncc_module_free(m);
+	return res;
+}
+
+START_TEST(test_conv_padding_no_false_nan)
+{
+	const char *const texts[2] = { k_conv_dense, k_conv_depthwise };
+	const size_t wn[2] = { 2 * 2 * 9, 2 * 9 };
+	float x[2 * 2 * 36], w[2 * 2 * 9], got[2 * 2 * 36];
+	for (int i = 0; i < 2 * 2 * 36; i++)
+		x[i] = 0.25f * (float)(i % 5) - 0.5f;
+	x[(1 * 2 + 0) * 36 + 2 * 6 + 0] = INFINITY; /* batch 1, channel 0, row 2, column 0 */
+	x[(0 * 2 + 1) * 36 + 4 * 6 + 0] = -INFINITY;
+	for (int i = 0; i < 2 * 2 * 9; i++)
+		w[i] = i % 3 == 2 ? 0.0f : 0.5f + 0.125f * (float)(i % 4);
+	for (int v = 0; v < 2; v++) {
+		const float *in[2] = { x, w };
+		const size_t n[2] = { 2 * 2 * 36, wn[v] };
+		ncc_value_t *want = interp_result(texts[v], in, 2);
+		bool any_inf = false;
+		for (int64_t e = 0; e < ncc_value_elements(want); e++) {
+			ck_assert(!isnan(ncc_value_get_f64(want, e))); /* the premise */
+			any_inf |= isinf(ncc_value_get_f64(want, e));
+		}
+		ck_assert(any_inf);
+		for (int opt = 0; opt <= 2; opt += 2) {
+			nrt_neuronsim_exec_error_t e;
+			memset(&e, 0, sizeof(e));
+			NRT_STATUS es = run_checked(texts[v], opt, in, n, 2, 2 * 2 * 36, false, &e, got);
+			ck_assert_msg(es == NRT_SUCCESS, "%s -O%d: nrt_execute returned %d: %s",
+				      v ? "depthwise" : "dense", opt, (int)es, e.message);
+			ncc_value_t *dev = NULL;
+			ck_assert_int_eq(ncc_value_clone(want, &dev), NCC_OK);
+			for (int64_t i = 0; i < ncc_value_elements(dev); i++)
+				ncc_value_set_f64(dev, i, got[i]);
+			ncc_compare_result_t cr;
+			ck_assert_msg(ncc_value_compare(want, dev, NULL, &cr), "%s -O%d: %s",
+				      v ? "depthwise" : "dense", opt, cr.msg);
+			ncc_value_free(dev);
+		}
+		ncc_value_free(want);
+	}
+}
+END_TEST
+
 static Suite *blame_suite(void)
 {
 	Suite *s = suite_create("nan_blame");
@@ -286,6 +388,7 @@ static Suite *blame_suite(void)
 	tcase_add_test(tc, test_nan_blame_follows_the_values);
 	tcase_add_test(tc, test_nan_blame_inside_a_fused_reduction);
 	tcase_add_test(tc, test_nan_blame_in_an_expanded_batch_norm);
+	tcase_add_test(tc, test_conv_padding_no_false_nan);
 	suite_add_tcase(s, tc);
 	return s;
 }

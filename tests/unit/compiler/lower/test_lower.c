@@ -254,28 +254,32 @@ static uint32_t count_copies(const char *text)
 	return count_op(text, ISA_OP_COPY);
 }
 
-/* A stride-1 padded 3x3 convolution (ResNet's, and the input gradient of any
- * stride-1 one) reads each kernel position's window in place: zero fill, pad
- * copy and the final copy, no im2col copy per kernel position (there were
- * 9 more). Stride 2 keeps im2col. */
-START_TEST(test_conv_stride1_has_no_im2col_copies)
+/* A dense stride-1 padded 3x3 convolution (ResNet's, and the input gradient
+ * of any stride-1 one) copies its input once per kernel column into T
+ * [N, C, kw, rows, cols] (a zero fill first, the kernel reordered: 5 COPYs)
+ * and runs one MATMUL per kernel row with K = C * 3 straight into the output:
+ * no padded copy, no accumulator, no final copy. Stride 2 gathers every
+ * kernel position (fill, 9, kernel: 11 COPYs) for one MATMUL. */
+START_TEST(test_conv_stride1_copies_per_kernel_column)
 {
-	ck_assert_uint_eq(count_copies("HloModule m\nENTRY e { x = f32[2,8,10,10] parameter(0)\n"
-				       " k = f32[8,8,3,3] parameter(1)\n ROOT c = f32[2,8,10,10] "
-				       "convolution(x, k), window={size=3x3 pad=1_1x1_1}, "
-				       "dim_labels=bf01_oi01->bf01 }\n"), 3);
-	ck_assert_uint_eq(count_copies("HloModule m\nENTRY e { x = f32[2,8,10,10] parameter(0)\n"
-				       " k = f32[8,8,3,3] parameter(1)\n ROOT c = f32[2,8,5,5] "
-				       "convolution(x, k), window={size=3x3 stride=2x2 pad=1_1x1_1}, "
-				       "dim_labels=bf01_oi01->bf01 }\n"), 12);
+	const char *s1 = "HloModule m\nENTRY e { x = f32[2,8,10,10] parameter(0)\n"
+			 " k = f32[8,8,3,3] parameter(1)\n ROOT c = f32[2,8,10,10] "
+			 "convolution(x, k), window={size=3x3 pad=1_1x1_1}, "
+			 "dim_labels=bf01_oi01->bf01 }\n";
+	ck_assert_uint_eq(count_copies(s1), 5);
+	ck_assert_uint_eq(count_op(s1, ISA_OP_MATMUL), 3);
+	const char *s2 = "HloModule m\nENTRY e { x = f32[2,8,10,10] parameter(0)\n"
+			 " k = f32[8,8,3,3] parameter(1)\n ROOT c = f32[2,8,5,5] "
+			 "convolution(x, k), window={size=3x3 stride=2x2 pad=1_1x1_1}, "
+			 "dim_labels=bf01_oi01->bf01 }\n";
+	ck_assert_uint_eq(count_copies(s2), 11);
+	ck_assert_uint_eq(count_op(s2, ISA_OP_MATMUL), 1);
 }
 END_TEST
 
-/* Few input channels (a stem): the kernel positions' im2col copies fill one
- * buffer and a single MATMUL with K = C * KH * KW follows, instead of one
- * MATMUL with K = C per position over the whole accumulator. 16 channels and
- * more keep the per-position MATMULs. */
-START_TEST(test_conv_few_channels_one_deep_matmul)
+/* Strided kernels gather every kernel position into one buffer and run one
+ * MATMUL with K = C * KH * KW (a stem's 3 colours, and 16 channels alike). */
+START_TEST(test_conv_strided_one_deep_matmul)
 {
 	ck_assert_uint_eq(count_op("HloModule m\nENTRY e { x = f32[2,3,16,16] parameter(0)\n"
 				   " k = f32[8,3,7,7] parameter(1)\n ROOT c = f32[2,8,8,8] "
@@ -284,7 +288,35 @@ START_TEST(test_conv_few_channels_one_deep_matmul)
 	ck_assert_uint_eq(count_op("HloModule m\nENTRY e { x = f32[2,16,10,10] parameter(0)\n"
 				   " k = f32[8,16,3,3] parameter(1)\n ROOT c = f32[2,8,5,5] "
 				   "convolution(x, k), window={size=3x3 stride=2x2 pad=1_1x1_1}, "
-				   "dim_labels=bf01_oi01->bf01 }\n", ISA_OP_MATMUL), 9);
+				   "dim_labels=bf01_oi01->bf01 }\n", ISA_OP_MATMUL), 1);
+}
+END_TEST
+
+/* The weight gradient of a 3x3 convolution (PyTorch/XLA's form: the output
+ * gradient as the kernel) is one MATMUL per forward batch element over the
+ * input copied once per output column (fill, 3 copies, the final copy into
+ * the 01bf output): there was a full im2col copy and a MATMUL per position. */
+START_TEST(test_conv_weight_gradient_per_batch_element)
+{
+	const char *t = "HloModule m\nENTRY e { x = f32[3,8,10,10] parameter(0)\n"
+			" d = f32[3,4,10,10] parameter(1)\n ROOT c = f32[3,3,8,4] convolution(x, d), "
+			"window={size=10x10 pad=1_1x1_1}, dim_labels=fb01_io01->01bf }\n";
+	ck_assert_uint_eq(count_op(t, ISA_OP_MATMUL), 3);
+	ck_assert_uint_eq(count_copies(t), 5);
+}
+END_TEST
+
+/* The input gradient of a strided dense convolution (lhs-dilated) is one
+ * MATMUL over the real output gradient and one ADD per kernel position into
+ * the zeroed result (col2im): no dilated buffer (it was 4x the products). */
+START_TEST(test_conv_strided_input_gradient_col2im)
+{
+	const char *t = "HloModule m\nENTRY e { x = f32[2,8,8,8] parameter(0)\n"
+			" k = f32[7,7,3,8] parameter(1)\n ROOT c = f32[2,3,16,16] convolution(x, k), "
+			"window={size=7x7 pad=3_4x3_4 lhs_dilate=2x2}, dim_labels=bf01_01oi->bf01 }\n";
+	ck_assert_uint_eq(count_op(t, ISA_OP_MATMUL), 1);
+	ck_assert_uint_eq(count_op(t, ISA_OP_ALU), 49);
+	ck_assert_uint_eq(count_copies(t), 2); /* the kernel reordered, the zero fill */
 }
 END_TEST
 
@@ -1434,6 +1466,18 @@ START_TEST(test_ops_vs_interp)
 		"ENTRY e { x = f32[2,6,9] parameter(0)\n k = f32[6,2,3] parameter(1)\n ROOT c = f32[2,6,5] convolution(x, k), window={size=3 stride=2 pad=1_1 rhs_reversal=1}, dim_labels=bf0_oi0->bf0, feature_group_count=3 }",
 		"ENTRY e { x = f32[2,3,3,4] parameter(0)\n k = f32[3,3,4,1] parameter(1)\n ROOT c = f32[2,6,6,4] convolution(x, k), window={size=3x3 pad=1_2x1_2 lhs_dilate=2x2}, dim_labels=b01f_01oi->b01f, feature_group_count=4 }",
 		"ENTRY e { x = f32[2,8,6,6] parameter(0)\n k = f32[2,8,6,6] parameter(1)\n ROOT c = f32[3,3,2,8] convolution(x, k), window={size=6x6 pad=1_1x1_1}, dim_labels=fb01_io01->01bf, batch_group_count=4 }",
+		/* dense GEMM forms (lower_conv.c conv_dense_gemm, conv_dense_col2im):
+		 * ResNet's 3x3 weight gradient (output columns copied, rows shifted), a
+		 * stem's (rhs-dilated: every position copied), a strided input gradient
+		 * with uneven padding, a reversed kernel, a negative pad, 1-D and 3-D */
+		"ENTRY e { x = f32[3,5,7,6] parameter(0)\n d = f32[3,4,7,6] parameter(1)\n ROOT c = f32[3,3,5,4] convolution(x, d), window={size=7x6 pad=1_1x1_1}, dim_labels=fb01_io01->01bf }",
+		"ENTRY e { x = f32[2,3,11,11] parameter(0)\n d = f32[2,4,6,6] parameter(1)\n ROOT c = f32[4,4,3,4] convolution(x, d), window={size=6x6 pad=2_1x2_1 rhs_dilate=2x2}, dim_labels=fb01_io01->01bf }",
+		"ENTRY e { x = f32[2,4,5,4] parameter(0)\n k = f32[5,5,3,4] parameter(1)\n ROOT c = f32[2,3,10,7] convolution(x, k), window={size=5x5 pad=2_3x2_2 lhs_dilate=2x2}, dim_labels=bf01_01oi->bf01 }",
+		"ENTRY e { x = f32[2,3,6,7] parameter(0)\n k = f32[4,3,3,2] parameter(1)\n ROOT c = f32[2,4,6,6] convolution(x, k), window={size=3x2 pad=1_1x0_0 rhs_reversal=1x1}, dim_labels=bf01_oi01->bf01 }",
+		"ENTRY e { x = f32[2,3,8,8] parameter(0)\n k = f32[4,3,3,3] parameter(1)\n ROOT c = f32[2,4,6,7] convolution(x, k), window={size=3x3 pad=-1_1x1_0 rhs_dilate=1x1}, dim_labels=bf01_oi01->bf01 }",
+		"ENTRY e { x = f32[2,3,9] parameter(0)\n k = f32[4,3,3] parameter(1)\n ROOT c = f32[2,4,9] convolution(x, k), window={size=3 pad=1_1}, dim_labels=bf0_oi0->bf0 }",
+		"ENTRY e { x = f32[1,2,4,5,5] parameter(0)\n k = f32[3,2,3,3,3] parameter(1)\n ROOT c = f32[1,3,4,5,5] convolution(x, k), window={size=3x3x3 pad=1_1x1_1x1_1}, dim_labels=bf012_oi012->bf012 }",
+		"ENTRY e { x = f32[2,3,6,6] parameter(0)\n k = f32[4,3,3,3] parameter(1)\n ROOT c = f32[2,6,6,4] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->b01f }",
 		/* pointwise weight gradient: per-batch MATMULs in place; transposed x */
 		"ENTRY e { x = f32[3,16,8,8] parameter(0)\n d = f32[3,5,8,8] parameter(1)\n ROOT c = f32[1,1,16,5] convolution(x, d), window={size=8x8}, dim_labels=fb01_io01->01bf }",
 		"ENTRY e { x = f32[16,3,8,8] parameter(0)\n d = f32[3,5,8,8] parameter(1)\n ROOT c = f32[1,1,16,5] convolution(x, d), window={size=8x8}, dim_labels=bf01_io01->01bf }",
@@ -1534,8 +1578,10 @@ static Suite *lower_suite(void)
 	tcase_add_test(tc, test_reduce);
 	tcase_add_test(tc, test_unsupported_f64);
 	tcase_add_test(tc, test_conv);
-	tcase_add_test(tc, test_conv_stride1_has_no_im2col_copies);
-	tcase_add_test(tc, test_conv_few_channels_one_deep_matmul);
+	tcase_add_test(tc, test_conv_stride1_copies_per_kernel_column);
+	tcase_add_test(tc, test_conv_weight_gradient_per_batch_element);
+	tcase_add_test(tc, test_conv_strided_input_gradient_col2im);
+	tcase_add_test(tc, test_conv_strided_one_deep_matmul);
 	tcase_add_test(tc, test_conv_pointwise_weight_gradient_in_place);
 	tcase_add_test(tc, test_conv_grouped_is_one_conv_insn);
 	tcase_add_test(tc, test_errors_more);
