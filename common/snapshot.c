@@ -20,21 +20,6 @@
 
 static const uint8_t zeros[SNAPSHOT_DATA_ALIGN];
 
-const char *snapshot_status_str(snapshot_status_t s)
-{
-	switch (s) {
-	case SNAPSHOT_OK: return "ok";
-	case SNAPSHOT_ERR_IO: return "I/O error";
-	case SNAPSHOT_ERR_NOSPACE: return "no space left";
-	case SNAPSHOT_ERR_FORMAT: return "format error";
-	case SNAPSHOT_ERR_CHECKSUM: return "checksum mismatch";
-	case SNAPSHOT_ERR_VERSION: return "unsupported version";
-	case SNAPSHOT_ERR_NOMEM: return "out of memory";
-	case SNAPSHOT_ERR_INVALID: return "invalid argument";
-	}
-	return "unknown status";
-}
-
 const char *snapshot_role_name(uint32_t role)
 {
 	switch (role) {
@@ -75,70 +60,69 @@ static json_t *json_str_or_null(const char *s)
 	return s ? json_string(s) : json_null();
 }
 
-static snapshot_status_t check_write_args(const char *path, const snapshot_meta_t *meta,
-					  const char *hlo_text, size_t hlo_size,
-					  const snapshot_tensor_t *tensors, uint32_t n,
-					  char *err, size_t err_len)
+static ns_status_t check_write_args(const char *path, const snapshot_meta_t *meta,
+				    const char *hlo_text, size_t hlo_size,
+				    const snapshot_tensor_t *tensors, uint32_t n)
 {
 	if (!path || !path[0])
-		return fail(SNAPSHOT_ERR_INVALID, err, err_len, "snapshot_write: no path given");
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT, "snapshot_write: no path given");
 	if (!meta)
-		return fail(SNAPSHOT_ERR_INVALID, err, err_len, "snapshot %s: no metadata given", path);
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+				      "snapshot %s: no metadata given", path);
 	if (hlo_size && !hlo_text)
-		return fail(SNAPSHOT_ERR_INVALID, err, err_len,
-			    "snapshot %s: %zu bytes of HLO text but no text pointer", path, hlo_size);
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+				      "snapshot %s: %zu bytes of HLO text but no text pointer", path, hlo_size);
 	if (n && !tensors)
-		return fail(SNAPSHOT_ERR_INVALID, err, err_len,
-			    "snapshot %s: %u tensors but no tensor array", path, n);
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+				      "snapshot %s: %u tensors but no tensor array", path, n);
 	if (n > SNAPSHOT_MAX_TENSORS)
-		return fail(SNAPSHOT_ERR_INVALID, err, err_len,
-			    "snapshot %s: %u tensors, a snapshot holds at most %u", path, n,
-			    SNAPSHOT_MAX_TENSORS);
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+				      "snapshot %s: %u tensors, a snapshot holds at most %u", path, n,
+				      SNAPSHOT_MAX_TENSORS);
 	for (uint32_t i = 0; i < n; i++) {
 		const snapshot_tensor_t *t = &tensors[i];
 		uint64_t bytes = 0;
 		if (!memchr(t->name, 0, sizeof(t->name)) || !t->name[0])
-			return fail(SNAPSHOT_ERR_INVALID, err, err_len,
-				    "snapshot %s: tensor %u has an empty or unterminated name", path, i);
+			return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+					      "snapshot %s: tensor %u has an empty or unterminated name", path, i);
 		if (t->role != SNAPSHOT_ROLE_INPUT && t->role != SNAPSHOT_ROLE_OUTPUT)
-			return fail(SNAPSHOT_ERR_INVALID, err, err_len,
-				    "snapshot %s: tensor %u '%s' has role %u (0 input, 1 output)", path,
-				    i, t->name, t->role);
+			return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+					      "snapshot %s: tensor %u '%s' has role %u (0 input, 1 output)", path,
+					      i, t->name, t->role);
 		if (!isa_dtype_size(t->dtype))
-			return fail(SNAPSHOT_ERR_INVALID, err, err_len,
-				    "snapshot %s: tensor %u '%s' has dtype %u, not an ISA dtype", path, i,
-				    t->name, t->dtype);
+			return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+					      "snapshot %s: tensor %u '%s' has dtype %u, not an ISA dtype", path, i,
+					      t->name, t->dtype);
 		if (t->rank > SNAPSHOT_MAX_RANK)
-			return fail(SNAPSHOT_ERR_INVALID, err, err_len,
-				    "snapshot %s: tensor %u '%s' has rank %u (at most %d)", path, i,
-				    t->name, t->rank, SNAPSHOT_MAX_RANK);
+			return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+					      "snapshot %s: tensor %u '%s' has rank %u (at most %d)", path, i,
+					      t->name, t->rank, SNAPSHOT_MAX_RANK);
 		if (!snap_tensor_bytes(t->dtype, t->rank, t->shape, &bytes) || bytes != t->size)
-			return fail(SNAPSHOT_ERR_INVALID, err, err_len,
-				    "snapshot %s: tensor %u '%s' has %" PRIu64
-				    " bytes but its dtype and shape need %" PRIu64, path, i, t->name,
-				    t->size, bytes);
+			return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+					      "snapshot %s: tensor %u '%s' has %" PRIu64
+					      " bytes but its dtype and shape need %" PRIu64, path, i, t->name,
+					      t->size, bytes);
 		if (t->size && !t->data)
-			return fail(SNAPSHOT_ERR_INVALID, err, err_len,
-				    "snapshot %s: tensor %u '%s' has no data pointer", path, i, t->name);
+			return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+					      "snapshot %s: tensor %u '%s' has no data pointer", path, i, t->name);
 		/* alias_input indexes this file's table and names an input */
 		if (t->alias_input != -1 &&
 		    (t->role != SNAPSHOT_ROLE_OUTPUT || t->alias_input < 0 || (uint32_t)t->alias_input >= n ||
 		     tensors[t->alias_input].role != SNAPSHOT_ROLE_INPUT))
-			return fail(SNAPSHOT_ERR_INVALID, err, err_len,
-				    "snapshot %s: tensor %u '%s' has alias_input %d: it must be -1, or for "
-				    "an output the table index of an input", path, i, t->name,
-				    t->alias_input);
+			return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+					      "snapshot %s: tensor %u '%s' has alias_input %d: it must be -1, or for "
+					      "an output the table index of an input", path, i, t->name,
+					      t->alias_input);
 	}
-	return SNAPSHOT_OK;
+	return NS_OK;
 }
 
 /* The JSON metadata text (malloc'd, NUL-terminated) with the tensor table.
  * sums NULL: zero checksums, which have the same length (16 hex digits), so the
  * text's size is known before the data is hashed. */
-static snapshot_status_t build_meta(const char *path, const snapshot_meta_t *meta,
-				    const snapshot_tensor_t *tensors, uint32_t n,
-				    const uint64_t *offsets, const uint64_t *sums, char **out_text,
-				    char *err, size_t err_len)
+static ns_status_t build_meta(const char *path, const snapshot_meta_t *meta,
+			      const snapshot_tensor_t *tensors, uint32_t n,
+			      const uint64_t *offsets, const uint64_t *sums, char **out_text)
 {
 	*out_text = NULL;
 	json_t *root = json_object(), *arr = json_array();
@@ -146,7 +130,8 @@ static snapshot_status_t build_meta(const char *path, const snapshot_meta_t *met
 	if (!root || !arr) {
 		json_decref(root);
 		json_decref(arr);
-		return fail(SNAPSHOT_ERR_NOMEM, err, err_len, "snapshot %s: out of memory", path);
+		return ns_status_make(NS_STATUS_RESOURCE_EXHAUSTED,
+				      "snapshot %s: out of memory", path);
 	}
 	if (meta->error_json) {
 		json_error_t jerr;
@@ -155,9 +140,9 @@ static snapshot_status_t build_meta(const char *path, const snapshot_meta_t *met
 			json_decref(error);
 			json_decref(root);
 			json_decref(arr);
-			return fail(SNAPSHOT_ERR_INVALID, err, err_len,
-				    "snapshot %s: the error record is not a JSON object (%s)", path,
-				    error ? "another JSON value" : jerr.text);
+			return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+					      "snapshot %s: the error record is not a JSON object (%s)", path,
+					      error ? "another JSON value" : jerr.text);
 		}
 	}
 	int rc = 0;
@@ -177,9 +162,9 @@ static snapshot_status_t build_meta(const char *path, const snapshot_meta_t *met
 		 * besides memory. */
 		json_decref(root);
 		json_decref(arr);
-		return fail(SNAPSHOT_ERR_INVALID, err, err_len,
-			    "snapshot %s: a metadata string (module name, kind or runtime version) "
-			    "is not valid UTF-8, or out of memory", path);
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+				      "snapshot %s: a metadata string (module name, kind or runtime version) "
+				      "is not valid UTF-8, or out of memory", path);
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		const snapshot_tensor_t *t = &tensors[i];
@@ -205,21 +190,23 @@ static snapshot_status_t build_meta(const char *path, const snapshot_meta_t *met
 				json_decref(o);
 			json_decref(root);
 			json_decref(arr);
-			return fail(SNAPSHOT_ERR_INVALID, err, err_len,
-				    "snapshot %s: tensor %u's name is not valid UTF-8, or out of memory",
-				    path, i);
+			return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+					      "snapshot %s: tensor %u's name is not valid UTF-8, or out of memory",
+					      path, i);
 		}
 	}
 	if (json_object_set_new(root, "tensors", arr)) {
 		json_decref(root);
-		return fail(SNAPSHOT_ERR_NOMEM, err, err_len, "snapshot %s: out of memory", path);
+		return ns_status_make(NS_STATUS_RESOURCE_EXHAUSTED,
+				      "snapshot %s: out of memory", path);
 	}
 	char *text = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(root);
 	if (!text)
-		return fail(SNAPSHOT_ERR_NOMEM, err, err_len, "snapshot %s: out of memory", path);
+		return ns_status_make(NS_STATUS_RESOURCE_EXHAUSTED,
+				      "snapshot %s: out of memory", path);
 	*out_text = text;
-	return SNAPSHOT_OK;
+	return NS_OK;
 }
 
 /* All n bytes out, through EINTR and short writes: write() at the file offset
@@ -294,24 +281,13 @@ static int write_zeros(int fd, uint64_t n, uint64_t *done)
 	return 0;
 }
 
-static snapshot_status_t errno_status(int e)
+ns_status_t snapshot_write(const char *path, const snapshot_meta_t *meta,
+			   const char *hlo_text, size_t hlo_size,
+			   const snapshot_tensor_t *tensors, uint32_t n)
 {
-	if (e == ENOSPC || e == EDQUOT)
-		return SNAPSHOT_ERR_NOSPACE;
-	return e == ENOMEM ? SNAPSHOT_ERR_NOMEM : SNAPSHOT_ERR_IO;
-}
-
-snapshot_status_t snapshot_write(const char *path, const snapshot_meta_t *meta,
-				 const char *hlo_text, size_t hlo_size,
-				 const snapshot_tensor_t *tensors, uint32_t n,
-				 char *err, size_t err_len)
-{
-	if (err && err_len)
-		err[0] = '\0';
 	errno = 0;
-	snapshot_status_t st = check_write_args(path, meta, hlo_text, hlo_size, tensors, n, err,
-						err_len);
-	if (st != SNAPSHOT_OK)
+	ns_status_t st = check_write_args(path, meta, hlo_text, hlo_size, tensors, n);
+	if (st)
 		return st;
 
 	/* Layout: header, JSON metadata, HLO text, zeros up to the 4 KiB aligned
@@ -323,7 +299,8 @@ snapshot_status_t snapshot_write(const char *path, const snapshot_meta_t *meta,
 		free(offsets);
 		free(sums);
 		XXH64_freeState(hs);
-		return fail(SNAPSHOT_ERR_NOMEM, err, err_len, "snapshot %s: out of memory", path);
+		return ns_status_make(NS_STATUS_RESOURCE_EXHAUSTED,
+				      "snapshot %s: out of memory", path);
 	}
 	uint64_t data_size = 0;
 	for (uint32_t i = 0; i < n; i++) {
@@ -335,8 +312,8 @@ snapshot_status_t snapshot_write(const char *path, const snapshot_meta_t *meta,
 	/* The metadata as it will be, checksums zero for now: its size fixes the
 	 * layout. Header and metadata are rewritten in place once the data is out. */
 	char *meta_text = NULL;
-	st = build_meta(path, meta, tensors, n, offsets, NULL, &meta_text, err, err_len);
-	if (st != SNAPSHOT_OK) {
+	st = build_meta(path, meta, tensors, n, offsets, NULL, &meta_text);
+	if (st) {
 		free(offsets);
 		free(sums);
 		XXH64_freeState(hs);
@@ -399,8 +376,8 @@ snapshot_status_t snapshot_write(const char *path, const snapshot_meta_t *meta,
 		goto out_fail;
 	free(meta_text);
 	meta_text = NULL;
-	st = build_meta(path, meta, tensors, n, offsets, sums, &meta_text, err, err_len);
-	if (st != SNAPSHOT_OK || strlen(meta_text) != meta_size) {
+	st = build_meta(path, meta, tensors, n, offsets, sums, &meta_text);
+	if (st || strlen(meta_text) != meta_size) {
 		/* The same text with same-width checksums has the same size, unless an
 		 * allocation failed inside jansson (its parser can then drop a key of
 		 * the error record instead of failing). */
@@ -410,9 +387,9 @@ snapshot_status_t snapshot_write(const char *path, const snapshot_meta_t *meta,
 		XXH64_freeState(hs);
 		free(meta_text);
 		errno = ENOMEM;
-		return st != SNAPSHOT_OK ? st : fail(SNAPSHOT_ERR_NOMEM, err, err_len,
-						     "snapshot %s: out of memory while formatting the "
-						     "metadata; no file was left", path);
+		return st ? st : ns_status_make(NS_STATUS_RESOURCE_EXHAUSTED,
+						"snapshot %s: out of memory while formatting the "
+						"metadata; no file was left", path);
 	}
 	h.meta_checksum = XXH64(meta_text, meta_size, 0);
 	h.header_checksum = XXH64(&h, offsetof(snap_header_t, header_checksum), 0);
@@ -431,21 +408,20 @@ snapshot_status_t snapshot_write(const char *path, const snapshot_meta_t *meta,
 	XXH64_freeState(hs);
 	free(meta_text);
 	errno = 0;
-	return SNAPSHOT_OK;
+	return NS_OK;
 
 out_fail:
 	e = errno;
 	atomic_file_abort(&af);
 out_fail_nofile:
-	st = errno_status(e);
-	if (st == SNAPSHOT_ERR_NOSPACE)
-		fail(st, err, err_len,
-		     "cannot %s snapshot %s: %s (%" PRIu64 " of %" PRIu64 " bytes written); "
-		     "no file was left: free space or point the dump directory elsewhere",
-		     what, path, strerror(e), done, h.file_size);
+	if (e == ENOSPC || e == EDQUOT)
+		st = ns_status_make_errno(e, "cannot %s snapshot %s: %s (%" PRIu64 " of %" PRIu64
+					  " bytes written); no file was left: free space or point the "
+					  "dump directory elsewhere", what, path, strerror(e), done,
+					  h.file_size);
 	else
-		fail(st, err, err_len, "cannot %s snapshot %s: %s; no file was left",
-		     what, path, strerror(e));
+		st = ns_status_make_errno(e, "cannot %s snapshot %s: %s; no file was left", what, path,
+					  strerror(e));
 	free(offsets);
 	free(sums);
 	XXH64_freeState(hs);

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "neuronsim/errmsg.h"
+#include "neuronsim/status.h"
 #include "neuronsim/isa.h"
 #include "neuronsim/snapshot.h"
 
@@ -37,8 +38,6 @@ typedef struct snap_header {
 _Static_assert(sizeof(snap_header_t) == SNAPSHOT_HEADER_SIZE, "header is 128 bytes");
 _Static_assert(offsetof(snap_header_t, n_tensors) == 88, "n_tensors at 88");
 _Static_assert(offsetof(snap_header_t, header_checksum) == 120, "checksum at 120");
-
-#define fail(st, ...) ((snapshot_status_t)errmsg_fail((st), __VA_ARGS__))
 
 /* Bytes of a dense tensor, false when the product overflows 64 bits. */
 static inline bool snap_tensor_bytes(uint32_t dtype, uint32_t rank, const uint64_t *shape, uint64_t *out)

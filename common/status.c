@@ -175,8 +175,10 @@ int ns_status_detail(ns_status_t st)
 
 void ns_status_free(ns_status_t st)
 {
+	int e = errno; /* a caller may still read the failing call's errno */
 	if (st && !is_static(st))
 		free(st);
+	errno = e;
 }
 
 ns_status_code_t ns_status_consume_code(ns_status_t st)
@@ -195,7 +197,9 @@ size_t ns_status_format(ns_status_t st, char *buf, size_t len)
 
 size_t ns_status_copy_message(ns_status_t st, char *buf, size_t len)
 {
+	int e = errno;
 	int n = snprintf(buf, len, "%s", ns_status_message(st));
+	errno = e;
 	return n < 0 ? 0 : (size_t)n;
 }
 

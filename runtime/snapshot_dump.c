@@ -188,10 +188,9 @@ bool nrt_snapshot_dump(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec, uint32_t inst_
 		meta.module_name = "module"; /* not UTF-8: the file name has the readable part */
 	json_decref(probe);
 	nrt_neuronsim_trace_begin("snapshot_write");
-	snapshot_status_t ss = snapshot_write(path, &meta, v->hlo_text, v->hlo_text ? v->hlo_size : 0, t, k,
-					      err, sizeof(err));
+	ns_status_t ss = snapshot_write(path, &meta, v->hlo_text, v->hlo_text ? v->hlo_size : 0, t, k);
 	nrt_neuronsim_trace_end();
-	if (ss != SNAPSHOT_OK) {
+	if (ns_status_consume_message(ss, err, sizeof(err)) != NS_STATUS_OK) {
 		report_lost(ctx, err[0] ? err : path);
 		if (out_path && path_len)
 			snprintf(out_path, path_len, "%s", err[0] ? err : path);

@@ -57,9 +57,10 @@ int nsnap_usage_error(const char *fmt, const char *arg)
 snapshot_t *nsnap_load(const char *path)
 {
 	snapshot_t *s = NULL;
-	char err[1024];
-	if (snapshot_read(path, &s, err, sizeof(err)) != SNAPSHOT_OK) {
-		fprintf(stderr, "neuron-snapshot: %s\n", err);
+	ns_status_t st = snapshot_read(path, &s);
+	if (st) {
+		fprintf(stderr, "neuron-snapshot: %s\n", ns_status_message(st));
+		ns_status_free(st);
 		return NULL;
 	}
 	return s;

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "neuronsim/isa.h"
+#include "neuronsim/status.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -26,18 +27,15 @@ extern "C" {
 #define SNAPSHOT_MAX_TENSORS (1u << 20)  /* a bigger table is refused as corrupt */
 #define SNAPSHOT_MAX_META ((uint64_t)256 << 20) /* bytes of JSON metadata */
 
-typedef enum snapshot_status {
-	SNAPSHOT_OK = 0,
-	SNAPSHOT_ERR_IO = 1,        /* open/write/fsync/rename/read failed; errno kept */
-	SNAPSHOT_ERR_NOSPACE = 2,   /* ENOSPC/EDQUOT while writing; no file left behind */
-	SNAPSHOT_ERR_FORMAT = 3,    /* not a snapshot, truncated, bad field */
-	SNAPSHOT_ERR_CHECKSUM = 4,  /* a section's checksum does not match */
-	SNAPSHOT_ERR_VERSION = 5,   /* a major version this reader does not know */
-	SNAPSHOT_ERR_NOMEM = 6,
-	SNAPSHOT_ERR_INVALID = 7,   /* bad argument */
-} snapshot_status_t;
-
-const char *snapshot_status_str(snapshot_status_t s);
+/* Failures are statuses (status.h) with a one-line message:
+ *   NS_STATUS_INVALID_ARGUMENT    not a snapshot, truncated, a bad field; or a
+ *                                 bad argument
+ *   NS_STATUS_DATA_LOSS           a section's checksum does not match
+ *   NS_STATUS_UNIMPLEMENTED       a major version this reader does not know
+ *   NS_STATUS_RESOURCE_EXHAUSTED  out of memory, or ENOSPC/EDQUOT while writing
+ *                                 (ns_status_errno tells them apart)
+ *   the code of the errno         open/write/fsync/rename/read failed (errno
+ *                                 kept: ns_status_errno) */
 
 /* What a tensor of the file is. */
 typedef enum snapshot_role {
@@ -78,16 +76,16 @@ typedef struct snapshot_meta {
 /* Writes meta, the HLO text (hlo_size bytes, may be 0) and n tensors to path
  * atomically: a temporary file in the same directory created with mode 0600,
  * fsync, rename over path, fsync of the directory. On any failure no file is
- * left (neither path nor the temporary) and err gets a one-line message naming
- * path and the reason. The temporary is "PATH.tmp-XXXXXX". Strings (tensor names,
- * meta strings) must be valid UTF-8 and error_json a JSON object text, else
- * SNAPSHOT_ERR_INVALID; ENOSPC/EDQUOT give SNAPSHOT_ERR_NOSPACE. errno is left
- * at the failing call's value (0 for argument errors). Nothing is kept: the
- * caller's buffers are only read during the call. */
-snapshot_status_t snapshot_write(const char *path, const snapshot_meta_t *meta,
-				 const char *hlo_text, size_t hlo_size,
-				 const snapshot_tensor_t *tensors, uint32_t n,
-				 char *err, size_t err_len);
+ * left (neither path nor the temporary) and the status's message names path and
+ * the reason. The temporary is "PATH.tmp-XXXXXX". Strings (tensor names, meta
+ * strings) must be valid UTF-8 and error_json a JSON object text, else
+ * NS_STATUS_INVALID_ARGUMENT; ENOSPC/EDQUOT give NS_STATUS_RESOURCE_EXHAUSTED.
+ * errno is left at the failing call's value (0 for argument errors), and kept
+ * in the status. Nothing is kept: the caller's buffers are only read during the
+ * call. */
+ns_status_t snapshot_write(const char *path, const snapshot_meta_t *meta,
+			   const char *hlo_text, size_t hlo_size,
+			   const snapshot_tensor_t *tensors, uint32_t n);
 
 /* A loaded snapshot; tensors[i].data points into the loaded file. */
 typedef struct snapshot {
@@ -104,12 +102,12 @@ typedef struct snapshot {
 } snapshot_t;
 
 /* Reads and validates (structure, bounds, checksums) path. Caller frees with
- * snapshot_free(). On failure err says what is wrong and where. */
-snapshot_status_t snapshot_read(const char *path, snapshot_t **out_snapshot, char *err, size_t err_len);
+ * snapshot_free(). On failure the status says what is wrong and where
+ * ("snapshot PATH: ...", "snapshot: cannot read 'PATH': ..."). */
+ns_status_t snapshot_read(const char *path, snapshot_t **out_snapshot);
 /* The same on a file image in memory [data, data + size); the bytes are copied,
  * data may be freed after the call. On failure *out_snapshot is NULL. */
-snapshot_status_t snapshot_parse(const void *data, size_t size, snapshot_t **out_snapshot,
-				 char *err, size_t err_len);
+ns_status_t snapshot_parse(const void *data, size_t size, snapshot_t **out_snapshot);
 /* Frees everything snapshot_read/snapshot_parse returned. NULL is a no-op. */
 void snapshot_free(snapshot_t *snapshot);
 

@@ -93,7 +93,8 @@ ns_status_t ns_status_with_detail(ns_status_t st, int detail);
 int ns_status_detail(ns_status_t st);
 static inline bool ns_status_is_ok(ns_status_t st) { return st == NULL; }
 
-/* Frees st. NULL and the static statuses are fine. */
+/* Frees st. NULL and the static statuses are fine. This and the functions that
+ * read a status leave errno as it was, for callers of APIs that also set it. */
 void ns_status_free(ns_status_t st);
 /* ns_status_free, said where a failure is deliberately dropped (a cleanup
  * path that already reports another one, a best-effort write). */

@@ -119,8 +119,8 @@ int main(int argc, char **argv)
 		tp[r] = now_s() - t0;
 		unlink(plain_path);
 		t0 = now_s();
-		if (snapshot_write(snap_path, &meta, NULL, 0, t, (uint32_t)tensors, err, sizeof(err)) !=
-		    SNAPSHOT_OK) {
+		if (ns_status_consume_message(snapshot_write(snap_path, &meta, NULL, 0, t, (uint32_t)tensors),
+					      err, sizeof(err)) != NS_STATUS_OK) {
 			fprintf(stderr, "neuronsim-bench-snapshot-write: %s\n", err);
 			return 1;
 		}

@@ -76,9 +76,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	snapshot_t *s = (snapshot_t *)0x1;
 	char err[512];
 	err[0] = '\0';
-	snapshot_status_t st = snapshot_parse(buf, size, &s, err, sizeof(err));
+	ns_status_code_t st = ns_status_consume_message(snapshot_parse(buf, size, &s), err, sizeof(err));
 	free(buf); /* the snapshot holds its own copy */
-	if (st == SNAPSHOT_OK) {
+	if (st == NS_STATUS_OK) {
 		walk(s);
 		snapshot_free(s);
 	} else if (s != NULL || err[0] == '\0' || strchr(err, '\n')) {

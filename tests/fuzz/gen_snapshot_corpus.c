@@ -12,12 +12,13 @@ static void save(const char *dir, const char *name, const snapshot_meta_t *m, co
 {
 	char path[4096], err[512];
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if (snapshot_write(path, m, hlo, hlo ? strlen(hlo) : 0, t, n, err, sizeof(err)) != SNAPSHOT_OK) {
+	if (ns_status_consume_message(snapshot_write(path, m, hlo, hlo ? strlen(hlo) : 0, t, n), err,
+				      sizeof(err)) != NS_STATUS_OK) {
 		fprintf(stderr, "gen_snapshot_corpus: %s\n", err);
 		exit(1);
 	}
 	snapshot_t *s;
-	if (snapshot_read(path, &s, err, sizeof(err)) != SNAPSHOT_OK) {
+	if (ns_status_consume_message(snapshot_read(path, &s), err, sizeof(err)) != NS_STATUS_OK) {
 		fprintf(stderr, "gen_snapshot_corpus: written file does not read back: %s\n", err);
 		exit(1);
 	}

@@ -192,8 +192,8 @@ START_TEST(test_snapshot_write_never_follows_planted_symlink)
 				.alias_input = -1 };
 	char err[512];
 	const char hlo[] = "HloModule m";
-	ck_assert_int_eq(snapshot_write(out, &meta, hlo, sizeof(hlo) - 1, &t, 1, err, sizeof(err)),
-			 SNAPSHOT_OK);
+	ck_assert_int_eq(ns_status_consume_message(snapshot_write(out, &meta, hlo, sizeof(hlo) - 1, &t, 1), err, sizeof(err)),
+			 NS_STATUS_OK);
 	victim_untouched();
 	ck_assert(!is_symlink(out));
 	struct stat sb;

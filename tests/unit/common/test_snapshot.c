@@ -295,11 +295,16 @@ static void remove_dir(const char *dir)
 	rmdir(dir);
 }
 
-static snapshot_status_t write_sample(const char *path, char *err, size_t len)
+/* The code of writing the sample (its message in err); errno as snapshot_write left it. */
+static ns_status_code_t write_sample(const char *path, char *err, size_t len)
 {
 	sample_init();
 	snapshot_meta_t m = sample_meta();
-	return snapshot_write(path, &m, sample_hlo, strlen(sample_hlo), sample_t, sample_n, err, len);
+	ns_status_t st = snapshot_write(path, &m, sample_hlo, strlen(sample_hlo), sample_t, sample_n);
+	int e = errno;
+	ns_status_code_t code = ns_status_consume_message(st, err, len);
+	errno = e;
+	return code;
 }
 
 /* The sample's file image (malloc'd). */
@@ -308,7 +313,7 @@ static uint8_t *sample_image(size_t *out_size)
 	char dir[256], path[300], err[512];
 	make_dir(dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/s.snap", dir);
-	ck_assert_msg(write_sample(path, err, sizeof(err)) == SNAPSHOT_OK, "%s", err);
+	ck_assert_msg(write_sample(path, err, sizeof(err)) == NS_STATUS_OK, "%s", err);
 	FILE *f = fopen(path, "rb");
 	ck_assert_ptr_nonnull(f);
 	fseek(f, 0, SEEK_END);
@@ -365,10 +370,10 @@ START_TEST(test_round_trip_every_dtype)
 	char dir[256], path[300], err[512];
 	make_dir(dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/round.snap", dir);
-	ck_assert_msg(write_sample(path, err, sizeof(err)) == SNAPSHOT_OK, "%s", err);
+	ck_assert_msg(write_sample(path, err, sizeof(err)) == NS_STATUS_OK, "%s", err);
 	ck_assert_str_eq(err, "");
 	snapshot_t *s = NULL;
-	ck_assert_msg(snapshot_read(path, &s, err, sizeof(err)) == SNAPSHOT_OK, "%s", err);
+	ck_assert_msg(ns_status_consume_message(snapshot_read(path, &s), err, sizeof(err)) == NS_STATUS_OK, "%s", err);
 	check_equal_to_sample(s);
 	struct stat sb;
 	ck_assert_int_eq(stat(path, &sb), 0);
@@ -407,10 +412,10 @@ START_TEST(test_round_trip_rank0_and_empty)
 	t[1].shape[2] = 2;
 	t[1].alias_input = -1;
 	snapshot_meta_t m = { 0 };  /* every string NULL */
-	ck_assert_msg(snapshot_write(path, &m, NULL, 0, t, 2, err, sizeof(err)) == SNAPSHOT_OK,
+	ck_assert_msg(ns_status_consume_message(snapshot_write(path, &m, NULL, 0, t, 2), err, sizeof(err)) == NS_STATUS_OK,
 		      "%s", err);
 	snapshot_t *s = NULL;
-	ck_assert_msg(snapshot_read(path, &s, err, sizeof(err)) == SNAPSHOT_OK, "%s", err);
+	ck_assert_msg(ns_status_consume_message(snapshot_read(path, &s), err, sizeof(err)) == NS_STATUS_OK, "%s", err);
 	ck_assert_uint_eq(s->n_tensors, 2);
 	ck_assert_uint_eq(s->tensors[0].rank, 0);
 	ck_assert_uint_eq(s->tensors[0].dtype, dt);
@@ -435,10 +440,10 @@ START_TEST(test_round_trip_u64_beyond_int64)
 	snprintf(path, sizeof(path), "%s/big.snap", dir);
 	snapshot_meta_t m = { .process = UINT64_MAX, .execution = (uint64_t)INT64_MAX + 1,
 			      .status = -5 };
-	ck_assert_msg(snapshot_write(path, &m, "x", 1, NULL, 0, err, sizeof(err)) == SNAPSHOT_OK,
+	ck_assert_msg(ns_status_consume_message(snapshot_write(path, &m, "x", 1, NULL, 0), err, sizeof(err)) == NS_STATUS_OK,
 		      "%s", err);
 	snapshot_t *s = NULL;
-	ck_assert_msg(snapshot_read(path, &s, err, sizeof(err)) == SNAPSHOT_OK, "%s", err);
+	ck_assert_msg(ns_status_consume_message(snapshot_read(path, &s), err, sizeof(err)) == NS_STATUS_OK, "%s", err);
 	ck_assert_uint_eq(s->meta.process, UINT64_MAX);
 	ck_assert_uint_eq(s->meta.execution, (uint64_t)INT64_MAX + 1);
 	ck_assert_int_eq(s->meta.status, -5);
@@ -456,9 +461,9 @@ START_TEST(test_write_replaces_existing_file)
 	FILE *f = fopen(path, "w");
 	fputs("old", f);
 	fclose(f);
-	ck_assert_msg(write_sample(path, err, sizeof(err)) == SNAPSHOT_OK, "%s", err);
+	ck_assert_msg(write_sample(path, err, sizeof(err)) == NS_STATUS_OK, "%s", err);
 	snapshot_t *s = NULL;
-	ck_assert_msg(snapshot_read(path, &s, err, sizeof(err)) == SNAPSHOT_OK, "%s", err);
+	ck_assert_msg(ns_status_consume_message(snapshot_read(path, &s), err, sizeof(err)) == NS_STATUS_OK, "%s", err);
 	snapshot_free(s);
 	ck_assert_int_eq(dir_entries(dir, NULL, 0), 1);
 	remove_dir(dir);
@@ -473,9 +478,9 @@ START_TEST(test_file_mode_is_0600)
 	make_dir(dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/mode.snap", dir);
 	mode_t old = umask(0); /* even a permissive umask gives 0600 */
-	snapshot_status_t st = write_sample(path, err, sizeof(err));
+	ns_status_code_t st = write_sample(path, err, sizeof(err));
 	umask(old);
-	ck_assert_msg(st == SNAPSHOT_OK, "%s", err);
+	ck_assert_msg(st == NS_STATUS_OK, "%s", err);
 	struct stat sb;
 	ck_assert_int_eq(stat(path, &sb), 0);
 	ck_assert_uint_eq(sb.st_mode & 07777, 0600);
@@ -495,68 +500,68 @@ START_TEST(test_write_rejects_bad_arguments)
 	snapshot_meta_t m = sample_meta();
 	snapshot_tensor_t t = sample_t[0];
 
-	ck_assert_int_eq(snapshot_write(NULL, &m, NULL, 0, NULL, 0, err, sizeof(err)),
-			 SNAPSHOT_ERR_INVALID);
-	ck_assert_int_eq(snapshot_write(path, NULL, NULL, 0, NULL, 0, err, sizeof(err)),
-			 SNAPSHOT_ERR_INVALID);
-	ck_assert_int_eq(snapshot_write(path, &m, NULL, 5, NULL, 0, err, sizeof(err)),
-			 SNAPSHOT_ERR_INVALID);
-	ck_assert_int_eq(snapshot_write(path, &m, NULL, 0, NULL, 3, err, sizeof(err)),
-			 SNAPSHOT_ERR_INVALID);
+	ck_assert_int_eq(ns_status_consume_message(snapshot_write(NULL, &m, NULL, 0, NULL, 0), err, sizeof(err)),
+			 NS_STATUS_INVALID_ARGUMENT);
+	ck_assert_int_eq(ns_status_consume_message(snapshot_write(path, NULL, NULL, 0, NULL, 0), err, sizeof(err)),
+			 NS_STATUS_INVALID_ARGUMENT);
+	ck_assert_int_eq(ns_status_consume_message(snapshot_write(path, &m, NULL, 5, NULL, 0), err, sizeof(err)),
+			 NS_STATUS_INVALID_ARGUMENT);
+	ck_assert_int_eq(ns_status_consume_message(snapshot_write(path, &m, NULL, 0, NULL, 3), err, sizeof(err)),
+			 NS_STATUS_INVALID_ARGUMENT);
 
 	t.size++;  /* size disagrees with dtype and shape */
-	ck_assert_int_eq(snapshot_write(path, &m, NULL, 0, &t, 1, err, sizeof(err)), SNAPSHOT_ERR_INVALID);
+	ck_assert_int_eq(ns_status_consume_message(snapshot_write(path, &m, NULL, 0, &t, 1), err, sizeof(err)), NS_STATUS_INVALID_ARGUMENT);
 	ck_assert_ptr_nonnull(strstr(err, "input0"));
 	t = sample_t[0];
 	t.dtype = 99;
-	ck_assert_int_eq(snapshot_write(path, &m, NULL, 0, &t, 1, err, sizeof(err)), SNAPSHOT_ERR_INVALID);
+	ck_assert_int_eq(ns_status_consume_message(snapshot_write(path, &m, NULL, 0, &t, 1), err, sizeof(err)), NS_STATUS_INVALID_ARGUMENT);
 	t = sample_t[0];
 	t.rank = SNAPSHOT_MAX_RANK + 1;
-	ck_assert_int_eq(snapshot_write(path, &m, NULL, 0, &t, 1, err, sizeof(err)), SNAPSHOT_ERR_INVALID);
+	ck_assert_int_eq(ns_status_consume_message(snapshot_write(path, &m, NULL, 0, &t, 1), err, sizeof(err)), NS_STATUS_INVALID_ARGUMENT);
 	t = sample_t[0];
 	t.role = 2;
-	ck_assert_int_eq(snapshot_write(path, &m, NULL, 0, &t, 1, err, sizeof(err)), SNAPSHOT_ERR_INVALID);
+	ck_assert_int_eq(ns_status_consume_message(snapshot_write(path, &m, NULL, 0, &t, 1), err, sizeof(err)), NS_STATUS_INVALID_ARGUMENT);
 	t = sample_t[0];
 	t.name[0] = '\0';
-	ck_assert_int_eq(snapshot_write(path, &m, NULL, 0, &t, 1, err, sizeof(err)), SNAPSHOT_ERR_INVALID);
+	ck_assert_int_eq(ns_status_consume_message(snapshot_write(path, &m, NULL, 0, &t, 1), err, sizeof(err)), NS_STATUS_INVALID_ARGUMENT);
 	t = sample_t[0];
 	memset(t.name, 'a', sizeof(t.name)); /* no NUL */
-	ck_assert_int_eq(snapshot_write(path, &m, NULL, 0, &t, 1, err, sizeof(err)), SNAPSHOT_ERR_INVALID);
+	ck_assert_int_eq(ns_status_consume_message(snapshot_write(path, &m, NULL, 0, &t, 1), err, sizeof(err)), NS_STATUS_INVALID_ARGUMENT);
 	t = sample_t[0];
 	t.data = NULL;
-	ck_assert_int_eq(snapshot_write(path, &m, NULL, 0, &t, 1, err, sizeof(err)), SNAPSHOT_ERR_INVALID);
+	ck_assert_int_eq(ns_status_consume_message(snapshot_write(path, &m, NULL, 0, &t, 1), err, sizeof(err)), NS_STATUS_INVALID_ARGUMENT);
 	t = sample_t[0];
 	t.alias_input = -2;
-	ck_assert_int_eq(snapshot_write(path, &m, NULL, 0, &t, 1, err, sizeof(err)), SNAPSHOT_ERR_INVALID);
+	ck_assert_int_eq(ns_status_consume_message(snapshot_write(path, &m, NULL, 0, &t, 1), err, sizeof(err)), NS_STATUS_INVALID_ARGUMENT);
 	/* alias_input: an input may not alias; an output aliases an input of the table */
 	t = sample_t[0];
 	t.alias_input = 0;
-	ck_assert_int_eq(snapshot_write(path, &m, NULL, 0, &t, 1, err, sizeof(err)), SNAPSHOT_ERR_INVALID);
+	ck_assert_int_eq(ns_status_consume_message(snapshot_write(path, &m, NULL, 0, &t, 1), err, sizeof(err)), NS_STATUS_INVALID_ARGUMENT);
 	ck_assert_ptr_nonnull(strstr(err, "alias_input"));
 	snapshot_tensor_t two[2] = { sample_t[13], sample_t[13] }; /* outputs */
 	two[0].alias_input = -1;
 	two[1].alias_input = 0;  /* an output, not an input */
-	ck_assert_int_eq(snapshot_write(path, &m, NULL, 0, two, 2, err, sizeof(err)), SNAPSHOT_ERR_INVALID);
+	ck_assert_int_eq(ns_status_consume_message(snapshot_write(path, &m, NULL, 0, two, 2), err, sizeof(err)), NS_STATUS_INVALID_ARGUMENT);
 	two[1].alias_input = 2;  /* beyond the table */
-	ck_assert_int_eq(snapshot_write(path, &m, NULL, 0, two, 2, err, sizeof(err)), SNAPSHOT_ERR_INVALID);
+	ck_assert_int_eq(ns_status_consume_message(snapshot_write(path, &m, NULL, 0, two, 2), err, sizeof(err)), NS_STATUS_INVALID_ARGUMENT);
 	t = sample_t[0];
 	snprintf(t.name, sizeof(t.name), "bad\xff\xfe");  /* not UTF-8 */
-	ck_assert_int_eq(snapshot_write(path, &m, NULL, 0, &t, 1, err, sizeof(err)), SNAPSHOT_ERR_INVALID);
+	ck_assert_int_eq(ns_status_consume_message(snapshot_write(path, &m, NULL, 0, &t, 1), err, sizeof(err)), NS_STATUS_INVALID_ARGUMENT);
 	ck_assert_ptr_nonnull(strstr(err, "UTF-8"));
 	/* shape whose byte count overflows 64 bits */
 	t = sample_t[0];
 	t.rank = 2;
 	t.shape[0] = t.shape[1] = (uint64_t)1 << 40;
-	ck_assert_int_eq(snapshot_write(path, &m, NULL, 0, &t, 1, err, sizeof(err)), SNAPSHOT_ERR_INVALID);
+	ck_assert_int_eq(ns_status_consume_message(snapshot_write(path, &m, NULL, 0, &t, 1), err, sizeof(err)), NS_STATUS_INVALID_ARGUMENT);
 
 	m.error_json = "{not json";
-	ck_assert_int_eq(snapshot_write(path, &m, NULL, 0, NULL, 0, err, sizeof(err)), SNAPSHOT_ERR_INVALID);
+	ck_assert_int_eq(ns_status_consume_message(snapshot_write(path, &m, NULL, 0, NULL, 0), err, sizeof(err)), NS_STATUS_INVALID_ARGUMENT);
 	ck_assert_ptr_nonnull(strstr(err, "error record"));
 	m.error_json = "[1,2]";
-	ck_assert_int_eq(snapshot_write(path, &m, NULL, 0, NULL, 0, err, sizeof(err)), SNAPSHOT_ERR_INVALID);
+	ck_assert_int_eq(ns_status_consume_message(snapshot_write(path, &m, NULL, 0, NULL, 0), err, sizeof(err)), NS_STATUS_INVALID_ARGUMENT);
 	m = sample_meta();
 	m.module_name = "\xc3";
-	ck_assert_int_eq(snapshot_write(path, &m, NULL, 0, NULL, 0, err, sizeof(err)), SNAPSHOT_ERR_INVALID);
+	ck_assert_int_eq(ns_status_consume_message(snapshot_write(path, &m, NULL, 0, NULL, 0), err, sizeof(err)), NS_STATUS_INVALID_ARGUMENT);
 	ck_assert_ptr_nonnull(strstr(err, path));
 
 	ck_assert_int_eq(dir_entries(dir, NULL, 0), 0);
@@ -572,7 +577,7 @@ START_TEST(test_every_flipped_byte_is_detected)
 	uint8_t *img = sample_image(&size);
 	snapshot_t *s = NULL;
 	char err[512];
-	ck_assert_int_eq(snapshot_parse(img, size, &s, err, sizeof(err)), SNAPSHOT_OK);
+	ck_assert_int_eq(ns_status_consume_message(snapshot_parse(img, size, &s), err, sizeof(err)), NS_STATUS_OK);
 	check_equal_to_sample(s);
 	snapshot_free(s);
 	/* Every byte of the file is covered by a checksum or must be zero padding. */
@@ -580,8 +585,8 @@ START_TEST(test_every_flipped_byte_is_detected)
 		for (int bit = 0; bit < 8; bit += 7) {
 			img[i] ^= (uint8_t)(1u << bit);
 			err[0] = '\0';
-			snapshot_status_t st = snapshot_parse(img, size, &s, err, sizeof(err));
-			ck_assert_msg(st != SNAPSHOT_OK, "flipping bit %d of byte %zu went unnoticed", bit, i);
+			ns_status_code_t st = ns_status_consume_message(snapshot_parse(img, size, &s), err, sizeof(err));
+			ck_assert_msg(st != NS_STATUS_OK, "flipping bit %d of byte %zu went unnoticed", bit, i);
 			ck_assert_ptr_null(s);
 			ck_assert_msg(err[0] && !strchr(err, '\n'), "byte %zu: message '%s'", i, err);
 			img[i] ^= (uint8_t)(1u << bit);
@@ -599,8 +604,8 @@ START_TEST(test_every_truncation_is_detected)
 	for (size_t n = 0; n < size; n++) {
 		snapshot_t *s = (snapshot_t *)0x1;
 		err[0] = '\0';
-		snapshot_status_t st = snapshot_parse(n ? img : NULL, n, &s, err, sizeof(err));
-		ck_assert_msg(st == SNAPSHOT_ERR_FORMAT, "length %zu: status %d (%s)", n, st, err);
+		ns_status_code_t st = ns_status_consume_message(snapshot_parse(n ? img : NULL, n, &s), err, sizeof(err));
+		ck_assert_msg(st == NS_STATUS_INVALID_ARGUMENT, "length %zu: status %d (%s)", n, st, err);
 		ck_assert_ptr_null(s);
 		ck_assert_msg(strstr(err, "truncated") || strstr(err, "magic"), "length %zu: '%s'", n, err);
 	}
@@ -609,7 +614,7 @@ START_TEST(test_every_truncation_is_detected)
 	memcpy(longer, img, size);
 	longer[size] = 0;
 	snapshot_t *s = NULL;
-	ck_assert_int_eq(snapshot_parse(longer, size + 1, &s, err, sizeof(err)), SNAPSHOT_ERR_FORMAT);
+	ck_assert_int_eq(ns_status_consume_message(snapshot_parse(longer, size + 1, &s), err, sizeof(err)), NS_STATUS_INVALID_ARGUMENT);
 	ck_assert_ptr_nonnull(strstr(err, "trailing"));
 	free(longer);
 	free(img);
@@ -630,19 +635,19 @@ START_TEST(test_corruption_of_each_section)
 	ck_assert_uint_eq(meta_off, SNAPSHOT_HEADER_SIZE);
 	ck_assert_uint_eq(data_off % SNAPSHOT_DATA_ALIGN, 0);
 
-	struct { size_t at; snapshot_status_t st; const char *words; } cases[] = {
-		{ 0, SNAPSHOT_ERR_FORMAT, "magic" },
-		{ 20, SNAPSHOT_ERR_CHECKSUM, "header checksum" },
-		{ 121, SNAPSHOT_ERR_CHECKSUM, "header checksum" },
-		{ (size_t)meta_off + 3, SNAPSHOT_ERR_CHECKSUM, "metadata checksum" },
-		{ (size_t)hlo_off + 5, SNAPSHOT_ERR_CHECKSUM, "HLO text checksum" },
-		{ (size_t)data_off - 1, SNAPSHOT_ERR_FORMAT, "padding" },
-		{ (size_t)data_off + 1, SNAPSHOT_ERR_CHECKSUM, "tensor 0 'input0'" },
-		{ size - 1, SNAPSHOT_ERR_FORMAT, "padding" },
+	struct { size_t at; ns_status_code_t st; const char *words; } cases[] = {
+		{ 0, NS_STATUS_INVALID_ARGUMENT, "magic" },
+		{ 20, NS_STATUS_DATA_LOSS, "header checksum" },
+		{ 121, NS_STATUS_DATA_LOSS, "header checksum" },
+		{ (size_t)meta_off + 3, NS_STATUS_DATA_LOSS, "metadata checksum" },
+		{ (size_t)hlo_off + 5, NS_STATUS_DATA_LOSS, "HLO text checksum" },
+		{ (size_t)data_off - 1, NS_STATUS_INVALID_ARGUMENT, "padding" },
+		{ (size_t)data_off + 1, NS_STATUS_DATA_LOSS, "tensor 0 'input0'" },
+		{ size - 1, NS_STATUS_INVALID_ARGUMENT, "padding" },
 	};
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
 		img[cases[c].at] ^= 0x40;
-		snapshot_status_t st = snapshot_parse(img, size, &s, err, sizeof(err));
+		ns_status_code_t st = ns_status_consume_message(snapshot_parse(img, size, &s), err, sizeof(err));
 		ck_assert_msg(st == cases[c].st && strstr(err, cases[c].words),
 			      "byte %zu: status %d, message '%s', expected %d with '%s'", cases[c].at, st,
 			      err, cases[c].st, cases[c].words);
@@ -651,12 +656,12 @@ START_TEST(test_corruption_of_each_section)
 	/* A checksum mismatch in the last tensor names it. */
 	uint64_t last_off = data_off;
 	snapshot_t *ok = NULL;
-	ck_assert_int_eq(snapshot_parse(img, size, &ok, err, sizeof(err)), SNAPSHOT_OK);
+	ck_assert_int_eq(ns_status_consume_message(snapshot_parse(img, size, &ok), err, sizeof(err)), NS_STATUS_OK);
 	const snapshot_tensor_t *lt = &ok->tensors[13]; /* output0 */
 	last_off = data_off + (uint64_t)((const uint8_t *)lt->data - (const uint8_t *)ok->tensors[0].data);
 	snapshot_free(ok);
 	img[last_off + 2] ^= 1;
-	ck_assert_int_eq(snapshot_parse(img, size, &s, err, sizeof(err)), SNAPSHOT_ERR_CHECKSUM);
+	ck_assert_int_eq(ns_status_consume_message(snapshot_parse(img, size, &s), err, sizeof(err)), NS_STATUS_DATA_LOSS);
 	ck_assert_ptr_nonnull(strstr(err, "'output0'"));
 	free(img);
 }
@@ -670,11 +675,11 @@ START_TEST(test_version_and_flags)
 	snapshot_t *s = NULL;
 	uint16_t v = 2;
 	memcpy(img + 8, &v, 2);
-	ck_assert_int_eq(snapshot_parse(img, size, &s, err, sizeof(err)), SNAPSHOT_ERR_VERSION);
+	ck_assert_int_eq(ns_status_consume_message(snapshot_parse(img, size, &s), err, sizeof(err)), NS_STATUS_UNIMPLEMENTED);
 	ck_assert_ptr_nonnull(strstr(err, "2.0"));
 	ck_assert_ptr_nonnull(strstr(err, "1.x"));
 	/* version check precedes the header length: a 12-byte v2 file says so too */
-	ck_assert_int_eq(snapshot_parse(img, 12, &s, err, sizeof(err)), SNAPSHOT_ERR_VERSION);
+	ck_assert_int_eq(ns_status_consume_message(snapshot_parse(img, 12, &s), err, sizeof(err)), NS_STATUS_UNIMPLEMENTED);
 	v = 1;
 	memcpy(img + 8, &v, 2);
 	/* a newer minor version is read */
@@ -682,7 +687,7 @@ START_TEST(test_version_and_flags)
 	memcpy(img + 10, &v, 2);
 	uint64_t sum = XXH64(img, 120, 0);
 	memcpy(img + 120, &sum, 8);
-	ck_assert_msg(snapshot_parse(img, size, &s, err, sizeof(err)) == SNAPSHOT_OK, "%s", err);
+	ck_assert_msg(ns_status_consume_message(snapshot_parse(img, size, &s), err, sizeof(err)) == NS_STATUS_OK, "%s", err);
 	ck_assert_uint_eq(s->version_minor, 7);
 	snapshot_free(s);
 	/* unknown flags are refused */
@@ -690,7 +695,7 @@ START_TEST(test_version_and_flags)
 	memcpy(img + 92, &flags, 4);
 	sum = XXH64(img, 120, 0);
 	memcpy(img + 120, &sum, 8);
-	ck_assert_int_eq(snapshot_parse(img, size, &s, err, sizeof(err)), SNAPSHOT_ERR_VERSION);
+	ck_assert_int_eq(ns_status_consume_message(snapshot_parse(img, size, &s), err, sizeof(err)), NS_STATUS_UNIMPLEMENTED);
 	ck_assert_ptr_nonnull(strstr(err, "flags"));
 	free(img);
 }
@@ -735,8 +740,8 @@ static void expect_bad_meta(const char *meta, uint32_t n, const char *words)
 	uint8_t *img = seal(meta, "", data, sizeof(data), n, &size);
 	snapshot_t *s = (snapshot_t *)0x1;
 	char err[512] = "";
-	snapshot_status_t st = snapshot_parse(img, size, &s, err, sizeof(err));
-	ck_assert_msg(st != SNAPSHOT_OK && strstr(err, words),
+	ns_status_code_t st = ns_status_consume_message(snapshot_parse(img, size, &s), err, sizeof(err));
+	ck_assert_msg(st != NS_STATUS_OK && strstr(err, words),
 		      "meta %s: status %d, message '%s', expected '%s'", meta, st, err, words);
 	ck_assert_ptr_null(s);
 	free(img);
@@ -757,7 +762,7 @@ START_TEST(test_bad_metadata_is_refused)
 	uint8_t *img = seal(meta, "HloModule x", data, sizeof(data), 1, &size);
 	snapshot_t *s = NULL;
 	char err[512];
-	ck_assert_msg(snapshot_parse(img, size, &s, err, sizeof(err)) == SNAPSHOT_OK, "%s", err);
+	ck_assert_msg(ns_status_consume_message(snapshot_parse(img, size, &s), err, sizeof(err)) == NS_STATUS_OK, "%s", err);
 	ck_assert_uint_eq(s->tensors[0].size, 24);
 	ck_assert(((const float *)s->tensors[0].data)[5] == 6.0f);
 	snapshot_free(s);
@@ -830,7 +835,7 @@ START_TEST(test_bad_sections_are_refused)
 	uint8_t *img = seal(meta, "abc", NULL, 0, 0, &size);
 	char err[512];
 	snapshot_t *s = NULL;
-	ck_assert_msg(snapshot_parse(img, size, &s, err, sizeof(err)) == SNAPSHOT_OK, "%s", err);
+	ck_assert_msg(ns_status_consume_message(snapshot_parse(img, size, &s), err, sizeof(err)) == NS_STATUS_OK, "%s", err);
 	ck_assert_str_eq(s->hlo_text, "abc");
 	snapshot_free(s);
 	struct { size_t at; uint64_t v; const char *words; } cases[] = {
@@ -857,8 +862,8 @@ START_TEST(test_bad_sections_are_refused)
 		}
 		uint64_t sum = XXH64(b, 120, 0);
 		memcpy(b + 120, &sum, 8);
-		snapshot_status_t st = snapshot_parse(b, size, &s, err, sizeof(err));
-		ck_assert_msg(st == SNAPSHOT_ERR_FORMAT && strstr(err, cases[c].words),
+		ns_status_code_t st = ns_status_consume_message(snapshot_parse(b, size, &s), err, sizeof(err));
+		ck_assert_msg(st == NS_STATUS_INVALID_ARGUMENT && strstr(err, cases[c].words),
 			      "field at %zu: status %d '%s', expected '%s'", cases[c].at, st, err,
 			      cases[c].words);
 		free(b);
@@ -870,7 +875,7 @@ START_TEST(test_bad_sections_are_refused)
 	memcpy(b + 88, &n, 4);
 	uint64_t sum = XXH64(b, 120, 0);
 	memcpy(b + 120, &sum, 8);
-	ck_assert_int_eq(snapshot_parse(b, size, &s, err, sizeof(err)), SNAPSHOT_ERR_FORMAT);
+	ck_assert_int_eq(ns_status_consume_message(snapshot_parse(b, size, &s), err, sizeof(err)), NS_STATUS_INVALID_ARGUMENT);
 	ck_assert_ptr_nonnull(strstr(err, "at most"));
 	free(b);
 	free(img);
@@ -883,21 +888,21 @@ START_TEST(test_read_errors_name_the_path)
 	snapshot_t *s = (snapshot_t *)0x1;
 	make_dir(dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/missing.snap", dir);
-	ck_assert_int_eq(snapshot_read(path, &s, err, sizeof(err)), SNAPSHOT_ERR_IO);
+	ck_assert_int_eq(ns_status_consume_message(snapshot_read(path, &s), err, sizeof(err)), NS_STATUS_NOT_FOUND);
 	ck_assert_ptr_null(s);
 	ck_assert_ptr_nonnull(strstr(err, path));
 	ck_assert_ptr_nonnull(strstr(err, "No such file"));
-	ck_assert_int_eq(snapshot_read(dir, &s, err, sizeof(err)), SNAPSHOT_ERR_IO);
+	ck_assert_int_eq(ns_status_consume_message(snapshot_read(dir, &s), err, sizeof(err)), NS_STATUS_INVALID_ARGUMENT);
 	ck_assert_ptr_nonnull(strstr(err, "not a regular file"));
 	/* a corrupt file: the message starts with the path */
 	snprintf(path, sizeof(path), "%s/junk.snap", dir);
 	FILE *f = fopen(path, "w");
 	fwrite("NSIMSNAP\x01\x00\x00\x00junk", 1, 16, f);
 	fclose(f);
-	ck_assert_int_eq(snapshot_read(path, &s, err, sizeof(err)), SNAPSHOT_ERR_FORMAT);
+	ck_assert_int_eq(ns_status_consume_message(snapshot_read(path, &s), err, sizeof(err)), NS_STATUS_INVALID_ARGUMENT);
 	ck_assert_ptr_nonnull(strstr(err, path));
 	ck_assert_ptr_nonnull(strstr(err, "truncated"));
-	ck_assert_int_eq(snapshot_read(NULL, &s, err, sizeof(err)), SNAPSHOT_ERR_INVALID);
+	ck_assert_int_eq(ns_status_consume_message(snapshot_read(NULL, &s), err, sizeof(err)), NS_STATUS_INVALID_ARGUMENT);
 	snapshot_free(NULL);
 	remove_dir(dir);
 }
@@ -911,7 +916,7 @@ START_TEST(test_failure_leaves_no_file)
 	make_dir(dir, sizeof(dir));
 	/* a directory that does not exist: the temporary cannot be created */
 	snprintf(path, sizeof(path), "%s/nodir/x.snap", dir);
-	ck_assert_int_eq(write_sample(path, err, sizeof(err)), SNAPSHOT_ERR_IO);
+	ck_assert_int_eq(write_sample(path, err, sizeof(err)), NS_STATUS_NOT_FOUND);
 	ck_assert_ptr_nonnull(strstr(err, path));
 	ck_assert_int_eq(errno, ENOENT);
 	/* the target is a non-empty directory: rename fails after the data is written */
@@ -920,7 +925,7 @@ START_TEST(test_failure_leaves_no_file)
 	char inner[400];
 	snprintf(inner, sizeof(inner), "%s/keep", path);
 	fclose(fopen(inner, "w"));
-	ck_assert_int_eq(write_sample(path, err, sizeof(err)), SNAPSHOT_ERR_IO);
+	ck_assert_int_eq(write_sample(path, err, sizeof(err)), NS_STATUS_INVALID_ARGUMENT); /* EISDIR */
 	ck_assert_ptr_nonnull(strstr(err, path));
 	ck_assert_ptr_nonnull(strstr(err, "rename"));
 	char first[256];
@@ -948,14 +953,14 @@ START_TEST(test_injected_write_failures)
 			inj.write_errno = errs[k];
 			inj.armed = true;
 			err[0] = '\0';
-			snapshot_status_t st = write_sample(path, err, sizeof(err));
+			ns_status_code_t st = write_sample(path, err, sizeof(err));
 			long seen = inj.writes;
 			inj_reset();
 			if (seen < n) {
-				ck_assert_msg(st == SNAPSHOT_OK, "%s", err);
+				ck_assert_msg(st == NS_STATUS_OK, "%s", err);
 				break;
 			}
-			ck_assert_int_eq(st, errs[k] == EIO ? SNAPSHOT_ERR_IO : SNAPSHOT_ERR_NOSPACE);
+			ck_assert_int_eq(st, ns_status_code_from_errno(errs[k]));
 			ck_assert_int_eq(errno, errs[k]);
 			ck_assert_msg(strstr(err, path) && strstr(err, strerror(errs[k])) &&
 				      strstr(err, "no file was left"), "write %ld: '%s'", n, err);
@@ -974,16 +979,16 @@ START_TEST(test_injected_fsync_fallocate_rename_failures)
 	make_dir(dir, sizeof(dir));
 	snprintf(path, sizeof(path), "%s/inj.snap", dir);
 	struct { long fsync_at; int fsync_errno; int fallocate_errno; int rename_errno;
-		 int pwrite_errno; snapshot_status_t st; const char *words; } cases[] = {
-		{ 1, EIO, 0, 0, 0, SNAPSHOT_ERR_IO, "cannot sync" },
-		{ 1, ENOSPC, 0, 0, 0, SNAPSHOT_ERR_NOSPACE, "cannot sync" },
-		{ 2, EIO, 0, 0, 0, SNAPSHOT_ERR_IO, "sync the directory" },   /* the directory's fsync */
-		{ 0, 0, ENOSPC, 0, 0, SNAPSHOT_ERR_NOSPACE, "reserve space" },
-		{ 0, 0, EDQUOT, 0, 0, SNAPSHOT_ERR_NOSPACE, "reserve space" },
-		{ 0, 0, EOPNOTSUPP, 0, 0, SNAPSHOT_OK, "" },                     /* no fallocate: fine */
-		{ 0, 0, 0, EACCES, 0, SNAPSHOT_ERR_IO, "rename" },
-		{ 0, 0, 0, 0, ENOSPC, SNAPSHOT_ERR_NOSPACE, "cannot write" },
-		{ 0, 0, 0, 0, EIO, SNAPSHOT_ERR_IO, "cannot write" },
+		 int pwrite_errno; ns_status_code_t st; const char *words; } cases[] = {
+		{ 1, EIO, 0, 0, 0, NS_STATUS_UNKNOWN, "cannot sync" },
+		{ 1, ENOSPC, 0, 0, 0, NS_STATUS_RESOURCE_EXHAUSTED, "cannot sync" },
+		{ 2, EIO, 0, 0, 0, NS_STATUS_UNKNOWN, "sync the directory" },   /* the directory's fsync */
+		{ 0, 0, ENOSPC, 0, 0, NS_STATUS_RESOURCE_EXHAUSTED, "reserve space" },
+		{ 0, 0, EDQUOT, 0, 0, NS_STATUS_RESOURCE_EXHAUSTED, "reserve space" },
+		{ 0, 0, EOPNOTSUPP, 0, 0, NS_STATUS_OK, "" },                     /* no fallocate: fine */
+		{ 0, 0, 0, EACCES, 0, NS_STATUS_PERMISSION_DENIED, "rename" },
+		{ 0, 0, 0, 0, ENOSPC, NS_STATUS_RESOURCE_EXHAUSTED, "cannot write" },
+		{ 0, 0, 0, 0, EIO, NS_STATUS_UNKNOWN, "cannot write" },
 	};
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
 		inj_reset();
@@ -993,13 +998,13 @@ START_TEST(test_injected_fsync_fallocate_rename_failures)
 		inj.rename_errno = cases[c].rename_errno;
 		inj.pwrite_errno = cases[c].pwrite_errno;
 		inj.armed = true;
-		snapshot_status_t st = write_sample(path, err, sizeof(err));
+		ns_status_code_t st = write_sample(path, err, sizeof(err));
 		inj_reset();
 		ck_assert_msg(st == cases[c].st && strstr(err, cases[c].words),
 			      "case %zu: status %d '%s'", c, st, err);
-		if (st == SNAPSHOT_OK) {
+		if (st == NS_STATUS_OK) {
 			snapshot_t *s = NULL;
-			ck_assert_int_eq(snapshot_read(path, &s, err, sizeof(err)), SNAPSHOT_OK);
+			ck_assert_int_eq(ns_status_consume_message(snapshot_read(path, &s), err, sizeof(err)), NS_STATUS_OK);
 			snapshot_free(s);
 			unlink(path);
 		} else {
@@ -1026,15 +1031,15 @@ START_TEST(test_allocation_failures)
 		inj.fail_alloc_at = n;
 		inj.armed = true;
 		err[0] = '\0';
-		snapshot_status_t st = write_sample(path, err, sizeof(err));
+		ns_status_code_t st = write_sample(path, err, sizeof(err));
 		long seen = inj.allocs;
 		inj_reset();
 		if (seen < n) {
-			ck_assert_msg(st == SNAPSHOT_OK, "%s", err);
+			ck_assert_msg(st == NS_STATUS_OK, "%s", err);
 			break;
 		}
 		/* jansson reports its own failures as invalid input at times */
-		ck_assert_msg(st == SNAPSHOT_ERR_NOMEM || st == SNAPSHOT_ERR_INVALID,
+		ck_assert_msg(st == NS_STATUS_RESOURCE_EXHAUSTED || st == NS_STATUS_INVALID_ARGUMENT,
 			      "allocation %ld: status %d '%s'", n, st, err);
 		ck_assert_msg(err[0] && strstr(err, path), "allocation %ld: '%s'", n, err);
 		ck_assert_msg(dir_entries(dir, NULL, 0) == 0, "allocation %ld left a file", n);
@@ -1046,16 +1051,16 @@ START_TEST(test_allocation_failures)
 		inj.fail_alloc_at = n;
 		inj.armed = true;
 		err[0] = '\0';
-		snapshot_status_t st = snapshot_read(path, &s, err, sizeof(err));
+		ns_status_code_t st = ns_status_consume_message(snapshot_read(path, &s), err, sizeof(err));
 		long seen = inj.allocs;
 		inj_reset();
 		if (seen < n) {
-			ck_assert_msg(st == SNAPSHOT_OK, "%s", err);
+			ck_assert_msg(st == NS_STATUS_OK, "%s", err);
 			check_equal_to_sample(s);
 			snapshot_free(s);
 			break;
 		}
-		if (st == SNAPSHOT_OK) {
+		if (st == NS_STATUS_OK) {
 			/* jansson's parser, out of memory for a string, may keep going
 			 * with that string empty instead of failing: say so if it was
 			 * anything else */
@@ -1066,7 +1071,7 @@ START_TEST(test_allocation_failures)
 			continue;
 		}
 		/* a JSON parse that ran out of memory reads as malformed metadata */
-		ck_assert_msg(st == SNAPSHOT_ERR_NOMEM || st == SNAPSHOT_ERR_FORMAT,
+		ck_assert_msg(st == NS_STATUS_RESOURCE_EXHAUSTED || st == NS_STATUS_INVALID_ARGUMENT,
 			      "allocation %ld: status %d '%s'", n, st, err);
 		ck_assert_ptr_null(s);
 		ck_assert_msg(err[0] && strstr(err, path), "allocation %ld: '%s'", n, err);
@@ -1087,13 +1092,13 @@ START_TEST(test_short_writes_and_eintr)
 	inj.short_writes = true;
 	inj.eintr = true;
 	inj.armed = true;
-	snapshot_status_t st = write_sample(path, err, sizeof(err));
+	ns_status_code_t st = write_sample(path, err, sizeof(err));
 	long calls = inj.writes;
 	inj_reset();
-	ck_assert_msg(st == SNAPSHOT_OK, "%s", err);
+	ck_assert_msg(st == NS_STATUS_OK, "%s", err);
 	ck_assert_int_gt(calls, 1000);
 	snapshot_t *s = NULL;
-	ck_assert_msg(snapshot_read(path, &s, err, sizeof(err)) == SNAPSHOT_OK, "%s", err);
+	ck_assert_msg(ns_status_consume_message(snapshot_read(path, &s), err, sizeof(err)) == NS_STATUS_OK, "%s", err);
 	check_equal_to_sample(s);
 	snapshot_free(s);
 	remove_dir(dir);
@@ -1125,23 +1130,24 @@ START_TEST(test_full_tmpfs)
 	t.data = big;
 	snapshot_meta_t m = sample_meta();
 	snprintf(path, sizeof(path), "%s/full.snap", dir);
-	snapshot_status_t st = snapshot_write(path, &m, NULL, 0, &t, 1, err, sizeof(err));
+	ns_status_code_t st = ns_status_consume_message(snapshot_write(path, &m, NULL, 0, &t, 1), err, sizeof(err));
 	int e = errno;
 	int left = dir_entries(dir, NULL, 0);
 	/* and the file system is usable afterwards: a small one fits */
 	t.shape[0] = 1024;
 	t.size = 4096;
-	snapshot_status_t st2 = snapshot_write(path, &m, NULL, 0, &t, 1, err + 256, sizeof(err) - 256);
+	ns_status_code_t st2 = ns_status_consume_message(snapshot_write(path, &m, NULL, 0, &t, 1), err + 256,
+							 sizeof(err) - 256);
 	struct stat sb;
 	int have = stat(path, &sb);
 	umount2(dir, MNT_DETACH);
 	rmdir(dir);
 	free(big);
-	ck_assert_msg(st == SNAPSHOT_ERR_NOSPACE, "status %d: %s", st, err);
+	ck_assert_msg(st == NS_STATUS_RESOURCE_EXHAUSTED, "status %d: %s", st, err);
 	ck_assert_int_eq(e, ENOSPC);
 	ck_assert_msg(strstr(err, path) && strstr(err, "No space left"), "'%s'", err);
 	ck_assert_int_eq(left, 0);
-	ck_assert_msg(st2 == SNAPSHOT_OK, "%s", err + 256);
+	ck_assert_msg(st2 == NS_STATUS_OK, "%s", err + 256);
 	ck_assert_int_eq(have, 0);
 	ck_assert_uint_eq(sb.st_mode & 0777, 0600);
 }

@@ -193,6 +193,12 @@ START_TEST(test_make_never_fails_when_memory_runs_out)
 	ns_status_free(st);
 	ns_status_free(st2);
 	ns_status_free(st2); /* static: freeing it again is harmless */
+	/* errno survives reading and freeing a status */
+	st = ns_status_make_errno(ENOSPC, "full");
+	errno = EXDEV;
+	char buf[8];
+	ck_assert_int_eq(ns_status_consume_message(st, buf, sizeof(buf)), NS_STATUS_RESOURCE_EXHAUSTED);
+	ck_assert_int_eq(errno, EXDEV);
 }
 END_TEST
 

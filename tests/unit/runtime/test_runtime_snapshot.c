@@ -150,8 +150,8 @@ static snapshot_t *read_snap(const char *name)
 	char p[512], err[512] = "";
 	path_of(p, sizeof(p), name);
 	snapshot_t *s = NULL;
-	snapshot_status_t st = snapshot_read(p, &s, err, sizeof(err));
-	ck_assert_msg(st == SNAPSHOT_OK, "snapshot_read %s: %s", p, err);
+	ns_status_code_t st = ns_status_consume_message(snapshot_read(p, &s), err, sizeof(err));
+	ck_assert_msg(st == NS_STATUS_OK, "snapshot_read %s: %s", p, err);
 	return s;
 }
 

@@ -203,8 +203,8 @@ static exec_result_t snapshot_from_device(const char *hlo, int opt_level, const 
 		.wall_time_ns = 1700000000000000000ull,
 	};
 	char e[512];
-	ck_assert_msg(snapshot_write(path, &meta, with_hlo ? hlo : NULL, with_hlo ? strlen(hlo) : 0, st,
-				     3, e, sizeof(e)) == SNAPSHOT_OK, "%s", e);
+	ck_assert_msg(ns_status_consume_message(snapshot_write(path, &meta, with_hlo ? hlo : NULL, with_hlo ? strlen(hlo) : 0, st,
+				     3), e, sizeof(e)) == NS_STATUS_OK, "%s", e);
 	free(ej);
 	for (int i = 0; i < 3; i++)
 		nrt_tensor_free(&t[i]);
@@ -383,7 +383,7 @@ START_TEST(test_export_dtypes_bf16_and_names)
 	}
 	snapshot_meta_t m = { .module_name = "dt", .kind = "inputs" };
 	char e[512];
-	ck_assert_msg(snapshot_write(path, &m, NULL, 0, t, 5, e, sizeof(e)) == SNAPSHOT_OK, "%s", e);
+	ck_assert_msg(ns_status_consume_message(snapshot_write(path, &m, NULL, 0, t, 5), e, sizeof(e)) == NS_STATUS_OK, "%s", e);
 
 	int rc = run("export '%s' --npz '%s'", path, npz);
 	EXPECT_RC(rc, 0);
@@ -442,7 +442,7 @@ START_TEST(test_export_errors)
 	char empty[300], e[256];
 	snprintf(empty, sizeof(empty), "%s/empty.snap", tmpdir);
 	snapshot_meta_t m = { 0 };
-	ck_assert_int_eq(snapshot_write(empty, &m, NULL, 0, NULL, 0, e, sizeof(e)), SNAPSHOT_OK);
+	ck_assert_int_eq(ns_status_consume_message(snapshot_write(empty, &m, NULL, 0, NULL, 0), e, sizeof(e)), NS_STATUS_OK);
 	rc = run("export '%s' --npz '%s/e.npz'", empty, tmpdir);
 	EXPECT_RC(rc, 3);
 	EXPECT_ERR("no tensors");
@@ -466,7 +466,7 @@ START_TEST(test_export_name_collisions)
 		t[i].alias_input = -1;
 	}
 	snapshot_meta_t m = { .kind = "inputs" };
-	ck_assert_int_eq(snapshot_write(path, &m, NULL, 0, t, 3, e, sizeof(e)), SNAPSHOT_OK);
+	ck_assert_int_eq(ns_status_consume_message(snapshot_write(path, &m, NULL, 0, t, 3), e, sizeof(e)), NS_STATUS_OK);
 	int rc = run("export '%s' --npz '%s'", path, npz);
 	EXPECT_RC(rc, 0);
 	EXPECT_OUT("input_a_b.npy: f32[]\n");
@@ -599,14 +599,14 @@ START_TEST(test_replay_bad_hlo_and_missing_inputs)
 	t.data = x_nan;
 	t.alias_input = -1;
 	snapshot_meta_t m = { .module_name = "broken", .kind = "inputs" };
-	ck_assert_int_eq(snapshot_write(path, &m, hlo, strlen(hlo), &t, 1, e, sizeof(e)), SNAPSHOT_OK);
+	ck_assert_int_eq(ns_status_consume_message(snapshot_write(path, &m, hlo, strlen(hlo), &t, 1), e, sizeof(e)), NS_STATUS_OK);
 	int rc = run("replay '%s'", path);
 	EXPECT_RC(rc, 3);
 	EXPECT_ERR("the embedded HLO does not compile at -O2");
 	EXPECT_ERR("frobnicate");
 	/* cut short: does not even parse */
 	const char *cut = "HloModule broken\nENTRY main {\n  x = f32[8] parameter(0)\n";
-	ck_assert_int_eq(snapshot_write(path, &m, cut, strlen(cut), &t, 1, e, sizeof(e)), SNAPSHOT_OK);
+	ck_assert_int_eq(ns_status_consume_message(snapshot_write(path, &m, cut, strlen(cut), &t, 1), e, sizeof(e)), NS_STATUS_OK);
 	rc = run("replay '%s'", path);
 	EXPECT_RC(rc, 3);
 	EXPECT_ERR("the embedded HLO does not parse");
@@ -617,8 +617,8 @@ START_TEST(test_replay_bad_hlo_and_missing_inputs)
 	t.role = SNAPSHOT_ROLE_OUTPUT;
 	snprintf(t.name, sizeof(t.name), "output0");
 	m.kind = "outputs";
-	ck_assert_int_eq(snapshot_write(path, &m, nan_hlo, strlen(nan_hlo), &t, 1, e, sizeof(e)),
-			 SNAPSHOT_OK);
+	ck_assert_int_eq(ns_status_consume_message(snapshot_write(path, &m, nan_hlo, strlen(nan_hlo), &t, 1), e, sizeof(e)),
+			 NS_STATUS_OK);
 	rc = run("replay '%s'", path);
 	EXPECT_RC(rc, 3);
 	EXPECT_ERR("holds no inputs (kind 'outputs')");
@@ -637,8 +637,8 @@ START_TEST(test_replay_bad_hlo_and_missing_inputs)
 		in[i].alias_input = -1;
 	}
 	m.kind = "inputs";
-	ck_assert_int_eq(snapshot_write(path, &m, nan_hlo, strlen(nan_hlo), in, 2, e, sizeof(e)),
-			 SNAPSHOT_OK);
+	ck_assert_int_eq(ns_status_consume_message(snapshot_write(path, &m, nan_hlo, strlen(nan_hlo), in, 2), e, sizeof(e)),
+			 NS_STATUS_OK);
 	rc = run("replay '%s'", path);
 	EXPECT_RC(rc, 3);
 	EXPECT_ERR("input 'input0': the snapshot holds s32[8], the compiled module expects f32[8]");
@@ -676,7 +676,7 @@ START_TEST(test_replay_interpreter_gets_the_exec_timeout)
 	t.data = ones;
 	t.alias_input = -1;
 	snapshot_meta_t m = { .module_name = "long_loop", .kind = "inputs" };
-	ck_assert_int_eq(snapshot_write(path, &m, hlo, strlen(hlo), &t, 1, e, sizeof(e)), SNAPSHOT_OK);
+	ck_assert_int_eq(ns_status_consume_message(snapshot_write(path, &m, hlo, strlen(hlo), &t, 1), e, sizeof(e)), NS_STATUS_OK);
 	setenv("NEURON_RT_EXEC_TIMEOUT", "1", 1);
 	uint64_t t0 = now_ms();
 	int rc = run("replay '%s' -O0", path);
