@@ -1055,8 +1055,9 @@ END_TEST
  * while nothing overwrites it (here an ADD into the constant's register, and a
  * second constant of another value in the same register), and a compare or
  * select writes its own register directly unless it also reads it: hardtanh's
- * backward select(x >= 0 and x <= 6, dy, 0) and x * 2 + 2 against scalar
- * references. */
+ * backward select(x >= 0 and x <= 6, dy, 0), x * 2 + 2 + 3, and (x - m) * m
+ * with m broadcast along the inner dim (a stride-0 input's lane is kept over
+ * a row's blocks and refilled for the next row), against scalar references. */
 START_TEST(test_constant_lanes_and_class_changes_across_blocks)
 {
 	tmem_t t;
@@ -1106,6 +1107,38 @@ START_TEST(test_constant_lanes_and_class_changes_across_blocks)
 	ov = (const float *)tmem_ptr(&t, 2, o2.offset);
 	for (int i = 0; i < N; i++)
 		ck_assert_msg(ov[i] == xv[i] * 2.0f + 2.0f + 3.0f, "element %d: %g", i, (double)ov[i]);
+	/* a [3] vector broadcast along the inner dim of [3, 700] (a batch norm's
+	 * mean): its lane is kept over the blocks of a row, refilled for the
+	 * next row, and its register is overwritten by a step in every block:
+	 * r1 = x - m; r1 = r1 * m (into m's register); out = r1 */
+	uint64_t sh2[2] = { 3, 700 };
+	isa_ap_t x2 = tmk_ap(&t, 2, ISA_DT_F32, 2, sh2, L_CONTIG);
+	isa_ap_t o3 = tmk_ap(&t, 2, ISA_DT_F32, 2, sh2, L_CONTIG);
+	isa_ap_t mv = tmk_ap(&t, 2, ISA_DT_F32, 1, sh2, L_CONTIG);
+	float *mp = (float *)tmem_ptr(&t, 2, mv.offset);
+	mp[0] = 1.5f;
+	mp[1] = -2.0f;
+	mp[2] = 0.25f;
+	isa_ap_t mb = mv;
+	mb.rank = 2;
+	mb.shape[0] = 3;
+	mb.shape[1] = 700;
+	mb.stride[0] = 1;
+	mb.stride[1] = 0;
+	memcpy(tmem_ptr(&t, 2, x2.offset), xv, sizeof(float) * N);
+	fb_init(&b);
+	fb_input(&b, x2);
+	fb_input(&b, mb);
+	fb_op(&b, ISA_ALU_SUB, 2, ISA_DT_F32, 0, 1, -1, 0);
+	fb_op(&b, ISA_ALU_MUL, 1, ISA_DT_F32, 2, 1, -1, 0);
+	b.h.out_reg = 1;
+	in = fb_emit(&b, &t, o3);
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, 0, &job), FWSIM_OK);
+	ov = (const float *)tmem_ptr(&t, 2, o3.offset);
+	for (int i = 0; i < N; i++) {
+		float m = mp[i / 700];
+		ck_assert_msg(ov[i] == (xv[i] - m) * m, "element %d: %g", i, (double)ov[i]);
+	}
 	tmem_free(&t);
 }
 END_TEST
