@@ -254,6 +254,13 @@ static void conv_dot4_c(const float *const x[4], const float *w, int64_t n,
 				acc[r][l] = fmaf(x[r][i + l], w[i + l], acc[r][l]);
 }
 
+static void conv_dot1_c(const float *x, const float *w, int64_t n, float acc[CONV_LANES])
+{
+	for (int64_t i = 0; i < n; i += CONV_LANES)
+		for (int l = 0; l < CONV_LANES; l++)
+			acc[l] = fmaf(x[i + l], w[i + l], acc[l]);
+}
+
 /* The sum of one output's partial sums, in a fixed order. */
 static float conv_fold(const float a[CONV_LANES])
 {
@@ -354,6 +361,20 @@ static void conv_dot4_avx2(const float *const x[4], const float *w, int64_t n,
 	_mm256_storeu_ps(acc[3] + 8, b3);
 }
 
+/* One output: the lanes of conv_dot4_avx2's, for the last outputs of a plane
+ * that do not fill a group of four. */
+__attribute__((target("avx2,fma")))
+static void conv_dot1_avx2(const float *x, const float *w, int64_t n, float acc[CONV_LANES])
+{
+	__m256 a0 = _mm256_loadu_ps(acc), b0 = _mm256_loadu_ps(acc + 8);
+	for (int64_t i = 0; i < n; i += CONV_LANES) {
+		a0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(w + i), a0);
+		b0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 8), _mm256_loadu_ps(w + i + 8), b0);
+	}
+	_mm256_storeu_ps(acc, a0);
+	_mm256_storeu_ps(acc + 8, b0);
+}
+
 static int conv_have_avx2(void)
 {
 	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
@@ -365,6 +386,7 @@ static int conv_have_avx2(void)
 }
 #define conv_taps_run_avx2 conv_taps_run_c
 #define conv_dot4_avx2 conv_dot4_c
+#define conv_dot1_avx2 conv_dot1_c
 #endif
 
 static void conv_taps_run(const conv_tap_t *taps, int64_t nt, int64_t len, float *acc)
@@ -382,6 +404,14 @@ static void conv_dot4(const float *const x[4], const float *w, int64_t n,
 		conv_dot4_avx2(x, w, n, acc);
 	else
 		conv_dot4_c(x, w, n, acc);
+}
+
+static void conv_dot1(const float *x, const float *w, int64_t n, float acc[CONV_LANES])
+{
+	if (conv_have_avx2())
+		conv_dot1_avx2(x, w, n, acc);
+	else
+		conv_dot1_c(x, w, n, acc);
 }
 
 /* No NaN or Inf among p[0, n): an integer OR the compiler vectorises. */
@@ -521,7 +551,11 @@ static void conv_plane_b(const conv_job_t *j, const float *planes, const float *
 					x[r] = base + (v0 * b->V + v1) * a->M * b->M + y0 * a->S / a->V * b->M +
 					       y1 * b->S / b->V + i0;
 				}
-				conv_dot4(x, wc + i0, n, acc[bi]);
+				if (bi * 4 + 4 <= ny)
+					conv_dot4(x, wc + i0, n, acc[bi]);
+				else /* the last one to three outputs */
+					for (int64_t r = 0; r < ny - bi * 4; r++)
+						conv_dot1(x[r], wc + i0, n, acc[bi][r]);
 			}
 		}
 	}

@@ -255,6 +255,10 @@ START_TEST(test_depthwise_and_grouped_windows_match_reference)
 		c_check(&SPEC(.N = 1, .G = 6, .O = 2, .C = 5, .X = { 14, 13 }, .K = { 13, 12 },
 			      .S = { 1, 1 }, .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }, .layout = layout),
 			"long window");
+		/* 9 outputs per plane: two groups of four and a single one */
+		c_check(&SPEC(.N = 2, .G = 3, .O = 2, .C = 3, .X = { 14, 14 }, .K = { 12, 12 },
+			      .S = { 1, 1 }, .D = { 1, 1 }, .L = { 1, 1 }, .P = { 0, 0 }, .layout = layout),
+			"long window, 9 outputs");
 		c_check(&SPEC(.N = 2, .G = 3, .O = 1, .C = 4, .X = { 21, 20 }, .K = { 10, 10 },
 			      .S = { 1, 1 }, .D = { 2, 2 }, .L = { 1, 1 }, .P = { 1, 0 }, .layout = layout),
 			"long dilated window");
