@@ -554,8 +554,9 @@ static ncc_status_t conv_dense_gemm(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst
  * out[n, c, lo + d*q - k] += sum_o W[k, c, o] x[n, o, q]. One MATMUL computes
  * G[n] [(c, k...), q] = W' [(c, k...), O] x x[n] [O, q] over the real inputs
  * only, and one ALU ADD per kernel position adds G's plane into the output's
- * positions lo + d*q - k (col2im): no dilated input, d^ns times fewer products
- * than the convolution over it. *out_done false (nothing emitted) when it does
+ * positions lo + d*q - k (col2im), kept by phase (y mod d) so that each ADD
+ * runs along rows, then one COPY per phase into the output: no dilated input,
+ * d^ns times fewer products than the convolution over it. *out_done false (nothing emitted) when it does
  * not apply. */
 static ncc_status_t conv_dense_col2im(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, const ncc_view_t *x,
 				      const ncc_view_t *kv, const ncc_view_t *out, bool *out_done)
@@ -611,10 +612,34 @@ static ncc_status_t conv_dense_col2im(ncc_lower_ctx_t *ctx, const ncc_inst_t *in
 	mm_ap(&ac, &g, g.offset, N, Cout * nk * nq, Cout * nk, nq, nq, 1);
 	if ((st = emit_mm(ctx, inst, false, &ac, &aa, &ab)) != NCC_OK)
 		return st;
-	if ((st = ncc_lower_const_scalar(ctx, ISA_DT_F32, 0, &zero)) != NCC_OK)
+	/* Acc [N, Cout, r..., p...]: output y = r + d*p by phase r (y mod d), so that
+	 * every ADD runs along contiguous rows of both Acc and G; one COPY per
+	 * phase scatters Acc into the output at the end */
+	int64_t ph[NCC_MAX_RANK], pe[NCC_MAX_RANK], pstr[NCC_MAX_RANK], nph = 1, npp = 1;
+	for (int32_t s = 0; s < ns; s++) {
+		ph[s] = w->dims[s].lhs_dilation;
+		pe[s] = div_ceil(out->dims[dn->out_spatial[s]], ph[s]);
+		nph *= ph[s];
+		npp *= pe[s];
+	}
+	int64_t ad[2 + 2 * NCC_MAX_RANK];
+	ad[0] = N;
+	ad[1] = Cout;
+	for (int32_t s = 0; s < ns; s++) {
+		ad[2 + s] = ph[s];
+		ad[2 + ns + s] = pe[s];
+	}
+	int64_t sp = 1;
+	for (int32_t s = ns - 1; s >= 0; s--) {
+		pstr[s] = sp;
+		sp *= pe[s];
+	}
+	ncc_view_t acc;
+	if ((st = ncc_lower_temp_view(ctx, ISA_DT_F32, 2 + 2 * ns, ad, &acc)) != NCC_OK ||
+	    (st = ncc_lower_const_scalar(ctx, ISA_DT_F32, 0, &zero)) != NCC_OK)
 		return st;
-	ncc_view_t z = ncc_view_bcast_scalar(&zero, out->rank, out->dims);
-	if ((st = ncc_lower_copy(ctx, inst, out, &z)) != NCC_OK)
+	ncc_view_t z = ncc_view_bcast_scalar(&zero, acc.rank, acc.dims);
+	if ((st = ncc_lower_copy(ctx, inst, &acc, &z)) != NCC_OK)
 		return st;
 	int64_t qstr[NCC_MAX_RANK], sq = 1;
 	for (int32_t s = ns - 1; s >= 0; s--) {
@@ -627,42 +652,75 @@ static ncc_status_t conv_dense_col2im(ncc_lower_ctx_t *ctx, const ncc_inst_t *in
 			k[s] = rem % kv->dims[dn->k_spatial[s]];
 			rem /= kv->dims[dn->k_spatial[s]];
 		}
-		ncc_view_t ov = *out, gv = g;
-		ov.rank = gv.rank = 2 + ns;
-		ov.dims[0] = gv.dims[0] = N;
-		ov.strides[0] = out->strides[dn->out_batch];
+		ncc_view_t av = acc, gv = g;
+		av.rank = gv.rank = 2 + ns;
+		av.dims[0] = gv.dims[0] = N;
+		av.strides[0] = Cout * nph * npp;
 		gv.strides[0] = Cout * nk * nq;
-		ov.dims[1] = gv.dims[1] = Cout;
-		ov.strides[1] = out->strides[dn->out_feature];
+		av.dims[1] = gv.dims[1] = Cout;
+		av.strides[1] = nph * npp;
 		gv.strides[1] = nk * nq;
-		int64_t ooff = (int64_t)out->offset, goff = (int64_t)g.offset + kp * nq * 4;
+		int64_t aoff = 0, rlin = 0, goff = (int64_t)g.offset + kp * nq * 4;
 		bool empty = false;
 		for (int32_t s = 0; s < ns; s++) {
-			int64_t d = w->dims[s].lhs_dilation, lo = w->dims[s].pad_lo;
+			int64_t d = ph[s], lo = w->dims[s].pad_lo;
 			int64_t Y = out->dims[dn->out_spatial[s]], Q = x->dims[dn->in_spatial[s]];
-			/* y = lo + d*q - k in [0, Y), q in [0, Q) */
-			int64_t q0 = div_ceil(k[s] - lo, d), q1 = div_floor(Y - 1 + k[s] - lo, d);
-			if (q0 < 0)
-				q0 = 0;
+			/* y = lo + d*q - k = r + d*(q + base), y in [0, Y), q in [0, Q) */
+			int64_t r = ((lo - k[s]) % d + d) % d, base = (lo - k[s] - r) / d;
+			int64_t cnt = div_ceil(Y - r, d);
+			int64_t q0 = -base > 0 ? -base : 0, q1 = cnt - 1 - base;
 			if (q1 > Q - 1)
 				q1 = Q - 1;
 			if (q1 < q0) {
 				empty = true;
 				break;
 			}
-			int64_t so = out->strides[dn->out_spatial[s]];
-			ov.dims[2 + s] = gv.dims[2 + s] = q1 - q0 + 1;
-			ov.strides[2 + s] = so * d;
+			rlin = rlin * d + r;
+			av.dims[2 + s] = gv.dims[2 + s] = q1 - q0 + 1;
+			av.strides[2 + s] = pstr[s];
 			gv.strides[2 + s] = qstr[s];
-			ooff += (lo + d * q0 - k[s]) * so * 4;
+			aoff += (q0 + base) * pstr[s];
 			goff += q0 * qstr[s] * 4;
 		}
 		if (empty)
 			continue;
-		ov.offset = (uint64_t)ooff;
+		av.offset = acc.offset + (uint64_t)((rlin * npp + aoff) * 4);
 		gv.offset = (uint64_t)goff;
-		ncc_view_t in2[2] = { ov, gv };
-		if ((st = ncc_lower_alu(ctx, inst, ISA_ALU_ADD, &ov, 2, in2)) != NCC_OK)
+		ncc_view_t in2[2] = { av, gv };
+		if ((st = ncc_lower_alu(ctx, inst, ISA_ALU_ADD, &av, 2, in2)) != NCC_OK)
+			return st;
+	}
+	/* out[n, c, r + d*p] = Acc[n, c, r, p], one COPY per phase */
+	for (int64_t rp = 0; rp < nph; rp++) {
+		int64_t r[NCC_MAX_RANK], rem = rp;
+		for (int32_t s = ns - 1; s >= 0; s--) {
+			r[s] = rem % ph[s];
+			rem /= ph[s];
+		}
+		ncc_view_t ov = *out, av = acc;
+		ov.rank = av.rank = 2 + ns;
+		ov.dims[0] = av.dims[0] = N;
+		ov.strides[0] = out->strides[dn->out_batch];
+		av.strides[0] = Cout * nph * npp;
+		ov.dims[1] = av.dims[1] = Cout;
+		ov.strides[1] = out->strides[dn->out_feature];
+		av.strides[1] = nph * npp;
+		int64_t ooff = (int64_t)out->offset;
+		bool empty = false;
+		for (int32_t s = 0; s < ns; s++) {
+			int64_t so = out->strides[dn->out_spatial[s]];
+			int64_t cnt = div_ceil(out->dims[dn->out_spatial[s]] - r[s], ph[s]);
+			empty |= cnt <= 0;
+			ov.dims[2 + s] = av.dims[2 + s] = cnt;
+			ov.strides[2 + s] = so * ph[s];
+			av.strides[2 + s] = pstr[s];
+			ooff += r[s] * so * 4;
+		}
+		if (empty)
+			continue;
+		ov.offset = (uint64_t)ooff;
+		av.offset = acc.offset + (uint64_t)(rp * npp * 4);
+		if ((st = ncc_lower_copy(ctx, inst, &ov, &av)) != NCC_OK)
 			return st;
 	}
 	return NCC_OK;
