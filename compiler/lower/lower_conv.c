@@ -202,6 +202,9 @@ static ncc_status_t conv_dw_subpixel(ncc_lower_ctx_t *ctx, const ncc_inst_t *ins
  * data past a row's end and discarded (such a column could make a NaN from an
  * Inf that no real output combines, and the NaN check would report it). */
 
+/* Bytes of one chunk of the im2col buffer (conv_dense_gemm). */
+#define CONV_T_CHUNK (4 << 20)
+
 typedef struct conv_axis {
 	int64_t X;     /* input size */
 	int64_t A, sa; /* the small index (copied) and its step in the input */
@@ -223,11 +226,13 @@ static int64_t div_floor(int64_t p, int64_t q)
 
 /* Fills T [O0, O1, a (copied dims)..., run...] (dense, f32) from x: one COPY per
  * value of the copied a's, the input rows each reads clipped to the input, the
- * rest of T zero (one fill first when any copy is clipped). d_o0, d_o1 are x's
- * dims that become T's two outer dims. */
+ * rest of T zero (one fill first when any copy is clipped and fill is set: a
+ * buffer filled before keeps its zeros, the copies write the same places).
+ * d_o0, d_o1 are x's dims that become T's two outer dims; T's first index 0 is
+ * x's o0_start along d_o0. */
 static ncc_status_t conv_im2col(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, const ncc_view_t *x,
-				int32_t d_o0, int32_t d_o1, const int64_t *d_sp, const conv_axis_t *ax,
-				int32_t ns, bool shift, const ncc_view_t *t)
+				int32_t d_o0, int32_t d_o1, int64_t o0_start, const int64_t *d_sp,
+				const conv_axis_t *ax, int32_t ns, bool shift, bool fill, const ncc_view_t *t)
 {
 	int64_t es = (int64_t)isa_dtype_size(x->dtype);
 	int32_t c0 = shift ? 1 : 0, ncd = ns - c0; /* copied dims c0..ns-1 */
@@ -237,7 +242,7 @@ static ncc_status_t conv_im2col(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, co
 	/* the first element of each dim's run, its count and the input index it reads */
 	bool clipped = false;
 	for (int pass = 0; pass < 2; pass++) {
-		if (pass == 1 && clipped) {
+		if (pass == 1 && clipped && fill) {
 			ncc_view_t zero;
 			ncc_status_t st = ncc_lower_const_scalar(ctx, t->dtype, 0, &zero);
 			if (st != NCC_OK)
@@ -260,7 +265,8 @@ static ncc_status_t conv_im2col(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, co
 			dst.strides[1] = t->strides[1];
 			src.strides[0] = x->strides[d_o0];
 			src.strides[1] = x->strides[d_o1];
-			int64_t doff = (int64_t)t->offset, soff = (int64_t)x->offset;
+			int64_t doff = (int64_t)t->offset;
+			int64_t soff = (int64_t)x->offset + o0_start * x->strides[d_o0] * es;
 			for (int32_t s = c0; s < ns; s++)
 				doff += a[s] * t->strides[2 + s - c0] * es;
 			bool empty = false;
@@ -409,18 +415,25 @@ static ncc_status_t conv_dense_gemm(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst
 		return NCC_OK; /* T within 256 MiB */
 	*out_done = true;
 
+	/* T in chunks of the outer dim (batch elements forward, forward batch
+	 * elements for weight gradients) of at most CONV_T_CHUNK bytes, two
+	 * buffers in turn: each chunk's copies and GEMMs stay in the cache, and
+	 * the next chunk's copies need not wait for this chunk's GEMMs */
+	int64_t per = O1 * ncopy * nrun, cn = ((int64_t)CONV_T_CHUNK / 4) / (per ? per : 1);
+	cn = cn < 1 ? 1 : cn > O0 ? O0 : cn;
+	int64_t nchunk = (O0 + cn - 1) / cn;
 	int64_t td[NCC_MAX_RANK];
 	int32_t tr = 0;
-	td[tr++] = O0;
+	td[tr++] = cn;
 	td[tr++] = O1;
 	for (int32_t s = c0; s < ns; s++)
 		td[tr++] = ax[s].A;
 	for (int32_t s = 0; s < ns; s++)
 		td[tr++] = ax[s].run;
-	ncc_view_t t;
-	ncc_status_t st = ncc_lower_temp_view(ctx, ISA_DT_F32, tr, td, &t);
-	if (st == NCC_OK)
-		st = conv_im2col(ctx, inst, x, d_o0, d_o1, dn->in_spatial, ax, ns, shift, &t);
+	ncc_view_t tbuf[2];
+	ncc_status_t st = ncc_lower_temp_view(ctx, ISA_DT_F32, tr, td, &tbuf[0]);
+	if (st == NCC_OK && nchunk > 1)
+		st = ncc_lower_temp_view(ctx, ISA_DT_F32, tr, td, &tbuf[1]);
 	if (st != NCC_OK)
 		return st;
 
@@ -463,13 +476,22 @@ static ncc_status_t conv_dense_gemm(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst
 			sof = nb;
 			ys = 1;
 		}
-		for (int64_t a0 = 0; a0 < na0; a0++) {
-			isa_ap_t ac, aa, ab;
-			mm_ap(&aa, &wt, wt.offset + (uint64_t)(a0 * Cout * kk * 4), N, 0, Cout, kk, kk, 1);
-			mm_ap(&ab, &t, t.offset + (uint64_t)(a0 * st0 * 4), N, kk * nrun, kk, nrun, nb, 1);
-			mm_ap(&ac, &acc, acc.offset, N, sob, Cout, sof, nb, ys);
-			if ((st = emit_mm(ctx, inst, a0 > 0, &ac, &aa, &ab)) != NCC_OK)
+		for (int64_t ch = 0; ch < nchunk; ch++) {
+			int64_t n0 = ch * cn, nn = N - n0 < cn ? N - n0 : cn;
+			ncc_view_t t = tbuf[ch % 2];
+			t.dims[0] = nn;
+			st = conv_im2col(ctx, inst, x, d_o0, d_o1, n0, dn->in_spatial, ax, ns, shift, ch < 2, &t);
+			if (st != NCC_OK)
 				return st;
+			uint64_t coff = (uint64_t)((int64_t)acc.offset + n0 * sob * 4);
+			for (int64_t a0 = 0; a0 < na0; a0++) {
+				isa_ap_t ac, aa, ab;
+				mm_ap(&aa, &wt, wt.offset + (uint64_t)(a0 * Cout * kk * 4), nn, 0, Cout, kk, kk, 1);
+				mm_ap(&ab, &t, t.offset + (uint64_t)(a0 * st0 * 4), nn, kk * nrun, kk, nrun, nb, 1);
+				mm_ap(&ac, &acc, coff, nn, sob, Cout, sof, nb, ys);
+				if ((st = emit_mm(ctx, inst, a0 > 0, &ac, &aa, &ab)) != NCC_OK)
+					return st;
+			}
 		}
 		if (direct)
 			return NCC_OK;
@@ -523,8 +545,16 @@ static ncc_status_t conv_dense_gemm(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst
 	if ((st = ncc_lower_temp_view(ctx, ISA_DT_F32, 3, ad, &acc)) != NCC_OK)
 		return st;
 	for (int64_t f = 0; f < F; f++) {
+		int64_t ch = f / cn;
+		ncc_view_t t = tbuf[ch % 2];
+		if (f % cn == 0) {
+			t.dims[0] = F - f < cn ? F - f : cn;
+			st = conv_im2col(ctx, inst, x, d_o0, d_o1, f, dn->in_spatial, ax, ns, shift, ch < 2, &t);
+			if (st != NCC_OK)
+				return st;
+		}
 		isa_ap_t ac, aa, ab;
-		mm_ap(&aa, &t, t.offset + (uint64_t)(f * mrows * nrun * 4), na0, st0, mrows, nrun, nb, 1);
+		mm_ap(&aa, &t, t.offset + (uint64_t)(f % cn * mrows * nrun * 4), na0, st0, mrows, nrun, nb, 1);
 		mm_ap(&ab, &kern, (uint64_t)((int64_t)kern.offset + f * skf * 4), na0, 0, nb, ks, Cout, sko);
 		mm_ap(&ac, &acc, acc.offset, na0, mrows * Cout, mrows, Cout, Cout, 1);
 		if ((st = emit_mm(ctx, inst, f > 0, &ac, &aa, &ab)) != NCC_OK)

@@ -1480,6 +1480,10 @@ START_TEST(test_ops_vs_interp)
 		"ENTRY e { x = f32[2,3,9] parameter(0)\n k = f32[4,3,3] parameter(1)\n ROOT c = f32[2,4,9] convolution(x, k), window={size=3 pad=1_1}, dim_labels=bf0_oi0->bf0 }",
 		"ENTRY e { x = f32[1,2,4,5,5] parameter(0)\n k = f32[3,2,3,3,3] parameter(1)\n ROOT c = f32[1,3,4,5,5] convolution(x, k), window={size=3x3x3 pad=1_1x1_1x1_1}, dim_labels=bf012_oi012->bf012 }",
 		"ENTRY e { x = f32[2,3,6,6] parameter(0)\n k = f32[4,3,3,3] parameter(1)\n ROOT c = f32[2,6,6,4] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->b01f }",
+		/* im2col buffers over 4 MiB: chunks of one batch element, two buffers
+		 * in turn (the third chunk reuses the first's zeros) */
+		"ENTRY e { x = f32[3,40,72,72] parameter(0)\n k = f32[4,40,3,3] parameter(1)\n ROOT c = f32[3,4,72,72] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01 }",
+		"ENTRY e { x = f32[3,40,72,72] parameter(0)\n d = f32[3,4,72,72] parameter(1)\n ROOT c = f32[3,3,40,4] convolution(x, d), window={size=72x72 pad=1_1x1_1}, dim_labels=fb01_io01->01bf }",
 		/* pointwise weight gradient: per-batch MATMULs in place; transposed x */
 		"ENTRY e { x = f32[3,16,8,8] parameter(0)\n d = f32[3,5,8,8] parameter(1)\n ROOT c = f32[1,1,16,5] convolution(x, d), window={size=8x8}, dim_labels=fb01_io01->01bf }",
 		"ENTRY e { x = f32[16,3,8,8] parameter(0)\n d = f32[3,5,8,8] parameter(1)\n ROOT c = f32[1,1,16,5] convolution(x, d), window={size=8x8}, dim_labels=bf01_io01->01bf }",
