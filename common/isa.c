@@ -33,6 +33,14 @@ const char *isa_opcode_name(uint32_t op)
 	return op < ISA_OP_COUNT ? names[op] : "invalid";
 }
 
+const char *isa_engine_name(uint32_t e)
+{
+	static const char *const names[ISA_ENGINE_COUNT] = {
+		"tensor", "vector", "scalar", "gpsimd", "dma",
+	};
+	return e < ISA_ENGINE_COUNT ? names[e] : "invalid";
+}
+
 int isa_dtype_is_int(uint32_t dt)
 {
 	switch (dt) {

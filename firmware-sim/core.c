@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "neuronsim/spin.h"
 
 /* Pause iterations before a blocked engine sleeps: a few microseconds, far
  * cheaper than a futex round trip when the producer is about to signal, yet
@@ -49,13 +50,6 @@ typedef struct worker_arg {
 	uint32_t engine;
 	uint64_t gen; /* last generation this worker must not run */
 } worker_arg_t;
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#endif
-}
 
 static inline bool sem_ready(fwsim_exec_t *x, const isa_insn_t *in)
 {
@@ -155,7 +149,7 @@ static bool sem_wait_threaded(fwsim_core_t *c, fwsim_exec_t *x, uint32_t e, uint
 			return true;
 		if (atomic_load_explicit(&x->stop, memory_order_relaxed))
 			return false;
-		cpu_relax();
+		ns_cpu_relax();
 	}
 	bool ok = false;
 	uint64_t deadline = x->job->deadline_ns;

@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "alu_ops.h"
 #include "convert.h"
 #include "internal.h"
 
@@ -115,9 +116,6 @@ fwsim_status_t fwsim_kernel_gather(const fwsim_kargs_t *k)
 	}
 	return FWSIM_OK;
 }
-
-static inline float f_max(float a, float b) { return a != a ? a : b != b ? b : a > b ? a : b; }
-static inline float f_min(float a, float b) { return a != a ? a : b != b ? b : a < b ? a : b; }
 
 fwsim_status_t fwsim_kernel_scatter(const fwsim_kargs_t *k)
 {

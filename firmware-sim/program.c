@@ -7,10 +7,7 @@
 
 const char *fwsim_engine_name(uint32_t e)
 {
-	static const char *const names[ISA_ENGINE_COUNT] = {
-		"tensor", "vector", "scalar", "gpsimd", "dma",
-	};
-	return e < ISA_ENGINE_COUNT ? names[e] : "invalid";
+	return isa_engine_name(e);
 }
 
 const char *fwsim_status_str(fwsim_status_t s)

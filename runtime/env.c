@@ -145,6 +145,18 @@ static NRT_STATUS env_u32(const char *name, uint32_t def, uint32_t min, uint32_t
 	return NRT_SUCCESS;
 }
 
+int nrt_env_parse_bool(const char *s)
+{
+	static const char *const on[] = { "1", "on", "true", "yes" }, *const off[] = { "0", "off", "false", "no" };
+	for (size_t i = 0; i < 4; i++) {
+		if (strcasecmp(s, on[i]) == 0)
+			return 1;
+		if (strcasecmp(s, off[i]) == 0)
+			return 0;
+	}
+	return -1;
+}
+
 static NRT_STATUS env_bool(const char *name, int def, int *out)
 {
 	const char *v = getenv(name);
@@ -152,12 +164,9 @@ static NRT_STATUS env_bool(const char *name, int def, int *out)
 		*out = def;
 		return NRT_SUCCESS;
 	}
-	if (!strcmp(v, "1") || !strcasecmp(v, "on") || !strcasecmp(v, "true") || !strcasecmp(v, "yes")) {
-		*out = 1;
-		return NRT_SUCCESS;
-	}
-	if (!strcmp(v, "0") || !strcasecmp(v, "off") || !strcasecmp(v, "false") || !strcasecmp(v, "no")) {
-		*out = 0;
+	int b = nrt_env_parse_bool(v);
+	if (b >= 0) {
+		*out = b;
 		return NRT_SUCCESS;
 	}
 	NRT_LOGE("%s=\"%s\" is invalid: expected 1/0, on/off, true/false or yes/no", name, v);

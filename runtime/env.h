@@ -54,4 +54,8 @@ NRT_STATUS nrt_env_parse_cores(const char *s, uint32_t total, uint32_t *out_ids,
 /* Decimal unsigned integer with optional K/M/G/T (binary) suffix. */
 NRT_STATUS nrt_env_parse_size(const char *s, uint64_t *out);
 
+/* A flag's value: 1 for 1, on, true or yes, 0 for 0, off, false or no (any
+ * case), -1 for anything else. */
+int nrt_env_parse_bool(const char *s);
+
 #endif /* NRT_ENV_H */

@@ -18,12 +18,6 @@ typedef struct binding {
 	int alias_of;             /* output bound to input alias_of's memory, or -1 */
 } binding_t;
 
-static const char *engine_name(uint32_t e)
-{
-	static const char *const names[] = { "tensor", "vector", "scalar", "gpsimd", "dma" };
-	return e < ISA_ENGINE_COUNT ? names[e] : "?";
-}
-
 static const char *region_name(const nrt_model_obj_t *m, uint32_t region)
 {
 	if (region == ISA_REGION_CONST)
@@ -76,11 +70,11 @@ static NRT_STATUS report(const nrt_ctx_t *ctx, nrt_model_obj_t *m, uint32_t logi
 		char where[600];
 		if (hlo)
 			snprintf(where, sizeof(where), "%s engine instruction %u (hlo '%s', op_type '%s', at %s:%u)",
-				 engine_name(be->engine), be->insn_index, hlo, op ? op : "?",
+				 isa_engine_name(be->engine), be->insn_index, hlo, op ? op : "?",
 				 file && *file ? file : "?", line);
 		else
 			snprintf(where, sizeof(where), "%s engine instruction %u (no debug info)",
-				 engine_name(be->engine), be->insn_index);
+				 isa_engine_name(be->engine), be->insn_index);
 		char msg[2048];
 		if (bs == NRT_BACKEND_NUM_ERR) {
 			r.kind = be->is_inf ? NRT_NEURONSIM_ERROR_INF : NRT_NEURONSIM_ERROR_NAN;

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "env.h"
 #include "internal.h"
 #include "nrt/nrt_profile.h"
 #include "observe.h"
@@ -37,18 +38,6 @@ void nrt_profile_update_on_locked(void)
 
 /* The project's booleans (docs/env.md): 1/0, on/off, true/false, yes/no, any
  * case. -1 when v is none of them. */
-static int parse_bool(const char *v)
-{
-	static const char *const yes[] = { "1", "on", "true", "yes" }, *const no[] = { "0", "off", "false", "no" };
-	for (int i = 0; i < 4; i++) {
-		if (strcasecmp(v, yes[i]) == 0)
-			return 1;
-		if (strcasecmp(v, no[i]) == 0)
-			return 0;
-	}
-	return -1;
-}
-
 static int env_bool(const char *name, bool dflt, bool *out)
 {
 	const char *v = getenv(name);
@@ -56,7 +45,7 @@ static int env_bool(const char *name, bool dflt, bool *out)
 		*out = dflt;
 		return 0;
 	}
-	int b = parse_bool(v);
+	int b = nrt_env_parse_bool(v);
 	if (b >= 0) {
 		*out = b;
 		return 0;
@@ -70,7 +59,7 @@ static bool inspect_env_enabled(void)
 {
 	const char *v = getenv("NEURON_RT_INSPECT_ENABLE");
 	const char *s = getenv("NEURON_RT_INSPECT_SYSTEM_PROFILE");
-	return v && parse_bool(v) == 1 && !(s && *s && parse_bool(s) == 0);
+	return v && nrt_env_parse_bool(v) == 1 && !(s && *s && nrt_env_parse_bool(s) == 0);
 }
 
 static NRT_STATUS read_inspect_env(nrt_profile_state_t *p, const char *func);

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "env.h"
 #include "snapshot_internal.h"
 
 /* Room left in a path for the file name after the directory. */
@@ -38,15 +39,6 @@ static bool parse_u64(const char *s, uint64_t *out)
 }
 
 /* 1 true, 0 false, -1 neither. */
-static int parse_bool(const char *s)
-{
-	if (!strcmp(s, "1") || !strcasecmp(s, "true") || !strcasecmp(s, "on") || !strcasecmp(s, "yes"))
-		return 1;
-	if (!strcmp(s, "0") || !strcasecmp(s, "false") || !strcasecmp(s, "off") || !strcasecmp(s, "no"))
-		return 0;
-	return -1;
-}
-
 static NRT_STATUS load_dump_mode(nrt_snapshot_config_t *c)
 {
 	const char *v = getenv("NEURON_DUMP_HLO_SNAPSHOT");
@@ -58,9 +50,9 @@ static NRT_STATUS load_dump_mode(nrt_snapshot_config_t *c)
 		c->err_mode = NRT_SNAP_ERR_HYBRID;
 	else if (!strcasecmp(v, "ON_NRT_ERROR_CPU"))
 		c->err_mode = NRT_SNAP_ERR_CPU;
-	else if (parse_bool(v) >= 0)
+	else if (nrt_env_parse_bool(v) >= 0)
 		/* torch-neuronx 1.13's NEURON_DUMP_HLO_SNAPSHOT=1: every execution */
-		c->on_demand = c->on_demand || parse_bool(v) == 1;
+		c->on_demand = c->on_demand || nrt_env_parse_bool(v) == 1;
 	else {
 		NRT_LOGE("NEURON_DUMP_HLO_SNAPSHOT=\"%s\" is invalid: expected ON_NRT_ERROR, "
 			 "ON_NRT_ERROR_HYBRID, ON_NRT_ERROR_CPU, 1 (a snapshot of every execution) or 0", v);
@@ -116,7 +108,7 @@ static NRT_STATUS load_xla_flags(nrt_snapshot_config_t *c)
 		const char *eq = strchr(f, '=');
 		size_t nlen = eq ? (size_t)(eq - f) : strlen(f);
 		if (nlen == strlen("xla_dump_hlo_snapshots") && !strncmp(f, "xla_dump_hlo_snapshots", nlen)) {
-			int b = eq ? parse_bool(eq + 1) : 1;
+			int b = eq ? nrt_env_parse_bool(eq + 1) : 1;
 			if (b < 0) {
 				NRT_LOGE("XLA_FLAGS: \"%s\" is invalid: --xla_dump_hlo_snapshots takes true or false",
 					 tok);
@@ -162,7 +154,7 @@ static NRT_STATUS load_filters(nrt_snapshot_config_t *c)
 	}
 	v = getenv("NEURON_NC0_ONLY_SNAPSHOT");
 	if (v && *v) {
-		int b = parse_bool(v);
+		int b = nrt_env_parse_bool(v);
 		if (b < 0) {
 			NRT_LOGE("NEURON_NC0_ONLY_SNAPSHOT=\"%s\" is invalid: expected 1/0, on/off, true/false "
 				 "or yes/no", v);

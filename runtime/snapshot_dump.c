@@ -27,12 +27,6 @@ static const char *error_kind_name(uint32_t kind)
 	}
 }
 
-static const char *engine_name(uint32_t e)
-{
-	static const char *const names[] = { "tensor", "vector", "scalar", "gpsimd", "dma" };
-	return e < sizeof(names) / sizeof(names[0]) ? names[e] : "?";
-}
-
 /* The error record as a JSON object text (malloc'd), or NULL without memory. */
 static char *error_json(const nrt_neuronsim_exec_error_t *e)
 {
@@ -44,7 +38,7 @@ static char *error_json(const nrt_neuronsim_exec_error_t *e)
 	rc |= json_object_set_new(o, "status_name", ns_json_string_lossy(nrt_get_status_as_str(e->status)));
 	rc |= json_object_set_new(o, "kind", ns_json_string_lossy(error_kind_name(e->kind)));
 	rc |= json_object_set_new(o, "logical_nc", json_integer(e->logical_nc));
-	rc |= json_object_set_new(o, "engine", ns_json_string_lossy(engine_name(e->engine)));
+	rc |= json_object_set_new(o, "engine", ns_json_string_lossy(isa_engine_name(e->engine)));
 	rc |= json_object_set_new(o, "insn_index", json_integer(e->insn_index));
 	rc |= json_object_set_new(o, "hlo_name", ns_json_string_lossy(e->hlo_name));
 	rc |= json_object_set_new(o, "op_type", ns_json_string_lossy(e->op_type));

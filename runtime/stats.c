@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "neuronsim/procstats.h"
+#include "neuronsim/spin.h"
+#include "env.h"
 #include "observe.h"
 
 _Static_assert(NRT_NEURONSIM_MEM_CATEGORY_COUNT == PROCSTATS_MEM_CATEGORIES,
@@ -31,15 +33,6 @@ struct nrt_stats_state {
 	pthread_t thread;
 };
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield");
-#endif
-}
-
 /* ---- the seqlock writer side ----
  * Writers of this process (executing threads, the refresher) take the
  * in-file spinlock: its hold time is a handful of stores, and a mutex would
@@ -53,7 +46,7 @@ static void write_begin(procstats_file_t *f)
 			if (++spins % 256 == 0)
 				sched_yield();
 			else
-				cpu_relax();
+				ns_cpu_relax();
 		}
 	}
 	uint64_t s = atomic_load_explicit(&f->seq, memory_order_relaxed);
@@ -324,18 +317,6 @@ void nrt_stats_model_unload(nrt_ctx_t *ctx, const nrt_model_obj_t *m)
 /* ---- publishing ---- */
 
 /* 1 on, 0 off, -1 not a boolean (the spellings of docs/env.md). */
-static int parse_bool(const char *v)
-{
-	static const char *const on[] = { "1", "on", "true", "yes" }, *const off[] = { "0", "off", "false", "no" };
-	for (size_t i = 0; i < 4; i++) {
-		if (strcasecmp(v, on[i]) == 0)
-			return 1;
-		if (strcasecmp(v, off[i]) == 0)
-			return 0;
-	}
-	return -1;
-}
-
 static void read_comm(char *buf, size_t len)
 {
 	buf[0] = '\0';
@@ -422,7 +403,7 @@ NRT_STATUS nrt_stats_init(nrt_ctx_t *ctx)
 {
 	const char *on = getenv("NEURONSIM_STATS");
 	if (on && *on) {
-		int b = parse_bool(on);
+		int b = nrt_env_parse_bool(on);
 		if (b < 0) {
 			NRT_LOGE("nrt_init: NEURONSIM_STATS='%s' is not a boolean: use 1/0, on/off, "
 				 "true/false or yes/no", on);

@@ -22,9 +22,6 @@
 static const char *const engine_names[ISA_ENGINE_COUNT] = {
 	"tensor engine", "vector engine", "scalar engine", "gpsimd engine", "dma engine"
 };
-static const char *const engine_keys[ISA_ENGINE_COUNT] = {
-	"tensor", "vector", "scalar", "gpsimd", "dma"
-};
 
 /* Output: a gzip stream or a plain file; the first error sticks. */
 typedef struct sink {
@@ -205,7 +202,7 @@ static json_t *job_event(const nrt_trace_job_t *j, uint64_t base)
 	json_object_set_new(args, "model_core", json_integer(j->model_core));
 	json_object_set_new(args, "status", json_string(nrt_get_status_as_str(j->status)));
 	for (int e = 0; e < ISA_ENGINE_COUNT; e++)
-		json_object_set_new(busy, engine_keys[e], json_integer((json_int_t)j->busy_ns[e]));
+		json_object_set_new(busy, isa_engine_name(e), json_integer((json_int_t)j->busy_ns[e]));
 	json_object_set_new(args, "engine_busy_ns", busy);
 	json_object_set_new(args, "insns_executed", json_integer((json_int_t)j->insns_executed));
 	json_object_set_new(args, "spans", json_integer((json_int_t)j->n_spans));

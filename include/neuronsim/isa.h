@@ -369,6 +369,10 @@ static inline size_t isa_fused_desc_size(uint32_t n_inputs, uint32_t n_code)
 /* Lower-case opcode names ("matmul", "alu", ...), "invalid" when unknown. */
 const char *isa_opcode_name(uint32_t op);
 
+/* Lower-case engine names ("tensor", "vector", "scalar", "gpsimd", "dma"),
+ * "invalid" when unknown. */
+const char *isa_engine_name(uint32_t e);
+
 /* s8..s64 and u8..u64 (not pred, not floats). */
 int isa_dtype_is_int(uint32_t dt);
 
