@@ -1,4 +1,4 @@
-/* Internal lowering context API: what the back end's lower_*.c files and the fusion lowering (lower_fusion.c) use to turn one IR instruction into ISA instructions. */
+/* Internal lowering context API: what the back end's lower_*.c files and the fusion lowering (lower_fusion.c) use to turn one IR instruction into ISA instructions, and the back-end queries the fuser (passes/pass_fuse.c) asks. */
 #ifndef NCC_LOWER_CTX_H
 #define NCC_LOWER_CTX_H
 
@@ -165,8 +165,20 @@ const struct ncc_compile_options *ncc_lower_options(const ncc_lower_ctx_t *ctx);
 
 /* ---- fusion ------------------------------------------------------------- */
 
+/* What the back end computes, which the fuser (passes/pass_fuse.c) asks: */
+/* Element types the ISA has (isa_dtype_t), as IR types. */
+bool ncc_lower_isa_etype(ncc_etype_t t);
+/* The isa_alu_t sub-op an elementwise instruction becomes inside a fused loop,
+ * ISA_FUSED_CONVERT for convert, or -1 when the ISA cannot compute it for its
+ * element types exactly as HLO defines it (e.g. integer power, total-order
+ * compares, f64). */
+int ncc_lower_fused_op(const ncc_inst_t *inst);
+/* The REDUCE combiner of a to_apply computation `(a, b) -> op(a, b)`, or -1
+ * (builder.c). */
+int ncc_lower_combiner_of(const ncc_comp_t *c);
+
 /* Lowers an NCC_OP_FUSION instruction (its fused computation is inst->calls) to the
- * fused-loop ISA instruction. Implemented by the passes in compiler/lower/lower_fusion.c; the
+ * fused-loop ISA instruction (lower_fusion.c, which also answers the first two queries above); the
  * driver calls it for every fusion instruction (fusions only exist at -O1 and above).
  * Operands and outputs come from the functions above. */
 ncc_status_t ncc_lower_fusion(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst);

@@ -150,9 +150,6 @@ ncc_status_t ncc_lower_tuple(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst);
 /* The debug map entry of inst, added on its first instruction (builder.c). */
 ncc_status_t ncc_emit_debug_id(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, uint32_t *out_id);
 
-/* The REDUCE combiner of a to_apply computation `(a, b) -> op(a, b)`, or -1. */
-int ncc_lower_combiner_of(const ncc_comp_t *c);
-
 /* Shared by the reduction files (lower_reduce.c, lower_reduce_variadic.c,
  * lower_select_scatter.c, lower_batch_norm.c, lower_fusion.c; builder.c). */
 /* The REDUCE combiner of r = op(a, b) on the scalars a and b (either order), or -1. */

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lower/lower_internal.h"
+#include "lower/lower_ctx.h"
 #include "passes.h"
 
 /* Per-instruction state while grouping (indexed by program position). */
@@ -41,19 +41,19 @@ static bool scalar_const(const ncc_inst_t *x)
 {
 	return x->op == NCC_OP_CONSTANT && ncc_shape_is_array(&x->shape) && x->shape.rank == 0 &&
 	       x->literal.present && !x->literal.elided && x->literal.data &&
-	       ncc_pass_isa_etype(x->shape.etype) && !x->ncontrol_preds;
+	       ncc_lower_isa_etype(x->shape.etype) && !x->ncontrol_preds;
 }
 
 static bool compute_op(const ncc_inst_t *x)
 {
-	return !x->ncontrol_preds && ncc_pass_fused_op(x) >= 0;
+	return !x->ncontrol_preds && ncc_lower_fused_op(x) >= 0;
 }
 
 /* An iota the fused loop computes from each element's index (FUSED's IOTA). */
 static bool iota_op(const ncc_inst_t *x)
 {
 	return x->op == NCC_OP_IOTA && !x->ncontrol_preds && ncc_shape_is_array(&x->shape) &&
-	       ncc_pass_isa_etype(x->shape.etype) && x->shape.etype != NCC_PRED &&
+	       ncc_lower_isa_etype(x->shape.etype) && x->shape.etype != NCC_PRED &&
 	       x->iota_dimension >= 0 && x->iota_dimension < x->shape.rank;
 }
 
@@ -62,7 +62,7 @@ static bool iota_op(const ncc_inst_t *x)
 static bool fusible_reduce(const ncc_inst_t *x)
 {
 	return x->op == NCC_OP_REDUCE && x->noperands == 2 && !x->ncontrol_preds &&
-	       ncc_shape_is_array(&x->shape) && ncc_pass_isa_etype(x->shape.etype) &&
+	       ncc_shape_is_array(&x->shape) && ncc_lower_isa_etype(x->shape.etype) &&
 	       ncc_shape_is_array(&x->operands[0]->shape) &&
 	       x->operands[0]->shape.rank <= NCC_MAX_RANK && x->to_apply &&
 	       ncc_lower_combiner_of(x->to_apply) >= 0;
@@ -144,7 +144,7 @@ static void consider(fuse_ctx_t *f, int32_t p, const ncc_inst_t *root)
 		 * as the loop: each consumer computes its own copy */
 		st = ST_DUP;
 	else if (x->op == NCC_OP_BROADCAST && same_dims(&x->shape, &root->shape) &&
-		 ncc_pass_isa_etype(x->shape.etype) && x->dimensions.present &&
+		 ncc_lower_isa_etype(x->shape.etype) && x->dimensions.present &&
 		 x->dimensions.n == x->operands[0]->shape.rank)
 		st = all_users_in_group(f, p) ? ST_IN_GROUP : ST_DUP;
 	else if (scalar_const(x))

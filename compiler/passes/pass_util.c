@@ -1,9 +1,8 @@
-/* Helpers shared by the passes: op classes, the fused-op mapping, instruction cloning, fresh names, splat constants. */
+/* Helpers shared by the passes: op classes, instruction cloning, fresh names, splat constants, the rewrite driver of fold and simplify. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "neuronsim/isa.h"
 #include "passes.h"
 
 bool ncc_pass_is_elementwise(ncc_opcode_t op)
@@ -24,108 +23,6 @@ bool ncc_pass_is_elementwise(ncc_opcode_t op)
 		return true;
 	default:
 		return false;
-	}
-}
-
-bool ncc_pass_isa_etype(ncc_etype_t t)
-{
-	switch (t) {
-	case NCC_PRED: case NCC_S8: case NCC_S16: case NCC_S32: case NCC_S64:
-	case NCC_U8: case NCC_U16: case NCC_U32: case NCC_U64:
-	case NCC_F16: case NCC_BF16: case NCC_F32:
-		return true;
-	default:
-		return false;
-	}
-}
-
-static bool is_f(ncc_etype_t t) { return t == NCC_F16 || t == NCC_BF16 || t == NCC_F32; }
-static bool is_i(ncc_etype_t t) { return ncc_etype_is_integral(t); }
-
-int ncc_pass_fused_op(const ncc_inst_t *inst)
-{
-	if (!ncc_shape_is_array(&inst->shape) || !ncc_pass_isa_etype(inst->shape.etype))
-		return -1;
-	for (int32_t i = 0; i < inst->noperands; i++)
-		if (!ncc_shape_is_array(&inst->operands[i]->shape) ||
-		    !ncc_pass_isa_etype(inst->operands[i]->shape.etype))
-			return -1;
-	ncc_etype_t t = inst->shape.etype;
-	ncc_etype_t a = inst->noperands ? inst->operands[0]->shape.etype : t;
-	switch (inst->op) {
-	/* numeric (not pred) */
-	case NCC_OP_ADD: return t != NCC_PRED ? ISA_ALU_ADD : -1;
-	case NCC_OP_SUBTRACT: return t != NCC_PRED ? ISA_ALU_SUB : -1;
-	case NCC_OP_MULTIPLY: return t != NCC_PRED ? ISA_ALU_MUL : -1;
-	case NCC_OP_DIVIDE: return t != NCC_PRED ? ISA_ALU_DIV : -1;
-	case NCC_OP_REMAINDER: return t != NCC_PRED ? ISA_ALU_REM : -1;
-	case NCC_OP_MAXIMUM: return t != NCC_PRED ? ISA_ALU_MAX : -1;
-	case NCC_OP_MINIMUM: return t != NCC_PRED ? ISA_ALU_MIN : -1;
-	case NCC_OP_NEGATE: return t != NCC_PRED ? ISA_ALU_NEG : -1;
-	case NCC_OP_ABS: return t != NCC_PRED ? ISA_ALU_ABS : -1;
-	case NCC_OP_SIGN: return t != NCC_PRED ? ISA_ALU_SIGN : -1;
-	case NCC_OP_CLAMP:
-		/* XLA allows scalar bounds; the fused loop broadcasts them */
-		return t != NCC_PRED && inst->noperands == 3 &&
-		       inst->operands[0]->shape.etype == t && inst->operands[2]->shape.etype == t
-		       ? ISA_ALU_CLAMP : -1;
-	/* logical / bitwise */
-	case NCC_OP_AND: return is_i(t) || t == NCC_PRED ? ISA_ALU_AND : -1;
-	case NCC_OP_OR: return is_i(t) || t == NCC_PRED ? ISA_ALU_OR : -1;
-	case NCC_OP_XOR: return is_i(t) || t == NCC_PRED ? ISA_ALU_XOR : -1;
-	case NCC_OP_NOT: return is_i(t) || t == NCC_PRED ? ISA_ALU_NOT : -1;
-	case NCC_OP_POPCNT: return is_i(t) ? ISA_ALU_POPCNT : -1;
-	case NCC_OP_CLZ: return is_i(t) ? ISA_ALU_CLZ : -1;
-	case NCC_OP_SHIFT_LEFT: return is_i(t) ? ISA_ALU_SHL : -1;
-	case NCC_OP_SHIFT_RIGHT_LOGICAL: return is_i(t) ? ISA_ALU_SHR_LOGICAL : -1;
-	case NCC_OP_SHIFT_RIGHT_ARITHMETIC: return is_i(t) ? ISA_ALU_SHR_ARITH : -1;
-	/* float only */
-	case NCC_OP_FLOOR: return is_f(t) ? ISA_ALU_FLOOR : -1;
-	case NCC_OP_CEIL: return is_f(t) ? ISA_ALU_CEIL : -1;
-	case NCC_OP_ROUND_NEAREST_AFZ: return is_f(t) ? ISA_ALU_ROUND_AWAY : -1;
-	case NCC_OP_ROUND_NEAREST_EVEN: return is_f(t) ? ISA_ALU_ROUND_EVEN : -1;
-	case NCC_OP_EXP: return is_f(t) ? ISA_ALU_EXP : -1;
-	case NCC_OP_EXPM1: return is_f(t) ? ISA_ALU_EXPM1 : -1;
-	case NCC_OP_LOG: return is_f(t) ? ISA_ALU_LOG : -1;
-	case NCC_OP_LOG1P: return is_f(t) ? ISA_ALU_LOG1P : -1;
-	case NCC_OP_SQRT: return is_f(t) ? ISA_ALU_SQRT : -1;
-	case NCC_OP_RSQRT: return is_f(t) ? ISA_ALU_RSQRT : -1;
-	case NCC_OP_TANH: return is_f(t) ? ISA_ALU_TANH : -1;
-	case NCC_OP_LOGISTIC: return is_f(t) ? ISA_ALU_LOGISTIC : -1;
-	case NCC_OP_ERF: return is_f(t) ? ISA_ALU_ERF : -1;
-	case NCC_OP_SIN: return is_f(t) ? ISA_ALU_SIN : -1;
-	case NCC_OP_COS: return is_f(t) ? ISA_ALU_COS : -1;
-	case NCC_OP_POWER: return is_f(t) ? ISA_ALU_POW : -1;
-	case NCC_OP_ATAN2: return is_f(t) ? ISA_ALU_ATAN2 : -1;
-	case NCC_OP_IS_FINITE: return is_f(a) && t == NCC_PRED ? ISA_ALU_IS_FINITE : -1;
-	case NCC_OP_SELECT:
-		return a == NCC_PRED && inst->operands[1]->shape.etype == t &&
-		       inst->operands[2]->shape.etype == t ? ISA_ALU_SELECT : -1;
-	case NCC_OP_CONVERT:
-		return (int)ISA_FUSED_CONVERT;
-	case NCC_OP_COMPARE: {
-		if (t != NCC_PRED || inst->operands[1]->shape.etype != a)
-			return -1;
-		/* the ISA compares floats as IEEE and integers by their own
-		 * signedness: refuse total order and mismatched explicit types */
-		ncc_cmp_type_t ct = inst->cmp_type;
-		if (ct == NCC_CMPT_TOTALORDER ||
-		    (ct == NCC_CMPT_FLOAT && !is_f(a)) ||
-		    (ct == NCC_CMPT_SIGNED && !ncc_etype_is_signed_int(a)) ||
-		    (ct == NCC_CMPT_UNSIGNED && !(ncc_etype_is_unsigned_int(a) || a == NCC_PRED)))
-			return -1;
-		switch (inst->cmp_dir) {
-		case NCC_CMP_EQ: return ISA_ALU_CMP_EQ;
-		case NCC_CMP_NE: return ISA_ALU_CMP_NE;
-		case NCC_CMP_LT: return ISA_ALU_CMP_LT;
-		case NCC_CMP_LE: return ISA_ALU_CMP_LE;
-		case NCC_CMP_GT: return ISA_ALU_CMP_GT;
-		case NCC_CMP_GE: return ISA_ALU_CMP_GE;
-		default: return -1;
-		}
-	}
-	default:
-		return -1;
 	}
 }
 

@@ -82,15 +82,6 @@ ncc_status_t ncc_pass_fuse(ncc_module_t *m, bool *out_changed, ncc_error_t *err)
 
 /* add, exponential, compare, select, clamp, convert, ... (not broadcast). */
 bool ncc_pass_is_elementwise(ncc_opcode_t op);
-/* Element types the ISA has (isa_dtype_t), as IR types. */
-bool ncc_pass_isa_etype(ncc_etype_t t);
-
-/* The isa_alu_t sub-op an elementwise instruction becomes inside a fused loop,
- * ISA_FUSED_CONVERT for convert, or -1 when the ISA cannot compute it for its
- * element types exactly as HLO defines it (e.g. integer power, total-order
- * compares, f64). */
-int ncc_pass_fused_op(const ncc_inst_t *inst);
-
 /* Appends to c a copy of src with the given operands (attributes, called
  * computations, literal and metadata shared; control dependencies dropped)
  * and a fresh unique name derived from src's. */
