@@ -41,29 +41,22 @@ static double insn_work(const isa_insn_t *in)
 	return w + 1;
 }
 
-fwsim_status_t fwsim_program_create(const isa_insn_t *const streams[ISA_ENGINE_COUNT],
-				    const uint32_t counts[ISA_ENGINE_COUNT],
-				    uint32_t n_regions, fwsim_program_t **out_program,
-				    char *err, size_t err_len)
+ns_status_t fwsim_program_create(const isa_insn_t *const streams[ISA_ENGINE_COUNT],
+				 const uint32_t counts[ISA_ENGINE_COUNT],
+				 uint32_t n_regions, fwsim_program_t **out_program)
 {
 	*out_program = NULL;
-	if (err && err_len)
-		err[0] = 0;
-	if (!streams || !counts) {
-		if (err && err_len)
-			snprintf(err, err_len, "fwsim_program_create: NULL streams or counts");
-		return FWSIM_INVALID;
-	}
+	if (!streams || !counts)
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+				      "fwsim_program_create: NULL streams or counts");
 	for (uint32_t e = 0; e < ISA_ENGINE_COUNT; e++)
-		if (counts[e] && !streams[e]) {
-			if (err && err_len)
-				snprintf(err, err_len, "%s engine: %u instructions but no stream",
-					 fwsim_engine_name(e), counts[e]);
-			return FWSIM_INVALID;
-		}
+		if (counts[e] && !streams[e])
+			return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+					      "%s engine: %u instructions but no stream",
+					      fwsim_engine_name(e), counts[e]);
 	fwsim_program_t *p = calloc(1, sizeof(*p));
 	if (!p)
-		return FWSIM_NOMEM;
+		return ns_status_make(NS_STATUS_RESOURCE_EXHAUSTED, "out of memory for a program");
 	p->n_regions = n_regions;
 	/* Copy first, validate the copy: the streams may sit in device memory
 	 * that someone else can write (the embedded backend passes its code
@@ -74,7 +67,8 @@ fwsim_status_t fwsim_program_create(const isa_insn_t *const streams[ISA_ENGINE_C
 		p->insns[e] = malloc(counts[e] * sizeof(isa_insn_t));
 		if (!p->insns[e]) {
 			fwsim_program_destroy(p);
-			return FWSIM_NOMEM;
+			return ns_status_make(NS_STATUS_RESOURCE_EXHAUSTED,
+					      "out of memory copying %u instructions", counts[e]);
 		}
 		memcpy(p->insns[e], streams[e], counts[e] * sizeof(isa_insn_t));
 		p->counts[e] = counts[e];
@@ -84,11 +78,12 @@ fwsim_status_t fwsim_program_create(const isa_insn_t *const streams[ISA_ENGINE_C
 		for (uint32_t i = 0; i < p->counts[e]; i++) {
 			const isa_insn_t *in = &p->insns[e][i];
 			if (isa_insn_validate(in, n_regions, p->counts[e], msg, sizeof(msg))) {
-				if (err && err_len)
-					snprintf(err, err_len, "%s engine insn %u (debug_id %u): %s",
-						 fwsim_engine_name(e), i, in->debug_id, msg);
+				/* made before the copy it quotes is freed */
+				ns_status_t st = ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+								"%s engine insn %u (debug_id %u): %s",
+								fwsim_engine_name(e), i, in->debug_id, msg);
 				fwsim_program_destroy(p);
-				return FWSIM_INVALID;
+				return st;
 			}
 			p->work[e] += insn_work(in);
 		}
@@ -96,7 +91,7 @@ fwsim_status_t fwsim_program_create(const isa_insn_t *const streams[ISA_ENGINE_C
 			p->n_active++;
 	}
 	*out_program = p;
-	return FWSIM_OK;
+	return NS_OK;
 }
 
 void fwsim_program_destroy(fwsim_program_t *program)

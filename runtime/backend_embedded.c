@@ -195,12 +195,11 @@ static ns_status_t emb_program_create(nrt_backend_dev_t *dev, uint32_t core,
 	nrt_backend_program_t *p = calloc(1, sizeof(*p));
 	if (!p)
 		return nrt_status_make(NRT_RESOURCE, "out of host memory");
-	char err[256] = "";
-	fwsim_status_t fs = fwsim_program_create(streams, code->count, code->n_regions, &p->prog,
-						 err, sizeof(err));
-	if (fs != FWSIM_OK) {
+	ns_status_t fs = fwsim_program_create(streams, code->count, code->n_regions, &p->prog);
+	if (fs) {
 		free(p);
-		return nrt_status_make(fs == FWSIM_NOMEM ? NRT_RESOURCE : NRT_INVALID, "%s", err);
+		return ns_status_with_detail(fs, ns_status_code(fs) == NS_STATUS_RESOURCE_EXHAUSTED
+							 ? NRT_RESOURCE : NRT_INVALID);
 	}
 	p->core = core;
 	*out_program = p;

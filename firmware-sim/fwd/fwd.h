@@ -50,13 +50,12 @@ void fwd_cache_destroy(fwd_cache_t *cache);
 
 /* Returns in *out_entry a validated program for the streams at the given
  * device addresses of mem (mem_size bytes), validated for n_regions regions;
- * the caller releases it with fwd_cache_release(). On failure (a stream
- * outside device memory, an invalid program, no memory) returns the status
- * and a one-line message in err. */
-fwsim_status_t fwd_cache_acquire(fwd_cache_t *cache, const uint8_t *mem, uint64_t mem_size,
-				 const struct neuronsim_fw_stream streams[NEURONSIM_NUM_ENGINES],
-				 uint32_t n_regions, fwd_cache_entry_t **out_entry,
-				 char *err, size_t err_len);
+ * the caller releases it with fwd_cache_release(). A failure is a status with a
+ * one-line message: NS_STATUS_INVALID_ARGUMENT for a stream outside device
+ * memory or an invalid program, NS_STATUS_RESOURCE_EXHAUSTED for no memory. */
+ns_status_t fwd_cache_acquire(fwd_cache_t *cache, const uint8_t *mem, uint64_t mem_size,
+			      const struct neuronsim_fw_stream streams[NEURONSIM_NUM_ENGINES],
+			      uint32_t n_regions, fwd_cache_entry_t **out_entry);
 const fwsim_program_t *fwd_cache_program(const fwd_cache_entry_t *entry);
 void fwd_cache_release(fwd_cache_t *cache, fwd_cache_entry_t *entry);
 void fwd_cache_get_stats(fwd_cache_t *cache, fwd_cache_stats_t *out_stats);

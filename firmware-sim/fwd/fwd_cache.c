@@ -103,16 +103,14 @@ static int bytes_equal(const fwd_cache_entry_t *e, const uint8_t *mem)
 }
 
 /* Validates a private copy of the streams into a new entry (refs = 1). */
-static fwsim_status_t entry_create(const uint8_t *mem, const struct neuronsim_fw_stream *s,
-				   uint64_t total, uint32_t n_regions, fwd_cache_entry_t **out,
-				   char *err, size_t err_len)
+static ns_status_t entry_create(const uint8_t *mem, const struct neuronsim_fw_stream *s,
+				uint64_t total, uint32_t n_regions, fwd_cache_entry_t **out)
 {
 	fwd_cache_entry_t *e = calloc(1, sizeof(*e));
 	if (!e || (total && !(e->bytes = malloc(total)))) {
 		free(e);
-		snprintf(err, err_len, "out of memory copying %llu bytes of code",
-			 (unsigned long long)total);
-		return FWSIM_NOMEM;
+		return ns_status_make(NS_STATUS_RESOURCE_EXHAUSTED,
+				      "out of memory copying %llu bytes of code", (unsigned long long)total);
 	}
 	const isa_insn_t *streams[NEURONSIM_NUM_ENGINES];
 	uint32_t counts[NEURONSIM_NUM_ENGINES];
@@ -132,20 +130,19 @@ static fwsim_status_t entry_create(const uint8_t *mem, const struct neuronsim_fw
 	e->n_bytes = total;
 	e->n_regions = n_regions;
 	e->refs = 1;
-	fwsim_status_t st = fwsim_program_create(streams, counts, n_regions, &e->program, err, err_len);
-	if (st != FWSIM_OK) {
+	ns_status_t st = fwsim_program_create(streams, counts, n_regions, &e->program);
+	if (st) {
 		free(e->bytes);
 		free(e);
 		return st;
 	}
 	*out = e;
-	return FWSIM_OK;
+	return NS_OK;
 }
 
-fwsim_status_t fwd_cache_acquire(fwd_cache_t *c, const uint8_t *mem, uint64_t mem_size,
-				 const struct neuronsim_fw_stream streams[NEURONSIM_NUM_ENGINES],
-				 uint32_t n_regions, fwd_cache_entry_t **out_entry,
-				 char *err, size_t err_len)
+ns_status_t fwd_cache_acquire(fwd_cache_t *c, const uint8_t *mem, uint64_t mem_size,
+			      const struct neuronsim_fw_stream streams[NEURONSIM_NUM_ENGINES],
+			      uint32_t n_regions, fwd_cache_entry_t **out_entry)
 {
 	/* The driver checked the streams against the client's allocation; the
 	 * daemon checks them again against the mapping it is about to read. */
@@ -153,12 +150,10 @@ fwsim_status_t fwd_cache_acquire(fwd_cache_t *c, const uint8_t *mem, uint64_t me
 	for (int i = 0; i < NEURONSIM_NUM_ENGINES; i++) {
 		uint64_t len = (uint64_t)streams[i].count * NEURONSIM_INSN_SIZE;
 		if (streams[i].count &&
-		    (streams[i].addr > mem_size || len > mem_size - streams[i].addr)) {
-			snprintf(err, err_len, "code stream of engine %d [%#llx, +%llu) lies outside "
-				 "device memory", i, (unsigned long long)streams[i].addr,
-				 (unsigned long long)len);
-			return FWSIM_INVALID;
-		}
+		    (streams[i].addr > mem_size || len > mem_size - streams[i].addr))
+			return ns_status_make(NS_STATUS_INVALID_ARGUMENT, "code stream of engine %d [%#llx, "
+					      "+%llu) lies outside device memory", i,
+					      (unsigned long long)streams[i].addr, (unsigned long long)len);
 		total += len;
 	}
 
@@ -193,7 +188,7 @@ fwsim_status_t fwd_cache_acquire(fwd_cache_t *c, const uint8_t *mem, uint64_t me
 			}
 			pthread_mutex_unlock(&c->lock);
 			*out_entry = e;
-			return FWSIM_OK;
+			return NS_OK;
 		}
 		/* The code at these addresses changed: the entry is stale. */
 		if (e->cached) {
@@ -207,11 +202,11 @@ fwsim_status_t fwd_cache_acquire(fwd_cache_t *c, const uint8_t *mem, uint64_t me
 		e = NULL;
 	}
 
-	fwsim_status_t st = entry_create(mem, streams, total, n_regions, &e, err, err_len);
+	ns_status_t st = entry_create(mem, streams, total, n_regions, &e);
 	pthread_mutex_lock(&c->lock);
 	c->stats.misses++;
-	if (st != FWSIM_OK) {
-		c->stats.invalid += st == FWSIM_INVALID;
+	if (st) {
+		c->stats.invalid += ns_status_code(st) == NS_STATUS_INVALID_ARGUMENT;
 		pthread_mutex_unlock(&c->lock);
 		return st;
 	}
@@ -256,7 +251,7 @@ fwsim_status_t fwd_cache_acquire(fwd_cache_t *c, const uint8_t *mem, uint64_t me
 		entry_free(v);
 	}
 	*out_entry = e;
-	return FWSIM_OK;
+	return NS_OK;
 }
 
 const fwsim_program_t *fwd_cache_program(const fwd_cache_entry_t *entry)

@@ -80,13 +80,15 @@ static void fwd_run_job(fwd_ctx_t *ctx, const struct neuronsim_fw_fetch *f,
 		tp = &trace;
 	}
 
-	char err[NEURONSIM_ERROR_MSG_LEN] = "";
 	fwd_cache_entry_t *entry = NULL;
-	fwsim_status_t st = fwd_cache_acquire(ctx->cache, ctx->mem, ctx->mem_size, f->streams,
-					      f->n_regions, &entry, err, sizeof(err));
-	if (st != FWSIM_OK) {
-		job.error.status = st;
-		snprintf(job.error.message, sizeof(job.error.message), "%s", err);
+	ns_status_t st = fwd_cache_acquire(ctx->cache, ctx->mem, ctx->mem_size, f->streams,
+					   f->n_regions, &entry);
+	if (st) {
+		/* The job protocol is this failure's boundary: its status and
+		 * message go to the client in the error record. */
+		job.error.status = ns_status_code(st) == NS_STATUS_RESOURCE_EXHAUSTED ? FWSIM_NOMEM
+										     : FWSIM_INVALID;
+		ns_status_consume_message(st, job.error.message, sizeof(job.error.message));
 		goto complete;
 	}
 	/* The job window is all of device memory: the regions are device

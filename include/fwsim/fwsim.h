@@ -11,6 +11,7 @@
 
 #include "neuronsim/device.h"
 #include "neuronsim/isa.h"
+#include "neuronsim/status.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -63,11 +64,12 @@ typedef struct fwsim_program fwsim_program_t;
 /* Copies and validates the streams (opcodes, operand counts, dtypes, ranks,
  * regions < n_regions, semaphores, jump targets, reserved fields, the MATMUL
  * work bound: isa_insn_validate). Caller frees
- * with fwsim_program_destroy(). On failure err gets a one-line message. */
-fwsim_status_t fwsim_program_create(const isa_insn_t *const streams[ISA_ENGINE_COUNT],
-				    const uint32_t counts[ISA_ENGINE_COUNT],
-				    uint32_t n_regions, fwsim_program_t **out_program,
-				    char *err, size_t err_len);
+ * with fwsim_program_destroy(). A failure is a status (neuronsim/status.h) with
+ * a one-line message naming the engine, instruction and fault:
+ * NS_STATUS_INVALID_ARGUMENT for a bad program, NS_STATUS_RESOURCE_EXHAUSTED. */
+ns_status_t fwsim_program_create(const isa_insn_t *const streams[ISA_ENGINE_COUNT],
+				 const uint32_t counts[ISA_ENGINE_COUNT],
+				 uint32_t n_regions, fwsim_program_t **out_program);
 void fwsim_program_destroy(fwsim_program_t *program);
 
 #define FWSIM_JOB_CHECK_NAN NS_JOB_CHECK_NAN

@@ -40,8 +40,10 @@ static fwd_cache_entry_t *acquire_ok(fwd_cache_t *c, const struct neuronsim_fw_s
 {
 	fwd_cache_entry_t *e = NULL;
 	char err[160] = "";
-	fwsim_status_t st = fwd_cache_acquire(c, mem, MEM_SIZE, s, 3, &e, err, sizeof(err));
-	ck_assert_msg(st == FWSIM_OK, "acquire: %d %s", st, err);
+	ns_status_code_t st = ns_status_consume_message(fwd_cache_acquire(c, mem, MEM_SIZE, s, 3, &e),
+							err,
+							sizeof(err));
+	ck_assert_msg(st == NS_STATUS_OK, "acquire: %d %s", st, err);
 	ck_assert_ptr_nonnull(e);
 	ck_assert_ptr_nonnull(fwd_cache_program(e));
 	return e;
@@ -100,8 +102,9 @@ START_TEST(test_code_made_invalid_after_validation_is_refused)
 	((isa_insn_t *)(mem + 8192))[1].opcode = 0x7fff;
 	fwd_cache_entry_t *e = (fwd_cache_entry_t *)0x1;
 	char err[160] = "";
-	ck_assert_int_eq(fwd_cache_acquire(c, mem, MEM_SIZE, s, 3, &e, err, sizeof(err)),
-			 FWSIM_INVALID);
+	ck_assert_int_eq(ns_status_consume_message(fwd_cache_acquire(c, mem, MEM_SIZE, s, 3, &e),
+						   err, sizeof(err)),
+			 NS_STATUS_INVALID_ARGUMENT);
 	ck_assert_ptr_eq(e, (fwd_cache_entry_t *)0x1);
 	ck_assert_str_ne(err, "");
 	fwd_cache_stats_t st;
@@ -130,8 +133,9 @@ START_TEST(test_streams_outside_memory_are_refused)
 		s[ISA_ENGINE_TENSOR].count = bad[i].count;
 		fwd_cache_entry_t *e = NULL;
 		char err[160] = "";
-		ck_assert_int_eq(fwd_cache_acquire(c, mem, MEM_SIZE, s, 3, &e, err, sizeof(err)),
-				 FWSIM_INVALID);
+		ck_assert_int_eq(ns_status_consume_message(fwd_cache_acquire(c, mem, MEM_SIZE, s, 3, &e),
+							   err, sizeof(err)),
+				 NS_STATUS_INVALID_ARGUMENT);
 		ck_assert_ptr_null(e);
 		ck_assert_ptr_nonnull(strstr(err, "outside device memory"));
 	}
@@ -198,7 +202,8 @@ static void *racer_main(void *arg)
 		int k = rand_r(&seed) % 4;
 		fwd_cache_entry_t *e = NULL;
 		char err[160];
-		if (fwd_cache_acquire(r->c, mem, MEM_SIZE, r->s[k], 3, &e, err, sizeof(err)) != FWSIM_OK) {
+		if (ns_status_consume_message(fwd_cache_acquire(r->c, mem, MEM_SIZE, r->s[k], 3, &e),
+					      err, sizeof(err)) != NS_STATUS_OK) {
 			r->failures++;
 			continue;
 		}

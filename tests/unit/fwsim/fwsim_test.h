@@ -237,8 +237,8 @@ static inline fwsim_status_t trun_prog(tmem_t *t, fwsim_core_t *core, const isa_
 {
 	fwsim_program_t *p = NULL;
 	char err[200];
-	fwsim_status_t st = fwsim_program_create(s, n, T_NREG, &p, err, sizeof(err));
-	ck_assert_msg(st == FWSIM_OK, "program_create: %s", err);
+	ck_assert_msg(ns_status_consume_message(fwsim_program_create(s, n, T_NREG, &p), err, sizeof(err)) ==
+		      NS_STATUS_OK, "program_create: %s", err);
 	memset(job, 0, sizeof(*job));
 	job->program = p;
 	job->mem = t->mem;
@@ -250,7 +250,7 @@ static inline fwsim_status_t trun_prog(tmem_t *t, fwsim_core_t *core, const isa_
 	int own = core == NULL;
 	if (own)
 		ck_assert_int_eq(fwsim_core_create(NULL, &core), FWSIM_OK);
-	st = fwsim_core_execute(core, job);
+	fwsim_status_t st = fwsim_core_execute(core, job);
 	if (own)
 		fwsim_core_destroy(core);
 	fwsim_program_destroy(p);

@@ -164,7 +164,8 @@ static fwsim_status_t c_run(cmem_t *m, const isa_insn_t *in, uint32_t flags, uin
 	uint32_t n[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = 1 };
 	fwsim_program_t *p = NULL;
 	char err[200];
-	ck_assert_msg(fwsim_program_create(s, n, C_NREG, &p, err, sizeof(err)) == FWSIM_OK, "%s", err);
+	ck_assert_msg(ns_status_consume_message(fwsim_program_create(s, n, C_NREG, &p),
+						err, sizeof(err)) == NS_STATUS_OK, "%s", err);
 	*job = (fwsim_job_t){ .program = p, .mem = m->mem, .mem_size = m->size, .regions = m->regions,
 			      .n_regions = C_NREG, .flags = flags, .deadline_ns = deadline_ns };
 	fwsim_core_t *core;

@@ -89,8 +89,9 @@ START_TEST(test_oob_input_with_huge_stride_does_not_wrap)
 		uint32_t c[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = 1 };
 		fwsim_program_t *prog = NULL;
 		char err[200];
-		ck_assert_int_eq(fwsim_program_create(s, c, T_NREG, &prog, err, sizeof(err)),
-				 FWSIM_INVALID);
+		ck_assert_int_eq(ns_status_consume_message(fwsim_program_create(s, c, T_NREG, &prog),
+							   err, sizeof(err)),
+				 NS_STATUS_INVALID_ARGUMENT);
 		ck_assert_msg(strstr(err, "ap1") && strstr(err, "2^63"), "%s", err);
 	}
 }
@@ -105,7 +106,8 @@ START_TEST(test_oob_region_binding_outside_window)
 	const isa_insn_t *s[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = &in };
 	uint32_t c[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = 1 };
 	fwsim_program_t *p;
-	ck_assert_int_eq(fwsim_program_create(s, c, T_NREG, &p, NULL, 0), FWSIM_OK);
+	ck_assert_int_eq(ns_status_consume_message(fwsim_program_create(s, c, T_NREG, &p),
+						   NULL, 0), NS_STATUS_OK);
 	fwsim_core_t *core;
 	ck_assert_int_eq(fwsim_core_create(NULL, &core), FWSIM_OK);
 	fwsim_region_t regs[T_NREG];
@@ -122,7 +124,8 @@ START_TEST(test_oob_region_binding_outside_window)
 	memcpy(regs, t.regions, sizeof(regs));
 	in.ap[0].shape[0] = in.ap[1].shape[0] = in.ap[2].shape[0] = 0;
 	fwsim_program_destroy(p);
-	ck_assert_int_eq(fwsim_program_create(s, c, T_NREG, &p, NULL, 0), FWSIM_OK);
+	ck_assert_int_eq(ns_status_consume_message(fwsim_program_create(s, c, T_NREG, &p),
+						   NULL, 0), NS_STATUS_OK);
 	job.program = p;
 	ck_assert_int_eq(fwsim_core_execute(core, &job), FWSIM_OK);
 	fwsim_program_destroy(p);
@@ -167,7 +170,8 @@ START_TEST(test_unaligned_region_bindings)
 	const isa_insn_t *s[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = p };
 	uint32_t c[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = 2 };
 	fwsim_program_t *prog;
-	ck_assert_int_eq(fwsim_program_create(s, c, T_NREG, &prog, NULL, 0), FWSIM_OK);
+	ck_assert_int_eq(ns_status_consume_message(fwsim_program_create(s, c, T_NREG, &prog),
+						   NULL, 0), NS_STATUS_OK);
 	fwsim_core_t *core;
 	ck_assert_int_eq(fwsim_core_create(NULL, &core), FWSIM_OK);
 	fwsim_job_t job = { .program = prog, .mem = t.mem, .mem_size = t.size, .regions = regs,
@@ -514,7 +518,8 @@ START_TEST(test_matmul_work_over_the_bound_is_refused)
 	uint32_t c[ISA_ENGINE_COUNT] = { [ISA_ENGINE_TENSOR] = 1 };
 	fwsim_program_t *p = (fwsim_program_t *)0x1;
 	char err[200];
-	ck_assert_int_eq(fwsim_program_create(s, c, T_NREG, &p, err, sizeof(err)), FWSIM_INVALID);
+	ck_assert_int_eq(ns_status_consume_message(fwsim_program_create(s, c, T_NREG, &p),
+						   err, sizeof(err)), NS_STATUS_INVALID_ARGUMENT);
 	ck_assert_ptr_null(p);
 	ck_assert_msg(strstr(err, "tensor engine insn 0 (debug_id 7): matmul of 1.15e+18 "
 			     "multiply-adds, more than the simulator's bound of 2^44"), "%s", err);
@@ -523,10 +528,12 @@ START_TEST(test_matmul_work_over_the_bound_is_refused)
 	in.ap[1].shape[0] = 1u << 16;
 	in.ap[1].shape[1] = in.ap[2].shape[0] = 1u << 12;
 	in.ap[2].shape[1] = 1u << 16;
-	ck_assert_msg(fwsim_program_create(s, c, T_NREG, &p, err, sizeof(err)) == FWSIM_OK, "%s", err);
+	ck_assert_msg(ns_status_consume_message(fwsim_program_create(s, c, T_NREG, &p),
+						err, sizeof(err)) == NS_STATUS_OK, "%s", err);
 	fwsim_program_destroy(p);
 	in.ap[1].shape[1] = in.ap[2].shape[0] = (1u << 12) + 1;
-	ck_assert_int_eq(fwsim_program_create(s, c, T_NREG, &p, err, sizeof(err)), FWSIM_INVALID);
+	ck_assert_int_eq(ns_status_consume_message(fwsim_program_create(s, c, T_NREG, &p),
+						   err, sizeof(err)), NS_STATUS_INVALID_ARGUMENT);
 }
 END_TEST
 
@@ -554,7 +561,8 @@ START_TEST(test_cancel_stops_a_running_job)
 	const isa_insn_t *s[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = &in };
 	uint32_t c[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = 1 };
 	fwsim_program_t *p;
-	ck_assert_int_eq(fwsim_program_create(s, c, T_NREG, &p, NULL, 0), FWSIM_OK);
+	ck_assert_int_eq(ns_status_consume_message(fwsim_program_create(s, c, T_NREG, &p),
+						   NULL, 0), NS_STATUS_OK);
 	fwsim_job_t job = { .program = p, .mem = t.mem, .mem_size = t.size, .regions = t.regions,
 			    .n_regions = T_NREG };
 	fwsim_core_t *core;
@@ -974,7 +982,8 @@ START_TEST(test_profile_spans_and_drops)
 	const isa_insn_t *s[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = p };
 	uint32_t c[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = 5 };
 	fwsim_program_t *prog;
-	ck_assert_int_eq(fwsim_program_create(s, c, T_NREG, &prog, NULL, 0), FWSIM_OK);
+	ck_assert_int_eq(ns_status_consume_message(fwsim_program_create(s, c, T_NREG, &prog),
+						   NULL, 0), NS_STATUS_OK);
 	fwsim_core_t *core;
 	ck_assert_int_eq(fwsim_core_create(NULL, &core), FWSIM_OK);
 	fwsim_span_t spans[3];
@@ -1012,7 +1021,8 @@ START_TEST(test_bad_jobs_rejected)
 	const isa_insn_t *s[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = &in };
 	uint32_t c[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = 1 };
 	fwsim_program_t *prog;
-	ck_assert_int_eq(fwsim_program_create(s, c, T_NREG, &prog, NULL, 0), FWSIM_OK);
+	ck_assert_int_eq(ns_status_consume_message(fwsim_program_create(s, c, T_NREG, &prog),
+						   NULL, 0), NS_STATUS_OK);
 	fwsim_core_t *core;
 	ck_assert_int_eq(fwsim_core_create(NULL, &core), FWSIM_OK);
 	fwsim_job_t job = { .program = prog, .mem = t.mem, .mem_size = t.size, .regions = t.regions,

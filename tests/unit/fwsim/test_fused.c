@@ -906,7 +906,8 @@ START_TEST(test_reduce_form_stops_at_the_deadline)
 	char err[200];
 	in.ap[0].shape[0] = (1ull << 24) + 1;
 	in.ap[2].shape[0] = (1ull << 24) + 1;
-	ck_assert_int_eq(fwsim_program_create(s, c, T_NREG, &p, err, sizeof(err)), FWSIM_INVALID);
+	ck_assert_int_eq(ns_status_consume_message(fwsim_program_create(s, c, T_NREG, &p),
+						   err, sizeof(err)), NS_STATUS_INVALID_ARGUMENT);
 	ck_assert_ptr_null(p);
 	tmem_free(&t);
 }

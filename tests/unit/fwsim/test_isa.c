@@ -307,20 +307,25 @@ START_TEST(test_program_create_names_engine_and_insn)
 	uint32_t c[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = 3 };
 	fwsim_program_t *p = (fwsim_program_t *)0x1;
 	char err[200];
-	ck_assert_int_eq(fwsim_program_create(s, c, 3, &p, err, sizeof(err)), FWSIM_INVALID);
+	ck_assert_int_eq(ns_status_consume_message(fwsim_program_create(s, c, 3, &p),
+						   err, sizeof(err)), NS_STATUS_INVALID_ARGUMENT);
 	ck_assert_ptr_null(p);
 	ck_assert_msg(strstr(err, "vector engine insn 2 (debug_id 55)") && strstr(err, "region 7"), "%s", err);
 	c[ISA_ENGINE_VECTOR] = 2;
-	ck_assert_int_eq(fwsim_program_create(s, c, 3, &p, err, sizeof(err)), FWSIM_OK);
+	ck_assert_int_eq(ns_status_consume_message(fwsim_program_create(s, c, 3, &p),
+						   err, sizeof(err)), NS_STATUS_OK);
 	fwsim_program_destroy(p);
 	/* count without a stream */
 	c[ISA_ENGINE_DMA] = 1;
-	ck_assert_int_eq(fwsim_program_create(s, c, 3, &p, err, sizeof(err)), FWSIM_INVALID);
+	ck_assert_int_eq(ns_status_consume_message(fwsim_program_create(s, c, 3, &p),
+						   err, sizeof(err)), NS_STATUS_INVALID_ARGUMENT);
 	ck_assert_ptr_nonnull(strstr(err, "dma"));
-	ck_assert_int_eq(fwsim_program_create(NULL, c, 3, &p, NULL, 0), FWSIM_INVALID);
+	ck_assert_int_eq(ns_status_consume_message(fwsim_program_create(NULL, c, 3, &p),
+						   NULL, 0), NS_STATUS_INVALID_ARGUMENT);
 	/* the program is a copy: changing the caller's stream after create is harmless */
 	c[ISA_ENGINE_DMA] = 0;
-	ck_assert_int_eq(fwsim_program_create(s, c, 3, &p, NULL, 0), FWSIM_OK);
+	ck_assert_int_eq(ns_status_consume_message(fwsim_program_create(s, c, 3, &p),
+						   NULL, 0), NS_STATUS_OK);
 	v[0].opcode = 999;
 	tmem_t t;
 	tmem_init(&t);
@@ -353,7 +358,8 @@ START_TEST(test_stride_products_checked)
 	uint32_t c[ISA_ENGINE_COUNT] = { [ISA_ENGINE_GPSIMD] = 1 };
 	fwsim_program_t *p = NULL;
 	char err[200];
-	ck_assert_int_eq(fwsim_program_create(s, c, T_NREG, &p, err, sizeof(err)), FWSIM_INVALID);
+	ck_assert_int_eq(ns_status_consume_message(fwsim_program_create(s, c, T_NREG, &p),
+						   err, sizeof(err)), NS_STATUS_INVALID_ARGUMENT);
 	ck_assert_msg(strstr(err, "gpsimd engine insn 0") && strstr(err, "2^63"), "%s", err);
 	/* the same products elsewhere: INT64_MAX * 4 bytes, an empty operand's
 	 * stride, an offset at the top of the address space */

@@ -34,7 +34,8 @@ static fwsim_status_t prun(pmem_t *m, const isa_insn_t *in, uint32_t flags, uint
 	uint32_t n[ISA_ENGINE_COUNT] = { [ISA_ENGINE_TENSOR] = 1 };
 	fwsim_program_t *p = NULL;
 	char err[200];
-	ck_assert_msg(fwsim_program_create(s, n, P_NREG, &p, err, sizeof(err)) == FWSIM_OK, "%s", err);
+	ck_assert_msg(ns_status_consume_message(fwsim_program_create(s, n, P_NREG, &p),
+						err, sizeof(err)) == NS_STATUS_OK, "%s", err);
 	*job = (fwsim_job_t){ .program = p, .mem = m->mem, .mem_size = m->size, .regions = m->regions,
 			      .n_regions = P_NREG, .flags = flags, .deadline_ns = deadline_ns };
 	fwsim_core_t *core;
@@ -382,7 +383,8 @@ START_TEST(test_cancel_stops_split_matmul)
 	const isa_insn_t *s[ISA_ENGINE_COUNT] = { [ISA_ENGINE_TENSOR] = &in };
 	uint32_t n[ISA_ENGINE_COUNT] = { [ISA_ENGINE_TENSOR] = 1 };
 	cancel_arg_t a = { .m = &m, .in = &in };
-	ck_assert_int_eq(fwsim_program_create(s, n, P_NREG, &a.p, NULL, 0), FWSIM_OK);
+	ck_assert_int_eq(ns_status_consume_message(fwsim_program_create(s, n, P_NREG, &a.p),
+						   NULL, 0), NS_STATUS_OK);
 	a.job = (fwsim_job_t){ .program = a.p, .mem = m.mem, .mem_size = m.size, .regions = m.regions,
 			       .n_regions = P_NREG };
 	ck_assert_int_eq(fwsim_core_create(NULL, &a.core), FWSIM_OK);

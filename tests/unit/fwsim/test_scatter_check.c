@@ -43,7 +43,8 @@ static fwsim_job_t run_scatter(scat_t *s, uint64_t m)
 	counts[ISA_ENGINE_GPSIMD] = 1;
 	fwsim_program_t *prog = NULL;
 	char err[256];
-	ck_assert_msg(fwsim_program_create(streams, counts, 5, &prog, err, sizeof(err)) == FWSIM_OK, "%s", err);
+	ck_assert_msg(ns_status_consume_message(fwsim_program_create(streams, counts, 5, &prog),
+						err, sizeof(err)) == NS_STATUS_OK, "%s", err);
 	fwsim_core_config_t cfg = { 0 };
 	fwsim_core_t *core = NULL;
 	ck_assert_int_eq(fwsim_core_create(&cfg, &core), FWSIM_OK);

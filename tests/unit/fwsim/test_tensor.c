@@ -270,7 +270,8 @@ static fwsim_status_t bigmem_run(bigmem_t *b, const isa_insn_t *in, uint32_t e, 
 	n[e] = 1;
 	fwsim_program_t *p = NULL;
 	char err[200];
-	ck_assert_msg(fwsim_program_create(s, n, T_NREG, &p, err, sizeof(err)) == FWSIM_OK, "%s", err);
+	ck_assert_msg(ns_status_consume_message(fwsim_program_create(s, n, T_NREG, &p),
+						err, sizeof(err)) == NS_STATUS_OK, "%s", err);
 	memset(job, 0, sizeof(*job));
 	*job = (fwsim_job_t){ .program = p, .mem = b->mem, .mem_size = b->size,
 			      .regions = b->regions, .n_regions = T_NREG, .flags = flags };

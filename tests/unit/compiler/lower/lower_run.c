@@ -141,7 +141,8 @@ int ncc_run_module_opts(const ncc_module_t *m, const char *text, const ncc_compi
 		streams[e] = v.code[0][e];
 		counts[e] = v.code_count[0][e];
 	}
-	if (fwsim_program_create(streams, counts, nreg, &prog, emsg, sizeof(emsg)) != FWSIM_OK) {
+	if (ns_status_consume_message(fwsim_program_create(streams, counts, nreg, &prog),
+				      emsg, sizeof(emsg)) != NS_STATUS_OK) {
 		snprintf(r->msg, sizeof(r->msg), "fwsim_program_create: %s", emsg);
 		free(reg);
 		goto out;
