@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "neuronsim/bytes.h"
+
 const char *isa_dtype_name(uint32_t dt)
 {
 	switch (dt) {
@@ -124,15 +126,6 @@ static int fail(const vctx_t *v, const char *fmt, ...)
 		}
 	}
 	return -1;
-}
-
-static int is_zero(const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	for (size_t i = 0; i < n; i++)
-		if (b[i])
-			return 0;
-	return 1;
 }
 
 static int same_shape(const isa_ap_t *a, const isa_ap_t *b)
@@ -507,7 +500,7 @@ int isa_insn_validate(const isa_insn_t *insn, uint32_t n_regions,
 		return fail(&v, "wait_value %u without a wait_sem", in->wait_value);
 	if (in->signal_sem != ISA_SEM_NONE && in->signal_sem >= ISA_NUM_SEMS)
 		return fail(&v, "signal_sem %u >= %u", in->signal_sem, ISA_NUM_SEMS);
-	if (!is_zero(in->pad0, sizeof(in->pad0)) || in->reserved)
+	if (!ns_all_zero(in->pad0, sizeof(in->pad0)) || in->reserved)
 		return fail(&v, "pad0/reserved not zero");
 
 	switch (in->opcode) {
@@ -529,16 +522,16 @@ int isa_insn_validate(const isa_insn_t *insn, uint32_t n_regions,
 	    in->opcode != ISA_OP_JUMP && in->opcode != ISA_OP_FUSED && in->param)
 		return fail(&v, "param %u given to an opcode without a parameter", in->param);
 	if (in->opcode != ISA_OP_ACTIVATE && in->opcode != ISA_OP_IOTA &&
-	    !is_zero(in->imm, sizeof(in->imm)))
+	    !ns_all_zero(in->imm, sizeof(in->imm)))
 		return fail(&v, "imm given to an opcode without immediates");
-	if (in->opcode == ISA_OP_IOTA && !is_zero(&in->imm[1], sizeof(in->imm[1])))
+	if (in->opcode == ISA_OP_IOTA && !ns_all_zero(&in->imm[1], sizeof(in->imm[1])))
 		return fail(&v, "imm[1] unused by iota must be zero");
 
 	int want = expected_n_ap(in);
 	if (want < 0 || in->n_ap != (uint32_t)want)
 		return fail(&v, "n_ap is %u, expected %d", in->n_ap, want);
 	for (uint32_t i = in->n_ap; i < ISA_MAX_AP; i++)
-		if (!is_zero(&in->ap[i], sizeof(in->ap[i])))
+		if (!ns_all_zero(&in->ap[i], sizeof(in->ap[i])))
 			return fail(&v, "unused ap%u not zero", i);
 	if (in->opcode == ISA_OP_CONV)
 		return check_conv(&v, n_regions); /* ap3 is the window, not an operand */

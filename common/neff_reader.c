@@ -9,6 +9,7 @@
 
 #include <xxhash.h>
 
+#include "neuronsim/bytes.h"
 #include "neuronsim/errmsg.h"
 #include "neuronsim/neff.h"
 #include "neuronsim/status.h"
@@ -49,15 +50,6 @@ static ns_status_t check_str(reader_t *r, const char *what, const char *s,
 			return FAIL(r, "%s has non-zero byte 0x%02x after its NUL at offset %td",
 				    what, (unsigned)(uint8_t)*p, p - s);
 	return NS_OK;
-}
-
-static bool all_zero(const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	for (size_t i = 0; i < n; i++)
-		if (b[i])
-			return false;
-	return true;
 }
 
 /* ---- header and section table ----------------------------------------- */
@@ -157,7 +149,7 @@ static ns_status_t check_layout(reader_t *r, const neff_header_t *h,
 				    reg[i].index, sect_name(sects[reg[i].index].type),
 				    reg[i].offset, expect);
 		}
-		if (!all_zero(r->base + cursor, (size_t)(expect - cursor)))
+		if (!ns_all_zero(r->base + cursor, (size_t)(expect - cursor)))
 			return FAIL(r, "non-zero padding before offset %" PRIu64, expect);
 		cursor = reg[i].offset + reg[i].size;
 	}
@@ -252,7 +244,7 @@ static ns_status_t check_meta(reader_t *r, const neff_section_t *s,
 				      ", this reader supports ISA %d.0..%d.%d: recompile the model",
 				      m->isa_version_major, m->isa_version_minor,
 				      ISA_VERSION_MAJOR, ISA_VERSION_MAJOR, ISA_VERSION_MINOR);
-	if (!all_zero(m->reserved, sizeof(m->reserved)))
+	if (!ns_all_zero(m->reserved, sizeof(m->reserved)))
 		return FAIL(r, "meta.reserved is not zero");
 	*out = m;
 	return NS_OK;

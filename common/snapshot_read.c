@@ -14,6 +14,7 @@
 #include <jansson.h>
 #include <xxhash.h>
 
+#include "neuronsim/bytes.h"
 #include "neuronsim/errmsg.h"
 #include "neuronsim/fs.h"
 #include "neuronsim/snapshot.h"
@@ -49,14 +50,6 @@ typedef struct reader {
 /* Strings from the file are quoted escaped and shortened, so a message stays
  * one printable line whatever the file holds. */
 #define esc(s) errmsg_escape((s), 64)
-
-static bool all_zero(const uint8_t *p, uint64_t n)
-{
-	for (uint64_t i = 0; i < n; i++)
-		if (p[i])
-			return false;
-	return true;
-}
 
 /* [off, off + len) lies inside the file, without overflow. */
 static bool in_file(const reader_t *r, uint64_t off, uint64_t len)
@@ -103,7 +96,7 @@ static ns_status_t check_header(reader_t *r, snap_header_t *h)
 		return RFAIL(r,
 			     NS_STATUS_UNIMPLEMENTED, "unknown header flags 0x%08x (format %u.%u): written by a newer neuronsim",
 			     h->flags, major, minor);
-	if (!all_zero(h->reserved, sizeof(h->reserved)))
+	if (!ns_all_zero(h->reserved, sizeof(h->reserved)))
 		return RFAIL(r,
 			     NS_STATUS_INVALID_ARGUMENT, "reserved header bytes 96..119 are not zero");
 	if (h->header_size < SNAPSHOT_HEADER_SIZE || h->header_size > r->size)
@@ -128,7 +121,7 @@ static ns_status_t check_header(reader_t *r, snap_header_t *h)
 			return RFAIL(r,
 				     NS_STATUS_INVALID_ARGUMENT, "%s section at %" PRIu64 " overlaps what precedes it (ends at %" PRIu64 ")",
 				     names[s], off[s], end);
-		if (!all_zero(r->base + end, off[s] - end))
+		if (!ns_all_zero(r->base + end, off[s] - end))
 			return RFAIL(r,
 				     NS_STATUS_INVALID_ARGUMENT, "non-zero padding bytes between offsets %" PRIu64 " and %" PRIu64,
 				     end, off[s]);
@@ -287,7 +280,7 @@ static ns_status_t parse_tensor(reader_t *r, const snap_header_t *h, const json_
 			     "previous tensor or lies outside the %" PRIu64 "-byte data section", i,
 			     en.s, offset, size, h->data_size);
 	const uint8_t *data = r->base + h->data_offset;
-	if (!all_zero(data + *pos, offset - *pos))
+	if (!ns_all_zero(data + *pos, offset - *pos))
 		return RFAIL(r,
 			     NS_STATUS_INVALID_ARGUMENT, "non-zero padding before tensor %u '%s' in the data section", i, en.s);
 	if (!json_is_string(jsum) || json_string_length(jsum) != 16)
@@ -394,7 +387,7 @@ static ns_status_t parse_meta(reader_t *r, const snap_header_t *h, snapshot_t *s
 			goto out;
 		}
 	}
-	if (!all_zero(r->base + h->data_offset + pos, h->data_size - pos)) {
+	if (!ns_all_zero(r->base + h->data_offset + pos, h->data_size - pos)) {
 		st = RFAIL(r, NS_STATUS_INVALID_ARGUMENT, "non-zero padding after the last tensor");
 		goto out;
 	}
