@@ -61,6 +61,20 @@ static void entry_unlink(fwd_cache_t *c, fwd_cache_entry_t *e)
 	c->n_bytes -= e->n_bytes;
 }
 
+/* Caller holds the lock: e, in no list, becomes the most recently used. */
+static void entry_link_front(fwd_cache_t *c, fwd_cache_entry_t *e)
+{
+	e->next = c->head;
+	if (c->head)
+		c->head->prev = e;
+	c->head = e;
+	if (!c->tail)
+		c->tail = e;
+	e->cached = 1;
+	c->n_entries++;
+	c->n_bytes += e->n_bytes;
+}
+
 /* Caller holds the lock; returns 1 when the entry must be freed (outside
  * the lock: program destruction may be slow). */
 static int entry_put(fwd_cache_entry_t *e)
@@ -176,15 +190,7 @@ ns_status_t fwd_cache_acquire(fwd_cache_t *c, const uint8_t *mem, uint64_t mem_s
 			if (e->cached && e != c->head) {
 				/* move to front */
 				entry_unlink(c, e);
-				e->next = c->head;
-				if (c->head)
-					c->head->prev = e;
-				c->head = e;
-				if (!c->tail)
-					c->tail = e;
-				e->cached = 1;
-				c->n_entries++;
-				c->n_bytes += e->n_bytes;
+				entry_link_front(c, e);
 			}
 			pthread_mutex_unlock(&c->lock);
 			*out_entry = e;
@@ -234,15 +240,7 @@ ns_status_t fwd_cache_acquire(fwd_cache_t *c, const uint8_t *mem, uint64_t mem_s
 			}
 		}
 		e->refs++; /* the cache's reference */
-		e->cached = 1;
-		e->next = c->head;
-		if (c->head)
-			c->head->prev = e;
-		c->head = e;
-		if (!c->tail)
-			c->tail = e;
-		c->n_entries++;
-		c->n_bytes += total;
+		entry_link_front(c, e);
 	}
 	pthread_mutex_unlock(&c->lock);
 	while (victims) {
