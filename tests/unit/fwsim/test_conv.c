@@ -263,6 +263,10 @@ START_TEST(test_depthwise_and_grouped_windows_match_reference)
 		c_check(&SPEC(.N = 2, .G = 3, .O = 1, .C = 4, .X = { 21, 20 }, .K = { 10, 10 },
 			      .S = { 1, 1 }, .D = { 2, 2 }, .L = { 1, 1 }, .P = { 1, 0 }, .layout = layout),
 			"long dilated window");
+		/* an empty input dim: every output a sum of nothing (padding only) */
+		c_check(&SPEC(.N = 1, .G = 2, .O = 1, .C = 1, .X = { 0, 3 }, .K = { 1, 1 },
+			      .S = { 1, 1 }, .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 0 }, .layout = layout),
+			"empty input");
 		/* a window too far apart for the planes: the direct loop */
 		c_check(&SPEC(.N = 1, .G = 2, .O = 1, .C = 1, .X = { 3, 4 }, .K = { 2, 2 },
 			      .S = { 1, 1 << 25 }, .D = { 1, 1 }, .L = { 1, 1 << 25 }, .P = { 0, 0 },
