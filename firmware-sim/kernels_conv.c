@@ -629,12 +629,16 @@ static fwsim_status_t conv_item(void *ctx, uint64_t item, uint32_t slot, fwsim_w
 		rest += b->M + CONV_LANES;
 	float *acc = rest, *wp = rest; /* A: the accumulators; B: the packed kernel */
 	int64_t lb = (a->K * b->M + CONV_LANES - 1) / CONV_LANES * CONV_LANES;
-	float (*bacc)[4][CONV_LANES] = (float (*)[4][CONV_LANES])(void *)(wp + j->C * lb);
+	float (*bacc)[4][CONV_LANES] = (float (*)[4][CONV_LANES])(void *)(wp + j->O * j->C * lb);
 	fwsim_status_t st = FWSIM_OK;
 	uint64_t p0 = item * j->per_item;
 	uint64_t p1 = p0 + j->per_item < j->n_planes ? p0 + j->per_item : j->n_planes;
+	/* planes in group-major order, so that consecutive planes share their
+	 * kernels: form B packs a group's O kernels (the output gradient's
+	 * channels, for a weight gradient) once for all its batch entries */
+	int64_t packed_g = -1;
 	for (uint64_t pi = p0; pi < p1 && st == FWSIM_OK; pi++) {
-		int64_t n = (int64_t)(pi / (uint64_t)j->G), g = (int64_t)(pi % (uint64_t)j->G);
+		int64_t g = (int64_t)(pi / (uint64_t)j->N), n = (int64_t)(pi % (uint64_t)j->N);
 		const float *xin = j->in + n * j->si[0] + g * j->si[1];
 		bool naive = j->form == 'N';
 		if (!naive)
@@ -651,17 +655,24 @@ static fwsim_status_t conv_item(void *ctx, uint64_t item, uint32_t slot, fwsim_w
 			}
 			const float *wk = j->w + g * j->sw[0] + o * j->sw[1];
 			float *dst = j->out + n * j->so[0] + g * j->so[1] + o * j->so[2];
-			uint64_t flat0 = ((uint64_t)pi * (uint64_t)j->O + (uint64_t)o) * (uint64_t)ny;
+			uint64_t flat0 = (((uint64_t)n * (uint64_t)j->G + (uint64_t)g) * (uint64_t)j->O +
+					  (uint64_t)o) * (uint64_t)ny;
 			if (!naive && j->form == 'A') {
 				conv_plane_a(j, planes, wk, taps, acc, outp, dst, chk, flat0);
 				continue;
 			}
 			if (!naive) {
-				for (int64_t c = 0; c < j->C; c++)
-					for (int64_t k0 = 0; k0 < a->K; k0++)
-						row_copy(wp + c * lb + k0 * b->M,
-							 wk + c * j->sw[2] + k0 * j->sw[3], j->sw[4], b->K);
-				conv_plane_b(j, planes, wp, lb, bacc, outp);
+				if (packed_g != g) {
+					for (int64_t oo = 0; oo < j->O; oo++)
+						for (int64_t c = 0; c < j->C; c++)
+							for (int64_t k0 = 0; k0 < a->K; k0++)
+								row_copy(wp + (oo * j->C + c) * lb + k0 * b->M,
+									 j->w + g * j->sw[0] + oo * j->sw[1] +
+									 c * j->sw[2] + k0 * j->sw[3],
+									 j->sw[4], b->K);
+					packed_g = g;
+				}
+				conv_plane_b(j, planes, wp + o * j->C * lb, lb, bacc, outp);
 			} else {
 				if (conv_plane_naive(j, &kk, xin, wk, dst, chk, flat0)) {
 					st = FWSIM_TIMEOUT;
@@ -727,10 +738,10 @@ fwsim_status_t fwsim_kernel_conv(const fwsim_kargs_t *k)
 		if (j->form == 'A')
 			scratch += j->d[1].M + CONV_BLOCK + 4 * (__int128)nk +
 				   (__int128)j->d[0].Y * j->d[1].M + CONV_BLOCK;
-		else /* slack, the kernel at plane pitch, partial sums */
+		else /* slack, the group's O kernels at plane pitch, partial sums */
 			scratch += j->d[1].M + CONV_LANES +
-				   (__int128)j->C * ((j->d[0].K * j->d[1].M + CONV_LANES - 1) /
-						     CONV_LANES * CONV_LANES) +
+				   (__int128)j->O * j->C * ((j->d[0].K * j->d[1].M + CONV_LANES - 1) /
+							    CONV_LANES * CONV_LANES) +
 				   (__int128)(ny + 3) / 4 * 4 * CONV_LANES;
 		if (scratch > CONV_MAX_SCRATCH)
 			j->form = 'N';
