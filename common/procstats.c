@@ -1,6 +1,6 @@
 /* Reader of the per-process stats files libnrt publishes (procstats.h): liveness checks, seqlock copies, directory scans. */
 #include "neuronsim/clock.h"
-#include "neuronsim/errmsg.h"
+#include "neuronsim/status.h"
 #include "neuronsim/proc_stat.h"
 #include "neuronsim/procstats.h"
 #include "neuronsim/quantile.h"
@@ -39,21 +39,6 @@ _Static_assert(PROCSTATS_ERR_HARDWARE - PROCSTATS_ERR_FIRST + 1 == PROCSTATS_ERR
 /* A reader gives up on a seqlock that never settles after this many tries. */
 #define SEQ_TRIES 100000
 
-#define fail(st, ...) ((procstats_status_t)errmsg_fail((st), __VA_ARGS__))
-
-const char *procstats_status_str(procstats_status_t st)
-{
-	switch (st) {
-	case PROCSTATS_OK: return "ok";
-	case PROCSTATS_STALE: return "stale";
-	case PROCSTATS_SKIPPED: return "skipped";
-	case PROCSTATS_INVALID: return "invalid";
-	case PROCSTATS_BUSY: return "busy";
-	case PROCSTATS_IO: return "I/O error";
-	case PROCSTATS_NOMEM: return "out of memory";
-	}
-	return "unknown procstats status";
-}
 
 const char *procstats_dir(void)
 {
@@ -189,12 +174,12 @@ static void copy_models(const procstats_file_t *f, procstats_snap_t *out)
 }
 
 /* Copies identity, counters (under the seqlock) and latencies of f into out.
- * Returns PROCSTATS_OK, PROCSTATS_BUSY or PROCSTATS_INVALID (bad field). */
-static procstats_status_t copy_file(const procstats_file_t *f, procstats_snap_t *out, char *err, size_t err_len)
+ * Fails with NS_STATUS_ABORTED (busy) or NS_STATUS_INVALID_ARGUMENT (bad field). */
+static ns_status_t copy_file(const procstats_file_t *f, procstats_snap_t *out)
 {
 	uint32_t n_cores = f->n_cores;
 	if (n_cores > PROCSTATS_MAX_CORES)
-		return fail(PROCSTATS_INVALID, err, err_len, "n_cores %u exceeds %u", n_cores,
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT, "n_cores %u exceeds %u", n_cores,
 			    PROCSTATS_MAX_CORES);
 	out->pid = f->pid;
 	out->uid = f->uid;
@@ -239,8 +224,7 @@ static procstats_status_t copy_file(const procstats_file_t *f, procstats_snap_t 
 		settled = atomic_load_explicit(&f->seq, memory_order_relaxed) == s1;
 	}
 	if (!settled)
-		return fail(PROCSTATS_BUSY, err, err_len,
-			    "the counters of pid %u never settled (process stopped in the middle of an update?)",
+		return ns_status_make(NS_STATUS_ABORTED, "the counters of pid %u never settled (process stopped in the middle of an update?)",
 			    out->pid);
 	out->read_ns = ns_monotonic_ns();
 
@@ -269,36 +253,34 @@ static procstats_status_t copy_file(const procstats_file_t *f, procstats_snap_t 
 		out->lat[n - 1 - i] = tmp;
 	}
 	out->n_lat = n;
-	return PROCSTATS_OK;
+	return NS_OK;
 }
 
-procstats_status_t procstats_read_file(const char *path, procstats_snap_t *out, char *err, size_t err_len)
+ns_status_t procstats_read_file(const char *path, procstats_snap_t *out)
 {
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
 	uint32_t name_uid, name_pid;
 	if (!parse_name(base, &name_uid, &name_pid))
-		return fail(PROCSTATS_INVALID, err, err_len, "%s: not named %sUID.PID", path,
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT, "%s: not named %sUID.PID", path,
 			    PROCSTATS_FILE_PREFIX);
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
-		return fail(errno == ENOENT ? PROCSTATS_STALE : PROCSTATS_IO, err, err_len, "%s: %s", path,
-			    strerror(errno));
+		return ns_status_make_errno(errno, "%s: %s", path, strerror(errno)); /* ENOENT: stale */
 	struct stat sb;
 	if (fstat(fd, &sb) != 0) {
 		int e = errno;
 		close(fd);
-		return fail(PROCSTATS_IO, err, err_len, "%s: %s", path, strerror(e));
+		return ns_status_make_errno(e, "%s: %s", path, strerror(e));
 	}
 	if (!S_ISREG(sb.st_mode) || sb.st_uid != name_uid) {
 		close(fd);
-		return fail(PROCSTATS_INVALID, err, err_len,
-			    "%s: not a regular file owned by uid %u (the uid in its name)", path, name_uid);
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT, "%s: not a regular file owned by uid %u (the uid in its name)", path, name_uid);
 	}
 	if (sb.st_size != (off_t)sizeof(procstats_file_t)) {
 		close(fd);
 		/* A different size is most likely another layout version. */
-		return fail(sb.st_size >= 16 ? PROCSTATS_SKIPPED : PROCSTATS_INVALID, err, err_len,
+		return ns_status_make(sb.st_size >= 16 ? NS_STATUS_UNAVAILABLE : NS_STATUS_INVALID_ARGUMENT,
 			    "%s: %lld bytes, this reader expects %zu (layout version %d): a different "
 			    "neuronsim version, or not a stats file", path, (long long)sb.st_size,
 			    sizeof(procstats_file_t), PROCSTATS_VERSION);
@@ -307,9 +289,9 @@ procstats_status_t procstats_read_file(const char *path, procstats_snap_t *out, 
 	int map_errno = errno;
 	close(fd);
 	if (f == MAP_FAILED)
-		return fail(PROCSTATS_IO, err, err_len, "%s: mmap: %s", path, strerror(map_errno));
+		return ns_status_make_errno(map_errno, "%s: mmap: %s", path, strerror(map_errno));
 
-	procstats_status_t st;
+	ns_status_t st;
 	struct sigaction sa, old;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_sigbus;
@@ -318,35 +300,35 @@ procstats_status_t procstats_read_file(const char *path, procstats_snap_t *out, 
 	sigjmp_buf jb;
 	if (sigsetjmp(jb, 1)) {
 		bus_jump = NULL;
-		st = fail(PROCSTATS_INVALID, err, err_len, "%s: the file shrank while being read", path);
+		st = ns_status_make(NS_STATUS_INVALID_ARGUMENT, "%s: the file shrank while being read", path);
 		goto out;
 	}
 	bus_jump = &jb;
 	if (f->magic != PROCSTATS_MAGIC) {
-		st = fail(PROCSTATS_INVALID, err, err_len, "%s: bad magic", path);
+		st = ns_status_make(NS_STATUS_INVALID_ARGUMENT, "%s: bad magic", path);
 		goto out_guard;
 	}
 	if (f->version != PROCSTATS_VERSION || f->size != sizeof(procstats_file_t)) {
-		st = fail(PROCSTATS_SKIPPED, err, err_len, "%s: layout version %u (%u bytes), this reader "
+		st = ns_status_make(NS_STATUS_UNAVAILABLE, "%s: layout version %u (%u bytes), this reader "
 			  "reads version %d (%zu bytes)", path, f->version, f->size, PROCSTATS_VERSION,
 			  sizeof(procstats_file_t));
 		goto out_guard;
 	}
 	if (f->pid != name_pid || f->uid != name_uid) {
-		st = fail(PROCSTATS_INVALID, err, err_len, "%s: header says uid %u pid %u", path, f->uid,
+		st = ns_status_make(NS_STATUS_INVALID_ARGUMENT, "%s: header says uid %u pid %u", path, f->uid,
 			  f->pid);
 		goto out_guard;
 	}
 	uint32_t state = atomic_load_explicit(&f->state, memory_order_acquire);
 	if (being_created(state, f->pid, f->start_time)) {
-		st = fail(PROCSTATS_SKIPPED, err, err_len, "%s: still being created", path);
+		st = ns_status_make(NS_STATUS_UNAVAILABLE, "%s: still being created", path);
 		goto out_guard;
 	}
 	if (state != PROCSTATS_STATE_LIVE || !owner_alive(f->pid, f->start_time)) {
-		st = fail(PROCSTATS_STALE, err, err_len, "%s: process %u is gone", path, f->pid);
+		st = ns_status_make(NS_STATUS_NOT_FOUND, "%s: process %u is gone", path, f->pid);
 		goto out_guard;
 	}
-	st = copy_file(f, out, err, err_len);
+	st = copy_file(f, out);
 out_guard:
 	bus_jump = NULL;
 out:
@@ -393,22 +375,22 @@ static int cmp_pid(const void *a, const void *b)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
-procstats_status_t procstats_scan(const char *dir, unsigned flags, pid_t exclude_pid,
-				  procstats_list_t *out, char *err, size_t err_len)
+ns_status_t procstats_scan(const char *dir, unsigned flags, pid_t exclude_pid,
+			   procstats_list_t *out)
 {
 	memset(out, 0, sizeof(*out));
 	DIR *d = opendir(dir);
 	if (!d)
-		return fail(PROCSTATS_IO, err, err_len, "cannot read the stats directory %s: %s", dir,
-			    strerror(errno));
+		return ns_status_make_errno(errno, "cannot read the stats directory %s: %s", dir,
+					    strerror(errno));
 	size_t cap = 0;
-	procstats_status_t rc = PROCSTATS_OK;
+	ns_status_t rc = NS_OK;
 	struct dirent *e;
 	char path[4096];
 	procstats_snap_t *snap = malloc(sizeof(*snap));
 	if (!snap) {
 		closedir(d);
-		return fail(PROCSTATS_NOMEM, err, err_len, "out of memory reading %s", dir);
+		return ns_status_make(NS_STATUS_RESOURCE_EXHAUSTED, "out of memory reading %s", dir);
 	}
 	while ((e = readdir(d))) {
 		uint32_t uid, pid;
@@ -418,28 +400,27 @@ procstats_status_t procstats_scan(const char *dir, unsigned flags, pid_t exclude
 			continue;
 		if (snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >= (int)sizeof(path))
 			continue;
-		char why[512];
-		procstats_status_t st = procstats_read_file(path, snap, why, sizeof(why));
-		if (st == PROCSTATS_STALE) {
+		ns_status_t st = procstats_read_file(path, snap);
+		if (ns_status_code(st) == NS_STATUS_NOT_FOUND) {
+			ns_status_free(st);
 			out->n_stale++;
 			if (flags & PROCSTATS_SCAN_REMOVE_STALE)
 				remove_stale(path);
 			continue;
 		}
-		if (st != PROCSTATS_OK) {
+		if (st) {
 			/* Files of other users are mode 0600: not an error worth reporting. */
-			if (st == PROCSTATS_IO && uid != geteuid() && geteuid() != 0)
-				continue;
-			if (!out->n_skipped++)
-				snprintf(out->first_skip, sizeof(out->first_skip), "%.*s",
-					 (int)sizeof(out->first_skip) - 1, why);
+			bool foreign = ns_status_errno(st) && uid != geteuid() && geteuid() != 0;
+			if (!foreign && !out->n_skipped++)
+				ns_status_copy_message(st, out->first_skip, sizeof(out->first_skip));
+			ns_status_free(st);
 			continue;
 		}
 		if (out->n == cap) {
 			size_t ncap = cap ? cap * 2 : 8;
 			procstats_snap_t *p = realloc(out->procs, ncap * sizeof(*p));
 			if (!p) {
-				rc = fail(PROCSTATS_NOMEM, err, err_len, "out of memory reading %s", dir);
+				rc = ns_status_make(NS_STATUS_RESOURCE_EXHAUSTED, "out of memory reading %s", dir);
 				break;
 			}
 			out->procs = p;
@@ -449,13 +430,13 @@ procstats_status_t procstats_scan(const char *dir, unsigned flags, pid_t exclude
 	}
 	free(snap);
 	closedir(d);
-	if (rc != PROCSTATS_OK) {
+	if (rc) {
 		procstats_list_free(out);
 		return rc;
 	}
 	if (out->n > 1)
 		qsort(out->procs, out->n, sizeof(*out->procs), cmp_pid);
-	return PROCSTATS_OK;
+	return NS_OK;
 }
 
 void procstats_list_free(procstats_list_t *list)

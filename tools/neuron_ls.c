@@ -441,8 +441,9 @@ int main(int argc, char **argv)
 		in.backend = "unknown";
 	in.devices = device_count(in.total_cores);
 	/* Not this process: its own runtime is the one described above. */
-	procstats_scan(procstats_dir(), PROCSTATS_SCAN_REMOVE_STALE, getpid(), &in.procs, in.procs_err,
-		       sizeof(in.procs_err));
+	ns_status_consume_message(procstats_scan(procstats_dir(), PROCSTATS_SCAN_REMOVE_STALE, getpid(),
+						 &in.procs),
+				  in.procs_err, sizeof(in.procs_err));
 	snprintf(in.version_str, sizeof(in.version_str), "%" PRIu64 ".%" PRIu64 ".%" PRIu64, in.version.rt_major,
 		 in.version.rt_minor, in.version.rt_patch);
 	int rc = o.json ? print_json(&in, &o) : print_table(&in, &o);

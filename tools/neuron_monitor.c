@@ -575,8 +575,9 @@ static void scan(monitor_t *m)
 {
 	procstats_list_free(&m->list);
 	m->scan_err[0] = '\0';
-	if (procstats_scan(procstats_dir(), PROCSTATS_SCAN_REMOVE_STALE, 0, &m->list, m->scan_err,
-			   sizeof(m->scan_err)) != PROCSTATS_OK) {
+	if (ns_status_consume_message(procstats_scan(procstats_dir(), PROCSTATS_SCAN_REMOVE_STALE, 0,
+						     &m->list),
+				      m->scan_err, sizeof(m->scan_err)) != NS_STATUS_OK) {
 		/* Said once per change, on stderr: the documents go on without processes. */
 		static char last[512];
 		if (strcmp(last, m->scan_err) != 0)

@@ -77,8 +77,8 @@ static void sample(top_t *t)
 	t->prev = t->cur;
 	memset(&t->cur, 0, sizeof(t->cur));
 	t->scan_err[0] = '\0';
-	if (procstats_scan(t->dir, PROCSTATS_SCAN_REMOVE_STALE, 0, &t->cur, t->scan_err,
-			   sizeof(t->scan_err)) != PROCSTATS_OK)
+	if (ns_status_consume_message(procstats_scan(t->dir, PROCSTATS_SCAN_REMOVE_STALE, 0, &t->cur),
+				      t->scan_err, sizeof(t->scan_err)) != NS_STATUS_OK)
 		memset(&t->cur, 0, sizeof(t->cur));
 	/* CPU time of the machine and of every process, for VCPU Utilization */
 	memcpy(t->sys_cpu_prev, t->sys_cpu, sizeof(t->sys_cpu));

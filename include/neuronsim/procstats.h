@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "neuronsim/status.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -193,17 +195,18 @@ int procstats_proc_start_time(pid_t pid, uint64_t *out_start_time);
 
 /* ---- reader ---------------------------------------------------------------- */
 
-typedef enum procstats_status {
-	PROCSTATS_OK = 0,
-	PROCSTATS_STALE = 1,     /* the owner is gone (dead, pid reused, closed) */
-	PROCSTATS_SKIPPED = 2,   /* still being created, or of a newer/older layout */
-	PROCSTATS_INVALID = 3,   /* not a stats file: wrong name, size, owner, magic or fields */
-	PROCSTATS_BUSY = 4,      /* the seqlock never settled (owner stopped mid-update?) */
-	PROCSTATS_IO = 5,        /* open/stat/map/readdir failed (errno in the message) */
-	PROCSTATS_NOMEM = 6,
-} procstats_status_t;
-
-const char *procstats_status_str(procstats_status_t st);
+/* The reader's outcomes are statuses (status.h), each with a one-line reason:
+ *   NULL                          read
+ *   NS_STATUS_NOT_FOUND           stale: the owner is gone (dead, pid reused,
+ *                                 closed) or the file was removed
+ *   NS_STATUS_UNAVAILABLE         skipped: still being created, or of a newer or
+ *                                 older layout
+ *   NS_STATUS_INVALID_ARGUMENT    not a stats file: wrong name, size, owner, magic
+ *                                 or fields
+ *   NS_STATUS_ABORTED             busy: the seqlock never settled (owner stopped
+ *                                 mid-update?); reading again may succeed
+ *   NS_STATUS_RESOURCE_EXHAUSTED  out of memory
+ *   the code of the errno         open/stat/map/readdir failed (errno kept) */
 
 /* One execution's latency as read. */
 typedef struct procstats_lat_sample {
@@ -253,12 +256,12 @@ typedef struct procstats_snap {
 	procstats_lat_sample_t lat[PROCSTATS_LAT_RING];
 } procstats_snap_t;
 
-/* Reads the stats file at path into *out (untouched unless PROCSTATS_OK).
+/* Reads the stats file at path into *out (untouched unless it returns NULL).
  * Checks the owner: the file's uid must match its name and header, the pid
- * must be alive with the recorded start time. err gets a one-line reason for
- * anything but PROCSTATS_OK. Not thread-safe: it guards the copy against the
- * file shrinking underneath (SIGBUS) with a process-wide handler. */
-procstats_status_t procstats_read_file(const char *path, procstats_snap_t *out, char *err, size_t err_len);
+ * must be alive with the recorded start time. Anything else is one of the
+ * statuses above. Not thread-safe: it guards the copy against the file
+ * shrinking underneath (SIGBUS) with a process-wide handler. */
+ns_status_t procstats_read_file(const char *path, procstats_snap_t *out);
 
 /* The processes found by procstats_scan, sorted by pid. */
 typedef struct procstats_list {
@@ -273,11 +276,11 @@ typedef struct procstats_list {
 #define PROCSTATS_SCAN_REMOVE_STALE 1u /* unlink stale files we own */
 
 /* Reads every stats file in dir (a process's own file is skipped when
- * exclude_pid is its pid; pass 0 to keep all). *out is filled on
- * PROCSTATS_OK; on PROCSTATS_IO (dir unreadable) or PROCSTATS_NOMEM err says
- * why and *out is empty. Free with procstats_list_free. */
-procstats_status_t procstats_scan(const char *dir, unsigned flags, pid_t exclude_pid,
-				  procstats_list_t *out, char *err, size_t err_len);
+ * exclude_pid is its pid; pass 0 to keep all). *out is filled on success; on
+ * failure (dir unreadable: the errno's code; out of memory) the status says why
+ * and *out is empty. Free with procstats_list_free. */
+ns_status_t procstats_scan(const char *dir, unsigned flags, pid_t exclude_pid,
+			   procstats_list_t *out);
 void procstats_list_free(procstats_list_t *list);
 
 /* The latency samples of s with index > after (at most the ring's worth),

@@ -46,7 +46,7 @@ static void self_path(char *buf, size_t len)
 
 static uint64_t now_ms(void);
 
-/* How long a reader may keep seeing PROCSTATS_BUSY before a test calls it a
+/* How long a reader may keep seeing NS_STATUS_ABORTED (busy) before a test calls it a
  * failure. BUSY means a writer held the seqlock through all of the reader's tries:
  * a tool shows the next refresh instead. On a loaded machine (QEMU's emulated
  * CPUs, the sanitizer build next to other builds) a writer thread can be
@@ -54,15 +54,16 @@ static uint64_t now_ms(void);
  * stays busy for this long is a bug (a writer that never finishes its update). */
 #define BUSY_DEADLINE_MS 30000
 
-/* procstats_read_file() of path, again while it says PROCSTATS_BUSY (up to
+/* procstats_read_file() of path, again while it says NS_STATUS_ABORTED (up to
  * BUSY_DEADLINE_MS); *out_busy (may be NULL) counts the busy reads. */
-static procstats_status_t read_file_settled(const char *path, procstats_snap_t *s, char *err, size_t len,
+static ns_status_code_t read_file_settled(const char *path, procstats_snap_t *s, char *err, size_t len,
 					    int *out_busy)
 {
 	uint64_t deadline = now_ms() + BUSY_DEADLINE_MS;
 	for (;;) {
-		procstats_status_t st = procstats_read_file(path, s, err, len);
-		if (st != PROCSTATS_BUSY || now_ms() > deadline)
+		ns_status_code_t st = ns_status_consume_message(procstats_read_file(path, s),
+								err, len);
+		if (st != NS_STATUS_ABORTED || now_ms() > deadline)
 			return st;
 		if (out_busy)
 			(*out_busy)++;
@@ -76,8 +77,8 @@ static procstats_snap_t *read_self(void)
 	self_path(path, sizeof(path));
 	procstats_snap_t *s = malloc(sizeof(*s));
 	ck_assert_ptr_nonnull(s);
-	procstats_status_t st = read_file_settled(path, s, err, sizeof(err), NULL);
-	ck_assert_msg(st == PROCSTATS_OK, "reading %s: %s: %s", path, procstats_status_str(st), err);
+	ns_status_code_t st = read_file_settled(path, s, err, sizeof(err), NULL);
+	ck_assert_msg(st == NS_STATUS_OK, "reading %s: %s: %s", path, ns_status_code_str(st), err);
 	return s;
 }
 
@@ -203,11 +204,11 @@ static procstats_file_t *fake_of(pid_t pid)
 	return f;
 }
 
-static procstats_status_t read_named(const char *name, procstats_snap_t *s, char *err, size_t len)
+static ns_status_code_t read_named(const char *name, procstats_snap_t *s, char *err, size_t len)
 {
 	char path[512];
 	snprintf(path, sizeof(path), "%s/%s", stats_dir, name);
-	return procstats_read_file(path, s, err, len);
+	return ns_status_consume_message(procstats_read_file(path, s), err, len);
 }
 
 /* ---- identity and lifetime ---- */
@@ -705,7 +706,8 @@ START_TEST(test_stats_file_of_killed_process_is_stale_and_removed)
 
 	char err[512];
 	procstats_list_t l;
-	ck_assert_int_eq(procstats_scan(stats_dir, 0, 0, &l, err, sizeof(err)), PROCSTATS_OK);
+	ck_assert_int_eq(ns_status_consume_message(procstats_scan(stats_dir, 0, 0, &l),
+						   err, sizeof(err)), NS_STATUS_OK);
 	ck_assert_uint_eq(l.n, 1);
 	ck_assert_uint_eq(l.procs[0].pid, (uint32_t)child);
 	procstats_list_free(&l);
@@ -718,13 +720,15 @@ START_TEST(test_stats_file_of_killed_process_is_stale_and_removed)
 	ck_assert_int_eq(access(path, F_OK), 0);
 
 	/* Ignored, and only removed when asked. */
-	ck_assert_int_eq(procstats_scan(stats_dir, 0, 0, &l, err, sizeof(err)), PROCSTATS_OK);
+	ck_assert_int_eq(ns_status_consume_message(procstats_scan(stats_dir, 0, 0, &l),
+						   err, sizeof(err)), NS_STATUS_OK);
 	ck_assert_uint_eq(l.n, 0);
 	ck_assert_uint_eq(l.n_stale, 1);
 	procstats_list_free(&l);
 	ck_assert_int_eq(access(path, F_OK), 0);
-	ck_assert_int_eq(procstats_scan(stats_dir, PROCSTATS_SCAN_REMOVE_STALE, 0, &l, err, sizeof(err)),
-			 PROCSTATS_OK);
+	ck_assert_int_eq(ns_status_consume_message(procstats_scan(stats_dir, PROCSTATS_SCAN_REMOVE_STALE, 0, &l),
+						   err, sizeof(err)),
+			 NS_STATUS_OK);
 	ck_assert_uint_eq(l.n_stale, 1);
 	procstats_list_free(&l);
 	ck_assert_int_eq(access(path, F_OK), -1);
@@ -742,72 +746,72 @@ START_TEST(test_stats_reader_rejects_bad_files)
 	/* A well-formed file of a live process (this one) reads fine. */
 	procstats_file_t *f = fake_of(me);
 	write_fake(name, f, sizeof(*f));
-	ck_assert_int_eq(read_named(name, s, err, sizeof(err)), PROCSTATS_OK);
+	ck_assert_int_eq(read_named(name, s, err, sizeof(err)), NS_STATUS_OK);
 	ck_assert_uint_eq(s->v[PROCSTATS_EXECUTIONS], 7);
 	ck_assert_uint_eq(s->n_cores, 2);
 
 	/* The same pid with another start time: the pid was reused. */
 	f->start_time += 1;
 	write_fake(name, f, sizeof(*f));
-	ck_assert_int_eq(read_named(name, s, err, sizeof(err)), PROCSTATS_STALE);
+	ck_assert_int_eq(read_named(name, s, err, sizeof(err)), NS_STATUS_NOT_FOUND);
 	ck_assert_ptr_nonnull(strstr(err, "is gone"));
 	f->start_time -= 1;
 
 	/* Closed, or still being created. */
 	f->state = PROCSTATS_STATE_CLOSED;
 	write_fake(name, f, sizeof(*f));
-	ck_assert_int_eq(read_named(name, s, err, sizeof(err)), PROCSTATS_STALE);
+	ck_assert_int_eq(read_named(name, s, err, sizeof(err)), NS_STATUS_NOT_FOUND);
 	f->state = PROCSTATS_STATE_INIT;
 	write_fake(name, f, sizeof(*f));
-	ck_assert_int_eq(read_named(name, s, err, sizeof(err)), PROCSTATS_SKIPPED);
+	ck_assert_int_eq(read_named(name, s, err, sizeof(err)), NS_STATUS_UNAVAILABLE);
 	/* ... also when caught before its writer stored start_time: a scan that
 	 * removes stale files must leave it alone (it once deleted the file of a
 	 * runtime starting next to neuron-monitor, which then never saw it). */
 	uint64_t start = f->start_time;
 	f->start_time = 0;
 	write_fake(name, f, sizeof(*f));
-	ck_assert_int_eq(read_named(name, s, err, sizeof(err)), PROCSTATS_SKIPPED);
+	ck_assert_int_eq(read_named(name, s, err, sizeof(err)), NS_STATUS_UNAVAILABLE);
 	procstats_list_t scanned;
-	ck_assert_int_eq(procstats_scan(stats_dir, PROCSTATS_SCAN_REMOVE_STALE, 0, &scanned, err,
-					 sizeof(err)), PROCSTATS_OK);
+	ck_assert_int_eq(ns_status_consume_message(procstats_scan(stats_dir, PROCSTATS_SCAN_REMOVE_STALE, 0, &scanned),
+						   err, sizeof(err)), NS_STATUS_OK);
 	ck_assert_uint_eq(scanned.n_stale, 0);
 	procstats_list_free(&scanned);
-	ck_assert_int_eq(read_named(name, s, err, sizeof(err)), PROCSTATS_SKIPPED);
+	ck_assert_int_eq(read_named(name, s, err, sizeof(err)), NS_STATUS_UNAVAILABLE);
 	f->start_time = start;
 	f->state = PROCSTATS_STATE_LIVE;
 
 	/* Another layout version, a wrong size, garbage. */
 	f->version = PROCSTATS_VERSION + 1;
 	write_fake(name, f, sizeof(*f));
-	ck_assert_int_eq(read_named(name, s, err, sizeof(err)), PROCSTATS_SKIPPED);
+	ck_assert_int_eq(read_named(name, s, err, sizeof(err)), NS_STATUS_UNAVAILABLE);
 	ck_assert_ptr_nonnull(strstr(err, "layout version"));
 	f->version = PROCSTATS_VERSION;
 	write_fake(name, f, sizeof(*f) - 8);
-	ck_assert_int_eq(read_named(name, s, err, sizeof(err)), PROCSTATS_SKIPPED);
+	ck_assert_int_eq(read_named(name, s, err, sizeof(err)), NS_STATUS_UNAVAILABLE);
 	write_fake(name, f, 3);
-	ck_assert_int_eq(read_named(name, s, err, sizeof(err)), PROCSTATS_INVALID);
+	ck_assert_int_eq(read_named(name, s, err, sizeof(err)), NS_STATUS_INVALID_ARGUMENT);
 	f->magic ^= 1;
 	write_fake(name, f, sizeof(*f));
-	ck_assert_int_eq(read_named(name, s, err, sizeof(err)), PROCSTATS_INVALID);
+	ck_assert_int_eq(read_named(name, s, err, sizeof(err)), NS_STATUS_INVALID_ARGUMENT);
 	ck_assert_ptr_nonnull(strstr(err, "magic"));
 	f->magic ^= 1;
 	f->n_cores = PROCSTATS_MAX_CORES + 1;
 	write_fake(name, f, sizeof(*f));
-	ck_assert_int_eq(read_named(name, s, err, sizeof(err)), PROCSTATS_INVALID);
+	ck_assert_int_eq(read_named(name, s, err, sizeof(err)), NS_STATUS_INVALID_ARGUMENT);
 	f->n_cores = 2;
 	f->pid = (uint32_t)me + 1;
 	write_fake(name, f, sizeof(*f));
-	ck_assert_int_eq(read_named(name, s, err, sizeof(err)), PROCSTATS_INVALID);
+	ck_assert_int_eq(read_named(name, s, err, sizeof(err)), NS_STATUS_INVALID_ARGUMENT);
 	ck_assert_ptr_nonnull(strstr(err, "header says"));
 	f->pid = (uint32_t)me;
 	unsigned char *g = (unsigned char *)f;
 	for (size_t i = 0; i < sizeof(*f); i++)
 		g[i] = (unsigned char)(i * 131u + 7u);
 	write_fake(name, f, sizeof(*f));
-	ck_assert_int_eq(read_named(name, s, err, sizeof(err)), PROCSTATS_INVALID);
+	ck_assert_int_eq(read_named(name, s, err, sizeof(err)), NS_STATUS_INVALID_ARGUMENT);
 
 	/* Names: not ours, or a symlink to a valid file. */
-	ck_assert_int_eq(read_named("neuronsim-stats.x.1", s, err, sizeof(err)), PROCSTATS_INVALID);
+	ck_assert_int_eq(read_named("neuronsim-stats.x.1", s, err, sizeof(err)), NS_STATUS_INVALID_ARGUMENT);
 	free(f);
 	f = fake_of(me);
 	write_fake("real", f, sizeof(*f));
@@ -816,7 +820,7 @@ START_TEST(test_stats_reader_rejects_bad_files)
 	snprintf(link, sizeof(link), "%s/%s", stats_dir, name);
 	unlink(link);
 	ck_assert_int_eq(symlink(target, link), 0);
-	ck_assert_int_ne(read_named(name, s, err, sizeof(err)), PROCSTATS_OK);
+	ck_assert_int_ne(read_named(name, s, err, sizeof(err)), NS_STATUS_OK);
 	unlink(link);
 
 	/* pid 1 is alive but never wrote this file: its start time differs. */
@@ -824,12 +828,13 @@ START_TEST(test_stats_reader_rejects_bad_files)
 	p1->start_time += 12345;
 	snprintf(name, sizeof(name), "%s%u.1", PROCSTATS_FILE_PREFIX, (unsigned)uid);
 	write_fake(name, p1, sizeof(*p1));
-	ck_assert_int_eq(read_named(name, s, err, sizeof(err)), PROCSTATS_STALE);
+	ck_assert_int_eq(read_named(name, s, err, sizeof(err)), NS_STATUS_NOT_FOUND);
 
 	/* A scan over all of it lists nothing and removes only what is stale. */
 	procstats_list_t l;
-	ck_assert_int_eq(procstats_scan(stats_dir, PROCSTATS_SCAN_REMOVE_STALE, 0, &l, err, sizeof(err)),
-			 PROCSTATS_OK);
+	ck_assert_int_eq(ns_status_consume_message(procstats_scan(stats_dir, PROCSTATS_SCAN_REMOVE_STALE, 0, &l),
+						   err, sizeof(err)),
+			 NS_STATUS_OK);
 	ck_assert_uint_eq(l.n, 0);
 	ck_assert_uint_eq(l.n_stale, 1);
 	procstats_list_free(&l);
@@ -841,7 +846,8 @@ START_TEST(test_stats_reader_rejects_bad_files)
 	free(s);
 
 	/* A directory that does not exist is an error that names it. */
-	ck_assert_int_eq(procstats_scan("/nonexistent/dir", 0, 0, &l, err, sizeof(err)), PROCSTATS_IO);
+	ck_assert_int_eq(ns_status_consume_message(procstats_scan("/nonexistent/dir", 0, 0, &l),
+						   err, sizeof(err)), NS_STATUS_NOT_FOUND);
 	ck_assert_ptr_nonnull(strstr(err, "/nonexistent/dir"));
 	ck_assert_uint_eq(l.n, 0);
 }
@@ -852,12 +858,14 @@ START_TEST(test_stats_scan_lists_processes_and_excludes_one)
 	rt_init_ok();
 	char err[512];
 	procstats_list_t l;
-	ck_assert_int_eq(procstats_scan(stats_dir, 0, 0, &l, err, sizeof(err)), PROCSTATS_OK);
+	ck_assert_int_eq(ns_status_consume_message(procstats_scan(stats_dir, 0, 0, &l),
+						   err, sizeof(err)), NS_STATUS_OK);
 	ck_assert_uint_eq(l.n, 1);
 	ck_assert_uint_eq(l.procs[0].pid, (uint32_t)getpid());
 	ck_assert_uint_eq(l.n_skipped, 0);
 	procstats_list_free(&l);
-	ck_assert_int_eq(procstats_scan(stats_dir, 0, getpid(), &l, err, sizeof(err)), PROCSTATS_OK);
+	ck_assert_int_eq(ns_status_consume_message(procstats_scan(stats_dir, 0, getpid(), &l),
+						   err, sizeof(err)), NS_STATUS_OK);
 	ck_assert_uint_eq(l.n, 0);
 	procstats_list_free(&l);
 	nrt_close();
@@ -918,8 +926,8 @@ START_TEST(test_stats_reads_are_consistent_during_concurrent_executions)
 			atomic_store(&stop, true);
 		/* Four writers on a loaded machine may keep the seqlock busy through one
 		 * read's tries: that read is retried, not counted (read_file_settled). */
-		procstats_status_t st = read_file_settled(path, s, err, sizeof(err), &busy);
-		ck_assert_msg(st == PROCSTATS_OK, "%s (after %d busy reads)", err, busy);
+		ns_status_code_t st = read_file_settled(path, s, err, sizeof(err), &busy);
+		ck_assert_msg(st == NS_STATUS_OK, "%s (after %d busy reads)", err, busy);
 		reads++;
 		/* One consistent moment: every execution counted once. */
 		ck_assert_uint_eq(outcome_sum(s), s->v[PROCSTATS_EXECUTIONS]);
@@ -940,8 +948,9 @@ START_TEST(test_stats_reads_are_consistent_during_concurrent_executions)
 		total += w[i].done;
 	}
 	/* No writer left: the seqlock must be free at once. */
-	procstats_status_t st = procstats_read_file(path, s, err, sizeof(err));
-	ck_assert_msg(st == PROCSTATS_OK, "%s", err);
+	ns_status_code_t st = ns_status_consume_message(procstats_read_file(path, s),
+							err, sizeof(err));
+	ck_assert_msg(st == NS_STATUS_OK, "%s", err);
 	if (busy)
 		fprintf(stderr, "%d of %d reads found the seqlock busy and were retried\n", busy, reads + busy);
 	ck_assert_uint_eq(s->v[PROCSTATS_EXECUTIONS], (uint64_t)total);
