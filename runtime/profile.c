@@ -584,8 +584,9 @@ bool nrt_profile_sys_on(void)
 	return nrt_trace_on();
 }
 
-void nrt_profile_call(const char *name, const char *label, uint64_t bytes, NRT_STATUS status,
-		      uint64_t start_ns, uint64_t end_ns)
+/* One span of category cat (the value: bytes) into the trace when one records. */
+static void record_span(nrt_trace_cat_t cat, const char *name, const char *label, uint64_t bytes,
+			NRT_STATUS status, uint64_t start_ns, uint64_t end_ns)
 {
 	if (!nrt_trace_on())
 		return;
@@ -595,28 +596,24 @@ void nrt_profile_call(const char *name, const char *label, uint64_t bytes, NRT_S
 		.value = bytes,
 		.status = status,
 		.kind = NRT_TRACE_SPAN,
-		.cat = NRT_TRACE_CAT_RUNTIME,
+		.cat = (uint8_t)cat,
 	};
 	snprintf(ev.name, sizeof(ev.name), "%s", name);
 	snprintf(ev.label, sizeof(ev.label), "%s", label ? label : "");
 	nrt_trace_record(&ev);
 }
 
+void nrt_profile_call(const char *name, const char *label, uint64_t bytes, NRT_STATUS status,
+		      uint64_t start_ns, uint64_t end_ns)
+{
+	record_span(NRT_TRACE_CAT_RUNTIME, name, label, bytes, status, start_ns, end_ns);
+}
+
 void nrt_profile_transfer(bool to_device, const char *tensor, uint64_t bytes, uint64_t start_ns,
 			  uint64_t end_ns)
 {
-	if (!nrt_trace_on())
-		return;
-	nrt_trace_event_t ev = {
-		.start_ns = start_ns,
-		.end_ns = end_ns,
-		.value = bytes,
-		.kind = NRT_TRACE_SPAN,
-		.cat = NRT_TRACE_CAT_TRANSFER,
-	};
-	snprintf(ev.name, sizeof(ev.name), "%s", to_device ? "nrt_tensor_write" : "nrt_tensor_read");
-	snprintf(ev.label, sizeof(ev.label), "%s", tensor ? tensor : "");
-	nrt_trace_record(&ev);
+	record_span(NRT_TRACE_CAT_TRANSFER, to_device ? "nrt_tensor_write" : "nrt_tensor_read", tensor,
+		    bytes, NRT_SUCCESS, start_ns, end_ns);
 }
 
 /* ---- public API ---- */
