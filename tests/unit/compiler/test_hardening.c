@@ -16,18 +16,7 @@
 #include "passes/passes.h"
 #include "pipeline.h"
 #include "hlo/verify.h"
-
-static ncc_module_t *parse(const char *text)
-{
-	ncc_module_t *m = NULL;
-	ncc_error_t err;
-	memset(&err, 0, sizeof(err));
-	ncc_status_t st = ncc_parse_hlo(text, strlen(text), "<test>", &m, &err);
-	ck_assert_msg(st == NCC_OK, "parse: %s", err.msg);
-	st = ncc_verify(m, &err);
-	ck_assert_msg(st == NCC_OK, "verify: %s", err.msg);
-	return m;
-}
+#include "ncc_check_parse.h"
 
 /* Runs text's entry on the interpreter with args and returns the root value. */
 static ncc_value_t *interp(const ncc_module_t *m, ncc_value_t *const *args, int32_t n)

@@ -6,18 +6,7 @@
 
 #include "ncc/ncc.h"
 #include "ncc/ncc_interp.h"
-
-static ncc_module_t *parse(const char *text)
-{
-	ncc_module_t *m = NULL;
-	ncc_error_t err;
-	memset(&err, 0, sizeof(err));
-	ncc_status_t st = ncc_parse_hlo(text, strlen(text), "<q>", &m, &err);
-	if (st == NCC_OK)
-		st = ncc_verify(m, &err);
-	ck_assert_msg(st == NCC_OK, "%s", err.msg);
-	return m;
-}
+#include "ncc_check_parse.h"
 
 /* ---------------------------------------------------------- parameters */
 

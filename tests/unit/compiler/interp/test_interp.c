@@ -12,19 +12,9 @@
 #include "interp/interp.h"
 #include "hlo/verify.h"
 #include "corpus_split.h"
+#include "ncc_check_parse.h"
 
 /* ------------------------------------------------------------ helpers */
-
-static ncc_module_t *parse(const char *text)
-{
-	ncc_module_t *m = NULL;
-	ncc_error_t err = {0};
-	ncc_status_t st = ncc_parse_hlo(text, strlen(text), "test.hlo", &m, &err);
-	ck_assert_msg(st == NCC_OK, "parse failed: %s", err.msg);
-	st = ncc_verify(m, &err);
-	ck_assert_msg(st == NCC_OK, "verify failed: %s", err.msg);
-	return m;
-}
 
 /* An array value of type t filled from vals (converted like convert). */
 static ncc_value_t *arr(ncc_etype_t t, int32_t rank, const int64_t *dims, const double *vals)

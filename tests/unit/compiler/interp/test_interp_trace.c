@@ -11,15 +11,7 @@
 #include "hlo/hlo_parser.h"
 #include "interp/interp.h"
 #include "hlo/verify.h"
-
-static ncc_module_t *parse(const char *text)
-{
-	ncc_module_t *m = NULL;
-	ncc_error_t err = { 0 };
-	ck_assert_msg(ncc_parse_hlo(text, strlen(text), "trace.hlo", &m, &err) == NCC_OK, "%s", err.msg);
-	ck_assert_msg(ncc_verify(m, &err) == NCC_OK, "%s", err.msg);
-	return m;
-}
+#include "ncc_check_parse.h"
 
 /* Parameter k gets the values vals[k][0..n) (f32[n] parameters). */
 static void trace(const ncc_module_t *m, int nargs, int n, const float vals[][4],

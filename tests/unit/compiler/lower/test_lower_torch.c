@@ -13,18 +13,7 @@
 #include "options.h"
 #include "passes/passes.h"
 #include "hlo/verify.h"
-
-static ncc_module_t *parse(const char *text)
-{
-	ncc_module_t *m = NULL;
-	ncc_error_t err;
-	memset(&err, 0, sizeof(err));
-	ncc_status_t st = ncc_parse_hlo(text, strlen(text), "<test>", &m, &err);
-	ck_assert_msg(st == NCC_OK, "parse: %s", err.msg);
-	st = ncc_verify(m, &err);
-	ck_assert_msg(st == NCC_OK, "verify: %s", err.msg);
-	return m;
-}
+#include "ncc_check_parse.h"
 
 /* Leaf k of a value (depth-first). */
 static const ncc_value_t *value_leaf(const ncc_value_t *v, int32_t *k)

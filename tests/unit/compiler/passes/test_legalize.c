@@ -17,24 +17,13 @@
 #include "options.h"
 #include "passes/passes.h"
 #include "hlo/verify.h"
+#include "ncc_check_parse.h"
 
 #ifndef NCC_PROTO_DIR
 #define NCC_PROTO_DIR "tests/unit/compiler/proto"
 #endif
 
 /* ---- helpers ---- */
-
-static ncc_module_t *parse(const char *text)
-{
-	ncc_module_t *m = NULL;
-	ncc_error_t err;
-	memset(&err, 0, sizeof(err));
-	ncc_status_t st = ncc_parse_hlo(text, strlen(text), "<test>", &m, &err);
-	ck_assert_msg(st == NCC_OK, "parse: %s", err.msg);
-	st = ncc_verify(m, &err);
-	ck_assert_msg(st == NCC_OK, "verify: %s", err.msg);
-	return m;
-}
 
 static ncc_status_t legalize(ncc_module_t *m, int opt, const char *dump_dir, ncc_error_t *err)
 {

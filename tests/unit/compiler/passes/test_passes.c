@@ -20,24 +20,13 @@
 #include "passes/passes.h"
 #include "hlo/verify.h"
 #include "corpus_split.h"
+#include "ncc_check_parse.h"
 
 #ifndef NCC_HLO_CORPUS
 #define NCC_HLO_CORPUS "../shared/hlo"
 #endif
 
 /* ---- helpers ---- */
-
-static ncc_module_t *parse(const char *text)
-{
-	ncc_module_t *m = NULL;
-	ncc_error_t err;
-	memset(&err, 0, sizeof(err));
-	ncc_status_t st = ncc_parse_hlo(text, strlen(text), "<test>", &m, &err);
-	ck_assert_msg(st == NCC_OK, "parse: %s", err.msg);
-	st = ncc_verify(m, &err);
-	ck_assert_msg(st == NCC_OK, "verify: %s", err.msg);
-	return m;
-}
 
 static void passes(ncc_module_t *m, int level)
 {
