@@ -71,6 +71,13 @@ static uint32_t block_any_at_least(const float *v, size_t n, uint32_t lim)
 	return acc >> 31;
 }
 
+bool fwsim_numchk_maybe_nonfinite(const fwsim_numchk_t *c, const float *v, size_t n)
+{
+	if (!c->want_nan && !c->want_inf)
+		return false;
+	return block_any_at_least(v, n, c->want_inf ? 0x7f800000u : 0x7f800001u) != 0;
+}
+
 uint32_t fwsim_numchk_bias(const fwsim_numchk_t *c)
 {
 	return 0x80000000u - (c->want_inf ? ns_f32_bits(c->inf_limit) : 0x7f800000u);

@@ -150,6 +150,10 @@ void fwsim_copy_raw(uint8_t *dst, int64_t dsb, const uint8_t *src, int64_t ssb, 
 void fwsim_numchk_init(fwsim_numchk_t *c, uint32_t job_flags, uint32_t out_dtype);
 /* Exact count and first index of bad values in a block of produced values. */
 void fwsim_numchk_block(fwsim_numchk_t *c, const float *v, size_t n, uint64_t flat0);
+/* false when v[0..n) certainly holds no NaN (when checked) and no +-Inf (when
+ * checked); true when it may (NaN counts when only Inf is checked): a
+ * vectorised pre-check before an exact scalar search. */
+bool fwsim_numchk_maybe_nonfinite(const fwsim_numchk_t *c, const float *v, size_t n);
 /* Folds the scan of a part of an output (a tile, a range of rows, scanned in
  * any order) into the whole's: counts add, the smallest first index wins. */
 void fwsim_numchk_merge(fwsim_numchk_t *into, const fwsim_numchk_t *part);
