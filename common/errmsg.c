@@ -1,19 +1,7 @@
 /* Error-message helpers shared by the readers of common/ (errmsg.h). */
-#include <stdarg.h>
 #include <stdio.h>
 
 #include "neuronsim/errmsg.h"
-
-int errmsg_fail(int status, char *err, size_t err_len, const char *fmt, ...)
-{
-	if (!err || !err_len)
-		return status;
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, err_len, fmt, ap);
-	va_end(ap);
-	return status;
-}
 
 errmsg_escaped_t errmsg_escape(const char *s, size_t max)
 {

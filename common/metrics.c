@@ -1,7 +1,7 @@
 /* The metrics registry: sample rings, counters, the PyTorch/XLA report text and its value formatters. */
-#include "neuronsim/errmsg.h"
 #include "neuronsim/metrics.h"
 #include "neuronsim/quantile.h"
+#include "neuronsim/status.h"
 
 #include <errno.h>
 #include <math.h>
@@ -124,10 +124,11 @@ const char *metrics_unit_name(metrics_unit_t unit)
 
 /* ---- configuration ------------------------------------------------------- */
 
-#define config_fail(...) ((metrics_status_t)errmsg_fail(METRICS_ERR_INVALID, __VA_ARGS__))
+/* A bad configuration value: the message names the variable, its value and what
+ * is accepted. */
+#define config_fail(...) ns_status_make(NS_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
 
-
-static metrics_status_t parse_percentiles(const char *s, metrics_config_t *out, char *err, size_t err_len)
+static ns_status_t parse_percentiles(const char *s, metrics_config_t *out)
 {
 	static const char what[] =
 		"expected ':'-separated fractions between 0 and 1 (exclusive), such as "
@@ -138,17 +139,14 @@ static metrics_status_t parse_percentiles(const char *s, metrics_config_t *out, 
 		const char *end = strchr(p, ':');
 		size_t len = end ? (size_t)(end - p) : strlen(p);
 		if (n == METRICS_MAX_PERCENTILES)
-			return config_fail(err, err_len,
-					   "XLA_METRICS_PERCENTILES=\"%s\" is not valid: more than %u values",
+			return config_fail("XLA_METRICS_PERCENTILES=\"%s\" is not valid: more than %u values",
 					   s, METRICS_MAX_PERCENTILES);
 		if (len == 0)
-			return config_fail(err, err_len,
-					   "XLA_METRICS_PERCENTILES=\"%s\" is not valid: value %u is empty; %s",
+			return config_fail("XLA_METRICS_PERCENTILES=\"%s\" is not valid: value %u is empty; %s",
 					   s, n + 1, what);
 		char item[64];
 		if (len >= sizeof(item))
-			return config_fail(err, err_len,
-					   "XLA_METRICS_PERCENTILES=\"%s\" is not valid: value %u is too long; %s",
+			return config_fail("XLA_METRICS_PERCENTILES=\"%s\" is not valid: value %u is too long; %s",
 					   s, n + 1, what);
 		memcpy(item, p, len);
 		item[len] = '\0';
@@ -156,8 +154,7 @@ static metrics_status_t parse_percentiles(const char *s, metrics_config_t *out, 
 		errno = 0;
 		double v = strtod(item, &stop);
 		if (stop == item || *stop || errno || !(v > 0.0 && v < 1.0))
-			return config_fail(err, err_len,
-					   "XLA_METRICS_PERCENTILES=\"%s\" is not valid: \"%s\" is not a number "
+			return config_fail("XLA_METRICS_PERCENTILES=\"%s\" is not valid: \"%s\" is not a number "
 					   "between 0 and 1 (exclusive); %s", s, item, what);
 		out->percentiles[n++] = v;
 		if (!end)
@@ -166,7 +163,7 @@ static metrics_status_t parse_percentiles(const char *s, metrics_config_t *out, 
 	}
 	out->n_percentiles = n;
 	qsort(out->percentiles, n, sizeof(out->percentiles[0]), ns_cmp_double);
-	return METRICS_OK;
+	return NS_OK;
 }
 
 void metrics_config_default(metrics_config_t *out)
@@ -178,8 +175,8 @@ void metrics_config_default(metrics_config_t *out)
 	memcpy(out->percentiles, def, sizeof(def));
 }
 
-metrics_status_t metrics_config_parse(const char *samples, const char *percentiles,
-				      metrics_config_t *out, char *err, size_t err_len)
+ns_status_t metrics_config_parse(const char *samples, const char *percentiles,
+				 metrics_config_t *out)
 {
 	metrics_config_default(out);
 	if (samples && *samples) {
@@ -188,20 +185,19 @@ metrics_status_t metrics_config_parse(const char *samples, const char *percentil
 		for (; *p >= '0' && *p <= '9' && v <= METRICS_MAX_SAMPLES; p++)
 			v = v * 10 + (uint64_t)(*p - '0');
 		if (p == samples || *p || v < 1 || v > METRICS_MAX_SAMPLES)
-			return config_fail(err, err_len,
-					   "XLA_METRICS_SAMPLES=\"%s\" is not valid: expected an integer "
+			return config_fail("XLA_METRICS_SAMPLES=\"%s\" is not valid: expected an integer "
 					   "1..%u (the samples each metric keeps; default %u)",
 					   samples, METRICS_MAX_SAMPLES, METRICS_DEFAULT_SAMPLES);
 		out->max_samples = (uint32_t)v;
 	}
 	if (percentiles && *percentiles) {
-		metrics_status_t st = parse_percentiles(percentiles, out, err, err_len);
-		if (st != METRICS_OK) {
+		ns_status_t st = parse_percentiles(percentiles, out);
+		if (st) {
 			metrics_config_default(out);
 			return st;
 		}
 	}
-	return METRICS_OK;
+	return NS_OK;
 }
 
 static bool config_valid(const metrics_config_t *c)

@@ -14,7 +14,6 @@
 #include <xxhash.h>
 
 #include "neuronsim/atomic_file.h"
-#include "neuronsim/errmsg.h"
 #include "neuronsim/snapshot.h"
 #include "snapshot_internal.h"
 

@@ -112,12 +112,13 @@ static char *metrics_file_name(const char *file)
 static NRT_STATUS create_locked(nrt_metrics_process_t *g)
 {
 	metrics_config_t cfg;
-	char err[512];
-	if (metrics_config_parse(getenv("XLA_METRICS_SAMPLES"), getenv("XLA_METRICS_PERCENTILES"), &cfg,
-				 err, sizeof(err)) != METRICS_OK) {
+	ns_status_t cst = metrics_config_parse(getenv("XLA_METRICS_SAMPLES"),
+					       getenv("XLA_METRICS_PERCENTILES"), &cfg);
+	if (cst) {
 		/* Logged once; from then on every metrics call says NRT_INVALID and
 		 * executions record nothing, but run as usual. */
-		NRT_LOGE("%s; metrics are off for this process", err);
+		NRT_LOGE("%s; metrics are off for this process", ns_status_message(cst));
+		ns_status_free(cst);
 		g->bad_env = true;
 		return NRT_INVALID;
 	}

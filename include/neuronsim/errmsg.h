@@ -1,5 +1,6 @@
-/* Error-message helpers shared by the readers of common/: formatting into a
- * caller's buffer, and quoting untrusted strings so a message stays one line. */
+/* Error-message helpers shared by the readers of common/: quoting untrusted
+ * strings so a message stays one line. (Failures themselves are statuses:
+ * status.h.) */
 #ifndef NEURONSIM_ERRMSG_H
 #define NEURONSIM_ERRMSG_H
 
@@ -8,12 +9,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* Formats into err[0..err_len) when err is not NULL and err_len > 0 and
- * returns status, so a reader's failure paths are one expression:
- * `return (npy_status_t)errmsg_fail(NPY_ERR_FORMAT, err, err_len, ...)`. */
-int errmsg_fail(int status, char *err, size_t err_len, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
 
 #define ERRMSG_ESCAPE_MAX 64
 

@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "neuronsim/status.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -62,10 +64,11 @@ void metrics_config_default(metrics_config_t *out);
 /* Parses the values of XLA_METRICS_SAMPLES (a decimal integer
  * 1..METRICS_MAX_SAMPLES) and XLA_METRICS_PERCENTILES (':'-separated numbers in
  * (0, 1), sorted ascending afterwards, as PyTorch/XLA does). NULL or "" means the
- * default. On METRICS_ERR_INVALID *out is the default config and err (if not NULL)
- * gets a one-line message naming the variable, its value and what is accepted. */
-metrics_status_t metrics_config_parse(const char *samples, const char *percentiles,
-				      metrics_config_t *out, char *err, size_t err_len);
+ * default. A bad value is NS_STATUS_INVALID_ARGUMENT (status.h) with a one-line
+ * message naming the variable, its value and what is accepted; *out is then the
+ * default config. */
+ns_status_t metrics_config_parse(const char *samples, const char *percentiles,
+				 metrics_config_t *out);
 
 /* Creates an empty registry that the caller owns and releases with
  * metrics_registry_destroy(). The config is copied. METRICS_ERR_INVALID if the

@@ -40,8 +40,9 @@ static metrics_registry_t *registry(uint32_t samples, const char *percentiles)
 	char err[256] = "";
 	char s[32];
 	snprintf(s, sizeof(s), "%u", samples);
-	ck_assert_msg(metrics_config_parse(samples ? s : NULL, percentiles, &cfg, err, sizeof(err)) ==
-		      METRICS_OK, "%s", err);
+	ck_assert_msg(ns_status_consume_message(metrics_config_parse(samples ? s : NULL, percentiles, &cfg),
+						err, sizeof(err)) ==
+		      NS_STATUS_OK, "%s", err);
 	metrics_registry_t *r = NULL;
 	ck_assert_int_eq(metrics_registry_create(&cfg, &r), METRICS_OK);
 	ck_assert_ptr_nonnull(r);
@@ -188,14 +189,16 @@ START_TEST(test_config_defaults)
 {
 	metrics_config_t c;
 	char err[256] = "x";
-	ck_assert_int_eq(metrics_config_parse(NULL, NULL, &c, err, sizeof(err)), METRICS_OK);
+	ck_assert_int_eq(ns_status_consume_message(metrics_config_parse(NULL, NULL, &c),
+						   err, sizeof(err)), NS_STATUS_OK);
 	ck_assert_uint_eq(c.max_samples, 1024);
 	ck_assert_uint_eq(c.n_percentiles, 9);
 	static const double want[] = { 0.01, 0.05, 0.1, 0.2, 0.5, 0.8, 0.9, 0.95, 0.99 };
 	for (int i = 0; i < 9; i++)
 		ck_assert_double_eq(c.percentiles[i], want[i]);
 	/* empty is the same as unset */
-	ck_assert_int_eq(metrics_config_parse("", "", &c, err, sizeof(err)), METRICS_OK);
+	ck_assert_int_eq(ns_status_consume_message(metrics_config_parse("", "", &c),
+						   err, sizeof(err)), NS_STATUS_OK);
 	ck_assert_uint_eq(c.max_samples, 1024);
 	ck_assert_uint_eq(c.n_percentiles, 9);
 }
@@ -204,15 +207,18 @@ END_TEST
 START_TEST(test_config_custom_values_are_sorted)
 {
 	metrics_config_t c;
-	ck_assert_int_eq(metrics_config_parse("16", "0.9:0.5:0.999", &c, NULL, 0), METRICS_OK);
+	ck_assert_int_eq(ns_status_consume_message(metrics_config_parse("16", "0.9:0.5:0.999", &c),
+						   NULL, 0), NS_STATUS_OK);
 	ck_assert_uint_eq(c.max_samples, 16);
 	ck_assert_uint_eq(c.n_percentiles, 3);
 	ck_assert_double_eq(c.percentiles[0], 0.5);
 	ck_assert_double_eq(c.percentiles[1], 0.9);
 	ck_assert_double_eq(c.percentiles[2], 0.999);
-	ck_assert_int_eq(metrics_config_parse("1", "0.5", &c, NULL, 0), METRICS_OK);
+	ck_assert_int_eq(ns_status_consume_message(metrics_config_parse("1", "0.5", &c),
+						   NULL, 0), NS_STATUS_OK);
 	ck_assert_uint_eq(c.max_samples, 1);
-	ck_assert_int_eq(metrics_config_parse("1048576", NULL, &c, NULL, 0), METRICS_OK);
+	ck_assert_int_eq(ns_status_consume_message(metrics_config_parse("1048576", NULL, &c),
+						   NULL, 0), NS_STATUS_OK);
 	ck_assert_uint_eq(c.max_samples, METRICS_MAX_SAMPLES);
 }
 END_TEST
@@ -225,8 +231,9 @@ START_TEST(test_config_rejects_bad_samples)
 {
 	metrics_config_t c;
 	char err[256] = "";
-	ck_assert_int_eq(metrics_config_parse(bad_samples[_i], NULL, &c, err, sizeof(err)),
-			 METRICS_ERR_INVALID);
+	ck_assert_int_eq(ns_status_consume_message(metrics_config_parse(bad_samples[_i], NULL, &c),
+						   err, sizeof(err)),
+			 NS_STATUS_INVALID_ARGUMENT);
 	ck_assert_msg(strstr(err, "XLA_METRICS_SAMPLES") && strstr(err, bad_samples[_i]) &&
 		      strstr(err, "1..1048576"), "message: %s", err);
 	/* the config is left at the defaults */
@@ -243,8 +250,9 @@ START_TEST(test_config_rejects_bad_percentiles)
 {
 	metrics_config_t c;
 	char err[512] = "";
-	ck_assert_int_eq(metrics_config_parse("8", bad_percentiles[_i], &c, err, sizeof(err)),
-			 METRICS_ERR_INVALID);
+	ck_assert_int_eq(ns_status_consume_message(metrics_config_parse("8", bad_percentiles[_i], &c),
+						   err, sizeof(err)),
+			 NS_STATUS_INVALID_ARGUMENT);
 	ck_assert_msg(strstr(err, "XLA_METRICS_PERCENTILES") && strstr(err, bad_percentiles[_i]),
 		      "message: %s", err);
 	ck_assert_uint_eq(c.max_samples, 1024);
@@ -259,10 +267,12 @@ START_TEST(test_config_rejects_too_many_percentiles)
 		strcat(s, i ? ":0.5" : "0.5");
 	metrics_config_t c;
 	char err[4096] = "";
-	ck_assert_int_eq(metrics_config_parse(NULL, s, &c, err, sizeof(err)), METRICS_ERR_INVALID);
+	ck_assert_int_eq(ns_status_consume_message(metrics_config_parse(NULL, s, &c),
+						   err, sizeof(err)), NS_STATUS_INVALID_ARGUMENT);
 	ck_assert_ptr_nonnull(strstr(err, "more than 64"));
 	s[strlen(s) - 4] = '\0'; /* 64 is the limit */
-	ck_assert_int_eq(metrics_config_parse(NULL, s, &c, err, sizeof(err)), METRICS_OK);
+	ck_assert_int_eq(ns_status_consume_message(metrics_config_parse(NULL, s, &c),
+						   err, sizeof(err)), NS_STATUS_OK);
 	ck_assert_uint_eq(c.n_percentiles, 64);
 }
 END_TEST
