@@ -526,6 +526,52 @@ START_TEST(test_copy_converts_every_dtype_pair)
 }
 END_TEST
 
+/* A COPY of every other f32 of each row into dense rows (the im2col of a
+ * stride-2 window), the rows' lengths around the block size and odd: exact
+ * values, nothing written past the rows, a NaN counted where it lands. */
+START_TEST(test_copy_stride2_rows)
+{
+	static const uint64_t lens[] = { 1, 7, 63, 64, 65, 1000, 1025 };
+	for (size_t li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
+		uint64_t len = lens[li], rows = 3;
+		tmem_t t;
+		tmem_init(&t);
+		float *src = (float *)(void *)tmem_ptr(&t, 1, 4);
+		for (uint64_t i = 0; i < rows * (2 * len + 3); i++)
+			src[i] = (float)i * 0.5f - 7.0f;
+		src[(2 * len + 3) + 2 * (len - 1)] = NAN; /* row 1, its last element */
+		isa_insn_t in = isa_insn_init(ISA_OP_COPY, 0);
+		in.n_ap = 2;
+		isa_ap_t *d = &in.ap[0], *s = &in.ap[1];
+		d->region = 0;
+		d->dtype = ISA_DT_F32;
+		d->rank = 2;
+		d->shape[0] = rows;
+		d->shape[1] = len;
+		d->stride[0] = (int64_t)len;
+		d->stride[1] = 1;
+		*s = *d;
+		s->region = 1;
+		s->offset = 4; /* not 8-aligned */
+		s->stride[0] = (int64_t)(2 * len + 3);
+		s->stride[1] = 2;
+		fwsim_job_t job;
+		ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_DMA, FWSIM_JOB_CHECK_NAN, &job), FWSIM_NUM_ERR);
+		const float *out = (const float *)(const void *)tmem_ptr(&t, 0, 0);
+		for (uint64_t r = 0; r < rows; r++)
+			for (uint64_t i = 0; i < len; i++) {
+				float want = src[r * (2 * len + 3) + 2 * i];
+				ck_assert_msg(memcmp(&out[r * len + i], &want, 4) == 0, "len %llu row %llu elem %llu",
+					      (unsigned long long)len, (unsigned long long)r, (unsigned long long)i);
+			}
+		ck_assert_uint_eq(job.error.count, 1);
+		ck_assert_uint_eq(job.error.first_index, len + len - 1);
+		ck_assert(tmem_guards_intact(&t));
+		tmem_free(&t);
+	}
+}
+END_TEST
+
 static uint16_t copy_f32_to(uint32_t dt, float v)
 {
 	tmem_t t;
@@ -635,6 +681,7 @@ Suite *alu_suite(void)
 	tcase_add_loop_test(tc, test_alu_all_ops_all_dtypes, 0, (int)N_ALU_OPS);
 	tcase_add_test(tc, test_activate_all_funcs);
 	tcase_add_test(tc, test_copy_converts_every_dtype_pair);
+	tcase_add_test(tc, test_copy_stride2_rows);
 	tcase_add_test(tc, test_narrowing_rounds_to_nearest_even_and_keeps_nan);
 	tcase_add_test(tc, test_f16_vector_and_scalar_paths_agree);
 	suite_add_tcase(s, tc);
