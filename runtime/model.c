@@ -59,8 +59,8 @@ void nrt_model_obj_destroy(nrt_ctx_t *ctx, nrt_model_obj_t *m)
 }
 
 /* Uploads constants, scratch and each core's code for one replica. */
-static NRT_STATUS instance_create(nrt_ctx_t *ctx, nrt_model_obj_t *m, nrt_instance_t *in,
-				  uint32_t first_core)
+static ns_status_t instance_create(nrt_ctx_t *ctx, nrt_model_obj_t *m, nrt_instance_t *in,
+				   uint32_t first_core)
 {
 	const neff_view_t *v = &m->view;
 	NRT_STATUS st;
@@ -105,17 +105,18 @@ static NRT_STATUS instance_create(nrt_ctx_t *ctx, nrt_model_obj_t *m, nrt_instan
 		nrt_core_t *core = &ctx->cores[first_core + c];
 		ns_status_t ps = ctx->ops->program_create(ctx->devices[in->device].dev, core->dev_core,
 							  &code, &in->programs[c]);
-		st = nrt_status_report("nrt_load", ns_status_annotate(ps, "model '%s': code of core %u "
-								     "rejected", v->meta->model_name, c));
-		if (st)
-			return st == NRT_RESOURCE ? st : NRT_INVALID;
+		if (ps)
+			return ns_status_with_detail(ns_status_annotate(ps, "model '%s': code of core %u "
+									"rejected", v->meta->model_name, c),
+						     nrt_status_code(ps) == NRT_RESOURCE ? NRT_RESOURCE
+											 : NRT_INVALID);
 	}
 	nrt_devmem_log_instance(ctx, in, m->neff_cores, v->meta->model_name);
-	return NRT_SUCCESS;
+	return NS_OK;
 err_mem:
-	NRT_LOGE("nrt_load: model '%s': out of device memory on device %u", v->meta->model_name,
-		 in->device);
-	return st;
+	/* nrt_devmem_alloc logged the device's memory report (TDRV) */
+	return nrt_status_make(st, "model '%s': out of device memory on device %u", v->meta->model_name,
+			       in->device);
 }
 
 static int32_t pick_start(nrt_ctx_t *ctx, uint32_t count)
@@ -182,42 +183,36 @@ static ns_status_t neff_refused(const void *neff, size_t size, ns_status_t st)
 	}
 }
 
-static NRT_STATUS load_model(const void *neff_bytes, size_t size, int32_t start_nc, int32_t nc_count,
-			     nrt_model_t **model, char out_name[128])
+/* nrt_load's work; a failure's status says why, for nrt_load to report. */
+static ns_status_t load_model(nrt_ctx_t *ctx, const void *neff_bytes, size_t size, int32_t start_nc,
+			      int32_t nc_count, nrt_model_t **model, char out_name[128])
 {
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_require("nrt_load", &st);
-	if (!ctx)
-		return st;
-	if (!neff_bytes || !model || size == 0) {
-		NRT_LOGE("nrt_load: %s", !model ? "model (out) is NULL" : "no NEFF bytes given");
-		return NRT_INVALID;
-	}
-	if (start_nc < -1 || (start_nc >= 0 && (uint32_t)start_nc >= ctx->n_cores)) {
-		NRT_LOGE("nrt_load: start_nc %d is not a visible NeuronCore (%u visible: 0-%d, or -1)",
-			 start_nc, ctx->n_cores, (int)ctx->n_cores - 1);
-		return NRT_INVALID;
-	}
-	if (nc_count == 0 || nc_count < -1) {
-		NRT_LOGE("nrt_load: nc_count %d is invalid (a positive count or -1)", nc_count);
-		return NRT_INVALID;
-	}
+	if (!neff_bytes || !model || size == 0)
+		return nrt_status_make(NRT_INVALID, "%s", !model ? "model (out) is NULL" : "no NEFF bytes given");
+	if (start_nc < -1 || (start_nc >= 0 && (uint32_t)start_nc >= ctx->n_cores))
+		return nrt_status_make(NRT_INVALID, "start_nc %d is not a visible NeuronCore (%u visible: "
+				       "0-%d, or -1)", start_nc, ctx->n_cores, (int)ctx->n_cores - 1);
+	if (nc_count == 0 || nc_count < -1)
+		return nrt_status_make(NRT_INVALID, "nc_count %d is invalid (a positive count or -1)",
+				       nc_count);
 	nrt_model_obj_t *m = calloc(1, sizeof(*m));
 	if (!m)
-		return NRT_RESOURCE;
+		return nrt_status_make(NRT_RESOURCE, "out of host memory for a model");
 	pthread_mutex_init(&m->err_lock, NULL);
+	ns_status_t st;
 	/* neff_parse needs 8-byte alignment and the view borrows from the
 	 * buffer for the model's lifetime, so keep an aligned copy. */
 	size_t alloc = (size + 63) & ~(size_t)63;
 	if (alloc < size || !(m->neff = aligned_alloc(64, alloc))) {
-		st = NRT_RESOURCE;
+		st = nrt_status_make(NRT_RESOURCE, "out of host memory for a copy of the %zu-byte NEFF",
+				     size);
 		goto err;
 	}
 	memcpy(m->neff, neff_bytes, size);
 	m->neff_size = size;
-	ns_status_t ps = neff_parse(m->neff, size, &m->view);
-	if (ps) {
-		st = nrt_status_report("nrt_load", neff_refused(m->neff, size, ps));
+	st = neff_parse(m->neff, size, &m->view);
+	if (st) {
+		st = neff_refused(m->neff, size, st);
 		goto err;
 	}
 	const neff_meta_t *meta = m->view.meta;
@@ -225,15 +220,16 @@ static NRT_STATUS load_model(const void *neff_bytes, size_t size, int32_t start_
 	m->neff_cores = meta->n_cores;
 	uint32_t want = nc_count == -1 ? m->neff_cores : (uint32_t)nc_count;
 	if (want % m->neff_cores) {
-		NRT_LOGE("nrt_load: model '%s' needs %u NeuronCore(s) per instance; nc_count %d is not "
-			 "a multiple of that", meta->model_name, m->neff_cores, nc_count);
-		st = NRT_INVALID;
+		st = nrt_status_make(NRT_INVALID, "model '%s' needs %u NeuronCore(s) per instance; "
+				     "nc_count %d is not a multiple of that", meta->model_name,
+				     m->neff_cores, nc_count);
 		goto err;
 	}
 	m->n_instances = want / m->neff_cores;
 	m->instances = calloc(m->n_instances, sizeof(*m->instances));
 	if (!m->instances) {
-		st = NRT_RESOURCE;
+		st = nrt_status_make(NRT_RESOURCE, "model '%s': out of host memory for %u instance(s)",
+				     meta->model_name, m->n_instances);
 		goto err;
 	}
 
@@ -243,9 +239,8 @@ static NRT_STATUS load_model(const void *neff_bytes, size_t size, int32_t start_
 		start = pick_start(ctx, want);
 	if (start < 0 || (uint64_t)start + want > ctx->n_cores) {
 		pthread_mutex_unlock(&ctx->load_lock);
-		NRT_LOGE("nrt_load: model '%s' needs %u NeuronCore(s) from core %d; %u are visible",
-			 meta->model_name, want, start_nc, ctx->n_cores);
-		st = NRT_LOAD_NOT_ENOUGH_NC;
+		st = nrt_status_make(NRT_LOAD_NOT_ENOUGH_NC, "model '%s' needs %u NeuronCore(s) from core "
+				     "%d; %u are visible", meta->model_name, want, start_nc, ctx->n_cores);
 		goto err;
 	}
 	for (uint32_t i = 0; i < m->n_instances; i++) {
@@ -253,9 +248,9 @@ static NRT_STATUS load_model(const void *neff_bytes, size_t size, int32_t start_
 		for (uint32_t c = 1; c < m->neff_cores; c++) {
 			if (ctx->cores[first + c].device != ctx->cores[first].device) {
 				pthread_mutex_unlock(&ctx->load_lock);
-				NRT_LOGE("nrt_load: model '%s': an instance cannot span devices (cores %u-%u)",
-					 meta->model_name, first, first + m->neff_cores - 1);
-				st = NRT_LOAD_NOT_ENOUGH_NC;
+				st = nrt_status_make(NRT_LOAD_NOT_ENOUGH_NC, "model '%s': an instance cannot "
+						     "span devices (cores %u-%u)", meta->model_name, first,
+						     first + m->neff_cores - 1);
 				goto err;
 			}
 		}
@@ -267,6 +262,7 @@ static NRT_STATUS load_model(const void *neff_bytes, size_t size, int32_t start_
 	/* From here nrt_model_obj_destroy undoes everything, including the
 	 * per-core model counts, for the instances created so far. */
 	uint32_t created = 0;
+	st = NS_OK;
 	for (; created < m->n_instances; created++) {
 		st = instance_create(ctx, m, &m->instances[created], m->start_nc + created * m->neff_cores);
 		if (st)
@@ -284,7 +280,9 @@ static NRT_STATUS load_model(const void *neff_bytes, size_t size, int32_t start_
 	m->executable_id = atomic_fetch_add(&ctx->n_loads, 1);
 	model_uuid(m);
 	uint64_t h;
-	if ((st = nrt_snapshot_model_init(ctx, m)) || (st = nrt_handle_create(&ctx->models, m, &h))) {
+	NRT_STATUS rst;
+	if ((rst = nrt_snapshot_model_init(ctx, m)) || (rst = nrt_handle_create(&ctx->models, m, &h))) {
+		st = nrt_status_make(rst, "model '%s': out of host memory registering it", meta->model_name);
 		nrt_model_obj_destroy(ctx, m);
 		return st;
 	}
@@ -292,7 +290,7 @@ static NRT_STATUS load_model(const void *neff_bytes, size_t size, int32_t start_
 	NRT_LOGI("loaded model '%s' on NeuronCore(s) %u-%u (%u instance(s))", meta->model_name,
 		 m->start_nc, m->start_nc + want - 1, m->n_instances);
 	*model = (nrt_model_t *)(uintptr_t)h;
-	return NRT_SUCCESS;
+	return NS_OK;
 err:
 	pthread_mutex_destroy(&m->err_lock);
 	free(m->instances);
@@ -305,7 +303,11 @@ NRT_STATUS nrt_load(const void *neff_bytes, size_t size, int32_t start_nc, int32
 {
 	uint64_t t0 = ns_monotonic_ns();
 	char name[128] = "";
-	NRT_STATUS st = load_model(neff_bytes, size, start_nc, nc_count, model, name);
+	NRT_STATUS st;
+	nrt_ctx_t *ctx = nrt_ctx_require("nrt_load", &st);
+	if (ctx)
+		st = nrt_status_report("nrt_load", load_model(ctx, neff_bytes, size, start_nc, nc_count,
+							      model, name));
 	if (nrt_profile_sys_on())
 		nrt_profile_call("nrt_load", name, size, st, t0, ns_monotonic_ns());
 	return st;

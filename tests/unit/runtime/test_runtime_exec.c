@@ -636,6 +636,20 @@ START_TEST(test_load_misuse_and_core_placement)
 	ck_assert_int_eq(nrt_load(neff, sz, 3, 2, &m), NRT_LOAD_NOT_ENOUGH_NC);
 	ck_assert_int_eq(nrt_load(neff, sz, 0, 5, &m), NRT_LOAD_NOT_ENOUGH_NC);
 	ck_assert_ptr_eq(m, (nrt_model_t *)0x1); /* untouched on failure */
+	/* each refusal is said once, at the boundary, in nrt_load's name */
+	test_capture_begin();
+	ck_assert_int_eq(nrt_load(neff, sz, 4, -1, &m), NRT_INVALID);
+	char *log = test_capture_end();
+	ck_assert_str_eq(log, "nrt: ERROR nrt_load: start_nc 4 is not a visible NeuronCore (4 visible: "
+			      "0-3, or -1)\n");
+	free(log);
+	test_capture_begin();
+	ck_assert_int_eq(nrt_load(neff, sz, 3, 2, &m), NRT_LOAD_NOT_ENOUGH_NC);
+	log = test_capture_end();
+	ck_assert_msg(strncmp(log, "nrt: ERROR nrt_load: model '", strlen("nrt: ERROR nrt_load: model '")) == 0 &&
+		      strstr(log, "needs 2 NeuronCore(s) from core 3; 4 are visible\n") &&
+		      strchr(log, '\n') == log + strlen(log) - 1, "%s", log);
+	free(log);
 	/* several models per core, and replicas */
 	nrt_model_t *m1 = load(neff, sz, 2, -1), *m2 = load(neff, sz, 2, -1), *m4 = load(neff, sz, 0, 4);
 	uint32_t n;
