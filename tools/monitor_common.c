@@ -157,16 +157,15 @@ static int read_cores(const char *dpath, mon_kdev_t *dev)
 	return 0;
 }
 
-int mon_sysfs_read(const char *root, mon_kdevs_t *out, char *err, size_t err_len)
+ns_status_t mon_sysfs_read(const char *root, mon_kdevs_t *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->read_ns = ns_monotonic_ns();
 	DIR *d = opendir(root);
 	if (!d) {
 		if (errno == ENOENT)
-			return 0;
-		snprintf(err, err_len, "cannot read %s: %s", root, strerror(errno));
-		return -1;
+			return NS_OK;
+		return ns_status_make_errno(errno, "cannot read %s: %s", root, strerror(errno));
 	}
 	size_t cap = 0;
 	struct dirent *e;
@@ -209,12 +208,11 @@ int mon_sysfs_read(const char *root, mon_kdevs_t *out, char *err, size_t err_len
 	closedir(d);
 	if (out->n > 1)
 		qsort(out->devs, out->n, sizeof(*out->devs), cmp_dev);
-	return 0;
+	return NS_OK;
 oom:
 	closedir(d);
 	mon_sysfs_free(out);
-	snprintf(err, err_len, "out of memory reading %s", root);
-	return -1;
+	return ns_status_make(NS_STATUS_RESOURCE_EXHAUSTED, "out of memory reading %s", root);
 }
 
 void mon_sysfs_free(mon_kdevs_t *d)

@@ -10,6 +10,7 @@
 
 #include "neuronsim/clock.h"
 #include "neuronsim/procstats.h"
+#include "neuronsim/status.h"
 
 #define MON_DEFAULT_SYSFS_ROOT "/sys/class/neuronsim"
 
@@ -53,11 +54,11 @@ typedef struct mon_kdevs {
 const char *mon_sysfs_root(void);
 
 /* Reads every root/neuronsimN device (not the neuronsim-fwN nodes). A missing
- * root is no devices (the module is not loaded), not an error. Returns 0, or
- * -1 with err set (root unreadable, out of memory); a device whose attributes
- * are missing or malformed is kept with its error[] set. Free with
- * mon_sysfs_free. */
-int mon_sysfs_read(const char *root, mon_kdevs_t *out, char *err, size_t err_len);
+ * root is no devices (the module is not loaded), not an error. A failure (root
+ * unreadable: the errno's code; out of memory) is a status saying so; a device
+ * whose attributes are missing or malformed is kept with its error[] set. Free
+ * with mon_sysfs_free. */
+ns_status_t mon_sysfs_read(const char *root, mon_kdevs_t *out);
 void mon_sysfs_free(mon_kdevs_t *d);
 
 /* The device of out with index idx, or NULL. */

@@ -586,7 +586,8 @@ static void scan(monitor_t *m)
 	}
 	mon_sysfs_free(&m->kdevs);
 	m->sysfs_err[0] = '\0';
-	mon_sysfs_read(mon_sysfs_root(), &m->kdevs, m->sysfs_err, sizeof(m->sysfs_err));
+	ns_status_consume_message(mon_sysfs_read(mon_sysfs_root(), &m->kdevs), m->sysfs_err,
+				  sizeof(m->sysfs_err));
 	say(4, "scanned %s: %zu processes; %s: %zu kernel devices", procstats_dir(), m->list.n, mon_sysfs_root(),
 	    m->kdevs.n);
 }

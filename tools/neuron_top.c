@@ -103,7 +103,8 @@ static void sample(top_t *t)
 	mon_sysfs_free(&t->kprev);
 	t->kprev = t->kcur;
 	t->sysfs_err[0] = '\0';
-	if (mon_sysfs_read(t->root, &t->kcur, t->sysfs_err, sizeof(t->sysfs_err)))
+	if (ns_status_consume_message(mon_sysfs_read(t->root, &t->kcur), t->sysfs_err,
+				      sizeof(t->sysfs_err)) != NS_STATUS_OK)
 		memset(&t->kcur, 0, sizeof(t->kcur));
 }
 
