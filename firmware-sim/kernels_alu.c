@@ -7,6 +7,10 @@
 #include "internal.h"
 #include "pool.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 /* The cheap float ops with the NaN/Inf test fused into the same loop: each
  * result is tested in a register as it is produced (a running max of |x| as
  * bits; for non-negative floats the unsigned bit order is the numeric order,
@@ -113,6 +117,191 @@ static float act_f32(uint32_t func, float t)
 	}
 }
 
+/* ---- the transposing COPY ---- */
+
+/* A same-dtype COPY whose two sides stream along different dims (a transpose,
+ * a layout change, an im2col gather) walked row by row reads or writes one side
+ * with a large stride, one cache line per element. It is copied instead in
+ * square tiles of the inner dim and the dim t along which the strided side is
+ * contiguous: a tile's lines on both sides stay in L1 while it is copied, so
+ * each line is fetched once. Bytes are moved, not converted, so the result is
+ * the row path's bit for bit. */
+#define COPY_TILE_BYTES 128 /* a tile side: 32 f32, 64 bf16 / f16 */
+
+/* Copies an nr x nc tile: element (i, j) from s + i sr + j sc to d + i dr + j dc. */
+#define COPY_TILE_LOOP(T)                                                        \
+	for (size_t i = 0; i < nr; i++) {                                        \
+		uint8_t *di = d + (int64_t)i * dr;                               \
+		const uint8_t *si = s + (int64_t)i * sr;                         \
+		for (size_t j = 0; j < nc; j++) {                                \
+			T v_;                                                    \
+			memcpy(&v_, si + (int64_t)j * sc, sizeof(T));            \
+			memcpy(di + (int64_t)j * dc, &v_, sizeof(T));            \
+		}                                                                \
+	}
+
+static void copy_tile_scalar(size_t es, uint8_t *d, int64_t dr, int64_t dc, const uint8_t *s,
+			     int64_t sr, int64_t sc, size_t nr, size_t nc)
+{
+	switch (es) {
+	case 1: COPY_TILE_LOOP(uint8_t); return;
+	case 2: COPY_TILE_LOOP(uint16_t); return;
+	case 4: COPY_TILE_LOOP(uint32_t); return;
+	default: COPY_TILE_LOOP(uint64_t); return;
+	}
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+/* 8 lines of 8 contiguous 4-byte elements at s, s + sl, ... into 8 lines at
+ * d, d + dl, ...: line c of d is element c of every line of s. Shuffles only,
+ * so the bits move unchanged (NaN payloads included). */
+__attribute__((target("avx")))
+static void tr8x8_u32(const uint8_t *s, int64_t sl, uint8_t *d, int64_t dl)
+{
+	__m256 r[8], t[8];
+	for (int l = 0; l < 8; l++)
+		r[l] = _mm256_loadu_ps((const float *)(const void *)(s + l * sl));
+	for (int l = 0; l < 8; l += 2) {
+		t[l] = _mm256_unpacklo_ps(r[l], r[l + 1]);
+		t[l + 1] = _mm256_unpackhi_ps(r[l], r[l + 1]);
+	}
+	for (int l = 0; l < 8; l += 4) {
+		r[l] = _mm256_shuffle_ps(t[l], t[l + 2], 0x44);
+		r[l + 1] = _mm256_shuffle_ps(t[l], t[l + 2], 0xee);
+		r[l + 2] = _mm256_shuffle_ps(t[l + 1], t[l + 3], 0x44);
+		r[l + 3] = _mm256_shuffle_ps(t[l + 1], t[l + 3], 0xee);
+	}
+	for (int l = 0; l < 4; l++) {
+		_mm256_storeu_ps((float *)(void *)(d + l * dl),
+				 _mm256_permute2f128_ps(r[l], r[l + 4], 0x20));
+		_mm256_storeu_ps((float *)(void *)(d + (l + 4) * dl),
+				 _mm256_permute2f128_ps(r[l], r[l + 4], 0x31));
+	}
+}
+#endif
+
+static void copy_tile(size_t es, uint8_t *d, int64_t dr, int64_t dc, const uint8_t *s,
+		      int64_t sr, int64_t sc, size_t nr, size_t nc)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	/* 4-byte elements, one side contiguous along each tile dim: 8x8 blocks
+	 * transposed in registers, the odd edges element by element */
+	int along_r = sr == 4 && dc == 4, along_c = sc == 4 && dr == 4;
+	if (es == 4 && nr >= 8 && nc >= 8 && (along_r || along_c) &&
+	    __builtin_cpu_supports("avx")) {
+		size_t r8 = nr & ~(size_t)7, c8 = nc & ~(size_t)7;
+		for (size_t i = 0; i < r8; i += 8)
+			for (size_t j = 0; j < c8; j += 8) {
+				const uint8_t *sb = s + (int64_t)i * sr + (int64_t)j * sc;
+				uint8_t *db = d + (int64_t)i * dr + (int64_t)j * dc;
+				if (along_r)
+					tr8x8_u32(sb, sc, db, dr);
+				else
+					tr8x8_u32(sb, sr, db, dc);
+			}
+		if (c8 < nc)
+			copy_tile_scalar(es, d + (int64_t)c8 * dc, dr, dc, s + (int64_t)c8 * sc, sr, sc,
+					 r8, nc - c8);
+		if (r8 < nr)
+			copy_tile_scalar(es, d + (int64_t)r8 * dr, dr, dc, s + (int64_t)r8 * sr, sr, sc,
+					 nr - r8, nc);
+		return;
+	}
+#endif
+	copy_tile_scalar(es, d, dr, dc, s, sr, sc, nr, nc);
+}
+
+/* The dim to tile with the inner one, or -1 when the row path is as good: one
+ * side's rows are strided (not a broadcast) and it is contiguous along an
+ * outer dim t of at least two elements, where the other side is not. */
+static int copy_tile_dim(const fwsim_iter_t *it, int64_t es)
+{
+	if (it->rank < 2 || it->inner < 4)
+		return -1;
+	int64_t di = it->inner_bs[0], si = it->inner_bs[1];
+	if (si == 0 || di == si)
+		return -1;
+	int side = di == es ? 1 : si == es ? 0 : -1;
+	if (side < 0)
+		return -1;
+	for (int t = (int)it->rank - 2; t >= 0; t--)
+		if (it->bstride[side][t] == es && it->bstride[1 - side][t] != es &&
+		    it->shape[t] >= 4)
+			return t;
+	return -1;
+}
+
+/* The rows of it (it.off: the first row; idx all 0) copied in tiles of dims
+ * t and inner; flat: the row-major index of its first element. The NaN/Inf
+ * scan sees each written tile row once, in tile order, and keeps the smallest
+ * bad index as the row path does. */
+static fwsim_status_t copy_tiled(const fwsim_kargs_t *k, const fwsim_iter_t *it, int t,
+				 uint64_t flat)
+{
+	uint32_t odt = k->insn->ap[0].dtype, r = it->rank;
+	size_t es = isa_dtype_size(odt);
+	uint64_t tile = COPY_TILE_BYTES / es;
+	uint64_t fst[ISA_MAX_RANK]; /* element strides of the row-major flat index */
+	fst[r - 1] = 1;
+	for (int q = (int)r - 2; q >= 0; q--)
+		fst[q] = fst[q + 1] * it->shape[q + 1];
+	const int64_t *b0 = it->bstride[0], *b1 = it->bstride[1];
+	uint64_t idx[ISA_MAX_RANK] = { 0 }, nt = it->shape[t], ni = it->inner;
+	fwsim_numchk_t part;
+	_Alignas(64) float fb[COPY_TILE_BYTES];
+	if (k->chk) {
+		part = *k->chk;
+		part.count = 0;
+		part.first = UINT64_MAX;
+	}
+	for (;;) {
+		int64_t o0 = it->off[0], o1 = it->off[1];
+		uint64_t f0 = flat;
+		for (uint32_t q = 0; q + 1 < r; q++) {
+			o0 += (int64_t)idx[q] * b0[q];
+			o1 += (int64_t)idx[q] * b1[q];
+			f0 += idx[q] * fst[q];
+		}
+		for (uint64_t i0 = 0; i0 < nt; i0 += tile) {
+			size_t nr = nt - i0 < tile ? nt - i0 : tile;
+			for (uint64_t j0 = 0; j0 < ni; j0 += tile) {
+				size_t nc = ni - j0 < tile ? ni - j0 : tile;
+				if (fwsim_tick(k, nr * nc))
+					return FWSIM_TIMEOUT;
+				uint8_t *d = k->base[0] + o0 + (int64_t)i0 * b0[t] + (int64_t)j0 * b0[r - 1];
+				copy_tile(es, d, b0[t], b0[r - 1],
+					  k->base[1] + o1 + (int64_t)i0 * b1[t] + (int64_t)j0 * b1[r - 1],
+					  b1[t], b1[r - 1], nr, nc);
+				for (size_t i = 0; k->chk && i < nr; i++) {
+					const uint8_t *p = d + (int64_t)i * b0[t];
+					const float *v = fb;
+					if (is_direct_f32(odt, b0[r - 1], p))
+						v = (const float *)(const void *)p;
+					else
+						fwsim_load_f32(odt, p, b0[r - 1], nc, fb);
+					fwsim_numchk_block(&part, v, nc, f0 + (i0 + i) * fst[t] + j0);
+					if (part.count) { /* tiles are not in flat order */
+						fwsim_numchk_merge(k->chk, &part);
+						part.count = 0;
+						part.first = UINT64_MAX;
+					}
+				}
+			}
+		}
+		/* the next index of the dims other than t and the inner one */
+		int q = (int)r - 2;
+		for (; q >= 0; q--) {
+			if (q == t)
+				continue;
+			if (++idx[q] < it->shape[q])
+				break;
+			idx[q] = 0;
+		}
+		if (q < 0)
+			return FWSIM_OK;
+	}
+}
+
 /* Runs an elementwise instruction block by block: gather each operand block
  * into an f32 or i64 temporary (or use contiguous f32 in place), compute,
  * scan the fresh results for NaN/Inf while they are in L1, store with
@@ -137,6 +326,12 @@ static fwsim_status_t ew_rows(const fwsim_kargs_t *k, ew_kind_t kind, fwsim_iter
 	fwsim_ity_t t = fwsim_ity_of(cdt);
 	float scale = (float)in->imm[0], bias = (float)in->imm[1];
 	uint32_t chk_bias = k->chk ? fwsim_numchk_bias(k->chk) : 0;
+
+	if (raw) {
+		int td = copy_tile_dim(&it, (int64_t)isa_dtype_size(odt));
+		if (td >= 0)
+			return copy_tiled(k, &it, td, flat);
+	}
 
 	_Alignas(64) float fb[ISA_MAX_AP][FWSIM_BLOCK];
 	_Alignas(64) int64_t ib[ISA_MAX_AP][FWSIM_BLOCK];

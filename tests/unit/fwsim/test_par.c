@@ -199,8 +199,9 @@ START_TEST(test_split_matmul_bit_identical_across_thread_counts)
 END_TEST
 
 /* Elementwise instructions over 2^20 elements or more are cut into row
- * ranges: a depthwise-like FMA with a broadcast operand and an im2col-like
- * strided COPY give the same bytes and NaN record for 1, 2 and 4 threads. */
+ * ranges: a depthwise-like FMA with a broadcast operand, a batched transpose
+ * (COPY's tiled path) and an im2col-like strided COPY give the same bytes and
+ * NaN record for 1, 2 and 4 threads. */
 START_TEST(test_split_elementwise_bit_identical_across_thread_counts)
 {
 	pmem_t ref, got;
@@ -216,9 +217,14 @@ START_TEST(test_split_elementwise_bit_identical_across_thread_counts)
 	copy.n_ap = 2;
 	copy.ap[0] = pap(0, 0, ISA_DT_F32, 64, 8, 3136, 8 * 3136, 3136, 1);
 	copy.ap[1] = pap(1, 0, ISA_DT_F32, 64, 8, 3136, 3364, 64 * 3364, 1);
-	const isa_insn_t *ins[2] = { &fma, &copy };
+	/* a transposing copy (the tiled path): [4, 515, 521] from [4, 521, 515] */
+	isa_insn_t tr = isa_insn_init(ISA_OP_COPY, 0);
+	tr.n_ap = 2;
+	tr.ap[0] = pap(0, 0, ISA_DT_F32, 4, 515, 521, 515 * 521, 521, 1);
+	tr.ap[1] = pap(1, 0, ISA_DT_F32, 4, 515, 521, 515 * 521, 1, 515);
+	const isa_insn_t *ins[3] = { &fma, &tr, &copy };
 	static const uint32_t threads[] = { 2, 4 };
-	for (int ci = 0; ci < 2; ci++)
+	for (int ci = 0; ci < 3; ci++)
 		for (int with_nan = 0; with_nan < 2; with_nan++) {
 			fwsim_job_t j1, jn;
 			fill_inputs(&ref, 3 + (uint64_t)ci, with_nan ? 577 : -1);
@@ -236,6 +242,10 @@ START_TEST(test_split_elementwise_bit_identical_across_thread_counts)
 					ck_assert_uint_eq(jn.error.first_index, j1.error.first_index);
 				}
 			}
+			/* the transpose's values: element [b, i, j] is source [b, j, i] */
+			if (ins[ci] == &tr)
+				ck_assert(pf32(&got, 0, 0)[(3 * 515 + 200) * 521 + 77] ==
+					  pf32(&got, 1, 0)[3 * 515 * 521 + 77 * 515 + 200]);
 		}
 	/* the copy's values: element [a, b, c] of the source */
 	float *dst = pf32(&got, 0, 0), *src = pf32(&got, 1, 0);

@@ -1,0 +1,172 @@
+/* Same-dtype COPY between layouts that stream along different dims (transposes, rank 3-4 permutations, broadcast sources): the tiled path against a naive per-element reference, its NaN record, its deadline. */
+#include "fwsim_test.h"
+
+/* A copy case: dst is row-major over shape; the source is row-major over
+ * the physical order perm (perm[p]: the logical dim of physical dim p), with
+ * stride 0 along the logical dims of bcast (their source extent is 1). */
+typedef struct cpcase {
+	uint32_t rank;
+	uint64_t shape[4];
+	uint32_t perm[4];
+	uint32_t bcast;
+} cpcase_t;
+
+static const cpcase_t cp_cases[] = {
+	{ 2, { 64, 64 }, { 1, 0 }, 0 },
+	{ 2, { 256, 192 }, { 1, 0 }, 0 },
+	{ 2, { 37, 61 }, { 1, 0 }, 0 },      /* not a multiple of any tile */
+	{ 2, { 5, 130 }, { 1, 0 }, 0 },
+	{ 2, { 129, 4 }, { 1, 0 }, 0 },
+	{ 3, { 3, 33, 70 }, { 0, 2, 1 }, 0 },  /* batched transpose */
+	{ 3, { 17, 9, 40 }, { 2, 0, 1 }, 0 },
+	{ 3, { 6, 35, 33 }, { 1, 2, 0 }, 0 },
+	{ 4, { 2, 7, 9, 34 }, { 0, 3, 1, 2 }, 0 }, /* NCHW -> NHWC */
+	{ 4, { 3, 34, 5, 7 }, { 0, 2, 3, 1 }, 0 }, /* NHWC -> NCHW */
+	{ 4, { 5, 4, 33, 6 }, { 3, 1, 0, 2 }, 0 },
+	{ 3, { 4, 40, 36 }, { 0, 2, 1 }, 1u << 0 }, /* one matrix, broadcast */
+	{ 3, { 40, 5, 36 }, { 1, 2, 0 }, 1u << 1 },
+	{ 2, { 40, 36 }, { 1, 0 }, 1u << 1 },       /* rows are fills */
+};
+
+/* The source AP of c in region 1 of t, filled with random bytes. */
+static isa_ap_t cp_src(tmem_t *t, const cpcase_t *c, uint32_t dt, uint64_t *seed)
+{
+	isa_ap_t ap;
+	memset(&ap, 0, sizeof(ap));
+	ap.region = 1;
+	ap.dtype = (uint8_t)dt;
+	ap.rank = (uint8_t)c->rank;
+	int64_t s = 1;
+	for (int p = (int)c->rank - 1; p >= 0; p--) {
+		uint32_t q = c->perm[p];
+		ap.shape[q] = c->shape[q];
+		ap.stride[q] = c->bcast >> q & 1 ? 0 : s;
+		s *= c->bcast >> q & 1 ? 1 : (int64_t)c->shape[q];
+	}
+	uint64_t bytes = (uint64_t)s * isa_dtype_size(dt);
+	ap.offset = tmem_alloc(t, 1, bytes);
+	uint8_t *p = tmem_ptr(t, 1, ap.offset);
+	for (uint64_t i = 0; i < bytes; i++)
+		p[i] = (uint8_t)(trand(seed) >> 24);
+	return ap;
+}
+
+START_TEST(test_copy_permutations_match_naive_reference)
+{
+	static const uint32_t dts[] = { ISA_DT_F32, ISA_DT_BF16, ISA_DT_F16, ISA_DT_S32,
+					ISA_DT_S64, ISA_DT_U8 };
+	uint64_t seed = 77;
+	for (size_t ci = 0; ci < sizeof(cp_cases) / sizeof(cp_cases[0]); ci++)
+		for (size_t di = 0; di < sizeof(dts) / sizeof(dts[0]); di++) {
+			const cpcase_t *c = &cp_cases[ci];
+			uint32_t dt = dts[di];
+			size_t es = isa_dtype_size(dt);
+			tmem_t t;
+			tmem_init(&t);
+			isa_insn_t in = isa_insn_init(ISA_OP_COPY, 0);
+			in.n_ap = 2;
+			in.ap[1] = cp_src(&t, c, dt, &seed);
+			uint64_t n = tnumel(c->rank, c->shape);
+			in.ap[0] = isa_ap_contig(0, tmem_alloc(&t, 0, n * es), dt, c->rank, c->shape);
+			fwsim_job_t job;
+			ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_DMA, 0, &job), FWSIM_OK);
+			uint64_t idx[4];
+			for (uint64_t f = 0; f < n; f++) {
+				tunflat(f, c->rank, c->shape, idx);
+				const uint8_t *got = telem(&t, &in.ap[0], idx);
+				const uint8_t *want = telem(&t, &in.ap[1], idx);
+				T_CHECK(memcmp(got, want, es) == 0, "case %zu %s: element %llu differs",
+					ci, isa_dtype_name(dt), (unsigned long long)f);
+			}
+			ck_assert(tmem_guards_intact(&t));
+			tmem_free(&t);
+		}
+}
+END_TEST
+
+/* NaNs met in tile order (one in a later row of the first tile, one in an
+ * earlier row of the next) are counted once each and the record names the
+ * smallest row-major index, as for any output. */
+START_TEST(test_copy_transpose_nan_record_is_smallest_index)
+{
+	static const uint32_t dts[] = { ISA_DT_F32, ISA_DT_BF16 };
+	for (size_t di = 0; di < 2; di++) {
+		uint32_t dt = dts[di];
+		size_t es = isa_dtype_size(dt);
+		tmem_t t;
+		tmem_init(&t);
+		uint64_t sh[2] = { 100, 100 };
+		isa_insn_t in = isa_insn_init(ISA_OP_COPY, 0);
+		in.n_ap = 2;
+		in.ap[0] = isa_ap_contig(0, 0, dt, 2, sh);
+		in.ap[1] = tmk_ap(&t, 1, dt, 2, sh, L_TRANSPOSED);
+		uint64_t idx[2];
+		for (uint64_t f = 0; f < 100 * 100; f++) {
+			tunflat(f, 2, sh, idx);
+			tset(dt, telem(&t, &in.ap[1], idx), (double)(f % 97) - 48);
+		}
+		uint64_t bad[2][2] = { { 20, 5 }, { 3, 70 } }; /* flat 2005 and 370 */
+		for (int b = 0; b < 2; b++)
+			tset(dt, telem(&t, &in.ap[1], bad[b]), NAN);
+		fwsim_job_t job;
+		ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_DMA, FWSIM_JOB_CHECK_NAN, &job),
+				 FWSIM_NUM_ERR);
+		ck_assert_uint_eq(job.error.count, 2);
+		ck_assert_uint_eq(job.error.first_index, 370);
+		for (uint64_t f = 0; f < 100 * 100; f++) {
+			tunflat(f, 2, sh, idx);
+			T_CHECK(memcmp(telem(&t, &in.ap[0], idx), telem(&t, &in.ap[1], idx), es) == 0,
+				"%s: element %llu differs", isa_dtype_name(dt), (unsigned long long)f);
+		}
+		tmem_free(&t);
+	}
+}
+END_TEST
+
+/* A transposing copy of 2^40 elements through stride 0 (32x32 transposes
+ * of the same 4 KiB, forever) stops at its deadline. */
+START_TEST(test_copy_transpose_stops_at_deadline)
+{
+	tmem_t t;
+	tmem_init(&t);
+	uint64_t sh[4] = { 1u << 15, 1u << 15, 32, 32 };
+	isa_insn_t in = isa_insn_init(ISA_OP_COPY, 0);
+	in.n_ap = 2;
+	in.ap[0] = isa_ap_contig(0, 0, ISA_DT_F32, 4, sh);
+	in.ap[1] = isa_ap_contig(1, 0, ISA_DT_F32, 4, sh);
+	in.ap[0].stride[0] = in.ap[0].stride[1] = in.ap[1].stride[0] = in.ap[1].stride[1] = 0;
+	in.ap[1].stride[2] = 1;
+	in.ap[1].stride[3] = 32;
+	const isa_insn_t *s[ISA_ENGINE_COUNT] = { [ISA_ENGINE_DMA] = &in };
+	uint32_t n[ISA_ENGINE_COUNT] = { [ISA_ENGINE_DMA] = 1 };
+	fwsim_job_t job;
+	uint64_t t0 = tnow_ns(), c0 = tcpu_ns();
+	ck_assert_int_eq(trun_prog(&t, NULL, s, n, 0, t0 + 200000000ull, &job), FWSIM_TIMEOUT);
+	uint64_t cpu = (tcpu_ns() - c0) / 1000000ull;
+	ck_assert_msg(cpu < 20000, "%llu ms of CPU", (unsigned long long)cpu);
+	ck_assert_msg(strstr(job.error.message, "deadline passed"), "%s", job.error.message);
+	tmem_free(&t);
+}
+END_TEST
+
+Suite *copy_suite(void);
+Suite *copy_suite(void)
+{
+	Suite *s = suite_create("fwsim-copy");
+	TCase *tc = tcase_create("copy");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_copy_permutations_match_naive_reference);
+	tcase_add_test(tc, test_copy_transpose_nan_record_is_smallest_index);
+	tcase_add_test(tc, test_copy_transpose_stops_at_deadline);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(copy_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
