@@ -337,6 +337,97 @@ START_TEST(test_reduce_in_pieces_matches_reference)
 }
 END_TEST
 
+/* The order of a float sum is part of REDUCE's contract (the interpreter and
+ * the corpus tolerances rely on it): rows in blocks of 512, each block into 8
+ * partial double sums (element i into sum i % 8, a tail past the last 8 into
+ * sum 0) added as a tree onto the running value; an outer-dim sum adds each
+ * input row into its accumulators in row order. Contiguous f32 (read in place)
+ * and strided f32 (gathered first) give these bits exactly. */
+static double ref_block_sum(const float *v, size_t n, double init)
+{
+	double s[8] = { 0 };
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8)
+		for (int l = 0; l < 8; l++)
+			s[l] += v[i + l];
+	for (; i < n; i++)
+		s[0] += v[i];
+	return init + (((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7])));
+}
+
+START_TEST(test_reduce_f32_sum_order_bit_exact)
+{
+	static const uint64_t R = 3, C = 1301; /* 2 whole blocks, a tail of 277 */
+	for (int strided = 0; strided < 2; strided++) {
+		tmem_t t;
+		tmem_init(&t);
+		uint64_t sa[2] = { R, C }, so_in[2] = { R, 1 }, so_out[2] = { 1, C };
+		isa_ap_t a = tmk_ap(&t, 1, ISA_DT_F32, 2, sa, strided ? L_STRIDED : L_CONTIG);
+		uint64_t seed = 99, idx[2];
+		float *row = malloc(C * sizeof(float));
+		for (uint64_t f = 0; f < R * C; f++) {
+			tunflat(f, 2, sa, idx);
+			/* small values of many magnitudes and pairs of +-2^60 that
+			 * cancel along rows and along columns: what survives is the
+			 * rounding of the partial sums, so another order gives other
+			 * bits */
+			uint64_t r = idx[0], c = idx[1];
+			double m = ldexp((double)(trand(&seed) >> 40) / 16777216.0 - 0.5,
+					 (int)(trand(&seed) % 41) - 20), big = 0x1p60;
+			if (c == 5 || c == 700)
+				m = big;
+			else if (c == 1298 || c == 200)
+				m = -big;
+			else if (c % 14 == 1 && r != 1)
+				m = r == 0 ? big : -big;
+			else if (c % 14 == 8 && r != 1)
+				m = r == 0 ? -big : big;
+			tset(ISA_DT_F32, telem(&t, &a, idx), m);
+		}
+		/* inner-dim sums: one per row */
+		isa_insn_t in = isa_insn_init(ISA_OP_REDUCE, ISA_RED_SUM);
+		in.n_ap = 2;
+		in.param = 2;
+		in.ap[0] = isa_ap_contig(0, 0, ISA_DT_F32, 2, so_in);
+		in.ap[1] = a;
+		fwsim_job_t job;
+		ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, 0, &job), FWSIM_OK);
+		for (uint64_t r = 0; r < R; r++) {
+			for (uint64_t c = 0; c < C; c++) {
+				idx[0] = r;
+				idx[1] = c;
+				row[c] = (float)tget(ISA_DT_F32, telem(&t, &a, idx));
+			}
+			double acc = 0;
+			for (uint64_t j = 0; j < C; j += 512)
+				acc = ref_block_sum(row + j, C - j < 512 ? C - j : 512, acc);
+			float want = (float)acc, got;
+			memcpy(&got, tmem_ptr(&t, 0, 4 * r), 4);
+			ck_assert_msg(memcmp(&got, &want, 4) == 0, "%s row %llu: %a, want %a",
+				      strided ? "strided" : "contiguous", (unsigned long long)r, got, want);
+		}
+		/* outer-dim sums: one per column, rows added in order */
+		in.param = 1;
+		in.ap[0] = isa_ap_contig(2, 0, ISA_DT_F32, 2, so_out);
+		ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, 0, &job), FWSIM_OK);
+		for (uint64_t c = 0; c < C; c++) {
+			double acc = 0;
+			for (uint64_t r = 0; r < R; r++) {
+				idx[0] = r;
+				idx[1] = c;
+				acc += (float)tget(ISA_DT_F32, telem(&t, &a, idx));
+			}
+			float want = (float)acc, got;
+			memcpy(&got, tmem_ptr(&t, 2, 4 * c), 4);
+			T_CHECK(memcmp(&got, &want, 4) == 0, "%s column %llu: %a, want %a",
+				strided ? "strided" : "contiguous", (unsigned long long)c, got, want);
+		}
+		free(row);
+		tmem_free(&t);
+	}
+}
+END_TEST
+
 /* Matmuls whose packing buffers would exceed FWSIM_MATMUL_MAX_TILE run in
  * tiles: M tiles of a packed bf16/f32 product, K tiles accumulating into C
  * (exact here), and the NaN record's first index over the whole output. */
@@ -662,6 +753,7 @@ static Suite *tensor_suite(void)
 	tcase_add_test(tc, test_matmul_f32_layouts_batch_accumulate);
 	tcase_add_test(tc, test_matmul_half_and_int);
 	tcase_add_test(tc, test_reduce_in_pieces_matches_reference);
+	tcase_add_test(tc, test_reduce_f32_sum_order_bit_exact);
 	tcase_add_test(tc, test_matmul_tiled_matches_reference);
 	tcase_add_test(tc, test_host_scratch_bounded_for_stride0_operands);
 	tcase_add_test(tc, test_iota_every_dtype_and_dim);
