@@ -180,24 +180,68 @@ static void tr8x8_u32(const uint8_t *s, int64_t sl, uint8_t *d, int64_t dl)
 }
 #endif
 
+#ifdef __SSE2__
+/* tr8x8_u32 for 2-byte elements (bf16, f16): 8 lines of 8 in 128-bit
+ * registers, SSE2 (every x86-64 CPU has it). */
+static void tr8x8_u16(const uint8_t *s, int64_t sl, uint8_t *d, int64_t dl)
+{
+	__m128i r[8], t[8];
+	for (int l = 0; l < 8; l++)
+		r[l] = _mm_loadu_si128((const __m128i *)(const void *)(s + l * sl));
+	for (int l = 0; l < 8; l += 2) {
+		t[l] = _mm_unpacklo_epi16(r[l], r[l + 1]);
+		t[l + 1] = _mm_unpackhi_epi16(r[l], r[l + 1]);
+	}
+	/* r[q], r[q + 4]: columns 2q and 2q + 1 of lines 0-3, then of lines 4-7 */
+	for (int h = 0; h < 2; h++) {
+		const __m128i *u = t + 4 * h;
+		r[4 * h] = _mm_unpacklo_epi32(u[0], u[2]);
+		r[4 * h + 1] = _mm_unpackhi_epi32(u[0], u[2]);
+		r[4 * h + 2] = _mm_unpacklo_epi32(u[1], u[3]);
+		r[4 * h + 3] = _mm_unpackhi_epi32(u[1], u[3]);
+	}
+	for (int q = 0; q < 4; q++) {
+		_mm_storeu_si128((__m128i *)(void *)(d + 2 * q * dl), _mm_unpacklo_epi64(r[q], r[q + 4]));
+		_mm_storeu_si128((__m128i *)(void *)(d + (2 * q + 1) * dl),
+				 _mm_unpackhi_epi64(r[q], r[q + 4]));
+	}
+}
+#endif
+
+/* An 8x8 register transpose for es-byte elements on this CPU, or NULL. */
+typedef void (*tr8x8_fn)(const uint8_t *s, int64_t sl, uint8_t *d, int64_t dl);
+static tr8x8_fn tr8x8_for(size_t es)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	if (es == 4 && __builtin_cpu_supports("avx"))
+		return tr8x8_u32;
+#endif
+#ifdef __SSE2__
+	if (es == 2)
+		return tr8x8_u16;
+#endif
+	(void)es;
+	return NULL;
+}
+
 static void copy_tile(size_t es, uint8_t *d, int64_t dr, int64_t dc, const uint8_t *s,
 		      int64_t sr, int64_t sc, size_t nr, size_t nc)
 {
-#if defined(__x86_64__) || defined(__i386__)
-	/* 4-byte elements, one side contiguous along each tile dim: 8x8 blocks
-	 * transposed in registers, the odd edges element by element */
-	int along_r = sr == 4 && dc == 4, along_c = sc == 4 && dr == 4;
-	if (es == 4 && nr >= 8 && nc >= 8 && (along_r || along_c) &&
-	    __builtin_cpu_supports("avx")) {
+	/* 2- and 4-byte elements, one side contiguous along each tile dim: 8x8
+	 * blocks transposed in registers, the odd edges element by element */
+	int64_t e = (int64_t)es;
+	int along_r = sr == e && dc == e, along_c = sc == e && dr == e;
+	tr8x8_fn tr = nr >= 8 && nc >= 8 && (along_r || along_c) ? tr8x8_for(es) : NULL;
+	if (tr) {
 		size_t r8 = nr & ~(size_t)7, c8 = nc & ~(size_t)7;
 		for (size_t i = 0; i < r8; i += 8)
 			for (size_t j = 0; j < c8; j += 8) {
 				const uint8_t *sb = s + (int64_t)i * sr + (int64_t)j * sc;
 				uint8_t *db = d + (int64_t)i * dr + (int64_t)j * dc;
 				if (along_r)
-					tr8x8_u32(sb, sc, db, dr);
+					tr(sb, sc, db, dr);
 				else
-					tr8x8_u32(sb, sr, db, dc);
+					tr(sb, sr, db, dc);
 			}
 		if (c8 < nc)
 			copy_tile_scalar(es, d + (int64_t)c8 * dc, dr, dc, s + (int64_t)c8 * sc, sr, sc,
@@ -207,7 +251,6 @@ static void copy_tile(size_t es, uint8_t *d, int64_t dr, int64_t dc, const uint8
 					 nr - r8, nc);
 		return;
 	}
-#endif
 	copy_tile_scalar(es, d, dr, dc, s, sr, sc, nr, nc);
 }
 
