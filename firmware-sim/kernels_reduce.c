@@ -6,6 +6,10 @@
 #include "convert.h"
 #include "internal.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 static inline double d_max(double a, double b) { return a != a ? a : b != b ? b : a > b ? a : b; }
 static inline double d_min(double a, double b) { return a != a ? a : b != b ? b : a < b ? a : b; }
 
@@ -85,6 +89,39 @@ double fwsim_red_block_f64(uint32_t op, const float *v, size_t n, double init)
 		r = fwsim_red_comb_f64(op, r, v[i]);
 	return r;
 }
+
+#if defined(__x86_64__) || defined(__i386__)
+/* Two rows of one block each summed as fwsim_red_block_f64 sums each (the
+ * same 8 partial sums, the same order) into *ra and *rb. A row's 8 sums are
+ * two dependent chains of 4-double additions, so one row at a time waits on
+ * the adder's latency; two rows' four chains overlap (short rows: sums over
+ * the last dim). Lane l of s[h] is partial sum 4h + l. Written with AVX
+ * intrinsics: GCC 12 leaves 16 lanes of two rows scalar, and splits a
+ * generic 4-float to 4-double vector conversion in two. */
+__attribute__((target("avx")))
+static void red_sum2_f64_avx(const float *a, const float *b, size_t n, double *ra, double *rb)
+{
+	__m256d s0 = _mm256_setzero_pd(), s1 = s0, t0 = s0, t1 = s0;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm_loadu_ps(a + i)));
+		s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm_loadu_ps(a + i + 4)));
+		t0 = _mm256_add_pd(t0, _mm256_cvtps_pd(_mm_loadu_ps(b + i)));
+		t1 = _mm256_add_pd(t1, _mm256_cvtps_pd(_mm_loadu_ps(b + i + 4)));
+	}
+	double p[8], q[8];
+	_mm256_storeu_pd(p, s0);
+	_mm256_storeu_pd(p + 4, s1);
+	_mm256_storeu_pd(q, t0);
+	_mm256_storeu_pd(q + 4, t1);
+	for (; i < n; i++) {
+		p[0] += a[i];
+		q[0] += b[i];
+	}
+	*ra = *ra + (((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7])));
+	*rb = *rb + (((q[0] + q[1]) + (q[2] + q[3])) + ((q[4] + q[5]) + (q[6] + q[7])));
+}
+#endif
 
 FWSIM_TARGET_CLONES
 void fwsim_red_fold_f64(uint32_t op, fwsim_acc_t *acc, int64_t step, const float *v, size_t m)
@@ -309,6 +346,38 @@ static fwsim_status_t reduce_part(const fwsim_kargs_t *k, const isa_ap_t *o, con
 		ast[d] = (in->param >> d & 1) ? 0 : cst[d];
 	const int64_t *st3[2] = { ast, a->stride };
 	fwsim_iter_init(&it, a->rank, a->shape, 2, st3, es2);
+	/* f32 sums of short contiguous rows (one block each), each row into one
+	 * accumulator: rows are summed in pairs (red_sum2_f64), a row kept
+	 * pending until the next; a row whose accumulator is the pending one's
+	 * first folds the pending row, so every accumulator takes its rows in
+	 * order */
+#if defined(__x86_64__) || defined(__i386__)
+	if (!it.empty && fl && op == ISA_RED_SUM && dt == ISA_DT_F32 && it.inner_bs[1] == 4 &&
+	    it.inner_bs[0] == 0 && it.inner <= FWSIM_BLOCK && ((uintptr_t)base_a & 3u) == 0 &&
+	    __builtin_cpu_supports("avx")) {
+		const float *pa = NULL;
+		double *da = NULL;
+		size_t n = it.inner;
+		do {
+			if (fwsim_tick(k, n))
+				return FWSIM_TIMEOUT;
+			const float *p = (const float *)(const void *)(base_a + it.off[1]);
+			double *d = &((fwsim_acc_t *)(void *)((uint8_t *)acc + it.off[0]))->d;
+			if (!pa) {
+				pa = p;
+				da = d;
+			} else if (d == da) {
+				*da = fwsim_red_block_f64(op, pa, n, *da);
+				pa = p;
+			} else {
+				red_sum2_f64_avx(pa, p, n, da, d);
+				pa = NULL;
+			}
+		} while (fwsim_iter_next(&it));
+		if (pa)
+			*da = fwsim_red_block_f64(op, pa, n, *da);
+	} else
+#endif
 	if (!it.empty) {
 		do {
 			fwsim_acc_t *dst = (fwsim_acc_t *)(void *)((uint8_t *)acc + it.off[0]);

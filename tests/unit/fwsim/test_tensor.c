@@ -355,6 +355,36 @@ static double ref_block_sum(const float *v, size_t n, double init)
 	return init + (((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7])));
 }
 
+/* Small values of many magnitudes and pairs of +-2^60 that cancel along
+ * the last dim and along dim 0 (rank 3: in some rows, along dim 0 and dim 1
+ * too; a row holding a cancelling pair has a sum rounded to 2^8, the others
+ * not): what survives is the rounding of the partial
+ * sums, so another order of additions gives other bits. */
+static void fill_order_sensitive(tmem_t *t, const isa_ap_t *a, uint64_t *seed)
+{
+	uint64_t idx[ISA_MAX_RANK];
+	uint32_t rank = a->rank;
+	for (uint64_t f = 0; f < tnumel(rank, a->shape); f++) {
+		tunflat(f, rank, a->shape, idx);
+		uint64_t r = idx[0], c = idx[rank - 1];
+		double m = ldexp((double)(trand(seed) >> 40) / 16777216.0 - 0.5,
+				 (int)(trand(seed) % 41) - 20), big = 0x1p60;
+		if (rank == 2 ? c == 5 || c == 700 : idx[1] == 2 && c == 1)
+			m = big;
+		else if (rank == 2 ? c == 1298 || c == 200 : idx[1] == 2 && c == 201)
+			m = -big;
+		else if (rank == 3 && c == 2 && (idx[1] == 0 || idx[1] == 4))
+			m = idx[1] == 0 ? big : -big; /* dim 1 */
+		else if (rank == 3 && c == 3 && r != 1 && idx[1] != 2)
+			m = r == 0 ? big : -big;
+		else if (rank == 2 && c % 14 == 1 && r != 1)
+			m = r == 0 ? big : -big;
+		else if (rank == 2 && c % 14 == 8 && r != 1)
+			m = r == 0 ? -big : big;
+		tset(ISA_DT_F32, telem(t, a, idx), m);
+	}
+}
+
 START_TEST(test_reduce_f32_sum_order_bit_exact)
 {
 	static const uint64_t R = 3, C = 1301; /* 2 whole blocks, a tail of 277 */
@@ -365,25 +395,7 @@ START_TEST(test_reduce_f32_sum_order_bit_exact)
 		isa_ap_t a = tmk_ap(&t, 1, ISA_DT_F32, 2, sa, strided ? L_STRIDED : L_CONTIG);
 		uint64_t seed = 99, idx[2];
 		float *row = malloc(C * sizeof(float));
-		for (uint64_t f = 0; f < R * C; f++) {
-			tunflat(f, 2, sa, idx);
-			/* small values of many magnitudes and pairs of +-2^60 that
-			 * cancel along rows and along columns: what survives is the
-			 * rounding of the partial sums, so another order gives other
-			 * bits */
-			uint64_t r = idx[0], c = idx[1];
-			double m = ldexp((double)(trand(&seed) >> 40) / 16777216.0 - 0.5,
-					 (int)(trand(&seed) % 41) - 20), big = 0x1p60;
-			if (c == 5 || c == 700)
-				m = big;
-			else if (c == 1298 || c == 200)
-				m = -big;
-			else if (c % 14 == 1 && r != 1)
-				m = r == 0 ? big : -big;
-			else if (c % 14 == 8 && r != 1)
-				m = r == 0 ? -big : big;
-			tset(ISA_DT_F32, telem(&t, &a, idx), m);
-		}
+		fill_order_sensitive(&t, &a, &seed);
 		/* inner-dim sums: one per row */
 		isa_insn_t in = isa_insn_init(ISA_OP_REDUCE, ISA_RED_SUM);
 		in.n_ap = 2;
@@ -425,6 +437,58 @@ START_TEST(test_reduce_f32_sum_order_bit_exact)
 		free(row);
 		tmem_free(&t);
 	}
+}
+END_TEST
+
+/* Sums of short rows (one block each: contiguous ones are summed two rows at
+ * a time) keep the order too: every row its own output, outputs shared by consecutive rows
+ * (a reduced dim 1) and by rows apart (a reduced dim 0), an odd row count. */
+START_TEST(test_reduce_f32_short_rows_bit_exact)
+{
+	static const uint64_t sh[3] = { 3, 5, 203 };
+	static const uint32_t masks[3] = { 4, 5, 6 };
+	for (int strided = 0; strided < 2; strided++)
+		for (int mi = 0; mi < 3; mi++) {
+			uint32_t mask = masks[mi];
+			tmem_t t;
+			tmem_init(&t);
+			/* rows of 203, 208 element steps apart so no two rows merge into
+			 * one longer row; elements 1 (in place) or 3 apart */
+			int64_t e = strided ? 3 : 1;
+			isa_ap_t a = isa_ap_contig(1, tmem_alloc(&t, 1, 15 * 208 * 4 * (uint64_t)e),
+						   ISA_DT_F32, 3, sh);
+			a.stride[0] = 5 * 208 * e;
+			a.stride[1] = 208 * e;
+			a.stride[2] = e;
+			uint64_t seed = 5 + (uint64_t)mi, idx[3], osh[3];
+			fill_order_sensitive(&t, &a, &seed);
+			for (int q = 0; q < 3; q++)
+				osh[q] = mask >> q & 1 ? 1 : sh[q];
+			isa_insn_t in = isa_insn_init(ISA_OP_REDUCE, ISA_RED_SUM);
+			in.n_ap = 2;
+			in.param = mask;
+			in.ap[0] = isa_ap_contig(0, 0, ISA_DT_F32, 3, osh);
+			in.ap[1] = a;
+			fwsim_job_t job;
+			ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, 0, &job), FWSIM_OK);
+			double want[15] = { 0 };
+			float row[203];
+			for (uint64_t r = 0; r < 15; r++) {
+				idx[0] = r / 5;
+				idx[1] = r % 5;
+				for (idx[2] = 0; idx[2] < 203; idx[2]++)
+					row[idx[2]] = (float)tget(ISA_DT_F32, telem(&t, &a, idx));
+				uint64_t o = (mask & 1 ? 0 : idx[0]) * osh[1] + (mask & 2 ? 0 : idx[1]);
+				want[o] = ref_block_sum(row, 203, want[o]);
+			}
+			for (uint64_t o = 0; o < osh[0] * osh[1]; o++) {
+				float w = (float)want[o], g;
+				memcpy(&g, tmem_ptr(&t, 0, 4 * o), 4);
+				ck_assert_msg(memcmp(&g, &w, 4) == 0, "%s mask %u out %llu: %a, want %a",
+					      strided ? "strided" : "contiguous", mask, (unsigned long long)o, g, w);
+			}
+			tmem_free(&t);
+		}
 }
 END_TEST
 
@@ -754,6 +818,7 @@ static Suite *tensor_suite(void)
 	tcase_add_test(tc, test_matmul_half_and_int);
 	tcase_add_test(tc, test_reduce_in_pieces_matches_reference);
 	tcase_add_test(tc, test_reduce_f32_sum_order_bit_exact);
+	tcase_add_test(tc, test_reduce_f32_short_rows_bit_exact);
 	tcase_add_test(tc, test_matmul_tiled_matches_reference);
 	tcase_add_test(tc, test_host_scratch_bounded_for_stride0_operands);
 	tcase_add_test(tc, test_iota_every_dtype_and_dim);
