@@ -6,7 +6,7 @@
 
 #include <linux/neuronsim.h>
 
-#include "firmware-sim/fwsim.h"
+#include "fwsim/fwsim.h"
 #include "neuronsim/isa.h"
 
 #define SIZE(t, n) static_assert(sizeof(struct t) == (n), #t " size")
