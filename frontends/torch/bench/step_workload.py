@@ -28,6 +28,10 @@ def build(model):
     if model == "mobilenet_v2":
         import torchvision
         return torchvision.models.mobilenet_v2(num_classes=10), (8, 3, 112, 112), 10
+    if model == "mobilenet_v2_b96":
+        # the corpus step's shapes (xla-mobilenet_v2.hlo): b96 224x224, 1000 classes
+        import torchvision
+        return torchvision.models.mobilenet_v2(), (96, 3, 224, 224), 1000
     if model == "transformer":
         # one encoder layer (BERT-small sized), its output pooled into a classifier
         class Encoder(nn.Module):
