@@ -478,8 +478,8 @@ static int expected_n_ap(const isa_insn_t *in)
 	}
 }
 
-int isa_insn_validate(const isa_insn_t *insn, uint32_t n_regions,
-		      uint32_t stream_len, char *err, size_t err_len)
+static int insn_check(const isa_insn_t *insn, uint32_t n_regions, uint32_t stream_len, char *err,
+		      size_t err_len)
 {
 	vctx_t v = { insn, err, err_len };
 	const isa_insn_t *in = insn;
@@ -597,7 +597,7 @@ int isa_insn_validate(const isa_insn_t *insn, uint32_t n_regions,
 
 /* ---- FUSED descriptors ---- */
 
-int isa_fused_desc_validate(const isa_insn_t *insn, const uint8_t *desc, size_t len,
+static int fused_desc_check(const isa_insn_t *insn, const uint8_t *desc, size_t len,
 			    uint32_t n_regions, char *err, size_t err_len)
 {
 	vctx_t v = { insn, err, err_len };
@@ -794,4 +794,29 @@ uint64_t isa_fused_flops_per_elem(const isa_fused_op_t *code, uint32_t n_code,
 		dt[op->dst % ISA_FUSED_MAX_REGS] = op->dtype;
 	}
 	return per_elem;
+}
+
+/* ---- the public validators: a status with the one-line message ---- */
+
+/* The checkers write their message into a stack buffer as they go (one
+ * message, made where the check fails); the status is only made on failure,
+ * so a valid instruction costs no allocation (the FUSED descriptor is
+ * checked on every execution). */
+#define ISA_MSG_LEN 256
+
+ns_status_t isa_insn_validate(const isa_insn_t *insn, uint32_t n_regions, uint32_t stream_len)
+{
+	char msg[ISA_MSG_LEN];
+	if (insn_check(insn, n_regions, stream_len, msg, sizeof(msg)) == 0)
+		return NS_OK;
+	return ns_status_make(NS_STATUS_INVALID_ARGUMENT, "%s", msg);
+}
+
+ns_status_t isa_fused_desc_validate(const isa_insn_t *insn, const uint8_t *desc, size_t len,
+				    uint32_t n_regions)
+{
+	char msg[ISA_MSG_LEN];
+	if (fused_desc_check(insn, desc, len, n_regions, msg, sizeof(msg)) == 0)
+		return NS_OK;
+	return ns_status_make(NS_STATUS_INVALID_ARGUMENT, "%s", msg);
 }

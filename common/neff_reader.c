@@ -14,7 +14,6 @@
 #include "neuronsim/neff.h"
 #include "neuronsim/status.h"
 
-#define ISA_ERR_LEN 192
 
 typedef struct reader {
 	const uint8_t *base;
@@ -443,11 +442,10 @@ static ns_status_t check_code(reader_t *r, const neff_section_t *s, neff_view_t 
 					    c, e, cs->count, cs->offset, s->size);
 			const isa_insn_t *insn = (const isa_insn_t *)(base + cursor);
 			for (uint32_t i = 0; i < cs->count; i++) {
-				char msg[ISA_ERR_LEN] = "";
-				if (isa_insn_validate(&insn[i], n_regions, cs->count, msg,
-						      sizeof(msg)))
-					return FAIL(r, "core %" PRIu32 " engine %" PRIu32
-						    " insn %" PRIu32 ": %s", c, e, i, msg);
+				ns_status_t vs = isa_insn_validate(&insn[i], n_regions, cs->count);
+				if (vs)
+					return ns_status_annotate(vs, "core %" PRIu32 " engine %" PRIu32
+								  " insn %" PRIu32, c, e, i);
 				if (isa_insn_min_minor(insn[i].opcode) > v->meta->isa_version_minor)
 					return FAIL(r, "core %" PRIu32 " engine %" PRIu32
 						    " insn %" PRIu32 ": %s needs ISA %d.%" PRIu32

@@ -630,7 +630,6 @@ fwsim_status_t fwsim_exec_fused(fwsim_exec_t *x, uint32_t e, uint32_t pc, fwsim_
 {
 	const isa_insn_t *in = k->insn;
 	const fwsim_job_t *job = x->job;
-	char msg[160];
 	/* ap1 passed the bounds check: the descriptor bytes are readable. They
 	 * live in device memory that other engines (a DMA loop), or a kernel-path
 	 * client through its mapping, may rewrite while we run: read them exactly
@@ -648,10 +647,12 @@ fwsim_status_t fwsim_exec_fused(fwsim_exec_t *x, uint32_t e, uint32_t pc, fwsim_
 	if (!pg)
 		return FWSIM_NOMEM;
 	memcpy(pg->raw, k->base[1], len);
-	if (isa_fused_desc_validate(in, pg->raw, len, x->prog->n_regions, msg, sizeof(msg))) {
+	ns_status_t vs = isa_fused_desc_validate(in, pg->raw, len, x->prog->n_regions);
+	if (vs) {
 		fwsim_exec_fail(x, FWSIM_INVALID, e, pc, 1, in->ap[1].region,
 				"%s insn %u (fused): bad descriptor: %s", fwsim_engine_name(e),
-				pc, msg);
+				pc, ns_status_message(vs));
+		ns_status_free(vs);
 		free(pg);
 		return FWSIM_INVALID;
 	}

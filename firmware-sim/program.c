@@ -73,15 +73,14 @@ ns_status_t fwsim_program_create(const isa_insn_t *const streams[ISA_ENGINE_COUN
 		memcpy(p->insns[e], streams[e], counts[e] * sizeof(isa_insn_t));
 		p->counts[e] = counts[e];
 	}
-	char msg[160];
 	for (uint32_t e = 0; e < ISA_ENGINE_COUNT; e++) {
 		for (uint32_t i = 0; i < p->counts[e]; i++) {
 			const isa_insn_t *in = &p->insns[e][i];
-			if (isa_insn_validate(in, n_regions, p->counts[e], msg, sizeof(msg))) {
-				/* made before the copy it quotes is freed */
-				ns_status_t st = ns_status_make(NS_STATUS_INVALID_ARGUMENT,
-								"%s engine insn %u (debug_id %u): %s",
-								fwsim_engine_name(e), i, in->debug_id, msg);
+			ns_status_t st = isa_insn_validate(in, n_regions, p->counts[e]);
+			if (st) {
+				/* annotated before the copy it quotes is freed */
+				st = ns_status_annotate(st, "%s engine insn %u (debug_id %u)",
+							fwsim_engine_name(e), i, in->debug_id);
 				fwsim_program_destroy(p);
 				return st;
 			}

@@ -397,11 +397,14 @@ static ncc_status_t emit_all(lf_t *f, const ncc_view_t *out, uint8_t out_reg)
 		for (int i = 0; i < ndir; i++)
 			insn.ap[2 + i] = aps[1 + i];
 		/* the compiler checks what it emits with the simulator's own rules */
-		char msg[200];
-		if (isa_insn_validate(&insn, ISA_REGION_NONE, 1, msg, sizeof(msg)) ||
-		    isa_fused_desc_validate(&insn, buf, len, ISA_REGION_NONE, msg, sizeof(msg))) {
+		ns_status_t vs = isa_insn_validate(&insn, ISA_REGION_NONE, 1);
+		if (!vs)
+			vs = isa_fused_desc_validate(&insn, buf, len, ISA_REGION_NONE);
+		if (vs) {
 			st = ncc_lower_fail(f->ctx, f->inst, NCC_ERR_INTERNAL,
-					    "internal: invalid fused instruction: %s", msg);
+					    "internal: invalid fused instruction: %s",
+					    ns_status_message(vs));
+			ns_status_free(vs);
 			break;
 		}
 		st = ncc_lower_emit(f->ctx, f->inst, ISA_ENGINE_VECTOR, &insn, NULL);

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "neuronsim/status.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -320,21 +322,22 @@ static_assert(offsetof(isa_insn_t, ap) == 48, "isa_insn_t layout");
  * dtypes and ranks valid for the opcode, shapes consistent, regions <
  * n_regions (or ISA_REGION_NONE where allowed), semaphores in range, jump
  * target < stream_len, reserved and pad fields zero, flags known, a MATMUL's
- * work at most ISA_MAX_MATMUL_WORK. Returns 0,
- * or -1 with a one-line message in err (if not NULL). Does not check that
- * accesses fit their regions: region sizes are only known per execution. */
-int isa_insn_validate(const isa_insn_t *insn, uint32_t n_regions,
-		      uint32_t stream_len, char *err, size_t err_len);
+ * work at most ISA_MAX_MATMUL_WORK. Returns NS_OK, or an
+ * NS_STATUS_INVALID_ARGUMENT status with a one-line message ("OPCODE: what")
+ * that the caller owns. Does not check that accesses fit their regions:
+ * region sizes are only known per execution. */
+ns_status_t isa_insn_validate(const isa_insn_t *insn, uint32_t n_regions, uint32_t stream_len);
 
 /* Checks a FUSED descriptor of len bytes (as read from memory) against the
  * instruction insn that references it (already valid per isa_insn_validate):
  * header, sizes, every extra operand as a structural ap check (region <
  * n_regions, dtype, rank, shape equal to ap0's), and the program by simulating
  * register dtypes (no read of an undefined register, op dtypes as for ALU,
- * out_reg ends with ap0's dtype). Returns 0, or -1 with a message. desc need
- * not be aligned. */
-int isa_fused_desc_validate(const isa_insn_t *insn, const uint8_t *desc, size_t len,
-			    uint32_t n_regions, char *err, size_t err_len);
+ * out_reg ends with ap0's dtype). Returns NS_OK, or an
+ * NS_STATUS_INVALID_ARGUMENT status with a one-line message. desc need not be
+ * aligned. */
+ns_status_t isa_fused_desc_validate(const isa_insn_t *insn, const uint8_t *desc, size_t len,
+				    uint32_t n_regions);
 
 /* The window of a CONV (ap3) for two spatial dims: stride, rhs dilation,
  * lhs dilation and low padding of each. */

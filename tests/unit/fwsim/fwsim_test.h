@@ -301,4 +301,26 @@ static const uint32_t t_all_dtypes[] = {
 };
 #define T_N_DTYPES (sizeof(t_all_dtypes) / sizeof(t_all_dtypes[0]))
 
+/* The ISA validators as the tests ask them: 0, or -1 with the status's
+ * message copied into err (when not NULL), so an assertion prints it. */
+static inline int t_insn_check(const isa_insn_t *in, uint32_t n_regions, uint32_t stream_len,
+			       char *err, size_t err_len)
+{
+	ns_status_t st = isa_insn_validate(in, n_regions, stream_len);
+	if (err && err_len)
+		ns_status_copy_message(st, err, err_len);
+	ns_status_free(st);
+	return st ? -1 : 0;
+}
+
+static inline int t_fused_check(const isa_insn_t *in, const uint8_t *desc, size_t len,
+				uint32_t n_regions, char *err, size_t err_len)
+{
+	ns_status_t st = isa_fused_desc_validate(in, desc, len, n_regions);
+	if (err && err_len)
+		ns_status_copy_message(st, err, err_len);
+	ns_status_free(st);
+	return st ? -1 : 0;
+}
+
 #endif

@@ -357,7 +357,7 @@ static int alu_case(uint32_t op, uint32_t dt, ewcase_t *cs)
 	uint64_t sh[1] = { 4 };
 	for (uint32_t i = 0; i <= cs->n_in; i++)
 		in.ap[i] = isa_ap_contig(0, 0, cs->dt[i], 1, sh);
-	return isa_insn_validate(&in, 1, 1, NULL, 0) == 0;
+	return t_insn_check(&in, 1, 1, NULL, 0) == 0;
 }
 
 /* _i loops over ops: every supported dtype, several shapes and layouts. */

@@ -291,8 +291,8 @@ START_TEST(test_random_programs_match_op_by_op)
 				b.code[q].dst, isa_dtype_name(b.code[q].dtype), b.code[q].op,
 				b.code[q].src[0], b.code[q].src[1], b.code[q].src[2], nin);
 	char err[200];
-	ck_assert_msg(isa_insn_validate(&fz, T_NREG, 1, err, sizeof(err)) == 0, "%s", err);
-	ck_assert_msg(isa_fused_desc_validate(&fz, tmem_ptr(&t, 0, fz.ap[1].offset),
+	ck_assert_msg(t_insn_check(&fz, T_NREG, 1, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(t_fused_check(&fz, tmem_ptr(&t, 0, fz.ap[1].offset),
 					      fz.ap[1].shape[0], T_NREG, err, sizeof(err)) == 0,
 		      "%s", err);
 	fwsim_job_t job;
@@ -543,7 +543,7 @@ static void expect_desc_bad(tmem_t *t, const isa_insn_t *in, const char *needle)
 {
 	char err[200];
 	const uint8_t *d = tmem_ptr(t, 0, in->ap[1].offset);
-	ck_assert_int_eq(isa_fused_desc_validate(in, d, in->ap[1].shape[0], T_NREG, err,
+	ck_assert_int_eq(t_fused_check(in, d, in->ap[1].shape[0], T_NREG, err,
 						 sizeof(err)), -1);
 	ck_assert_msg(strstr(err, needle), "message '%s' lacks '%s'", err, needle);
 	/* and at run time: INVALID naming the instruction, nothing written */
@@ -565,7 +565,7 @@ START_TEST(test_descriptor_garbage_rejected)
 	isa_ap_t out;
 	isa_insn_t in = good_fused(&t, &b, &out);
 	char err[200];
-	ck_assert_msg(isa_insn_validate(&in, T_NREG, 1, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(t_insn_check(&in, T_NREG, 1, err, sizeof(err)) == 0, "%s", err);
 	fwsim_job_t job;
 	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, 0, &job), FWSIM_OK);
 
@@ -674,7 +674,7 @@ START_TEST(test_reduce_one_hot_with_iota)
 	isa_insn_t in = fb_emit(&b, &t, fz_ap(3, ooff, ISA_DT_F32, 3, sh, ost));
 	in.flags = ISA_F_ACCUMULATE; /* combine with the 0.5 in the output */
 	char err[200];
-	ck_assert_msg(isa_insn_validate(&in, T_NREG, 1, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(t_insn_check(&in, T_NREG, 1, err, sizeof(err)) == 0, "%s", err);
 	fwsim_job_t job;
 	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, FWSIM_JOB_CHECK_NAN, &job), FWSIM_OK);
 	for (int i = 0; i < A * B; i++) {
@@ -922,7 +922,7 @@ START_TEST(test_static_validation_of_fused_insn)
 	isa_insn_t good = good_fused(&t, &b, &out), in;
 	char err[200];
 #define BAD(MUT, NEEDLE) do { in = good; MUT; \
-	ck_assert_int_eq(isa_insn_validate(&in, T_NREG, 1, err, sizeof(err)), -1); \
+	ck_assert_int_eq(t_insn_check(&in, T_NREG, 1, err, sizeof(err)), -1); \
 	ck_assert_msg(strstr(err, NEEDLE), "'%s' lacks '%s'", err, NEEDLE); } while (0)
 	BAD(in.ap[1].region = 1, "constants region");
 	BAD(in.ap[1].dtype = ISA_DT_S8, "constants region");
@@ -939,17 +939,17 @@ START_TEST(test_static_validation_of_fused_insn)
 	 * (test_reduce_and_iota_validation) */
 	in = good;
 	in.flags = ISA_F_ACCUMULATE;
-	ck_assert_int_eq(isa_insn_validate(&in, T_NREG, 1, err, sizeof(err)), 0);
+	ck_assert_int_eq(t_insn_check(&in, T_NREG, 1, err, sizeof(err)), 0);
 	/* ISA 1.2: param names the steps' debug entries */
 	in = good;
 	in.param = ISA_FUSED_STEPS_DEBUG(7);
-	ck_assert_int_eq(isa_insn_validate(&in, T_NREG, 1, err, sizeof(err)), 0);
+	ck_assert_int_eq(t_insn_check(&in, T_NREG, 1, err, sizeof(err)), 0);
 	ck_assert_str_eq(isa_opcode_name(ISA_OP_FUSED), "fused");
 	/* n_ap must match the input count: 4 inputs need ap2 and ap3 */
 	in = good;
 	in.n_ap = 3;
 	memset(&in.ap[3], 0, sizeof(in.ap[3]));
-	ck_assert_int_eq(isa_insn_validate(&in, T_NREG, 1, err, sizeof(err)), 0);
+	ck_assert_int_eq(t_insn_check(&in, T_NREG, 1, err, sizeof(err)), 0);
 	fwsim_job_t job;
 	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, 0, &job), FWSIM_INVALID);
 	ck_assert_ptr_nonnull(strstr(job.error.message, "n_ap 3"));

@@ -26,7 +26,7 @@ static isa_insn_t good_matmul(void)
 static void expect_bad(const isa_insn_t *in, const char *needle)
 {
 	char err[200];
-	ck_assert_int_eq(isa_insn_validate(in, 3, 4, err, sizeof(err)), -1);
+	ck_assert_int_eq(t_insn_check(in, 3, 4, err, sizeof(err)), -1);
 	ck_assert_msg(strstr(err, needle), "message '%s' lacks '%s'", err, needle);
 }
 
@@ -51,7 +51,7 @@ START_TEST(test_matmul_work_bound_in_the_isa_check)
 	}
 	char err[200];
 	/* 2^16 x 2^16 outputs times K = 2^12: exactly 2^44, accepted */
-	ck_assert_msg(isa_insn_validate(&in, 3, 1, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(t_insn_check(&in, 3, 1, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_uint_eq(ISA_MAX_MATMUL_WORK, 1ull << 44);
 	in.ap[1].shape[1] = in.ap[2].shape[0] = (1u << 12) + 1;
 	expect_bad(&in, "matmul of 1.76e+13 multiply-adds, more than the simulator's bound of 2^44");
@@ -62,19 +62,19 @@ START_TEST(test_good_instructions_pass)
 {
 	isa_insn_t in = good_add();
 	char err[200] = "x";
-	ck_assert_int_eq(isa_insn_validate(&in, 3, 1, err, sizeof(err)), 0);
+	ck_assert_int_eq(t_insn_check(&in, 3, 1, err, sizeof(err)), 0);
 	ck_assert_str_eq(err, "");
 	in = good_matmul();
 	in.flags = ISA_F_ACCUMULATE;
-	ck_assert_int_eq(isa_insn_validate(&in, 3, 1, NULL, 0), 0);
+	ck_assert_int_eq(t_insn_check(&in, 3, 1, NULL, 0), 0);
 	in = isa_insn_init(ISA_OP_NOP, 0);
 	in.wait_sem = 31;
 	in.wait_value = 3;
 	in.signal_sem = 0;
-	ck_assert_int_eq(isa_insn_validate(&in, 0, 1, NULL, 0), 0);
+	ck_assert_int_eq(t_insn_check(&in, 0, 1, NULL, 0), 0);
 	in = isa_insn_init(ISA_OP_JUMP, 0);
 	in.param = 3;
-	ck_assert_int_eq(isa_insn_validate(&in, 0, 4, NULL, 0), 0);
+	ck_assert_int_eq(t_insn_check(&in, 0, 4, NULL, 0), 0);
 	ck_assert_str_eq(isa_dtype_name(ISA_DT_BF16), "bf16");
 	ck_assert_str_eq(isa_dtype_name(ISA_DT_PRED), "pred");
 	ck_assert_str_eq(isa_dtype_name(99), "invalid");
@@ -160,14 +160,14 @@ START_TEST(test_opcode_specific_rules_rejected)
 	in.param = 2;
 	in.ap[0] = isa_ap_contig(0, 0, ISA_DT_F32, 3, s3r);
 	in.ap[1] = isa_ap_contig(1, 0, ISA_DT_F32, 3, s3);
-	ck_assert_int_eq(isa_insn_validate(&in, 3, 1, NULL, 0), 0);
+	ck_assert_int_eq(t_insn_check(&in, 3, 1, NULL, 0), 0);
 	isa_insn_t r = in;
 	r.param = 8; expect_bad(&r, "axes mask");
 	r = in; r.param = 1; expect_bad(&r, "shape[0]");
 	r = in; r.sub = ISA_RED_ASSIGN; expect_bad(&r, "unknown reduce");
 	r = in; r.sub = ISA_RED_AND; expect_bad(&r, "does not take dtype f32");
 	r = in; r.ap[0].dtype = ISA_DT_BF16; expect_bad(&r, "dtype");
-	r = in; r.flags = ISA_F_ACCUMULATE; ck_assert_int_eq(isa_insn_validate(&r, 3, 1, NULL, 0), 0);
+	r = in; r.flags = ISA_F_ACCUMULATE; ck_assert_int_eq(t_insn_check(&r, 3, 1, NULL, 0), 0);
 	/* gather / scatter */
 	uint64_t so[2] = { 7, 3 }, st[2] = { 10, 3 }, si[1] = { 7 };
 	in = isa_insn_init(ISA_OP_GATHER, 0);
@@ -175,7 +175,7 @@ START_TEST(test_opcode_specific_rules_rejected)
 	in.ap[0] = isa_ap_contig(0, 0, ISA_DT_F32, 2, so);
 	in.ap[1] = isa_ap_contig(1, 0, ISA_DT_F32, 2, st);
 	in.ap[2] = isa_ap_contig(2, 0, ISA_DT_S32, 1, si);
-	ck_assert_int_eq(isa_insn_validate(&in, 3, 1, NULL, 0), 0);
+	ck_assert_int_eq(t_insn_check(&in, 3, 1, NULL, 0), 0);
 	r = in; r.ap[2].dtype = ISA_DT_F32; expect_bad(&r, "indices ap2 must be an integer");
 	r = in; r.ap[2].dtype = ISA_DT_PRED; expect_bad(&r, "indices");
 	r = in; r.ap[1].shape[1] = 4; expect_bad(&r, "shapes do not agree");
@@ -186,7 +186,7 @@ START_TEST(test_opcode_specific_rules_rejected)
 	in.ap[0] = isa_ap_contig(0, 0, ISA_DT_F32, 2, st);
 	in.ap[1] = isa_ap_contig(1, 0, ISA_DT_F32, 2, so);
 	in.sub = ISA_RED_ASSIGN;
-	ck_assert_int_eq(isa_insn_validate(&in, 3, 1, NULL, 0), 0);
+	ck_assert_int_eq(t_insn_check(&in, 3, 1, NULL, 0), 0);
 	r = in; r.sub = ISA_RED_END; expect_bad(&r, "unknown combiner");
 	r = in; r.sub = ISA_RED_OR; expect_bad(&r, "combiner");
 	/* rng */
@@ -196,7 +196,7 @@ START_TEST(test_opcode_specific_rules_rejected)
 	in.ap[0] = isa_ap_contig(0, 0, ISA_DT_U32, 1, s4);
 	in.ap[1] = isa_ap_contig(1, 0, ISA_DT_U64, 1, s2);
 	in.ap[2] = isa_ap_contig(1, 0, ISA_DT_U64, 1, s2);
-	ck_assert_int_eq(isa_insn_validate(&in, 3, 1, NULL, 0), 0);
+	ck_assert_int_eq(t_insn_check(&in, 3, 1, NULL, 0), 0);
 	r = in; r.ap[0].dtype = ISA_DT_F32; expect_bad(&r, "u32 or u64");
 	r = in; r.ap[1].dtype = ISA_DT_S64; expect_bad(&r, "state ap1");
 	r = in; r.ap[2].shape[0] = 3; expect_bad(&r, "state ap2");
@@ -206,7 +206,7 @@ START_TEST(test_opcode_specific_rules_rejected)
 	in.ap[0] = isa_ap_contig(0, 0, ISA_DT_S32, 3, s3);
 	in.param = 2;
 	in.imm[0] = 5;
-	ck_assert_int_eq(isa_insn_validate(&in, 3, 1, NULL, 0), 0);
+	ck_assert_int_eq(t_insn_check(&in, 3, 1, NULL, 0), 0);
 	r = in; r.param = 3; expect_bad(&r, "dimension 3 >= rank 3");
 	r = in; r.imm[1] = 1; expect_bad(&r, "imm[1]");
 	r = in; r.ap[0].dtype = ISA_DT_PRED; expect_bad(&r, "pred");
@@ -215,7 +215,7 @@ START_TEST(test_opcode_specific_rules_rejected)
 	in.n_ap = 2;
 	in.ap[0] = isa_ap_contig(0, 0, ISA_DT_BF16, 3, s3);
 	in.ap[1] = isa_ap_contig(1, 0, ISA_DT_F32, 3, s3);
-	ck_assert_int_eq(isa_insn_validate(&in, 3, 1, NULL, 0), 0);
+	ck_assert_int_eq(t_insn_check(&in, 3, 1, NULL, 0), 0);
 	r = in; r.ap[1].dtype = ISA_DT_S32; expect_bad(&r, "float operands");
 	r = in; r.ap[1].shape[0] = 1; expect_bad(&r, "shape");
 	/* jump */
@@ -229,7 +229,7 @@ START_TEST(test_opcode_specific_rules_rejected)
 	in.ap[0] = isa_ap_contig(0, 0, ISA_DT_S32, 1, s3);
 	expect_bad(&in, "exactly one element");
 	in.ap[0] = isa_ap_contig(0, 0, ISA_DT_S32, 0, NULL);
-	ck_assert_int_eq(isa_insn_validate(&in, 3, 4, NULL, 0), 0);
+	ck_assert_int_eq(t_insn_check(&in, 3, 4, NULL, 0), 0);
 	in.n_ap = 2;
 	expect_bad(&in, "n_ap");
 	/* nop with operands */
@@ -259,7 +259,7 @@ START_TEST(test_conv_rules)
 {
 	isa_insn_t in = good_conv();
 	char err[200];
-	ck_assert_msg(isa_insn_validate(&in, 3, 1, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(t_insn_check(&in, 3, 1, err, sizeof(err)) == 0, "%s", err);
 	ck_assert_str_eq(isa_opcode_name(ISA_OP_CONV), "conv");
 	ck_assert_uint_eq(isa_insn_flops(&in, 0), 2ull * 2 * 4 * 36 * 9);
 	ck_assert_uint_eq(isa_insn_min_minor(ISA_OP_CONV), 4);

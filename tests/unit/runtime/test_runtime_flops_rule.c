@@ -10,7 +10,7 @@
 static uint64_t agree(tmem_t *t, const isa_insn_t *in, const char *what)
 {
 	char err[200];
-	ck_assert_msg(isa_insn_validate(in, T_NREG, 1, err, sizeof(err)) == 0, "%s: %s", what, err);
+	ck_assert_msg(t_insn_check(in, T_NREG, 1, err, sizeof(err)) == 0, "%s: %s", what, err);
 	fwsim_job_t job;
 	fwsim_status_t st = trun1(t, in, ISA_ENGINE_VECTOR, 0, &job);
 	ck_assert_msg(st == FWSIM_OK, "%s: %s", what, fwsim_status_str(st));
@@ -54,7 +54,7 @@ START_TEST(test_every_alu_sub_op)
 					in.ap[1] = vec(&t, ISA_DT_PRED);
 				if (op == ISA_ALU_SELECT && dts[a] == ISA_DT_PRED)
 					continue;
-				if (isa_insn_validate(&in, T_NREG, 1, NULL, 0) != 0)
+				if (t_insn_check(&in, T_NREG, 1, NULL, 0) != 0)
 					continue;
 				char what[64];
 				snprintf(what, sizeof(what), "alu %u, %s -> %s", op,
@@ -131,7 +131,7 @@ START_TEST(test_every_opcode)
 			sc.ap[0] = tmk_ap(&t, 2, dt, 2, st, L_CONTIG);
 			sc.ap[1] = tmk_ap(&t, 2, dt, 2, su, L_CONTIG);
 			sc.ap[2] = tmk_ap(&t, 2, ISA_DT_S32, 1, si, L_CONTIG);
-			if (isa_insn_validate(&sc, T_NREG, 1, NULL, 0) != 0)
+			if (t_insn_check(&sc, T_NREG, 1, NULL, 0) != 0)
 				continue; /* AND/OR of floats */
 			ck_assert_uint_eq(agree(&t, &sc, "scatter"),
 					  fl && c != ISA_RED_ASSIGN ? 4 * 3 : 0);
