@@ -3,13 +3,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "neuronsim/status.h"
 #include "pjrt_internal.h"
 
-typedef struct pjrt_err {
-	PJRT_Error_Code code;
-	size_t len;
-	char msg[];
-} pjrt_err_t;
+/* A PJRT_Error's handle points at an ns_status_t (neuronsim/status.h): PJRT's
+ * error codes are absl's canonical codes, the status's own, so the message is
+ * made and kept by the one status type. */
+_Static_assert((int)PJRT_Error_Code_UNAUTHENTICATED == (int)NS_STATUS_UNAUTHENTICATED &&
+		       (int)PJRT_Error_Code_INVALID_ARGUMENT == (int)NS_STATUS_INVALID_ARGUMENT &&
+		       (int)PJRT_Error_Code_RESOURCE_EXHAUSTED == (int)NS_STATUS_RESOURCE_EXHAUSTED,
+	       "PJRT error codes are absl's, as ns_status_code_t");
 
 /* Returned when even an error cannot be allocated; its handle is not in the
  * table, so PJRT_Error_Destroy recognises and ignores it. */
@@ -29,21 +32,10 @@ const char *pjrt_code_name(PJRT_Error_Code code)
 
 PJRT_Error *pjrt_error_v(PJRT_Error_Code code, const char *fmt, va_list ap)
 {
-	va_list ap2;
-	va_copy(ap2, ap);
-	int n = vsnprintf(NULL, 0, fmt, ap2);
-	va_end(ap2);
-	if (n < 0)
-		n = 0;
-	pjrt_err_t *e = malloc(sizeof(*e) + (size_t)n + 1);
-	if (!e)
-		return PJRT_PTR(PJRT_Error, OOM_HANDLE);
-	e->code = code;
-	vsnprintf(e->msg, (size_t)n + 1, fmt, ap);
-	e->len = strlen(e->msg);
-	uint64_t h = pjrt_handle_new(PJRT_KIND_ERROR, e);
+	ns_status_t st = ns_status_vmake((ns_status_code_t)code, fmt, ap);
+	uint64_t h = pjrt_handle_new(PJRT_KIND_ERROR, st);
 	if (!h) {
-		free(e);
+		ns_status_free(st);
 		return PJRT_PTR(PJRT_Error, OOM_HANDLE);
 	}
 	return PJRT_PTR(PJRT_Error, h);
@@ -66,13 +58,13 @@ bool pjrt_error_peek(const PJRT_Error *error, PJRT_Error_Code *out_code, const c
 		*out_msg = oom_msg;
 		return true;
 	}
-	pjrt_err_t *e = pjrt_handle_get(h, PJRT_KIND_ERROR);
-	if (!e)
+	ns_status_t st = pjrt_handle_get(h, PJRT_KIND_ERROR);
+	if (!st)
 		return false;
 	/* The message lives until the error is destroyed, which the caller owns:
 	 * no reference is kept past this call. */
-	*out_code = e->code;
-	*out_msg = e->msg;
+	*out_code = (PJRT_Error_Code)ns_status_code(st);
+	*out_msg = ns_status_message(st);
 	pjrt_handle_put(h);
 	return true;
 }
@@ -116,7 +108,7 @@ void pjrt_impl_Error_Destroy(PJRT_Error_Destroy_Args *args)
 	uint64_t h = PJRT_HANDLE(args->error);
 	if (h == 0 || h == OOM_HANDLE)
 		return;
-	free(pjrt_handle_remove(h, PJRT_KIND_ERROR));
+	ns_status_free(pjrt_handle_remove(h, PJRT_KIND_ERROR));
 }
 
 void pjrt_impl_Error_Message(PJRT_Error_Message_Args *args)
