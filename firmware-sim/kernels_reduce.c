@@ -72,7 +72,7 @@ double fwsim_red_comb_f64(uint32_t op, double a, double b)
  * vectorises without -ffast-math (in the x86-64-v3 clone: two 4-double
  * accumulators, 8 floats converted per step). */
 FWSIM_TARGET_CLONES
-double fwsim_red_block_f64(uint32_t op, const float *v, size_t n, double init)
+static double red_block_f64(uint32_t op, const float *v, size_t n, double init)
 {
 	if (op == ISA_RED_SUM) {
 		double s[8] = { 0 };
@@ -124,10 +124,10 @@ static void red_sum2_f64_avx(const float *a, const float *b, size_t n, double *r
 #endif
 
 FWSIM_TARGET_CLONES
-void fwsim_red_fold_f64(uint32_t op, fwsim_acc_t *acc, int64_t step, const float *v, size_t m)
+static void red_fold_f64(uint32_t op, fwsim_acc_t *acc, int64_t step, const float *v, size_t m)
 {
 	if (step == 0) {
-		acc->d = fwsim_red_block_f64(op, v, m, acc->d);
+		acc->d = red_block_f64(op, v, m, acc->d);
 		return;
 	}
 	if (step == 1) { /* the op chosen once: the loops vectorise */
@@ -158,6 +158,18 @@ void fwsim_red_fold_f64(uint32_t op, fwsim_acc_t *acc, int64_t step, const float
 	}
 	for (size_t e = 0; e < m; e++)
 		acc[(int64_t)e * step].d = fwsim_red_comb_f64(op, acc[(int64_t)e * step].d, v[e]);
+}
+
+/* Plain wrappers: clang 14 does not export a target_clones function under
+ * its own name across translation units (alu_ops.c does the same). */
+double fwsim_red_block_f64(uint32_t op, const float *v, size_t n, double init)
+{
+	return red_block_f64(op, v, n, init);
+}
+
+void fwsim_red_fold_f64(uint32_t op, fwsim_acc_t *acc, int64_t step, const float *v, size_t m)
+{
+	red_fold_f64(op, acc, step, v, m);
 }
 
 void fwsim_red_acc_strides(uint32_t rank, const uint64_t *oshape, int64_t *st)
