@@ -298,7 +298,7 @@ static ncc_status_t index_vector(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst,
 static ncc_status_t window_offset(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, int32_t first,
 				  const ncc_view_t *big, const int64_t *size, ncc_view_t *out_lin)
 {
-	ncc_view_t lin, t, zero, lo;
+	ncc_view_t lin = { 0 }, t = { 0 }, zero = { 0 }, lo;
 	ncc_status_t st = ncc_lower_temp_view(ctx, ISA_DT_S64, 0, NULL, &lin);
 	if (st == NCC_OK)
 		st = ncc_lower_temp_view(ctx, ISA_DT_S64, 0, NULL, &t);
@@ -310,7 +310,7 @@ static ncc_status_t window_offset(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, 
 	for (int32_t d = 0; d < big->rank && st == NCC_OK; d++) {
 		if (size[d] == big->dims[d] || big->strides[d] == 0)
 			continue; /* the start is clamped to 0, or it moves nothing */
-		ncc_view_t s, hi, sv;
+		ncc_view_t s = { 0 }, hi = { 0 }, sv = { 0 };
 		st = ncc_lower_operand_view(ctx, inst, first + d, &s);
 		if (st == NCC_OK)
 			st = ncc_lower_const_scalar(ctx, ISA_DT_S64, (double)(big->dims[d] - size[d]), &hi);
@@ -318,7 +318,7 @@ static ncc_status_t window_offset(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, 
 			st = ncc_lower_const_scalar(ctx, ISA_DT_S64, (double)big->strides[d], &sv);
 		if (st == NCC_OK && s.dtype == ISA_DT_U64) {
 			/* a u64 start beyond 2^63 clamps high, it must not wrap negative */
-			ncc_view_t hu, su;
+			ncc_view_t hu = { 0 }, su = { 0 };
 			st = ncc_lower_const_scalar(ctx, ISA_DT_U64, (double)(big->dims[d] - size[d]), &hu);
 			if (st == NCC_OK)
 				st = ncc_lower_temp_view(ctx, ISA_DT_U64, 0, NULL, &su);

@@ -199,7 +199,8 @@ static ncc_status_t operands_ct(bnx_t *b, ncc_inst_t **ops)
  * (mean, then the mean of (x - mean)^2) as the interpreter computes them. */
 static ncc_status_t expand_training(bnx_t *b, ncc_inst_t **vals)
 {
-	ncc_inst_t *op[3], *s, *mean, *mb, *d, *sq, *ss, *var;
+	ncc_inst_t *op[3], *s = NULL, *mean = NULL, *mb = NULL, *d = NULL, *sq = NULL, *ss = NULL,
+		   *var = NULL; /* vals[1], vals[2] are NULL on failure */
 	ncc_status_t st = operands_ct(b, op);
 	if (!st)
 		st = sum(b, op[0], &s);
@@ -241,7 +242,7 @@ static ncc_status_t expand_inference(bnx_t *b, ncc_inst_t **vals)
  *   dscale = sdx * r, doffset = sdy. */
 static ncc_status_t expand_grad(bnx_t *b, ncc_inst_t **vals)
 {
-	ncc_inst_t *op[5], *r, *sdy, *mb, *xm, *p, *sdx;
+	ncc_inst_t *op[5], *r = NULL, *sdy = NULL, *mb = NULL, *xm = NULL, *p = NULL, *sdx = NULL;
 	ncc_inst_t *k0, *mdy, *r2, *t, *k1, *k1b, *mdyb, *k0b, *xm2, *a, *b1, *b2;
 	ncc_status_t st = operands_ct(b, op);
 	ncc_inst_t *x = op[0], *dy = op[4];
