@@ -197,8 +197,9 @@ static NRT_STATUS write_api_locked(nrt_profile_state_t *p, const char *path, uin
  * here) and pid, one file per inspection (N from 0: nrt_inspect_begin/stop
  * windows, then the one nrt_close ends). Where the Neuron Runtime writes
  * ntrace.pb and one NTFF per NeuronCore, neuronsim writes one Chrome trace
- * with the system and the device tracks. */
-static void write_inspect_locked(nrt_profile_state_t *p)
+ * with the system and the device tracks. func names who writes it (nrt_close,
+ * nrt_inspect_stop, or the exit handler) in the message of a failure. */
+static void write_inspect_locked(nrt_profile_state_t *p, const char *func)
 {
 	if (p->inspect_idle)
 		return;
@@ -212,7 +213,7 @@ static void write_inspect_locked(nrt_profile_state_t *p)
 	char dir[sizeof(p->out_dir) + sizeof(host) + 32];
 	snprintf(dir, sizeof(dir), "%s/%s_pid_%ld", p->out_dir, host, (long)getpid());
 	if (nrt_trace_mkdirs(dir) != 0) {
-		NRT_LOGE("nrt_close: cannot create the profile directory '%s': %s; the trace is lost",
+		NRT_LOGE("%s: cannot create the profile directory '%s': %s; the trace is lost", func,
 			 dir, strerror(errno));
 		return;
 	}
@@ -254,7 +255,7 @@ static void write_inspect_at_exit(void)
 		if (!p->inspect_idle)
 			NRT_LOGI("exit without nrt_close or nrt_inspect_stop: writing the inspection's "
 				 "trace");
-		write_inspect_locked(p);
+		write_inspect_locked(p, "exit");
 		p->inspect = false;
 	}
 	pthread_mutex_unlock(&g_prof.lock);
@@ -322,7 +323,7 @@ void nrt_profile_fini(nrt_ctx_t *ctx)
 		p->api_active = false;
 	}
 	if (p->inspect)
-		write_inspect_locked(p);
+		write_inspect_locked(p, "nrt_close");
 	nrt_profile_trace_discard_locked(p);
 	jobs_clear_locked(p);
 	cont_clear_locked(p);
@@ -851,7 +852,7 @@ NRT_STATUS nrt_profile_inspect_stop(nrt_ctx_t *ctx, const char *func)
 			 "NEURON_RT_INSPECT_ENABLE=1 before nrt_init)", func);
 		return NRT_INVALID;
 	}
-	write_inspect_locked(p);
+	write_inspect_locked(p, func);
 	p->inspect = false;
 	p->inspect_idle = false;
 	p->inspect_first_session = 0;
