@@ -259,11 +259,20 @@ def threads_table(exe, tmp, N, rounds):
     print(f"load average at the end {os.getloadavg()[0]:.2f}")
 
 
-def main():
+def device_exe(prog):
+    """neuronsim-bench-conv of the build (NEURONSIM_BUILD_DIR, default ./build), or
+    None after saying, as prog, that it is missing."""
     build = os.environ.get("NEURONSIM_BUILD_DIR", os.path.join(os.getcwd(), "build"))
     exe = os.path.join(build, "tests", "bench", "neuronsim-bench-conv")
-    if not os.access(exe, os.X_OK):
-        print(f"bench_conv: {exe} is missing: build first (ninja -C build)", file=sys.stderr)
+    if os.access(exe, os.X_OK):
+        return exe
+    print(f"{prog}: {exe} is missing: build first (ninja -C build)", file=sys.stderr)
+    return None
+
+
+def main():
+    exe = device_exe("bench_conv")
+    if not exe:
         return 2
     threads = int(os.environ.get("BENCH_THREADS", "1"))
     N = int(os.environ.get("BENCH_CONV_BATCH", "8"))

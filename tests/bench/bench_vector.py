@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_conv import Device, reps_for, shape, time_torch  # noqa: E402
+from bench_conv import Device, device_exe, interleave, reps_for, shape, time_torch  # noqa: E402
 
 TARGET = 0.8  # throughput ratio (PyTorch time / neuronsim time) to pass
 
@@ -167,10 +167,7 @@ def run_case(exe, tmp, idx, name, make, threads, rounds):
     fn()
     dev_r = reps_for(dev.time(1)[0])
     lib_r = reps_for(time_torch(fn, 3)[0])
-    sim, lib = float("inf"), float("inf")
-    for _ in range(rounds):
-        sim = min(sim, dev.time(dev_r)[0])
-        lib = min(lib, time_torch(fn, lib_r)[0])
+    sim, lib = interleave([lambda: dev.time(dev_r)[0], lambda: time_torch(fn, lib_r)[0]], rounds)
     dev.close()
     ratio = lib / sim
     ok = ratio >= TARGET and err < 1e-4
@@ -180,10 +177,8 @@ def run_case(exe, tmp, idx, name, make, threads, rounds):
 
 
 def main():
-    build = os.environ.get("NEURONSIM_BUILD_DIR", os.path.join(os.getcwd(), "build"))
-    exe = os.path.join(build, "tests", "bench", "neuronsim-bench-conv")
-    if not os.access(exe, os.X_OK):
-        print(f"bench_vector: {exe} is missing: build first (ninja -C build)", file=sys.stderr)
+    exe = device_exe("bench_vector")
+    if not exe:
         return 2
     threads = int(os.environ.get("BENCH_THREADS", "1"))
     rounds = int(os.environ.get("BENCH_VECTOR_ROUNDS", "5"))
