@@ -45,13 +45,21 @@ void nrt_ctx_unpublish(void)
 	atomic_store(&g_ctx, CTX_CLOSED);
 }
 
+ns_status_t nrt_ctx_enter(nrt_ctx_t **out_ctx)
+{
+	NRT_STATUS st;
+	*out_ctx = nrt_ctx_get(&st);
+	if (*out_ctx)
+		return NS_OK;
+	return st == NRT_CLOSED
+		       ? nrt_status_make(st, "the runtime was closed (nrt_close); call nrt_init again first")
+		       : nrt_status_make(st, "the runtime is not initialised; call nrt_init first");
+}
+
 nrt_ctx_t *nrt_ctx_require(const char *func, NRT_STATUS *out_status)
 {
-	nrt_ctx_t *ctx = nrt_ctx_get(out_status);
-	if (!ctx)
-		NRT_LOGE("%s: %s", func, *out_status == NRT_CLOSED ?
-			 "the runtime was closed (nrt_close); call nrt_init again first" :
-			 "the runtime is not initialised; call nrt_init first");
+	nrt_ctx_t *ctx;
+	*out_status = nrt_status_report(func, nrt_ctx_enter(&ctx));
 	return ctx;
 }
 

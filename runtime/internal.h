@@ -129,7 +129,11 @@ bool nrt_ctx_publish(nrt_ctx_t *ctx);
 /* nrt_close's first step: new calls fail with NRT_CLOSED, and the logger goes
  * back to the environment's configuration. */
 void nrt_ctx_unpublish(void);
-/* Like nrt_ctx_get but logs "func: runtime not initialised/closed". */
+/* The first step of an nrt_* call: the live runtime in *out_ctx, or a status
+ * (NRT_UNINITIALIZED, NRT_CLOSED) that says to call nrt_init, for the entry
+ * point to report (nrt_status_report) and *out_ctx NULL. */
+ns_status_t nrt_ctx_enter(nrt_ctx_t **out_ctx);
+/* nrt_ctx_enter with the failure reported at once as "func: ...". */
 nrt_ctx_t *nrt_ctx_require(const char *func, NRT_STATUS *out_status);
 
 /* async.c: the nrta_* queues (at nrt_init), and their shutdown (at nrt_close,
@@ -188,6 +192,17 @@ typedef struct nrt_tensor_obj {
 } nrt_tensor_obj_t;
 
 void nrt_storage_put(nrt_ctx_t *ctx, nrt_storage_t *s);
+/* Resolves a public tensor handle with a reference, which the caller gives
+ * back with nrt_tensor_release; NULL, a freed tensor or another kind of handle
+ * is a status (NRT_INVALID, NRT_INVALID_HANDLE) that says which. */
+ns_status_t nrt_tensor_acquire(nrt_ctx_t *ctx, const nrt_tensor_t *tensor, nrt_tensor_obj_t **out_t);
+void nrt_tensor_release(nrt_ctx_t *ctx, const nrt_tensor_t *tensor);
+/* NRT_INVALID, naming the tensor, unless [offset, offset + size) lies inside
+ * t's storage (without overflow). */
+ns_status_t nrt_tensor_check_range(const nrt_tensor_obj_t *t, uint64_t offset, uint64_t size);
+/* Copies size bytes between buf and t at offset, already checked, and accounts
+ * the transfer (metrics, profiler): nrt_tensor_write when write, else read. */
+void nrt_tensor_transfer(nrt_tensor_obj_t *t, void *buf, uint64_t offset, uint64_t size, bool write);
 /* Frees a tensor object (at free or nrt_close). */
 void nrt_tensor_obj_destroy(nrt_ctx_t *ctx, nrt_tensor_obj_t *t);
 
@@ -224,6 +239,10 @@ typedef struct nrt_model_obj {
 } nrt_model_obj_t;
 
 void nrt_model_obj_destroy(nrt_ctx_t *ctx, nrt_model_obj_t *m);
+/* Resolves a public model handle with a reference, which the caller gives back
+ * with nrt_handle_release(&ctx->models, ...); NULL or an unloaded model is a
+ * status that says which. */
+ns_status_t nrt_model_acquire(nrt_ctx_t *ctx, const nrt_model_t *model, nrt_model_obj_t **out_m);
 
 /* Maps an ISA dtype to the NRT one. */
 nrt_dtype_t nrt_dtype_from_isa(uint32_t isa_dtype);

@@ -73,59 +73,56 @@ void nrt_tensor_obj_destroy(nrt_ctx_t *ctx, nrt_tensor_obj_t *t)
 	free(t);
 }
 
-static NRT_STATUS register_tensor(nrt_ctx_t *ctx, nrt_tensor_obj_t *t, nrt_tensor_t **out)
+static ns_status_t register_tensor(nrt_ctx_t *ctx, nrt_tensor_obj_t *t, nrt_tensor_t **out)
 {
 	uint64_t h;
 	NRT_STATUS st = nrt_handle_create(&ctx->tensors, t, &h);
 	if (st) {
+		ns_status_t err = nrt_status_make(st, "tensor '%s': out of host memory for its handle", t->name);
 		nrt_tensor_obj_destroy(ctx, t);
-		return st;
+		return err;
 	}
 	*out = (nrt_tensor_t *)(uintptr_t)h;
-	return NRT_SUCCESS;
+	return NS_OK;
 }
 
-NRT_STATUS nrt_tensor_allocate(nrt_tensor_placement_t tensor_placement, int logical_nc_id, size_t size,
-			       const char *name, nrt_tensor_t **tensor)
+static ns_status_t tensor_allocate(nrt_tensor_placement_t tensor_placement, int logical_nc_id, size_t size,
+				   const char *name, nrt_tensor_t **tensor)
 {
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
-	if (!ctx)
-		return st;
-	if (!tensor) {
-		NRT_LOGE("nrt_tensor_allocate: tensor (out) is NULL");
-		return NRT_INVALID;
-	}
-	if (size == 0) {
-		NRT_LOGE("nrt_tensor_allocate: tensor '%s' has size 0", name ? name : "");
-		return NRT_INVALID;
-	}
+	nrt_ctx_t *ctx;
+	NS_RETURN_IF_ERROR(nrt_ctx_enter(&ctx));
+	if (!name)
+		name = "";
+	if (!tensor)
+		return nrt_status_make(NRT_INVALID, "tensor (out) is NULL");
+	if (size == 0)
+		return nrt_status_make(NRT_INVALID, "tensor '%s' has size 0", name);
 	bool device = tensor_placement == NRT_TENSOR_PLACEMENT_DEVICE;
 	if (!device && tensor_placement != NRT_TENSOR_PLACEMENT_HOST &&
-	    tensor_placement != NRT_TENSOR_PLACEMENT_VIRTUAL) {
-		NRT_LOGE("nrt_tensor_allocate: unknown placement %d", (int)tensor_placement);
-		return NRT_INVALID;
-	}
+	    tensor_placement != NRT_TENSOR_PLACEMENT_VIRTUAL)
+		return nrt_status_make(NRT_INVALID, "tensor '%s': unknown placement %d", name,
+				       (int)tensor_placement);
 	if ((device && (logical_nc_id < 0 || (uint32_t)logical_nc_id >= ctx->n_cores)) ||
-	    (!device && logical_nc_id < -1) || (!device && logical_nc_id >= (int)ctx->n_cores)) {
-		NRT_LOGE("nrt_tensor_allocate: tensor '%s': logical NeuronCore %d is not visible "
-			 "(%u visible: 0-%d)", name ? name : "", logical_nc_id, ctx->n_cores,
-			 (int)ctx->n_cores - 1);
-		return NRT_INVALID;
-	}
+	    (!device && logical_nc_id < -1) || (!device && logical_nc_id >= (int)ctx->n_cores))
+		return nrt_status_make(NRT_INVALID, "tensor '%s': logical NeuronCore %d is not visible "
+				       "(%u visible: 0-%d)", name, logical_nc_id, ctx->n_cores,
+				       (int)ctx->n_cores - 1);
 	nrt_tensor_obj_t *t = calloc(1, sizeof(*t));
 	nrt_storage_t *s = calloc(1, sizeof(*s));
 	if (!t || !s) {
 		free(t);
 		free(s);
-		return NRT_RESOURCE;
+		return nrt_status_make(NRT_RESOURCE, "tensor '%s': out of host memory for its descriptor",
+				       name);
 	}
 	atomic_init(&s->refs, 1);
 	s->size = size;
 	s->logical_nc = logical_nc_id;
+	NRT_STATUS st;
 	if (device) {
 		s->kind = NRT_STORAGE_DEVICE;
 		s->device = ctx->cores[logical_nc_id].device;
+		/* on NRT_RESOURCE nrt_devmem_alloc logged the device's memory report (TDRV) */
 		st = nrt_devmem_alloc(ctx, logical_nc_id, size, NRT_NEURONSIM_MEM_TENSORS, &s->mem);
 		if (st == NRT_SUCCESS) {
 			s->host = s->mem.host;
@@ -140,11 +137,10 @@ NRT_STATUS nrt_tensor_allocate(nrt_tensor_placement_t tensor_placement, int logi
 			atomic_fetch_add(&ctx->host_tensor_bytes, size);
 	}
 	if (st) {
-		NRT_LOGE("nrt_tensor_allocate: out of %s memory for tensor '%s' (%zu bytes)",
-			 device ? "device" : "host", name ? name : "", size);
 		free(s);
 		free(t);
-		return st;
+		return nrt_status_make(st, "out of %s memory for tensor '%s' (%zu bytes)",
+				       device ? "device" : "host", name, size);
 	}
 	t->storage = s;
 	t->size = size;
@@ -153,42 +149,46 @@ NRT_STATUS nrt_tensor_allocate(nrt_tensor_placement_t tensor_placement, int logi
 	return register_tensor(ctx, t, tensor);
 }
 
-NRT_STATUS nrt_tensor_allocate_empty(const char *name, nrt_tensor_t **tensor)
+NRT_STATUS nrt_tensor_allocate(nrt_tensor_placement_t tensor_placement, int logical_nc_id, size_t size,
+			       const char *name, nrt_tensor_t **tensor)
 {
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
-	if (!ctx)
-		return st;
+	return nrt_status_report(__func__, tensor_allocate(tensor_placement, logical_nc_id, size, name, tensor));
+}
+
+static ns_status_t tensor_allocate_empty(const char *name, nrt_tensor_t **tensor)
+{
+	nrt_ctx_t *ctx;
+	NS_RETURN_IF_ERROR(nrt_ctx_enter(&ctx));
 	if (!tensor)
-		return NRT_INVALID;
+		return nrt_status_make(NRT_INVALID, "tensor (out) is NULL");
 	nrt_tensor_obj_t *t = calloc(1, sizeof(*t));
 	if (!t)
-		return NRT_RESOURCE;
+		return nrt_status_make(NRT_RESOURCE, "tensor '%s': out of host memory for its descriptor",
+				       name ? name : "");
 	t->placement = NRT_TENSOR_PLACEMENT_VIRTUAL;
 	set_name(t, name);
 	return register_tensor(ctx, t, tensor);
 }
 
-/* Resolves a public handle; logs misuse. The caller releases the reference. */
-static NRT_STATUS acquire(nrt_ctx_t *ctx, const char *func, const nrt_tensor_t *tensor,
-			  nrt_tensor_obj_t **out)
+NRT_STATUS nrt_tensor_allocate_empty(const char *name, nrt_tensor_t **tensor)
 {
-	if (!tensor) {
-		NRT_LOGE("%s: tensor is NULL", func);
-		return NRT_INVALID;
-	}
-	void *obj;
-	NRT_STATUS st = nrt_handle_acquire(&ctx->tensors, nrt_handle_of(tensor), &obj);
-	if (st) {
-		NRT_LOGE("%s: %p is not a live tensor (freed, or not a tensor handle)", func,
-			 (const void *)tensor);
-		return st;
-	}
-	*out = obj;
-	return NRT_SUCCESS;
+	return nrt_status_report(__func__, tensor_allocate_empty(name, tensor));
 }
 
-static void release(nrt_ctx_t *ctx, const nrt_tensor_t *tensor)
+ns_status_t nrt_tensor_acquire(nrt_ctx_t *ctx, const nrt_tensor_t *tensor, nrt_tensor_obj_t **out_t)
+{
+	if (!tensor)
+		return nrt_status_make(NRT_INVALID, "tensor is NULL");
+	void *obj;
+	NRT_STATUS st = nrt_handle_acquire(&ctx->tensors, nrt_handle_of(tensor), &obj);
+	if (st)
+		return nrt_status_make(st, "%p is not a live tensor (freed, or not a tensor handle)",
+				       (const void *)tensor);
+	*out_t = obj;
+	return NS_OK;
+}
+
+void nrt_tensor_release(nrt_ctx_t *ctx, const nrt_tensor_t *tensor)
 {
 	nrt_handle_release(&ctx->tensors, nrt_handle_of(tensor));
 }
@@ -207,28 +207,24 @@ void nrt_tensor_free(nrt_tensor_t **tensor)
 	void *obj;
 	st = nrt_handle_destroy(&ctx->tensors, nrt_handle_of(*tensor), &obj);
 	if (st) {
-		NRT_LOGE("nrt_tensor_free: %p is not a live tensor (double free?)", (void *)*tensor);
+		nrt_status_report(__func__, nrt_status_make(st, "%p is not a live tensor (double free?)",
+							    (void *)*tensor));
 		return;
 	}
 	nrt_tensor_obj_destroy(ctx, obj);
 	*tensor = NULL;
 }
 
-/* offset + size must lie inside the tensor, without overflow. */
-static NRT_STATUS check_range(const char *func, const nrt_tensor_obj_t *t, uint64_t offset, uint64_t size)
+ns_status_t nrt_tensor_check_range(const nrt_tensor_obj_t *t, uint64_t offset, uint64_t size)
 {
-	if (!t->storage) {
-		NRT_LOGE("%s: tensor '%s' has no storage (allocate_empty without attach_buffer)", func,
-			 t->name);
-		return NRT_INVALID;
-	}
-	if (offset > t->size || size > t->size - offset) {
-		NRT_LOGE("%s: tensor '%s': range [%llu, +%llu) is outside its %llu bytes", func, t->name,
-			 (unsigned long long)offset, (unsigned long long)size,
-			 (unsigned long long)t->size);
-		return NRT_INVALID;
-	}
-	return NRT_SUCCESS;
+	if (!t->storage)
+		return nrt_status_make(NRT_INVALID, "tensor '%s' has no storage (allocate_empty without "
+				       "attach_buffer)", t->name);
+	if (offset > t->size || size > t->size - offset)
+		return nrt_status_make(NRT_INVALID, "tensor '%s': range [%llu, +%llu) is outside its %llu bytes",
+				       t->name, (unsigned long long)offset, (unsigned long long)size,
+				       (unsigned long long)t->size);
+	return NS_OK;
 }
 
 static uint8_t *bytes(const nrt_tensor_obj_t *t)
@@ -236,140 +232,145 @@ static uint8_t *bytes(const nrt_tensor_obj_t *t)
 	return t->storage->host + t->offset;
 }
 
+void nrt_tensor_transfer(nrt_tensor_obj_t *t, void *buf, uint64_t offset, uint64_t size, bool write)
+{
+	if (!size)
+		return;
+	uint64_t t0 = ns_monotonic_ns();
+	if (write)
+		memcpy(bytes(t) + offset, buf, size);
+	else
+		memcpy(buf, bytes(t) + offset, size);
+	uint64_t t1 = ns_monotonic_ns();
+	nrt_metrics_transfer(write, size, t1 - t0);
+	nrt_profile_transfer(write, t->name, size, t0, t1);
+}
+
+/* nrt_tensor_read and nrt_tensor_write: the same checks, one direction apart. */
+static ns_status_t tensor_io(const nrt_tensor_t *tensor, void *buf, size_t offset, size_t size, bool write)
+{
+	nrt_ctx_t *ctx;
+	nrt_tensor_obj_t *t;
+	NS_RETURN_IF_ERROR(nrt_ctx_enter(&ctx));
+	NS_RETURN_IF_ERROR(nrt_tensor_acquire(ctx, tensor, &t));
+	ns_status_t st = NS_OK;
+	if (!buf && size)
+		st = nrt_status_make(NRT_INVALID, "tensor '%s': buf is NULL for %zu bytes", t->name, size);
+	else if (!(st = nrt_tensor_check_range(t, offset, size)))
+		nrt_tensor_transfer(t, buf, offset, size, write);
+	nrt_tensor_release(ctx, tensor);
+	return st;
+}
+
 NRT_STATUS nrt_tensor_read(const nrt_tensor_t *tensor, void *buf, size_t offset, size_t size)
 {
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
-	if (!ctx)
-		return st;
-	nrt_tensor_obj_t *t;
-	if ((st = acquire(ctx, __func__, tensor, &t)))
-		return st;
-	if (!buf && size) {
-		NRT_LOGE("nrt_tensor_read: buf is NULL");
-		st = NRT_INVALID;
-	} else if (!(st = check_range(__func__, t, offset, size)) && size) {
-		uint64_t t0 = ns_monotonic_ns();
-		memcpy(buf, bytes(t) + offset, size);
-		uint64_t t1 = ns_monotonic_ns();
-		nrt_metrics_transfer(false, size, t1 - t0);
-		nrt_profile_transfer(false, t->name, size, t0, t1);
-	}
-	release(ctx, tensor);
-	return st;
+	return nrt_status_report(__func__, tensor_io(tensor, buf, offset, size, false));
 }
 
 NRT_STATUS nrt_tensor_write(nrt_tensor_t *tensor, const void *buf, size_t offset, size_t size)
 {
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
-	if (!ctx)
-		return st;
+	return nrt_status_report(__func__, tensor_io(tensor, (void *)buf, offset, size, true));
+}
+
+static ns_status_t tensor_memset(nrt_tensor_t *tensor, uint64_t offset, int value, size_t size)
+{
+	nrt_ctx_t *ctx;
 	nrt_tensor_obj_t *t;
-	if ((st = acquire(ctx, __func__, tensor, &t)))
-		return st;
-	if (!buf && size) {
-		NRT_LOGE("nrt_tensor_write: buf is NULL");
-		st = NRT_INVALID;
-	} else if (!(st = check_range(__func__, t, offset, size)) && size) {
-		uint64_t t0 = ns_monotonic_ns();
-		memcpy(bytes(t) + offset, buf, size);
-		uint64_t t1 = ns_monotonic_ns();
-		nrt_metrics_transfer(true, size, t1 - t0);
-		nrt_profile_transfer(true, t->name, size, t0, t1);
-	}
-	release(ctx, tensor);
+	NS_RETURN_IF_ERROR(nrt_ctx_enter(&ctx));
+	NS_RETURN_IF_ERROR(nrt_tensor_acquire(ctx, tensor, &t));
+	ns_status_t st = nrt_tensor_check_range(t, offset, size);
+	if (!st && size)
+		memset(bytes(t) + offset, value, size);
+	nrt_tensor_release(ctx, tensor);
 	return st;
 }
 
 NRT_STATUS nrt_tensor_memset(nrt_tensor_t *tensor, uint64_t offset, int value, size_t size)
 {
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
-	if (!ctx)
+	return nrt_status_report(__func__, tensor_memset(tensor, offset, value, size));
+}
+
+static ns_status_t tensor_copy(const nrt_tensor_t *src, size_t src_offset, nrt_tensor_t *dst, size_t dst_offset,
+			       size_t size)
+{
+	nrt_ctx_t *ctx;
+	nrt_tensor_obj_t *s, *d;
+	NS_RETURN_IF_ERROR(nrt_ctx_enter(&ctx));
+	NS_RETURN_IF_ERROR_F(nrt_tensor_acquire(ctx, src, &s), "src");
+	ns_status_t st = ns_status_annotate(nrt_tensor_acquire(ctx, dst, &d), "dst");
+	if (st) {
+		nrt_tensor_release(ctx, src);
 		return st;
-	nrt_tensor_obj_t *t;
-	if ((st = acquire(ctx, __func__, tensor, &t)))
-		return st;
-	if (!(st = check_range(__func__, t, offset, size)) && size)
-		memset(bytes(t) + offset, value, size);
-	release(ctx, tensor);
+	}
+	if (!(st = ns_status_annotate(nrt_tensor_check_range(s, src_offset, size), "src")) &&
+	    !(st = ns_status_annotate(nrt_tensor_check_range(d, dst_offset, size), "dst"))) {
+		if (s->storage->kind == NRT_STORAGE_DEVICE && d->storage->kind == NRT_STORAGE_DEVICE &&
+		    s->storage->logical_nc != d->storage->logical_nc)
+			st = nrt_status_make(NRT_INVALID, "'%s' (core %d) and '%s' (core %d): device tensors "
+					     "must be on the same NeuronCore", s->name, s->storage->logical_nc,
+					     d->name, d->storage->logical_nc);
+		else if (size)
+			/* memmove: a tensor and its slice may overlap. */
+			memmove(bytes(d) + dst_offset, bytes(s) + src_offset, size);
+	}
+	nrt_tensor_release(ctx, dst);
+	nrt_tensor_release(ctx, src);
 	return st;
 }
 
 NRT_STATUS nrt_tensor_copy(const nrt_tensor_t *src, size_t src_offset, nrt_tensor_t *dst, size_t dst_offset,
 			   size_t size)
 {
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
-	if (!ctx)
-		return st;
-	nrt_tensor_obj_t *s, *d;
-	if ((st = acquire(ctx, __func__, src, &s)))
-		return st;
-	if ((st = acquire(ctx, __func__, dst, &d))) {
-		release(ctx, src);
-		return st;
-	}
-	if (!(st = check_range(__func__, s, src_offset, size)) &&
-	    !(st = check_range(__func__, d, dst_offset, size))) {
-		if (s->storage->kind == NRT_STORAGE_DEVICE && d->storage->kind == NRT_STORAGE_DEVICE &&
-		    s->storage->logical_nc != d->storage->logical_nc) {
-			NRT_LOGE("nrt_tensor_copy: '%s' (core %d) and '%s' (core %d): device tensors must "
-				 "be on the same NeuronCore", s->name, s->storage->logical_nc, d->name,
-				 d->storage->logical_nc);
-			st = NRT_INVALID;
-		} else if (size) {
-			/* memmove: a tensor and its slice may overlap. */
-			memmove(bytes(d) + dst_offset, bytes(s) + src_offset, size);
-		}
-	}
-	release(ctx, dst);
-	release(ctx, src);
-	return st;
+	return nrt_status_report(__func__, tensor_copy(src, src_offset, dst, dst_offset, size));
+}
+
+/* The live tensor behind a handle for the two getters, which have no status to
+ * return: a failure is reported here, and they return 0 / NULL. */
+static nrt_tensor_obj_t *getter_acquire(const char *func, const nrt_tensor_t *tensor, nrt_ctx_t **out_ctx)
+{
+	nrt_tensor_obj_t *t = NULL;
+	ns_status_t st = nrt_ctx_enter(out_ctx);
+	if (!st)
+		st = nrt_tensor_acquire(*out_ctx, tensor, &t);
+	return nrt_status_report(func, st) ? NULL : t;
 }
 
 size_t nrt_tensor_get_size(const nrt_tensor_t *tensor)
 {
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
-	nrt_tensor_obj_t *t;
-	if (!ctx || acquire(ctx, __func__, tensor, &t))
+	nrt_ctx_t *ctx;
+	nrt_tensor_obj_t *t = getter_acquire(__func__, tensor, &ctx);
+	if (!t)
 		return 0;
 	size_t size = t->size;
-	release(ctx, tensor);
+	nrt_tensor_release(ctx, tensor);
 	return size;
 }
 
 void *nrt_tensor_get_va(const nrt_tensor_t *tensor)
 {
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
-	nrt_tensor_obj_t *t;
-	if (!ctx || acquire(ctx, __func__, tensor, &t))
+	nrt_ctx_t *ctx;
+	nrt_tensor_obj_t *t = getter_acquire(__func__, tensor, &ctx);
+	if (!t)
 		return NULL;
 	void *va = t->storage ? bytes(t) : NULL;
-	release(ctx, tensor);
+	nrt_tensor_release(ctx, tensor);
 	return va;
 }
 
-NRT_STATUS nrt_tensor_attach_buffer(nrt_tensor_t *tensor, void *buffer, size_t size)
+static ns_status_t tensor_attach_buffer(nrt_tensor_t *tensor, void *buffer, size_t size)
 {
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
-	if (!ctx)
-		return st;
-	if (!buffer || size == 0) {
-		NRT_LOGE("nrt_tensor_attach_buffer: buffer is NULL or size is 0");
-		return NRT_INVALID;
-	}
+	nrt_ctx_t *ctx;
 	nrt_tensor_obj_t *t;
-	if ((st = acquire(ctx, __func__, tensor, &t)))
-		return st;
+	NS_RETURN_IF_ERROR(nrt_ctx_enter(&ctx));
+	if (!buffer || size == 0)
+		return nrt_status_make(NRT_INVALID, "buffer is NULL or size is 0");
+	NS_RETURN_IF_ERROR(nrt_tensor_acquire(ctx, tensor, &t));
 	nrt_storage_t *s = calloc(1, sizeof(*s));
 	if (!s) {
-		release(ctx, tensor);
-		return NRT_RESOURCE;
+		ns_status_t st = nrt_status_make(NRT_RESOURCE, "tensor '%s': out of host memory attaching "
+						 "a buffer", t->name);
+		nrt_tensor_release(ctx, tensor);
+		return st;
 	}
 	atomic_init(&s->refs, 1);
 	s->kind = NRT_STORAGE_USER;
@@ -381,35 +382,35 @@ NRT_STATUS nrt_tensor_attach_buffer(nrt_tensor_t *tensor, void *buffer, size_t s
 	t->offset = 0;
 	t->size = size;
 	t->placement = NRT_TENSOR_PLACEMENT_VIRTUAL;
-	release(ctx, tensor);
+	nrt_tensor_release(ctx, tensor);
 	nrt_storage_put(ctx, old);
-	return NRT_SUCCESS;
+	return NS_OK;
 }
 
-NRT_STATUS nrt_tensor_allocate_slice(const nrt_tensor_t *tensor_source, size_t offset, size_t size,
-				     const char *name, nrt_tensor_t **tensor_slice)
+NRT_STATUS nrt_tensor_attach_buffer(nrt_tensor_t *tensor, void *buffer, size_t size)
 {
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
-	if (!ctx)
-		return st;
-	if (!tensor_slice)
-		return NRT_INVALID;
+	return nrt_status_report(__func__, tensor_attach_buffer(tensor, buffer, size));
+}
+
+static ns_status_t tensor_allocate_slice(const nrt_tensor_t *tensor_source, size_t offset, size_t size,
+					 const char *name, nrt_tensor_t **tensor_slice)
+{
+	nrt_ctx_t *ctx;
 	nrt_tensor_obj_t *src;
-	if ((st = acquire(ctx, __func__, tensor_source, &src)))
-		return st;
-	if (size == 0) {
-		NRT_LOGE("nrt_tensor_allocate_slice: slice '%s' has size 0", name ? name : "");
-		st = NRT_INVALID;
-	} else {
-		st = check_range(__func__, src, offset, size);
-	}
+	NS_RETURN_IF_ERROR(nrt_ctx_enter(&ctx));
+	if (!name)
+		name = "";
+	if (!tensor_slice)
+		return nrt_status_make(NRT_INVALID, "slice '%s': tensor_slice (out) is NULL", name);
+	NS_RETURN_IF_ERROR(nrt_tensor_acquire(ctx, tensor_source, &src));
+	ns_status_t st = NS_OK;
+	if (size == 0)
+		st = nrt_status_make(NRT_INVALID, "slice '%s' has size 0", name);
+	else
+		st = ns_status_annotate(nrt_tensor_check_range(src, offset, size), "slice '%s'", name);
 	nrt_tensor_obj_t *t = NULL;
-	if (!st) {
-		t = calloc(1, sizeof(*t));
-		if (!t)
-			st = NRT_RESOURCE;
-	}
+	if (!st && !(t = calloc(1, sizeof(*t))))
+		st = nrt_status_make(NRT_RESOURCE, "slice '%s': out of host memory for its descriptor", name);
 	if (!st) {
 		atomic_fetch_add(&src->storage->refs, 1);
 		t->storage = src->storage;
@@ -418,6 +419,12 @@ NRT_STATUS nrt_tensor_allocate_slice(const nrt_tensor_t *tensor_source, size_t o
 		t->placement = src->placement;
 		set_name(t, name);
 	}
-	release(ctx, tensor_source);
+	nrt_tensor_release(ctx, tensor_source);
 	return st ? st : register_tensor(ctx, t, tensor_slice);
+}
+
+NRT_STATUS nrt_tensor_allocate_slice(const nrt_tensor_t *tensor_source, size_t offset, size_t size,
+				     const char *name, nrt_tensor_t **tensor_slice)
+{
+	return nrt_status_report(__func__, tensor_allocate_slice(tensor_source, offset, size, name, tensor_slice));
 }

@@ -51,24 +51,27 @@ nrt_tensor_t *nrt_tensor_set_find(const nrt_tensor_set_obj_t *set, const char *n
 	return t;
 }
 
-NRT_STATUS nrt_allocate_tensor_set(nrt_tensor_set_t **result)
+static ns_status_t allocate_tensor_set(nrt_tensor_set_t **result)
 {
-	if (!result) {
-		NRT_LOGE("nrt_allocate_tensor_set: result is NULL");
-		return NRT_INVALID;
-	}
+	if (!result)
+		return nrt_status_make(NRT_INVALID, "result is NULL");
 	nrt_tensor_set_obj_t *s = calloc(1, sizeof(*s));
 	if (!s)
-		return NRT_RESOURCE;
+		return nrt_status_make(NRT_RESOURCE, "out of host memory for a tensor set");
 	pthread_mutex_init(&s->lock, NULL);
 	uint64_t h;
 	if (nrt_handle_create(sets(), s, &h) != NRT_SUCCESS) {
 		pthread_mutex_destroy(&s->lock);
 		free(s);
-		return NRT_RESOURCE;
+		return nrt_status_make(NRT_RESOURCE, "out of host memory for a tensor set's handle");
 	}
 	*result = (nrt_tensor_set_t *)(uintptr_t)h;
-	return NRT_SUCCESS;
+	return NS_OK;
+}
+
+NRT_STATUS nrt_allocate_tensor_set(nrt_tensor_set_t **result)
+{
+	return nrt_status_report(__func__, allocate_tensor_set(result));
 }
 
 void nrt_destroy_tensor_set(nrt_tensor_set_t **tensor_set)
@@ -78,9 +81,10 @@ void nrt_destroy_tensor_set(nrt_tensor_set_t **tensor_set)
 	void *obj;
 	/* a second destroy of the same set (through a copy of the handle) finds
 	 * the generation moved on: an error, not a read of freed memory */
-	if (nrt_handle_destroy(sets(), nrt_handle_of(*tensor_set), &obj) != NRT_SUCCESS) {
-		NRT_LOGE("nrt_destroy_tensor_set: %p is not a tensor set (destroyed already?)",
-			 *tensor_set);
+	NRT_STATUS st = nrt_handle_destroy(sets(), nrt_handle_of(*tensor_set), &obj);
+	if (st) {
+		nrt_status_report(__func__, nrt_status_make(st, "%p is not a tensor set (destroyed already?)",
+							    (void *)*tensor_set));
 		return;
 	}
 	nrt_tensor_set_obj_t *s = obj;
@@ -90,63 +94,77 @@ void nrt_destroy_tensor_set(nrt_tensor_set_t **tensor_set)
 	*tensor_set = NULL;
 }
 
-NRT_STATUS nrt_add_tensor_to_tensor_set(nrt_tensor_set_t *tensor_set, const char *tensor_name, nrt_tensor_t *tensor)
+/* Under s->lock: binds name (len characters) to tensor, replacing its tensor
+ * when the set has the name already. */
+static ns_status_t set_put_locked(nrt_tensor_set_obj_t *s, const char *name, size_t len, nrt_tensor_t *tensor)
 {
-	nrt_tensor_set_obj_t *s = (nrt_tensor_set_obj_t *)nrt_tensor_set_acquire(tensor_set);
-	if (!s || !tensor_name || !tensor) {
-		NRT_LOGE("nrt_add_tensor_to_tensor_set: %s is NULL or invalid",
-			 !s ? "tensor_set" : !tensor_name ? "tensor_name" : "tensor");
-		if (s)
-			nrt_tensor_set_release(tensor_set);
-		return NRT_INVALID;
-	}
-	NRT_STATUS st = NRT_SUCCESS;
-	size_t len = strlen(tensor_name);
-	if (len == 0 || len >= NRT_TENSOR_NAME_MAX) {
-		NRT_LOGE("nrt_add_tensor_to_tensor_set: tensor name of %zu characters (1..%d allowed)",
-			 len, NRT_TENSOR_NAME_MAX - 1);
-		nrt_tensor_set_release(tensor_set);
-		return NRT_INVALID;
-	}
-	pthread_mutex_lock(&s->lock);
 	for (uint32_t i = 0; i < s->n; i++) {
-		if (!strcmp(s->entries[i].name, tensor_name)) {
+		if (!strcmp(s->entries[i].name, name)) {
 			s->entries[i].tensor = tensor;
-			goto out;
+			return NS_OK;
 		}
 	}
 	if (s->n == s->cap) {
 		uint32_t cap = s->cap ? s->cap * 2 : 8;
 		nrt_tensor_set_entry_t *e = realloc(s->entries, cap * sizeof(*e));
-		if (!e) {
-			st = NRT_RESOURCE;
-			goto out;
-		}
+		if (!e)
+			return nrt_status_make(NRT_RESOURCE, "tensor '%s': out of host memory growing the set "
+					       "to %u entries", name, cap);
 		s->entries = e;
 		s->cap = cap;
 	}
-	memcpy(s->entries[s->n].name, tensor_name, len + 1);
+	memcpy(s->entries[s->n].name, name, len + 1);
 	s->entries[s->n].tensor = tensor;
 	s->n++;
-out:
-	pthread_mutex_unlock(&s->lock);
-	nrt_tensor_set_release(tensor_set);
+	return NS_OK;
+}
+
+static ns_status_t add_tensor_to_tensor_set(nrt_tensor_set_t *tensor_set, const char *tensor_name,
+					    nrt_tensor_t *tensor)
+{
+	nrt_tensor_set_obj_t *s = (nrt_tensor_set_obj_t *)nrt_tensor_set_acquire(tensor_set);
+	ns_status_t st = NS_OK;
+	if (!s || !tensor_name || !tensor)
+		st = nrt_status_make(NRT_INVALID, "%s is NULL or invalid",
+				     !s ? "tensor_set" : !tensor_name ? "tensor_name" : "tensor");
+	size_t len = st ? 0 : strlen(tensor_name);
+	if (!st && (len == 0 || len >= NRT_TENSOR_NAME_MAX))
+		st = nrt_status_make(NRT_INVALID, "tensor name of %zu characters (1..%d allowed)", len,
+				     NRT_TENSOR_NAME_MAX - 1);
+	if (!st) {
+		pthread_mutex_lock(&s->lock);
+		st = set_put_locked(s, tensor_name, len, tensor);
+		pthread_mutex_unlock(&s->lock);
+	}
+	if (s)
+		nrt_tensor_set_release(tensor_set);
 	return st;
 }
 
-NRT_STATUS nrt_get_tensor_from_tensor_set(nrt_tensor_set_t *tensor_set, const char *tensor_name, nrt_tensor_t **tensor)
+NRT_STATUS nrt_add_tensor_to_tensor_set(nrt_tensor_set_t *tensor_set, const char *tensor_name, nrt_tensor_t *tensor)
+{
+	return nrt_status_report(__func__, add_tensor_to_tensor_set(tensor_set, tensor_name, tensor));
+}
+
+static ns_status_t get_tensor_from_tensor_set(nrt_tensor_set_t *tensor_set, const char *tensor_name,
+					      nrt_tensor_t **tensor)
 {
 	const nrt_tensor_set_obj_t *s = nrt_tensor_set_acquire(tensor_set);
 	if (!s || !tensor_name || !tensor) {
-		NRT_LOGE("nrt_get_tensor_from_tensor_set: NULL or invalid argument");
 		if (s)
 			nrt_tensor_set_release(tensor_set);
-		return NRT_INVALID;
+		return nrt_status_make(NRT_INVALID, "%s is NULL or invalid",
+				       !s ? "tensor_set" : !tensor_name ? "tensor_name" : "tensor (out)");
 	}
 	nrt_tensor_t *t = nrt_tensor_set_find(s, tensor_name);
 	nrt_tensor_set_release(tensor_set);
 	if (!t)
-		return NRT_INVALID;
+		return nrt_status_make(NRT_INVALID, "the set has no tensor named '%s'", tensor_name);
 	*tensor = t;
-	return NRT_SUCCESS;
+	return NS_OK;
+}
+
+NRT_STATUS nrt_get_tensor_from_tensor_set(nrt_tensor_set_t *tensor_set, const char *tensor_name, nrt_tensor_t **tensor)
+{
+	return nrt_status_report(__func__, get_tensor_from_tensor_set(tensor_set, tensor_name, tensor));
 }

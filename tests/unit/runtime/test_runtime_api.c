@@ -541,6 +541,68 @@ START_TEST(test_tensor_set_stale_handle_rejected)
 }
 END_TEST
 
+/* The log lines of a capture that are at level ERROR (any component). */
+static int error_lines(const char *log)
+{
+	int n = 0;
+	for (const char *p = log; (p = strstr(p, "ERROR")); p++)
+		n++;
+	return n;
+}
+
+/* Runs call under a capture and checks that it returns want and logs exactly
+ * one ERROR line, which names the entry point and contains what. */
+#define CHECK_ONCE(call, want, entry, what)                                                       \
+	do {                                                                                      \
+		test_capture_begin();                                                             \
+		NRT_STATUS st_ = (call);                                                          \
+		char *log_ = test_capture_end();                                                  \
+		ck_assert_msg(st_ == (want), "%s: status %d, want %d", #call, st_, (int)(want));  \
+		ck_assert_msg(error_lines(log_) == 1, "%s: %d error lines, want 1:\n%s", #call,   \
+			      error_lines(log_), log_);                                           \
+		ck_assert_msg(strstr(log_, entry ": ") && strstr(log_, what), "%s: log: %s", #call, \
+			      log_);                                                              \
+		free(log_);                                                                       \
+	} while (0)
+
+/* Issue #10 item 4: a failure is made where it happens, passed up, and logged
+ * once, by the entry point the caller called. */
+START_TEST(test_a_failure_is_logged_once)
+{
+	CHECK_ONCE(nrt_tensor_write(NULL, "", 0, 0), NRT_UNINITIALIZED, "nrt_tensor_write", "nrt_init");
+	rt_init_default_ok();
+	rt_add_model_t f = { 0 };
+	f.neff = test_neff_add(4, &f.size);
+	ck_assert_int_eq(nrt_load(f.neff, f.size, -1, -1, &f.m), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 16, "a", &f.a), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_HOST, -1, 16, "b", &f.b), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 8, "out", &f.out), NRT_SUCCESS);
+	rt_add_model_sets(&f);
+	uint8_t buf[32] = { 0 };
+
+	CHECK_ONCE(nrt_tensor_write(f.a, buf, 8, 16), NRT_INVALID, "nrt_tensor_write", "'a'");
+	CHECK_ONCE(nrt_tensor_read(f.b, NULL, 0, 4), NRT_INVALID, "nrt_tensor_read", "buf is NULL");
+	CHECK_ONCE(nrt_tensor_copy(f.a, 0, f.b, 4, 16), NRT_INVALID, "nrt_tensor_copy", "dst: tensor 'b'");
+	nrt_tensor_batch_op_t ops[2] = { { 0, 4, buf }, { 12, 8, buf } };
+	nrt_tensor_batch_t batch[1] = { { f.b, ops, 2 } };
+	CHECK_ONCE(nrt_tensor_write_batch(batch, 1, false), NRT_INVALID, "nrt_tensor_write_batch",
+		   "batch 0 op 1");
+	nrt_tensor_t *s = NULL;
+	CHECK_ONCE(nrt_tensor_allocate_slice(f.a, 12, 8, "s", &s), NRT_INVALID, "nrt_tensor_allocate_slice",
+		   "slice 's'");
+	CHECK_ONCE(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 9, 4, "far", &s), NRT_INVALID,
+		   "nrt_tensor_allocate", "'far'");
+	/* out is 8 bytes, the model's output 16 */
+	CHECK_ONCE(nrt_execute(f.m, f.in, f.outs), NRT_INVALID, "nrt_execute", "'out'");
+	nrt_tensor_t *stale = f.out;
+	nrt_tensor_free(&f.out);
+	CHECK_ONCE(nrt_tensor_memset(stale, 0, 0, 4), NRT_INVALID_HANDLE, "nrt_tensor_memset",
+		   "not a live tensor");
+	rt_add_model_free(&f);
+	nrt_close();
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("runtime_api");
@@ -571,6 +633,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_close_frees_leftover_tensors);
 	tcase_add_test(tc, test_tensor_set_api);
 	tcase_add_test(tc, test_tensor_set_stale_handle_rejected);
+	tcase_add_test(tc, test_a_failure_is_logged_once);
 	suite_add_tcase(s, tc);
 	return s;
 }
