@@ -29,8 +29,11 @@ static const char *region_name(const nrt_model_obj_t *m, uint32_t region)
 	return "?";
 }
 
-/* Fills the model's and the execution's error record from the backend's and logs one line. */
-static NRT_STATUS report(const nrt_ctx_t *ctx, nrt_model_obj_t *m, uint32_t logical_nc, nrt_backend_status_t bs,
+/* Fills the model's and the execution's error record from the backend's; the
+ * failure, if any, comes back as a status for nrt_execute to report (a NaN
+ * that NEURON_RT_NUMERICAL_ERRORS_VERBOSITY lets pass is logged here, as a
+ * warning). */
+static ns_status_t report(const nrt_ctx_t *ctx, nrt_model_obj_t *m, uint32_t logical_nc, nrt_backend_status_t bs,
 			 const nrt_backend_error_t *be, nrt_neuronsim_exec_error_t *out)
 {
 	/* NEURON_RT_NUMERICAL_ERRORS_VERBOSITY=warning: the NaN is recorded and
@@ -51,6 +54,7 @@ static NRT_STATUS report(const nrt_ctx_t *ctx, nrt_model_obj_t *m, uint32_t logi
 	default: st = NRT_FAILURE; break;
 	}
 	r.status = st;
+	ns_status_t err = NS_OK;
 	const char *model_name = m->view.meta->model_name;
 	if (bs != NRT_BACKEND_OK) {
 		const char *hlo = NULL, *op = NULL, *file = NULL;
@@ -100,7 +104,7 @@ static NRT_STATUS report(const nrt_ctx_t *ctx, nrt_model_obj_t *m, uint32_t logi
 		if (num_warn)
 			NRT_LOGW("%s", msg);
 		else
-			NRT_LOGE("%s", msg);
+			err = nrt_status_make(st, "%s", msg);
 		snprintf(r.message, sizeof(r.message), "%.*s", (int)sizeof(r.message) - 1, msg);
 	}
 	pthread_mutex_lock(&m->err_lock);
@@ -108,7 +112,7 @@ static NRT_STATUS report(const nrt_ctx_t *ctx, nrt_model_obj_t *m, uint32_t logi
 	m->executed = true;
 	pthread_mutex_unlock(&m->err_lock);
 	*out = r;
-	return st;
+	return err;
 }
 
 static void busy_lock(nrt_core_t *c)
@@ -208,7 +212,7 @@ static nrt_instance_t *instance_lock(nrt_model_obj_t *m)
 }
 
 /* Resolves, checks and acquires the tensor of model tensor i. */
-static NRT_STATUS bind_one(nrt_ctx_t *ctx, nrt_model_obj_t *m, uint32_t i,
+static ns_status_t bind_one(nrt_ctx_t *ctx, nrt_model_obj_t *m, uint32_t i,
 			   const nrt_tensor_set_obj_t *in_set, const nrt_tensor_set_obj_t *out_set,
 			   binding_t *b)
 {
@@ -220,34 +224,28 @@ static NRT_STATUS bind_one(nrt_ctx_t *ctx, nrt_model_obj_t *m, uint32_t i,
 		if (!input && nt->alias_input >= 0 && (uint32_t)nt->alias_input < m->view.meta->n_tensors) {
 			/* In-place update: the aliased input's tensor is the output. */
 			b->alias_of = nt->alias_input;
-			return NRT_SUCCESS;
+			return NS_OK;
 		}
-		NRT_LOGE("nrt_execute: model '%s': %s tensor '%s' is missing from the %s set",
-			 m->view.meta->model_name, input ? "input" : "output", nt->name,
-			 input ? "input" : "output");
-		return NRT_INVALID;
+		return nrt_status_make(NRT_INVALID, "model '%s': %s tensor '%s' is missing from the %s set",
+				       m->view.meta->model_name, input ? "input" : "output", nt->name,
+				       input ? "input" : "output");
 	}
 	void *obj;
-	if (nrt_handle_acquire(&ctx->tensors, nrt_handle_of(h), &obj)) {
-		NRT_LOGE("nrt_execute: model '%s': %s '%s' is bound to %p, which is not a live tensor "
-			 "(freed?)", m->view.meta->model_name, input ? "input" : "output", nt->name,
-			 (void *)h);
-		return NRT_INVALID_HANDLE;
-	}
+	if (nrt_handle_acquire(&ctx->tensors, nrt_handle_of(h), &obj))
+		return nrt_status_make(NRT_INVALID_HANDLE, "model '%s': %s '%s' is bound to %p, which is not "
+				       "a live tensor (freed?)", m->view.meta->model_name,
+				       input ? "input" : "output", nt->name, (void *)h);
 	b->handle = h;
 	b->t = obj;
-	if (!b->t->storage) {
-		NRT_LOGE("nrt_execute: model '%s': tensor '%s' for '%s' has no storage",
-			 m->view.meta->model_name, b->t->name, nt->name);
-		return NRT_INVALID;
-	}
-	if (b->t->size != nt->size) {
-		NRT_LOGE("nrt_execute: model '%s': %s '%s' is %llu bytes but tensor '%s' has %llu",
-			 m->view.meta->model_name, input ? "input" : "output", nt->name,
-			 (unsigned long long)nt->size, b->t->name, (unsigned long long)b->t->size);
-		return NRT_INVALID;
-	}
-	return NRT_SUCCESS;
+	if (!b->t->storage)
+		return nrt_status_make(NRT_INVALID, "model '%s': tensor '%s' for '%s' has no storage "
+				       "(allocate_empty without attach_buffer)", m->view.meta->model_name,
+				       b->t->name, nt->name);
+	if (b->t->size != nt->size)
+		return nrt_status_make(NRT_INVALID, "model '%s': %s '%s' is %llu bytes but tensor '%s' has %llu",
+				       m->view.meta->model_name, input ? "input" : "output", nt->name,
+				       (unsigned long long)nt->size, b->t->name, (unsigned long long)b->t->size);
+	return NS_OK;
 }
 
 static void unbind_all(nrt_ctx_t *ctx, uint32_t device, binding_t *b, uint32_t n)
@@ -260,8 +258,10 @@ static void unbind_all(nrt_ctx_t *ctx, uint32_t device, binding_t *b, uint32_t n
 	}
 }
 
-static NRT_STATUS execute_once(nrt_ctx_t *ctx, nrt_model_obj_t *m, const nrt_tensor_set_obj_t *in_set,
-			       const nrt_tensor_set_obj_t *out_set)
+/* *out_code: the execution's NRT_STATUS once it is known (its status's detail,
+ * which a status made while memory ran out does not carry). */
+static ns_status_t execute_once(nrt_ctx_t *ctx, nrt_model_obj_t *m, const nrt_tensor_set_obj_t *in_set,
+			       const nrt_tensor_set_obj_t *out_set, NRT_STATUS *out_code)
 {
 	uint32_t n = m->view.meta->n_tensors;
 	binding_t stack_b[STACK_TENSORS];
@@ -278,7 +278,8 @@ static NRT_STATUS execute_once(nrt_ctx_t *ctx, nrt_model_obj_t *m, const nrt_ten
 			free(b);
 			free(regions);
 			free(io);
-			return NRT_RESOURCE;
+			return nrt_status_make(NRT_RESOURCE, "model '%s': out of host memory binding its %u tensors",
+					       m->view.meta->model_name, n);
 		}
 	}
 	memset(b, 0, n * sizeof(*b));
@@ -291,17 +292,18 @@ static NRT_STATUS execute_once(nrt_ctx_t *ctx, nrt_model_obj_t *m, const nrt_ten
 		.start_ns = ns_monotonic_ns(),
 	};
 	nrt_stats_exec_begin(ctx, &rec);
-	NRT_STATUS st = NRT_SUCCESS;
+	ns_status_t st = NS_OK;
 	for (uint32_t i = 0; i < n && !st; i++)
 		st = bind_one(ctx, m, i, in_set, out_set, &b[i]);
 	if (st) {
 		unbind_all(ctx, 0, b, n);
-		rec.status = st;
+		rec.status = nrt_status_code(st);
 		rec.end_ns = ns_monotonic_ns();
-		rec.error.status = st;
+		rec.error.status = rec.status;
 		rec.error.kind = NRT_NEURONSIM_ERROR_OTHER;
 		count_execution(ctx, &rec, m->start_nc, m->neff_cores);
 		observe_end(ctx, &rec);
+		*out_code = rec.status;
 		goto out;
 	}
 
@@ -319,10 +321,13 @@ static NRT_STATUS execute_once(nrt_ctx_t *ctx, nrt_model_obj_t *m, const nrt_ten
 			io[i] = s->mem.host + b[i].t->offset;
 			continue;
 		}
-		st = nrt_devmem_alloc(ctx, in->first_core, b[i].t->size, NRT_NEURONSIM_MEM_STAGING, &b[i].staging);
-		if (st) {
-			NRT_LOGE("nrt_execute: out of device memory staging host tensor '%s' (%llu bytes)",
-				 b[i].t->name, (unsigned long long)b[i].t->size);
+		NRT_STATUS ast = nrt_devmem_alloc(ctx, in->first_core, b[i].t->size, NRT_NEURONSIM_MEM_STAGING,
+						  &b[i].staging);
+		if (ast) {
+			st = nrt_status_make(ast, "model '%s': out of device memory staging %s tensor '%s' "
+					     "(%llu bytes)", m->view.meta->model_name,
+					     s->kind == NRT_STORAGE_DEVICE ? "another device's" : "host",
+					     b[i].t->name, (unsigned long long)b[i].t->size);
 			break;
 		}
 		/* Inputs are copied in; outputs too, since the program may read
@@ -383,7 +388,7 @@ static NRT_STATUS execute_once(nrt_ctx_t *ctx, nrt_model_obj_t *m, const nrt_ten
 		if (worst == NRT_BACKEND_OK)
 			memset(&first_err, 0, sizeof(first_err));
 		st = report(ctx, m, err_core, worst, &first_err, &rec.error);
-		if (st == NRT_SUCCESS || st == NRT_EXEC_COMPLETED_WITH_NUM_ERR) {
+		if (rec.error.status == NRT_SUCCESS || rec.error.status == NRT_EXEC_COMPLETED_WITH_NUM_ERR) {
 			for (uint32_t i = 0; i < n; i++) {
 				const binding_t *src = b[i].alias_of >= 0 ? &b[b[i].alias_of] : &b[i];
 				if (m->view.tensors[i].usage == NEFF_USAGE_OUTPUT && src->staging.size)
@@ -393,15 +398,16 @@ static NRT_STATUS execute_once(nrt_ctx_t *ctx, nrt_model_obj_t *m, const nrt_ten
 		}
 	} else {
 		rec.end_ns = ns_monotonic_ns();
-		rec.error.status = st;
+		rec.error.status = nrt_status_code(st);
 		rec.error.kind = NRT_NEURONSIM_ERROR_OTHER;
 	}
-	rec.status = st;
+	rec.status = rec.error.status;
 	nrt_snapshot_exec_end(ctx, &rec);
 	unbind_all(ctx, in->device, b, n);
 	pthread_mutex_unlock(&in->lock);
 	count_execution(ctx, &rec, in->first_core, m->neff_cores);
 	observe_end(ctx, &rec);
+	*out_code = rec.status;
 out:
 	if (b != stack_b) {
 		free(b);
@@ -411,40 +417,26 @@ out:
 	return st;
 }
 
-static NRT_STATUS execute(const char *func, nrt_model_t *model, const nrt_tensor_set_t *input_set,
-			  nrt_tensor_set_t *output_set, int repeat)
+static ns_status_t execute(nrt_model_t *model, const nrt_tensor_set_t *input_set, nrt_tensor_set_t *output_set,
+			   int repeat, NRT_STATUS *out_code)
 {
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_require(func, &st);
-	if (!ctx)
-		return st;
-	if (!model) {
-		NRT_LOGE("%s: model is NULL", func);
-		return NRT_INVALID;
-	}
-	if (repeat < 1) {
-		NRT_LOGE("%s: repeat_count %d must be >= 1", func, repeat);
-		return NRT_INVALID;
-	}
+	nrt_ctx_t *ctx;
+	NS_RETURN_IF_ERROR(nrt_ctx_enter(&ctx));
+	if (repeat < 1)
+		return nrt_status_make(NRT_INVALID, "repeat_count %d must be >= 1", repeat);
 	/* References on both sets: a set destroyed meanwhile waits for us */
+	ns_status_t st = NS_OK;
 	const nrt_tensor_set_obj_t *in_set = nrt_tensor_set_acquire(input_set);
 	const nrt_tensor_set_obj_t *out_set = nrt_tensor_set_acquire(output_set);
-	if (!in_set || !out_set) {
-		NRT_LOGE("%s: %s is NULL or not a tensor set (destroyed?)", func,
-			 !in_set ? "input_set" : "output_set");
-		st = NRT_INVALID;
-		goto out;
+	nrt_model_obj_t *m;
+	if (!in_set || !out_set)
+		st = nrt_status_make(NRT_INVALID, "%s is NULL or not a tensor set (destroyed?)",
+				     !in_set ? "input_set" : "output_set");
+	else if (!(st = nrt_model_acquire(ctx, model, &m))) {
+		for (int r = 0; r < repeat && !st; r++)
+			st = execute_once(ctx, m, in_set, out_set, out_code);
+		nrt_handle_release(&ctx->models, nrt_handle_of(model));
 	}
-	void *obj;
-	if ((st = nrt_handle_acquire(&ctx->models, nrt_handle_of(model), &obj))) {
-		NRT_LOGE("%s: %p is not a loaded model (unloaded, or not a model handle)", func,
-			 (void *)model);
-		goto out;
-	}
-	for (int r = 0; r < repeat && st == NRT_SUCCESS; r++)
-		st = execute_once(ctx, obj, in_set, out_set);
-	nrt_handle_release(&ctx->models, nrt_handle_of(model));
-out:
 	if (in_set)
 		nrt_tensor_set_release(input_set);
 	if (out_set)
@@ -452,13 +444,24 @@ out:
 	return st;
 }
 
+/* The boundary of both calls: one log line, and the execution's own code when
+ * it ran (exact also when memory ran out making the status: a NaN stays
+ * NRT_EXEC_COMPLETED_WITH_NUM_ERR). */
+static NRT_STATUS execute_report(const char *func, nrt_model_t *model, const nrt_tensor_set_t *input_set,
+				 nrt_tensor_set_t *output_set, int repeat)
+{
+	NRT_STATUS code = NRT_SUCCESS;
+	NRT_STATUS st = nrt_status_report(func, execute(model, input_set, output_set, repeat, &code));
+	return st && code ? code : st;
+}
+
 NRT_STATUS nrt_execute(nrt_model_t *model, const nrt_tensor_set_t *input_set, nrt_tensor_set_t *output_set)
 {
-	return execute(__func__, model, input_set, output_set, 1);
+	return execute_report(__func__, model, input_set, output_set, 1);
 }
 
 NRT_STATUS nrt_execute_repeat(nrt_model_t *model, const nrt_tensor_set_t *input_set, nrt_tensor_set_t *output_set,
 			      int repeat_count)
 {
-	return execute(__func__, model, input_set, output_set, repeat_count);
+	return execute_report(__func__, model, input_set, output_set, repeat_count);
 }

@@ -281,8 +281,9 @@ static ns_status_t load_model(nrt_ctx_t *ctx, const void *neff_bytes, size_t siz
 	model_uuid(m);
 	uint64_t h;
 	NRT_STATUS rst;
-	if ((rst = nrt_snapshot_model_init(ctx, m)) || (rst = nrt_handle_create(&ctx->models, m, &h))) {
+	if (!(st = nrt_snapshot_model_init(ctx, m)) && (rst = nrt_handle_create(&ctx->models, m, &h)))
 		st = nrt_status_make(rst, "model '%s': out of host memory registering it", meta->model_name);
+	if (st) {
 		nrt_model_obj_destroy(ctx, m);
 		return st;
 	}
@@ -316,97 +317,93 @@ NRT_STATUS nrt_load(const void *neff_bytes, size_t size, int32_t start_nc, int32
 NRT_STATUS nrt_load_collectives(const void *neff_bytes, size_t size, int32_t start_nc, int32_t nc_count,
 				uint32_t g_device_id, uint32_t g_device_count, nrt_model_t **model)
 {
-	if (g_device_count > 1 || g_device_id >= (g_device_count ? g_device_count : 1)) {
-		NRT_LOGE("nrt_load_collectives: collectives across %u devices are not simulated",
-			 g_device_count);
-		return NRT_INVALID;
-	}
+	if (g_device_count > 1 || g_device_id >= (g_device_count ? g_device_count : 1))
+		return nrt_status_report(__func__, nrt_status_make(NRT_INVALID, "collectives across %u devices "
+								   "are not simulated (device %u)",
+								   g_device_count, g_device_id));
 	return nrt_load(neff_bytes, size, start_nc, nc_count, model);
+}
+
+static ns_status_t unload(nrt_model_t *model)
+{
+	nrt_ctx_t *ctx;
+	NS_RETURN_IF_ERROR(nrt_ctx_enter(&ctx));
+	if (!model)
+		return nrt_status_make(NRT_INVALID, "model is NULL");
+	void *obj;
+	NRT_STATUS st = nrt_handle_destroy(&ctx->models, nrt_handle_of(model), &obj);
+	if (st)
+		return nrt_status_make(st, "%p is not a loaded model (already unloaded?)", (void *)model);
+	nrt_stats_model_unload(ctx, obj);
+	nrt_model_obj_destroy(ctx, obj);
+	return NS_OK;
 }
 
 NRT_STATUS nrt_unload(nrt_model_t *model)
 {
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
-	if (!ctx)
-		return st;
-	if (!model) {
-		NRT_LOGE("nrt_unload: model is NULL");
-		return NRT_INVALID;
-	}
-	void *obj;
-	if ((st = nrt_handle_destroy(&ctx->models, nrt_handle_of(model), &obj))) {
-		NRT_LOGE("nrt_unload: %p is not a loaded model (already unloaded?)", (void *)model);
-		return st;
-	}
-	nrt_stats_model_unload(ctx, obj);
-	nrt_model_obj_destroy(ctx, obj);
-	return NRT_SUCCESS;
+	return nrt_status_report(__func__, unload(model));
 }
 
-/* Resolves a model handle with a reference; logs misuse. */
-static NRT_STATUS model_acquire(nrt_ctx_t *ctx, const char *func, const nrt_model_t *model,
-				nrt_model_obj_t **out)
+ns_status_t nrt_model_acquire(nrt_ctx_t *ctx, const nrt_model_t *model, nrt_model_obj_t **out_m)
 {
-	if (!model) {
-		NRT_LOGE("%s: model is NULL", func);
-		return NRT_INVALID;
-	}
+	if (!model)
+		return nrt_status_make(NRT_INVALID, "model is NULL");
 	void *obj;
 	NRT_STATUS st = nrt_handle_acquire(&ctx->models, nrt_handle_of(model), &obj);
-	if (st) {
-		NRT_LOGE("%s: %p is not a loaded model (unloaded, or not a model handle)", func,
-			 (const void *)model);
-		return st;
-	}
-	*out = obj;
-	return NRT_SUCCESS;
+	if (st)
+		return nrt_status_make(st, "%p is not a loaded model (unloaded, or not a model handle)",
+				       (const void *)model);
+	*out_m = obj;
+	return NS_OK;
 }
 
-static NRT_STATUS model_nc_count(const char *func, const nrt_model_t *model, uint32_t *out, int instances)
+/* The first steps of a call on a loaded model: the runtime, the out argument
+ * (out_name, for the message) and the model, with a reference the caller gives
+ * back (model_put). */
+static ns_status_t model_get(const nrt_model_t *model, const void *out, const char *out_name,
+			     nrt_ctx_t **out_ctx, nrt_model_obj_t **out_m)
 {
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_require(func, &st);
-	if (!ctx)
-		return st;
+	NS_RETURN_IF_ERROR(nrt_ctx_enter(out_ctx));
 	if (!out)
-		return NRT_INVALID;
-	nrt_model_obj_t *m;
-	if ((st = model_acquire(ctx, func, model, &m)))
-		return st;
-	*out = instances ? m->n_instances : m->n_instances * m->neff_cores;
+		return nrt_status_make(NRT_INVALID, "%s (out) is NULL", out_name);
+	return nrt_model_acquire(*out_ctx, model, out_m);
+}
+
+static void model_put(nrt_ctx_t *ctx, const nrt_model_t *model)
+{
 	nrt_handle_release(&ctx->models, nrt_handle_of(model));
-	return NRT_SUCCESS;
+}
+
+static ns_status_t model_nc_count(const nrt_model_t *model, uint32_t *out, const char *out_name, int instances)
+{
+	nrt_ctx_t *ctx;
+	nrt_model_obj_t *m;
+	NS_RETURN_IF_ERROR(model_get(model, out, out_name, &ctx, &m));
+	*out = instances ? m->n_instances : m->n_instances * m->neff_cores;
+	model_put(ctx, model);
+	return NS_OK;
 }
 
 NRT_STATUS nrt_get_model_nc_count(const nrt_model_t *model, uint32_t *nc_count)
 {
-	return model_nc_count(__func__, model, nc_count, 0);
+	return nrt_status_report(__func__, model_nc_count(model, nc_count, "nc_count", 0));
 }
 
 NRT_STATUS nrt_get_model_vnc_count(const nrt_model_t *model, uint32_t *vnc_count)
 {
-	return model_nc_count(__func__, model, vnc_count, 0);
+	return nrt_status_report(__func__, model_nc_count(model, vnc_count, "vnc_count", 0));
 }
 
 NRT_STATUS nrt_get_model_instance_count(nrt_model_t *model, uint32_t *instance_count)
 {
-	return model_nc_count(__func__, model, instance_count, 1);
+	return nrt_status_report(__func__, model_nc_count(model, instance_count, "instance_count", 1));
 }
 
-NRT_STATUS nrt_get_model_tensor_info(nrt_model_t *model, nrt_tensor_info_array_t **tensor_info)
+static ns_status_t get_model_tensor_info(nrt_model_t *model, nrt_tensor_info_array_t **tensor_info)
 {
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
-	if (!ctx)
-		return st;
-	if (!tensor_info) {
-		NRT_LOGE("nrt_get_model_tensor_info: tensor_info (out) is NULL");
-		return NRT_INVALID;
-	}
+	nrt_ctx_t *ctx;
 	nrt_model_obj_t *m;
-	if ((st = model_acquire(ctx, __func__, model, &m)))
-		return st;
+	NS_RETURN_IF_ERROR(model_get(model, tensor_info, "tensor_info", &ctx, &m));
 	const neff_view_t *v = &m->view;
 	uint32_t n = v->meta->n_tensors;
 	/* One block: the array, then every shape, so one free releases all. */
@@ -417,8 +414,10 @@ NRT_STATUS nrt_get_model_tensor_info(nrt_model_t *model, nrt_tensor_info_array_t
 		       shapes * sizeof(uint32_t);
 	nrt_tensor_info_array_t *a = calloc(1, bytes);
 	if (!a) {
-		nrt_handle_release(&ctx->models, nrt_handle_of(model));
-		return NRT_RESOURCE;
+		ns_status_t st = nrt_status_make(NRT_RESOURCE, "model '%s': out of host memory for the "
+						 "information on its %u tensors", v->meta->model_name, n);
+		model_put(ctx, model);
+		return st;
 	}
 	uint32_t *shape = (uint32_t *)&a->tensor_array[n];
 	a->tensor_count = n;
@@ -434,9 +433,14 @@ NRT_STATUS nrt_get_model_tensor_info(nrt_model_t *model, nrt_tensor_info_array_t
 		for (uint32_t d = 0; d < t->rank; d++)
 			*shape++ = t->shape[d] > UINT32_MAX ? UINT32_MAX : (uint32_t)t->shape[d];
 	}
-	nrt_handle_release(&ctx->models, nrt_handle_of(model));
+	model_put(ctx, model);
 	*tensor_info = a;
-	return NRT_SUCCESS;
+	return NS_OK;
+}
+
+NRT_STATUS nrt_get_model_tensor_info(nrt_model_t *model, nrt_tensor_info_array_t **tensor_info)
+{
+	return nrt_status_report(__func__, get_model_tensor_info(model, tensor_info));
 }
 
 NRT_STATUS nrt_free_model_tensor_info(nrt_tensor_info_array_t *tensor_info)
@@ -445,25 +449,17 @@ NRT_STATUS nrt_free_model_tensor_info(nrt_tensor_info_array_t *tensor_info)
 	return NRT_SUCCESS;
 }
 
-NRT_STATUS nrt_neuronsim_get_model_tensor_aliases(nrt_model_t *model, int32_t *alias_input, size_t count)
+static ns_status_t get_model_tensor_aliases(nrt_model_t *model, int32_t *alias_input, size_t count)
 {
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
-	if (!ctx)
-		return st;
-	if (!alias_input) {
-		NRT_LOGE("nrt_neuronsim_get_model_tensor_aliases: alias_input (out) is NULL");
-		return NRT_INVALID;
-	}
+	nrt_ctx_t *ctx;
 	nrt_model_obj_t *m;
-	if ((st = model_acquire(ctx, __func__, model, &m)))
-		return st;
+	NS_RETURN_IF_ERROR(model_get(model, alias_input, "alias_input", &ctx, &m));
 	const neff_view_t *v = &m->view;
 	uint32_t n = v->meta->n_tensors;
+	ns_status_t st = NS_OK;
 	if (count < n) {
-		NRT_LOGE("nrt_neuronsim_get_model_tensor_aliases: room for %zu entries, model '%s' has %u "
-			 "tensors", count, v->meta->model_name, n);
-		st = NRT_INVALID;
+		st = nrt_status_make(NRT_INVALID, "room for %zu entries, model '%s' has %u tensors", count,
+				     v->meta->model_name, n);
 	} else {
 		for (uint32_t i = 0; i < n; i++) {
 			const neff_tensor_t *t = &v->tensors[i];
@@ -472,27 +468,38 @@ NRT_STATUS nrt_neuronsim_get_model_tensor_aliases(nrt_model_t *model, int32_t *a
 						 ? t->alias_input : -1;
 		}
 	}
-	nrt_handle_release(&ctx->models, nrt_handle_of(model));
+	model_put(ctx, model);
 	return st;
+}
+
+NRT_STATUS nrt_neuronsim_get_model_tensor_aliases(nrt_model_t *model, int32_t *alias_input, size_t count)
+{
+	return nrt_status_report(__func__, get_model_tensor_aliases(model, alias_input, count));
+}
+
+/* *out_ran false, and nothing copied, when the model has not executed yet. */
+static ns_status_t get_last_error(nrt_model_t *model, nrt_neuronsim_exec_error_t *out_error, bool *out_ran)
+{
+	nrt_ctx_t *ctx;
+	nrt_model_obj_t *m;
+	NS_RETURN_IF_ERROR(model_get(model, out_error, "out_error", &ctx, &m));
+	pthread_mutex_lock(&m->err_lock);
+	*out_ran = m->executed;
+	if (m->executed)
+		*out_error = m->last_error;
+	pthread_mutex_unlock(&m->err_lock);
+	if (!*out_ran)
+		NRT_LOGD("nrt_neuronsim_get_last_error: model '%s' has not executed yet: no record",
+			 m->view.meta->model_name);
+	model_put(ctx, model);
+	return NS_OK;
 }
 
 NRT_STATUS nrt_neuronsim_get_last_error(nrt_model_t *model, nrt_neuronsim_exec_error_t *out_error)
 {
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
-	if (!ctx)
-		return st;
-	if (!out_error)
-		return NRT_INVALID;
-	nrt_model_obj_t *m;
-	if ((st = model_acquire(ctx, __func__, model, &m)))
-		return st;
-	pthread_mutex_lock(&m->err_lock);
-	if (m->executed)
-		*out_error = m->last_error;
-	else
-		st = NRT_INVALID;
-	pthread_mutex_unlock(&m->err_lock);
-	nrt_handle_release(&ctx->models, nrt_handle_of(model));
-	return st;
+	/* No record yet is an answer, not a failure to log: callers ask after
+	 * an nrt_execute that may have failed before anything ran. */
+	bool ran = false;
+	NRT_STATUS st = nrt_status_report(__func__, get_last_error(model, out_error, &ran));
+	return st ? st : ran ? NRT_SUCCESS : NRT_INVALID;
 }

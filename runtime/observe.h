@@ -39,11 +39,11 @@ typedef struct nrt_exec_rec {
 NRT_STATUS nrt_snapshot_init(nrt_ctx_t *ctx);
 void nrt_snapshot_fini(nrt_ctx_t *ctx);
 /* At nrt_load after the instances exist / at model destruction. */
-NRT_STATUS nrt_snapshot_model_init(nrt_ctx_t *ctx, nrt_model_obj_t *m);
+ns_status_t nrt_snapshot_model_init(nrt_ctx_t *ctx, nrt_model_obj_t *m);
 void nrt_snapshot_model_fini(nrt_ctx_t *ctx, nrt_model_obj_t *m);
 /* Inputs are bound, nothing ran yet. A non-success status refuses the
  * execution (a model poisoned by an earlier failure) and is returned. */
-NRT_STATUS nrt_snapshot_exec_begin(nrt_ctx_t *ctx, nrt_exec_rec_t *rec);
+ns_status_t nrt_snapshot_exec_begin(nrt_ctx_t *ctx, nrt_exec_rec_t *rec);
 /* After the jobs (or after a refused/failed binding): dumps what is asked
  * for. Never changes rec->status. */
 void nrt_snapshot_exec_end(nrt_ctx_t *ctx, nrt_exec_rec_t *rec);

@@ -133,7 +133,7 @@ static bool on_nc0(const nrt_ctx_t *ctx, const nrt_model_obj_t *m, const nrt_ins
 }
 
 /* Allocates the input copy of instance i for the ON_NRT_ERROR mode in force. */
-static NRT_STATUS alloc_copy(nrt_ctx_t *ctx, nrt_model_obj_t *m, struct nrt_model_snapshot *ms, uint32_t i)
+static ns_status_t alloc_copy(nrt_ctx_t *ctx, nrt_model_obj_t *m, struct nrt_model_snapshot *ms, uint32_t i)
 {
 	nrt_snap_err_mode_t mode = ctx->snapshot->cfg.err_mode;
 	const nrt_instance_t *in = &m->instances[i];
@@ -143,59 +143,55 @@ static NRT_STATUS alloc_copy(nrt_ctx_t *ctx, nrt_model_obj_t *m, struct nrt_mode
 	if (mode == NRT_SNAP_ERR_DEVICE || mode == NRT_SNAP_ERR_HYBRID) {
 		uint64_t need = mode == NRT_SNAP_ERR_DEVICE ? ms->in_total : ms->in_max;
 		NRT_STATUS st = nrt_devmem_alloc(ctx, in->first_core, need, NRT_NEURONSIM_MEM_SNAPSHOT, &si->dev);
-		if (st == NRT_RESOURCE && mode == NRT_SNAP_ERR_DEVICE) {
-			NRT_LOGE("nrt_load: model '%s': NEURON_DUMP_HLO_SNAPSHOT=ON_NRT_ERROR needs %llu bytes of "
-				 "device memory on device %u (instance %u, NeuronCore %u) to keep a copy of the "
-				 "inputs, and they do not fit: use NEURON_DUMP_HLO_SNAPSHOT=ON_NRT_ERROR_HYBRID "
-				 "(%llu bytes of device memory and %llu of host memory) or ON_NRT_ERROR_CPU "
-				 "(%llu bytes of host memory, none on the device)", name, total, in->device, i,
-				 in->first_core, largest, total, total);
-			return st;
-		}
-		if (st == NRT_RESOURCE) {
-			NRT_LOGE("nrt_load: model '%s': NEURON_DUMP_HLO_SNAPSHOT=ON_NRT_ERROR_HYBRID needs %llu "
-				 "bytes of device memory on device %u (instance %u, NeuronCore %u) for the bounce "
-				 "buffer of its largest input, and they do not fit: use "
-				 "NEURON_DUMP_HLO_SNAPSHOT=ON_NRT_ERROR_CPU (%llu bytes of host memory, none on "
-				 "the device)", name, largest, in->device, i, in->first_core, total);
-			return st;
-		}
-		if (st) {
-			NRT_LOGE("nrt_load: model '%s': allocating the snapshot input copy (%llu bytes) on device "
-				 "%u failed: %s", name, (unsigned long long)need, in->device,
-				 nrt_get_status_as_str(st));
-			return st;
-		}
+		if (st == NRT_RESOURCE && mode == NRT_SNAP_ERR_DEVICE)
+			return nrt_status_make(st, "model '%s': NEURON_DUMP_HLO_SNAPSHOT=ON_NRT_ERROR needs %llu "
+					       "bytes of device memory on device %u (instance %u, NeuronCore %u) "
+					       "to keep a copy of the inputs, and they do not fit: use "
+					       "NEURON_DUMP_HLO_SNAPSHOT=ON_NRT_ERROR_HYBRID (%llu bytes of device "
+					       "memory and %llu of host memory) or ON_NRT_ERROR_CPU (%llu bytes of "
+					       "host memory, none on the device)", name, total, in->device, i,
+					       in->first_core, largest, total, total);
+		if (st == NRT_RESOURCE)
+			return nrt_status_make(st, "model '%s': NEURON_DUMP_HLO_SNAPSHOT=ON_NRT_ERROR_HYBRID needs "
+					       "%llu bytes of device memory on device %u (instance %u, NeuronCore "
+					       "%u) for the bounce buffer of its largest input, and they do not "
+					       "fit: use NEURON_DUMP_HLO_SNAPSHOT=ON_NRT_ERROR_CPU (%llu bytes of "
+					       "host memory, none on the device)", name, largest, in->device, i,
+					       in->first_core, total);
+		if (st)
+			return nrt_status_make(st, "model '%s': allocating the snapshot input copy (%llu bytes) "
+					       "on device %u failed: %s", name, (unsigned long long)need,
+					       in->device, nrt_get_status_as_str(st));
 	}
 	if (mode == NRT_SNAP_ERR_HYBRID || mode == NRT_SNAP_ERR_CPU) {
 		si->host = aligned_alloc(COPY_ALIGN, ms->in_total);
-		if (!si->host) {
-			NRT_LOGE("nrt_load: model '%s': cannot allocate %llu bytes of host memory for the copy of "
-				 "the inputs that NEURON_DUMP_HLO_SNAPSHOT=%s keeps", name, total,
-				 nrt_snapshot_err_mode_name(mode));
-			return NRT_RESOURCE;
-		}
+		if (!si->host)
+			return nrt_status_make(NRT_RESOURCE, "model '%s': cannot allocate %llu bytes of host "
+					       "memory for the copy of the inputs that NEURON_DUMP_HLO_SNAPSHOT=%s "
+					       "keeps", name, total, nrt_snapshot_err_mode_name(mode));
 		atomic_fetch_add(&ctx->host_snapshot_bytes, ms->in_total);
 	}
-	return NRT_SUCCESS;
+	return NS_OK;
 }
 
-NRT_STATUS nrt_snapshot_model_init(nrt_ctx_t *ctx, nrt_model_obj_t *m)
+ns_status_t nrt_snapshot_model_init(nrt_ctx_t *ctx, nrt_model_obj_t *m)
 {
 	const struct nrt_snapshot_state *s = ctx->snapshot;
 	if (!s || (!s->cfg.on_demand && s->cfg.err_mode == NRT_SNAP_ERR_OFF))
-		return NRT_SUCCESS;
+		return NS_OK;
 	uint32_t n = m->view.meta->n_tensors;
 	struct nrt_model_snapshot *ms = calloc(1, sizeof(*ms));
 	if (!ms)
-		return NRT_RESOURCE;
+		return nrt_status_make(NRT_RESOURCE, "model '%s': out of host memory for its snapshot state",
+				       m->view.meta->model_name);
 	pthread_mutex_init(&ms->stop_lock, NULL);
 	ms->n_instances = m->n_instances;
 	ms->inst = calloc(m->n_instances ? m->n_instances : 1, sizeof(*ms->inst));
 	ms->in_off = calloc(n ? n : 1, sizeof(*ms->in_off));
 	if (!ms->inst || !ms->in_off) {
 		state_free(ctx, m, ms);
-		return NRT_RESOURCE;
+		return nrt_status_make(NRT_RESOURCE, "model '%s': out of host memory for its snapshot state",
+				       m->view.meta->model_name);
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		const neff_tensor_t *t = &m->view.tensors[i];
@@ -213,7 +209,7 @@ NRT_STATUS nrt_snapshot_model_init(nrt_ctx_t *ctx, nrt_model_obj_t *m)
 		si->on_demand = s->cfg.on_demand && rank_ok && core_ok;
 		si->err_active = s->cfg.err_mode != NRT_SNAP_ERR_OFF && core_ok;
 		if (si->err_active && ms->in_total) {
-			NRT_STATUS st = alloc_copy(ctx, m, ms, i);
+			ns_status_t st = alloc_copy(ctx, m, ms, i);
 			if (st) {
 				state_free(ctx, m, ms);
 				return st;
@@ -221,7 +217,7 @@ NRT_STATUS nrt_snapshot_model_init(nrt_ctx_t *ctx, nrt_model_obj_t *m)
 		}
 	}
 	m->snapshot = ms;
-	return NRT_SUCCESS;
+	return NS_OK;
 }
 
 void nrt_snapshot_model_fini(nrt_ctx_t *ctx, nrt_model_obj_t *m)
@@ -260,22 +256,24 @@ static void copy_inputs(nrt_snap_err_mode_t mode, const nrt_model_obj_t *m, cons
 	}
 }
 
-NRT_STATUS nrt_snapshot_exec_begin(nrt_ctx_t *ctx, nrt_exec_rec_t *rec)
+ns_status_t nrt_snapshot_exec_begin(nrt_ctx_t *ctx, nrt_exec_rec_t *rec)
 {
 	nrt_model_obj_t *m = rec->model;
 	struct nrt_model_snapshot *ms = m->snapshot;
 	if (!ms || !rec->instance)
-		return NRT_SUCCESS;
+		return NS_OK;
 	if (atomic_load(&ms->stopped)) {
 		pthread_mutex_lock(&ms->stop_lock);
-		NRT_LOGE("nrt_execute: model '%s' is stopped: its execution %llu failed (%s) under "
-			 "NEURON_DUMP_HLO_SNAPSHOT=%s, snapshot %s; unload it (nrt_unload) and load it "
-			 "again (nrt_load) to execute it", m->view.meta->model_name,
-			 (unsigned long long)ms->stop_exec, nrt_get_status_as_str(ms->stop_status),
-			 nrt_snapshot_err_mode_name(ctx->snapshot->cfg.err_mode),
-			 ms->stop_file[0] ? ms->stop_file : "not written");
+		ns_status_t st = nrt_status_make(NRT_EXEC_UNIT_DISABLED, "model '%s' is stopped: its execution "
+						 "%llu failed (%s) under NEURON_DUMP_HLO_SNAPSHOT=%s, snapshot "
+						 "%s; unload it (nrt_unload) and load it again (nrt_load) to "
+						 "execute it", m->view.meta->model_name,
+						 (unsigned long long)ms->stop_exec,
+						 nrt_get_status_as_str(ms->stop_status),
+						 nrt_snapshot_err_mode_name(ctx->snapshot->cfg.err_mode),
+						 ms->stop_file[0] ? ms->stop_file : "not written");
 		pthread_mutex_unlock(&ms->stop_lock);
-		return NRT_EXEC_UNIT_DISABLED;
+		return st;
 	}
 	uint32_t ii = (uint32_t)(rec->instance - m->instances);
 	nrt_snap_instance_t *si = &ms->inst[ii];
@@ -292,7 +290,7 @@ NRT_STATUS nrt_snapshot_exec_begin(nrt_ctx_t *ctx, nrt_exec_rec_t *rec)
 			nrt_snapshot_dump(ctx, rec, ii, NRT_SNAP_FILE_INPUTS, rec->io, NULL, 0);
 		si->want_outputs = (want & WANT_OUTPUTS) != 0;
 	}
-	return NRT_SUCCESS;
+	return NS_OK;
 }
 
 /* Writes the error snapshot of a failed execution and stops the model. */

@@ -596,9 +596,32 @@ START_TEST(test_a_failure_is_logged_once)
 	CHECK_ONCE(nrt_execute(f.m, f.in, f.outs), NRT_INVALID, "nrt_execute", "'out'");
 	nrt_tensor_t *stale = f.out;
 	nrt_tensor_free(&f.out);
+	CHECK_ONCE(nrt_execute_repeat(f.m, f.in, f.outs, 2), NRT_INVALID_HANDLE, "nrt_execute_repeat",
+		   "not a live tensor");
+	CHECK_ONCE(nrt_execute(f.m, f.in, NULL), NRT_INVALID, "nrt_execute", "output_set");
+	CHECK_ONCE(nrt_execute_repeat(f.m, f.in, f.outs, 0), NRT_INVALID, "nrt_execute_repeat", "repeat_count 0");
 	CHECK_ONCE(nrt_tensor_memset(stale, 0, 0, 4), NRT_INVALID_HANDLE, "nrt_tensor_memset",
 		   "not a live tensor");
 	rt_add_model_free(&f);
+
+	/* an execution that fails on the device: the one line is nrt_execute's */
+	size_t size;
+	void *neff = test_neff_sqrt(4, &size);
+	nrt_model_t *m = NULL;
+	nrt_tensor_t *x = NULL, *y = NULL;
+	ck_assert_int_eq(nrt_load(neff, size, -1, -1, &m), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 16, "x", &x), NRT_SUCCESS);
+	ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 16, "y", &y), NRT_SUCCESS);
+	float neg[4] = { 1, -1, 4, -4 };
+	ck_assert_int_eq(nrt_tensor_write(x, neg, 0, sizeof(neg)), NRT_SUCCESS);
+	nrt_tensor_set_t *in = rt_tensor_set_of(1, "x", x), *out = rt_tensor_set_of(1, "y", y);
+	CHECK_ONCE(nrt_execute(m, in, out), NRT_EXEC_COMPLETED_WITH_NUM_ERR, "nrt_execute", "sqrt.7");
+	nrt_destroy_tensor_set(&in);
+	nrt_destroy_tensor_set(&out);
+	nrt_tensor_free(&x);
+	nrt_tensor_free(&y);
+	ck_assert_int_eq(nrt_unload(m), NRT_SUCCESS);
+	free(neff);
 	nrt_close();
 }
 END_TEST
