@@ -1,5 +1,7 @@
 /* The NEFF builder: collects tensors, code, constants and debug info in memory
  * and serialises them into one checksummed container (docs/neff.md). */
+#include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,12 @@
 #define BUILDER_DEFAULT_VERSION \
 	"neuronsim-builder " STR(NEFF_VERSION_MAJOR) "." STR(NEFF_VERSION_MINOR)
 #define MAX_USER_ALIGN 4096u
+
+/* A bad argument: "FUNCTION: WHAT" (a caller annotates it with its object). */
+#define INVALID(...) ns_status_make(NS_STATUS_INVALID_ARGUMENT, __VA_ARGS__)
+/* A NULL the caller must not pass. */
+#define REQUIRE_NONNULL(p) \
+	do { if (!(p)) return INVALID("%s: " #p " is NULL", __func__); } while (0)
 
 typedef struct stream {
 	isa_insn_t *insns;
@@ -50,27 +58,34 @@ static void *builder_realloc(neff_builder_t *b, void *p, size_t size)
 	return realloc(p, size ? size : 1);
 }
 
-/* Makes room for need elements of elem bytes in *buf (capacity *cap). Grows
- * geometrically; on failure *buf and *cap are unchanged. */
-static neff_status_t builder_reserve(neff_builder_t *b, void **buf, size_t *cap,
-				     size_t need, size_t elem)
+/* Out of memory (ENOMEM, RESOURCE_EXHAUSTED) allocating bytes for what. */
+static ns_status_t no_memory(const char *what, size_t bytes)
+{
+	return ns_status_make_errno(ENOMEM, "out of memory allocating %zu bytes for %s", bytes,
+				    what);
+}
+
+/* Makes room for need elements of elem bytes in *buf (capacity *cap), what
+ * naming the table in the message. Grows geometrically; on failure *buf and
+ * *cap are unchanged. */
+static ns_status_t builder_reserve(neff_builder_t *b, void **buf, size_t *cap,
+				   size_t need, size_t elem, const char *what)
 {
 	if (need <= *cap)
-		return NEFF_OK;
-	size_t ncap = *cap ? *cap : 16;
+		return NS_OK;
+	size_t ncap = *cap ? *cap : 16, bytes;
 	while (ncap < need) {
 		if (__builtin_mul_overflow(ncap, 2, &ncap))
-			return NEFF_ERR_NOMEM;
+			return no_memory(what, SIZE_MAX);
 	}
-	size_t bytes;
 	if (__builtin_mul_overflow(ncap, elem, &bytes))
-		return NEFF_ERR_NOMEM;
+		return no_memory(what, SIZE_MAX);
 	void *p = builder_realloc(b, *buf, bytes);
 	if (!p)
-		return NEFF_ERR_NOMEM;
+		return no_memory(what, bytes);
 	*buf = p;
 	*cap = ncap;
-	return NEFF_OK;
+	return NS_OK;
 }
 
 static bool is_pow2(uint64_t v)
@@ -132,47 +147,67 @@ void neff_builder_set_alloc_fail_after(neff_builder_t *b, uint32_t n)
 		b->alloc_fail_after = n;
 }
 
-neff_status_t neff_builder_add_tensor(neff_builder_t *b, const char *name,
-				      neff_usage_t usage, isa_dtype_t dtype,
-				      uint32_t rank, const uint64_t *shape,
-				      int32_t alias_input, uint32_t *out_index)
+ns_status_t neff_builder_add_tensor(neff_builder_t *b, const char *name,
+				    neff_usage_t usage, isa_dtype_t dtype,
+				    uint32_t rank, const uint64_t *shape,
+				    int32_t alias_input, uint32_t *out_index)
 {
-	if (!b || !name || (rank && !shape))
-		return NEFF_ERR_INVALID;
+	REQUIRE_NONNULL(b);
+	REQUIRE_NONNULL(name);
 	size_t len = strnlen(name, NEFF_NAME_MAX);
-	if (len == 0 || len >= NEFF_NAME_MAX)
-		return NEFF_ERR_INVALID;
+	if (len == 0)
+		return INVALID("tensor name is empty");
+	if (len >= NEFF_NAME_MAX)
+		return INVALID("tensor '%.32s...': name longer than %d bytes", name,
+			       NEFF_NAME_MAX - 1);
+	if (rank && !shape)
+		return INVALID("tensor '%s': rank %" PRIu32 " with a NULL shape", name, rank);
 	if (usage != NEFF_USAGE_INPUT && usage != NEFF_USAGE_OUTPUT)
-		return NEFF_ERR_INVALID;
+		return INVALID("tensor '%s': usage %d is neither input (%d) nor output (%d)", name,
+			       (int)usage, NEFF_USAGE_INPUT, NEFF_USAGE_OUTPUT);
 	size_t esize = isa_dtype_size(dtype);
-	if (esize == 0 || rank > NEFF_MAX_TENSOR_RANK)
-		return NEFF_ERR_INVALID;
+	if (esize == 0)
+		return INVALID("tensor '%s': dtype %d is not an ISA element type", name, (int)dtype);
+	if (rank > NEFF_MAX_TENSOR_RANK)
+		return INVALID("tensor '%s': rank %" PRIu32 ", the NEFF allows at most %d", name,
+			       rank, NEFF_MAX_TENSOR_RANK);
 	/* Region ids are ISA_REGION_IO0 + index and must stay below NONE. */
 	if (b->n_tensors >= ISA_REGION_NONE - ISA_REGION_IO0 - 1)
-		return NEFF_ERR_INVALID;
+		return ns_status_make(NS_STATUS_RESOURCE_EXHAUSTED,
+				      "tensor '%s': the NEFF already has %zu tensors, the most "
+				      "its region ids can number", name, b->n_tensors);
 	uint64_t size = esize;
 	for (uint32_t i = 0; i < rank; i++)
 		if (__builtin_mul_overflow(size, shape[i], &size))
-			return NEFF_ERR_INVALID;
+			return INVALID("tensor '%s': the byte size of its shape overflows 64 bits",
+				       name);
 	if (size > NEFF_MAX_REGION_SIZE)
-		return NEFF_ERR_INVALID;
+		return INVALID("tensor '%s': %" PRIu64 " bytes, above the NEFF's region limit of "
+			       "%llu", name, size, NEFF_MAX_REGION_SIZE);
 	if (alias_input != -1) {
-		if (usage != NEFF_USAGE_OUTPUT || alias_input < 0 ||
-		    (size_t)alias_input >= b->n_tensors)
-			return NEFF_ERR_INVALID;
+		if (usage != NEFF_USAGE_OUTPUT)
+			return INVALID("tensor '%s': only an output can alias an input", name);
+		if (alias_input < 0 || (size_t)alias_input >= b->n_tensors)
+			return INVALID("tensor '%s': aliases tensor %" PRId32 ", which does not "
+				       "exist (%zu tensors so far)", name, alias_input, b->n_tensors);
 		const neff_tensor_t *in = &b->tensors[alias_input];
-		if (in->usage != NEFF_USAGE_INPUT || in->dtype != (uint32_t)dtype ||
-		    in->size != size)
-			return NEFF_ERR_INVALID;
+		if (in->usage != NEFF_USAGE_INPUT)
+			return INVALID("tensor '%s': aliases tensor %" PRId32 " '%s', which is not "
+				       "an input", name, alias_input, in->name);
+		if (in->dtype != (uint32_t)dtype || in->size != size)
+			return INVALID("tensor '%s' (%s, %" PRIu64 " bytes): aliases input '%s' "
+				       "(%s, %" PRIu64 " bytes), which differs in dtype or size",
+				       name, isa_dtype_name(dtype), size, in->name,
+				       isa_dtype_name(in->dtype), in->size);
 	}
 	for (size_t i = 0; i < b->n_tensors; i++)
 		if (strcmp(b->tensors[i].name, name) == 0)
-			return NEFF_ERR_INVALID;
+			return INVALID("tensor '%s': the name is already tensor %zu's", name, i);
 
-	neff_status_t st = builder_reserve(b, (void **)&b->tensors, &b->cap_tensors,
-					   b->n_tensors + 1, sizeof(neff_tensor_t));
-	if (st)
-		return st;
+	NS_RETURN_IF_ERROR_F(builder_reserve(b, (void **)&b->tensors, &b->cap_tensors,
+					     b->n_tensors + 1, sizeof(neff_tensor_t),
+					     "the tensor table"),
+			     "tensor '%s'", name);
 	neff_tensor_t *t = &b->tensors[b->n_tensors];
 	memset(t, 0, sizeof(*t));
 	memcpy(t->name, name, len);
@@ -186,24 +221,39 @@ neff_status_t neff_builder_add_tensor(neff_builder_t *b, const char *name,
 	if (out_index)
 		*out_index = (uint32_t)b->n_tensors;
 	b->n_tensors++;
-	return NEFF_OK;
+	return NS_OK;
 }
 
-neff_status_t neff_builder_add_const(neff_builder_t *b, const void *data,
-				     uint64_t size, uint64_t align,
-				     uint64_t *out_offset)
+/* Checks that align is a power of 2 no larger than MAX_USER_ALIGN and places
+ * size bytes at the first multiple of it from *cursor, within the region
+ * limit: *out_off and *out_end on success. what names the region. */
+static ns_status_t place_in_region(const char *what, uint64_t cursor, uint64_t size,
+				   uint64_t align, uint64_t *out_off, uint64_t *out_end)
 {
-	if (!b || !is_pow2(align) || align > MAX_USER_ALIGN)
-		return NEFF_ERR_INVALID;
-	uint64_t off, end;
-	if (!align_up(b->consts_size, align, &off) ||
-	    __builtin_add_overflow(off, size, &end) || end > NEFF_MAX_REGION_SIZE ||
-	    end > SIZE_MAX)
-		return NEFF_ERR_INVALID;
-	neff_status_t st = builder_reserve(b, (void **)&b->consts, &b->cap_consts,
-					   (size_t)end, 1);
-	if (st)
-		return st;
+	if (!is_pow2(align) || align > MAX_USER_ALIGN)
+		return INVALID("%s of %" PRIu64 " bytes: alignment %" PRIu64 " is not a power "
+			       "of 2 up to %u", what, size, align, MAX_USER_ALIGN);
+	if (!align_up(cursor, align, out_off) ||
+	    __builtin_add_overflow(*out_off, size, out_end) || *out_end > NEFF_MAX_REGION_SIZE)
+		return ns_status_make(NS_STATUS_RESOURCE_EXHAUSTED,
+				      "%s of %" PRIu64 " bytes: the region would pass the NEFF's "
+				      "limit of %llu bytes (%" PRIu64 " used)", what, size,
+				      NEFF_MAX_REGION_SIZE, cursor);
+	return NS_OK;
+}
+
+ns_status_t neff_builder_add_const(neff_builder_t *b, const void *data,
+				   uint64_t size, uint64_t align,
+				   uint64_t *out_offset)
+{
+	REQUIRE_NONNULL(b);
+	uint64_t off = 0, end = 0;
+	NS_RETURN_IF_ERROR(place_in_region("constant", b->consts_size, size, align, &off, &end));
+	if (end > SIZE_MAX)
+		return no_memory("the constants", SIZE_MAX);
+	NS_RETURN_IF_ERROR_F(builder_reserve(b, (void **)&b->consts, &b->cap_consts,
+					     (size_t)end, 1, "the constants"),
+			     "constant of %" PRIu64 " bytes", size);
 	memset(b->consts + b->consts_size, 0, (size_t)(off - b->consts_size));
 	if (data)
 		memcpy(b->consts + off, data, (size_t)size);
@@ -212,30 +262,28 @@ neff_status_t neff_builder_add_const(neff_builder_t *b, const void *data,
 	b->consts_size = (size_t)end;
 	if (out_offset)
 		*out_offset = off;
-	return NEFF_OK;
+	return NS_OK;
 }
 
-neff_status_t neff_builder_add_scratch(neff_builder_t *b, uint64_t size,
-				       uint64_t align, uint64_t *out_offset)
+ns_status_t neff_builder_add_scratch(neff_builder_t *b, uint64_t size,
+				     uint64_t align, uint64_t *out_offset)
 {
-	if (!b || !is_pow2(align) || align > MAX_USER_ALIGN)
-		return NEFF_ERR_INVALID;
-	uint64_t off, end;
-	if (!align_up(b->meta.scratch_size, align, &off) ||
-	    __builtin_add_overflow(off, size, &end) || end > NEFF_MAX_REGION_SIZE)
-		return NEFF_ERR_INVALID;
+	REQUIRE_NONNULL(b);
+	uint64_t off = 0, end = 0;
+	NS_RETURN_IF_ERROR(place_in_region("scratch", b->meta.scratch_size, size, align, &off,
+					   &end));
 	b->meta.scratch_size = end;
 	if (out_offset)
 		*out_offset = off;
-	return NEFF_OK;
+	return NS_OK;
 }
 
 /* Rebuilds the dedup set with nslots slots (a power of 2). */
-static neff_status_t strings_rehash(neff_builder_t *b, size_t nslots)
+static ns_status_t strings_rehash(neff_builder_t *b, size_t nslots)
 {
 	uint32_t *slots = builder_realloc(b, NULL, nslots * sizeof(uint32_t));
 	if (!slots)
-		return NEFF_ERR_NOMEM;
+		return no_memory("the debug string index", nslots * sizeof(uint32_t));
 	memset(slots, 0, nslots * sizeof(uint32_t));
 	for (size_t i = 0; i < b->str_nslots; i++) {
 		uint32_t v = b->str_slots[i];
@@ -250,7 +298,7 @@ static neff_status_t strings_rehash(neff_builder_t *b, size_t nslots)
 	free(b->str_slots);
 	b->str_slots = slots;
 	b->str_nslots = nslots;
-	return NEFF_OK;
+	return NS_OK;
 }
 
 /* Returns the pool offset of s, adding it if new. Cannot fail: the caller has
@@ -275,46 +323,48 @@ static uint32_t strings_intern(neff_builder_t *b, const char *s)
 
 /* Makes room for n more strings of at most bytes bytes in total, so that a
  * debug entry is added completely or not at all. */
-static neff_status_t strings_reserve(neff_builder_t *b, size_t n, size_t bytes)
+static ns_status_t strings_reserve(neff_builder_t *b, size_t n, size_t bytes)
 {
 	size_t end;
 	/* Offsets are u32 in the format, and a slot stores offset + 1. */
 	if (__builtin_add_overflow(b->strings_size, bytes, &end) || end >= UINT32_MAX)
-		return NEFF_ERR_INVALID;
-	neff_status_t st = builder_reserve(b, (void **)&b->strings, &b->cap_strings,
-					   end, 1);
-	if (st)
-		return st;
+		return ns_status_make(NS_STATUS_RESOURCE_EXHAUSTED,
+				      "the debug strings would pass the NEFF's limit of 4 GiB "
+				      "(%zu bytes used, %zu more)", b->strings_size, bytes);
+	NS_RETURN_IF_ERROR(builder_reserve(b, (void **)&b->strings, &b->cap_strings, end, 1,
+					   "the debug strings"));
 	if (b->str_used + n > b->str_nslots / 2) {
 		size_t ns = b->str_nslots ? b->str_nslots : 64;
 		while (b->str_used + n > ns / 2)
 			ns *= 2;
-		st = strings_rehash(b, ns);
+		return strings_rehash(b, ns);
 	}
-	return st;
+	return NS_OK;
 }
 
-neff_status_t neff_builder_add_debug(neff_builder_t *b, const char *hlo_name,
-				     const char *op_type, const char *source_file,
-				     uint32_t source_line, uint32_t *out_debug_id)
+ns_status_t neff_builder_add_debug(neff_builder_t *b, const char *hlo_name,
+				   const char *op_type, const char *source_file,
+				   uint32_t source_line, uint32_t *out_debug_id)
 {
-	if (!b)
-		return NEFF_ERR_INVALID;
-	if (b->n_debug >= ISA_DEBUG_NONE - 1)
-		return NEFF_ERR_INVALID;
+	REQUIRE_NONNULL(b);
 	const char *strs[3] = { hlo_name ? hlo_name : "", op_type ? op_type : "",
 				source_file ? source_file : "" };
+	if (b->n_debug >= ISA_DEBUG_NONE - 1)
+		return ns_status_make(NS_STATUS_RESOURCE_EXHAUSTED,
+				      "debug entry '%.64s': the NEFF already has %zu, the most "
+				      "debug ids can number", strs[0], b->n_debug);
 	size_t bytes = 0;
 	for (int i = 0; i < 3; i++) {
 		size_t l = strnlen(strs[i], UINT32_MAX);
 		if (l >= UINT32_MAX)
-			return NEFF_ERR_INVALID;
+			return INVALID("debug entry '%.64s': a string of 4 GiB or more", strs[0]);
 		bytes += l + 1;
 	}
-	neff_status_t st = builder_reserve(b, (void **)&b->debug, &b->cap_debug,
-					   b->n_debug + 1, sizeof(neff_debug_entry_t));
-	if (st || (st = strings_reserve(b, 3, bytes)))
-		return st;
+	NS_RETURN_IF_ERROR_F(builder_reserve(b, (void **)&b->debug, &b->cap_debug,
+					     b->n_debug + 1, sizeof(neff_debug_entry_t),
+					     "the debug map"),
+			     "debug entry '%.64s'", strs[0]);
+	NS_RETURN_IF_ERROR_F(strings_reserve(b, 3, bytes), "debug entry '%.64s'", strs[0]);
 	neff_debug_entry_t e = { .source_line = source_line };
 	e.hlo_name = strings_intern(b, strs[0]);
 	e.op_type = strings_intern(b, strs[1]);
@@ -323,83 +373,101 @@ neff_status_t neff_builder_add_debug(neff_builder_t *b, const char *hlo_name,
 	if (out_debug_id)
 		*out_debug_id = (uint32_t)b->n_debug;
 	b->n_debug++;
-	return NEFF_OK;
+	return NS_OK;
 }
 
-static stream_t *builder_stream(neff_builder_t *b, uint32_t core,
-				isa_engine_t engine)
+/* The stream of (core, engine) in *out, or why there is none. */
+static ns_status_t builder_stream(neff_builder_t *b, uint32_t core, isa_engine_t engine,
+				  stream_t **out)
 {
-	if (core >= b->meta.n_cores || (uint32_t)engine >= ISA_ENGINE_COUNT)
-		return NULL;
-	return &b->streams[core][engine];
+	if (core >= b->meta.n_cores)
+		return INVALID("core %" PRIu32 ": the NEFF has %" PRIu32 " cores", core,
+			       b->meta.n_cores);
+	if ((uint32_t)engine >= ISA_ENGINE_COUNT)
+		return INVALID("core %" PRIu32 ": engine %" PRIu32 " does not exist (%d engines)",
+			       core, (uint32_t)engine, ISA_ENGINE_COUNT);
+	*out = &b->streams[core][engine];
+	return NS_OK;
 }
 
-neff_status_t neff_builder_emit(neff_builder_t *b, uint32_t core,
-				isa_engine_t engine, const isa_insn_t *insn,
-				uint32_t *out_index)
+ns_status_t neff_builder_emit(neff_builder_t *b, uint32_t core,
+			      isa_engine_t engine, const isa_insn_t *insn,
+			      uint32_t *out_index)
 {
-	if (!b || !insn)
-		return NEFF_ERR_INVALID;
-	stream_t *s = builder_stream(b, core, engine);
-	if (!s || s->count >= UINT32_MAX)
-		return NEFF_ERR_INVALID;
-	neff_status_t st = builder_reserve(b, (void **)&s->insns, &s->cap,
-					   s->count + 1, sizeof(isa_insn_t));
-	if (st)
-		return st;
+	REQUIRE_NONNULL(b);
+	REQUIRE_NONNULL(insn);
+	stream_t *s = NULL;
+	NS_RETURN_IF_ERROR_F(builder_stream(b, core, engine, &s), "emitting %s",
+			     isa_opcode_name(insn->opcode));
+	if (s->count >= UINT32_MAX)
+		return ns_status_make(NS_STATUS_RESOURCE_EXHAUSTED,
+				      "emitting %s: the stream of core %" PRIu32 " engine %s "
+				      "already has the most instructions a stream can hold",
+				      isa_opcode_name(insn->opcode), core, isa_engine_name(engine));
+	NS_RETURN_IF_ERROR_F(builder_reserve(b, (void **)&s->insns, &s->cap, s->count + 1,
+					     sizeof(isa_insn_t), "an instruction stream"),
+			     "emitting %s on core %" PRIu32 " engine %s",
+			     isa_opcode_name(insn->opcode), core, isa_engine_name(engine));
 	s->insns[s->count] = *insn;
 	if (isa_insn_min_minor(insn->opcode) > b->meta.isa_version_minor)
 		b->meta.isa_version_minor = isa_insn_min_minor(insn->opcode);
 	if (out_index)
 		*out_index = (uint32_t)s->count;
 	s->count++;
-	return NEFF_OK;
+	return NS_OK;
 }
 
-neff_status_t neff_builder_patch(neff_builder_t *b, uint32_t core,
-				 isa_engine_t engine, uint32_t index,
-				 const isa_insn_t *insn)
+ns_status_t neff_builder_patch(neff_builder_t *b, uint32_t core,
+			       isa_engine_t engine, uint32_t index,
+			       const isa_insn_t *insn)
 {
-	if (!b || !insn)
-		return NEFF_ERR_INVALID;
-	stream_t *s = builder_stream(b, core, engine);
-	if (!s || index >= s->count)
-		return NEFF_ERR_INVALID;
+	REQUIRE_NONNULL(b);
+	REQUIRE_NONNULL(insn);
+	stream_t *s = NULL;
+	NS_RETURN_IF_ERROR_F(builder_stream(b, core, engine, &s), "patching instruction %" PRIu32,
+			     index);
+	if (index >= s->count)
+		return ns_status_make(NS_STATUS_OUT_OF_RANGE,
+				      "patching instruction %" PRIu32 " of core %" PRIu32
+				      " engine %s: the stream has %zu", index, core,
+				      isa_engine_name(engine), s->count);
 	s->insns[index] = *insn;
 	if (isa_insn_min_minor(insn->opcode) > b->meta.isa_version_minor)
 		b->meta.isa_version_minor = isa_insn_min_minor(insn->opcode);
-	return NEFF_OK;
+	return NS_OK;
 }
 
-neff_status_t neff_builder_set_hlo(neff_builder_t *b, const char *text,
-				   size_t len)
+ns_status_t neff_builder_set_hlo(neff_builder_t *b, const char *text,
+				 size_t len)
 {
-	if (!b || (!text && len))
-		return NEFF_ERR_INVALID;
+	REQUIRE_NONNULL(b);
+	if (!text && len)
+		return INVALID("HLO text: NULL with a length of %zu", len);
 	char *copy = NULL;
 	if (len) {
 		copy = builder_realloc(b, NULL, len);
 		if (!copy)
-			return NEFF_ERR_NOMEM;
+			return no_memory("the HLO text", len);
 		memcpy(copy, text, len);
 	}
 	free(b->hlo);
 	b->hlo = copy;
 	b->hlo_size = len;
-	return NEFF_OK;
+	return NS_OK;
 }
 
-neff_status_t neff_builder_set_compiler_version(neff_builder_t *b,
-						const char *version)
+ns_status_t neff_builder_set_compiler_version(neff_builder_t *b,
+					      const char *version)
 {
-	if (!b || !version)
-		return NEFF_ERR_INVALID;
+	REQUIRE_NONNULL(b);
+	REQUIRE_NONNULL(version);
 	size_t len = strnlen(version, sizeof(b->meta.compiler_version));
 	if (len >= sizeof(b->meta.compiler_version))
-		return NEFF_ERR_INVALID;
+		return INVALID("compiler version '%.32s...': longer than %zu bytes", version,
+			       sizeof(b->meta.compiler_version) - 1);
 	memset(b->meta.compiler_version, 0, sizeof(b->meta.compiler_version));
 	memcpy(b->meta.compiler_version, version, len);
-	return NEFF_OK;
+	return NS_OK;
 }
 
 /* ---- serialisation ---------------------------------------------------- */
@@ -452,24 +520,33 @@ static void write_code(const neff_builder_t *b, uint8_t *dst)
 	}
 }
 
-neff_status_t neff_builder_finish(neff_builder_t *b, void **out_data,
-				  size_t *out_size)
+/* A NEFF that cannot be laid out in this address space. */
+static ns_status_t too_big(const neff_builder_t *b)
 {
-	if (!b || !out_data || !out_size)
-		return NEFF_ERR_INVALID;
+	return ns_status_make(NS_STATUS_RESOURCE_EXHAUSTED,
+			      "NEFF '%s': the sections' sizes overflow the address space",
+			      b->meta.model_name);
+}
+
+ns_status_t neff_builder_finish(neff_builder_t *b, void **out_data,
+				size_t *out_size)
+{
+	REQUIRE_NONNULL(b);
+	REQUIRE_NONNULL(out_data);
+	REQUIRE_NONNULL(out_size);
 
 	/* Sizes of every section, overflow-checked. */
 	uint64_t tensors_size, code_size = code_table_size(b), debug_size = 0;
 	if (__builtin_mul_overflow((uint64_t)b->n_tensors, sizeof(neff_tensor_t),
 				   &tensors_size))
-		return NEFF_ERR_INVALID;
+		return too_big(b);
 	for (uint32_t c = 0; c < b->meta.n_cores; c++)
 		for (uint32_t e = 0; e < ISA_ENGINE_COUNT; e++) {
 			uint64_t bytes;
 			if (__builtin_mul_overflow((uint64_t)b->streams[c][e].count,
 						   sizeof(isa_insn_t), &bytes) ||
 			    __builtin_add_overflow(code_size, bytes, &code_size))
-				return NEFF_ERR_INVALID;
+				return too_big(b);
 		}
 	if (b->n_debug) {
 		if (__builtin_mul_overflow((uint64_t)b->n_debug,
@@ -478,7 +555,7 @@ neff_status_t neff_builder_finish(neff_builder_t *b, void **out_data,
 					   sizeof(neff_debug_header_t) + b->strings_size,
 					   &debug_size) ||
 		    b->strings_size > UINT32_MAX)
-			return NEFF_ERR_INVALID;
+			return too_big(b);
 	}
 
 	/* Layout: header, section table, then sections in a fixed order. */
@@ -496,11 +573,12 @@ neff_status_t neff_builder_finish(neff_builder_t *b, void **out_data,
 	if (ok && b->hlo_size)
 		ok = plan_add(ps, &k, &cursor, NEFF_SECT_HLO, b->hlo_size);
 	if (!ok || cursor > SIZE_MAX)
-		return NEFF_ERR_INVALID;
+		return too_big(b);
 
 	uint8_t *buf = builder_realloc(b, NULL, (size_t)cursor);
 	if (!buf)
-		return NEFF_ERR_NOMEM;
+		return ns_status_annotate(no_memory("the serialised NEFF", (size_t)cursor),
+					  "NEFF '%s'", b->meta.model_name);
 	/* Zero first: padding and unused string bytes are part of the
 	 * checksum, and must be zero for deterministic output. */
 	memset(buf, 0, (size_t)cursor);
@@ -554,5 +632,5 @@ neff_status_t neff_builder_finish(neff_builder_t *b, void **out_data,
 	memcpy(buf, &h, sizeof(h));
 	*out_data = buf;
 	*out_size = (size_t)cursor;
-	return NEFF_OK;
+	return NS_OK;
 }

@@ -2,6 +2,7 @@
  * in-place SGD) as one NEFF with the builder API, engines ordered by semaphores. */
 #include "demo_mlp_neff.h"
 
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,32 +44,36 @@ typedef struct sched {
 	neff_builder_t *b;
 	uint32_t count[ISA_ENGINE_COUNT];
 	uint32_t waited[ISA_ENGINE_COUNT][ISA_ENGINE_COUNT]; /* [waiter][signaller] */
-	int failed;
-	char *err;
-	size_t err_len;
+	ns_status_t failed; /* the first failure; later steps are skipped */
 } sched_t;
 
-static void sched_fail(sched_t *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Keeps st, a builder call's status, as the failure when it is the first one,
+ * annotated "demo MLP NEFF: <what>"; frees it otherwise. */
+static void sched_check(sched_t *s, ns_status_t st, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
-static void sched_fail(sched_t *s, const char *fmt, ...)
+static void sched_check(sched_t *s, ns_status_t st, const char *fmt, ...)
 {
-	if (s->failed)
+	if (!st)
 		return;
-	s->failed = 1;
-	if (s->err && s->err_len) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(s->err, s->err_len, fmt, ap);
-		va_end(ap);
+	if (s->failed) {
+		ns_status_free(st);
+		return;
 	}
+	char what[160];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	s->failed = ns_status_annotate(st, "demo MLP NEFF: %s", what);
 }
 
 static op_t sched_put(sched_t *s, isa_engine_t e, isa_insn_t *in, const char *what)
 {
 	in->signal_sem = (uint8_t)e;
 	uint32_t idx = 0;
-	if (!s->failed && neff_builder_emit(s->b, 0, e, in, &idx) != NEFF_OK)
-		sched_fail(s, "demo MLP NEFF: emitting %s on engine %d failed", what, (int)e);
+	if (!s->failed)
+		sched_check(s, neff_builder_emit(s->b, 0, e, in, &idx), "emitting %s", what);
 	s->count[e]++;
 	return (op_t){ (int)e, idx };
 }
@@ -103,10 +108,10 @@ static op_t sched_emit(sched_t *s, isa_engine_t e, isa_insn_t in, const char *na
 		s->waited[e][last] = need[last];
 	}
 	uint32_t dbg = ISA_DEBUG_NONE;
-	if (!s->failed &&
-	    neff_builder_add_debug(s->b, name, op_type, "tools/demo_mlp_neff.c",
-				   (uint32_t)line, &dbg) != NEFF_OK)
-		sched_fail(s, "demo MLP NEFF: adding the debug entry of %s failed", name);
+	if (!s->failed)
+		sched_check(s, neff_builder_add_debug(s->b, name, op_type, "tools/demo_mlp_neff.c",
+						      (uint32_t)line, &dbg),
+			    "adding the debug entry of %s", name);
 	in.debug_id = dbg;
 	return sched_put(s, e, &in, name);
 }
@@ -218,46 +223,46 @@ static isa_insn_t reduce(isa_reduce_t op, uint32_t mask, isa_ap_t o, isa_ap_t a)
 
 /* ---- the model ---------------------------------------------------------- */
 
-int demo_mlp_neff_build(const demo_mlp_config_t *cfg, void **out_neff,
-			size_t *out_size, char *err, size_t err_len)
+ns_status_t demo_mlp_neff_build(const demo_mlp_config_t *cfg, void **out_neff,
+				size_t *out_size)
 {
-	if (!cfg || !out_neff || !out_size) {
-		snprintf(err, err_len, "demo_mlp_neff_build: NULL argument");
-		return -1;
-	}
+	if (!cfg || !out_neff || !out_size)
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+				      "demo_mlp_neff_build: NULL argument");
 	*out_neff = NULL;
 	*out_size = 0;
 	const uint64_t B = cfg->batch, I = cfg->in, H = cfg->hidden, C = cfg->classes;
-	if (!B || !I || !H || !C || B > 65536 || I > 65536 || H > 65536 || C > 65536) {
-		snprintf(err, err_len, "demo MLP: every dimension must be in 1..65536");
-		return -1;
-	}
-	sched_t s = { .err = err, .err_len = err_len };
+	if (!B || !I || !H || !C || B > 65536 || I > 65536 || H > 65536 || C > 65536)
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+				      "demo MLP: every dimension must be in 1..65536 (batch %" PRIu64
+				      ", in %" PRIu64 ", hidden %" PRIu64 ", classes %" PRIu64 ")",
+				      B, I, H, C);
+	sched_t s = { 0 };
 	s.b = neff_builder_create("demo_mlp_train_step", 1);
-	if (!s.b) {
-		snprintf(err, err_len, "demo MLP NEFF: out of memory creating the builder");
-		return -1;
-	}
-	neff_builder_set_compiler_version(s.b, "neuronsim-demo-builder");
+	if (!s.b)
+		return ns_status_make(NS_STATUS_RESOURCE_EXHAUSTED,
+				      "demo MLP NEFF: out of memory creating the builder");
+	sched_check(&s, neff_builder_set_compiler_version(s.b, "neuronsim-demo-builder"),
+		    "setting the compiler version");
 
 	/* I/O tensors; region of tensor i is ISA_REGION_IO0 + i. */
 	uint32_t t[DEMO_MLP_N_INPUTS + DEMO_MLP_N_OUTPUTS];
 	const uint64_t shp[][2] = { { B, I }, { B, C }, { I, H }, { H, 0 }, { H, C }, { C, 0 } };
 	const uint32_t rnk[] = { 2, 2, 2, 1, 2, 1 };
 	for (int i = 0; i < DEMO_MLP_N_INPUTS; i++)
-		if (neff_builder_add_tensor(s.b, demo_mlp_input_names[i], NEFF_USAGE_INPUT,
-					    ISA_DT_F32, rnk[i], shp[i], -1, &t[i]) != NEFF_OK)
-			sched_fail(&s, "demo MLP NEFF: adding input %s failed", demo_mlp_input_names[i]);
+		sched_check(&s, neff_builder_add_tensor(s.b, demo_mlp_input_names[i],
+							NEFF_USAGE_INPUT, ISA_DT_F32, rnk[i], shp[i],
+							-1, &t[i]),
+			    "adding an input");
 	const uint64_t one[1] = { 1 };
-	if (neff_builder_add_tensor(s.b, "loss", NEFF_USAGE_OUTPUT, ISA_DT_F32, 1, one, -1,
-				    &t[6]) != NEFF_OK)
-		sched_fail(&s, "demo MLP NEFF: adding output loss failed");
+	sched_check(&s, neff_builder_add_tensor(s.b, "loss", NEFF_USAGE_OUTPUT, ISA_DT_F32, 1, one,
+						-1, &t[6]),
+		    "adding an output");
 	for (int i = 1; i < DEMO_MLP_N_OUTPUTS; i++)
-		if (neff_builder_add_tensor(s.b, demo_mlp_output_names[i], NEFF_USAGE_OUTPUT,
-					    ISA_DT_F32, rnk[i + 1], shp[i + 1],
-					    (int32_t)t[i + 1], &t[6 + i]) != NEFF_OK)
-			sched_fail(&s, "demo MLP NEFF: adding output %s failed",
-				   demo_mlp_output_names[i]);
+		sched_check(&s, neff_builder_add_tensor(s.b, demo_mlp_output_names[i],
+							NEFF_USAGE_OUTPUT, ISA_DT_F32, rnk[i + 1],
+							shp[i + 1], (int32_t)t[i + 1], &t[6 + i]),
+			    "adding an output");
 	const uint32_t X = ISA_REGION_IO0 + t[0], Y = ISA_REGION_IO0 + t[1];
 	const uint32_t W1 = ISA_REGION_IO0 + t[2], B1 = ISA_REGION_IO0 + t[3];
 	const uint32_t W2 = ISA_REGION_IO0 + t[4], B2 = ISA_REGION_IO0 + t[5];
@@ -268,8 +273,8 @@ int demo_mlp_neff_build(const demo_mlp_config_t *cfg, void **out_neff,
 	/* Constants: 0 (relu mask, select) and -lr (SGD), read with stride-0 patterns. */
 	const float consts[2] = { 0.0f, -cfg->lr };
 	uint64_t c_off = 0;
-	if (neff_builder_add_const(s.b, consts, sizeof(consts), 64, &c_off) != NEFF_OK)
-		sched_fail(&s, "demo MLP NEFF: adding constants failed");
+	sched_check(&s, neff_builder_add_const(s.b, consts, sizeof(consts), 64, &c_off),
+		    "adding the constants");
 	const uint64_t ZERO = c_off, NEGLR = c_off + 4;
 	const uint32_t K = ISA_REGION_CONST, S = ISA_REGION_SCRATCH;
 
@@ -286,9 +291,8 @@ int demo_mlp_neff_build(const demo_mlp_config_t *cfg, void **out_neff,
 	};
 	for (size_t i = 0; i < sizeof(sc) / sizeof(sc[0]); i++) {
 		*sc[i].off = 0;
-		if (neff_builder_add_scratch(s.b, sc[i].bytes, 64, sc[i].off) != NEFF_OK)
-			sched_fail(&s, "demo MLP NEFF: reserving %llu scratch bytes failed",
-				   (unsigned long long)sc[i].bytes);
+		sched_check(&s, neff_builder_add_scratch(s.b, sc[i].bytes, 64, sc[i].off),
+			    "reserving scratch");
 	}
 
 	const isa_engine_t TE = ISA_ENGINE_TENSOR, VE = ISA_ENGINE_VECTOR,
@@ -376,14 +380,8 @@ int demo_mlp_neff_build(const demo_mlp_config_t *cfg, void **out_neff,
 			  vec(B1, 0, H)),
 	     "sgd.b1", "fma", NO_OP, NO_OP, NO_OP);
 
-	if (!s.failed && neff_builder_finish(s.b, out_neff, out_size) != NEFF_OK)
-		sched_fail(&s, "demo MLP NEFF: neff_builder_finish failed (inconsistent model)");
+	if (!s.failed)
+		sched_check(&s, neff_builder_finish(s.b, out_neff, out_size), "serialising");
 	neff_builder_destroy(s.b);
-	if (s.failed) {
-		free(*out_neff);
-		*out_neff = NULL;
-		*out_size = 0;
-		return -1;
-	}
-	return 0;
+	return s.failed;
 }

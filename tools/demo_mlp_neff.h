@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "neuronsim/status.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -38,11 +40,13 @@ extern const char *const demo_mlp_output_names[DEMO_MLP_N_OUTPUTS];
 /* Builds the training step as one single-core NEFF: matmuls on the tensor
  * engine, elementwise and reductions on the vector engine, activations on the
  * scalar engine, ordered with semaphores. On success *out_neff is a malloc'd
- * buffer the caller frees with free(). On failure returns -1 with a message in
- * err. A later issue produces the same NEFF by compiling an HLO module; this
- * function is the one place to swap. */
-int demo_mlp_neff_build(const demo_mlp_config_t *cfg, void **out_neff,
-			size_t *out_size, char *err, size_t err_len);
+ * buffer the caller frees with free(). On failure returns a status
+ * (INVALID_ARGUMENT for a bad config, else the builder's, annotated with the
+ * step: "demo MLP NEFF: emitting fwd.dot1: ...") and *out_neff is NULL,
+ * *out_size 0. A later issue produces the same NEFF by compiling an HLO module;
+ * this function is the one place to swap. */
+ns_status_t demo_mlp_neff_build(const demo_mlp_config_t *cfg, void **out_neff,
+				size_t *out_size);
 
 /* The parameters and data of the demo, host side. */
 typedef struct demo_mlp_params {

@@ -181,8 +181,10 @@ static int demo_run(const demo_opts_t *o, demo_state_t *s)
 	void *neff;
 	size_t neff_size;
 	uint64_t b0 = ns_monotonic_ns();
-	if (demo_mlp_neff_build(&cfg, &neff, &neff_size, err, sizeof(err))) {
-		fprintf(stderr, "neuronsim-demo: %s\n", err);
+	ns_status_t bst = demo_mlp_neff_build(&cfg, &neff, &neff_size);
+	if (bst) {
+		fprintf(stderr, "neuronsim-demo: %s\n", ns_status_message(bst));
+		ns_status_free(bst);
 		return TOOL_EXIT_RUNTIME;
 	}
 	uint64_t build_ns = ns_monotonic_ns() - b0;

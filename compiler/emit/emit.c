@@ -109,11 +109,17 @@ ncc_status_t ncc_emit_io(ncc_lower_ctx_t *ctx)
 		for (int32_t d = 0; d < pi->shape.rank; d++)
 			shape[d] = (uint64_t)pi->shape.dims[d];
 		uint32_t idx;
-		if (neff_builder_add_tensor(ctx->b, names[p], NEFF_USAGE_INPUT, dt,
-					    (uint32_t)pi->shape.rank, shape, -1, &idx) != NEFF_OK ||
-		    idx != ntensors++) {
-			st = ncc_lower_fail(ctx, pi, NCC_ERR_INVALID, "cannot add input tensor '%s'",
-					    names[p]);
+		ns_status_t bs = neff_builder_add_tensor(ctx->b, names[p], NEFF_USAGE_INPUT, dt,
+							 (uint32_t)pi->shape.rank, shape, -1, &idx);
+		if (bs) {
+			st = ncc_lower_fail_status(ctx, pi, bs, NCC_ERR_INVALID,
+						   "cannot add input tensor '%s'", names[p]);
+			goto out;
+		}
+		if (idx != ntensors++) {
+			st = ncc_lower_fail(ctx, pi, NCC_ERR_INTERNAL,
+					    "internal: input tensor '%s' got NEFF index %u", names[p],
+					    idx);
 			goto out;
 		}
 		ctx->in_tensor[p] = (int32_t)idx;
@@ -174,9 +180,12 @@ ncc_status_t ncc_emit_io(ncc_lower_ctx_t *ctx)
 				ctx->out_alias[o] = alias = -1;
 		}
 		uint32_t idx;
-		if (neff_builder_add_tensor(ctx->b, names[nin + o], NEFF_USAGE_OUTPUT, dt, (uint32_t)s->rank,
-					    shape, alias >= 0 ? ctx->in_tensor[alias] : -1, &idx) != NEFF_OK) {
-			st = ncc_lower_fail(ctx, root, NCC_ERR_INVALID, "cannot add output tensor %u", o);
+		ns_status_t bs = neff_builder_add_tensor(ctx->b, names[nin + o], NEFF_USAGE_OUTPUT, dt,
+							 (uint32_t)s->rank, shape,
+							 alias >= 0 ? ctx->in_tensor[alias] : -1, &idx);
+		if (bs) {
+			st = ncc_lower_fail_status(ctx, root, bs, NCC_ERR_INVALID,
+						   "cannot add output tensor %u", o);
 			goto out;
 		}
 		ctx->out_tensor[o] = idx;
@@ -192,27 +201,33 @@ ncc_status_t ncc_emit_finish(ncc_lower_ctx_t *ctx, void **out_neff, size_t *out_
 {
 	uint64_t off = 0;
 	if (ctx->plan.top > 0) {
-		if (neff_builder_add_scratch(ctx->b, ctx->plan.top, NCC_PLAN_ALIGN, &off) != NEFF_OK)
-			return ncc_lower_fail(ctx, NULL, NCC_ERR_LIMIT, "cannot reserve %llu bytes of scratch",
-					      (unsigned long long)ctx->plan.top);
+		ns_status_t bs = neff_builder_add_scratch(ctx->b, ctx->plan.top, NCC_PLAN_ALIGN, &off);
+		if (bs)
+			return ncc_lower_fail_status(ctx, NULL, bs, NCC_ERR_LIMIT,
+						     "cannot reserve %llu bytes of scratch",
+						     (unsigned long long)ctx->plan.top);
 		if (off != 0)
 			return ncc_lower_fail(ctx, NULL, NCC_ERR_INTERNAL, "internal: scratch not at 0");
 	}
 	char ver[64];
 	snprintf(ver, sizeof(ver), "%s", ctx->opts.compiler_version ? ctx->opts.compiler_version
 								 : "ncc " NCC_VERSION);
-	if (neff_builder_set_compiler_version(ctx->b, ver) != NEFF_OK)
-		return ncc_lower_fail(ctx, NULL, NCC_ERR_INVALID, "bad compiler version string");
+	ns_status_t bs = neff_builder_set_compiler_version(ctx->b, ver);
+	if (bs)
+		return ncc_lower_fail_status(ctx, NULL, bs, NCC_ERR_INVALID,
+					     "bad compiler version string");
 	if (ctx->opts.embed_hlo && ctx->m->source && ctx->m->source_len) {
-		if (neff_builder_set_hlo(ctx->b, ctx->m->source, ctx->m->source_len) != NEFF_OK)
-			return ncc_lower_fail(ctx, NULL, NCC_ERR_NOMEM, "cannot embed the HLO text");
+		bs = neff_builder_set_hlo(ctx->b, ctx->m->source, ctx->m->source_len);
+		if (bs)
+			return ncc_lower_fail_status(ctx, NULL, bs, NCC_ERR_INTERNAL,
+						     "cannot embed the HLO text");
 	}
 	void *data = NULL;
 	size_t size = 0;
-	neff_status_t ns = neff_builder_finish(ctx->b, &data, &size);
-	if (ns != NEFF_OK)
-		return ncc_lower_fail(ctx, NULL, ns == NEFF_ERR_NOMEM ? NCC_ERR_NOMEM : NCC_ERR_INTERNAL,
-				      "NEFF serialisation failed (%d)", (int)ns);
+	bs = neff_builder_finish(ctx->b, &data, &size);
+	if (bs)
+		return ncc_lower_fail_status(ctx, NULL, bs, NCC_ERR_INTERNAL,
+					     "NEFF serialisation failed");
 	*out_neff = data;
 	*out_size = size;
 	return NCC_OK;

@@ -1,4 +1,5 @@
 /* ncc back end, the builder every lowering file uses (lower_ctx.h, the shared part of lower_internal.h) and that calls none of them: instructions onto the engines' streams with the semaphore waits that keep program order (the rule below), the JUMPs of control flow, access patterns from views, the COPY/ALU/ACTIVATE/REDUCE/GATHER/SCATTER builders over views, the debug map, errors, view arithmetic and the reduction helpers several op families share. Values, scratch and constants: builder_value.c. */
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -41,8 +42,10 @@ static ncc_status_t emit_raw(ncc_lower_ctx_t *ctx, isa_engine_t e, isa_insn_t *i
 	uint32_t idx;
 	/* The program runs on core 0; further cores of the NEFF are left idle because
 	 * every core would otherwise write the same output tensors (no sharding yet). */
-	if (neff_builder_emit(ctx->b, 0, e, in, &idx) != NEFF_OK)
-		return ncc_lower_fail(ctx, ctx->cur, NCC_ERR_NOMEM, "cannot emit an instruction");
+	ns_status_t bs = neff_builder_emit(ctx->b, 0, e, in, &idx);
+	if (bs)
+		return ncc_lower_fail_status(ctx, ctx->cur, bs, NCC_ERR_INTERNAL,
+					     "cannot emit an instruction");
 	ctx->last_insn = *in;
 	ctx->count[e]++;
 	ctx->total_insns++;
@@ -339,9 +342,9 @@ ncc_status_t ncc_lower_patch_jump(ncc_lower_ctx_t *ctx, uint32_t index, const is
 {
 	isa_insn_t in = *insn;
 	in.param = target;
-	if (neff_builder_patch(ctx->b, 0, ISA_ENGINE_GPSIMD, index, &in) != NEFF_OK)
-		return ncc_lower_fail(ctx, ctx->cur, NCC_ERR_INTERNAL, "internal: cannot patch a jump");
-	return NCC_OK;
+	return ncc_lower_fail_status(ctx, ctx->cur,
+				     neff_builder_patch(ctx->b, 0, ISA_ENGINE_GPSIMD, index, &in),
+				     NCC_ERR_INTERNAL, "internal: cannot patch a jump");
 }
 
 
@@ -609,6 +612,25 @@ ncc_status_t ncc_lower_fail(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, ncc_st
 			     inst->col, what, desc);
 }
 
+ncc_status_t ncc_lower_fail_status(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst,
+				   ns_status_t status, ncc_status_t code, const char *fmt, ...)
+{
+	if (!status)
+		return NCC_OK;
+	if (ns_status_errno(status) == ENOMEM)
+		code = NCC_ERR_NOMEM;
+	else if (ns_status_code(status) == NS_STATUS_RESOURCE_EXHAUSTED)
+		code = NCC_ERR_LIMIT;
+	char what[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	ncc_status_t st = ncc_lower_fail(ctx, inst, code, "%s: %s", what, ns_status_message(status));
+	ns_status_free(status);
+	return st;
+}
+
 /* ---------------------------------------------------------------- debug map */
 
 ncc_status_t ncc_emit_debug_id(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, uint32_t *out_id)
@@ -624,8 +646,11 @@ ncc_status_t ncc_emit_debug_id(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, uin
 	char nm[NEFF_NAME_MAX];
 	snprintf(nm, sizeof(nm), "%s", inst->name ? inst->name : "?");
 	uint32_t id;
-	if (neff_builder_add_debug(ctx->b, nm, op_type, inst->metadata.source_file, line, &id) != NEFF_OK)
-		return ncc_lower_fail(ctx, inst, NCC_ERR_NOMEM, "cannot add a debug map entry");
+	ns_status_t bs = neff_builder_add_debug(ctx->b, nm, op_type, inst->metadata.source_file,
+						line, &id);
+	if (bs)
+		return ncc_lower_fail_status(ctx, inst, bs, NCC_ERR_INTERNAL,
+					     "cannot add a debug map entry");
 	if (inst->id < ctx->nvals)
 		ctx->debug_ids[inst->id] = id;
 	*out_id = id;
@@ -651,8 +676,11 @@ ncc_status_t ncc_lower_debug_entries(ncc_lower_ctx_t *ctx, const ncc_inst_t *con
 		char nm[NEFF_NAME_MAX];
 		snprintf(nm, sizeof(nm), "%.*s", (int)(len < NEFF_NAME_MAX ? len : NEFF_NAME_MAX - 1), name);
 		uint32_t id;
-		if (neff_builder_add_debug(ctx->b, nm, op_type, inst->metadata.source_file, line, &id) != NEFF_OK)
-			return ncc_lower_fail(ctx, inst, NCC_ERR_NOMEM, "cannot add a debug map entry");
+		ns_status_t bs = neff_builder_add_debug(ctx->b, nm, op_type,
+							inst->metadata.source_file, line, &id);
+		if (bs)
+			return ncc_lower_fail_status(ctx, inst, bs, NCC_ERR_INTERNAL,
+						     "cannot add a debug map entry");
 		if (k == 0)
 			first = id;
 		else if (id != first + (uint32_t)k)

@@ -227,8 +227,10 @@ ncc_status_t ncc_lower_add_const(ncc_lower_ctx_t *ctx, const void *data, uint64_
 				 uint64_t *out_offset)
 {
 	uint64_t off;
-	if (neff_builder_add_const(ctx->b, data, size ? size : 1, 64, &off) != NEFF_OK)
-		return ncc_lower_fail(ctx, ctx->cur, NCC_ERR_NOMEM, "cannot add a constant");
+	ns_status_t bs = neff_builder_add_const(ctx->b, data, size ? size : 1, 64, &off);
+	if (bs)
+		return ncc_lower_fail_status(ctx, ctx->cur, bs, NCC_ERR_INTERNAL,
+					     "cannot add a constant");
 	/* keep small constants (descriptors, scalars) readable for the scheduler; large
 	 * weights are never read back, so they are not copied */
 	if (data && size <= 65536 && off + size <= (1ull << 30)) {

@@ -37,6 +37,7 @@
 
 #include "hlo/ir.h"
 #include "neuronsim/isa.h"
+#include "neuronsim/status.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -159,6 +160,13 @@ ncc_status_t ncc_lower_debug_entries(ncc_lower_ctx_t *ctx, const ncc_inst_t *con
  * the message) and returns st. */
 ncc_status_t ncc_lower_fail(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, ncc_status_t st,
 			    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* ncc_lower_fail for a failure reported as a status (the NEFF builder's): the
+ * message is "FMT: <status message>", and the code NCC_ERR_NOMEM when the status
+ * is ENOMEM, NCC_ERR_LIMIT when it is another RESOURCE_EXHAUSTED (a NEFF limit),
+ * else code. Consumes status; NULL returns NCC_OK. */
+ncc_status_t ncc_lower_fail_status(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst,
+				   ns_status_t status, ncc_status_t code, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
 
 /* The compile options in effect (opt level etc.; compiler/options.h). */
 const struct ncc_compile_options *ncc_lower_options(const ncc_lower_ctx_t *ctx);

@@ -128,16 +128,6 @@ static_assert(sizeof(neff_debug_entry_t) == 16, "neff_debug_entry_t is part of t
 
 /* ---- reader ---------------------------------------------------------- */
 
-/* The builder's statuses (below); the reader returns an ns_status_t. */
-typedef enum neff_status {
-	NEFF_OK = 0,
-	NEFF_ERR_FORMAT = 1,   /* corrupt, truncated or inconsistent */
-	NEFF_ERR_VERSION = 2,  /* unknown major version or required feature */
-	NEFF_ERR_NOMEM = 3,
-	NEFF_ERR_INVALID = 4,  /* bad argument */
-	NEFF_ERR_IO = 5,
-} neff_status_t;
-
 /* A validated view of a NEFF; every pointer borrows from the parsed buffer. */
 typedef struct neff_view {
 	const neff_header_t *header;
@@ -156,7 +146,7 @@ typedef struct neff_view {
 } neff_view_t;
 
 /* Validates the NEFF in [data, data + size) (data must be 8-byte aligned,
- * else NEFF_ERR_INVALID) and fills out_view with pointers into it; data must
+ * else NS_STATUS_INVALID_ARGUMENT) and fills out_view with pointers into it; data must
  * outlive the view. Checks magic, version, features, size, checksum, every
  * section offset and size (overflow-safe), the layout (no overlap, no
  * unaccounted bytes), string termination, tensor sizes and aliases, debug
@@ -176,10 +166,17 @@ void neff_debug_lookup(const neff_view_t *view, uint32_t debug_id,
 
 /* ---- builder --------------------------------------------------------- */
 
-/* Builds a NEFF in memory. Every argument is validated (NEFF_ERR_INVALID);
- * every allocation is checked (NEFF_ERR_NOMEM, the builder is left as it was
- * before the call, nothing leaks). Output is deterministic: the same calls
- * give the same bytes. Not thread-safe: one builder per thread. */
+/* Builds a NEFF in memory. The functions below return a status (status.h)
+ * whose message names the object and what is wrong with it ("tensor 'w_out':
+ * aliases tensor 5, which does not exist (3 tensors so far)"), for the caller
+ * to annotate with its own context. Every argument is validated
+ * (NS_STATUS_INVALID_ARGUMENT; OUT_OF_RANGE for a patch index past the end);
+ * a NEFF limit reached (region sizes, tensor or debug-entry counts) is
+ * NS_STATUS_RESOURCE_EXHAUSTED; every allocation is checked (RESOURCE_EXHAUSTED
+ * with ns_status_errno ENOMEM, the builder is left as it was before the call,
+ * nothing leaks). A failed call changes nothing and leaves its out_
+ * parameters untouched. Output is deterministic: the same calls give the same
+ * bytes. Not thread-safe: one builder per thread. */
 typedef struct neff_builder neff_builder_t;
 
 /* Creates a builder for a model with n_cores cores (1..NEFF_MAX_CORES) and a
@@ -195,44 +192,44 @@ void neff_builder_destroy(neff_builder_t *b);
  * copied, non-empty, shorter than NEFF_NAME_MAX and unique; rank <=
  * NEFF_MAX_TENSOR_RANK (shape may be NULL when rank is 0); alias_input is -1,
  * or for an output the index of an earlier input of the same dtype and size. */
-neff_status_t neff_builder_add_tensor(neff_builder_t *b, const char *name,
-				      neff_usage_t usage, isa_dtype_t dtype,
-				      uint32_t rank, const uint64_t *shape,
-				      int32_t alias_input, uint32_t *out_index);
+ns_status_t neff_builder_add_tensor(neff_builder_t *b, const char *name,
+				    neff_usage_t usage, isa_dtype_t dtype,
+				    uint32_t rank, const uint64_t *shape,
+				    int32_t alias_input, uint32_t *out_index);
 /* Appends constant bytes (copied; zeros when data is NULL) at an offset of
  * region ISA_REGION_CONST aligned to align (a power of 2, <= 4096). */
-neff_status_t neff_builder_add_const(neff_builder_t *b, const void *data,
-				     uint64_t size, uint64_t align,
-				     uint64_t *out_offset);
+ns_status_t neff_builder_add_const(neff_builder_t *b, const void *data,
+				   uint64_t size, uint64_t align,
+				   uint64_t *out_offset);
 /* Reserves scratch bytes aligned to align (power of 2, <= 4096). */
-neff_status_t neff_builder_add_scratch(neff_builder_t *b, uint64_t size,
-				       uint64_t align, uint64_t *out_offset);
+ns_status_t neff_builder_add_scratch(neff_builder_t *b, uint64_t size,
+				     uint64_t align, uint64_t *out_offset);
 /* Adds a debug map entry; strings are copied (NULL means ""), identical
  * strings are stored once. */
-neff_status_t neff_builder_add_debug(neff_builder_t *b, const char *hlo_name,
-				     const char *op_type, const char *source_file,
-				     uint32_t source_line, uint32_t *out_debug_id);
+ns_status_t neff_builder_add_debug(neff_builder_t *b, const char *hlo_name,
+				   const char *op_type, const char *source_file,
+				   uint32_t source_line, uint32_t *out_debug_id);
 /* Appends a copy of insn to the stream of (core, engine). The instruction is
  * not validated here (regions and jump targets may be added later): run
  * neff_parse() on the result to check it. */
-neff_status_t neff_builder_emit(neff_builder_t *b, uint32_t core,
-				isa_engine_t engine, const isa_insn_t *insn,
-				uint32_t *out_index);
+ns_status_t neff_builder_emit(neff_builder_t *b, uint32_t core,
+			      isa_engine_t engine, const isa_insn_t *insn,
+			      uint32_t *out_index);
 /* Replaces an emitted instruction (to patch jump targets). */
-neff_status_t neff_builder_patch(neff_builder_t *b, uint32_t core,
-				 isa_engine_t engine, uint32_t index,
-				 const isa_insn_t *insn);
+ns_status_t neff_builder_patch(neff_builder_t *b, uint32_t core,
+			       isa_engine_t engine, uint32_t index,
+			       const isa_insn_t *insn);
 /* Sets (copies) the HLO text, replacing any previous one; NULL/0 removes it. */
-neff_status_t neff_builder_set_hlo(neff_builder_t *b, const char *text,
-				   size_t len);
+ns_status_t neff_builder_set_hlo(neff_builder_t *b, const char *text,
+				 size_t len);
 /* version is copied; shorter than sizeof(meta.compiler_version). */
-neff_status_t neff_builder_set_compiler_version(neff_builder_t *b,
-						const char *version);
+ns_status_t neff_builder_set_compiler_version(neff_builder_t *b,
+					      const char *version);
 /* Serialises the NEFF into a malloc'd buffer the caller frees with free().
  * The builder stays usable; finishing twice gives the same bytes. On failure
  * *out_data and *out_size are untouched. */
-neff_status_t neff_builder_finish(neff_builder_t *b, void **out_data,
-				  size_t *out_size);
+ns_status_t neff_builder_finish(neff_builder_t *b, void **out_data,
+				size_t *out_size);
 
 /* TEST ONLY (allocation-failure injection, SQLite style): makes the n-th
  * allocation this builder attempts from now on fail as if malloc/realloc

@@ -67,23 +67,32 @@ static isa_ap_t ap_contig(uint32_t region, uint64_t off, uint32_t rank, const ui
 	return a;
 }
 
-/* A finished NEFF, or exit: the bench has no use for a half-built model. */
+/* Exits with "neuronsim-bench: WHAT: <message>" when a builder call failed:
+ * the bench has no use for a half-built model. */
+static void built(ns_status_t st, const char *what)
+{
+	if (!st)
+		return;
+	fprintf(stderr, "neuronsim-bench: %s: %s\n", what, ns_status_message(st));
+	ns_status_free(st);
+	exit(1);
+}
+
 static void finish(neff_builder_t *b, void **neff, size_t *size)
 {
-	if (neff_builder_finish(b, neff, size) != NEFF_OK) {
-		fprintf(stderr, "neuronsim-bench: building a benchmark NEFF failed\n");
-		exit(1);
-	}
+	built(neff_builder_finish(b, neff, size), "building a benchmark NEFF");
 	neff_builder_destroy(b);
 }
 
 static void add_tensor(neff_builder_t *b, const char *name, neff_usage_t usage, uint32_t rank,
 		       const uint64_t *shape, uint32_t *idx)
 {
-	if (!b || neff_builder_add_tensor(b, name, usage, ISA_DT_F32, rank, shape, -1, idx) != NEFF_OK) {
-		fprintf(stderr, "neuronsim-bench: adding tensor %s to a NEFF failed\n", name);
+	if (!b) {
+		fprintf(stderr, "neuronsim-bench: out of memory creating a NEFF builder\n");
 		exit(1);
 	}
+	built(neff_builder_add_tensor(b, name, usage, ISA_DT_F32, rank, shape, -1, idx),
+	      "adding a tensor to a NEFF");
 }
 
 /* A loaded model with one device tensor per I/O tensor, bound by name. */
@@ -211,10 +220,8 @@ static void bench_exec_round_trip(void)
 	insn.ap[0] = ap_contig(ISA_REGION_IO0 + out_i, 0, 1, shape);
 	insn.ap[1] = ap_contig(ISA_REGION_IO0 + in_i, 0, 1, shape);
 	insn.ap[2] = insn.ap[1];
-	if (neff_builder_emit(b, 0, ISA_ENGINE_VECTOR, &insn, NULL) != NEFF_OK) {
-		fprintf(stderr, "neuronsim-bench: emitting the one-instruction NEFF failed\n");
-		exit(1);
-	}
+	built(neff_builder_emit(b, 0, ISA_ENGINE_VECTOR, &insn, NULL),
+	      "emitting the one-instruction NEFF");
 	void *neff;
 	size_t size;
 	finish(b, &neff, &size);
@@ -272,10 +279,7 @@ static void bench_matmul(void)
 	insn.ap[0] = ap_contig(ISA_REGION_IO0 + c_i, 0, 2, shape);
 	insn.ap[1] = ap_contig(ISA_REGION_IO0 + a_i, 0, 2, shape);
 	insn.ap[2] = ap_contig(ISA_REGION_IO0 + b_i, 0, 2, shape);
-	if (neff_builder_emit(b, 0, ISA_ENGINE_TENSOR, &insn, NULL) != NEFF_OK) {
-		fprintf(stderr, "neuronsim-bench: emitting the matmul NEFF failed\n");
-		exit(1);
-	}
+	built(neff_builder_emit(b, 0, ISA_ENGINE_TENSOR, &insn, NULL), "emitting the matmul NEFF");
 	void *neff;
 	size_t size;
 	finish(b, &neff, &size);
@@ -393,10 +397,7 @@ static void *build_elementwise_neff(uint64_t n, int n_ops, size_t *size)
 	 * check scans everything and never finds anything. */
 	const float k[2] = { 1.0f, 0.5f };
 	uint64_t koff;
-	if (neff_builder_add_const(b, k, sizeof(k), 64, &koff) != NEFF_OK) {
-		fprintf(stderr, "neuronsim-bench: adding constants failed\n");
-		exit(1);
-	}
+	built(neff_builder_add_const(b, k, sizeof(k), 64, &koff), "adding constants");
 	isa_ap_t x = ap_contig(ISA_REGION_IO0 + x_i, 0, 1, shape);
 	isa_ap_t y = ap_contig(ISA_REGION_IO0 + y_i, 0, 1, shape);
 	for (int i = 0; i < n_ops; i++) {
@@ -406,10 +407,8 @@ static void *build_elementwise_neff(uint64_t n, int n_ops, size_t *size)
 		insn.ap[1] = i ? y : x;
 		insn.ap[2] = ap_contig(ISA_REGION_CONST, koff + (uint64_t)(i % 2) * 4, 1, shape);
 		insn.ap[2].stride[0] = 0;
-		if (neff_builder_emit(b, 0, ISA_ENGINE_VECTOR, &insn, NULL) != NEFF_OK) {
-			fprintf(stderr, "neuronsim-bench: emitting the elementwise NEFF failed\n");
-			exit(1);
-		}
+		built(neff_builder_emit(b, 0, ISA_ENGINE_VECTOR, &insn, NULL),
+		      "emitting the elementwise NEFF");
 	}
 	void *neff;
 	finish(b, &neff, size);

@@ -9,10 +9,10 @@
 
 #define CHECK(call)                                                            \
 	do {                                                                   \
-		neff_status_t st_ = (call);                                    \
-		if (st_ != NEFF_OK) {                                          \
-			fprintf(stderr, "%s:%d: %s: %d\n", __FILE__, __LINE__, \
-				#call, st_);                                   \
+		ns_status_t st_ = (call);                                      \
+		if (st_) {                                                     \
+			fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, \
+				#call, ns_status_message(st_));                \
 			exit(1);                                               \
 		}                                                              \
 	} while (0)

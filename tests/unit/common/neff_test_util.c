@@ -15,31 +15,30 @@ void *ntu_build_sample(size_t *out_size)
 	neff_builder_t *b = neff_builder_create(NTU_MODEL_NAME, NTU_N_CORES);
 	NTU_REQUIRE(b);
 	uint32_t x, w, y, w_out;
-	NTU_REQUIRE(neff_builder_add_tensor(b, "x", NEFF_USAGE_INPUT, ISA_DT_F32, 2,
-						 shape_x, -1, &x) == NEFF_OK);
-	NTU_REQUIRE(neff_builder_add_tensor(b, "w", NEFF_USAGE_INPUT, ISA_DT_F32, 1,
-						 shape_w, -1, &w) == NEFF_OK);
-	NTU_REQUIRE(neff_builder_add_tensor(b, "y", NEFF_USAGE_OUTPUT, ISA_DT_F32, 2,
-						 shape_x, -1, &y) == NEFF_OK);
-	NTU_REQUIRE(neff_builder_add_tensor(b, "w_out", NEFF_USAGE_OUTPUT, ISA_DT_F32,
-						 1, shape_w, (int32_t)w, &w_out) == NEFF_OK);
+	NTU_REQUIRE_OK(neff_builder_add_tensor(b, "x", NEFF_USAGE_INPUT, ISA_DT_F32, 2,
+					       shape_x, -1, &x));
+	NTU_REQUIRE_OK(neff_builder_add_tensor(b, "w", NEFF_USAGE_INPUT, ISA_DT_F32, 1,
+					       shape_w, -1, &w));
+	NTU_REQUIRE_OK(neff_builder_add_tensor(b, "y", NEFF_USAGE_OUTPUT, ISA_DT_F32, 2,
+					       shape_x, -1, &y));
+	NTU_REQUIRE_OK(neff_builder_add_tensor(b, "w_out", NEFF_USAGE_OUTPUT, ISA_DT_F32,
+					       1, shape_w, (int32_t)w, &w_out));
 
 	float bias[32];
 	for (int i = 0; i < 32; i++)
 		bias[i] = (float)i * 0.5f;
 	uint64_t c_off, s_off, s_off2;
-	NTU_REQUIRE(neff_builder_add_const(b, "pad", 3, 1, NULL) == NEFF_OK);
-	NTU_REQUIRE(neff_builder_add_const(b, bias, sizeof(bias), 64, &c_off) == NEFF_OK);
+	NTU_REQUIRE_OK(neff_builder_add_const(b, "pad", 3, 1, NULL));
+	NTU_REQUIRE_OK(neff_builder_add_const(b, bias, sizeof(bias), 64, &c_off));
 	NTU_REQUIRE(c_off == 64);
-	NTU_REQUIRE(neff_builder_add_scratch(b, 4000, 16, &s_off) == NEFF_OK);
-	NTU_REQUIRE(neff_builder_add_scratch(b, 128, 64, &s_off2) == NEFF_OK);
+	NTU_REQUIRE_OK(neff_builder_add_scratch(b, 4000, 16, &s_off));
+	NTU_REQUIRE_OK(neff_builder_add_scratch(b, 128, 64, &s_off2));
 	NTU_REQUIRE(s_off2 == 4032);
 
 	uint32_t d_add, d_copy, d_nop;
-	NTU_REQUIRE(neff_builder_add_debug(b, "add.1", "add", "model.py", 12, &d_add) == NEFF_OK);
-	NTU_REQUIRE(neff_builder_add_debug(b, "copy.2", "copy", "model.py", 13, &d_copy) ==
-		    NEFF_OK);
-	NTU_REQUIRE(neff_builder_add_debug(b, "nop", NULL, NULL, 0, &d_nop) == NEFF_OK);
+	NTU_REQUIRE_OK(neff_builder_add_debug(b, "add.1", "add", "model.py", 12, &d_add));
+	NTU_REQUIRE_OK(neff_builder_add_debug(b, "copy.2", "copy", "model.py", 13, &d_copy));
+	NTU_REQUIRE_OK(neff_builder_add_debug(b, "nop", NULL, NULL, 0, &d_nop));
 
 	/* y = x + bias (vector engine, core 0), waiting on nothing. */
 	isa_insn_t add = isa_insn_init(ISA_OP_ALU, ISA_ALU_ADD);
@@ -50,7 +49,7 @@ void *ntu_build_sample(size_t *out_size)
 	add.ap[2].offset = c_off; /* explicit: early isa_ap_contig() dropped it */
 	add.debug_id = d_add;
 	add.signal_sem = 0;
-	NTU_REQUIRE(neff_builder_emit(b, 0, ISA_ENGINE_VECTOR, &add, NULL) == NEFF_OK);
+	NTU_REQUIRE_OK(neff_builder_emit(b, 0, ISA_ENGINE_VECTOR, &add, NULL));
 
 	/* w_out = w (DMA engine, core 0) after the add. */
 	isa_insn_t copy = isa_insn_init(ISA_OP_COPY, 0);
@@ -60,19 +59,19 @@ void *ntu_build_sample(size_t *out_size)
 	copy.debug_id = d_copy;
 	copy.wait_sem = 0;
 	copy.wait_value = 1;
-	NTU_REQUIRE(neff_builder_emit(b, 0, ISA_ENGINE_DMA, &copy, NULL) == NEFF_OK);
+	NTU_REQUIRE_OK(neff_builder_emit(b, 0, ISA_ENGINE_DMA, &copy, NULL));
 
 	isa_insn_t nop = isa_insn_init(ISA_OP_NOP, 0);
 	nop.debug_id = d_nop;
 	for (int i = 0; i < 3; i++)
-		NTU_REQUIRE(neff_builder_emit(b, 1, ISA_ENGINE_GPSIMD, &nop, NULL) == NEFF_OK);
+		NTU_REQUIRE_OK(neff_builder_emit(b, 1, ISA_ENGINE_GPSIMD, &nop, NULL));
 	nop.debug_id = ISA_DEBUG_NONE;
-	NTU_REQUIRE(neff_builder_emit(b, 1, ISA_ENGINE_TENSOR, &nop, NULL) == NEFF_OK);
+	NTU_REQUIRE_OK(neff_builder_emit(b, 1, ISA_ENGINE_TENSOR, &nop, NULL));
 
-	NTU_REQUIRE(neff_builder_set_hlo(b, NTU_HLO_TEXT, strlen(NTU_HLO_TEXT)) == NEFF_OK);
+	NTU_REQUIRE_OK(neff_builder_set_hlo(b, NTU_HLO_TEXT, strlen(NTU_HLO_TEXT)));
 
 	void *data;
-	NTU_REQUIRE(neff_builder_finish(b, &data, out_size) == NEFF_OK);
+	NTU_REQUIRE_OK(neff_builder_finish(b, &data, out_size));
 	neff_builder_destroy(b);
 	return data;
 }
@@ -82,12 +81,12 @@ void *ntu_build_small(size_t *out_size)
 	neff_builder_t *b = neff_builder_create("small", 1);
 	NTU_REQUIRE(b);
 	const uint64_t shape[1] = { 2 };
-	NTU_REQUIRE(neff_builder_add_tensor(b, "in", NEFF_USAGE_INPUT, ISA_DT_U8, 1,
-						 shape, -1, NULL) == NEFF_OK);
+	NTU_REQUIRE_OK(neff_builder_add_tensor(b, "in", NEFF_USAGE_INPUT, ISA_DT_U8, 1,
+					       shape, -1, NULL));
 	isa_insn_t nop = isa_insn_init(ISA_OP_NOP, 0);
-	NTU_REQUIRE(neff_builder_emit(b, 0, ISA_ENGINE_SCALAR, &nop, NULL) == NEFF_OK);
+	NTU_REQUIRE_OK(neff_builder_emit(b, 0, ISA_ENGINE_SCALAR, &nop, NULL));
 	void *data;
-	NTU_REQUIRE(neff_builder_finish(b, &data, out_size) == NEFF_OK);
+	NTU_REQUIRE_OK(neff_builder_finish(b, &data, out_size));
 	neff_builder_destroy(b);
 	return data;
 }

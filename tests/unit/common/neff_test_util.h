@@ -22,6 +22,17 @@
 		}                                                             \
 	} while (0)
 
+/* NTU_REQUIRE for a call that returns a status: prints its message. */
+#define NTU_REQUIRE_OK(call)                                                  \
+	do {                                                                  \
+		ns_status_t ntu_st_ = (call);                                 \
+		if (ntu_st_) {                                                \
+			fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, \
+				#call, ns_status_message(ntu_st_));           \
+			abort();                                              \
+		}                                                             \
+	} while (0)
+
 /* What ntu_build_sample() puts in: the round-trip test checks every field. */
 #define NTU_MODEL_NAME "sample-mlp"
 #define NTU_HLO_TEXT "HloModule sample\nENTRY main { ROOT p = f32[4,8] parameter(0) }\n"

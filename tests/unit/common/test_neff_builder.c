@@ -1,5 +1,6 @@
 /* Check tests of the NEFF builder: round trip of every field through the
  * reader, argument validation, determinism and allocation-failure injection. */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,22 @@
 #include <check.h>
 
 #include "neff_test_util.h"
+
+/* Checks that a builder call returned code, with needle in its message (when
+ * not NULL), and frees the status. */
+static void expect_status(ns_status_t st, ns_status_code_t code, const char *needle,
+			  const char *call)
+{
+	char msg[512];
+	ns_status_code_t got = ns_status_consume_message(st, msg, sizeof(msg));
+	ck_assert_msg(got == code, "%s: %s, expected %s: %s", call, ns_status_code_str(got),
+		      ns_status_code_str(code), msg);
+	if (needle)
+		ck_assert_msg(strstr(msg, needle), "%s: '%s' is not in '%s'", call, needle, msg);
+}
+#define EXPECT(call, code, needle) expect_status((call), code, needle, #call)
+#define OK(call) EXPECT(call, NS_STATUS_OK, NULL)
+#define BAD(call, needle) EXPECT(call, NS_STATUS_INVALID_ARGUMENT, needle)
 
 START_TEST(test_round_trip_keeps_every_field)
 {
@@ -170,14 +187,13 @@ START_TEST(test_isa_minor_is_what_the_code_needs)
 	for (int patch = 0; patch < 2; patch++) {
 		neff_builder_t *b = neff_builder_create("conv", 1);
 		ck_assert_ptr_nonnull(b);
-		ck_assert_int_eq(neff_builder_add_scratch(b, 256, 64, NULL), NEFF_OK);
+		OK(neff_builder_add_scratch(b, 256, 64, NULL));
 		isa_insn_t nop = isa_insn_init(ISA_OP_NOP, 0);
-		ck_assert_int_eq(neff_builder_emit(b, 0, ISA_ENGINE_VECTOR, patch ? &nop : &conv, NULL),
-				 NEFF_OK);
+		OK(neff_builder_emit(b, 0, ISA_ENGINE_VECTOR, patch ? &nop : &conv, NULL));
 		if (patch)
-			ck_assert_int_eq(neff_builder_patch(b, 0, ISA_ENGINE_VECTOR, 0, &conv), NEFF_OK);
+			OK(neff_builder_patch(b, 0, ISA_ENGINE_VECTOR, 0, &conv));
 		void *out;
-		ck_assert_int_eq(neff_builder_finish(b, &out, &size), NEFF_OK);
+		OK(neff_builder_finish(b, &out, &size));
 		neff_builder_destroy(b);
 		char msg[256];
 		ck_assert_msg(ns_status_consume_message(neff_parse(out, size, &v), msg, sizeof(msg)) ==
@@ -207,8 +223,8 @@ START_TEST(test_builder_output_is_deterministic)
 
 	neff_builder_t *bl = neff_builder_create("twice", 1);
 	void *d1, *d2;
-	ck_assert_int_eq(neff_builder_finish(bl, &d1, &s1), NEFF_OK);
-	ck_assert_int_eq(neff_builder_finish(bl, &d2, &s2), NEFF_OK);
+	OK(neff_builder_finish(bl, &d1, &s1));
+	OK(neff_builder_finish(bl, &d2, &s2));
 	ck_assert_uint_eq(s1, s2);
 	ck_assert_mem_eq(d1, d2, s1);
 	neff_view_t v;
@@ -247,38 +263,50 @@ START_TEST(test_builder_rejects_bad_tensors)
 	name[NEFF_NAME_MAX] = 0;
 	uint32_t idx = 77;
 #define ADD(n, u, dt, r, sh, al) neff_builder_add_tensor(b, n, u, dt, r, sh, al, &idx)
-	ck_assert_int_eq(ADD(NULL, NEFF_USAGE_INPUT, ISA_DT_F32, 1, shape, -1), NEFF_ERR_INVALID);
-	ck_assert_int_eq(ADD("", NEFF_USAGE_INPUT, ISA_DT_F32, 1, shape, -1), NEFF_ERR_INVALID);
-	ck_assert_int_eq(ADD(name, NEFF_USAGE_INPUT, ISA_DT_F32, 1, shape, -1), NEFF_ERR_INVALID);
-	ck_assert_int_eq(ADD("a", 2, ISA_DT_F32, 1, shape, -1), NEFF_ERR_INVALID);
-	ck_assert_int_eq(ADD("a", NEFF_USAGE_INPUT, ISA_DT_INVALID, 1, shape, -1), NEFF_ERR_INVALID);
-	ck_assert_int_eq(ADD("a", NEFF_USAGE_INPUT, ISA_DT_COUNT, 1, shape, -1), NEFF_ERR_INVALID);
-	ck_assert_int_eq(ADD("a", NEFF_USAGE_INPUT, ISA_DT_F32, 9, shape, -1), NEFF_ERR_INVALID);
-	ck_assert_int_eq(ADD("a", NEFF_USAGE_INPUT, ISA_DT_F32, 1, NULL, -1), NEFF_ERR_INVALID);
-	ck_assert_int_eq(ADD("a", NEFF_USAGE_INPUT, ISA_DT_F32, 2, huge, -1), NEFF_ERR_INVALID);
-	ck_assert_int_eq(ADD("a", NEFF_USAGE_INPUT, ISA_DT_F32, 2, shape, 0), NEFF_ERR_INVALID);
+	BAD(ADD(NULL, NEFF_USAGE_INPUT, ISA_DT_F32, 1, shape, -1),
+	    "neff_builder_add_tensor: name is NULL");
+	BAD(ADD("", NEFF_USAGE_INPUT, ISA_DT_F32, 1, shape, -1), "tensor name is empty");
+	BAD(ADD(name, NEFF_USAGE_INPUT, ISA_DT_F32, 1, shape, -1), "name longer than 255 bytes");
+	BAD(ADD("a", 2, ISA_DT_F32, 1, shape, -1),
+	    "tensor 'a': usage 2 is neither input (0) nor output (1)");
+	BAD(ADD("a", NEFF_USAGE_INPUT, ISA_DT_INVALID, 1, shape, -1),
+	    "dtype 0 is not an ISA element type");
+	BAD(ADD("a", NEFF_USAGE_INPUT, ISA_DT_COUNT, 1, shape, -1), "is not an ISA element type");
+	BAD(ADD("a", NEFF_USAGE_INPUT, ISA_DT_F32, 9, shape, -1),
+	    "rank 9, the NEFF allows at most 8");
+	BAD(ADD("a", NEFF_USAGE_INPUT, ISA_DT_F32, 1, NULL, -1), "rank 1 with a NULL shape");
+	BAD(ADD("a", NEFF_USAGE_INPUT, ISA_DT_F32, 2, huge, -1), "overflows 64 bits");
+	BAD(ADD("a", NEFF_USAGE_INPUT, ISA_DT_F32, 2, shape, 0),
+	    "only an output can alias an input");
 	ck_assert_uint_eq(idx, 77);
 	name[NEFF_NAME_MAX - 1] = 0; /* 255 characters: the longest allowed */
-	ck_assert_int_eq(ADD(name, NEFF_USAGE_INPUT, ISA_DT_F32, 8, shape, -1), NEFF_OK);
+	OK(ADD(name, NEFF_USAGE_INPUT, ISA_DT_F32, 8, shape, -1));
 	ck_assert_uint_eq(idx, 0);
-	ck_assert_int_eq(ADD("s", NEFF_USAGE_INPUT, ISA_DT_BF16, 0, NULL, -1), NEFF_OK);
+	OK(ADD("s", NEFF_USAGE_INPUT, ISA_DT_BF16, 0, NULL, -1));
 	ck_assert_uint_eq(idx, 1);
-	ck_assert_int_eq(ADD("s", NEFF_USAGE_OUTPUT, ISA_DT_BF16, 0, NULL, -1), NEFF_ERR_INVALID);
+	BAD(ADD("s", NEFF_USAGE_OUTPUT, ISA_DT_BF16, 0, NULL, -1),
+	    "tensor 's': the name is already tensor 1's");
 	/* Aliases: outputs only, an earlier input, same dtype and size. */
-	ck_assert_int_eq(ADD("o", NEFF_USAGE_OUTPUT, ISA_DT_BF16, 0, NULL, 2), NEFF_ERR_INVALID);
-	ck_assert_int_eq(ADD("o", NEFF_USAGE_OUTPUT, ISA_DT_BF16, 0, NULL, -2), NEFF_ERR_INVALID);
-	ck_assert_int_eq(ADD("o", NEFF_USAGE_OUTPUT, ISA_DT_F16, 0, NULL, 1), NEFF_ERR_INVALID);
-	ck_assert_int_eq(ADD("o", NEFF_USAGE_OUTPUT, ISA_DT_BF16, 0, NULL, 0), NEFF_ERR_INVALID);
-	ck_assert_int_eq(ADD("s_in", NEFF_USAGE_INPUT, ISA_DT_BF16, 0, NULL, 1), NEFF_ERR_INVALID);
-	ck_assert_int_eq(ADD("o", NEFF_USAGE_OUTPUT, ISA_DT_BF16, 0, NULL, 1), NEFF_OK);
-	ck_assert_int_eq(ADD("o2", NEFF_USAGE_OUTPUT, ISA_DT_BF16, 1, shape + 2, -1), NEFF_OK);
-	ck_assert_int_eq(ADD("o3", NEFF_USAGE_OUTPUT, ISA_DT_BF16, 0, NULL, 2), NEFF_ERR_INVALID);
-	ck_assert_int_eq(neff_builder_add_tensor(NULL, "z", NEFF_USAGE_INPUT, ISA_DT_F32, 0, NULL,
-						 -1, NULL), NEFF_ERR_INVALID);
+	BAD(ADD("o", NEFF_USAGE_OUTPUT, ISA_DT_BF16, 0, NULL, 2),
+	    "aliases tensor 2, which does not exist (2 tensors so far)");
+	BAD(ADD("o", NEFF_USAGE_OUTPUT, ISA_DT_BF16, 0, NULL, -2),
+	    "aliases tensor -2, which does not exist");
+	BAD(ADD("o", NEFF_USAGE_OUTPUT, ISA_DT_F16, 0, NULL, 1),
+	    "tensor 'o' (f16, 2 bytes): aliases input 's' (bf16, 2 bytes), which differs in dtype "
+	    "or size");
+	BAD(ADD("o", NEFF_USAGE_OUTPUT, ISA_DT_BF16, 0, NULL, 0), "which differs in dtype or size");
+	BAD(ADD("s_in", NEFF_USAGE_INPUT, ISA_DT_BF16, 0, NULL, 1),
+	    "only an output can alias an input");
+	OK(ADD("o", NEFF_USAGE_OUTPUT, ISA_DT_BF16, 0, NULL, 1));
+	OK(ADD("o2", NEFF_USAGE_OUTPUT, ISA_DT_BF16, 1, shape + 2, -1));
+	BAD(ADD("o3", NEFF_USAGE_OUTPUT, ISA_DT_BF16, 0, NULL, 2),
+	    "aliases tensor 2 'o', which is not an input");
+	BAD(neff_builder_add_tensor(NULL, "z", NEFF_USAGE_INPUT, ISA_DT_F32, 0, NULL, -1, NULL),
+	    "neff_builder_add_tensor: b is NULL");
 #undef ADD
 	void *data;
 	size_t size;
-	ck_assert_int_eq(neff_builder_finish(b, &data, &size), NEFF_OK);
+	OK(neff_builder_finish(b, &data, &size));
 	neff_view_t v;
 	ck_assert_int_eq(ns_status_consume_message(neff_parse(data, size, &v),
 						   NULL, 0), NS_STATUS_OK);
@@ -295,15 +323,18 @@ START_TEST(test_builder_rejects_bad_code_and_regions)
 	neff_builder_t *b = neff_builder_create("m", 2);
 	isa_insn_t nop = isa_insn_init(ISA_OP_NOP, 0);
 	uint32_t idx = 5;
-	ck_assert_int_eq(neff_builder_emit(b, 2, ISA_ENGINE_DMA, &nop, &idx), NEFF_ERR_INVALID);
-	ck_assert_int_eq(neff_builder_emit(b, 0, ISA_ENGINE_COUNT, &nop, &idx), NEFF_ERR_INVALID);
-	ck_assert_int_eq(neff_builder_emit(b, 0, (isa_engine_t)-1, &nop, &idx), NEFF_ERR_INVALID);
-	ck_assert_int_eq(neff_builder_emit(b, 0, ISA_ENGINE_DMA, NULL, &idx), NEFF_ERR_INVALID);
-	ck_assert_int_eq(neff_builder_emit(NULL, 0, ISA_ENGINE_DMA, &nop, &idx), NEFF_ERR_INVALID);
+	BAD(neff_builder_emit(b, 2, ISA_ENGINE_DMA, &nop, &idx),
+	    "emitting nop: core 2: the NEFF has 2 cores");
+	BAD(neff_builder_emit(b, 0, ISA_ENGINE_COUNT, &nop, &idx),
+	    "core 0: engine 5 does not exist (5 engines)");
+	BAD(neff_builder_emit(b, 0, (isa_engine_t)-1, &nop, &idx),
+	    "engine 4294967295 does not exist");
+	BAD(neff_builder_emit(b, 0, ISA_ENGINE_DMA, NULL, &idx), "neff_builder_emit: insn is NULL");
+	BAD(neff_builder_emit(NULL, 0, ISA_ENGINE_DMA, &nop, &idx), "neff_builder_emit: b is NULL");
 	ck_assert_uint_eq(idx, 5);
-	ck_assert_int_eq(neff_builder_emit(b, 1, ISA_ENGINE_DMA, &nop, &idx), NEFF_OK);
+	OK(neff_builder_emit(b, 1, ISA_ENGINE_DMA, &nop, &idx));
 	ck_assert_uint_eq(idx, 0);
-	ck_assert_int_eq(neff_builder_emit(b, 1, ISA_ENGINE_DMA, &nop, &idx), NEFF_OK);
+	OK(neff_builder_emit(b, 1, ISA_ENGINE_DMA, &nop, &idx));
 	ck_assert_uint_eq(idx, 1);
 
 	/* Patch: a jump to the last instruction, fixed up after the fact. */
@@ -311,45 +342,51 @@ START_TEST(test_builder_rejects_bad_code_and_regions)
 	jump.n_ap = 1;
 	jump.ap[0].region = ISA_REGION_NONE;
 	jump.param = 1;
-	ck_assert_int_eq(neff_builder_patch(b, 1, ISA_ENGINE_DMA, 2, &jump), NEFF_ERR_INVALID);
-	ck_assert_int_eq(neff_builder_patch(b, 0, ISA_ENGINE_DMA, 0, &jump), NEFF_ERR_INVALID);
-	ck_assert_int_eq(neff_builder_patch(b, 1, ISA_ENGINE_DMA, 0, NULL), NEFF_ERR_INVALID);
-	ck_assert_int_eq(neff_builder_patch(b, 1, ISA_ENGINE_DMA, 0, &jump), NEFF_OK);
+	EXPECT(neff_builder_patch(b, 1, ISA_ENGINE_DMA, 2, &jump), NS_STATUS_OUT_OF_RANGE,
+	       "patching instruction 2 of core 1 engine dma: the stream has 2");
+	EXPECT(neff_builder_patch(b, 0, ISA_ENGINE_DMA, 0, &jump), NS_STATUS_OUT_OF_RANGE,
+	       "patching instruction 0 of core 0 engine dma: the stream has 0");
+	BAD(neff_builder_patch(b, 1, ISA_ENGINE_DMA, 0, NULL), "neff_builder_patch: insn is NULL");
+	OK(neff_builder_patch(b, 1, ISA_ENGINE_DMA, 0, &jump));
 
 	uint64_t off = 99;
-	ck_assert_int_eq(neff_builder_add_const(b, "x", 1, 0, &off), NEFF_ERR_INVALID);
-	ck_assert_int_eq(neff_builder_add_const(b, "x", 1, 3, &off), NEFF_ERR_INVALID);
-	ck_assert_int_eq(neff_builder_add_const(b, "x", 1, 8192, &off), NEFF_ERR_INVALID);
-	ck_assert_int_eq(neff_builder_add_const(b, NULL, NEFF_MAX_REGION_SIZE + 1, 1, &off),
-			 NEFF_ERR_INVALID);
-	ck_assert_int_eq(neff_builder_add_scratch(b, 1, 6, &off), NEFF_ERR_INVALID);
-	ck_assert_int_eq(neff_builder_add_scratch(b, UINT64_MAX, 1, &off), NEFF_ERR_INVALID);
+	BAD(neff_builder_add_const(b, "x", 1, 0, &off),
+	    "constant of 1 bytes: alignment 0 is not a power of 2 up to 4096");
+	BAD(neff_builder_add_const(b, "x", 1, 3, &off), "alignment 3 is not a power of 2");
+	BAD(neff_builder_add_const(b, "x", 1, 8192, &off), "alignment 8192 is not");
+	EXPECT(neff_builder_add_const(b, NULL, NEFF_MAX_REGION_SIZE + 1, 1, &off),
+	       NS_STATUS_RESOURCE_EXHAUSTED, "constant of 281474976710657 bytes: the region would "
+	       "pass the NEFF's limit of 281474976710656 bytes (0 used)");
+	BAD(neff_builder_add_scratch(b, 1, 6, &off), "scratch of 1 bytes: alignment 6 is not");
+	EXPECT(neff_builder_add_scratch(b, UINT64_MAX, 1, &off), NS_STATUS_RESOURCE_EXHAUSTED,
+	       "scratch of 18446744073709551615 bytes: the region would pass");
 	ck_assert_uint_eq(off, 99);
-	ck_assert_int_eq(neff_builder_add_scratch(b, 10, 1, &off), NEFF_OK);
-	ck_assert_int_eq(neff_builder_add_scratch(b, NEFF_MAX_REGION_SIZE - 16, 16, &off), NEFF_OK);
+	OK(neff_builder_add_scratch(b, 10, 1, &off));
+	OK(neff_builder_add_scratch(b, NEFF_MAX_REGION_SIZE - 16, 16, &off));
 	ck_assert_uint_eq(off, 16);
-	ck_assert_int_eq(neff_builder_add_scratch(b, 1, 1, &off), NEFF_ERR_INVALID);
-	ck_assert_int_eq(neff_builder_add_const(b, NULL, 100, 1, &off), NEFF_OK);
+	EXPECT(neff_builder_add_scratch(b, 1, 1, &off), NS_STATUS_RESOURCE_EXHAUSTED,
+	       "(281474976710656 used)");
+	OK(neff_builder_add_const(b, NULL, 100, 1, &off));
 	ck_assert_uint_eq(off, 0);
 
 	char ver[65];
 	memset(ver, 'v', 64);
 	ver[64] = 0;
-	ck_assert_int_eq(neff_builder_set_compiler_version(b, ver), NEFF_ERR_INVALID);
-	ck_assert_int_eq(neff_builder_set_compiler_version(b, NULL), NEFF_ERR_INVALID);
-	ck_assert_int_eq(neff_builder_set_compiler_version(b, "ncc 9.9"), NEFF_OK);
-	ck_assert_int_eq(neff_builder_set_hlo(b, NULL, 3), NEFF_ERR_INVALID);
-	ck_assert_int_eq(neff_builder_set_hlo(b, "abc", 3), NEFF_OK);
-	ck_assert_int_eq(neff_builder_set_hlo(b, NULL, 0), NEFF_OK);
-	ck_assert_int_eq(neff_builder_add_debug(NULL, "a", "b", "c", 1, NULL), NEFF_ERR_INVALID);
+	BAD(neff_builder_set_compiler_version(b, ver), "longer than 63 bytes");
+	BAD(neff_builder_set_compiler_version(b, NULL), "version is NULL");
+	OK(neff_builder_set_compiler_version(b, "ncc 9.9"));
+	BAD(neff_builder_set_hlo(b, NULL, 3), "HLO text: NULL with a length of 3");
+	OK(neff_builder_set_hlo(b, "abc", 3));
+	OK(neff_builder_set_hlo(b, NULL, 0));
+	BAD(neff_builder_add_debug(NULL, "a", "b", "c", 1, NULL), "b is NULL");
 
 	void *data = (void *)0x1;
 	size_t size = 3;
-	ck_assert_int_eq(neff_builder_finish(b, NULL, &size), NEFF_ERR_INVALID);
-	ck_assert_int_eq(neff_builder_finish(b, &data, NULL), NEFF_ERR_INVALID);
-	ck_assert_int_eq(neff_builder_finish(NULL, &data, &size), NEFF_ERR_INVALID);
+	BAD(neff_builder_finish(b, NULL, &size), "neff_builder_finish: out_data is NULL");
+	BAD(neff_builder_finish(b, &data, NULL), "out_size is NULL");
+	BAD(neff_builder_finish(NULL, &data, &size), "b is NULL");
 	ck_assert_ptr_eq(data, (void *)0x1);
-	ck_assert_int_eq(neff_builder_finish(b, &data, &size), NEFF_OK);
+	OK(neff_builder_finish(b, &data, &size));
 	neff_view_t v;
 	char err[256];
 	ck_assert_msg(ns_status_consume_message(neff_parse(data, size, &v),
@@ -371,12 +408,12 @@ START_TEST(test_builder_dedups_debug_strings)
 	for (uint32_t i = 0; i < 1000; i++) {
 		snprintf(name, sizeof(name), "op.%u", i % 10);
 		uint32_t id;
-		ck_assert_int_eq(neff_builder_add_debug(b, name, "add", "f.py", i, &id), NEFF_OK);
+		OK(neff_builder_add_debug(b, name, "add", "f.py", i, &id));
 		ck_assert_uint_eq(id, i);
 	}
 	void *data;
 	size_t size;
-	ck_assert_int_eq(neff_builder_finish(b, &data, &size), NEFF_OK);
+	OK(neff_builder_finish(b, &data, &size));
 	neff_view_t v;
 	ck_assert_int_eq(ns_status_consume_message(neff_parse(data, size, &v),
 						   NULL, 0), NS_STATUS_OK);
@@ -400,19 +437,23 @@ static bool build_with_failure(uint32_t fail_at, void **out_data, size_t *out_si
 	ck_assert_ptr_nonnull(b);
 	neff_builder_set_alloc_fail_after(b, fail_at);
 	bool failed = false;
-	neff_status_t st;
+	ns_status_t st;
 	const uint64_t sx[2] = { 4, 8 }, sw[1] = { 8 };
 	float bias[32] = { 0 };
 	isa_insn_t nop = isa_insn_init(ISA_OP_NOP, 0);
 	char name[16];
-#define TRY(call)                                                        \
-	do {                                                             \
-		st = (call);                                             \
-		if (st == NEFF_ERR_NOMEM) {                              \
-			failed = true;                                   \
-			st = (call);                                     \
-		}                                                        \
-		ck_assert_msg(st == NEFF_OK, "%s: %d", #call, st);       \
+#define TRY(call)                                                                  \
+	do {                                                                       \
+		st = (call);                                                       \
+		if (ns_status_errno(st) == ENOMEM) {                               \
+			ck_assert_int_eq(ns_status_code(st), NS_STATUS_RESOURCE_EXHAUSTED); \
+			ck_assert_msg(strstr(ns_status_message(st), "out of memory allocating"), \
+				      "%s", ns_status_message(st));                \
+			ns_status_free(st);                                        \
+			failed = true;                                             \
+			st = (call);                                               \
+		}                                                                  \
+		ck_assert_msg(!st, "%s: %s", #call, ns_status_message(st));       \
 	} while (0)
 	TRY(neff_builder_add_tensor(b, "x", NEFF_USAGE_INPUT, ISA_DT_F32, 2, sx, -1, NULL));
 	TRY(neff_builder_add_tensor(b, "w", NEFF_USAGE_INPUT, ISA_DT_F32, 1, sw, -1, NULL));

@@ -61,10 +61,13 @@ static void *build_neff(size_t *out_size)
 	ck_assert_ptr_nonnull(b);
 	uint64_t shape[1] = {4};
 	uint32_t idx;
-	ck_assert_int_eq(neff_builder_add_tensor(b, "in0", NEFF_USAGE_INPUT, ISA_DT_F32, 1, shape,
-						 -1, &idx), NEFF_OK);
+	ck_assert_int_eq(ns_status_consume_code(neff_builder_add_tensor(b, "in0", NEFF_USAGE_INPUT,
+									ISA_DT_F32, 1, shape, -1,
+									&idx)),
+			 NS_STATUS_OK);
 	void *data = NULL;
-	ck_assert_int_eq(neff_builder_finish(b, &data, out_size), NEFF_OK);
+	ck_assert_int_eq(ns_status_consume_code(neff_builder_finish(b, &data, out_size)),
+			 NS_STATUS_OK);
 	neff_builder_destroy(b);
 	return data;
 }

@@ -18,8 +18,8 @@ static isa_ap_t ap_at(uint32_t region, uint64_t offset, uint64_t n)
 	return ap;
 }
 
-#define CHECK(x) do { if ((x) != NEFF_OK) { fprintf(stderr, "%s:%d: %s failed\n", \
-	__FILE__, __LINE__, #x); abort(); } } while (0)
+#define CHECK(x) do { ns_status_t st_ = (x); if (st_) { fprintf(stderr, "%s:%d: %s: %s\n", \
+	__FILE__, __LINE__, #x, ns_status_message(st_)); abort(); } } while (0)
 
 static void *finish(neff_builder_t *b, size_t *out_size)
 {

@@ -170,15 +170,21 @@ START_TEST(test_summary_of_handmade_trace)
 }
 END_TEST
 
+/* The status of a builder call that must succeed. */
+static void built(ns_status_t st)
+{
+	ck_assert_msg(!st, "building the NEFF: %s", ns_status_message(st));
+}
+
 static void *add_neff(size_t *size)
 {
 	uint64_t n = 4096;
 	neff_builder_t *b = neff_builder_create("add", 1);
 	uint32_t ia, ib, io, dbg;
-	ck_assert_int_eq(neff_builder_add_tensor(b, "a", NEFF_USAGE_INPUT, ISA_DT_F32, 1, &n, -1, &ia), 0);
-	ck_assert_int_eq(neff_builder_add_tensor(b, "b", NEFF_USAGE_INPUT, ISA_DT_F32, 1, &n, -1, &ib), 0);
-	ck_assert_int_eq(neff_builder_add_tensor(b, "out", NEFF_USAGE_OUTPUT, ISA_DT_F32, 1, &n, -1, &io), 0);
-	ck_assert_int_eq(neff_builder_add_debug(b, "add.3", "aten__add", "model.py", 10, &dbg), 0);
+	built(neff_builder_add_tensor(b, "a", NEFF_USAGE_INPUT, ISA_DT_F32, 1, &n, -1, &ia));
+	built(neff_builder_add_tensor(b, "b", NEFF_USAGE_INPUT, ISA_DT_F32, 1, &n, -1, &ib));
+	built(neff_builder_add_tensor(b, "out", NEFF_USAGE_OUTPUT, ISA_DT_F32, 1, &n, -1, &io));
+	built(neff_builder_add_debug(b, "add.3", "aten__add", "model.py", 10, &dbg));
 	isa_insn_t in = isa_insn_init(ISA_OP_ALU, ISA_ALU_ADD);
 	in.n_ap = 3;
 	in.ap[0] = isa_ap_contig(ISA_REGION_IO0 + io, 0, ISA_DT_F32, 1, &n);
@@ -186,7 +192,7 @@ static void *add_neff(size_t *size)
 	in.ap[2] = isa_ap_contig(ISA_REGION_IO0 + ib, 0, ISA_DT_F32, 1, &n);
 	in.debug_id = dbg;
 	in.signal_sem = 0; /* the copy on the dma engine waits for the add */
-	ck_assert_int_eq(neff_builder_emit(b, 0, ISA_ENGINE_VECTOR, &in, NULL), 0);
+	built(neff_builder_emit(b, 0, ISA_ENGINE_VECTOR, &in, NULL));
 	isa_insn_t cp = isa_insn_init(ISA_OP_COPY, 0);
 	cp.n_ap = 2;
 	cp.ap[0] = isa_ap_contig(ISA_REGION_IO0 + io, 0, ISA_DT_F32, 1, &n);
@@ -194,9 +200,9 @@ static void *add_neff(size_t *size)
 	cp.debug_id = dbg;
 	cp.wait_sem = 0;
 	cp.wait_value = 1;
-	ck_assert_int_eq(neff_builder_emit(b, 0, ISA_ENGINE_DMA, &cp, NULL), 0);
+	built(neff_builder_emit(b, 0, ISA_ENGINE_DMA, &cp, NULL));
 	void *neff;
-	ck_assert_int_eq(neff_builder_finish(b, &neff, size), 0);
+	built(neff_builder_finish(b, &neff, size));
 	neff_builder_destroy(b);
 	return neff;
 }

@@ -42,11 +42,20 @@ static isa_ap_t ap(uint32_t region, isa_dtype_t dt, uint32_t rank, const uint64_
 	return a;
 }
 
+/* A builder call that must succeed; its message when it does not. */
+#define ck_assert_built(call)                                                         \
+	do {                                                                          \
+		char msg_[256];                                                       \
+		ck_assert_msg(ns_status_consume_message((call), msg_, sizeof(msg_)) == \
+				      NS_STATUS_OK,                                   \
+			      "%s: %s", #call, msg_);                                 \
+	} while (0)
+
 /* Usable outside a Check test (the --write-samples helper), so failures
  * return NULL instead of asserting. */
 #define REQ(call)                                  \
 	do {                                       \
-		if ((call) != NEFF_OK) {           \
+		if (ns_status_consume_code(call)) { \
 			neff_builder_destroy(b);   \
 			return NULL;               \
 		}                                  \
@@ -372,20 +381,20 @@ static void write_log_neff(const char *path)
 	neff_builder_t *b = neff_builder_create("tools_test_log", 1);
 	uint32_t ix, oy;
 	ck_assert_ptr_nonnull(b);
-	ck_assert_int_eq(neff_builder_add_tensor(b, "x", NEFF_USAGE_INPUT, ISA_DT_F32, 1, s8, -1, &ix), NEFF_OK);
-	ck_assert_int_eq(neff_builder_add_tensor(b, "y", NEFF_USAGE_OUTPUT, ISA_DT_F32, 1, s8, -1, &oy), NEFF_OK);
+	ck_assert_built(neff_builder_add_tensor(b, "x", NEFF_USAGE_INPUT, ISA_DT_F32, 1, s8, -1, &ix));
+	ck_assert_built(neff_builder_add_tensor(b, "y", NEFF_USAGE_OUTPUT, ISA_DT_F32, 1, s8, -1, &oy));
 	uint32_t dbg;
-	ck_assert_int_eq(neff_builder_add_debug(b, "log.7", "log", "model.py", 42, &dbg), NEFF_OK);
+	ck_assert_built(neff_builder_add_debug(b, "log.7", "log", "model.py", 42, &dbg));
 	isa_insn_t in = isa_insn_init(ISA_OP_ACTIVATE, ISA_ACT_LOG);
 	in.n_ap = 2;
 	in.imm[0] = 1.0;
 	in.debug_id = dbg;
 	in.ap[0] = ap(ISA_REGION_IO0 + oy, ISA_DT_F32, 1, s8);
 	in.ap[1] = ap(ISA_REGION_IO0 + ix, ISA_DT_F32, 1, s8);
-	ck_assert_int_eq(neff_builder_emit(b, 0, ISA_ENGINE_SCALAR, &in, NULL), NEFF_OK);
+	ck_assert_built(neff_builder_emit(b, 0, ISA_ENGINE_SCALAR, &in, NULL));
 	void *neff;
 	size_t size;
-	ck_assert_int_eq(neff_builder_finish(b, &neff, &size), NEFF_OK);
+	ck_assert_built(neff_builder_finish(b, &neff, &size));
 	neff_builder_destroy(b);
 	write_bytes(path, neff, size);
 	free(neff);
@@ -542,8 +551,7 @@ START_TEST(test_demo_mlp_step_matches_host)
 	cfg.classes = 3;
 	void *neff;
 	size_t size;
-	char e[256];
-	ck_assert_msg(demo_mlp_neff_build(&cfg, &neff, &size, e, sizeof(e)) == 0, "%s", e);
+	ck_assert_built(demo_mlp_neff_build(&cfg, &neff, &size));
 	const size_t B = cfg.batch, I = cfg.in, H = cfg.hidden, C = cfg.classes;
 	float *x = malloc(B * I * 4), *y = malloc(B * C * 4);
 	demo_mlp_params_t p = { malloc(I * H * 4), malloc(H * 4), malloc(H * C * 4), malloc(C * 4) };
@@ -605,11 +613,15 @@ START_TEST(test_demo_neff_build_rejects_bad_config)
 	size_t size = 7;
 	char e[256] = "";
 	cfg.hidden = 0;
-	ck_assert_int_eq(demo_mlp_neff_build(&cfg, &neff, &size, e, sizeof(e)), -1);
+	ck_assert_int_eq(ns_status_consume_message(demo_mlp_neff_build(&cfg, &neff, &size), e,
+						   sizeof(e)),
+			 NS_STATUS_INVALID_ARGUMENT);
 	ck_assert_ptr_null(neff);
 	ck_assert_uint_eq(size, 0);
-	ck_assert(strstr(e, "dimension") != NULL);
-	ck_assert_int_eq(demo_mlp_neff_build(NULL, &neff, &size, e, sizeof(e)), -1);
+	ck_assert_msg(strstr(e, "every dimension must be in 1..65536 (batch 32, in 64, hidden 0"),
+		      "%s", e);
+	ck_assert_int_eq(ns_status_consume_code(demo_mlp_neff_build(NULL, &neff, &size)),
+			 NS_STATUS_INVALID_ARGUMENT);
 }
 END_TEST
 
