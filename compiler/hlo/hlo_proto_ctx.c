@@ -90,6 +90,13 @@ bool hp_fail(hp_ctx_t *c, ncc_status_t st, const char *field, long long at, cons
 	return false;
 }
 
+bool hp_fail_pb(hp_ctx_t *c, const char *field, ns_status_t st)
+{
+	hp_fail(c, NCC_ERR_PARSE, field, -1, "%s", ns_status_message(st));
+	ns_status_free(st);
+	return false;
+}
+
 bool hp_nomem(hp_ctx_t *c) { return hp_fail(c, NCC_ERR_NOMEM, NULL, -1, "out of memory"); }
 
 bool hp_push(hp_ctx_t *c, const char *name, int64_t index)
@@ -177,19 +184,18 @@ const hp_fdesc_t *hp_iter_next(hp_ctx_t *c, hp_iter_t *it, ncc_pb_field_t *f)
 	if (c->failed)
 		return NULL;
 	for (;;) {
-		size_t at = 0;
-		ncc_pb_status_t st = ncc_pb_next(&it->r, f, &at);
-		if (st == NCC_PB_END)
+		if (ncc_pb_at_end(&it->r))
 			return NULL;
+		ns_status_t st = ncc_pb_next(&it->r, f);
 		const hp_fdesc_t *d = f->number ? hp_field_desc(it->desc, f->number) : NULL;
-		if (st != NCC_PB_OK) {
+		if (st) {
 			char fname[32];
 			const char *name = d ? d->name : NULL;
 			if (!name && f->number) {
 				snprintf(fname, sizeof(fname), "field %u", f->number);
 				name = fname;
 			}
-			hp_fail(c, NCC_ERR_PARSE, name, (long long)at, "%s", ncc_pb_status_str(st));
+			hp_fail_pb(c, name, st);
 			return NULL;
 		}
 		if (!d)
@@ -236,12 +242,11 @@ bool hp_rep_i64(hp_ctx_t *c, ncc_pb_reader_t r, hp_msgdesc_t desc, uint32_t num,
 		if (f.number != num)
 			continue;
 		ncc_pb_values_t v;
-		size_t n = 0, at = 0;
+		size_t n = 0;
 		ncc_pb_values_init(&v, &it.r, &f, elem);
-		ncc_pb_status_t st = ncc_pb_values_count(&v, &n, &at);
+		ns_status_t st = ncc_pb_values_count(&v, &n);
 		if (st)
-			return hp_fail(c, NCC_ERR_PARSE, fd->name, (long long)at, "%s",
-				       ncc_pb_status_str(st));
+			return hp_fail_pb(c, fd->name, st);
 		total += n;
 		if (total > (size_t)limit)
 			return hp_fail(c, NCC_ERR_LIMIT, fd->name, (long long)f.start,
@@ -262,17 +267,15 @@ bool hp_rep_i64(hp_ctx_t *c, ncc_pb_reader_t r, hp_msgdesc_t desc, uint32_t num,
 		ncc_pb_values_t v;
 		ncc_pb_values_init(&v, &it.r, &f, elem);
 		uint64_t x;
-		size_t at = 0;
-		ncc_pb_status_t st;
-		while ((st = ncc_pb_values_next(&v, &x, &at)) == NCC_PB_OK && k < total) {
+		while (ncc_pb_values_more(&v) && k < total) {
+			ns_status_t st = ncc_pb_values_next(&v, &x);
+			if (st)
+				return hp_fail_pb(c, fd->name, st);
 			if (fd->kind == HP_K_REP_FIXED32 || fd->kind == HP_K_FIXED32)
 				arr[k++] = (int64_t)(int32_t)(uint32_t)x;
 			else
 				arr[k++] = (int64_t)x;
 		}
-		if (st != NCC_PB_END && st != NCC_PB_OK)
-			return hp_fail(c, NCC_ERR_PARSE, fd->name, (long long)at, "%s",
-				       ncc_pb_status_str(st));
 	}
 	if (c->failed)
 		return false;

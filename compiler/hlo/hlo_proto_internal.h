@@ -102,6 +102,10 @@ typedef struct hp_ctx {
 bool hp_fail(hp_ctx_t *c, ncc_status_t st, const char *field, long long at, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 bool hp_nomem(hp_ctx_t *c);
+/* hp_fail for a wire-format error of the reader (pb_reader.h), whose message names
+ * the byte: NCC_ERR_PARSE "PATH[.field]: truncated varint at byte N". Consumes st;
+ * returns false. */
+bool hp_fail_pb(hp_ctx_t *c, const char *field, ns_status_t st);
 /* s from the input, fit for a message: at most 60 characters, anything but printable
  * ASCII as \xNN. The result lives in c until four more calls. */
 const char *hp_q(hp_ctx_t *c, const char *s);

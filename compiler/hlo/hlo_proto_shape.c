@@ -496,9 +496,10 @@ static bool array_literal(hp_ctx_t *c, ncc_pb_reader_t r, const ncc_shape_t *s,
 				   fd->kind == HP_K_REP_FIXED32 ? NCC_PB_ELEM_FIXED32 :
 				   fd->kind == HP_K_REP_FIXED64 ? NCC_PB_ELEM_FIXED64 : NCC_PB_ELEM_VARINT);
 		uint64_t x;
-		size_t at = 0;
-		ncc_pb_status_t st;
-		while ((st = ncc_pb_values_next(&v, &x, &at)) == NCC_PB_OK) {
+		while (ncc_pb_values_more(&v)) {
+			ns_status_t st = ncc_pb_values_next(&v, &x);
+			if (st)
+				return hp_fail_pb(c, fd->name, st);
 			if (have >= count * src.per)
 				return hp_fail(c, NCC_ERR_PARSE, fd->name, (long long)f.start,
 					       "more values than the %lld elements of the shape",
@@ -511,9 +512,6 @@ static bool array_literal(hp_ctx_t *c, ncc_pb_reader_t r, const ncc_shape_t *s,
 			store(dst, half, x);
 			have++;
 		}
-		if (st != NCC_PB_END)
-			return hp_fail(c, NCC_ERR_PARSE, fd->name, (long long)at, "%s",
-				       ncc_pb_status_str(st));
 	}
 	if (c->failed)
 		return false;

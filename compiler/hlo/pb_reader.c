@@ -1,6 +1,18 @@
 /* ncc protobuf wire-format reader: bounds-checked varints, fixed values, tags, LEN payloads and packed arrays. */
 #include "pb_reader.h"
 
+/* The input ends inside a value that starts at byte off. */
+static ns_status_t truncated(const char *what, size_t off)
+{
+	return ns_status_make(NS_STATUS_OUT_OF_RANGE, "%s at byte %zu", what, off);
+}
+
+/* Malformed input at byte off. */
+static ns_status_t malformed(const char *what, size_t off)
+{
+	return ns_status_make(NS_STATUS_INVALID_ARGUMENT, "%s at byte %zu", what, off);
+}
+
 ncc_pb_reader_t ncc_pb_reader(const void *data, size_t len)
 {
 	ncc_pb_reader_t r = { (const uint8_t *)data, 0, data ? len : 0 };
@@ -15,15 +27,13 @@ ncc_pb_reader_t ncc_pb_sub(const ncc_pb_reader_t *r, const ncc_pb_field_t *f)
 
 bool ncc_pb_at_end(const ncc_pb_reader_t *r) { return r->pos >= r->end; }
 
-ncc_pb_status_t ncc_pb_read_varint(ncc_pb_reader_t *r, uint64_t *out, size_t *err_off)
+ns_status_t ncc_pb_read_varint(ncc_pb_reader_t *r, uint64_t *out)
 {
 	uint64_t v = 0;
 	size_t p = r->pos;
 	for (int i = 0; i < 10; i++) {
-		if (p >= r->end) {
-			*err_off = r->pos;
-			return NCC_PB_TRUNCATED_VARINT;
-		}
+		if (p >= r->end)
+			return truncated("truncated varint", r->pos);
 		uint8_t b = r->base[p++];
 		/* the 10th byte carries bit 63 only; higher bits are dropped, as protobuf's
 		 * own parsers do (negative int32 values arrive sign-extended to 64 bits) */
@@ -31,11 +41,10 @@ ncc_pb_status_t ncc_pb_read_varint(ncc_pb_reader_t *r, uint64_t *out, size_t *er
 		if (!(b & 0x80)) {
 			r->pos = p;
 			*out = v;
-			return NCC_PB_OK;
+			return NS_OK;
 		}
 	}
-	*err_off = r->pos;
-	return NCC_PB_VARINT_TOO_LONG;
+	return malformed("varint longer than 10 bytes", r->pos);
 }
 
 static uint64_t load_le(const uint8_t *p, int n)
@@ -46,29 +55,30 @@ static uint64_t load_le(const uint8_t *p, int n)
 	return v;
 }
 
-ncc_pb_status_t ncc_pb_read_fixed32(ncc_pb_reader_t *r, uint32_t *out, size_t *err_off)
+/* A fixed-width value of n bytes at the reader's position. */
+static ns_status_t read_fixed(ncc_pb_reader_t *r, int n, uint64_t *out)
 {
-	if (r->end - r->pos < 4 || r->pos > r->end) {
-		*err_off = r->pos;
-		return NCC_PB_TRUNCATED_FIXED;
-	}
-	*out = (uint32_t)load_le(r->base + r->pos, 4);
-	r->pos += 4;
-	return NCC_PB_OK;
+	if (r->pos > r->end || r->end - r->pos < (size_t)n)
+		return truncated("truncated fixed-width value", r->pos);
+	*out = load_le(r->base + r->pos, n);
+	r->pos += (size_t)n;
+	return NS_OK;
 }
 
-ncc_pb_status_t ncc_pb_read_fixed64(ncc_pb_reader_t *r, uint64_t *out, size_t *err_off)
+ns_status_t ncc_pb_read_fixed32(ncc_pb_reader_t *r, uint32_t *out)
 {
-	if (r->end - r->pos < 8 || r->pos > r->end) {
-		*err_off = r->pos;
-		return NCC_PB_TRUNCATED_FIXED;
-	}
-	*out = load_le(r->base + r->pos, 8);
-	r->pos += 8;
-	return NCC_PB_OK;
+	uint64_t v = 0;
+	ns_status_t st = read_fixed(r, 4, &v);
+	*out = (uint32_t)v;
+	return st;
 }
 
-ncc_pb_status_t ncc_pb_next(ncc_pb_reader_t *r, ncc_pb_field_t *f, size_t *err_off)
+ns_status_t ncc_pb_read_fixed64(ncc_pb_reader_t *r, uint64_t *out)
+{
+	return read_fixed(r, 8, out);
+}
+
+ns_status_t ncc_pb_next(ncc_pb_reader_t *r, ncc_pb_field_t *f)
 {
 	f->number = 0;
 	f->wire = NCC_PB_VARINT;
@@ -76,47 +86,34 @@ ncc_pb_status_t ncc_pb_next(ncc_pb_reader_t *r, ncc_pb_field_t *f, size_t *err_o
 	f->off = f->len = 0;
 	f->start = r->pos;
 	if (r->pos >= r->end)
-		return NCC_PB_END;
-	uint64_t tag;
-	ncc_pb_status_t st = ncc_pb_read_varint(r, &tag, err_off);
-	if (st)
-		return st;
+		return truncated("end of message", r->pos);
+	uint64_t tag = 0;
+	NS_RETURN_IF_ERROR(ncc_pb_read_varint(r, &tag));
 	uint64_t num = tag >> 3;
-	if (num == 0 || num > 0x1fffffff) {
-		*err_off = f->start;
-		return NCC_PB_BAD_FIELD_NUMBER;
-	}
+	if (num == 0 || num > 0x1fffffff)
+		return malformed("invalid field number", f->start);
 	f->number = (uint32_t)num;
 	f->wire = (ncc_pb_wire_t)(tag & 7);
 	switch (f->wire) {
 	case NCC_PB_VARINT:
-		return ncc_pb_read_varint(r, &f->value, err_off);
+		return ncc_pb_read_varint(r, &f->value);
 	case NCC_PB_FIXED64:
-		return ncc_pb_read_fixed64(r, &f->value, err_off);
-	case NCC_PB_FIXED32: {
-		uint32_t v = 0;
-		st = ncc_pb_read_fixed32(r, &v, err_off);
-		f->value = v;
-		return st;
-	}
+		return read_fixed(r, 8, &f->value);
+	case NCC_PB_FIXED32:
+		return read_fixed(r, 4, &f->value);
 	case NCC_PB_LEN: {
-		uint64_t n;
+		uint64_t n = 0;
 		size_t lpos = r->pos;
-		st = ncc_pb_read_varint(r, &n, err_off);
-		if (st)
-			return st;
-		if (n > r->end - r->pos) {
-			*err_off = lpos;
-			return NCC_PB_TRUNCATED;
-		}
+		NS_RETURN_IF_ERROR(ncc_pb_read_varint(r, &n));
+		if (n > r->end - r->pos)
+			return truncated("length past the end of the enclosing message", lpos);
 		f->off = r->pos;
 		f->len = (size_t)n;
 		r->pos += (size_t)n;
-		return NCC_PB_OK;
+		return NS_OK;
 	}
 	default:
-		*err_off = f->start;
-		return NCC_PB_BAD_WIRE_TYPE;
+		return malformed("invalid wire type", f->start);
 	}
 }
 
@@ -145,47 +142,46 @@ bool ncc_pb_values_init(ncc_pb_values_t *it, const ncc_pb_reader_t *r, const ncc
 	return true;
 }
 
-ncc_pb_status_t ncc_pb_values_next(ncc_pb_values_t *it, uint64_t *out, size_t *err_off)
+bool ncc_pb_values_more(const ncc_pb_values_t *it)
+{
+	return it->single ? !it->single_done : !ncc_pb_at_end(&it->r);
+}
+
+ns_status_t ncc_pb_values_next(ncc_pb_values_t *it, uint64_t *out)
 {
 	if (it->single) {
 		if (it->single_done)
-			return NCC_PB_END;
+			return truncated("no value left", it->r.pos);
 		it->single_done = true;
 		*out = it->value;
-		return NCC_PB_OK;
+		return NS_OK;
 	}
 	if (ncc_pb_at_end(&it->r))
-		return NCC_PB_END;
+		return truncated("no value left", it->r.pos);
 	switch (it->elem) {
 	case NCC_PB_ELEM_VARINT:
-		return ncc_pb_read_varint(&it->r, out, err_off);
-	case NCC_PB_ELEM_FIXED32: {
-		uint32_t v = 0;
-		ncc_pb_status_t st = ncc_pb_read_fixed32(&it->r, &v, err_off);
-		*out = v;
-		return st;
-	}
+		return ncc_pb_read_varint(&it->r, out);
+	case NCC_PB_ELEM_FIXED32:
+		return read_fixed(&it->r, 4, out);
 	default:
-		return ncc_pb_read_fixed64(&it->r, out, err_off);
+		return read_fixed(&it->r, 8, out);
 	}
 }
 
-ncc_pb_status_t ncc_pb_values_count(const ncc_pb_values_t *it, size_t *out_n, size_t *err_off)
+ns_status_t ncc_pb_values_count(const ncc_pb_values_t *it, size_t *out_n)
 {
 	*out_n = 0;
 	if (it->single) {
 		*out_n = 1;
-		return NCC_PB_OK;
+		return NS_OK;
 	}
 	size_t len = it->r.end - it->r.pos;
 	if (it->elem == NCC_PB_ELEM_FIXED32 || it->elem == NCC_PB_ELEM_FIXED64) {
 		size_t w = it->elem == NCC_PB_ELEM_FIXED32 ? 4 : 8;
-		if (len % w) {
-			*err_off = it->r.pos + len / w * w;
-			return NCC_PB_TRUNCATED_FIXED;
-		}
+		if (len % w)
+			return truncated("truncated fixed-width value", it->r.pos + len / w * w);
 		*out_n = len / w;
-		return NCC_PB_OK;
+		return NS_OK;
 	}
 	/* varints: count the bytes that end one, then check the last one ends */
 	size_t n = 0;
@@ -195,26 +191,10 @@ ncc_pb_status_t ncc_pb_values_count(const ncc_pb_values_t *it, size_t *out_n, si
 		size_t p = it->r.end - 1;
 		while (p > it->r.pos && (it->r.base[p - 1] & 0x80))
 			p--;
-		*err_off = p;
-		return NCC_PB_TRUNCATED_VARINT;
+		return truncated("truncated varint", p);
 	}
 	*out_n = n;
-	return NCC_PB_OK;
-}
-
-const char *ncc_pb_status_str(ncc_pb_status_t st)
-{
-	switch (st) {
-	case NCC_PB_OK: return "ok";
-	case NCC_PB_END: return "end of message";
-	case NCC_PB_TRUNCATED_VARINT: return "truncated varint";
-	case NCC_PB_VARINT_TOO_LONG: return "varint longer than 10 bytes";
-	case NCC_PB_TRUNCATED_FIXED: return "truncated fixed-width value";
-	case NCC_PB_TRUNCATED: return "length past the end of the enclosing message";
-	case NCC_PB_BAD_WIRE_TYPE: return "invalid wire type";
-	case NCC_PB_BAD_FIELD_NUMBER: return "invalid field number";
-	}
-	return "unknown wire-format error";
+	return NS_OK;
 }
 
 const char *ncc_pb_wire_name(ncc_pb_wire_t w)

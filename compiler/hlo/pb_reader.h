@@ -7,8 +7,15 @@
  * offset it reports is an absolute byte offset into the whole input (for messages
  * like "truncated varint at byte 1234"). A nested message is read with a sub-reader
  * over its payload (ncc_pb_sub()); a length that runs past the end of the enclosing
- * message is an error, never a read beyond it. Nothing here allocates or keeps state
- * outside the reader, so a reader may be copied to look ahead.
+ * message is an error, never a read beyond it. Nothing here keeps state outside the
+ * reader, so a reader may be copied to look ahead; only a failure allocates (its
+ * status).
+ *
+ * A failure is a status (neuronsim/status.h) whose message says what is wrong and
+ * where, "truncated varint at byte 1234": NS_STATUS_OUT_OF_RANGE when the input ends
+ * inside a value (a truncated varint, fixed32/fixed64 value or length-delimited
+ * payload), NS_STATUS_INVALID_ARGUMENT when it is malformed (a varint longer than
+ * 10 bytes, wire type 3, 4, 6 or 7, field number 0 or above 2^29-1).
  *
  * Field numbers and message layouts are the caller's business; this file only knows
  * the wire format (https://protobuf.dev/programming-guides/encoding/).
@@ -17,6 +24,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "neuronsim/status.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -30,17 +39,6 @@ typedef enum ncc_pb_wire {
 	NCC_PB_EGROUP = 4,
 	NCC_PB_FIXED32 = 5,
 } ncc_pb_wire_t;
-
-typedef enum ncc_pb_status {
-	NCC_PB_OK = 0,
-	NCC_PB_END,             /* no more fields in this message (not an error) */
-	NCC_PB_TRUNCATED_VARINT,/* the input ends inside a varint */
-	NCC_PB_VARINT_TOO_LONG, /* more than 10 bytes, or bits beyond 64 */
-	NCC_PB_TRUNCATED_FIXED, /* the input ends inside a fixed32/fixed64 value */
-	NCC_PB_TRUNCATED,       /* a length-delimited payload runs past the enclosing end */
-	NCC_PB_BAD_WIRE_TYPE,   /* wire type 3, 4, 6 or 7 */
-	NCC_PB_BAD_FIELD_NUMBER,/* field number 0 or above 2^29-1 */
-} ncc_pb_status_t;
 
 typedef struct ncc_pb_reader {
 	const uint8_t *base; /* start of the whole input */
@@ -64,15 +62,16 @@ ncc_pb_reader_t ncc_pb_reader(const void *data, size_t len);
 ncc_pb_reader_t ncc_pb_sub(const ncc_pb_reader_t *r, const ncc_pb_field_t *f);
 bool ncc_pb_at_end(const ncc_pb_reader_t *r);
 
-/* Reads the next field. NCC_PB_END at the end of the message. On an error *f still
- * holds what was read (number and wire type once the tag was complete, 0 before) and
- * *err_off the absolute offset of the offending byte. */
-ncc_pb_status_t ncc_pb_next(ncc_pb_reader_t *r, ncc_pb_field_t *f, size_t *err_off);
+/* Reads the next field of a message that is not at its end (ncc_pb_at_end(); at
+ * the end this is OUT_OF_RANGE "end of message at byte N"). On an error *f still
+ * holds what was read (number and wire type once the tag was complete, 0 before),
+ * and the message names the absolute offset of the offending byte. */
+ns_status_t ncc_pb_next(ncc_pb_reader_t *r, ncc_pb_field_t *f);
 
 /* A raw varint / fixed value at the reader's position (for packed arrays). */
-ncc_pb_status_t ncc_pb_read_varint(ncc_pb_reader_t *r, uint64_t *out, size_t *err_off);
-ncc_pb_status_t ncc_pb_read_fixed32(ncc_pb_reader_t *r, uint32_t *out, size_t *err_off);
-ncc_pb_status_t ncc_pb_read_fixed64(ncc_pb_reader_t *r, uint64_t *out, size_t *err_off);
+ns_status_t ncc_pb_read_varint(ncc_pb_reader_t *r, uint64_t *out);
+ns_status_t ncc_pb_read_fixed32(ncc_pb_reader_t *r, uint32_t *out);
+ns_status_t ncc_pb_read_fixed64(ncc_pb_reader_t *r, uint64_t *out);
 
 /* The element kinds of repeated scalar fields, which arrive either packed (one LEN
  * field) or one field per element (VARINT / FIXED32 / FIXED64). */
@@ -95,16 +94,16 @@ typedef struct ncc_pb_values {
 /* false when f's wire type is neither LEN nor the element's own wire type. */
 bool ncc_pb_values_init(ncc_pb_values_t *it, const ncc_pb_reader_t *r, const ncc_pb_field_t *f,
 			ncc_pb_elem_t elem);
-/* NCC_PB_OK with *out, NCC_PB_END after the last one, or an error (truncated element;
- * a packed fixed-width payload whose length is not a multiple of the width is
- * NCC_PB_TRUNCATED_FIXED at its last partial element). */
-ncc_pb_status_t ncc_pb_values_next(ncc_pb_values_t *it, uint64_t *out, size_t *err_off);
+/* Whether an element is left for ncc_pb_values_next(). */
+bool ncc_pb_values_more(const ncc_pb_values_t *it);
+/* The next element in *out, or an error (a truncated element; a packed fixed-width
+ * payload whose length is not a multiple of the width is a truncated fixed-width
+ * value at its last partial element). Past the last one: OUT_OF_RANGE. */
+ns_status_t ncc_pb_values_next(ncc_pb_values_t *it, uint64_t *out);
 /* The number of elements this field holds (counting varints of a packed payload);
  * an error if one is truncated. */
-ncc_pb_status_t ncc_pb_values_count(const ncc_pb_values_t *it, size_t *out_n, size_t *err_off);
+ns_status_t ncc_pb_values_count(const ncc_pb_values_t *it, size_t *out_n);
 
-/* "truncated varint" and the like, for messages. */
-const char *ncc_pb_status_str(ncc_pb_status_t st);
 const char *ncc_pb_wire_name(ncc_pb_wire_t w);
 
 #ifdef __cplusplus

@@ -249,71 +249,87 @@ static void decode_fails(const pbw_t *w, ncc_status_t st, const char *frag1, con
 
 /* ---- the wire format --------------------------------------------------- */
 
+/* Checks a reader call's status: code, and needle in its message unless NULL. */
+static void expect_pb(ns_status_t st, ns_status_code_t code, const char *needle, const char *call)
+{
+	char msg[200];
+	ns_status_code_t got = ns_status_consume_message(st, msg, sizeof(msg));
+	ck_assert_msg(got == code, "%s: %s '%s', expected %s", call, ns_status_code_str(got), msg,
+		      ns_status_code_str(code));
+	if (needle)
+		ck_assert_msg(strcmp(msg, needle) == 0, "%s: '%s', expected '%s'", call, msg, needle);
+}
+#define PB_OK(call) expect_pb((call), NS_STATUS_OK, NULL, #call)
+#define PB_FAILS(call, code, msg) expect_pb((call), NS_STATUS_##code, msg, #call)
+
 START_TEST(test_reader_varints_and_limits)
 {
 	/* 300 = ac 02; a 10-byte varint (-1); an 11-byte one; a truncated one */
 	const uint8_t ok[] = { 0xac, 0x02, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01 };
 	ncc_pb_reader_t r = ncc_pb_reader(ok, sizeof(ok));
 	uint64_t v;
-	size_t at = 99;
-	ck_assert_int_eq(ncc_pb_read_varint(&r, &v, &at), NCC_PB_OK);
+	PB_OK(ncc_pb_read_varint(&r, &v));
 	ck_assert_uint_eq(v, 300);
-	ck_assert_int_eq(ncc_pb_read_varint(&r, &v, &at), NCC_PB_OK);
+	PB_OK(ncc_pb_read_varint(&r, &v));
 	ck_assert_uint_eq(v, UINT64_MAX);
 	ck_assert(ncc_pb_at_end(&r));
 	const uint8_t longer[] = { 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01 };
 	r = ncc_pb_reader(longer, sizeof(longer));
-	ck_assert_int_eq(ncc_pb_read_varint(&r, &v, &at), NCC_PB_VARINT_TOO_LONG);
-	ck_assert_uint_eq(at, 0);
+	PB_FAILS(ncc_pb_read_varint(&r, &v), INVALID_ARGUMENT, "varint longer than 10 bytes at byte 0");
 	const uint8_t cut[] = { 0x08, 0x96 };
 	r = ncc_pb_reader(cut, sizeof(cut));
 	ncc_pb_field_t f;
-	ck_assert_int_eq(ncc_pb_next(&r, &f, &at), NCC_PB_TRUNCATED_VARINT);
+	PB_FAILS(ncc_pb_next(&r, &f), OUT_OF_RANGE, "truncated varint at byte 1");
 	ck_assert_uint_eq(f.number, 1);
-	ck_assert_uint_eq(at, 1);
 	/* a length past the end, a group, field number 0, a cut fixed32 */
 	const uint8_t len[] = { 0x12, 0x05, 'a', 'b' };
 	r = ncc_pb_reader(len, sizeof(len));
-	ck_assert_int_eq(ncc_pb_next(&r, &f, &at), NCC_PB_TRUNCATED);
+	PB_FAILS(ncc_pb_next(&r, &f), OUT_OF_RANGE,
+		 "length past the end of the enclosing message at byte 1");
 	const uint8_t huge[] = { 0x12, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f };
 	r = ncc_pb_reader(huge, sizeof(huge));
-	ck_assert_int_eq(ncc_pb_next(&r, &f, &at), NCC_PB_TRUNCATED);
+	PB_FAILS(ncc_pb_next(&r, &f), OUT_OF_RANGE,
+		 "length past the end of the enclosing message at byte 1");
 	const uint8_t group[] = { 0x0b, 0x0c };
 	r = ncc_pb_reader(group, sizeof(group));
-	ck_assert_int_eq(ncc_pb_next(&r, &f, &at), NCC_PB_BAD_WIRE_TYPE);
+	PB_FAILS(ncc_pb_next(&r, &f), INVALID_ARGUMENT, "invalid wire type at byte 0");
 	const uint8_t zero[] = { 0x00, 0x01 };
 	r = ncc_pb_reader(zero, sizeof(zero));
-	ck_assert_int_eq(ncc_pb_next(&r, &f, &at), NCC_PB_BAD_FIELD_NUMBER);
+	PB_FAILS(ncc_pb_next(&r, &f), INVALID_ARGUMENT, "invalid field number at byte 0");
 	const uint8_t fx[] = { 0x0d, 0x01, 0x02 };
 	r = ncc_pb_reader(fx, sizeof(fx));
-	ck_assert_int_eq(ncc_pb_next(&r, &f, &at), NCC_PB_TRUNCATED_FIXED);
+	PB_FAILS(ncc_pb_next(&r, &f), OUT_OF_RANGE, "truncated fixed-width value at byte 1");
+	ck_assert(!ncc_pb_at_end(&r) || r.pos == sizeof(fx));
+	r = ncc_pb_reader(fx, 0);
+	PB_FAILS(ncc_pb_next(&r, &f), OUT_OF_RANGE, "end of message at byte 0");
 	/* packed values: count and iterate, a partial fixed32 element */
 	const uint8_t packed[] = { 0x0a, 0x04, 0x01, 0x96, 0x01, 0x02 };
 	r = ncc_pb_reader(packed, sizeof(packed));
-	ck_assert_int_eq(ncc_pb_next(&r, &f, &at), NCC_PB_OK);
+	PB_OK(ncc_pb_next(&r, &f));
 	ncc_pb_values_t it;
 	ck_assert(ncc_pb_values_init(&it, &r, &f, NCC_PB_ELEM_VARINT));
 	size_t n;
-	ck_assert_int_eq(ncc_pb_values_count(&it, &n, &at), NCC_PB_OK);
+	PB_OK(ncc_pb_values_count(&it, &n));
 	ck_assert_uint_eq(n, 3);
 	uint64_t got[3];
-	for (int i = 0; i < 3; i++)
-		ck_assert_int_eq(ncc_pb_values_next(&it, &got[i], &at), NCC_PB_OK);
-	ck_assert_int_eq(ncc_pb_values_next(&it, &v, &at), NCC_PB_END);
+	for (int i = 0; i < 3; i++) {
+		ck_assert(ncc_pb_values_more(&it));
+		PB_OK(ncc_pb_values_next(&it, &got[i]));
+	}
+	ck_assert(!ncc_pb_values_more(&it));
+	PB_FAILS(ncc_pb_values_next(&it, &v), OUT_OF_RANGE, "no value left at byte 6");
 	ck_assert_uint_eq(got[1], 150);
 	ck_assert(!ncc_pb_values_init(&it, &r, &f, NCC_PB_ELEM_VARINT) || f.wire == NCC_PB_LEN);
 	ck_assert(ncc_pb_values_init(&it, &r, &f, NCC_PB_ELEM_FIXED32));
-	ck_assert_int_eq(ncc_pb_values_count(&it, &n, &at), NCC_PB_OK);
+	PB_OK(ncc_pb_values_count(&it, &n));
 	ck_assert_uint_eq(n, 1);
 	ck_assert(ncc_pb_values_init(&it, &r, &f, NCC_PB_ELEM_FIXED64));
-	ck_assert_int_eq(ncc_pb_values_count(&it, &n, &at), NCC_PB_TRUNCATED_FIXED);
-	ck_assert_uint_eq(at, 2);
+	PB_FAILS(ncc_pb_values_count(&it, &n), OUT_OF_RANGE, "truncated fixed-width value at byte 2");
 	const uint8_t badpack[] = { 0x0a, 0x02, 0x01, 0x96 };
 	r = ncc_pb_reader(badpack, sizeof(badpack));
-	ck_assert_int_eq(ncc_pb_next(&r, &f, &at), NCC_PB_OK);
+	PB_OK(ncc_pb_next(&r, &f));
 	ck_assert(ncc_pb_values_init(&it, &r, &f, NCC_PB_ELEM_VARINT));
-	ck_assert_int_eq(ncc_pb_values_count(&it, &n, &at), NCC_PB_TRUNCATED_VARINT);
-	ck_assert_uint_eq(at, 3);
+	PB_FAILS(ncc_pb_values_count(&it, &n), OUT_OF_RANGE, "truncated varint at byte 3");
 }
 END_TEST
 
@@ -494,9 +510,8 @@ START_TEST(test_truncations_are_errors)
 		ck_assert_ptr_nonnull(boundary);
 		ncc_pb_reader_t r = ncc_pb_reader(pb, len);
 		ncc_pb_field_t f;
-		size_t at;
 		boundary[0] = true;
-		while (ncc_pb_next(&r, &f, &at) == NCC_PB_OK)
+		while (!ncc_pb_at_end(&r) && ns_status_consume_code(ncc_pb_next(&r, &f)) == NS_STATUS_OK)
 			boundary[r.pos] = true;
 		size_t step = len > 500 ? len / 500 : 1;
 		int ok = 0, failed = 0;
