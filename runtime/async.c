@@ -137,37 +137,55 @@ static void cc_free(nrt_cc_context_t *cc)
 	free(cc);
 }
 
+/* The calls whose requests the queues run, by request kind: each failure is
+ * reported once, under the name of the call that queued it. */
+static const char *const req_names[] = {
+	[REQ_WRITE] = "nrta_tensor_write", [REQ_READ] = "nrta_tensor_read",
+	[REQ_COPY] = "nrta_tensor_copy", [REQ_EXEC] = "nrta_execute_schedule",
+	[REQ_CC] = "nrta_cc_schedule",
+};
+
+/* A collective over a group of one: output i receives input i. */
+static ns_status_t run_cc(const nrt_cc_context_t *cc)
+{
+	nrt_ctx_t *ctx;
+	NS_RETURN_IF_ERROR(nrt_ctx_enter(&ctx));
+	for (size_t i = 0; i < cc->n; i++) {
+		nrt_tensor_obj_t *t;
+		NS_RETURN_IF_ERROR_F(nrt_tensor_acquire(ctx, cc->in[i], &t), "input %zu", i);
+		size_t n = t->size;
+		nrt_tensor_release(ctx, cc->in[i]);
+		NS_RETURN_IF_ERROR_F(nrt_tensor_copy_status(cc->in[i], 0, cc->out[i], 0, n), "tensor pair %zu", i);
+	}
+	return NS_OK;
+}
+
 static NRT_STATUS run(const async_req_t *r)
 {
+	ns_status_t st = NS_OK;
+	NRT_STATUS code = NRT_SUCCESS;
 	switch (r->kind) {
 	case REQ_WRITE:
-		return nrt_tensor_write(r->tensor, r->buf, r->offset, r->size);
 	case REQ_READ:
-		return nrt_tensor_read(r->tensor, r->buf, r->offset, r->size);
+		st = nrt_tensor_io_status(r->tensor, r->buf, r->offset, r->size, r->kind == REQ_WRITE);
+		break;
 	case REQ_COPY:
-		return nrt_tensor_copy(r->tensor, r->offset, r->dst, r->dst_offset, r->size);
+		st = nrt_tensor_copy_status(r->tensor, r->offset, r->dst, r->dst_offset, r->size);
+		break;
 	case REQ_EXEC:
-		return nrt_execute(r->model, r->in, r->out);
+		st = nrt_execute_status(r->model, r->in, r->out, 1, &code);
+		break;
 	case REQ_CC:
-		for (size_t i = 0; i < r->cc->n; i++) {
-			size_t n = nrt_tensor_get_size(r->cc->in[i]);
-			NRT_STATUS st = nrt_tensor_copy(r->cc->in[i], 0, r->cc->out[i], 0, n);
-			if (st)
-				return st;
-		}
-		return NRT_SUCCESS;
+		st = run_cc(r->cc);
+		break;
 	}
-	return NRT_FAILURE;
+	NRT_STATUS rst = nrt_status_report(req_names[r->kind], st);
+	return rst && code ? code : rst;
 }
 
 /* The request as a system trace event of its core (sys_trace.c). */
 static void sys_trace(const async_queue_t *q, const async_req_t *r, uint64_t seq, uint64_t t0, NRT_STATUS st)
 {
-	static const char *const names[] = {
-		[REQ_WRITE] = "nrta_tensor_write", [REQ_READ] = "nrta_tensor_read",
-		[REQ_COPY] = "nrta_tensor_copy", [REQ_EXEC] = "nrta_execute_schedule",
-		[REQ_CC] = "nrta_cc_schedule",
-	};
 	uint32_t k = q->xu_id % QUEUES_PER_CORE;
 	nrt_sys_trace_type_t type = k < TENSOR_OP_QUEUES ? NRT_SYS_TRACE_TENSOR_OP
 				  : k < TENSOR_OP_QUEUES + COMPUTE_QUEUES ? NRT_SYS_TRACE_COMPUTE
@@ -176,7 +194,7 @@ static void sys_trace(const async_queue_t *q, const async_req_t *r, uint64_t seq
 	snprintf(label, sizeof(label), "queue %u", k < TENSOR_OP_QUEUES ? k
 		 : k < TENSOR_OP_QUEUES + COMPUTE_QUEUES ? k - TENSOR_OP_QUEUES
 		 : k - TENSOR_OP_QUEUES - COMPUTE_QUEUES);
-	nrt_sys_trace_record(q->core, type, names[r->kind], label, t0, ns_monotonic_ns(), st,
+	nrt_sys_trace_record(q->core, type, req_names[r->kind], label, t0, ns_monotonic_ns(), st,
 			     (uint64_t)q->xu_id << 48 | seq);
 }
 
@@ -291,48 +309,41 @@ static async_queue_t *queue_of(nrt_ctx_t *ctx, uint32_t core, nrta_xu_t xu, int 
 	return &ctx->async->queues[core * QUEUES_PER_CORE + queue_base[xu] + queue];
 }
 
-/* Checks the queue index of xu; logs and returns NRT_INVALID when bad. */
-static NRT_STATUS check_queue(const char *func, nrta_xu_t xu, int queue)
+/* NRT_INVALID unless xu has a queue numbered queue. */
+static ns_status_t check_queue(nrta_xu_t xu, int queue)
 {
-	if (queue < 0 || queue >= queue_count[xu]) {
-		NRT_LOGE("%s: queue %d does not exist: the %s unit has queues 0..%d", func, queue,
-			 xu_name[xu], queue_count[xu] - 1);
-		return NRT_INVALID;
-	}
-	return NRT_SUCCESS;
+	if (queue < 0 || queue >= queue_count[xu])
+		return nrt_status_make(NRT_INVALID, "queue %d does not exist: the %s unit has queues 0..%d", queue,
+				       xu_name[xu], queue_count[xu] - 1);
+	return NS_OK;
 }
 
 /* Queues r on q; never blocks. Starts q's worker on first use. */
-static NRT_STATUS submit(const char *func, async_queue_t *q, const async_req_t *r, nrta_seq_t *out_seq)
+static ns_status_t submit(async_queue_t *q, const async_req_t *r, nrta_seq_t *out_seq)
 {
-	NRT_STATUS st = NRT_SUCCESS;
+	ns_status_t st = NS_OK;
 	pthread_mutex_lock(&q->lock);
 	uint64_t completed = atomic_load_explicit(&q->completed, memory_order_relaxed);
 	if (q->stop) {
-		NRT_LOGE("%s: nrt_close is shutting the runtime down; the request is refused", func);
-		st = NRT_CLOSED;
+		st = nrt_status_make(NRT_CLOSED, "nrt_close is shutting the runtime down; the request is refused");
 	} else if (q->unrecoverable) {
-		NRT_LOGE("%s: queue %#x of NeuronCore %u is unrecoverable after a fatal error; "
-			 "restart the application", func, q->xu_id, q->core);
-		st = NRT_EXEC_UNIT_UNRECOVERABLE;
+		st = nrt_status_make(NRT_EXEC_UNIT_UNRECOVERABLE, "queue %#x of NeuronCore %u is unrecoverable "
+				     "after a fatal error; restart the application", q->xu_id, q->core);
 	} else if (q->submitted - completed >= NRTA_QUEUE_DEPTH) {
-		/* Not an error of the caller's: backpressure, logged at debug. */
-		NRT_LOGD("%s: queue %#x of NeuronCore %u is full (%d requests pending)", func, q->xu_id,
-			 q->core, NRTA_QUEUE_DEPTH);
-		st = NRT_QUEUE_FULL;
+		/* Not an error of the caller's: backpressure, which the boundary
+		 * logs at debug. */
+		st = nrt_status_make(NRT_QUEUE_FULL, "queue %#x of NeuronCore %u is full (%d requests pending)",
+				     q->xu_id, q->core, NRTA_QUEUE_DEPTH);
 	} else if (q->submitted == NRTA_SEQ_NUM_MAX) {
-		NRT_LOGE("%s: queue %#x of NeuronCore %u used up its 2^48 sequence numbers", func,
-			 q->xu_id, q->core);
-		st = NRT_RESOURCE;
+		st = nrt_status_make(NRT_RESOURCE, "queue %#x of NeuronCore %u used up its 2^48 sequence numbers",
+				     q->xu_id, q->core);
 	} else if (!q->started) {
 		int err = pthread_create(&q->thread, NULL, worker, q);
-		if (err) {
-			NRT_LOGE("%s: cannot start the worker thread of queue %#x (NeuronCore %u): %s",
-				 func, q->xu_id, q->core, strerror(err));
-			st = NRT_RESOURCE;
-		} else {
+		if (err)
+			st = nrt_status_make(NRT_RESOURCE, "cannot start the worker thread of queue %#x "
+					     "(NeuronCore %u): %s", q->xu_id, q->core, strerror(err));
+		else
 			q->started = true;
-		}
 	}
 	if (!st) {
 		uint64_t seq = ++q->submitted;
@@ -344,168 +355,148 @@ static NRT_STATUS submit(const char *func, async_queue_t *q, const async_req_t *
 	return st;
 }
 
-/* Resolves a tensor handle, checks [offset, offset + size) and returns the
- * core whose TENSOR_OP queues serve it. */
-static NRT_STATUS tensor_core(nrt_ctx_t *ctx, const char *func, const char *what, nrt_tensor_t *tensor,
-			      uint64_t offset, uint64_t size, uint32_t *out_core)
+/* Resolves a tensor handle (what: its argument's name), checks
+ * [offset, offset + size) and returns the core whose TENSOR_OP queues serve it. */
+static ns_status_t tensor_core(nrt_ctx_t *ctx, const char *what, nrt_tensor_t *tensor, uint64_t offset,
+			       uint64_t size, uint32_t *out_core)
 {
-	if (!tensor) {
-		NRT_LOGE("%s: %s is NULL", func, what);
-		return NRT_INVALID;
-	}
-	void *obj;
-	NRT_STATUS st = nrt_handle_acquire(&ctx->tensors, nrt_handle_of(tensor), &obj);
-	if (st) {
-		NRT_LOGE("%s: %s %p is not a live tensor (freed, or not a tensor handle)", func, what,
-			 (void *)tensor);
-		return st;
-	}
-	const nrt_tensor_obj_t *t = obj;
-	if (!t->storage) {
-		NRT_LOGE("%s: %s '%s' has no storage (allocate_empty without attach_buffer)", func, what,
-			 t->name);
-		st = NRT_INVALID;
-	} else if (offset > t->size || size > t->size - offset) {
-		NRT_LOGE("%s: %s '%s': range [%llu, +%llu) is outside its %llu bytes", func, what, t->name,
-			 (unsigned long long)offset, (unsigned long long)size, (unsigned long long)t->size);
-		st = NRT_INVALID;
-	} else {
+	nrt_tensor_obj_t *t;
+	NS_RETURN_IF_ERROR_F(nrt_tensor_acquire(ctx, tensor, &t), "%s", what);
+	ns_status_t st = ns_status_annotate(nrt_tensor_check_range(t, offset, size), "%s", what);
+	if (!st) {
 		int nc = t->storage->kind == NRT_STORAGE_DEVICE ? t->storage->logical_nc : 0;
 		*out_core = nc >= 0 && (uint32_t)nc < ctx->n_cores ? (uint32_t)nc : 0;
 	}
-	nrt_handle_release(&ctx->tensors, nrt_handle_of(tensor));
+	nrt_tensor_release(ctx, tensor);
 	return st;
 }
 
-static nrt_ctx_t *begin(const char *func, NRT_STATUS *ret, nrta_seq_t *req_sequence, NRT_STATUS *out_st)
+/* The first steps of every nrta_* call that queues a request. */
+static ns_status_t begin(NRT_STATUS *ret, nrta_seq_t *req_sequence, nrt_ctx_t **out_ctx)
 {
-	nrt_ctx_t *ctx = nrt_ctx_require(func, out_st);
-	if (!ctx)
-		return NULL;
-	if (!ret || !req_sequence) {
-		NRT_LOGE("%s: %s is NULL", func, !ret ? "ret" : "req_sequence");
-		*out_st = NRT_INVALID;
-		return NULL;
-	}
-	return ctx;
+	NS_RETURN_IF_ERROR(nrt_ctx_enter(out_ctx));
+	if (!ret || !req_sequence)
+		return nrt_status_make(NRT_INVALID, "%s is NULL", !ret ? "ret" : "req_sequence");
+	return NS_OK;
 }
 
 /* nrta_tensor_write and nrta_tensor_read: the same checks, one request kind
- * apart; func names the public call in messages. */
-static NRT_STATUS submit_transfer(const char *func, req_kind_t kind, nrt_tensor_t *tensor, void *buf,
-				  uint64_t offset, uint64_t size, int queue, NRT_STATUS *ret,
-				  nrta_seq_t *req_sequence)
+ * apart. */
+static ns_status_t submit_transfer(req_kind_t kind, nrt_tensor_t *tensor, void *buf, uint64_t offset,
+				   uint64_t size, int queue, NRT_STATUS *ret, nrta_seq_t *req_sequence)
 {
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = begin(func, ret, req_sequence, &st);
-	if (!ctx)
-		return st;
+	nrt_ctx_t *ctx;
 	uint32_t core;
-	if ((st = check_queue(func, NRTA_XU_TENSOR_OP, queue)) ||
-	    (st = tensor_core(ctx, func, "tensor", tensor, offset, size, &core)))
-		return st;
-	if (!buf && size) {
-		NRT_LOGE("%s: buf is NULL", func);
-		return NRT_INVALID;
-	}
+	NS_RETURN_IF_ERROR(begin(ret, req_sequence, &ctx));
+	NS_RETURN_IF_ERROR(check_queue(NRTA_XU_TENSOR_OP, queue));
+	NS_RETURN_IF_ERROR(tensor_core(ctx, "tensor", tensor, offset, size, &core));
+	if (!buf && size)
+		return nrt_status_make(NRT_INVALID, "buf is NULL for %llu bytes", (unsigned long long)size);
 	async_req_t r = { .kind = kind, .ret = ret, .tensor = tensor, .buf = buf, .offset = offset,
 			  .size = size };
-	return submit(func, queue_of(ctx, core, NRTA_XU_TENSOR_OP, queue), &r, req_sequence);
+	return submit(queue_of(ctx, core, NRTA_XU_TENSOR_OP, queue), &r, req_sequence);
 }
 
 NRT_STATUS nrta_tensor_write(nrt_tensor_t *tensor, const void *buf, uint64_t offset, uint64_t size, int queue,
 			     NRT_STATUS *ret, nrta_seq_t *req_sequence)
 {
-	return submit_transfer(__func__, REQ_WRITE, tensor, (void *)buf, offset, size, queue, ret,
-			       req_sequence);
+	return nrt_status_report(__func__, submit_transfer(REQ_WRITE, tensor, (void *)buf, offset, size, queue,
+							   ret, req_sequence));
 }
 
 NRT_STATUS nrta_tensor_read(void *buf, nrt_tensor_t *tensor, uint64_t offset, uint64_t size, int queue,
 			    NRT_STATUS *ret, nrta_seq_t *req_sequence)
 {
-	return submit_transfer(__func__, REQ_READ, tensor, buf, offset, size, queue, ret, req_sequence);
+	return nrt_status_report(__func__, submit_transfer(REQ_READ, tensor, buf, offset, size, queue, ret,
+							   req_sequence));
+}
+
+static ns_status_t tensor_copy(nrt_tensor_t *src, uint64_t src_offset, nrt_tensor_t *dst, uint64_t dst_offset,
+			       uint64_t size, int queue, NRT_STATUS *ret, nrta_seq_t *req_sequence)
+{
+	nrt_ctx_t *ctx;
+	uint32_t core, dst_core;
+	NS_RETURN_IF_ERROR(begin(ret, req_sequence, &ctx));
+	NS_RETURN_IF_ERROR(check_queue(NRTA_XU_TENSOR_OP, queue));
+	NS_RETURN_IF_ERROR(tensor_core(ctx, "src", src, src_offset, size, &core));
+	NS_RETURN_IF_ERROR(tensor_core(ctx, "dst", dst, dst_offset, size, &dst_core));
+	async_req_t r = { .kind = REQ_COPY, .ret = ret, .tensor = src, .dst = dst, .offset = src_offset,
+			  .dst_offset = dst_offset, .size = size };
+	return submit(queue_of(ctx, core, NRTA_XU_TENSOR_OP, queue), &r, req_sequence);
 }
 
 NRT_STATUS nrta_tensor_copy(nrt_tensor_t *src, uint64_t src_offset, nrt_tensor_t *dst, uint64_t dst_offset,
 			    uint64_t size, int queue, NRT_STATUS *ret, nrta_seq_t *req_sequence)
 {
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = begin(__func__, ret, req_sequence, &st);
-	if (!ctx)
-		return st;
-	uint32_t core, dst_core;
-	if ((st = check_queue(__func__, NRTA_XU_TENSOR_OP, queue)) ||
-	    (st = tensor_core(ctx, __func__, "src", src, src_offset, size, &core)) ||
-	    (st = tensor_core(ctx, __func__, "dst", dst, dst_offset, size, &dst_core)))
-		return st;
-	async_req_t r = { .kind = REQ_COPY, .ret = ret, .tensor = src, .dst = dst, .offset = src_offset,
-			  .dst_offset = dst_offset, .size = size };
-	return submit(__func__, queue_of(ctx, core, NRTA_XU_TENSOR_OP, queue), &r, req_sequence);
+	return nrt_status_report(__func__, tensor_copy(src, src_offset, dst, dst_offset, size, queue, ret,
+						       req_sequence));
+}
+
+static ns_status_t execute_schedule(nrt_model_t *model, const nrt_tensor_set_t *input, nrt_tensor_set_t *output,
+				    int queue, NRT_STATUS *ret, nrta_seq_t *req_sequence)
+{
+	nrt_ctx_t *ctx;
+	nrt_model_obj_t *m;
+	NS_RETURN_IF_ERROR(begin(ret, req_sequence, &ctx));
+	NS_RETURN_IF_ERROR(check_queue(NRTA_XU_COMPUTE, queue));
+	NS_RETURN_IF_ERROR(nrt_model_acquire(ctx, model, &m));
+	uint32_t vnc = m->start_nc;
+	nrt_handle_release(&ctx->models, nrt_handle_of(model));
+	if (!input || !output)
+		return nrt_status_make(NRT_INVALID, "%s is NULL", !input ? "input" : "output");
+	async_req_t r = { .kind = REQ_EXEC, .ret = ret, .model = model, .in = input, .out = output };
+	return submit(queue_of(ctx, vnc, NRTA_XU_COMPUTE, queue), &r, req_sequence);
 }
 
 NRT_STATUS nrta_execute_schedule(nrt_model_t *model, const nrt_tensor_set_t *input, nrt_tensor_set_t *output,
 				 int queue, NRT_STATUS *ret, nrta_seq_t *req_sequence)
 {
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = begin(__func__, ret, req_sequence, &st);
-	if (!ctx)
-		return st;
-	if ((st = check_queue(__func__, NRTA_XU_COMPUTE, queue)))
-		return st;
-	nrt_model_info_t info;
-	size_t n;
-	if ((st = nrt_get_model_info(model, &info, sizeof(info), &n)))
-		return st;
-	if (!input || !output) {
-		NRT_LOGE("%s: %s is NULL", __func__, !input ? "input" : "output");
-		return NRT_INVALID;
-	}
-	async_req_t r = { .kind = REQ_EXEC, .ret = ret, .model = model, .in = input, .out = output };
-	return submit(__func__, queue_of(ctx, info.vnc, NRTA_XU_COMPUTE, queue), &r, req_sequence);
+	return nrt_status_report(__func__, execute_schedule(model, input, output, queue, ret, req_sequence));
 }
 
-NRT_STATUS nrta_cc_prepare(nrt_cc_comm_t *comm, nrt_tensor_list_t *input, nrt_tensor_list_t *output,
-			   nrt_dtype_t dtype, nrt_op_type_t op, nrt_cc_op_type_t cc_op, nrt_cc_context_t **cc_ctx)
+/* The bytes of a live tensor, for nrta_cc_prepare's checks (a handle that
+ * is not one is NRT_INVALID there, as a tensor of 0 bytes). */
+static ns_status_t tensor_size(nrt_ctx_t *ctx, const nrt_tensor_t *tensor, size_t *out_size)
 {
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
-	if (!ctx)
-		return st;
-	if (!comm || !input || !output || !cc_ctx) {
-		NRT_LOGE("%s: comm, input, output and cc_ctx must not be NULL", __func__);
-		return NRT_INVALID;
-	}
+	nrt_tensor_obj_t *t;
+	ns_status_t st = nrt_tensor_acquire(ctx, tensor, &t);
+	if (st)
+		return ns_status_with_detail(st, NRT_INVALID);
+	*out_size = t->size;
+	nrt_tensor_release(ctx, tensor);
+	return NS_OK;
+}
+
+static ns_status_t cc_prepare(nrt_cc_comm_t *comm, nrt_tensor_list_t *input, nrt_tensor_list_t *output,
+			      nrt_dtype_t dtype, nrt_op_type_t op, nrt_cc_op_type_t cc_op, nrt_cc_context_t **cc_ctx)
+{
+	nrt_ctx_t *ctx;
+	NS_RETURN_IF_ERROR(nrt_ctx_enter(&ctx));
+	if (!comm || !input || !output || !cc_ctx)
+		return nrt_status_make(NRT_INVALID, "comm, input, output and cc_ctx must not be NULL");
 	if (comm->rank_n != 1 || comm->rank != 0 || !comm->replica_group ||
-	    comm->replica_group[0] != comm->ctx_device_id) {
-		NRT_LOGE("%s: the replica group has %u members (rank %u): neuronsim runs one worker, so "
-			 "collectives are over a group of one (rank_n = 1, rank 0, replica_group = "
-			 "{ctx_device_id})", __func__, comm->rank_n, comm->rank);
-		return NRT_INVALID;
-	}
-	if (comm->vnc >= ctx->n_cores) {
-		NRT_LOGE("%s: NeuronCore %u is not visible (%u visible)", __func__, comm->vnc, ctx->n_cores);
-		return NRT_INVALID;
-	}
+	    comm->replica_group[0] != comm->ctx_device_id)
+		return nrt_status_make(NRT_INVALID, "the replica group has %u members (rank %u): neuronsim runs "
+				       "one worker, so collectives are over a group of one (rank_n = 1, rank 0, "
+				       "replica_group = {ctx_device_id})", comm->rank_n, comm->rank);
+	if (comm->vnc >= ctx->n_cores)
+		return nrt_status_make(NRT_INVALID, "NeuronCore %u is not visible (%u visible)", comm->vnc,
+				       ctx->n_cores);
 	if (cc_op > NRT_CC_REDUCESCATTER || (cc_op != NRT_CC_ALLGATHER && op > NRT_OP_MIN) ||
-	    dtype == NRT_DTYPE_INVALID) {
-		NRT_LOGE("%s: unknown collective %d, reduction %d or dtype %d", __func__, (int)cc_op, (int)op,
-			 (int)dtype);
-		return NRT_INVALID;
-	}
+	    dtype == NRT_DTYPE_INVALID)
+		return nrt_status_make(NRT_INVALID, "unknown collective %d, reduction %d or dtype %d", (int)cc_op,
+				       (int)op, (int)dtype);
 	if (input->num_tensors != output->num_tensors || (input->num_tensors && (!input->tensors ||
-							 !output->tensors))) {
-		NRT_LOGE("%s: %zu input tensors but %zu outputs (one output per input)", __func__,
-			 input->num_tensors, output->num_tensors);
-		return NRT_INVALID;
-	}
+							 !output->tensors)))
+		return nrt_status_make(NRT_INVALID, "%zu input tensors but %zu outputs (one output per input)",
+				       input->num_tensors, output->num_tensors);
 	for (size_t i = 0; i < input->num_tensors; i++) {
-		size_t in = nrt_tensor_get_size(input->tensors[i]);
-		size_t out = nrt_tensor_get_size(output->tensors[i]);
-		if (!in || in != out) {
-			NRT_LOGE("%s: tensor pair %zu: input of %zu bytes, output of %zu (a group of one "
-				 "needs equal, non-zero sizes)", __func__, i, in, out);
-			return NRT_INVALID;
-		}
+		size_t in = 0, out = 0;
+		NS_RETURN_IF_ERROR_F(tensor_size(ctx, input->tensors[i], &in), "tensor pair %zu: input", i);
+		NS_RETURN_IF_ERROR_F(tensor_size(ctx, output->tensors[i], &out), "tensor pair %zu: output", i);
+		if (!in || in != out)
+			return nrt_status_make(NRT_INVALID, "tensor pair %zu: input of %zu bytes, output of %zu (a "
+					       "group of one needs equal, non-zero sizes)", i, in, out);
 	}
 	nrt_cc_context_t *cc = calloc(1, sizeof(*cc));
 	size_t n = input->num_tensors;
@@ -515,8 +506,7 @@ NRT_STATUS nrta_cc_prepare(nrt_cc_comm_t *comm, nrt_tensor_list_t *input, nrt_te
 	}
 	if (!cc || !cc->in || !cc->out) {
 		cc_free(cc);
-		NRT_LOGE("%s: out of host memory", __func__);
-		return NRT_RESOURCE;
+		return nrt_status_make(NRT_RESOURCE, "out of host memory for a collective of %zu tensors", n);
 	}
 	cc->vnc = comm->vnc;
 	cc->n = n;
@@ -525,110 +515,119 @@ NRT_STATUS nrta_cc_prepare(nrt_cc_comm_t *comm, nrt_tensor_list_t *input, nrt_te
 		memcpy(cc->out, output->tensors, n * sizeof(*cc->out));
 	}
 	*cc_ctx = cc;
-	return NRT_SUCCESS;
+	return NS_OK;
 }
 
-NRT_STATUS nrta_cc_schedule(nrt_cc_context_t **cc_ctx, int queue, NRT_STATUS *ret, nrta_seq_t *req_sequence)
+NRT_STATUS nrta_cc_prepare(nrt_cc_comm_t *comm, nrt_tensor_list_t *input, nrt_tensor_list_t *output,
+			   nrt_dtype_t dtype, nrt_op_type_t op, nrt_cc_op_type_t cc_op, nrt_cc_context_t **cc_ctx)
 {
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = begin(__func__, ret, req_sequence, &st);
-	if (!cc_ctx || !*cc_ctx) {
-		NRT_LOGE("%s: cc_ctx is NULL (prepare it with nrta_cc_prepare)", __func__);
-		return ctx ? NRT_INVALID : st;
+	return nrt_status_report(__func__, cc_prepare(comm, input, output, dtype, op, cc_op, cc_ctx));
+}
+
+/* Takes *cc_ctx (set to NULL) whatever happens: a refused request frees it. */
+static ns_status_t cc_schedule(nrt_cc_context_t **cc_ctx, int queue, NRT_STATUS *ret, nrta_seq_t *req_sequence)
+{
+	nrt_ctx_t *ctx;
+	ns_status_t st = begin(ret, req_sequence, &ctx);
+	nrt_cc_context_t *cc = cc_ctx ? *cc_ctx : NULL;
+	if (cc_ctx)
+		*cc_ctx = NULL;
+	if (!st && !cc)
+		st = nrt_status_make(NRT_INVALID, "cc_ctx is NULL (prepare it with nrta_cc_prepare)");
+	if (!st)
+		st = check_queue(NRTA_XU_COLLECTIVES, queue);
+	if (!st && cc->vnc >= ctx->n_cores)
+		st = nrt_status_make(NRT_INVALID, "the collective was prepared for NeuronCore %u, which is not "
+				     "visible (%u visible)", cc->vnc, ctx->n_cores);
+	if (!st) {
+		async_req_t r = { .kind = REQ_CC, .ret = ret, .cc = cc };
+		st = submit(queue_of(ctx, cc->vnc, NRTA_XU_COLLECTIVES, queue), &r, req_sequence);
 	}
-	nrt_cc_context_t *cc = *cc_ctx;
-	*cc_ctx = NULL;
-	if (!ctx || (st = check_queue(__func__, NRTA_XU_COLLECTIVES, queue)) || cc->vnc >= ctx->n_cores) {
-		cc_free(cc);
-		return ctx ? NRT_INVALID : st;
-	}
-	async_req_t r = { .kind = REQ_CC, .ret = ret, .cc = cc };
-	st = submit(__func__, queue_of(ctx, cc->vnc, NRTA_XU_COLLECTIVES, queue), &r, req_sequence);
 	if (st)
 		cc_free(cc);
 	return st;
 }
 
-/* The queue that gave out seq, with its sequence number; NRT_INVALID when
- * no queue did. */
-static NRT_STATUS seq_queue(nrt_ctx_t *ctx, const char *func, nrta_seq_t seq, async_queue_t **out_q,
-			    uint64_t *out_num)
+NRT_STATUS nrta_cc_schedule(nrt_cc_context_t **cc_ctx, int queue, NRT_STATUS *ret, nrta_seq_t *req_sequence)
+{
+	return nrt_status_report(__func__, cc_schedule(cc_ctx, queue, ret, req_sequence));
+}
+
+/* The queue that gave out seq (its sequence number in *out_num), or NULL and
+ * in *out_st an NRT_INVALID status when no queue did. */
+static async_queue_t *seq_queue(nrt_ctx_t *ctx, nrta_seq_t seq, uint64_t *out_num, ns_status_t *out_st)
 {
 	uint64_t xu = NRTA_SEQ_GET_XU_ID(seq), num = NRTA_SEQ_GET_SEQ_NUM(seq);
+	*out_num = num;
+	*out_st = NS_OK;
 	if (xu >= ctx->async->n_queues || num == 0) {
-		NRT_LOGE("%s: %#llx is not a sequence id of this runtime", func, (unsigned long long)seq);
-		return NRT_INVALID;
+		*out_st = nrt_status_make(NRT_INVALID, "%#llx is not a sequence id of this runtime",
+					  (unsigned long long)seq);
+		return NULL;
 	}
 	async_queue_t *q = &ctx->async->queues[xu];
 	pthread_mutex_lock(&q->lock);
 	uint64_t submitted = q->submitted;
 	pthread_mutex_unlock(&q->lock);
 	if (num > submitted) {
-		NRT_LOGE("%s: sequence id %#llx was not given out yet (queue %#llx is at %llu)", func,
-			 (unsigned long long)seq, (unsigned long long)xu, (unsigned long long)submitted);
-		return NRT_INVALID;
+		*out_st = nrt_status_make(NRT_INVALID, "sequence id %#llx was not given out yet (queue %#llx is "
+					  "at %llu)", (unsigned long long)seq, (unsigned long long)xu,
+					  (unsigned long long)submitted);
+		return NULL;
 	}
-	*out_q = q;
-	*out_num = num;
-	return NRT_SUCCESS;
+	return q;
 }
 
-NRT_STATUS nrta_is_completed(nrta_seq_t seq, bool *is_completed)
+static ns_status_t is_completed(nrta_seq_t seq, bool *is_completed)
 {
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
-	if (!ctx)
-		return st;
-	if (!is_completed) {
-		NRT_LOGE("%s: is_completed is NULL", __func__);
-		return NRT_INVALID;
-	}
-	async_queue_t *q;
+	nrt_ctx_t *ctx;
 	uint64_t num;
-	if ((st = seq_queue(ctx, __func__, seq, &q, &num)))
+	ns_status_t st;
+	NS_RETURN_IF_ERROR(nrt_ctx_enter(&ctx));
+	if (!is_completed)
+		return nrt_status_make(NRT_INVALID, "is_completed is NULL");
+	async_queue_t *q = seq_queue(ctx, seq, &num, &st);
+	if (!q)
 		return st;
 	*is_completed = atomic_load_explicit(&q->completed, memory_order_acquire) >= num;
-	return NRT_SUCCESS;
+	return NS_OK;
+}
+
+NRT_STATUS nrta_is_completed(nrta_seq_t seq, bool *is_completed_out)
+{
+	return nrt_status_report(__func__, is_completed(seq, is_completed_out));
+}
+
+static ns_status_t get_sequence(uint32_t lnc, nrta_xu_t xu, int queue, nrta_seq_t *seq)
+{
+	nrt_ctx_t *ctx;
+	NS_RETURN_IF_ERROR(nrt_ctx_enter(&ctx));
+	if (!seq)
+		return nrt_status_make(NRT_INVALID, "seq is NULL");
+	if ((unsigned)xu >= NRTA_XU_TYPE_NUM)
+		return nrt_status_make(NRT_INVALID, "unknown execution unit %d", (int)xu);
+	NS_RETURN_IF_ERROR(nrt_ctx_check_core(ctx, lnc));
+	NS_RETURN_IF_ERROR(check_queue(xu, queue));
+	async_queue_t *q = queue_of(ctx, lnc, xu, queue);
+	*seq = (uint64_t)q->xu_id << 48 | atomic_load_explicit(&q->completed, memory_order_acquire);
+	return NS_OK;
 }
 
 NRT_STATUS nrta_get_sequence(uint32_t lnc, nrta_xu_t xu, int queue, nrta_seq_t *seq)
 {
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
-	if (!ctx)
-		return st;
-	if (!seq) {
-		NRT_LOGE("%s: seq is NULL", __func__);
-		return NRT_INVALID;
-	}
-	if ((unsigned)xu >= NRTA_XU_TYPE_NUM) {
-		NRT_LOGE("%s: unknown execution unit %d", __func__, (int)xu);
-		return NRT_INVALID;
-	}
-	if (lnc >= ctx->n_cores) {
-		NRT_LOGE("%s: NeuronCore %u is not visible (%u visible)", __func__, lnc, ctx->n_cores);
-		return NRT_INVALID;
-	}
-	if ((st = check_queue(__func__, xu, queue)))
-		return st;
-	async_queue_t *q = queue_of(ctx, lnc, xu, queue);
-	*seq = (uint64_t)q->xu_id << 48 | atomic_load_explicit(&q->completed, memory_order_acquire);
-	return NRT_SUCCESS;
+	return nrt_status_report(__func__, get_sequence(lnc, xu, queue, seq));
 }
 
-NRT_STATUS nrta_event_register_seq_id_completion(nrta_seq_t seq, int efd)
+static ns_status_t register_completion(nrta_seq_t seq, int efd)
 {
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
-	if (!ctx)
-		return st;
-	if (efd < 0) {
-		NRT_LOGE("%s: %d is not a file descriptor", __func__, efd);
-		return NRT_INVALID;
-	}
-	async_queue_t *q;
+	nrt_ctx_t *ctx;
 	uint64_t num;
-	if ((st = seq_queue(ctx, __func__, seq, &q, &num)))
+	ns_status_t st;
+	NS_RETURN_IF_ERROR(nrt_ctx_enter(&ctx));
+	if (efd < 0)
+		return nrt_status_make(NRT_INVALID, "%d is not a file descriptor", efd);
+	async_queue_t *q = seq_queue(ctx, seq, &num, &st);
+	if (!q)
 		return st;
 	pthread_mutex_lock(&q->lock);
 	if (atomic_load_explicit(&q->completed, memory_order_relaxed) >= num) {
@@ -637,45 +636,52 @@ NRT_STATUS nrta_event_register_seq_id_completion(nrta_seq_t seq, int efd)
 		if (q->n_events == q->cap_events) {
 			size_t cap = q->cap_events ? 2 * q->cap_events : 8;
 			async_event_t *e = realloc(q->events, cap * sizeof(*e));
-			if (!e) {
-				pthread_mutex_unlock(&q->lock);
-				NRT_LOGE("%s: out of host memory", __func__);
-				return NRT_RESOURCE;
+			if (e) {
+				q->events = e;
+				q->cap_events = cap;
+			} else {
+				st = nrt_status_make(NRT_RESOURCE, "out of host memory registering fd %d for "
+						     "sequence id %#llx", efd, (unsigned long long)seq);
 			}
-			q->events = e;
-			q->cap_events = cap;
 		}
-		q->events[q->n_events++] = (async_event_t){ .seq = num, .fd = efd };
+		if (!st)
+			q->events[q->n_events++] = (async_event_t){ .seq = num, .fd = efd };
 	}
 	pthread_mutex_unlock(&q->lock);
-	return NRT_SUCCESS;
+	return st;
 }
 
-NRT_STATUS nrta_get_completion_handle(nrta_seq_t seq, int *fd)
+NRT_STATUS nrta_event_register_seq_id_completion(nrta_seq_t seq, int efd)
 {
-	if (!fd) {
-		NRT_LOGE("%s: fd is NULL", __func__);
-		return NRT_INVALID;
-	}
+	return nrt_status_report(__func__, register_completion(seq, efd));
+}
+
+static ns_status_t get_completion_handle(nrta_seq_t seq, int *fd)
+{
+	if (!fd)
+		return nrt_status_make(NRT_INVALID, "fd is NULL");
 	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (efd < 0) {
-		NRT_LOGE("%s: cannot create an eventfd: %s", __func__, strerror(errno));
-		return NRT_RESOURCE;
-	}
-	NRT_STATUS st = nrta_event_register_seq_id_completion(seq, efd);
+	if (efd < 0)
+		return nrt_status_make(NRT_RESOURCE, "cannot create an eventfd: %s", strerror(errno));
+	ns_status_t st = register_completion(seq, efd);
 	if (st) {
 		close(efd);
 		return st;
 	}
 	*fd = efd;
-	return NRT_SUCCESS;
+	return NS_OK;
+}
+
+NRT_STATUS nrta_get_completion_handle(nrta_seq_t seq, int *fd)
+{
+	return nrt_status_report(__func__, get_completion_handle(seq, fd));
 }
 
 NRT_STATUS nrt_register_async_exec_callback(NRT_ASYNC_EXEC_STATUS_CALLBACK callback, void *params)
 {
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
-	if (!ctx)
+	nrt_ctx_t *ctx;
+	NRT_STATUS st = nrt_status_report(__func__, nrt_ctx_enter(&ctx));
+	if (st)
 		return st;
 	nrt_async_state_t *s = ctx->async;
 	pthread_mutex_lock(&s->cb_lock);
@@ -685,21 +691,21 @@ NRT_STATUS nrt_register_async_exec_callback(NRT_ASYNC_EXEC_STATUS_CALLBACK callb
 	return NRT_SUCCESS;
 }
 
-NRT_STATUS nrt_async_drain_queued_execs(int32_t vnc)
+static ns_status_t drain_queued_execs(int32_t vnc)
 {
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
-	if (!ctx)
-		return st;
-	if (vnc < 0 || (uint32_t)vnc >= ctx->n_cores) {
-		NRT_LOGE("%s: NeuronCore %d is not visible (%u visible)", __func__, vnc, ctx->n_cores);
-		return NRT_INVALID;
-	}
+	nrt_ctx_t *ctx;
+	NS_RETURN_IF_ERROR(nrt_ctx_enter(&ctx));
+	NS_RETURN_IF_ERROR(nrt_ctx_check_core(ctx, vnc));
 	async_queue_t *q = queue_of(ctx, (uint32_t)vnc, NRTA_XU_COMPUTE, 0);
 	pthread_mutex_lock(&q->lock);
 	uint64_t target = q->submitted;
 	while (atomic_load_explicit(&q->completed, memory_order_relaxed) < target)
 		pthread_cond_wait(&q->done, &q->lock);
 	pthread_mutex_unlock(&q->lock);
-	return NRT_SUCCESS;
+	return NS_OK;
+}
+
+NRT_STATUS nrt_async_drain_queued_execs(int32_t vnc)
+{
+	return nrt_status_report(__func__, drain_queued_execs(vnc));
 }

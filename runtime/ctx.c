@@ -56,6 +56,14 @@ ns_status_t nrt_ctx_enter(nrt_ctx_t **out_ctx)
 		       : nrt_status_make(st, "the runtime is not initialised; call nrt_init first");
 }
 
+ns_status_t nrt_ctx_check_core(const nrt_ctx_t *ctx, int64_t nc)
+{
+	if (nc < 0 || nc >= ctx->n_cores)
+		return nrt_status_make(NRT_INVALID, "NeuronCore %lld is not visible (%u visible)", (long long)nc,
+				       ctx->n_cores);
+	return NS_OK;
+}
+
 nrt_ctx_t *nrt_ctx_require(const char *func, NRT_STATUS *out_status)
 {
 	nrt_ctx_t *ctx;

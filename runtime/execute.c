@@ -417,7 +417,7 @@ out:
 	return st;
 }
 
-static ns_status_t execute(nrt_model_t *model, const nrt_tensor_set_t *input_set, nrt_tensor_set_t *output_set,
+ns_status_t nrt_execute_status(nrt_model_t *model, const nrt_tensor_set_t *input_set, nrt_tensor_set_t *output_set,
 			   int repeat, NRT_STATUS *out_code)
 {
 	nrt_ctx_t *ctx;
@@ -451,7 +451,7 @@ static NRT_STATUS execute_report(const char *func, nrt_model_t *model, const nrt
 				 nrt_tensor_set_t *output_set, int repeat)
 {
 	NRT_STATUS code = NRT_SUCCESS;
-	NRT_STATUS st = nrt_status_report(func, execute(model, input_set, output_set, repeat, &code));
+	NRT_STATUS st = nrt_status_report(func, nrt_execute_status(model, input_set, output_set, repeat, &code));
 	return st && code ? code : st;
 }
 

@@ -8,33 +8,44 @@
 #include "nrt/nrt_version.h"
 #include "uapi/linux/neuronsim_version.h"
 
-/* Devices of the runtime, or of the environment before nrt_init. */
-static NRT_STATUS device_count(uint32_t *out)
+/* The devices, all their cores and the visible cores of the runtime, or of
+ * the environment before nrt_init (these calls are documented to work then).
+ * A bad environment was logged by nrt_env_load; out of memory is reported as
+ * func's. */
+static NRT_STATUS topology(const char *func, uint32_t *out_devices, uint32_t *out_total, uint32_t *out_visible)
 {
 	NRT_STATUS st;
 	nrt_ctx_t *ctx = nrt_ctx_get(&st);
 	if (ctx) {
-		*out = ctx->n_devices;
+		uint32_t total = 0;
+		for (uint32_t d = 0; d < ctx->n_devices; d++)
+			total += ctx->devices[d].n_cores;
+		*out_devices = ctx->n_devices;
+		*out_total = total;
+		*out_visible = ctx->n_cores;
 		return NRT_SUCCESS;
 	}
 	nrt_config_t *cfg = malloc(sizeof(*cfg));
 	if (!cfg)
-		return NRT_RESOURCE;
+		return nrt_status_report(func, nrt_status_make(NRT_RESOURCE, "out of host memory reading the "
+								   "environment"));
 	st = nrt_env_load(cfg);
-	if (!st)
-		*out = cfg->num_devices;
+	if (!st) {
+		*out_devices = cfg->num_devices;
+		*out_total = cfg->num_devices * cfg->cores_per_device;
+		*out_visible = cfg->n_visible;
+	}
 	free(cfg);
 	return st;
 }
 
 NRT_STATUS nrt_get_instance_info(nrt_instance_info_t *info, size_t instance_info_len)
 {
-	if (!info || !instance_info_len) {
-		NRT_LOGE("nrt_get_instance_info: info is NULL or instance_info_len is 0");
-		return NRT_INVALID;
-	}
-	uint32_t n_devices;
-	NRT_STATUS st = device_count(&n_devices);
+	if (!info || !instance_info_len)
+		return nrt_status_report(__func__, nrt_status_make(NRT_INVALID, "info is NULL or "
+								   "instance_info_len is 0"));
+	uint32_t n_devices = 0, total = 0, visible = 0;
+	NRT_STATUS st = topology(__func__, &n_devices, &total, &visible);
 	if (st)
 		return st;
 	nrt_instance_info_t v;
@@ -50,22 +61,14 @@ NRT_STATUS nrt_get_instance_info(nrt_instance_info_t *info, size_t instance_info
 	return NRT_SUCCESS;
 }
 
-NRT_STATUS nrt_get_vnc_memory_stats(uint32_t vnc, nrt_vnc_memory_stats_t *stats, size_t stats_size_in,
-				    size_t *stats_size_out)
+static ns_status_t get_vnc_memory_stats(uint32_t vnc, nrt_vnc_memory_stats_t *stats, size_t stats_size_in,
+					size_t *stats_size_out)
 {
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
-	if (!ctx)
-		return st;
-	if (!stats || !stats_size_out || !stats_size_in) {
-		NRT_LOGE("nrt_get_vnc_memory_stats: stats or stats_size_out is NULL, or stats_size_in is 0");
-		return NRT_INVALID;
-	}
-	if (vnc >= ctx->n_cores) {
-		NRT_LOGE("nrt_get_vnc_memory_stats: NeuronCore %u is not visible (%u visible)", vnc,
-			 ctx->n_cores);
-		return NRT_INVALID;
-	}
+	nrt_ctx_t *ctx;
+	NS_RETURN_IF_ERROR(nrt_ctx_enter(&ctx));
+	if (!stats || !stats_size_out || !stats_size_in)
+		return nrt_status_make(NRT_INVALID, "stats or stats_size_out is NULL, or stats_size_in is 0");
+	NS_RETURN_IF_ERROR(nrt_ctx_check_core(ctx, vnc));
 	/* Used: what this core's allocations hold (nrt_devmem_alloc charges each
 	 * block to its core); limit: its device's memory, which the device's cores
 	 * share (any of them may allocate all of it). */
@@ -77,72 +80,58 @@ NRT_STATUS nrt_get_vnc_memory_stats(uint32_t vnc, nrt_vnc_memory_stats_t *stats,
 	size_t n = stats_size_in < sizeof(v) ? stats_size_in : sizeof(v);
 	memcpy(stats, &v, n);
 	*stats_size_out = n;
-	return NRT_SUCCESS;
+	return NS_OK;
 }
 
-NRT_STATUS nrt_get_model_info(const nrt_model_t *model, nrt_model_info_t *info, size_t info_size_in,
-			      size_t *info_size_out)
+NRT_STATUS nrt_get_vnc_memory_stats(uint32_t vnc, nrt_vnc_memory_stats_t *stats, size_t stats_size_in,
+				    size_t *stats_size_out)
 {
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
-	if (!ctx)
-		return st;
-	if (!info || !info_size_out || !info_size_in) {
-		NRT_LOGE("nrt_get_model_info: info or info_size_out is NULL, or info_size_in is 0");
-		return NRT_INVALID;
-	}
-	if (!model) {
-		NRT_LOGE("nrt_get_model_info: model is NULL");
-		return NRT_INVALID;
-	}
-	void *obj;
-	if ((st = nrt_handle_acquire(&ctx->models, nrt_handle_of(model), &obj))) {
-		NRT_LOGE("nrt_get_model_info: %p is not a loaded model (unloaded, or not a model handle)",
-			 (const void *)model);
-		return st;
-	}
-	const nrt_model_obj_t *m = obj;
+	return nrt_status_report(__func__, get_vnc_memory_stats(vnc, stats, stats_size_in, stats_size_out));
+}
+
+static ns_status_t get_model_info(const nrt_model_t *model, nrt_model_info_t *info, size_t info_size_in,
+				  size_t *info_size_out)
+{
+	nrt_ctx_t *ctx;
+	NS_RETURN_IF_ERROR(nrt_ctx_enter(&ctx));
+	if (!info || !info_size_out || !info_size_in)
+		return nrt_status_make(NRT_INVALID, "info or info_size_out is NULL, or info_size_in is 0");
+	nrt_model_obj_t *m;
+	NS_RETURN_IF_ERROR(nrt_model_acquire(ctx, model, &m));
 	nrt_model_info_t v = { .vnc = m->start_nc };
 	nrt_handle_release(&ctx->models, nrt_handle_of(model));
 	size_t n = info_size_in < sizeof(v) ? info_size_in : sizeof(v);
 	memcpy(info, &v, n);
 	*info_size_out = n;
-	return NRT_SUCCESS;
+	return NS_OK;
 }
 
-static NRT_STATUS count_cores(uint32_t *nc_count, int visible)
+NRT_STATUS nrt_get_model_info(const nrt_model_t *model, nrt_model_info_t *info, size_t info_size_in,
+			      size_t *info_size_out)
+{
+	return nrt_status_report(__func__, get_model_info(model, info, info_size_in, info_size_out));
+}
+
+static NRT_STATUS count_cores(const char *func, uint32_t *nc_count, int visible)
 {
 	if (!nc_count)
-		return NRT_INVALID;
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_get(&st);
-	if (ctx) {
-		uint32_t total = 0;
-		for (uint32_t d = 0; d < ctx->n_devices; d++)
-			total += ctx->devices[d].n_cores;
-		*nc_count = visible ? ctx->n_cores : total;
-		return NRT_SUCCESS;
-	}
-	/* Documented to work before nrt_init: answer from the environment. */
-	nrt_config_t *cfg = malloc(sizeof(*cfg));
-	if (!cfg)
-		return NRT_RESOURCE;
-	st = nrt_env_load(cfg);
-	if (st == NRT_SUCCESS)
-		*nc_count = visible ? cfg->n_visible : cfg->num_devices * cfg->cores_per_device;
-	free(cfg);
+		return nrt_status_report(func, nrt_status_make(NRT_INVALID, "the count (out) is NULL"));
+	uint32_t devices = 0, total = 0, n_visible = 0;
+	NRT_STATUS st = topology(func, &devices, &total, &n_visible);
+	if (!st)
+		*nc_count = visible ? n_visible : total;
 	return st;
 }
 
-NRT_STATUS nrt_get_total_nc_count(uint32_t *nc_count) { return count_cores(nc_count, 0); }
-NRT_STATUS nrt_get_total_vnc_count(uint32_t *vnc_count) { return count_cores(vnc_count, 0); }
-NRT_STATUS nrt_get_visible_nc_count(uint32_t *nc_count) { return count_cores(nc_count, 1); }
-NRT_STATUS nrt_get_visible_vnc_count(uint32_t *vnc_count) { return count_cores(vnc_count, 1); }
+NRT_STATUS nrt_get_total_nc_count(uint32_t *nc_count) { return count_cores(__func__, nc_count, 0); }
+NRT_STATUS nrt_get_total_vnc_count(uint32_t *vnc_count) { return count_cores(__func__, vnc_count, 0); }
+NRT_STATUS nrt_get_visible_nc_count(uint32_t *nc_count) { return count_cores(__func__, nc_count, 1); }
+NRT_STATUS nrt_get_visible_vnc_count(uint32_t *vnc_count) { return count_cores(__func__, vnc_count, 1); }
 
 NRT_STATUS nrt_get_version(nrt_version_t *ver, size_t size)
 {
 	if (!ver || size == 0)
-		return NRT_INVALID;
+		return nrt_status_report(__func__, nrt_status_make(NRT_INVALID, "ver is NULL or size is 0"));
 	nrt_version_t v;
 	memset(&v, 0, sizeof(v));
 	v.rt_major = NRT_MAJOR_VERSION;
@@ -157,21 +146,13 @@ NRT_STATUS nrt_get_version(nrt_version_t *ver, size_t size)
 	return NRT_SUCCESS;
 }
 
-NRT_STATUS nrt_neuronsim_get_core_stats(uint32_t logical_nc, nrt_neuronsim_core_stats_t *out_stats)
+static ns_status_t get_core_stats(uint32_t logical_nc, nrt_neuronsim_core_stats_t *out_stats)
 {
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
-	if (!ctx)
-		return st;
-	if (!out_stats) {
-		NRT_LOGE("nrt_neuronsim_get_core_stats: out_stats is NULL");
-		return NRT_INVALID;
-	}
-	if (logical_nc >= ctx->n_cores) {
-		NRT_LOGE("nrt_neuronsim_get_core_stats: NeuronCore %u is not visible (%u visible)",
-			 logical_nc, ctx->n_cores);
-		return NRT_INVALID;
-	}
+	nrt_ctx_t *ctx;
+	NS_RETURN_IF_ERROR(nrt_ctx_enter(&ctx));
+	if (!out_stats)
+		return nrt_status_make(NRT_INVALID, "out_stats is NULL");
+	NS_RETURN_IF_ERROR(nrt_ctx_check_core(ctx, logical_nc));
 	nrt_core_t *c = &ctx->cores[logical_nc];
 	*out_stats = (nrt_neuronsim_core_stats_t){
 		.executions = atomic_load(&c->n_exec),
@@ -182,5 +163,10 @@ NRT_STATUS nrt_neuronsim_get_core_stats(uint32_t logical_nc, nrt_neuronsim_core_
 		.incorrect_input = atomic_load(&c->n_bad_input),
 		.busy_ns = nrt_core_busy_ns(c, ns_monotonic_ns()), /* running executions included */
 	};
-	return NRT_SUCCESS;
+	return NS_OK;
+}
+
+NRT_STATUS nrt_neuronsim_get_core_stats(uint32_t logical_nc, nrt_neuronsim_core_stats_t *out_stats)
+{
+	return nrt_status_report(__func__, get_core_stats(logical_nc, out_stats));
 }

@@ -133,6 +133,8 @@ void nrt_ctx_unpublish(void);
  * (NRT_UNINITIALIZED, NRT_CLOSED) that says to call nrt_init, for the entry
  * point to report (nrt_status_report) and *out_ctx NULL. */
 ns_status_t nrt_ctx_enter(nrt_ctx_t **out_ctx);
+/* NRT_INVALID unless logical NeuronCore nc is visible. */
+ns_status_t nrt_ctx_check_core(const nrt_ctx_t *ctx, int64_t nc);
 /* nrt_ctx_enter with the failure reported at once as "func: ...". */
 nrt_ctx_t *nrt_ctx_require(const char *func, NRT_STATUS *out_status);
 
@@ -200,6 +202,12 @@ void nrt_tensor_release(nrt_ctx_t *ctx, const nrt_tensor_t *tensor);
 /* NRT_INVALID, naming the tensor, unless [offset, offset + size) lies inside
  * t's storage (without overflow). */
 ns_status_t nrt_tensor_check_range(const nrt_tensor_obj_t *t, uint64_t offset, uint64_t size);
+/* The bodies of nrt_tensor_read/nrt_tensor_write (write) and nrt_tensor_copy:
+ * what they would report, for another entry point (the nrta_* workers) to
+ * report under its own name. */
+ns_status_t nrt_tensor_io_status(const nrt_tensor_t *tensor, void *buf, size_t offset, size_t size, bool write);
+ns_status_t nrt_tensor_copy_status(const nrt_tensor_t *src, size_t src_offset, nrt_tensor_t *dst,
+				   size_t dst_offset, size_t size);
 /* Copies size bytes between buf and t at offset, already checked, and accounts
  * the transfer (metrics, profiler): nrt_tensor_write when write, else read. */
 void nrt_tensor_transfer(nrt_tensor_obj_t *t, void *buf, uint64_t offset, uint64_t size, bool write);
@@ -243,6 +251,11 @@ void nrt_model_obj_destroy(nrt_ctx_t *ctx, nrt_model_obj_t *m);
  * with nrt_handle_release(&ctx->models, ...); NULL or an unloaded model is a
  * status that says which. */
 ns_status_t nrt_model_acquire(nrt_ctx_t *ctx, const nrt_model_t *model, nrt_model_obj_t **out_m);
+/* The body of nrt_execute_repeat (execute.c), as nrt_tensor_io_status. Once the
+ * execution has run, *out_code is its NRT_STATUS, exact also when memory ran
+ * out making the status (which then carries only a canonical code). */
+ns_status_t nrt_execute_status(nrt_model_t *model, const nrt_tensor_set_t *input_set,
+			       nrt_tensor_set_t *output_set, int repeat, NRT_STATUS *out_code);
 
 /* Maps an ISA dtype to the NRT one. */
 nrt_dtype_t nrt_dtype_from_isa(uint32_t isa_dtype);

@@ -18,8 +18,8 @@ ns_status_t nrt_status_make(NRT_STATUS nrt, const char *fmt, ...) __attribute__(
  * NRT_TIMEOUT, anything else NRT_FAILURE). NRT_SUCCESS for NULL. */
 NRT_STATUS nrt_status_code(ns_status_t st);
 /* The boundary: logs "WHERE: MESSAGE" once at ERROR (where: the entry point,
- * "nrt_load"), frees st and returns its NRT_STATUS (nrt_status_code).
- * NRT_SUCCESS, and nothing logged, for NULL. */
+ * "nrt_load"; NRT_QUEUE_FULL, backpressure, at DEBUG), frees st and returns
+ * its NRT_STATUS (nrt_status_code). NRT_SUCCESS, and nothing logged, for NULL. */
 NRT_STATUS nrt_status_report(const char *where, ns_status_t st);
 
 #endif /* NRT_RT_STATUS_H */

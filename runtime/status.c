@@ -89,7 +89,8 @@ NRT_STATUS nrt_status_report(const char *where, ns_status_t st)
 	if (!st)
 		return NRT_SUCCESS;
 	NRT_STATUS nrt = nrt_status_code(st);
-	NRT_LOGE("%s: %s", where, ns_status_message(st));
+	/* A full queue is backpressure, not a failure of the caller's. */
+	nrt_log(nrt == NRT_QUEUE_FULL ? NRT_LOG_DEBUG : NRT_LOG_ERROR, "%s: %s", where, ns_status_message(st));
 	ns_status_free(st);
 	return nrt;
 }

@@ -246,8 +246,7 @@ void nrt_tensor_transfer(nrt_tensor_obj_t *t, void *buf, uint64_t offset, uint64
 	nrt_profile_transfer(write, t->name, size, t0, t1);
 }
 
-/* nrt_tensor_read and nrt_tensor_write: the same checks, one direction apart. */
-static ns_status_t tensor_io(const nrt_tensor_t *tensor, void *buf, size_t offset, size_t size, bool write)
+ns_status_t nrt_tensor_io_status(const nrt_tensor_t *tensor, void *buf, size_t offset, size_t size, bool write)
 {
 	nrt_ctx_t *ctx;
 	nrt_tensor_obj_t *t;
@@ -264,12 +263,12 @@ static ns_status_t tensor_io(const nrt_tensor_t *tensor, void *buf, size_t offse
 
 NRT_STATUS nrt_tensor_read(const nrt_tensor_t *tensor, void *buf, size_t offset, size_t size)
 {
-	return nrt_status_report(__func__, tensor_io(tensor, buf, offset, size, false));
+	return nrt_status_report(__func__, nrt_tensor_io_status(tensor, buf, offset, size, false));
 }
 
 NRT_STATUS nrt_tensor_write(nrt_tensor_t *tensor, const void *buf, size_t offset, size_t size)
 {
-	return nrt_status_report(__func__, tensor_io(tensor, (void *)buf, offset, size, true));
+	return nrt_status_report(__func__, nrt_tensor_io_status(tensor, (void *)buf, offset, size, true));
 }
 
 static ns_status_t tensor_memset(nrt_tensor_t *tensor, uint64_t offset, int value, size_t size)
@@ -290,7 +289,7 @@ NRT_STATUS nrt_tensor_memset(nrt_tensor_t *tensor, uint64_t offset, int value, s
 	return nrt_status_report(__func__, tensor_memset(tensor, offset, value, size));
 }
 
-static ns_status_t tensor_copy(const nrt_tensor_t *src, size_t src_offset, nrt_tensor_t *dst, size_t dst_offset,
+ns_status_t nrt_tensor_copy_status(const nrt_tensor_t *src, size_t src_offset, nrt_tensor_t *dst, size_t dst_offset,
 			       size_t size)
 {
 	nrt_ctx_t *ctx;
@@ -321,7 +320,7 @@ static ns_status_t tensor_copy(const nrt_tensor_t *src, size_t src_offset, nrt_t
 NRT_STATUS nrt_tensor_copy(const nrt_tensor_t *src, size_t src_offset, nrt_tensor_t *dst, size_t dst_offset,
 			   size_t size)
 {
-	return nrt_status_report(__func__, tensor_copy(src, src_offset, dst, dst_offset, size));
+	return nrt_status_report(__func__, nrt_tensor_copy_status(src, src_offset, dst, dst_offset, size));
 }
 
 /* The live tensor behind a handle for the two getters, which have no status to

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "nrt/nrt.h"
+#include "nrt/nrt_async.h"
 #include "nrt/nrt_experimental.h"
 #include "nrt/nrt_neuronsim.h"
 #include "nrt/nrt_version.h"
@@ -602,6 +603,16 @@ START_TEST(test_a_failure_is_logged_once)
 	CHECK_ONCE(nrt_execute_repeat(f.m, f.in, f.outs, 0), NRT_INVALID, "nrt_execute_repeat", "repeat_count 0");
 	CHECK_ONCE(nrt_tensor_memset(stale, 0, 0, 4), NRT_INVALID_HANDLE, "nrt_tensor_memset",
 		   "not a live tensor");
+	/* nrta_cc_prepare logged the size lookup's failure and then its own */
+	uint32_t group[1] = { 0 };
+	nrt_cc_comm_t comm = { .replica_group = group, .rank = 0, .rank_n = 1, .ctx_device_id = 0,
+			       .ctx_device_count = 1, .vnc = 0 };
+	nrt_tensor_t *ins[1] = { f.a }, *outs[1] = { stale };
+	nrt_tensor_list_t il = { ins, 1 }, ol = { outs, 1 };
+	nrt_cc_context_t *cc = NULL;
+	CHECK_ONCE(nrta_cc_prepare(&comm, &il, &ol, NRT_DTYPE_FLOAT32, NRT_OP_ADD, NRT_CC_ALLREDUCE, &cc),
+		   NRT_INVALID, "nrta_cc_prepare", "tensor pair 0: output: ");
+	ck_assert_ptr_null(cc);
 	rt_add_model_free(&f);
 
 	/* an execution that fails on the device: the one line is nrt_execute's */
