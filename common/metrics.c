@@ -200,32 +200,45 @@ ns_status_t metrics_config_parse(const char *samples, const char *percentiles,
 	return NS_OK;
 }
 
-static bool config_valid(const metrics_config_t *c)
+static ns_status_t config_check(const metrics_config_t *c)
 {
-	if (c->max_samples < 1 || c->max_samples > METRICS_MAX_SAMPLES || c->n_percentiles < 1 ||
-	    c->n_percentiles > METRICS_MAX_PERCENTILES)
-		return false;
-	for (uint32_t i = 0; i < c->n_percentiles; i++)
-		if (!(c->percentiles[i] > 0.0 && c->percentiles[i] < 1.0) ||
-		    (i && c->percentiles[i] < c->percentiles[i - 1]))
-			return false;
-	return true;
+	if (c->max_samples < 1 || c->max_samples > METRICS_MAX_SAMPLES)
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+				      "metrics config: max_samples %u is not in 1..%u", c->max_samples,
+				      METRICS_MAX_SAMPLES);
+	if (c->n_percentiles < 1 || c->n_percentiles > METRICS_MAX_PERCENTILES)
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+				      "metrics config: n_percentiles %u is not in 1..%u",
+				      c->n_percentiles, METRICS_MAX_PERCENTILES);
+	for (uint32_t i = 0; i < c->n_percentiles; i++) {
+		if (!(c->percentiles[i] > 0.0 && c->percentiles[i] < 1.0))
+			return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+					      "metrics config: percentiles[%u] = %g is not in (0, 1)", i,
+					      c->percentiles[i]);
+		if (i && c->percentiles[i] < c->percentiles[i - 1])
+			return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+					      "metrics config: percentiles[%u] = %g is below the one "
+					      "before it (%g): they must be ascending", i,
+					      c->percentiles[i], c->percentiles[i - 1]);
+	}
+	return NS_OK;
 }
 
 /* ---- registry ------------------------------------------------------------ */
 
-metrics_status_t metrics_registry_create(const metrics_config_t *cfg, metrics_registry_t **out_reg)
+ns_status_t metrics_registry_create(const metrics_config_t *cfg, metrics_registry_t **out_reg)
 {
 	*out_reg = NULL;
-	if (!cfg || !config_valid(cfg))
-		return METRICS_ERR_INVALID;
+	if (!cfg)
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT, "metrics config: NULL");
+	NS_RETURN_IF_ERROR(config_check(cfg));
 	metrics_registry_t *r = calloc(1, sizeof(*r));
 	if (!r)
-		return METRICS_ERR_NOMEM;
+		return ns_status_make_errno(ENOMEM, "out of memory creating the metrics registry");
 	r->cfg = *cfg;
 	pthread_mutex_init(&r->lock, NULL);
 	*out_reg = r;
-	return METRICS_OK;
+	return NS_OK;
 }
 
 void metrics_registry_destroy(metrics_registry_t *reg)
@@ -262,34 +275,65 @@ void metrics_registry_clear(metrics_registry_t *reg)
 	pthread_mutex_unlock(&reg->lock);
 }
 
-static bool name_valid(const char *name)
+const char *metrics_shown_name(const char *name, char buf[static METRICS_SHOWN_NAME_SIZE])
+{
+	size_t n = 0;
+	for (; name[n] && n < 64; n++)
+		buf[n] = (unsigned char)name[n] < 0x20 || name[n] == 0x7f ? '?' : name[n];
+	snprintf(buf + n, METRICS_SHOWN_NAME_SIZE - n, "%s", name[n] ? "..." : "");
+	return buf;
+}
+
+/* Checks a metric's or counter's name (kind says which, for the message). */
+static ns_status_t name_check(const char *kind, const char *name)
 {
 	if (!name || !*name)
-		return false;
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT, "%s name is NULL or empty", kind);
 	size_t n = 0;
 	for (const unsigned char *p = (const unsigned char *)name; *p; p++, n++)
-		if (*p < 0x20 || *p == 0x7f || n >= METRICS_NAME_MAX)
-			return false;
-	return true;
+		if (*p < 0x20 || *p == 0x7f || n >= METRICS_NAME_MAX) {
+			char shown[METRICS_SHOWN_NAME_SIZE];
+			return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+					      "%s name '%s' is invalid: names are 1..%u bytes without "
+					      "control characters", kind, metrics_shown_name(name, shown),
+					      METRICS_NAME_MAX);
+		}
+	return NS_OK;
+}
+
+static ns_status_t unit_check(const char *name, metrics_unit_t unit)
+{
+	if ((unsigned)unit < METRICS_UNIT_COUNT)
+		return NS_OK;
+	char shown[METRICS_SHOWN_NAME_SIZE];
+	return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+			      "metric '%s': unit %d is not one of time (0), bytes (1), number (2)",
+			      metrics_shown_name(name, shown), (int)unit);
 }
 
 /* Takes the metric's unit, or checks it. Called with the metric locked. */
-static metrics_status_t claim_unit(metrics_metric_t *m, metrics_unit_t unit)
+static ns_status_t claim_unit(metrics_metric_t *m, metrics_unit_t unit)
 {
 	if (m->unit == (int)unit)
-		return METRICS_OK;
+		return NS_OK;
 	if (m->unit != UNIT_UNSET)
-		return METRICS_ERR_UNIT;
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
+				      "metric '%s' already records another unit than %s (%s, the unit "
+				      "of its first sample until the registry is cleared): use another "
+				      "name", m->name, metrics_unit_name(unit),
+				      metrics_unit_name((metrics_unit_t)m->unit));
 	m->unit = (int)unit;
-	return METRICS_OK;
+	return NS_OK;
 }
 
-metrics_status_t metrics_metric_get(metrics_registry_t *reg, const char *name, metrics_unit_t unit,
-				    metrics_metric_t **out_metric)
+ns_status_t metrics_metric_get(metrics_registry_t *reg, const char *name, metrics_unit_t unit,
+			       metrics_metric_t **out_metric)
 {
 	*out_metric = NULL;
-	if (!reg || !name_valid(name) || (unsigned)unit >= METRICS_UNIT_COUNT)
-		return METRICS_ERR_INVALID;
+	if (!reg)
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT, "%s: registry is NULL", __func__);
+	NS_RETURN_IF_ERROR(name_check("metric", name));
+	NS_RETURN_IF_ERROR(unit_check(name, unit));
 	pthread_mutex_lock(&reg->lock);
 	bool found;
 	size_t at = table_find(&reg->metrics, metric_name_of, name, &found);
@@ -301,7 +345,8 @@ metrics_status_t metrics_metric_get(metrics_registry_t *reg, const char *name, m
 		if (!m || !table_insert(&reg->metrics, at, m)) {
 			pthread_mutex_unlock(&reg->lock);
 			free(m);
-			return METRICS_ERR_NOMEM;
+			return ns_status_make_errno(ENOMEM, "out of memory creating metric '%s' (%u "
+						    "samples)", name, reg->cfg.max_samples);
 		}
 		m->unit = UNIT_UNSET;
 		m->cap = reg->cfg.max_samples;
@@ -309,21 +354,20 @@ metrics_status_t metrics_metric_get(metrics_registry_t *reg, const char *name, m
 	}
 	pthread_mutex_unlock(&reg->lock);
 	metric_lock(m);
-	metrics_status_t st = claim_unit(m, unit);
+	ns_status_t st = claim_unit(m, unit);
 	metric_unlock(m);
-	if (st == METRICS_OK)
+	if (!st)
 		*out_metric = m;
 	return st;
 }
 
-metrics_status_t metrics_metric_add(metrics_metric_t *m, metrics_unit_t unit, int64_t timestamp_ns,
-				    double value)
+ns_status_t metrics_metric_add(metrics_metric_t *m, metrics_unit_t unit, int64_t timestamp_ns,
+			       double value)
 {
-	if ((unsigned)unit >= METRICS_UNIT_COUNT)
-		return METRICS_ERR_INVALID;
+	NS_RETURN_IF_ERROR(unit_check(m->name, unit));
 	metric_lock(m);
-	metrics_status_t st = claim_unit(m, unit);
-	if (st == METRICS_OK) {
+	ns_status_t st = claim_unit(m, unit);
+	if (!st) {
 		m->ring[m->pos] = (metrics_sample_t){ timestamp_ns, value };
 		if (++m->pos == m->cap)
 			m->pos = 0;
@@ -334,12 +378,13 @@ metrics_status_t metrics_metric_add(metrics_metric_t *m, metrics_unit_t unit, in
 	return st;
 }
 
-metrics_status_t metrics_counter_get(metrics_registry_t *reg, const char *name,
-				     metrics_counter_t **out_counter)
+ns_status_t metrics_counter_get(metrics_registry_t *reg, const char *name,
+				metrics_counter_t **out_counter)
 {
 	*out_counter = NULL;
-	if (!reg || !name_valid(name))
-		return METRICS_ERR_INVALID;
+	if (!reg)
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT, "%s: registry is NULL", __func__);
+	NS_RETURN_IF_ERROR(name_check("counter", name));
 	pthread_mutex_lock(&reg->lock);
 	bool found;
 	size_t at = table_find(&reg->counters, counter_name_of, name, &found);
@@ -351,13 +396,14 @@ metrics_status_t metrics_counter_get(metrics_registry_t *reg, const char *name,
 		if (!c || !table_insert(&reg->counters, at, c)) {
 			pthread_mutex_unlock(&reg->lock);
 			free(c);
-			return METRICS_ERR_NOMEM;
+			return ns_status_make_errno(ENOMEM, "out of memory creating counter '%s'",
+						    name);
 		}
 		snprintf(c->name, sizeof(c->name), "%s", name);
 	}
 	pthread_mutex_unlock(&reg->lock);
 	*out_counter = c;
-	return METRICS_OK;
+	return NS_OK;
 }
 
 void metrics_counter_add(metrics_counter_t *c, int64_t delta)
@@ -590,13 +636,13 @@ static bool in_lazy_block(const char *name)
 	return strstr(name, "::") != NULL;
 }
 
-metrics_status_t metrics_report(metrics_registry_t *reg, char **out_text, size_t *out_len)
+ns_status_t metrics_report(metrics_registry_t *reg, char **out_text, size_t *out_len)
 {
 	*out_text = NULL;
 	if (out_len)
 		*out_len = 0;
 	if (!reg)
-		return METRICS_ERR_INVALID;
+		return ns_status_make(NS_STATUS_INVALID_ARGUMENT, "%s: registry is NULL", __func__);
 	size_t cap = reg->cfg.max_samples;
 	metrics_sample_t *win = malloc(cap * sizeof(*win));
 	double *vals = malloc(cap * sizeof(*vals));
@@ -641,10 +687,10 @@ metrics_status_t metrics_report(metrics_registry_t *reg, char **out_text, size_t
 	free(vals);
 	if (t.oom) {
 		free(t.p);
-		return METRICS_ERR_NOMEM;
+		return ns_status_make_errno(ENOMEM, "out of memory writing the metrics report");
 	}
 	*out_text = t.p;
 	if (out_len)
 		*out_len = t.len;
-	return METRICS_OK;
+	return NS_OK;
 }

@@ -12,6 +12,7 @@
 #include "neuronsim/atomic_file.h"
 #include "neuronsim/metrics.h"
 #include "observe.h"
+#include "rt_status.h"
 
 _Static_assert((int)NRT_NEURONSIM_METRIC_TIME_NS == (int)METRICS_UNIT_TIME_NS &&
 	       (int)NRT_NEURONSIM_METRIC_BYTES == (int)METRICS_UNIT_BYTES &&
@@ -109,6 +110,13 @@ static char *metrics_file_name(const char *file)
 	return name;
 }
 
+/* Whether a registry call worked; frees its status (the callers below only
+ * branch on it: out of memory is all that can go wrong there). */
+static bool worked(ns_status_t st)
+{
+	return ns_status_consume_code(st) == NS_STATUS_OK;
+}
+
 static NRT_STATUS create_locked(nrt_metrics_process_t *g)
 {
 	metrics_config_t cfg;
@@ -123,20 +131,21 @@ static NRT_STATUS create_locked(nrt_metrics_process_t *g)
 		return NRT_INVALID;
 	}
 	metrics_registry_t *r;
-	if (metrics_registry_create(&cfg, &r) != METRICS_OK)
+	if (!worked(metrics_registry_create(&cfg, &r)))
 		return NRT_RESOURCE;
 	const char *file = getenv("XLA_METRICS_FILE");
 	char *file_copy = file && *file ? metrics_file_name(file) : NULL;
 	bool ok = (!file || !*file || file_copy) &&
-		  metrics_metric_get(r, M_EXECUTE_TIME, METRICS_UNIT_TIME_NS, &g->execute_time) == METRICS_OK &&
-		  metrics_metric_get(r, M_DEVICE_MEMORY, METRICS_UNIT_BYTES, &g->device_memory) == METRICS_OK &&
-		  metrics_metric_get(r, M_TO_DEVICE_TIME, METRICS_UNIT_TIME_NS, &g->to_device_time) == METRICS_OK &&
-		  metrics_metric_get(r, M_FROM_DEVICE_TIME, METRICS_UNIT_TIME_NS, &g->from_device_time) == METRICS_OK &&
-		  metrics_metric_get(r, M_INBOUND, METRICS_UNIT_BYTES, &g->inbound) == METRICS_OK &&
-		  metrics_metric_get(r, M_OUTBOUND, METRICS_UNIT_BYTES, &g->outbound) == METRICS_OK &&
-		  metrics_counter_get(r, C_EXECUTIONS, &g->executions) == METRICS_OK &&
-		  metrics_counter_get(r, C_NUM_ERRORS, &g->num_errors) == METRICS_OK &&
-		  metrics_counter_get(r, C_FAILED, &g->failed) == METRICS_OK;
+		  worked(metrics_metric_get(r, M_EXECUTE_TIME, METRICS_UNIT_TIME_NS, &g->execute_time)) &&
+		  worked(metrics_metric_get(r, M_DEVICE_MEMORY, METRICS_UNIT_BYTES, &g->device_memory)) &&
+		  worked(metrics_metric_get(r, M_TO_DEVICE_TIME, METRICS_UNIT_TIME_NS, &g->to_device_time)) &&
+		  worked(metrics_metric_get(r, M_FROM_DEVICE_TIME, METRICS_UNIT_TIME_NS,
+					    &g->from_device_time)) &&
+		  worked(metrics_metric_get(r, M_INBOUND, METRICS_UNIT_BYTES, &g->inbound)) &&
+		  worked(metrics_metric_get(r, M_OUTBOUND, METRICS_UNIT_BYTES, &g->outbound)) &&
+		  worked(metrics_counter_get(r, C_EXECUTIONS, &g->executions)) &&
+		  worked(metrics_counter_get(r, C_NUM_ERRORS, &g->num_errors)) &&
+		  worked(metrics_counter_get(r, C_FAILED, &g->failed));
 	if (!ok) {
 		/* Out of memory: nothing is kept, the next call tries again. */
 		free(file_copy);
@@ -193,7 +202,7 @@ static void append_report(metrics_registry_t *r)
 		return;
 	}
 	FILE *stream = strcmp(file, "STDOUT") == 0 ? stdout : strcmp(file, "STDERR") == 0 ? stderr : NULL;
-	if (metrics_report(r, &text, &len) != METRICS_OK) {
+	if (!worked(metrics_report(r, &text, &len))) {
 		err = ENOMEM;
 		goto out;
 	}
@@ -232,13 +241,16 @@ void nrt_metrics_exec(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec)
 	if (!r)
 		return;
 	int64_t ts = (int64_t)rec->end_ns;
+	/* A failed add (a caller's nrt_neuronsim_metric_add took one of these
+	 * names with another unit after a clear) drops the sample, as documented. */
 	if (rec->ran) {
-		metrics_metric_add(g_metrics.execute_time, METRICS_UNIT_TIME_NS, ts,
-				   (double)(rec->end_ns - rec->start_ns));
+		ns_status_ignore(metrics_metric_add(g_metrics.execute_time, METRICS_UNIT_TIME_NS, ts,
+						    (double)(rec->end_ns - rec->start_ns)));
 		metrics_counter_add(g_metrics.executions, 1);
 	}
-	metrics_metric_add(g_metrics.device_memory, METRICS_UNIT_BYTES, ts,
-			   (double)atomic_load_explicit(&ctx->mem_in_use, memory_order_relaxed));
+	ns_status_ignore(metrics_metric_add(g_metrics.device_memory, METRICS_UNIT_BYTES, ts,
+					    (double)atomic_load_explicit(&ctx->mem_in_use,
+									 memory_order_relaxed)));
 	/* By what was found, not by the status: under
 	 * NEURON_RT_NUMERICAL_ERRORS_VERBOSITY=warning a NaN still returns success. */
 	if (rec->error.kind == NRT_NEURONSIM_ERROR_NAN || rec->error.kind == NRT_NEURONSIM_ERROR_INF)
@@ -257,38 +269,14 @@ void nrt_metrics_transfer(bool to_device, uint64_t bytes, uint64_t ns)
 	if (!registry(&st))
 		return;
 	int64_t ts = (int64_t)ns_monotonic_ns();
-	metrics_metric_add(to_device ? g_metrics.to_device_time : g_metrics.from_device_time,
-			   METRICS_UNIT_TIME_NS, ts, (double)ns);
-	metrics_metric_add(to_device ? g_metrics.inbound : g_metrics.outbound, METRICS_UNIT_BYTES, ts,
-			   (double)bytes);
+	ns_status_ignore(metrics_metric_add(to_device ? g_metrics.to_device_time
+						      : g_metrics.from_device_time,
+					    METRICS_UNIT_TIME_NS, ts, (double)ns));
+	ns_status_ignore(metrics_metric_add(to_device ? g_metrics.inbound : g_metrics.outbound,
+					    METRICS_UNIT_BYTES, ts, (double)bytes));
 }
 
 /* ---- public API (nrt_neuronsim.h) ------------------------------------------------ */
-
-static const char *unit_name(int unit)
-{
-	return metrics_unit_name((metrics_unit_t)unit);
-}
-
-/* name (non-NULL) as a log shows it: cut at 64 bytes, control characters as
- * '?', so that a bad name still makes one readable line. */
-static const char *shown_name(const char *name, char buf[static 68])
-{
-	size_t n = 0;
-	for (; name[n] && n < 64; n++)
-		buf[n] = (unsigned char)name[n] < 0x20 || name[n] == 0x7f ? '?' : name[n];
-	snprintf(buf + n, 68 - n, "%s", name[n] ? "..." : "");
-	return buf;
-}
-
-/* Logs why a name was refused; name is known to be non-NULL and non-empty. */
-static NRT_STATUS bad_name(const char *func, const char *kind, const char *name)
-{
-	char shown[68];
-	NRT_LOGE("%s: %s name '%s' is invalid: names are 1..%u bytes without control characters",
-		 func, kind, shown_name(name, shown), METRICS_NAME_MAX);
-	return NRT_INVALID;
-}
 
 NRT_STATUS nrt_neuronsim_metric_add(const char *name, nrt_neuronsim_metric_unit_t unit, double value)
 {
@@ -296,15 +284,15 @@ NRT_STATUS nrt_neuronsim_metric_add(const char *name, nrt_neuronsim_metric_unit_
 		NRT_LOGE("%s: metric name is NULL or empty", __func__);
 		return NRT_INVALID;
 	}
-	char shown[68];
+	char shown[METRICS_SHOWN_NAME_SIZE];
 	if ((unsigned)unit >= METRICS_UNIT_COUNT) {
 		NRT_LOGE("%s: metric '%s': unit %d is not one of NRT_NEURONSIM_METRIC_TIME_NS (0), "
-			 "_BYTES (1), _NUMBER (2)", __func__, shown_name(name, shown), (int)unit);
+			 "_BYTES (1), _NUMBER (2)", __func__, metrics_shown_name(name, shown), (int)unit);
 		return NRT_INVALID;
 	}
 	if (!isfinite(value)) {
 		NRT_LOGE("%s: metric '%s': value %g is not a finite number", __func__,
-			 shown_name(name, shown), value);
+			 metrics_shown_name(name, shown), value);
 		return NRT_INVALID;
 	}
 	NRT_STATUS st;
@@ -312,23 +300,10 @@ NRT_STATUS nrt_neuronsim_metric_add(const char *name, nrt_neuronsim_metric_unit_
 	if (!r)
 		return st;
 	metrics_metric_t *m;
-	metrics_status_t ms = metrics_metric_get(r, name, (metrics_unit_t)unit, &m);
-	if (ms == METRICS_OK)
+	ns_status_t ms = metrics_metric_get(r, name, (metrics_unit_t)unit, &m);
+	if (!ms)
 		ms = metrics_metric_add(m, (metrics_unit_t)unit, (int64_t)ns_monotonic_ns(), value);
-	switch (ms) {
-	case METRICS_OK:
-		return NRT_SUCCESS;
-	case METRICS_ERR_UNIT:
-		NRT_LOGE("%s: metric '%s' already records another unit than %s (a metric keeps the unit "
-			 "of its first sample until nrt_neuronsim_metrics_clear): use another name",
-			 __func__, name, unit_name(unit));
-		return NRT_INVALID;
-	case METRICS_ERR_NOMEM:
-		NRT_LOGE("%s: out of memory creating metric '%s'", __func__, name);
-		return NRT_RESOURCE;
-	default:
-		return bad_name(__func__, "metric", name);
-	}
+	return nrt_status_report(__func__, ms);
 }
 
 NRT_STATUS nrt_neuronsim_counter_add(const char *name, int64_t delta)
@@ -342,13 +317,9 @@ NRT_STATUS nrt_neuronsim_counter_add(const char *name, int64_t delta)
 	if (!r)
 		return st;
 	metrics_counter_t *c;
-	metrics_status_t ms = metrics_counter_get(r, name, &c);
-	if (ms == METRICS_ERR_NOMEM) {
-		NRT_LOGE("%s: out of memory creating counter '%s'", __func__, name);
-		return NRT_RESOURCE;
-	}
-	if (ms != METRICS_OK)
-		return bad_name(__func__, "counter", name);
+	st = nrt_status_report(__func__, metrics_counter_get(r, name, &c));
+	if (st != NRT_SUCCESS)
+		return st;
 	metrics_counter_add(c, delta);
 	return NRT_SUCCESS;
 }
@@ -367,9 +338,7 @@ char *nrt_neuronsim_metrics_report(void)
 	if (!r)
 		return st == NRT_RESOURCE ? NULL : strdup("");
 	char *text;
-	if (metrics_report(r, &text, NULL) != METRICS_OK)
-		return NULL;
-	return text;
+	return worked(metrics_report(r, &text, NULL)) ? text : NULL;
 }
 
 NRT_STATUS nrt_neuronsim_metrics_set_file(const char *file)

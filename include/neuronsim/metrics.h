@@ -13,6 +13,12 @@
  * Threads: everything may be called from any thread at any time. A metric or
  * counter handle stays valid until metrics_registry_destroy(), also across
  * metrics_registry_clear(), so hot paths look a name up once and keep the handle.
+ *
+ * Errors: a function that can fail returns a status (status.h) whose message says
+ * what is wrong with which metric or counter ("metric 'Taken' already records
+ * another unit than bytes (time, ...): use another name"): NS_STATUS_INVALID_ARGUMENT
+ * for a bad argument (name, unit, config, or a unit other than the metric's),
+ * NS_STATUS_RESOURCE_EXHAUSTED with ns_status_errno ENOMEM when out of memory.
  */
 
 #include <stddef.h>
@@ -32,18 +38,12 @@ typedef enum metrics_unit {
 	METRICS_UNIT_COUNT
 } metrics_unit_t;
 
-typedef enum metrics_status {
-	METRICS_OK = 0,
-	METRICS_ERR_INVALID = 1,   /* bad argument or configuration value */
-	METRICS_ERR_UNIT = 2,      /* the metric exists with another unit */
-	METRICS_ERR_NOMEM = 3,
-} metrics_status_t;
-
 #define METRICS_DEFAULT_SAMPLES 1024u
 #define METRICS_MAX_SAMPLES (1u << 20)     /* 16 MiB of samples per metric */
 #define METRICS_MAX_PERCENTILES 64u
 #define METRICS_DEFAULT_PERCENTILES "0.01:0.05:0.1:0.2:0.5:0.8:0.9:0.95:0.99"
 #define METRICS_NAME_MAX 255u              /* bytes, without the NUL */
+#define METRICS_SHOWN_NAME_SIZE 68u        /* metrics_shown_name()'s buffer */
 
 typedef struct metrics_config {
 	uint32_t max_samples;      /* samples kept per metric, 1..METRICS_MAX_SAMPLES */
@@ -58,6 +58,11 @@ typedef struct metrics_counter metrics_counter_t;
 /* Short name of a unit ("time", "bytes", "number"); "?" when out of range. */
 const char *metrics_unit_name(metrics_unit_t unit);
 
+/* name (non-NULL) as a message shows it, in buf: cut at 64 bytes ("..." added),
+ * control characters as '?', so that a bad name still makes one readable line.
+ * Returns buf. */
+const char *metrics_shown_name(const char *name, char buf[static METRICS_SHOWN_NAME_SIZE]);
+
 /* The defaults: METRICS_DEFAULT_SAMPLES and METRICS_DEFAULT_PERCENTILES. */
 void metrics_config_default(metrics_config_t *out);
 
@@ -71,9 +76,9 @@ ns_status_t metrics_config_parse(const char *samples, const char *percentiles,
 				 metrics_config_t *out);
 
 /* Creates an empty registry that the caller owns and releases with
- * metrics_registry_destroy(). The config is copied. METRICS_ERR_INVALID if the
- * config is out of range; *out_reg is NULL on failure. */
-metrics_status_t metrics_registry_create(const metrics_config_t *cfg, metrics_registry_t **out_reg);
+ * metrics_registry_destroy(). The config is copied. INVALID_ARGUMENT naming the
+ * field if the config is out of range; *out_reg is NULL on failure. */
+ns_status_t metrics_registry_create(const metrics_config_t *cfg, metrics_registry_t **out_reg);
 /* Frees the registry and every handle it gave out. NULL is a no-op. */
 void metrics_registry_destroy(metrics_registry_t *reg);
 
@@ -82,24 +87,23 @@ void metrics_registry_destroy(metrics_registry_t *reg);
 void metrics_registry_clear(metrics_registry_t *reg);
 
 /* The metric called name, created with unit on first use (its sample ring is
- * allocated then, once). METRICS_ERR_INVALID for a NULL or empty name, a name
- * longer than METRICS_NAME_MAX or containing control characters, or a bad unit;
- * METRICS_ERR_UNIT if it has another unit (a metric takes the unit it is first
- * used with, and again after metrics_registry_clear()). */
-metrics_status_t metrics_metric_get(metrics_registry_t *reg, const char *name, metrics_unit_t unit,
-				    metrics_metric_t **out_metric);
+ * allocated then, once). INVALID_ARGUMENT for a NULL or empty name, a name longer
+ * than METRICS_NAME_MAX or containing control characters, a bad unit, or when it
+ * has another unit (a metric takes the unit it is first used with, and again
+ * after metrics_registry_clear()). */
+ns_status_t metrics_metric_get(metrics_registry_t *reg, const char *name, metrics_unit_t unit,
+			       metrics_metric_t **out_metric);
 /* Adds one sample taken at timestamp_ns (any monotonic clock; only differences
  * matter). Once the ring is full the oldest sample is overwritten; TotalSamples
- * and Accumulator still count every sample. No allocation; one short lock.
- * METRICS_ERR_UNIT if the metric has another unit; METRICS_ERR_INVALID for a
- * bad unit. */
-metrics_status_t metrics_metric_add(metrics_metric_t *m, metrics_unit_t unit, int64_t timestamp_ns,
-				    double value);
+ * and Accumulator still count every sample. No allocation on success; one short
+ * lock. INVALID_ARGUMENT for a bad unit or one other than the metric's. */
+ns_status_t metrics_metric_add(metrics_metric_t *m, metrics_unit_t unit, int64_t timestamp_ns,
+			       double value);
 
 /* The counter called name, created at 0 on first use. Same name rules as metrics;
  * counters and metrics have separate name spaces. */
-metrics_status_t metrics_counter_get(metrics_registry_t *reg, const char *name,
-				     metrics_counter_t **out_counter);
+ns_status_t metrics_counter_get(metrics_registry_t *reg, const char *name,
+				metrics_counter_t **out_counter);
 /* Adds delta (atomic; wraps around like int64 two's complement). */
 void metrics_counter_add(metrics_counter_t *c, int64_t delta);
 int64_t metrics_counter_read(const metrics_counter_t *c);
@@ -108,8 +112,8 @@ int64_t metrics_counter_value(metrics_registry_t *reg, const char *name);
 
 /* Renders the report (docs/metrics.md) into a malloc'd NUL-terminated string the
  * caller frees; *out_len (may be NULL) gets its length. An empty registry gives "".
- * METRICS_ERR_NOMEM leaves *out_text NULL. */
-metrics_status_t metrics_report(metrics_registry_t *reg, char **out_text, size_t *out_len);
+ * On failure (out of memory) *out_text is NULL. */
+ns_status_t metrics_report(metrics_registry_t *reg, char **out_text, size_t *out_len);
 
 /* The value formatters of the report. Each writes at most len bytes including the
  * NUL (truncating, never overflowing) and returns the length the whole text needs,

@@ -34,6 +34,20 @@ void *__wrap_realloc(void *p, size_t n) { return should_fail() ? NULL : __real_r
 
 /* ---- helpers ------------------------------------------------------------- */
 
+/* Checks a registry call's status: code, and needle in its message unless NULL. */
+static void expect_status(ns_status_t st, ns_status_code_t code, const char *needle,
+			  const char *call)
+{
+	char msg[400];
+	ns_status_code_t got = ns_status_consume_message(st, msg, sizeof(msg));
+	ck_assert_msg(got == code, "%s: %s '%s', expected %s", call, ns_status_code_str(got), msg,
+		      ns_status_code_str(code));
+	if (needle)
+		ck_assert_msg(strstr(msg, needle), "%s: '%s' is not in '%s'", call, needle, msg);
+}
+#define EXPECT_OK(call) expect_status((call), NS_STATUS_OK, NULL, #call)
+#define EXPECT_BAD(call, needle) expect_status((call), NS_STATUS_INVALID_ARGUMENT, needle, #call)
+
 static metrics_registry_t *registry(uint32_t samples, const char *percentiles)
 {
 	metrics_config_t cfg;
@@ -44,7 +58,7 @@ static metrics_registry_t *registry(uint32_t samples, const char *percentiles)
 						err, sizeof(err)) ==
 		      NS_STATUS_OK, "%s", err);
 	metrics_registry_t *r = NULL;
-	ck_assert_int_eq(metrics_registry_create(&cfg, &r), METRICS_OK);
+	EXPECT_OK(metrics_registry_create(&cfg, &r));
 	ck_assert_ptr_nonnull(r);
 	return r;
 }
@@ -52,20 +66,20 @@ static metrics_registry_t *registry(uint32_t samples, const char *percentiles)
 static metrics_metric_t *metric(metrics_registry_t *r, const char *name, metrics_unit_t unit)
 {
 	metrics_metric_t *m = NULL;
-	ck_assert_int_eq(metrics_metric_get(r, name, unit, &m), METRICS_OK);
+	EXPECT_OK(metrics_metric_get(r, name, unit, &m));
 	ck_assert_ptr_nonnull(m);
 	return m;
 }
 
 static void add(metrics_metric_t *m, metrics_unit_t unit, int64_t ts, double v)
 {
-	ck_assert_int_eq(metrics_metric_add(m, unit, ts, v), METRICS_OK);
+	EXPECT_OK(metrics_metric_add(m, unit, ts, v));
 }
 
 static metrics_counter_t *counter(metrics_registry_t *r, const char *name)
 {
 	metrics_counter_t *c = NULL;
-	ck_assert_int_eq(metrics_counter_get(r, name, &c), METRICS_OK);
+	EXPECT_OK(metrics_counter_get(r, name, &c));
 	ck_assert_ptr_nonnull(c);
 	return c;
 }
@@ -75,7 +89,7 @@ static void expect_report(metrics_registry_t *r, const char *want)
 {
 	char *text = NULL;
 	size_t len = 0;
-	ck_assert_int_eq(metrics_report(r, &text, &len), METRICS_OK);
+	EXPECT_OK(metrics_report(r, &text, &len));
 	ck_assert_ptr_nonnull(text);
 	ck_assert_uint_eq(len, strlen(text));
 	ck_assert_msg(strcmp(text, want) == 0, "report:\n%s\nwanted:\n%s", text, want);
@@ -85,7 +99,7 @@ static void expect_report(metrics_registry_t *r, const char *want)
 static char *report(metrics_registry_t *r)
 {
 	char *text = NULL;
-	ck_assert_int_eq(metrics_report(r, &text, NULL), METRICS_OK);
+	EXPECT_OK(metrics_report(r, &text, NULL));
 	ck_assert_ptr_nonnull(text);
 	return text;
 }
@@ -283,18 +297,19 @@ START_TEST(test_registry_create_rejects_bad_config)
 	metrics_registry_t *r = (metrics_registry_t *)0x1;
 	metrics_config_default(&c);
 	c.max_samples = 0;
-	ck_assert_int_eq(metrics_registry_create(&c, &r), METRICS_ERR_INVALID);
+	EXPECT_BAD(metrics_registry_create(&c, &r), "metrics config: max_samples 0 is not in 1..1048576");
 	ck_assert_ptr_null(r);
 	metrics_config_default(&c);
 	c.percentiles[0] = 0.5; /* no longer ascending */
-	ck_assert_int_eq(metrics_registry_create(&c, &r), METRICS_ERR_INVALID);
+	EXPECT_BAD(metrics_registry_create(&c, &r),
+		   "percentiles[1] = 0.05 is below the one before it (0.5): they must be ascending");
 	metrics_config_default(&c);
 	c.percentiles[8] = 1.0;
-	ck_assert_int_eq(metrics_registry_create(&c, &r), METRICS_ERR_INVALID);
+	EXPECT_BAD(metrics_registry_create(&c, &r), "metrics config: percentiles[8] = 1 is not in (0, 1)");
 	metrics_config_default(&c);
 	c.n_percentiles = 0;
-	ck_assert_int_eq(metrics_registry_create(&c, &r), METRICS_ERR_INVALID);
-	ck_assert_int_eq(metrics_registry_create(NULL, &r), METRICS_ERR_INVALID);
+	EXPECT_BAD(metrics_registry_create(&c, &r), "metrics config: n_percentiles 0 is not in 1..64");
+	EXPECT_BAD(metrics_registry_create(NULL, &r), "metrics config: NULL");
 	metrics_registry_destroy(NULL);
 }
 END_TEST
@@ -519,14 +534,17 @@ START_TEST(test_clear_drops_everything_and_frees_units)
 	add(m, METRICS_UNIT_TIME_NS, 1, 5);
 	metrics_counter_add(c, 4);
 	metrics_metric_t *other;
-	ck_assert_int_eq(metrics_metric_get(r, "X", METRICS_UNIT_BYTES, &other), METRICS_ERR_UNIT);
+	EXPECT_BAD(metrics_metric_get(r, "X", METRICS_UNIT_BYTES, &other),
+		   "metric 'X' already records another unit than bytes (time, the unit of its first "
+		   "sample until the registry is cleared): use another name");
 	ck_assert_ptr_null(other);
-	ck_assert_int_eq(metrics_metric_add(m, METRICS_UNIT_NUMBER, 2, 1), METRICS_ERR_UNIT);
+	EXPECT_BAD(metrics_metric_add(m, METRICS_UNIT_NUMBER, 2, 1),
+		   "metric 'X' already records another unit than number (time");
 	metrics_registry_clear(r);
 	expect_report(r, "");
 	ck_assert_int_eq(metrics_counter_value(r, "C"), 0);
 	/* the handles stay valid, and the name may take another unit now */
-	ck_assert_int_eq(metrics_metric_get(r, "X", METRICS_UNIT_BYTES, &other), METRICS_OK);
+	EXPECT_OK(metrics_metric_get(r, "X", METRICS_UNIT_BYTES, &other));
 	ck_assert_ptr_eq(other, m);
 	add(m, METRICS_UNIT_BYTES, 3, 2048);
 	metrics_counter_add(c, 1);
@@ -548,25 +566,33 @@ START_TEST(test_bad_names_and_units_are_rejected)
 	memset(longname, 'x', sizeof(longname) - 1);
 	longname[sizeof(longname) - 1] = '\0';
 	const char *bad[] = { NULL, "", "two\nlines", "tab\there", "del\x7f", longname };
+	const char *says[] = { "metric name is NULL or empty", "metric name is NULL or empty",
+			       "metric name 'two?lines' is invalid: names are 1..255 bytes without "
+			       "control characters",
+			       "'tab?here' is invalid", "'del?' is invalid",
+			       "'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...' is "
+			       "invalid" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		ck_assert_int_eq(metrics_metric_get(r, bad[i], METRICS_UNIT_NUMBER, &m), METRICS_ERR_INVALID);
+		EXPECT_BAD(metrics_metric_get(r, bad[i], METRICS_UNIT_NUMBER, &m), says[i]);
 		ck_assert_ptr_null(m);
-		ck_assert_int_eq(metrics_counter_get(r, bad[i], &c), METRICS_ERR_INVALID);
+		EXPECT_BAD(metrics_counter_get(r, bad[i], &c), i < 2 ? "counter name is NULL or empty"
+								   : "counter name '");
 		ck_assert_ptr_null(c);
 	}
 	longname[METRICS_NAME_MAX] = '\0'; /* 255 bytes is allowed */
 	m = metric(r, longname, METRICS_UNIT_NUMBER);
-	ck_assert_int_eq(metrics_metric_get(r, "u", (metrics_unit_t)3, &m), METRICS_ERR_INVALID);
-	ck_assert_int_eq(metrics_metric_get(r, "u", (metrics_unit_t)-1, &m), METRICS_ERR_INVALID);
+	EXPECT_BAD(metrics_metric_get(r, "u", (metrics_unit_t)3, &m),
+		   "metric 'u': unit 3 is not one of time (0), bytes (1), number (2)");
+	EXPECT_BAD(metrics_metric_get(r, "u", (metrics_unit_t)-1, &m), "unit -1 is not one of");
 	m = metric(r, "u", METRICS_UNIT_NUMBER);
-	ck_assert_int_eq(metrics_metric_add(m, (metrics_unit_t)7, 0, 1), METRICS_ERR_INVALID);
+	EXPECT_BAD(metrics_metric_add(m, (metrics_unit_t)7, 0, 1), "metric 'u': unit 7 is not one of");
 	ck_assert_str_eq(metrics_unit_name(METRICS_UNIT_TIME_NS), "time");
 	ck_assert_str_eq(metrics_unit_name(METRICS_UNIT_BYTES), "bytes");
 	ck_assert_str_eq(metrics_unit_name(METRICS_UNIT_NUMBER), "number");
 	ck_assert_str_eq(metrics_unit_name((metrics_unit_t)9), "?");
 	expect_report(r, "");
 	ck_assert_int_eq(metrics_counter_value(r, NULL), 0);
-	ck_assert_int_eq(metrics_report(NULL, (char **)&c, NULL), METRICS_ERR_INVALID);
+	EXPECT_BAD(metrics_report(NULL, (char **)&c, NULL), "metrics_report: registry is NULL");
 	metrics_registry_destroy(r);
 }
 END_TEST
@@ -600,14 +626,15 @@ static void *worker(void *p)
 		metrics_metric_t *m;
 		metrics_counter_t *c;
 		/* look up every time: creation races with the other threads */
-		if (metrics_metric_get(a->r, i % 2 ? "Odd" : "Even", METRICS_UNIT_NUMBER, &m) != METRICS_OK ||
-		    metrics_counter_get(a->r, "Calls", &c) != METRICS_OK)
+		if (ns_status_consume_code(metrics_metric_get(a->r, i % 2 ? "Odd" : "Even",
+							      METRICS_UNIT_NUMBER, &m)) ||
+		    ns_status_consume_code(metrics_counter_get(a->r, "Calls", &c)) ||
+		    ns_status_consume_code(metrics_metric_add(m, METRICS_UNIT_NUMBER, i, 1.0)))
 			return (void *)1;
-		metrics_metric_add(m, METRICS_UNIT_NUMBER, i, 1.0);
 		metrics_counter_add(c, 1);
 		if (a->id == 0 && i % 1000 == 0) {
 			char *text = NULL;
-			if (metrics_report(a->r, &text, NULL) != METRICS_OK)
+			if (ns_status_consume_code(metrics_report(a->r, &text, NULL)))
 				return (void *)1;
 			free(text);
 		}
@@ -643,41 +670,46 @@ END_TEST
 
 /* ---- allocation failures --------------------------------------------------------- */
 
-/* One pass of everything that allocates; any failure must be METRICS_ERR_NOMEM
- * and leave nothing behind (ASan's leak check runs over the whole loop). */
-static metrics_status_t alloc_pass(void)
+/* One pass of everything that allocates; any failure must be out of memory
+ * (RESOURCE_EXHAUSTED, with its message) and leave nothing behind (ASan's leak
+ * check runs over the whole loop). Returns the failure's code. */
+static ns_status_code_t alloc_pass(void)
 {
 	metrics_config_t cfg;
 	metrics_config_default(&cfg);
 	cfg.max_samples = 8;
 	metrics_registry_t *r;
-	metrics_status_t st = metrics_registry_create(&cfg, &r);
-	if (st != METRICS_OK)
-		return st;
+	ns_status_t st = metrics_registry_create(&cfg, &r);
+	if (st)
+		goto out;
 	char name[16];
-	for (int i = 0; i < 40 && st == METRICS_OK; i++) {
+	for (int i = 0; i < 40 && !st; i++) {
 		metrics_metric_t *m;
 		metrics_counter_t *c;
 		snprintf(name, sizeof(name), "m%02d", i);
 		st = metrics_metric_get(r, name, METRICS_UNIT_TIME_NS, &m);
-		if (st == METRICS_OK)
+		if (!st)
 			st = metrics_metric_add(m, METRICS_UNIT_TIME_NS, i, 1000.0 * i);
-		if (st == METRICS_OK)
+		if (!st)
 			st = metrics_counter_get(r, name, &c);
-		if (st == METRICS_OK)
+		if (!st)
 			metrics_counter_add(c, 1);
 	}
 	char *text = NULL;
-	if (st == METRICS_OK) {
+	if (!st) {
 		st = metrics_report(r, &text, NULL);
-		if (st != METRICS_OK && text)
-			st = METRICS_ERR_INVALID; /* the output must stay NULL on failure */
+		if (st && text) /* the output must stay NULL on failure */
+			st = ns_status_make(NS_STATUS_INTERNAL, "report text on failure");
 	}
-	if (st == METRICS_OK && !strstr(text, "Metric: m39\n"))
-		st = METRICS_ERR_INVALID;
+	if (!st && !strstr(text, "Metric: m39\n"))
+		st = ns_status_make(NS_STATUS_INTERNAL, "m39 missing from the report");
 	free(text);
 	metrics_registry_destroy(r);
-	return st;
+out:
+	if (st)
+		ck_assert_msg(strstr(ns_status_message(st), "out of memory"), "%s",
+			      ns_status_message(st));
+	return ns_status_consume_code(st);
 }
 
 START_TEST(test_every_allocation_failure_is_reported)
@@ -686,14 +718,15 @@ START_TEST(test_every_allocation_failure_is_reported)
 	for (n = 1;; n++) {
 		atomic_store(&alloc_count, 0);
 		atomic_store(&fail_at, n);
-		metrics_status_t st = alloc_pass();
+		ns_status_code_t st = alloc_pass();
 		int fired = atomic_load(&alloc_count) >= n;
 		atomic_store(&fail_at, 0);
 		if (!fired) {
-			ck_assert_int_eq(st, METRICS_OK);
+			ck_assert_int_eq(st, NS_STATUS_OK);
 			break;
 		}
-		ck_assert_msg(st == METRICS_ERR_NOMEM, "allocation %ld: status %d", n, st);
+		ck_assert_msg(st == NS_STATUS_RESOURCE_EXHAUSTED, "allocation %ld: %s", n,
+			      ns_status_code_str(st));
 		ck_assert_int_lt(n, 10000);
 	}
 	ck_assert_int_gt(n, 40); /* the loop did inject failures */
