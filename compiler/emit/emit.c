@@ -97,9 +97,9 @@ ncc_status_t ncc_emit_io(ncc_lower_ctx_t *ctx)
 			snprintf(names[p], NEFF_NAME_MAX, "input%u", p);
 		for (int k = 1; name_taken(names, p, names[p]); k++)
 			snprintf(names[p], NEFF_NAME_MAX, "input%u_%d", p, k);
-		char big[600];
-		if (ncc_lower_leaf_too_big(&pi->shape, big, sizeof(big))) {
-			st = ncc_lower_fail(ctx, pi, NCC_ERR_LIMIT, "input '%s': %s", names[p], big);
+		ns_status_t big = ncc_lower_leaf_check(&pi->shape);
+		if (big) {
+			st = ncc_lower_fail_status(ctx, pi, big, NCC_ERR_LIMIT, "input '%s'", names[p]);
 			goto out;
 		}
 		ctx->in_tensor[p] = -1;
@@ -155,9 +155,9 @@ ncc_status_t ncc_emit_io(ncc_lower_ctx_t *ctx)
 			snprintf(names[nin + o], NEFF_NAME_MAX, "output%u", o);
 		for (int k = 1; name_taken(names, nin + o, names[nin + o]); k++)
 			snprintf(names[nin + o], NEFF_NAME_MAX, "output%u_%d", o, k);
-		char big[600];
-		if (ncc_lower_leaf_too_big(s, big, sizeof(big))) {
-			st = ncc_lower_fail(ctx, root, NCC_ERR_LIMIT, "output %u: %s", o, big);
+		ns_status_t big = ncc_lower_leaf_check(s);
+		if (big) {
+			st = ncc_lower_fail_status(ctx, root, big, NCC_ERR_LIMIT, "output %u", o);
 			goto out;
 		}
 		if (ncc_shape_elements(s) == 0) {

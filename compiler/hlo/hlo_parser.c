@@ -1,7 +1,6 @@
 /* ncc HLO text parser: recursive descent over the lexer's tokens, building an ncc IR module (the module, computation and instruction grammar; the parts in hlo_parser_*.c). */
 #include "hlo_parser.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -460,8 +459,7 @@ ncc_status_t ncc_read_file(const char *path, char **out_text, size_t *out_len, n
 	void *buf;
 	ns_status_t st = ns_read_file(path, NCC_PARSE_MAX_INPUT, 0, &buf, out_len);
 	if (st) {
-		int e = ns_status_errno(st);
-		ncc_status_t code = e == EFBIG ? NCC_ERR_LIMIT : e == ENOMEM ? NCC_ERR_NOMEM : NCC_ERR_IO;
+		ncc_status_t code = ncc_status_from_ns(st, NCC_ERR_IO);
 		ncc_error_set(err, code, 0, 0, "%s", ns_status_message(st));
 		ns_status_free(st);
 		return code;
@@ -473,8 +471,8 @@ ncc_status_t ncc_read_file(const char *path, char **out_text, size_t *out_len, n
 ncc_status_t ncc_parse_hlo_file(const char *path, ncc_module_t **out_module, ncc_error_t *err)
 {
 	*out_module = NULL;
-	char *buf;
-	size_t size;
+	char *buf = NULL;
+	size_t size = 0;
 	ncc_status_t st = ncc_read_file(path, &buf, &size, err);
 	if (st != NCC_OK)
 		return st;

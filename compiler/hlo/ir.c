@@ -1,6 +1,7 @@
 /* ncc IR: the allocation hook, status names, the arena, module/computation/instruction construction (types and shapes in ir_types.c, literals in ir_literal.c, printing in ir_print.c). */
 #include "ir.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -66,6 +67,17 @@ ncc_status_t ncc_error_set(ncc_error_t *err, ncc_status_t st, int line, int col,
 	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 	va_end(ap);
 	return st;
+}
+
+ncc_status_t ncc_status_from_ns(ns_status_t st, ncc_status_t fallback)
+{
+	if (!st)
+		return NCC_OK;
+	if (ns_status_errno(st) == ENOMEM)
+		return NCC_ERR_NOMEM;
+	if (ns_status_code(st) == NS_STATUS_RESOURCE_EXHAUSTED)
+		return NCC_ERR_LIMIT;
+	return fallback;
 }
 
 /* ------------------------------------------------------------------- arena */

@@ -24,6 +24,7 @@
 
 #include "ncc/ncc.h"
 #include "ncc/ncc_shape.h"
+#include "neuronsim/status.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -34,6 +35,11 @@ extern "C" {
 /* Fills err (if not NULL) and returns st; for use by every compiler layer. */
 ncc_status_t ncc_error_set(ncc_error_t *err, ncc_status_t st, int line, int col, const char *fmt,
 			   ...) __attribute__((format(printf, 5, 6)));
+/* The compiler's code for a status from a layer below it (file reads, the NEFF
+ * builder, the shape checks of lower/): NCC_OK for NULL, NCC_ERR_NOMEM when it is
+ * ENOMEM, NCC_ERR_LIMIT for another RESOURCE_EXHAUSTED (EFBIG, a NEFF or device
+ * limit), else fallback. st is not freed. */
+ncc_status_t ncc_status_from_ns(ns_status_t st, ncc_status_t fallback);
 
 /* Element types (ncc_etype_t, NCC_ETYPES) and shapes (ncc_shape_t, NCC_MAX_RANK, the
  * ncc_etype_* and ncc_shape_* queries): include/ncc/ncc_shape.h */

@@ -1,5 +1,4 @@
 /* ncc back end, the builder every lowering file uses (lower_ctx.h, the shared part of lower_internal.h) and that calls none of them: instructions onto the engines' streams with the semaphore waits that keep program order (the rule below), the JUMPs of control flow, access patterns from views, the COPY/ALU/ACTIVATE/REDUCE/GATHER/SCATTER builders over views, the debug map, errors, view arithmetic and the reduction helpers several op families share. Values, scratch and constants: builder_value.c. */
-#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -617,10 +616,7 @@ ncc_status_t ncc_lower_fail_status(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst,
 {
 	if (!status)
 		return NCC_OK;
-	if (ns_status_errno(status) == ENOMEM)
-		code = NCC_ERR_NOMEM;
-	else if (ns_status_code(status) == NS_STATUS_RESOURCE_EXHAUSTED)
-		code = NCC_ERR_LIMIT;
+	code = ncc_status_from_ns(status, code);
 	char what[512];
 	va_list ap;
 	va_start(ap, fmt);

@@ -56,35 +56,33 @@ const ncc_shape_t *ncc_lower_shape_leaf(const ncc_shape_t *s, int32_t k)
 
 /* ---------------------------------------------------------------- sizes */
 
-bool ncc_lower_leaf_too_big(const ncc_shape_t *s, char *msg, size_t msg_len)
+ns_status_t ncc_lower_leaf_check(const ncc_shape_t *s)
 {
 	if (s->etype == NCC_TUPLE || s->rank < 0)
-		return false;
+		return NS_OK;
 	unsigned __int128 bytes = ncc_etype_storage_bytes(s->etype);
 	bool overflow = false;
 	for (int32_t d = 0; d < s->rank; d++) {
 		if (s->dims[d] < 0)
-			return false; /* unbounded dims are refused elsewhere */
+			return NS_OK; /* unbounded dims are refused elsewhere */
 		if (s->dims[d] == 0)
-			return false;
+			return NS_OK;
 		if (!overflow && __builtin_mul_overflow(bytes, (unsigned __int128)s->dims[d], &bytes))
 			overflow = true;
 	}
 	if (!overflow && bytes <= NEFF_MAX_REGION_SIZE)
-		return false;
-	if (msg && msg_len) {
-		char ty[256];
-		ncc_shape_to_string(s, false, ty, sizeof(ty));
-		if (overflow || bytes > UINT64_MAX)
-			snprintf(msg, msg_len, "shape %s is more than 2^64 bytes (the byte size "
-				 "overflows), beyond the %llu bytes (2^48) a device can address", ty,
-				 (unsigned long long)NEFF_MAX_REGION_SIZE);
-		else
-			snprintf(msg, msg_len, "shape %s is %llu bytes, more than the %llu bytes (2^48) "
-				 "a device can address", ty, (unsigned long long)bytes,
-				 (unsigned long long)NEFF_MAX_REGION_SIZE);
-	}
-	return true;
+		return NS_OK;
+	char ty[256];
+	ncc_shape_to_string(s, false, ty, sizeof(ty));
+	if (overflow || bytes > UINT64_MAX)
+		return ns_status_make(NS_STATUS_RESOURCE_EXHAUSTED,
+				      "shape %s is more than 2^64 bytes (the byte size overflows), "
+				      "beyond the %llu bytes (2^48) a device can address", ty,
+				      (unsigned long long)NEFF_MAX_REGION_SIZE);
+	return ns_status_make(NS_STATUS_RESOURCE_EXHAUSTED,
+			      "shape %s is %llu bytes, more than the %llu bytes (2^48) a device can "
+			      "address", ty, (unsigned long long)bytes,
+			      (unsigned long long)NEFF_MAX_REGION_SIZE);
 }
 
 /* ---------------------------------------------------------------- values */

@@ -125,7 +125,7 @@ bool ncc_lower_supports(const ncc_inst_t *inst, const char **out_reason)
 	}
 	for (int32_t k = 0; k < nl; k++) {
 		const ncc_shape_t *s = ncc_lower_shape_leaf(&inst->shape, k);
-		if (s && ncc_lower_leaf_too_big(s, NULL, 0)) {
+		if (s && ns_status_consume_code(ncc_lower_leaf_check(s)) != NS_STATUS_OK) {
 			*out_reason = "result larger than a device can address (2^48 bytes)";
 			return false;
 		}
@@ -172,11 +172,15 @@ static ncc_status_t lower_inst(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 {
 	const char *reason = NULL;
 	if (!ncc_lower_supports(inst, &reason)) {
-		char big[600];
 		for (int32_t k = 0; k < ncc_lower_shape_leaves(&inst->shape); k++) {
 			const ncc_shape_t *s = ncc_lower_shape_leaf(&inst->shape, k);
-			if (s && ncc_lower_leaf_too_big(s, big, sizeof(big)))
-				return ncc_lower_fail(ctx, inst, NCC_ERR_LIMIT, "%s", big);
+			ns_status_t big = s ? ncc_lower_leaf_check(s) : NS_OK;
+			if (big) {
+				ncc_status_t st = ncc_lower_fail(ctx, inst, NCC_ERR_LIMIT, "%s",
+								 ns_status_message(big));
+				ns_status_free(big);
+				return st;
+			}
 		}
 		char ty[64] = "";
 		if (reason && strstr(reason, "element type")) {

@@ -68,10 +68,11 @@ ncc_status_t ncc_lower_dtype(ncc_etype_t t, isa_dtype_t *out_dtype);
 /* Number of array leaves of a shape (1 for an array, the flattened leaf count of a
  * tuple, depth-first left to right). */
 int32_t ncc_lower_shape_leaves(const ncc_shape_t *s);
-/* Whether the array leaf s is too big to place (its byte size overflows, or is above
- * NEFF_MAX_REGION_SIZE, the 2^48 bytes a device can address); msg (may be NULL) then
- * gets a sentence with the shape, its byte count and the limit. */
-bool ncc_lower_leaf_too_big(const ncc_shape_t *s, char *msg, size_t msg_len);
+/* NULL when the array leaf s can be placed, else RESOURCE_EXHAUSTED when it is too
+ * big (its byte size overflows, or is above NEFF_MAX_REGION_SIZE, the 2^48 bytes a
+ * device can address), with a sentence naming the shape, its byte count and the
+ * limit. */
+ns_status_t ncc_lower_leaf_check(const ncc_shape_t *s);
 
 /* The view of operand i of inst (an array value; leaf 0 for arrays). For a tuple
  * operand use ncc_lower_operand_leaf(). */
@@ -160,10 +161,9 @@ ncc_status_t ncc_lower_debug_entries(ncc_lower_ctx_t *ctx, const ncc_inst_t *con
  * the message) and returns st. */
 ncc_status_t ncc_lower_fail(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, ncc_status_t st,
 			    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-/* ncc_lower_fail for a failure reported as a status (the NEFF builder's): the
- * message is "FMT: <status message>", and the code NCC_ERR_NOMEM when the status
- * is ENOMEM, NCC_ERR_LIMIT when it is another RESOURCE_EXHAUSTED (a NEFF limit),
- * else code. Consumes status; NULL returns NCC_OK. */
+/* ncc_lower_fail for a failure reported as a status (the NEFF builder's,
+ * ncc_lower_leaf_check's): the message is "FMT: <status message>", the code
+ * ncc_status_from_ns(status, code). Consumes status; NULL returns NCC_OK. */
 ncc_status_t ncc_lower_fail_status(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst,
 				   ns_status_t status, ncc_status_t code, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));

@@ -1,6 +1,7 @@
 /* Check tests of the HLO parser and printer: the whole corpus, each syntax feature and
  * attribute, literal decoding, round trips, and malformed input (never a crash). */
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -899,6 +900,28 @@ START_TEST(test_embedded_nul_and_garbage)
 }
 END_TEST
 
+/* The one mapping from a lower layer's status onto the compiler's codes (file
+ * reads, the NEFF builder, the size checks of lower/). */
+START_TEST(test_status_from_lower_layers)
+{
+	ck_assert_int_eq(ncc_status_from_ns(NS_OK, NCC_ERR_IO), NCC_OK);
+	const struct {
+		ns_status_t st;
+		ncc_status_t want;
+	} cases[] = {
+		{ ns_status_make_errno(ENOMEM, "no memory"), NCC_ERR_NOMEM },
+		{ ns_status_make_errno(EFBIG, "file too big"), NCC_ERR_LIMIT },
+		{ ns_status_make(NS_STATUS_RESOURCE_EXHAUSTED, "NEFF limit"), NCC_ERR_LIMIT },
+		{ ns_status_make_errno(ENOENT, "no such file"), NCC_ERR_IO },
+		{ ns_status_make(NS_STATUS_INVALID_ARGUMENT, "bad"), NCC_ERR_IO },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ck_assert_int_eq(ncc_status_from_ns(cases[i].st, NCC_ERR_IO), cases[i].want);
+		ns_status_free(cases[i].st);
+	}
+}
+END_TEST
+
 /* SQLite's habit: make the n-th allocation fail for n = 1, 2, ... until the operation
  * succeeds; every failure must be NCC_ERR_NOMEM with nothing returned (and, under
  * ASan, nothing leaked). */
@@ -971,6 +994,7 @@ static Suite *parser_suite(void)
 	tcase_add_test(tc, test_nesting_limit);
 	tcase_add_test(tc, test_embedded_nul_and_garbage);
 	tcase_add_test(tc, test_allocation_failures_are_clean);
+	tcase_add_test(tc, test_status_from_lower_layers);
 	suite_add_tcase(s, tc);
 	return s;
 }
