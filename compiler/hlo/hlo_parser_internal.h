@@ -10,7 +10,7 @@
 #include "hlo_lexer.h"
 #include "hlo_parser.h"
 #include "ir_internal.h"
-#include "name_map.h"
+#include "map.h"
 
 /* ------------------------------------------------------------------ parser */
 

@@ -145,7 +145,7 @@ static bool resolve_pending(hp_ctx_t *c)
 {
 	for (size_t i = 0; i < c->npend; i++) {
 		hp_pending_t *p = &c->pend[i];
-		ncc_comp_t *comp = hp_idmap_get(&c->comps, p->id);
+		ncc_comp_t *comp = ncc_id_map_get(&c->comps, p->id);
 		if (comp) {
 			*p->slot = comp;
 			continue;
@@ -294,9 +294,9 @@ static bool decode_inst(hp_ctx_t *c, ncc_comp_t *comp, ncc_pb_reader_t r)
 		return hp_fail(c, NCC_ERR_PARSE, "shape", -1, "missing");
 	if (!f.has_id)
 		return hp_fail(c, NCC_ERR_PARSE, "id", -1, "missing (operands refer to instructions by id)");
-	if (hp_idmap_get(&c->insts, f.id))
+	if (ncc_id_map_get(&c->insts, f.id))
 		return hp_fail(c, NCC_ERR_PARSE, "id", -1, "id %lld is used by '%s' too",
-			       (long long)f.id, ((ncc_inst_t *)hp_idmap_get(&c->insts, f.id))->name);
+			       (long long)f.id, ((ncc_inst_t *)ncc_id_map_get(&c->insts, f.id))->name);
 	ncc_shape_t shape;
 	if (!hp_push(c, "shape", -1))
 		return false;
@@ -317,7 +317,7 @@ static bool decode_inst(hp_ctx_t *c, ncc_comp_t *comp, ncc_pb_reader_t r)
 			return hp_nomem(c);
 	}
 	for (int32_t i = 0; i < nops; i++) {
-		ncc_inst_t *d = hp_idmap_get(&c->insts, ids[i]);
+		ncc_inst_t *d = ncc_id_map_get(&c->insts, ids[i]);
 		if (!d)
 			return hp_fail(c, NCC_ERR_PARSE, "operand_ids", -1,
 				       "operand %d: unknown instruction id %lld (operands come before their users)",
@@ -336,7 +336,7 @@ static bool decode_inst(hp_ctx_t *c, ncc_comp_t *comp, ncc_pb_reader_t r)
 	ncc_inst_t *inst;
 	if (ncc_inst_create(comp, f.op, &shape, name, ops, nops, &inst) != NCC_OK)
 		return hp_nomem(c);
-	if (!hp_idmap_put(&c->insts, f.id, inst) ||
+	if (!ncc_id_map_put(&c->insts, f.id, inst) ||
 	    !ncc_name_map_put(&c->inst_names, inst->name, inst))
 		return hp_nomem(c);
 
@@ -404,13 +404,13 @@ static bool decode_comp(hp_ctx_t *c, ncc_pb_reader_t r)
 		return hp_fail(c, NCC_ERR_PARSE, "name", -1, "computation '%s' is defined twice", name);
 	if (!has_id)
 		return hp_fail(c, NCC_ERR_PARSE, "id", -1, "missing (instructions call computations by id)");
-	if (hp_idmap_get(&c->comps, id))
+	if (ncc_id_map_get(&c->comps, id))
 		return hp_fail(c, NCC_ERR_PARSE, "id", -1, "computation id %lld is used by '%s' too",
-			       (long long)id, ((ncc_comp_t *)hp_idmap_get(&c->comps, id))->name);
+			       (long long)id, ((ncc_comp_t *)ncc_id_map_get(&c->comps, id))->name);
 	ncc_comp_t *comp;
 	if (ncc__comp_create_unchecked(c->m, name, false, &comp) != NCC_OK)
 		return hp_nomem(c);
-	if (!hp_idmap_put(&c->comps, id, comp) ||
+	if (!ncc_id_map_put(&c->comps, id, comp) ||
 	    !ncc_name_map_put(&c->comp_names, comp->name, comp))
 		return hp_nomem(c);
 
@@ -437,7 +437,7 @@ static bool decode_comp(hp_ctx_t *c, ncc_pb_reader_t r)
 			       comp->name);
 	/* the root: root_id (proto3 cannot tell an explicit 0 from a missing field, so a
 	 * root_id of 0 that names no instruction here means "not given") */
-	ncc_inst_t *root = has_root ? hp_idmap_get(&c->insts, root_id) : NULL;
+	ncc_inst_t *root = has_root ? ncc_id_map_get(&c->insts, root_id) : NULL;
 	if (!has_root || root_id == 0) {
 		if (!root || root->parent != comp)
 			root = comp->insts[comp->ninsts - 1]; /* XLA's rule: the last one */
@@ -738,7 +738,7 @@ static bool decode_module(hp_ctx_t *c)
 	if (!resolve_pending(c))
 		return false;
 	/* the entry: by id, else by name, else (as XLA's text rule) the last one */
-	ncc_comp_t *entry = has_entry_id ? hp_idmap_get(&c->comps, entry_id) : NULL;
+	ncc_comp_t *entry = has_entry_id ? ncc_id_map_get(&c->comps, entry_id) : NULL;
 	if (!entry && entry_name && entry_name[0]) {
 		entry = ncc_module_find_comp(c->m, entry_name[0] == '%' ? entry_name + 1 : entry_name);
 		if (!entry)
@@ -818,8 +818,8 @@ ncc_status_t ncc_parse_hlo_proto(const void *data, size_t len, const char *name,
 	}
 	c.m->filename = c.label;
 	bool ok = decode_module(&c);
-	hp_idmap_free(&c.insts);
-	hp_idmap_free(&c.comps);
+	ncc_id_map_free(&c.insts);
+	ncc_id_map_free(&c.comps);
 	ncc_name_map_free(&c.inst_names);
 	ncc_name_map_free(&c.comp_names);
 	free(c.pend);

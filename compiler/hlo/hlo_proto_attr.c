@@ -381,7 +381,7 @@ static bool decode_control_preds(hp_ctx_t *c, ncc_inst_t *in, const hp_inst_fiel
 	if (!in->control_preds)
 		return hp_nomem(c);
 	for (int32_t i = 0; i < n; i++) {
-		ncc_inst_t *d = hp_idmap_get(&c->insts, ids[i]);
+		ncc_inst_t *d = ncc_id_map_get(&c->insts, ids[i]);
 		if (!d || d == in || d->parent != in->parent)
 			return hp_fail(c, NCC_ERR_PARSE, "control_predecessor_ids", -1,
 				       "id %lld is no earlier instruction of this computation",

@@ -9,7 +9,7 @@
 #include "hlo_proto_fields.h"
 #include "ir.h"
 #include "ir_internal.h"
-#include "name_map.h"
+#include "map.h"
 #include "pb_reader.h"
 
 /* ------------------------------------------------------------ messages */
@@ -58,13 +58,6 @@ typedef struct hp_seg {
 	const char *label; /* e.g. the instruction's name, shown as "(%name)"; may be NULL */
 } hp_seg_t;
 
-/* Open-addressing map from an int64 id to a pointer (instructions, computations). */
-typedef struct hp_idmap {
-	int64_t *keys;
-	void **vals; /* NULL: empty slot */
-	size_t cap, n;
-} hp_idmap_t;
-
 /* A computation reference resolved once every computation is known. */
 typedef struct hp_pending {
 	ncc_comp_t **slot;
@@ -85,8 +78,8 @@ typedef struct hp_ctx {
 	hp_seg_t path[HP_PATH_MAX];
 	int npath;
 	int depth; /* nesting of recursive messages (tuple shapes, literals, shardings) */
-	hp_idmap_t insts;  /* every instruction of the module by id */
-	hp_idmap_t comps;  /* computations by id */
+	ncc_id_map_t insts; /* every instruction of the module by id */
+	ncc_id_map_t comps; /* computations by id */
 	ncc_name_map_t inst_names; /* the names in use (instruction and computation names are unique) */
 	ncc_name_map_t comp_names;
 	hp_pending_t *pend;
@@ -143,12 +136,6 @@ bool hp_rep_ilist(hp_ctx_t *c, ncc_pb_reader_t r, hp_msgdesc_t desc, uint32_t nu
 bool hp_string(hp_ctx_t *c, const ncc_pb_field_t *f, const char **out);
 /* True when [s, s+len) is a name the HLO text format can spell after '%'. */
 bool hp_valid_name(const char *s, size_t len);
-
-/* ------------------------------------------------------------ id maps */
-
-void *hp_idmap_get(const hp_idmap_t *m, int64_t k);
-bool hp_idmap_put(hp_idmap_t *m, int64_t k, void *v); /* false on OOM */
-void hp_idmap_free(hp_idmap_t *m);
 
 /* ------------------------------------------------------ a text builder */
 
