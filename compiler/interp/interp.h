@@ -36,6 +36,13 @@ bool ncc_interp_supports(const ncc_inst_t *inst, const char **why);
  * folder folds only those). */
 bool ncc_interp_etype_supported(ncc_etype_t t);
 
+/* Whether the constant folder may evaluate op with ncc_interp_eval_inst as an
+ * elementwise op, splat operands included (op(broadcast(c)) = broadcast(op(c))):
+ * add, exponential, compare, select, clamp, convert, ...; not map, not broadcast.
+ * The same table as the interpreter's own list of elementwise ops, one column
+ * further (interp_elementwise.c). */
+bool ncc_interp_folds_elementwise(ncc_opcode_t op);
+
 /* Evaluates the one instruction inst on operand values ops[0..inst->noperands)
  * (borrowed) into a new value of shape (NULL: inst's own shape; the constant folder
  * passes a scalar to evaluate a splat), with the interpreter's semantics. Only

@@ -5,24 +5,48 @@
 
 #include "interp_internal.h"
 
+/* The elementwise ops of the interpreter: one table, two columns, for the two
+ * questions asked of it.
+ *   EW_EVAL  the interpreter evaluates the op (ncc_elementwise_supported):
+ *            ncc_eval_elementwise does, map goes to ncc_eval_map.
+ *   EW_FOLD  the fold pass may fold it (ncc_interp_folds_elementwise): evaluated
+ *            alone by ncc_interp_eval_inst, and elementwise, so that
+ *            op(broadcast(c), ...) = broadcast(op(c, ...)). That is every EW_EVAL
+ *            op but map (it calls a computation, which ncc_interp_eval_inst does
+ *            not run) and reduce-precision (not folded so far), plus convert
+ *            (ncc_eval_convert evaluates it). */
+enum { EW_EVAL = 1, EW_FOLD = 2, EW_BOTH = EW_EVAL | EW_FOLD };
+
+static const uint8_t ew_ops[NCC_OP_COUNT] = {
+	/* unary */
+	[NCC_OP_ABS] = EW_BOTH, [NCC_OP_CBRT] = EW_BOTH, [NCC_OP_CEIL] = EW_BOTH,
+	[NCC_OP_CLZ] = EW_BOTH, [NCC_OP_COS] = EW_BOTH, [NCC_OP_ERF] = EW_BOTH,
+	[NCC_OP_EXP] = EW_BOTH, [NCC_OP_EXPM1] = EW_BOTH, [NCC_OP_FLOOR] = EW_BOTH,
+	[NCC_OP_IS_FINITE] = EW_BOTH, [NCC_OP_LOG] = EW_BOTH, [NCC_OP_LOG1P] = EW_BOTH,
+	[NCC_OP_LOGISTIC] = EW_BOTH, [NCC_OP_NEGATE] = EW_BOTH, [NCC_OP_NOT] = EW_BOTH,
+	[NCC_OP_POPCNT] = EW_BOTH, [NCC_OP_ROUND_NEAREST_AFZ] = EW_BOTH,
+	[NCC_OP_ROUND_NEAREST_EVEN] = EW_BOTH, [NCC_OP_RSQRT] = EW_BOTH, [NCC_OP_SIGN] = EW_BOTH,
+	[NCC_OP_SIN] = EW_BOTH, [NCC_OP_SQRT] = EW_BOTH, [NCC_OP_TAN] = EW_BOTH,
+	[NCC_OP_TANH] = EW_BOTH, [NCC_OP_REDUCE_PRECISION] = EW_EVAL, [NCC_OP_CONVERT] = EW_FOLD,
+	/* binary */
+	[NCC_OP_ADD] = EW_BOTH, [NCC_OP_ATAN2] = EW_BOTH, [NCC_OP_COMPARE] = EW_BOTH,
+	[NCC_OP_DIVIDE] = EW_BOTH, [NCC_OP_MAXIMUM] = EW_BOTH, [NCC_OP_MINIMUM] = EW_BOTH,
+	[NCC_OP_MULTIPLY] = EW_BOTH, [NCC_OP_POWER] = EW_BOTH, [NCC_OP_REMAINDER] = EW_BOTH,
+	[NCC_OP_SUBTRACT] = EW_BOTH, [NCC_OP_AND] = EW_BOTH, [NCC_OP_OR] = EW_BOTH,
+	[NCC_OP_XOR] = EW_BOTH, [NCC_OP_SHIFT_LEFT] = EW_BOTH,
+	[NCC_OP_SHIFT_RIGHT_ARITHMETIC] = EW_BOTH, [NCC_OP_SHIFT_RIGHT_LOGICAL] = EW_BOTH,
+	/* ternary; map applies a computation */
+	[NCC_OP_SELECT] = EW_BOTH, [NCC_OP_CLAMP] = EW_BOTH, [NCC_OP_MAP] = EW_EVAL,
+};
+
 bool ncc_elementwise_supported(ncc_opcode_t op)
 {
-	switch (op) {
-	case NCC_OP_ABS: case NCC_OP_CBRT: case NCC_OP_CEIL: case NCC_OP_CLZ: case NCC_OP_COS:
-	case NCC_OP_ERF: case NCC_OP_EXP: case NCC_OP_EXPM1: case NCC_OP_FLOOR:
-	case NCC_OP_IS_FINITE: case NCC_OP_LOG: case NCC_OP_LOG1P: case NCC_OP_LOGISTIC:
-	case NCC_OP_NEGATE: case NCC_OP_NOT: case NCC_OP_POPCNT: case NCC_OP_ROUND_NEAREST_AFZ:
-	case NCC_OP_ROUND_NEAREST_EVEN: case NCC_OP_RSQRT: case NCC_OP_SIGN: case NCC_OP_SIN:
-	case NCC_OP_SQRT: case NCC_OP_TAN: case NCC_OP_TANH: case NCC_OP_REDUCE_PRECISION:
-	case NCC_OP_ADD: case NCC_OP_ATAN2: case NCC_OP_COMPARE: case NCC_OP_DIVIDE:
-	case NCC_OP_MAXIMUM: case NCC_OP_MINIMUM: case NCC_OP_MULTIPLY: case NCC_OP_POWER:
-	case NCC_OP_REMAINDER: case NCC_OP_SUBTRACT: case NCC_OP_AND: case NCC_OP_OR: case NCC_OP_XOR:
-	case NCC_OP_SHIFT_LEFT: case NCC_OP_SHIFT_RIGHT_ARITHMETIC: case NCC_OP_SHIFT_RIGHT_LOGICAL:
-	case NCC_OP_SELECT: case NCC_OP_CLAMP: case NCC_OP_MAP:
-		return true;
-	default:
-		return false;
-	}
+	return (unsigned)op < NCC_OP_COUNT && (ew_ops[op] & EW_EVAL);
+}
+
+bool ncc_interp_folds_elementwise(ncc_opcode_t op)
+{
+	return (unsigned)op < NCC_OP_COUNT && (ew_ops[op] & EW_FOLD);
 }
 
 /* ------------------------------------------------------------ floats */

@@ -68,7 +68,7 @@ static ncc_status_t fold_one(ncc_inst_t *in, ncc_inst_t **out)
 	if (!ncc_shape_is_array(&in->shape) || !ncc_interp_etype_supported(in->shape.etype) || in->ncontrol_preds ||
 	    in->noperands == 0)
 		return NCC_OK;
-	bool ew = ncc_pass_is_elementwise(in->op);
+	bool ew = ncc_interp_folds_elementwise(in->op);
 	if (!ew && !move_op(in))
 		return NCC_OK;
 	int64_t n = ncc_shape_elements(&in->shape);

@@ -1,30 +1,9 @@
-/* Helpers shared by the passes: op classes, instruction cloning, fresh names, splat constants, the rewrite driver of fold and simplify. */
+/* Helpers shared by the passes: instruction cloning, fresh names, splat constants, the rewrite driver of fold and simplify. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "passes.h"
-
-bool ncc_pass_is_elementwise(ncc_opcode_t op)
-{
-	switch (op) {
-	case NCC_OP_ABS: case NCC_OP_ADD: case NCC_OP_AND: case NCC_OP_ATAN2:
-	case NCC_OP_CBRT: case NCC_OP_CEIL: case NCC_OP_CLAMP: case NCC_OP_CLZ:
-	case NCC_OP_COMPARE: case NCC_OP_CONVERT: case NCC_OP_COS: case NCC_OP_DIVIDE:
-	case NCC_OP_ERF: case NCC_OP_EXP: case NCC_OP_EXPM1: case NCC_OP_FLOOR:
-	case NCC_OP_IS_FINITE: case NCC_OP_LOG: case NCC_OP_LOG1P: case NCC_OP_LOGISTIC:
-	case NCC_OP_MAXIMUM: case NCC_OP_MINIMUM: case NCC_OP_MULTIPLY: case NCC_OP_NEGATE:
-	case NCC_OP_NOT: case NCC_OP_OR: case NCC_OP_POPCNT: case NCC_OP_POWER:
-	case NCC_OP_REMAINDER: case NCC_OP_ROUND_NEAREST_AFZ: case NCC_OP_ROUND_NEAREST_EVEN:
-	case NCC_OP_RSQRT: case NCC_OP_SELECT: case NCC_OP_SHIFT_LEFT:
-	case NCC_OP_SHIFT_RIGHT_ARITHMETIC: case NCC_OP_SHIFT_RIGHT_LOGICAL: case NCC_OP_SIGN:
-	case NCC_OP_SIN: case NCC_OP_SQRT: case NCC_OP_SUBTRACT: case NCC_OP_TAN:
-	case NCC_OP_TANH: case NCC_OP_XOR:
-		return true;
-	default:
-		return false;
-	}
-}
 
 const char *ncc_pass_fresh_name(ncc_module_t *m, const char *base)
 {

@@ -80,8 +80,6 @@ ncc_status_t ncc_pass_fuse(ncc_module_t *m, bool *out_changed, ncc_error_t *err)
 
 /* ---- helpers shared by the pass files and lower_fusion.c ---- */
 
-/* add, exponential, compare, select, clamp, convert, ... (not broadcast). */
-bool ncc_pass_is_elementwise(ncc_opcode_t op);
 /* Appends to c a copy of src with the given operands (attributes, called
  * computations, literal and metadata shared; control dependencies dropped)
  * and a fresh unique name derived from src's. */
