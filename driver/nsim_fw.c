@@ -96,16 +96,24 @@ static int nsim_fw_detach(struct nsim_fw_file *ff, void __user *uarg)
 	return ret;
 }
 
-/* Under dev->lock: the first queued job of the next idle core, round-robin.
- * Jobs whose deadline passed while queued end with TIMEOUT here.
+/*
+ * A pick of nsim_fw_wait(), under dev->lock: the job @ff is waiting for at
+ * @now, or NULL; it may lower *@until, the instant to look again at the
+ * latest. The abort pick says why in *@reason (NULL for the fetch pick).
+ *
+ * nsim_fw_pick_fetch: the first queued job of the next idle core,
+ * round-robin. Jobs whose deadline passed while queued end with TIMEOUT here.
  */
-static struct nsim_job *nsim_fw_pick(struct nsim_dev *dev)
+static struct nsim_job *nsim_fw_pick_fetch(struct nsim_fw_file *ff,
+					   ktime_t now, ktime_t *until,
+					   u32 *reason)
 {
-	s64 now = ktime_get_ns();
+	struct nsim_dev *dev = ff->dev;
 	struct nsim_core *core;
 	struct nsim_job *job;
 	unsigned int i, c;
 
+	lockdep_assert_held(&dev->lock);
 	for (i = 0; i < dev->num_cores; i++) {
 		c = (dev->rr + i) % dev->num_cores;
 		core = dev->cores[c];
@@ -114,7 +122,8 @@ static struct nsim_job *nsim_fw_pick(struct nsim_dev *dev)
 		while (!list_empty(&core->queue)) {
 			job = list_first_entry(&core->queue, struct nsim_job,
 					       node);
-			if (!job->deadline_ns || job->deadline_ns > now) {
+			if (!job->deadline_ns ||
+			    job->deadline_ns > ktime_to_ns(now)) {
 				dev->rr = c + 1;
 				return job;
 			}
@@ -125,6 +134,49 @@ static struct nsim_job *nsim_fw_pick(struct nsim_dev *dev)
 		}
 	}
 	return NULL;
+}
+
+/*
+ * The wait of FW_FETCH and FW_ABORT_WAIT: @pick under dev->lock until it
+ * finds a job, sleeping in between on @wq until @events moves, @deadline
+ * (the caller's timeout) passes or the instant @pick asked for comes; all
+ * absolute, so a restarted call waits for the same instants.
+ * Returns 0 with dev->lock held and the job in *@job, or -EPERM (@ff is not
+ * the attached firmware), -ETIME or -ERESTARTSYS without the lock.
+ */
+static int nsim_fw_wait(struct nsim_fw_file *ff, ktime_t deadline,
+			wait_queue_head_t *wq, atomic_t *events,
+			struct nsim_job *(*pick)(struct nsim_fw_file *ff,
+						 ktime_t now, ktime_t *until,
+						 u32 *reason),
+			struct nsim_job **job, u32 *reason)
+{
+	struct nsim_dev *dev = ff->dev;
+	ktime_t now, until;
+	int seen, ret;
+
+	for (;;) {
+		mutex_lock(&dev->lock);
+		if (dev->fw != ff) {
+			mutex_unlock(&dev->lock);
+			return -EPERM;
+		}
+		seen = atomic_read(events);
+		now = ktime_get();
+		until = deadline;
+		*job = pick(ff, now, &until, reason);
+		if (*job)
+			return 0;
+		mutex_unlock(&dev->lock);
+
+		if (ktime_compare(now, deadline) >= 0)
+			return -ETIME;
+		ret = wait_event_interruptible_hrtimeout(*wq,
+							 atomic_read(events) != seen,
+							 ktime_sub(until, now));
+		if (ret == -ERESTARTSYS)
+			return ret;
+	}
 }
 
 static void nsim_fw_fill(struct neuronsim_fw_fetch *args,
@@ -145,36 +197,17 @@ static int nsim_fw_fetch(struct nsim_fw_file *ff, void __user *uarg)
 	struct neuronsim_fw_fetch args;
 	struct nsim_dev *dev = ff->dev;
 	struct nsim_job *job;
-	ktime_t now, deadline;
-	int events, ret;
+	int ret;
 
 	if (copy_from_user(&args, uarg, sizeof(args)))
 		return -EFAULT;
 	if (args.flags || (args.max_regions && !args.regions_ptr))
 		return -EINVAL;
-	deadline = ns_to_ktime(args.timeout_ns);
 
-	for (;;) {
-		mutex_lock(&dev->lock);
-		if (dev->fw != ff) {
-			mutex_unlock(&dev->lock);
-			return -EPERM;
-		}
-		events = atomic_read(&dev->fw_events);
-		job = nsim_fw_pick(dev);
-		if (job)
-			break;
-		mutex_unlock(&dev->lock);
-
-		now = ktime_get();
-		if (ktime_compare(now, deadline) >= 0)
-			return -ETIME;
-		ret = wait_event_interruptible_hrtimeout(dev->fw_wq,
-							 atomic_read(&dev->fw_events) != events,
-							 ktime_sub(deadline, now));
-		if (ret == -ERESTARTSYS)
-			return ret;
-	}
+	ret = nsim_fw_wait(ff, ns_to_ktime(args.timeout_ns), &dev->fw_wq,
+			   &dev->fw_events, nsim_fw_pick_fetch, &job, NULL);
+	if (ret)
+		return ret;
 
 	if (job->n_regions > args.max_regions) {
 		/* Leave it queued; tell the caller the size it needs. */
@@ -276,19 +309,19 @@ out_free:
 }
 
 /*
- * Under dev->lock: the first running job of @ff to abort and why (its file
- * closed, or its deadline passed at @now), or NULL; *@next gets the earliest
- * deadline still ahead among the others (KTIME_MAX for none).
+ * nsim_fw_pick_abort, the pick of FW_ABORT_WAIT: the first running job of
+ * @ff to abort and why (its file closed, or its deadline passed at @now), or
+ * NULL; lowers *@until to the earliest deadline still ahead among the others.
  */
-static struct nsim_job *nsim_fw_pick_abort(struct nsim_fw_file *ff, s64 now,
-					   u32 *reason, ktime_t *next)
+static struct nsim_job *nsim_fw_pick_abort(struct nsim_fw_file *ff,
+					   ktime_t now, ktime_t *until,
+					   u32 *reason)
 {
 	struct nsim_dev *dev = ff->dev;
 	struct nsim_job *job;
 	unsigned int i;
 
 	lockdep_assert_held(&dev->lock);
-	*next = KTIME_MAX;
 	for (i = 0; i < dev->num_cores; i++) {
 		job = dev->cores[i]->running;
 		if (!job || job->fw != ff || job->abort_sent)
@@ -299,63 +332,43 @@ static struct nsim_job *nsim_fw_pick_abort(struct nsim_fw_file *ff, s64 now,
 		}
 		if (!job->deadline_ns)
 			continue;
-		if (job->deadline_ns <= now) {
+		if (job->deadline_ns <= ktime_to_ns(now)) {
 			*reason = NEURONSIM_ABORT_DEADLINE;
 			return job;
 		}
-		if (job->deadline_ns < *next)
-			*next = job->deadline_ns;
+		if (job->deadline_ns < ktime_to_ns(*until))
+			*until = ns_to_ktime(job->deadline_ns);
 	}
 	return NULL;
 }
 
+/*
+ * Sleeps until the earliest running deadline, the caller's timeout or an
+ * event (a job started or was orphaned, the firmware detached).
+ */
 static int nsim_fw_abort_wait(struct nsim_fw_file *ff, void __user *uarg)
 {
 	struct neuronsim_fw_abort args;
 	struct nsim_dev *dev = ff->dev;
 	struct nsim_job *job;
-	ktime_t now, deadline, next, until;
 	u32 reason = 0;
-	int events, ret;
+	int ret;
 
 	if (copy_from_user(&args, uarg, sizeof(args)))
 		return -EFAULT;
 	if (args.flags || args.pad)
 		return -EINVAL;
-	deadline = ns_to_ktime(args.timeout_ns);
 
-	/* Sleeps until the earliest running deadline, the caller's timeout or
-	 * an event (a job started or was orphaned, the firmware detached);
-	 * all absolute, so a restarted call waits for the same instants.
-	 */
-	for (;;) {
-		mutex_lock(&dev->lock);
-		if (dev->fw != ff) {
-			mutex_unlock(&dev->lock);
-			return -EPERM;
-		}
-		events = atomic_read(&dev->abort_events);
-		now = ktime_get();
-		job = nsim_fw_pick_abort(ff, ktime_to_ns(now), &reason, &next);
-		if (job) {
-			job->abort_sent = true;
-			args.job_id = job->id;
-			args.core = job->core->index;
-			args.reason = reason;
-			mutex_unlock(&dev->lock);
-			break;
-		}
-		mutex_unlock(&dev->lock);
-
-		if (ktime_compare(now, deadline) >= 0)
-			return -ETIME;
-		until = ktime_compare(next, deadline) < 0 ? next : deadline;
-		ret = wait_event_interruptible_hrtimeout(dev->abort_wq,
-							 atomic_read(&dev->abort_events) != events,
-							 ktime_sub(until, now));
-		if (ret == -ERESTARTSYS)
-			return ret;
-	}
+	ret = nsim_fw_wait(ff, ns_to_ktime(args.timeout_ns), &dev->abort_wq,
+			   &dev->abort_events, nsim_fw_pick_abort, &job,
+			   &reason);
+	if (ret)
+		return ret;
+	job->abort_sent = true;
+	args.job_id = job->id;
+	args.core = job->core->index;
+	args.reason = reason;
+	mutex_unlock(&dev->lock);
 
 	if (copy_to_user(uarg, &args, sizeof(args)))
 		return -EFAULT;
