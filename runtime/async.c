@@ -76,16 +76,17 @@ typedef struct nrt_async_state {
 	void *cb_params;
 } nrt_async_state_t;
 
-NRT_STATUS nrt_async_init(nrt_ctx_t *ctx)
+ns_status_t nrt_async_init(nrt_ctx_t *ctx)
 {
 	nrt_async_state_t *s = calloc(1, sizeof(*s));
-	if (!s)
-		return NRT_RESOURCE;
-	s->n_queues = ctx->n_cores * QUEUES_PER_CORE;
-	s->queues = calloc(s->n_queues ? s->n_queues : 1, sizeof(*s->queues));
-	if (!s->queues) {
+	if (s) {
+		s->n_queues = ctx->n_cores * QUEUES_PER_CORE;
+		s->queues = calloc(s->n_queues ? s->n_queues : 1, sizeof(*s->queues));
+	}
+	if (!s || !s->queues) {
 		free(s);
-		return NRT_RESOURCE;
+		return nrt_status_make(NRT_RESOURCE, "out of host memory for the async queues of %u cores",
+				       ctx->n_cores);
 	}
 	s->ctx = ctx;
 	pthread_mutex_init(&s->cb_lock, NULL);
@@ -99,7 +100,7 @@ NRT_STATUS nrt_async_init(nrt_ctx_t *ctx)
 		q->state = s;
 	}
 	ctx->async = s;
-	return NRT_SUCCESS;
+	return NS_OK;
 }
 
 static void signal_fd(int fd)

@@ -11,7 +11,6 @@
 #include "backend_kernel.h"
 #include "env.h"
 #include "log.h"
-#include "neuronsim/log.h"
 
 #define DEFAULT_DEVICE_MEMORY (16ull << 30)
 #define DEFAULT_CORES_PER_DEVICE 4u
@@ -128,21 +127,20 @@ NRT_STATUS nrt_env_parse_cores(const char *s, uint32_t total, uint32_t *out_ids,
 	return NRT_SUCCESS;
 }
 
-static NRT_STATUS env_u32(const char *name, uint32_t def, uint32_t min, uint32_t max, uint32_t *out)
+static ns_status_t env_u32(const char *name, uint32_t def, uint32_t min, uint32_t max, uint32_t *out)
 {
 	const char *v = getenv(name);
 	if (!v || !*v) {
 		*out = def;
-		return NRT_SUCCESS;
+		return NS_OK;
 	}
 	const char *p = v;
 	uint64_t x;
-	if (parse_u64(&p, &x) || *p || x < min || x > max) {
-		NRT_LOGE("%s=\"%s\" is invalid: expected an integer from %u to %u", name, v, min, max);
-		return NRT_INVALID;
-	}
+	if (parse_u64(&p, &x) || *p || x < min || x > max)
+		return nrt_status_make(NRT_INVALID, "%s=\"%s\" is invalid: expected an integer from %u to %u",
+				       name, v, min, max);
 	*out = (uint32_t)x;
-	return NRT_SUCCESS;
+	return NS_OK;
 }
 
 int nrt_env_parse_bool(const char *s)
@@ -157,57 +155,50 @@ int nrt_env_parse_bool(const char *s)
 	return -1;
 }
 
-static NRT_STATUS env_bool(const char *name, int def, int *out)
+static ns_status_t env_bool(const char *name, int def, int *out)
 {
 	const char *v = getenv(name);
 	if (!v || !*v) {
 		*out = def;
-		return NRT_SUCCESS;
+		return NS_OK;
 	}
 	int b = nrt_env_parse_bool(v);
-	if (b >= 0) {
-		*out = b;
-		return NRT_SUCCESS;
-	}
-	NRT_LOGE("%s=\"%s\" is invalid: expected 1/0, on/off, true/false or yes/no", name, v);
-	return NRT_INVALID;
+	if (b < 0)
+		return nrt_status_make(NRT_INVALID, "%s=\"%s\" is invalid: expected 1/0, on/off, true/false or "
+				       "yes/no", name, v);
+	*out = b;
+	return NS_OK;
 }
 
 /* NEURON_RT_NUMERICAL_ERRORS_VERBOSITY (docs/env.md): none, warning or critical. */
-static NRT_STATUS env_num_err_verbosity(int *out)
+static ns_status_t env_num_err_verbosity(int *out)
 {
 	const char *v = getenv("NEURON_RT_NUMERICAL_ERRORS_VERBOSITY");
 	*out = NRT_NUM_ERR_CRITICAL;
 	if (!v || !*v)
-		return NRT_SUCCESS;
+		return NS_OK;
 	if (!strcasecmp(v, "none") || !strcasecmp(v, "off"))
 		*out = NRT_NUM_ERR_NONE;
 	else if (!strcasecmp(v, "warning") || !strcasecmp(v, "warn"))
 		*out = NRT_NUM_ERR_WARNING;
 	else if (!strcasecmp(v, "critical"))
 		*out = NRT_NUM_ERR_CRITICAL;
-	else {
-		NRT_LOGE("NEURON_RT_NUMERICAL_ERRORS_VERBOSITY=\"%s\" is invalid: expected none (or off), "
-			 "warning (or warn) or critical", v);
-		return NRT_INVALID;
-	}
-	return NRT_SUCCESS;
+	else
+		return nrt_status_make(NRT_INVALID, "NEURON_RT_NUMERICAL_ERRORS_VERBOSITY=\"%s\" is invalid: "
+				       "expected none (or off), warning (or warn) or critical", v);
+	return NS_OK;
 }
 
-NRT_STATUS nrt_env_load(nrt_config_t *out)
+ns_status_t nrt_env_load(nrt_config_t *out)
 {
 	nrt_config_t c;
 	memset(&c, 0, sizeof(c));
-	NRT_STATUS st;
 
 	char log_msg[256];
-	if (nrt_log_config_from_env(&c.log, log_msg, sizeof(log_msg))) {
-		/* Reported at ERROR regardless: the variables meant to control
-		 * logging are the broken ones. */
-		static const ns_log_sink_t console = { .dest = NS_LOG_TO_STDERR, .tag = "nrt" };
-		ns_log_write(&console, NS_LOG_ERROR, "ERROR ", "%s", log_msg);
-		return NRT_INVALID;
-	}
+	/* Reported like the others: the logger then reads the environment with
+	 * the broken variable at its default (ERROR, to the console). */
+	if (nrt_log_config_from_env(&c.log, log_msg, sizeof(log_msg)))
+		return nrt_status_make(NRT_INVALID, "%s", log_msg);
 	/* The backend first: with the kernel one, the cores per device default
 	 * to what the driver has (module parameter num_cores). The device count
 	 * defaults to 1 on both backends, so that one environment describes the
@@ -216,65 +207,53 @@ NRT_STATUS nrt_env_load(nrt_config_t *out)
 	if (!be || !*be || !strcmp(be, "auto")) {
 		be = nrt_backend_kernel_present() ? "kernel" : "embedded";
 	} else if (strcmp(be, "embedded") != 0 && strcmp(be, "kernel") != 0) {
-		NRT_LOGE("NEURONSIM_BACKEND=\"%s\" is invalid: expected embedded, kernel or auto", be);
-		return NRT_INVALID;
+		return nrt_status_make(NRT_INVALID, "NEURONSIM_BACKEND=\"%s\" is invalid: expected embedded, "
+				       "kernel or auto", be);
 	}
 	snprintf(c.backend, sizeof(c.backend), "%s", be);
 	uint32_t def_cores = DEFAULT_CORES_PER_DEVICE;
 	if (!strcmp(c.backend, "kernel")) {
 		nrt_backend_kernel_probe_t probe;
-		st = nrt_status_report("kernel backend", nrt_backend_kernel_probe(&probe));
-		if (st)
-			return st;
+		NS_RETURN_IF_ERROR_F(nrt_backend_kernel_probe(&probe), "kernel backend");
 		if (!probe.fw_attached)
 			NRT_LOGW("kernel backend: no firmware attached to /dev/neuronsim0: executions "
 				 "fail until neuronsim-fwd runs");
 		def_cores = probe.cores_per_device;
 	}
-	if ((st = env_u32("NEURONSIM_NUM_DEVICES", 1, 1, 64, &c.num_devices)) ||
-	    (st = env_u32("NEURONSIM_CORES_PER_DEVICE", def_cores, 1, 64,
-			  &c.cores_per_device)))
-		return st;
-	if (c.num_devices * c.cores_per_device > NRT_MAX_CORES) {
-		NRT_LOGE("NEURONSIM_NUM_DEVICES=%u x NEURONSIM_CORES_PER_DEVICE=%u exceeds %d cores",
-			 c.num_devices, c.cores_per_device, NRT_MAX_CORES);
-		return NRT_INVALID;
-	}
+	NS_RETURN_IF_ERROR(env_u32("NEURONSIM_NUM_DEVICES", 1, 1, 64, &c.num_devices));
+	NS_RETURN_IF_ERROR(env_u32("NEURONSIM_CORES_PER_DEVICE", def_cores, 1, 64, &c.cores_per_device));
+	if (c.num_devices * c.cores_per_device > NRT_MAX_CORES)
+		return nrt_status_make(NRT_INVALID, "NEURONSIM_NUM_DEVICES=%u x NEURONSIM_CORES_PER_DEVICE=%u "
+				       "exceeds %d cores", c.num_devices, c.cores_per_device, NRT_MAX_CORES);
 	uint32_t total = c.num_devices * c.cores_per_device;
 
 	c.device_memory = DEFAULT_DEVICE_MEMORY;
 	const char *mem = getenv("NEURONSIM_DEVICE_MEMORY");
 	if (mem && *mem) {
 		if (nrt_env_parse_size(mem, &c.device_memory) != NRT_SUCCESS ||
-		    c.device_memory < (1ull << 20)) {
-			NRT_LOGE("NEURONSIM_DEVICE_MEMORY=\"%s\" is invalid: expected bytes >= 1M, "
-				 "optionally with a K/M/G/T suffix", mem);
-			return NRT_INVALID;
-		}
+		    c.device_memory < (1ull << 20))
+			return nrt_status_make(NRT_INVALID, "NEURONSIM_DEVICE_MEMORY=\"%s\" is invalid: expected "
+					       "bytes >= 1M, optionally with a K/M/G/T suffix", mem);
 	}
 
 	const char *vis = getenv("NEURON_RT_VISIBLE_CORES");
 	const char *num = getenv("NEURON_RT_NUM_CORES");
 	if (vis && *vis) {
 		char msg[128];
-		if (nrt_env_parse_cores(vis, total, c.visible, &c.n_visible, msg, sizeof(msg))) {
-			NRT_LOGE("NEURON_RT_VISIBLE_CORES=\"%s\" is invalid: %s", vis, msg);
-			return NRT_INVALID;
-		}
+		if (nrt_env_parse_cores(vis, total, c.visible, &c.n_visible, msg, sizeof(msg)))
+			return nrt_status_make(NRT_INVALID, "NEURON_RT_VISIBLE_CORES=\"%s\" is invalid: %s", vis,
+					       msg);
 		if (num && *num)
 			NRT_LOGW("NEURON_RT_NUM_CORES=\"%s\" ignored: NEURON_RT_VISIBLE_CORES takes precedence",
 				 num);
 	} else if (num && *num) {
-		uint32_t n;
-		if ((st = env_u32("NEURON_RT_NUM_CORES", 0, 0, NRT_MAX_CORES, &n)))
-			return st;
+		uint32_t n = 0;
+		NS_RETURN_IF_ERROR(env_u32("NEURON_RT_NUM_CORES", 0, 0, NRT_MAX_CORES, &n));
 		if (n == 0) /* documented: 0 means all cores */
 			n = total;
-		if (n > total) {
-			NRT_LOGE("NEURON_RT_NUM_CORES=\"%s\" asks for more cores than the %u that exist",
-				 num, total);
-			return NRT_RESOURCE;
-		}
+		if (n > total)
+			return nrt_status_make(NRT_RESOURCE, "NEURON_RT_NUM_CORES=\"%s\" asks for more cores than "
+					       "the %u that exist", num, total);
 		c.n_visible = n;
 		for (uint32_t i = 0; i < n; i++)
 			c.visible[i] = i;
@@ -284,26 +263,22 @@ NRT_STATUS nrt_env_load(nrt_config_t *out)
 			c.visible[i] = i;
 	}
 
-	uint32_t timeout_s; /* documented range 0..INT_MAX seconds; 0: no limit */
-	if ((st = env_u32("NEURON_RT_EXEC_TIMEOUT", DEFAULT_EXEC_TIMEOUT_S, 0, INT_MAX, &timeout_s)))
-		return st;
+	uint32_t timeout_s = 0; /* documented range 0..INT_MAX seconds; 0: no limit */
+	NS_RETURN_IF_ERROR(env_u32("NEURON_RT_EXEC_TIMEOUT", DEFAULT_EXEC_TIMEOUT_S, 0, INT_MAX, &timeout_s));
 	c.exec_timeout_ns = (uint64_t)timeout_s * 1000000000ull;
 
-	if ((st = env_bool("NEURONSIM_NAN_CHECK", 1, &c.nan_check)) ||
-	    (st = env_bool("NEURONSIM_INF_CHECK", 0, &c.inf_check)) ||
-	    (st = env_bool("NEURONSIM_PIN_THREADS", 0, &c.pin_threads)) ||
-	    (st = env_u32("NEURONSIM_THREADS", 0, 0, 16, &c.threads)) ||
-	    (st = env_bool("NEURON_FAIL_ON_NAN", 0, &c.fail_on_nan)) ||
-	    (st = env_bool("NEURON_RT_ENABLE_DEVICE_MEMORY_OOM_LOG", 1, &c.oom_log)) ||
-	    (st = env_num_err_verbosity(&c.num_err_verbosity)))
-		return st;
+	NS_RETURN_IF_ERROR(env_bool("NEURONSIM_NAN_CHECK", 1, &c.nan_check));
+	NS_RETURN_IF_ERROR(env_bool("NEURONSIM_INF_CHECK", 0, &c.inf_check));
+	NS_RETURN_IF_ERROR(env_bool("NEURONSIM_PIN_THREADS", 0, &c.pin_threads));
+	NS_RETURN_IF_ERROR(env_u32("NEURONSIM_THREADS", 0, 0, 16, &c.threads));
+	NS_RETURN_IF_ERROR(env_bool("NEURON_FAIL_ON_NAN", 0, &c.fail_on_nan));
+	NS_RETURN_IF_ERROR(env_bool("NEURON_RT_ENABLE_DEVICE_MEMORY_OOM_LOG", 1, &c.oom_log));
+	NS_RETURN_IF_ERROR(env_num_err_verbosity(&c.num_err_verbosity));
 	if (c.fail_on_nan) {
 		/* As in the Neuron Runtime: failing on NaN cannot be silenced. */
-		if (!c.nan_check) {
-			NRT_LOGE("NEURON_FAIL_ON_NAN=1 contradicts NEURONSIM_NAN_CHECK=0 (NaN detection off): "
-				 "unset one of them");
-			return NRT_INVALID;
-		}
+		if (!c.nan_check)
+			return nrt_status_make(NRT_INVALID, "NEURON_FAIL_ON_NAN=1 contradicts NEURONSIM_NAN_CHECK=0 "
+					       "(NaN detection off): unset one of them");
 		if (c.num_err_verbosity != NRT_NUM_ERR_CRITICAL)
 			NRT_LOGI("NEURON_FAIL_ON_NAN=1 raises NEURON_RT_NUMERICAL_ERRORS_VERBOSITY to critical");
 		c.num_err_verbosity = NRT_NUM_ERR_CRITICAL;
@@ -312,7 +287,7 @@ NRT_STATUS nrt_env_load(nrt_config_t *out)
 		c.nan_check = c.inf_check = 0;
 
 	*out = c;
-	return NRT_SUCCESS;
+	return NS_OK;
 }
 
 /* The Neuron Runtime's documented variables (its configuration guide, developer

@@ -7,6 +7,7 @@
 
 #include "log.h"
 #include "nrt/nrt_status.h"
+#include "rt_status.h"
 
 #define NRT_MAX_CORES 256
 
@@ -35,10 +36,10 @@ typedef struct nrt_config {
 	char backend[32];            /* NEURONSIM_BACKEND */
 } nrt_config_t;
 
-/* Fills *out from the environment. On a bad value logs one error naming the
- * variable and the value and returns NRT_INVALID (NRT_RESOURCE when more cores
- * are asked for than exist). */
-NRT_STATUS nrt_env_load(nrt_config_t *out);
+/* Fills *out from the environment. A bad value is a status naming the
+ * variable and the value, NRT_INVALID (NRT_RESOURCE when more cores are asked
+ * for than exist). */
+ns_status_t nrt_env_load(nrt_config_t *out);
 
 /* Says at INFO, once per call, which documented Neuron Runtime variables that
  * are set neuronsim does not implement (and what it does instead), and which

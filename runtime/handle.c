@@ -88,6 +88,17 @@ static nrt_slot_t *decode(nrt_handle_table_t *t, uint64_t handle, uint64_t *out_
 	return slot_at(t, (uint32_t)(handle & 0xffffffffu) - 1);
 }
 
+ns_status_t nrt_handle_acquire_arg(nrt_handle_table_t *t, const void *handle, const char *what,
+				   const char *alive, void **out_obj)
+{
+	if (!handle)
+		return nrt_status_make(NRT_INVALID, "%s is NULL", what);
+	NRT_STATUS st = nrt_handle_acquire(t, nrt_handle_of(handle), out_obj);
+	if (st)
+		return nrt_status_make(st, "%p is not %s", handle, alive);
+	return NS_OK;
+}
+
 NRT_STATUS nrt_handle_acquire(nrt_handle_table_t *t, uint64_t handle, void **out_obj)
 {
 	uint64_t gen;

@@ -10,8 +10,7 @@
 
 /* The devices, all their cores and the visible cores of the runtime, or of
  * the environment before nrt_init (these calls are documented to work then).
- * A bad environment was logged by nrt_env_load; out of memory is reported as
- * func's. */
+ * A failure (a bad environment, out of memory) is reported as func's. */
 static NRT_STATUS topology(const char *func, uint32_t *out_devices, uint32_t *out_total, uint32_t *out_visible)
 {
 	NRT_STATUS st;
@@ -29,7 +28,7 @@ static NRT_STATUS topology(const char *func, uint32_t *out_devices, uint32_t *ou
 	if (!cfg)
 		return nrt_status_report(func, nrt_status_make(NRT_RESOURCE, "out of host memory reading the "
 								   "environment"));
-	st = nrt_env_load(cfg);
+	st = nrt_status_report(func, nrt_env_load(cfg));
 	if (!st) {
 		*out_devices = cfg->num_devices;
 		*out_total = cfg->num_devices * cfg->cores_per_device;

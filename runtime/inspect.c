@@ -246,9 +246,9 @@ static void report_unimplemented(const nrt_inspect_config_t *o)
 
 NRT_STATUS nrt_inspect_begin_with_options(nrt_inspect_config_t *options)
 {
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
-	if (!ctx)
+	nrt_ctx_t *ctx;
+	NRT_STATUS st = nrt_status_report(__func__, nrt_ctx_enter(&ctx));
+	if (st)
 		return st;
 	nrt_inspect_config_t defaults;
 	if (!options) {
@@ -269,23 +269,15 @@ NRT_STATUS nrt_inspect_begin_with_options(nrt_inspect_config_t *options)
 		.nc_off = options->nc_filter ? options->nc_off : NULL,
 		.out_dir = options->output_dir,
 	};
-	return nrt_profile_inspect_begin_with(ctx, __func__, &s);
+	return nrt_status_report(__func__, nrt_profile_inspect_begin_with(&s));
 }
 
 NRT_STATUS nrt_inspect_begin(void)
 {
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
-	if (!ctx)
-		return st;
-	return nrt_profile_inspect_begin(ctx, __func__);
+	return nrt_status_report(__func__, nrt_profile_inspect_begin(__func__));
 }
 
 NRT_STATUS nrt_inspect_stop(void)
 {
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
-	if (!ctx)
-		return st;
-	return nrt_profile_inspect_stop(ctx, __func__);
+	return nrt_status_report(__func__, nrt_profile_inspect_stop(__func__));
 }

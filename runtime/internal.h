@@ -55,6 +55,11 @@ NRT_STATUS nrt_handle_create(nrt_handle_table_t *t, void *obj, uint64_t *out_han
 /* Takes a reference: *out_obj stays valid until nrt_handle_release. */
 NRT_STATUS nrt_handle_acquire(nrt_handle_table_t *t, uint64_t handle, void **out_obj);
 void nrt_handle_release(nrt_handle_table_t *t, uint64_t handle);
+/* nrt_handle_acquire of a public handle argument: NULL is NRT_INVALID, "<what>
+ * is NULL"; a handle that is not a live object of t keeps the table's code
+ * (NRT_INVALID_HANDLE), "<handle> is not <alive>". */
+ns_status_t nrt_handle_acquire_arg(nrt_handle_table_t *t, const void *handle, const char *what,
+				   const char *alive, void **out_obj);
 /* Makes handle invalid for new acquires, waits until current references are
  * released, recycles the slot and returns the object to the caller to free. */
 NRT_STATUS nrt_handle_destroy(nrt_handle_table_t *t, uint64_t handle, void **out_obj);
@@ -140,7 +145,7 @@ nrt_ctx_t *nrt_ctx_require(const char *func, NRT_STATUS *out_status);
 
 /* async.c: the nrta_* queues (at nrt_init), and their shutdown (at nrt_close,
  * before anything else is freed: it waits for the workers). */
-NRT_STATUS nrt_async_init(nrt_ctx_t *ctx);
+ns_status_t nrt_async_init(nrt_ctx_t *ctx);
 void nrt_async_fini(nrt_ctx_t *ctx);
 
 /* A device execution on cores [first, first + n) starts at start_ns / ends. */

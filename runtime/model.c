@@ -346,13 +346,9 @@ NRT_STATUS nrt_unload(nrt_model_t *model)
 
 ns_status_t nrt_model_acquire(nrt_ctx_t *ctx, const nrt_model_t *model, nrt_model_obj_t **out_m)
 {
-	if (!model)
-		return nrt_status_make(NRT_INVALID, "model is NULL");
 	void *obj;
-	NRT_STATUS st = nrt_handle_acquire(&ctx->models, nrt_handle_of(model), &obj);
-	if (st)
-		return nrt_status_make(st, "%p is not a loaded model (unloaded, or not a model handle)",
-				       (const void *)model);
+	NS_RETURN_IF_ERROR(nrt_handle_acquire_arg(&ctx->models, model, "model",
+						  "a loaded model (unloaded, or not a model handle)", &obj));
 	*out_m = obj;
 	return NS_OK;
 }

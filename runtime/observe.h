@@ -36,7 +36,7 @@ typedef struct nrt_exec_rec {
 
 /* ---- snapshots (snapshot.c) ---- */
 /* At nrt_init / nrt_close: reads NEURON_DUMP_HLO_SNAPSHOT, XLA_FLAGS, RANK, ... */
-NRT_STATUS nrt_snapshot_init(nrt_ctx_t *ctx);
+ns_status_t nrt_snapshot_init(nrt_ctx_t *ctx);
 void nrt_snapshot_fini(nrt_ctx_t *ctx);
 /* At nrt_load after the instances exist / at model destruction. */
 ns_status_t nrt_snapshot_model_init(nrt_ctx_t *ctx, nrt_model_obj_t *m);
@@ -54,7 +54,7 @@ void nrt_metrics_exec(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec);
 void nrt_metrics_transfer(bool to_device, uint64_t bytes, uint64_t ns);
 
 /* ---- process stats for neuron-top / neuron-monitor (stats.c) ---- */
-NRT_STATUS nrt_stats_init(nrt_ctx_t *ctx);
+ns_status_t nrt_stats_init(nrt_ctx_t *ctx);
 void nrt_stats_fini(nrt_ctx_t *ctx);
 /* An execution of rec->model starts (counted running in the model's entry
  * until nrt_stats_exec sees it end). */
@@ -66,7 +66,7 @@ void nrt_stats_model_load(nrt_ctx_t *ctx, nrt_model_obj_t *m);
 void nrt_stats_model_unload(nrt_ctx_t *ctx, const nrt_model_obj_t *m);
 
 /* ---- profiler (profile.c) ---- */
-NRT_STATUS nrt_profile_init(nrt_ctx_t *ctx);
+ns_status_t nrt_profile_init(nrt_ctx_t *ctx);
 void nrt_profile_fini(nrt_ctx_t *ctx);
 /* Before the jobs of an execution (rec->model and rec->instance set): the
  * trace buffers to give the jobs with NRT_BACKEND_JOB_PROFILE, or NULL when
@@ -92,8 +92,9 @@ void nrt_profile_mem(bool alloc, uint32_t nc, const char *category, uint64_t byt
 /* nrt_inspect_begin/stop (inspect.c): starts an inspection now with the
  * NEURON_RT_INSPECT_* settings, as NEURON_RT_INSPECT_ENABLE=1 does at nrt_init
  * (NRT_INVALID while one runs) / writes the running one as nrt_close would and
- * stops it (NRT_INVALID when none runs). func names the caller in messages. */
-NRT_STATUS nrt_profile_inspect_begin(nrt_ctx_t *ctx, const char *func);
+ * stops it (NRT_INVALID when none runs). They need the live runtime; func names
+ * the caller in a warning and in the message of a failed write. */
+ns_status_t nrt_profile_inspect_begin(const char *func);
 /* The settings of an inspection begun with options (inspect.c). */
 #define NRT_INSPECT_MAX_NC 4096u
 typedef struct nrt_inspect_settings {
@@ -105,16 +106,15 @@ typedef struct nrt_inspect_settings {
 	const char *out_dir;
 } nrt_inspect_settings_t;
 /* As nrt_profile_inspect_begin with s instead of the environment. */
-NRT_STATUS nrt_profile_inspect_begin_with(nrt_ctx_t *ctx, const char *func, const nrt_inspect_settings_t *s);
-NRT_STATUS nrt_profile_inspect_stop(nrt_ctx_t *ctx, const char *func);
+ns_status_t nrt_profile_inspect_begin_with(const nrt_inspect_settings_t *s);
+ns_status_t nrt_profile_inspect_stop(const char *func);
 /* Continuous profiling (profile_continuous.c): every execution is
  * device-traced and each core's latest kept. begin: NRT_INVALID when running
  * or while an inspection records a device profile. save: writes core vnc's
  * latest execution to a new file in dir (its name in out_path). end:
- * NRT_INVALID when not running. func names the caller in messages. */
-NRT_STATUS nrt_profile_continuous_begin(nrt_ctx_t *ctx, const char *func);
-NRT_STATUS nrt_profile_continuous_write(nrt_ctx_t *ctx, const char *func, uint32_t vnc, const char *dir,
-				       char *out_path, size_t out_len);
-NRT_STATUS nrt_profile_continuous_end(nrt_ctx_t *ctx, const char *func);
+ * NRT_INVALID when not running. They need the live runtime. */
+ns_status_t nrt_profile_continuous_begin(void);
+ns_status_t nrt_profile_continuous_write(uint32_t vnc, const char *dir, char *out_path, size_t out_len);
+ns_status_t nrt_profile_continuous_end(void);
 
 #endif /* NRT_OBSERVE_H */

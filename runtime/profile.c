@@ -37,21 +37,20 @@ void nrt_profile_update_on_locked(void)
 /* ---- environment ---- */
 
 /* The project's booleans (docs/env.md): 1/0, on/off, true/false, yes/no, any
- * case. -1 when v is none of them. */
-static int env_bool(const char *name, bool dflt, bool *out)
+ * case; NRT_INVALID for anything else. */
+static ns_status_t env_bool(const char *name, bool dflt, bool *out)
 {
 	const char *v = getenv(name);
 	if (!v || !*v) {
 		*out = dflt;
-		return 0;
+		return NS_OK;
 	}
 	int b = nrt_env_parse_bool(v);
-	if (b >= 0) {
-		*out = b;
-		return 0;
-	}
-	NRT_LOGE("nrt_init: %s='%s' is not valid: use 1 or 0 (on/off, true/false, yes/no)", name, v);
-	return -1;
+	if (b < 0)
+		return nrt_status_make(NRT_INVALID, "%s='%s' is not valid: use 1 or 0 (on/off, true/false, "
+				       "yes/no)", name, v);
+	*out = b;
+	return NS_OK;
 }
 
 /* What nrt_init would decide about recording user blocks. */
@@ -62,55 +61,44 @@ static bool inspect_env_enabled(void)
 	return v && nrt_env_parse_bool(v) == 1 && !(s && *s && nrt_env_parse_bool(s) == 0);
 }
 
-static NRT_STATUS read_inspect_env(nrt_profile_state_t *p, const char *func);
+static ns_status_t read_inspect_env(nrt_profile_state_t *p, const char *func);
 
 /* Sets p->out_dir to dir, created (with parents) and writable now rather than
  * found wanting when the trace is written; what names the setting in
  * messages, hint says what to do. */
-static NRT_STATUS set_out_dir(nrt_profile_state_t *p, const char *dir, const char *func, const char *what,
-			      const char *hint)
+static ns_status_t set_out_dir(nrt_profile_state_t *p, const char *dir, const char *what, const char *hint)
 {
-	if (strlen(dir) >= sizeof(p->out_dir) - 128) {
-		NRT_LOGE("%s: %s is too long (%zu bytes)", func, what, strlen(dir));
-		return NRT_INVALID;
-	}
+	if (strlen(dir) >= sizeof(p->out_dir) - 128)
+		return nrt_status_make(NRT_INVALID, "%s is too long (%zu bytes)", what, strlen(dir));
 	snprintf(p->out_dir, sizeof(p->out_dir), "%s", dir);
-	if (nrt_trace_mkdirs(p->out_dir) != 0) {
-		NRT_LOGE("%s: %s '%s' cannot be created: %s (%s)", func, what, p->out_dir, strerror(errno),
-			 hint);
-		return NRT_INVALID;
-	}
-	if (access(p->out_dir, W_OK) != 0) {
-		NRT_LOGE("%s: %s '%s' is not writable: %s (%s)", func, what, p->out_dir, strerror(errno),
-			 hint);
-		return NRT_INVALID;
-	}
-	return NRT_SUCCESS;
+	if (nrt_trace_mkdirs(p->out_dir) != 0)
+		return nrt_status_make(NRT_INVALID, "%s '%s' cannot be created: %s (%s)", what, p->out_dir,
+				       strerror(errno), hint);
+	if (access(p->out_dir, W_OK) != 0)
+		return nrt_status_make(NRT_INVALID, "%s '%s' is not writable: %s (%s)", what, p->out_dir,
+				       strerror(errno), hint);
+	return NS_OK;
 }
 
-static NRT_STATUS read_env(nrt_profile_state_t *p)
+static ns_status_t read_env(nrt_profile_state_t *p)
 {
-	if (env_bool("NEURON_RT_INSPECT_ENABLE", false, &p->inspect))
-		return NRT_INVALID;
+	NS_RETURN_IF_ERROR(env_bool("NEURON_RT_INSPECT_ENABLE", false, &p->inspect));
 	p->max_spans = DEFAULT_MAX_SPANS;
 	const char *v = getenv("NEURONSIM_PROFILE_MAX_SPANS");
-	if (v && *v && (nrt_env_parse_size(v, &p->max_spans) != NRT_SUCCESS || !p->max_spans)) {
-		NRT_LOGE("nrt_init: NEURONSIM_PROFILE_MAX_SPANS='%s' is not valid: use a positive count "
-			 "(K/M/G suffixes allowed)", v);
-		return NRT_INVALID;
-	}
+	if (v && *v && (nrt_env_parse_size(v, &p->max_spans) != NRT_SUCCESS || !p->max_spans))
+		return nrt_status_make(NRT_INVALID, "NEURONSIM_PROFILE_MAX_SPANS='%s' is not valid: use a "
+				       "positive count (K/M/G suffixes allowed)", v);
 	if (!p->inspect)
-		return NRT_SUCCESS;
+		return NS_OK;
 	return read_inspect_env(p, "nrt_init");
 }
 
 /* The NEURON_RT_INSPECT_* settings of an inspection (all but _ENABLE), read
- * by nrt_init and nrt_inspect_begin (func names the caller in messages). */
-static NRT_STATUS read_inspect_env(nrt_profile_state_t *p, const char *func)
+ * by nrt_init and nrt_inspect_begin (func names the caller in a warning). */
+static ns_status_t read_inspect_env(nrt_profile_state_t *p, const char *func)
 {
 	const char *v;
-	if (env_bool("NEURON_RT_INSPECT_SYSTEM_PROFILE", true, &p->inspect_sys))
-		return NRT_INVALID;
+	NS_RETURN_IF_ERROR(env_bool("NEURON_RT_INSPECT_SYSTEM_PROFILE", true, &p->inspect_sys));
 	v = getenv("NEURON_RT_INSPECT_DEVICE_PROFILE");
 	if (!v || !*v || strcmp(v, "0") == 0) {
 		p->inspect_dev = DEV_OFF;
@@ -119,9 +107,8 @@ static NRT_STATUS read_inspect_env(nrt_profile_state_t *p, const char *func)
 	} else if (strcmp(v, "session") == 0) {
 		p->inspect_dev = DEV_SESSION;
 	} else {
-		NRT_LOGE("%s: NEURON_RT_INSPECT_DEVICE_PROFILE='%s' is not valid: use 0, 1, model "
-			 "or session", func, v);
-		return NRT_INVALID;
+		return nrt_status_make(NRT_INVALID, "NEURON_RT_INSPECT_DEVICE_PROFILE='%s' is not valid: use 0, "
+				       "1, model or session", v);
 	}
 	/* neuronsim's own (the Neuron Runtime has no such variable); the old
 	 * NEURON_RT_ name still works, with a warning. */
@@ -136,16 +123,14 @@ static NRT_STATUS read_inspect_env(nrt_profile_state_t *p, const char *func)
 		char *end;
 		errno = 0;
 		unsigned long long w = strtoull(v, &end, 10);
-		if (errno || *end || v[0] == '-') {
-			NRT_LOGE("%s: %s='%s' is not a non-negative integer", func, warmup_var, v);
-			return NRT_INVALID;
-		}
+		if (errno || *end || v[0] == '-')
+			return nrt_status_make(NRT_INVALID, "%s='%s' is not a non-negative integer", warmup_var, v);
 		p->warmup = w;
 	}
 	v = getenv("NEURON_RT_INSPECT_OUTPUT_DIR");
 	if (!v || !*v)
 		v = "./output";
-	return set_out_dir(p, v, func, "NEURON_RT_INSPECT_OUTPUT_DIR",
+	return set_out_dir(p, v, "NEURON_RT_INSPECT_OUTPUT_DIR",
 			   "choose a writable directory, or unset NEURON_RT_INSPECT_ENABLE");
 }
 
@@ -176,7 +161,7 @@ static const char *dev_mode_name(dev_mode_t m)
 	return m == DEV_MODEL ? "model" : m == DEV_SESSION ? "session" : "off";
 }
 
-static NRT_STATUS write_api_locked(nrt_profile_state_t *p, const char *path, uint64_t to_ns)
+static ns_status_t write_api_locked(nrt_profile_state_t *p, const char *path, uint64_t to_ns)
 {
 	nrt_trace_write_args_t a = {
 		.path = path,
@@ -213,8 +198,8 @@ static void write_inspect_locked(nrt_profile_state_t *p, const char *func)
 	char dir[sizeof(p->out_dir) + sizeof(host) + 32];
 	snprintf(dir, sizeof(dir), "%s/%s_pid_%ld", p->out_dir, host, (long)getpid());
 	if (nrt_trace_mkdirs(dir) != 0) {
-		NRT_LOGE("%s: cannot create the profile directory '%s': %s; the trace is lost", func,
-			 dir, strerror(errno));
+		nrt_status_report(func, nrt_status_make(NRT_FAILURE, "cannot create the profile directory "
+							"'%s': %s; the trace is lost", dir, strerror(errno)));
 		return;
 	}
 	char path[sizeof(dir) + 64];
@@ -234,7 +219,7 @@ static void write_inspect_locked(nrt_profile_state_t *p, const char *func)
 		.device_profile = dev_mode_name(p->inspect_dev),
 		.backend = p->backend,
 	};
-	if (nrt_trace_write(&a) == NRT_SUCCESS)
+	if (!nrt_status_report(func, nrt_trace_write(&a)))
 		NRT_LOGI("profile written to %s", path);
 }
 
@@ -276,12 +261,12 @@ static void arm_exit_writer(void)
 	(void)pthread_once(&once, register_exit_writer);
 }
 
-NRT_STATUS nrt_profile_init(nrt_ctx_t *ctx)
+ns_status_t nrt_profile_init(nrt_ctx_t *ctx)
 {
 	nrt_profile_state_t *p = calloc(1, sizeof(*p));
 	if (!p)
-		return NRT_RESOURCE;
-	NRT_STATUS st = read_env(p);
+		return nrt_status_make(NRT_RESOURCE, "out of host memory for the profiler's state");
+	ns_status_t st = read_env(p);
 	if (st) {
 		free(p);
 		return st;
@@ -304,7 +289,7 @@ NRT_STATUS nrt_profile_init(nrt_ctx_t *ctx)
 	ctx->profile = p;
 	if (p->inspect)
 		arm_exit_writer();
-	return NRT_SUCCESS;
+	return NS_OK;
 }
 
 void nrt_profile_fini(nrt_ctx_t *ctx)
@@ -636,10 +621,9 @@ static void maybe_pending(void)
 
 NRT_STATUS nrt_neuronsim_trace_begin(const char *name)
 {
-	if (!name || !*name) {
-		NRT_LOGE("nrt_neuronsim_trace_begin: name is %s", name ? "empty" : "NULL");
-		return NRT_INVALID;
-	}
+	if (!name || !*name)
+		return nrt_status_report(__func__, nrt_status_make(NRT_INVALID, "name is %s",
+								   name ? "empty" : "NULL"));
 	if (!nrt_trace_on())
 		maybe_pending();
 	return nrt_trace_block_begin(name);
@@ -671,14 +655,11 @@ NRT_STATUS nrt_neuronsim_trace_step(uint64_t step)
 
 /* The directory part of path must exist and be writable, so that a bad name
  * fails at start and not after the run. */
-NRT_STATUS nrt_profile_check_writable(const char *func, const char *path,
-				      const char *missing_note)
+ns_status_t nrt_profile_check_writable(const char *path, const char *missing_note)
 {
-	if (!path || !*path) {
-		NRT_LOGE("%s: filename is %s: name the trace file to write (.json, or .json.gz "
-			 "for gzip)%s", func, path ? "empty" : "NULL", missing_note);
-		return NRT_INVALID;
-	}
+	if (!path || !*path)
+		return nrt_status_make(NRT_INVALID, "filename is %s: name the trace file to write (.json, or "
+				       ".json.gz for gzip)%s", path ? "empty" : "NULL", missing_note);
 	char dir[PATH_MAX];
 	const char *slash = strrchr(path, '/');
 	if (!slash)
@@ -687,43 +668,45 @@ NRT_STATUS nrt_profile_check_writable(const char *func, const char *path,
 		snprintf(dir, sizeof(dir), "/");
 	else
 		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
-	if (strlen(path) >= PATH_MAX - 32) {
-		NRT_LOGE("%s: file name '%.64s...' is too long", func, path);
-		return NRT_INVALID;
-	}
-	if (access(dir, W_OK) != 0) {
-		NRT_LOGE("%s: cannot write '%s': directory '%s' %s", func, path, dir,
-			 errno == ENOENT ? "does not exist" : strerror(errno));
-		return NRT_INVALID;
-	}
-	return NRT_SUCCESS;
+	if (strlen(path) >= PATH_MAX - 32)
+		return nrt_status_make(NRT_INVALID, "file name '%.64s...' is too long", path);
+	if (access(dir, W_OK) != 0)
+		return nrt_status_make(NRT_INVALID, "cannot write '%s': directory '%s' %s", path, dir,
+				       errno == ENOENT ? "does not exist" : strerror(errno));
+	return NS_OK;
 }
 
-NRT_STATUS nrt_profile_start(nrt_model_t *model, const char *filename)
+ns_status_t nrt_profile_enter(nrt_ctx_t **out_ctx, nrt_profile_state_t **out_p)
 {
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
-	if (!ctx)
-		return st;
-	if (!model) {
-		NRT_LOGE("nrt_profile_start: model is NULL");
-		return NRT_INVALID;
-	}
-	if ((st = nrt_profile_check_writable(__func__, filename, "")))
-		return st;
-	void *obj;
-	if (nrt_handle_acquire(&ctx->models, nrt_handle_of(model), &obj)) {
-		NRT_LOGE("nrt_profile_start: %p is not a loaded model (unloaded, or not a model handle)",
-			 (void *)model);
-		return NRT_INVALID;
-	}
-	nrt_model_obj_t *m = obj;
+	NS_RETURN_IF_ERROR(nrt_ctx_enter(out_ctx));
+	*out_p = (*out_ctx)->profile;
+	pthread_mutex_lock(&g_prof.lock);
+	return NS_OK;
+}
+
+ns_status_t nrt_profile_leave(ns_status_t st)
+{
+	pthread_mutex_unlock(&g_prof.lock);
+	return st;
+}
+
+static ns_status_t profile_start(nrt_model_t *model, const char *filename)
+{
+	nrt_ctx_t *ctx;
+	nrt_model_obj_t *m;
+	NS_RETURN_IF_ERROR(nrt_ctx_enter(&ctx));
+	if (!model)
+		return nrt_status_make(NRT_INVALID, "model is NULL");
+	NS_RETURN_IF_ERROR(nrt_profile_check_writable(filename, ""));
+	/* NRT_INVALID for a handle that is not a model, as this call always returned */
+	NS_RETURN_IF_ERROR(ns_status_with_detail(nrt_model_acquire(ctx, model, &m), NRT_INVALID));
+	ns_status_t st = NS_OK;
 	nrt_profile_state_t *p = ctx->profile;
 	pthread_mutex_lock(&g_prof.lock);
 	if (p->api_active) {
-		NRT_LOGE("nrt_profile_start: model '%s' is already being profiled into '%s'; call "
-			 "nrt_profile_stop first (one profile at a time)", p->api_model_name, p->api_file);
-		st = NRT_INVALID;
+		st = nrt_status_make(NRT_INVALID, "model '%s' is already being profiled into '%s'; call "
+				     "nrt_profile_stop first (one profile at a time)", p->api_model_name,
+				     p->api_file);
 	} else {
 		p->api_active = true;
 		p->api_model_id = m->executable_id;
@@ -738,53 +721,67 @@ NRT_STATUS nrt_profile_start(nrt_model_t *model, const char *filename)
 	return st;
 }
 
-NRT_STATUS nrt_profile_stop(const char *filename)
+NRT_STATUS nrt_profile_start(nrt_model_t *model, const char *filename)
 {
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
-	if (!ctx)
-		return st;
-	nrt_profile_state_t *p = ctx->profile;
-	pthread_mutex_lock(&g_prof.lock);
-	if (!p->api_active) {
-		pthread_mutex_unlock(&g_prof.lock);
-		NRT_LOGE("nrt_profile_stop: no profile is being recorded: call nrt_profile_start first");
-		return NRT_INVALID;
-	}
+	return nrt_status_report(__func__, profile_start(model, filename));
+}
+
+static ns_status_t profile_stop(const char *filename)
+{
+	nrt_ctx_t *ctx;
+	nrt_profile_state_t *p;
+	NS_RETURN_IF_ERROR(nrt_profile_enter(&ctx, &p));
+	if (!p->api_active)
+		return nrt_profile_leave(nrt_status_make(NRT_INVALID, "no profile is being recorded: call "
+						  "nrt_profile_start first"));
 	const char *path = filename && *filename ? filename : p->api_file;
 	uint64_t now = ns_monotonic_ns();
 	p->api_active = false;
 	atomic_store(&p->api_model, 0);
 	nrt_profile_update_on_locked();
-	st = write_api_locked(p, path, now);
+	ns_status_t st = write_api_locked(p, path, now);
 	/* What an inspect session or a trace still needs stays. */
 	if (!nrt_profile_sys_needed_locked(p))
 		nrt_trace_clear();
 	if (!p->inspect || p->inspect_dev == DEV_OFF)
 		jobs_clear_locked(p);
-	pthread_mutex_unlock(&g_prof.lock);
-	return st;
+	return nrt_profile_leave(st);
+}
+
+NRT_STATUS nrt_profile_stop(const char *filename)
+{
+	return nrt_status_report(__func__, profile_stop(filename));
 }
 
 /* ---- nrt_inspect_begin / nrt_inspect_stop (inspect.c) ---- */
 
-/* Starts the inspection cfg describes (inspect_sys, inspect_dev, warmup,
- * out_dir and the options-only fields) unless one runs or continuous
- * profiling forbids its device profile. */
-static NRT_STATUS inspect_start(nrt_profile_state_t *p, const nrt_profile_state_t *cfg, const char *func,
-				const char *dev_setting)
+/* The runtime and a zeroed settings block for an inspection (inspect_start
+ * frees it). */
+static ns_status_t inspect_prepare(nrt_ctx_t **out_ctx, nrt_profile_state_t **out_cfg)
 {
-	NRT_STATUS st = NRT_SUCCESS;
+	NS_RETURN_IF_ERROR(nrt_ctx_enter(out_ctx));
+	if (!(*out_cfg = calloc(1, sizeof(**out_cfg))))
+		return nrt_status_make(NRT_RESOURCE, "out of host memory for the inspection's settings");
+	return NS_OK;
+}
+
+/* Starts the inspection cfg describes (inspect_sys, inspect_dev, warmup,
+ * out_dir and the options-only fields) unless reading them failed (st, passed
+ * on), one runs or continuous profiling forbids its device profile. Frees
+ * cfg. */
+static ns_status_t inspect_start(nrt_profile_state_t *p, nrt_profile_state_t *cfg, ns_status_t st,
+				 const char *dev_setting)
+{
 	pthread_mutex_lock(&g_prof.lock);
-	if (p->inspect) {
-		NRT_LOGE("%s: an inspection is already running (NEURON_RT_INSPECT_ENABLE at nrt_init, or "
-			 "an earlier nrt_inspect_begin or nrt_inspect_begin_with_options): call "
-			 "nrt_inspect_stop first", func);
-		st = NRT_INVALID;
+	if (st) {
+		/* the settings could not be read: passed on */
+	} else if (p->inspect) {
+		st = nrt_status_make(NRT_INVALID, "an inspection is already running (NEURON_RT_INSPECT_ENABLE at "
+				     "nrt_init, or an earlier nrt_inspect_begin or "
+				     "nrt_inspect_begin_with_options): call nrt_inspect_stop first");
 	} else if (p->cont_active && cfg->inspect_dev != DEV_OFF) {
-		NRT_LOGE("%s: continuous profiling is running; a device profile cannot be inspected "
-			 "alongside (call nrt_profile_continuous_stop, or %s)", func, dev_setting);
-		st = NRT_INVALID;
+		st = nrt_status_make(NRT_INVALID, "continuous profiling is running; a device profile cannot be "
+				     "inspected alongside (call nrt_profile_continuous_stop, or %s)", dev_setting);
 	} else {
 		p->inspect = true;
 		p->inspect_sys = cfg->inspect_sys;
@@ -803,30 +800,28 @@ static NRT_STATUS inspect_start(nrt_profile_state_t *p, const nrt_profile_state_
 		nrt_profile_update_on_locked();
 	}
 	pthread_mutex_unlock(&g_prof.lock);
-	if (st == NRT_SUCCESS)
+	free(cfg);
+	if (!st)
 		arm_exit_writer();
 	return st;
 }
 
-NRT_STATUS nrt_profile_inspect_begin(nrt_ctx_t *ctx, const char *func)
+ns_status_t nrt_profile_inspect_begin(const char *func)
 {
-	nrt_profile_state_t *cfg = calloc(1, sizeof(*cfg));
-	if (!cfg)
-		return NRT_RESOURCE;
-	NRT_STATUS st = read_inspect_env(cfg, func);
-	if (!st)
-		st = inspect_start(ctx->profile, cfg, func, "set NEURON_RT_INSPECT_DEVICE_PROFILE=0");
-	free(cfg);
-	return st;
+	nrt_ctx_t *ctx;
+	nrt_profile_state_t *cfg;
+	NS_RETURN_IF_ERROR(inspect_prepare(&ctx, &cfg));
+	return inspect_start(ctx->profile, cfg, read_inspect_env(cfg, func),
+			     "set NEURON_RT_INSPECT_DEVICE_PROFILE=0");
 }
 
-NRT_STATUS nrt_profile_inspect_begin_with(nrt_ctx_t *ctx, const char *func, const nrt_inspect_settings_t *s)
+ns_status_t nrt_profile_inspect_begin_with(const nrt_inspect_settings_t *s)
 {
-	nrt_profile_state_t *cfg = calloc(1, sizeof(*cfg));
-	if (!cfg)
-		return NRT_RESOURCE;
-	NRT_STATUS st = set_out_dir(cfg, s->out_dir, func, "the output directory",
-				    "choose a writable one with nrt_inspect_config_set_output_dir");
+	nrt_ctx_t *ctx;
+	nrt_profile_state_t *cfg;
+	NS_RETURN_IF_ERROR(inspect_prepare(&ctx, &cfg));
+	ns_status_t st = set_out_dir(cfg, s->out_dir, "the output directory",
+				     "choose a writable one with nrt_inspect_config_set_output_dir");
 	cfg->inspect_idle = !s->record;
 	cfg->inspect_sys = s->record && s->sys;
 	cfg->inspect_dev = s->record ? (dev_mode_t)s->dev_mode : DEV_OFF;
@@ -835,23 +830,18 @@ NRT_STATUS nrt_profile_inspect_begin_with(nrt_ctx_t *ctx, const char *func, cons
 		cfg->inspect_nc_filter = true;
 		memcpy(cfg->inspect_nc_off, s->nc_off, sizeof(cfg->inspect_nc_off));
 	}
-	if (!st)
-		st = inspect_start(ctx->profile, cfg, func,
-				   "disable the device profile in the options");
-	free(cfg);
-	return st;
+	return inspect_start(ctx->profile, cfg, st, "disable the device profile in the options");
 }
 
-NRT_STATUS nrt_profile_inspect_stop(nrt_ctx_t *ctx, const char *func)
+ns_status_t nrt_profile_inspect_stop(const char *func)
 {
-	nrt_profile_state_t *p = ctx->profile;
-	pthread_mutex_lock(&g_prof.lock);
-	if (!p->inspect) {
-		pthread_mutex_unlock(&g_prof.lock);
-		NRT_LOGE("%s: no inspection is running: call nrt_inspect_begin first (or set "
-			 "NEURON_RT_INSPECT_ENABLE=1 before nrt_init)", func);
-		return NRT_INVALID;
-	}
+	nrt_ctx_t *ctx;
+	nrt_profile_state_t *p;
+	NS_RETURN_IF_ERROR(nrt_profile_enter(&ctx, &p));
+	if (!p->inspect)
+		return nrt_profile_leave(nrt_status_make(NRT_INVALID, "no inspection is running: call "
+						  "nrt_inspect_begin first (or set NEURON_RT_INSPECT_ENABLE=1 "
+						  "before nrt_init)"));
 	write_inspect_locked(p, func);
 	p->inspect = false;
 	p->inspect_idle = false;
@@ -864,98 +854,87 @@ NRT_STATUS nrt_profile_inspect_stop(nrt_ctx_t *ctx, const char *func)
 		nrt_trace_clear();
 	if (!p->api_active)
 		jobs_clear_locked(p);
-	pthread_mutex_unlock(&g_prof.lock);
-	return NRT_SUCCESS;
+	return nrt_profile_leave(NS_OK);
 }
 
 /* ---- continuous profiling (profile_continuous.c) ---- */
 
-NRT_STATUS nrt_profile_continuous_begin(nrt_ctx_t *ctx, const char *func)
+ns_status_t nrt_profile_continuous_begin(void)
 {
-	nrt_profile_state_t *p = ctx->profile;
-	NRT_STATUS st = NRT_SUCCESS;
-	pthread_mutex_lock(&g_prof.lock);
+	nrt_ctx_t *ctx;
+	nrt_profile_state_t *p;
+	NS_RETURN_IF_ERROR(nrt_profile_enter(&ctx, &p));
+	ns_status_t st = NS_OK;
 	if (p->cont_active) {
-		NRT_LOGE("%s: continuous profiling is already running", func);
-		st = NRT_INVALID;
+		st = nrt_status_make(NRT_INVALID, "continuous profiling is already running");
 	} else if (p->inspect && p->inspect_dev != DEV_OFF) {
-		NRT_LOGE("%s: an inspection with a device profile is running (NEURON_RT_INSPECT_DEVICE_PROFILE); "
-			 "continuous profiling does not start alongside it", func);
-		st = NRT_INVALID;
+		st = nrt_status_make(NRT_INVALID, "an inspection with a device profile is running "
+				     "(NEURON_RT_INSPECT_DEVICE_PROFILE); continuous profiling does not start "
+				     "alongside it");
+	} else if (!(p->cont_latest = calloc(ctx->n_cores ? ctx->n_cores : 1, sizeof(*p->cont_latest)))) {
+		st = nrt_status_make(NRT_RESOURCE, "out of host memory for the latest execution of %u cores",
+				     ctx->n_cores);
 	} else {
-		p->cont_latest = calloc(ctx->n_cores ? ctx->n_cores : 1, sizeof(*p->cont_latest));
-		if (!p->cont_latest) {
-			NRT_LOGE("%s: out of host memory", func);
-			st = NRT_RESOURCE;
-		} else {
-			p->cont_n = ctx->n_cores;
-			p->cont_active = true;
-			atomic_store(&p->cont_on, true);
-		}
+		p->cont_n = ctx->n_cores;
+		p->cont_active = true;
+		atomic_store(&p->cont_on, true);
 	}
-	pthread_mutex_unlock(&g_prof.lock);
-	return st;
+	return nrt_profile_leave(st);
 }
 
-NRT_STATUS nrt_profile_continuous_write(nrt_ctx_t *ctx, const char *func, uint32_t vnc, const char *dir,
-				       char *out_path, size_t out_len)
+/* Under g_prof.lock: writes the latest execution of core vnc into dir. */
+static ns_status_t continuous_write_locked(nrt_profile_state_t *p, uint32_t vnc, const char *dir, char *out_path,
+					  size_t out_len)
 {
-	nrt_profile_state_t *p = ctx->profile;
 	static atomic_uint saves; /* names stay unique within the process */
-	NRT_STATUS st = NRT_SUCCESS;
-	pthread_mutex_lock(&g_prof.lock);
-	const nrt_trace_job_t *j = NULL;
-	if (!p->cont_active) {
-		NRT_LOGE("%s: continuous profiling is not running: call nrt_profile_continuous_start first", func);
-		st = NRT_INVALID;
-	} else if (vnc >= p->cont_n) {
-		NRT_LOGE("%s: NeuronCore %u is not visible (%u visible)", func, vnc, p->cont_n);
-		st = NRT_INVALID;
-	} else if (!(j = p->cont_latest[vnc])) {
-		NRT_LOGE("%s: nothing executed on NeuronCore %u since continuous profiling started", func, vnc);
-		st = NRT_INVALID;
-	} else if (nrt_trace_mkdirs(dir) != 0) {
-		NRT_LOGE("%s: cannot create the output directory '%s': %s", func, dir, strerror(errno));
-		st = NRT_FAILURE;
-	} else {
-		char model[64];
-		snprintf(model, sizeof(model), "%.63s", j->model->name);
-		for (char *c = model; *c; c++)
-			if (*c == '/' || *c == ' ')
-				*c = '_';
-		int w = snprintf(out_path, out_len, "%s/%s_nc%u_exec%llu_pid%ld_%u.json.gz", dir, model, vnc,
-				 (unsigned long long)j->exec_index, (long)getpid(), atomic_fetch_add(&saves, 1));
-		if (w < 0 || (size_t)w >= out_len) {
-			NRT_LOGE("%s: output directory name '%.64s...' is too long", func, dir);
-			st = NRT_INVALID;
-		} else {
-			nrt_trace_write_args_t a = {
-				.path = out_path,
-				.gzip = true,
-				.from_ns = j->start_ns,
-				.to_ns = j->end_ns,
-				.jobs = j,
-				.session = "continuous",
-				.device_profile = "continuous",
-				.backend = p->backend,
-			};
-			st = nrt_trace_write(&a);
-		}
-	}
-	pthread_mutex_unlock(&g_prof.lock);
-	return st;
+	const nrt_trace_job_t *j;
+	if (!p->cont_active)
+		return nrt_status_make(NRT_INVALID, "continuous profiling is not running: call "
+				       "nrt_profile_continuous_start first");
+	if (vnc >= p->cont_n)
+		return nrt_status_make(NRT_INVALID, "NeuronCore %u is not visible (%u visible)", vnc, p->cont_n);
+	if (!(j = p->cont_latest[vnc]))
+		return nrt_status_make(NRT_INVALID, "nothing executed on NeuronCore %u since continuous "
+				       "profiling started", vnc);
+	if (nrt_trace_mkdirs(dir) != 0)
+		return nrt_status_make(NRT_FAILURE, "cannot create the output directory '%s': %s", dir,
+				       strerror(errno));
+	char model[64];
+	snprintf(model, sizeof(model), "%.63s", j->model->name);
+	for (char *c = model; *c; c++)
+		if (*c == '/' || *c == ' ')
+			*c = '_';
+	int w = snprintf(out_path, out_len, "%s/%s_nc%u_exec%llu_pid%ld_%u.json.gz", dir, model, vnc,
+			 (unsigned long long)j->exec_index, (long)getpid(), atomic_fetch_add(&saves, 1));
+	if (w < 0 || (size_t)w >= out_len)
+		return nrt_status_make(NRT_INVALID, "output directory name '%.64s...' is too long", dir);
+	nrt_trace_write_args_t a = {
+		.path = out_path,
+		.gzip = true,
+		.from_ns = j->start_ns,
+		.to_ns = j->end_ns,
+		.jobs = j,
+		.session = "continuous",
+		.device_profile = "continuous",
+		.backend = p->backend,
+	};
+	return nrt_trace_write(&a);
 }
 
-NRT_STATUS nrt_profile_continuous_end(nrt_ctx_t *ctx, const char *func)
+ns_status_t nrt_profile_continuous_write(uint32_t vnc, const char *dir, char *out_path, size_t out_len)
 {
-	nrt_profile_state_t *p = ctx->profile;
-	pthread_mutex_lock(&g_prof.lock);
+	nrt_ctx_t *ctx;
+	nrt_profile_state_t *p;
+	NS_RETURN_IF_ERROR(nrt_profile_enter(&ctx, &p));
+	return nrt_profile_leave(continuous_write_locked(p, vnc, dir, out_path, out_len));
+}
+
+ns_status_t nrt_profile_continuous_end(void)
+{
+	nrt_ctx_t *ctx;
+	nrt_profile_state_t *p;
+	NS_RETURN_IF_ERROR(nrt_profile_enter(&ctx, &p));
 	bool was = p->cont_active;
 	cont_clear_locked(p);
-	pthread_mutex_unlock(&g_prof.lock);
-	if (!was) {
-		NRT_LOGE("%s: continuous profiling is not running", func);
-		return NRT_INVALID;
-	}
-	return NRT_SUCCESS;
+	return nrt_profile_leave(was ? NS_OK : nrt_status_make(NRT_INVALID, "continuous profiling is not running"));
 }

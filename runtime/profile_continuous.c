@@ -52,22 +52,14 @@ NRT_STATUS nrt_profile_continuous_options_set_output_dir(nrt_profile_continuous_
 NRT_STATUS nrt_profile_continuous_start(nrt_profile_continuous_options_t *options)
 {
 	(void)options; /* only save uses them (its output directory) */
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
-	if (!ctx)
-		return st;
-	return nrt_profile_continuous_begin(ctx, __func__);
+	return nrt_status_report(__func__, nrt_profile_continuous_begin());
 }
 
 NRT_STATUS nrt_profile_continuous_save(uint32_t vnc, nrt_profile_continuous_options_t *options)
 {
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
-	if (!ctx)
-		return st;
 	char path[PATH_MAX];
-	st = nrt_profile_continuous_write(ctx, __func__, vnc, options ? options->output_dir : "./output", path,
-					 sizeof(path));
+	NRT_STATUS st = nrt_status_report(__func__, nrt_profile_continuous_write(vnc, options ? options->output_dir
+										 : "./output", path, sizeof(path)));
 	if (!st)
 		NRT_LOGI("continuous profile of NeuronCore %u written to %s", vnc, path);
 	return st;
@@ -75,9 +67,5 @@ NRT_STATUS nrt_profile_continuous_save(uint32_t vnc, nrt_profile_continuous_opti
 
 NRT_STATUS nrt_profile_continuous_stop(void)
 {
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
-	if (!ctx)
-		return st;
-	return nrt_profile_continuous_end(ctx, __func__);
+	return nrt_status_report(__func__, nrt_profile_continuous_end());
 }

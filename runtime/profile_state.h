@@ -82,11 +82,15 @@ extern nrt_profile_global_t g_prof;
 bool nrt_profile_sys_needed_locked(const nrt_profile_state_t *p);
 /* Turns system recording on or off as the sessions need (g_prof.lock held). */
 void nrt_profile_update_on_locked(void);
-/* NRT_INVALID, said, unless path names a trace file (not NULL, not empty:
- * then the message ends with missing_note, "" or "; the trace goes on") whose
+/* NRT_INVALID unless path names a trace file (not NULL, not empty: then the
+ * message ends with missing_note, "" or "; the trace goes on") whose
  * directory part exists and is writable. */
-NRT_STATUS nrt_profile_check_writable(const char *func, const char *path,
-				      const char *missing_note);
+ns_status_t nrt_profile_check_writable(const char *path, const char *missing_note);
+/* The first steps of the profiler's calls: the live runtime, its profiler
+ * state, and g_prof.lock, taken when they succeed; nrt_profile_leave releases
+ * the lock and passes st on (return nrt_profile_leave(st)). */
+ns_status_t nrt_profile_enter(nrt_ctx_t **out_ctx, nrt_profile_state_t **out_p);
+ns_status_t nrt_profile_leave(ns_status_t st);
 bool nrt_profile_ends_with(const char *s, const char *suffix);
 /* nrt_close with a trace of nrt_trace_start running: discarded, said
  * (profile_trace_api.c; g_prof.lock held). */

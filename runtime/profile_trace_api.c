@@ -41,49 +41,41 @@ void nrt_profile_trace_discard_locked(nrt_profile_state_t *p)
 	atomic_store(&g_trace_mem, false);
 }
 
-NRT_STATUS nrt_trace_start(bool trace_mem)
+static ns_status_t trace_start(bool trace_mem)
 {
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
-	if (!ctx)
-		return st;
-	nrt_profile_state_t *p = ctx->profile;
-	pthread_mutex_lock(&g_prof.lock);
-	if (p->trace_active) {
-		NRT_LOGE("nrt_trace_start: a trace is already running: call nrt_trace_stop first");
-		st = NRT_INVALID;
-	} else {
-		p->trace_active = true;
-		p->trace_start_ns = ns_monotonic_ns();
-		atomic_store(&g_trace_mem, trace_mem);
-		nrt_profile_update_on_locked();
-	}
-	pthread_mutex_unlock(&g_prof.lock);
-	return st;
+	nrt_ctx_t *ctx;
+	nrt_profile_state_t *p;
+	NS_RETURN_IF_ERROR(nrt_profile_enter(&ctx, &p));
+	if (p->trace_active)
+		return nrt_profile_leave(nrt_status_make(NRT_INVALID, "a trace is already running: call "
+							 "nrt_trace_stop first"));
+	p->trace_active = true;
+	p->trace_start_ns = ns_monotonic_ns();
+	atomic_store(&g_trace_mem, trace_mem);
+	nrt_profile_update_on_locked();
+	return nrt_profile_leave(NS_OK);
 }
 
-NRT_STATUS nrt_trace_stop(const char *filename)
+NRT_STATUS nrt_trace_start(bool trace_mem)
 {
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
-	if (!ctx)
-		return st;
-	nrt_profile_state_t *p = ctx->profile;
-	pthread_mutex_lock(&g_prof.lock);
+	return nrt_status_report(__func__, trace_start(trace_mem));
+}
+
+static ns_status_t trace_stop(const char *filename)
+{
+	nrt_ctx_t *ctx;
+	nrt_profile_state_t *p;
+	NS_RETURN_IF_ERROR(nrt_profile_enter(&ctx, &p));
 	bool active = p->trace_active;
-	pthread_mutex_unlock(&g_prof.lock);
-	if (!active) {
-		NRT_LOGE("nrt_trace_stop: no trace is running: call nrt_trace_start first");
-		return NRT_INVALID;
-	}
-	if ((st = nrt_profile_check_writable(__func__, filename, "; the trace goes on")))
-		return st;
+	nrt_profile_leave(NS_OK);
+	/* The name is checked outside the lock (it touches the file system);
+	 * another thread may stop the trace meanwhile. */
+	if (active)
+		NS_RETURN_IF_ERROR(nrt_profile_check_writable(filename, "; the trace goes on"));
 	pthread_mutex_lock(&g_prof.lock);
-	if (!p->trace_active) { /* stopped by another thread meanwhile */
-		pthread_mutex_unlock(&g_prof.lock);
-		NRT_LOGE("nrt_trace_stop: no trace is running: call nrt_trace_start first");
-		return NRT_INVALID;
-	}
+	if (!p->trace_active)
+		return nrt_profile_leave(nrt_status_make(NRT_INVALID, "no trace is running: call "
+							 "nrt_trace_start first"));
 	uint64_t now = ns_monotonic_ns();
 	p->trace_active = false;
 	atomic_store(&g_trace_mem, false);
@@ -97,10 +89,13 @@ NRT_STATUS nrt_trace_stop(const char *filename)
 		.device_profile = "off",
 		.backend = p->backend,
 	};
-	st = nrt_trace_write(&a);
+	ns_status_t st = nrt_trace_write(&a);
 	if (!nrt_profile_sys_needed_locked(p))
 		nrt_trace_clear();
-	pthread_mutex_unlock(&g_prof.lock);
-	return st;
+	return nrt_profile_leave(st);
 }
 
+NRT_STATUS nrt_trace_stop(const char *filename)
+{
+	return nrt_status_report(__func__, trace_stop(filename));
+}

@@ -72,15 +72,13 @@ static int ask_callback(nrt_ctx_t *ctx, const nrt_model_obj_t *m, uint32_t devic
 	return want;
 }
 
-NRT_STATUS nrt_snapshot_init(nrt_ctx_t *ctx)
+ns_status_t nrt_snapshot_init(nrt_ctx_t *ctx)
 {
 	nrt_snapshot_config_t cfg;
-	NRT_STATUS st = nrt_snapshot_config_load(&cfg);
-	if (st)
-		return st;
+	NS_RETURN_IF_ERROR(nrt_snapshot_config_load(&cfg));
 	struct nrt_snapshot_state *s = calloc(1, sizeof(*s));
 	if (!s)
-		return NRT_RESOURCE;
+		return nrt_status_make(NRT_RESOURCE, "out of host memory for the snapshot state");
 	s->cfg = cfg;
 	pthread_mutex_init(&s->dir_lock, NULL);
 	ctx->snapshot = s;
@@ -93,7 +91,7 @@ NRT_STATUS nrt_snapshot_init(nrt_ctx_t *ctx)
 		NRT_LOGI("snapshots: NEURON_DUMP_HLO_SNAPSHOT=%s into %s%s",
 			 nrt_snapshot_err_mode_name(cfg.err_mode), cfg.dir,
 			 cfg.nc0_only ? ", NeuronCore 0 only" : "");
-	return NRT_SUCCESS;
+	return NS_OK;
 }
 
 void nrt_snapshot_fini(nrt_ctx_t *ctx)

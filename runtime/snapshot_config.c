@@ -39,11 +39,11 @@ static bool parse_u64(const char *s, uint64_t *out)
 }
 
 /* 1 true, 0 false, -1 neither. */
-static NRT_STATUS load_dump_mode(nrt_snapshot_config_t *c)
+static ns_status_t load_dump_mode(nrt_snapshot_config_t *c)
 {
 	const char *v = getenv("NEURON_DUMP_HLO_SNAPSHOT");
 	if (!v || !*v)
-		return NRT_SUCCESS;
+		return NS_OK;
 	if (!strcasecmp(v, "ON_NRT_ERROR"))
 		c->err_mode = NRT_SNAP_ERR_DEVICE;
 	else if (!strcasecmp(v, "ON_NRT_ERROR_HYBRID"))
@@ -54,11 +54,10 @@ static NRT_STATUS load_dump_mode(nrt_snapshot_config_t *c)
 		/* torch-neuronx 1.13's NEURON_DUMP_HLO_SNAPSHOT=1: every execution */
 		c->on_demand = c->on_demand || nrt_env_parse_bool(v) == 1;
 	else {
-		NRT_LOGE("NEURON_DUMP_HLO_SNAPSHOT=\"%s\" is invalid: expected ON_NRT_ERROR, "
+		return nrt_status_make(NRT_INVALID, "NEURON_DUMP_HLO_SNAPSHOT=\"%s\" is invalid: expected ON_NRT_ERROR, "
 			 "ON_NRT_ERROR_HYBRID, ON_NRT_ERROR_CPU, 1 (a snapshot of every execution) or 0", v);
-		return NRT_INVALID;
 	}
-	return NRT_SUCCESS;
+	return NS_OK;
 }
 
 /* Copies the next whitespace-separated token of *p into tok (quotes group
@@ -94,11 +93,11 @@ static bool next_token(const char **p, char *tok, size_t len, bool *too_long)
 
 /* XLA_FLAGS: --xla_dump_hlo_snapshots[=BOOL] and --xla_dump_to=DIR; every
  * other flag belongs to XLA and is ignored. The last occurrence wins. */
-static NRT_STATUS load_xla_flags(nrt_snapshot_config_t *c)
+static ns_status_t load_xla_flags(nrt_snapshot_config_t *c)
 {
 	const char *v = getenv("XLA_FLAGS");
 	if (!v)
-		return NRT_SUCCESS;
+		return NS_OK;
 	char tok[PATH_MAX + 64];
 	bool too_long = false;
 	while (next_token(&v, tok, sizeof(tok), &too_long)) {
@@ -110,17 +109,15 @@ static NRT_STATUS load_xla_flags(nrt_snapshot_config_t *c)
 		if (nlen == strlen("xla_dump_hlo_snapshots") && !strncmp(f, "xla_dump_hlo_snapshots", nlen)) {
 			int b = eq ? nrt_env_parse_bool(eq + 1) : 1;
 			if (b < 0) {
-				NRT_LOGE("XLA_FLAGS: \"%s\" is invalid: --xla_dump_hlo_snapshots takes true or false",
+				return nrt_status_make(NRT_INVALID, "XLA_FLAGS: \"%s\" is invalid: --xla_dump_hlo_snapshots takes true or false",
 					 tok);
-				return NRT_INVALID;
 			}
 			c->on_demand = b == 1;
 		} else if (nlen == strlen("xla_dump_to") && !strncmp(f, "xla_dump_to", nlen)) {
 			const char *dir = eq ? eq + 1 : "";
 			if (strlen(dir) + NAME_ROOM >= sizeof(c->dir)) {
-				NRT_LOGE("XLA_FLAGS: --xla_dump_to is %zu characters long: snapshot file names "
+				return nrt_status_make(NRT_INVALID, "XLA_FLAGS: --xla_dump_to is %zu characters long: snapshot file names "
 					 "would not fit in a path; use a shorter directory", strlen(dir));
-				return NRT_INVALID;
 			}
 			/* XLA's "-" (stdout) has no meaning for binary snapshot files. */
 			snprintf(c->dir, sizeof(c->dir), "%s",
@@ -128,51 +125,47 @@ static NRT_STATUS load_xla_flags(nrt_snapshot_config_t *c)
 		}
 	}
 	if (too_long) {
-		NRT_LOGE("XLA_FLAGS: a flag is longer than %zu characters", sizeof(tok) - 1);
-		return NRT_INVALID;
+		return nrt_status_make(NRT_INVALID, "XLA_FLAGS: a flag is longer than %zu characters", sizeof(tok) - 1);
 	}
-	return NRT_SUCCESS;
+	return NS_OK;
 }
 
-static NRT_STATUS load_filters(nrt_snapshot_config_t *c)
+static ns_status_t load_filters(nrt_snapshot_config_t *c)
 {
 	const char *v = getenv("RANK");
 	if (v && *v && !parse_u64(v, &c->rank)) {
-		NRT_LOGE("RANK=\"%s\" is invalid: expected the process rank, a non-negative integer "
+		return nrt_status_make(NRT_INVALID, "RANK=\"%s\" is invalid: expected the process rank, a non-negative integer "
 			 "(torchrun sets it)", v);
-		return NRT_INVALID;
 	}
 	v = getenv("NEURONSIM_SNAPSHOT_RANK");
 	if (v && *v) {
 		if (!strcasecmp(v, "all"))
 			c->all_ranks = true;
 		else if (!parse_u64(v, &c->dump_rank)) {
-			NRT_LOGE("NEURONSIM_SNAPSHOT_RANK=\"%s\" is invalid: expected a rank (non-negative "
+			return nrt_status_make(NRT_INVALID, "NEURONSIM_SNAPSHOT_RANK=\"%s\" is invalid: expected a rank (non-negative "
 				 "integer) or all", v);
-			return NRT_INVALID;
 		}
 	}
 	v = getenv("NEURON_NC0_ONLY_SNAPSHOT");
 	if (v && *v) {
 		int b = nrt_env_parse_bool(v);
 		if (b < 0) {
-			NRT_LOGE("NEURON_NC0_ONLY_SNAPSHOT=\"%s\" is invalid: expected 1/0, on/off, true/false "
+			return nrt_status_make(NRT_INVALID, "NEURON_NC0_ONLY_SNAPSHOT=\"%s\" is invalid: expected 1/0, on/off, true/false "
 				 "or yes/no", v);
-			return NRT_INVALID;
 		}
 		c->nc0_only = b == 1;
 	}
-	return NRT_SUCCESS;
+	return NS_OK;
 }
 
-NRT_STATUS nrt_snapshot_config_load(nrt_snapshot_config_t *out)
+ns_status_t nrt_snapshot_config_load(nrt_snapshot_config_t *out)
 {
 	nrt_snapshot_config_t c;
 	memset(&c, 0, sizeof(c));
 	snprintf(c.dir, sizeof(c.dir), "%s", NRT_SNAPSHOT_DEFAULT_DIR);
-	NRT_STATUS st;
-	if ((st = load_xla_flags(&c)) || (st = load_dump_mode(&c)) || (st = load_filters(&c)))
-		return st;
+	NS_RETURN_IF_ERROR(load_xla_flags(&c));
+	NS_RETURN_IF_ERROR(load_dump_mode(&c));
+	NS_RETURN_IF_ERROR(load_filters(&c));
 	*out = c;
-	return NRT_SUCCESS;
+	return NS_OK;
 }

@@ -34,9 +34,9 @@ typedef struct nrt_snapshot_config {
 } nrt_snapshot_config_t;
 
 /* Reads NEURON_DUMP_HLO_SNAPSHOT, XLA_FLAGS, NEURON_NC0_ONLY_SNAPSHOT, RANK and
- * NEURONSIM_SNAPSHOT_RANK into *out. A bad value logs one error naming the
- * variable and returns NRT_INVALID. */
-NRT_STATUS nrt_snapshot_config_load(nrt_snapshot_config_t *out);
+ * NEURONSIM_SNAPSHOT_RANK into *out. A bad value is an NRT_INVALID status
+ * naming the variable. */
+ns_status_t nrt_snapshot_config_load(nrt_snapshot_config_t *out);
 /* "ON_NRT_ERROR", "ON_NRT_ERROR_HYBRID", "ON_NRT_ERROR_CPU" or "off". */
 const char *nrt_snapshot_err_mode_name(nrt_snap_err_mode_t mode);
 

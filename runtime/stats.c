@@ -399,18 +399,16 @@ err_unlink:
 	return -1;
 }
 
-NRT_STATUS nrt_stats_init(nrt_ctx_t *ctx)
+ns_status_t nrt_stats_init(nrt_ctx_t *ctx)
 {
 	const char *on = getenv("NEURONSIM_STATS");
 	if (on && *on) {
 		int b = nrt_env_parse_bool(on);
-		if (b < 0) {
-			NRT_LOGE("nrt_init: NEURONSIM_STATS='%s' is not a boolean: use 1/0, on/off, "
-				 "true/false or yes/no", on);
-			return NRT_INVALID;
-		}
+		if (b < 0)
+			return nrt_status_make(NRT_INVALID, "NEURONSIM_STATS='%s' is not a boolean: use 1/0, "
+					       "on/off, true/false or yes/no", on);
 		if (!b)
-			return NRT_SUCCESS;
+			return NS_OK;
 	}
 	/* From here on nothing fails nrt_init: the tools are a convenience. */
 	struct nrt_stats_state *s = calloc(1, sizeof(*s));
@@ -418,14 +416,14 @@ NRT_STATUS nrt_stats_init(nrt_ctx_t *ctx)
 	if (!s) {
 		NRT_LOGW("nrt_init: out of memory setting up process stats; neuron-top and "
 			 "neuron-monitor will not see this process");
-		return NRT_SUCCESS;
+		return NS_OK;
 	}
 	if (publish(ctx, s, err, sizeof(err))) {
 		NRT_LOGW("nrt_init: cannot publish process stats (%s); neuron-top and neuron-monitor "
 			 "will not see this process. Set NEURONSIM_STATS_DIR to a writable directory, or "
 			 "NEURONSIM_STATS=0 to silence this", err);
 		free(s);
-		return NRT_SUCCESS;
+		return NS_OK;
 	}
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_condattr_t ca;
@@ -448,7 +446,7 @@ NRT_STATUS nrt_stats_init(nrt_ctx_t *ctx)
 		NRT_LOGW("nrt_init: cannot start the process stats thread (%s); memory figures of "
 			 "neuron-top/neuron-monitor update only when this process executes", strerror(rc));
 	}
-	return NRT_SUCCESS;
+	return NS_OK;
 }
 
 void nrt_stats_fini(nrt_ctx_t *ctx)

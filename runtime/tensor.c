@@ -177,13 +177,9 @@ NRT_STATUS nrt_tensor_allocate_empty(const char *name, nrt_tensor_t **tensor)
 
 ns_status_t nrt_tensor_acquire(nrt_ctx_t *ctx, const nrt_tensor_t *tensor, nrt_tensor_obj_t **out_t)
 {
-	if (!tensor)
-		return nrt_status_make(NRT_INVALID, "tensor is NULL");
 	void *obj;
-	NRT_STATUS st = nrt_handle_acquire(&ctx->tensors, nrt_handle_of(tensor), &obj);
-	if (st)
-		return nrt_status_make(st, "%p is not a live tensor (freed, or not a tensor handle)",
-				       (const void *)tensor);
+	NS_RETURN_IF_ERROR(nrt_handle_acquire_arg(&ctx->tensors, tensor, "tensor",
+						  "a live tensor (freed, or not a tensor handle)", &obj));
 	*out_t = obj;
 	return NS_OK;
 }

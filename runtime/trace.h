@@ -176,9 +176,9 @@ typedef struct nrt_trace_write_args {
 } nrt_trace_write_args_t;
 
 /* Writes a Chrome trace event file (a temporary file renamed into place, so a
- * failed write leaves nothing behind). NRT_FAILURE with a logged message
- * naming the path and the reason when it cannot be written. */
-NRT_STATUS nrt_trace_write(const nrt_trace_write_args_t *args);
+ * failed write leaves nothing behind). An NRT_FAILURE status naming the path
+ * and the reason when it cannot be written. */
+ns_status_t nrt_trace_write(const nrt_trace_write_args_t *args);
 
 /* Creates dir and its parents (mode 0777 & ~umask). 0, or -1 with errno. */
 int nrt_trace_mkdirs(const char *dir);

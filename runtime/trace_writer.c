@@ -299,13 +299,11 @@ static void write_body(sink_t *s, const nrt_trace_write_args_t *a, const nrt_tra
 	sink_str(s, "\n]}\n");
 }
 
-NRT_STATUS nrt_trace_write(const nrt_trace_write_args_t *a)
+ns_status_t nrt_trace_write(const nrt_trace_write_args_t *a)
 {
 	nrt_trace_snapshot_t snap;
-	if (nrt_trace_snapshot(a->from_ns, a->to_ns, &snap) != NRT_SUCCESS) {
-		NRT_LOGE("nrt_profile: out of memory collecting the trace for '%s'", a->path);
-		return NRT_RESOURCE;
-	}
+	if (nrt_trace_snapshot(a->from_ns, a->to_ns, &snap) != NRT_SUCCESS)
+		return nrt_status_make(NRT_RESOURCE, "out of memory collecting the trace for '%s'", a->path);
 	/* Whole or nothing through an O_EXCL temporary next to the target: no
 	 * predictable name an attacker could plant a symlink at, no half trace. */
 	atomic_file_t af;
@@ -325,10 +323,11 @@ NRT_STATUS nrt_trace_write(const nrt_trace_write_args_t *a)
 			atomic_file_abort(&af);
 	}
 	if (!s.gz && !s.f) {
-		NRT_LOGE("nrt_profile: cannot create trace file '%s': %s (does the directory exist and is "
-			 "it writable?)", a->path, strerror(errno ? errno : ENOMEM));
+		ns_status_t st = nrt_status_make(NRT_FAILURE, "cannot create trace file '%s': %s (does the "
+						 "directory exist and is it writable?)", a->path,
+						 strerror(errno ? errno : ENOMEM));
 		nrt_trace_snapshot_free(&snap);
-		return NRT_FAILURE;
+		return st;
 	}
 	write_body(&s, a, &snap);
 	nrt_trace_snapshot_free(&snap);
@@ -346,12 +345,10 @@ NRT_STATUS nrt_trace_write(const nrt_trace_write_args_t *a)
 		s.failed = 1;
 		s.err = errno;
 	}
-	if (s.failed) {
-		NRT_LOGE("nrt_profile: writing trace file '%s' failed: %s", a->path,
-			 s.err ? strerror(s.err) : s.zerr ? s.zerr : "zlib error");
-		return NRT_FAILURE;
-	}
-	return NRT_SUCCESS;
+	if (s.failed)
+		return nrt_status_make(NRT_FAILURE, "writing trace file '%s' failed: %s", a->path,
+				       s.err ? strerror(s.err) : s.zerr ? s.zerr : "zlib error");
+	return NS_OK;
 }
 
 int nrt_trace_mkdirs(const char *dir)

@@ -9,6 +9,7 @@
 #include "nrt/nrt_async.h"
 #include "nrt/nrt_experimental.h"
 #include "nrt/nrt_neuronsim.h"
+#include "nrt/nrt_profile.h"
 #include "nrt/nrt_version.h"
 #include "rt_fixture.h"
 #include "test_neffs.h"
@@ -571,7 +572,11 @@ static int error_lines(const char *log)
 START_TEST(test_a_failure_is_logged_once)
 {
 	CHECK_ONCE(nrt_tensor_write(NULL, "", 0, 0), NRT_UNINITIALIZED, "nrt_tensor_write", "nrt_init");
+	test_env_default();
+	setenv("NEURONSIM_NAN_CHECK", "maybe", 1);
+	CHECK_ONCE(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, NULL, NULL), NRT_INVALID, "nrt_init", "NEURONSIM_NAN_CHECK");
 	rt_init_default_ok();
+	CHECK_ONCE(nrt_profile_stop(NULL), NRT_INVALID, "nrt_profile_stop", "nrt_profile_start first");
 	rt_add_model_t f = { 0 };
 	f.neff = test_neff_add(4, &f.size);
 	ck_assert_int_eq(nrt_load(f.neff, f.size, -1, -1, &f.m), NRT_SUCCESS);
