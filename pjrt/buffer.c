@@ -331,10 +331,7 @@ PJRT_IMPL(Client_BufferFromHostBuffer)
 {
 	static const char fn[] = "PJRT_Client_BufferFromHostBuffer";
 	PJRT_CHECK_ARGS(args, PJRT_Client_BufferFromHostBuffer_Args, buffer);
-	pjrt_client_t *c = pjrt_handle_get(PJRT_HANDLE(args->client), PJRT_KIND_CLIENT);
-	if (!c)
-		return pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: %p is not a live PJRT_Client", fn,
-				  (void *)args->client);
+	PJRT_GET(pjrt_client_t, c, PJRT_KIND_CLIENT, args->client, fn);
 	PJRT_Error *err;
 	pjrt_device_t *dev = NULL;
 	size_t nbytes = 0, dbytes = 0, esize = pjrt_type_size(args->type);
@@ -441,10 +438,7 @@ PJRT_IMPL(Client_CreateUninitializedBuffer)
 {
 	static const char fn[] = "PJRT_Client_CreateUninitializedBuffer";
 	PJRT_CHECK_ARGS(args, PJRT_Client_CreateUninitializedBuffer_Args, buffer);
-	pjrt_client_t *c = pjrt_handle_get(PJRT_HANDLE(args->client), PJRT_KIND_CLIENT);
-	if (!c)
-		return pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: %p is not a live PJRT_Client", fn,
-				  (void *)args->client);
+	PJRT_GET(pjrt_client_t, c, PJRT_KIND_CLIENT, args->client, fn);
 	PJRT_Error *err;
 	pjrt_device_t *dev = NULL;
 	size_t nbytes = 0;
@@ -478,23 +472,17 @@ out:
 
 /* -------------------------------------------------------- buffer functions */
 
-#define BUFFER_GET(b, handle, fn)                                                             \
-	pjrt_buffer_t *b = pjrt_handle_get(PJRT_HANDLE(handle), PJRT_KIND_BUFFER);             \
-	if (!b)                                                                               \
-		return pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: %p is not a live PJRT_Buffer", \
-				  fn, (void *)(handle))
+#define BUFFER_GET(b, handle, fn) PJRT_GET(pjrt_buffer_t, b, PJRT_KIND_BUFFER, handle, fn)
 
 #define BUFFER_PUT(b) pjrt_handle_put((b)->h)
 
 PJRT_IMPL(Buffer_Destroy)
 {
 	PJRT_CHECK_ARGS(args, PJRT_Buffer_Destroy_Args, buffer);
-	if (!args->buffer)
-		return NULL;
-	pjrt_buffer_t *b = pjrt_handle_remove(PJRT_HANDLE(args->buffer), PJRT_KIND_BUFFER);
+	PJRT_Error *err;
+	pjrt_buffer_t *b = pjrt_handle_remove_arg("PJRT_Buffer_Destroy", PJRT_KIND_BUFFER, args->buffer, &err);
 	if (!b)
-		return pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT,
-				  "PJRT_Buffer_Destroy: %p is not a live PJRT_Buffer", (void *)args->buffer);
+		return err;
 	nrt_tensor_free(&b->tensor);
 	pthread_mutex_destroy(&b->lock);
 	pjrt_client_t *c = b->client;

@@ -159,16 +159,6 @@ PJRT_IMPL(Client_Create)
 	return NULL;
 }
 
-/* The client of a live client handle, with a handle reference (put_client). */
-static pjrt_client_t *get_client(PJRT_Client *h, const char *fn, PJRT_Error **err)
-{
-	pjrt_client_t *c = pjrt_handle_get(PJRT_HANDLE(h), PJRT_KIND_CLIENT);
-	if (!c)
-		*err = pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: %p is not a live PJRT_Client", fn,
-				  (void *)h);
-	return c;
-}
-
 static void put_client(pjrt_client_t *c)
 {
 	pjrt_handle_put(c->h);
@@ -177,12 +167,10 @@ static void put_client(pjrt_client_t *c)
 PJRT_IMPL(Client_Destroy)
 {
 	PJRT_CHECK_ARGS(args, PJRT_Client_Destroy_Args, client);
-	if (!args->client)
-		return NULL;
-	pjrt_client_t *c = pjrt_handle_remove(PJRT_HANDLE(args->client), PJRT_KIND_CLIENT);
+	PJRT_Error *err;
+	pjrt_client_t *c = pjrt_handle_remove_arg("PJRT_Client_Destroy", PJRT_KIND_CLIENT, args->client, &err);
 	if (!c)
-		return pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT,
-				  "PJRT_Client_Destroy: %p is not a live PJRT_Client", (void *)args->client);
+		return err;
 	/* Buffers and executables still alive keep the rest until they go. */
 	pjrt_client_unref(c);
 	return NULL;
@@ -191,10 +179,7 @@ PJRT_IMPL(Client_Destroy)
 PJRT_IMPL(Client_PlatformName)
 {
 	PJRT_CHECK_ARGS(args, PJRT_Client_PlatformName_Args, platform_name_size);
-	PJRT_Error *err = NULL;
-	pjrt_client_t *c = get_client(args->client, "PJRT_Client_PlatformName", &err);
-	if (!c)
-		return err;
+	PJRT_GET(pjrt_client_t, c, PJRT_KIND_CLIENT, args->client, "PJRT_Client_PlatformName");
 	args->platform_name = PJRT_PLATFORM_NAME;
 	args->platform_name_size = strlen(PJRT_PLATFORM_NAME);
 	put_client(c);
@@ -204,10 +189,7 @@ PJRT_IMPL(Client_PlatformName)
 PJRT_IMPL(Client_ProcessIndex)
 {
 	PJRT_CHECK_ARGS(args, PJRT_Client_ProcessIndex_Args, process_index);
-	PJRT_Error *err = NULL;
-	pjrt_client_t *c = get_client(args->client, "PJRT_Client_ProcessIndex", &err);
-	if (!c)
-		return err;
+	PJRT_GET(pjrt_client_t, c, PJRT_KIND_CLIENT, args->client, "PJRT_Client_ProcessIndex");
 	args->process_index = 0;
 	put_client(c);
 	return NULL;
@@ -216,10 +198,7 @@ PJRT_IMPL(Client_ProcessIndex)
 PJRT_IMPL(Client_PlatformVersion)
 {
 	PJRT_CHECK_ARGS(args, PJRT_Client_PlatformVersion_Args, platform_version_size);
-	PJRT_Error *err = NULL;
-	pjrt_client_t *c = get_client(args->client, "PJRT_Client_PlatformVersion", &err);
-	if (!c)
-		return err;
+	PJRT_GET(pjrt_client_t, c, PJRT_KIND_CLIENT, args->client, "PJRT_Client_PlatformVersion");
 	args->platform_version = c->platform_version;
 	args->platform_version_size = strlen(c->platform_version);
 	put_client(c);
@@ -229,10 +208,7 @@ PJRT_IMPL(Client_PlatformVersion)
 PJRT_IMPL(Client_Devices)
 {
 	PJRT_CHECK_ARGS(args, PJRT_Client_Devices_Args, num_devices);
-	PJRT_Error *err = NULL;
-	pjrt_client_t *c = get_client(args->client, "PJRT_Client_Devices", &err);
-	if (!c)
-		return err;
+	PJRT_GET(pjrt_client_t, c, PJRT_KIND_CLIENT, args->client, "PJRT_Client_Devices");
 	args->devices = c->device_list;
 	args->num_devices = c->n_devices;
 	put_client(c);
@@ -242,10 +218,7 @@ PJRT_IMPL(Client_Devices)
 PJRT_IMPL(Client_AddressableDevices)
 {
 	PJRT_CHECK_ARGS(args, PJRT_Client_AddressableDevices_Args, num_addressable_devices);
-	PJRT_Error *err = NULL;
-	pjrt_client_t *c = get_client(args->client, "PJRT_Client_AddressableDevices", &err);
-	if (!c)
-		return err;
+	PJRT_GET(pjrt_client_t, c, PJRT_KIND_CLIENT, args->client, "PJRT_Client_AddressableDevices");
 	args->addressable_devices = c->device_list;
 	args->num_addressable_devices = c->n_devices;
 	put_client(c);
@@ -255,10 +228,8 @@ PJRT_IMPL(Client_AddressableDevices)
 PJRT_IMPL(Client_LookupDevice)
 {
 	PJRT_CHECK_ARGS(args, PJRT_Client_LookupDevice_Args, device);
+	PJRT_GET(pjrt_client_t, c, PJRT_KIND_CLIENT, args->client, "PJRT_Client_LookupDevice");
 	PJRT_Error *err = NULL;
-	pjrt_client_t *c = get_client(args->client, "PJRT_Client_LookupDevice", &err);
-	if (!c)
-		return err;
 	if (args->id < 0 || (uint32_t)args->id >= c->n_devices)
 		err = pjrt_error(PJRT_Error_Code_NOT_FOUND,
 				 "PJRT_Client_LookupDevice: no device with id %d (ids 0-%u)", args->id,
@@ -272,10 +243,8 @@ PJRT_IMPL(Client_LookupDevice)
 PJRT_IMPL(Client_LookupAddressableDevice)
 {
 	PJRT_CHECK_ARGS(args, PJRT_Client_LookupAddressableDevice_Args, addressable_device);
+	PJRT_GET(pjrt_client_t, c, PJRT_KIND_CLIENT, args->client, "PJRT_Client_LookupAddressableDevice");
 	PJRT_Error *err = NULL;
-	pjrt_client_t *c = get_client(args->client, "PJRT_Client_LookupAddressableDevice", &err);
-	if (!c)
-		return err;
 	if (args->local_hardware_id < 0 || (uint32_t)args->local_hardware_id >= c->n_devices)
 		err = pjrt_error(PJRT_Error_Code_NOT_FOUND,
 				 "PJRT_Client_LookupAddressableDevice: no device with local hardware id %d "
@@ -289,10 +258,7 @@ PJRT_IMPL(Client_LookupAddressableDevice)
 PJRT_IMPL(Client_AddressableMemories)
 {
 	PJRT_CHECK_ARGS(args, PJRT_Client_AddressableMemories_Args, num_addressable_memories);
-	PJRT_Error *err = NULL;
-	pjrt_client_t *c = get_client(args->client, "PJRT_Client_AddressableMemories", &err);
-	if (!c)
-		return err;
+	PJRT_GET(pjrt_client_t, c, PJRT_KIND_CLIENT, args->client, "PJRT_Client_AddressableMemories");
 	args->addressable_memories = c->memory_list;
 	args->num_addressable_memories = c->n_devices;
 	put_client(c);
@@ -302,10 +268,8 @@ PJRT_IMPL(Client_AddressableMemories)
 PJRT_IMPL(Client_DefaultDeviceAssignment)
 {
 	PJRT_CHECK_ARGS(args, PJRT_Client_DefaultDeviceAssignment_Args, default_assignment);
+	PJRT_GET(pjrt_client_t, c, PJRT_KIND_CLIENT, args->client, "PJRT_Client_DefaultDeviceAssignment");
 	PJRT_Error *err = NULL;
-	pjrt_client_t *c = get_client(args->client, "PJRT_Client_DefaultDeviceAssignment", &err);
-	if (!c)
-		return err;
 	int64_t n = (int64_t)args->num_replicas * args->num_partitions;
 	if (args->num_replicas < 1 || args->num_partitions < 1 || n > c->n_devices)
 		err = pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT,

@@ -316,10 +316,7 @@ PJRT_IMPL(Client_Compile)
 	    (args->compile_options_size && !args->compile_options))
 		return pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT,
 				  "%s: program code, format or compile_options is NULL with a size", fn);
-	pjrt_client_t *c = pjrt_handle_get(PJRT_HANDLE(args->client), PJRT_KIND_CLIENT);
-	if (!c)
-		return pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: %p is not a live PJRT_Client", fn,
-				  (void *)args->client);
+	PJRT_GET(pjrt_client_t, c, PJRT_KIND_CLIENT, args->client, fn);
 	pjrt_compile_options_t opts;
 	pjrt_exec_parts_t parts;
 	memset(&parts, 0, sizeof(parts));

@@ -6,17 +6,11 @@
 
 /* Every function here reads one object of a given kind; the handle reference is
  * held for the duration of the call so a concurrent client teardown waits. */
-#define WITH_OBJ(kind, handle, fn, body)                                                    \
-	do {                                                                                \
-		pjrt_device_t *d = pjrt_handle_get(PJRT_HANDLE(handle), kind);              \
-		if (!d)                                                                     \
-			return pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT,                 \
-					  "%s: %p is not a live %s", fn, (void *)(handle),  \
-					  kind == PJRT_KIND_DEVICE        ? "PJRT_Device"   \
-					  : kind == PJRT_KIND_MEMORY      ? "PJRT_Memory"   \
-									  : "PJRT_DeviceDescription"); \
-		body;                                                                       \
-		pjrt_handle_put(PJRT_HANDLE(handle));                                       \
+#define WITH_OBJ(kind, handle, fn, body)                                   \
+	do {                                                               \
+		PJRT_GET(pjrt_device_t, d, kind, handle, fn);              \
+		body;                                                      \
+		pjrt_handle_put(PJRT_HANDLE(handle));                      \
 	} while (0)
 
 PJRT_IMPL(DeviceDescription_Id)

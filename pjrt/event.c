@@ -37,8 +37,7 @@ static PJRT_Error *outcome(const PJRT_Event *event, const char *fn, bool *bad)
 	pjrt_event_t *ev = pjrt_handle_get(h, PJRT_KIND_EVENT);
 	*bad = !ev;
 	if (!ev)
-		return pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: %p is not a live PJRT_Event", fn,
-				  (const void *)event);
+		return pjrt_error_not_live(fn, PJRT_KIND_EVENT, event);
 	PJRT_Error *e = ev->code ? pjrt_error(ev->code, "%s", ev->msg) : NULL;
 	pjrt_handle_put(h);
 	return e;
@@ -47,12 +46,10 @@ static PJRT_Error *outcome(const PJRT_Event *event, const char *fn, bool *bad)
 PJRT_IMPL(Event_Destroy)
 {
 	PJRT_CHECK_ARGS(args, PJRT_Event_Destroy_Args, event);
-	if (!args->event)
-		return NULL;
-	pjrt_event_t *ev = pjrt_handle_remove(PJRT_HANDLE(args->event), PJRT_KIND_EVENT);
+	PJRT_Error *err;
+	pjrt_event_t *ev = pjrt_handle_remove_arg("PJRT_Event_Destroy", PJRT_KIND_EVENT, args->event, &err);
 	if (!ev)
-		return pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT,
-				  "PJRT_Event_Destroy: %p is not a live PJRT_Event", (void *)args->event);
+		return err;
 	free(ev->msg);
 	free(ev);
 	return NULL;
@@ -62,8 +59,7 @@ PJRT_IMPL(Event_IsReady)
 {
 	PJRT_CHECK_ARGS(args, PJRT_Event_IsReady_Args, is_ready);
 	if (!pjrt_handle_get(PJRT_HANDLE(args->event), PJRT_KIND_EVENT))
-		return pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT,
-				  "PJRT_Event_IsReady: %p is not a live PJRT_Event", (void *)args->event);
+		return pjrt_error_not_live("PJRT_Event_IsReady", PJRT_KIND_EVENT, args->event);
 	pjrt_handle_put(PJRT_HANDLE(args->event));
 	args->is_ready = true;
 	return NULL;

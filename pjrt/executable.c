@@ -313,25 +313,20 @@ PJRT_Error *pjrt_loaded_new(pjrt_exec_t *e, PJRT_LoadedExecutable **out)
 	return err;
 }
 
-static PJRT_Error *destroy_handle(pjrt_kind_t kind, void *handle, const char *fn, const char *what)
+static PJRT_Error *destroy_handle(pjrt_kind_t kind, void *handle, const char *fn)
 {
-	if (!handle)
-		return NULL;
-	pjrt_exec_handle_t *o = pjrt_handle_remove(PJRT_HANDLE(handle), kind);
+	PJRT_Error *err;
+	pjrt_exec_handle_t *o = pjrt_handle_remove_arg(fn, kind, handle, &err);
 	if (!o)
-		return pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: %p is not a live %s", fn, handle, what);
+		return err;
 	pjrt_exec_unref(o->exec);
 	free(o);
 	return NULL;
 }
 
 /* The exec of a live (loaded) executable handle, with a handle reference. */
-#define EXEC_GET(e, kind, handle, fn)                                                                 \
-	pjrt_exec_handle_t *e##_obj = pjrt_handle_get(PJRT_HANDLE(handle), kind);                       \
-	if (!e##_obj)                                                                                 \
-		return pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: %p is not a live %s", fn,     \
-				  (void *)(handle),                                                   \
-				  kind == PJRT_KIND_LOADED ? "PJRT_LoadedExecutable" : "PJRT_Executable"); \
+#define EXEC_GET(e, kind, handle, fn)                           \
+	PJRT_GET(pjrt_exec_handle_t, e##_obj, kind, handle, fn); \
 	pjrt_exec_t *e = e##_obj->exec
 #define EXEC_PUT(e) pjrt_handle_put(e##_obj->h)
 
@@ -340,8 +335,7 @@ static PJRT_Error *destroy_handle(pjrt_kind_t kind, void *handle, const char *fn
 PJRT_IMPL(LoadedExecutable_Destroy)
 {
 	PJRT_CHECK_ARGS(args, PJRT_LoadedExecutable_Destroy_Args, executable);
-	return destroy_handle(PJRT_KIND_LOADED, args->executable, "PJRT_LoadedExecutable_Destroy",
-			      "PJRT_LoadedExecutable");
+	return destroy_handle(PJRT_KIND_LOADED, args->executable, "PJRT_LoadedExecutable_Destroy");
 }
 
 PJRT_IMPL(LoadedExecutable_GetExecutable)
@@ -409,8 +403,7 @@ PJRT_IMPL(LoadedExecutable_Fingerprint)
 PJRT_IMPL(Executable_Destroy)
 {
 	PJRT_CHECK_ARGS(args, PJRT_Executable_Destroy_Args, executable);
-	return destroy_handle(PJRT_KIND_EXECUTABLE, args->executable, "PJRT_Executable_Destroy",
-			      "PJRT_Executable");
+	return destroy_handle(PJRT_KIND_EXECUTABLE, args->executable, "PJRT_Executable_Destroy");
 }
 
 PJRT_IMPL(Executable_Name)

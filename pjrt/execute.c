@@ -321,10 +321,7 @@ PJRT_IMPL(LoadedExecutable_Execute)
 {
 	static const char fn[] = "PJRT_LoadedExecutable_Execute";
 	PJRT_CHECK_ARGS(args, PJRT_LoadedExecutable_Execute_Args, device_complete_events);
-	pjrt_exec_handle_t *lo = pjrt_handle_get(PJRT_HANDLE(args->executable), PJRT_KIND_LOADED);
-	if (!lo)
-		return pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: %p is not a live PJRT_LoadedExecutable", fn,
-				  (void *)args->executable);
+	PJRT_GET(pjrt_exec_handle_t, lo, PJRT_KIND_LOADED, args->executable, fn);
 	pjrt_exec_t *e = lo->exec;
 	PJRT_Error *err = NULL;
 	const int64_t *nondon = NULL;

@@ -79,6 +79,39 @@ uint64_t pjrt_handle_new(pjrt_kind_t kind, void *obj)
 	return h;
 }
 
+const char *pjrt_kind_name(pjrt_kind_t kind)
+{
+	switch (kind) {
+	case PJRT_KIND_ERROR: return "PJRT_Error";
+	case PJRT_KIND_EVENT: return "PJRT_Event";
+	case PJRT_KIND_CLIENT: return "PJRT_Client";
+	case PJRT_KIND_DEVICE: return "PJRT_Device";
+	case PJRT_KIND_DESCRIPTION: return "PJRT_DeviceDescription";
+	case PJRT_KIND_MEMORY: return "PJRT_Memory";
+	case PJRT_KIND_BUFFER: return "PJRT_Buffer";
+	case PJRT_KIND_EXECUTABLE: return "PJRT_Executable";
+	case PJRT_KIND_LOADED: return "PJRT_LoadedExecutable";
+	}
+	return "PJRT handle";
+}
+
+PJRT_Error *pjrt_error_not_live(const char *fn, pjrt_kind_t kind, const void *handle)
+{
+	return pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: %p is not a live %s", fn, handle,
+			  pjrt_kind_name(kind));
+}
+
+void *pjrt_handle_remove_arg(const char *fn, pjrt_kind_t kind, const void *handle, PJRT_Error **out_err)
+{
+	*out_err = NULL;
+	if (!handle)
+		return NULL;
+	void *obj = pjrt_handle_remove(PJRT_HANDLE(handle), kind);
+	if (!obj)
+		*out_err = pjrt_error_not_live(fn, kind, handle);
+	return obj;
+}
+
 void *pjrt_handle_get(uint64_t h, pjrt_kind_t kind)
 {
 	pthread_mutex_lock(&tab()->lock);

@@ -119,6 +119,23 @@ size_t pjrt_handle_count(pjrt_kind_t kind);
 #define PJRT_HANDLE(p) ((uint64_t)(uintptr_t)(p))
 #define PJRT_PTR(type, h) ((type *)(uintptr_t)(h))
 
+/* The PJRT type of a kind's handles ("PJRT_Buffer"), for messages. */
+const char *pjrt_kind_name(pjrt_kind_t kind);
+/* The error of entry point fn given a handle that is not a live one of kind:
+ * INVALID_ARGUMENT, "fn: HANDLE is not a live PJRT_Buffer". */
+PJRT_Error *pjrt_error_not_live(const char *fn, pjrt_kind_t kind, const void *handle);
+/* The first step of an entry point fn on one object: declares type *var, the
+ * object of handle (a live one of kind) with a reference the entry point drops
+ * with pjrt_handle_put, and returns pjrt_error_not_live from it otherwise. */
+#define PJRT_GET(type, var, kind, handle, fn)                          \
+	type *var = pjrt_handle_get(PJRT_HANDLE(handle), kind);        \
+	if (!var)                                                      \
+		return pjrt_error_not_live(fn, kind, (const void *)(handle))
+/* The handle of a *_Destroy call, removed (pjrt_handle_remove): its object for
+ * the caller to free, or NULL: with *out_err NULL for a NULL handle (nothing to
+ * destroy), else pjrt_error_not_live. */
+void *pjrt_handle_remove_arg(const char *fn, pjrt_kind_t kind, const void *handle, PJRT_Error **out_err);
+
 /* ------------------------------------------------------------------- errors */
 
 /* A new error the caller returns to the framework. Never NULL: without memory

@@ -55,11 +55,7 @@ static void free_serialized(PJRT_SerializedExecutable *s)
 PJRT_IMPL(Executable_Serialize)
 {
 	PJRT_CHECK_ARGS(args, PJRT_Executable_Serialize_Args, serialized_executable_deleter);
-	pjrt_exec_handle_t *o = pjrt_handle_get(PJRT_HANDLE(args->executable), PJRT_KIND_EXECUTABLE);
-	if (!o)
-		return pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT,
-				  "PJRT_Executable_Serialize: %p is not a live PJRT_Executable",
-				  (const void *)args->executable);
+	PJRT_GET(pjrt_exec_handle_t, o, PJRT_KIND_EXECUTABLE, args->executable, "PJRT_Executable_Serialize");
 	pjrt_exec_t *e = o->exec;
 	header_t h;
 	memset(&h, 0, sizeof(h));
@@ -145,10 +141,7 @@ PJRT_IMPL(Executable_DeserializeAndLoad)
 	const uint8_t *program = ids + 4ull * h.num_replicas;
 	const uint8_t *neff = program + h.program_size;
 
-	pjrt_client_t *c = pjrt_handle_get(PJRT_HANDLE(args->client), PJRT_KIND_CLIENT);
-	if (!c)
-		return pjrt_error(PJRT_Error_Code_INVALID_ARGUMENT, "%s: %p is not a live PJRT_Client", fn,
-				  (void *)args->client);
+	PJRT_GET(pjrt_client_t, c, PJRT_KIND_CLIENT, args->client, fn);
 	PJRT_Error *err = NULL;
 	pjrt_compile_options_t opts;
 	memset(&opts, 0, sizeof(opts));
