@@ -402,7 +402,7 @@ static ns_status_t execute_once(nrt_ctx_t *ctx, nrt_model_obj_t *m, const nrt_te
 		rec.error.kind = NRT_NEURONSIM_ERROR_OTHER;
 	}
 	rec.status = rec.error.status;
-	nrt_snapshot_exec_end(ctx, &rec);
+	nrt_snapshot_exec_end(ctx, &rec, &st);
 	unbind_all(ctx, in->device, b, n);
 	pthread_mutex_unlock(&in->lock);
 	count_execution(ctx, &rec, in->first_core, m->neff_cores);

@@ -45,8 +45,10 @@ void nrt_snapshot_model_fini(nrt_ctx_t *ctx, nrt_model_obj_t *m);
  * execution (a model poisoned by an earlier failure) and is returned. */
 ns_status_t nrt_snapshot_exec_begin(nrt_ctx_t *ctx, nrt_exec_rec_t *rec);
 /* After the jobs (or after a refused/failed binding): dumps what is asked
- * for. Never changes rec->status. */
-void nrt_snapshot_exec_end(nrt_ctx_t *ctx, nrt_exec_rec_t *rec);
+ * for. Never changes rec->status; the error snapshot of a failed execution
+ * says what it wrote at the end of *st, the execution's failure, so the
+ * failure stays one line. */
+void nrt_snapshot_exec_end(nrt_ctx_t *ctx, nrt_exec_rec_t *rec, ns_status_t *st);
 
 /* ---- metrics (metrics.c) ---- */
 void nrt_metrics_exec(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec);

@@ -12,6 +12,10 @@
 /* A failure whose NRT_STATUS is nrt (kept as the status's detail), with the
  * canonical code that goes with it. */
 ns_status_t nrt_status_make(NRT_STATUS nrt, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* st with text added after its message ("MESSAGE" + what follows), its codes
+ * kept: where a failure's report says what happened next (the snapshot it
+ * left). Consumes st; when memory runs out, st comes back as it was. */
+ns_status_t nrt_status_append(ns_status_t st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The NRT_STATUS of st: its detail when the runtime set one, else its
  * canonical code's (INVALID_ARGUMENT, OUT_OF_RANGE, NOT_FOUND, DATA_LOSS and
  * UNIMPLEMENTED NRT_INVALID, RESOURCE_EXHAUSTED NRT_RESOURCE, DEADLINE_EXCEEDED

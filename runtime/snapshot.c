@@ -291,8 +291,9 @@ ns_status_t nrt_snapshot_exec_begin(nrt_ctx_t *ctx, nrt_exec_rec_t *rec)
 	return NS_OK;
 }
 
-/* Writes the error snapshot of a failed execution and stops the model. */
-static void dump_error(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec, uint32_t ii)
+/* Writes the error snapshot of a failed execution and stops the model; what
+ * it did goes at the end of *st, the execution's failure. */
+static void dump_error(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec, uint32_t ii, ns_status_t *st)
 {
 	nrt_model_obj_t *m = rec->model;
 	struct nrt_model_snapshot *ms = m->snapshot;
@@ -309,8 +310,7 @@ static void dump_error(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec, uint32_t ii)
 		written = nrt_snapshot_dump(ctx, rec, ii, NRT_SNAP_FILE_ERROR, inputs, path, sizeof(path));
 		free(inputs);
 	} else {
-		NRT_LOGW("model '%s': snapshot of failed execution %llu not written: out of host memory",
-			 m->view.meta->model_name, (unsigned long long)rec->exec_index);
+		nrt_neuronsim_counter_add("SnapshotWriteFailures", 1);
 	}
 	pthread_mutex_lock(&ms->stop_lock);
 	if (!atomic_load(&ms->stopped)) {
@@ -320,19 +320,21 @@ static void dump_error(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec, uint32_t ii)
 		atomic_store(&ms->stopped, true);
 	}
 	pthread_mutex_unlock(&ms->stop_lock);
+	if (!*st) /* the failure's own status is always there; not when memory ran out */
+		*st = nrt_status_make(rec->status, "model '%s': %s", m->view.meta->model_name,
+				      nrt_get_status_as_str(rec->status));
 	if (written)
-		NRT_LOGE("model '%s': execution %llu failed (%s): NEURON_DUMP_HLO_SNAPSHOT=%s wrote %s (its "
-			 "inputs before the execution, outputs and error record); the model is stopped until "
-			 "it is reloaded", m->view.meta->model_name, (unsigned long long)rec->exec_index,
-			 nrt_get_status_as_str(rec->status), nrt_snapshot_err_mode_name(mode), path);
+		*st = nrt_status_append(*st, "; NEURON_DUMP_HLO_SNAPSHOT=%s wrote %s (execution %llu's inputs "
+					"before it ran, its outputs and error record); the model is stopped until "
+					"it is reloaded", nrt_snapshot_err_mode_name(mode), path,
+					(unsigned long long)rec->exec_index);
 	else
-		NRT_LOGE("model '%s': execution %llu failed (%s): NEURON_DUMP_HLO_SNAPSHOT=%s could not "
-			 "write its snapshot (%s); the model is stopped until it is reloaded",
-			 m->view.meta->model_name, (unsigned long long)rec->exec_index,
-			 nrt_get_status_as_str(rec->status), nrt_snapshot_err_mode_name(mode), path);
+		*st = nrt_status_append(*st, "; NEURON_DUMP_HLO_SNAPSHOT=%s could not write the snapshot of "
+					"execution %llu (%s); the model is stopped until it is reloaded",
+					nrt_snapshot_err_mode_name(mode), (unsigned long long)rec->exec_index, path);
 }
 
-void nrt_snapshot_exec_end(nrt_ctx_t *ctx, nrt_exec_rec_t *rec)
+void nrt_snapshot_exec_end(nrt_ctx_t *ctx, nrt_exec_rec_t *rec, ns_status_t *st)
 {
 	nrt_model_obj_t *m = rec->model;
 	struct nrt_model_snapshot *ms = m->snapshot;
@@ -350,5 +352,5 @@ void nrt_snapshot_exec_end(nrt_ctx_t *ctx, nrt_exec_rec_t *rec)
 	if (want_outputs)
 		nrt_snapshot_dump(ctx, rec, ii, NRT_SNAP_FILE_OUTPUTS, NULL, NULL, 0);
 	if (copied && rec->status != NRT_SUCCESS)
-		dump_error(ctx, rec, ii);
+		dump_error(ctx, rec, ii, st);
 }

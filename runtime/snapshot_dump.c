@@ -93,10 +93,14 @@ static void file_path(const struct nrt_snapshot_state *s, const nrt_exec_rec_t *
  * be created or written, the disk is full): the first time an ERROR, which the
  * default log level shows, since a WARN would hide it from exactly the user who
  * asked for dumps; later ones WARN, so a run that dumps every execution does
- * not drown its log. SnapshotWriteFailures counts them all. */
-static void report_lost(nrt_ctx_t *ctx, const char *what)
+ * not drown its log. SnapshotWriteFailures counts them all. caller_says: the
+ * caller puts the reason in its own report (the error snapshot, in the failed
+ * execution's), so nothing is logged here. */
+static void report_lost(nrt_ctx_t *ctx, const char *what, bool caller_says)
 {
 	nrt_neuronsim_counter_add("SnapshotWriteFailures", 1);
+	if (caller_says)
+		return;
 	if (!atomic_exchange(&ctx->snapshot->write_error_said, true))
 		NRT_LOGE("%s (the execution itself is not affected; further lost snapshots are "
 			 "logged at WARN and counted in SnapshotWriteFailures)", what);
@@ -118,7 +122,7 @@ bool nrt_snapshot_dump(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec, uint32_t inst_
 	if (!dir_ready(ctx, err, sizeof(err))) {
 		char what[sizeof(path) + sizeof(err) + 32];
 		snprintf(what, sizeof(what), "snapshot %s not written: %s", path, err);
-		report_lost(ctx, what);
+		report_lost(ctx, what, out_path && path_len);
 		if (out_path && path_len)
 			snprintf(out_path, path_len, "%s not written: %s", path, err);
 		return false;
@@ -131,7 +135,7 @@ bool nrt_snapshot_dump(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec, uint32_t inst_
 	if (!t || !file_index || (kind == NRT_SNAP_FILE_ERROR && !ejson)) {
 		char what[sizeof(path) + 64];
 		snprintf(what, sizeof(what), "snapshot %s not written: out of host memory", path);
-		report_lost(ctx, what);
+		report_lost(ctx, what, out_path && path_len);
 		if (out_path && path_len)
 			snprintf(out_path, path_len, "%s not written: out of host memory", path);
 		goto out;
@@ -185,7 +189,7 @@ bool nrt_snapshot_dump(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec, uint32_t inst_
 	ns_status_t ss = snapshot_write(path, &meta, v->hlo_text, v->hlo_text ? v->hlo_size : 0, t, k);
 	nrt_neuronsim_trace_end();
 	if (ns_status_consume_message(ss, err, sizeof(err)) != NS_STATUS_OK) {
-		report_lost(ctx, err[0] ? err : path);
+		report_lost(ctx, err[0] ? err : path, out_path && path_len);
 		if (out_path && path_len)
 			snprintf(out_path, path_len, "%s", err[0] ? err : path);
 		goto out;

@@ -86,9 +86,10 @@ typedef enum nrt_snap_file_kind {
  * from inputs[i] (host bytes of NEFF input tensor i as it was before the
  * execution) and/or the outputs from rec->io, with the error record for
  * NRT_SNAP_FILE_ERROR. Creates the directory on first use. A failure (disk
- * full, unwritable directory) logs one warning naming the file and changes
- * nothing else. Returns true and the path in out_path (may be NULL) when the
- * file was written, false and the reason in out_path when it was not. */
+ * full, unwritable directory) changes nothing else; it is logged, naming the
+ * file, unless out_path is given. Returns true and the path in out_path (may
+ * be NULL) when the file was written, false and the reason in out_path when it
+ * was not. */
 bool nrt_snapshot_dump(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec, uint32_t inst_index,
 		       nrt_snap_file_kind_t kind, uint8_t *const *inputs, char *out_path,
 		       size_t path_len);

@@ -1,5 +1,7 @@
 /* NRT_STATUS: its strings, and the boundary where libnrt's internal statuses become one (internal.h). */
 #include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "internal.h"
 #include "nrt/nrt_status.h"
@@ -64,6 +66,26 @@ ns_status_t nrt_status_make(NRT_STATUS nrt, const char *fmt, ...)
 	ns_status_t st = ns_status_vmake(canonical_of(nrt), fmt, ap);
 	va_end(ap);
 	return ns_status_with_detail(st, (int)nrt);
+}
+
+ns_status_t nrt_status_append(ns_status_t st, const char *fmt, ...)
+{
+	char more[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(more, sizeof(more), fmt, ap);
+	va_end(ap);
+	const char *msg = ns_status_message(st);
+	ns_status_t out = ns_status_with_detail(ns_status_make(ns_status_code(st), "%s%s", msg, more),
+						ns_status_detail(st));
+	/* Out of memory: a static status, without st's message or detail. */
+	if (strncmp(ns_status_message(out), msg, strlen(msg)) != 0 ||
+	    ns_status_detail(out) != ns_status_detail(st)) {
+		ns_status_free(out);
+		return st;
+	}
+	ns_status_free(st);
+	return out;
 }
 
 NRT_STATUS nrt_status_code(ns_status_t st)

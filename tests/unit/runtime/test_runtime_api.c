@@ -547,7 +547,7 @@ END_TEST
 static int error_lines(const char *log)
 {
 	int n = 0;
-	for (const char *p = log; (p = strstr(p, "ERROR")); p++)
+	for (const char *p = log; (p = strstr(p, "nrt: ERROR")); p++)
 		n++;
 	return n;
 }

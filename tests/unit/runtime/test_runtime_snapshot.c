@@ -593,9 +593,13 @@ static void check_error_mode(const char *mode)
 	NRT_STATUS st = fx_run(&f, x1, NULL);
 	char *log = test_capture_end();
 	ck_assert_int_eq(st, NRT_EXEC_COMPLETED_WITH_NUM_ERR);
-	ck_assert_ptr_nonnull(strstr(log, "model 'nan_step': execution 1 failed"));
+	/* one line: the NaN, then what the snapshot did */
+	ck_assert_ptr_nonnull(strstr(log, "nrt: ERROR nrt_execute: model 'nan_step' core 0: "));
+	ck_assert_ptr_nonnull(strstr(log, "execution 1's inputs"));
 	ck_assert_ptr_nonnull(strstr(log, mode));
 	ck_assert_ptr_nonnull(strstr(log, "stopped until it is reloaded"));
+	const char *first = strstr(log, "nrt: ERROR");
+	ck_assert_ptr_null(strstr(first + 1, "nrt: ERROR"));
 	free(log);
 	fx_read_w(&f, w2); /* the device updated w in place */
 	ck_assert_float_eq(w2[9], w1[9] - 3);
@@ -1037,8 +1041,12 @@ START_TEST(test_disk_full_warns_leaves_no_file_and_keeps_status)
 	st = fx_run(&f, x, NULL);
 	log = test_capture_end();
 	ck_assert_int_eq(st, NRT_EXEC_COMPLETED_WITH_NUM_ERR);
+	/* one line: the NaN, and that its snapshot could not be written, and why */
 	ck_assert_ptr_nonnull(strstr(log, "execution000001.error.decomposed_hlo_snapshot"));
-	ck_assert_ptr_nonnull(strstr(log, "could not write its snapshot"));
+	ck_assert_ptr_nonnull(strstr(log, "could not write the snapshot of execution 1"));
+	const char *err1 = strstr(log, "nrt: ERROR");
+	ck_assert_ptr_nonnull(err1);
+	ck_assert_ptr_null(strstr(err1 + 1, "nrt: ERROR"));
 	free(log);
 	ck_assert_int_eq(list_dump(names, 4), 0);
 	ck_assert_int_eq(nrt_neuronsim_counter_value("SnapshotsWritten"), written);
