@@ -64,13 +64,6 @@ ns_status_t nrt_ctx_check_core(const nrt_ctx_t *ctx, int64_t nc)
 	return NS_OK;
 }
 
-nrt_ctx_t *nrt_ctx_require(const char *func, NRT_STATUS *out_status)
-{
-	nrt_ctx_t *ctx;
-	*out_status = nrt_status_report(func, nrt_ctx_enter(&ctx));
-	return ctx;
-}
-
 /* Sizes as the Neuron Runtime's memory reports print them: "4.000GB", "0.000B". */
 static const char *mem_str(uint64_t bytes, char *buf, size_t len)
 {
@@ -244,14 +237,12 @@ void nrt_devmem_free(nrt_ctx_t *ctx, uint32_t device, nrt_neuronsim_mem_category
 	memset(mem, 0, sizeof(*mem));
 }
 
-NRT_STATUS nrt_neuronsim_get_mem_usage(nrt_neuronsim_mem_usage_t *out_usage)
+static ns_status_t get_mem_usage(nrt_neuronsim_mem_usage_t *out_usage)
 {
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_require(__func__, &st);
-	if (!ctx)
-		return st;
+	nrt_ctx_t *ctx;
+	NS_RETURN_IF_ERROR(nrt_ctx_enter(&ctx));
 	if (!out_usage)
-		return NRT_INVALID;
+		return nrt_status_make(NRT_INVALID, "out_usage is NULL");
 	nrt_neuronsim_mem_usage_t u;
 	memset(&u, 0, sizeof(u));
 	u.total = ctx->mem_total;
@@ -262,7 +253,12 @@ NRT_STATUS nrt_neuronsim_get_mem_usage(nrt_neuronsim_mem_usage_t *out_usage)
 	u.host_tensors = atomic_load(&ctx->host_tensor_bytes);
 	u.host_snapshot = atomic_load(&ctx->host_snapshot_bytes);
 	*out_usage = u;
-	return NRT_SUCCESS;
+	return NS_OK;
+}
+
+NRT_STATUS nrt_neuronsim_get_mem_usage(nrt_neuronsim_mem_usage_t *out_usage)
+{
+	return nrt_status_report(__func__, get_mem_usage(out_usage));
 }
 
 const char *nrt_neuronsim_backend_name(void)

@@ -49,7 +49,8 @@ NRT_STATUS nrt_inspect_config_set_defaults(nrt_inspect_config_t *options)
 NRT_STATUS nrt_inspect_config_allocate(nrt_inspect_config_t **options)
 {
 	void *o;
-	NRT_STATUS st = nrt_options_alloc(__func__, options, sizeof(nrt_inspect_config_t), &o);
+	NRT_STATUS st = nrt_status_report(__func__,
+					  nrt_options_alloc(options, sizeof(nrt_inspect_config_t), &o));
 	if (st != NRT_SUCCESS)
 		return st;
 	(void)nrt_inspect_config_set_defaults(o);
@@ -195,7 +196,8 @@ NRT_STATUS nrt_inspect_config_set_activity(nrt_inspect_config_t *options, const 
 
 static NRT_STATUS activity_list(const char *func, unsigned bits, const char ***activity_types, size_t *count)
 {
-	return nrt_name_list_dup(func, "activity_types", activity_names, ACT_COUNT, bits, activity_types, count);
+	return nrt_status_report(func, nrt_name_list_dup("activity_types", activity_names, ACT_COUNT, bits,
+							 activity_types, count));
 }
 
 NRT_STATUS nrt_inspect_config_get_all_activity_types(const char ***activity_types, size_t *count)

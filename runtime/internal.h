@@ -140,8 +140,6 @@ void nrt_ctx_unpublish(void);
 ns_status_t nrt_ctx_enter(nrt_ctx_t **out_ctx);
 /* NRT_INVALID unless logical NeuronCore nc is visible. */
 ns_status_t nrt_ctx_check_core(const nrt_ctx_t *ctx, int64_t nc);
-/* nrt_ctx_enter with the failure reported at once as "func: ...". */
-nrt_ctx_t *nrt_ctx_require(const char *func, NRT_STATUS *out_status);
 
 /* async.c: the nrta_* queues (at nrt_init), and their shutdown (at nrt_close,
  * before anything else is freed: it waits for the workers). */

@@ -184,9 +184,11 @@ static ns_status_t neff_refused(const void *neff, size_t size, ns_status_t st)
 }
 
 /* nrt_load's work; a failure's status says why, for nrt_load to report. */
-static ns_status_t load_model(nrt_ctx_t *ctx, const void *neff_bytes, size_t size, int32_t start_nc,
-			      int32_t nc_count, nrt_model_t **model, char out_name[128])
+static ns_status_t load_model(const void *neff_bytes, size_t size, int32_t start_nc, int32_t nc_count,
+			      nrt_model_t **model, char out_name[128])
 {
+	nrt_ctx_t *ctx;
+	NS_RETURN_IF_ERROR(nrt_ctx_enter(&ctx));
 	if (!neff_bytes || !model || size == 0)
 		return nrt_status_make(NRT_INVALID, "%s", !model ? "model (out) is NULL" : "no NEFF bytes given");
 	if (start_nc < -1 || (start_nc >= 0 && (uint32_t)start_nc >= ctx->n_cores))
@@ -304,11 +306,8 @@ NRT_STATUS nrt_load(const void *neff_bytes, size_t size, int32_t start_nc, int32
 {
 	uint64_t t0 = ns_monotonic_ns();
 	char name[128] = "";
-	NRT_STATUS st;
-	nrt_ctx_t *ctx = nrt_ctx_require("nrt_load", &st);
-	if (ctx)
-		st = nrt_status_report("nrt_load", load_model(ctx, neff_bytes, size, start_nc, nc_count,
-							      model, name));
+	NRT_STATUS st = nrt_status_report("nrt_load", load_model(neff_bytes, size, start_nc, nc_count, model,
+								 name));
 	if (nrt_profile_sys_on())
 		nrt_profile_call("nrt_load", name, size, st, t0, ns_monotonic_ns());
 	return st;

@@ -143,24 +143,20 @@ void nrt_sys_trace_config_set_defaults(nrt_sys_trace_config_t *options)
 	options->max_events_per_nc = DEFAULT_MAX_EVENTS;
 }
 
-NRT_STATUS nrt_options_alloc(const char *func, const void *out, size_t size, void **out_mem)
+ns_status_t nrt_options_alloc(const void *out, size_t size, void **out_mem)
 {
-	if (!out) {
-		NRT_LOGE("%s: options is NULL", func);
-		return NRT_INVALID;
-	}
-	*out_mem = malloc(size);
-	if (!*out_mem) {
-		NRT_LOGE("%s: out of host memory", func);
-		return NRT_RESOURCE;
-	}
-	return NRT_SUCCESS;
+	if (!out)
+		return nrt_status_make(NRT_INVALID, "options is NULL");
+	if (!(*out_mem = malloc(size)))
+		return nrt_status_make(NRT_RESOURCE, "out of host memory for the options (%zu bytes)", size);
+	return NS_OK;
 }
 
 NRT_STATUS nrt_sys_trace_config_allocate(nrt_sys_trace_config_t **options)
 {
 	void *o;
-	NRT_STATUS st = nrt_options_alloc(__func__, options, sizeof(nrt_sys_trace_config_t), &o);
+	NRT_STATUS st = nrt_status_report(__func__,
+					  nrt_options_alloc(options, sizeof(nrt_sys_trace_config_t), &o));
 	if (st != NRT_SUCCESS)
 		return st;
 	nrt_sys_trace_config_set_defaults(o);
@@ -210,13 +206,11 @@ NRT_STATUS nrt_sys_trace_config_set_capture_enabled_for_event_type(nrt_sys_trace
 	return NRT_INVALID;
 }
 
-NRT_STATUS nrt_name_list_dup(const char *func, const char *what, const char *const *names, unsigned n,
-			     uint32_t keep, const char ***out, size_t *count)
+ns_status_t nrt_name_list_dup(const char *what, const char *const *names, unsigned n, uint32_t keep,
+			      const char ***out, size_t *count)
 {
-	if (!out || !count) {
-		NRT_LOGE("%s: %s or count is NULL", func, what);
-		return NRT_INVALID;
-	}
+	if (!out || !count)
+		return nrt_status_make(NRT_INVALID, "%s or count is NULL", what);
 	const char **a = calloc(n ? n : 1, sizeof(*a));
 	size_t k = 0;
 	for (unsigned i = 0; a && i < n; i++) {
@@ -229,13 +223,11 @@ NRT_STATUS nrt_name_list_dup(const char *func, const char *what, const char *con
 			k++;
 		}
 	}
-	if (!a) {
-		NRT_LOGE("%s: out of host memory", func);
-		return NRT_RESOURCE;
-	}
+	if (!a)
+		return nrt_status_make(NRT_RESOURCE, "out of host memory for the list of %s", what);
 	*out = a;
 	*count = k;
-	return NRT_SUCCESS;
+	return NS_OK;
 }
 
 void nrt_name_list_free(const char **list, size_t count)
@@ -253,8 +245,8 @@ static NRT_STATUS type_list(const char *func, const bool *off, const char ***eve
 	for (int i = 0; i < NRT_SYS_TRACE_TYPE_COUNT; i++)
 		if (!off || !off[i])
 			keep |= 1u << i;
-	return nrt_name_list_dup(func, "event_types", type_names, NRT_SYS_TRACE_TYPE_COUNT, keep, event_types,
-				 count);
+	return nrt_status_report(func, nrt_name_list_dup("event_types", type_names, NRT_SYS_TRACE_TYPE_COUNT,
+							 keep, event_types, count));
 }
 
 NRT_STATUS nrt_sys_trace_get_event_types(const char ***event_types, size_t *count)
@@ -326,8 +318,8 @@ void nrt_sys_trace_fetch_options_set_defaults(nrt_sys_trace_fetch_options_t *opt
 NRT_STATUS nrt_sys_trace_fetch_options_allocate(nrt_sys_trace_fetch_options_t **options)
 {
 	void *o;
-	NRT_STATUS st =
-		nrt_options_alloc(__func__, options, sizeof(nrt_sys_trace_fetch_options_t), &o);
+	NRT_STATUS st = nrt_status_report(__func__,
+					  nrt_options_alloc(options, sizeof(nrt_sys_trace_fetch_options_t), &o));
 	if (st != NRT_SUCCESS)
 		return st;
 	nrt_sys_trace_fetch_options_set_defaults(o);

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "nrt/nrt_status.h"
+#include "rt_status.h"
 
 /* nrt_sys_trace.h's event types, in nrt_sys_trace_get_event_types' order. */
 typedef enum nrt_sys_trace_type {
@@ -21,16 +22,16 @@ typedef enum nrt_sys_trace_type {
  * SDK's *_get_*_types calls return their lists (nrt_sys_trace_get_event_types,
  * nrt_inspect_config_get_*_activity_types); what names the list parameter
  * in the message when out or count is NULL. Freed with nrt_name_list_free. */
-NRT_STATUS nrt_name_list_dup(const char *func, const char *what, const char *const *names, unsigned n,
-			     uint32_t keep, const char ***out, size_t *count);
+ns_status_t nrt_name_list_dup(const char *what, const char *const *names, unsigned n, uint32_t keep,
+			      const char ***out, size_t *count);
 void nrt_name_list_free(const char **list, size_t count);
 
 /* The SDK's *_allocate calls of an options struct (nrt_inspect_config_allocate,
  * nrt_sys_trace_config_allocate, nrt_sys_trace_fetch_options_allocate):
  * NRT_INVALID when out, the caller's out parameter, is NULL, NRT_RESOURCE
- * when malloc fails, both said under func's name; else size bytes in *out_mem
- * for the caller to set to its defaults. */
-NRT_STATUS nrt_options_alloc(const char *func, const void *out, size_t size, void **out_mem);
+ * when malloc fails; else size bytes in *out_mem for the caller to set to its
+ * defaults. */
+ns_status_t nrt_options_alloc(const void *out, size_t size, void **out_mem);
 
 /* The type named name (nrt_sys_trace_get_event_types' names), or -1. */
 int nrt_sys_trace_type_index(const char *name);
