@@ -273,7 +273,7 @@ static ncc_status_t gs_offsets(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, con
 			st = ncc_lower_const_scalar(ctx, ISA_DT_S64, (double)S[d], &sv);
 		if (st == NCC_OK && c.dtype == ISA_DT_U64 && !scatter) {
 			/* u64 starts beyond 2^63 must clamp high, not wrap negative */
-			ncc_view_t hu, cu;
+			ncc_view_t hu = { 0 }, cu = { 0 };
 			st = ncc_lower_const_scalar(ctx, ISA_DT_U64, (double)(hi > 0 ? hi : 0), &hu);
 			if (st == NCC_OK)
 				st = ncc_lower_temp_view(ctx, ISA_DT_U64, nb, bd, &cu);
