@@ -147,8 +147,26 @@ static bool in_ilist(const ncc_ilist_t *l, int64_t v)
 	return false;
 }
 
-static ncc_status_t rows_view(ncc_lower_ctx_t *ctx, const ncc_view_t *v, const bool *win,
-			      int64_t skip, ncc_view_t *out, ncc_view_t *out_perm, bool *out_tmp);
+/* A gather's output or a scatter's updates as rows (rows_view): v, [M, window...];
+ * perm, the view with its window dims moved behind the others; tmp, v is a dense
+ * temporary in perm's order (the batch dims did not fold), copied with rows_copy. */
+typedef struct rows {
+	ncc_view_t v, perm;
+	bool tmp;
+} rows_t;
+
+static ncc_status_t rows_view(ncc_lower_ctx_t *ctx, const ncc_view_t *v, const gs_dnums_t *g, int64_t d,
+			      rows_t *out);
+
+/* Copies between the rows' temporary, when there is one, and the view it stands
+ * for: out of it (a gather's result) or, with into, into it (a scatter's updates). */
+static ncc_status_t rows_copy(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, const rows_t *r, bool into)
+{
+	if (!r->tmp)
+		return NCC_OK;
+	ncc_view_t dense = ncc_view_dense(r->v.region, r->v.offset, r->v.dtype, r->perm.rank, r->perm.dims);
+	return into ? ncc_lower_copy(ctx, inst, &dense, &r->perm) : ncc_lower_copy(ctx, inst, &r->perm, &dense);
+}
 
 /* A gather (2 operands) or single-operand scatter (3) whose dimension numbers
  * are in range, with integer indices. */
@@ -355,17 +373,11 @@ static ncc_view_t gs_table(const ncc_view_t *dense, const gs_dnums_t *g, const i
 	return t;
 }
 
-static ncc_status_t lower_gather_general(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
+static ncc_status_t lower_gather_general(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, const gs_dnums_t *g,
+					 const ncc_view_t *op, const ncc_view_t *out)
 {
-	gs_dnums_t g;
-	gs_dnums(inst, &g);
-	ncc_view_t op, dense, out;
-	ncc_status_t st = ncc_lower_operand_view(ctx, inst, 0, &op);
-	if (st == NCC_OK)
-		st = ncc_lower_output_view(ctx, inst, 0, &out);
-	if (st != NCC_OK || ncc_view_elements(&out) == 0)
-		return st;
-	st = ncc_lower_make_dense(ctx, inst, &op, &dense);
+	ncc_view_t dense;
+	ncc_status_t st = ncc_lower_make_dense(ctx, inst, op, &dense);
 	if (st != NCC_OK)
 		return st;
 	int64_t wsize[NCC_MAX_RANK], S[NCC_MAX_RANK];
@@ -374,71 +386,49 @@ static ncc_status_t lower_gather_general(ncc_lower_ctx_t *ctx, const ncc_inst_t 
 		S[d] = dense.strides[d];
 	}
 	ncc_view_t lin;
-	st = gs_offsets(ctx, inst, &g, dense.dims, wsize, S, false, &lin);
+	st = gs_offsets(ctx, inst, g, dense.dims, wsize, S, false, &lin);
 	if (st != NCC_OK)
 		return st;
-	bool win[NCC_MAX_RANK] = { false };
-	for (int32_t i = 0; i < g.win->n; i++)
-		win[g.win->v[i]] = true;
-	ncc_view_t rows, perm;
-	bool tmp;
-	st = rows_view(ctx, &out, win, -1, &rows, &perm, &tmp);
+	rows_t rows;
+	st = rows_view(ctx, out, g, -1, &rows);
 	if (st != NCC_OK)
 		return st;
-	ncc_view_t t = gs_table(&dense, &g, wsize, S);
-	ncc_view_t l1 = ncc_view_dense(lin.region, lin.offset, ISA_DT_S64, 1, &rows.dims[0]);
-	st = ncc_lower_rows(ctx, inst, -1, &t, &rows, &l1);
-	if (st == NCC_OK && tmp) {
-		ncc_view_t d = ncc_view_dense(rows.region, rows.offset, rows.dtype, perm.rank, perm.dims);
-		st = ncc_lower_copy(ctx, inst, &perm, &d);
-	}
+	ncc_view_t t = gs_table(&dense, g, wsize, S);
+	ncc_view_t l1 = ncc_view_dense(lin.region, lin.offset, ISA_DT_S64, 1, &rows.v.dims[0]);
+	st = ncc_lower_rows(ctx, inst, -1, &t, &rows.v, &l1);
+	if (st == NCC_OK)
+		st = rows_copy(ctx, inst, &rows, false);
 	return st;
 }
 
-static ncc_status_t lower_scatter_general(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
+/* out already holds the operand. */
+static ncc_status_t lower_scatter_general(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, const gs_dnums_t *g,
+					  const ncc_view_t *upd, const ncc_view_t *out)
 {
-	gs_dnums_t g;
-	gs_dnums(inst, &g);
-	ncc_view_t op, upd, out;
-	ncc_status_t st = ncc_lower_operand_view(ctx, inst, 0, &op);
-	if (st == NCC_OK)
-		st = ncc_lower_operand_view(ctx, inst, 2, &upd);
-	if (st == NCC_OK)
-		st = ncc_lower_output_view(ctx, inst, 0, &out);
-	if (st == NCC_OK)
-		st = ncc_lower_copy(ctx, inst, &out, &op);
-	if (st != NCC_OK || ncc_view_elements(&upd) == 0 || ncc_view_elements(&out) == 0)
-		return st;
 	/* the window size per operand dim: the update's window dims, 1 elsewhere */
 	int64_t wsize[NCC_MAX_RANK], S[NCC_MAX_RANK];
 	int32_t k = 0;
-	for (int32_t d = 0; d < out.rank; d++) {
-		S[d] = out.strides[d];
+	for (int32_t d = 0; d < out->rank; d++) {
+		S[d] = out->strides[d];
 		wsize[d] = 1;
-		if (in_ilist(g.dropped, d) || in_ilist(g.op_batch, d))
+		if (in_ilist(g->dropped, d) || in_ilist(g->op_batch, d))
 			continue;
-		if (k < g.win->n)
-			wsize[d] = upd.dims[g.win->v[k++]];
+		if (k < g->win->n)
+			wsize[d] = upd->dims[g->win->v[k++]];
 	}
 	ncc_view_t lin;
-	st = gs_offsets(ctx, inst, &g, out.dims, wsize, S, true, &lin);
+	ncc_status_t st = gs_offsets(ctx, inst, g, out->dims, wsize, S, true, &lin);
 	if (st != NCC_OK)
 		return st;
-	bool win[NCC_MAX_RANK] = { false };
-	for (int32_t i = 0; i < g.win->n; i++)
-		win[g.win->v[i]] = true;
-	ncc_view_t rows, perm;
-	bool tmp;
-	st = rows_view(ctx, &upd, win, -1, &rows, &perm, &tmp);
-	if (st == NCC_OK && tmp) {
-		ncc_view_t d = ncc_view_dense(rows.region, rows.offset, rows.dtype, perm.rank, perm.dims);
-		st = ncc_lower_copy(ctx, inst, &d, &perm);
-	}
+	rows_t rows;
+	st = rows_view(ctx, upd, g, -1, &rows);
+	if (st == NCC_OK)
+		st = rows_copy(ctx, inst, &rows, true);
 	if (st != NCC_OK)
 		return st;
-	ncc_view_t t = gs_table(&out, &g, wsize, S);
-	ncc_view_t l1 = ncc_view_dense(lin.region, lin.offset, ISA_DT_S64, 1, &rows.dims[0]);
-	return ncc_lower_rows(ctx, inst, scatter_comb(inst->to_apply), &t, &rows, &l1);
+	ncc_view_t t = gs_table(out, g, wsize, S);
+	ncc_view_t l1 = ncc_view_dense(lin.region, lin.offset, ISA_DT_S64, 1, &rows.v.dims[0]);
+	return ncc_lower_rows(ctx, inst, scatter_comb(inst->to_apply), &t, &rows.v, &l1);
 }
 
 bool ncc_lower_misc_supports(const ncc_inst_t *inst, const char **out_reason)
@@ -609,13 +599,19 @@ static ncc_status_t indices_1d(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, int
 	return NCC_OK;
 }
 
-/* The view v with its `win` dims (flags per dim) moved behind the others, the
- * others folded into one leading dim of size m; when they do not fold, a dense
- * temporary in that order is used (*out_tmp set, the caller copies it back/in).
- * skip: one dim (the size-1 slice dim of a non-collapsed gather) dropped, or -1. */
-static ncc_status_t rows_view(ncc_lower_ctx_t *ctx, const ncc_view_t *v, const bool *win,
-			      int64_t skip, ncc_view_t *out, ncc_view_t *out_perm, bool *out_tmp)
+/* The view v with its window dims (g->win: offset dims, update window dims) moved
+ * behind the others, the others folded into one leading dim of size m; when they
+ * do not fold, a dense temporary in that order is used (out->tmp set, the caller
+ * copies it back/in with rows_copy). d: the indexed dim of gather_form/scatter_form,
+ * or -1; when it is not collapsed (inserted), it is a size-1 window dim of v and
+ * left out of the rows. */
+static ncc_status_t rows_view(ncc_lower_ctx_t *ctx, const ncc_view_t *v, const gs_dnums_t *g, int64_t d,
+			      rows_t *out)
 {
+	bool win[NCC_MAX_RANK] = { false };
+	for (int32_t i = 0; i < g->win->n; i++)
+		win[g->win->v[i]] = true;
+	int64_t skip = d >= 0 && g->dropped->n == 0 ? g->win->v[d] : -1;
 	ncc_view_t p = *v;
 	int32_t r = 0;
 	int64_t m = 1;
@@ -632,7 +628,7 @@ static ncc_status_t rows_view(ncc_lower_ctx_t *ctx, const ncc_view_t *v, const b
 			p.strides[r++] = v->strides[i];
 		}
 	p.rank = r;
-	*out_perm = p;
+	out->perm = p;
 	/* fold the batch dims [0, nb) */
 	ncc_view_t f = p;
 	int64_t stride = 0;
@@ -647,7 +643,7 @@ static ncc_status_t rows_view(ncc_lower_ctx_t *ctx, const ncc_view_t *v, const b
 			ok = false;
 		last = i;
 	}
-	*out_tmp = !ok;
+	out->tmp = !ok;
 	if (!ok) {
 		ncc_status_t st = ncc_lower_temp_view(ctx, v->dtype, p.rank, p.dims, &f);
 		if (st != NCC_OK)
@@ -672,7 +668,7 @@ static ncc_status_t rows_view(ncc_lower_ctx_t *ctx, const ncc_view_t *v, const b
 		o.dims[1] = 1;
 		o.strides[1] = 1;
 	}
-	*out = o;
+	out->v = o;
 	return NCC_OK;
 }
 
@@ -689,52 +685,57 @@ static ncc_view_t table_view(const ncc_view_t *v, int64_t d)
 	return t;
 }
 
+/* gather_form and scatter_form, one index per row: the rows of v (a gather's output,
+ * a scatter's updates) read from (written into) rows of table along d. A scatter's
+ * table is its output, which already holds the operand. */
+static ncc_status_t lower_rows_along(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, const gs_dnums_t *g,
+				     int64_t d, const ncc_view_t *table, const ncc_view_t *v)
+{
+	bool scatter = inst->op == NCC_OP_SCATTER;
+	ncc_view_t idx;
+	rows_t rows;
+	ncc_status_t st = rows_view(ctx, v, g, d, &rows);
+	if (st == NCC_OK && scatter)
+		st = rows_copy(ctx, inst, &rows, true);
+	if (st == NCC_OK)
+		st = indices_1d(ctx, inst, 1, rows.v.dims[0], &idx);
+	if (st != NCC_OK)
+		return st;
+	ncc_view_t t = table_view(table, d);
+	st = ncc_lower_rows(ctx, inst, scatter ? scatter_comb(inst->to_apply) : -1, &t, &rows.v, &idx);
+	if (st == NCC_OK && !scatter) /* the folded temporary back into the output's batch/offset order */
+		st = rows_copy(ctx, inst, &rows, false);
+	return st;
+}
+
+/* A gather: whole slices along one dim (gather_form) as rows, else XLA's general
+ * gather. ncc_lower_misc_supports has accepted inst, so its dimension numbers are in
+ * range. */
 static ncc_status_t lower_gather(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 {
-	ncc_view_t op, out, idx;
+	ncc_view_t op, out;
+	gs_dnums_t g;
 	int64_t d;
-	if (!gather_form(inst, &d))
-		return lower_gather_general(ctx, inst);
+	if (!gs_dnums(inst, &g))
+		return ncc_lower_fail(ctx, inst, NCC_ERR_INTERNAL, "internal: gather without dimension numbers");
 	ncc_status_t st = ncc_lower_operand_view(ctx, inst, 0, &op);
 	if (st == NCC_OK)
 		st = ncc_lower_output_view(ctx, inst, 0, &out);
 	if (st != NCC_OK || ncc_view_elements(&out) == 0)
 		return st;
-	const ncc_gather_dnums_t *dn = inst->gather;
-	bool win[NCC_MAX_RANK] = { false };
-	for (int32_t i = 0; i < dn->offset_dims.n; i++)
-		win[dn->offset_dims.v[i]] = true;
-	/* a non-collapsed d is a size-1 offset dim of the output: drop it from the rows */
-	int64_t skip = -1;
-	if (dn->collapsed_slice_dims.n == 0) {
-		int32_t k = 0;
-		for (int32_t i = 0; i < op.rank; i++, k++)
-			if (i == d)
-				skip = dn->offset_dims.v[k];
-	}
-	ncc_view_t rows, perm;
-	bool tmp;
-	st = rows_view(ctx, &out, win, skip, &rows, &perm, &tmp);
-	if (st == NCC_OK)
-		st = indices_1d(ctx, inst, 1, rows.dims[0], &idx);
-	if (st != NCC_OK)
-		return st;
-	ncc_view_t t = table_view(&op, d);
-	st = ncc_lower_rows(ctx, inst, -1, &t, &rows, &idx);
-	if (st == NCC_OK && tmp) {
-		/* the folded temporary back into the output's batch/offset order */
-		ncc_view_t dense = ncc_view_dense(rows.region, rows.offset, rows.dtype, perm.rank, perm.dims);
-		st = ncc_lower_copy(ctx, inst, &perm, &dense);
-	}
-	return st;
+	if (gather_form(inst, &d))
+		return lower_rows_along(ctx, inst, &g, d, &op, &out);
+	return lower_gather_general(ctx, inst, &g, &op, &out);
 }
 
+/* A scatter: out starts as a copy of the operand; then the same two forms. */
 static ncc_status_t lower_scatter(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 {
-	ncc_view_t op, upd, out, idx;
+	ncc_view_t op, upd, out;
+	gs_dnums_t g;
 	int64_t d;
-	if (!scatter_form(inst, &d))
-		return lower_scatter_general(ctx, inst);
+	if (!gs_dnums(inst, &g))
+		return ncc_lower_fail(ctx, inst, NCC_ERR_INTERNAL, "internal: scatter without dimension numbers");
 	ncc_status_t st = ncc_lower_operand_view(ctx, inst, 0, &op);
 	if (st == NCC_OK)
 		st = ncc_lower_operand_view(ctx, inst, 2, &upd);
@@ -744,30 +745,9 @@ static ncc_status_t lower_scatter(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 		st = ncc_lower_copy(ctx, inst, &out, &op);
 	if (st != NCC_OK || ncc_view_elements(&upd) == 0 || ncc_view_elements(&out) == 0)
 		return st;
-	const ncc_scatter_dnums_t *dn = inst->scatter;
-	bool win[NCC_MAX_RANK] = { false };
-	for (int32_t i = 0; i < dn->update_window_dims.n; i++)
-		win[dn->update_window_dims.v[i]] = true;
-	int64_t skip = -1;
-	if (dn->inserted_window_dims.n == 0) {
-		int32_t k = 0;
-		for (int32_t i = 0; i < out.rank; i++, k++)
-			if (i == d)
-				skip = dn->update_window_dims.v[k];
-	}
-	ncc_view_t rows, perm;
-	bool tmp;
-	st = rows_view(ctx, &upd, win, skip, &rows, &perm, &tmp);
-	if (st == NCC_OK && tmp) {
-		ncc_view_t dense = ncc_view_dense(rows.region, rows.offset, rows.dtype, perm.rank, perm.dims);
-		st = ncc_lower_copy(ctx, inst, &dense, &perm);
-	}
-	if (st == NCC_OK)
-		st = indices_1d(ctx, inst, 1, rows.dims[0], &idx);
-	if (st != NCC_OK)
-		return st;
-	ncc_view_t t = table_view(&out, d);
-	return ncc_lower_rows(ctx, inst, scatter_comb(inst->to_apply), &t, &rows, &idx);
+	if (scatter_form(inst, &d))
+		return lower_rows_along(ctx, inst, &g, d, &out, &upd);
+	return lower_scatter_general(ctx, inst, &g, &upd, &out);
 }
 
 /* The softmax axis: backend_config holds its decimal text (negative counts from the
