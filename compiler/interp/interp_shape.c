@@ -376,6 +376,49 @@ static void read_index_vector(const ncc_value_t *si, int64_t ivd, const int64_t 
 	}
 }
 
+/* The index mapping gather and scatter share (their dimension numbers under one set
+ * of names): where in the operand the window of an element of the output (gather) or
+ * of the updates (scatter) starts. */
+typedef struct gs_index {
+	const ncc_value_t *si;       /* start_indices / scatter_indices */
+	int64_t ivd;                 /* index_vector_dim */
+	int32_t nvec;                /* the index vector's length, at most NCC_MAX_RANK * 4 */
+	int32_t arank;               /* the operand's rank */
+	const ncc_ilist_t *win;      /* offset_dims / update_window_dims */
+	const ncc_ilist_t *map;      /* start_index_map / scatter_dims_to_operand_dims */
+	const ncc_ilist_t *op_batch; /* operand_batching_dims / input_batching_dims */
+	const ncc_ilist_t *ix_batch; /* start_indices_batching_dims / scatter_indices_batching_dims */
+} gs_index_t;
+
+/* start[0..NCC_MAX_RANK): the window's start in the operand (before a gather clamps
+ * it or a scatter checks that it fits) for the element at idx of a value of rank
+ * `rank`. */
+static void gs_start(const gs_index_t *x, int32_t rank, const int64_t *idx, int64_t *start)
+{
+	int64_t bidx[NCC_MAX_RANK], full_b[NCC_MAX_RANK], vec[NCC_MAX_RANK * 4];
+	int32_t nb = 0;
+	for (int32_t d = 0; d < rank; d++)
+		if (!in_list(x->win, d))
+			bidx[nb++] = idx[d];
+	/* batch position per index dim (index_vector_dim excluded) */
+	int32_t b = 0;
+	for (int32_t d = 0; d < x->si->shape.rank; d++)
+		full_b[d] = d == x->ivd ? 0 : bidx[b++];
+	read_index_vector(x->si, x->ivd, bidx, vec, x->nvec);
+	memset(start, 0, NCC_MAX_RANK * sizeof(*start));
+	for (int32_t k = 0; k < x->nvec; k++) {
+		int64_t d = x->map->v[k];
+		if (d >= 0 && d < x->arank)
+			start[d] = vec[k];
+	}
+	for (int32_t k = 0; k < x->op_batch->n; k++) {
+		int64_t d = x->op_batch->v[k];
+		int64_t sd = x->ix_batch->v[k];
+		if (d >= 0 && d < x->arank && sd >= 0 && sd < x->si->shape.rank)
+			start[d] = full_b[sd];
+	}
+}
+
 ncc_status_t ncc_eval_gather(ncc_interp_t *ip, const ncc_inst_t *inst,
 			     const ncc_value_t *const *ops, ncc_value_t *out)
 {
@@ -396,38 +439,18 @@ ncc_status_t ncc_eval_gather(ncc_interp_t *ip, const ncc_inst_t *inst,
 			offset_operand_dim[noff++] = d;
 	if (noff != g->offset_dims.n)
 		return ncc_interp_fail(ip, inst, NCC_ERR_INVALID, "offset_dims count mismatch");
-	/* which start_indices batch position each operand batching dim reads */
 	int64_t ast[NCC_MAX_RANK];
 	ncc_strides(arank, a->shape.dims, ast);
 	size_t es = ncc_etype_storage_bytes(out->shape.etype);
 	int64_t n = ncc_value_elements(out);
 	int64_t oidx[NCC_MAX_RANK] = {0};
-	int64_t vec[NCC_MAX_RANK * 4];
 	if (nvec > NCC_MAX_RANK * 4)
 		return ncc_interp_fail(ip, inst, NCC_ERR_LIMIT, "index vector too long");
+	const gs_index_t x = { si, ivd, nvec, arank, &g->offset_dims, &g->start_index_map,
+			       &g->operand_batching_dims, &g->start_indices_batching_dims };
 	for (int64_t i = 0; i < n; i++) {
-		int64_t bidx[NCC_MAX_RANK], full_b[NCC_MAX_RANK];
-		int32_t nb = 0;
-		for (int32_t d = 0; d < orank; d++)
-			if (!in_list(&g->offset_dims, d))
-				bidx[nb++] = oidx[d];
-		/* batch position per start_indices dim (index_vector_dim excluded) */
-		int32_t b = 0;
-		for (int32_t d = 0; d < si->shape.rank; d++)
-			full_b[d] = d == ivd ? 0 : bidx[b++];
-		read_index_vector(si, ivd, bidx, vec, nvec);
-		int64_t start[NCC_MAX_RANK] = {0};
-		for (int32_t k = 0; k < nvec; k++) {
-			int64_t d = g->start_index_map.v[k];
-			if (d >= 0 && d < arank)
-				start[d] = vec[k];
-		}
-		for (int32_t k = 0; k < g->operand_batching_dims.n; k++) {
-			int64_t d = g->operand_batching_dims.v[k];
-			int64_t sd = g->start_indices_batching_dims.v[k];
-			if (d >= 0 && d < arank && sd >= 0 && sd < si->shape.rank)
-				start[d] = full_b[sd];
-		}
+		int64_t start[NCC_MAX_RANK];
+		gs_start(&x, orank, oidx, start);
 		int64_t off = 0;
 		for (int32_t d = 0; d < arank; d++) {
 			int64_t s = start[d], hi = a->shape.dims[d] - g->slice_sizes.v[d];
@@ -510,33 +533,16 @@ ncc_status_t ncc_eval_scatter(ncc_interp_t *ip, const ncc_inst_t *inst,
 	ncc_strides(arank, res[0]->shape.dims, ast);
 	int64_t m = ncc_value_elements(u0);
 	int64_t uidx[NCC_MAX_RANK] = {0};
-	int64_t vec[NCC_MAX_RANK * 4];
 	if (nvec > NCC_MAX_RANK * 4) {
 		ncc_scalar_fn_fini(&fn);
 		return ncc_interp_fail(ip, inst, NCC_ERR_LIMIT, "index vector too long");
 	}
+	const gs_index_t x = { si, ivd, nvec, arank, &s->update_window_dims,
+			       &s->scatter_dims_to_operand_dims, &s->input_batching_dims,
+			       &s->scatter_indices_batching_dims };
 	for (int64_t i = 0; i < m && st == NCC_OK; i++) {
-		int64_t bidx[NCC_MAX_RANK], full_b[NCC_MAX_RANK];
-		int32_t nb = 0;
-		for (int32_t d = 0; d < urank; d++)
-			if (!in_list(&s->update_window_dims, d))
-				bidx[nb++] = uidx[d];
-		int32_t b = 0;
-		for (int32_t d = 0; d < si->shape.rank; d++)
-			full_b[d] = d == ivd ? 0 : bidx[b++];
-		read_index_vector(si, ivd, bidx, vec, nvec);
-		int64_t start[NCC_MAX_RANK] = {0};
-		for (int32_t k = 0; k < nvec; k++) {
-			int64_t d = s->scatter_dims_to_operand_dims.v[k];
-			if (d >= 0 && d < arank)
-				start[d] = vec[k];
-		}
-		for (int32_t k = 0; k < s->input_batching_dims.n; k++) {
-			int64_t d = s->input_batching_dims.v[k];
-			int64_t sd = s->scatter_indices_batching_dims.v[k];
-			if (d >= 0 && d < arank && sd >= 0 && sd < si->shape.rank)
-				start[d] = full_b[sd];
-		}
+		int64_t start[NCC_MAX_RANK];
+		gs_start(&x, urank, uidx, start);
 		/* an update whose full window does not fit in the operand is skipped */
 		bool fits = true;
 		for (int32_t d = 0; d < arank; d++)
