@@ -88,6 +88,16 @@ static bool skip_space(ncc_lexer_t *lx)
 
 void ncc_lex_skip_space(ncc_lexer_t *lx) { (void)skip_space(lx); }
 
+/* An exponent after its letter (e, or p in a hex float): the letter, [+-], digits. */
+static void skip_exponent(ncc_lexer_t *lx)
+{
+	advance(lx);
+	if (peek(lx, 0) == '+' || peek(lx, 0) == '-')
+		advance(lx);
+	while (is_digit(peek(lx, 0)))
+		advance(lx);
+}
+
 /* Number: -?digits[.digits][e[+-]digits], or hex float -?0x<hex>[.<hex>]p[+-]dd,
  * or a plain hex integer 0x... (not used by XLA but harmless). */
 static ncc_tok_kind_t scan_number(ncc_lexer_t *lx)
@@ -106,11 +116,7 @@ static ncc_tok_kind_t scan_number(ncc_lexer_t *lx)
 		}
 		if (peek(lx, 0) == 'p' || peek(lx, 0) == 'P') {
 			is_float = true;
-			advance(lx);
-			if (peek(lx, 0) == '+' || peek(lx, 0) == '-')
-				advance(lx);
-			while (is_digit(peek(lx, 0)))
-				advance(lx);
+			skip_exponent(lx);
 		}
 		return is_float ? NCC_TOK_FLOAT : NCC_TOK_INT;
 	}
@@ -130,11 +136,7 @@ static ncc_tok_kind_t scan_number(ncc_lexer_t *lx)
 	    (is_digit(peek(lx, 1)) ||
 	     ((peek(lx, 1) == '+' || peek(lx, 1) == '-') && is_digit(peek(lx, 2))))) {
 		is_float = true;
-		advance(lx);
-		if (peek(lx, 0) == '+' || peek(lx, 0) == '-')
-			advance(lx);
-		while (is_digit(peek(lx, 0)))
-			advance(lx);
+		skip_exponent(lx);
 	}
 	return is_float ? NCC_TOK_FLOAT : NCC_TOK_INT;
 }

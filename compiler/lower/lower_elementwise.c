@@ -140,25 +140,18 @@ ncc_status_t ncc_lower_elementwise(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 {
 	ncc_view_t out, in[3];
 	ncc_status_t st;
-	if (inst->op == NCC_OP_BITCAST_CONVERT) {
-		/* same width: the same bytes read as another type, no instruction */
+	if (inst->op == NCC_OP_BITCAST_CONVERT || inst->op == NCC_OP_CONVERT || inst->op == NCC_OP_COPY) {
 		st = ncc_lower_operand_view(ctx, inst, 0, &in[0]);
 		if (st != NCC_OK)
 			return st;
 		isa_dtype_t dt;
 		if (ncc_lower_dtype(inst->shape.etype, &dt) != NCC_OK)
 			return NCC_ERR_UNSUPPORTED;
-		in[0].dtype = dt;
-		return ncc_lower_set_view(ctx, inst, 0, &in[0]);
-	}
-	if (inst->op == NCC_OP_CONVERT || inst->op == NCC_OP_COPY) {
-		st = ncc_lower_operand_view(ctx, inst, 0, &in[0]);
-		if (st != NCC_OK)
-			return st;
-		isa_dtype_t dt;
-		if (ncc_lower_dtype(inst->shape.etype, &dt) != NCC_OK)
-			return NCC_ERR_UNSUPPORTED;
-		if (dt == in[0].dtype) /* a same-type convert/copy is a value alias */
+		/* bitcast-convert (same width): the same bytes read as another type, no
+		 * instruction; a same-type convert/copy is a value alias */
+		if (inst->op == NCC_OP_BITCAST_CONVERT)
+			in[0].dtype = dt;
+		if (dt == in[0].dtype)
 			return ncc_lower_set_view(ctx, inst, 0, &in[0]);
 		st = ncc_lower_output_view(ctx, inst, 0, &out);
 		if (st != NCC_OK)

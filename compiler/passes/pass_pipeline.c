@@ -47,6 +47,19 @@ static ncc_status_t dump(pipe_t *p, const char *what, ncc_error_t *err)
 	return NCC_OK;
 }
 
+/* After a pass that ran: a pass that breaks the IR is a compiler bug, so stop here,
+ * naming it, instead of failing obscurely in the back end; then the dump. */
+static ncc_status_t verified(pipe_t *p, const char *name, ncc_error_t *err)
+{
+	ncc_error_t verr;
+	memset(&verr, 0, sizeof(verr));
+	if (ncc_verify(p->m, &verr) != NCC_OK)
+		return ncc_error_set(err, NCC_ERR_INTERNAL, 0, 0,
+				     "internal: the module does not verify after pass '%s': %s", name,
+				     verr.msg);
+	return dump(p, name, err);
+}
+
 static ncc_status_t run(pipe_t *p, const char *name, pass_fn fn, bool *changed, ncc_error_t *err)
 {
 	bool ch = false;
@@ -55,15 +68,7 @@ static ncc_status_t run(pipe_t *p, const char *name, pass_fn fn, bool *changed, 
 		return st;
 	if (changed)
 		*changed |= ch;
-	/* a pass that breaks the IR is a compiler bug: stop here, naming it,
-	 * instead of failing obscurely in the back end */
-	ncc_error_t verr;
-	memset(&verr, 0, sizeof(verr));
-	if (ncc_verify(p->m, &verr) != NCC_OK)
-		return ncc_error_set(err, NCC_ERR_INTERNAL, 0, 0,
-				     "internal: the module does not verify after pass '%s': %s", name,
-				     verr.msg);
-	return dump(p, name, err);
+	return verified(p, name, err);
 }
 
 /* A legalization pass: runs at every level and is dumped only when it changed the
@@ -74,13 +79,7 @@ static ncc_status_t legalize(pipe_t *p, const char *name, pass_fn fn, ncc_error_
 	ncc_status_t st = fn(p->m, &ch, err);
 	if (st || !ch)
 		return st;
-	ncc_error_t verr;
-	memset(&verr, 0, sizeof(verr));
-	if (ncc_verify(p->m, &verr) != NCC_OK)
-		return ncc_error_set(err, NCC_ERR_INTERNAL, 0, 0,
-				     "internal: the module does not verify after pass '%s': %s", name,
-				     verr.msg);
-	return dump(p, name, err);
+	return verified(p, name, err);
 }
 
 ncc_status_t ncc_run_passes(ncc_module_t *m, const ncc_compile_options_t *opts, ncc_error_t *err)
