@@ -137,6 +137,12 @@ static inline void fwsim_iter_init_aps(fwsim_iter_t *it, const isa_ap_t *shape_a
 	fwsim_iter_init(it, shape_ap->rank, shape_ap->shape, n, st, es);
 }
 
+/* Copies an nr x nc tile of es-byte elements: (i, j) from s + i sr + j sc to
+ * d + i dr + j dc, bits unchanged; 8x8 register transposes where one side is
+ * contiguous along each dim (kernels_alu.c, the transposing COPY). */
+void fwsim_copy_tile(size_t es, uint8_t *d, int64_t dr, int64_t dc, const uint8_t *s,
+		     int64_t sr, int64_t sc, size_t nr, size_t nc);
+
 /* Block conversions (convert.c): n elements at p, p + sb, p + 2 sb, ... */
 void fwsim_load_f32(uint32_t dt, const uint8_t *p, int64_t sb, size_t n, float *out);
 void fwsim_load_i64(uint32_t dt, const uint8_t *p, int64_t sb, size_t n, int64_t *out);

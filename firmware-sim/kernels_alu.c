@@ -224,7 +224,7 @@ static tr8x8_fn tr8x8_for(size_t es)
 	return NULL;
 }
 
-static void copy_tile(size_t es, uint8_t *d, int64_t dr, int64_t dc, const uint8_t *s,
+void fwsim_copy_tile(size_t es, uint8_t *d, int64_t dr, int64_t dc, const uint8_t *s,
 		      int64_t sr, int64_t sc, size_t nr, size_t nc)
 {
 	/* 2- and 4-byte elements, one side contiguous along each tile dim: 8x8
@@ -312,7 +312,7 @@ static fwsim_status_t copy_tiled(const fwsim_kargs_t *k, const fwsim_iter_t *it,
 				if (fwsim_tick(k, nr * nc))
 					return FWSIM_TIMEOUT;
 				uint8_t *d = k->base[0] + o0 + (int64_t)i0 * b0[t] + (int64_t)j0 * b0[r - 1];
-				copy_tile(es, d, b0[t], b0[r - 1],
+				fwsim_copy_tile(es, d, b0[t], b0[r - 1],
 					  k->base[1] + o1 + (int64_t)i0 * b1[t] + (int64_t)j0 * b1[r - 1],
 					  b1[t], b1[r - 1], nr, nc);
 				for (size_t i = 0; k->chk && i < nr; i++) {

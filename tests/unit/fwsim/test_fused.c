@@ -1,5 +1,6 @@
 /* FUSED: random programs against the same steps run op by op (ALU/COPY), scalar references, the reducing form and IOTA, descriptor validation, OOB and NaN records. */
 #include "fwsim_test.h"
+#include "neuronsim/half.h"
 
 /* ---- building descriptors ---- */
 
@@ -641,6 +642,79 @@ static isa_ap_t fz_ap(uint32_t r, uint64_t off, uint32_t dt, uint32_t rank, cons
 	return ap;
 }
 
+/* A transposed input (contiguous along an outer dim, strided along the inner
+ * one) runs in staged bands: out[.., t, m, j] = 2 a + b + t, a laid out t
+ * fastest, then m, then j, then the outer dim (so no two of its dims merge),
+ * b and the output row-major. Case 0: f32, t outermost, two bands (40 values
+ * of t, 3600 elements each: bands of 36 and 4), and two NaNs whose flat order
+ * is not a's memory order. Case 1: bf16 everywhere, an outer dim before t (3
+ * bands of all 24 values of t). */
+START_TEST(test_transposed_input_in_bands)
+{
+	int c = _i;
+	uint32_t dt = c == 0 ? ISA_DT_F32 : ISA_DT_BF16;
+	uint64_t no = c == 0 ? 1 : 3, nt = c == 0 ? 40 : 24, nm = c == 0 ? 180 : 40, nj = 20;
+	uint64_t sh[4] = { no, nt, nm, nj }, n = no * nt * nm * nj;
+	size_t es = dt == ISA_DT_F32 ? 4 : 2;
+	tmem_t t;
+	tmem_init(&t);
+	uint64_t aoff = tmem_alloc(&t, 1, n * es), boff = tmem_alloc(&t, 2, n * es);
+	uint64_t ooff = tmem_alloc(&t, 3, n * es);
+	int64_t ast[4] = { (int64_t)(nt * nm * nj), 1, (int64_t)nt, (int64_t)(nt * nm) };
+	int64_t rst[4] = { (int64_t)(nt * nm * nj), (int64_t)(nm * nj), (int64_t)nj, 1 };
+	isa_ap_t a = fz_ap(1, aoff, dt, 4, sh, ast), b = fz_ap(2, boff, dt, 4, sh, rst);
+	isa_ap_t o = fz_ap(3, ooff, dt, 4, sh, rst);
+	uint64_t seed = 15 + (uint64_t)c, idx[4];
+	fill_random(&t, &a, &seed);
+	fill_random(&t, &b, &seed);
+	/* NaNs at flat f2 < f1, f1 in the second band and first in a's memory */
+	uint64_t f1 = ((38 * nm) + 5) * nj + 3, f2 = ((2 * nm) + 100) * nj + 19;
+	if (c == 0) {
+		tunflat(f1, 4, sh, idx);
+		tset(dt, telem(&t, &a, idx), NAN);
+		tunflat(f2, 4, sh, idx);
+		tset(dt, telem(&t, &a, idx), NAN);
+	}
+	fbuild_t fb;
+	fb_init(&fb);
+	fb_input(&fb, a);
+	fb_input(&fb, b);
+	fb_op(&fb, ISA_FUSED_CONVERT, 6, ISA_DT_F32, 0, -1, -1, 0);
+	fb_op(&fb, ISA_FUSED_CONVERT, 7, ISA_DT_F32, 1, -1, -1, 0);
+	fb_op(&fb, ISA_FUSED_CONST, 2, ISA_DT_F32, -1, -1, -1, fimm(2.0));
+	fb_op(&fb, ISA_ALU_MUL, 3, ISA_DT_F32, 6, 2, -1, 0);
+	fb_op(&fb, ISA_ALU_ADD, 3, ISA_DT_F32, 3, 7, -1, 0);
+	fb_op(&fb, ISA_FUSED_IOTA, 4, ISA_DT_S32, 1, -1, -1, 0);
+	fb_op(&fb, ISA_FUSED_CONVERT, 5, ISA_DT_F32, 4, -1, -1, 0);
+	fb_op(&fb, ISA_ALU_ADD, 3, ISA_DT_F32, 3, 5, -1, 0);
+	fb_op(&fb, ISA_FUSED_CONVERT, 3, dt, 3, -1, -1, 0);
+	fb.h.out_reg = 3;
+	isa_insn_t in = fb_emit(&fb, &t, o);
+	in.debug_id = 9;
+	fwsim_job_t job;
+	fwsim_status_t want = c == 0 ? FWSIM_NUM_ERR : FWSIM_OK;
+	fwsim_status_t got_st = trun1(&t, &in, ISA_ENGINE_VECTOR, FWSIM_JOB_CHECK_NAN, &job);
+	ck_assert_msg(got_st == want, "case %d: status %d: %s", c, got_st, job.error.message);
+	if (c == 0) {
+		ck_assert_uint_eq(job.error.first_index, f2);
+		ck_assert_uint_eq(job.error.count, 2);
+		ck_assert_uint_eq(job.error.debug_id, 9);
+	}
+	for (uint64_t f = 0; f < n; f++) {
+		tunflat(f, 4, sh, idx);
+		double av = tget(dt, telem(&t, &a, idx)), bv = tget(dt, telem(&t, &b, idx));
+		float e = (float)(2.0f * (float)av + (float)bv) + (float)idx[1];
+		double got = tget(dt, telem(&t, &o, idx));
+		double w = dt == ISA_DT_BF16 ? ns_bf16_to_f32(ns_f32_to_bf16(e)) : e;
+		ck_assert_msg((isnan(w) && isnan(got)) || got == w,
+			      "case %d: element %llu (t %llu, a %g b %g): %g, want %g", c,
+			      (unsigned long long)f, (unsigned long long)idx[1], av, bv, got, w);
+	}
+	ck_assert(tmem_guards_intact(&t));
+	tmem_free(&t);
+}
+END_TEST
+
 /* The one-hot pattern: out[i,j] = init + sum_v (iota_v == label[i,j]) * w[v],
  * the compare, convert and multiply never stored. */
 START_TEST(test_reduce_one_hot_with_iota)
@@ -1179,6 +1253,7 @@ static Suite *fused_suite(void)
 	tcase_add_test(tc, test_no_inputs_rank0_and_empty);
 	tcase_add_test(tc, test_nan_location_in_fused_output);
 	tcase_add_test(tc, test_inf_from_narrowing_in_fused_output);
+	tcase_add_loop_test(tc, test_transposed_input_in_bands, 0, 2);
 	tcase_add_test(tc, test_descriptor_garbage_rejected);
 	tcase_add_test(tc, test_static_validation_of_fused_insn);
 	tcase_add_test(tc, test_reduce_one_hot_with_iota);
