@@ -142,6 +142,11 @@ static inline void fwsim_iter_init_aps(fwsim_iter_t *it, const isa_ap_t *shape_a
  * contiguous along each dim (kernels_alu.c, the transposing COPY). */
 void fwsim_copy_tile(size_t es, uint8_t *d, int64_t dr, int64_t dc, const uint8_t *s,
 		     int64_t sr, int64_t sc, size_t nr, size_t nc);
+#if defined(__x86_64__) || defined(__i386__)
+/* 8 lines of 8 contiguous 4-byte elements at s, s + sl, ... into 8 lines at
+ * d, d + dl, ... (line c of d: element c of every line of s). Needs AVX. */
+void fwsim_tr8x8_u32(const uint8_t *s, int64_t sl, uint8_t *d, int64_t dl);
+#endif
 
 /* Block conversions (convert.c): n elements at p, p + sb, p + 2 sb, ... */
 void fwsim_load_f32(uint32_t dt, const uint8_t *p, int64_t sb, size_t n, float *out);

@@ -156,7 +156,7 @@ static void copy_tile_scalar(size_t es, uint8_t *d, int64_t dr, int64_t dc, cons
  * d, d + dl, ...: line c of d is element c of every line of s. Shuffles only,
  * so the bits move unchanged (NaN payloads included). */
 __attribute__((target("avx")))
-static void tr8x8_u32(const uint8_t *s, int64_t sl, uint8_t *d, int64_t dl)
+void fwsim_tr8x8_u32(const uint8_t *s, int64_t sl, uint8_t *d, int64_t dl)
 {
 	__m256 r[8], t[8];
 	for (int l = 0; l < 8; l++)
@@ -214,7 +214,7 @@ static tr8x8_fn tr8x8_for(size_t es)
 {
 #if defined(__x86_64__) || defined(__i386__)
 	if (es == 4 && __builtin_cpu_supports("avx"))
-		return tr8x8_u32;
+		return fwsim_tr8x8_u32;
 #endif
 #ifdef __SSE2__
 	if (es == 2)

@@ -66,6 +66,8 @@ typedef struct conv_job {
 	const float *in, *w;
 	float *out;
 	int form;                    /* 'A', 'B' or 'N' (naive) */
+	int64_t *cols;               /* conv_plan_cols of d[1] (forms A and B) */
+	int64_t dw_hp, dw_wp;        /* form D: the padded input's rows, columns */
 	int64_t plane;               /* V0 V1 M0 M1: one channel's planes */
 	int64_t scratch;             /* floats per item */
 	uint64_t per_item, n_planes; /* (n, g) planes per item, in all */
@@ -133,7 +135,7 @@ static inline void row_zero(float *d, int64_t n)
 		d[i] = 0.0f;
 }
 
-static inline void row_copy(float *d, const float *src, int64_t st, int64_t n)
+static inline void row_copy(float *restrict d, const float *restrict src, int64_t st, int64_t n)
 {
 	if (st == 1)
 		for (int64_t i = 0; i < n; i++)
@@ -146,7 +148,7 @@ static inline void row_copy(float *d, const float *src, int64_t st, int64_t n)
 			d[i] = src[i * st];
 }
 
-static inline void row_store(float *d, int64_t st, const float *src, int64_t n)
+static inline void row_store(float *restrict d, int64_t st, const float *restrict src, int64_t n)
 {
 	if (st == 1)
 		for (int64_t i = 0; i < n; i++)
@@ -156,6 +158,24 @@ static inline void row_store(float *d, int64_t st, const float *src, int64_t n)
 			d[i * st] = src[i];
 }
 
+/* The columns of dim 1's phase v1 that hold input (jlo1 + m1 V1 + v1 inside
+ * [0, X1)): m1 in [cols[2 v1], cols[2 v1 + 1]], none when the first is larger.
+ * The same for every row and channel, so conv_plan_cols makes them once per
+ * instruction: computed per row, their divisions were a third of a 14x14
+ * depthwise convolution's time. */
+static int64_t *conv_plan_cols(const conv_dim_t *b)
+{
+	int64_t *cols = malloc((size_t)b->V * 2 * sizeof(*cols));
+	for (int64_t v1 = 0; cols && v1 < b->V; v1++) {
+		int64_t first = b->jlo + v1;
+		int64_t ma = first >= 0 ? 0 : (-first + b->V - 1) / b->V;
+		int64_t mb = b->X - 1 - first < 0 ? -1 : (b->X - 1 - first) / b->V;
+		cols[2 * v1] = ma;
+		cols[2 * v1 + 1] = mb > b->M - 1 ? b->M - 1 : mb;
+	}
+	return cols;
+}
+
 /* The planes of input channel c of (n, g): plane (v0, v1) holds
  * in[jlo0 + m0 V0 + v0, jlo1 + m1 V1 + v1] at [m0, m1], zero outside the input.
  * Only the input's part is written: the zeros are the same for every channel
@@ -163,24 +183,16 @@ static inline void row_store(float *d, int64_t st, const float *src, int64_t n)
 static void conv_fill(const conv_job_t *j, const float *src, float *dst)
 {
 	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
+	const int64_t *cols = j->cols;
 	int64_t sy = j->si[3], sx = j->si[4], mm = a->M * b->M;
-	int64_t m1a[2], m1b[2];
 	/* two phases of a contiguous row (a stride-2 window): one pass over the
-	 * source row writes both, when both phases hold the same columns */
+	 * source row writes both, when both phases hold the same columns; the
+	 * ends (a column or so) one by one */
 	bool split2 = b->V == 2 && sx == 1;
-	for (int64_t v1 = 0; v1 < b->V && split2; v1++) {
-		/* m1 with jlo1 + m1 V1 + v1 inside [0, X1) */
-		int64_t first = b->jlo + v1;
-		m1a[v1] = first >= 0 ? 0 : (-first + b->V - 1) / b->V;
-		m1b[v1] = b->X - 1 - first < 0 ? -1 : (b->X - 1 - first) / b->V;
-		if (m1b[v1] > b->M - 1)
-			m1b[v1] = b->M - 1;
-	}
-	/* the columns both phases hold; the ends (a column or so) one by one */
 	int64_t lo = 0, hi = -1;
 	if (split2) {
-		lo = m1a[0] > m1a[1] ? m1a[0] : m1a[1];
-		hi = m1b[0] < m1b[1] ? m1b[0] : m1b[1];
+		lo = cols[0] > cols[2] ? cols[0] : cols[2];
+		hi = cols[1] < cols[3] ? cols[1] : cols[3];
 		split2 = lo <= hi;
 	}
 	/* the input's rows in order (so the hardware prefetcher follows): row j0
@@ -199,22 +211,18 @@ static void conv_fill(const conv_job_t *j, const float *src, float *dst)
 			}
 			for (int64_t v1 = 0; v1 < 2; v1++) {
 				float *d = v1 ? d1 : d0;
-				for (int64_t m = m1a[v1]; m < lo; m++)
+				for (int64_t m = cols[2 * v1]; m < lo; m++)
 					d[m] = srow[b->jlo + v1 + 2 * m];
-				for (int64_t m = hi + 1; m <= m1b[v1]; m++)
+				for (int64_t m = hi + 1; m <= cols[2 * v1 + 1]; m++)
 					d[m] = srow[b->jlo + v1 + 2 * m];
 			}
 		} else {
+			float *drow = dst + v0 * b->V * mm + m0 * b->M;
 			for (int64_t v1 = 0; v1 < b->V; v1++) {
-				int64_t first = b->jlo + v1;
-				int64_t ma = first >= 0 ? 0 : (-first + b->V - 1) / b->V;
-				int64_t mb = b->X - 1 - first < 0 ? -1 : (b->X - 1 - first) / b->V;
-				if (mb > b->M - 1)
-					mb = b->M - 1;
-				if (ma > mb)
-					continue;
-				row_copy(dst + (v0 * b->V + v1) * mm + m0 * b->M + ma,
-					 srow + (first + ma * b->V) * sx, b->V * sx, mb - ma + 1);
+				int64_t ma = cols[2 * v1], mb = cols[2 * v1 + 1];
+				if (ma <= mb)
+					row_copy(drow + v1 * mm + ma, srow + (b->jlo + v1 + ma * b->V) * sx,
+						 b->V * sx, mb - ma + 1);
 			}
 		}
 		if (++v0 == a->V) {
@@ -375,6 +383,63 @@ static void conv_dot1_avx2(const float *x, const float *w, int64_t n, float acc[
 	_mm256_storeu_ps(acc + 8, b0);
 }
 
+/* Form D's sums: out[y0, y1, 8 lanes] = sum over k0, k1 (in that order, one
+ * fma each, from 0) of w[k0, k1, lanes] * in[y0 S0 + k0 D0, y1 S1 + k1 D1,
+ * lanes], in and out interleaved by lane (8 floats per position), in padded
+ * to Wp columns. Eight outputs of a row at a time share each weight load. */
+__attribute__((target("avx2,fma")))
+static void conv_dw_rows_avx2(const float *in, int64_t wp, const float *w, float *out,
+			      const conv_dim_t *a, const conv_dim_t *b)
+{
+	int64_t s1 = b->S * 8, d1 = b->D * 8;
+	for (int64_t y0 = 0; y0 < a->Y; y0++) {
+		float *orow = out + y0 * b->Y * 8;
+		/* blocks of 8 outputs; a last partial block moves back to end at
+		 * Y1 and recomputes a few outputs (the same bits) rather than
+		 * running single chains, which wait on each fma's latency */
+		int64_t y1 = 0;
+		for (int64_t next = 0; b->Y >= 8 && next < b->Y; next = y1 + 8) {
+			y1 = next + 8 <= b->Y ? next : b->Y - 8;
+			__m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
+			__m256 c4 = c0, c5 = c0, c6 = c0, c7 = c0;
+			const float *wk = w;
+			for (int64_t k0 = 0; k0 < a->K; k0++) {
+				const float *p = in + ((y0 * a->S + k0 * a->D) * wp + y1 * b->S) * 8;
+				for (int64_t k1 = 0; k1 < b->K; k1++, p += d1, wk += 8) {
+					__m256 wv = _mm256_loadu_ps(wk);
+					c0 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p), c0);
+					c1 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + s1), c1);
+					c2 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 2 * s1), c2);
+					c3 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 3 * s1), c3);
+					c4 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 4 * s1), c4);
+					c5 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 5 * s1), c5);
+					c6 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 6 * s1), c6);
+					c7 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 7 * s1), c7);
+				}
+			}
+			float *o = orow + y1 * 8;
+			_mm256_storeu_ps(o, c0);
+			_mm256_storeu_ps(o + 8, c1);
+			_mm256_storeu_ps(o + 16, c2);
+			_mm256_storeu_ps(o + 24, c3);
+			_mm256_storeu_ps(o + 32, c4);
+			_mm256_storeu_ps(o + 40, c5);
+			_mm256_storeu_ps(o + 48, c6);
+			_mm256_storeu_ps(o + 56, c7);
+		}
+		for (y1 = b->Y >= 8 ? b->Y : 0; y1 < b->Y; y1++) {
+			__m256 c0 = _mm256_setzero_ps();
+			const float *wk = w;
+			for (int64_t k0 = 0; k0 < a->K; k0++) {
+				const float *p = in + ((y0 * a->S + k0 * a->D) * wp + y1 * b->S) * 8;
+				for (int64_t k1 = 0; k1 < b->K; k1++, p += d1, wk += 8)
+					c0 = _mm256_fmadd_ps(_mm256_loadu_ps(wk), _mm256_loadu_ps(p), c0);
+			}
+			_mm256_storeu_ps(orow + y1 * 8, c0);
+		}
+	}
+}
+
 static int conv_have_avx2(void)
 {
 	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
@@ -387,6 +452,7 @@ static int conv_have_avx2(void)
 #define conv_taps_run_avx2 conv_taps_run_c
 #define conv_dot4_avx2 conv_dot4_c
 #define conv_dot1_avx2 conv_dot1_c
+#define conv_dw_rows_avx2(in, wp, w, out, a, b) ((void)0)
 #endif
 
 static void conv_taps_run(const conv_tap_t *taps, int64_t nt, int64_t len, float *acc)
@@ -599,6 +665,126 @@ static bool conv_plane_naive(const conv_job_t *j, const fwsim_kargs_t *kk, const
 	return false;
 }
 
+/*
+ * Form D, depthwise (one input channel per group, no input dilation, at least
+ * 8 groups, rows contiguous, AVX2 with FMA): items of (n, a block of 8
+ * groups), whose planes are interleaved by lane into a zero-padded buffer
+ * (8x8 register transposes, fwsim_copy_tile), so that every fma is a whole
+ * vector of 8 groups whatever the plane's width (a 14-wide plane wasted 2 of
+ * every 16 lanes, and form A's per-plane fill, tap setup and stores cost
+ * twice its sums). Each output is the same fma chain as form A's, taps in
+ * (k0, k1) order from 0 with the padding's zeros included, so the bits are
+ * form A's.
+ */
+static bool conv_dw_plan(conv_job_t *j)
+{
+	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
+	if (j->form != 'A' || j->C != 1 || a->L != 1 || b->L != 1 || j->G < 8 ||
+	    j->si[4] != 1 || j->so[4] != 1 || !conv_have_avx2())
+		return false;
+	__int128 hp = (__int128)(a->Y - 1) * a->S + (__int128)(a->K - 1) * a->D + 1;
+	__int128 wp = (__int128)(b->Y - 1) * b->S + (__int128)(b->K - 1) * b->D + 1;
+	__int128 fl = 8 * (hp * wp + (__int128)a->Y * b->Y + (__int128)a->K * b->K);
+	if (fl > CONV_MAX_SCRATCH)
+		return false;
+	j->dw_hp = (int64_t)hp;
+	j->dw_wp = (int64_t)wp;
+	j->scratch = (int64_t)fl;
+	j->n_planes = (uint64_t)j->N * (uint64_t)((j->G + 7) / 8);
+	return true;
+}
+
+/* Lane interleaving: nl lanes x n columns, (l, c) from s + l ls + c 4 to
+ * d + l 4 + c 32 (in), or from s + l 4 + c 32 to d + l ld + c 4 (out, in
+ * false); bytes. Chunks of 8 columns of 8 lanes are one 8x8 register
+ * transpose each, a last partial chunk moved back to end at n (rewriting a
+ * few columns with the same values). */
+static void conv_dw_copy(uint8_t *d, int64_t ld, const uint8_t *s, int64_t ls, size_t nl, size_t n,
+			 bool in)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	if (n < 8 || nl < 8) {
+#endif
+		if (in)
+			fwsim_copy_tile(4, d, 4, 32, s, ls, 4, nl, n);
+		else
+			fwsim_copy_tile(4, d, ld, 4, s, 4, 32, nl, n);
+		return;
+#if defined(__x86_64__) || defined(__i386__)
+	}
+	for (size_t c = 0, next = 0; next < n; next = c + 8) {
+		c = next + 8 <= n ? next : n - 8;
+		if (in)
+			fwsim_tr8x8_u32(s + c * 4, ls, d + c * 32, 32);
+		else
+			fwsim_tr8x8_u32(s + c * 32, 32, d + c * 4, ld);
+	}
+#endif
+}
+
+static fwsim_status_t conv_item_dw(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w)
+{
+	conv_job_t *j = ctx;
+	fwsim_kargs_t kk = *j->k;
+	kk.watch = w;
+	fwsim_numchk_t *chk = j->k->chk ? &j->chk[slot] : NULL;
+	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
+	int64_t ny = a->Y * b->Y, nkk = a->K * b->K, wp = j->dw_wp;
+	/* zeroed once: the padding around the input's part stays zero */
+	float *pin = j->slot_scr[slot];
+	if (!pin) {
+		pin = calloc((size_t)j->scratch, sizeof(float));
+		if (!pin)
+			return FWSIM_NOMEM;
+		j->slot_scr[slot] = pin;
+	}
+	float *pout = pin + j->dw_hp * wp * 8, *wv = pout + ny * 8;
+	int64_t r0 = a->jlo > 0 ? a->jlo : 0, r1 = a->jlo + j->dw_hp < a->X ? a->jlo + j->dw_hp : a->X;
+	int64_t c0 = b->jlo > 0 ? b->jlo : 0, c1 = b->jlo + wp < b->X ? b->jlo + wp : b->X;
+	uint64_t p0 = item * j->per_item;
+	uint64_t p1 = p0 + j->per_item < j->n_planes ? p0 + j->per_item : j->n_planes;
+	for (uint64_t pi = p0; pi < p1; pi++) {
+		/* block-major: consecutive entries share the block's kernels */
+		int64_t g0 = (int64_t)(pi / (uint64_t)j->N) * 8, n = (int64_t)(pi % (uint64_t)j->N);
+		size_t nl = j->G - g0 < 8 ? (size_t)(j->G - g0) : 8;
+		const float *x0 = j->in + n * j->si[0] + g0 * j->si[1];
+		for (int64_t r = r0; r < r1 && c0 < c1; r++)
+			conv_dw_copy((uint8_t *)(pin + ((r - a->jlo) * wp + (c0 - b->jlo)) * 8), 0,
+				     (const uint8_t *)(x0 + r * j->si[3] + c0), j->si[1] * 4, nl,
+				     (size_t)(c1 - c0), true);
+		for (int64_t o = 0; o < j->O; o++) {
+			if (fwsim_tick(&kk, (uint64_t)(ny * nkk * 8 + ny * 8)))
+				return FWSIM_TIMEOUT;
+			for (int64_t k0 = 0; k0 < a->K; k0++)
+				for (int64_t k1 = 0; k1 < b->K; k1++)
+					for (size_t l = 0; l < 8; l++)
+						wv[(k0 * b->K + k1) * 8 + (int64_t)l] =
+							l < nl ? j->w[(g0 + (int64_t)l) * j->sw[0] + o * j->sw[1] +
+								      k0 * j->sw[3] + k1 * j->sw[4]]
+							       : 0.0f;
+			conv_dw_rows_avx2(pin, wp, wv, pout, a, b);
+			float *dst = j->out + n * j->so[0] + g0 * j->so[1] + o * j->so[2];
+			for (int64_t y0 = 0; y0 < a->Y; y0++)
+				conv_dw_copy((uint8_t *)(dst + y0 * j->so[3]), j->so[1] * 4,
+					     (const uint8_t *)(pout + y0 * b->Y * 8), 0, nl, (size_t)b->Y,
+					     false);
+			/* the lanes past nl hold finite garbage or not: only the
+			 * stored planes are scanned exactly */
+			if (!chk || !fwsim_numchk_maybe_nonfinite(chk, pout, (size_t)(ny * 8)))
+				continue;
+			for (size_t l = 0; l < nl; l++) {
+				const float *pl = dst + (int64_t)l * j->so[1];
+				uint64_t flat0 = (((uint64_t)n * (uint64_t)j->G + (uint64_t)g0 + l) *
+						  (uint64_t)j->O + (uint64_t)o) * (uint64_t)ny;
+				for (int64_t y0 = 0; y0 < a->Y; y0++)
+					fwsim_numchk_block(chk, pl + y0 * j->so[3], (size_t)b->Y,
+							   flat0 + (uint64_t)(y0 * b->Y));
+			}
+		}
+	}
+	return FWSIM_OK;
+}
+
 static fwsim_status_t conv_item(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w)
 {
 	conv_job_t *j = ctx;
@@ -748,10 +934,12 @@ fwsim_status_t fwsim_kernel_conv(const fwsim_kargs_t *k)
 	}
 	j->scratch = j->form == 'N' ? 0 : (int64_t)scratch - (j->form == 'A' ? 4 * nk : 0);
 	j->n_planes = (uint64_t)j->N * (uint64_t)j->G;
+	conv_dw_plan(j);
 	/* small instructions stay on the engine's thread: a hand-off to the pool
 	 * costs more than it saves below FWSIM_PAR_MIN_WORK (pool.h). Each output
 	 * is one item's whatever the cut, so the cut never changes a result. */
-	double work = (double)j->n_planes * (double)j->O * (double)ny * (double)(nk ? nk : 1);
+	double work = (double)j->n_planes * (double)j->O * (double)ny * (double)(nk ? nk : 1) *
+		      (j->dw_hp ? 8.0 : 1.0);
 	j->per_item = work < (double)FWSIM_PAR_MIN_WORK ? j->n_planes
 						     : (j->n_planes + CONV_ITEMS - 1) / CONV_ITEMS;
 	for (uint32_t i = 0; k->chk && i < FWSIM_PAR_MAX_THREADS; i++) {
@@ -763,14 +951,17 @@ fwsim_status_t fwsim_kernel_conv(const fwsim_kargs_t *k)
 	fwsim_status_t st = FWSIM_OK;
 	if (j->form == 'A' && !conv_plan_a(j))
 		st = FWSIM_NOMEM;
+	if (st == FWSIM_OK && j->form != 'N' && !(j->cols = conv_plan_cols(&j->d[1])))
+		st = FWSIM_NOMEM;
 	if (st == FWSIM_OK)
-		st = fwsim_par_for(items, conv_item, j, k->watch);
+		st = fwsim_par_for(items, j->dw_hp ? conv_item_dw : conv_item, j, k->watch);
 	for (uint32_t i = 0; k->chk && i < FWSIM_PAR_MAX_THREADS; i++)
 		fwsim_numchk_merge(k->chk, &j->chk[i]);
 	for (uint32_t i = 0; i < FWSIM_PAR_MAX_THREADS; i++)
 		free(j->slot_scr[i]);
 	free(j->cls);
 	free(j->geo);
+	free(j->cols);
 	free(j);
 	return st;
 }

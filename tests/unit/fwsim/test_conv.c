@@ -209,6 +209,20 @@ static void c_check(const cspec_t *c, const char *what)
 
 #define SPEC(...) ((cspec_t){ __VA_ARGS__ })
 
+static const cspec_t dw_specs[] = {
+	SPEC(.N = 2, .G = 11, .O = 1, .C = 1, .X = { 9, 13 }, .K = { 3, 3 }, .S = { 1, 1 },
+	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+	SPEC(.N = 1, .G = 16, .O = 1, .C = 1, .X = { 20, 7 }, .K = { 3, 3 }, .S = { 2, 2 },
+	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+	SPEC(.N = 1, .G = 9, .O = 2, .C = 1, .X = { 12, 17 }, .K = { 3, 3 }, .S = { 1, 2 },
+	     .D = { 2, 1 }, .L = { 1, 1 }, .P = { 2, 0 }),
+	SPEC(.N = 2, .G = 8, .O = 1, .C = 1, .X = { 11, 24 }, .K = { 3, 3 }, .S = { 1, 2 },
+	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { -1, -2 }),
+	SPEC(.N = 1, .G = 12, .O = 1, .C = 1, .X = { 5, 8 }, .K = { 2, 3 }, .S = { 1, 1 },
+	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 4, 5 }),
+};
+#define DW_N_SPECS (sizeof(dw_specs) / sizeof(dw_specs[0]))
+
 START_TEST(test_depthwise_and_grouped_windows_match_reference)
 {
 	for (int layout = 0; layout < 2; layout++) {
@@ -273,6 +287,64 @@ START_TEST(test_depthwise_and_grouped_windows_match_reference)
 			      .layout = layout),
 			"direct loop");
 	}
+	/* depthwise over 8 or more groups (lanes of 8 groups: a partial last
+	 * block, widths below, at and past 8, stride 2, dilation, a channel
+	 * multiplier, padding past the kernel, a crop) */
+	for (size_t i = 0; i < DW_N_SPECS; i++)
+		c_check(&dw_specs[i], "depthwise lanes");
+}
+END_TEST
+
+/* Depthwise over 8 or more groups is form D: each output must be form A's fma
+ * chain bit for bit, taps in (k0, k1) order from 0, a padding tap adding
+ * w x 0 (docs/isa.md, "CONV"). */
+START_TEST(test_depthwise_lanes_bit_exact)
+{
+	for (size_t i = 0; i < DW_N_SPECS; i++) {
+		const cspec_t *c = &dw_specs[i];
+		cmem_t m;
+		cmem_init(&m);
+		cconv_t cv;
+		c_build(&m, c, &cv, 5);
+		/* full-precision values, so that a product rounded before its sum
+		 * (no fma) or another order of the taps shows in the bits */
+		uint64_t st = 77 + i;
+		float *xr = (float *)(void *)(m.mem + m.regions[0].addr);
+		float *wr = (float *)(void *)(m.mem + m.regions[1].addr);
+		for (uint64_t e = 0; e < C_REGSZ / 4; e++) {
+			st = st * 6364136223846793005ull + 1442695040888963407ull;
+			xr[e] = (float)((int64_t)(st >> 40) - (1ll << 23)) / 3000000.0f;
+			st = st * 6364136223846793005ull + 1442695040888963407ull;
+			wr[e] = (float)((int64_t)(st >> 40) - (1ll << 23)) / 7000000.0f;
+		}
+		fwsim_job_t job;
+		ck_assert_int_eq(c_run(&m, &cv.in, FWSIM_JOB_CHECK_NAN, 0, &job), FWSIM_OK);
+		int64_t oi[5];
+		for (oi[0] = 0; oi[0] < c->N; oi[0]++)
+			for (oi[1] = 0; oi[1] < c->G; oi[1]++)
+				for (oi[2] = 0; oi[2] < c->O; oi[2]++)
+					for (oi[3] = 0; oi[3] < cv.Y[0]; oi[3]++)
+						for (oi[4] = 0; oi[4] < cv.Y[1]; oi[4]++) {
+							float acc = 0.0f;
+							for (int64_t k0 = 0; k0 < c->K[0]; k0++)
+								for (int64_t k1 = 0; k1 < c->K[1]; k1++) {
+									int64_t j0 = oi[3] * c->S[0] + k0 * c->D[0] - c->P[0];
+									int64_t j1 = oi[4] * c->S[1] + k1 * c->D[1] - c->P[1];
+									int64_t xi[5] = { oi[0], oi[1], 0, j0, j1 };
+									int64_t wi[5] = { oi[1], oi[2], 0, k0, k1 };
+									bool in = j0 >= 0 && j0 < c->X[0] && j1 >= 0 &&
+										  j1 < c->X[1];
+									float x = in ? cv.x[c_off(&cv.in.ap[1], xi)] : 0.0f;
+									acc = fmaf(cv.w[c_off(&cv.in.ap[2], wi)], x, acc);
+								}
+							float got = cv.o[c_off(&cv.in.ap[0], oi)];
+							T_CHECK(memcmp(&got, &acc, 4) == 0,
+								"spec %zu: out[%lld,%lld,%lld,%lld,%lld] = %a, want %a",
+								i, (long long)oi[0], (long long)oi[1], (long long)oi[2],
+								(long long)oi[3], (long long)oi[4], got, acc);
+						}
+		free(m.mem);
+	}
 }
 END_TEST
 
@@ -292,6 +364,11 @@ START_TEST(test_nan_inf_inputs_reach_only_their_windows)
 		     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
 		SPEC(.N = 1, .G = 2, .O = 2, .C = 2, .X = { 21, 20 }, .K = { 10, 10 }, .S = { 1, 1 },
 		     .D = { 2, 2 }, .L = { 1, 1 }, .P = { 1, 0 }),
+		/* depthwise lanes of 8 groups, the bad value in the partial block */
+		SPEC(.N = 2, .G = 10, .O = 1, .C = 1, .X = { 9, 10 }, .K = { 3, 3 }, .S = { 1, 1 },
+		     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+		SPEC(.N = 1, .G = 12, .O = 2, .C = 1, .X = { 15, 18 }, .K = { 3, 3 }, .S = { 2, 2 },
+		     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
 	};
 	for (size_t si = 0; si < sizeof(specs) / sizeof(specs[0]); si++)
 		for (int inf = 0; inf < 2; inf++) {
@@ -409,6 +486,7 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("conv");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_depthwise_and_grouped_windows_match_reference);
+	tcase_add_test(tc, test_depthwise_lanes_bit_exact);
 	tcase_add_test(tc, test_nan_inf_inputs_reach_only_their_windows);
 	tcase_add_test(tc, test_threads_bit_identical);
 	tcase_add_test(tc, test_deadline_stops_conv);
