@@ -48,14 +48,7 @@ NRT_STATUS nrt_inspect_config_set_defaults(nrt_inspect_config_t *options)
 
 NRT_STATUS nrt_inspect_config_allocate(nrt_inspect_config_t **options)
 {
-	void *o;
-	NRT_STATUS st = nrt_status_report(__func__,
-					  nrt_options_alloc(options, sizeof(nrt_inspect_config_t), &o));
-	if (st != NRT_SUCCESS)
-		return st;
-	(void)nrt_inspect_config_set_defaults(o);
-	*options = o;
-	return NRT_SUCCESS;
+	NRT_OPTIONS_ALLOCATE(options, nrt_inspect_config_t, nrt_inspect_config_set_defaults);
 }
 
 NRT_STATUS nrt_inspect_config_free(nrt_inspect_config_t *options)

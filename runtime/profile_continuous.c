@@ -7,25 +7,21 @@
 #include "internal.h"
 #include "nrt/nrt_profile.h"
 #include "observe.h"
+#include "sys_trace.h"
 
 struct nrt_profile_continuous_options {
 	char output_dir[PATH_MAX - 128]; /* room for the file name */
 };
 
+static void options_set_defaults(nrt_profile_continuous_options_t *o)
+{
+	memset(o, 0, sizeof(*o));
+	snprintf(o->output_dir, sizeof(o->output_dir), "./output");
+}
+
 NRT_STATUS nrt_profile_continuous_options_allocate(nrt_profile_continuous_options_t **options)
 {
-	if (!options) {
-		NRT_LOGE("%s: options is NULL", __func__);
-		return NRT_INVALID;
-	}
-	nrt_profile_continuous_options_t *o = calloc(1, sizeof(*o));
-	if (!o) {
-		NRT_LOGE("%s: out of host memory", __func__);
-		return NRT_RESOURCE;
-	}
-	snprintf(o->output_dir, sizeof(o->output_dir), "./output");
-	*options = o;
-	return NRT_SUCCESS;
+	NRT_OPTIONS_ALLOCATE(options, nrt_profile_continuous_options_t, options_set_defaults);
 }
 
 NRT_STATUS nrt_profile_continuous_options_free(nrt_profile_continuous_options_t *options)

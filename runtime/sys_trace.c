@@ -154,14 +154,7 @@ ns_status_t nrt_options_alloc(const void *out, size_t size, void **out_mem)
 
 NRT_STATUS nrt_sys_trace_config_allocate(nrt_sys_trace_config_t **options)
 {
-	void *o;
-	NRT_STATUS st = nrt_status_report(__func__,
-					  nrt_options_alloc(options, sizeof(nrt_sys_trace_config_t), &o));
-	if (st != NRT_SUCCESS)
-		return st;
-	nrt_sys_trace_config_set_defaults(o);
-	*options = o;
-	return NRT_SUCCESS;
+	NRT_OPTIONS_ALLOCATE(options, nrt_sys_trace_config_t, nrt_sys_trace_config_set_defaults);
 }
 
 void nrt_sys_trace_config_free(nrt_sys_trace_config_t *options)
@@ -317,14 +310,7 @@ void nrt_sys_trace_fetch_options_set_defaults(nrt_sys_trace_fetch_options_t *opt
 
 NRT_STATUS nrt_sys_trace_fetch_options_allocate(nrt_sys_trace_fetch_options_t **options)
 {
-	void *o;
-	NRT_STATUS st = nrt_status_report(__func__,
-					  nrt_options_alloc(options, sizeof(nrt_sys_trace_fetch_options_t), &o));
-	if (st != NRT_SUCCESS)
-		return st;
-	nrt_sys_trace_fetch_options_set_defaults(o);
-	*options = o;
-	return NRT_SUCCESS;
+	NRT_OPTIONS_ALLOCATE(options, nrt_sys_trace_fetch_options_t, nrt_sys_trace_fetch_options_set_defaults);
 }
 
 void nrt_sys_trace_fetch_options_free(nrt_sys_trace_fetch_options_t *options)

@@ -32,6 +32,19 @@ void nrt_name_list_free(const char **list, size_t count);
  * when malloc fails; else size bytes in *out_mem for the caller to set to its
  * defaults. */
 ns_status_t nrt_options_alloc(const void *out, size_t size, void **out_mem);
+/* The whole body of such an *_allocate call: a T set up by set_defaults(T *)
+ * in *options, or the failure reported under the calling function's name. */
+#define NRT_OPTIONS_ALLOCATE(options, T, set_defaults)                                              \
+	do {                                                                                        \
+		void *nrt_o_;                                                                       \
+		NRT_STATUS nrt_st_ = nrt_status_report(__func__,                                    \
+						       nrt_options_alloc((options), sizeof(T), &nrt_o_)); \
+		if (nrt_st_)                                                                        \
+			return nrt_st_;                                                             \
+		(void)set_defaults((T *)nrt_o_);                                                    \
+		*(options) = nrt_o_;                                                                \
+		return NRT_SUCCESS;                                                                 \
+	} while (0)
 
 /* The type named name (nrt_sys_trace_get_event_types' names), or -1. */
 int nrt_sys_trace_type_index(const char *name);
