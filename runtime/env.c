@@ -155,18 +155,18 @@ int nrt_env_parse_bool(const char *s)
 	return -1;
 }
 
-static ns_status_t env_bool(const char *name, int def, int *out)
+ns_status_t nrt_env_get_bool(const char *name, bool dflt, bool *out)
 {
 	const char *v = getenv(name);
 	if (!v || !*v) {
-		*out = def;
+		*out = dflt;
 		return NS_OK;
 	}
 	int b = nrt_env_parse_bool(v);
 	if (b < 0)
 		return nrt_status_make(NRT_INVALID, "%s=\"%s\" is invalid: expected 1/0, on/off, true/false or "
 				       "yes/no", name, v);
-	*out = b;
+	*out = b == 1;
 	return NS_OK;
 }
 
@@ -267,12 +267,12 @@ ns_status_t nrt_env_load(nrt_config_t *out)
 	NS_RETURN_IF_ERROR(env_u32("NEURON_RT_EXEC_TIMEOUT", DEFAULT_EXEC_TIMEOUT_S, 0, INT_MAX, &timeout_s));
 	c.exec_timeout_ns = (uint64_t)timeout_s * 1000000000ull;
 
-	NS_RETURN_IF_ERROR(env_bool("NEURONSIM_NAN_CHECK", 1, &c.nan_check));
-	NS_RETURN_IF_ERROR(env_bool("NEURONSIM_INF_CHECK", 0, &c.inf_check));
-	NS_RETURN_IF_ERROR(env_bool("NEURONSIM_PIN_THREADS", 0, &c.pin_threads));
+	NS_RETURN_IF_ERROR(nrt_env_get_bool("NEURONSIM_NAN_CHECK", true, &c.nan_check));
+	NS_RETURN_IF_ERROR(nrt_env_get_bool("NEURONSIM_INF_CHECK", false, &c.inf_check));
+	NS_RETURN_IF_ERROR(nrt_env_get_bool("NEURONSIM_PIN_THREADS", false, &c.pin_threads));
 	NS_RETURN_IF_ERROR(env_u32("NEURONSIM_THREADS", 0, 0, 16, &c.threads));
-	NS_RETURN_IF_ERROR(env_bool("NEURON_FAIL_ON_NAN", 0, &c.fail_on_nan));
-	NS_RETURN_IF_ERROR(env_bool("NEURON_RT_ENABLE_DEVICE_MEMORY_OOM_LOG", 1, &c.oom_log));
+	NS_RETURN_IF_ERROR(nrt_env_get_bool("NEURON_FAIL_ON_NAN", false, &c.fail_on_nan));
+	NS_RETURN_IF_ERROR(nrt_env_get_bool("NEURON_RT_ENABLE_DEVICE_MEMORY_OOM_LOG", true, &c.oom_log));
 	NS_RETURN_IF_ERROR(env_num_err_verbosity(&c.num_err_verbosity));
 	if (c.fail_on_nan) {
 		/* As in the Neuron Runtime: failing on NaN cannot be silenced. */
@@ -284,7 +284,7 @@ ns_status_t nrt_env_load(nrt_config_t *out)
 		c.num_err_verbosity = NRT_NUM_ERR_CRITICAL;
 	}
 	if (c.num_err_verbosity == NRT_NUM_ERR_NONE)
-		c.nan_check = c.inf_check = 0;
+		c.nan_check = c.inf_check = false;
 
 	*out = c;
 	return NS_OK;

@@ -2,6 +2,7 @@
 #ifndef NRT_ENV_H
 #define NRT_ENV_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,16 +27,20 @@ typedef struct nrt_config {
 	uint32_t visible[NRT_MAX_CORES]; /* physical (global) core ids, ascending */
 	nrt_log_config_t log;        /* NEURON_RT_LOG_LEVEL[_<C>], NEURON_RT_LOG_LOCATION[_<C>] */
 	uint64_t exec_timeout_ns;    /* NEURON_RT_EXEC_TIMEOUT (0..INT_MAX s); 0 = none */
-	int oom_log;                 /* NEURON_RT_ENABLE_DEVICE_MEMORY_OOM_LOG */
-	int nan_check;               /* NEURONSIM_NAN_CHECK */
-	int inf_check;               /* NEURONSIM_INF_CHECK */
+	bool oom_log;                /* NEURON_RT_ENABLE_DEVICE_MEMORY_OOM_LOG */
+	bool nan_check;              /* NEURONSIM_NAN_CHECK */
+	bool inf_check;              /* NEURONSIM_INF_CHECK */
 	int num_err_verbosity;       /* nrt_num_err_verbosity_t; NEURON_FAIL_ON_NAN raises it */
-	int fail_on_nan;             /* NEURON_FAIL_ON_NAN */
-	int pin_threads;             /* NEURONSIM_PIN_THREADS */
+	bool fail_on_nan;            /* NEURON_FAIL_ON_NAN */
+	bool pin_threads;            /* NEURONSIM_PIN_THREADS */
 	uint32_t threads;            /* NEURONSIM_THREADS (0..16); 0 = the affinity mask's CPUs */
 	char backend[32];            /* NEURONSIM_BACKEND */
 } nrt_config_t;
 
+/* The boolean variable name (1/0, on/off, true/false, yes/no, any case;
+ * dflt when unset or empty) in *out, or an NRT_INVALID status naming it and its
+ * value. */
+ns_status_t nrt_env_get_bool(const char *name, bool dflt, bool *out);
 /* Fills *out from the environment. A bad value is a status naming the
  * variable and the value, NRT_INVALID (NRT_RESOURCE when more cores are asked
  * for than exist). */

@@ -36,23 +36,6 @@ void nrt_profile_update_on_locked(void)
 
 /* ---- environment ---- */
 
-/* The project's booleans (docs/env.md): 1/0, on/off, true/false, yes/no, any
- * case; NRT_INVALID for anything else. */
-static ns_status_t env_bool(const char *name, bool dflt, bool *out)
-{
-	const char *v = getenv(name);
-	if (!v || !*v) {
-		*out = dflt;
-		return NS_OK;
-	}
-	int b = nrt_env_parse_bool(v);
-	if (b < 0)
-		return nrt_status_make(NRT_INVALID, "%s='%s' is not valid: use 1 or 0 (on/off, true/false, "
-				       "yes/no)", name, v);
-	*out = b;
-	return NS_OK;
-}
-
 /* What nrt_init would decide about recording user blocks. */
 static bool inspect_env_enabled(void)
 {
@@ -82,7 +65,7 @@ static ns_status_t set_out_dir(nrt_profile_state_t *p, const char *dir, const ch
 
 static ns_status_t read_env(nrt_profile_state_t *p)
 {
-	NS_RETURN_IF_ERROR(env_bool("NEURON_RT_INSPECT_ENABLE", false, &p->inspect));
+	NS_RETURN_IF_ERROR(nrt_env_get_bool("NEURON_RT_INSPECT_ENABLE", false, &p->inspect));
 	p->max_spans = DEFAULT_MAX_SPANS;
 	const char *v = getenv("NEURONSIM_PROFILE_MAX_SPANS");
 	if (v && *v && (nrt_env_parse_size(v, &p->max_spans) != NRT_SUCCESS || !p->max_spans))
@@ -98,7 +81,7 @@ static ns_status_t read_env(nrt_profile_state_t *p)
 static ns_status_t read_inspect_env(nrt_profile_state_t *p, const char *func)
 {
 	const char *v;
-	NS_RETURN_IF_ERROR(env_bool("NEURON_RT_INSPECT_SYSTEM_PROFILE", true, &p->inspect_sys));
+	NS_RETURN_IF_ERROR(nrt_env_get_bool("NEURON_RT_INSPECT_SYSTEM_PROFILE", true, &p->inspect_sys));
 	v = getenv("NEURON_RT_INSPECT_DEVICE_PROFILE");
 	if (!v || !*v || strcmp(v, "0") == 0) {
 		p->inspect_dev = DEV_OFF;

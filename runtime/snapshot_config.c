@@ -53,10 +53,10 @@ static ns_status_t load_dump_mode(nrt_snapshot_config_t *c)
 	else if (nrt_env_parse_bool(v) >= 0)
 		/* torch-neuronx 1.13's NEURON_DUMP_HLO_SNAPSHOT=1: every execution */
 		c->on_demand = c->on_demand || nrt_env_parse_bool(v) == 1;
-	else {
-		return nrt_status_make(NRT_INVALID, "NEURON_DUMP_HLO_SNAPSHOT=\"%s\" is invalid: expected ON_NRT_ERROR, "
-			 "ON_NRT_ERROR_HYBRID, ON_NRT_ERROR_CPU, 1 (a snapshot of every execution) or 0", v);
-	}
+	else
+		return nrt_status_make(NRT_INVALID, "NEURON_DUMP_HLO_SNAPSHOT=\"%s\" is invalid: expected "
+				       "ON_NRT_ERROR, ON_NRT_ERROR_HYBRID, ON_NRT_ERROR_CPU, 1 (a snapshot of "
+				       "every execution) or 0", v);
 	return NS_OK;
 }
 
@@ -108,54 +108,41 @@ static ns_status_t load_xla_flags(nrt_snapshot_config_t *c)
 		size_t nlen = eq ? (size_t)(eq - f) : strlen(f);
 		if (nlen == strlen("xla_dump_hlo_snapshots") && !strncmp(f, "xla_dump_hlo_snapshots", nlen)) {
 			int b = eq ? nrt_env_parse_bool(eq + 1) : 1;
-			if (b < 0) {
-				return nrt_status_make(NRT_INVALID, "XLA_FLAGS: \"%s\" is invalid: --xla_dump_hlo_snapshots takes true or false",
-					 tok);
-			}
+			if (b < 0)
+				return nrt_status_make(NRT_INVALID, "XLA_FLAGS: \"%s\" is invalid: "
+						       "--xla_dump_hlo_snapshots takes true or false", tok);
 			c->on_demand = b == 1;
 		} else if (nlen == strlen("xla_dump_to") && !strncmp(f, "xla_dump_to", nlen)) {
 			const char *dir = eq ? eq + 1 : "";
-			if (strlen(dir) + NAME_ROOM >= sizeof(c->dir)) {
-				return nrt_status_make(NRT_INVALID, "XLA_FLAGS: --xla_dump_to is %zu characters long: snapshot file names "
-					 "would not fit in a path; use a shorter directory", strlen(dir));
-			}
+			if (strlen(dir) + NAME_ROOM >= sizeof(c->dir))
+				return nrt_status_make(NRT_INVALID, "XLA_FLAGS: --xla_dump_to is %zu characters long: "
+						       "snapshot file names would not fit in a path; use a shorter "
+						       "directory", strlen(dir));
 			/* XLA's "-" (stdout) has no meaning for binary snapshot files. */
 			snprintf(c->dir, sizeof(c->dir), "%s",
 				 *dir && strcmp(dir, "-") != 0 ? dir : NRT_SNAPSHOT_DEFAULT_DIR);
 		}
 	}
-	if (too_long) {
+	if (too_long)
 		return nrt_status_make(NRT_INVALID, "XLA_FLAGS: a flag is longer than %zu characters", sizeof(tok) - 1);
-	}
 	return NS_OK;
 }
 
 static ns_status_t load_filters(nrt_snapshot_config_t *c)
 {
 	const char *v = getenv("RANK");
-	if (v && *v && !parse_u64(v, &c->rank)) {
-		return nrt_status_make(NRT_INVALID, "RANK=\"%s\" is invalid: expected the process rank, a non-negative integer "
-			 "(torchrun sets it)", v);
-	}
+	if (v && *v && !parse_u64(v, &c->rank))
+		return nrt_status_make(NRT_INVALID, "RANK=\"%s\" is invalid: expected the process rank, a "
+				       "non-negative integer (torchrun sets it)", v);
 	v = getenv("NEURONSIM_SNAPSHOT_RANK");
 	if (v && *v) {
 		if (!strcasecmp(v, "all"))
 			c->all_ranks = true;
-		else if (!parse_u64(v, &c->dump_rank)) {
-			return nrt_status_make(NRT_INVALID, "NEURONSIM_SNAPSHOT_RANK=\"%s\" is invalid: expected a rank (non-negative "
-				 "integer) or all", v);
-		}
+		else if (!parse_u64(v, &c->dump_rank))
+			return nrt_status_make(NRT_INVALID, "NEURONSIM_SNAPSHOT_RANK=\"%s\" is invalid: expected a rank "
+					       "(non-negative integer) or all", v);
 	}
-	v = getenv("NEURON_NC0_ONLY_SNAPSHOT");
-	if (v && *v) {
-		int b = nrt_env_parse_bool(v);
-		if (b < 0) {
-			return nrt_status_make(NRT_INVALID, "NEURON_NC0_ONLY_SNAPSHOT=\"%s\" is invalid: expected 1/0, on/off, true/false "
-				 "or yes/no", v);
-		}
-		c->nc0_only = b == 1;
-	}
-	return NS_OK;
+	return nrt_env_get_bool("NEURON_NC0_ONLY_SNAPSHOT", false, &c->nc0_only);
 }
 
 ns_status_t nrt_snapshot_config_load(nrt_snapshot_config_t *out)

@@ -401,15 +401,10 @@ err_unlink:
 
 ns_status_t nrt_stats_init(nrt_ctx_t *ctx)
 {
-	const char *on = getenv("NEURONSIM_STATS");
-	if (on && *on) {
-		int b = nrt_env_parse_bool(on);
-		if (b < 0)
-			return nrt_status_make(NRT_INVALID, "NEURONSIM_STATS='%s' is not a boolean: use 1/0, "
-					       "on/off, true/false or yes/no", on);
-		if (!b)
-			return NS_OK;
-	}
+	bool on;
+	NS_RETURN_IF_ERROR(nrt_env_get_bool("NEURONSIM_STATS", true, &on));
+	if (!on)
+		return NS_OK;
 	/* From here on nothing fails nrt_init: the tools are a convenience. */
 	struct nrt_stats_state *s = calloc(1, sizeof(*s));
 	char err[4200];

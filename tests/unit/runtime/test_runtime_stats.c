@@ -278,7 +278,7 @@ START_TEST(test_stats_disabled_or_bad_switch)
 	test_capture_begin();
 	ck_assert_int_eq(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, "", ""), NRT_INVALID);
 	char *log = test_capture_end();
-	ck_assert_ptr_nonnull(strstr(log, "NEURONSIM_STATS='maybe'"));
+	ck_assert_ptr_nonnull(strstr(log, "nrt_init: NEURONSIM_STATS=\"maybe\" is invalid"));
 	free(log);
 	ck_assert_int_eq(access(path, F_OK), -1);
 }
