@@ -65,7 +65,7 @@ typedef struct conv_job {
 	int64_t so[5], si[5], sw[5]; /* element strides of ap0, ap1, ap2 */
 	const float *in, *w;
 	float *out;
-	int form;                    /* 'A', 'B' or 'N' (naive) */
+	int form;                    /* 'A', 'B', 'D', 'E' or 'N' (naive) */
 	int64_t *cols;               /* conv_plan_cols of d[1] (forms A and B) */
 	int64_t dw_hp, dw_wp;        /* form D: the padded input's rows, columns */
 	int64_t plane;               /* V0 V1 M0 M1: one channel's planes */
@@ -440,6 +440,52 @@ static void conv_dw_rows_avx2(const float *in, int64_t wp, const float *w, float
 	}
 }
 
+/* Form E's sums for nb outputs (their positions pos[] in the padded planes):
+ * per kernel row k0, a chain of fma over k1 from 0, then added to total
+ * (8 lanes per output). nb is a constant at every call, so the partial sums
+ * stay in registers. */
+#define CONV_DWG_MAX 9
+__attribute__((target("avx2,fma"), always_inline))
+static inline void conv_dwg_block(const int nb, const float *x, const int64_t *pos, const float *k,
+				  int64_t K0, int64_t K1, int64_t rowstep, int64_t colstep,
+				  float *total)
+{
+	const float *xq[CONV_DWG_MAX];
+	for (int q = 0; q < nb; q++)
+		xq[q] = x + pos[q] * 8;
+	for (int64_t k0 = 0; k0 < K0; k0++) {
+		__m256 p[CONV_DWG_MAX];
+		for (int q = 0; q < nb; q++)
+			p[q] = _mm256_setzero_ps();
+		const float *kr = k + k0 * K1 * 8;
+		int64_t off = k0 * rowstep;
+		for (int64_t k1 = 0; k1 < K1; k1++, off += colstep) {
+			__m256 kv = _mm256_loadu_ps(kr + k1 * 8);
+			for (int q = 0; q < nb; q++)
+				p[q] = _mm256_fmadd_ps(kv, _mm256_loadu_ps(xq[q] + off), p[q]);
+		}
+		for (int q = 0; q < nb; q++)
+			_mm256_storeu_ps(total + q * 8, _mm256_add_ps(_mm256_loadu_ps(total + q * 8), p[q]));
+	}
+}
+
+__attribute__((target("avx2,fma")))
+static void conv_dwg_avx2(int nb, const float *x, const int64_t *pos, const float *k, int64_t K0,
+			  int64_t K1, int64_t rowstep, int64_t colstep, float *total)
+{
+	switch (nb) {
+	case 9: conv_dwg_block(9, x, pos, k, K0, K1, rowstep, colstep, total); return;
+	case 8: conv_dwg_block(8, x, pos, k, K0, K1, rowstep, colstep, total); return;
+	case 7: conv_dwg_block(7, x, pos, k, K0, K1, rowstep, colstep, total); return;
+	case 6: conv_dwg_block(6, x, pos, k, K0, K1, rowstep, colstep, total); return;
+	case 5: conv_dwg_block(5, x, pos, k, K0, K1, rowstep, colstep, total); return;
+	case 4: conv_dwg_block(4, x, pos, k, K0, K1, rowstep, colstep, total); return;
+	case 3: conv_dwg_block(3, x, pos, k, K0, K1, rowstep, colstep, total); return;
+	case 2: conv_dwg_block(2, x, pos, k, K0, K1, rowstep, colstep, total); return;
+	default: conv_dwg_block(1, x, pos, k, K0, K1, rowstep, colstep, total); return;
+	}
+}
+
 static int conv_have_avx2(void)
 {
 	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
@@ -453,6 +499,8 @@ static int conv_have_avx2(void)
 #define conv_dot4_avx2 conv_dot4_c
 #define conv_dot1_avx2 conv_dot1_c
 #define conv_dw_rows_avx2(in, wp, w, out, a, b) ((void)0)
+#define CONV_DWG_MAX 9
+#define conv_dwg_avx2(nb, x, pos, k, K0, K1, rs, cs, total) ((void)0)
 #endif
 
 static void conv_taps_run(const conv_tap_t *taps, int64_t nt, int64_t len, float *acc)
@@ -691,6 +739,7 @@ static bool conv_dw_plan(conv_job_t *j)
 	j->dw_wp = (int64_t)wp;
 	j->scratch = (int64_t)fl;
 	j->n_planes = (uint64_t)j->N * (uint64_t)((j->G + 7) / 8);
+	j->form = 'D';
 	return true;
 }
 
@@ -779,6 +828,112 @@ static fwsim_status_t conv_item_dw(void *ctx, uint64_t item, uint32_t slot, fwsi
 				for (int64_t y0 = 0; y0 < a->Y; y0++)
 					fwsim_numchk_block(chk, pl + y0 * j->so[3], (size_t)b->Y,
 							   flat0 + (uint64_t)(y0 * b->Y));
+			}
+		}
+	}
+	return FWSIM_OK;
+}
+
+/*
+ * Form E, a depthwise weight gradient (form B's shapes, at least 8 groups,
+ * contiguous input rows, AVX2 with FMA): items of (n, a block of 8 groups);
+ * per input channel c (a batch entry of the forward) the block's input planes
+ * are interleaved by lane into a zero-padded buffer, and the kernel's (the
+ * output gradient's), and each output (a tap of the forward's kernel) sums
+ * 8 groups per vector: per (c, k0), a chain of fma over k1 from 0, added to
+ * the output's running total in (c, k0) order. Outputs go CONV_DWG_MAX at a
+ * time, sharing each kernel load.
+ */
+static bool conv_dwg_plan(conv_job_t *j)
+{
+	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
+	if (j->form != 'B' || j->G < 8 || j->si[4] != 1 || !conv_have_avx2())
+		return false;
+	__int128 hp = (__int128)(a->Y - 1) * a->S + (__int128)(a->K - 1) * a->D + 1;
+	__int128 wp = (__int128)(b->Y - 1) * b->S + (__int128)(b->K - 1) * b->D + 1;
+	__int128 ny = (__int128)a->Y * b->Y;
+	__int128 fl = 8 * (hp * wp + (__int128)a->K * b->K + j->O * ny) + 3 * ny;
+	if (fl > CONV_MAX_SCRATCH)
+		return false;
+	j->dw_hp = (int64_t)hp;
+	j->dw_wp = (int64_t)wp;
+	j->scratch = (int64_t)fl;
+	j->n_planes = (uint64_t)j->N * (uint64_t)((j->G + 7) / 8);
+	j->form = 'E';
+	return true;
+}
+
+static fwsim_status_t conv_item_dwg(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w)
+{
+	conv_job_t *j = ctx;
+	fwsim_kargs_t kk = *j->k;
+	kk.watch = w;
+	fwsim_numchk_t *chk = j->k->chk ? &j->chk[slot] : NULL;
+	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
+	int64_t ny = a->Y * b->Y, nkk = a->K * b->K, wp = j->dw_wp;
+	/* zeroed once: the padding around the input's part stays zero */
+	float *pin = j->slot_scr[slot];
+	if (!pin) {
+		pin = calloc((size_t)j->scratch, sizeof(float));
+		if (!pin)
+			return FWSIM_NOMEM;
+		j->slot_scr[slot] = pin;
+	}
+	float *kil = pin + j->dw_hp * wp * 8, *total = kil + nkk * 8, *one = total + j->O * ny * 8;
+	int64_t *pos = (int64_t *)(void *)(one + ny);
+	for (int64_t y = 0; y < ny; y++)
+		pos[y] = (y / b->Y) * a->S * wp + (y % b->Y) * b->S;
+	int64_t r0 = a->jlo > 0 ? a->jlo : 0, r1 = a->jlo + j->dw_hp < a->X ? a->jlo + j->dw_hp : a->X;
+	int64_t c0 = b->jlo > 0 ? b->jlo : 0, c1 = b->jlo + wp < b->X ? b->jlo + wp : b->X;
+	uint64_t p0 = item * j->per_item;
+	uint64_t p1 = p0 + j->per_item < j->n_planes ? p0 + j->per_item : j->n_planes;
+	for (uint64_t pi = p0; pi < p1; pi++) {
+		int64_t g0 = (int64_t)(pi / (uint64_t)j->N) * 8, n = (int64_t)(pi % (uint64_t)j->N);
+		size_t nl = j->G - g0 < 8 ? (size_t)(j->G - g0) : 8;
+		memset(total, 0, (size_t)(j->O * ny * 8) * sizeof(float));
+		for (int64_t c = 0; c < j->C; c++) {
+			const float *x0 = j->in + n * j->si[0] + g0 * j->si[1] + c * j->si[2];
+			for (int64_t r = r0; r < r1 && c0 < c1; r++)
+				conv_dw_copy((uint8_t *)(pin + ((r - a->jlo) * wp + (c0 - b->jlo)) * 8), 0,
+					     (const uint8_t *)(x0 + r * j->si[3] + c0), j->si[1] * 4, nl,
+					     (size_t)(c1 - c0), true);
+			for (int64_t o = 0; o < j->O; o++) {
+				if (fwsim_tick(&kk, (uint64_t)(ny * nkk * 8 + nkk * 8)))
+					return FWSIM_TIMEOUT;
+				const float *k0p = j->w + g0 * j->sw[0] + o * j->sw[1] + c * j->sw[2];
+				for (int64_t k0 = 0; k0 < a->K; k0++) {
+					const float *kr = k0p + k0 * j->sw[3];
+					if (j->sw[4] == 1)
+						conv_dw_copy((uint8_t *)(kil + k0 * b->K * 8), 0,
+							     (const uint8_t *)kr, j->sw[0] * 4, nl, (size_t)b->K,
+							     true);
+					else
+						fwsim_copy_tile(4, (uint8_t *)(kil + k0 * b->K * 8), 4, 32,
+								(const uint8_t *)kr, j->sw[0] * 4, j->sw[4] * 4, nl,
+								(size_t)b->K);
+				}
+				float *tot = total + o * ny * 8;
+				/* blocks of CONV_DWG_MAX outputs (totals accumulate: no
+				 * block may overlap another) */
+				for (int64_t y = 0; y < ny; y += CONV_DWG_MAX) {
+					int nb = ny - y < CONV_DWG_MAX ? (int)(ny - y) : CONV_DWG_MAX;
+					conv_dwg_avx2(nb, pin, pos + y, kil, a->K, b->K, a->D * wp * 8, b->D * 8,
+						      tot + y * 8);
+				}
+			}
+		}
+		for (int64_t o = 0; o < j->O; o++) {
+			const float *tot = total + o * ny * 8;
+			for (size_t l = 0; l < nl; l++) {
+				float *dst = j->out + n * j->so[0] + (g0 + (int64_t)l) * j->so[1] + o * j->so[2];
+				for (int64_t y = 0; y < ny; y++) {
+					one[y] = tot[y * 8 + (int64_t)l];
+					dst[(y / b->Y) * j->so[3] + (y % b->Y) * j->so[4]] = one[y];
+				}
+				if (chk)
+					fwsim_numchk_block(chk, one, (size_t)ny,
+							   (((uint64_t)n * (uint64_t)j->G + (uint64_t)g0 + l) *
+							    (uint64_t)j->O + (uint64_t)o) * (uint64_t)ny);
 			}
 		}
 	}
@@ -934,7 +1089,8 @@ fwsim_status_t fwsim_kernel_conv(const fwsim_kargs_t *k)
 	}
 	j->scratch = j->form == 'N' ? 0 : (int64_t)scratch - (j->form == 'A' ? 4 * nk : 0);
 	j->n_planes = (uint64_t)j->N * (uint64_t)j->G;
-	conv_dw_plan(j);
+	if (!conv_dw_plan(j))
+		conv_dwg_plan(j);
 	/* small instructions stay on the engine's thread: a hand-off to the pool
 	 * costs more than it saves below FWSIM_PAR_MIN_WORK (pool.h). Each output
 	 * is one item's whatever the cut, so the cut never changes a result. */
@@ -951,10 +1107,12 @@ fwsim_status_t fwsim_kernel_conv(const fwsim_kargs_t *k)
 	fwsim_status_t st = FWSIM_OK;
 	if (j->form == 'A' && !conv_plan_a(j))
 		st = FWSIM_NOMEM;
-	if (st == FWSIM_OK && j->form != 'N' && !(j->cols = conv_plan_cols(&j->d[1])))
+	if (st == FWSIM_OK && (j->form == 'A' || j->form == 'B') &&
+	    !(j->cols = conv_plan_cols(&j->d[1])))
 		st = FWSIM_NOMEM;
 	if (st == FWSIM_OK)
-		st = fwsim_par_for(items, j->dw_hp ? conv_item_dw : conv_item, j, k->watch);
+		st = fwsim_par_for(items, j->form == 'D' ? conv_item_dw
+					  : j->form == 'E' ? conv_item_dwg : conv_item, j, k->watch);
 	for (uint32_t i = 0; k->chk && i < FWSIM_PAR_MAX_THREADS; i++)
 		fwsim_numchk_merge(k->chk, &j->chk[i]);
 	for (uint32_t i = 0; i < FWSIM_PAR_MAX_THREADS; i++)

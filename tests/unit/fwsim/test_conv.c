@@ -223,6 +223,19 @@ static const cspec_t dw_specs[] = {
 };
 #define DW_N_SPECS (sizeof(dw_specs) / sizeof(dw_specs[0]))
 
+/* Depthwise weight gradients' shapes (few outputs, long windows, 8 or more
+ * groups): form E. Output blocks of 9, 9 + 1, 9 + 7; a channel multiplier;
+ * dilation; stride. */
+static const cspec_t dwg_specs[] = {
+	SPEC(.N = 1, .G = 10, .O = 1, .C = 3, .X = { 14, 13 }, .K = { 14, 13 }, .S = { 1, 1 },
+	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+	SPEC(.N = 2, .G = 9, .O = 2, .C = 2, .X = { 23, 22 }, .K = { 11, 11 }, .S = { 1, 1 },
+	     .D = { 2, 2 }, .L = { 1, 1 }, .P = { 1, 0 }),
+	SPEC(.N = 1, .G = 16, .O = 1, .C = 4, .X = { 16, 16 }, .K = { 12, 12 }, .S = { 2, 2 },
+	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+};
+#define DWG_N_SPECS (sizeof(dwg_specs) / sizeof(dwg_specs[0]))
+
 START_TEST(test_depthwise_and_grouped_windows_match_reference)
 {
 	for (int layout = 0; layout < 2; layout++) {
@@ -292,31 +305,55 @@ START_TEST(test_depthwise_and_grouped_windows_match_reference)
 	 * multiplier, padding past the kernel, a crop) */
 	for (size_t i = 0; i < DW_N_SPECS; i++)
 		c_check(&dw_specs[i], "depthwise lanes");
+	for (size_t i = 0; i < DWG_N_SPECS; i++)
+		c_check(&dwg_specs[i], "depthwise weight gradient lanes");
 }
 END_TEST
 
-/* Depthwise over 8 or more groups is form D: each output must be form A's fma
- * chain bit for bit, taps in (k0, k1) order from 0, a padding tap adding
- * w x 0 (docs/isa.md, "CONV"). */
+/* Full-precision values in the input and kernel regions, so that a product
+ * rounded before its sum (no fma) or another order of the terms shows in the
+ * bits. */
+static void c_fill_full(cmem_t *m, uint64_t seed)
+{
+	uint64_t st = seed;
+	float *xr = (float *)(void *)(m->mem + m->regions[0].addr);
+	float *wr = (float *)(void *)(m->mem + m->regions[1].addr);
+	for (uint64_t e = 0; e < C_REGSZ / 4; e++) {
+		st = st * 6364136223846793005ull + 1442695040888963407ull;
+		xr[e] = (float)((int64_t)(st >> 40) - (1ll << 23)) / 3000000.0f;
+		st = st * 6364136223846793005ull + 1442695040888963407ull;
+		wr[e] = (float)((int64_t)(st >> 40) - (1ll << 23)) / 7000000.0f;
+	}
+}
+
+/* Term (c, k0, k1) of output oi: kernel x input, the input 0 in the padding. */
+static void c_term(const cconv_t *cv, const int64_t *oi, int64_t c, int64_t k0, int64_t k1,
+		   float *w, float *x)
+{
+	const cspec_t *s = &cv->c;
+	int64_t j0 = oi[3] * s->S[0] + k0 * s->D[0] - s->P[0];
+	int64_t j1 = oi[4] * s->S[1] + k1 * s->D[1] - s->P[1];
+	int64_t xi[5] = { oi[0], oi[1], c, j0, j1 };
+	int64_t wi[5] = { oi[1], oi[2], c, k0, k1 };
+	bool in = j0 >= 0 && j0 < s->X[0] && j1 >= 0 && j1 < s->X[1];
+	*x = in ? cv->x[c_off(&cv->in.ap[1], xi)] : 0.0f;
+	*w = cv->w[c_off(&cv->in.ap[2], wi)];
+}
+
+/* Depthwise over 8 or more groups runs as forms D (forward shapes) and E
+ * (weight-gradient shapes), whose orders docs/isa.md states: D is form A's
+ * one fma chain per output over (k0, k1) from 0, padding taps included; E
+ * sums, in (c, k0) order, a chain of fma over k1 from 0. Bit for bit. */
 START_TEST(test_depthwise_lanes_bit_exact)
 {
-	for (size_t i = 0; i < DW_N_SPECS; i++) {
-		const cspec_t *c = &dw_specs[i];
+	for (size_t i = 0; i < DW_N_SPECS + DWG_N_SPECS; i++) {
+		bool e = i >= DW_N_SPECS;
+		const cspec_t *c = e ? &dwg_specs[i - DW_N_SPECS] : &dw_specs[i];
 		cmem_t m;
 		cmem_init(&m);
 		cconv_t cv;
 		c_build(&m, c, &cv, 5);
-		/* full-precision values, so that a product rounded before its sum
-		 * (no fma) or another order of the taps shows in the bits */
-		uint64_t st = 77 + i;
-		float *xr = (float *)(void *)(m.mem + m.regions[0].addr);
-		float *wr = (float *)(void *)(m.mem + m.regions[1].addr);
-		for (uint64_t e = 0; e < C_REGSZ / 4; e++) {
-			st = st * 6364136223846793005ull + 1442695040888963407ull;
-			xr[e] = (float)((int64_t)(st >> 40) - (1ll << 23)) / 3000000.0f;
-			st = st * 6364136223846793005ull + 1442695040888963407ull;
-			wr[e] = (float)((int64_t)(st >> 40) - (1ll << 23)) / 7000000.0f;
-		}
+		c_fill_full(&m, 77 + i);
 		fwsim_job_t job;
 		ck_assert_int_eq(c_run(&m, &cv.in, FWSIM_JOB_CHECK_NAN, 0, &job), FWSIM_OK);
 		int64_t oi[5];
@@ -325,17 +362,19 @@ START_TEST(test_depthwise_lanes_bit_exact)
 				for (oi[2] = 0; oi[2] < c->O; oi[2]++)
 					for (oi[3] = 0; oi[3] < cv.Y[0]; oi[3]++)
 						for (oi[4] = 0; oi[4] < cv.Y[1]; oi[4]++) {
-							float acc = 0.0f;
-							for (int64_t k0 = 0; k0 < c->K[0]; k0++)
-								for (int64_t k1 = 0; k1 < c->K[1]; k1++) {
-									int64_t j0 = oi[3] * c->S[0] + k0 * c->D[0] - c->P[0];
-									int64_t j1 = oi[4] * c->S[1] + k1 * c->D[1] - c->P[1];
-									int64_t xi[5] = { oi[0], oi[1], 0, j0, j1 };
-									int64_t wi[5] = { oi[1], oi[2], 0, k0, k1 };
-									bool in = j0 >= 0 && j0 < c->X[0] && j1 >= 0 &&
-										  j1 < c->X[1];
-									float x = in ? cv.x[c_off(&cv.in.ap[1], xi)] : 0.0f;
-									acc = fmaf(cv.w[c_off(&cv.in.ap[2], wi)], x, acc);
+							float acc = 0.0f, w, x;
+							for (int64_t ch = 0; ch < c->C; ch++)
+								for (int64_t k0 = 0; k0 < c->K[0]; k0++) {
+									float part = 0.0f;
+									for (int64_t k1 = 0; k1 < c->K[1]; k1++) {
+										c_term(&cv, oi, ch, k0, k1, &w, &x);
+										if (e)
+											part = fmaf(w, x, part);
+										else
+											acc = fmaf(w, x, acc);
+									}
+									if (e)
+										acc += part;
 								}
 							float got = cv.o[c_off(&cv.in.ap[0], oi)];
 							T_CHECK(memcmp(&got, &acc, 4) == 0,
@@ -368,6 +407,9 @@ START_TEST(test_nan_inf_inputs_reach_only_their_windows)
 		SPEC(.N = 2, .G = 10, .O = 1, .C = 1, .X = { 9, 10 }, .K = { 3, 3 }, .S = { 1, 1 },
 		     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
 		SPEC(.N = 1, .G = 12, .O = 2, .C = 1, .X = { 15, 18 }, .K = { 3, 3 }, .S = { 2, 2 },
+		     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+		/* form E: a weight gradient's shape over 8 or more groups */
+		SPEC(.N = 1, .G = 10, .O = 1, .C = 3, .X = { 14, 13 }, .K = { 14, 13 }, .S = { 1, 1 },
 		     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
 	};
 	for (size_t si = 0; si < sizeof(specs) / sizeof(specs[0]); si++)
