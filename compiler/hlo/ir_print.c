@@ -168,23 +168,23 @@ static void print_elem(strbuf_t *b, const ncc_literal_t *lit, int64_t i, ncc_ety
 		sbp(b, "%lld", (long long)ncc_literal_get_i64(lit, i));
 	} else if (ncc_etype_is_unsigned_int(t)) {
 		sbp(b, "%llu", (unsigned long long)ncc__load_uint(p, es));
-	} else if (t == NCC_C64) {
-		float re, im;
-		memcpy(&re, p, 4);
-		memcpy(&im, p + 4, 4);
+	} else if (t == NCC_C64 || t == NCC_C128) {
+		/* (re, im), each part printed as its float type */
+		ncc_etype_t pt = t == NCC_C64 ? NCC_F32 : NCC_F64;
+		double part[2];
+		for (int k = 0; k < 2; k++) {
+			if (pt == NCC_F32) {
+				float f;
+				memcpy(&f, p + 4 * k, 4);
+				part[k] = f;
+			} else {
+				memcpy(&part[k], p + 8 * k, 8);
+			}
+		}
 		sbp(b, "(");
-		print_float_t(b, re, NCC_F32);
+		print_float_t(b, part[0], pt);
 		sbp(b, ", ");
-		print_float_t(b, im, NCC_F32);
-		sbp(b, ")");
-	} else if (t == NCC_C128) {
-		double re, im;
-		memcpy(&re, p, 8);
-		memcpy(&im, p + 8, 8);
-		sbp(b, "(");
-		print_float_t(b, re, NCC_F64);
-		sbp(b, ", ");
-		print_float_t(b, im, NCC_F64);
+		print_float_t(b, part[1], pt);
 		sbp(b, ")");
 	} else {
 		print_float_t(b, ncc_literal_get_f64(lit, i), t);
@@ -267,6 +267,73 @@ static void print_comp_list(strbuf_t *b, ncc_comp_t *const *cs, int32_t n)
 	sbp(b, "}");
 }
 
+/* ", name=%comp" when c is set. */
+static void print_comp_attr(strbuf_t *b, const char *name, const ncc_comp_t *c)
+{
+	if (!c)
+		return;
+	sbp(b, ", %s=", name);
+	print_comp_ref(b, c);
+}
+
+/* ", name={...}" when l is present. */
+static void print_ilist_attr(strbuf_t *b, const char *name, const ncc_ilist_t *l)
+{
+	if (!l->present)
+		return;
+	sbp(b, ", %s=", name);
+	print_ilist(b, l);
+}
+
+/* Field f of window={...} (size, stride, pad, lhs_dilate, rhs_dilate, rhs_reversal)
+ * in dim d as text into buf; true when it is the field's default (size has none). */
+static bool window_field(const ncc_window_dim_t *d, int f, char *buf, size_t n)
+{
+	switch (f) {
+	case 0:
+		snprintf(buf, n, "%lld", (long long)d->size);
+		return false;
+	case 1:
+		snprintf(buf, n, "%lld", (long long)d->stride);
+		return d->stride == 1;
+	case 2:
+		snprintf(buf, n, "%lld_%lld", (long long)d->pad_lo, (long long)d->pad_hi);
+		return !d->pad_lo && !d->pad_hi;
+	case 3:
+		snprintf(buf, n, "%lld", (long long)d->lhs_dilation);
+		return d->lhs_dilation == 1;
+	case 4:
+		snprintf(buf, n, "%lld", (long long)d->rhs_dilation);
+		return d->rhs_dilation == 1;
+	default:
+		snprintf(buf, n, "%d", d->reversal ? 1 : 0);
+		return !d->reversal;
+	}
+}
+
+/* The inside of window={...}: size=3x3, then each other field unless it is the
+ * default in every dim. */
+static void print_window(strbuf_t *b, const ncc_window_t *w)
+{
+	static const char *const key[] = { "size", "stride", "pad", "lhs_dilate", "rhs_dilate",
+					   "rhs_reversal" };
+	char v[48];
+	if (!w->n)
+		return;
+	for (int f = 0; f < 6; f++) {
+		bool all_default = true;
+		for (int32_t i = 0; i < w->n; i++)
+			all_default &= window_field(&w->dims[i], f, v, sizeof(v));
+		if (all_default)
+			continue;
+		sbp(b, "%s%s=", f ? " " : "", key[f]);
+		for (int32_t i = 0; i < w->n; i++) {
+			window_field(&w->dims[i], f, v, sizeof(v));
+			sbp(b, "%s%s", i ? "x" : "", v);
+		}
+	}
+}
+
 static const char *cmp_dir_name(ncc_cmp_dir_t d)
 {
 	static const char *const n[] = { "", "EQ", "NE", "LT", "LE", "GT", "GE" };
@@ -296,10 +363,7 @@ static void print_inst(strbuf_t *b, const ncc_inst_t *in)
 		}
 	}
 	sbp(b, ")");
-	if (in->dimensions.present) {
-		sbp(b, ", dimensions=");
-		print_ilist(b, &in->dimensions);
-	}
+	print_ilist_attr(b, "dimensions", &in->dimensions);
 	if (in->op == NCC_OP_GET_TUPLE_ELEMENT)
 		sbp(b, ", index=%lld", (long long)in->tuple_index);
 	if (in->op == NCC_OP_IOTA)
@@ -307,45 +371,7 @@ static void print_inst(strbuf_t *b, const ncc_inst_t *in)
 	if (in->window) {
 		const ncc_window_t *w = in->window;
 		sbp(b, ", window={");
-		if (w->n) {
-			bool any_stride = false, any_pad = false, any_ld = false, any_rd = false, any_rev = false;
-			for (int32_t i = 0; i < w->n; i++) {
-				any_stride |= w->dims[i].stride != 1;
-				any_pad |= w->dims[i].pad_lo || w->dims[i].pad_hi;
-				any_ld |= w->dims[i].lhs_dilation != 1;
-				any_rd |= w->dims[i].rhs_dilation != 1;
-				any_rev |= w->dims[i].reversal;
-			}
-			sbp(b, "size=");
-			for (int32_t i = 0; i < w->n; i++)
-				sbp(b, i ? "x%lld" : "%lld", (long long)w->dims[i].size);
-			if (any_stride) {
-				sbp(b, " stride=");
-				for (int32_t i = 0; i < w->n; i++)
-					sbp(b, i ? "x%lld" : "%lld", (long long)w->dims[i].stride);
-			}
-			if (any_pad) {
-				sbp(b, " pad=");
-				for (int32_t i = 0; i < w->n; i++)
-					sbp(b, i ? "x%lld_%lld" : "%lld_%lld", (long long)w->dims[i].pad_lo,
-					    (long long)w->dims[i].pad_hi);
-			}
-			if (any_ld) {
-				sbp(b, " lhs_dilate=");
-				for (int32_t i = 0; i < w->n; i++)
-					sbp(b, i ? "x%lld" : "%lld", (long long)w->dims[i].lhs_dilation);
-			}
-			if (any_rd) {
-				sbp(b, " rhs_dilate=");
-				for (int32_t i = 0; i < w->n; i++)
-					sbp(b, i ? "x%lld" : "%lld", (long long)w->dims[i].rhs_dilation);
-			}
-			if (any_rev) {
-				sbp(b, " rhs_reversal=");
-				for (int32_t i = 0; i < w->n; i++)
-					sbp(b, i ? "x%d" : "%d", w->dims[i].reversal ? 1 : 0);
-			}
-		}
+		print_window(b, w);
 		sbp(b, "}");
 	}
 	if (in->conv) {
@@ -393,10 +419,7 @@ static void print_inst(strbuf_t *b, const ncc_inst_t *in)
 		}
 		sbp(b, "}");
 	}
-	if (in->dynamic_slice_sizes.present) {
-		sbp(b, ", dynamic_slice_sizes=");
-		print_ilist(b, &in->dynamic_slice_sizes);
-	}
+	print_ilist_attr(b, "dynamic_slice_sizes", &in->dynamic_slice_sizes);
 	if (in->dot) {
 		const ncc_dot_dnums_t *d = in->dot;
 		const ncc_ilist_t *l[4] = { &d->lhs_batch, &d->lhs_contracting, &d->rhs_batch,
@@ -404,10 +427,7 @@ static void print_inst(strbuf_t *b, const ncc_inst_t *in)
 		const char *nm[4] = { "lhs_batch_dims", "lhs_contracting_dims", "rhs_batch_dims",
 				      "rhs_contracting_dims" };
 		for (int i = 0; i < 4; i++)
-			if (l[i]->present) {
-				sbp(b, ", %s=", nm[i]);
-				print_ilist(b, l[i]);
-			}
+			print_ilist_attr(b, nm[i], l[i]);
 	}
 	if (in->cmp_dir)
 		sbp(b, ", direction=%s", cmp_dir_name(in->cmp_dir));
@@ -433,10 +453,7 @@ static void print_inst(strbuf_t *b, const ncc_inst_t *in)
 		for (int i = 0; i < 6; i++) {
 			if (i == 5)
 				sbp(b, ", index_vector_dim=%lld", (long long)g->index_vector_dim);
-			if (l[i]->present) {
-				sbp(b, ", %s=", nm[i]);
-				print_ilist(b, l[i]);
-			}
+			print_ilist_attr(b, nm[i], l[i]);
 		}
 	}
 	if (in->scatter) {
@@ -448,42 +465,23 @@ static void print_inst(strbuf_t *b, const ncc_inst_t *in)
 				      "scatter_dims_to_operand_dims", "input_batching_dims",
 				      "scatter_indices_batching_dims" };
 		for (int i = 0; i < 5; i++)
-			if (l[i]->present) {
-				sbp(b, ", %s=", nm[i]);
-				print_ilist(b, l[i]);
-			}
+			print_ilist_attr(b, nm[i], l[i]);
 		sbp(b, ", index_vector_dim=%lld", (long long)s->index_vector_dim);
 	}
 	if (in->indices_are_sorted)
 		sbp(b, ", indices_are_sorted=true");
 	if (in->unique_indices)
 		sbp(b, ", unique_indices=true");
-	if (in->to_apply) {
-		sbp(b, ", to_apply=");
-		print_comp_ref(b, in->to_apply);
-	}
-	if (in->condition) {
-		sbp(b, ", condition=");
-		print_comp_ref(b, in->condition);
-	}
-	if (in->body) {
-		sbp(b, ", body=");
-		print_comp_ref(b, in->body);
-	}
-	if (in->select) {
-		sbp(b, ", select=");
-		print_comp_ref(b, in->select);
-	}
-	if (in->scatter_comp) {
-		sbp(b, ", scatter=");
-		print_comp_ref(b, in->scatter_comp);
-	}
+	print_comp_attr(b, "to_apply", in->to_apply);
+	print_comp_attr(b, "condition", in->condition);
+	print_comp_attr(b, "body", in->body);
+	print_comp_attr(b, "select", in->select);
+	print_comp_attr(b, "scatter", in->scatter_comp);
 	if (in->ncalled && in->op != NCC_OP_CUSTOM_CALL) {
 		sbp(b, ", calls=");
 		print_comp_list(b, in->called, in->ncalled);
-	} else if (in->calls) {
-		sbp(b, ", calls=");
-		print_comp_ref(b, in->calls);
+	} else {
+		print_comp_attr(b, "calls", in->calls);
 	}
 	if (in->ncalled && in->op == NCC_OP_CUSTOM_CALL) {
 		sbp(b, ", called_computations=");
@@ -557,10 +555,7 @@ static void print_inst(strbuf_t *b, const ncc_inst_t *in)
 		sbp(b, ", is_stable=true");
 	if (in->fft_type)
 		sbp(b, ", fft_type=%s", in->fft_type);
-	if (in->fft_length.present) {
-		sbp(b, ", fft_length=");
-		print_ilist(b, &in->fft_length);
-	}
+	print_ilist_attr(b, "fft_length", &in->fft_length);
 	if (in->op == NCC_OP_REDUCE_PRECISION)
 		sbp(b, ", exponent_bits=%lld, mantissa_bits=%lld", (long long)in->exponent_bits,
 		    (long long)in->mantissa_bits);
@@ -703,17 +698,23 @@ static void print_module(strbuf_t *b, const ncc_module_t *m)
 	}
 }
 
+/* The printed text of b as the caller's string ("" for none), or NCC_ERR_NOMEM. */
+static ncc_status_t finish_text(strbuf_t *b, char **out_text)
+{
+	if (b->oom) {
+		free(b->s);
+		return NCC_ERR_NOMEM;
+	}
+	*out_text = b->s ? b->s : ncc__calloc(1, 1);
+	return *out_text ? NCC_OK : NCC_ERR_NOMEM;
+}
+
 ncc_status_t ncc_module_to_string(const ncc_module_t *m, char **out_text)
 {
 	*out_text = NULL;
 	strbuf_t b = { 0 };
 	print_module(&b, m);
-	if (b.oom) {
-		free(b.s);
-		return NCC_ERR_NOMEM;
-	}
-	*out_text = b.s ? b.s : ncc__calloc(1, 1);
-	return *out_text ? NCC_OK : NCC_ERR_NOMEM;
+	return finish_text(&b, out_text);
 }
 
 ncc_status_t ncc_module_print(const ncc_module_t *m, FILE *f)
@@ -733,11 +734,6 @@ ncc_status_t ncc_inst_to_string(const ncc_inst_t *inst, char **out_text)
 	*out_text = NULL;
 	strbuf_t b = { 0 };
 	print_inst(&b, inst);
-	if (b.oom) {
-		free(b.s);
-		return NCC_ERR_NOMEM;
-	}
-	*out_text = b.s ? b.s : ncc__calloc(1, 1);
-	return *out_text ? NCC_OK : NCC_ERR_NOMEM;
+	return finish_text(&b, out_text);
 }
 
