@@ -448,30 +448,35 @@ double ncc_interp_perturb_scalar(ncc_interp_t *ip, ncc_etype_t t, double x)
 
 /* ------------------------------------------------------------ comparison */
 
+/* The float tolerances, one row per type: per operation (ncc_tolerance_for) and for
+ * a whole module's result (ncc_tolerance_for_module, looser: errors compound).
+ * Other types compare exactly. */
+static const struct {
+	ncc_etype_t t;
+	ncc_tolerance_t op, module;
+} tolerances[] = {
+	{ NCC_F32, { .rtol = 1e-4, .atol = 1e-5 }, { .rtol = 1e-3, .atol = 1e-4 } },
+	{ NCC_BF16, { .rtol = 2e-2, .atol = 2e-2 }, { .rtol = 5e-2, .atol = 5e-2 } },
+	{ NCC_F16, { .rtol = 2e-3, .atol = 1e-3 }, { .rtol = 1e-2, .atol = 5e-3 } },
+	{ NCC_F64, { .rtol = 1e-9, .atol = 1e-12 }, { .rtol = 1e-7, .atol = 1e-10 } },
+};
+
+static ncc_tolerance_t tolerance(ncc_etype_t t, bool module)
+{
+	for (size_t i = 0; i < sizeof(tolerances) / sizeof(tolerances[0]); i++)
+		if (tolerances[i].t == t)
+			return module ? tolerances[i].module : tolerances[i].op;
+	return (ncc_tolerance_t){ 0.0, 0.0 };
+}
+
 ncc_tolerance_t ncc_tolerance_for(ncc_etype_t t)
 {
-	ncc_tolerance_t tol = {0.0, 0.0};
-	switch (t) {
-	case NCC_F32: tol.rtol = 1e-4; tol.atol = 1e-5; break;
-	case NCC_BF16: tol.rtol = 2e-2; tol.atol = 2e-2; break;
-	case NCC_F16: tol.rtol = 2e-3; tol.atol = 1e-3; break;
-	case NCC_F64: tol.rtol = 1e-9; tol.atol = 1e-12; break;
-	default: break;
-	}
-	return tol;
+	return tolerance(t, false);
 }
 
 ncc_tolerance_t ncc_tolerance_for_module(ncc_etype_t t)
 {
-	ncc_tolerance_t tol = {0.0, 0.0};
-	switch (t) {
-	case NCC_F32: tol.rtol = 1e-3; tol.atol = 1e-4; break;
-	case NCC_BF16: tol.rtol = 5e-2; tol.atol = 5e-2; break;
-	case NCC_F16: tol.rtol = 1e-2; tol.atol = 5e-3; break;
-	case NCC_F64: tol.rtol = 1e-7; tol.atol = 1e-10; break;
-	default: break;
-	}
-	return tol;
+	return tolerance(t, true);
 }
 
 typedef struct cmp_state {

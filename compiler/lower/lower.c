@@ -707,6 +707,14 @@ static ncc_status_t operand_views(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, 
 	return NCC_OK;
 }
 
+/* A NOP after a loop or conditional: one at the very end of the stream jumps to one
+ * past the end, and this gives the jump a valid index to land on. */
+static ncc_status_t landing_nop(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
+{
+	isa_insn_t nop = isa_insn_init(ISA_OP_NOP, 0);
+	return ncc_lower_emit(ctx, inst, ISA_ENGINE_GPSIMD, &nop, NULL);
+}
+
 static ncc_status_t lower_while(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 {
 	ncc_view_t *state = NULL, *init = NULL, *res = NULL;
@@ -749,12 +757,8 @@ static ncc_status_t lower_while(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 		st = ncc_lower_jump(ctx, NULL, false, l_cond, NULL, NULL);
 	if (st == NCC_OK)
 		st = ncc_lower_patch_jump(ctx, jexit, &jexit_insn, ncc_lower_next_index(ctx));
-	/* a loop at the very end of the stream jumps to one past the end: give it a
-	 * landing NOP so the target is a valid index */
-	if (st == NCC_OK) {
-		isa_insn_t nop = isa_insn_init(ISA_OP_NOP, 0);
-		st = ncc_lower_emit(ctx, inst, ISA_ENGINE_GPSIMD, &nop, NULL);
-	}
+	if (st == NCC_OK)
+		st = landing_nop(ctx, inst);
 out:
 	free(state);
 	free(init);
@@ -842,10 +846,8 @@ static ncc_status_t lower_conditional(ncc_lower_ctx_t *ctx, const ncc_inst_t *in
 	uint32_t end = ncc_lower_next_index(ctx);
 	for (int32_t i = 0; i < nb && st == NCC_OK; i++)
 		st = ncc_lower_patch_jump(ctx, jend[i], &jend_i[i], end);
-	if (st == NCC_OK) {
-		isa_insn_t nop = isa_insn_init(ISA_OP_NOP, 0);
-		st = ncc_lower_emit(ctx, inst, ISA_ENGINE_GPSIMD, &nop, NULL);
-	}
+	if (st == NCC_OK)
+		st = landing_nop(ctx, inst);
 out:
 	free(outv);
 	free(jend);

@@ -193,6 +193,23 @@ static ncc_status_t or_nan(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, const n
 	return st == NCC_OK ? ncc_lower_alu(ctx, inst, ISA_ALU_OR, hit, 2, a) : st;
 }
 
+/* out = (x == v, or x is NaN when fl) ? idx : limit, through the pred temporaries
+ * hit and (fl) nan: the index of each element equal to the extreme, or the limit. */
+static ncc_status_t hit_index(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, bool fl,
+			      const ncc_view_t *x, const ncc_view_t *v, const ncc_view_t *idx,
+			      const ncc_view_t *limit, const ncc_view_t *hit, const ncc_view_t *nan,
+			      const ncc_view_t *out)
+{
+	ncc_view_t a[3] = { *x, *v };
+	ncc_status_t st = ncc_lower_alu(ctx, inst, ISA_ALU_CMP_EQ, hit, 2, a);
+	if (st == NCC_OK && fl)
+		st = or_nan(ctx, inst, hit, nan, x);
+	a[0] = *hit;
+	a[1] = *idx;
+	a[2] = *limit;
+	return st == NCC_OK ? ncc_lower_alu(ctx, inst, ISA_ALU_SELECT, out, 3, a) : st;
+}
+
 /* argmax/argmin (vreduce_form): with V the max (min) of the values and the init value,
  *   out_v = V: the init value copied in, REDUCE MAX (MIN) accumulating;
  *   hit = (x == V) or x is NaN (a NaN wins, the first NaN's index as torch);
@@ -250,23 +267,10 @@ static ncc_status_t lower_argminmax(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst
 	ncc_view_t vx = ncc_view_expand_keep(&keepv, &x);
 	ncc_view_t lx = ncc_view_bcast_scalar(&limit, x.rank, x.dims);
 	ncc_view_t lo = ncc_view_bcast_scalar(&limit, oi.rank, oi.dims);
-	ncc_view_t a[3];
-	a[0] = x; a[1] = vx;
-	st = ncc_lower_alu(ctx, inst, ISA_ALU_CMP_EQ, &hit, 2, a);
-	if (st == NCC_OK && fl)
-		st = or_nan(ctx, inst, &hit, &nan, &x);
-	a[0] = hit; a[1] = ix; a[2] = lx;
-	if (st == NCC_OK)
-		st = ncc_lower_alu(ctx, inst, ISA_ALU_SELECT, &cand, 3, a);
+	st = hit_index(ctx, inst, fl, &x, &vx, &ix, &lx, &hit, &nan, &cand);
 	/* the init pair takes part as one more element */
-	a[0] = v0b; a[1] = ov;
 	if (st == NCC_OK)
-		st = ncc_lower_alu(ctx, inst, ISA_ALU_CMP_EQ, &h0, 2, a);
-	if (st == NCC_OK && fl)
-		st = or_nan(ctx, inst, &h0, &n0, &v0b);
-	a[0] = h0; a[1] = i0b; a[2] = lo;
-	if (st == NCC_OK)
-		st = ncc_lower_alu(ctx, inst, ISA_ALU_SELECT, &oi, 3, a);
+		st = hit_index(ctx, inst, fl, &v0b, &ov, &i0b, &lo, &h0, &n0, &oi);
 	if (st == NCC_OK)
 		st = ncc_lower_reduce_emit(ctx, inst, f->tie_min ? ISA_RED_MIN : ISA_RED_MAX, &keepi,
 					   &cand, mask, true);
