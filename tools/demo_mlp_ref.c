@@ -53,6 +53,21 @@ void demo_mlp_init(const demo_mlp_config_t *cfg, uint64_t seed, float *x, float 
 		p->b2[i] = mix_uniform(&st) * 0.1f;
 }
 
+/* out[m * N + n] = the sum over k = 0..K-1, in order, of a(m, k) * b(k, n), where
+ * a(m, k) = a[m * am + k * ak] and b(k, n) = b[k * bk + n * bn]: the strides make
+ * it x.w, h^T.dz or dz.w2^T. */
+static void matmul(float *out, const float *a, size_t am, size_t ak, const float *b, size_t bk,
+		   size_t bn, size_t M, size_t K, size_t N)
+{
+	for (size_t m = 0; m < M; m++)
+		for (size_t n = 0; n < N; n++) {
+			float acc = 0.0f;
+			for (size_t k = 0; k < K; k++)
+				acc += a[m * am + k * ak] * b[k * bk + n * bn];
+			out[m * N + n] = acc;
+		}
+}
+
 float demo_mlp_host_step(const demo_mlp_config_t *cfg, const float *x, const float *y,
 			 demo_mlp_params_t *p)
 {
@@ -66,21 +81,16 @@ float demo_mlp_host_step(const demo_mlp_config_t *cfg, const float *x, const flo
 	if (!hpre || !h || !z || !dz || !dh || !dw1 || !dw2 || !db1 || !db2)
 		goto out;
 
+	matmul(hpre, x, I, 1, p->w1, H, 1, B, I, H);
 	for (size_t b = 0; b < B; b++)
 		for (size_t j = 0; j < H; j++) {
-			float acc = 0.0f;
-			for (size_t i = 0; i < I; i++)
-				acc += x[b * I + i] * p->w1[i * H + j];
-			hpre[b * H + j] = acc + p->b1[j];
+			hpre[b * H + j] += p->b1[j];
 			h[b * H + j] = hpre[b * H + j] > 0.0f ? hpre[b * H + j] : 0.0f;
 		}
+	matmul(z, h, H, 1, p->w2, C, 1, B, H, C);
 	for (size_t b = 0; b < B; b++)
-		for (size_t c = 0; c < C; c++) {
-			float acc = 0.0f;
-			for (size_t j = 0; j < H; j++)
-				acc += h[b * H + j] * p->w2[j * C + c];
-			z[b * C + c] = acc + p->b2[c];
-		}
+		for (size_t c = 0; c < C; c++)
+			z[b * C + c] += p->b2[c];
 
 	float total = 0.0f;
 	for (size_t b = 0; b < B; b++) {
@@ -98,30 +108,15 @@ float demo_mlp_host_step(const demo_mlp_config_t *cfg, const float *x, const flo
 	}
 	loss = total / (float)B;
 
-	for (size_t j = 0; j < H; j++)
-		for (size_t c = 0; c < C; c++) {
-			float acc = 0.0f;
-			for (size_t b = 0; b < B; b++)
-				acc += h[b * H + j] * dz[b * C + c];
-			dw2[j * C + c] = acc;
-		}
+	matmul(dw2, h, 1, H, dz, C, 1, H, B, C);
 	for (size_t c = 0; c < C; c++)
 		for (size_t b = 0; b < B; b++)
 			db2[c] += dz[b * C + c];
-	for (size_t b = 0; b < B; b++)
-		for (size_t j = 0; j < H; j++) {
-			float acc = 0.0f;
-			for (size_t c = 0; c < C; c++)
-				acc += dz[b * C + c] * p->w2[j * C + c];
-			dh[b * H + j] = h[b * H + j] > 0.0f ? acc : 0.0f;
-		}
-	for (size_t i = 0; i < I; i++)
-		for (size_t j = 0; j < H; j++) {
-			float acc = 0.0f;
-			for (size_t b = 0; b < B; b++)
-				acc += x[b * I + i] * dh[b * H + j];
-			dw1[i * H + j] = acc;
-		}
+	matmul(dh, dz, C, 1, p->w2, 1, C, B, C, H);
+	for (size_t i = 0; i < B * H; i++)
+		if (!(h[i] > 0.0f))
+			dh[i] = 0.0f;
+	matmul(dw1, x, 1, I, dh, H, 1, I, B, H);
 	for (size_t j = 0; j < H; j++)
 		for (size_t b = 0; b < B; b++)
 			db1[j] += dh[b * H + j];
