@@ -10,6 +10,8 @@ byte for byte.
 
 import re
 
+from ._pb import encode_varint, iter_fields
+
 # element types a NEFF output can have (docs/neff.md); anything else is not compared
 _OUTPUT_ETYPES = {"f32", "bf16", "f16", "s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64",
                   "pred"}
@@ -62,18 +64,27 @@ class Inst:
         return re.sub(r"\{[^}]*\}", "", self.shape)
 
 
+def _closing(s, i, open_, close):
+    """The index after the bracket that closes the one at s[i] (nested pairs
+    skipped), or -1."""
+    depth = 0
+    for k in range(i, len(s)):
+        if s[k] == open_:
+            depth += 1
+        elif s[k] == close:
+            depth -= 1
+            if depth == 0:
+                return k + 1
+    return -1
+
+
 def _shape_at(s, i):
     """The shape text starting at s[i] and the index after it."""
     if s.startswith("(", i):
-        depth = 0
-        for j in range(i, len(s)):
-            if s[j] == "(":
-                depth += 1
-            elif s[j] == ")":
-                depth -= 1
-                if depth == 0:
-                    return s[i:j + 1], j + 1
-        raise ValueError("unbalanced tuple shape")
+        j = _closing(s, i, "(", ")")
+        if j < 0:
+            raise ValueError("unbalanced tuple shape")
+        return s[i:j], j
     m = _ARRAY_RE.match(s, i)
     if m:
         return m.group(0), m.end()
@@ -108,16 +119,8 @@ def _drop_attr(line, attr):
     i = line.find(f", {attr}={{")
     if i < 0:
         return line
-    j = i + len(f", {attr}=")
-    depth = 0
-    for k in range(j, len(line)):
-        if line[k] == "{":
-            depth += 1
-        elif line[k] == "}":
-            depth -= 1
-            if depth == 0:
-                return line[:i] + line[k + 1:]
-    return line
+    end = _closing(line, i + len(f", {attr}="), "{", "}")
+    return line if end < 0 else line[:i] + line[end:]
 
 
 OUTPUTS_NAME = "neuronsim_bisect.outputs"
@@ -153,64 +156,20 @@ def all_outputs_text(text):
 
 # ------------------------------------------------------------------ protobuf
 
-def _varint(b, i):
-    x = s = 0
-    while True:
-        c = b[i]
-        i += 1
-        x |= (c & 0x7F) << s
-        s += 7
-        if c < 0x80:
-            return x, i
-
-
-def _enc_varint(x):
-    if x < 0:
-        x += 1 << 64
-    out = bytearray()
-    while True:
-        c = x & 0x7F
-        x >>= 7
-        if x:
-            out.append(c | 0x80)
-        else:
-            out.append(c)
-            return bytes(out)
-
-
 def parse(b):
     """A message as a list of [field, wire type, value] (ints for varints, bytes
     otherwise), in file order."""
-    b = bytes(b)
-    out, i = [], 0
-    while i < len(b):
-        key, i = _varint(b, i)
-        num, wt = key >> 3, key & 7
-        if wt == 0:
-            v, i = _varint(b, i)
-        elif wt == 1:
-            v, i = b[i:i + 8], i + 8
-        elif wt == 2:
-            n, i = _varint(b, i)
-            v, i = b[i:i + n], i + n
-        elif wt == 5:
-            v, i = b[i:i + 4], i + 4
-        else:
-            raise ValueError(f"wire type {wt} of field {num}")
-        if i > len(b):
-            raise ValueError("truncated message")
-        out.append([num, wt, v])
-    return out
+    return [[num, wt, v] for num, wt, v, _ in iter_fields(bytes(b))]
 
 
 def encode(fields):
     out = bytearray()
     for num, wt, v in fields:
-        out += _enc_varint(num << 3 | wt)
+        out += encode_varint(num << 3 | wt)
         if wt == 0:
-            out += _enc_varint(v)
+            out += encode_varint(v)
         elif wt == 2:
-            out += _enc_varint(len(v)) + bytes(v)
+            out += encode_varint(len(v)) + bytes(v)
         else:
             out += bytes(v)
     return bytes(out)
@@ -305,7 +264,7 @@ def all_outputs_proto(module, names):
     tuple_shape = encode([[2, 0, 13]] + [[4, 2, s] for s in shapes])   # TUPLE = 13
     new_id = max_id + 1
     inst = encode([[1, 2, OUTPUTS_NAME.encode()], [2, 2, b"tuple"], [3, 2, tuple_shape],
-                   [35, 0, new_id], [36, 2, b"".join(_enc_varint(i) for i in ids)]])
+                   [35, 0, new_id], [36, 2, b"".join(encode_varint(i) for i in ids)]])
     comp.append([2, 2, inst])
     comp = _set(comp, 6, 0, new_id)                       # root_id
     ps = _get(comp, 4)

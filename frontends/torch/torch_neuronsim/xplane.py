@@ -11,28 +11,16 @@ is all that merging planes into an existing file needs.
 
 import struct
 
+from ._pb import encode_varint as _varint, iter_fields  # noqa: F401 (iter_fields is public)
+
 HOST_PLANE = "/host:CPU"
 # xprof's trace viewer shows planes with this prefix when there are no GPU or TPU
 # planes; each becomes one process, its lines threads.
 DEVICE_PLANE_PREFIX = "/device:CUSTOM:"
 CORE_PID_BASE = 1 << 24   # libnrt's trace: pid of NeuronCore n is 2^24 + n
-_MASK64 = (1 << 64) - 1
 
 
 # ---------------------------------------------------------------- wire format
-
-def _varint(n):
-    n &= _MASK64
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
 
 def _key(field, wire_type):
     return _varint((field << 3) | wire_type)
@@ -54,42 +42,8 @@ def _double(field, v):
     return _key(field, 1) + struct.pack("<d", float(v))
 
 
-def _read_varint(buf, i):
-    shift = n = 0
-    while True:
-        if i >= len(buf):
-            raise ValueError("truncated varint")
-        b = buf[i]
-        i += 1
-        n |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return n, i
-        shift += 7
-        if shift > 63:
-            raise ValueError("varint too long")
-
-
-def iter_fields(buf):
-    """(field, wire_type, value, raw bytes of the whole field) of one message."""
-    i = 0
-    while i < len(buf):
-        start = i
-        key, i = _read_varint(buf, i)
-        field, wt = key >> 3, key & 7
-        if wt == 0:
-            v, i = _read_varint(buf, i)
-        elif wt == 1:
-            v, i = buf[i:i + 8], i + 8
-        elif wt == 2:
-            ln, i = _read_varint(buf, i)
-            v, i = buf[i:i + ln], i + ln
-        elif wt == 5:
-            v, i = buf[i:i + 4], i + 4
-        else:
-            raise ValueError(f"unsupported wire type {wt}")
-        if i > len(buf):
-            raise ValueError("truncated field")
-        yield field, wt, v, buf[start:i]
+# splitting a message into its fields: iter_fields, re-exported for the callers of
+# this module (plane_names, merge_into_space, the tests)
 
 
 def plane_names(xspace_bytes):
