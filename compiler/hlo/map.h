@@ -1,4 +1,4 @@
-/* ncc maps: the open-addressing tables from a key to a pointer that the HLO text parser and the proto decoder keep their instructions and computations in, by name (ncc_name_map_t) or by the proto's int64 id (ncc_id_map_t). One table serves both (the corpus has computations with ~4,000 instructions, so linear lookups per operand would be quadratic). */
+/* ncc maps: the open-addressing tables from a key to a pointer that the HLO text parser and the proto decoder keep their instructions and computations in, by name (ncc_name_map_t) or by the proto's int64 id (ncc_id_map_t), and CSE its instruction keys in. One table serves both (the corpus has computations with ~4,000 instructions, so linear lookups per operand would be quadratic). */
 #ifndef NCC_MAP_H
 #define NCC_MAP_H
 

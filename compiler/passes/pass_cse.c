@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hlo/map.h"
 #include "passes.h"
 
 /* Instructions that must stay distinct even when written identically:
@@ -53,26 +54,13 @@ static ncc_status_t cse_key(ncc_inst_t *in, char **out_key)
 	return NCC_OK;
 }
 
-static uint64_t fnv(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 1099511628211ull;
-	return h;
-}
-
-typedef struct slot {
-	char *key;
-	ncc_inst_t *inst;
-} slot_t;
-
 static ncc_status_t cse_comp(ncc_comp_t *c, bool *changed)
 {
-	size_t cap = 64;
-	while (cap < (size_t)c->ninsts * 2 + 2)
-		cap *= 2;
-	slot_t *tab = calloc(cap, sizeof(*tab));
-	if (!tab)
+	/* key -> the first instruction with it; the keys are ours, freed at the end */
+	ncc_name_map_t seen = { 0 };
+	char **keys = malloc(sizeof(*keys) * (size_t)(c->ninsts ? c->ninsts : 1));
+	int32_t nkeys = 0;
+	if (!keys)
 		return NCC_ERR_NOMEM;
 	ncc_status_t st = NCC_OK;
 	/* program order: operands were already replaced by their representatives
@@ -85,21 +73,24 @@ static ncc_status_t cse_comp(ncc_comp_t *c, bool *changed)
 		st = cse_key(in, &key);
 		if (st)
 			break;
-		size_t h = (size_t)fnv(key) & (cap - 1);
-		while (tab[h].key && strcmp(tab[h].key, key))
-			h = (h + 1) & (cap - 1);
-		if (!tab[h].key) {
-			tab[h].key = key;
-			tab[h].inst = in;
+		ncc_inst_t *rep = ncc_name_map_get(&seen, key);
+		if (!rep) {
+			if (!ncc_name_map_put(&seen, key, in)) {
+				free(key);
+				st = NCC_ERR_NOMEM;
+				break;
+			}
+			keys[nkeys++] = key;
 			continue;
 		}
 		free(key);
-		ncc_inst_replace_uses(in, tab[h].inst);
+		ncc_inst_replace_uses(in, rep);
 		*changed = true; /* the duplicate is now dead; DCE unlinks it */
 	}
-	for (size_t k = 0; k < cap; k++)
-		free(tab[k].key);
-	free(tab);
+	ncc_name_map_free(&seen);
+	for (int32_t k = 0; k < nkeys; k++)
+		free(keys[k]);
+	free(keys);
 	return st;
 }
 
