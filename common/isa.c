@@ -318,6 +318,20 @@ static int check_reduce(const vctx_t *v)
 	return 0;
 }
 
+/* -1 with "WHAT of N multiply-adds, more than the simulator's bound..." when work
+ * (output elements times the products per element) is over ISA_MAX_MATMUL_WORK,
+ * else 0. Not fail()'s "what: " prefix: the message reads as one phrase. */
+static int check_work(const vctx_t *v, const char *what, unsigned __int128 work)
+{
+	if (work <= ISA_MAX_MATMUL_WORK)
+		return 0;
+	if (v->err && v->err_len)
+		snprintf(v->err, v->err_len, "%s of %.3g multiply-adds, more than the simulator's "
+			 "bound of 2^44 (%.3g) per instruction: split it", what, (double)work,
+			 (double)ISA_MAX_MATMUL_WORK);
+	return -1;
+}
+
 static int check_matmul(const vctx_t *v)
 {
 	const isa_insn_t *in = v->insn;
@@ -345,16 +359,7 @@ static int check_matmul(const vctx_t *v)
 	/* Output elements (B * M * N) times K: both factors are at most
 	 * ISA_MAX_ELEMENTS, so the product fits in 128 bits. */
 	unsigned __int128 work = (unsigned __int128)isa_ap_num_elements(c) * a->shape[o + 1];
-	if (work > ISA_MAX_MATMUL_WORK) {
-		/* "matmul of N", not fail()'s "matmul: " prefix: the message
-		 * reads as one phrase */
-		if (v->err && v->err_len)
-			snprintf(v->err, v->err_len, "matmul of %.3g multiply-adds, more than the "
-				 "simulator's bound of 2^44 (%.3g) per instruction: split it",
-				 (double)work, (double)ISA_MAX_MATMUL_WORK);
-		return -1;
-	}
-	return 0;
+	return check_work(v, "matmul", work);
 }
 
 isa_ap_t isa_conv_window(const int64_t stride[2], const int64_t rhs_dil[2],
@@ -419,14 +424,7 @@ static int check_conv(const vctx_t *v, uint32_t n_regions)
 	uint64_t nk = isa_ap_num_elements(k);
 	unsigned __int128 work = nk ? (unsigned __int128)isa_ap_num_elements(o) *
 				      (nk / (k->shape[0] * k->shape[1])) : 0;
-	if (work > ISA_MAX_MATMUL_WORK) {
-		if (v->err && v->err_len)
-			snprintf(v->err, v->err_len, "conv of %.3g multiply-adds, more than the "
-				 "simulator's bound of 2^44 (%.3g) per instruction: split it",
-				 (double)work, (double)ISA_MAX_MATMUL_WORK);
-		return -1;
-	}
-	return 0;
+	return check_work(v, "conv", work);
 }
 
 static int check_gather_scatter(const vctx_t *v, int scatter)
