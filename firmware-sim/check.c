@@ -83,7 +83,7 @@ uint32_t fwsim_numchk_bias(const fwsim_numchk_t *c)
 	return 0x80000000u - (c->want_inf ? ns_f32_bits(c->inf_limit) : 0x7f800000u);
 }
 
-void fwsim_numchk_block(fwsim_numchk_t *c, const float *v, size_t n, uint64_t flat0)
+void fwsim_numchk_block_scan(fwsim_numchk_t *c, const float *v, size_t n, uint64_t flat0)
 {
 	/* Fast path (the common case, nothing bad): one max-reduction over the
 	 * block while it is still in L1. Only a suspicious block pays for the
