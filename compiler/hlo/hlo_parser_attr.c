@@ -51,14 +51,10 @@ static bool add_pending(parser_t *p, ncc_comp_t **slot)
 {
 	if (p->tok.kind != NCC_TOK_NAME && p->tok.kind != NCC_TOK_IDENT)
 		return tp_expected(p, "computation name");
-	if (p->npend == p->cap_pend) {
-		size_t nc = p->cap_pend ? p->cap_pend * 2 : 64;
-		pending_ref_t *np = ncc__realloc(p->pend, sizeof(*np) * nc);
-		if (!np)
-			return tp_nomem(p);
-		p->pend = np;
-		p->cap_pend = nc;
-	}
+	pending_ref_t *np = ncc__grow(p->pend, &p->cap_pend, p->npend, sizeof(*np), 64);
+	if (!np)
+		return tp_nomem(p);
+	p->pend = np;
 	pending_ref_t *r = &p->pend[p->npend];
 	r->slot = slot;
 	r->line = p->tok.line;

@@ -123,14 +123,10 @@ static const hp_fdesc_t program_shape_fields[] = {
 bool hp_add_pending(hp_ctx_t *c, ncc_comp_t **slot, int64_t id, const char *inst_name,
 		    const char *field)
 {
-	if (c->npend == c->cap_pend) {
-		size_t nc = c->cap_pend ? c->cap_pend * 2 : 64;
-		hp_pending_t *np = ncc__realloc(c->pend, sizeof(*np) * nc);
-		if (!np)
-			return hp_nomem(c);
-		c->pend = np;
-		c->cap_pend = nc;
-	}
+	hp_pending_t *np = ncc__grow(c->pend, &c->cap_pend, c->npend, sizeof(*np), 64);
+	if (!np)
+		return hp_nomem(c);
+	c->pend = np;
 	hp_pending_t *p = &c->pend[c->npend++];
 	p->slot = slot;
 	p->id = id;

@@ -36,6 +36,17 @@ void *ncc__malloc(size_t size) { return should_fail() ? NULL : malloc(size); }
 void *ncc__calloc(size_t n, size_t size) { return should_fail() ? NULL : calloc(n, size); }
 void *ncc__realloc(void *p, size_t size) { return should_fail() ? NULL : realloc(p, size); }
 
+void *ncc__grow(void *arr, size_t *cap, size_t n, size_t elem, size_t first)
+{
+	if (n < *cap)
+		return arr;
+	size_t nc = *cap ? *cap * 2 : first;
+	void *na = nc > SIZE_MAX / elem ? NULL : ncc__realloc(arr, nc * elem);
+	if (na)
+		*cap = nc;
+	return na;
+}
+
 /* ------------------------------------------------------------------ status */
 
 const char *ncc_status_name(ncc_status_t st)

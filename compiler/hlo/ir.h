@@ -595,6 +595,10 @@ long ncc_test_alloc_failures(void);
 void *ncc__malloc(size_t size);
 void *ncc__calloc(size_t n, size_t size);
 void *ncc__realloc(void *p, size_t size);
+/* Room for one more element in the array arr (n elements of size elem, *cap
+ * allocated): arr itself while n < *cap, else arr grown to twice *cap (first when
+ * 0), *cap updated. NULL on out of memory, arr and *cap unchanged. */
+void *ncc__grow(void *arr, size_t *cap, size_t n, size_t elem, size_t first);
 
 #ifdef __cplusplus
 }
