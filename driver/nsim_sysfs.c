@@ -71,16 +71,23 @@ static ssize_t mem_size_show(struct device *d, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(mem_size);
 
+/* *@stat, a u64 statistic of @dev, read under its stat_lock. */
+static ssize_t nsim_stat_emit(struct nsim_dev *dev, const u64 *stat, char *buf)
+{
+	u64 v;
+
+	spin_lock(&dev->stat_lock);
+	v = *stat;
+	spin_unlock(&dev->stat_lock);
+	return sysfs_emit(buf, "%llu\n", v);
+}
+
 static ssize_t mem_in_use_show(struct device *d, struct device_attribute *attr,
 			       char *buf)
 {
 	struct nsim_dev *dev = dev_get_drvdata(d);
-	u64 v;
 
-	spin_lock(&dev->stat_lock);
-	v = dev->mem_in_use;
-	spin_unlock(&dev->stat_lock);
-	return sysfs_emit(buf, "%llu\n", v);
+	return nsim_stat_emit(dev, &dev->mem_in_use, buf);
 }
 static DEVICE_ATTR_RO(mem_in_use);
 
@@ -88,12 +95,8 @@ static ssize_t mem_peak_show(struct device *d, struct device_attribute *attr,
 			     char *buf)
 {
 	struct nsim_dev *dev = dev_get_drvdata(d);
-	u64 v;
 
-	spin_lock(&dev->stat_lock);
-	v = dev->mem_peak;
-	spin_unlock(&dev->stat_lock);
-	return sysfs_emit(buf, "%llu\n", v);
+	return nsim_stat_emit(dev, &dev->mem_peak, buf);
 }
 static DEVICE_ATTR_RO(mem_peak);
 
