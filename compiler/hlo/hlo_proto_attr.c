@@ -129,18 +129,16 @@ static bool decode_frontend(hp_ctx_t *c, ncc_pb_reader_t r, ncc_kv_t **out, int3
 	int32_t k = 0;
 	hp_iter_init(&it, r, HP_MSG(frontend_fields));
 	while (hp_iter_next(c, &it, &f)) {
-		if (!HP_IN(c, "map", k))
-			return false;
-		kv[k].key = kv[k].value = "";
 		hp_iter_t eit;
 		ncc_pb_field_t e;
-		hp_iter_init(&eit, hp_sub(c, &f), HP_MSG(map_entry_fields));
+		if (!hp_elem_begin(c, &f, "map", k, HP_MSG(map_entry_fields), &eit))
+			return false;
+		kv[k].key = kv[k].value = "";
 		while (hp_iter_next(c, &eit, &e))
 			if (!hp_string(c, &e, e.number == HPF_MAP_KEY ? &kv[k].key : &kv[k].value))
 				return false;
-		if (c->failed)
+		if (!hp_elem_end(c))
 			return false;
-		HP_OUT(c);
 		k++;
 	}
 	if (c->failed)

@@ -205,20 +205,18 @@ bool hp_pairs(hp_ctx_t *c, const hp_inst_fields_t *f, ncc_inst_t *in)
 	while (hp_iter_next(c, &it, &x)) {
 		if (x.number != HPF_INST_SOURCE_TARGET_PAIRS || k >= f->npairs)
 			continue;
-		if (!HP_IN(c, "source_target_pairs", k))
-			return false;
 		hp_iter_t pit;
 		ncc_pb_field_t y;
-		hp_iter_init(&pit, hp_sub(c, &x), HP_MSG(pair_fields));
+		if (!hp_elem_begin(c, &x, "source_target_pairs", k, HP_MSG(pair_fields), &pit))
+			return false;
 		while (hp_iter_next(c, &pit, &y)) {
 			if ((int64_t)y.value < 0)
 				return hp_fail(c, NCC_ERR_PARSE, y.number == HPF_PAIR_SOURCE ? "source" : "target",
 					       -1, "negative device id %lld", (long long)y.value);
 			in->pairs[2 * k + (y.number == HPF_PAIR_SOURCE ? 0 : 1)] = (int64_t)y.value;
 		}
-		if (c->failed)
+		if (!hp_elem_end(c))
 			return false;
-		HP_OUT(c);
 		k++;
 	}
 	if (c->failed)

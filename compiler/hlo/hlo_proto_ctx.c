@@ -216,6 +216,23 @@ ncc_pb_reader_t hp_sub(const hp_ctx_t *c, const ncc_pb_field_t *f)
 	return r;
 }
 
+bool hp_elem_begin(hp_ctx_t *c, const ncc_pb_field_t *f, const char *name, int64_t k,
+		   hp_msgdesc_t desc, hp_iter_t *it)
+{
+	if (!HP_IN(c, name, k))
+		return false;
+	hp_iter_init(it, hp_sub(c, f), desc);
+	return true;
+}
+
+bool hp_elem_end(hp_ctx_t *c)
+{
+	if (c->failed)
+		return false;
+	HP_OUT(c);
+	return true;
+}
+
 static ncc_pb_elem_t elem_of(hp_kind_t k)
 {
 	return k == HP_K_REP_FIXED32 || k == HP_K_FIXED32 ? NCC_PB_ELEM_FIXED32 :

@@ -89,11 +89,10 @@ bool hp_window(hp_ctx_t *c, ncc_pb_reader_t r, ncc_window_t **out)
 	hp_iter_init(&it, r, HP_MSG(window_fields));
 	while (hp_iter_next(c, &it, &f)) {
 		ncc_window_dim_t *d = &w->dims[k];
-		if (!HP_IN(c, "dimensions", k))
-			return false;
 		hp_iter_t dit;
 		ncc_pb_field_t x;
-		hp_iter_init(&dit, hp_sub(c, &f), HP_MSG(wdim_fields));
+		if (!hp_elem_begin(c, &f, "dimensions", k, HP_MSG(wdim_fields), &dit))
+			return false;
 		while (hp_iter_next(c, &dit, &x)) {
 			int64_t v = (int64_t)x.value;
 			switch (x.number) {
@@ -107,9 +106,8 @@ bool hp_window(hp_ctx_t *c, ncc_pb_reader_t r, ncc_window_t **out)
 			default: break;
 			}
 		}
-		if (c->failed)
+		if (!hp_elem_end(c))
 			return false;
-		HP_OUT(c);
 		k++;
 	}
 	if (c->failed)
@@ -281,11 +279,10 @@ bool hp_padding(hp_ctx_t *c, bool has, ncc_pb_reader_t r, ncc_padding_t **out)
 				return hp_fail(c, NCC_ERR_LIMIT, "dimensions", -1,
 					       "more than %d padded dimensions", NCC_MAX_RANK);
 			ncc_pad_dim_t *d = &p->dims[p->n];
-			if (!HP_IN(c, "dimensions", p->n))
-				return false;
 			hp_iter_t dit;
 			ncc_pb_field_t x;
-			hp_iter_init(&dit, hp_sub(c, &f), HP_MSG(pad_dim_fields));
+			if (!hp_elem_begin(c, &f, "dimensions", p->n, HP_MSG(pad_dim_fields), &dit))
+				return false;
 			while (hp_iter_next(c, &dit, &x)) {
 				if (x.number == HPF_PAD_EDGE_LOW)
 					d->lo = (int64_t)x.value;
@@ -294,9 +291,8 @@ bool hp_padding(hp_ctx_t *c, bool has, ncc_pb_reader_t r, ncc_padding_t **out)
 				else
 					d->interior = (int64_t)x.value;
 			}
-			if (c->failed)
+			if (!hp_elem_end(c))
 				return false;
-			HP_OUT(c);
 			p->n++;
 		}
 		if (c->failed)
@@ -321,11 +317,10 @@ bool hp_slices(hp_ctx_t *c, const hp_inst_fields_t *f, ncc_slice_t **out)
 			return hp_fail(c, NCC_ERR_LIMIT, "slice_dimensions", -1,
 				       "more than %d sliced dimensions", NCC_MAX_RANK);
 		ncc_slice_dim_t *d = &s->dims[s->n];
-		if (!HP_IN(c, "slice_dimensions", s->n))
-			return false;
 		hp_iter_t dit;
 		ncc_pb_field_t y;
-		hp_iter_init(&dit, hp_sub(c, &x), HP_MSG(slice_fields));
+		if (!hp_elem_begin(c, &x, "slice_dimensions", s->n, HP_MSG(slice_fields), &dit))
+			return false;
 		while (hp_iter_next(c, &dit, &y)) {
 			if (y.number == HPF_SLICE_START)
 				d->start = (int64_t)y.value;
@@ -334,9 +329,8 @@ bool hp_slices(hp_ctx_t *c, const hp_inst_fields_t *f, ncc_slice_t **out)
 			else
 				d->stride = (int64_t)y.value;
 		}
-		if (c->failed)
+		if (!hp_elem_end(c))
 			return false;
-		HP_OUT(c);
 		s->n++;
 	}
 	if (c->failed)

@@ -121,6 +121,12 @@ const hp_fdesc_t *hp_field_desc(hp_msgdesc_t desc, uint32_t num);
 
 /* Sub-reader over a LEN field. */
 ncc_pb_reader_t hp_sub(const hp_ctx_t *c, const ncc_pb_field_t *f);
+/* One element of a repeated message field f: hp_elem_begin enters it (path
+ * name[k]) and starts *it over its fields (desc); hp_elem_end leaves it, false when
+ * decoding it failed. Both false on failure, with the error recorded. */
+bool hp_elem_begin(hp_ctx_t *c, const ncc_pb_field_t *f, const char *name, int64_t k,
+		   hp_msgdesc_t desc, hp_iter_t *it);
+bool hp_elem_end(hp_ctx_t *c);
 
 /* All values of repeated scalar field num in message r (every occurrence, packed or
  * not), as int64 in an arena array (*out NULL when empty). More than limit values is
