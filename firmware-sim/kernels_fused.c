@@ -29,7 +29,33 @@ typedef struct fz_prog {
 	isa_ap_t in_ap[ISA_FUSED_MAX_INPUTS];
 	uint8_t *in_base[ISA_FUSED_MAX_INPUTS];
 	isa_fused_op_t code[ISA_FUSED_MAX_CODE];
+	/* steps whose result some later step or the output reads (fz_liveness) */
+	bool live[ISA_FUSED_MAX_CODE];
 } fz_prog_t;
+
+/* Marks the steps whose result is read before being overwritten, by a later
+ * live step or as the output register at the end; the others are skipped.
+ * The compiler's programs carry dead CONSTs (a scalar constant whose only use
+ * is a broadcast, emitted as a CONST of its own) that shared a register with
+ * a live one: the two refilled it in turn on every block, a quarter of a
+ * hardtanh backward's time, since a register keeps one constant across blocks. */
+static void fz_liveness(fz_prog_t *pg)
+{
+	uint32_t need = 1u << pg->h.out_reg;
+	for (int s = (int)pg->h.n_code - 1; s >= 0; s--) {
+		const isa_fused_op_t *op = &pg->code[s];
+		bool live = (need >> op->dst) & 1u;
+		pg->live[s] = live;
+		if (!live)
+			continue;
+		need &= ~(1u << op->dst);
+		int arity = op->op == ISA_FUSED_CONVERT ? 1
+			    : op->op == ISA_FUSED_CONST || op->op == ISA_FUSED_IOTA ? 0
+			    : isa_alu_arity(op->op);
+		for (int a = 0; a < arity; a++)
+			need |= 1u << op->src[a];
+	}
+}
 
 /* Float compares and is_finite: float operands, pred (0/1) result (o never
  * overlaps a or b). */
@@ -336,6 +362,8 @@ static uint32_t fz_blame(const isa_insn_t *in, const fz_prog_t *pg, fz_regs_t *r
 	int64_t blame = -1, last_out = -1;
 	for (uint32_t s = 0; s < pg->h.n_code; s++) {
 		const isa_fused_op_t *op = &pg->code[s];
+		if (!pg->live[s])
+			continue;
 		fz_step(r, op, m, tmp);
 		if (op->dst == pg->h.out_reg)
 			last_out = s;
@@ -410,7 +438,8 @@ static fwsim_status_t fz_segment(const fwsim_kargs_t *k, const fz_prog_t *pg, fz
 		r->iota0[d] = pt->iota_start[d] + off[v];
 	}
 	for (uint32_t s = 0; s < pg->h.n_code; s++)
-		fz_step(r, &pg->code[s], m, tmp);
+		if (pg->live[s])
+			fz_step(r, &pg->code[s], m, tmp);
 	if (pt->reduce) {
 		/* combine into the accumulators: one per output, stride 0 along a
 		 * reduced inner dim */
@@ -867,6 +896,7 @@ fwsim_status_t fwsim_exec_fused(fwsim_exec_t *x, uint32_t e, uint32_t pc, fwsim_
 		pg->in_base[i] = job->mem + rg->addr + ap->offset;
 	}
 	memcpy(pg->code, p, pg->h.n_code * sizeof(isa_fused_op_t));
+	fz_liveness(pg);
 	uint8_t in_dt[ISA_FUSED_MAX_INPUTS];
 	for (uint32_t i = 0; i < nin; i++)
 		in_dt[i] = pg->in_ap[i].dtype;

@@ -499,6 +499,47 @@ START_TEST(test_nan_location_in_fused_output)
 }
 END_TEST
 
+/* Steps whose result is overwritten before any step reads it are skipped: a
+ * dead LOG making a NaN at the same element as the live SQRT after it is not
+ * blamed (the op-by-op program, after DCE, has no such instruction), and two
+ * dead CONSTs sharing the live one's register leave the results alone. */
+START_TEST(test_dead_steps_skipped_and_not_blamed)
+{
+	tmem_t t;
+	tmem_init(&t);
+	uint64_t sh[1] = { 1300 };
+	isa_ap_t a = tmk_ap(&t, 2, ISA_DT_F32, 1, sh, L_CONTIG);
+	isa_ap_t o = tmk_ap(&t, 3, ISA_DT_F32, 1, sh, L_CONTIG);
+	float *av = (float *)(void *)tmem_ptr(&t, 2, a.offset);
+	float *ov = (float *)(void *)tmem_ptr(&t, 3, o.offset);
+	for (int i = 0; i < 1300; i++)
+		av[i] = (float)(i % 37) + 0.25f;
+	av[700] = -4.0f; /* log and sqrt: NaN */
+	fbuild_t b;
+	fb_init(&b);
+	fb_input(&b, a);
+	fb_op(&b, ISA_ALU_LOG, 1, ISA_DT_F32, 0, -1, -1, 0);     /* step 0: dead */
+	fb_op(&b, ISA_FUSED_CONST, 2, ISA_DT_F32, -1, -1, -1, fimm(0.0)); /* 1: dead */
+	fb_op(&b, ISA_ALU_SQRT, 1, ISA_DT_F32, 0, -1, -1, 0);    /* 2 */
+	fb_op(&b, ISA_FUSED_CONST, 2, ISA_DT_F32, -1, -1, -1, fimm(6.0)); /* 3: dead */
+	fb_op(&b, ISA_FUSED_CONST, 2, ISA_DT_F32, -1, -1, -1, fimm(2.0)); /* 4 */
+	fb_op(&b, ISA_ALU_MUL, 3, ISA_DT_F32, 1, 2, -1, 0);      /* 5 */
+	b.h.out_reg = 3;
+	isa_insn_t in = fb_emit(&b, &t, o);
+	in.param = ISA_FUSED_STEPS_DEBUG(100); /* step s: debug id 100 + s */
+	fwsim_job_t job;
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, FWSIM_JOB_CHECK_NAN, &job),
+			 FWSIM_NUM_ERR);
+	ck_assert_uint_eq(job.error.first_index, 700);
+	ck_assert_uint_eq(job.error.count, 1);
+	ck_assert_uint_eq(job.error.debug_id, 102);
+	for (int i = 0; i < 1300; i++)
+		if (i != 700)
+			ck_assert_msg(ov[i] == sqrtf(av[i]) * 2.0f, "out %d: %g", i, ov[i]);
+	tmem_free(&t);
+}
+END_TEST
+
 START_TEST(test_inf_from_narrowing_in_fused_output)
 {
 	tmem_t t;
@@ -1253,6 +1294,7 @@ static Suite *fused_suite(void)
 	tcase_add_test(tc, test_no_inputs_rank0_and_empty);
 	tcase_add_test(tc, test_nan_location_in_fused_output);
 	tcase_add_test(tc, test_inf_from_narrowing_in_fused_output);
+	tcase_add_test(tc, test_dead_steps_skipped_and_not_blamed);
 	tcase_add_loop_test(tc, test_transposed_input_in_bands, 0, 2);
 	tcase_add_test(tc, test_descriptor_garbage_rejected);
 	tcase_add_test(tc, test_static_validation_of_fused_insn);
