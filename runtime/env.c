@@ -64,67 +64,56 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-NRT_STATUS nrt_env_parse_cores(const char *s, uint32_t total, uint32_t *out_ids,
-			       uint32_t *out_n, char *msg, size_t msg_len)
+/* What a core list may say, for the messages about its syntax. */
+#define CORE_LIST_FORM "expected core ids and lo-hi ranges separated by commas, as in 0-3 or 0,2,5-6"
+
+ns_status_t nrt_env_parse_cores(const char *s, uint32_t total, uint32_t *out_ids, uint32_t *out_n)
 {
 	uint32_t n = 0;
 	const char *p = s;
-	if (!s || !*s) {
-		snprintf(msg, msg_len, "empty core list");
-		return NRT_INVALID;
-	}
+	if (!s || !*s)
+		return nrt_status_make(NRT_INVALID, "empty core list: " CORE_LIST_FORM);
 	for (;;) {
 		while (*p == ' ')
 			p++;
 		uint64_t lo, hi;
-		if (parse_u64(&p, &lo)) {
-			snprintf(msg, msg_len, "expected a core number at \"%s\"", p);
-			return NRT_INVALID;
-		}
+		if (parse_u64(&p, &lo))
+			return nrt_status_make(NRT_INVALID, "expected a core number at \"%s\": " CORE_LIST_FORM, p);
 		hi = lo;
 		if (*p == '-') {
 			p++;
-			if (parse_u64(&p, &hi)) {
-				snprintf(msg, msg_len, "expected the end of a range at \"%s\"", p);
-				return NRT_INVALID;
-			}
-			if (hi < lo) {
-				snprintf(msg, msg_len, "range %llu-%llu is reversed",
-					 (unsigned long long)lo, (unsigned long long)hi);
-				return NRT_INVALID;
-			}
+			if (parse_u64(&p, &hi))
+				return nrt_status_make(NRT_INVALID, "expected the end of a range at \"%s\": "
+						       CORE_LIST_FORM, p);
+			if (hi < lo)
+				return nrt_status_make(NRT_INVALID, "range %llu-%llu is reversed: write it %llu-%llu",
+						       (unsigned long long)lo, (unsigned long long)hi,
+						       (unsigned long long)hi, (unsigned long long)lo);
 		}
-		if (hi >= total) {
-			snprintf(msg, msg_len, "core %llu does not exist (%u cores: 0-%u)",
-				 (unsigned long long)hi, total, total - 1);
-			return NRT_INVALID;
-		}
+		if (hi >= total)
+			return nrt_status_make(NRT_INVALID, "core %llu does not exist (%u cores: 0-%u)",
+					       (unsigned long long)hi, total, total - 1);
 		for (uint64_t c = lo; c <= hi; c++) {
-			if (n >= NRT_MAX_CORES) {
-				snprintf(msg, msg_len, "more than %d cores", NRT_MAX_CORES);
-				return NRT_INVALID;
-			}
+			if (n >= NRT_MAX_CORES)
+				return nrt_status_make(NRT_INVALID, "more than %d cores", NRT_MAX_CORES);
 			out_ids[n++] = (uint32_t)c;
 		}
 		while (*p == ' ')
 			p++;
 		if (*p == '\0')
 			break;
-		if (*p != ',') {
-			snprintf(msg, msg_len, "unexpected '%c'", *p);
-			return NRT_INVALID;
-		}
+		if (*p != ',')
+			return nrt_status_make(NRT_INVALID, "unexpected '%c': " CORE_LIST_FORM, *p);
 		p++;
 	}
 	qsort(out_ids, n, sizeof(*out_ids), cmp_u32);
 	for (uint32_t i = 1; i < n; i++) {
-		if (out_ids[i] == out_ids[i - 1]) {
-			snprintf(msg, msg_len, "core %u is listed twice", out_ids[i]);
-			return NRT_INVALID;
-		}
+		if (out_ids[i] == out_ids[i - 1])
+			return nrt_status_make(NRT_INVALID, "core %u is listed twice: list each core once",
+					       out_ids[i]);
 	}
 	*out_n = n;
-	return NRT_SUCCESS;
+	return NS_OK;
 }
 
 static ns_status_t env_u32(const char *name, uint32_t def, uint32_t min, uint32_t max, uint32_t *out)
@@ -194,11 +183,9 @@ ns_status_t nrt_env_load(nrt_config_t *out)
 	nrt_config_t c;
 	memset(&c, 0, sizeof(c));
 
-	char log_msg[256];
 	/* Reported like the others: the logger then reads the environment with
 	 * the broken variable at its default (ERROR, to the console). */
-	if (nrt_log_config_from_env(&c.log, log_msg, sizeof(log_msg)))
-		return nrt_status_make(NRT_INVALID, "%s", log_msg);
+	NS_RETURN_IF_ERROR(nrt_log_config_from_env(&c.log));
 	/* The backend first: with the kernel one, the cores per device default
 	 * to what the driver has (module parameter num_cores). The device count
 	 * defaults to 1 on both backends, so that one environment describes the
@@ -239,10 +226,8 @@ ns_status_t nrt_env_load(nrt_config_t *out)
 	const char *vis = getenv("NEURON_RT_VISIBLE_CORES");
 	const char *num = getenv("NEURON_RT_NUM_CORES");
 	if (vis && *vis) {
-		char msg[128];
-		if (nrt_env_parse_cores(vis, total, c.visible, &c.n_visible, msg, sizeof(msg)))
-			return nrt_status_make(NRT_INVALID, "NEURON_RT_VISIBLE_CORES=\"%s\" is invalid: %s", vis,
-					       msg);
+		NS_RETURN_IF_ERROR_F(nrt_env_parse_cores(vis, total, c.visible, &c.n_visible),
+				     "NEURON_RT_VISIBLE_CORES=\"%s\" is invalid", vis);
 		if (num && *num)
 			NRT_LOGW("NEURON_RT_NUM_CORES=\"%s\" ignored: NEURON_RT_VISIBLE_CORES takes precedence",
 				 num);

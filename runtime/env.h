@@ -53,10 +53,12 @@ ns_status_t nrt_env_load(nrt_config_t *out);
 void nrt_env_report_unimplemented(void);
 
 /* Parses a NEURON_RT_VISIBLE_CORES value ("0-3", "1", "0,2,5-6") into a
- * sorted, duplicate-free list of ids < total. Returns NRT_INVALID on syntax
- * errors, empty or reversed ranges, duplicates and ids >= total; msg gets why. */
-NRT_STATUS nrt_env_parse_cores(const char *s, uint32_t total, uint32_t *out_ids,
-			       uint32_t *out_n, char *msg, size_t msg_len);
+ * sorted, duplicate-free list of ids < total (out_ids has room for
+ * NRT_MAX_CORES; *out_n is set on success only). Syntax errors, empty or
+ * reversed ranges, duplicates and ids >= total are an NRT_INVALID status
+ * saying what is wrong and what is accepted, without the variable's name: the
+ * caller annotates it with that. */
+ns_status_t nrt_env_parse_cores(const char *s, uint32_t total, uint32_t *out_ids, uint32_t *out_n);
 /* Decimal unsigned integer with optional K/M/G/T (binary) suffix. */
 NRT_STATUS nrt_env_parse_size(const char *s, uint64_t *out);
 

@@ -60,25 +60,42 @@ static int parse_location(const char *v, int *out_loc, char *path, size_t path_l
 	return 0;
 }
 
-int nrt_log_config_from_env(nrt_log_config_t *out, char *msg, size_t msg_len)
+/* A bad value of variable name: what it is and what is accepted. */
+static ns_status_t bad_level(const char *name, const char *v)
+{
+	return ns_status_make(NS_STATUS_INVALID_ARGUMENT, "%s=\"%s\" is invalid: expected ERROR, WARNING (or "
+			      "WARN), INFO, DEBUG, TRACE or QUIET", name, v);
+}
+
+static ns_status_t bad_location(const char *name, const char *v)
+{
+	return ns_status_make(NS_STATUS_INVALID_ARGUMENT, "%s=\"%.64s...\" is invalid: expected console, "
+			      "syslog or a file name shorter than %d bytes", name, v, NRT_LOG_PATH_MAX);
+}
+
+/* Keeps the first failure of several (*first), dropping the later ones. */
+static void keep_first(ns_status_t *first, ns_status_t st)
+{
+	if (*first)
+		ns_status_ignore(st);
+	else
+		*first = st;
+}
+
+ns_status_t nrt_log_config_from_env(nrt_log_config_t *out)
 {
 	memset(out, 0, sizeof(*out));
-	int rc = 0;
+	ns_status_t st = NS_OK;
 	int level = NRT_LOG_ERROR, loc = NRT_LOG_TO_CONSOLE;
 	char path[NRT_LOG_PATH_MAX] = "";
 	const char *v = getenv("NEURON_RT_LOG_LEVEL");
 	if (v && *v && (level = nrt_log_level_parse(v)) < 0) {
-		snprintf(msg, msg_len, "NEURON_RT_LOG_LEVEL=\"%s\" is invalid: expected ERROR, WARNING "
-			 "(or WARN), INFO, DEBUG, TRACE or QUIET", v);
+		keep_first(&st, bad_level("NEURON_RT_LOG_LEVEL", v));
 		level = NRT_LOG_ERROR;
-		rc = -1;
 	}
 	v = getenv("NEURON_RT_LOG_LOCATION");
-	if (v && *v && parse_location(v, &loc, path, sizeof(path))) {
-		snprintf(msg, msg_len, "NEURON_RT_LOG_LOCATION=\"%.64s...\" is invalid: expected console, "
-			 "syslog or a file name shorter than %d bytes", v, NRT_LOG_PATH_MAX);
-		rc = -1;
-	}
+	if (v && *v && parse_location(v, &loc, path, sizeof(path)))
+		keep_first(&st, bad_location("NEURON_RT_LOG_LOCATION", v));
 	for (int c = 0; c < NRT_LOG_COMPONENT_COUNT; c++) {
 		out->level[c] = level;
 		out->location[c] = loc;
@@ -88,23 +105,17 @@ int nrt_log_config_from_env(nrt_log_config_t *out, char *msg, size_t msg_len)
 		v = getenv(name);
 		int l;
 		if (v && *v) {
-			if ((l = nrt_log_level_parse(v)) < 0) {
-				snprintf(msg, msg_len, "%s=\"%s\" is invalid: expected ERROR, WARNING (or "
-					 "WARN), INFO, DEBUG, TRACE or QUIET", name, v);
-				rc = -1;
-			} else {
+			if ((l = nrt_log_level_parse(v)) < 0)
+				keep_first(&st, bad_level(name, v));
+			else
 				out->level[c] = l;
-			}
 		}
 		snprintf(name, sizeof(name), "NEURON_RT_LOG_LOCATION_%s", component_names[c]);
 		v = getenv(name);
-		if (v && *v && parse_location(v, &out->location[c], out->path[c], sizeof(out->path[c]))) {
-			snprintf(msg, msg_len, "%s=\"%.64s...\" is invalid: expected console, syslog or a "
-				 "file name shorter than %d bytes", name, v, NRT_LOG_PATH_MAX);
-			rc = -1;
-		}
+		if (v && *v && parse_location(v, &out->location[c], out->path[c], sizeof(out->path[c])))
+			keep_first(&st, bad_location(name, v));
 	}
-	return rc;
+	return st;
 }
 
 /* The live runtime's log configuration, set and cleared with the context
@@ -125,8 +136,9 @@ static const nrt_log_config_t *log_config(nrt_log_config_t *scratch)
 	const nrt_log_config_t *cfg = atomic_load_explicit(&g_log_config, memory_order_acquire);
 	if (cfg)
 		return cfg;
-	char msg[8];
-	nrt_log_config_from_env(scratch, msg, sizeof(msg));
+	/* A bad value is nrt_init's to report (nrt_env_load); the logger
+	 * uses the default for it meanwhile. */
+	ns_status_ignore(nrt_log_config_from_env(scratch));
 	return scratch;
 }
 

@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 
+#include "neuronsim/status.h"
+
 typedef enum nrt_log_level {
 	NRT_LOG_OFF = 0, /* QUIET: nothing at all */
 	NRT_LOG_ERROR = 1,
@@ -43,10 +45,11 @@ typedef struct nrt_log_config {
 int nrt_log_level_parse(const char *s);
 const char *nrt_log_level_name(nrt_log_level_t level);
 const char *nrt_log_component_name(nrt_log_component_t comp);
-/* Reads the NEURON_RT_LOG_* variables into *out. On a bad value writes why into
- * msg (naming the variable, the value and what is accepted) and returns -1; *out
- * then holds the defaults for what could not be read. */
-int nrt_log_config_from_env(nrt_log_config_t *out, char *msg, size_t msg_len);
+/* Reads the NEURON_RT_LOG_* variables into *out. A bad value is an
+ * INVALID_ARGUMENT status naming the variable, its value and what is accepted
+ * (the first bad one, when several are); *out is filled all the same, with the
+ * defaults for what could not be read. */
+ns_status_t nrt_log_config_from_env(nrt_log_config_t *out);
 /* The configuration the logger uses while a runtime is live (ctx.c's
  * nrt_ctx_publish; cfg outlives that), or NULL for the environment's (before
  * nrt_init, after nrt_close, and for errors of nrt_init itself). */

@@ -575,6 +575,17 @@ START_TEST(test_a_failure_is_logged_once)
 	test_env_default();
 	setenv("NEURONSIM_NAN_CHECK", "maybe", 1);
 	CHECK_ONCE(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, NULL, NULL), NRT_INVALID, "nrt_init", "NEURONSIM_NAN_CHECK");
+	/* The core-list parser's and the log configuration's failures, made
+	 * below nrt_env_load, come out once with the variable named. */
+	test_env_default();
+	setenv("NEURON_RT_VISIBLE_CORES", "2,0-2", 1);
+	CHECK_ONCE(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, NULL, NULL), NRT_INVALID, "nrt_init",
+		   "NEURON_RT_VISIBLE_CORES=\"2,0-2\" is invalid: core 2 is listed twice");
+	test_env_default();
+	setenv("NEURON_RT_LOG_LEVEL_TDRV", "LOUD", 1);
+	CHECK_ONCE(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, NULL, NULL), NRT_INVALID, "nrt_init",
+		   "NEURON_RT_LOG_LEVEL_TDRV=\"LOUD\" is invalid: expected ERROR");
+	unsetenv("NEURON_RT_LOG_LEVEL_TDRV");
 	rt_init_default_ok();
 	CHECK_ONCE(nrt_profile_stop(NULL), NRT_INVALID, "nrt_profile_stop", "nrt_profile_start first");
 	rt_add_model_t f = { 0 };

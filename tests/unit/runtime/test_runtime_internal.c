@@ -122,20 +122,95 @@ END_TEST
 
 START_TEST(test_parse_cores)
 {
-	uint32_t ids[NRT_MAX_CORES], n;
-	char msg[128];
-	ck_assert_int_eq(nrt_env_parse_cores("0-3", 8, ids, &n, msg, sizeof(msg)), NRT_SUCCESS);
+	uint32_t ids[NRT_MAX_CORES], n = 0;
+	ck_assert_ptr_null(nrt_env_parse_cores("0-3", 8, ids, &n));
 	ck_assert_uint_eq(n, 4);
 	ck_assert_uint_eq(ids[3], 3);
-	ck_assert_int_eq(nrt_env_parse_cores("5,1-2", 8, ids, &n, msg, sizeof(msg)), NRT_SUCCESS);
+	ck_assert_ptr_null(nrt_env_parse_cores("5,1-2", 8, ids, &n));
 	ck_assert_uint_eq(n, 3);
 	ck_assert_uint_eq(ids[0], 1);
 	ck_assert_uint_eq(ids[2], 5);
-	const char *bad[] = { "", "-1", "1-", "3-1", "1,,2", "1,1", "8", "0-8", "x", "1;2",
-			      "99999999999999999999999" };
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		ck_assert_msg(nrt_env_parse_cores(bad[i], 8, ids, &n, msg, sizeof(msg)) == NRT_INVALID,
-			      "accepted \"%s\"", bad[i]);
+	/* Each failure says what is wrong and what is accepted. */
+	static const struct { const char *s, *why, *accepted; } bad[] = {
+		{ "", "empty core list", "0,2,5-6" },
+		{ "-1", "expected a core number at \"-1\"", "0,2,5-6" },
+		{ "1-", "expected the end of a range", "0,2,5-6" },
+		{ "3-1", "range 3-1 is reversed", "write it 1-3" },
+		{ "1,,2", "expected a core number at \",2\"", "0,2,5-6" },
+		{ "1,1", "core 1 is listed twice", "list each core once" },
+		{ "8", "core 8 does not exist", "8 cores: 0-7" },
+		{ "0-8", "core 8 does not exist", "8 cores: 0-7" },
+		{ "x", "expected a core number at \"x\"", "0,2,5-6" },
+		{ "1;2", "unexpected ';'", "0,2,5-6" },
+		{ "99999999999999999999999", "expected a core number", "0,2,5-6" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		n = 99;
+		ns_status_t st = nrt_env_parse_cores(bad[i].s, 8, ids, &n);
+		ck_assert_msg(st, "accepted \"%s\"", bad[i].s);
+		ck_assert_int_eq(ns_status_code(st), NS_STATUS_INVALID_ARGUMENT);
+		ck_assert_int_eq(nrt_status_code(st), NRT_INVALID);
+		const char *msg = ns_status_message(st);
+		ck_assert_msg(strstr(msg, bad[i].why) && strstr(msg, bad[i].accepted),
+			      "\"%s\": message \"%s\" lacks \"%s\" or \"%s\"", bad[i].s, msg, bad[i].why,
+			      bad[i].accepted);
+		ck_assert_uint_eq(n, 99); /* untouched on failure */
+		ns_status_free(st);
+	}
+}
+END_TEST
+
+/* The NEURON_RT_LOG_* variables: a bad one is a status naming it, its value
+ * and what is accepted; the configuration is filled all the same. */
+START_TEST(test_log_config_from_env)
+{
+	static const char *const vars[] = {
+		"NEURON_RT_LOG_LEVEL", "NEURON_RT_LOG_LOCATION", "NEURON_RT_LOG_LEVEL_NRT",
+		"NEURON_RT_LOG_LEVEL_TDRV", "NEURON_RT_LOG_LEVEL_NMGR", "NEURON_RT_LOG_LOCATION_NRT",
+		"NEURON_RT_LOG_LOCATION_TDRV", "NEURON_RT_LOG_LOCATION_NMGR",
+	};
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		unsetenv(vars[i]);
+	nrt_log_config_t cfg;
+	setenv("NEURON_RT_LOG_LEVEL", "info", 1);
+	setenv("NEURON_RT_LOG_LEVEL_TDRV", "trace", 1);
+	setenv("NEURON_RT_LOG_LOCATION_NMGR", "nmgr.log", 1);
+	ck_assert_ptr_null(nrt_log_config_from_env(&cfg));
+	ck_assert_int_eq(cfg.level[NRT_LOG_NRT], NRT_LOG_INFO);
+	ck_assert_int_eq(cfg.level[NRT_LOG_TDRV], NRT_LOG_TRACE);
+	ck_assert_int_eq(cfg.location[NRT_LOG_NMGR], NRT_LOG_TO_FILE);
+	ck_assert_str_eq(cfg.path[NRT_LOG_NMGR], "nmgr.log");
+	ck_assert_int_eq(cfg.location[NRT_LOG_NRT], NRT_LOG_TO_CONSOLE);
+
+	/* Two bad values: the first is reported, the good ones still read. */
+	setenv("NEURON_RT_LOG_LEVEL_NRT", "LOUD", 1);
+	setenv("NEURON_RT_LOG_LEVEL_NMGR", "QUIETER", 1);
+	ns_status_t st = nrt_log_config_from_env(&cfg);
+	ck_assert_int_eq(ns_status_code(st), NS_STATUS_INVALID_ARGUMENT);
+	ck_assert_int_eq(nrt_status_code(st), NRT_INVALID);
+	ck_assert_str_eq(ns_status_message(st), "NEURON_RT_LOG_LEVEL_NRT=\"LOUD\" is invalid: expected ERROR, "
+			 "WARNING (or WARN), INFO, DEBUG, TRACE or QUIET");
+	ns_status_free(st);
+	ck_assert_int_eq(cfg.level[NRT_LOG_NRT], NRT_LOG_INFO); /* the global level stands */
+	ck_assert_int_eq(cfg.level[NRT_LOG_TDRV], NRT_LOG_TRACE);
+	ck_assert_int_eq(cfg.level[NRT_LOG_NMGR], NRT_LOG_INFO);
+	unsetenv("NEURON_RT_LOG_LEVEL_NRT");
+	unsetenv("NEURON_RT_LOG_LEVEL_NMGR");
+
+	char long_path[NRT_LOG_PATH_MAX + 8];
+	memset(long_path, 'p', sizeof(long_path) - 1);
+	long_path[sizeof(long_path) - 1] = '\0';
+	setenv("NEURON_RT_LOG_LOCATION", long_path, 1);
+	st = nrt_log_config_from_env(&cfg);
+	ck_assert_int_eq(ns_status_code(st), NS_STATUS_INVALID_ARGUMENT);
+	ck_assert_ptr_nonnull(strstr(ns_status_message(st), "NEURON_RT_LOG_LOCATION=\"pppp"));
+	ck_assert_ptr_nonnull(strstr(ns_status_message(st), "expected console, syslog or a file name shorter "
+						    "than 1024 bytes"));
+	ns_status_free(st);
+	ck_assert_int_eq(cfg.location[NRT_LOG_NRT], NRT_LOG_TO_CONSOLE);
+	ck_assert_int_eq(cfg.location[NRT_LOG_NMGR], NRT_LOG_TO_FILE);
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		unsetenv(vars[i]);
 }
 END_TEST
 
@@ -199,6 +274,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_dmem_random_stress_keeps_accounting);
 	tcase_add_test(tc, test_handles_generation_and_type);
 	tcase_add_test(tc, test_parse_cores);
+	tcase_add_test(tc, test_log_config_from_env);
 	tcase_add_test(tc, test_parse_size);
 	tcase_add_test(tc, test_status_boundary_maps_and_logs_once);
 	suite_add_tcase(s, tc);
