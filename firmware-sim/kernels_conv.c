@@ -871,16 +871,17 @@ static fwsim_status_t conv_item_dwg(void *ctx, uint64_t item, uint32_t slot, fws
 	fwsim_numchk_t *chk = j->k->chk ? &j->chk[slot] : NULL;
 	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
 	int64_t ny = a->Y * b->Y, nkk = a->K * b->K, wp = j->dw_wp;
-	/* zeroed once: the padding around the input's part stays zero */
-	float *pin = j->slot_scr[slot];
-	if (!pin) {
-		pin = calloc((size_t)j->scratch, sizeof(float));
-		if (!pin)
+	/* zeroed once: the padding around the input's part stays zero; the
+	 * 8-byte positions first, where the allocation's alignment holds */
+	int64_t *pos = j->slot_scr[slot];
+	if (!pos) {
+		pos = calloc((size_t)j->scratch, sizeof(float));
+		if (!pos)
 			return FWSIM_NOMEM;
-		j->slot_scr[slot] = pin;
+		j->slot_scr[slot] = pos;
 	}
-	float *kil = pin + j->dw_hp * wp * 8, *total = kil + nkk * 8, *one = total + j->O * ny * 8;
-	int64_t *pos = (int64_t *)(void *)(one + ny);
+	float *pin = (float *)(void *)(pos + ny), *kil = pin + j->dw_hp * wp * 8;
+	float *total = kil + nkk * 8, *one = total + j->O * ny * 8;
 	for (int64_t y = 0; y < ny; y++)
 		pos[y] = (y / b->Y) * a->S * wp + (y % b->Y) * b->S;
 	int64_t r0 = a->jlo > 0 ? a->jlo : 0, r1 = a->jlo + j->dw_hp < a->X ? a->jlo + j->dw_hp : a->X;
