@@ -26,6 +26,8 @@ static const cpcase_t cp_cases[] = {
 	{ 3, { 4, 40, 36 }, { 0, 2, 1 }, 1u << 0 }, /* one matrix, broadcast */
 	{ 3, { 40, 5, 36 }, { 1, 2, 0 }, 1u << 1 },
 	{ 2, { 40, 36 }, { 1, 0 }, 1u << 1 },       /* rows are fills */
+	{ 3, { 3, 300, 3 }, { 1, 0, 2 }, 0 },      /* short rows: a tap gather */
+	{ 4, { 2, 5, 70, 2 }, { 0, 2, 1, 3 }, 0 },
 };
 
 /* The source AP of c in region 1 of t, filled with random bytes. */
@@ -123,6 +125,59 @@ START_TEST(test_copy_transpose_nan_record_is_smallest_index)
 }
 END_TEST
 
+/* Short rows (3 elements) read backwards, as a reversed 3x3 kernel is laid
+ * out: the 2-D blocks of the short-row path against the reference, to a
+ * dense output and to one with every element 2 apart (scanned row by row);
+ * two NaNs, the later one in memory first in flat order. */
+START_TEST(test_copy_short_rows_reversed_and_nan)
+{
+	for (int spaced = 0; spaced < 2; spaced++) {
+		tmem_t t;
+		tmem_init(&t);
+		uint64_t sh[4] = { 3, 20, 30, 3 }, n = 3 * 20 * 30 * 3;
+		isa_insn_t in = isa_insn_init(ISA_OP_COPY, 0);
+		in.n_ap = 2;
+		in.ap[0] = isa_ap_contig(0, tmem_alloc(&t, 0, 2 * n * 4), ISA_DT_F32, 4, sh);
+		if (spaced)
+			for (int q = 0; q < 4; q++)
+				in.ap[0].stride[q] *= 2;
+		/* source [kh reversed, 20, 30, kw reversed] over a [20][30][3][3] block */
+		isa_ap_t *a = &in.ap[1];
+		memset(a, 0, sizeof(*a));
+		a->region = 1;
+		a->dtype = ISA_DT_F32;
+		a->rank = 4;
+		for (int q = 0; q < 4; q++)
+			a->shape[q] = sh[q];
+		a->stride[0] = -3;
+		a->stride[1] = 30 * 9;
+		a->stride[2] = 9;
+		a->stride[3] = -1;
+		uint64_t base = tmem_alloc(&t, 1, n * 4);
+		a->offset = base + 8 * 4; /* element [0,0,0,0] is the block's 9th */
+		float *src = (float *)(void *)tmem_ptr(&t, 1, base);
+		for (uint64_t i = 0; i < n; i++)
+			src[i] = (float)(i % 101) - 50.0f;
+		uint64_t bad[2][4] = { { 2, 15, 4, 1 }, { 1, 3, 20, 0 } };
+		for (int b = 0; b < 2; b++)
+			tset(ISA_DT_F32, telem(&t, a, bad[b]), NAN);
+		fwsim_job_t job;
+		ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_DMA, FWSIM_JOB_CHECK_NAN, &job),
+				 FWSIM_NUM_ERR);
+		ck_assert_uint_eq(job.error.count, 2);
+		ck_assert_uint_eq(job.error.first_index, ((1 * 20 + 3) * 30 + 20) * 3 + 0);
+		uint64_t idx[4];
+		for (uint64_t f = 0; f < n; f++) {
+			tunflat(f, 4, sh, idx);
+			T_CHECK(memcmp(telem(&t, &in.ap[0], idx), telem(&t, a, idx), 4) == 0,
+				"spaced %d: element %llu differs", spaced, (unsigned long long)f);
+		}
+		ck_assert(tmem_guards_intact(&t));
+		tmem_free(&t);
+	}
+}
+END_TEST
+
 /* A transposing copy of 2^40 elements through stride 0 (32x32 transposes
  * of the same 4 KiB, forever) stops at its deadline. */
 START_TEST(test_copy_transpose_stops_at_deadline)
@@ -158,6 +213,7 @@ Suite *copy_suite(void)
 	tcase_add_test(tc, test_copy_permutations_match_naive_reference);
 	tcase_add_test(tc, test_copy_transpose_nan_record_is_smallest_index);
 	tcase_add_test(tc, test_copy_transpose_stops_at_deadline);
+	tcase_add_test(tc, test_copy_short_rows_reversed_and_nan);
 	suite_add_tcase(s, tc);
 	return s;
 }
