@@ -724,23 +724,12 @@ static bool conv_plane_naive(const conv_job_t *j, const fwsim_kargs_t *kk, const
  * (k0, k1) order from 0 with the padding's zeros included, so the bits are
  * form A's.
  */
-static bool conv_dw_plan(conv_job_t *j)
+
+/* The end of the run of planes (or form D/E blocks) an item starting at p0
+ * takes. */
+static uint64_t conv_item_end(const conv_job_t *j, uint64_t p0)
 {
-	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
-	if (j->form != 'A' || j->C != 1 || a->L != 1 || b->L != 1 || j->G < 8 ||
-	    j->si[4] != 1 || j->so[4] != 1 || !conv_have_avx2())
-		return false;
-	__int128 hp = (__int128)(a->Y - 1) * a->S + (__int128)(a->K - 1) * a->D + 1;
-	__int128 wp = (__int128)(b->Y - 1) * b->S + (__int128)(b->K - 1) * b->D + 1;
-	__int128 fl = 8 * (hp * wp + (__int128)a->Y * b->Y + (__int128)a->K * b->K);
-	if (fl > CONV_MAX_SCRATCH)
-		return false;
-	j->dw_hp = (int64_t)hp;
-	j->dw_wp = (int64_t)wp;
-	j->scratch = (int64_t)fl;
-	j->n_planes = (uint64_t)j->N * (uint64_t)((j->G + 7) / 8);
-	j->form = 'D';
-	return true;
+	return p0 + j->per_item < j->n_planes ? p0 + j->per_item : j->n_planes;
 }
 
 /* Lane interleaving: nl lanes x n columns, (l, c) from s + l ls + c 4 to
@@ -771,6 +760,66 @@ static void conv_dw_copy(uint8_t *d, int64_t ld, const uint8_t *s, int64_t ls, s
 #endif
 }
 
+/* Forms D and E: 8 groups per item block, their input interleaved into a
+ * zero-padded Hp x Wp buffer of 8 floats per position, plus `extra` floats
+ * per item; false when that would not fit CONV_MAX_SCRATCH. */
+static bool conv_lanes_plan(conv_job_t *j, int form, __int128 extra)
+{
+	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
+	__int128 hp = (__int128)(a->Y - 1) * a->S + (__int128)(a->K - 1) * a->D + 1;
+	__int128 wp = (__int128)(b->Y - 1) * b->S + (__int128)(b->K - 1) * b->D + 1;
+	__int128 fl = 8 * hp * wp + extra;
+	if (fl > CONV_MAX_SCRATCH)
+		return false;
+	j->dw_hp = (int64_t)hp;
+	j->dw_wp = (int64_t)wp;
+	j->scratch = (int64_t)fl;
+	j->n_planes = (uint64_t)j->N * (uint64_t)((j->G + 7) / 8);
+	j->form = form;
+	return true;
+}
+
+/* The item's scratch: this pool slot's, allocated zeroed at its first item
+ * (the padding around the input's part then stays zero) and kept. */
+static void *conv_lanes_scratch(conv_job_t *j, uint32_t slot)
+{
+	if (!j->slot_scr[slot])
+		j->slot_scr[slot] = calloc((size_t)j->scratch, sizeof(float));
+	return j->slot_scr[slot];
+}
+
+/* Block pi of the item loop (block-major, so consecutive entries share the
+ * block's kernels): its first group, batch entry and lane count. */
+static size_t conv_lanes_block(const conv_job_t *j, uint64_t pi, int64_t *g0, int64_t *n)
+{
+	*g0 = (int64_t)(pi / (uint64_t)j->N) * 8;
+	*n = (int64_t)(pi % (uint64_t)j->N);
+	return j->G - *g0 < 8 ? (size_t)(j->G - *g0) : 8;
+}
+
+/* The input's part of the padded buffer pin from the nl planes at x (lane l at
+ * x + l si[1]). */
+static void conv_lanes_fill(const conv_job_t *j, float *pin, const float *x, size_t nl)
+{
+	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
+	int64_t wp = j->dw_wp;
+	int64_t r0 = a->jlo > 0 ? a->jlo : 0, r1 = a->jlo + j->dw_hp < a->X ? a->jlo + j->dw_hp : a->X;
+	int64_t c0 = b->jlo > 0 ? b->jlo : 0, c1 = b->jlo + wp < b->X ? b->jlo + wp : b->X;
+	for (int64_t r = r0; r < r1 && c0 < c1; r++)
+		conv_dw_copy((uint8_t *)(pin + ((r - a->jlo) * wp + (c0 - b->jlo)) * 8), 0,
+			     (const uint8_t *)(x + r * j->si[3] + c0), j->si[1] * 4, nl, (size_t)(c1 - c0),
+			     true);
+}
+
+static bool conv_dw_plan(conv_job_t *j)
+{
+	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
+	if (j->form != 'A' || j->C != 1 || a->L != 1 || b->L != 1 || j->G < 8 ||
+	    j->si[4] != 1 || j->so[4] != 1 || !conv_have_avx2())
+		return false;
+	return conv_lanes_plan(j, 'D', 8 * ((__int128)a->Y * b->Y + (__int128)a->K * b->K));
+}
+
 static fwsim_status_t conv_item_dw(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w)
 {
 	conv_job_t *j = ctx;
@@ -779,28 +828,15 @@ static fwsim_status_t conv_item_dw(void *ctx, uint64_t item, uint32_t slot, fwsi
 	fwsim_numchk_t *chk = j->k->chk ? &j->chk[slot] : NULL;
 	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
 	int64_t ny = a->Y * b->Y, nkk = a->K * b->K, wp = j->dw_wp;
-	/* zeroed once: the padding around the input's part stays zero */
-	float *pin = j->slot_scr[slot];
-	if (!pin) {
-		pin = calloc((size_t)j->scratch, sizeof(float));
-		if (!pin)
-			return FWSIM_NOMEM;
-		j->slot_scr[slot] = pin;
-	}
+	float *pin = conv_lanes_scratch(j, slot);
+	if (!pin)
+		return FWSIM_NOMEM;
 	float *pout = pin + j->dw_hp * wp * 8, *wv = pout + ny * 8;
-	int64_t r0 = a->jlo > 0 ? a->jlo : 0, r1 = a->jlo + j->dw_hp < a->X ? a->jlo + j->dw_hp : a->X;
-	int64_t c0 = b->jlo > 0 ? b->jlo : 0, c1 = b->jlo + wp < b->X ? b->jlo + wp : b->X;
-	uint64_t p0 = item * j->per_item;
-	uint64_t p1 = p0 + j->per_item < j->n_planes ? p0 + j->per_item : j->n_planes;
+	uint64_t p0 = item * j->per_item, p1 = conv_item_end(j, p0);
 	for (uint64_t pi = p0; pi < p1; pi++) {
-		/* block-major: consecutive entries share the block's kernels */
-		int64_t g0 = (int64_t)(pi / (uint64_t)j->N) * 8, n = (int64_t)(pi % (uint64_t)j->N);
-		size_t nl = j->G - g0 < 8 ? (size_t)(j->G - g0) : 8;
-		const float *x0 = j->in + n * j->si[0] + g0 * j->si[1];
-		for (int64_t r = r0; r < r1 && c0 < c1; r++)
-			conv_dw_copy((uint8_t *)(pin + ((r - a->jlo) * wp + (c0 - b->jlo)) * 8), 0,
-				     (const uint8_t *)(x0 + r * j->si[3] + c0), j->si[1] * 4, nl,
-				     (size_t)(c1 - c0), true);
+		int64_t g0, n;
+		size_t nl = conv_lanes_block(j, pi, &g0, &n);
+		conv_lanes_fill(j, pin, j->in + n * j->si[0] + g0 * j->si[1], nl);
 		for (int64_t o = 0; o < j->O; o++) {
 			if (fwsim_tick(&kk, (uint64_t)(ny * nkk * 8 + ny * 8)))
 				return FWSIM_TIMEOUT;
@@ -849,18 +885,8 @@ static bool conv_dwg_plan(conv_job_t *j)
 	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
 	if (j->form != 'B' || j->G < 8 || j->si[4] != 1 || !conv_have_avx2())
 		return false;
-	__int128 hp = (__int128)(a->Y - 1) * a->S + (__int128)(a->K - 1) * a->D + 1;
-	__int128 wp = (__int128)(b->Y - 1) * b->S + (__int128)(b->K - 1) * b->D + 1;
 	__int128 ny = (__int128)a->Y * b->Y;
-	__int128 fl = 8 * (hp * wp + (__int128)a->K * b->K + j->O * ny) + 3 * ny;
-	if (fl > CONV_MAX_SCRATCH)
-		return false;
-	j->dw_hp = (int64_t)hp;
-	j->dw_wp = (int64_t)wp;
-	j->scratch = (int64_t)fl;
-	j->n_planes = (uint64_t)j->N * (uint64_t)((j->G + 7) / 8);
-	j->form = 'E';
-	return true;
+	return conv_lanes_plan(j, 'E', 8 * ((__int128)a->K * b->K + j->O * ny) + 3 * ny);
 }
 
 static fwsim_status_t conv_item_dwg(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w)
@@ -871,33 +897,21 @@ static fwsim_status_t conv_item_dwg(void *ctx, uint64_t item, uint32_t slot, fws
 	fwsim_numchk_t *chk = j->k->chk ? &j->chk[slot] : NULL;
 	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
 	int64_t ny = a->Y * b->Y, nkk = a->K * b->K, wp = j->dw_wp;
-	/* zeroed once: the padding around the input's part stays zero; the
-	 * 8-byte positions first, where the allocation's alignment holds */
-	int64_t *pos = j->slot_scr[slot];
-	if (!pos) {
-		pos = calloc((size_t)j->scratch, sizeof(float));
-		if (!pos)
-			return FWSIM_NOMEM;
-		j->slot_scr[slot] = pos;
-	}
+	/* the 8-byte positions first, where the allocation's alignment holds */
+	int64_t *pos = conv_lanes_scratch(j, slot);
+	if (!pos)
+		return FWSIM_NOMEM;
 	float *pin = (float *)(void *)(pos + ny), *kil = pin + j->dw_hp * wp * 8;
 	float *total = kil + nkk * 8, *one = total + j->O * ny * 8;
 	for (int64_t y = 0; y < ny; y++)
 		pos[y] = (y / b->Y) * a->S * wp + (y % b->Y) * b->S;
-	int64_t r0 = a->jlo > 0 ? a->jlo : 0, r1 = a->jlo + j->dw_hp < a->X ? a->jlo + j->dw_hp : a->X;
-	int64_t c0 = b->jlo > 0 ? b->jlo : 0, c1 = b->jlo + wp < b->X ? b->jlo + wp : b->X;
-	uint64_t p0 = item * j->per_item;
-	uint64_t p1 = p0 + j->per_item < j->n_planes ? p0 + j->per_item : j->n_planes;
+	uint64_t p0 = item * j->per_item, p1 = conv_item_end(j, p0);
 	for (uint64_t pi = p0; pi < p1; pi++) {
-		int64_t g0 = (int64_t)(pi / (uint64_t)j->N) * 8, n = (int64_t)(pi % (uint64_t)j->N);
-		size_t nl = j->G - g0 < 8 ? (size_t)(j->G - g0) : 8;
+		int64_t g0, n;
+		size_t nl = conv_lanes_block(j, pi, &g0, &n);
 		memset(total, 0, (size_t)(j->O * ny * 8) * sizeof(float));
 		for (int64_t c = 0; c < j->C; c++) {
-			const float *x0 = j->in + n * j->si[0] + g0 * j->si[1] + c * j->si[2];
-			for (int64_t r = r0; r < r1 && c0 < c1; r++)
-				conv_dw_copy((uint8_t *)(pin + ((r - a->jlo) * wp + (c0 - b->jlo)) * 8), 0,
-					     (const uint8_t *)(x0 + r * j->si[3] + c0), j->si[1] * 4, nl,
-					     (size_t)(c1 - c0), true);
+			conv_lanes_fill(j, pin, j->in + n * j->si[0] + g0 * j->si[1] + c * j->si[2], nl);
 			for (int64_t o = 0; o < j->O; o++) {
 				if (fwsim_tick(&kk, (uint64_t)(ny * nkk * 8 + nkk * 8)))
 					return FWSIM_TIMEOUT;
@@ -973,8 +987,7 @@ static fwsim_status_t conv_item(void *ctx, uint64_t item, uint32_t slot, fwsim_w
 	int64_t lb = (a->K * b->M + CONV_LANES - 1) / CONV_LANES * CONV_LANES;
 	float (*bacc)[4][CONV_LANES] = (float (*)[4][CONV_LANES])(void *)(wp + j->O * j->C * lb);
 	fwsim_status_t st = FWSIM_OK;
-	uint64_t p0 = item * j->per_item;
-	uint64_t p1 = p0 + j->per_item < j->n_planes ? p0 + j->per_item : j->n_planes;
+	uint64_t p0 = item * j->per_item, p1 = conv_item_end(j, p0);
 	/* planes in group-major order, so that consecutive planes share their
 	 * kernels: form B packs a group's O kernels (the output gradient's
 	 * channels, for a weight gradient) once for all its batch entries */
