@@ -453,6 +453,33 @@ ncc_status_t ncc_lower_copy(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, const 
 	return for_views(ctx, inst, 2, v, emit_copy_fn, NULL);
 }
 
+ncc_status_t ncc_lower_copy_spread(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst,
+				   const ncc_view_t *dst, const ncc_view_t *src, const int64_t *lo,
+				   const int64_t *step)
+{
+	ncc_view_t s = *src, d = *dst;
+	int64_t soff = (int64_t)src->offset, doff = (int64_t)dst->offset;
+	int64_t ses = (int64_t)isa_dtype_size(src->dtype), des = (int64_t)isa_dtype_size(dst->dtype);
+	for (int32_t k = 0; k < src->rank; k++) {
+		int64_t i0 = lo[k] < 0 ? (-lo[k] + step[k] - 1) / step[k] : 0;
+		int64_t last = dst->dims[k] - 1 - lo[k];
+		int64_t i1 = last < 0 ? -1 : last / step[k];
+		if (i1 > src->dims[k] - 1)
+			i1 = src->dims[k] - 1;
+		int64_t cnt = i1 - i0 + 1;
+		if (cnt <= 0)
+			return NCC_OK; /* src is cut away entirely */
+		soff += i0 * src->strides[k] * ses;
+		s.dims[k] = cnt;
+		doff += (lo[k] + i0 * step[k]) * dst->strides[k] * des;
+		d.dims[k] = cnt;
+		d.strides[k] = dst->strides[k] * step[k];
+	}
+	s.offset = (uint64_t)soff;
+	d.offset = (uint64_t)doff;
+	return ncc_lower_copy(ctx, inst, &d, &s);
+}
+
 static ncc_status_t emit_alu_fn(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, void *arg, int n,
 				const isa_ap_t *aps)
 {

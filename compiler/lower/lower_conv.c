@@ -230,6 +230,42 @@ static int64_t div_floor(int64_t p, int64_t q)
  * buffer filled before keeps its zeros, the copies write the same places).
  * d_o0, d_o1 are x's dims that become T's two outer dims; T's first index 0 is
  * x's o0_start along d_o0. */
+/* idx[0..n) of flat in row-major order over dims. */
+static void conv_unravel(int64_t flat, int32_t n, const int64_t *dims, int64_t *idx)
+{
+	for (int32_t s = n - 1; s >= 0; s--) {
+		idx[s] = flat % dims[s];
+		flat /= dims[s];
+	}
+}
+
+/* The padded input p at one window placement, [N, C, E...] (c_first) or
+ * [N, E..., C]: spatial dim s runs ext[s] positions from at[s]. over_kernel:
+ * the taps of the output position at (stepping by the rhs dilation, from at
+ * x stride); else the outputs of the tap at (stepping by the stride, from at
+ * x dilation). */
+static ncc_view_t conv_window_view(const ncc_view_t *p, const ncc_conv_dnums_t *dn,
+				   const ncc_window_t *w, int32_t ns, int64_t N, int64_t C, bool c_first,
+				   const int64_t *ext, const int64_t *at, bool over_kernel)
+{
+	ncc_view_t xv = *p;
+	int64_t off = (int64_t)p->offset, es = (int64_t)isa_dtype_size(p->dtype);
+	int32_t sp = c_first ? 2 : 1;
+	xv.rank = 2 + ns;
+	xv.dims[0] = N;
+	xv.strides[0] = p->strides[dn->in_batch];
+	xv.dims[c_first ? 1 : 1 + ns] = C;
+	xv.strides[c_first ? 1 : 1 + ns] = p->strides[dn->in_feature];
+	for (int32_t s = 0; s < ns; s++) {
+		int64_t d = dn->in_spatial[s], st = w->dims[s].stride, dil = w->dims[s].rhs_dilation;
+		xv.dims[sp + s] = ext[s];
+		xv.strides[sp + s] = p->strides[d] * (over_kernel ? dil : st);
+		off += at[s] * (over_kernel ? st : dil) * p->strides[d] * es;
+	}
+	xv.offset = (uint64_t)off;
+	return xv;
+}
+
 static ncc_status_t conv_im2col(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, const ncc_view_t *x,
 				int32_t d_o0, int32_t d_o1, int64_t o0_start, const int64_t *d_sp,
 				const conv_axis_t *ax, int32_t ns, bool shift, bool fill, const ncc_view_t *t)
@@ -842,35 +878,16 @@ ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 		if (st != NCC_OK)
 			return st;
 		/* x[i] goes to lo + i*dil; negative lo crops */
-		ncc_view_t src = x, dst = p;
-		int64_t soff = (int64_t)x.offset, doff = (int64_t)p.offset;
-		bool empty = false;
+		int64_t lo[NCC_MAX_RANK] = { 0 }, step[NCC_MAX_RANK];
+		for (int32_t d = 0; d < x.rank; d++)
+			step[d] = 1;
 		for (int32_t s = 0; s < ns; s++) {
-			int64_t d = dn->in_spatial[s];
-			int64_t step = w->dims[s].lhs_dilation, lo = w->dims[s].pad_lo;
-			int64_t i0 = lo < 0 ? (-lo + step - 1) / step : 0;
-			int64_t last = p.dims[d] - 1 - lo;
-			int64_t i1 = last < 0 ? -1 : last / step;
-			if (i1 > x.dims[d] - 1)
-				i1 = x.dims[d] - 1;
-			int64_t cnt = i1 - i0 + 1;
-			if (cnt <= 0) {
-				empty = true;
-				break;
-			}
-			soff += i0 * x.strides[d] * es;
-			src.dims[d] = cnt;
-			doff += (lo + i0 * step) * p.strides[d] * es;
-			dst.dims[d] = cnt;
-			dst.strides[d] = p.strides[d] * step;
+			lo[dn->in_spatial[s]] = w->dims[s].pad_lo;
+			step[dn->in_spatial[s]] = w->dims[s].lhs_dilation;
 		}
-		if (!empty) {
-			src.offset = (uint64_t)soff;
-			dst.offset = (uint64_t)doff;
-			st = ncc_lower_copy(ctx, inst, &dst, &src);
-			if (st != NCC_OK)
-				return st;
-		}
+		st = ncc_lower_copy_spread(ctx, inst, &p, &x, lo, step);
+		if (st != NCC_OK)
+			return st;
 	}
 	int64_t Y[NCC_MAX_RANK], KS[NCC_MAX_RANK], ny = 1, nk = 1;
 	for (int32_t s = 0; s < ns; s++) {
@@ -982,38 +999,14 @@ ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 		if (st != NCC_OK)
 			return st;
 		for (int64_t kp = 0; kp < nk; kp++) {
-			int64_t ki[NCC_MAX_RANK], rem = kp;
-			for (int32_t s = ns - 1; s >= 0; s--) {
-				ki[s] = rem % KS[s];
-				rem /= KS[s];
-			}
-			/* window view [N, Y..., C] of P for this kernel position */
-			ncc_view_t xv = p;
-			int64_t off = (int64_t)p.offset;
-			xv.rank = tr;
-			xv.dims[0] = N;
-			xv.strides[0] = p.strides[dn->in_batch];
-			for (int32_t s = 0; s < ns; s++) {
-				int64_t d = dn->in_spatial[s];
-				xv.dims[1 + s] = Y[s];
-				xv.strides[1 + s] = p.strides[d] * w->dims[s].stride;
-				off += ki[s] * w->dims[s].rhs_dilation * p.strides[d] * es;
-			}
-			xv.dims[tr - 1] = C;
-			xv.strides[tr - 1] = p.strides[dn->in_feature];
-			xv.offset = (uint64_t)off;
+			int64_t ki[NCC_MAX_RANK];
+			conv_unravel(kp, ns, KS, ki);
+			/* window view [N, Y..., C] of P for this kernel position ([N, C, Y...]
+			 * when cmajor) */
+			ncc_view_t xv = conv_window_view(&p, dn, w, ns, N, C, cmajor, Y, ki, false);
 			int64_t koff = (int64_t)kv.offset;
 			for (int32_t s = 0; s < ns; s++)
 				koff += ki[s] * kv.strides[dn->k_spatial[s]] * es;
-			if (cmajor) {
-				/* [N, Y..., C] -> [N, C, Y...] */
-				xv.dims[1] = C;
-				xv.strides[1] = p.strides[dn->in_feature];
-				for (int32_t s2 = 0; s2 < ns; s2++) {
-					xv.dims[2 + s2] = Y[s2];
-					xv.strides[2 + s2] = p.strides[dn->in_spatial[s2]] * w->dims[s2].stride;
-				}
-			}
 			if (dw) {
 				int32_t fd = cmajor ? 1 : tr - 1; /* the feature dim of xv, av and wv */
 				ncc_view_t av = ncc_view_dense(acc.region, acc.offset, adt, tr,
@@ -1230,25 +1223,9 @@ ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 	if (st != NCC_OK)
 		return st;
 	for (int64_t yp = 0; yp < ny; yp++) {
-		int64_t yi[NCC_MAX_RANK], rem = yp;
-		for (int32_t s = ns - 1; s >= 0; s--) {
-			yi[s] = rem % Y[s];
-			rem /= Y[s];
-		}
-		ncc_view_t xv = p;
-		int64_t off = (int64_t)p.offset;
-		xv.rank = tr;
-		xv.dims[0] = N;
-		xv.strides[0] = p.strides[dn->in_batch];
-		xv.dims[1] = C;
-		xv.strides[1] = p.strides[dn->in_feature];
-		for (int32_t s = 0; s < ns; s++) {
-			int64_t d = dn->in_spatial[s];
-			xv.dims[2 + s] = KS[s];
-			xv.strides[2 + s] = p.strides[d] * w->dims[s].rhs_dilation;
-			off += yi[s] * w->dims[s].stride * p.strides[d] * es;
-		}
-		xv.offset = (uint64_t)off;
+		int64_t yi[NCC_MAX_RANK];
+		conv_unravel(yp, ns, Y, yi);
+		ncc_view_t xv = conv_window_view(&p, dn, w, ns, N, C, true, KS, yi, true);
 		st = ncc_lower_copy(ctx, inst, &t, &xv);
 		if (st != NCC_OK)
 			return st;

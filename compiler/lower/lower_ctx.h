@@ -129,6 +129,14 @@ ncc_status_t ncc_lower_emit(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, isa_en
 ncc_status_t ncc_lower_copy(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, const ncc_view_t *dst,
 			    const ncc_view_t *src);
 
+/* Copies src into dst spread out as XLA's pad places its operand: element i of
+ * dim d goes to lo[d] + i step[d] (step >= 1: interior padding + 1; a negative
+ * lo crops), the elements landing outside dst dropped. Copies nothing when none
+ * lands inside. */
+ncc_status_t ncc_lower_copy_spread(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst,
+				   const ncc_view_t *dst, const ncc_view_t *src, const int64_t *lo,
+				   const int64_t *step);
+
 /* Emits one ALU instruction `sub` over views of the same dims (dst + arity inputs),
  * splitting along outer dims when the folded rank exceeds ISA_MAX_RANK. */
 ncc_status_t ncc_lower_alu(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, uint32_t sub,

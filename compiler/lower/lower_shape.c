@@ -209,31 +209,12 @@ static ncc_status_t lower_pad(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 	st = ncc_lower_copy(ctx, inst, &out, &fill);
 	if (st != NCC_OK)
 		return st;
-	ncc_view_t src = in, dst = out;
-	int64_t soff = (int64_t)in.offset, doff = (int64_t)out.offset;
-	int64_t ses = (int64_t)isa_dtype_size(in.dtype), des = (int64_t)isa_dtype_size(out.dtype);
+	int64_t lo[NCC_MAX_RANK], step[NCC_MAX_RANK];
 	for (int32_t d = 0; d < in.rank; d++) {
-		const ncc_pad_dim_t *p = &inst->padding->dims[d];
-		int64_t step = p->interior + 1;
-		int64_t i0 = 0;
-		if (p->lo < 0)
-			i0 = (-p->lo + step - 1) / step;
-		int64_t last = out.dims[d] - 1 - p->lo;
-		int64_t i1 = last < 0 ? -1 : last / step;
-		if (i1 > in.dims[d] - 1)
-			i1 = in.dims[d] - 1;
-		int64_t cnt = i1 - i0 + 1;
-		if (cnt <= 0)
-			return NCC_OK; /* the operand is cut away entirely */
-		soff += i0 * in.strides[d] * ses;
-		src.dims[d] = cnt;
-		doff += (p->lo + i0 * step) * out.strides[d] * des;
-		dst.dims[d] = cnt;
-		dst.strides[d] = out.strides[d] * step;
+		lo[d] = inst->padding->dims[d].lo;
+		step[d] = inst->padding->dims[d].interior + 1;
 	}
-	src.offset = (uint64_t)soff;
-	dst.offset = (uint64_t)doff;
-	return ncc_lower_copy(ctx, inst, &dst, &src);
+	return ncc_lower_copy_spread(ctx, inst, &out, &in, lo, step);
 }
 
 /* Clamped start index of a dynamic slice along one dim, as a u32/s64 scalar in a temp:
