@@ -1,9 +1,9 @@
-/* CONV (ISA 1.4): grouped direct convolution on polyphase planes with contiguous inner loops (docs/isa.md, "CONV"). */
+/* CONV (ISA 1.4): grouped direct convolution on polyphase planes with contiguous inner loops, forms A and B and the direct loop; forms D and E (8 groups per vector) are in kernels_conv_lanes.c (docs/isa.md, "CONV"). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "pool.h"
+#include "conv.h"
 
 /*
  * Per spatial dim, with stride S, kernel dilation D, input dilation L and low
@@ -27,55 +27,6 @@
  * the results do not depend on the thread count. Windows whose planes would
  * not fit CONV_MAX_SCRATCH run the direct loop (conv_naive).
  */
-
-#define CONV_BLOCK 64                 /* outputs per register block (8 ymm) */
-#define CONV_LANES 16                 /* partial sums of a B-form dot product */
-#define CONV_MAX_SCRATCH (1ll << 22)  /* floats of host scratch per item (16 MiB) */
-#define CONV_ITEMS 64                 /* most items one instruction is cut into */
-
-typedef struct conv_dim {
-	int64_t Y, X, K, S, D, L, P;
-	int64_t T, U, V;     /* output phases, plane step per output, plane count */
-	int64_t jlo, M;      /* first input index held, plane length */
-} conv_dim_t;
-
-typedef struct conv_tap {
-	const float *p;
-	float w;
-} conv_tap_t;
-
-/* Form A: one output phase (r0, r1) and its taps, the same for every (n, g, o). */
-typedef struct conv_class {
-	int64_t r0, r1, q0n, q1n;
-	int64_t tap0, ntap;          /* its taps in conv_job_t.geo */
-} conv_class_t;
-
-typedef struct conv_geo {
-	int64_t poff;                /* element offset of the tap's run in the planes */
-	int64_t woff;                /* element offset of its weight in ap2[g, o] */
-} conv_geo_t;
-
-typedef struct conv_job {
-	const fwsim_kargs_t *k;
-	conv_class_t *cls;
-	conv_geo_t *geo;
-	int64_t ncls, ngeo;
-	int64_t N, G, O, C;
-	conv_dim_t d[2];
-	int64_t so[5], si[5], sw[5]; /* element strides of ap0, ap1, ap2 */
-	const float *in, *w;
-	float *out;
-	int form;                    /* 'A', 'B', 'D', 'E' or 'N' (naive) */
-	int64_t *cols;               /* conv_plan_cols of d[1] (forms A and B) */
-	int64_t dw_hp, dw_wp;        /* form D: the padded input's rows, columns */
-	int64_t plane;               /* V0 V1 M0 M1: one channel's planes */
-	int64_t scratch;             /* floats per item */
-	uint64_t per_item, n_planes; /* (n, g) planes per item, in all */
-	/* each pool thread's scratch, allocated at its first item and kept for
-	 * the rest (one allocation, one set of page faults, per thread) */
-	void *slot_scr[FWSIM_PAR_MAX_THREADS];
-	fwsim_numchk_t chk[FWSIM_PAR_MAX_THREADS];
-} conv_job_t;
 
 static int64_t floordiv(int64_t a, int64_t b)
 {
@@ -383,129 +334,23 @@ static void conv_dot1_avx2(const float *x, const float *w, int64_t n, float acc[
 	_mm256_storeu_ps(acc + 8, b0);
 }
 
-/* Form D's sums: out[y0, y1, 8 lanes] = sum over k0, k1 (in that order, one
- * fma each, from 0) of w[k0, k1, lanes] * in[y0 S0 + k0 D0, y1 S1 + k1 D1,
- * lanes], in and out interleaved by lane (8 floats per position), in padded
- * to Wp columns. Eight outputs of a row at a time share each weight load. */
-__attribute__((target("avx2,fma")))
-static void conv_dw_rows_avx2(const float *in, int64_t wp, const float *w, float *out,
-			      const conv_dim_t *a, const conv_dim_t *b)
-{
-	int64_t s1 = b->S * 8, d1 = b->D * 8;
-	for (int64_t y0 = 0; y0 < a->Y; y0++) {
-		float *orow = out + y0 * b->Y * 8;
-		/* blocks of 8 outputs; a last partial block moves back to end at
-		 * Y1 and recomputes a few outputs (the same bits) rather than
-		 * running single chains, which wait on each fma's latency */
-		int64_t y1 = 0;
-		for (int64_t next = 0; b->Y >= 8 && next < b->Y; next = y1 + 8) {
-			y1 = next + 8 <= b->Y ? next : b->Y - 8;
-			__m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
-			__m256 c4 = c0, c5 = c0, c6 = c0, c7 = c0;
-			const float *wk = w;
-			for (int64_t k0 = 0; k0 < a->K; k0++) {
-				const float *p = in + ((y0 * a->S + k0 * a->D) * wp + y1 * b->S) * 8;
-				for (int64_t k1 = 0; k1 < b->K; k1++, p += d1, wk += 8) {
-					__m256 wv = _mm256_loadu_ps(wk);
-					c0 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p), c0);
-					c1 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + s1), c1);
-					c2 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 2 * s1), c2);
-					c3 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 3 * s1), c3);
-					c4 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 4 * s1), c4);
-					c5 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 5 * s1), c5);
-					c6 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 6 * s1), c6);
-					c7 = _mm256_fmadd_ps(wv, _mm256_loadu_ps(p + 7 * s1), c7);
-				}
-			}
-			float *o = orow + y1 * 8;
-			_mm256_storeu_ps(o, c0);
-			_mm256_storeu_ps(o + 8, c1);
-			_mm256_storeu_ps(o + 16, c2);
-			_mm256_storeu_ps(o + 24, c3);
-			_mm256_storeu_ps(o + 32, c4);
-			_mm256_storeu_ps(o + 40, c5);
-			_mm256_storeu_ps(o + 48, c6);
-			_mm256_storeu_ps(o + 56, c7);
-		}
-		for (y1 = b->Y >= 8 ? b->Y : 0; y1 < b->Y; y1++) {
-			__m256 c0 = _mm256_setzero_ps();
-			const float *wk = w;
-			for (int64_t k0 = 0; k0 < a->K; k0++) {
-				const float *p = in + ((y0 * a->S + k0 * a->D) * wp + y1 * b->S) * 8;
-				for (int64_t k1 = 0; k1 < b->K; k1++, p += d1, wk += 8)
-					c0 = _mm256_fmadd_ps(_mm256_loadu_ps(wk), _mm256_loadu_ps(p), c0);
-			}
-			_mm256_storeu_ps(orow + y1 * 8, c0);
-		}
-	}
-}
-
-/* Form E's sums for nb outputs (their positions pos[] in the padded planes):
- * per kernel row k0, a chain of fma over k1 from 0, then added to total
- * (8 lanes per output). nb is a constant at every call, so the partial sums
- * stay in registers. */
-#define CONV_DWG_MAX 9
-__attribute__((target("avx2,fma"), always_inline))
-static inline void conv_dwg_block(const int nb, const float *x, const int64_t *pos, const float *k,
-				  int64_t K0, int64_t K1, int64_t rowstep, int64_t colstep,
-				  float *total)
-{
-	const float *xq[CONV_DWG_MAX];
-	for (int q = 0; q < nb; q++)
-		xq[q] = x + pos[q] * 8;
-	for (int64_t k0 = 0; k0 < K0; k0++) {
-		__m256 p[CONV_DWG_MAX];
-		for (int q = 0; q < nb; q++)
-			p[q] = _mm256_setzero_ps();
-		const float *kr = k + k0 * K1 * 8;
-		int64_t off = k0 * rowstep;
-		for (int64_t k1 = 0; k1 < K1; k1++, off += colstep) {
-			__m256 kv = _mm256_loadu_ps(kr + k1 * 8);
-			for (int q = 0; q < nb; q++)
-				p[q] = _mm256_fmadd_ps(kv, _mm256_loadu_ps(xq[q] + off), p[q]);
-		}
-		for (int q = 0; q < nb; q++)
-			_mm256_storeu_ps(total + q * 8, _mm256_add_ps(_mm256_loadu_ps(total + q * 8), p[q]));
-	}
-}
-
-__attribute__((target("avx2,fma")))
-static void conv_dwg_avx2(int nb, const float *x, const int64_t *pos, const float *k, int64_t K0,
-			  int64_t K1, int64_t rowstep, int64_t colstep, float *total)
-{
-	switch (nb) {
-	case 9: conv_dwg_block(9, x, pos, k, K0, K1, rowstep, colstep, total); return;
-	case 8: conv_dwg_block(8, x, pos, k, K0, K1, rowstep, colstep, total); return;
-	case 7: conv_dwg_block(7, x, pos, k, K0, K1, rowstep, colstep, total); return;
-	case 6: conv_dwg_block(6, x, pos, k, K0, K1, rowstep, colstep, total); return;
-	case 5: conv_dwg_block(5, x, pos, k, K0, K1, rowstep, colstep, total); return;
-	case 4: conv_dwg_block(4, x, pos, k, K0, K1, rowstep, colstep, total); return;
-	case 3: conv_dwg_block(3, x, pos, k, K0, K1, rowstep, colstep, total); return;
-	case 2: conv_dwg_block(2, x, pos, k, K0, K1, rowstep, colstep, total); return;
-	default: conv_dwg_block(1, x, pos, k, K0, K1, rowstep, colstep, total); return;
-	}
-}
-
-static int conv_have_avx2(void)
+int fwsim_conv_have_avx2(void)
 {
 	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 }
 #else
-static int conv_have_avx2(void)
+int fwsim_conv_have_avx2(void)
 {
 	return 0;
 }
 #define conv_taps_run_avx2 conv_taps_run_c
 #define conv_dot4_avx2 conv_dot4_c
 #define conv_dot1_avx2 conv_dot1_c
-#define conv_dw_rows_avx2(in, wp, w, out, a, b) ((void)0)
-#define CONV_DWG_MAX 9
-#define conv_dwg_avx2(nb, x, pos, k, K0, K1, rs, cs, total) ((void)0)
 #endif
 
 static void conv_taps_run(const conv_tap_t *taps, int64_t nt, int64_t len, float *acc)
 {
-	if (conv_have_avx2())
+	if (fwsim_conv_have_avx2())
 		conv_taps_run_avx2(taps, nt, len, acc);
 	else
 		conv_taps_run_c(taps, nt, len, acc);
@@ -514,7 +359,7 @@ static void conv_taps_run(const conv_tap_t *taps, int64_t nt, int64_t len, float
 static void conv_dot4(const float *const x[4], const float *w, int64_t n,
 		      float acc[4][CONV_LANES])
 {
-	if (conv_have_avx2())
+	if (fwsim_conv_have_avx2())
 		conv_dot4_avx2(x, w, n, acc);
 	else
 		conv_dot4_c(x, w, n, acc);
@@ -522,7 +367,7 @@ static void conv_dot4(const float *const x[4], const float *w, int64_t n,
 
 static void conv_dot1(const float *x, const float *w, int64_t n, float acc[CONV_LANES])
 {
-	if (conv_have_avx2())
+	if (fwsim_conv_have_avx2())
 		conv_dot1_avx2(x, w, n, acc);
 	else
 		conv_dot1_c(x, w, n, acc);
@@ -713,248 +558,6 @@ static bool conv_plane_naive(const conv_job_t *j, const fwsim_kargs_t *kk, const
 	return false;
 }
 
-/*
- * Form D, depthwise (one input channel per group, no input dilation, at least
- * 8 groups, rows contiguous, AVX2 with FMA): items of (n, a block of 8
- * groups), whose planes are interleaved by lane into a zero-padded buffer
- * (8x8 register transposes, fwsim_copy_tile), so that every fma is a whole
- * vector of 8 groups whatever the plane's width (a 14-wide plane wasted 2 of
- * every 16 lanes, and form A's per-plane fill, tap setup and stores cost
- * twice its sums). Each output is the same fma chain as form A's, taps in
- * (k0, k1) order from 0 with the padding's zeros included, so the bits are
- * form A's.
- */
-
-/* The end of the run of planes (or form D/E blocks) an item starting at p0
- * takes. */
-static uint64_t conv_item_end(const conv_job_t *j, uint64_t p0)
-{
-	return p0 + j->per_item < j->n_planes ? p0 + j->per_item : j->n_planes;
-}
-
-/* Lane interleaving: nl lanes x n columns, (l, c) from s + l ls + c 4 to
- * d + l 4 + c 32 (in), or from s + l 4 + c 32 to d + l ld + c 4 (out, in
- * false); bytes. Chunks of 8 columns of 8 lanes are one 8x8 register
- * transpose each, a last partial chunk moved back to end at n (rewriting a
- * few columns with the same values). */
-static void conv_dw_copy(uint8_t *d, int64_t ld, const uint8_t *s, int64_t ls, size_t nl, size_t n,
-			 bool in)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	if (n < 8 || nl < 8) {
-#endif
-		if (in)
-			fwsim_copy_tile(4, d, 4, 32, s, ls, 4, nl, n);
-		else
-			fwsim_copy_tile(4, d, ld, 4, s, 4, 32, nl, n);
-		return;
-#if defined(__x86_64__) || defined(__i386__)
-	}
-	for (size_t c = 0, next = 0; next < n; next = c + 8) {
-		c = next + 8 <= n ? next : n - 8;
-		if (in)
-			fwsim_tr8x8_u32(s + c * 4, ls, d + c * 32, 32);
-		else
-			fwsim_tr8x8_u32(s + c * 32, 32, d + c * 4, ld);
-	}
-#endif
-}
-
-/* Forms D and E: 8 groups per item block, their input interleaved into a
- * zero-padded Hp x Wp buffer of 8 floats per position, plus `extra` floats
- * per item; false when that would not fit CONV_MAX_SCRATCH. */
-static bool conv_lanes_plan(conv_job_t *j, int form, __int128 extra)
-{
-	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
-	__int128 hp = (__int128)(a->Y - 1) * a->S + (__int128)(a->K - 1) * a->D + 1;
-	__int128 wp = (__int128)(b->Y - 1) * b->S + (__int128)(b->K - 1) * b->D + 1;
-	__int128 fl = 8 * hp * wp + extra;
-	if (fl > CONV_MAX_SCRATCH)
-		return false;
-	j->dw_hp = (int64_t)hp;
-	j->dw_wp = (int64_t)wp;
-	j->scratch = (int64_t)fl;
-	j->n_planes = (uint64_t)j->N * (uint64_t)((j->G + 7) / 8);
-	j->form = form;
-	return true;
-}
-
-/* The item's scratch: this pool slot's, allocated zeroed at its first item
- * (the padding around the input's part then stays zero) and kept. */
-static void *conv_lanes_scratch(conv_job_t *j, uint32_t slot)
-{
-	if (!j->slot_scr[slot])
-		j->slot_scr[slot] = calloc((size_t)j->scratch, sizeof(float));
-	return j->slot_scr[slot];
-}
-
-/* Block pi of the item loop (block-major, so consecutive entries share the
- * block's kernels): its first group, batch entry and lane count. */
-static size_t conv_lanes_block(const conv_job_t *j, uint64_t pi, int64_t *g0, int64_t *n)
-{
-	*g0 = (int64_t)(pi / (uint64_t)j->N) * 8;
-	*n = (int64_t)(pi % (uint64_t)j->N);
-	return j->G - *g0 < 8 ? (size_t)(j->G - *g0) : 8;
-}
-
-/* The input's part of the padded buffer pin from the nl planes at x (lane l at
- * x + l si[1]). */
-static void conv_lanes_fill(const conv_job_t *j, float *pin, const float *x, size_t nl)
-{
-	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
-	int64_t wp = j->dw_wp;
-	int64_t r0 = a->jlo > 0 ? a->jlo : 0, r1 = a->jlo + j->dw_hp < a->X ? a->jlo + j->dw_hp : a->X;
-	int64_t c0 = b->jlo > 0 ? b->jlo : 0, c1 = b->jlo + wp < b->X ? b->jlo + wp : b->X;
-	for (int64_t r = r0; r < r1 && c0 < c1; r++)
-		conv_dw_copy((uint8_t *)(pin + ((r - a->jlo) * wp + (c0 - b->jlo)) * 8), 0,
-			     (const uint8_t *)(x + r * j->si[3] + c0), j->si[1] * 4, nl, (size_t)(c1 - c0),
-			     true);
-}
-
-static bool conv_dw_plan(conv_job_t *j)
-{
-	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
-	if (j->form != 'A' || j->C != 1 || a->L != 1 || b->L != 1 || j->G < 8 ||
-	    j->si[4] != 1 || j->so[4] != 1 || !conv_have_avx2())
-		return false;
-	return conv_lanes_plan(j, 'D', 8 * ((__int128)a->Y * b->Y + (__int128)a->K * b->K));
-}
-
-static fwsim_status_t conv_item_dw(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w)
-{
-	conv_job_t *j = ctx;
-	fwsim_kargs_t kk = *j->k;
-	kk.watch = w;
-	fwsim_numchk_t *chk = j->k->chk ? &j->chk[slot] : NULL;
-	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
-	int64_t ny = a->Y * b->Y, nkk = a->K * b->K, wp = j->dw_wp;
-	float *pin = conv_lanes_scratch(j, slot);
-	if (!pin)
-		return FWSIM_NOMEM;
-	float *pout = pin + j->dw_hp * wp * 8, *wv = pout + ny * 8;
-	uint64_t p0 = item * j->per_item, p1 = conv_item_end(j, p0);
-	for (uint64_t pi = p0; pi < p1; pi++) {
-		int64_t g0, n;
-		size_t nl = conv_lanes_block(j, pi, &g0, &n);
-		conv_lanes_fill(j, pin, j->in + n * j->si[0] + g0 * j->si[1], nl);
-		for (int64_t o = 0; o < j->O; o++) {
-			if (fwsim_tick(&kk, (uint64_t)(ny * nkk * 8 + ny * 8)))
-				return FWSIM_TIMEOUT;
-			for (int64_t k0 = 0; k0 < a->K; k0++)
-				for (int64_t k1 = 0; k1 < b->K; k1++)
-					for (size_t l = 0; l < 8; l++)
-						wv[(k0 * b->K + k1) * 8 + (int64_t)l] =
-							l < nl ? j->w[(g0 + (int64_t)l) * j->sw[0] + o * j->sw[1] +
-								      k0 * j->sw[3] + k1 * j->sw[4]]
-							       : 0.0f;
-			conv_dw_rows_avx2(pin, wp, wv, pout, a, b);
-			float *dst = j->out + n * j->so[0] + g0 * j->so[1] + o * j->so[2];
-			for (int64_t y0 = 0; y0 < a->Y; y0++)
-				conv_dw_copy((uint8_t *)(dst + y0 * j->so[3]), j->so[1] * 4,
-					     (const uint8_t *)(pout + y0 * b->Y * 8), 0, nl, (size_t)b->Y,
-					     false);
-			/* the lanes past nl hold finite garbage or not: only the
-			 * stored planes are scanned exactly */
-			if (!chk || !fwsim_numchk_maybe_nonfinite(chk, pout, (size_t)(ny * 8)))
-				continue;
-			for (size_t l = 0; l < nl; l++) {
-				const float *pl = dst + (int64_t)l * j->so[1];
-				uint64_t flat0 = (((uint64_t)n * (uint64_t)j->G + (uint64_t)g0 + l) *
-						  (uint64_t)j->O + (uint64_t)o) * (uint64_t)ny;
-				for (int64_t y0 = 0; y0 < a->Y; y0++)
-					fwsim_numchk_block(chk, pl + y0 * j->so[3], (size_t)b->Y,
-							   flat0 + (uint64_t)(y0 * b->Y));
-			}
-		}
-	}
-	return FWSIM_OK;
-}
-
-/*
- * Form E, a depthwise weight gradient (form B's shapes, at least 8 groups,
- * contiguous input rows, AVX2 with FMA): items of (n, a block of 8 groups);
- * per input channel c (a batch entry of the forward) the block's input planes
- * are interleaved by lane into a zero-padded buffer, and the kernel's (the
- * output gradient's), and each output (a tap of the forward's kernel) sums
- * 8 groups per vector: per (c, k0), a chain of fma over k1 from 0, added to
- * the output's running total in (c, k0) order. Outputs go CONV_DWG_MAX at a
- * time, sharing each kernel load.
- */
-static bool conv_dwg_plan(conv_job_t *j)
-{
-	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
-	if (j->form != 'B' || j->G < 8 || j->si[4] != 1 || !conv_have_avx2())
-		return false;
-	__int128 ny = (__int128)a->Y * b->Y;
-	return conv_lanes_plan(j, 'E', 8 * ((__int128)a->K * b->K + j->O * ny) + 3 * ny);
-}
-
-static fwsim_status_t conv_item_dwg(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w)
-{
-	conv_job_t *j = ctx;
-	fwsim_kargs_t kk = *j->k;
-	kk.watch = w;
-	fwsim_numchk_t *chk = j->k->chk ? &j->chk[slot] : NULL;
-	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
-	int64_t ny = a->Y * b->Y, nkk = a->K * b->K, wp = j->dw_wp;
-	/* the 8-byte positions first, where the allocation's alignment holds */
-	int64_t *pos = conv_lanes_scratch(j, slot);
-	if (!pos)
-		return FWSIM_NOMEM;
-	float *pin = (float *)(void *)(pos + ny), *kil = pin + j->dw_hp * wp * 8;
-	float *total = kil + nkk * 8, *one = total + j->O * ny * 8;
-	for (int64_t y = 0; y < ny; y++)
-		pos[y] = (y / b->Y) * a->S * wp + (y % b->Y) * b->S;
-	uint64_t p0 = item * j->per_item, p1 = conv_item_end(j, p0);
-	for (uint64_t pi = p0; pi < p1; pi++) {
-		int64_t g0, n;
-		size_t nl = conv_lanes_block(j, pi, &g0, &n);
-		memset(total, 0, (size_t)(j->O * ny * 8) * sizeof(float));
-		for (int64_t c = 0; c < j->C; c++) {
-			conv_lanes_fill(j, pin, j->in + n * j->si[0] + g0 * j->si[1] + c * j->si[2], nl);
-			for (int64_t o = 0; o < j->O; o++) {
-				if (fwsim_tick(&kk, (uint64_t)(ny * nkk * 8 + nkk * 8)))
-					return FWSIM_TIMEOUT;
-				const float *k0p = j->w + g0 * j->sw[0] + o * j->sw[1] + c * j->sw[2];
-				for (int64_t k0 = 0; k0 < a->K; k0++) {
-					const float *kr = k0p + k0 * j->sw[3];
-					if (j->sw[4] == 1)
-						conv_dw_copy((uint8_t *)(kil + k0 * b->K * 8), 0,
-							     (const uint8_t *)kr, j->sw[0] * 4, nl, (size_t)b->K,
-							     true);
-					else
-						fwsim_copy_tile(4, (uint8_t *)(kil + k0 * b->K * 8), 4, 32,
-								(const uint8_t *)kr, j->sw[0] * 4, j->sw[4] * 4, nl,
-								(size_t)b->K);
-				}
-				float *tot = total + o * ny * 8;
-				/* blocks of CONV_DWG_MAX outputs (totals accumulate: no
-				 * block may overlap another) */
-				for (int64_t y = 0; y < ny; y += CONV_DWG_MAX) {
-					int nb = ny - y < CONV_DWG_MAX ? (int)(ny - y) : CONV_DWG_MAX;
-					conv_dwg_avx2(nb, pin, pos + y, kil, a->K, b->K, a->D * wp * 8, b->D * 8,
-						      tot + y * 8);
-				}
-			}
-		}
-		for (int64_t o = 0; o < j->O; o++) {
-			const float *tot = total + o * ny * 8;
-			for (size_t l = 0; l < nl; l++) {
-				float *dst = j->out + n * j->so[0] + (g0 + (int64_t)l) * j->so[1] + o * j->so[2];
-				for (int64_t y = 0; y < ny; y++) {
-					one[y] = tot[y * 8 + (int64_t)l];
-					dst[(y / b->Y) * j->so[3] + (y % b->Y) * j->so[4]] = one[y];
-				}
-				if (chk)
-					fwsim_numchk_block(chk, one, (size_t)ny,
-							   (((uint64_t)n * (uint64_t)j->G + (uint64_t)g0 + l) *
-							    (uint64_t)j->O + (uint64_t)o) * (uint64_t)ny);
-			}
-		}
-	}
-	return FWSIM_OK;
-}
-
 static fwsim_status_t conv_item(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w)
 {
 	conv_job_t *j = ctx;
@@ -987,7 +590,7 @@ static fwsim_status_t conv_item(void *ctx, uint64_t item, uint32_t slot, fwsim_w
 	int64_t lb = (a->K * b->M + CONV_LANES - 1) / CONV_LANES * CONV_LANES;
 	float (*bacc)[4][CONV_LANES] = (float (*)[4][CONV_LANES])(void *)(wp + j->O * j->C * lb);
 	fwsim_status_t st = FWSIM_OK;
-	uint64_t p0 = item * j->per_item, p1 = conv_item_end(j, p0);
+	uint64_t p0 = item * j->per_item, p1 = fwsim_conv_item_end(j, p0);
 	/* planes in group-major order, so that consecutive planes share their
 	 * kernels: form B packs a group's O kernels (the output gradient's
 	 * channels, for a weight gradient) once for all its batch entries */
@@ -1103,8 +706,8 @@ fwsim_status_t fwsim_kernel_conv(const fwsim_kargs_t *k)
 	}
 	j->scratch = j->form == 'N' ? 0 : (int64_t)scratch - (j->form == 'A' ? 4 * nk : 0);
 	j->n_planes = (uint64_t)j->N * (uint64_t)j->G;
-	if (!conv_dw_plan(j))
-		conv_dwg_plan(j);
+	if (!fwsim_conv_plan_dw(j))
+		fwsim_conv_plan_dwg(j);
 	/* small instructions stay on the engine's thread: a hand-off to the pool
 	 * costs more than it saves below FWSIM_PAR_MIN_WORK (pool.h). Each output
 	 * is one item's whatever the cut, so the cut never changes a result. */
@@ -1125,8 +728,8 @@ fwsim_status_t fwsim_kernel_conv(const fwsim_kargs_t *k)
 	    !(j->cols = conv_plan_cols(&j->d[1])))
 		st = FWSIM_NOMEM;
 	if (st == FWSIM_OK)
-		st = fwsim_par_for(items, j->form == 'D' ? conv_item_dw
-					  : j->form == 'E' ? conv_item_dwg : conv_item, j, k->watch);
+		st = fwsim_par_for(items, j->form == 'D' ? fwsim_conv_item_dw
+					  : j->form == 'E' ? fwsim_conv_item_dwg : conv_item, j, k->watch);
 	for (uint32_t i = 0; k->chk && i < FWSIM_PAR_MAX_THREADS; i++)
 		fwsim_numchk_merge(k->chk, &j->chk[i]);
 	for (uint32_t i = 0; i < FWSIM_PAR_MAX_THREADS; i++)

@@ -1,0 +1,71 @@
+/* The CONV kernel's job (kernels_conv.c: forms A, B and the direct loop; kernels_conv_lanes.c: forms D and E). Private to libfwsim. */
+#ifndef FWSIM_CONV_H
+#define FWSIM_CONV_H
+
+#include <stdbool.h>
+
+#include "pool.h"
+
+#define CONV_BLOCK 64                 /* outputs per register block (8 ymm) */
+#define CONV_LANES 16                 /* partial sums of a B-form dot product */
+#define CONV_MAX_SCRATCH (1ll << 22)  /* floats of host scratch per item (16 MiB) */
+#define CONV_ITEMS 64                 /* most items one instruction is cut into */
+
+typedef struct conv_dim {
+	int64_t Y, X, K, S, D, L, P;
+	int64_t T, U, V;     /* output phases, plane step per output, plane count */
+	int64_t jlo, M;      /* first input index held, plane length */
+} conv_dim_t;
+
+typedef struct conv_tap {
+	const float *p;
+	float w;
+} conv_tap_t;
+
+/* Form A: one output phase (r0, r1) and its taps, the same for every (n, g, o). */
+typedef struct conv_class {
+	int64_t r0, r1, q0n, q1n;
+	int64_t tap0, ntap;          /* its taps in conv_job_t.geo */
+} conv_class_t;
+
+typedef struct conv_geo {
+	int64_t poff;                /* element offset of the tap's run in the planes */
+	int64_t woff;                /* element offset of its weight in ap2[g, o] */
+} conv_geo_t;
+
+typedef struct conv_job {
+	const fwsim_kargs_t *k;
+	conv_class_t *cls;
+	conv_geo_t *geo;
+	int64_t ncls, ngeo;
+	int64_t N, G, O, C;
+	conv_dim_t d[2];
+	int64_t so[5], si[5], sw[5]; /* element strides of ap0, ap1, ap2 */
+	const float *in, *w;
+	float *out;
+	int form;                    /* 'A', 'B', 'D', 'E' or 'N' (naive) */
+	int64_t *cols;               /* conv_plan_cols of d[1] (forms A and B) */
+	int64_t dw_hp, dw_wp;        /* form D: the padded input's rows, columns */
+	int64_t plane;               /* V0 V1 M0 M1: one channel's planes */
+	int64_t scratch;             /* floats per item */
+	uint64_t per_item, n_planes; /* (n, g) planes per item, in all */
+	/* each pool thread's scratch, allocated at its first item and kept for
+	 * the rest (one allocation, one set of page faults, per thread) */
+	void *slot_scr[FWSIM_PAR_MAX_THREADS];
+	fwsim_numchk_t chk[FWSIM_PAR_MAX_THREADS];
+} conv_job_t;
+
+/* Whether this CPU runs the AVX2 + FMA kernels (forms D and E need them). */
+int fwsim_conv_have_avx2(void);
+/* The end of the run of planes (or form D/E blocks) an item starting at p0
+ * takes. */
+uint64_t fwsim_conv_item_end(const conv_job_t *j, uint64_t p0);
+/* Form D / E for a job planned as form A / B: true (and the job's form,
+ * scratch and blocks set) when it applies. */
+bool fwsim_conv_plan_dw(conv_job_t *j);
+bool fwsim_conv_plan_dwg(conv_job_t *j);
+/* Their items (fwsim_par_fn_t). */
+fwsim_status_t fwsim_conv_item_dw(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w);
+fwsim_status_t fwsim_conv_item_dwg(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w);
+
+#endif
