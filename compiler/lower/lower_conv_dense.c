@@ -1,0 +1,579 @@
+/* Lowering of dense f32 convolutions (no groups) to few large GEMMs over an im2col buffer built straight from the input, and of strided input gradients by col2im; the rest of the convolution lowering is lower_conv.c. */
+#include <string.h>
+
+#include "lower_internal.h"
+
+/* ---- dense convolutions (no groups, f32) as few large GEMMs ----
+ *
+ * Both kinds of a convolution's sums, out[b, o, y] = sum_f sum_k P[b, f, y*st +
+ * k*rd] K[f, o, k] (P the zero-padded input), read P at i = a*sa + b*sb - lo
+ * per spatial dim, with a the small index (one COPY per value) and b the large
+ * one (runs along rows):
+ *   forward-like (prod(K) <= prod(Y)): a = k, b = y; the GEMM is
+ *     out[n] [O, Y] (+)= W' [O, (C, a...)] x T[n] [(C, a...), Y], K = C * |a|
+ *   weight-gradient-like (the "kernel" an activation map): a = y, b = k;
+ *     acc [(B, a...), O] (+)= T[f] [(B, a...), K...] x Kern[f] [K..., O] per f
+ * T [o0, o1, a..., run...] is built straight from the input (zeros where the
+ * window leaves it), never a padded copy. When the first spatial dim's run has
+ * step 1 (stride 1, or rhs dilation 1 for weight gradients) its a is not
+ * copied ("shift"): T keeps all R0 = (A0 - 1) * sa0 + B0 input rows and each
+ * value of a0 is the same T read from row a0 * sa0 (one GEMM each, a batch of
+ * the weight-gradient GEMM): a 3x3 stride-1 convolution copies its input 3
+ * times, not 9. Every GEMM output is a real output: nothing is computed from
+ * data past a row's end and discarded (such a column could make a NaN from an
+ * Inf that no real output combines, and the NaN check would report it). */
+
+/* Bytes of one chunk of the im2col buffer (conv_dense_gemm). */
+#define CONV_T_CHUNK (4 << 20)
+
+typedef struct conv_axis {
+	int64_t X;     /* input size */
+	int64_t A, sa; /* the small index (copied) and its step in the input */
+	int64_t B, sb; /* the large index (in runs) and its step */
+	int64_t lo;    /* low padding */
+	int64_t run;   /* T's extent of this dim: B, or R0 for a shifted dim 0 */
+} conv_axis_t;
+
+/* Ceil / floor of p / q, q > 0. */
+static int64_t div_ceil(int64_t p, int64_t q)
+{
+	return p >= 0 ? (p + q - 1) / q : -((-p) / q);
+}
+
+static int64_t div_floor(int64_t p, int64_t q)
+{
+	return p >= 0 ? p / q : -((-p + q - 1) / q);
+}
+
+/* Fills T [O0, O1, a (copied dims)..., run...] (dense, f32) from x: one COPY per
+ * value of the copied a's, the input rows each reads clipped to the input, the
+ * rest of T zero (one fill first when any copy is clipped and fill is set: a
+ * buffer filled before keeps its zeros, the copies write the same places).
+ * d_o0, d_o1 are x's dims that become T's two outer dims; T's first index 0 is
+ * x's o0_start along d_o0. */
+static ncc_status_t conv_im2col(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, const ncc_view_t *x,
+				int32_t d_o0, int32_t d_o1, int64_t o0_start, const int64_t *d_sp,
+				const conv_axis_t *ax, int32_t ns, bool shift, bool fill, const ncc_view_t *t)
+{
+	int64_t es = (int64_t)isa_dtype_size(x->dtype);
+	int32_t c0 = shift ? 1 : 0, ncd = ns - c0; /* copied dims c0..ns-1 */
+	int64_t ncopy = 1;
+	for (int32_t s = c0; s < ns; s++)
+		ncopy *= ax[s].A;
+	/* the first element of each dim's run, its count and the input index it reads */
+	bool clipped = false;
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1 && clipped && fill) {
+			ncc_view_t zero;
+			ncc_status_t st = ncc_lower_const_scalar(ctx, t->dtype, 0, &zero);
+			if (st != NCC_OK)
+				return st;
+			ncc_view_t z = ncc_view_bcast_scalar(&zero, t->rank, t->dims);
+			if ((st = ncc_lower_copy(ctx, inst, t, &z)) != NCC_OK)
+				return st;
+		}
+		for (int64_t cp = 0; cp < ncopy; cp++) {
+			int64_t a[NCC_MAX_RANK], rem = cp;
+			for (int32_t s = ns - 1; s >= c0; s--) {
+				a[s] = rem % ax[s].A;
+				rem /= ax[s].A;
+			}
+			ncc_view_t dst = *t, src = *x;
+			dst.rank = src.rank = 2 + ns;
+			dst.dims[0] = src.dims[0] = t->dims[0];
+			dst.dims[1] = src.dims[1] = t->dims[1];
+			dst.strides[0] = t->strides[0];
+			dst.strides[1] = t->strides[1];
+			src.strides[0] = x->strides[d_o0];
+			src.strides[1] = x->strides[d_o1];
+			int64_t doff = (int64_t)t->offset;
+			int64_t soff = (int64_t)x->offset + o0_start * x->strides[d_o0] * es;
+			for (int32_t s = c0; s < ns; s++)
+				doff += a[s] * t->strides[2 + s - c0] * es;
+			bool empty = false;
+			for (int32_t s = 0; s < ns; s++) {
+				const conv_axis_t *q = &ax[s];
+				bool sh = shift && s == 0;
+				int64_t base = (sh ? 0 : a[s] * q->sa) - q->lo, step = sh ? 1 : q->sb;
+				int64_t t0 = base >= 0 ? 0 : div_ceil(-base, step);
+				int64_t t1 = div_floor(q->X - 1 - base, step);
+				if (t1 > q->run - 1)
+					t1 = q->run - 1;
+				int64_t cnt = t1 - t0 + 1;
+				if (cnt <= 0) {
+					empty = true;
+					cnt = 0;
+				}
+				clipped |= cnt < q->run;
+				int64_t tstride = t->strides[2 + ncd + s];
+				dst.dims[2 + s] = src.dims[2 + s] = cnt;
+				dst.strides[2 + s] = tstride;
+				src.strides[2 + s] = x->strides[d_sp[s]] * step;
+				doff += t0 * tstride * es;
+				soff += (base + t0 * step) * x->strides[d_sp[s]] * es;
+			}
+			if (pass == 0 || empty)
+				continue;
+			dst.offset = (uint64_t)doff;
+			src.offset = (uint64_t)soff;
+			ncc_status_t st = ncc_lower_copy(ctx, inst, &dst, &src);
+			if (st != NCC_OK)
+				return st;
+		}
+	}
+	return NCC_OK;
+}
+
+/* One rank-3 MATMUL operand. */
+static void mm_ap(isa_ap_t *ap, const ncc_view_t *v, uint64_t offset, int64_t d0, int64_t s0, int64_t d1,
+		  int64_t s1, int64_t d2, int64_t s2)
+{
+	memset(ap, 0, sizeof(*ap));
+	ap->region = v->region;
+	ap->dtype = (uint8_t)v->dtype;
+	ap->offset = offset;
+	ap->rank = 3;
+	ap->shape[0] = (uint64_t)d0;
+	ap->stride[0] = d0 > 1 ? s0 : 0;
+	ap->shape[1] = (uint64_t)d1;
+	ap->stride[1] = s1;
+	ap->shape[2] = (uint64_t)d2;
+	ap->stride[2] = s2;
+}
+
+static ncc_status_t emit_mm(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, bool acc, const isa_ap_t *c,
+			    const isa_ap_t *a, const isa_ap_t *b)
+{
+	isa_insn_t in = isa_insn_init(ISA_OP_MATMUL, 0);
+	in.n_ap = 3;
+	in.flags = acc ? ISA_F_ACCUMULATE : 0;
+	in.ap[0] = *c;
+	in.ap[1] = *a;
+	in.ap[2] = *b;
+	return ncc_lower_emit(ctx, inst, ISA_ENGINE_TENSOR, &in, NULL);
+}
+
+/* The stride of dims d[0..n) of v read as one flat run of prod(dims), or 0
+ * when they do not fold into one (dims of size 1 are skipped). */
+static int64_t fold_stride(const ncc_view_t *v, const int64_t *d, int32_t n)
+{
+	int64_t st = 0, span = 1;
+	bool any = false;
+	for (int32_t s = n - 1; s >= 0; s--) {
+		int64_t len = v->dims[d[s]];
+		if (len == 1)
+			continue;
+		if (!any) {
+			st = v->strides[d[s]];
+			any = true;
+		} else if (v->strides[d[s]] != st * span) {
+			return 0;
+		}
+		span *= len;
+	}
+	return any ? st : 1;
+}
+
+/* Lowers inst when it is a dense f32 convolution that conv_im2col's GEMMs
+ * serve (see above); *out_done false (nothing emitted) otherwise. */
+ncc_status_t ncc_lower_conv_dense_gemm(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, const ncc_view_t *x,
+				       const ncc_view_t *kv, const ncc_view_t *out, bool *out_done)
+{
+	*out_done = false;
+	const ncc_conv_dnums_t *dn = inst->conv;
+	const ncc_window_t *w = inst->window;
+	int32_t ns = dn->nspatial;
+	if (ns < 1 || inst->feature_group_count > 1 || inst->batch_group_count > 1 ||
+	    x->dtype != ISA_DT_F32 || kv->dtype != ISA_DT_F32 || !isa_dtype_is_float(out->dtype))
+		return NCC_OK;
+	int64_t nk = 1, ny = 1;
+	for (int32_t s = 0; s < ns; s++) {
+		if (w->dims[s].lhs_dilation != 1 || w->dims[s].stride < 1 || w->dims[s].rhs_dilation < 1)
+			return NCC_OK;
+		nk *= kv->dims[dn->k_spatial[s]];
+		ny *= out->dims[dn->out_spatial[s]];
+	}
+	/* 1x1 kernels and single-position weight gradients read their operands in
+	 * place (ncc_lower_conv): no im2col at all */
+	if (nk == 1 || ny == 1)
+		return NCC_OK;
+	/* the input's spatial dims inside its features (NCHW): T's rows are runs
+	 * of the input's rows */
+	int64_t sf = x->strides[dn->in_feature], sl = x->strides[dn->in_spatial[ns - 1]];
+	if (sl != 1 || (sf < 0 ? -sf : sf) <= 1)
+		return NCC_OK;
+	bool wg = nk > ny;
+	conv_axis_t ax[NCC_MAX_RANK];
+	for (int32_t s = 0; s < ns; s++) {
+		int64_t K = kv->dims[dn->k_spatial[s]], Y = out->dims[dn->out_spatial[s]];
+		conv_axis_t *q = &ax[s];
+		q->X = x->dims[dn->in_spatial[s]];
+		q->lo = w->dims[s].pad_lo;
+		q->A = wg ? Y : K;
+		q->sa = wg ? w->dims[s].stride : w->dims[s].rhs_dilation;
+		q->B = wg ? K : Y;
+		q->sb = wg ? w->dims[s].rhs_dilation : w->dims[s].stride;
+		q->run = q->B;
+	}
+	bool shift = ns >= 2 && ax[0].sb == 1 && ax[0].A > 1;
+	if (shift)
+		ax[0].run = (ax[0].A - 1) * ax[0].sa + ax[0].B;
+	int32_t c0 = shift ? 1 : 0;
+	int64_t ncopy = 1, nrun = 1, nb = 1;
+	for (int32_t s = 0; s < ns; s++) {
+		if (s >= c0)
+			ncopy *= ax[s].A;
+		nrun *= ax[s].run;
+		nb *= ax[s].B;
+	}
+	int64_t runtail = nrun / ax[0].run; /* elements of one T row (dim 0) */
+	int64_t na0 = shift ? ax[0].A : 1, st0 = shift ? ax[0].sa * runtail : 0;
+	/* x's outer dims in T: (batch, feature) forward, (feature, batch) for weight gradients */
+	int32_t d_o0 = (int32_t)(wg ? dn->in_feature : dn->in_batch);
+	int32_t d_o1 = (int32_t)(wg ? dn->in_batch : dn->in_feature);
+	int64_t O0 = x->dims[d_o0], O1 = x->dims[d_o1], Cout = out->dims[dn->out_feature];
+	if ((double)O0 * (double)O1 * (double)ncopy * (double)nrun * 4 > (double)(256 << 20))
+		return NCC_OK; /* T within 256 MiB */
+	*out_done = true;
+
+	/* T in chunks of the outer dim (batch elements forward, forward batch
+	 * elements for weight gradients) of at most CONV_T_CHUNK bytes, two
+	 * buffers in turn: each chunk's copies and GEMMs stay in the cache, and
+	 * the next chunk's copies need not wait for this chunk's GEMMs */
+	int64_t per = O1 * ncopy * nrun, cn = ((int64_t)CONV_T_CHUNK / 4) / (per ? per : 1);
+	cn = cn < 1 ? 1 : cn > O0 ? O0 : cn;
+	int64_t nchunk = (O0 + cn - 1) / cn;
+	int64_t td[NCC_MAX_RANK];
+	int32_t tr = 0;
+	td[tr++] = cn;
+	td[tr++] = O1;
+	for (int32_t s = c0; s < ns; s++)
+		td[tr++] = ax[s].A;
+	for (int32_t s = 0; s < ns; s++)
+		td[tr++] = ax[s].run;
+	ncc_view_t tbuf[2];
+	ncc_status_t st = ncc_lower_temp_view(ctx, ISA_DT_F32, tr, td, &tbuf[0]);
+	if (st == NCC_OK && nchunk > 1)
+		st = ncc_lower_temp_view(ctx, ISA_DT_F32, tr, td, &tbuf[1]);
+	if (st != NCC_OK)
+		return st;
+
+	if (!wg) {
+		/* W' [a0][O][C][a...]: the kernel, reordered (small) */
+		int64_t C = O1, N = O0, kk = C * ncopy;
+		int64_t wd[NCC_MAX_RANK];
+		ncc_view_t wsrc = *kv, wt;
+		int32_t wr = 0;
+		if (shift) {
+			wd[wr] = ax[0].A;
+			wsrc.dims[wr] = ax[0].A;
+			wsrc.strides[wr++] = kv->strides[dn->k_spatial[0]];
+		}
+		wd[wr] = Cout;
+		wsrc.dims[wr] = Cout;
+		wsrc.strides[wr++] = kv->strides[dn->k_out_feature];
+		wd[wr] = C;
+		wsrc.dims[wr] = C;
+		wsrc.strides[wr++] = kv->strides[dn->k_in_feature];
+		for (int32_t s = c0; s < ns; s++) {
+			wd[wr] = ax[s].A;
+			wsrc.dims[wr] = ax[s].A;
+			wsrc.strides[wr++] = kv->strides[dn->k_spatial[s]];
+		}
+		wsrc.rank = wr;
+		if ((st = ncc_lower_temp_view(ctx, ISA_DT_F32, wr, wd, &wt)) != NCC_OK ||
+		    (st = ncc_lower_copy(ctx, inst, &wt, &wsrc)) != NCC_OK)
+			return st;
+		/* out[n] [O, Y] directly when its spatial dims fold and it is f32 */
+		int64_t ys = fold_stride(out, dn->out_spatial, ns);
+		bool direct = out->dtype == ISA_DT_F32 && ys != 0;
+		ncc_view_t acc = *out;
+		int64_t sob = out->strides[dn->out_batch], sof = out->strides[dn->out_feature];
+		if (!direct) {
+			int64_t ad[3] = { N, Cout, nb };
+			if ((st = ncc_lower_temp_view(ctx, ISA_DT_F32, 3, ad, &acc)) != NCC_OK)
+				return st;
+			sob = Cout * nb;
+			sof = nb;
+			ys = 1;
+		}
+		for (int64_t ch = 0; ch < nchunk; ch++) {
+			int64_t n0 = ch * cn, nn = N - n0 < cn ? N - n0 : cn;
+			ncc_view_t t = tbuf[ch % 2];
+			t.dims[0] = nn;
+			st = conv_im2col(ctx, inst, x, d_o0, d_o1, n0, dn->in_spatial, ax, ns, shift, ch < 2, &t);
+			if (st != NCC_OK)
+				return st;
+			uint64_t coff = (uint64_t)((int64_t)acc.offset + n0 * sob * 4);
+			for (int64_t a0 = 0; a0 < na0; a0++) {
+				isa_ap_t ac, aa, ab;
+				mm_ap(&aa, &wt, wt.offset + (uint64_t)(a0 * Cout * kk * 4), nn, 0, Cout, kk, kk, 1);
+				mm_ap(&ab, &t, t.offset + (uint64_t)(a0 * st0 * 4), nn, kk * nrun, kk, nrun, nb, 1);
+				mm_ap(&ac, &acc, coff, nn, sob, Cout, sof, nb, ys);
+				if ((st = emit_mm(ctx, inst, a0 > 0, &ac, &aa, &ab)) != NCC_OK)
+					return st;
+			}
+		}
+		if (direct)
+			return NCC_OK;
+		ncc_view_t av = acc;
+		av.rank = out->rank;
+		av.dims[dn->out_batch] = N;
+		av.strides[dn->out_batch] = Cout * nb;
+		av.dims[dn->out_feature] = Cout;
+		av.strides[dn->out_feature] = nb;
+		int64_t sy = 1;
+		for (int32_t s = ns - 1; s >= 0; s--) {
+			av.dims[dn->out_spatial[s]] = ax[s].B;
+			av.strides[dn->out_spatial[s]] = sy;
+			sy *= ax[s].B;
+		}
+		return ncc_lower_copy(ctx, inst, out, &av);
+	}
+
+	/* weight-gradient-like: Kern[f] [K..., O] read in place when its spatial
+	 * dims fold into one run, else copied [F][O][K...] first */
+	int64_t F = O0, Bt = O1, mrows = Bt * ncopy;
+	int64_t ks = fold_stride(kv, dn->k_spatial, ns);
+	ncc_view_t kern = *kv;
+	int64_t skf = kv->strides[dn->k_in_feature], sko = kv->strides[dn->k_out_feature];
+	if (ks == 0) {
+		int64_t kd[NCC_MAX_RANK];
+		ncc_view_t ksrc = *kv;
+		int32_t kr = 0;
+		kd[kr] = F;
+		ksrc.dims[kr] = F;
+		ksrc.strides[kr++] = kv->strides[dn->k_in_feature];
+		kd[kr] = Cout;
+		ksrc.dims[kr] = Cout;
+		ksrc.strides[kr++] = kv->strides[dn->k_out_feature];
+		for (int32_t s = 0; s < ns; s++) {
+			kd[kr] = ax[s].B;
+			ksrc.dims[kr] = ax[s].B;
+			ksrc.strides[kr++] = kv->strides[dn->k_spatial[s]];
+		}
+		ksrc.rank = kr;
+		if ((st = ncc_lower_temp_view(ctx, ISA_DT_F32, kr, kd, &kern)) != NCC_OK ||
+		    (st = ncc_lower_copy(ctx, inst, &kern, &ksrc)) != NCC_OK)
+			return st;
+		skf = Cout * nb;
+		sko = nb;
+		ks = 1;
+	}
+	/* acc [a0][(Bt, a...)][O] */
+	int64_t ad[3] = { na0, mrows, Cout };
+	ncc_view_t acc;
+	if ((st = ncc_lower_temp_view(ctx, ISA_DT_F32, 3, ad, &acc)) != NCC_OK)
+		return st;
+	for (int64_t f = 0; f < F; f++) {
+		int64_t ch = f / cn;
+		ncc_view_t t = tbuf[ch % 2];
+		if (f % cn == 0) {
+			t.dims[0] = F - f < cn ? F - f : cn;
+			st = conv_im2col(ctx, inst, x, d_o0, d_o1, f, dn->in_spatial, ax, ns, shift, ch < 2, &t);
+			if (st != NCC_OK)
+				return st;
+		}
+		isa_ap_t ac, aa, ab;
+		mm_ap(&aa, &t, t.offset + (uint64_t)(f % cn * mrows * nrun * 4), na0, st0, mrows, nrun, nb, 1);
+		mm_ap(&ab, &kern, (uint64_t)((int64_t)kern.offset + f * skf * 4), na0, 0, nb, ks, Cout, sko);
+		mm_ap(&ac, &acc, acc.offset, na0, mrows * Cout, mrows, Cout, Cout, 1);
+		if ((st = emit_mm(ctx, inst, f > 0, &ac, &aa, &ab)) != NCC_OK)
+			return st;
+	}
+	/* out[bt, o, y...] = acc[y0 (shift)][bt][y (copied)...][o] */
+	ncc_view_t av = acc;
+	av.rank = out->rank;
+	av.dims[dn->out_batch] = Bt;
+	av.strides[dn->out_batch] = ncopy * Cout;
+	av.dims[dn->out_feature] = Cout;
+	av.strides[dn->out_feature] = 1;
+	int64_t sy = Cout;
+	for (int32_t s = ns - 1; s >= c0; s--) {
+		av.dims[dn->out_spatial[s]] = ax[s].A;
+		av.strides[dn->out_spatial[s]] = sy;
+		sy *= ax[s].A;
+	}
+	if (shift) {
+		av.dims[dn->out_spatial[0]] = ax[0].A;
+		av.strides[dn->out_spatial[0]] = mrows * Cout;
+	}
+	return ncc_lower_copy(ctx, inst, out, &av);
+}
+
+/* The input gradient of a strided dense convolution (lhs-dilated, stride 1):
+ * out[n, c, lo + d*q - k] += sum_o W[k, c, o] x[n, o, q]. One MATMUL computes
+ * G[n] [(c, k...), q] = W' [(c, k...), O] x x[n] [O, q] over the real inputs
+ * only, and one ALU ADD per kernel position adds G's plane into the output's
+ * positions lo + d*q - k (col2im), kept by phase (y mod d) so that each ADD
+ * runs along rows, then one COPY per phase into the output: no dilated input,
+ * d^ns times fewer products than the convolution over it. *out_done false (nothing emitted) when it does
+ * not apply. */
+ncc_status_t ncc_lower_conv_dense_col2im(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst,
+					 const ncc_view_t *x, const ncc_view_t *kv, const ncc_view_t *out,
+					 bool *out_done)
+{
+	*out_done = false;
+	const ncc_conv_dnums_t *dn = inst->conv;
+	const ncc_window_t *w = inst->window;
+	int32_t ns = dn->nspatial;
+	if (ns < 1 || inst->feature_group_count > 1 || inst->batch_group_count > 1 ||
+	    x->dtype != ISA_DT_F32 || kv->dtype != ISA_DT_F32 || out->dtype != ISA_DT_F32)
+		return NCC_OK;
+	bool dilated = false;
+	int64_t nk = 1, nq = 1;
+	for (int32_t s = 0; s < ns; s++) {
+		if (w->dims[s].stride != 1 || w->dims[s].rhs_dilation != 1 || w->dims[s].lhs_dilation < 1)
+			return NCC_OK;
+		dilated |= w->dims[s].lhs_dilation > 1;
+		nk *= kv->dims[dn->k_spatial[s]];
+		nq *= x->dims[dn->in_spatial[s]];
+	}
+	int64_t qs = fold_stride(x, dn->in_spatial, ns);
+	int64_t N = x->dims[dn->in_batch], Ci = x->dims[dn->in_feature], Cout = out->dims[dn->out_feature];
+	if (!dilated || qs == 0 || (double)N * (double)Cout * (double)nk * (double)nq * 4 > (double)(256 << 20))
+		return NCC_OK; /* G within 256 MiB */
+	*out_done = true;
+	/* W' [Cout][K...][Ci] */
+	int64_t wd[NCC_MAX_RANK];
+	ncc_view_t wsrc = *kv, wt, g, zero;
+	int32_t wr = 0;
+	wd[wr] = Cout;
+	wsrc.dims[wr] = Cout;
+	wsrc.strides[wr++] = kv->strides[dn->k_out_feature];
+	for (int32_t s = 0; s < ns; s++) {
+		wd[wr] = kv->dims[dn->k_spatial[s]];
+		wsrc.dims[wr] = wd[wr];
+		wsrc.strides[wr++] = kv->strides[dn->k_spatial[s]];
+	}
+	wd[wr] = Ci;
+	wsrc.dims[wr] = Ci;
+	wsrc.strides[wr++] = kv->strides[dn->k_in_feature];
+	wsrc.rank = wr;
+	int64_t gd[3] = { N, Cout * nk, nq };
+	ncc_status_t st = ncc_lower_temp_view(ctx, ISA_DT_F32, wr, wd, &wt);
+	if (st == NCC_OK)
+		st = ncc_lower_copy(ctx, inst, &wt, &wsrc);
+	if (st == NCC_OK)
+		st = ncc_lower_temp_view(ctx, ISA_DT_F32, 3, gd, &g);
+	if (st != NCC_OK)
+		return st;
+	isa_ap_t ac, aa, ab;
+	mm_ap(&aa, &wt, wt.offset, N, 0, Cout * nk, Ci, Ci, 1);
+	mm_ap(&ab, x, x->offset, N, x->strides[dn->in_batch], Ci, x->strides[dn->in_feature], nq, qs);
+	mm_ap(&ac, &g, g.offset, N, Cout * nk * nq, Cout * nk, nq, nq, 1);
+	if ((st = emit_mm(ctx, inst, false, &ac, &aa, &ab)) != NCC_OK)
+		return st;
+	/* Acc [N, Cout, r..., p...]: output y = r + d*p by phase r (y mod d), so that
+	 * every ADD runs along contiguous rows of both Acc and G; one COPY per
+	 * phase scatters Acc into the output at the end */
+	int64_t ph[NCC_MAX_RANK], pe[NCC_MAX_RANK], pstr[NCC_MAX_RANK], nph = 1, npp = 1;
+	for (int32_t s = 0; s < ns; s++) {
+		ph[s] = w->dims[s].lhs_dilation;
+		pe[s] = div_ceil(out->dims[dn->out_spatial[s]], ph[s]);
+		nph *= ph[s];
+		npp *= pe[s];
+	}
+	int64_t ad[2 + 2 * NCC_MAX_RANK];
+	ad[0] = N;
+	ad[1] = Cout;
+	for (int32_t s = 0; s < ns; s++) {
+		ad[2 + s] = ph[s];
+		ad[2 + ns + s] = pe[s];
+	}
+	int64_t sp = 1;
+	for (int32_t s = ns - 1; s >= 0; s--) {
+		pstr[s] = sp;
+		sp *= pe[s];
+	}
+	ncc_view_t acc;
+	if ((st = ncc_lower_temp_view(ctx, ISA_DT_F32, 2 + 2 * ns, ad, &acc)) != NCC_OK ||
+	    (st = ncc_lower_const_scalar(ctx, ISA_DT_F32, 0, &zero)) != NCC_OK)
+		return st;
+	ncc_view_t z = ncc_view_bcast_scalar(&zero, acc.rank, acc.dims);
+	if ((st = ncc_lower_copy(ctx, inst, &acc, &z)) != NCC_OK)
+		return st;
+	int64_t qstr[NCC_MAX_RANK], sq = 1;
+	for (int32_t s = ns - 1; s >= 0; s--) {
+		qstr[s] = sq;
+		sq *= x->dims[dn->in_spatial[s]];
+	}
+	for (int64_t kp = 0; kp < nk; kp++) {
+		int64_t k[NCC_MAX_RANK], rem = kp;
+		for (int32_t s = ns - 1; s >= 0; s--) {
+			k[s] = rem % kv->dims[dn->k_spatial[s]];
+			rem /= kv->dims[dn->k_spatial[s]];
+		}
+		ncc_view_t av = acc, gv = g;
+		av.rank = gv.rank = 2 + ns;
+		av.dims[0] = gv.dims[0] = N;
+		av.strides[0] = Cout * nph * npp;
+		gv.strides[0] = Cout * nk * nq;
+		av.dims[1] = gv.dims[1] = Cout;
+		av.strides[1] = nph * npp;
+		gv.strides[1] = nk * nq;
+		int64_t aoff = 0, rlin = 0, goff = (int64_t)g.offset + kp * nq * 4;
+		bool empty = false;
+		for (int32_t s = 0; s < ns; s++) {
+			int64_t d = ph[s], lo = w->dims[s].pad_lo;
+			int64_t Y = out->dims[dn->out_spatial[s]], Q = x->dims[dn->in_spatial[s]];
+			/* y = lo + d*q - k = r + d*(q + base), y in [0, Y), q in [0, Q) */
+			int64_t r = ((lo - k[s]) % d + d) % d, base = (lo - k[s] - r) / d;
+			int64_t cnt = div_ceil(Y - r, d);
+			int64_t q0 = -base > 0 ? -base : 0, q1 = cnt - 1 - base;
+			if (q1 > Q - 1)
+				q1 = Q - 1;
+			if (q1 < q0) {
+				empty = true;
+				break;
+			}
+			rlin = rlin * d + r;
+			av.dims[2 + s] = gv.dims[2 + s] = q1 - q0 + 1;
+			av.strides[2 + s] = pstr[s];
+			gv.strides[2 + s] = qstr[s];
+			aoff += (q0 + base) * pstr[s];
+			goff += q0 * qstr[s] * 4;
+		}
+		if (empty)
+			continue;
+		av.offset = acc.offset + (uint64_t)((rlin * npp + aoff) * 4);
+		gv.offset = (uint64_t)goff;
+		ncc_view_t in2[2] = { av, gv };
+		if ((st = ncc_lower_alu(ctx, inst, ISA_ALU_ADD, &av, 2, in2)) != NCC_OK)
+			return st;
+	}
+	/* out[n, c, r + d*p] = Acc[n, c, r, p], one COPY per phase */
+	for (int64_t rp = 0; rp < nph; rp++) {
+		int64_t r[NCC_MAX_RANK], rem = rp;
+		for (int32_t s = ns - 1; s >= 0; s--) {
+			r[s] = rem % ph[s];
+			rem /= ph[s];
+		}
+		ncc_view_t ov = *out, av = acc;
+		ov.rank = av.rank = 2 + ns;
+		ov.dims[0] = av.dims[0] = N;
+		ov.strides[0] = out->strides[dn->out_batch];
+		av.strides[0] = Cout * nph * npp;
+		ov.dims[1] = av.dims[1] = Cout;
+		ov.strides[1] = out->strides[dn->out_feature];
+		av.strides[1] = nph * npp;
+		int64_t ooff = (int64_t)out->offset;
+		bool empty = false;
+		for (int32_t s = 0; s < ns; s++) {
+			int64_t so = out->strides[dn->out_spatial[s]];
+			int64_t cnt = div_ceil(out->dims[dn->out_spatial[s]] - r[s], ph[s]);
+			empty |= cnt <= 0;
+			ov.dims[2 + s] = av.dims[2 + s] = cnt;
+			ov.strides[2 + s] = so * ph[s];
+			av.strides[2 + s] = pstr[s];
+			ooff += r[s] * so * 4;
+		}
+		if (empty)
+			continue;
+		ov.offset = (uint64_t)ooff;
+		av.offset = acc.offset + (uint64_t)(rp * npp * 4);
+		if ((st = ncc_lower_copy(ctx, inst, &ov, &av)) != NCC_OK)
+			return st;
+	}
+	return NCC_OK;
+}
