@@ -78,11 +78,6 @@ bool fwsim_numchk_maybe_nonfinite(const fwsim_numchk_t *c, const float *v, size_
 	return block_any_at_least(v, n, c->want_inf ? 0x7f800000u : 0x7f800001u) != 0;
 }
 
-uint32_t fwsim_numchk_bias(const fwsim_numchk_t *c)
-{
-	return 0x80000000u - (c->want_inf ? ns_f32_bits(c->inf_limit) : 0x7f800000u);
-}
-
 void fwsim_numchk_block_scan(fwsim_numchk_t *c, const float *v, size_t n, uint64_t flat0)
 {
 	/* Fast path (the common case, nothing bad): one max-reduction over the

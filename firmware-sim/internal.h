@@ -9,6 +9,7 @@
 
 #include "fwsim/fwsim.h"
 #include "neuronsim/clock.h"
+#include "neuronsim/half.h"
 
 /* The x86-64-v3 (AVX2 + FMA + F16C ...) and baseline clones of a hot loop,
  * picked by an ifunc resolver on the CPU's features when the program is loaded
@@ -138,6 +139,30 @@ static inline void fwsim_iter_init_aps(fwsim_iter_t *it, const isa_ap_t *shape_a
 	fwsim_iter_init(it, shape_ap->rank, shape_ap->shape, n, st, es);
 }
 
+/* The next index of dims [0, n) of shape in row-major order, dim skip (-1:
+ * none) left at its value: the walk kernels make over the dims outside the
+ * ones they run themselves. false after the last index (idx is back at 0). */
+static inline bool fwsim_index_next(uint64_t *idx, const uint64_t *shape, int n, int skip)
+{
+	for (int q = n - 1; q >= 0; q--) {
+		if (q == skip)
+			continue;
+		if (++idx[q] < shape[q])
+			return true;
+		idx[q] = 0;
+	}
+	return false;
+}
+
+/* fst[q]: the elements one step of dim q of it moves the row-major flat
+ * index by. */
+static inline void fwsim_iter_flat_strides(const fwsim_iter_t *it, uint64_t *fst)
+{
+	fst[it->rank - 1] = 1;
+	for (int q = (int)it->rank - 2; q >= 0; q--)
+		fst[q] = fst[q + 1] * it->shape[q + 1];
+}
+
 /* Copies an nr x nc tile of es-byte elements: (i, j) from s + i sr + j sc to
  * d + i dr + j dc, bits unchanged; 8x8 register transposes where one side is
  * contiguous along each dim (kernels_alu.c, the transposing COPY). */
@@ -172,7 +197,10 @@ bool fwsim_numchk_maybe_nonfinite(const fwsim_numchk_t *c, const float *v, size_
 void fwsim_numchk_merge(fwsim_numchk_t *into, const fwsim_numchk_t *part);
 /* 2^31 - (smallest bad |x| as bits): (|x| bits) + bias has bit 31 set iff x
  * is bad, so kernels can OR-reduce results in the loop that produces them. */
-uint32_t fwsim_numchk_bias(const fwsim_numchk_t *c);
+static inline uint32_t fwsim_numchk_bias(const fwsim_numchk_t *c)
+{
+	return 0x80000000u - (c->want_inf ? ns_f32_bits(c->inf_limit) : 0x7f800000u);
+}
 /* fwsim_numchk_block_scan, with the fast test of a short block (a tile row
  * of a transposing COPY, a row of a small plane) done in line: called per
  * 9-float row, the out-of-line test cost the COPYs of a ResNet-18 step more
@@ -181,9 +209,7 @@ uint32_t fwsim_numchk_bias(const fwsim_numchk_t *c);
 static inline void fwsim_numchk_block(fwsim_numchk_t *c, const float *v, size_t n, uint64_t flat0)
 {
 	if (n <= FWSIM_NUMCHK_INLINE) {
-		uint32_t lim, acc = 0;
-		memcpy(&lim, &c->inf_limit, 4);
-		uint32_t bias = 0x80000000u - (c->want_inf ? lim : 0x7f800000u);
+		uint32_t bias = fwsim_numchk_bias(c), acc = 0;
 		for (size_t i = 0; i < n; i++) {
 			uint32_t u;
 			memcpy(&u, &v[i], 4);

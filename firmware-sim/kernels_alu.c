@@ -285,9 +285,7 @@ static fwsim_status_t copy_tiled(const fwsim_kargs_t *k, const fwsim_iter_t *it,
 	size_t es = isa_dtype_size(odt);
 	uint64_t tile = COPY_TILE_BYTES / es;
 	uint64_t fst[ISA_MAX_RANK]; /* element strides of the row-major flat index */
-	fst[r - 1] = 1;
-	for (int q = (int)r - 2; q >= 0; q--)
-		fst[q] = fst[q + 1] * it->shape[q + 1];
+	fwsim_iter_flat_strides(it, fst);
 	const int64_t *b0 = it->bstride[0], *b1 = it->bstride[1];
 	uint64_t idx[ISA_MAX_RANK] = { 0 }, nt = it->shape[t], ni = it->inner;
 	fwsim_numchk_t part;
@@ -332,15 +330,7 @@ static fwsim_status_t copy_tiled(const fwsim_kargs_t *k, const fwsim_iter_t *it,
 			}
 		}
 		/* the next index of the dims other than t and the inner one */
-		int q = (int)r - 2;
-		for (; q >= 0; q--) {
-			if (q == t)
-				continue;
-			if (++idx[q] < it->shape[q])
-				break;
-			idx[q] = 0;
-		}
-		if (q < 0)
+		if (!fwsim_index_next(idx, it->shape, (int)r - 1, t))
 			return FWSIM_OK;
 	}
 }
@@ -392,13 +382,7 @@ static fwsim_status_t copy_short_rows(const fwsim_kargs_t *k, const fwsim_iter_t
 			}
 		}
 		flat += blk;
-		int q = (int)r - 3;
-		for (; q >= 0; q--) {
-			if (++idx[q] < it->shape[q])
-				break;
-			idx[q] = 0;
-		}
-		if (q < 0)
+		if (!fwsim_index_next(idx, it->shape, (int)r - 2, -1))
 			return FWSIM_OK;
 	}
 }

@@ -561,9 +561,7 @@ static fwsim_status_t fz_loop_staged(const fwsim_kargs_t *k, const fz_prog_t *pg
 	uint32_t rk = it->rank, n = pt->nops, br = rk - t;
 	size_t es = isa_dtype_size(pt->aps[a]->dtype);
 	uint64_t fst[ISA_MAX_RANK]; /* element strides of the row-major flat index */
-	fst[rk - 1] = 1;
-	for (int q = (int)rk - 2; q >= 0; q--)
-		fst[q] = fst[q + 1] * it->shape[q + 1];
+	fwsim_iter_flat_strides(it, fst);
 	uint64_t nt = it->shape[t], ni = it->inner, rest = fst[t], mid = rest / ni;
 	uint64_t band = FZ_STAGE_ELEMS / rest < nt ? FZ_STAGE_ELEMS / rest : nt;
 	uint8_t *stage = malloc((size_t)(band * rest) * es);
@@ -637,15 +635,7 @@ static fwsim_status_t fz_loop_staged(const fwsim_kargs_t *k, const fz_prog_t *pg
 			uint64_t f = f0 + t0 * fst[t];
 			st = fz_rows(k, pg, r, tmp, &bp, &bi, &f);
 		}
-		if (st != FWSIM_OK)
-			break;
-		int q = (int)t - 1;
-		for (; q >= 0; q--) {
-			if (++idx[q] < it->shape[q])
-				break;
-			idx[q] = 0;
-		}
-		if (q < 0)
+		if (st != FWSIM_OK || !fwsim_index_next(idx, it->shape, (int)t, -1))
 			break;
 	}
 	free(stage);

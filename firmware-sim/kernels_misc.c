@@ -59,13 +59,7 @@ fwsim_status_t fwsim_kernel_iota(const fwsim_kargs_t *k)
 			}
 			flat += m;
 		}
-		int q = (int)r - 2;
-		for (; q >= 0; q--) {
-			if (++idx[q] < o->shape[q])
-				break;
-			idx[q] = 0;
-		}
-		if (q < 0)
+		if (!fwsim_index_next(idx, o->shape, (int)r - 1, -1))
 			return FWSIM_OK;
 	}
 }
