@@ -228,30 +228,29 @@ void fwsim_copy_tile(size_t es, uint8_t *d, int64_t dr, int64_t dc, const uint8_
 		      int64_t sr, int64_t sc, size_t nr, size_t nc)
 {
 	/* 2- and 4-byte elements, one side contiguous along each tile dim: 8x8
-	 * blocks transposed in registers, the odd edges element by element */
+	 * blocks transposed in registers. A partial last block along either dim
+	 * moves back to end at the edge, rewriting a few elements with the same
+	 * values: a 9-wide tile (a 3x3 kernel's taps) is two register transposes
+	 * per 8 rows, not one and a column copied element by element. */
 	int64_t e = (int64_t)es;
 	int along_r = sr == e && dc == e, along_c = sc == e && dr == e;
 	tr8x8_fn tr = nr >= 8 && nc >= 8 && (along_r || along_c) ? tr8x8_for(es) : NULL;
-	if (tr) {
-		size_t r8 = nr & ~(size_t)7, c8 = nc & ~(size_t)7;
-		for (size_t i = 0; i < r8; i += 8)
-			for (size_t j = 0; j < c8; j += 8) {
-				const uint8_t *sb = s + (int64_t)i * sr + (int64_t)j * sc;
-				uint8_t *db = d + (int64_t)i * dr + (int64_t)j * dc;
-				if (along_r)
-					tr(sb, sc, db, dr);
-				else
-					tr(sb, sr, db, dc);
-			}
-		if (c8 < nc)
-			copy_tile_scalar(es, d + (int64_t)c8 * dc, dr, dc, s + (int64_t)c8 * sc, sr, sc,
-					 r8, nc - c8);
-		if (r8 < nr)
-			copy_tile_scalar(es, d + (int64_t)r8 * dr, dr, dc, s + (int64_t)r8 * sr, sr, sc,
-					 nr - r8, nc);
+	if (!tr) {
+		copy_tile_scalar(es, d, dr, dc, s, sr, sc, nr, nc);
 		return;
 	}
-	copy_tile_scalar(es, d, dr, dc, s, sr, sc, nr, nc);
+	for (size_t i = 0, inext = 0; inext < nr; inext = i + 8) {
+		i = inext + 8 <= nr ? inext : nr - 8;
+		for (size_t j = 0, jnext = 0; jnext < nc; jnext = j + 8) {
+			j = jnext + 8 <= nc ? jnext : nc - 8;
+			const uint8_t *sb = s + (int64_t)i * sr + (int64_t)j * sc;
+			uint8_t *db = d + (int64_t)i * dr + (int64_t)j * dc;
+			if (along_r)
+				tr(sb, sc, db, dr);
+			else
+				tr(sb, sr, db, dc);
+		}
+	}
 }
 
 /* The dim to tile with the inner one, or -1 when the row path is as good: one

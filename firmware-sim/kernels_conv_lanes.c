@@ -138,7 +138,9 @@ uint64_t fwsim_conv_item_end(const conv_job_t *j, uint64_t p0)
  * d + l 4 + c 32 (in), or from s + l 4 + c 32 to d + l ld + c 4 (out, in
  * false); bytes. Chunks of 8 columns of 8 lanes are one 8x8 register
  * transpose each, a last partial chunk moved back to end at n (rewriting a
- * few columns with the same values). */
+ * few columns with the same values), as fwsim_copy_tile does; called with
+ * 8 lanes directly, without its checks and transpose lookup per call, which
+ * made the 14x14 depthwise rows 12-15% slower. */
 static void conv_dw_copy(uint8_t *d, int64_t ld, const uint8_t *s, int64_t ls, size_t nl, size_t n,
 			 bool in)
 {
