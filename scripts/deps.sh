@@ -69,6 +69,20 @@ if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$WANT" ] && [ -x "$VENV/bin/python"
 	echo "deps: venv $VENV up to date"
 	exit 0
 fi
+# A new venv holds about 7.3 GB (4.3 GB of it torch's nvidia-* wheels, which
+# the CUDA build cannot import without), and pip downloads about 3.6 GB of
+# wheels first: say so before pip fails half way with ENOSPC.
+if [ ! -x "$VENV/bin/python" ]; then
+	need_gb=11
+	dir=$(dirname "$VENV")
+	free_kb=$(df -Pk "$dir" | awk 'NR == 2 { print $4 }')
+	if [ "$free_kb" -lt $((need_gb * 1024 * 1024)) ]; then
+		echo "deps: the venv $VENV needs about $need_gb GB free on the disk of $dir" \
+			"(the download and the installed packages); $((free_kb / 1024 / 1024)) GB" \
+			"free: free disk space, or set VENV= to a directory on a larger disk" >&2
+		exit 1
+	fi
+fi
 [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
 start=$(date +%s)
 "$VENV/bin/python" -m pip install -qq --disable-pip-version-check -r "$REQ"
