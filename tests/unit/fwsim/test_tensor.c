@@ -492,6 +492,77 @@ START_TEST(test_reduce_f32_short_rows_bit_exact)
 }
 END_TEST
 
+/* f32 MAX/MIN along the last dim, bit for bit the in-order chain
+ * (r = a > b ? a : b from the identity, the first NaN kept): rows of 7 to 600
+ * elements with the extremum in the vector part, in the tail, or a signed
+ * zero tied with the other zero (the chain keeps the last one), two NaN
+ * payloads (the first wins), and ACCUMULATE onto an existing NaN or an equal
+ * value. The kernel takes vector max/min where that gives the chain's bits. */
+static float chain_minmax(int max, float init, const float *v, size_t n)
+{
+	float r = init;
+	for (size_t i = 0; i < n; i++) {
+		float a = r, b = v[i];
+		r = a != a ? a : b != b ? b : max ? (a > b ? a : b) : (a < b ? a : b);
+	}
+	return r;
+}
+
+START_TEST(test_reduce_minmax_rows_bit_exact)
+{
+	static const uint64_t lens[] = { 7, 8, 9, 16, 29, 128, 600 };
+	const uint32_t rows = 9;
+	for (int max = 0; max < 2; max++)
+		for (size_t li = 0; li < sizeof(lens) / sizeof(lens[0]); li++)
+			for (int acc = 0; acc < 2; acc++) {
+				uint64_t n = lens[li], sh[2] = { rows, n }, osh[2] = { rows, 1 };
+				tmem_t t;
+				tmem_init(&t);
+				isa_ap_t a = isa_ap_contig(1, tmem_alloc(&t, 1, rows * n * 4), ISA_DT_F32, 2, sh);
+				isa_ap_t o = isa_ap_contig(0, tmem_alloc(&t, 0, rows * 4), ISA_DT_F32, 2, osh);
+				float *v = (float *)(void *)tmem_ptr(&t, 1, a.offset);
+				float *out = (float *)(void *)tmem_ptr(&t, 0, o.offset), init[9];
+				uint64_t seed = 77 + n * 2 + (uint64_t)max;
+				for (uint64_t i = 0; i < rows * n; i++)
+					v[i] = (float)((int64_t)(trand(&seed) % 2001) - 1000) / 8;
+				float qnan1, qnan2;
+				uint32_t b1 = 0x7fc00001u, b2 = 0xffc00002u;
+				memcpy(&qnan1, &b1, 4);
+				memcpy(&qnan2, &b2, 4);
+				float big = max ? 1e30f : -1e30f;
+				v[1 * n + n - 1] = big;                       /* row 1: extremum in the tail */
+				v[2 * n + 3] = big;                           /* row 2: in the vector part */
+				for (uint64_t i = 0; i < n; i++)              /* rows 3, 4: signed zeros */
+					v[3 * n + i] = i % 3 ? -0.0f : 0.0f, v[4 * n + i] = i % 2 ? 0.0f : -0.0f;
+				v[4 * n + n / 2] = max ? -1 : 1;
+				v[5 * n + n / 3] = qnan1;                     /* row 5: two NaNs */
+				v[5 * n + n - 1] = qnan2;
+				v[6 * n + n - 1] = qnan2;                     /* row 6: a NaN in the tail */
+				for (uint64_t i = 0; i < n; i++)              /* row 7: all equal */
+					v[7 * n + i] = 2.5f;
+				for (uint32_t r = 0; r < rows; r++) {
+					init[r] = !acc ? (max ? -INFINITY : INFINITY)
+						  : r == 8 ? qnan1 : r == 7 ? 2.5f : r == 3 ? -0.0f : (float)r - 4;
+					out[r] = init[r];
+				}
+				isa_insn_t in = isa_insn_init(ISA_OP_REDUCE, max ? ISA_RED_MAX : ISA_RED_MIN);
+				in.n_ap = 2;
+				in.param = 2;
+				in.flags = acc ? ISA_F_ACCUMULATE : 0;
+				in.ap[0] = o;
+				in.ap[1] = a;
+				fwsim_job_t job;
+				ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, 0, &job), FWSIM_OK);
+				for (uint32_t r = 0; r < rows; r++) {
+					float w = chain_minmax(max, init[r], v + r * n, n);
+					ck_assert_msg(memcmp(&out[r], &w, 4) == 0, "%s n %llu acc %d row %u: %a, want %a",
+						      max ? "max" : "min", (unsigned long long)n, acc, r, out[r], w);
+				}
+				tmem_free(&t);
+			}
+}
+END_TEST
+
 /* Matmuls whose packing buffers would exceed FWSIM_MATMUL_MAX_TILE run in
  * tiles: M tiles of a packed bf16/f32 product, K tiles accumulating into C
  * (exact here), and the NaN record's first index over the whole output. */
@@ -819,6 +890,7 @@ static Suite *tensor_suite(void)
 	tcase_add_test(tc, test_reduce_in_pieces_matches_reference);
 	tcase_add_test(tc, test_reduce_f32_sum_order_bit_exact);
 	tcase_add_test(tc, test_reduce_f32_short_rows_bit_exact);
+	tcase_add_test(tc, test_reduce_minmax_rows_bit_exact);
 	tcase_add_test(tc, test_matmul_tiled_matches_reference);
 	tcase_add_test(tc, test_host_scratch_bounded_for_stride0_operands);
 	tcase_add_test(tc, test_iota_every_dtype_and_dim);
