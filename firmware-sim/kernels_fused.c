@@ -6,6 +6,7 @@
 
 #include "alu_ops.h"
 #include "convert.h"
+#include "fused_mask.h"
 #include "internal.h"
 
 /* Elements per block. Registers are 8 bytes per element: a typical program of
@@ -31,6 +32,9 @@ typedef struct fz_prog {
 	isa_fused_op_t code[ISA_FUSED_MAX_CODE];
 	/* steps whose result some later step or the output reads (fz_liveness) */
 	bool live[ISA_FUSED_MAX_CODE];
+	/* the mask-selects (fused_mask.h); NaN blame runs the program without
+	 * them, one step at a time */
+	fz_mask_plan_t mp;
 } fz_prog_t;
 
 /* Marks the steps whose result is read before being overwritten, by a later
@@ -139,6 +143,8 @@ typedef struct fz_regs {
 	/* stride-0 inputs: one lane per input after tmp, and what it holds as
 	 * cfill/cimm/cdt do for constants (sfill 0: nothing yet) */
 	uint8_t *splat;
+	/* the mask-selects' slots: FZ_BLOCK 4-byte masks each (fused_mask.h) */
+	uint32_t *masks;
 	uint32_t sfill[ISA_FUSED_MAX_INPUTS];
 	uint64_t skey[ISA_FUSED_MAX_INPUTS];
 	uint8_t sdt[ISA_FUSED_MAX_INPUTS];
@@ -303,6 +309,36 @@ static void fz_step(fz_regs_t *r, const isa_fused_op_t *op, size_t n, uint8_t *t
 	r->ptr[op->dst] = own(r, op->dst);
 }
 
+/* Runs step s of a mask-select (fused_mask.h): a step of a tree writes its
+ * mask slot, not its register (nothing else reads that value); the SELECT
+ * blends by its predicate's slot. masks: the slots, FZ_BLOCK elements each. */
+static void fz_mask_step(fz_regs_t *r, const fz_prog_t *pg, uint32_t s, size_t n,
+			 uint32_t *masks, uint8_t *tmp)
+{
+	const isa_fused_op_t *op = &pg->code[s];
+	const fz_mask_plan_t *mp = &pg->mp;
+	uint32_t *arg0 = masks + (size_t)mp->arg[s][0] * FZ_BLOCK;
+	if (mp->folded[s]) {
+		uint32_t *m = masks + (size_t)mp->slot[s] * FZ_BLOCK;
+		if (op->op >= ISA_ALU_CMP_EQ && op->op <= ISA_ALU_CMP_GE)
+			fz_mask_compare(op->op, n, m, RF(r, op->src[0]), RF(r, op->src[1]));
+		else
+			fz_mask_join(op->op, n, m, arg0, masks + (size_t)mp->arg[s][1] * FZ_BLOCK);
+		return;
+	}
+	/* the SELECT: through tmp when it overwrites an operand (the blend's
+	 * vector loop needs distinct arrays) */
+	const float *a = RF(r, op->src[1]), *b = RF(r, op->src[2]);
+	float *d = WF(r, op->dst);
+	float *o = d == a || d == b ? (float *)(void *)tmp : d;
+	fz_mask_blend(n, o, arg0, a, b);
+	if (o != d)
+		memcpy(d, o, n * sizeof(float));
+	r->cfill[op->dst] = 0;
+	r->dt[op->dst] = (uint8_t)op->dtype;
+	r->ptr[op->dst] = own(r, op->dst);
+}
+
 /* Loads input i's block of m elements at p (byte stride bs) into register i, or
  * points the register at it when it is contiguous f32. */
 static void fz_load_input(fz_regs_t *r, uint32_t i, uint32_t dt, const uint8_t *p, int64_t bs,
@@ -437,9 +473,14 @@ static fwsim_status_t fz_segment(const fwsim_kargs_t *k, const fz_prog_t *pg, fz
 		r->iotad[d] = bs[v];
 		r->iota0[d] = pt->iota_start[d] + off[v];
 	}
-	for (uint32_t s = 0; s < pg->h.n_code; s++)
-		if (pg->live[s])
+	for (uint32_t s = 0; s < pg->h.n_code; s++) {
+		if (!pg->live[s])
+			continue;
+		if (pg->mp.folded[s] || pg->mp.select[s])
+			fz_mask_step(r, pg, s, m, r->masks, tmp);
+		else
 			fz_step(r, &pg->code[s], m, tmp);
+	}
 	if (pt->reduce) {
 		/* combine into the accumulators: one per output, stride 0 along a
 		 * reduced inner dim */
@@ -802,11 +843,13 @@ static fwsim_status_t fz_run(const fwsim_kargs_t *k, const fz_prog_t *pg)
 	memset(r.sfill, 0, sizeof(r.sfill));
 	/* + 1 lane of scratch for steps that change register class, + 1 per
 	 * input for stride-0 inputs */
-	r.buf = aligned_alloc(64, ((size_t)pg->h.n_regs + 1 + pg->h.n_inputs) * FZ_BLOCK * 8);
+	r.buf = aligned_alloc(64, ((size_t)pg->h.n_regs + 1 + pg->h.n_inputs) * FZ_BLOCK * 8 +
+				      (size_t)pg->mp.n_slots * FZ_BLOCK * 4);
 	if (!r.buf)
 		return FWSIM_NOMEM;
 	uint8_t *tmp = r.buf + (size_t)pg->h.n_regs * FZ_BLOCK * 8;
 	r.splat = tmp + FZ_BLOCK * 8;
+	r.masks = (uint32_t *)(void *)(r.splat + (size_t)pg->h.n_inputs * FZ_BLOCK * 8);
 	uint64_t flat = 0;
 	fwsim_status_t st = pg->h.reduce ? fz_run_reduce(k, pg, &r, tmp, &pt)
 					 : fz_loop(k, pg, &r, tmp, &pt, &flat);
@@ -890,6 +933,7 @@ fwsim_status_t fwsim_exec_fused(fwsim_exec_t *x, uint32_t e, uint32_t pc, fwsim_
 	uint8_t in_dt[ISA_FUSED_MAX_INPUTS];
 	for (uint32_t i = 0; i < nin; i++)
 		in_dt[i] = pg->in_ap[i].dtype;
+	fz_mask_plan(pg->code, pg->h.n_code, pg->live, in_dt, nin, pg->h.out_reg, &pg->mp);
 	k->flops = isa_insn_flops(in, isa_fused_flops_per_elem(pg->code, pg->h.n_code, in_dt, nin));
 	fwsim_status_t st = fz_run(k, pg);
 	free(pg);

@@ -1,4 +1,5 @@
 /* FUSED: random programs against the same steps run op by op (ALU/COPY), scalar references, the reducing form and IOTA, descriptor validation, OOB and NaN records. */
+#include "fused_mask.h"
 #include "fwsim_test.h"
 #include "neuronsim/half.h"
 
@@ -536,6 +537,139 @@ START_TEST(test_dead_steps_skipped_and_not_blamed)
 	for (int i = 0; i < 1300; i++)
 		if (i != 700)
 			ck_assert_msg(ov[i] == sqrtf(av[i]) * 2.0f, "out %d: %g", i, ov[i]);
+	tmem_free(&t);
+}
+END_TEST
+
+/* Mask-selects (fused_mask.h): selects by trees of float compares, as the
+ * compiler emits ReLU and hardtanh backward (a compare writing over its own
+ * operand's register, as its register allocation does), a three-leaf tree of
+ * AND, XOR and NOT whose SELECT overwrites an operand, and a compare also read
+ * by a CONVERT (not a tree: run step by step). Checked bit for bit against
+ * scalar references over NaN, signed zeros and the boundaries 0 and 6, with
+ * the plan each program gets; and a NaN picked by the SELECT is blamed on it. */
+static void check_mask_program(fbuild_t *b, tmem_t *t, isa_ap_t o, const float *x,
+			       const float *g, const float *ov, uint32_t n, int kind)
+{
+	isa_insn_t in = fb_emit(b, t, o);
+	in.param = ISA_FUSED_STEPS_DEBUG(200);
+	fwsim_job_t job;
+	ck_assert_int_eq(trun1(t, &in, ISA_ENGINE_VECTOR, 0, &job), FWSIM_OK);
+	for (uint32_t i = 0; i < n; i++) {
+		float w;
+		if (kind == 0) /* hardtanh backward */
+			w = (x[i] <= 0 || x[i] >= 6) ? 0.0f : g[i];
+		else if (kind == 1) /* ((x < g) & !(x == 1)) ^ (g != g) ? g : x */
+			w = (((x[i] < g[i]) && !(x[i] == 1)) != (g[i] != g[i]) ? g[i] : x[i]);
+		else /* (x > 0 ? g : 0) + (x > 0) */
+			w = (x[i] > 0 ? g[i] : 0.0f) + (x[i] > 0 ? 1.0f : 0.0f);
+		ck_assert_msg(memcmp(&ov[i], &w, 4) == 0, "program %d element %u (x %a g %a): %a, want %a",
+			      kind, i, x[i], g[i], ov[i], w);
+	}
+}
+
+START_TEST(test_mask_select_trees)
+{
+	const uint32_t n = 1300;
+	uint64_t sh[1] = { n };
+	for (int kind = 0; kind < 3; kind++) {
+		tmem_t t;
+		tmem_init(&t);
+		isa_ap_t xa = tmk_ap(&t, 2, ISA_DT_F32, 1, sh, L_CONTIG);
+		isa_ap_t ga = tmk_ap(&t, 2, ISA_DT_F32, 1, sh, L_CONTIG);
+		isa_ap_t o = tmk_ap(&t, 3, ISA_DT_F32, 1, sh, L_CONTIG);
+		float *x = (float *)(void *)tmem_ptr(&t, 2, xa.offset);
+		float *g = (float *)(void *)tmem_ptr(&t, 2, ga.offset);
+		float *ov = (float *)(void *)tmem_ptr(&t, 3, o.offset);
+		static const float special[] = { 0.0f, -0.0f, 6.0f, 1.0f, NAN, -NAN, INFINITY, -INFINITY };
+		uint64_t seed = 91 + (uint64_t)kind;
+		for (uint32_t i = 0; i < n; i++) {
+			uint64_t r = trand(&seed);
+			x[i] = r % 5 == 0 ? special[(r >> 8) % 8] : (float)((int64_t)(r >> 16) % 161 - 40) / 8;
+			g[i] = r % 7 == 0 ? special[(r >> 12) % 8] : (float)((int64_t)(r >> 24) % 97 - 48) / 4;
+		}
+		fbuild_t b;
+		fb_init(&b);
+		fb_input(&b, xa);
+		fb_input(&b, ga);
+		fz_mask_plan_t mp;
+		uint8_t in_dt[2] = { ISA_DT_F32, ISA_DT_F32 };
+		bool live[8] = { true, true, true, true, true, true, true, true };
+		if (kind == 0) {
+			fb_op(&b, ISA_FUSED_CONST, 2, ISA_DT_F32, -1, -1, -1, fimm(0.0));
+			fb_op(&b, ISA_FUSED_CONST, 3, ISA_DT_F32, -1, -1, -1, fimm(6.0));
+			fb_op(&b, ISA_ALU_CMP_LE, 4, ISA_DT_PRED, 0, 2, -1, 0);
+			fb_op(&b, ISA_ALU_CMP_GE, 0, ISA_DT_PRED, 0, 3, -1, 0); /* over x */
+			fb_op(&b, ISA_ALU_OR, 0, ISA_DT_PRED, 4, 0, -1, 0);
+			fb_op(&b, ISA_ALU_SELECT, 0, ISA_DT_F32, 0, 2, 1, 0);
+			b.h.out_reg = 0;
+			fz_mask_plan(b.code, b.h.n_code, live, in_dt, 2, 0, &mp);
+			ck_assert(mp.folded[2] && mp.folded[3] && mp.folded[4] && mp.select[5]);
+			ck_assert(!mp.folded[0] && !mp.folded[1] && !mp.folded[5]);
+			ck_assert_uint_eq(mp.n_slots, 3);
+		} else if (kind == 1) {
+			fb_op(&b, ISA_FUSED_CONST, 2, ISA_DT_F32, -1, -1, -1, fimm(1.0));
+			fb_op(&b, ISA_ALU_CMP_LT, 3, ISA_DT_PRED, 0, 1, -1, 0);
+			fb_op(&b, ISA_ALU_CMP_EQ, 4, ISA_DT_PRED, 0, 2, -1, 0);
+			fb_op(&b, ISA_ALU_NOT, 4, ISA_DT_PRED, 4, -1, -1, 0);
+			fb_op(&b, ISA_ALU_AND, 3, ISA_DT_PRED, 3, 4, -1, 0);
+			fb_op(&b, ISA_ALU_CMP_NE, 4, ISA_DT_PRED, 1, 1, -1, 0);
+			fb_op(&b, ISA_ALU_XOR, 3, ISA_DT_PRED, 3, 4, -1, 0);
+			fb_op(&b, ISA_ALU_SELECT, 1, ISA_DT_F32, 3, 1, 0, 0); /* over g */
+			b.h.out_reg = 1;
+			fz_mask_plan(b.code, b.h.n_code, live, in_dt, 2, 1, &mp);
+			for (int s = 1; s < 7; s++)
+				ck_assert_msg(mp.folded[s], "step %d", s);
+			ck_assert(mp.select[7] && mp.n_slots == 6);
+		} else {
+			fb_op(&b, ISA_FUSED_CONST, 2, ISA_DT_F32, -1, -1, -1, fimm(0.0));
+			fb_op(&b, ISA_ALU_CMP_GT, 3, ISA_DT_PRED, 0, 2, -1, 0);
+			fb_op(&b, ISA_ALU_SELECT, 4, ISA_DT_F32, 3, 1, 2, 0);
+			fb_op(&b, ISA_FUSED_CONVERT, 3, ISA_DT_F32, 3, -1, -1, 0); /* reads the pred */
+			fb_op(&b, ISA_ALU_ADD, 4, ISA_DT_F32, 4, 3, -1, 0);
+			b.h.out_reg = 4;
+			fz_mask_plan(b.code, b.h.n_code, live, in_dt, 2, 4, &mp);
+			ck_assert(!mp.folded[1] && !mp.select[2] && mp.n_slots == 0);
+		}
+		check_mask_program(&b, &t, o, x, g, ov, n, kind);
+		tmem_free(&t);
+	}
+}
+END_TEST
+
+START_TEST(test_mask_select_nan_blamed_on_select)
+{
+	tmem_t t;
+	tmem_init(&t);
+	uint64_t sh[1] = { 900 };
+	isa_ap_t xa = tmk_ap(&t, 2, ISA_DT_F32, 1, sh, L_CONTIG);
+	isa_ap_t ga = tmk_ap(&t, 2, ISA_DT_F32, 1, sh, L_CONTIG);
+	isa_ap_t o = tmk_ap(&t, 3, ISA_DT_F32, 1, sh, L_CONTIG);
+	float *x = (float *)(void *)tmem_ptr(&t, 2, xa.offset);
+	float *g = (float *)(void *)tmem_ptr(&t, 2, ga.offset);
+	for (int i = 0; i < 900; i++) {
+		x[i] = (float)(i % 9) - 4;
+		g[i] = 1.0f + (float)i;
+	}
+	g[600] = NAN; /* x[600] = 2 > 0: picked */
+	g[601] = NAN; /* x[601] = 3 */
+	g[603] = NAN; /* x[603] = -4: not picked */
+	fbuild_t b;
+	fb_init(&b);
+	fb_input(&b, xa);
+	fb_input(&b, ga);
+	fb_op(&b, ISA_FUSED_CONST, 2, ISA_DT_F32, -1, -1, -1, fimm(0.0));
+	fb_op(&b, ISA_ALU_CMP_GT, 3, ISA_DT_PRED, 0, 2, -1, 0);
+	fb_op(&b, ISA_ALU_SELECT, 3, ISA_DT_F32, 3, 1, 2, 0);
+	b.h.out_reg = 3;
+	isa_insn_t in = fb_emit(&b, &t, o);
+	in.param = ISA_FUSED_STEPS_DEBUG(300);
+	fwsim_job_t job;
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, FWSIM_JOB_CHECK_NAN, &job),
+			 FWSIM_NUM_ERR);
+	ck_assert_uint_eq(job.error.first_index, 600);
+	ck_assert_uint_eq(job.error.count, 2);
+	ck_assert_uint_eq(job.error.debug_id, 302);
 	tmem_free(&t);
 }
 END_TEST
@@ -1295,6 +1429,8 @@ static Suite *fused_suite(void)
 	tcase_add_test(tc, test_nan_location_in_fused_output);
 	tcase_add_test(tc, test_inf_from_narrowing_in_fused_output);
 	tcase_add_test(tc, test_dead_steps_skipped_and_not_blamed);
+	tcase_add_test(tc, test_mask_select_trees);
+	tcase_add_test(tc, test_mask_select_nan_blamed_on_select);
 	tcase_add_loop_test(tc, test_transposed_input_in_bands, 0, 2);
 	tcase_add_test(tc, test_descriptor_garbage_rejected);
 	tcase_add_test(tc, test_static_validation_of_fused_insn);
