@@ -231,9 +231,15 @@ def threads_table(exe, tmp, N, rounds):
         for d in devs:
             d.close()
         print(f"{name:<30} {t1 / 1e3:10.3f} {t2 / 1e3:10.3f} {t1 / t2:7.2f}x", flush=True)
-    print(f"\nbeside one CPU-bound process: time at 2 threads / time at 1 thread (lower is "
-          f"better; target: neuronsim's <= PyTorch's)")
-    print(f"{'work':<30} {'neuronsim':>10} {'torch':>10}  verdict")
+    # Medians decide here, not best times: a PyTorch call of 3.5 ms fits in one
+    # scheduler slice, so its best of a few hundred calls is one the hog left
+    # alone, while a 10 ms execution always shares its cores; the median is
+    # what a step costs beside the hog (PyTorch's OpenMP threads then wait for
+    # a descheduled peer).
+    print(f"\nbeside one CPU-bound process: time at 2 threads / time at 1 thread, median "
+          f"(and best) of {rounds} interleaved rounds (lower is better; target: "
+          f"neuronsim's median <= PyTorch's)")
+    print(f"{'work':<30} {'neuronsim':>10} {'torch':>10} {'best: sim':>10} {'torch':>7}  verdict")
     gen = torch.Generator().manual_seed(15)
     x = torch.randn(N, 64, 56, 56, generator=gen).to(memory_format=torch.channels_last)
     w = torch.randn(64, 64, 3, 3, generator=gen).to(memory_format=torch.channels_last)
@@ -246,15 +252,22 @@ def threads_table(exe, tmp, N, rounds):
             fn = torch_call(kind, x, w, dy, 1, 1, 1)
             r = reps_for(devs[0].time(1)[0])
 
-            def lib(t):
-                torch.set_num_threads(t)
-                return time_torch(fn, r)[0]
-            s1, s2, l1, l2 = interleave([lambda: devs[0].time(r)[0], lambda: devs[1].time(r)[0],
-                                         lambda: lib(1), lambda: lib(2)], rounds)
+            def lib(n):
+                torch.set_num_threads(n)
+                return time_torch(fn, r)
+
+            t = [[], [], [], []]  # per side: (best, median) of each round
+            for _ in range(rounds):
+                for i, f in enumerate([lambda: devs[0].time(r), lambda: devs[1].time(r),
+                                       lambda: lib(1), lambda: lib(2)]):
+                    t[i].append(f())
             for d in devs:
                 d.close()
-            sim, ref = s2 / s1, l2 / l1
-            print(f"{name:<30} {sim:9.2f}x {ref:9.2f}x  {'PASS' if sim <= ref * 1.05 else 'FAIL'}",
+            best = [min(b for b, _ in side) for side in t]
+            med = [sorted(m for _, m in side)[len(side) // 2] for side in t]
+            sim, ref = med[1] / med[0], med[3] / med[2]
+            print(f"{name:<30} {sim:9.2f}x {ref:9.2f}x {best[1] / best[0]:9.2f}x "
+                  f"{best[3] / best[2]:6.2f}x  {'PASS' if sim <= ref * 1.05 else 'FAIL'}",
                   flush=True)
     print(f"load average at the end {os.getloadavg()[0]:.2f}")
 
