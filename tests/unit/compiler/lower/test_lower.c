@@ -13,9 +13,8 @@
 #include "neuronsim/neff.h"
 #include "hlo/verify.h"
 #include "corpus_split.h"
-#if __has_include("passes.h")
+#include "interp/interp.h"
 #include "passes/passes.h"
-#endif
 
 /* Runs text at -O0 and at -O1 (multi-engine) with the given inputs, checks that
  * output 0 equals want (n f32 values) within tol, at both levels. */
@@ -1334,9 +1333,6 @@ START_TEST(test_corpus_mobilenet_compiles)
 }
 END_TEST
 
-#if __has_include("interp.h")
-#include "interp/interp.h"
-#define NCC_HAVE_INTERP 1
 
 /* Leaf k of a value (depth-first). */
 static const ncc_value_t *value_leaf(const ncc_value_t *v, int32_t *k)
@@ -1542,7 +1538,6 @@ static void corpus_vs_interp(const char *file)
 			failed++;
 		}
 	}
-#if __has_include("passes.h")
 	/* -O2: the passes (fusion into FUSED instructions) and the multi-engine
 	 * schedule together */
 	ncc_compile_options_t po;
@@ -1554,7 +1549,6 @@ static void corpus_vs_interp(const char *file)
 		fprintf(stderr, "%s -O2: %d outputs differ: %s\n", file, bad, msg);
 		failed++;
 	}
-#endif
 	ncc_module_free(m);
 	ck_assert_msg(failed == 0, "%s: %d runs differ from the interpreter", file, failed);
 }
@@ -1570,7 +1564,6 @@ START_TEST(test_corpus_big_vs_interp)
 	corpus_vs_interp(k_run_corpus[g_big[_i]]);
 }
 END_TEST
-#endif
 
 static Suite *lower_suite(void)
 {
@@ -1620,19 +1613,15 @@ static Suite *lower_suite(void)
 	tcase_add_loop_test(tcc, test_corpus_runs, 0, g_nsmall);
 	tcase_add_test(tcc, test_corpus_mobilenet_compiles);
 	tcase_add_test(tcc, test_corpus_supported);
-#ifdef NCC_HAVE_INTERP
 	tcase_add_loop_test(tcc, test_corpus_vs_interp, 0, g_nsmall);
 	tcase_add_test(tc, test_ops_vs_interp);
-#endif
 	suite_add_tcase(s, tcc);
 	/* the big modules: the 'full' suite (corpus_split.h) */
 	TCase *full = tcase_create("corpus-big");
 	tcase_set_tags(full, NCC_TEST_TAG_FULL);
 	tcase_set_timeout(full, 1800);
 	tcase_add_loop_test(full, test_corpus_big_runs, 0, g_nbig);
-#ifdef NCC_HAVE_INTERP
 	tcase_add_loop_test(full, test_corpus_big_vs_interp, 0, g_nbig);
-#endif
 	suite_add_tcase(s, full);
 	return s;
 }
