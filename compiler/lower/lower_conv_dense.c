@@ -50,10 +50,13 @@ static int64_t div_floor(int64_t p, int64_t q)
  * rest of T zero (one fill first when any copy is clipped and fill is set: a
  * buffer filled before keeps its zeros, the copies write the same places).
  * d_o0, d_o1 are x's dims that become T's two outer dims; T's first index 0 is
- * x's o0_start along d_o0. */
+ * x's o0_start along d_o0. tflat, when not NULL, is the whole buffer under t
+ * as a contiguous view, filled instead of t (a fill along t's short permuted
+ * dims walks rows of a few elements). */
 static ncc_status_t conv_im2col(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, const ncc_view_t *x,
 				int32_t d_o0, int32_t d_o1, int64_t o0_start, const int64_t *d_sp,
-				const conv_axis_t *ax, int32_t ns, bool shift, bool fill, const ncc_view_t *t)
+				const conv_axis_t *ax, int32_t ns, bool shift, bool fill, const ncc_view_t *t,
+				const ncc_view_t *tflat)
 {
 	int64_t es = (int64_t)isa_dtype_size(x->dtype);
 	int32_t c0 = shift ? 1 : 0, ncd = ns - c0; /* copied dims c0..ns-1 */
@@ -68,8 +71,9 @@ static ncc_status_t conv_im2col(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, co
 			ncc_status_t st = ncc_lower_const_scalar(ctx, t->dtype, 0, &zero);
 			if (st != NCC_OK)
 				return st;
-			ncc_view_t z = ncc_view_bcast_scalar(&zero, t->rank, t->dims);
-			if ((st = ncc_lower_copy(ctx, inst, t, &z)) != NCC_OK)
+			const ncc_view_t *f = tflat ? tflat : t;
+			ncc_view_t z = ncc_view_bcast_scalar(&zero, f->rank, f->dims);
+			if ((st = ncc_lower_copy(ctx, inst, f, &z)) != NCC_OK)
 				return st;
 		}
 		for (int64_t cp = 0; cp < ncopy; cp++) {
@@ -174,6 +178,139 @@ static int64_t fold_stride(const ncc_view_t *v, const int64_t *d, int32_t n)
 	return any ? st : 1;
 }
 
+/* Output positions per image below which conv_dense_positions runs the
+ * convolution, and the most taps it takes (T holds every tap of every position). */
+#define CONV_FEW_POSITIONS 16
+#define CONV_FEW_POSITIONS_TAPS 64
+
+/*
+ * A convolution with few output positions per image (ResNet-18's last stage
+ * on 64x64 images: 3x3 over 2x2). Forward-like, each image's GEMM has N = its
+ * ny positions (N = 4 ran at a tenth of sgemm's speed); weight-gradient-like,
+ * which the kernel's 9 taps > 4 positions chose, one GEMM per input channel
+ * with K = the 9 taps: 512 MATMULs, 2.9 ms for a 512->512 3x3 convolution over
+ * 8 images. Here T holds the batch inside each row,
+ *   acc [O, (n, y...)] = W' [O, (C, k...)] x T [(C, k...), (n, y...)],
+ * one GEMM per chunk of images (K = C * nk, N = images x ny), W' read in place
+ * when the kernel's (C, k...) fold into one unit-stride run, then one COPY of
+ * acc into out. No shift: T copies every tap (few positions: T is small).
+ */
+static ncc_status_t conv_dense_positions(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst,
+					 const ncc_view_t *x, const ncc_view_t *kv,
+					 const ncc_view_t *out, int64_t nk, int64_t ny)
+{
+	const ncc_conv_dnums_t *dn = inst->conv;
+	const ncc_window_t *w = inst->window;
+	int32_t ns = dn->nspatial;
+	conv_axis_t ax[NCC_MAX_RANK];
+	for (int32_t s = 0; s < ns; s++) {
+		conv_axis_t *q = &ax[s];
+		q->X = x->dims[dn->in_spatial[s]];
+		q->lo = w->dims[s].pad_lo;
+		q->A = kv->dims[dn->k_spatial[s]];
+		q->sa = w->dims[s].rhs_dilation;
+		q->B = out->dims[dn->out_spatial[s]];
+		q->sb = w->dims[s].stride;
+		q->run = q->B;
+	}
+	int64_t C = x->dims[dn->in_feature], N = x->dims[dn->in_batch];
+	int64_t Cout = out->dims[dn->out_feature], kk = C * nk;
+	int64_t cn = ((int64_t)CONV_T_CHUNK / 4) / (kk * ny);
+	cn = cn < 1 ? 1 : cn > N ? N : cn;
+	int64_t nchunk = (N + cn - 1) / cn;
+
+	/* T physical [(C, k...)][cn][y...]; the view conv_im2col fills is
+	 * [cn][C][k...][y...] over it */
+	int64_t td[3] = { kk, cn, ny };
+	ncc_view_t tbuf[2];
+	ncc_status_t st = ncc_lower_temp_view(ctx, ISA_DT_F32, 3, td, &tbuf[0]);
+	if (st == NCC_OK && nchunk > 1)
+		st = ncc_lower_temp_view(ctx, ISA_DT_F32, 3, td, &tbuf[1]);
+	if (st != NCC_OK)
+		return st;
+	ncc_view_t tl[2];
+	for (int b = 0; b < (nchunk > 1 ? 2 : 1); b++) {
+		ncc_view_t *v = &tl[b];
+		*v = tbuf[b];
+		v->rank = 2 + 2 * ns;
+		v->dims[0] = cn;
+		v->strides[0] = ny;
+		v->dims[1] = C;
+		v->strides[1] = nk * cn * ny;
+		int64_t sk = cn * ny, sy = 1;
+		for (int32_t s = ns - 1; s >= 0; s--) {
+			v->dims[2 + s] = ax[s].A;
+			v->strides[2 + s] = sk;
+			sk *= ax[s].A;
+			v->dims[2 + ns + s] = ax[s].B;
+			v->strides[2 + ns + s] = sy;
+			sy *= ax[s].B;
+		}
+	}
+
+	/* W' [O][(C, k...)]: the kernel in place when (C, k...) is one unit-stride run */
+	int64_t kd[NCC_MAX_RANK] = { dn->k_in_feature };
+	for (int32_t s = 0; s < ns; s++)
+		kd[1 + s] = dn->k_spatial[s];
+	ncc_view_t wt = *kv;
+	int64_t swo = kv->strides[dn->k_out_feature];
+	if (fold_stride(kv, kd, 1 + ns) != 1) {
+		int64_t wd[NCC_MAX_RANK];
+		ncc_view_t wsrc = *kv;
+		int32_t wr = 0;
+		wd[wr] = Cout;
+		wsrc.dims[wr] = Cout;
+		wsrc.strides[wr++] = kv->strides[dn->k_out_feature];
+		for (int32_t i = 0; i < 1 + ns; i++) {
+			wd[wr] = kv->dims[kd[i]];
+			wsrc.dims[wr] = kv->dims[kd[i]];
+			wsrc.strides[wr++] = kv->strides[kd[i]];
+		}
+		wsrc.rank = wr;
+		if ((st = ncc_lower_temp_view(ctx, ISA_DT_F32, wr, wd, &wt)) != NCC_OK ||
+		    (st = ncc_lower_copy(ctx, inst, &wt, &wsrc)) != NCC_OK)
+			return st;
+		swo = kk;
+	}
+	/* the element [o][c = 0][k = 0] of the kernel's first output row: with
+	 * unit-stride folded (C, k...), the lowest address of each row */
+	uint64_t woff = wt.offset;
+
+	int64_t ad[3] = { Cout, N, ny };
+	ncc_view_t acc;
+	if ((st = ncc_lower_temp_view(ctx, ISA_DT_F32, 3, ad, &acc)) != NCC_OK)
+		return st;
+	for (int64_t ch = 0; ch < nchunk; ch++) {
+		int64_t n0 = ch * cn, nn = N - n0 < cn ? N - n0 : cn;
+		ncc_view_t t = tl[ch % 2];
+		t.dims[0] = nn;
+		st = conv_im2col(ctx, inst, x, (int32_t)dn->in_batch, (int32_t)dn->in_feature, n0,
+				 dn->in_spatial, ax, ns, false, ch < 2, &t, &tbuf[ch % 2]);
+		if (st != NCC_OK)
+			return st;
+		isa_ap_t ac, aa, ab;
+		mm_ap(&aa, &wt, woff, 1, 0, Cout, swo, kk, 1);
+		mm_ap(&ab, &t, t.offset, 1, 0, kk, cn * ny, nn * ny, 1);
+		mm_ap(&ac, &acc, acc.offset + (uint64_t)(n0 * ny * 4), 1, 0, Cout, N * ny, nn * ny, 1);
+		if ((st = emit_mm(ctx, inst, false, &ac, &aa, &ab)) != NCC_OK)
+			return st;
+	}
+	/* out[n, o, y...] = acc[o][n][y...] */
+	ncc_view_t av = acc;
+	av.rank = out->rank;
+	av.dims[dn->out_batch] = N;
+	av.strides[dn->out_batch] = ny;
+	av.dims[dn->out_feature] = Cout;
+	av.strides[dn->out_feature] = N * ny;
+	int64_t sy = 1;
+	for (int32_t s = ns - 1; s >= 0; s--) {
+		av.dims[dn->out_spatial[s]] = ax[s].B;
+		av.strides[dn->out_spatial[s]] = sy;
+		sy *= ax[s].B;
+	}
+	return ncc_lower_copy(ctx, inst, out, &av);
+}
+
 /* Lowers inst when it is a dense f32 convolution that conv_im2col's GEMMs
  * serve (see above); *out_done false (nothing emitted) otherwise. */
 ncc_status_t ncc_lower_conv_dense_gemm(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, const ncc_view_t *x,
@@ -202,6 +339,12 @@ ncc_status_t ncc_lower_conv_dense_gemm(ncc_lower_ctx_t *ctx, const ncc_inst_t *i
 	int64_t sf = x->strides[dn->in_feature], sl = x->strides[dn->in_spatial[ns - 1]];
 	if (sl != 1 || (sf < 0 ? -sf : sf) <= 1)
 		return NCC_OK;
+	if (ny < CONV_FEW_POSITIONS && nk <= CONV_FEW_POSITIONS_TAPS &&
+	    (double)x->dims[dn->in_feature] * (double)nk * (double)ny *
+	    (double)x->dims[dn->in_batch] * 4 <= (double)(256 << 20)) {
+		*out_done = true;
+		return conv_dense_positions(ctx, inst, x, kv, out, nk, ny);
+	}
 	bool wg = nk > ny;
 	conv_axis_t ax[NCC_MAX_RANK];
 	for (int32_t s = 0; s < ns; s++) {
@@ -301,7 +444,8 @@ ncc_status_t ncc_lower_conv_dense_gemm(ncc_lower_ctx_t *ctx, const ncc_inst_t *i
 			int64_t n0 = ch * cn, nn = N - n0 < cn ? N - n0 : cn;
 			ncc_view_t t = tbuf[ch % 2];
 			t.dims[0] = nn;
-			st = conv_im2col(ctx, inst, x, d_o0, d_o1, n0, dn->in_spatial, ax, ns, shift, ch < 2, &t);
+			st = conv_im2col(ctx, inst, x, d_o0, d_o1, n0, dn->in_spatial, ax, ns, shift, ch < 2, &t,
+					 NULL);
 			if (st != NCC_OK)
 				return st;
 			uint64_t coff = (uint64_t)((int64_t)acc.offset + n0 * sob * 4);
@@ -370,7 +514,8 @@ ncc_status_t ncc_lower_conv_dense_gemm(ncc_lower_ctx_t *ctx, const ncc_inst_t *i
 		ncc_view_t t = tbuf[ch % 2];
 		if (f % cn == 0) {
 			t.dims[0] = F - f < cn ? F - f : cn;
-			st = conv_im2col(ctx, inst, x, d_o0, d_o1, f, dn->in_spatial, ax, ns, shift, ch < 2, &t);
+			st = conv_im2col(ctx, inst, x, d_o0, d_o1, f, dn->in_spatial, ax, ns, shift, ch < 2,
+					 &t, NULL);
 			if (st != NCC_OK)
 				return st;
 		}

@@ -276,6 +276,21 @@ START_TEST(test_conv_stride1_copies_per_kernel_column)
 }
 END_TEST
 
+/* A convolution with few output positions (ResNet-18's last stage on 64x64
+ * images: 3x3 over 2x2) is one MATMUL over every image's positions
+ * (conv_dense_positions): it was 512 MATMULs of K = 9, one per input channel,
+ * for 512 channels. The fill, the 9 kernel positions, the copy into out. */
+START_TEST(test_conv_few_positions_one_matmul)
+{
+	const char *t = "HloModule m\nENTRY e { x = f32[8,64,2,2] parameter(0)\n"
+			" k = f32[64,64,3,3] parameter(1)\n ROOT c = f32[8,64,2,2] "
+			"convolution(x, k), window={size=3x3 pad=1_1x1_1}, "
+			"dim_labels=bf01_oi01->bf01 }\n";
+	ck_assert_uint_eq(count_op(t, ISA_OP_MATMUL), 1);
+	ck_assert_uint_eq(count_copies(t), 11);
+}
+END_TEST
+
 /* Strided kernels gather every kernel position into one buffer and run one
  * MATMUL with K = C * KH * KW (a stem's 3 colours, and 16 channels alike). */
 START_TEST(test_conv_strided_one_deep_matmul)
@@ -1480,6 +1495,14 @@ START_TEST(test_ops_vs_interp)
 		 * in turn (the third chunk reuses the first's zeros) */
 		"ENTRY e { x = f32[3,40,72,72] parameter(0)\n k = f32[4,40,3,3] parameter(1)\n ROOT c = f32[3,4,72,72] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01 }",
 		"ENTRY e { x = f32[3,40,72,72] parameter(0)\n d = f32[3,4,72,72] parameter(1)\n ROOT c = f32[3,3,40,4] convolution(x, d), window={size=72x72 pad=1_1x1_1}, dim_labels=fb01_io01->01bf }",
+		/* few output positions (conv_dense_positions): ResNet's last stage at 2x2,
+		 * its input gradient (reversed 01oi kernel: W' copied), strided and
+		 * dilated with a crop, an NHWC bf16 output, two chunks of images */
+		"ENTRY e { x = f32[3,6,2,2] parameter(0)\n k = f32[5,6,3,3] parameter(1)\n ROOT c = f32[3,5,2,2] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01 }",
+		"ENTRY e { x = f32[3,6,2,2] parameter(0)\n k = f32[3,3,4,6] parameter(1)\n r = f32[3,3,4,6] reverse(k), dimensions={0,1}\n ROOT c = f32[3,4,2,2] convolution(x, r), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_01oi->bf01 }",
+		"ENTRY e { x = f32[2,3,9,7] parameter(0)\n k = f32[5,3,3,2] parameter(1)\n ROOT c = f32[2,5,2,2] convolution(x, k), window={size=3x2 stride=3x2 pad=1_-1x0_0 rhs_dilate=2x3}, dim_labels=bf01_oi01->bf01 }",
+		"ENTRY e { x = f32[2,4,3,3] parameter(0)\n k = f32[4,4,3,3] parameter(1)\n ROOT c = bf16[2,3,3,4] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->b01f }",
+		"ENTRY e { x = f32[16,2048,2,2] parameter(0)\n k = f32[3,2048,3,3] parameter(1)\n ROOT c = f32[16,3,2,2] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01 }",
 		/* pointwise weight gradient: per-batch MATMULs in place; transposed x */
 		"ENTRY e { x = f32[3,16,8,8] parameter(0)\n d = f32[3,5,8,8] parameter(1)\n ROOT c = f32[1,1,16,5] convolution(x, d), window={size=8x8}, dim_labels=fb01_io01->01bf }",
 		"ENTRY e { x = f32[16,3,8,8] parameter(0)\n d = f32[3,5,8,8] parameter(1)\n ROOT c = f32[1,1,16,5] convolution(x, d), window={size=8x8}, dim_labels=bf01_io01->01bf }",
@@ -1581,6 +1604,7 @@ static Suite *lower_suite(void)
 	tcase_add_test(tc, test_conv_weight_gradient_per_batch_element);
 	tcase_add_test(tc, test_conv_strided_input_gradient_col2im);
 	tcase_add_test(tc, test_conv_strided_one_deep_matmul);
+	tcase_add_test(tc, test_conv_few_positions_one_matmul);
 	tcase_add_test(tc, test_conv_pointwise_weight_gradient_in_place);
 	tcase_add_test(tc, test_conv_grouped_is_one_conv_insn);
 	tcase_add_test(tc, test_errors_more);
