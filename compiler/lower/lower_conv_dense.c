@@ -178,6 +178,29 @@ static int64_t fold_stride(const ncc_view_t *v, const int64_t *d, int32_t n)
 	return any ? st : 1;
 }
 
+/* Copies acc, an f32 buffer holding out's values with out's batch and
+ * feature dims at element strides sbatch and sfeat and its spatial dims
+ * row-major (ax[s].B each) inside, into out. */
+static ncc_status_t conv_acc_out(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst,
+				 const ncc_view_t *out, const ncc_view_t *acc, const conv_axis_t *ax,
+				 int64_t sbatch, int64_t sfeat)
+{
+	const ncc_conv_dnums_t *dn = inst->conv;
+	ncc_view_t av = *acc;
+	av.rank = out->rank;
+	av.dims[dn->out_batch] = out->dims[dn->out_batch];
+	av.strides[dn->out_batch] = sbatch;
+	av.dims[dn->out_feature] = out->dims[dn->out_feature];
+	av.strides[dn->out_feature] = sfeat;
+	int64_t sy = 1;
+	for (int32_t s = dn->nspatial - 1; s >= 0; s--) {
+		av.dims[dn->out_spatial[s]] = ax[s].B;
+		av.strides[dn->out_spatial[s]] = sy;
+		sy *= ax[s].B;
+	}
+	return ncc_lower_copy(ctx, inst, out, &av);
+}
+
 /* Output positions per image below which conv_dense_positions runs the
  * convolution, and the most taps it takes (T holds every tap of every position). */
 #define CONV_FEW_POSITIONS 16
@@ -296,19 +319,7 @@ static ncc_status_t conv_dense_positions(ncc_lower_ctx_t *ctx, const ncc_inst_t 
 			return st;
 	}
 	/* out[n, o, y...] = acc[o][n][y...] */
-	ncc_view_t av = acc;
-	av.rank = out->rank;
-	av.dims[dn->out_batch] = N;
-	av.strides[dn->out_batch] = ny;
-	av.dims[dn->out_feature] = Cout;
-	av.strides[dn->out_feature] = N * ny;
-	int64_t sy = 1;
-	for (int32_t s = ns - 1; s >= 0; s--) {
-		av.dims[dn->out_spatial[s]] = ax[s].B;
-		av.strides[dn->out_spatial[s]] = sy;
-		sy *= ax[s].B;
-	}
-	return ncc_lower_copy(ctx, inst, out, &av);
+	return conv_acc_out(ctx, inst, out, &acc, ax, ny, N * ny);
 }
 
 /* Lowers inst when it is a dense f32 convolution that conv_im2col's GEMMs
@@ -460,19 +471,7 @@ ncc_status_t ncc_lower_conv_dense_gemm(ncc_lower_ctx_t *ctx, const ncc_inst_t *i
 		}
 		if (direct)
 			return NCC_OK;
-		ncc_view_t av = acc;
-		av.rank = out->rank;
-		av.dims[dn->out_batch] = N;
-		av.strides[dn->out_batch] = Cout * nb;
-		av.dims[dn->out_feature] = Cout;
-		av.strides[dn->out_feature] = nb;
-		int64_t sy = 1;
-		for (int32_t s = ns - 1; s >= 0; s--) {
-			av.dims[dn->out_spatial[s]] = ax[s].B;
-			av.strides[dn->out_spatial[s]] = sy;
-			sy *= ax[s].B;
-		}
-		return ncc_lower_copy(ctx, inst, out, &av);
+		return conv_acc_out(ctx, inst, out, &acc, ax, Cout * nb, nb);
 	}
 
 	/* weight-gradient-like: Kern[f] [K..., O] read in place when its spatial
