@@ -6,7 +6,7 @@
 
 #include "alu_ops.h"
 #include "convert.h"
-#include "fused_mask.h"
+#include "fused_plan.h"
 #include "internal.h"
 
 /* Elements per block. Registers are 8 bytes per element: a typical program of
@@ -32,9 +32,9 @@ typedef struct fz_prog {
 	isa_fused_op_t code[ISA_FUSED_MAX_CODE];
 	/* steps whose result some later step or the output reads (fz_liveness) */
 	bool live[ISA_FUSED_MAX_CODE];
-	/* the mask-selects (fused_mask.h); NaN blame runs the program without
-	 * them, one step at a time */
-	fz_mask_plan_t mp;
+	/* the mask-selects and op pairs (fused_plan.h); NaN blame runs the
+	 * program without them, one step at a time */
+	fz_plan_t mp;
 } fz_prog_t;
 
 /* Marks the steps whose result is read before being overwritten, by a later
@@ -143,7 +143,7 @@ typedef struct fz_regs {
 	/* stride-0 inputs: one lane per input after tmp, and what it holds as
 	 * cfill/cimm/cdt do for constants (sfill 0: nothing yet) */
 	uint8_t *splat;
-	/* the mask-selects' slots: FZ_BLOCK 4-byte masks each (fused_mask.h) */
+	/* the mask-selects' slots: FZ_BLOCK 4-byte masks each (fused_plan.h) */
 	uint32_t *masks;
 	uint32_t sfill[ISA_FUSED_MAX_INPUTS];
 	uint64_t skey[ISA_FUSED_MAX_INPUTS];
@@ -309,14 +309,14 @@ static void fz_step(fz_regs_t *r, const isa_fused_op_t *op, size_t n, uint8_t *t
 	r->ptr[op->dst] = own(r, op->dst);
 }
 
-/* Runs step s of a mask-select (fused_mask.h): a step of a tree writes its
+/* Runs step s of a mask-select (fused_plan.h): a step of a tree writes its
  * mask slot, not its register (nothing else reads that value); the SELECT
  * blends by its predicate's slot. masks: the slots, FZ_BLOCK elements each. */
 static void fz_mask_step(fz_regs_t *r, const fz_prog_t *pg, uint32_t s, size_t n,
 			 uint32_t *masks, uint8_t *tmp)
 {
 	const isa_fused_op_t *op = &pg->code[s];
-	const fz_mask_plan_t *mp = &pg->mp;
+	const fz_plan_t *mp = &pg->mp;
 	uint32_t *arg0 = masks + (size_t)mp->arg[s][0] * FZ_BLOCK;
 	if (mp->folded[s]) {
 		uint32_t *m = masks + (size_t)mp->slot[s] * FZ_BLOCK;
@@ -337,6 +337,23 @@ static void fz_mask_step(fz_regs_t *r, const fz_prog_t *pg, uint32_t s, size_t n
 	r->cfill[op->dst] = 0;
 	r->dt[op->dst] = (uint8_t)op->dtype;
 	r->ptr[op->dst] = own(r, op->dst);
+}
+
+/* Runs step s, the second of an op pair (fused_plan.h), with its first: that
+ * step's operand registers still hold its operands (fz_plan). */
+static void fz_pair_step(fz_regs_t *r, const fz_prog_t *pg, uint32_t s, size_t n, uint8_t *tmp)
+{
+	const isa_fused_op_t *u = &pg->code[s], *t = &pg->code[pg->mp.pair_first[s]];
+	int side = pg->mp.pair_side[s];
+	const float *a = RF(r, t->src[0]), *b = RF(r, t->src[1]), *c = RF(r, u->src[1 - side]);
+	float *d = WF(r, u->dst);
+	float *o = d == a || d == b || d == c ? (float *)(void *)tmp : d;
+	fz_pair_run(t->op, u->op, side, n, o, a, b, c);
+	if (o != d)
+		memcpy(d, o, n * sizeof(float));
+	r->cfill[u->dst] = 0;
+	r->dt[u->dst] = (uint8_t)u->dtype;
+	r->ptr[u->dst] = own(r, u->dst);
 }
 
 /* Loads input i's block of m elements at p (byte stride bs) into register i, or
@@ -474,10 +491,12 @@ static fwsim_status_t fz_segment(const fwsim_kargs_t *k, const fz_prog_t *pg, fz
 		r->iota0[d] = pt->iota_start[d] + off[v];
 	}
 	for (uint32_t s = 0; s < pg->h.n_code; s++) {
-		if (!pg->live[s])
+		if (!pg->live[s] || pg->mp.paired[s])
 			continue;
 		if (pg->mp.folded[s] || pg->mp.select[s])
 			fz_mask_step(r, pg, s, m, r->masks, tmp);
+		else if (pg->mp.pair_first[s] >= 0)
+			fz_pair_step(r, pg, s, m, tmp);
 		else
 			fz_step(r, &pg->code[s], m, tmp);
 	}
@@ -933,7 +952,7 @@ fwsim_status_t fwsim_exec_fused(fwsim_exec_t *x, uint32_t e, uint32_t pc, fwsim_
 	uint8_t in_dt[ISA_FUSED_MAX_INPUTS];
 	for (uint32_t i = 0; i < nin; i++)
 		in_dt[i] = pg->in_ap[i].dtype;
-	fz_mask_plan(pg->code, pg->h.n_code, pg->live, in_dt, nin, pg->h.out_reg, &pg->mp);
+	fz_plan(pg->code, pg->h.n_code, pg->live, in_dt, nin, pg->h.out_reg, &pg->mp);
 	k->flops = isa_insn_flops(in, isa_fused_flops_per_elem(pg->code, pg->h.n_code, in_dt, nin));
 	fwsim_status_t st = fz_run(k, pg);
 	free(pg);

@@ -1,5 +1,5 @@
 /* FUSED: random programs against the same steps run op by op (ALU/COPY), scalar references, the reducing form and IOTA, descriptor validation, OOB and NaN records. */
-#include "fused_mask.h"
+#include "fused_plan.h"
 #include "fwsim_test.h"
 #include "neuronsim/half.h"
 
@@ -541,7 +541,7 @@ START_TEST(test_dead_steps_skipped_and_not_blamed)
 }
 END_TEST
 
-/* Mask-selects (fused_mask.h): selects by trees of float compares, as the
+/* Mask-selects (fused_plan.h): selects by trees of float compares, as the
  * compiler emits ReLU and hardtanh backward (a compare writing over its own
  * operand's register, as its register allocation does), a three-leaf tree of
  * AND, XOR and NOT whose SELECT overwrites an operand, and a compare also read
@@ -592,7 +592,7 @@ START_TEST(test_mask_select_trees)
 		fb_init(&b);
 		fb_input(&b, xa);
 		fb_input(&b, ga);
-		fz_mask_plan_t mp;
+		fz_plan_t mp;
 		uint8_t in_dt[2] = { ISA_DT_F32, ISA_DT_F32 };
 		bool live[8] = { true, true, true, true, true, true, true, true };
 		if (kind == 0) {
@@ -603,7 +603,7 @@ START_TEST(test_mask_select_trees)
 			fb_op(&b, ISA_ALU_OR, 0, ISA_DT_PRED, 4, 0, -1, 0);
 			fb_op(&b, ISA_ALU_SELECT, 0, ISA_DT_F32, 0, 2, 1, 0);
 			b.h.out_reg = 0;
-			fz_mask_plan(b.code, b.h.n_code, live, in_dt, 2, 0, &mp);
+			fz_plan(b.code, b.h.n_code, live, in_dt, 2, 0, &mp);
 			ck_assert(mp.folded[2] && mp.folded[3] && mp.folded[4] && mp.select[5]);
 			ck_assert(!mp.folded[0] && !mp.folded[1] && !mp.folded[5]);
 			ck_assert_uint_eq(mp.n_slots, 3);
@@ -617,7 +617,7 @@ START_TEST(test_mask_select_trees)
 			fb_op(&b, ISA_ALU_XOR, 3, ISA_DT_PRED, 3, 4, -1, 0);
 			fb_op(&b, ISA_ALU_SELECT, 1, ISA_DT_F32, 3, 1, 0, 0); /* over g */
 			b.h.out_reg = 1;
-			fz_mask_plan(b.code, b.h.n_code, live, in_dt, 2, 1, &mp);
+			fz_plan(b.code, b.h.n_code, live, in_dt, 2, 1, &mp);
 			for (int s = 1; s < 7; s++)
 				ck_assert_msg(mp.folded[s], "step %d", s);
 			ck_assert(mp.select[7] && mp.n_slots == 6);
@@ -628,12 +628,101 @@ START_TEST(test_mask_select_trees)
 			fb_op(&b, ISA_FUSED_CONVERT, 3, ISA_DT_F32, 3, -1, -1, 0); /* reads the pred */
 			fb_op(&b, ISA_ALU_ADD, 4, ISA_DT_F32, 4, 3, -1, 0);
 			b.h.out_reg = 4;
-			fz_mask_plan(b.code, b.h.n_code, live, in_dt, 2, 4, &mp);
+			fz_plan(b.code, b.h.n_code, live, in_dt, 2, 4, &mp);
 			ck_assert(!mp.folded[1] && !mp.select[2] && mp.n_slots == 0);
 		}
 		check_mask_program(&b, &t, o, x, g, ov, n, kind);
 		tmem_free(&t);
 	}
+}
+END_TEST
+
+/* Op pairs (fused_plan.h): every ADD/SUB/MUL pair on both sides of the
+ * second step, bit for bit the two steps' f32 roundings over NaN, Inf, signed
+ * zeros and values whose product or sum rounds; the first step writing over
+ * its own operand (as the compiler's register reuse does) still pairs, its
+ * result register never written. Not paired: a first step whose value is read
+ * twice, whose operand a step in between overwrites, or that rounds to bf16. */
+static float pair_ref(uint32_t op, float x, float y)
+{
+	return op == ISA_ALU_ADD ? x + y : op == ISA_ALU_SUB ? x - y : x * y;
+}
+
+START_TEST(test_op_pairs)
+{
+	static const uint32_t ops[3] = { ISA_ALU_ADD, ISA_ALU_SUB, ISA_ALU_MUL };
+	const uint32_t n = 1100;
+	uint64_t sh[1] = { n };
+	for (int f = 0; f < 3; f++)
+		for (int g = 0; g < 3; g++)
+			for (int side = 0; side < 2; side++) {
+				tmem_t t;
+				tmem_init(&t);
+				isa_ap_t ap[3];
+				float *v[3];
+				uint64_t seed = 7 + (uint64_t)(f * 6 + g * 2 + side);
+				static const float special[] = { 0.0f, -0.0f, NAN, INFINITY, -INFINITY, 1e30f, 3.0f };
+				for (int i = 0; i < 3; i++) {
+					ap[i] = tmk_ap(&t, 2, ISA_DT_F32, 1, sh, L_CONTIG);
+					v[i] = (float *)(void *)tmem_ptr(&t, 2, ap[i].offset);
+					for (uint32_t e = 0; e < n; e++) {
+						uint64_t r = trand(&seed);
+						v[i][e] = r % 9 == 0 ? special[(r >> 8) % 7]
+								     : (float)((int64_t)(r >> 16) % 20001 - 10000) / 37.0f;
+					}
+				}
+				isa_ap_t o = tmk_ap(&t, 3, ISA_DT_F32, 1, sh, L_CONTIG);
+				float *ov = (float *)(void *)tmem_ptr(&t, 3, o.offset);
+				fbuild_t b;
+				fb_init(&b);
+				for (int i = 0; i < 3; i++)
+					fb_input(&b, ap[i]);
+				/* step 0 writes over its operand register 0; step 1's result over c's */
+				fb_op(&b, ops[f], 0, ISA_DT_F32, 0, 1, -1, 0);
+				if (side)
+					fb_op(&b, ops[g], 2, ISA_DT_F32, 2, 0, -1, 0);
+				else
+					fb_op(&b, ops[g], 2, ISA_DT_F32, 0, 2, -1, 0);
+				b.h.out_reg = 2;
+				fz_plan_t mp;
+				uint8_t in_dt[3] = { ISA_DT_F32, ISA_DT_F32, ISA_DT_F32 };
+				bool live[2] = { true, true };
+				fz_plan(b.code, b.h.n_code, live, in_dt, 3, 2, &mp);
+				ck_assert(mp.paired[0] && mp.pair_first[1] == 0 && mp.pair_side[1] == side);
+				isa_insn_t in = fb_emit(&b, &t, o);
+				fwsim_job_t job;
+				ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, 0, &job), FWSIM_OK);
+				for (uint32_t e = 0; e < n; e++) {
+					float x = pair_ref(ops[f], v[0][e], v[1][e]);
+					float w = side ? pair_ref(ops[g], v[2][e], x) : pair_ref(ops[g], x, v[2][e]);
+					ck_assert_msg(memcmp(&ov[e], &w, 4) == 0 || (isnan(ov[e]) && isnan(w)),
+						      "pair %d %d side %d element %u: %a, want %a", f, g, side, e,
+						      ov[e], w);
+				}
+				tmem_free(&t);
+			}
+	/* not pairs */
+	fbuild_t b;
+	fz_plan_t mp;
+	uint8_t in_dt[3] = { ISA_DT_F32, ISA_DT_F32, ISA_DT_F32 };
+	bool live[4] = { true, true, true, true };
+	fb_init(&b); /* read twice */
+	fb_op(&b, ISA_ALU_MUL, 3, ISA_DT_F32, 0, 1, -1, 0);
+	fb_op(&b, ISA_ALU_ADD, 4, ISA_DT_F32, 3, 2, -1, 0);
+	fb_op(&b, ISA_ALU_ADD, 4, ISA_DT_F32, 4, 3, -1, 0);
+	fz_plan(b.code, 3, live, in_dt, 3, 4, &mp);
+	ck_assert(!mp.paired[0]);
+	fb_init(&b); /* an operand overwritten in between */
+	fb_op(&b, ISA_ALU_MUL, 3, ISA_DT_F32, 0, 1, -1, 0);
+	fb_op(&b, ISA_ALU_NEG, 1, ISA_DT_F32, 2, -1, -1, 0);
+	fb_op(&b, ISA_ALU_ADD, 4, ISA_DT_F32, 3, 1, -1, 0);
+	fz_plan(b.code, 3, live, in_dt, 3, 4, &mp);
+	ck_assert(!mp.paired[0] && mp.pair_first[2] < 0);
+	fb_init(&b); /* rounds to bf16 */
+	fb_op(&b, ISA_ALU_MUL, 3, ISA_DT_BF16, 0, 1, -1, 0);
+	fb_op(&b, ISA_ALU_ADD, 4, ISA_DT_F32, 3, 2, -1, 0);
+	fz_plan(b.code, 2, live, in_dt, 3, 4, &mp);
+	ck_assert(!mp.paired[0]);
 }
 END_TEST
 
@@ -1431,6 +1520,7 @@ static Suite *fused_suite(void)
 	tcase_add_test(tc, test_dead_steps_skipped_and_not_blamed);
 	tcase_add_test(tc, test_mask_select_trees);
 	tcase_add_test(tc, test_mask_select_nan_blamed_on_select);
+	tcase_add_test(tc, test_op_pairs);
 	tcase_add_loop_test(tc, test_transposed_input_in_bands, 0, 2);
 	tcase_add_test(tc, test_descriptor_garbage_rejected);
 	tcase_add_test(tc, test_static_validation_of_fused_insn);

@@ -1,5 +1,5 @@
-/* FUSED's mask-selects (fused_mask.h): finding them in a program, and their vector loops. */
-#include "fused_mask.h"
+/* FUSED's step plans (fused_plan.h): finding mask-selects and op pairs in a program, and their vector loops. */
+#include "fused_plan.h"
 
 #include <string.h>
 
@@ -46,13 +46,51 @@ static bool build(plan_t *p, int d)
 	return ok;
 }
 
-void fz_mask_plan(const isa_fused_op_t *code, uint32_t n_code, const bool *live,
-		  const uint8_t *in_dt, uint32_t n_in, uint32_t out_reg, fz_mask_plan_t *mp)
+static bool pair_op(const isa_fused_op_t *op)
+{
+	return (op->op == ISA_ALU_ADD || op->op == ISA_ALU_SUB || op->op == ISA_ALU_MUL) &&
+	       op->dtype == ISA_DT_F32;
+}
+
+/* The op pairs (after the mask-selects, whose steps they leave alone). */
+static void plan_pairs(const plan_t *p, uint32_t n_code, const bool *live, fz_plan_t *mp)
+{
+	const isa_fused_op_t *code = p->code;
+	for (uint32_t u = 0; u < n_code; u++) {
+		const isa_fused_op_t *ou = &code[u];
+		if (!live[u] || mp->folded[u] || mp->paired[u] || !pair_op(ou) ||
+		    !isa_dtype_is_float(p->sdt[u][0]) || !isa_dtype_is_float(p->sdt[u][1]))
+			continue;
+		for (int side = 0; side < 2; side++) {
+			int t = p->def[u][side];
+			if (t == NONE || p->uses[t] != 1 || mp->folded[t] || mp->paired[t] ||
+			    mp->pair_first[t] >= 0 || !pair_op(&code[t]) ||
+			    !isa_dtype_is_float(p->sdt[t][0]) || !isa_dtype_is_float(p->sdt[t][1]))
+				continue;
+			uint32_t ra = code[t].src[0], rb = code[t].src[1];
+			bool kept = true;
+			/* t itself is skipped: its result never lands in its register */
+			for (uint32_t w = (uint32_t)t + 1; w < u && kept; w++)
+				kept = !live[w] || (code[w].dst != ra && code[w].dst != rb);
+			if (!kept)
+				continue;
+			mp->paired[t] = true;
+			mp->pair_first[u] = (int16_t)t;
+			mp->pair_side[u] = (uint8_t)side;
+			break;
+		}
+	}
+}
+
+void fz_plan(const isa_fused_op_t *code, uint32_t n_code, const bool *live,
+	     const uint8_t *in_dt, uint32_t n_in, uint32_t out_reg, fz_plan_t *mp)
 {
 	plan_t pl, *p = &pl;
 	memset(p, 0, sizeof(*p));
 	memset(mp, 0, sizeof(*mp));
 	p->code = code;
+	for (uint32_t s = 0; s < ISA_FUSED_MAX_CODE; s++)
+		mp->pair_first[s] = NONE;
 	int16_t cur[ISA_FUSED_MAX_REGS];
 	uint8_t cdt[ISA_FUSED_MAX_REGS];
 	for (uint32_t r = 0; r < ISA_FUSED_MAX_REGS; r++) {
@@ -97,6 +135,7 @@ void fz_mask_plan(const isa_fused_op_t *code, uint32_t n_code, const bool *live,
 		mp->select[s] = true;
 		mp->arg[s][0] = mp->slot[p->def[s][0]];
 	}
+	plan_pairs(p, n_code, live, mp);
 }
 
 FWSIM_TARGET_CLONES
@@ -153,4 +192,50 @@ void fz_mask_join(uint32_t op, size_t n, uint32_t *m, const uint32_t *x, const u
 void fz_mask_blend(size_t n, float *dst, const uint32_t *m, const float *a, const float *b)
 {
 	mask_blend(n, dst, m, a, b);
+}
+
+/* One pair's loop, specialised by the compiler for each constant first,
+ * second and side that pair_run passes. */
+static inline __attribute__((always_inline)) void
+pair_loop(uint32_t first, uint32_t second, int side, size_t n, float *restrict o,
+	  const float *restrict a, const float *restrict b, const float *restrict c)
+{
+	for (size_t i = 0; i < n; i++) {
+		float x = a[i], y = b[i];
+		float t = first == ISA_ALU_ADD ? x + y : first == ISA_ALU_SUB ? x - y : x * y;
+		float l = side ? c[i] : t, r = side ? t : c[i];
+		o[i] = second == ISA_ALU_ADD ? l + r : second == ISA_ALU_SUB ? l - r : l * r;
+	}
+}
+
+#define PAIR_CASE(F, S)                                                        \
+	case F * ISA_ALU_END + S:                                              \
+		if (side)                                                      \
+			pair_loop(F, S, 1, n, o, a, b, c);                     \
+		else                                                           \
+			pair_loop(F, S, 0, n, o, a, b, c);                     \
+		break
+
+FWSIM_TARGET_CLONES
+static void pair_run(uint32_t first, uint32_t second, int side, size_t n, float *restrict o,
+		     const float *restrict a, const float *restrict b, const float *restrict c)
+{
+	switch (first * ISA_ALU_END + second) {
+	PAIR_CASE(ISA_ALU_ADD, ISA_ALU_ADD);
+	PAIR_CASE(ISA_ALU_ADD, ISA_ALU_SUB);
+	PAIR_CASE(ISA_ALU_ADD, ISA_ALU_MUL);
+	PAIR_CASE(ISA_ALU_SUB, ISA_ALU_ADD);
+	PAIR_CASE(ISA_ALU_SUB, ISA_ALU_SUB);
+	PAIR_CASE(ISA_ALU_SUB, ISA_ALU_MUL);
+	PAIR_CASE(ISA_ALU_MUL, ISA_ALU_ADD);
+	PAIR_CASE(ISA_ALU_MUL, ISA_ALU_SUB);
+	PAIR_CASE(ISA_ALU_MUL, ISA_ALU_MUL);
+	default: break; /* fz_plan pairs only these */
+	}
+}
+
+void fz_pair_run(uint32_t first, uint32_t second, int side, size_t n, float *o, const float *a,
+		 const float *b, const float *c)
+{
+	pair_run(first, second, side, n, o, a, b, c);
 }
