@@ -563,6 +563,86 @@ START_TEST(test_reduce_minmax_rows_bit_exact)
 }
 END_TEST
 
+/* A max-pool's window as a REDUCE (3x3 windows of stride 2 over a 4x21x21
+ * plane, the window's dims innermost and reduced) walks the window outside
+ * the outputs (reduce_window_order): the same inputs in the same order per
+ * output. MAX and MIN of f32 bit for bit the in-order chain over NaN payloads
+ * and signed-zero ties, s32 SUM and MAX exact, with and without ACCUMULATE. */
+START_TEST(test_reduce_window_bit_exact)
+{
+	static const uint32_t cases[4][2] = { { ISA_RED_MAX, ISA_DT_F32 }, { ISA_RED_MIN, ISA_DT_F32 },
+					      { ISA_RED_SUM, ISA_DT_S32 }, { ISA_RED_MAX, ISA_DT_S32 } };
+	for (int c = 0; c < 4; c++)
+		for (int acc = 0; acc < 2; acc++) {
+			uint32_t op = cases[c][0], dt = cases[c][1];
+			tmem_t t;
+			tmem_init(&t);
+			const uint64_t P = 21 * 21;
+			uint64_t sh[5] = { 4, 9, 9, 3, 3 }, osh[5] = { 4, 9, 9, 1, 1 };
+			isa_ap_t a = isa_ap_contig(1, tmem_alloc(&t, 1, 4 * P * 4), dt, 5, sh);
+			int64_t st[5] = { (int64_t)P, 42, 2, 21, 1 };
+			memcpy(a.stride, st, sizeof(st));
+			isa_ap_t o = isa_ap_contig(0, tmem_alloc(&t, 0, 4 * 81 * 4), dt, 5, osh);
+			uint32_t *v = (uint32_t *)(void *)tmem_ptr(&t, 1, a.offset);
+			uint32_t *ov = (uint32_t *)(void *)tmem_ptr(&t, 0, o.offset), init[324];
+			uint64_t seed = 31 + (uint64_t)(c * 2 + acc);
+			static const uint32_t fspecial[4] = { 0x00000000u, 0x80000000u, 0x7fc00011u, 0xffc00022u };
+			for (uint64_t i = 0; i < 4 * P; i++) {
+				uint64_t r = trand(&seed);
+				if (dt == ISA_DT_F32) {
+					float f = (float)((int64_t)(r >> 8) % 7 - 3);
+					memcpy(&v[i], &f, 4);
+					if (r % 11 == 0)
+						v[i] = fspecial[(r >> 4) % 4];
+				} else {
+					v[i] = (uint32_t)(int32_t)((int64_t)(r >> 8) % 2001 - 1000);
+				}
+			}
+			for (uint32_t e = 0; e < 324; e++) {
+				float f = (float)(e % 5) - 2;
+				init[e] = dt == ISA_DT_F32 ? 0 : (uint32_t)(e % 7);
+				if (dt == ISA_DT_F32)
+					memcpy(&init[e], &f, 4);
+				if (!acc) /* the identity: -inf, +inf, 0, INT32_MIN */
+					init[e] = dt == ISA_DT_F32 ? (op == ISA_RED_MAX ? 0xff800000u : 0x7f800000u)
+								   : (op == ISA_RED_MAX ? 0x80000000u : 0u);
+				ov[e] = init[e];
+			}
+			isa_insn_t in = isa_insn_init(ISA_OP_REDUCE, op);
+			in.n_ap = 2;
+			in.param = 3u << 3;
+			in.flags = acc ? ISA_F_ACCUMULATE : 0;
+			in.ap[0] = o;
+			in.ap[1] = a;
+			fwsim_job_t job;
+			ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, 0, &job), FWSIM_OK);
+			for (uint32_t e = 0; e < 324; e++) {
+				uint64_t ch = e / 81, oy = e / 9 % 9, ox = e % 9;
+				uint32_t w = init[e];
+				for (uint64_t ky = 0; ky < 3; ky++)
+					for (uint64_t kx = 0; kx < 3; kx++) {
+						uint32_t x = v[ch * P + (oy * 2 + ky) * 21 + ox * 2 + kx];
+						if (dt == ISA_DT_F32) {
+							float fa, fb;
+							memcpy(&fa, &w, 4);
+							memcpy(&fb, &x, 4);
+							float r = fa != fa ? fa : fb != fb ? fb
+								: op == ISA_RED_MAX ? (fa > fb ? fa : fb) : (fa < fb ? fa : fb);
+							memcpy(&w, &r, 4);
+						} else if (op == ISA_RED_SUM) {
+							w += x;
+						} else {
+							w = (int32_t)x > (int32_t)w ? x : w;
+						}
+					}
+				ck_assert_msg(ov[e] == w, "case %d acc %d output %u: 0x%08x, want 0x%08x", c, acc, e,
+					      ov[e], w);
+			}
+			tmem_free(&t);
+		}
+}
+END_TEST
+
 /* Matmuls whose packing buffers would exceed FWSIM_MATMUL_MAX_TILE run in
  * tiles: M tiles of a packed bf16/f32 product, K tiles accumulating into C
  * (exact here), and the NaN record's first index over the whole output. */
@@ -891,6 +971,7 @@ static Suite *tensor_suite(void)
 	tcase_add_test(tc, test_reduce_f32_sum_order_bit_exact);
 	tcase_add_test(tc, test_reduce_f32_short_rows_bit_exact);
 	tcase_add_test(tc, test_reduce_minmax_rows_bit_exact);
+	tcase_add_test(tc, test_reduce_window_bit_exact);
 	tcase_add_test(tc, test_matmul_tiled_matches_reference);
 	tcase_add_test(tc, test_host_scratch_bounded_for_stride0_operands);
 	tcase_add_test(tc, test_iota_every_dtype_and_dim);
