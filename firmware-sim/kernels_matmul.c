@@ -1,6 +1,7 @@
-/* MATMUL: f32 (and bf16/f16 converted blockwise to f32) through OpenBLAS sgemm; integers by loop. */
-#include <cblas.h>
+/* MATMUL: f32 (and bf16/f16 converted blockwise to f32) through oneDNN's sgemm; integers by loop. */
 #include <limits.h>
+#include <omp.h>
+#include <oneapi/dnnl/dnnl.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,21 +15,49 @@ typedef struct mat {
 	int64_t sr, sc; /* element strides */
 } mat_t;
 
-/* Can sgemm read this matrix in place? Row-major NoTrans needs unit column
- * stride and ld >= cols; Trans needs unit row stride and ld >= rows. Unit
- * dims make their stride irrelevant. */
-static int blas_layout(const mat_t *m, const uint8_t *p, CBLAS_TRANSPOSE *t, int *ld)
+/* sgemm's operand layouts: 'N' row-major, 'T' transposed (column-major). */
+#define GEMM_N 'N'
+#define GEMM_T 'T'
+
+/*
+ * One f32 GEMM, row-major, on the calling thread: oneDNN's sgemm, whose JIT
+ * kernels use the CPU's widest vectors (AVX-512 where there is one: 240-260
+ * GFLOP/s per core here on the convolutions' and transformers' shapes, 2x
+ * OpenBLAS's AVX2 kernels that OPENBLAS_CORETYPE=Haswell holds this machine
+ * to). Parallelism is the pool's (items of one product), so oneDNN's OpenMP
+ * regions run on one thread: the thread count is an OpenMP setting of each
+ * calling thread, made once. oneDNN fails only on allocation for the
+ * arguments blas_layout and pack produce: FWSIM_NOMEM.
+ */
+static fwsim_status_t gemm_f32(char ta, char tb, uint64_t m, uint64_t n, uint64_t k,
+			       const float *a, int lda, const float *b, int ldb, float beta,
+			       float *c, int ldc)
+{
+	static __thread bool one_thread;
+	if (!one_thread) {
+		omp_set_num_threads(1);
+		one_thread = true;
+	}
+	dnnl_status_t st = dnnl_sgemm(ta, tb, (dnnl_dim_t)m, (dnnl_dim_t)n, (dnnl_dim_t)k, 1.0f, a,
+				      lda, b, ldb, beta, c, ldc);
+	return st == dnnl_success ? FWSIM_OK : FWSIM_NOMEM;
+}
+
+/* Can sgemm read this matrix in place? Row-major N needs unit column stride
+ * and ld >= cols; T needs unit row stride and ld >= rows. Unit dims make
+ * their stride irrelevant. */
+static int blas_layout(const mat_t *m, const uint8_t *p, char *t, int *ld)
 {
 	if (m->dt != ISA_DT_F32 || ((uintptr_t)p & 3u) || m->rows > INT_MAX || m->cols > INT_MAX)
 		return 0;
 	int64_t rows = (int64_t)m->rows, cols = (int64_t)m->cols;
 	if ((cols == 1 || m->sc == 1) && (rows == 1 || (m->sr >= cols && m->sr <= INT_MAX))) {
-		*t = CblasNoTrans;
+		*t = GEMM_N;
 		*ld = (int)(rows == 1 ? (cols > 0 ? cols : 1) : m->sr);
 		return 1;
 	}
 	if ((rows == 1 || m->sr == 1) && (cols == 1 || (m->sc >= rows && m->sc <= INT_MAX))) {
-		*t = CblasTrans;
+		*t = GEMM_T;
 		*ld = (int)(cols == 1 ? (rows > 0 ? rows : 1) : m->sc);
 		return 1;
 	}
@@ -38,7 +67,7 @@ static int blas_layout(const mat_t *m, const uint8_t *p, CBLAS_TRANSPOSE *t, int
 /* Converts a strided matrix of any float dtype into a contiguous f32 buffer,
  * walking the operand's unit-stride direction so transposed operands pack
  * with sequential reads; t and ld describe the packed layout. */
-static void pack(const mat_t *m, const uint8_t *p, float *dst, CBLAS_TRANSPOSE *t, int *ld)
+static void pack(const mat_t *m, const uint8_t *p, float *dst, char *t, int *ld)
 {
 	int64_t es = (int64_t)isa_dtype_size(m->dt);
 	int64_t asr = m->sr < 0 ? -m->sr : m->sr, asc = m->sc < 0 ? -m->sc : m->sc;
@@ -46,13 +75,13 @@ static void pack(const mat_t *m, const uint8_t *p, float *dst, CBLAS_TRANSPOSE *
 		for (uint64_t c = 0; c < m->cols; c++)
 			fwsim_load_f32(m->dt, p + (int64_t)c * m->sc * es, m->sr * es, m->rows,
 				       dst + c * m->rows);
-		*t = CblasTrans;
+		*t = GEMM_T;
 		*ld = (int)(m->rows ? m->rows : 1);
 	} else {
 		for (uint64_t r = 0; r < m->rows; r++)
 			fwsim_load_f32(m->dt, p + (int64_t)r * m->sr * es, m->sc * es, m->cols,
 				       dst + r * m->cols);
-		*t = CblasNoTrans;
+		*t = GEMM_N;
 		*ld = (int)(m->cols ? m->cols : 1);
 	}
 }
@@ -157,7 +186,7 @@ typedef struct mm_scratch {
 	float *ta, *tb, *tc;
 	const uint8_t *packed_pb; /* tb holds this B tile packed (a broadcast B) */
 	uint64_t packed_kt, packed_nt;
-	CBLAS_TRANSPOSE tBp;
+	char tBp;
 	int ldbp;
 	fwsim_numchk_t chk; /* this slot's share of the NaN/Inf scan */
 } mm_scratch_t;
@@ -194,10 +223,10 @@ static fwsim_status_t mm_item(void *vctx, uint64_t item, uint32_t slot, fwsim_wa
 	uint8_t *pc0 = k->base[0] + (int64_t)bi * j->sbat[0] * ec;
 	uint8_t *pc = pc0 + ((int64_t)m0 * c->stride[o] + (int64_t)n0 * c->stride[o + 1]) * ec;
 	mat_t mc = { c->dtype, mt, nt, c->stride[o], c->stride[o + 1] };
-	CBLAS_TRANSPOSE tC;
+	char tC;
 	int ldc = 1;
 	float *C;
-	int direct_c = blas_layout(&mc, pc, &tC, &ldc) && tC == CblasNoTrans;
+	int direct_c = blas_layout(&mc, pc, &tC, &ldc) && tC == GEMM_N;
 	if (direct_c) {
 		C = (float *)(void *)pc;
 	} else {
@@ -215,7 +244,7 @@ static fwsim_status_t mm_item(void *vctx, uint64_t item, uint32_t slot, fwsim_wa
 		const uint8_t *pb = pb0 + ((int64_t)k0 * b->stride[o] + (int64_t)n0 * b->stride[o + 1]) * ea;
 		mat_t ma = { a->dtype, mt, kt, a->stride[o], a->stride[o + 1] };
 		mat_t mb = { b->dtype, kt, nt, b->stride[o], b->stride[o + 1] };
-		CBLAS_TRANSPOSE tA, tB;
+		char tA, tB;
 		int lda = 1, ldb = 1;
 		const float *A, *Bm;
 		if (blas_layout(&ma, pa, &tA, &lda)) {
@@ -243,8 +272,10 @@ static fwsim_status_t mm_item(void *vctx, uint64_t item, uint32_t slot, fwsim_wa
 			ldb = s->ldbp;
 			Bm = s->tb;
 		}
-		cblas_sgemm(CblasRowMajor, tA, tB, (int)mt, (int)nt, (int)kt, 1.0f, A, lda, Bm, ldb,
-			    k0 ? 1.0f : j->beta, C, ldc);
+		fwsim_status_t gs = gemm_f32(tA, tB, mt, nt, kt, A, lda, Bm, ldb, k0 ? 1.0f : j->beta,
+					     C, ldc);
+		if (gs != FWSIM_OK)
+			return gs;
 		/* one tile is at most 2^33 multiply-adds (each of its matrices <=
 		 * FWSIM_MATMUL_MAX_TILE) */
 		if (fwsim_tick(k, mt * nt * kt))

@@ -1,5 +1,4 @@
 /* fwsim_par: the pool of host threads that splits one large instruction (pool.h). */
-#include <cblas.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -35,7 +34,6 @@ static pool_t g_pool = {
 };
 static atomic_uint_fast64_t g_worker_items;
 static atomic_uint g_threads; /* fwsim_set_threads(); 0 = not set (auto) */
-static pthread_once_t g_blas_once = PTHREAD_ONCE_INIT;
 
 /* The CPUs this process may run on (its affinity mask), at least 1. */
 static uint32_t affinity_cpus(void)
@@ -117,13 +115,6 @@ static void *worker_main(void *arg)
 	return NULL; /* not reached: the workers live as long as the process */
 }
 
-static void blas_single(void)
-{
-	/* OpenBLAS's own threads spin while they wait for work, on the cores the
-	 * pool and the engines need: every sgemm runs on the thread that calls it */
-	openblas_set_num_threads(1);
-}
-
 /* Starts workers up to want (slots 1..want); under p->m. Best effort: a
  * worker that cannot be created leaves its items to the others. */
 static void ensure_workers(pool_t *p, uint32_t want)
@@ -140,7 +131,6 @@ static void ensure_workers(pool_t *p, uint32_t want)
 fwsim_status_t fwsim_par_for(uint64_t n_items, fwsim_par_fn_t fn, void *ctx, fwsim_watch_t *w)
 {
 	pool_t *p = &g_pool;
-	pthread_once(&g_blas_once, blas_single);
 	uint32_t threads = fwsim_get_threads();
 	bool use_pool = false;
 	if (threads > 1 && n_items > 1) {

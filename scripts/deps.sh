@@ -13,7 +13,7 @@ VENV=${NEURONSIM_VENV:-.venv}
 PY=${NEURONSIM_PYTHON:-/usr/bin/python3}
 
 PACKAGES="gcc clang make meson ninja-build pkg-config check libhwloc-dev
-libnuma-dev libopenblas-dev libjansson-dev libxxhash-dev python3 python3-numpy
+libnuma-dev libdnnl-dev libjansson-dev libxxhash-dev python3 python3-numpy
 python3-venv python3-dev dataset-fashion-mnist linux-image-amd64 linux-headers-amd64 qemu-system-x86
 busybox-static cpio sparse dwarves zlib1g-dev libzip-dev libncurses-dev tmux
 chromium help2man"

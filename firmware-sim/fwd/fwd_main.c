@@ -32,7 +32,7 @@ static struct {
 
 /* Self-pipe for SIGTERM/SIGINT: the handler only writes the signal number;
  * main reads it. A handler (rather than sigwait with the signals blocked)
- * because threads started before main (OpenBLAS's pool) do not block them,
+ * because threads a library starts before main or on its own do not block them,
  * and a process-directed signal may be delivered to any thread. */
 static int fwd_sig_pipe[2] = { -1, -1 };
 
@@ -371,8 +371,8 @@ int main(int argc, char **argv)
 	}
 	/* Detach from the terminal only now, so that start-up errors reach
 	 * the caller. fork keeps only the calling thread: our workers and the
-	 * engine threads start after it (OpenBLAS's pool handles fork itself,
-	 * with pthread_atfork). The attached file is shared with the child,
+	 * engine threads start after it (oneDNN's OpenMP runtime starts no
+	 * threads: every sgemm runs on its caller). The attached file is shared with the child,
 	 * which keeps it open when the parent exits. */
 	if (!opt.foreground) {
 		if (daemon(0, 0) < 0) {

@@ -124,7 +124,7 @@ typedef struct fwsim_core_config {
  * affinity mask (sched_getaffinity), at most 16. Process-wide, for every core;
  * takes effect at the next instruction. The results are bit-identical for
  * every count: how an instruction is cut depends on its shape only. The pool's
- * threads block between instructions; OpenBLAS runs single-threaded inside. */
+ * threads block between instructions; oneDNN's sgemm runs single-threaded inside. */
 void fwsim_set_threads(uint32_t n);
 /* The count in effect (0 resolved to the affinity mask's CPUs). */
 uint32_t fwsim_get_threads(void);

@@ -100,7 +100,7 @@ class Device:
     """One neuronsim-bench-conv process: the module compiled and loaded once."""
 
     def __init__(self, exe, hlo, inputs, out, threads, pin=False):
-        env = dict(os.environ, NEURONSIM_THREADS=str(threads), OPENBLAS_NUM_THREADS="1",
+        env = dict(os.environ, NEURONSIM_THREADS=str(threads),
                    NEURON_RT_LOG_LEVEL="ERROR")
         # pin: the process may use `threads` CPUs only, engine threads included
         # (the simulator's engines are threads of their own)

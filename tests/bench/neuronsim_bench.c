@@ -1,10 +1,11 @@
 /* neuronsim-bench (`make bench`): runtime and simulator speed, each measured as a
  * ratio against a baseline taken in the same run, with a PASS/MISS per target. */
-#include <cblas.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <linux/futex.h>
 #include <math.h>
+#include <omp.h>
+#include <oneapi/dnnl/dnnl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -251,7 +252,7 @@ static void bench_exec_round_trip(void)
 	    p50, p99, f50, f99, p50 / f50, verdict(p50 <= 2.0));
 }
 
-/* ---- (b) 1024^3 f32 matmul on the simulator vs cblas_sgemm --------------- */
+/* ---- (b) 1024^3 f32 matmul on the simulator vs dnnl_sgemm ---------------- */
 
 /* The host threads the simulator splits a MATMUL across (NEURONSIM_THREADS,
  * docs/env.md; unset or 0: the affinity mask's CPUs, at most 16). */
@@ -300,25 +301,20 @@ static void bench_matmul(void)
 	NRT_OK(nrt_tensor_write(m.t[1], hb, 0, bytes), "nrt_tensor_write");
 
 	/* Interleave the two so a noisy neighbour hits both alike. The simulator
-	 * runs OpenBLAS single-threaded inside its own pool of `threads` (it sets
-	 * OpenBLAS to one thread at its first MATMUL, process-wide); the direct
-	 * call gets OpenBLAS's own threads, as many, and gives them back after. */
+	 * runs oneDNN's sgemm on one thread per call inside its own pool of
+	 * `threads`; the direct call, the library the simulator calls, gets
+	 * oneDNN's own OpenMP threads, as many. */
 	enum { REPS = 7 };
 	double sim[REPS], direct[REPS];
 	int threads = sim_threads();
 	exec_ms(&m);
-	openblas_set_num_threads(threads);
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)N, (int)N, (int)N, 1.0f, ha,
-		    (int)N, hb, (int)N, 0.0f, hc, (int)N);
-	openblas_set_num_threads(1);
+	omp_set_num_threads(threads);
+	dnnl_sgemm('N', 'N', N, N, N, 1.0f, ha, N, hb, N, 0.0f, hc, N);
 	for (int r = 0; r < REPS; r++) {
 		sim[r] = exec_ms(&m);
-		openblas_set_num_threads(threads);
 		uint64_t t0 = now_ns();
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)N, (int)N, (int)N, 1.0f,
-			    ha, (int)N, hb, (int)N, 0.0f, hc, (int)N);
+		dnnl_sgemm('N', 'N', N, N, N, 1.0f, ha, N, hb, N, 0.0f, hc, N);
 		direct[r] = (double)(now_ns() - t0) / 1e6;
-		openblas_set_num_threads(1);
 	}
 	/* Spot-check the simulator's answer so a fast wrong kernel cannot pass. */
 	float *dc = malloc(bytes);
@@ -333,7 +329,7 @@ static void bench_matmul(void)
 	double s = ns_quantile(sim, REPS, 0.5), d = ns_quantile(direct, REPS, 0.5);
 	double flop = 2.0 * (double)N * (double)N * (double)N;
 	printf("(b) matmul 1024x1024x1024 f32 via nrt_execute, %d thread(s): %.2f ms (%.1f GFLOP/s)\n"
-	    "    baseline cblas_sgemm direct, OpenBLAS with as many threads: %.2f ms (%.1f GFLOP/s)\n"
+	    "    baseline dnnl_sgemm direct, oneDNN with as many threads: %.2f ms (%.1f GFLOP/s)\n"
 	    "    ratio sim/direct throughput %.3f; target >= 0.9: %s%s\n",
 	    threads, s, flop / s / 1e6, d, flop / d / 1e6, d / s, verdict(d / s >= 0.9),
 	    maxdiff > 1e-2 ? " (WRONG RESULT: sim differs from BLAS)" : "");
