@@ -1,6 +1,5 @@
 /* MATMUL: f32 (and bf16/f16 converted blockwise to f32) through oneDNN's sgemm; integers by loop. */
 #include <limits.h>
-#include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,10 @@ typedef struct mat {
 	uint64_t rows, cols;
 	int64_t sr, sc; /* element strides */
 } mat_t;
+
+/* The OpenMP runtime's (libgomp, which oneDNN runs on): declared here, since
+ * clang finds no omp.h without its own OpenMP package. */
+void omp_set_num_threads(int n);
 
 /* sgemm's operand layouts: 'N' row-major, 'T' transposed (column-major). */
 #define GEMM_N 'N'

@@ -4,7 +4,6 @@
 #include <inttypes.h>
 #include <linux/futex.h>
 #include <math.h>
-#include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
 #include <pthread.h>
 #include <sched.h>
@@ -253,6 +252,8 @@ static void bench_exec_round_trip(void)
 }
 
 /* ---- (b) 1024^3 f32 matmul on the simulator vs dnnl_sgemm ---------------- */
+
+void omp_set_num_threads(int n); /* libgomp's, which oneDNN runs on */
 
 /* The host threads the simulator splits a MATMUL across (NEURONSIM_THREADS,
  * docs/env.md; unset or 0: the affinity mask's CPUs, at most 16). */
