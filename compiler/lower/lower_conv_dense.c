@@ -178,6 +178,23 @@ static int64_t fold_stride(const ncc_view_t *v, const int64_t *d, int32_t n)
 	return any ? st : 1;
 }
 
+/* *wt: a contiguous f32 copy of the kernel kv with its dims in the order
+ * d[0..n) (kv's dim indices): W' of the GEMM paths. */
+static ncc_status_t conv_kernel_copy(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst,
+				     const ncc_view_t *kv, const int64_t *d, int32_t n, ncc_view_t *wt)
+{
+	int64_t wd[NCC_MAX_RANK];
+	ncc_view_t src = *kv;
+	for (int32_t i = 0; i < n; i++) {
+		wd[i] = kv->dims[d[i]];
+		src.dims[i] = kv->dims[d[i]];
+		src.strides[i] = kv->strides[d[i]];
+	}
+	src.rank = n;
+	ncc_status_t st = ncc_lower_temp_view(ctx, ISA_DT_F32, n, wd, wt);
+	return st != NCC_OK ? st : ncc_lower_copy(ctx, inst, wt, &src);
+}
+
 /* Copies acc, an f32 buffer holding out's values with out's batch and
  * feature dims at element strides sbatch and sfeat and its spatial dims
  * row-major (ax[s].B each) inside, into out. */
@@ -278,20 +295,9 @@ static ncc_status_t conv_dense_positions(ncc_lower_ctx_t *ctx, const ncc_inst_t 
 	ncc_view_t wt = *kv;
 	int64_t swo = kv->strides[dn->k_out_feature];
 	if (fold_stride(kv, kd, 1 + ns) != 1) {
-		int64_t wd[NCC_MAX_RANK];
-		ncc_view_t wsrc = *kv;
-		int32_t wr = 0;
-		wd[wr] = Cout;
-		wsrc.dims[wr] = Cout;
-		wsrc.strides[wr++] = kv->strides[dn->k_out_feature];
-		for (int32_t i = 0; i < 1 + ns; i++) {
-			wd[wr] = kv->dims[kd[i]];
-			wsrc.dims[wr] = kv->dims[kd[i]];
-			wsrc.strides[wr++] = kv->strides[kd[i]];
-		}
-		wsrc.rank = wr;
-		if ((st = ncc_lower_temp_view(ctx, ISA_DT_F32, wr, wd, &wt)) != NCC_OK ||
-		    (st = ncc_lower_copy(ctx, inst, &wt, &wsrc)) != NCC_OK)
+		int64_t od[NCC_MAX_RANK] = { dn->k_out_feature };
+		memcpy(od + 1, kd, (size_t)(1 + ns) * sizeof(*kd));
+		if ((st = conv_kernel_copy(ctx, inst, kv, od, 2 + ns, &wt)) != NCC_OK)
 			return st;
 		swo = kk;
 	}
@@ -416,27 +422,15 @@ ncc_status_t ncc_lower_conv_dense_gemm(ncc_lower_ctx_t *ctx, const ncc_inst_t *i
 		/* W' [a0][O][C][a...]: the kernel, reordered (small) */
 		int64_t C = O1, N = O0, kk = C * ncopy;
 		int64_t wd[NCC_MAX_RANK];
-		ncc_view_t wsrc = *kv, wt;
 		int32_t wr = 0;
-		if (shift) {
-			wd[wr] = ax[0].A;
-			wsrc.dims[wr] = ax[0].A;
-			wsrc.strides[wr++] = kv->strides[dn->k_spatial[0]];
-		}
-		wd[wr] = Cout;
-		wsrc.dims[wr] = Cout;
-		wsrc.strides[wr++] = kv->strides[dn->k_out_feature];
-		wd[wr] = C;
-		wsrc.dims[wr] = C;
-		wsrc.strides[wr++] = kv->strides[dn->k_in_feature];
-		for (int32_t s = c0; s < ns; s++) {
-			wd[wr] = ax[s].A;
-			wsrc.dims[wr] = ax[s].A;
-			wsrc.strides[wr++] = kv->strides[dn->k_spatial[s]];
-		}
-		wsrc.rank = wr;
-		if ((st = ncc_lower_temp_view(ctx, ISA_DT_F32, wr, wd, &wt)) != NCC_OK ||
-		    (st = ncc_lower_copy(ctx, inst, &wt, &wsrc)) != NCC_OK)
+		ncc_view_t wt;
+		if (shift)
+			wd[wr++] = dn->k_spatial[0];
+		wd[wr++] = dn->k_out_feature;
+		wd[wr++] = dn->k_in_feature;
+		for (int32_t s = c0; s < ns; s++)
+			wd[wr++] = dn->k_spatial[s];
+		if ((st = conv_kernel_copy(ctx, inst, kv, wd, wr, &wt)) != NCC_OK)
 			return st;
 		/* out[n] [O, Y] directly when its spatial dims fold and it is f32 */
 		int64_t ys = fold_stride(out, dn->out_spatial, ns);
@@ -481,23 +475,10 @@ ncc_status_t ncc_lower_conv_dense_gemm(ncc_lower_ctx_t *ctx, const ncc_inst_t *i
 	ncc_view_t kern = *kv;
 	int64_t skf = kv->strides[dn->k_in_feature], sko = kv->strides[dn->k_out_feature];
 	if (ks == 0) {
-		int64_t kd[NCC_MAX_RANK];
-		ncc_view_t ksrc = *kv;
-		int32_t kr = 0;
-		kd[kr] = F;
-		ksrc.dims[kr] = F;
-		ksrc.strides[kr++] = kv->strides[dn->k_in_feature];
-		kd[kr] = Cout;
-		ksrc.dims[kr] = Cout;
-		ksrc.strides[kr++] = kv->strides[dn->k_out_feature];
-		for (int32_t s = 0; s < ns; s++) {
-			kd[kr] = ax[s].B;
-			ksrc.dims[kr] = ax[s].B;
-			ksrc.strides[kr++] = kv->strides[dn->k_spatial[s]];
-		}
-		ksrc.rank = kr;
-		if ((st = ncc_lower_temp_view(ctx, ISA_DT_F32, kr, kd, &kern)) != NCC_OK ||
-		    (st = ncc_lower_copy(ctx, inst, &kern, &ksrc)) != NCC_OK)
+		int64_t kd[NCC_MAX_RANK] = { dn->k_in_feature, dn->k_out_feature };
+		for (int32_t s = 0; s < ns; s++)
+			kd[2 + s] = dn->k_spatial[s];
+		if ((st = conv_kernel_copy(ctx, inst, kv, kd, 2 + ns, &kern)) != NCC_OK)
 			return st;
 		skf = Cout * nb;
 		sko = nb;
