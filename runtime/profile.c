@@ -418,6 +418,7 @@ static nrt_trace_job_t *job_from(nrt_ctx_t *ctx, const nrt_exec_rec_t *rec, uint
 	j->model_core = c;
 	j->status = rec->status;
 	j->exec_index = rec->exec_index;
+	j->exec_start_ns = rec->start_ns;
 	memcpy(j->busy_ns, t->engine_busy_ns, sizeof(j->busy_ns));
 	j->insns_executed = t->insns_executed;
 	j->dropped = t->dropped;
@@ -894,7 +895,7 @@ static ns_status_t continuous_write_locked(nrt_profile_state_t *p, uint32_t vnc,
 	nrt_trace_write_args_t a = {
 		.path = out_path,
 		.gzip = true,
-		.from_ns = j->start_ns,
+		.from_ns = j->exec_start_ns, /* the execution, from its nrt_execute call */
 		.to_ns = j->end_ns,
 		.jobs = j,
 		.session = "continuous",

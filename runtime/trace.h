@@ -153,6 +153,7 @@ typedef struct nrt_trace_job {
 	int32_t status;                  /* the execution's NRT_STATUS */
 	uint64_t exec_index;
 	uint64_t start_ns, end_ns;       /* first span start .. last span end */
+	uint64_t exec_start_ns;          /* its nrt_execute call's start: the window's test */
 	uint64_t busy_ns[ISA_ENGINE_COUNT]; /* the simulator's engine_busy_ns */
 	uint64_t insns_executed;
 	uint64_t dropped;                /* spans the buffer could not hold */

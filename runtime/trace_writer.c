@@ -211,9 +211,14 @@ static json_t *job_event(const nrt_trace_job_t *j, uint64_t base)
 	return ev;
 }
 
+/* A window holds a job exactly when it holds its execution's nrt_execute
+ * span, which the snapshot picks by its start: by the job's own start, an
+ * execution called just before the window and queued behind another put its
+ * device spans in a window that had no nrt_execute for them, before the
+ * window's first one (a flaky check of the TensorBoard profile). */
 static bool job_in(const nrt_trace_job_t *j, const nrt_trace_write_args_t *a)
 {
-	return j->start_ns >= a->from_ns && j->start_ns <= a->to_ns;
+	return j->exec_start_ns >= a->from_ns && j->exec_start_ns <= a->to_ns;
 }
 
 /* Everything after the opening of the file. */

@@ -4,6 +4,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -302,6 +303,65 @@ START_TEST(test_profile_writes_chrome_trace)
 	json_decref(root);
 	fx_teardown(&f);
 	nrt_close();
+	tmp_teardown();
+}
+END_TEST
+
+/* A window holds a job exactly when it holds its execution's nrt_execute.
+ * An execution called just before nrt_profile_start that waited for the model
+ * behind another one ran its device spans inside the window, which had no
+ * nrt_execute for them: they landed before the window's first execution (a
+ * flaky check of the TensorBoard profile, test_profiler_tensorboard.py). The
+ * session arms device tracing for every execution from nrt_init, as
+ * torch_neuronsim's window does. */
+static atomic_int g_calling;
+
+static void *exec_thread(void *arg)
+{
+	fx_t *f = arg;
+	atomic_fetch_add(&g_calling, 1);
+	ck_assert_int_eq(nrt_execute(f->m, f->in, f->outs), NRT_SUCCESS);
+	return NULL;
+}
+
+START_TEST(test_profile_window_jobs_match_their_executions)
+{
+	env_clean();
+	tmp_setup();
+	setenv("NEURON_RT_INSPECT_ENABLE", "1", 1);
+	setenv("NEURON_RT_INSPECT_DEVICE_PROFILE", "session", 1);
+	setenv("NEURON_RT_INSPECT_OUTPUT_DIR", tmp_path("inspect"), 1);
+	rt_init_ok();
+	fx_t f;
+	fx_setup(&f, 1u << 23); /* an add of 8M elements: milliseconds */
+	pthread_t a, b;
+	atomic_store(&g_calling, 0);
+	ck_assert_int_eq(pthread_create(&a, NULL, exec_thread, &f), 0);
+	while (atomic_load(&g_calling) < 1)
+		usleep(100);
+	usleep(1000);
+	ck_assert_int_eq(pthread_create(&b, NULL, exec_thread, &f), 0); /* waits for a's */
+	while (atomic_load(&g_calling) < 2)
+		usleep(100);
+	usleep(1000);
+	const char *path = tmp_path("w.json");
+	ck_assert_int_eq(nrt_profile_start(f.m, path), NRT_SUCCESS);
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
+	ck_assert_int_eq(nrt_execute(f.m, f.in, f.outs), NRT_SUCCESS); /* inside */
+	ck_assert_int_eq(nrt_profile_stop(path), NRT_SUCCESS);
+	/* which executions fall inside depends on the scheduling; that every
+	 * job in the file has its nrt_execute there does not */
+	json_t *root = load_trace(path);
+	size_t ne = count(root, "X", "runtime", "nrt_execute"), nj = count(root, "X", "job", NULL);
+	ck_assert_uint_ge(ne, 1);
+	ck_assert_uint_eq(nj, ne);
+	json_decref(root);
+	fx_teardown(&f);
+	nrt_close();
+	unsetenv("NEURON_RT_INSPECT_ENABLE");
+	unsetenv("NEURON_RT_INSPECT_DEVICE_PROFILE");
+	unsetenv("NEURON_RT_INSPECT_OUTPUT_DIR");
 	tmp_teardown();
 }
 END_TEST
@@ -1673,6 +1733,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_profile_writes_chrome_trace);
 	tcase_add_test(tc, test_profile_gz_name_writes_gzip);
 	tcase_add_test(tc, test_profile_misuse);
+	tcase_add_test(tc, test_profile_window_jobs_match_their_executions);
 	tcase_add_test(tc, test_profile_stop_write_failure_is_reported);
 	tcase_add_test(tc, test_profile_trace_never_follows_planted_symlinks);
 	tcase_add_test(tc, test_profile_survives_unload_and_other_models);
