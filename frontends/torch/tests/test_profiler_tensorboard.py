@@ -18,7 +18,7 @@ import pytest
 
 from harness import run_script
 
-from torch_neuronsim import xplane
+from torch_neuronsim import profiler, xplane
 
 VENV_BIN = os.path.dirname(sys.executable)
 CHROMIUM = shutil.which("chromium")
@@ -177,6 +177,28 @@ def _lines(plane_bytes):
                     offs += [x for f3, _, x, _ in xplane.iter_fields(v2) if f3 == 2]
             out[name] = (ts, offs)
     return out
+
+
+def test_execution_begun_before_the_session_is_left_out_whole():
+    # An execution whose nrt_execute began before torch_xla's session started is
+    # left out with its device spans, even those after the start; one begun after
+    # stays whole. Cut span by span, the first kept its late spans without its
+    # nrt_execute (a device span before the profile's first execution).
+    ev = [
+        {"ph": "M", "name": "process_name", "pid": 1 << 24, "args": {"name": "NeuronCore 0"}},
+        {"ph": "X", "name": "nrt_execute", "cat": "runtime", "ts": 1.0, "dur": 9.0,
+         "args": {"model": "g", "exec_index": 3}},
+        {"ph": "X", "name": "dot.5", "cat": "device", "ts": 8.0, "dur": 1.0,
+         "args": {"model": "g", "exec_index": 3}},
+        {"ph": "X", "name": "nrt_execute", "cat": "runtime", "ts": 12.0, "dur": 5.0,
+         "args": {"model": "g", "exec_index": 4}},
+        {"ph": "X", "name": "dot.5", "cat": "device", "ts": 13.0, "dur": 1.0,
+         "args": {"model": "g", "exec_index": 4}},
+        {"ph": "X", "name": "train_step", "cat": "user", "ts": 6.0, "dur": 1.0, "args": {}},
+    ]
+    kept = profiler._session_events(ev, -5000)  # the session starts 5 us in
+    assert [(e["name"], (e.get("args") or {}).get("exec_index")) for e in kept] == [
+        ("process_name", None), ("nrt_execute", 4), ("dot.5", 4), ("train_step", None)], kept
 
 
 def test_device_planes_merge_into_a_torch_xla_profile():

@@ -252,6 +252,25 @@ def _check_trace(trace):
                    "the session's span limit (NEURONSIM_PROFILE_MAX_SPANS) was reached")
 
 
+def _session_events(events, t0):
+    """The window opens before torch_xla's session does: what ran before the
+    session's start is left out (TensorBoard refuses times before it), and an
+    execution goes whole, by its nrt_execute span, as libnrt picks a window's
+    executions: cut event by event, one whose nrt_execute began before the
+    session kept its later device spans without it."""
+    def after(e):
+        return t0 + float(e.get("ts", 0)) * 1000 >= 0
+
+    def execution(e):
+        a = e.get("args") or {}
+        return (a.get("model"), a["exec_index"]) if "exec_index" in a else None
+
+    gone = {execution(e) for e in events if e.get("name") == "nrt_execute" and not after(e)}
+    gone.discard(None)
+    return [e for e in events
+            if e.get("ph") == "M" or (after(e) and execution(e) not in gone)]
+
+
 def merge_profile(xplane_path, trace, offset):
     """Adds the window's libnrt trace to an XSpace file torch_xla wrote."""
     with open(xplane_path, "rb") as fh:
@@ -259,12 +278,8 @@ def merge_profile(xplane_path, trace, offset):
     # metadata and line ids far from the ones torch_xla's tracers use
     start = _xp.profile_start_time(space)
     shift = offset - (start or 0)
-    # The window opens before torch_xla's session does: what ran before the
-    # session's start is left out (TensorBoard refuses times before it).
     t0 = int(trace.get("otherData", {}).get("base_ns", 0)) + shift
-    trace = dict(trace, traceEvents=[e for e in trace.get("traceEvents", [])
-                                     if e.get("ph") == "M"
-                                     or t0 + float(e.get("ts", 0)) * 1000 >= 0])
+    trace = dict(trace, traceEvents=_session_events(trace.get("traceEvents", []), t0))
     hp, devs = _xp.planes_from_nrt_trace(trace, shift, md_base=1 << 40,
                                          line_id_base=1 << 31, first_device_id=1000)
     _write_atomic(xplane_path, _xp.merge_into_space(space, hp, devs))
