@@ -333,17 +333,18 @@ START_TEST(test_profile_window_jobs_match_their_executions)
 	setenv("NEURON_RT_INSPECT_OUTPUT_DIR", tmp_path("inspect"), 1);
 	rt_init_ok();
 	fx_t f;
-	fx_setup(&f, 1u << 23); /* an add of 8M elements: milliseconds */
+	fx_setup(&f, 1u << 22); /* an add of 4M elements: milliseconds (48 MiB fit the
+				 * QEMU guest's 96 MiB device) */
 	pthread_t a, b;
 	atomic_store(&g_calling, 0);
 	ck_assert_int_eq(pthread_create(&a, NULL, exec_thread, &f), 0);
 	while (atomic_load(&g_calling) < 1)
 		usleep(100);
-	usleep(1000);
+	usleep(500);
 	ck_assert_int_eq(pthread_create(&b, NULL, exec_thread, &f), 0); /* waits for a's */
 	while (atomic_load(&g_calling) < 2)
 		usleep(100);
-	usleep(1000);
+	usleep(500);
 	const char *path = tmp_path("w.json");
 	ck_assert_int_eq(nrt_profile_start(f.m, path), NRT_SUCCESS);
 	pthread_join(a, NULL);
