@@ -263,6 +263,17 @@ static void fz_iota(fz_regs_t *r, const isa_fused_op_t *op, size_t n)
 	}
 }
 
+/* After op wrote its register's own lane: the lane is what the register
+ * reads, in op's dtype, and no longer a CONST's cached fill (unless op is
+ * that CONST). */
+static void fz_written(fz_regs_t *r, const isa_fused_op_t *op)
+{
+	if (op->op != ISA_FUSED_CONST)
+		r->cfill[op->dst] = 0;
+	r->dt[op->dst] = (uint8_t)op->dtype;
+	r->ptr[op->dst] = own(r, op->dst);
+}
+
 /* Runs one validated step. Operand and result registers live in the same
  * buffer; a step whose result class differs from an operand's class and
  * shares its register goes through a temporary (tmp: 2 free lanes). */
@@ -303,10 +314,7 @@ static void fz_step(fz_regs_t *r, const isa_fused_op_t *op, size_t n, uint8_t *t
 			fz_wrap(op->dtype, n, WI(r, op->dst));
 		}
 	}
-	if (o != ISA_FUSED_CONST)
-		r->cfill[op->dst] = 0;
-	r->dt[op->dst] = (uint8_t)op->dtype;
-	r->ptr[op->dst] = own(r, op->dst);
+	fz_written(r, op);
 }
 
 /* Runs step s of a mask-select (fused_plan.h): a step of a tree writes its
@@ -334,9 +342,7 @@ static void fz_mask_step(fz_regs_t *r, const fz_prog_t *pg, uint32_t s, size_t n
 	fz_mask_blend(n, o, arg0, a, b);
 	if (o != d)
 		memcpy(d, o, n * sizeof(float));
-	r->cfill[op->dst] = 0;
-	r->dt[op->dst] = (uint8_t)op->dtype;
-	r->ptr[op->dst] = own(r, op->dst);
+	fz_written(r, op);
 }
 
 /* Runs step s, the second of an op pair (fused_plan.h), with its first: that
@@ -351,9 +357,7 @@ static void fz_pair_step(fz_regs_t *r, const fz_prog_t *pg, uint32_t s, size_t n
 	fz_pair_run(t->op, u->op, side, n, o, a, b, c);
 	if (o != d)
 		memcpy(d, o, n * sizeof(float));
-	r->cfill[u->dst] = 0;
-	r->dt[u->dst] = (uint8_t)u->dtype;
-	r->ptr[u->dst] = own(r, u->dst);
+	fz_written(r, u);
 }
 
 /* Loads input i's block of m elements at p (byte stride bs) into register i, or
