@@ -446,10 +446,32 @@ static ncc_status_t emit_copy_fn(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, v
 	return ncc_lower_emit(ctx, inst, ISA_ENGINE_DMA, &in, NULL);
 }
 
+/* A copy moves every element on its own, so it may walk the dims in any order:
+ * the destination's memory order (largest stride outermost), when every
+ * destination dim of size > 1 has a positive stride. Dims the views list in
+ * another order then fold (a transposed view into a transposed buffer is one
+ * run), and the innermost dim writes the destination's densest run: a
+ * convolution writing its 512x512x3x3 result through a transposed view walked
+ * a 18 KB stride, 2.2 ms where the copy in memory order takes 0.2. */
 ncc_status_t ncc_lower_copy(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, const ncc_view_t *dst,
 			    const ncc_view_t *src)
 {
 	ncc_view_t v[2] = { *dst, *src };
+	bool positive = true;
+	for (int32_t d = 0; d < dst->rank; d++)
+		positive &= dst->dims[d] == 1 || dst->strides[d] > 0;
+	if (positive) {
+		/* insertion sort of the dims by destination stride, stable */
+		for (int32_t d = 1; d < dst->rank; d++)
+			for (int32_t e = d; e > 0 && v[0].strides[e - 1] < v[0].strides[e]; e--)
+				for (int k = 0; k < 2; k++) {
+					int64_t td = v[k].dims[e], ts = v[k].strides[e];
+					v[k].dims[e] = v[k].dims[e - 1];
+					v[k].strides[e] = v[k].strides[e - 1];
+					v[k].dims[e - 1] = td;
+					v[k].strides[e - 1] = ts;
+				}
+	}
 	return for_views(ctx, inst, 2, v, emit_copy_fn, NULL);
 }
 

@@ -15,6 +15,8 @@ typedef struct ncc_lval {
 	int32_t *blocks;    /* scratch block each leaf holds a reference on, -1 for none */
 	bool *set;          /* leaf has a value */
 	int32_t *bind_out;  /* entry outputs: output tensor the leaf should be computed in, -1 */
+	const ncc_inst_t *bind_tr; /* leaf 0 is bound through this transpose of it: the
+				      output holds the transpose row-major (bind_outputs) */
 	int32_t pending;    /* uses not lowered yet; the value is released at 0 */
 	bool pinned;        /* a root: released by whoever consumes the computation's result */
 	bool live;

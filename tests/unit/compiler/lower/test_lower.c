@@ -320,6 +320,20 @@ START_TEST(test_conv_weight_gradient_per_batch_element)
 }
 END_TEST
 
+/* A convolution returned through a transpose (PyTorch/XLA's weight gradients)
+ * is computed in the output tensor through the transposed view: its final
+ * copy writes the output, and no output copy follows (6 COPYs before). Its
+ * values: test_ops_vs_interp. */
+START_TEST(test_conv_transposed_output_written_in_place)
+{
+	const char *t = "HloModule m\nENTRY e { x = f32[3,8,10,10] parameter(0)\n"
+			" d = f32[3,4,10,10] parameter(1)\n c = f32[3,3,8,4] convolution(x, d), "
+			"window={size=10x10 pad=1_1x1_1}, dim_labels=fb01_io01->01bf\n"
+			" ROOT t = f32[4,8,3,3] transpose(c), dimensions={3,2,0,1} }\n";
+	ck_assert_uint_eq(count_copies(t), 5);
+}
+END_TEST
+
 /* The input gradient of a strided dense convolution (lhs-dilated) is one
  * MATMUL over the real output gradient and one ADD per kernel position into
  * a zeroed accumulator kept by output phase (y mod 2), then one COPY per
@@ -1506,6 +1520,15 @@ START_TEST(test_ops_vs_interp)
 		/* pointwise weight gradient: per-batch MATMULs in place; transposed x */
 		"ENTRY e { x = f32[3,16,8,8] parameter(0)\n d = f32[3,5,8,8] parameter(1)\n ROOT c = f32[1,1,16,5] convolution(x, d), window={size=8x8}, dim_labels=fb01_io01->01bf }",
 		"ENTRY e { x = f32[16,3,8,8] parameter(0)\n d = f32[3,5,8,8] parameter(1)\n ROOT c = f32[1,1,16,5] convolution(x, d), window={size=8x8}, dim_labels=bf01_io01->01bf }",
+		/* convolutions returned through a transpose (PyTorch/XLA's weight
+		 * gradients), computed in the output tensor (bind_outputs): the
+		 * per-image, few-position and forward paths; a reader of the
+		 * transpose (the SGD update); the convolution also returned
+		 * itself (bound directly, the transpose copied); two transposes
+		 * of one convolution (the first binds it) */
+		"ENTRY e { x = f32[3,5,7,6] parameter(0)\n d = f32[3,4,7,6] parameter(1)\n w = f32[4,5,3,3] parameter(2)\n c = f32[3,3,5,4] convolution(x, d), window={size=7x6 pad=1_1x1_1}, dim_labels=fb01_io01->01bf\n t = f32[4,5,3,3] transpose(c), dimensions={3,2,0,1}\n u = f32[4,5,3,3] subtract(w, t)\n ROOT r = (f32[4,5,3,3], f32[4,5,3,3]) tuple(t, u) }",
+		"ENTRY e { x = f32[2,6,2,2] parameter(0)\n d = f32[2,5,2,2] parameter(1)\n c = f32[3,3,6,5] convolution(x, d), window={size=2x2 pad=1_1x1_1}, dim_labels=fb01_io01->01bf\n t = f32[5,6,3,3] transpose(c), dimensions={3,2,0,1}\n ROOT r = (f32[5,6,3,3], f32[3,3,6,5]) tuple(t, c) }",
+		"ENTRY e { x = f32[2,3,6,6] parameter(0)\n k = f32[4,3,3,3] parameter(1)\n c = f32[2,4,6,6] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01\n t = f32[6,4,2,6] transpose(c), dimensions={3,1,0,2}\n t2 = f32[2,6,6,4] transpose(c), dimensions={0,2,3,1}\n ROOT r = (f32[6,4,2,6], f32[2,6,6,4]) tuple(t, t2) }",
 		"ENTRY e { x = f32[2,4,4,3] parameter(0)\n s = f32[3] parameter(1)\n o = f32[3] parameter(2)\n ROOT b = (f32[2,4,4,3], f32[3], f32[3]) batch-norm-training(x, s, o), epsilon=0.001, feature_index=3 }",
 		"ENTRY e { x = f16[4,3] parameter(0)\n s = f16[3] parameter(1)\n o = f16[3] parameter(2)\n ROOT b = (f16[4,3], f16[3], f16[3]) batch-norm-training(x, s, o), epsilon=0.01, feature_index=1 }",
 		"ENTRY e { x = bf16[4,3] parameter(0)\n s = bf16[3] parameter(1)\n o = bf16[3] parameter(2)\n m = bf16[3] parameter(3)\n v = bf16[3] parameter(4)\n a = bf16[3] abs(v)\n ROOT b = bf16[4,3] batch-norm-inference(x, s, o, m, a), epsilon=0.01, feature_index=1 }",
@@ -1602,6 +1625,7 @@ static Suite *lower_suite(void)
 	tcase_add_test(tc, test_conv);
 	tcase_add_test(tc, test_conv_stride1_copies_per_kernel_column);
 	tcase_add_test(tc, test_conv_weight_gradient_per_batch_element);
+	tcase_add_test(tc, test_conv_transposed_output_written_in_place);
 	tcase_add_test(tc, test_conv_strided_input_gradient_col2im);
 	tcase_add_test(tc, test_conv_strided_one_deep_matmul);
 	tcase_add_test(tc, test_conv_few_positions_one_matmul);
