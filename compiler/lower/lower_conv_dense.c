@@ -305,10 +305,23 @@ static ncc_status_t conv_dense_positions(ncc_lower_ctx_t *ctx, const ncc_inst_t 
 	 * unit-stride folded (C, k...), the lowest address of each row */
 	uint64_t woff = wt.offset;
 
-	int64_t ad[3] = { Cout, N, ny };
-	ncc_view_t acc;
-	if ((st = ncc_lower_temp_view(ctx, ISA_DT_F32, 3, ad, &acc)) != NCC_OK)
-		return st;
+	/* acc [O][n][y...]: out itself when its (n, y...) fold into one run (a
+	 * weight gradient bound to its output through a transpose: out [O, C, k]
+	 * row-major), else a buffer copied into out at the end */
+	int64_t obd[1 + NCC_MAX_RANK] = { dn->out_batch };
+	memcpy(obd + 1, dn->out_spatial, (size_t)ns * sizeof(*obd));
+	int64_t ys = out->dtype == ISA_DT_F32 ? fold_stride(out, obd, 1 + ns) : 0;
+	bool direct = ys != 0;
+	int64_t sof = N * ny;
+	ncc_view_t acc = *out;
+	if (direct) {
+		sof = out->strides[dn->out_feature];
+	} else {
+		int64_t ad[3] = { Cout, N, ny };
+		if ((st = ncc_lower_temp_view(ctx, ISA_DT_F32, 3, ad, &acc)) != NCC_OK)
+			return st;
+		ys = 1;
+	}
 	for (int64_t ch = 0; ch < nchunk; ch++) {
 		int64_t n0 = ch * cn, nn = N - n0 < cn ? N - n0 : cn;
 		ncc_view_t t = tl[ch % 2];
@@ -320,10 +333,13 @@ static ncc_status_t conv_dense_positions(ncc_lower_ctx_t *ctx, const ncc_inst_t 
 		isa_ap_t ac, aa, ab;
 		mm_ap(&aa, &wt, woff, 1, 0, Cout, swo, kk, 1);
 		mm_ap(&ab, &t, t.offset, 1, 0, kk, cn * ny, nn * ny, 1);
-		mm_ap(&ac, &acc, acc.offset + (uint64_t)(n0 * ny * 4), 1, 0, Cout, N * ny, nn * ny, 1);
+		mm_ap(&ac, &acc, (uint64_t)((int64_t)acc.offset + n0 * ny * ys * 4), 1, 0, Cout, sof,
+		      nn * ny, ys);
 		if ((st = emit_mm(ctx, inst, false, &ac, &aa, &ab)) != NCC_OK)
 			return st;
 	}
+	if (direct)
+		return NCC_OK;
 	/* out[n, o, y...] = acc[o][n][y...] */
 	return conv_acc_out(ctx, inst, out, &acc, ax, ny, N * ny);
 }

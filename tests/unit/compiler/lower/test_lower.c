@@ -331,6 +331,13 @@ START_TEST(test_conv_transposed_output_written_in_place)
 			"window={size=10x10 pad=1_1x1_1}, dim_labels=fb01_io01->01bf\n"
 			" ROOT t = f32[4,8,3,3] transpose(c), dimensions={3,2,0,1} }\n";
 	ck_assert_uint_eq(count_copies(t), 5);
+	/* few positions: the MATMUL writes the output (fill, 4 taps, the kernel
+	 * reordered), no copy of its result (7 COPYs before) */
+	const char *f = "HloModule m\nENTRY e { x = f32[2,6,2,2] parameter(0)\n"
+			" d = f32[2,5,2,2] parameter(1)\n c = f32[3,3,6,5] convolution(x, d), "
+			"window={size=2x2 pad=1_1x1_1}, dim_labels=fb01_io01->01bf\n"
+			" ROOT t = f32[5,6,3,3] transpose(c), dimensions={3,2,0,1} }\n";
+	ck_assert_uint_eq(count_copies(f), 6);
 }
 END_TEST
 
