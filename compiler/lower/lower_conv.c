@@ -278,6 +278,8 @@ ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 		st = ncc_lower_conv_dense_gemm(ctx, inst, &x, &kv, &out, &done);
 		if (st == NCC_OK && !done)
 			st = ncc_lower_conv_dense_col2im(ctx, inst, &x, &kv, &out, &done);
+		if (st == NCC_OK && !done)
+			st = ncc_lower_conv_dense_folded(ctx, inst, &x, &kv, &out, &done);
 		if (st != NCC_OK || done)
 			return st;
 	}

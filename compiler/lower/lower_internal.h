@@ -81,11 +81,15 @@ ncc_status_t ncc_lower_reduce_op(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst);
 ncc_status_t ncc_lower_dot(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst);
 ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst);
 /* Dense f32 convolutions (no groups) as few large GEMMs over an im2col buffer,
- * and strided input gradients by col2im (lower_conv_dense.c); *out_done false
+ * strided input gradients by col2im and pointwise convolutions of small
+ * images with the batch folded into one GEMM (lower_conv_dense.c); *out_done false
  * (nothing emitted) when the form does not apply. */
 ncc_status_t ncc_lower_conv_dense_gemm(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, const ncc_view_t *x,
 				       const ncc_view_t *kv, const ncc_view_t *out, bool *out_done);
 ncc_status_t ncc_lower_conv_dense_col2im(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst,
+					 const ncc_view_t *x, const ncc_view_t *kv, const ncc_view_t *out,
+					 bool *out_done);
+ncc_status_t ncc_lower_conv_dense_folded(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst,
 					 const ncc_view_t *x, const ncc_view_t *kv, const ncc_view_t *out,
 					 bool *out_done);
 /* Depthwise and grouped f32 convolutions with one or two spatial dims as one CONV

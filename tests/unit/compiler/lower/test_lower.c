@@ -320,6 +320,56 @@ START_TEST(test_conv_weight_gradient_per_batch_element)
 }
 END_TEST
 
+/* The first MATMUL of a module's NEFF (its access patterns), as ap0's shape. */
+static void first_matmul_shape(const char *text, uint64_t shape[3])
+{
+	ncc_module_t *m = NULL;
+	ncc_error_t err = { 0 };
+	ck_assert_int_eq(ncc_parse_hlo(text, strlen(text), "t.hlo", &m, &err), NCC_OK);
+	void *neff = NULL;
+	size_t size = 0;
+	ck_assert_msg(ncc_lower_module(m, NULL, &neff, &size, &err) == NCC_OK, "%s", err.msg);
+	neff_view_t v;
+	char msg[256];
+	ck_assert_int_eq(ns_status_consume_message(neff_parse(neff, size, &v), msg, sizeof(msg)),
+			 NS_STATUS_OK);
+	bool found = false;
+	for (uint32_t e = 0; e < ISA_ENGINE_COUNT; e++)
+		for (uint32_t i = 0; !found && i < v.code_count[0][e]; i++) {
+			const isa_insn_t *in = &v.code[0][e][i];
+			if (in->opcode != ISA_OP_MATMUL)
+				continue;
+			for (int d = 0; d < 3; d++)
+				shape[d] = in->ap[0].shape[d];
+			found = true;
+		}
+	ck_assert(found);
+	free(neff);
+	ncc_module_free(m);
+}
+
+/* A pointwise convolution of small images is one GEMM over the whole batch,
+ * [O, (n, y)] = W [O, C] x X' [C, (n, y)] (the input copied channel-major,
+ * the result copied into the output): it was a MATMUL batched over the
+ * images with 16 rows each. Its values: test_ops_vs_interp. Larger images
+ * keep the per-image GEMMs, reading both operands in place. */
+START_TEST(test_conv_pointwise_small_images_one_gemm)
+{
+	uint64_t sh[3];
+	first_matmul_shape("HloModule m\nENTRY e { x = f32[8,64,4,4] parameter(0)\n"
+			   " k = f32[128,64,1,1] parameter(1)\n ROOT c = f32[8,128,4,4] "
+			   "convolution(x, k), window={size=1x1}, dim_labels=bf01_oi01->bf01 }\n", sh);
+	ck_assert_uint_eq(sh[0], 1);
+	ck_assert_uint_eq(sh[1], 128);
+	ck_assert_uint_eq(sh[2], 8 * 16);
+	first_matmul_shape("HloModule m\nENTRY e { x = f32[8,64,8,8] parameter(0)\n"
+			   " k = f32[128,64,1,1] parameter(1)\n ROOT c = f32[8,128,8,8] "
+			   "convolution(x, k), window={size=1x1}, dim_labels=bf01_oi01->bf01 }\n", sh);
+	ck_assert_uint_eq(sh[0], 8);
+	ck_assert_uint_eq(sh[1], 64);
+}
+END_TEST
+
 /* A convolution returned through a transpose (PyTorch/XLA's weight gradients)
  * is computed in the output tensor through the transposed view: its final
  * copy writes the output, and no output copy follows (6 COPYs before). Its
@@ -1527,6 +1577,13 @@ START_TEST(test_ops_vs_interp)
 		/* pointwise weight gradient: per-batch MATMULs in place; transposed x */
 		"ENTRY e { x = f32[3,16,8,8] parameter(0)\n d = f32[3,5,8,8] parameter(1)\n ROOT c = f32[1,1,16,5] convolution(x, d), window={size=8x8}, dim_labels=fb01_io01->01bf }",
 		"ENTRY e { x = f32[16,3,8,8] parameter(0)\n d = f32[3,5,8,8] parameter(1)\n ROOT c = f32[1,1,16,5] convolution(x, d), window={size=8x8}, dim_labels=bf01_io01->01bf }",
+		/* pointwise convolutions of small images, the batch folded into one
+		 * GEMM (ncc_lower_conv_dense_folded): forward (into scratch), strided,
+		 * the input gradient's form (01oi kernel), the weight gradient */
+		"ENTRY e { x = f32[3,6,4,4] parameter(0)\n k = f32[5,6,1,1] parameter(1)\n c = f32[3,5,4,4] convolution(x, k), window={size=1x1}, dim_labels=bf01_oi01->bf01\n ROOT r = f32[3,5,4,4] negate(c) }",
+		"ENTRY e { x = f32[3,6,7,7] parameter(0)\n k = f32[5,6,1,1] parameter(1)\n ROOT c = f32[3,5,4,4] convolution(x, k), window={size=1x1 stride=2x2}, dim_labels=bf01_oi01->bf01 }",
+		"ENTRY e { x = f32[3,6,4,4] parameter(0)\n k = f32[1,1,5,6] parameter(1)\n r = f32[1,1,5,6] reverse(k), dimensions={0,1}\n ROOT c = f32[3,5,4,4] convolution(x, r), window={size=1x1}, dim_labels=bf01_01oi->bf01 }",
+		"ENTRY e { x = f32[3,6,4,4] parameter(0)\n d = f32[3,5,4,4] parameter(1)\n ROOT c = f32[1,1,6,5] convolution(x, d), window={size=4x4}, dim_labels=fb01_io01->01bf }",
 		/* convolutions returned through a transpose (PyTorch/XLA's weight
 		 * gradients), computed in the output tensor (bind_outputs): the
 		 * per-image, few-position and forward paths; a reader of the
@@ -1633,6 +1690,7 @@ static Suite *lower_suite(void)
 	tcase_add_test(tc, test_conv_stride1_copies_per_kernel_column);
 	tcase_add_test(tc, test_conv_weight_gradient_per_batch_element);
 	tcase_add_test(tc, test_conv_transposed_output_written_in_place);
+	tcase_add_test(tc, test_conv_pointwise_small_images_one_gemm);
 	tcase_add_test(tc, test_conv_strided_input_gradient_col2im);
 	tcase_add_test(tc, test_conv_strided_one_deep_matmul);
 	tcase_add_test(tc, test_conv_few_positions_one_matmul);
