@@ -241,6 +241,9 @@ double fwsim_red_comb_f64(uint32_t op, double a, double b);
  * int64 for the others. */
 void fwsim_red_identity(uint32_t op, uint32_t dt, void *out8);
 int64_t fwsim_red_comb_i64(uint32_t op, int uns, int64_t a, int64_t b);
+/* acc combined with v[0..n) in any order (each combiner is associative and
+ * commutative in 64 bits): the same bits as the chain of fwsim_red_comb_i64. */
+int64_t fwsim_red_fold_i64(uint32_t op, int uns, int64_t acc, const int64_t *v, size_t n);
 /* r combined with v[0..n) in order (sums with 8 partial accumulators). */
 double fwsim_red_block_f64(uint32_t op, const float *v, size_t n, double init);
 

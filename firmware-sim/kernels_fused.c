@@ -524,9 +524,12 @@ static fwsim_status_t fz_segment(const fwsim_kargs_t *k, const fz_prog_t *pg, fz
 		} else {
 			const int64_t *v = RI(r, pg->h.out_reg);
 			int uns = isa_dtype_is_unsigned(odt);
-			for (size_t e = 0; e < m; e++)
-				a0[(int64_t)e * step].i = fwsim_red_comb_i64(rop, uns,
-									     a0[(int64_t)e * step].i, v[e]);
+			if (step == 0)
+				a0->i = fwsim_red_fold_i64(rop, uns, a0->i, v, m);
+			else
+				for (size_t e = 0; e < m; e++)
+					a0[(int64_t)e * step].i = fwsim_red_comb_i64(rop, uns,
+										     a0[(int64_t)e * step].i, v[e]);
 		}
 		return FWSIM_OK;
 	}

@@ -58,6 +58,38 @@ int64_t fwsim_red_comb_i64(uint32_t op, int uns, int64_t a, int64_t b)
 	}
 }
 
+/* Each combiner of fwsim_red_comb_i64 is associative and commutative in 64
+ * bits (wrapping sum and product, min, max, and, or), so a run folds in any
+ * order to the same bits: one loop per op that the compiler vectorises, where
+ * a call per element took 17% of a row-wise all(x == -inf). */
+FWSIM_TARGET_CLONES
+int64_t fwsim_red_fold_i64(uint32_t op, int uns, int64_t acc, const int64_t *v, size_t n)
+{
+	uint64_t u = (uint64_t)acc;
+	switch (op) {
+	case ISA_RED_SUM:
+		for (size_t e = 0; e < n; e++)
+			u += (uint64_t)v[e];
+		return (int64_t)u;
+	case ISA_RED_PROD:
+		for (size_t e = 0; e < n; e++)
+			u *= (uint64_t)v[e];
+		return (int64_t)u;
+	case ISA_RED_AND:
+		for (size_t e = 0; e < n; e++)
+			u &= (uint64_t)v[e];
+		return (int64_t)u;
+	case ISA_RED_OR:
+		for (size_t e = 0; e < n; e++)
+			u |= (uint64_t)v[e];
+		return (int64_t)u;
+	default:
+		for (size_t e = 0; e < n; e++)
+			acc = fwsim_red_comb_i64(op, uns, acc, v[e]);
+		return acc;
+	}
+}
+
 double fwsim_red_comb_f64(uint32_t op, double a, double b)
 {
 	switch (op) {
@@ -507,10 +539,7 @@ static fwsim_status_t reduce_part(const fwsim_kargs_t *k, const isa_ap_t *o, con
 				} else {
 					fwsim_load_i64(dt, p, it.inner_bs[1], m, ib);
 					if (step == 0) {
-						int64_t r = d0->i;
-						for (size_t e = 0; e < m; e++)
-							r = fwsim_red_comb_i64(op, uns, r, ib[e]);
-						d0->i = r;
+						d0->i = fwsim_red_fold_i64(op, uns, d0->i, ib, m);
 					} else {
 						for (size_t e = 0; e < m; e++)
 							d0[(int64_t)e * step].i =

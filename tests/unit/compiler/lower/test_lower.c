@@ -1577,6 +1577,10 @@ START_TEST(test_ops_vs_interp)
 		/* pointwise weight gradient: per-batch MATMULs in place; transposed x */
 		"ENTRY e { x = f32[3,16,8,8] parameter(0)\n d = f32[3,5,8,8] parameter(1)\n ROOT c = f32[1,1,16,5] convolution(x, d), window={size=8x8}, dim_labels=fb01_io01->01bf }",
 		"ENTRY e { x = f32[16,3,8,8] parameter(0)\n d = f32[3,5,8,8] parameter(1)\n ROOT c = f32[1,1,16,5] convolution(x, d), window={size=8x8}, dim_labels=bf01_io01->01bf }",
+		/* integer and pred reductions of a fused row (fwsim_red_fold_i64):
+		 * all(x < 0.99), any(x > 0.99), a wrapping s32 sum and an unsigned max */
+		"andc { an0 = pred[] parameter(0)\n an1 = pred[] parameter(1)\n ROOT an2 = pred[] and(an0, an1) }\norc { or0 = pred[] parameter(0)\n or1 = pred[] parameter(1)\n ROOT or2 = pred[] or(or0, or1) }\nENTRY e { x = f32[4,5,200] parameter(0)\n t = pred[] constant(true)\n f = pred[] constant(false)\n h = f32[] constant(0.99)\n hb = f32[4,5,200] broadcast(h), dimensions={}\n c = pred[4,5,200] compare(x, hb), direction=LT\n ra = pred[4,5] reduce(c, t), dimensions={2}, to_apply=andc\n g = f32[] constant(0.99)\n gb = f32[4,5,200] broadcast(g), dimensions={}\n c2 = pred[4,5,200] compare(x, gb), direction=GT\n ro = pred[4,5] reduce(c2, f), dimensions={2}, to_apply=orc\n ROOT r = (pred[4,5], pred[4,5]) tuple(ra, ro) }",
+		"sumi { si0 = s32[] parameter(0)\n si1 = s32[] parameter(1)\n ROOT si2 = s32[] add(si0, si1) }\nmaxu { mu0 = u32[] parameter(0)\n mu1 = u32[] parameter(1)\n ROOT mu2 = u32[] maximum(mu0, mu1) }\nENTRY e { x = s32[6,70] parameter(0)\n k = s32[] constant(3)\n kb = s32[6,70] broadcast(k), dimensions={}\n m = s32[6,70] multiply(x, kb)\n z = s32[] constant(0)\n rs = s32[6] reduce(m, z), dimensions={1}, to_apply=sumi\n u = u32[6,70] bitcast-convert(m)\n uz = u32[] constant(0)\n ru = u32[6] reduce(u, uz), dimensions={1}, to_apply=maxu\n ROOT r = (s32[6], u32[6]) tuple(rs, ru) }",
 		/* pointwise convolutions of small images, the batch folded into one
 		 * GEMM (ncc_lower_conv_dense_folded): forward (into scratch), strided,
 		 * the input gradient's form (01oi kernel), the weight gradient */
