@@ -370,6 +370,24 @@ START_TEST(test_conv_pointwise_small_images_one_gemm)
 }
 END_TEST
 
+/* An elementwise op whose operand is transposed against a large result copies
+ * that operand into the result's order first (the COPY kernel tiles a
+ * transpose; the ALU walked it one element per cache line); a small one, or
+ * one whose operands share the result's order, does not. */
+START_TEST(test_alu_transposed_operand_copied_first)
+{
+	ck_assert_uint_eq(count_copies("HloModule m\nENTRY e { x = f32[256,256] parameter(0)\n"
+				       " y = f32[256,256] parameter(1)\n t = f32[256,256] transpose(x), "
+				       "dimensions={1,0}\n ROOT m = f32[256,256] multiply(t, y) }\n"), 1);
+	ck_assert_uint_eq(count_copies("HloModule m\nENTRY e { x = f32[64,64] parameter(0)\n"
+				       " y = f32[64,64] parameter(1)\n t = f32[64,64] transpose(x), "
+				       "dimensions={1,0}\n ROOT m = f32[64,64] multiply(t, y) }\n"), 0);
+	ck_assert_uint_eq(count_copies("HloModule m\nENTRY e { x = f32[256,256] parameter(0)\n"
+				       " y = f32[256,256] parameter(1)\n"
+				       " ROOT m = f32[256,256] multiply(x, y) }\n"), 0);
+}
+END_TEST
+
 /* A convolution returned through a transpose (PyTorch/XLA's weight gradients)
  * is computed in the output tensor through the transposed view: its final
  * copy writes the output, and no output copy follows (6 COPYs before). Its
@@ -1577,6 +1595,9 @@ START_TEST(test_ops_vs_interp)
 		/* pointwise weight gradient: per-batch MATMULs in place; transposed x */
 		"ENTRY e { x = f32[3,16,8,8] parameter(0)\n d = f32[3,5,8,8] parameter(1)\n ROOT c = f32[1,1,16,5] convolution(x, d), window={size=8x8}, dim_labels=fb01_io01->01bf }",
 		"ENTRY e { x = f32[16,3,8,8] parameter(0)\n d = f32[3,5,8,8] parameter(1)\n ROOT c = f32[1,1,16,5] convolution(x, d), window={size=8x8}, dim_labels=bf01_io01->01bf }",
+		/* an ALU operand transposed against a large result, copied into the
+		 * result's order first (alu_input_transposed) */
+		"ENTRY e { x = f32[64,2,512] parameter(0)\n y = f32[512,2,64] parameter(1)\n t = f32[512,2,64] transpose(x), dimensions={2,1,0}\n ROOT m = f32[512,2,64] multiply(t, y) }",
 		/* integer and pred reductions of a fused row (fwsim_red_fold_i64):
 		 * all(x < 0.99), any(x > 0.99), a wrapping s32 sum and an unsigned max */
 		"andc { an0 = pred[] parameter(0)\n an1 = pred[] parameter(1)\n ROOT an2 = pred[] and(an0, an1) }\norc { or0 = pred[] parameter(0)\n or1 = pred[] parameter(1)\n ROOT or2 = pred[] or(or0, or1) }\nENTRY e { x = f32[4,5,200] parameter(0)\n t = pred[] constant(true)\n f = pred[] constant(false)\n h = f32[] constant(0.99)\n hb = f32[4,5,200] broadcast(h), dimensions={}\n c = pred[4,5,200] compare(x, hb), direction=LT\n ra = pred[4,5] reduce(c, t), dimensions={2}, to_apply=andc\n g = f32[] constant(0.99)\n gb = f32[4,5,200] broadcast(g), dimensions={}\n c2 = pred[4,5,200] compare(x, gb), direction=GT\n ro = pred[4,5] reduce(c2, f), dimensions={2}, to_apply=orc\n ROOT r = (pred[4,5], pred[4,5]) tuple(ra, ro) }",
@@ -1695,6 +1716,7 @@ static Suite *lower_suite(void)
 	tcase_add_test(tc, test_conv_weight_gradient_per_batch_element);
 	tcase_add_test(tc, test_conv_transposed_output_written_in_place);
 	tcase_add_test(tc, test_conv_pointwise_small_images_one_gemm);
+	tcase_add_test(tc, test_alu_transposed_operand_copied_first);
 	tcase_add_test(tc, test_conv_strided_input_gradient_col2im);
 	tcase_add_test(tc, test_conv_strided_one_deep_matmul);
 	tcase_add_test(tc, test_conv_few_positions_one_matmul);
