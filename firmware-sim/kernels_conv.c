@@ -338,8 +338,18 @@ int fwsim_conv_have_avx2(void)
 {
 	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 }
+
+int fwsim_conv_have_avx512(void)
+{
+	return fwsim_conv_have_avx2() && __builtin_cpu_supports("avx512f");
+}
 #else
 int fwsim_conv_have_avx2(void)
+{
+	return 0;
+}
+
+int fwsim_conv_have_avx512(void)
 {
 	return 0;
 }

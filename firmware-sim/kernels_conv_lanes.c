@@ -64,6 +64,87 @@ static void conv_dw_rows_avx2(const float *in, int64_t wp, const float *w, float
 	}
 }
 
+/* Form D's sums with unit column stride, AVX-512: two adjacent outputs' 8
+ * lanes are 16 contiguous floats, so one zmm fma serves both (the weight's 8
+ * lanes broadcast to both halves): half the loads and fmas of the AVX2 rows,
+ * each lane the same chain (k0, k1 from 0), so the same bits. nz pairs from
+ * output y1 of row y0. */
+__attribute__((target("avx512f,avx2,fma"), always_inline))
+static inline __mmask16 conv_dw_pairs_avx512(const int nz, const float *in, int64_t wp,
+					     const float *w, float *o, const conv_dim_t *a,
+					     const conv_dim_t *b, int64_t y0, int64_t y1)
+{
+	__m512 c[8];
+	for (int q = 0; q < nz; q++)
+		c[q] = _mm512_setzero_ps();
+	const float *wk = w;
+	int64_t d1 = b->D * 8;
+	for (int64_t k0 = 0; k0 < a->K; k0++) {
+		const float *p = in + ((y0 * a->S + k0 * a->D) * wp + y1) * 8;
+		for (int64_t k1 = 0; k1 < b->K; k1++, p += d1, wk += 8) {
+			__m512 wv = _mm512_castpd_ps(_mm512_broadcast_f64x4(_mm256_castps_pd(_mm256_loadu_ps(wk))));
+			for (int q = 0; q < nz; q++)
+				c[q] = _mm512_fmadd_ps(wv, _mm512_loadu_ps(p + 16 * q), c[q]);
+		}
+	}
+	/* lanes whose exponent is all ones (NaN, Inf), seen while in registers */
+	const __m512i ex = _mm512_set1_epi32(0x7f800000);
+	__mmask16 bad = 0;
+	for (int q = 0; q < nz; q++) {
+		_mm512_storeu_ps(o + 16 * q, c[q]);
+		bad |= _mm512_cmpeq_epi32_mask(_mm512_and_si512(_mm512_castps_si512(c[q]), ex), ex);
+	}
+	return bad;
+}
+
+/* Form D's rows with unit column stride; returns whether any output (any
+ * lane, the unused ones included) may be NaN or Inf: only then does the
+ * caller scan the block. */
+__attribute__((target("avx512f,avx2,fma")))
+static int conv_dw_rows_avx512(const float *in, int64_t wp, const float *w, float *out,
+			       const conv_dim_t *a, const conv_dim_t *b)
+{
+	int64_t Y = b->Y;
+	__mmask16 bad = 0;
+	for (int64_t y0 = 0; y0 < a->Y; y0++) {
+		float *orow = out + y0 * Y * 8;
+		if (Y >= 16) {
+			/* blocks of 16 outputs; a last partial one moves back to end at Y */
+			for (int64_t y1 = 0, next = 0; next < Y; next = y1 + 16) {
+				y1 = next + 16 <= Y ? next : Y - 16;
+				bad |= conv_dw_pairs_avx512(8, in, wp, w, orow + y1 * 8, a, b, y0, y1);
+			}
+			continue;
+		}
+		switch (Y / 2) {
+		case 7: bad |= conv_dw_pairs_avx512(7, in, wp, w, orow, a, b, y0, 0); break;
+		case 6: bad |= conv_dw_pairs_avx512(6, in, wp, w, orow, a, b, y0, 0); break;
+		case 5: bad |= conv_dw_pairs_avx512(5, in, wp, w, orow, a, b, y0, 0); break;
+		case 4: bad |= conv_dw_pairs_avx512(4, in, wp, w, orow, a, b, y0, 0); break;
+		case 3: bad |= conv_dw_pairs_avx512(3, in, wp, w, orow, a, b, y0, 0); break;
+		case 2: bad |= conv_dw_pairs_avx512(2, in, wp, w, orow, a, b, y0, 0); break;
+		case 1: bad |= conv_dw_pairs_avx512(1, in, wp, w, orow, a, b, y0, 0); break;
+		default: break;
+		}
+		if (Y % 2) {
+			/* the odd last output: one 8-lane chain */
+			int64_t y1 = Y - 1;
+			__m256 c0 = _mm256_setzero_ps();
+			const float *wk = w;
+			for (int64_t k0 = 0; k0 < a->K; k0++) {
+				const float *p = in + ((y0 * a->S + k0 * a->D) * wp + y1) * 8;
+				for (int64_t k1 = 0; k1 < b->K; k1++, p += b->D * 8, wk += 8)
+					c0 = _mm256_fmadd_ps(_mm256_loadu_ps(wk), _mm256_loadu_ps(p), c0);
+			}
+			_mm256_storeu_ps(orow + y1 * 8, c0);
+			__m256i e = _mm256_and_si256(_mm256_castps_si256(c0), _mm256_set1_epi32(0x7f800000));
+			bad |= (__mmask16)_mm256_movemask_ps(_mm256_castsi256_ps(
+				_mm256_cmpeq_epi32(e, _mm256_set1_epi32(0x7f800000))));
+		}
+	}
+	return bad != 0;
+}
+
 /* Form E's sums for nb outputs (their positions pos[] in the padded planes):
  * per kernel row k0, a chain of fma over k1 from 0, then added to total
  * (8 lanes per output). nb is a constant at every call, so the partial sums
@@ -111,6 +192,7 @@ static void conv_dwg_avx2(int nb, const float *x, const int64_t *pos, const floa
 }
 #else
 #define conv_dw_rows_avx2(in, wp, w, out, a, b) ((void)0)
+#define conv_dw_rows_avx512(in, wp, w, out, a, b) 1
 #define CONV_DWG_MAX 9
 #define conv_dwg_avx2(nb, x, pos, k, K0, K1, rs, cs, total) ((void)0)
 #endif
@@ -237,6 +319,7 @@ fwsim_status_t fwsim_conv_item_dw(void *ctx, uint64_t item, uint32_t slot, fwsim
 		return FWSIM_NOMEM;
 	float *pout = pin + j->dw_hp * wp * 8, *wv = pout + ny * 8;
 	uint64_t p0 = item * j->per_item, p1 = fwsim_conv_item_end(j, p0);
+	int have512 = fwsim_conv_have_avx512();
 	for (uint64_t pi = p0; pi < p1; pi++) {
 		int64_t g0, n;
 		size_t nl = conv_lanes_block(j, pi, &g0, &n);
@@ -251,7 +334,11 @@ fwsim_status_t fwsim_conv_item_dw(void *ctx, uint64_t item, uint32_t slot, fwsim
 							l < nl ? j->w[(g0 + (int64_t)l) * j->sw[0] + o * j->sw[1] +
 								      k0 * j->sw[3] + k1 * j->sw[4]]
 							       : 0.0f;
-			conv_dw_rows_avx2(pin, wp, wv, pout, a, b);
+			int maybe_bad = 1;
+			if (b->S == 1 && have512)
+				maybe_bad = conv_dw_rows_avx512(pin, wp, wv, pout, a, b);
+			else
+				conv_dw_rows_avx2(pin, wp, wv, pout, a, b);
 			float *dst = j->out + n * j->so[0] + g0 * j->so[1] + o * j->so[2];
 			for (int64_t y0 = 0; y0 < a->Y; y0++)
 				conv_dw_copy((uint8_t *)(dst + y0 * j->so[3]), j->so[1] * 4,
@@ -259,7 +346,7 @@ fwsim_status_t fwsim_conv_item_dw(void *ctx, uint64_t item, uint32_t slot, fwsim
 					     false);
 			/* the lanes past nl hold finite garbage or not: only the
 			 * stored planes are scanned exactly */
-			if (!chk || !fwsim_numchk_maybe_nonfinite(chk, pout, (size_t)(ny * 8)))
+			if (!chk || !maybe_bad || !fwsim_numchk_maybe_nonfinite(chk, pout, (size_t)(ny * 8)))
 				continue;
 			for (size_t l = 0; l < nl; l++) {
 				const float *pl = dst + (int64_t)l * j->so[1];

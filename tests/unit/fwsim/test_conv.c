@@ -220,6 +220,14 @@ static const cspec_t dw_specs[] = {
 	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { -1, -2 }),
 	SPEC(.N = 1, .G = 12, .O = 1, .C = 1, .X = { 5, 8 }, .K = { 2, 3 }, .S = { 1, 1 },
 	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 4, 5 }),
+	/* unit column stride, form D's AVX-512 pairs: 21 columns (blocks of 16,
+	 * the last moved back) with dilation 2, 14 (7 pairs), 1 (the odd one) */
+	SPEC(.N = 1, .G = 8, .O = 1, .C = 1, .X = { 6, 21 }, .K = { 3, 3 }, .S = { 1, 1 },
+	     .D = { 1, 2 }, .L = { 1, 1 }, .P = { 1, 2 }),
+	SPEC(.N = 2, .G = 10, .O = 1, .C = 1, .X = { 4, 14 }, .K = { 3, 3 }, .S = { 2, 1 },
+	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+	SPEC(.N = 1, .G = 9, .O = 1, .C = 1, .X = { 7, 1 }, .K = { 3, 3 }, .S = { 1, 1 },
+	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
 };
 #define DW_N_SPECS (sizeof(dw_specs) / sizeof(dw_specs[0]))
 
@@ -403,8 +411,11 @@ START_TEST(test_nan_inf_inputs_reach_only_their_windows)
 		     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
 		SPEC(.N = 1, .G = 2, .O = 2, .C = 2, .X = { 21, 20 }, .K = { 10, 10 }, .S = { 1, 1 },
 		     .D = { 2, 2 }, .L = { 1, 1 }, .P = { 1, 0 }),
-		/* depthwise lanes of 8 groups, the bad value in the partial block */
+		/* depthwise lanes of 8 groups, the bad value in the partial block;
+		 * an odd number of columns (the AVX-512 rows' single last one) */
 		SPEC(.N = 2, .G = 10, .O = 1, .C = 1, .X = { 9, 10 }, .K = { 3, 3 }, .S = { 1, 1 },
+		     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+		SPEC(.N = 1, .G = 9, .O = 1, .C = 1, .X = { 5, 1 }, .K = { 3, 3 }, .S = { 1, 1 },
 		     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
 		SPEC(.N = 1, .G = 12, .O = 2, .C = 1, .X = { 15, 18 }, .K = { 3, 3 }, .S = { 2, 2 },
 		     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
