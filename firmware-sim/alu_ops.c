@@ -67,7 +67,10 @@ static void alu_f32(uint32_t op, size_t n, float *o, const float *a, const float
 void fwsim_alu_f32(uint32_t op, size_t n, float *o, const float *a, const float *b,
 		   const float *c)
 {
-	alu_f32(op, n, o, a, b, c);
+	if (op == ISA_ALU_EXP)
+		fwsim_expf_block(n, o, a); /* expf's bits, vectorised (expf_block.c) */
+	else
+		alu_f32(op, n, o, a, b, c);
 }
 
 /* ---- integer math ---- */

@@ -63,6 +63,12 @@ static inline int64_t fwsim_sext(uint64_t v, uint32_t bits)
 void fwsim_alu_f32(uint32_t op, size_t n, float *o, const float *a, const float *b,
 		   const float *c);
 
+/* o[i] = expf(a[i]) for i < n, the C library's bits (expf_block.c); o may
+ * alias a element for element. fwsim_expf_vector: whether the vector code
+ * runs (it matched expf at first use). */
+void fwsim_expf_block(size_t n, float *o, const float *a);
+int fwsim_expf_vector(void);
+
 /* isa_alu op over n integer lanes of type t; results are not yet wrapped to
  * the width of t. */
 void fwsim_alu_i64(uint32_t op, fwsim_ity_t t, size_t n, int64_t *o, const int64_t *a,

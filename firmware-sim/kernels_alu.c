@@ -89,6 +89,12 @@ static void act_block(uint32_t func, float scale, float bias, size_t n, float *o
 			o[i] = t < 0 ? 0.0f : t; /* NaN passes through */
 		}
 		return;
+	case ISA_ACT_EXP:
+		/* t = a * scale + bias into o, then expf's bits over the block */
+		for (size_t i = 0; i < n; i++)
+			o[i] = a[i] * scale + bias;
+		fwsim_expf_block(n, o, o);
+		return;
 	default:
 		for (size_t i = 0; i < n; i++)
 			o[i] = act_f32(func, a[i] * scale + bias);

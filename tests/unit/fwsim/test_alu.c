@@ -1,5 +1,6 @@
 /* ALU, ACTIVATE and COPY against scalar references, every dtype, many layouts. */
 #include "fwsim_test.h"
+#include "alu_ops.h"
 
 /* ---- reference semantics ---- */
 static int t_uns(uint32_t dt)
@@ -618,6 +619,70 @@ START_TEST(test_narrowing_rounds_to_nearest_even_and_keeps_nan)
 END_TEST
 
 
+/* EXP is the C library's expf bit for bit, also where it runs vectorised
+ * (expf_block.c): a stride-61 sample of all 2^32 float patterns (70M,
+ * every exponent, both signs, NaN payloads, the +-88 edges) through the
+ * block function, and an ALU EXP and an ACTIVATE EXP (scale 0.5, bias 0.25)
+ * job over 128K of them. On a CPU with AVX2 and FMA (and AVX-512F) the
+ * vector code for it must be the one running (it is switched off only when
+ * it disagrees with expf). */
+START_TEST(test_exp_is_libm_expf_bit_for_bit)
+{
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(NEURONSIM_TSAN)
+	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+		ck_assert_int_eq(fwsim_expf_vector(), __builtin_cpu_supports("avx512f") ? 2 : 1);
+#endif
+	enum { B = 1 << 16 };
+	static float in[B], got[B];
+	uint64_t n = 0, bad = 0;
+	for (uint64_t u0 = 0; u0 < (1ull << 32); u0 += 61ull * B) {
+		size_t m = 0;
+		for (uint64_t u = u0; m < B && u < (1ull << 32); u += 61, m++) {
+			uint32_t b = (uint32_t)u;
+			memcpy(&in[m], &b, 4);
+		}
+		fwsim_expf_block(m, got, in);
+		for (size_t i = 0; i < m; i++) {
+			float want = expf(in[i]);
+			bad += memcmp(&want, &got[i], 4) != 0;
+		}
+		n += m;
+	}
+	ck_assert_msg(bad == 0, "%llu of %llu expf values differ", (unsigned long long)bad,
+		      (unsigned long long)n);
+
+	uint64_t shape[1] = { T_REGSZ / 8 };
+	for (int act = 0; act < 2; act++) {
+		tmem_t t;
+		tmem_init(&t);
+		isa_insn_t ins = act ? isa_insn_init(ISA_OP_ACTIVATE, ISA_ACT_EXP)
+				     : isa_insn_init(ISA_OP_ALU, ISA_ALU_EXP);
+		ins.n_ap = 2;
+		if (act) {
+			ins.imm[0] = 0.5;
+			ins.imm[1] = 0.25;
+		}
+		ins.ap[0] = tmk_ap(&t, 0, ISA_DT_F32, 1, shape, L_CONTIG);
+		ins.ap[1] = tmk_ap(&t, 1, ISA_DT_F32, 1, shape, L_CONTIG);
+		float *x = (float *)(void *)tmem_ptr(&t, 1, ins.ap[1].offset);
+		float *y = (float *)(void *)tmem_ptr(&t, 0, ins.ap[0].offset);
+		for (uint64_t i = 0; i < shape[0]; i++) {
+			uint32_t b = (uint32_t)(i * 16411u + (act ? 7u : 0u));
+			memcpy(&x[i], &b, 4);
+		}
+		fwsim_job_t job;
+		fwsim_status_t st = trun1(&t, &ins, act ? ISA_ENGINE_SCALAR : ISA_ENGINE_VECTOR, 0, &job);
+		ck_assert_msg(st == FWSIM_OK, "%s", job.error.message);
+		for (uint64_t i = 0; i < shape[0]; i++) {
+			float want = act ? expf(x[i] * 0.5f + 0.25f) : expf(x[i]);
+			T_CHECK(memcmp(&want, &y[i], 4) == 0, "%s element %llu: exp(%a) = %a, want %a",
+				act ? "ACTIVATE" : "ALU", (unsigned long long)i, x[i], y[i], want);
+		}
+		tmem_free(&t);
+	}
+}
+END_TEST
+
 /* The vectorised (contiguous) and scalar (strided) conversion paths must agree
  * bit for bit: all 65536 f16 patterns to f32 and back, plus random f32. */
 START_TEST(test_f16_vector_and_scalar_paths_agree)
@@ -684,6 +749,7 @@ Suite *alu_suite(void)
 	tcase_add_test(tc, test_copy_stride2_rows);
 	tcase_add_test(tc, test_narrowing_rounds_to_nearest_even_and_keeps_nan);
 	tcase_add_test(tc, test_f16_vector_and_scalar_paths_agree);
+	tcase_add_test(tc, test_exp_is_libm_expf_bit_for_bit);
 	suite_add_tcase(s, tc);
 	return s;
 }
