@@ -52,6 +52,57 @@ static bool pair_op(const isa_fused_op_t *op)
 	       op->dtype == ISA_DT_F32;
 }
 
+static bool is_cmp(const isa_fused_op_t *op)
+{
+	return op->op >= ISA_ALU_CMP_EQ && op->op <= ISA_ALU_CMP_GE;
+}
+
+/* Whether compare c's operand registers still hold its operands at step s
+ * (no live step between them that is not a folded tree step writes them). */
+static bool cmp_kept(const isa_fused_op_t *code, const bool *live, const fz_plan_t *mp, int c,
+		     uint32_t s)
+{
+	for (uint32_t w = (uint32_t)c + 1; w < s; w++)
+		if (live[w] && !mp->folded[w] &&
+		    (code[w].dst == code[c].src[0] || code[w].dst == code[c].src[1]))
+			return false;
+	return true;
+}
+
+/* The one-pass mask-selects (fz_plan_t.tree), among the mask-selects found. */
+static void plan_fast(const plan_t *p, uint32_t n_code, const bool *live, fz_plan_t *mp)
+{
+	const isa_fused_op_t *code = p->code;
+	for (uint32_t s = 0; s < n_code; s++) {
+		mp->tree[s][0] = mp->tree[s][1] = mp->tree[s][2] = NONE;
+		if (!mp->select[s])
+			continue;
+		int d = p->def[s][0], c1 = NONE, c2 = NONE, j = NONE;
+		if (is_cmp(&code[d])) {
+			c1 = d;
+		} else if (code[d].op == ISA_ALU_AND || code[d].op == ISA_ALU_OR ||
+			   code[d].op == ISA_ALU_XOR) {
+			j = d;
+			c1 = p->def[d][0];
+			c2 = p->def[d][1];
+			if (!is_cmp(&code[c1]) || !is_cmp(&code[c2]))
+				continue;
+		} else {
+			continue;
+		}
+		if (!cmp_kept(code, live, mp, c1, s) || (c2 != NONE && !cmp_kept(code, live, mp, c2, s)))
+			continue;
+		mp->tree[s][0] = (int16_t)c1;
+		mp->tree[s][1] = (int16_t)c2;
+		mp->tree[s][2] = (int16_t)j;
+		mp->fast_skip[c1] = true;
+		if (c2 != NONE) {
+			mp->fast_skip[c2] = true;
+			mp->fast_skip[j] = true;
+		}
+	}
+}
+
 /* The op pairs (after the mask-selects, whose steps they leave alone). */
 static void plan_pairs(const plan_t *p, uint32_t n_code, const bool *live, fz_plan_t *mp)
 {
@@ -135,6 +186,7 @@ void fz_plan(const isa_fused_op_t *code, uint32_t n_code, const bool *live,
 		mp->select[s] = true;
 		mp->arg[s][0] = mp->slot[p->def[s][0]];
 	}
+	plan_fast(p, n_code, live, mp);
 	plan_pairs(p, n_code, live, mp);
 }
 
@@ -175,6 +227,117 @@ static void mask_blend(size_t n, float *dst, const uint32_t *restrict m, const f
 		z = (x & m[i]) | (y & ~m[i]);
 		memcpy(&dst[i], &z, 4);
 	}
+}
+
+/* A compare as all-ones masks: lt, eq, gt select the cases it holds in, x
+ * inverts (NE is not-EQ, true for NaN; the others are false for NaN). */
+typedef struct cmp_masks {
+	uint32_t lt, eq, gt, x;
+} cmp_masks_t;
+
+static cmp_masks_t cmp_masks_of(uint32_t op)
+{
+	cmp_masks_t c = { 0, 0, 0, 0 };
+	switch (op) {
+	case ISA_ALU_CMP_EQ: c.eq = ~0u; break;
+	case ISA_ALU_CMP_NE: c.eq = ~0u; c.x = ~0u; break;
+	case ISA_ALU_CMP_LT: c.lt = ~0u; break;
+	case ISA_ALU_CMP_LE: c.lt = c.eq = ~0u; break;
+	case ISA_ALU_CMP_GT: c.gt = ~0u; break;
+	default: c.gt = c.eq = ~0u; break; /* GE */
+	}
+	return c;
+}
+
+/* The mask of one compare of the ops below, for a compile-time op. */
+static inline __attribute__((always_inline)) uint32_t cmp_mask(uint32_t op, float a, float b)
+{
+	switch (op) {
+	case ISA_ALU_CMP_LT: return 0u - (uint32_t)(a < b);
+	case ISA_ALU_CMP_LE: return 0u - (uint32_t)(a <= b);
+	case ISA_ALU_CMP_GT: return 0u - (uint32_t)(a > b);
+	default: return 0u - (uint32_t)(a >= b); /* GE */
+	}
+}
+
+/* One pass for constant ops: one compare (j 0), or two joined by AND or OR. */
+#define MS_LOOP(O1, O2, J)                                                                  \
+	for (size_t i = 0; i < n; i++) {                                                    \
+		uint32_t m = cmp_mask(O1, a1[i], b1[i]), u, v, z;                           \
+		if ((J) == ISA_ALU_AND)                                                     \
+			m &= cmp_mask(O2, a2[i], b2[i]);                                    \
+		else if ((J) == ISA_ALU_OR)                                                 \
+			m |= cmp_mask(O2, a2[i], b2[i]);                                    \
+		memcpy(&u, &x[i], 4);                                                       \
+		memcpy(&v, &y[i], 4);                                                       \
+		z = (u & m) | (v & ~m);                                                     \
+		memcpy(&dst[i], &z, 4);                                                     \
+	}                                                                                   \
+	return
+#define MS_OP2(O1, J)                                                                      \
+	switch (op2) {                                                                      \
+	case ISA_ALU_CMP_LT: MS_LOOP(O1, ISA_ALU_CMP_LT, J);                                 \
+	case ISA_ALU_CMP_LE: MS_LOOP(O1, ISA_ALU_CMP_LE, J);                                 \
+	case ISA_ALU_CMP_GT: MS_LOOP(O1, ISA_ALU_CMP_GT, J);                                 \
+	case ISA_ALU_CMP_GE: MS_LOOP(O1, ISA_ALU_CMP_GE, J);                                 \
+	default: break;                                                                     \
+	}                                                                                   \
+	break
+#define MS_OP1(J)                                                                          \
+	switch (op1) {                                                                      \
+	case ISA_ALU_CMP_LT: MS_OP2(ISA_ALU_CMP_LT, J);                                      \
+	case ISA_ALU_CMP_LE: MS_OP2(ISA_ALU_CMP_LE, J);                                      \
+	case ISA_ALU_CMP_GT: MS_OP2(ISA_ALU_CMP_GT, J);                                      \
+	case ISA_ALU_CMP_GE: MS_OP2(ISA_ALU_CMP_GE, J);                                      \
+	default: break;                                                                     \
+	}
+
+/* The ordered compares (ReLU's and hardtanh's backward) in one pass each,
+ * specialised per op so that a compare is one vector compare; EQ, NE and
+ * XOR through the general branch-free loop, which evaluates every compare
+ * as lt / eq / gt masks (three vector compares). */
+FWSIM_TARGET_CLONES
+static void mask_select_fast(uint32_t op1, uint32_t op2, uint32_t join, size_t n,
+			     float *restrict dst, const float *a1, const float *b1, const float *a2,
+			     const float *b2, const float *x, const float *y)
+{
+	if (join == 0) {
+		op2 = ISA_ALU_CMP_LT; /* unused */
+		MS_OP1(0)
+	} else if (join == ISA_ALU_AND) {
+		MS_OP1(ISA_ALU_AND)
+	} else if (join == ISA_ALU_OR) {
+		MS_OP1(ISA_ALU_OR)
+	}
+	cmp_masks_t k1 = cmp_masks_of(op1), k2 = cmp_masks_of(op2);
+	uint32_t ja = join == ISA_ALU_AND ? ~0u : 0, jo = join == ISA_ALU_OR ? ~0u : 0;
+	uint32_t jx = join == ISA_ALU_XOR ? ~0u : 0;
+	if (!join) { /* the first compare alone: m = m1 & m1 */
+		a2 = a1;
+		b2 = b1;
+		k2 = k1;
+		ja = ~0u;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint32_t m1 = (((0u - (uint32_t)(a1[i] < b1[i])) & k1.lt) |
+			       ((0u - (uint32_t)(a1[i] == b1[i])) & k1.eq) |
+			       ((0u - (uint32_t)(a1[i] > b1[i])) & k1.gt)) ^ k1.x;
+		uint32_t m2 = (((0u - (uint32_t)(a2[i] < b2[i])) & k2.lt) |
+			       ((0u - (uint32_t)(a2[i] == b2[i])) & k2.eq) |
+			       ((0u - (uint32_t)(a2[i] > b2[i])) & k2.gt)) ^ k2.x;
+		uint32_t m = (m1 & m2 & ja) | ((m1 | m2) & jo) | ((m1 ^ m2) & jx), u, v, z;
+		memcpy(&u, &x[i], 4);
+		memcpy(&v, &y[i], 4);
+		z = (u & m) | (v & ~m);
+		memcpy(&dst[i], &z, 4);
+	}
+}
+
+void fz_mask_select_fast(uint32_t op1, uint32_t op2, uint32_t join, size_t n, float *dst,
+			 const float *a1, const float *b1, const float *a2, const float *b2,
+			 const float *x, const float *y)
+{
+	mask_select_fast(op1, op2, join, n, dst, a1, b1, a2, b2, x, y);
 }
 
 /* Plain wrappers: clang 14 does not export a target_clones function under

@@ -326,6 +326,23 @@ static void fz_mask_step(fz_regs_t *r, const fz_prog_t *pg, uint32_t s, size_t n
 	const isa_fused_op_t *op = &pg->code[s];
 	const fz_plan_t *mp = &pg->mp;
 	uint32_t *arg0 = masks + (size_t)mp->arg[s][0] * FZ_BLOCK;
+	if (mp->select[s] && mp->tree[s][0] >= 0) {
+		/* the whole tree and the blend in one pass (its steps skipped) */
+		const isa_fused_op_t *c1 = &pg->code[mp->tree[s][0]];
+		const isa_fused_op_t *c2 = mp->tree[s][1] >= 0 ? &pg->code[mp->tree[s][1]] : NULL;
+		uint32_t join = mp->tree[s][2] >= 0 ? pg->code[mp->tree[s][2]].op : 0;
+		float *d = WF(r, op->dst);
+		const float *x = RF(r, op->src[1]), *y = RF(r, op->src[2]);
+		const float *a1 = RF(r, c1->src[0]), *b1 = RF(r, c1->src[1]);
+		const float *a2 = c2 ? RF(r, c2->src[0]) : a1, *b2 = c2 ? RF(r, c2->src[1]) : b1;
+		bool alias = d == x || d == y || d == a1 || d == b1 || d == a2 || d == b2;
+		float *o = alias ? (float *)(void *)tmp : d;
+		fz_mask_select_fast(c1->op, c2 ? c2->op : 0, join, n, o, a1, b1, a2, b2, x, y);
+		if (o != d)
+			memcpy(d, o, n * sizeof(float));
+		fz_written(r, op);
+		return;
+	}
 	if (mp->folded[s]) {
 		uint32_t *m = masks + (size_t)mp->slot[s] * FZ_BLOCK;
 		if (op->op >= ISA_ALU_CMP_EQ && op->op <= ISA_ALU_CMP_GE)
@@ -495,7 +512,7 @@ static fwsim_status_t fz_segment(const fwsim_kargs_t *k, const fz_prog_t *pg, fz
 		r->iota0[d] = pt->iota_start[d] + off[v];
 	}
 	for (uint32_t s = 0; s < pg->h.n_code; s++) {
-		if (!pg->live[s] || pg->mp.paired[s])
+		if (!pg->live[s] || pg->mp.paired[s] || pg->mp.fast_skip[s])
 			continue;
 		if (pg->mp.folded[s] || pg->mp.select[s])
 			fz_mask_step(r, pg, s, m, r->masks, tmp);

@@ -545,7 +545,9 @@ END_TEST
  * compiler emits ReLU and hardtanh backward (a compare writing over its own
  * operand's register, as its register allocation does), a three-leaf tree of
  * AND, XOR and NOT whose SELECT overwrites an operand, and a compare also read
- * by a CONVERT (not a tree: run step by step). Checked bit for bit against
+ * by a CONVERT (not a tree: run step by step); ReLU backward and hardtanh
+ * backward as one pass (fz_plan_t.tree), and a compare whose operand register
+ * is overwritten before the SELECT (not one pass). Checked bit for bit against
  * scalar references over NaN, signed zeros and the boundaries 0 and 6, with
  * the plan each program gets; and a NaN picked by the SELECT is blamed on it. */
 static void check_mask_program(fbuild_t *b, tmem_t *t, isa_ap_t o, const float *x,
@@ -561,8 +563,12 @@ static void check_mask_program(fbuild_t *b, tmem_t *t, isa_ap_t o, const float *
 			w = (x[i] <= 0 || x[i] >= 6) ? 0.0f : g[i];
 		else if (kind == 1) /* ((x < g) & !(x == 1)) ^ (g != g) ? g : x */
 			w = (((x[i] < g[i]) && !(x[i] == 1)) != (g[i] != g[i]) ? g[i] : x[i]);
-		else /* (x > 0 ? g : 0) + (x > 0) */
+		else if (kind == 2) /* (x > 0 ? g : 0) + (x > 0) */
 			w = (x[i] > 0 ? g[i] : 0.0f) + (x[i] > 0 ? 1.0f : 0.0f);
+		else if (kind == 3) /* ReLU backward: x > 0 ? g : 0 */
+			w = x[i] > 0 ? g[i] : 0.0f;
+		else /* x's register overwritten after the compare: x > 0 ? x - 1 : g */
+			w = x[i] > 0 ? x[i] - 1.0f : g[i];
 		ck_assert_msg(memcmp(&ov[i], &w, 4) == 0, "program %d element %u (x %a g %a): %a, want %a",
 			      kind, i, x[i], g[i], ov[i], w);
 	}
@@ -572,7 +578,7 @@ START_TEST(test_mask_select_trees)
 {
 	const uint32_t n = 1300;
 	uint64_t sh[1] = { n };
-	for (int kind = 0; kind < 3; kind++) {
+	for (int kind = 0; kind < 5; kind++) {
 		tmem_t t;
 		tmem_init(&t);
 		isa_ap_t xa = tmk_ap(&t, 2, ISA_DT_F32, 1, sh, L_CONTIG);
@@ -607,6 +613,9 @@ START_TEST(test_mask_select_trees)
 			ck_assert(mp.folded[2] && mp.folded[3] && mp.folded[4] && mp.select[5]);
 			ck_assert(!mp.folded[0] && !mp.folded[1] && !mp.folded[5]);
 			ck_assert_uint_eq(mp.n_slots, 3);
+			/* one pass: both compares and the OR evaluated by the SELECT */
+			ck_assert(mp.tree[5][0] == 2 && mp.tree[5][1] == 3 && mp.tree[5][2] == 4);
+			ck_assert(mp.fast_skip[2] && mp.fast_skip[3] && mp.fast_skip[4] && !mp.fast_skip[5]);
 		} else if (kind == 1) {
 			fb_op(&b, ISA_FUSED_CONST, 2, ISA_DT_F32, -1, -1, -1, fimm(1.0));
 			fb_op(&b, ISA_ALU_CMP_LT, 3, ISA_DT_PRED, 0, 1, -1, 0);
@@ -621,7 +630,7 @@ START_TEST(test_mask_select_trees)
 			for (int s = 1; s < 7; s++)
 				ck_assert_msg(mp.folded[s], "step %d", s);
 			ck_assert(mp.select[7] && mp.n_slots == 6);
-		} else {
+		} else if (kind == 2) {
 			fb_op(&b, ISA_FUSED_CONST, 2, ISA_DT_F32, -1, -1, -1, fimm(0.0));
 			fb_op(&b, ISA_ALU_CMP_GT, 3, ISA_DT_PRED, 0, 2, -1, 0);
 			fb_op(&b, ISA_ALU_SELECT, 4, ISA_DT_F32, 3, 1, 2, 0);
@@ -630,6 +639,23 @@ START_TEST(test_mask_select_trees)
 			b.h.out_reg = 4;
 			fz_plan(b.code, b.h.n_code, live, in_dt, 2, 4, &mp);
 			ck_assert(!mp.folded[1] && !mp.select[2] && mp.n_slots == 0);
+		} else if (kind == 3) {
+			fb_op(&b, ISA_FUSED_CONST, 2, ISA_DT_F32, -1, -1, -1, fimm(0.0));
+			fb_op(&b, ISA_ALU_CMP_GT, 3, ISA_DT_PRED, 0, 2, -1, 0);
+			fb_op(&b, ISA_ALU_SELECT, 0, ISA_DT_F32, 3, 1, 2, 0); /* over x */
+			b.h.out_reg = 0;
+			fz_plan(b.code, b.h.n_code, live, in_dt, 2, 0, &mp);
+			ck_assert(mp.tree[2][0] == 1 && mp.tree[2][1] == -1 && mp.fast_skip[1]);
+		} else {
+			fb_op(&b, ISA_FUSED_CONST, 2, ISA_DT_F32, -1, -1, -1, fimm(0.0));
+			fb_op(&b, ISA_FUSED_CONST, 4, ISA_DT_F32, -1, -1, -1, fimm(1.0));
+			fb_op(&b, ISA_ALU_CMP_GT, 3, ISA_DT_PRED, 0, 2, -1, 0);
+			fb_op(&b, ISA_ALU_SUB, 0, ISA_DT_F32, 0, 4, -1, 0); /* over x */
+			fb_op(&b, ISA_ALU_SELECT, 0, ISA_DT_F32, 3, 0, 1, 0);
+			b.h.out_reg = 0;
+			fz_plan(b.code, b.h.n_code, live, in_dt, 2, 0, &mp);
+			/* a mask-select, but its compare's operand is gone by the SELECT */
+			ck_assert(mp.select[4] && mp.tree[4][0] == -1 && !mp.fast_skip[2]);
 		}
 		check_mask_program(&b, &t, o, x, g, ov, n, kind);
 		tmem_free(&t);
