@@ -63,7 +63,7 @@ int64_t fwsim_red_comb_i64(uint32_t op, int uns, int64_t a, int64_t b)
  * order to the same bits: one loop per op that the compiler vectorises, where
  * a call per element took 17% of a row-wise all(x == -inf). */
 FWSIM_TARGET_CLONES
-int64_t fwsim_red_fold_i64(uint32_t op, int uns, int64_t acc, const int64_t *v, size_t n)
+static int64_t red_fold_i64(uint32_t op, int uns, int64_t acc, const int64_t *v, size_t n)
 {
 	uint64_t u = (uint64_t)acc;
 	switch (op) {
@@ -88,6 +88,13 @@ int64_t fwsim_red_fold_i64(uint32_t op, int uns, int64_t acc, const int64_t *v, 
 			acc = fwsim_red_comb_i64(op, uns, acc, v[e]);
 		return acc;
 	}
+}
+
+/* A plain wrapper: clang 14 does not export a target_clones function under
+ * its own name across translation units. */
+int64_t fwsim_red_fold_i64(uint32_t op, int uns, int64_t acc, const int64_t *v, size_t n)
+{
+	return red_fold_i64(op, uns, acc, v, n);
 }
 
 double fwsim_red_comb_f64(uint32_t op, double a, double b)
