@@ -36,6 +36,16 @@ typedef struct conv_axis {
 	int64_t run;   /* T's extent of this dim: B, or R0 for a shifted dim 0 */
 } conv_axis_t;
 
+/* Whether inst is a dense convolution (no groups, some spatial dim) of f32
+ * operands into a float output (f32 when f32_out): the forms of this file. */
+static bool conv_dense_f32(const ncc_inst_t *inst, const ncc_view_t *x, const ncc_view_t *kv,
+			   const ncc_view_t *out, bool f32_out)
+{
+	return inst->conv->nspatial >= 1 && inst->feature_group_count <= 1 &&
+	       inst->batch_group_count <= 1 && x->dtype == ISA_DT_F32 && kv->dtype == ISA_DT_F32 &&
+	       (f32_out ? out->dtype == ISA_DT_F32 : isa_dtype_is_float(out->dtype));
+}
+
 /* Ceil / floor of p / q, q > 0. */
 static int64_t div_ceil(int64_t p, int64_t q)
 {
@@ -356,8 +366,7 @@ ncc_status_t ncc_lower_conv_dense_gemm(ncc_lower_ctx_t *ctx, const ncc_inst_t *i
 	const ncc_conv_dnums_t *dn = inst->conv;
 	const ncc_window_t *w = inst->window;
 	int32_t ns = dn->nspatial;
-	if (ns < 1 || inst->feature_group_count > 1 || inst->batch_group_count > 1 ||
-	    x->dtype != ISA_DT_F32 || kv->dtype != ISA_DT_F32 || !isa_dtype_is_float(out->dtype))
+	if (!conv_dense_f32(inst, x, kv, out, false))
 		return NCC_OK;
 	int64_t nk = 1, ny = 1;
 	for (int32_t s = 0; s < ns; s++) {
@@ -597,8 +606,7 @@ ncc_status_t ncc_lower_conv_dense_col2im(ncc_lower_ctx_t *ctx, const ncc_inst_t 
 	const ncc_conv_dnums_t *dn = inst->conv;
 	const ncc_window_t *w = inst->window;
 	int32_t ns = dn->nspatial;
-	if (ns < 1 || inst->feature_group_count > 1 || inst->batch_group_count > 1 ||
-	    x->dtype != ISA_DT_F32 || kv->dtype != ISA_DT_F32 || out->dtype != ISA_DT_F32)
+	if (!conv_dense_f32(inst, x, kv, out, true))
 		return NCC_OK;
 	bool dilated = false;
 	int64_t nk = 1, nq = 1;
@@ -782,8 +790,7 @@ ncc_status_t ncc_lower_conv_dense_folded(ncc_lower_ctx_t *ctx, const ncc_inst_t 
 	const ncc_conv_dnums_t *dn = inst->conv;
 	const ncc_window_t *w = inst->window;
 	int32_t ns = dn->nspatial;
-	if (ns < 1 || inst->feature_group_count > 1 || inst->batch_group_count > 1 ||
-	    x->dtype != ISA_DT_F32 || kv->dtype != ISA_DT_F32 || out->dtype != ISA_DT_F32)
+	if (!conv_dense_f32(inst, x, kv, out, true))
 		return NCC_OK;
 	int64_t nk = 1, ny = 1;
 	for (int32_t s = 0; s < ns; s++) {

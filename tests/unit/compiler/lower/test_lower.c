@@ -227,24 +227,30 @@ START_TEST(test_conv)
 END_TEST
 
 /* Instructions with opcode op in the program lowered from text. */
-static uint32_t count_op(const char *text, uint32_t op)
+/* The NEFF of a module's text, lowered at -O0 (*neff: the caller frees it). */
+static void lower_text(const char *text, void **neff, neff_view_t *v)
 {
 	ncc_module_t *m = NULL;
 	ncc_error_t err = { 0 };
 	ck_assert_int_eq(ncc_parse_hlo(text, strlen(text), "t.hlo", &m, &err), NCC_OK);
-	void *neff = NULL;
 	size_t size = 0;
-	ck_assert_msg(ncc_lower_module(m, NULL, &neff, &size, &err) == NCC_OK, "%s", err.msg);
-	neff_view_t v;
+	ck_assert_msg(ncc_lower_module(m, NULL, neff, &size, &err) == NCC_OK, "%s", err.msg);
 	char msg[256];
-	ck_assert_int_eq(ns_status_consume_message(neff_parse(neff, size, &v),
-						   msg, sizeof(msg)), NS_STATUS_OK);
+	ck_assert_int_eq(ns_status_consume_message(neff_parse(*neff, size, v), msg, sizeof(msg)),
+			 NS_STATUS_OK);
+	ncc_module_free(m);
+}
+
+static uint32_t count_op(const char *text, uint32_t op)
+{
+	void *neff = NULL;
+	neff_view_t v;
+	lower_text(text, &neff, &v);
 	uint32_t n = 0;
 	for (uint32_t e = 0; e < ISA_ENGINE_COUNT; e++)
 		for (uint32_t i = 0; i < v.code_count[0][e]; i++)
 			n += v.code[0][e][i].opcode == op;
 	free(neff);
-	ncc_module_free(m);
 	return n;
 }
 
@@ -323,16 +329,9 @@ END_TEST
 /* The first MATMUL of a module's NEFF (its access patterns), as ap0's shape. */
 static void first_matmul_shape(const char *text, uint64_t shape[3])
 {
-	ncc_module_t *m = NULL;
-	ncc_error_t err = { 0 };
-	ck_assert_int_eq(ncc_parse_hlo(text, strlen(text), "t.hlo", &m, &err), NCC_OK);
 	void *neff = NULL;
-	size_t size = 0;
-	ck_assert_msg(ncc_lower_module(m, NULL, &neff, &size, &err) == NCC_OK, "%s", err.msg);
 	neff_view_t v;
-	char msg[256];
-	ck_assert_int_eq(ns_status_consume_message(neff_parse(neff, size, &v), msg, sizeof(msg)),
-			 NS_STATUS_OK);
+	lower_text(text, &neff, &v);
 	bool found = false;
 	for (uint32_t e = 0; e < ISA_ENGINE_COUNT; e++)
 		for (uint32_t i = 0; !found && i < v.code_count[0][e]; i++) {
@@ -345,7 +344,6 @@ static void first_matmul_shape(const char *text, uint64_t shape[3])
 		}
 	ck_assert(found);
 	free(neff);
-	ncc_module_free(m);
 }
 
 /* A pointwise convolution of small images is one GEMM over the whole batch,
