@@ -52,6 +52,10 @@ def profile_run(tmp_path):
     assert len(api) == 1, f"xp.start_trace/stop_trace: one run expected: {api}\n" + run.describe()
     names = [n for n, _ in xplane.plane_names(api[0].read_bytes())]
     assert xplane.HOST_PLANE in names and any("NeuronCore 0" in n for n in names), names
+    # the profiler's spool is removed at exit (libnrt's exit writer once
+    # recreated it after the removal)
+    spool = run.result["spool"]
+    assert spool and not os.path.exists(spool), f"spool {spool} left behind\n" + run.describe()
     return logdir, files[0], run
 
 

@@ -99,10 +99,23 @@ def _runtime_started():
     return bool(probe()) if probe else False
 
 
+def _remove_spool(path):
+    """At exit: ends the inspection we armed first. libnrt's own exit handler
+    (a C atexit, which runs after Python's) writes a running inspection into
+    the spool: it recreated the directory this removed, and every profiled
+    process left a neuronsim-profile-* directory in the temp dir."""
+    if _state["armed"] and _runtime_started():
+        try:
+            _lib().nrt_inspect_stop()
+        except OSError:
+            pass
+    shutil.rmtree(path, True)
+
+
 def _spool():
     if _state["spool"] is None:
         _state["spool"] = tempfile.mkdtemp(prefix="neuronsim-profile-")
-        atexit.register(shutil.rmtree, _state["spool"], True)
+        atexit.register(_remove_spool, _state["spool"])
     return _state["spool"]
 
 
