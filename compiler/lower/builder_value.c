@@ -144,20 +144,19 @@ ncc_status_t ncc_lower_output_view(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst,
 	if (!s || ncc_lower_dtype(s->etype, &dt) != NCC_OK)
 		return ncc_lower_fail(ctx, inst, NCC_ERR_UNSUPPORTED, "unsupported element type %s",
 				      s ? ncc_etype_name(s->etype) : "?");
-	if (v->bind_out[leaf] >= 0 && v->bind_tr) {
-		/* the output holds the transpose row-major: out[i...] = value[perm...] */
+	if (v->bind_out[leaf] >= 0) {
+		/* the output tensor, dense in the value's order or, bound through a
+		 * transpose, in the transpose's: out[i...] = value[perm[i]...] */
 		const ncc_inst_t *tr = v->bind_tr;
+		const ncc_shape_t *os = tr ? &tr->shape : s;
 		uint32_t t = ctx->out_tensor[v->bind_out[leaf]];
-		ncc_view_t d = ncc_view_dense(ISA_REGION_IO0 + t, 0, dt, tr->shape.rank, tr->shape.dims);
+		ncc_view_t d = ncc_view_dense(ISA_REGION_IO0 + t, 0, dt, os->rank, os->dims);
 		v->views[leaf] = d;
-		for (int32_t i = 0; i < d.rank; i++) {
+		for (int32_t i = 0; tr && i < d.rank; i++) {
 			int64_t p = tr->dimensions.v[i];
 			v->views[leaf].dims[p] = d.dims[i];
 			v->views[leaf].strides[p] = d.strides[i];
 		}
-	} else if (v->bind_out[leaf] >= 0) {
-		uint32_t t = ctx->out_tensor[v->bind_out[leaf]];
-		v->views[leaf] = ncc_view_dense(ISA_REGION_IO0 + t, 0, dt, s->rank, s->dims);
 	} else {
 		int64_t n = ncc_shape_elements(s);
 		if (n < 0)

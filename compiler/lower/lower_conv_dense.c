@@ -210,10 +210,10 @@ static ncc_status_t conv_dense_copy(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst
 
 /* Copies acc, an f32 buffer holding out's values with out's batch and
  * feature dims at element strides sbatch and sfeat and its spatial dims
- * row-major (ax[s].B each) inside, into out. */
+ * row-major inside, into out. */
 static ncc_status_t conv_acc_out(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst,
-				 const ncc_view_t *out, const ncc_view_t *acc, const conv_axis_t *ax,
-				 int64_t sbatch, int64_t sfeat)
+				 const ncc_view_t *out, const ncc_view_t *acc, int64_t sbatch,
+				 int64_t sfeat)
 {
 	const ncc_conv_dnums_t *dn = inst->conv;
 	ncc_view_t av = *acc;
@@ -224,11 +224,39 @@ static ncc_status_t conv_acc_out(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst,
 	av.strides[dn->out_feature] = sfeat;
 	int64_t sy = 1;
 	for (int32_t s = dn->nspatial - 1; s >= 0; s--) {
-		av.dims[dn->out_spatial[s]] = ax[s].B;
-		av.strides[dn->out_spatial[s]] = sy;
-		sy *= ax[s].B;
+		int64_t d = dn->out_spatial[s];
+		av.dims[d] = out->dims[d];
+		av.strides[d] = sy;
+		sy *= out->dims[d];
 	}
 	return ncc_lower_copy(ctx, inst, out, &av);
+}
+
+/* *acc, the f32 result [O][(n, y...)] of a GEMM over every image's positions
+ * at element strides *sof (per O) and *ys (per position): out itself (*direct)
+ * when it is f32 and its (n, y...) fold into one run (a weight gradient bound
+ * to its output through a transpose: out [O, C, k] row-major), else a buffer
+ * that conv_acc_out copies into out after the GEMMs. */
+static ncc_status_t conv_acc_rows(ncc_lower_ctx_t *ctx, const ncc_view_t *out,
+				  const ncc_conv_dnums_t *dn, ncc_view_t *acc, int64_t *sof,
+				  int64_t *ys, bool *direct)
+{
+	int32_t ns = dn->nspatial;
+	int64_t ob[1 + NCC_MAX_RANK] = { dn->out_batch }, npos = out->dims[dn->out_batch];
+	for (int32_t s = 0; s < ns; s++) {
+		ob[1 + s] = dn->out_spatial[s];
+		npos *= out->dims[dn->out_spatial[s]];
+	}
+	*ys = out->dtype == ISA_DT_F32 ? fold_stride(out, ob, 1 + ns) : 0;
+	*direct = *ys != 0;
+	*acc = *out;
+	*sof = out->strides[dn->out_feature];
+	if (*direct)
+		return NCC_OK;
+	*ys = 1;
+	*sof = npos;
+	int64_t ad[2] = { out->dims[dn->out_feature], npos };
+	return ncc_lower_temp_view(ctx, ISA_DT_F32, 2, ad, acc);
 }
 
 /* Output positions per image below which conv_dense_positions runs the
@@ -318,23 +346,11 @@ static ncc_status_t conv_dense_positions(ncc_lower_ctx_t *ctx, const ncc_inst_t 
 	 * unit-stride folded (C, k...), the lowest address of each row */
 	uint64_t woff = wt.offset;
 
-	/* acc [O][n][y...]: out itself when its (n, y...) fold into one run (a
-	 * weight gradient bound to its output through a transpose: out [O, C, k]
-	 * row-major), else a buffer copied into out at the end */
-	int64_t obd[1 + NCC_MAX_RANK] = { dn->out_batch };
-	memcpy(obd + 1, dn->out_spatial, (size_t)ns * sizeof(*obd));
-	int64_t ys = out->dtype == ISA_DT_F32 ? fold_stride(out, obd, 1 + ns) : 0;
-	bool direct = ys != 0;
-	int64_t sof = N * ny;
-	ncc_view_t acc = *out;
-	if (direct) {
-		sof = out->strides[dn->out_feature];
-	} else {
-		int64_t ad[3] = { Cout, N, ny };
-		if ((st = ncc_lower_temp_view(ctx, ISA_DT_F32, 3, ad, &acc)) != NCC_OK)
-			return st;
-		ys = 1;
-	}
+	ncc_view_t acc;
+	int64_t sof, ys;
+	bool direct;
+	if ((st = conv_acc_rows(ctx, out, dn, &acc, &sof, &ys, &direct)) != NCC_OK)
+		return st;
 	for (int64_t ch = 0; ch < nchunk; ch++) {
 		int64_t n0 = ch * cn, nn = N - n0 < cn ? N - n0 : cn;
 		ncc_view_t t = tl[ch % 2];
@@ -354,7 +370,7 @@ static ncc_status_t conv_dense_positions(ncc_lower_ctx_t *ctx, const ncc_inst_t 
 	if (direct)
 		return NCC_OK;
 	/* out[n, o, y...] = acc[o][n][y...] */
-	return conv_acc_out(ctx, inst, out, &acc, ax, ny, N * ny);
+	return conv_acc_out(ctx, inst, out, &acc, ny, N * ny);
 }
 
 /* Lowers inst when it is a dense f32 convolution that conv_im2col's GEMMs
@@ -493,7 +509,7 @@ ncc_status_t ncc_lower_conv_dense_gemm(ncc_lower_ctx_t *ctx, const ncc_inst_t *i
 		}
 		if (direct)
 			return NCC_OK;
-		return conv_acc_out(ctx, inst, out, &acc, ax, Cout * nb, nb);
+		return conv_acc_out(ctx, inst, out, &acc, Cout * nb, nb);
 	}
 
 	/* weight-gradient-like: Kern[f] [K..., O] read in place when its spatial
@@ -546,10 +562,9 @@ ncc_status_t ncc_lower_conv_dense_gemm(ncc_lower_ctx_t *ctx, const ncc_inst_t *i
 		int64_t ch = f / cn;
 		ncc_view_t t = tbuf[ch % 2];
 		if (f % cn == 0) {
-			ncc_view_t flat;
-			int64_t fd[1] = { (F - f < cn ? F - f : cn) * per };
-			flat = ncc_view_dense(t.region, t.offset, t.dtype, 1, fd);
 			t.dims[0] = F - f < cn ? F - f : cn;
+			int64_t fd[1] = { t.dims[0] * per };
+			ncc_view_t flat = ncc_view_dense(t.region, t.offset, t.dtype, 1, fd);
 			st = conv_im2col(ctx, inst, x, d_o0, d_o1, f, dn->in_spatial, ax, ns, shift, ch < 2,
 					 &t, tt ? &flat : NULL);
 			if (st != NCC_OK)
@@ -814,21 +829,14 @@ ncc_status_t ncc_lower_conv_dense_folded(ncc_lower_ctx_t *ctx, const ncc_inst_t 
 		xw.strides[ds] = x->strides[ds] * w->dims[s].stride;
 		d[2 + s] = ds;
 	}
-	ncc_view_t xt, acc = *out;
+	ncc_view_t xt, acc;
 	if ((st = conv_dense_copy(ctx, inst, &xw, d, 2 + ns, &xt)) != NCC_OK)
 		return st;
 	*out_done = true;
-	int64_t ob[1 + NCC_MAX_RANK] = { dn->out_batch };
-	memcpy(ob + 1, dn->out_spatial, (size_t)ns * sizeof(*ob));
-	int64_t ys = fold_stride(out, ob, 1 + ns), sof = out->strides[dn->out_feature];
-	bool direct = ys != 0;
-	if (!direct) {
-		int64_t ad[2] = { Cout, N * ny };
-		if ((st = ncc_lower_temp_view(ctx, ISA_DT_F32, 2, ad, &acc)) != NCC_OK)
-			return st;
-		ys = 1;
-		sof = N * ny;
-	}
+	int64_t sof, ys;
+	bool direct;
+	if ((st = conv_acc_rows(ctx, out, dn, &acc, &sof, &ys, &direct)) != NCC_OK)
+		return st;
 	isa_ap_t ac, aa, ab;
 	mm_ap(&aa, kv, kv->offset, 1, 0, Cout, kv->strides[dn->k_out_feature], C,
 	      kv->strides[dn->k_in_feature]);
@@ -837,8 +845,5 @@ ncc_status_t ncc_lower_conv_dense_folded(ncc_lower_ctx_t *ctx, const ncc_inst_t 
 	if ((st = emit_mm(ctx, inst, false, &ac, &aa, &ab)) != NCC_OK || direct)
 		return st;
 	/* out[n, o, y...] = acc[o][n][y...] */
-	conv_axis_t ax[NCC_MAX_RANK];
-	for (int32_t s = 0; s < ns; s++)
-		ax[s].B = out->dims[dn->out_spatial[s]];
-	return conv_acc_out(ctx, inst, out, &acc, ax, ny, N * ny);
+	return conv_acc_out(ctx, inst, out, &acc, ny, N * ny);
 }
