@@ -55,10 +55,6 @@ typedef struct conv_job {
 	fwsim_numchk_t chk[FWSIM_PAR_MAX_THREADS];
 } conv_job_t;
 
-/* Whether this CPU runs the AVX2 + FMA kernels (forms D and E need them). */
-int fwsim_conv_have_avx2(void);
-/* Whether it also runs form D's AVX-512 rows (unit column stride). */
-int fwsim_conv_have_avx512(void);
 /* The end of the run of planes (or form D/E blocks) an item starting at p0
  * takes. */
 uint64_t fwsim_conv_item_end(const conv_job_t *j, uint64_t p0);

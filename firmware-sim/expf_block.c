@@ -119,27 +119,9 @@ static void expf_avx512(size_t n, float *o, const float *a)
 	}
 	expf_avx2(n - i, o + i, a + i);
 }
-
-static int expf_have_avx2(void)
-{
-	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
-
-static int expf_have_avx512(void)
-{
-	return expf_have_avx2() && __builtin_cpu_supports("avx512f");
-}
 #else
 #define expf_avx512 expf_scalar
-static int expf_have_avx512(void)
-{
-	return 0;
-}
 #define expf_avx2 expf_scalar
-static int expf_have_avx2(void)
-{
-	return 0;
-}
 #endif
 
 /* The table, then the vector code against expf on 2^16 spread bit patterns
@@ -153,7 +135,7 @@ static void expf_check(void)
 		memcpy(&u, &v, sizeof(u));
 		expf_tab[i] = u - ((uint64_t)i << (52 - EXPF_TBITS));
 	}
-	if (!expf_have_avx2())
+	if (!fwsim_cpu_avx2_fma())
 		return;
 	enum { NS = 1 << 16, NE = 8 };
 	static float in[NS + NE], got[NS + NE], got512[NS + NE];
@@ -164,7 +146,7 @@ static void expf_check(void)
 	const float edges[NE] = { 87.99999f, -87.99999f, -87.3f, -86.9f, 0x1p-30f, -0x1p-30f, 1.0f, 0.0f };
 	memcpy(in + NS, edges, sizeof(edges));
 	expf_avx2(NS + NE, got, in);
-	int wide = expf_have_avx512();
+	int wide = fwsim_cpu_avx512();
 	if (wide)
 		expf_avx512(NS + NE, got512, in);
 	for (uint32_t k = 0; k < NS + NE; k++) {

@@ -28,6 +28,31 @@
 #define FWSIM_TARGET_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 #endif
 
+/* Whether this CPU runs the kernels written with AVX2 + FMA intrinsics (the
+ * CONV forms D and E, EXP's vector code), and also those with AVX-512F
+ * intrinsics. 0 off x86 and in TSan builds, which compile none of them. */
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(NEURONSIM_TSAN)
+static inline int fwsim_cpu_avx2_fma(void)
+{
+	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
+static inline int fwsim_cpu_avx512(void)
+{
+	return fwsim_cpu_avx2_fma() && __builtin_cpu_supports("avx512f");
+}
+#else
+static inline int fwsim_cpu_avx2_fma(void)
+{
+	return 0;
+}
+
+static inline int fwsim_cpu_avx512(void)
+{
+	return 0;
+}
+#endif
+
 /* Elements per block in the generic strided path: 512 * 8 bytes * 4 operands
  * stays inside L1 and the per-block overhead is amortised. */
 #define FWSIM_BLOCK 512

@@ -333,26 +333,7 @@ static void conv_dot1_avx2(const float *x, const float *w, int64_t n, float acc[
 	_mm256_storeu_ps(acc, a0);
 	_mm256_storeu_ps(acc + 8, b0);
 }
-
-int fwsim_conv_have_avx2(void)
-{
-	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
-
-int fwsim_conv_have_avx512(void)
-{
-	return fwsim_conv_have_avx2() && __builtin_cpu_supports("avx512f");
-}
 #else
-int fwsim_conv_have_avx2(void)
-{
-	return 0;
-}
-
-int fwsim_conv_have_avx512(void)
-{
-	return 0;
-}
 #define conv_taps_run_avx2 conv_taps_run_c
 #define conv_dot4_avx2 conv_dot4_c
 #define conv_dot1_avx2 conv_dot1_c
@@ -360,7 +341,7 @@ int fwsim_conv_have_avx512(void)
 
 static void conv_taps_run(const conv_tap_t *taps, int64_t nt, int64_t len, float *acc)
 {
-	if (fwsim_conv_have_avx2())
+	if (fwsim_cpu_avx2_fma())
 		conv_taps_run_avx2(taps, nt, len, acc);
 	else
 		conv_taps_run_c(taps, nt, len, acc);
@@ -369,7 +350,7 @@ static void conv_taps_run(const conv_tap_t *taps, int64_t nt, int64_t len, float
 static void conv_dot4(const float *const x[4], const float *w, int64_t n,
 		      float acc[4][CONV_LANES])
 {
-	if (fwsim_conv_have_avx2())
+	if (fwsim_cpu_avx2_fma())
 		conv_dot4_avx2(x, w, n, acc);
 	else
 		conv_dot4_c(x, w, n, acc);
@@ -377,7 +358,7 @@ static void conv_dot4(const float *const x[4], const float *w, int64_t n,
 
 static void conv_dot1(const float *x, const float *w, int64_t n, float acc[CONV_LANES])
 {
-	if (fwsim_conv_have_avx2())
+	if (fwsim_cpu_avx2_fma())
 		conv_dot1_avx2(x, w, n, acc);
 	else
 		conv_dot1_c(x, w, n, acc);

@@ -301,7 +301,7 @@ bool fwsim_conv_plan_dw(conv_job_t *j)
 {
 	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
 	if (j->form != 'A' || j->C != 1 || a->L != 1 || b->L != 1 || j->G < 8 ||
-	    j->si[4] != 1 || j->so[4] != 1 || !fwsim_conv_have_avx2())
+	    j->si[4] != 1 || j->so[4] != 1 || !fwsim_cpu_avx2_fma())
 		return false;
 	return conv_lanes_plan(j, 'D', 8 * ((__int128)a->Y * b->Y + (__int128)a->K * b->K));
 }
@@ -319,7 +319,7 @@ fwsim_status_t fwsim_conv_item_dw(void *ctx, uint64_t item, uint32_t slot, fwsim
 		return FWSIM_NOMEM;
 	float *pout = pin + j->dw_hp * wp * 8, *wv = pout + ny * 8;
 	uint64_t p0 = item * j->per_item, p1 = fwsim_conv_item_end(j, p0);
-	int have512 = fwsim_conv_have_avx512();
+	int have512 = fwsim_cpu_avx512();
 	for (uint64_t pi = p0; pi < p1; pi++) {
 		int64_t g0, n;
 		size_t nl = conv_lanes_block(j, pi, &g0, &n);
@@ -374,7 +374,7 @@ fwsim_status_t fwsim_conv_item_dw(void *ctx, uint64_t item, uint32_t slot, fwsim
 bool fwsim_conv_plan_dwg(conv_job_t *j)
 {
 	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
-	if (j->form != 'B' || j->G < 8 || j->si[4] != 1 || !fwsim_conv_have_avx2())
+	if (j->form != 'B' || j->G < 8 || j->si[4] != 1 || !fwsim_cpu_avx2_fma())
 		return false;
 	__int128 ny = (__int128)a->Y * b->Y;
 	return conv_lanes_plan(j, 'E', 8 * ((__int128)a->K * b->K + j->O * ny) + 3 * ny);
