@@ -52,9 +52,12 @@ static bool pair_op(const isa_fused_op_t *op)
 	       op->dtype == ISA_DT_F32;
 }
 
-static bool is_cmp(const isa_fused_op_t *op)
+/* LT, LE, GT, GE: the compares the one-pass mask-select runs (ReLU's and
+ * hardtanh's backward); EQ and NE trees keep the step-by-step passes. */
+static bool is_ordered_cmp(const isa_fused_op_t *op)
 {
-	return op->op >= ISA_ALU_CMP_EQ && op->op <= ISA_ALU_CMP_GE;
+	return op->op == ISA_ALU_CMP_LT || op->op == ISA_ALU_CMP_LE || op->op == ISA_ALU_CMP_GT ||
+	       op->op == ISA_ALU_CMP_GE;
 }
 
 /* Whether compare c's operand registers still hold its operands at step s
@@ -78,14 +81,13 @@ static void plan_fast(const plan_t *p, uint32_t n_code, const bool *live, fz_pla
 		if (!mp->select[s])
 			continue;
 		int d = p->def[s][0], c1 = NONE, c2 = NONE, j = NONE;
-		if (is_cmp(&code[d])) {
+		if (is_ordered_cmp(&code[d])) {
 			c1 = d;
-		} else if (code[d].op == ISA_ALU_AND || code[d].op == ISA_ALU_OR ||
-			   code[d].op == ISA_ALU_XOR) {
+		} else if (code[d].op == ISA_ALU_AND || code[d].op == ISA_ALU_OR) {
 			j = d;
 			c1 = p->def[d][0];
 			c2 = p->def[d][1];
-			if (!is_cmp(&code[c1]) || !is_cmp(&code[c2]))
+			if (!is_ordered_cmp(&code[c1]) || !is_ordered_cmp(&code[c2]))
 				continue;
 		} else {
 			continue;
@@ -229,27 +231,7 @@ static void mask_blend(size_t n, float *dst, const uint32_t *restrict m, const f
 	}
 }
 
-/* A compare as all-ones masks: lt, eq, gt select the cases it holds in, x
- * inverts (NE is not-EQ, true for NaN; the others are false for NaN). */
-typedef struct cmp_masks {
-	uint32_t lt, eq, gt, x;
-} cmp_masks_t;
-
-static cmp_masks_t cmp_masks_of(uint32_t op)
-{
-	cmp_masks_t c = { 0, 0, 0, 0 };
-	switch (op) {
-	case ISA_ALU_CMP_EQ: c.eq = ~0u; break;
-	case ISA_ALU_CMP_NE: c.eq = ~0u; c.x = ~0u; break;
-	case ISA_ALU_CMP_LT: c.lt = ~0u; break;
-	case ISA_ALU_CMP_LE: c.lt = c.eq = ~0u; break;
-	case ISA_ALU_CMP_GT: c.gt = ~0u; break;
-	default: c.gt = c.eq = ~0u; break; /* GE */
-	}
-	return c;
-}
-
-/* The mask of one compare of the ops below, for a compile-time op. */
+/* The mask of an ordered compare (GE the default), for a compile-time op. */
 static inline __attribute__((always_inline)) uint32_t cmp_mask(uint32_t op, float a, float b)
 {
 	switch (op) {
@@ -279,57 +261,29 @@ static inline __attribute__((always_inline)) uint32_t cmp_mask(uint32_t op, floa
 	case ISA_ALU_CMP_LT: MS_LOOP(O1, ISA_ALU_CMP_LT, J);                                 \
 	case ISA_ALU_CMP_LE: MS_LOOP(O1, ISA_ALU_CMP_LE, J);                                 \
 	case ISA_ALU_CMP_GT: MS_LOOP(O1, ISA_ALU_CMP_GT, J);                                 \
-	case ISA_ALU_CMP_GE: MS_LOOP(O1, ISA_ALU_CMP_GE, J);                                 \
-	default: break;                                                                     \
-	}                                                                                   \
-	break
+	default: MS_LOOP(O1, ISA_ALU_CMP_GE, J);                                             \
+	}
 #define MS_OP1(J)                                                                          \
 	switch (op1) {                                                                      \
 	case ISA_ALU_CMP_LT: MS_OP2(ISA_ALU_CMP_LT, J);                                      \
 	case ISA_ALU_CMP_LE: MS_OP2(ISA_ALU_CMP_LE, J);                                      \
 	case ISA_ALU_CMP_GT: MS_OP2(ISA_ALU_CMP_GT, J);                                      \
-	case ISA_ALU_CMP_GE: MS_OP2(ISA_ALU_CMP_GE, J);                                      \
-	default: break;                                                                     \
+	default: MS_OP2(ISA_ALU_CMP_GE, J);                                                  \
 	}
 
-/* The ordered compares (ReLU's and hardtanh's backward) in one pass each,
- * specialised per op so that a compare is one vector compare; EQ, NE and
- * XOR through the general branch-free loop, which evaluates every compare
- * as lt / eq / gt masks (three vector compares). */
+/* One pass, specialised per op so that each compare is one vector compare. */
 FWSIM_TARGET_CLONES
 static void mask_select_fast(uint32_t op1, uint32_t op2, uint32_t join, size_t n,
 			     float *restrict dst, const float *a1, const float *b1, const float *a2,
 			     const float *b2, const float *x, const float *y)
 {
-	if (join == 0) {
-		op2 = ISA_ALU_CMP_LT; /* unused */
-		MS_OP1(0)
-	} else if (join == ISA_ALU_AND) {
+	if (join == ISA_ALU_AND) {
 		MS_OP1(ISA_ALU_AND)
 	} else if (join == ISA_ALU_OR) {
 		MS_OP1(ISA_ALU_OR)
-	}
-	cmp_masks_t k1 = cmp_masks_of(op1), k2 = cmp_masks_of(op2);
-	uint32_t ja = join == ISA_ALU_AND ? ~0u : 0, jo = join == ISA_ALU_OR ? ~0u : 0;
-	uint32_t jx = join == ISA_ALU_XOR ? ~0u : 0;
-	if (!join) { /* the first compare alone: m = m1 & m1 */
-		a2 = a1;
-		b2 = b1;
-		k2 = k1;
-		ja = ~0u;
-	}
-	for (size_t i = 0; i < n; i++) {
-		uint32_t m1 = (((0u - (uint32_t)(a1[i] < b1[i])) & k1.lt) |
-			       ((0u - (uint32_t)(a1[i] == b1[i])) & k1.eq) |
-			       ((0u - (uint32_t)(a1[i] > b1[i])) & k1.gt)) ^ k1.x;
-		uint32_t m2 = (((0u - (uint32_t)(a2[i] < b2[i])) & k2.lt) |
-			       ((0u - (uint32_t)(a2[i] == b2[i])) & k2.eq) |
-			       ((0u - (uint32_t)(a2[i] > b2[i])) & k2.gt)) ^ k2.x;
-		uint32_t m = (m1 & m2 & ja) | ((m1 | m2) & jo) | ((m1 ^ m2) & jx), u, v, z;
-		memcpy(&u, &x[i], 4);
-		memcpy(&v, &y[i], 4);
-		z = (u & m) | (v & ~m);
-		memcpy(&dst[i], &z, 4);
+	} else {
+		op2 = ISA_ALU_CMP_LT; /* one compare: op2 unused */
+		MS_OP1(0)
 	}
 }
 

@@ -36,8 +36,9 @@ typedef struct fz_plan {
 	bool paired[ISA_FUSED_MAX_CODE];         /* the first step of a pair: skipped */
 	int16_t pair_first[ISA_FUSED_MAX_CODE];  /* the second: its first step, else -1 */
 	uint8_t pair_side[ISA_FUSED_MAX_CODE];   /* which operand of the second it is */
-	/* one-pass mask-selects: a SELECT whose tree is one float compare, or a
-	 * join of two, evaluates the tree and blends in one pass (its tree's
+	/* one-pass mask-selects: a SELECT whose tree is one ordered float
+	 * compare (LT, LE, GT, GE), or an AND or OR of two, evaluates the tree
+	 * and blends in one pass (its tree's
 	 * steps skipped) when no step between a compare and the SELECT writes
 	 * the compare's operand registers; tree[s] = { compare, compare or -1,
 	 * join or -1 }, else tree[s][0] = -1 */
@@ -71,9 +72,10 @@ void fz_mask_join(uint32_t op, size_t n, uint32_t *m, const uint32_t *x, const u
 /* dst[i] = m[i] ? a[i] : b[i] as raw bits; dst may be a or b (same element). */
 void fz_mask_blend(size_t n, float *dst, const uint32_t *m, const float *a, const float *b);
 /* dst[i] = (a1[i] op1 b1[i]) join (a2[i] op2 b2[i]) ? x[i] : y[i] as raw bits,
- * or with the first compare alone when join is 0 (a2, b2 unused): a
- * one-pass mask-select, the bits of fz_mask_compare, fz_mask_join and
- * fz_mask_blend in turn. dst is none of the operands. */
+ * op1 and op2 ISA_ALU_CMP_LT, LE, GT or GE, join ISA_ALU_AND or OR, or 0 for
+ * the first compare alone (a2, b2 unused): a one-pass mask-select, the bits
+ * of fz_mask_compare, fz_mask_join and fz_mask_blend in turn. dst is none of
+ * the operands. */
 void fz_mask_select_fast(uint32_t op1, uint32_t op2, uint32_t join, size_t n, float *dst,
 			 const float *a1, const float *b1, const float *a2, const float *b2,
 			 const float *x, const float *y);

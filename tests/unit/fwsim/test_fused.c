@@ -630,6 +630,7 @@ START_TEST(test_mask_select_trees)
 			for (int s = 1; s < 7; s++)
 				ck_assert_msg(mp.folded[s], "step %d", s);
 			ck_assert(mp.select[7] && mp.n_slots == 6);
+			ck_assert(mp.tree[7][0] == -1); /* XOR, NOT, EQ, NE: step by step */
 		} else if (kind == 2) {
 			fb_op(&b, ISA_FUSED_CONST, 2, ISA_DT_F32, -1, -1, -1, fimm(0.0));
 			fb_op(&b, ISA_ALU_CMP_GT, 3, ISA_DT_PRED, 0, 2, -1, 0);
