@@ -35,6 +35,11 @@ typedef struct fz_prog {
 	/* the mask-selects and op pairs (fused_plan.h); NaN blame runs the
 	 * program without them, one step at a time */
 	fz_plan_t mp;
+	/* the last live step writing the output register; out_in_place: it
+	 * writes f32 lanes and is no CONST (whose lane is kept across blocks),
+	 * so its lane can be a contiguous f32 output block (fz_segment) */
+	uint32_t out_step;
+	bool out_in_place;
 } fz_prog_t;
 
 /* Marks the steps whose result is read before being overwritten, by a later
@@ -151,6 +156,11 @@ typedef struct fz_regs {
 	/* IOTA: index along dim d of element e of the block is
 	 * iota0[d] + e * iotad[d] */
 	int64_t iota0[ISA_MAX_RANK], iotad[ISA_MAX_RANK];
+	/* register dreg's lane is the output block in device memory dptr while
+	 * a block runs with its output in place (fz_segment); else dreg is
+	 * ISA_FUSED_MAX_REGS */
+	uint32_t dreg;
+	uint8_t *dptr;
 } fz_regs_t;
 
 /* Reads go through ptr (an input may be used in place); writes always go to
@@ -167,7 +177,7 @@ static inline const int64_t *RI(const fz_regs_t *r, uint32_t i)
 
 static inline uint8_t *own(const fz_regs_t *r, uint32_t i)
 {
-	return r->buf + (size_t)i * FZ_BLOCK * 8;
+	return i == r->dreg ? r->dptr : r->buf + (size_t)i * FZ_BLOCK * 8;
 }
 
 static inline float *WF(const fz_regs_t *r, uint32_t i)
@@ -392,7 +402,9 @@ static void fz_load_input(fz_regs_t *r, uint32_t i, uint32_t dt, const uint8_t *
 		 * 40% of a batch norm's normalisation */
 		uint8_t *lane = r->splat + (size_t)i * FZ_BLOCK * 8;
 		uint64_t key = 0;
-		if (isa_dtype_is_float(dt)) {
+		if (dt == ISA_DT_F32) {
+			memcpy(&key, p, 4);
+		} else if (isa_dtype_is_float(dt)) {
 			float v;
 			fwsim_load_f32(dt, p, 0, 1, &v);
 			memcpy(&key, &v, sizeof(v));
@@ -404,9 +416,14 @@ static void fz_load_input(fz_regs_t *r, uint32_t i, uint32_t dt, const uint8_t *
 		r->ptr[i] = lane;
 		if (r->sfill[i] >= m && r->sdt[i] == dt && r->skey[i] == key)
 			return;
-		if (isa_dtype_is_float(dt))
-			fwsim_load_f32(dt, p, 0, m, (float *)(void *)lane);
-		else
+		if (isa_dtype_is_float(dt)) {
+			/* the value read above, m times (fwsim_load_f32's stride-0
+			 * path converts each element: 10% of a batch norm's dx) */
+			float v, *fl = (float *)(void *)lane;
+			memcpy(&v, &key, sizeof(v));
+			for (size_t e = 0; e < m; e++)
+				fl[e] = v;
+		} else
 			fwsim_load_i64(dt, p, 0, m, (int64_t *)(void *)lane);
 		r->sfill[i] = (uint32_t)m;
 		r->sdt[i] = (uint8_t)dt;
@@ -485,6 +502,23 @@ static size_t fz_first_bad(const fwsim_numchk_t *c, const float *v, size_t m)
 	return m;
 }
 
+/* Whether m f32 outputs at po overlap none of the bytes the block's nin
+ * inputs (at pin[i], byte strides bs[1 + i]) read. */
+static bool fz_apart(const fz_part_t *pt, uint32_t nin, uint8_t *const *pin, const int64_t *bs,
+		     size_t m, const uint8_t *po)
+{
+	uintptr_t o0 = (uintptr_t)po, o1 = o0 + m * 4;
+	for (uint32_t i = 0; i < nin; i++) {
+		int64_t span = (int64_t)(m - 1) * bs[1 + i];
+		uintptr_t a = (uintptr_t)pin[i] + (uintptr_t)(span < 0 ? span : 0);
+		uintptr_t b = (uintptr_t)pin[i] + (uintptr_t)(span > 0 ? span : 0) +
+			      isa_dtype_size(pt->aps[1 + i]->dtype);
+		if (a < o1 && o0 < b)
+			return false;
+	}
+	return true;
+}
+
 /* One segment of a row: m elements, each operand's first at byte offset off[]
  * and the next bs[] bytes on; flat: the row-major index of the first. The
  * first bad value found is blamed when it precedes every one found before it
@@ -511,9 +545,22 @@ static fwsim_status_t fz_segment(const fwsim_kargs_t *k, const fz_prog_t *pg, fz
 		r->iotad[d] = bs[v];
 		r->iota0[d] = pt->iota_start[d] + off[v];
 	}
+	/* a contiguous f32 output block that overlaps none of the block's
+	 * inputs (a NaN's blame runs the block again from them) is the output
+	 * register's lane for the step that writes the output: it writes the
+	 * block in place, where the copy after was a quarter of a batch norm's
+	 * dx, a write stream of its own (the steps before keep the register's
+	 * lane, in L1) */
+	uint8_t *po = pt->base[0] + off[0];
+	bool direct = pg->out_in_place && !pt->reduce && odt == ISA_DT_F32 && bs[0] == 4 &&
+		      fz_apart(pt, nin, pin, bs, m, po);
 	for (uint32_t s = 0; s < pg->h.n_code; s++) {
 		if (!pg->live[s] || pg->mp.paired[s] || pg->mp.fast_skip[s])
 			continue;
+		if (direct && s == pg->out_step) {
+			r->dreg = pg->h.out_reg;
+			r->dptr = po;
+		}
 		if (pg->mp.folded[s] || pg->mp.select[s])
 			fz_mask_step(r, pg, s, m, r->masks, tmp);
 		else if (pg->mp.pair_first[s] >= 0)
@@ -550,7 +597,6 @@ static fwsim_status_t fz_segment(const fwsim_kargs_t *k, const fz_prog_t *pg, fz
 		}
 		return FWSIM_OK;
 	}
-	uint8_t *po = pt->base[0] + off[0];
 	if (!out_f) {
 		fwsim_store_i64(odt, po, bs[0], m, RI(r, pg->h.out_reg), isa_dtype_is_unsigned(odt));
 		return FWSIM_OK;
@@ -573,7 +619,12 @@ static fwsim_status_t fz_segment(const fwsim_kargs_t *k, const fz_prog_t *pg, fz
 			fwsim_numchk_merge(k->chk, &part);
 		}
 	}
-	fwsim_store_f32(odt, po, bs[0], m, v);
+	if (!direct) {
+		fwsim_store_f32(odt, po, bs[0], m, v);
+		return FWSIM_OK;
+	}
+	r->dreg = ISA_FUSED_MAX_REGS;
+	r->ptr[pg->h.out_reg] = own(r, pg->h.out_reg);
 	return FWSIM_OK;
 }
 
@@ -893,6 +944,7 @@ static fwsim_status_t fz_run(const fwsim_kargs_t *k, const fz_prog_t *pg)
 	uint8_t *tmp = r.buf + (size_t)pg->h.n_regs * FZ_BLOCK * 8;
 	r.splat = tmp + FZ_BLOCK * 8;
 	r.masks = (uint32_t *)(void *)(r.splat + (size_t)pg->h.n_inputs * FZ_BLOCK * 8);
+	r.dreg = ISA_FUSED_MAX_REGS;
 	uint64_t flat = 0;
 	fwsim_status_t st = pg->h.reduce ? fz_run_reduce(k, pg, &r, tmp, &pt)
 					 : fz_loop(k, pg, &r, tmp, &pt, &flat);
@@ -977,6 +1029,15 @@ fwsim_status_t fwsim_exec_fused(fwsim_exec_t *x, uint32_t e, uint32_t pc, fwsim_
 	for (uint32_t i = 0; i < nin; i++)
 		in_dt[i] = pg->in_ap[i].dtype;
 	fz_plan(pg->code, pg->h.n_code, pg->live, in_dt, nin, pg->h.out_reg, &pg->mp);
+	pg->out_in_place = false;
+	for (uint32_t s = 0; s < pg->h.n_code; s++) {
+		if (!pg->live[s] || pg->code[s].dst != pg->h.out_reg)
+			continue;
+		pg->out_step = s;
+		/* (a step the plan skips writes nothing: never the output's) */
+		pg->out_in_place = pg->code[s].dtype == ISA_DT_F32 && pg->code[s].op != ISA_FUSED_CONST &&
+				   !pg->mp.paired[s] && !pg->mp.fast_skip[s] && !pg->mp.folded[s];
+	}
 	k->flops = isa_insn_flops(in, isa_fused_flops_per_elem(pg->code, pg->h.n_code, in_dt, nin));
 	fwsim_status_t st = fz_run(k, pg);
 	free(pg);

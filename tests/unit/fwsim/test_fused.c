@@ -753,6 +753,144 @@ START_TEST(test_op_pairs)
 }
 END_TEST
 
+/* The output written in place (kernels_fused.c, fz_segment): the step that
+ * last writes the output register writes a contiguous f32 output block
+ * directly when the block overlaps none of its inputs. Bit for bit against
+ * the scalar ops over NaN, infinities and signed zeros: a program writing its
+ * output register four times (a CONST first, whose lane is kept across
+ * blocks), a broadcast input, an input register overwritten and read again,
+ * 1100 elements (blocks of 512, 512 and 76); the same with the output over an
+ * input (not in place); and a NaN blamed on its step with the output apart
+ * and over an input, where running the block again from its inputs must not
+ * see the output. */
+static float ip_max(float a, float b)
+{
+	return a != a ? a : b != b ? b : a > b ? a : b;
+}
+
+static float ip_min(float a, float b)
+{
+	return a != a ? a : b != b ? b : a < b ? a : b;
+}
+
+/* The program below, element by element: x, y, z (broadcast), w. */
+static float ip_ref(float x, float y, float z, float w)
+{
+	float r4 = (x - y) * z;
+	float r0 = fmaf(r4, 0.75f, x);
+	float r6 = ip_min(ip_max(r0, y), w);
+	float r7 = ip_min(ip_max(r6, 0.75f), w) / y;
+	float r9 = fabsf(1.5f * -r7);
+	return r9 * r9 + r0;
+}
+
+static void ip_program(fbuild_t *b)
+{
+	fb_op(b, ISA_FUSED_CONST, 9, ISA_DT_F32, -1, -1, -1, fimm(1.5));
+	fb_op(b, ISA_ALU_SUB, 4, ISA_DT_F32, 0, 1, -1, 0);                /* x - y */
+	fb_op(b, ISA_ALU_MUL, 4, ISA_DT_F32, 4, 2, -1, 0);                /* * z */
+	fb_op(b, ISA_FUSED_CONST, 5, ISA_DT_F32, -1, -1, -1, fimm(0.75));
+	fb_op(b, ISA_ALU_FMA, 0, ISA_DT_F32, 4, 5, 0, 0);                 /* over x's register */
+	fb_op(b, ISA_ALU_MAX, 6, ISA_DT_F32, 0, 1, -1, 0);
+	fb_op(b, ISA_ALU_MIN, 6, ISA_DT_F32, 6, 3, -1, 0);
+	fb_op(b, ISA_ALU_CLAMP, 7, ISA_DT_F32, 5, 6, 3, 0);
+	fb_op(b, ISA_ALU_DIV, 7, ISA_DT_F32, 7, 1, -1, 0);
+	fb_op(b, ISA_ALU_NEG, 8, ISA_DT_F32, 7, -1, -1, 0);
+	fb_op(b, ISA_ALU_MUL, 9, ISA_DT_F32, 9, 8, -1, 0);                /* the CONST's register */
+	fb_op(b, ISA_ALU_ABS, 9, ISA_DT_F32, 9, -1, -1, 0);
+	fb_op(b, ISA_ALU_SQUARE, 9, ISA_DT_F32, 9, -1, -1, 0);
+	fb_op(b, ISA_ALU_ADD, 9, ISA_DT_F32, 9, 0, -1, 0);
+	b->h.out_reg = 9;
+}
+
+START_TEST(test_output_written_in_place)
+{
+	const uint32_t n = 1100;
+	uint64_t sh[1] = { n };
+	static const float special[] = { 0.0f, -0.0f, NAN, INFINITY, -INFINITY, 1e30f, 0.5f };
+	fbuild_t b;
+	for (int over_input = 0; over_input < 2; over_input++) {
+		tmem_t t;
+		tmem_init(&t);
+		isa_ap_t ap[4];
+		float *v[4], orig[4][1100];
+		uint64_t seed = 31 + (uint64_t)over_input;
+		for (int i = 0; i < 4; i++) {
+			ap[i] = tmk_ap(&t, 2, ISA_DT_F32, 1, sh, L_CONTIG);
+			v[i] = (float *)(void *)tmem_ptr(&t, 2, ap[i].offset);
+			for (uint32_t e = 0; e < n; e++) {
+				uint64_t r = trand(&seed);
+				v[i][e] = r % 7 == 0 ? special[(r >> 8) % 7]
+						     : (float)((int64_t)(r >> 16) % 20001 - 10000) / 37.0f;
+			}
+			memcpy(orig[i], v[i], sizeof(orig[i]));
+		}
+		ap[2].stride[0] = 0; /* z: one value for every element */
+		isa_ap_t o = over_input ? ap[0] : tmk_ap(&t, 3, ISA_DT_F32, 1, sh, L_CONTIG);
+		float *ov = over_input ? v[0] : (float *)(void *)tmem_ptr(&t, 3, o.offset);
+		fb_init(&b);
+		for (int i = 0; i < 4; i++)
+			fb_input(&b, ap[i]);
+		ip_program(&b);
+		isa_insn_t in = fb_emit(&b, &t, o);
+		fwsim_job_t job;
+		ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, 0, &job), FWSIM_OK);
+		for (uint32_t e = 0; e < n; e++) {
+			float want = ip_ref(orig[0][e], orig[1][e], orig[2][0], orig[3][e]);
+			T_CHECK(memcmp(&ov[e], &want, 4) == 0 || (isnan(ov[e]) && isnan(want)),
+				"output over an input %d, element %u: %a, want %a", over_input, e,
+				ov[e], want);
+		}
+		tmem_free(&t);
+	}
+
+	/* out = (x * 2 - y) / z: z = 0 where x * 2 = y makes 0 / 0 at flat 700,
+	 * blamed on the DIV (step 3); over x, running the block again from an
+	 * x the output had overwritten would blame the MUL */
+	for (int over_input = 0; over_input < 2; over_input++) {
+		tmem_t t;
+		tmem_init(&t);
+		isa_ap_t ap[3];
+		float *v[3];
+		for (int i = 0; i < 3; i++) {
+			ap[i] = tmk_ap(&t, 2, ISA_DT_F32, 1, sh, L_CONTIG);
+			v[i] = (float *)(void *)tmem_ptr(&t, 2, ap[i].offset);
+			for (uint32_t e = 0; e < n; e++)
+				v[i][e] = 1.0f + (float)(e % 13) + (float)i;
+		}
+		v[0][700] = 2.0f;
+		v[1][700] = 4.0f;
+		v[2][700] = 0.0f;
+		fb_init(&b);
+		for (int i = 0; i < 3; i++)
+			fb_input(&b, ap[i]);
+		fb_op(&b, ISA_FUSED_CONST, 3, ISA_DT_F32, -1, -1, -1, fimm(2.0));
+		fb_op(&b, ISA_ALU_MUL, 0, ISA_DT_F32, 0, 3, -1, 0);
+		fb_op(&b, ISA_ALU_SUB, 0, ISA_DT_F32, 0, 1, -1, 0);
+		fb_op(&b, ISA_ALU_DIV, 4, ISA_DT_F32, 0, 2, -1, 0);
+		b.h.out_reg = 4;
+		isa_ap_t o = over_input ? ap[0] : tmk_ap(&t, 3, ISA_DT_F32, 1, sh, L_CONTIG);
+		float *ov = over_input ? v[0] : (float *)(void *)tmem_ptr(&t, 3, o.offset);
+		isa_insn_t in = fb_emit(&b, &t, o);
+		in.param = ISA_FUSED_STEPS_DEBUG(100);
+		fwsim_job_t job;
+		ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, FWSIM_JOB_CHECK_NAN, &job),
+				 FWSIM_NUM_ERR);
+		ck_assert_uint_eq(job.error.first_index, 700);
+		ck_assert_uint_eq(job.error.count, 1);
+		ck_assert_uint_eq(job.error.debug_id, 103);
+		for (uint32_t e = 0; e < n; e++) {
+			float x = 1.0f + (float)(e % 13), y = x + 1.0f, z = x + 2.0f;
+			float want = (x * 2.0f - y) / z;
+			T_CHECK(e == 700 ? isnan(ov[e]) : memcmp(&ov[e], &want, 4) == 0,
+				"blame, output over an input %d, element %u: %a, want %a", over_input,
+				e, ov[e], want);
+		}
+		tmem_free(&t);
+	}
+}
+END_TEST
+
 START_TEST(test_mask_select_nan_blamed_on_select)
 {
 	tmem_t t;
@@ -1548,6 +1686,7 @@ static Suite *fused_suite(void)
 	tcase_add_test(tc, test_mask_select_trees);
 	tcase_add_test(tc, test_mask_select_nan_blamed_on_select);
 	tcase_add_test(tc, test_op_pairs);
+	tcase_add_test(tc, test_output_written_in_place);
 	tcase_add_loop_test(tc, test_transposed_input_in_bands, 0, 2);
 	tcase_add_test(tc, test_descriptor_garbage_rejected);
 	tcase_add_test(tc, test_static_validation_of_fused_insn);
