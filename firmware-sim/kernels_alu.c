@@ -392,6 +392,29 @@ static fwsim_status_t copy_short_rows(const fwsim_kargs_t *k, const fwsim_iter_t
 	}
 }
 
+/* Whether the float rows of it run several per block: rows under half a
+ * block, every operand contiguous from one row to the next (row stride = row
+ * length x element stride) except inputs with element stride 0, which hold a
+ * value per row (row strides in rs), at least one of which changes from row
+ * to row (else the iterator would have merged the rows). A softmax's divide
+ * by its row sums over rows of 128 paid a block's fixed costs per row. */
+static bool ew_rowset(const fwsim_iter_t *it, uint32_t n, int64_t *rs)
+{
+	uint32_t r = it->rank;
+	if (r < 2 || it->inner * 2 > FWSIM_BLOCK)
+		return false;
+	bool per_row = false;
+	for (uint32_t i = 0; i < n; i++) {
+		int64_t b = it->inner_bs[i], s = it->bstride[i][r - 2];
+		rs[i] = s;
+		if (b == 0 && i > 0)
+			per_row |= s != 0;
+		else if (s != (int64_t)it->inner * b)
+			return false;
+	}
+	return per_row;
+}
+
 /* Runs an elementwise instruction block by block: gather each operand block
  * into an f32 or i64 temporary (or use contiguous f32 in place), compute,
  * scan the fresh results for NaN/Inf while they are in L1, store with
@@ -428,9 +451,18 @@ static fwsim_status_t ew_rows(const fwsim_kargs_t *k, ew_kind_t kind, fwsim_iter
 
 	_Alignas(64) float fb[ISA_MAX_AP][FWSIM_BLOCK];
 	_Alignas(64) int64_t ib[ISA_MAX_AP][FWSIM_BLOCK];
+	int64_t rs[ISA_MAX_AP];
+	bool rowset = !raw && use_f && ew_rowset(&it, n, rs);
 	do {
+		/* a block of nr rows (rowset), else of one row */
+		uint64_t nr = 1;
+		if (rowset) {
+			uint64_t left = it.shape[it.rank - 2] - it.idx[it.rank - 2];
+			nr = FWSIM_BLOCK / it.inner < left ? FWSIM_BLOCK / it.inner : left;
+		}
 		for (uint64_t j = 0; j < it.inner; j += FWSIM_BLOCK) {
 			size_t m = it.inner - j < FWSIM_BLOCK ? it.inner - j : FWSIM_BLOCK;
+			m *= nr;
 			if (fwsim_tick(k, m))
 				return FWSIM_TIMEOUT;
 			uint8_t *p[ISA_MAX_AP];
@@ -462,7 +494,16 @@ static fwsim_status_t ew_rows(const fwsim_kargs_t *k, ew_kind_t kind, fwsim_iter
 			} else if (use_f) {
 				const float *src[ISA_MAX_AP];
 				for (uint32_t i = 1; i < n; i++) {
-					if (is_direct_f32(aps[i]->dtype, it.inner_bs[i], p[i])) {
+					if (rowset && it.inner_bs[i] == 0 && rs[i]) {
+						/* one value per row, each row long */
+						for (uint64_t q = 0; q < nr; q++) {
+							float v;
+							fwsim_load_f32(aps[i]->dtype, p[i] + (int64_t)q * rs[i], 0, 1, &v);
+							for (uint64_t e = 0; e < it.inner; e++)
+								fb[i][q * it.inner + e] = v;
+						}
+						src[i] = fb[i];
+					} else if (is_direct_f32(aps[i]->dtype, it.inner_bs[i], p[i])) {
 						src[i] = (const float *)(const void *)p[i];
 					} else {
 						fwsim_load_f32(aps[i]->dtype, p[i], it.inner_bs[i], m, fb[i]);
@@ -502,6 +543,9 @@ static fwsim_status_t ew_rows(const fwsim_kargs_t *k, ew_kind_t kind, fwsim_iter
 			}
 			flat += m;
 		}
+		for (uint64_t q = 1; q < nr; q++)
+			if (!fwsim_iter_next(&it))
+				return FWSIM_OK;
 	} while (fwsim_iter_next(&it));
 	return FWSIM_OK;
 }

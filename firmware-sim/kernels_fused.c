@@ -161,6 +161,11 @@ typedef struct fz_regs {
 	 * ISA_FUSED_MAX_REGS */
 	uint32_t dreg;
 	uint8_t *dptr;
+	/* a segment of several rows (fz_rows): rows of rlen elements, operand
+	 * o's rows rs[o] bytes apart; an input with element stride 0 and
+	 * rs != 0 holds one value per row. rs is NULL for a one-row segment */
+	const int64_t *rs;
+	size_t rlen;
 } fz_regs_t;
 
 /* Reads go through ptr (an input may be used in place); writes always go to
@@ -394,6 +399,28 @@ static void fz_load_input(fz_regs_t *r, uint32_t i, uint32_t dt, const uint8_t *
 {
 	r->dt[i] = (uint8_t)dt;
 	r->ptr[i] = own(r, i);
+	if (bs == 0 && m > 0 && r->rs && r->rs[1 + i]) {
+		/* one value per row of the segment, each rlen times (the lane's
+		 * single-value fill no longer holds) */
+		uint8_t *lane = r->splat + (size_t)i * FZ_BLOCK * 8;
+		r->ptr[i] = lane;
+		r->sfill[i] = 0;
+		for (size_t e = 0, row = 0; e < m; e += r->rlen, row++) {
+			const uint8_t *q = p + (int64_t)row * r->rs[1 + i];
+			if (isa_dtype_is_float(dt)) {
+				float v, *fl = (float *)(void *)lane + e;
+				fwsim_load_f32(dt, q, 0, 1, &v);
+				for (size_t j = 0; j < r->rlen; j++)
+					fl[j] = v;
+			} else {
+				int64_t v, *il = (int64_t *)(void *)lane + e;
+				fwsim_load_i64(dt, q, 0, 1, &v);
+				for (size_t j = 0; j < r->rlen; j++)
+					il[j] = v;
+			}
+		}
+		return;
+	}
 	if (bs == 0 && m > 0) {
 		/* one value for the whole block (a [C] operand broadcast along the
 		 * loop, a scalar): read from a lane of its own, kept from block to
@@ -503,13 +530,15 @@ static size_t fz_first_bad(const fwsim_numchk_t *c, const float *v, size_t m)
 }
 
 /* Whether m f32 outputs at po overlap none of the bytes the block's nin
- * inputs (at pin[i], byte strides bs[1 + i]) read. */
-static bool fz_apart(const fz_part_t *pt, uint32_t nin, uint8_t *const *pin, const int64_t *bs,
-		     size_t m, const uint8_t *po)
+ * inputs (at pin[i], byte strides bs[1 + i], rows as r->rs says) read. */
+static bool fz_apart(const fz_regs_t *r, const fz_part_t *pt, uint32_t nin, uint8_t *const *pin,
+		     const int64_t *bs, size_t m, const uint8_t *po)
 {
 	uintptr_t o0 = (uintptr_t)po, o1 = o0 + m * 4;
 	for (uint32_t i = 0; i < nin; i++) {
 		int64_t span = (int64_t)(m - 1) * bs[1 + i];
+		if (bs[1 + i] == 0 && r->rs)
+			span = (int64_t)(m / r->rlen - 1) * r->rs[1 + i];
 		uintptr_t a = (uintptr_t)pin[i] + (uintptr_t)(span < 0 ? span : 0);
 		uintptr_t b = (uintptr_t)pin[i] + (uintptr_t)(span > 0 ? span : 0) +
 			      isa_dtype_size(pt->aps[1 + i]->dtype);
@@ -553,7 +582,7 @@ static fwsim_status_t fz_segment(const fwsim_kargs_t *k, const fz_prog_t *pg, fz
 	 * lane, in L1) */
 	uint8_t *po = pt->base[0] + off[0];
 	bool direct = pg->out_in_place && !pt->reduce && odt == ISA_DT_F32 && bs[0] == 4 &&
-		      fz_apart(pt, nin, pin, bs, m, po);
+		      fz_apart(r, pt, nin, pin, bs, m, po);
 	for (uint32_t s = 0; s < pg->h.n_code; s++) {
 		if (!pg->live[s] || pg->mp.paired[s] || pg->mp.fast_skip[s])
 			continue;
@@ -628,11 +657,58 @@ static fwsim_status_t fz_segment(const fwsim_kargs_t *k, const fz_prog_t *pg, fz
 	return FWSIM_OK;
 }
 
+/* Whether the rows of it run several per segment: rows under half a block,
+ * the elementwise form without IOTA, every operand contiguous from one row to
+ * the next (row stride = row length x element stride) except inputs with
+ * element stride 0, which hold a value per row (their row strides in rs),
+ * at least one of which changes from row to row (else the iterator would
+ * have merged the rows). A softmax's exp(x - max) over rows of 128 ran one
+ * segment per row, its fixed costs 4096 times. */
+static bool fz_rowset(const fz_part_t *pt, const fwsim_iter_t *it, int64_t *rs)
+{
+	uint32_t r = it->rank;
+	if (r < 2 || pt->reduce || it->inner * 2 > FZ_BLOCK)
+		return false;
+	for (uint32_t d = 0; d < ISA_MAX_RANK; d++)
+		if (pt->iota_op[d] >= 0)
+			return false;
+	bool per_row = false;
+	for (uint32_t i = 0; i < pt->nops; i++) {
+		int64_t b = it->inner_bs[i], s = it->bstride[i][r - 2];
+		rs[i] = s;
+		if (b == 0 && i > 0)
+			per_row |= s != 0;
+		else if (s != (int64_t)it->inner * b)
+			return false;
+	}
+	return per_row;
+}
+
 /* The rows of it, the first at flat element index *flat. */
 static fwsim_status_t fz_rows(const fwsim_kargs_t *k, const fz_prog_t *pg, fz_regs_t *r,
 			      uint8_t *tmp, const fz_part_t *pt, fwsim_iter_t *it, uint64_t *flat)
 {
-	int64_t off[FZ_MAX_OPS];
+	int64_t off[FZ_MAX_OPS], rs[FZ_MAX_OPS];
+	if (fz_rowset(pt, it, rs)) {
+		/* rows shorter than half a block, several per segment */
+		uint32_t rd = it->rank - 2;
+		r->rs = rs;
+		r->rlen = (size_t)it->inner;
+		for (;;) {
+			uint64_t n = FZ_BLOCK / it->inner, left = it->shape[rd] - it->idx[rd];
+			n = n < left ? n : left;
+			size_t m = (size_t)(n * it->inner);
+			fwsim_status_t st = fz_segment(k, pg, r, tmp, pt, it->inner_bs, it->off, m, *flat);
+			*flat += m;
+			bool more = st == FWSIM_OK;
+			for (uint64_t q = 0; q < n && more; q++)
+				more = fwsim_iter_next(it);
+			if (!more) {
+				r->rs = NULL;
+				return st;
+			}
+		}
+	}
 	do {
 		for (uint64_t j = 0; j < it->inner; j += FZ_BLOCK) {
 			size_t m = it->inner - j < FZ_BLOCK ? (size_t)(it->inner - j) : FZ_BLOCK;
@@ -945,6 +1021,7 @@ static fwsim_status_t fz_run(const fwsim_kargs_t *k, const fz_prog_t *pg)
 	r.splat = tmp + FZ_BLOCK * 8;
 	r.masks = (uint32_t *)(void *)(r.splat + (size_t)pg->h.n_inputs * FZ_BLOCK * 8);
 	r.dreg = ISA_FUSED_MAX_REGS;
+	r.rs = NULL;
 	uint64_t flat = 0;
 	fwsim_status_t st = pg->h.reduce ? fz_run_reduce(k, pg, &r, tmp, &pt)
 					 : fz_loop(k, pg, &r, tmp, &pt, &flat);

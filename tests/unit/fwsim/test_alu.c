@@ -530,6 +530,63 @@ END_TEST
 /* A COPY of every other f32 of each row into dense rows (the im2col of a
  * stride-2 window), the rows' lengths around the block size and odd: exact
  * values, nothing written past the rows, a NaN counted where it lands. */
+/* Rows shorter than half a block run several per block (kernels_alu.c,
+ * ew_rowset) when an operand holds one value per row: x - m and x / v over
+ * [3, 37, 50] (10 rows per block: 10, 10, 10, 7 per index of dim 0), m a
+ * row-major [3, 37] and v a transposed [37, 3], both broadcast along the
+ * rows; bit for bit, and a NaN in one row of m reported at that row's first
+ * flat index, 50 of them. */
+START_TEST(test_alu_rows_per_block)
+{
+	static const uint32_t ops[2] = { ISA_ALU_SUB, ISA_ALU_DIV };
+	for (int oi = 0; oi < 2; oi++) {
+		tmem_t t;
+		tmem_init(&t);
+		uint64_t sh[3] = { 3, 37, 50 }, rsh[2] = { 3, 37 };
+		isa_ap_t x = tmk_ap(&t, 1, ISA_DT_F32, 3, sh, L_CONTIG);
+		isa_ap_t m = tmk_ap(&t, 2, ISA_DT_F32, 2, rsh, oi ? L_TRANSPOSED : L_CONTIG);
+		isa_ap_t o = tmk_ap(&t, 0, ISA_DT_F32, 3, sh, L_CONTIG);
+		float *xv = (float *)(void *)tmem_ptr(&t, 1, x.offset);
+		float *mv = (float *)(void *)tmem_ptr(&t, 2, m.offset);
+		const float *ov = (const float *)(const void *)tmem_ptr(&t, 0, o.offset);
+		for (uint32_t e = 0; e < 3 * 37 * 50; e++)
+			xv[e] = (float)(e % 97) * 0.37f - 11.0f;
+		for (uint32_t e = 0; e < 3 * 37; e++)
+			mv[e] = (float)(e % 13) * 0.71f + 0.5f;
+		m.rank = 3;
+		m.shape[2] = 50;
+		m.stride[2] = 0;
+		isa_insn_t in = isa_insn_init(ISA_OP_ALU, ops[oi]);
+		in.n_ap = 3;
+		in.ap[0] = o;
+		in.ap[1] = x;
+		in.ap[2] = m;
+		for (int bad = 0; bad < 2; bad++) {
+			uint32_t row = oi ? 20 * 3 + 1 : 1 * 37 + 20; /* [1, 20] in m's layout */
+			if (bad)
+				mv[row] = NAN;
+			fwsim_job_t job;
+			ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, FWSIM_JOB_CHECK_NAN, &job),
+					 bad ? FWSIM_NUM_ERR : FWSIM_OK);
+			for (uint32_t a = 0; a < 3; a++)
+				for (uint32_t r = 0; r < 37; r++)
+					for (uint32_t e = 0; e < 50; e++) {
+						uint32_t f = (a * 37 + r) * 50 + e;
+						float mm = mv[oi ? r * 3 + a : a * 37 + r];
+						float want = oi ? xv[f] / mm : xv[f] - mm;
+						T_CHECK(memcmp(&ov[f], &want, 4) == 0 || (isnan(ov[f]) && isnan(want)),
+							"op %d, element [%u, %u, %u]: %a, want %a", oi, a, r, e, ov[f], want);
+					}
+			if (bad) {
+				ck_assert_uint_eq(job.error.first_index, (1 * 37 + 20) * 50);
+				ck_assert_uint_eq(job.error.count, 50);
+			}
+		}
+		tmem_free(&t);
+	}
+}
+END_TEST
+
 START_TEST(test_copy_stride2_rows)
 {
 	static const uint64_t lens[] = { 1, 7, 63, 64, 65, 1000, 1025 };
@@ -747,6 +804,7 @@ Suite *alu_suite(void)
 	tcase_add_test(tc, test_activate_all_funcs);
 	tcase_add_test(tc, test_copy_converts_every_dtype_pair);
 	tcase_add_test(tc, test_copy_stride2_rows);
+	tcase_add_test(tc, test_alu_rows_per_block);
 	tcase_add_test(tc, test_narrowing_rounds_to_nearest_even_and_keeps_nan);
 	tcase_add_test(tc, test_f16_vector_and_scalar_paths_agree);
 	tcase_add_test(tc, test_exp_is_libm_expf_bit_for_bit);

@@ -891,6 +891,76 @@ START_TEST(test_output_written_in_place)
 }
 END_TEST
 
+/* Rows shorter than half a block run several per segment (kernels_fused.c,
+ * fz_rowset) when inputs hold one value per row: out = (x - m) * v + c over
+ * [3, 37, 50] (10 rows per segment: 10, 10, 10, 7 per index of dim 0), m a
+ * row-major [3, 37] and v a transposed [37, 3] broadcast along the rows, c a
+ * scalar; bit for bit against the scalar ops, and a NaN in one row of m
+ * reported at that row's first flat index, 50 of them, blamed on the SUB. */
+START_TEST(test_rows_per_segment)
+{
+	tmem_t t;
+	tmem_init(&t);
+	uint64_t sh[3] = { 3, 37, 50 }, rsh[2] = { 3, 37 };
+	isa_ap_t x = tmk_ap(&t, 2, ISA_DT_F32, 3, sh, L_CONTIG);
+	isa_ap_t m = tmk_ap(&t, 2, ISA_DT_F32, 2, rsh, L_CONTIG);
+	isa_ap_t v = tmk_ap(&t, 2, ISA_DT_F32, 2, rsh, L_TRANSPOSED);
+	isa_ap_t c = tmk_ap(&t, 2, ISA_DT_F32, 1, sh, L_CONTIG);
+	isa_ap_t o = tmk_ap(&t, 3, ISA_DT_F32, 3, sh, L_CONTIG);
+	uint64_t seed = 5;
+	fill_random(&t, &x, &seed);
+	fill_random(&t, &m, &seed);
+	fill_random(&t, &v, &seed);
+	fill_random(&t, &c, &seed);
+	/* the [3, 37] operands seen as [3, 37, 50] (stride 0 along the rows), c as
+	 * one value for every element */
+	m.rank = v.rank = c.rank = 3;
+	m.shape[2] = v.shape[2] = c.shape[2] = 50;
+	m.stride[2] = v.stride[2] = 0;
+	c.shape[0] = 3;
+	c.shape[1] = 37;
+	c.stride[0] = c.stride[1] = c.stride[2] = 0;
+	const float *xv = (const float *)(const void *)tmem_ptr(&t, 2, x.offset);
+	float *mv = (float *)(void *)tmem_ptr(&t, 2, m.offset);
+	const float *vv = (const float *)(const void *)tmem_ptr(&t, 2, v.offset);
+	const float *cv = (const float *)(const void *)tmem_ptr(&t, 2, c.offset);
+	const float *ov = (const float *)(const void *)tmem_ptr(&t, 3, o.offset);
+	fbuild_t b;
+	fb_init(&b);
+	fb_input(&b, x);
+	fb_input(&b, m);
+	fb_input(&b, v);
+	fb_input(&b, c);
+	fb_op(&b, ISA_ALU_SUB, 4, ISA_DT_F32, 0, 1, -1, 0);
+	fb_op(&b, ISA_ALU_MUL, 4, ISA_DT_F32, 4, 2, -1, 0);
+	fb_op(&b, ISA_ALU_ADD, 5, ISA_DT_F32, 4, 3, -1, 0);
+	b.h.out_reg = 5;
+	isa_insn_t in = fb_emit(&b, &t, o);
+	in.param = ISA_FUSED_STEPS_DEBUG(40);
+	for (int bad = 0; bad < 2; bad++) {
+		if (bad)
+			mv[1 * 37 + 20] = NAN;
+		fwsim_job_t job;
+		ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, FWSIM_JOB_CHECK_NAN, &job),
+				 bad ? FWSIM_NUM_ERR : FWSIM_OK);
+		for (uint32_t a = 0; a < 3; a++)
+			for (uint32_t r = 0; r < 37; r++)
+				for (uint32_t e = 0; e < 50; e++) {
+					uint32_t f = (a * 37 + r) * 50 + e;
+					float want = (xv[f] - mv[a * 37 + r]) * vv[r * 3 + a] + cv[0];
+					T_CHECK(memcmp(&ov[f], &want, 4) == 0 || (isnan(ov[f]) && isnan(want)),
+						"element [%u, %u, %u]: %a, want %a", a, r, e, ov[f], want);
+				}
+		if (bad) {
+			ck_assert_uint_eq(job.error.first_index, (1 * 37 + 20) * 50);
+			ck_assert_uint_eq(job.error.count, 50);
+			ck_assert_uint_eq(job.error.debug_id, 40);
+		}
+	}
+	tmem_free(&t);
+}
+END_TEST
+
 START_TEST(test_mask_select_nan_blamed_on_select)
 {
 	tmem_t t;
@@ -1687,6 +1757,7 @@ static Suite *fused_suite(void)
 	tcase_add_test(tc, test_mask_select_nan_blamed_on_select);
 	tcase_add_test(tc, test_op_pairs);
 	tcase_add_test(tc, test_output_written_in_place);
+	tcase_add_test(tc, test_rows_per_segment);
 	tcase_add_loop_test(tc, test_transposed_input_in_bands, 0, 2);
 	tcase_add_test(tc, test_descriptor_garbage_rejected);
 	tcase_add_test(tc, test_static_validation_of_fused_insn);
