@@ -131,17 +131,21 @@ END_TEST
  * two NaNs, the later one in memory first in flat order. */
 START_TEST(test_copy_short_rows_reversed_and_nan)
 {
-	for (int spaced = 0; spaced < 2; spaced++) {
+	/* [3, 20, 30, 3]: blocks of two dims; [3, 20, 3, 3]: of three (a 3 x 3
+	 * block is under COPY_SHORT_BLOCK bytes), as an im2col of small images */
+	for (int spaced = 0; spaced < 4; spaced++) {
+		int small = spaced >= 2;
 		tmem_t t;
 		tmem_init(&t);
-		uint64_t sh[4] = { 3, 20, 30, 3 }, n = 3 * 20 * 30 * 3;
+		uint64_t w = small ? 3 : 30;
+		uint64_t sh[4] = { 3, 20, w, 3 }, n = 3 * 20 * w * 3;
 		isa_insn_t in = isa_insn_init(ISA_OP_COPY, 0);
 		in.n_ap = 2;
 		in.ap[0] = isa_ap_contig(0, tmem_alloc(&t, 0, 2 * n * 4), ISA_DT_F32, 4, sh);
-		if (spaced)
+		if (spaced % 2)
 			for (int q = 0; q < 4; q++)
 				in.ap[0].stride[q] *= 2;
-		/* source [kh reversed, 20, 30, kw reversed] over a [20][30][3][3] block */
+		/* source [kh reversed, 20, w, kw reversed] over a [20][w][3][3] block */
 		isa_ap_t *a = &in.ap[1];
 		memset(a, 0, sizeof(*a));
 		a->region = 1;
@@ -149,23 +153,27 @@ START_TEST(test_copy_short_rows_reversed_and_nan)
 		a->rank = 4;
 		for (int q = 0; q < 4; q++)
 			a->shape[q] = sh[q];
+		/* the small case's rows of w x 9 padded, so that dims 1 and 2 do
+		 * not merge into one of 60 */
+		int64_t pitch = (int64_t)w * 9 + (small ? 5 : 0);
 		a->stride[0] = -3;
-		a->stride[1] = 30 * 9;
+		a->stride[1] = pitch;
 		a->stride[2] = 9;
 		a->stride[3] = -1;
-		uint64_t base = tmem_alloc(&t, 1, n * 4);
+		uint64_t len = 20 * (uint64_t)pitch;
+		uint64_t base = tmem_alloc(&t, 1, len * 4);
 		a->offset = base + 8 * 4; /* element [0,0,0,0] is the block's 9th */
 		float *src = (float *)(void *)tmem_ptr(&t, 1, base);
-		for (uint64_t i = 0; i < n; i++)
+		for (uint64_t i = 0; i < len; i++)
 			src[i] = (float)(i % 101) - 50.0f;
-		uint64_t bad[2][4] = { { 2, 15, 4, 1 }, { 1, 3, 20, 0 } };
+		uint64_t bad[2][4] = { { 2, 15, small ? 1 : 4, 1 }, { 1, 3, small ? 2 : 20, 0 } };
 		for (int b = 0; b < 2; b++)
 			tset(ISA_DT_F32, telem(&t, a, bad[b]), NAN);
 		fwsim_job_t job;
 		ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_DMA, FWSIM_JOB_CHECK_NAN, &job),
 				 FWSIM_NUM_ERR);
 		ck_assert_uint_eq(job.error.count, 2);
-		ck_assert_uint_eq(job.error.first_index, ((1 * 20 + 3) * 30 + 20) * 3 + 0);
+		ck_assert_uint_eq(job.error.first_index, ((1 * 20 + 3) * w + bad[1][2]) * 3 + 0);
 		uint64_t idx[4];
 		for (uint64_t f = 0; f < n; f++) {
 			tunflat(f, 4, sh, idx);
