@@ -453,6 +453,16 @@ static bool reduce_window_order(uint32_t op, int fl, uint32_t mask, const isa_ap
 	return true;
 }
 
+/* Whether the rows of it (accumulators, input) run several per fold: rows
+ * under half a block into accumulators along the row (a kept inner dim) that
+ * run on from one row to the next. */
+static bool reduce_rows_blocked(const fwsim_iter_t *it)
+{
+	uint32_t r = it->rank;
+	return r >= 2 && it->inner * 2 <= FWSIM_BLOCK && it->inner_bs[0] != 0 &&
+	       it->bstride[0][r - 2] == (int64_t)it->inner * it->inner_bs[0];
+}
+
 /* Reduces a (at base_a) into o (at base_o), both views of the instruction's
  * operands, through acc (room for every element of o). flat: row-major index
  * of o's first element in the instruction's whole output (NaN records).
@@ -525,7 +535,31 @@ static fwsim_status_t reduce_part(const fwsim_kargs_t *k, const isa_ap_t *o, con
 			*da = fwsim_red_block_f64(op, pa, n, *da);
 	} else
 #endif
-	if (!it.empty) {
+	if (!it.empty && fl && reduce_rows_blocked(&it)) {
+		/* short float rows into accumulators that run on from one row to
+		 * the next: several rows per fold (a max pool's window taps over
+		 * rows of 16 outputs paid a fold's fixed costs per 16 values).
+		 * Each accumulator takes the same values in the same order */
+		uint32_t rd = it.rank - 2;
+		int64_t step = it.inner_bs[0] / 8;
+		for (;;) {
+			uint64_t left = it.shape[rd] - it.idx[rd], nr = FWSIM_BLOCK / it.inner;
+			nr = nr < left ? nr : left;
+			size_t m = (size_t)(nr * it.inner);
+			if (fwsim_tick(k, m))
+				return FWSIM_TIMEOUT;
+			for (uint64_t q = 0; q < nr; q++)
+				fwsim_load_f32(dt, base_a + it.off[1] + (int64_t)q * it.bstride[1][rd],
+					       it.inner_bs[1], (size_t)it.inner, fb + q * it.inner);
+			fwsim_red_fold_f64(op, (fwsim_acc_t *)(void *)((uint8_t *)acc + it.off[0]), step, fb,
+					   m);
+			bool more = true;
+			for (uint64_t q = 0; q < nr && more; q++)
+				more = fwsim_iter_next(&it);
+			if (!more)
+				break;
+		}
+	} else if (!it.empty) {
 		do {
 			fwsim_acc_t *dst = (fwsim_acc_t *)(void *)((uint8_t *)acc + it.off[0]);
 			int64_t step = it.inner_bs[0] / 8;
