@@ -419,27 +419,28 @@ static fwsim_status_t copy_short_rows(const fwsim_kargs_t *k, const fwsim_iter_t
 	}
 }
 
-/* Whether the float rows of it run several per block: rows under half a
- * block, every operand contiguous from one row to the next (row stride = row
- * length x element stride) except inputs with element stride 0, which hold a
- * value per row (row strides in rs), at least one of which changes from row
- * to row (else the iterator would have merged the rows). A softmax's divide
- * by its row sums over rows of 128 paid a block's fixed costs per row. */
+/* Whether the rows of it run several per block: rows under half a block,
+ * at least two along the dim above them. Each operand's block is then its
+ * rows one after another: read in place (or loaded as one run) when they run
+ * on from one row to the next (row stride rs = row length x element stride),
+ * else gathered row by row; an output scattered row by row likewise. A
+ * softmax's divide by its row sums (rows of 128) and a max-pool gradient's
+ * window-offset steps (rows of 16 outputs at stride 2) paid a block's fixed
+ * costs (watch, pointers, the op's call, the scan, the store) per row. */
 static bool ew_rowset(const fwsim_iter_t *it, uint32_t n, int64_t *rs)
 {
 	uint32_t r = it->rank;
-	if (r < 2 || it->inner * 2 > FWSIM_BLOCK)
+	if (r < 2 || it->inner * 2 > FWSIM_BLOCK || it->inner_bs[0] == 0 || it->shape[r - 2] < 2)
 		return false;
-	bool per_row = false;
-	for (uint32_t i = 0; i < n; i++) {
-		int64_t b = it->inner_bs[i], s = it->bstride[i][r - 2];
-		rs[i] = s;
-		if (b == 0 && i > 0)
-			per_row |= s != 0;
-		else if (s != (int64_t)it->inner * b)
-			return false;
-	}
-	return per_row;
+	for (uint32_t i = 0; i < n; i++)
+		rs[i] = it->bstride[i][r - 2];
+	return true;
+}
+
+/* Whether operand i's rows of a rowset block run on from one to the next. */
+static bool ew_row_run(const fwsim_iter_t *it, const int64_t *rs, uint32_t i)
+{
+	return rs[i] == (int64_t)it->inner * it->inner_bs[i];
 }
 
 /* Runs an elementwise instruction block by block: gather each operand block
@@ -479,7 +480,7 @@ static fwsim_status_t ew_rows(const fwsim_kargs_t *k, ew_kind_t kind, fwsim_iter
 	_Alignas(64) float fb[ISA_MAX_AP][FWSIM_BLOCK];
 	_Alignas(64) int64_t ib[ISA_MAX_AP][FWSIM_BLOCK];
 	int64_t rs[ISA_MAX_AP];
-	bool rowset = !raw && use_f && ew_rowset(&it, n, rs);
+	bool rowset = !raw && ew_rowset(&it, n, rs);
 	do {
 		/* a block of nr rows (rowset), else of one row */
 		uint64_t nr = 1;
@@ -521,13 +522,20 @@ static fwsim_status_t ew_rows(const fwsim_kargs_t *k, ew_kind_t kind, fwsim_iter
 			} else if (use_f) {
 				const float *src[ISA_MAX_AP];
 				for (uint32_t i = 1; i < n; i++) {
-					if (rowset && it.inner_bs[i] == 0 && rs[i]) {
-						/* one value per row, each row long */
+					if (rowset && !ew_row_run(&it, rs, i)) {
+						/* row by row: one value per row (element stride 0),
+						 * each row long, or the row's elements */
 						for (uint64_t q = 0; q < nr; q++) {
+							const uint8_t *pq = p[i] + (int64_t)q * rs[i];
+							float *bq = fb[i] + q * it.inner;
+							if (it.inner_bs[i] != 0) {
+								fwsim_load_f32(aps[i]->dtype, pq, it.inner_bs[i], it.inner, bq);
+								continue;
+							}
 							float v;
-							fwsim_load_f32(aps[i]->dtype, p[i] + (int64_t)q * rs[i], 0, 1, &v);
+							fwsim_load_f32(aps[i]->dtype, pq, 0, 1, &v);
 							for (uint64_t e = 0; e < it.inner; e++)
-								fb[i][q * it.inner + e] = v;
+								bq[e] = v;
 						}
 						src[i] = fb[i];
 					} else if (is_direct_f32(aps[i]->dtype, it.inner_bs[i], p[i])) {
@@ -537,7 +545,8 @@ static fwsim_status_t ew_rows(const fwsim_kargs_t *k, ew_kind_t kind, fwsim_iter
 						src[i] = fb[i];
 					}
 				}
-				int direct_out = is_direct_f32(odt, it.inner_bs[0], p[0]);
+				bool out_run = !rowset || ew_row_run(&it, rs, 0);
+				int direct_out = out_run && is_direct_f32(odt, it.inner_bs[0], p[0]);
 				float *dst = direct_out ? (float *)(void *)p[0] : fb[0];
 				if (kind == EW_ALU && k->chk && alu_f32_fusable(in->sub)) {
 					if (alu_f32_checked(in->sub, m, dst, src[1], n > 2 ? src[2] : NULL,
@@ -555,18 +564,33 @@ static fwsim_status_t ew_rows(const fwsim_kargs_t *k, ew_kind_t kind, fwsim_iter
 				if (k->chk)
 					fwsim_numchk_block(k->chk, dst, m, flat);
 			stored:
-				if (!direct_out)
+				if (out_run && !direct_out)
 					fwsim_store_f32(odt, p[0], it.inner_bs[0], m, dst);
+				for (uint64_t q = 0; !out_run && q < nr; q++)
+					fwsim_store_f32(odt, p[0] + (int64_t)q * rs[0], it.inner_bs[0], it.inner,
+							dst + q * it.inner);
 			} else {
-				for (uint32_t i = 1; i < n; i++)
-					fwsim_load_i64(aps[i]->dtype, p[i], it.inner_bs[i], m, ib[i]);
+				for (uint32_t i = 1; i < n; i++) {
+					if (!rowset || ew_row_run(&it, rs, i)) {
+						fwsim_load_i64(aps[i]->dtype, p[i], it.inner_bs[i], m, ib[i]);
+						continue;
+					}
+					for (uint64_t q = 0; q < nr; q++)
+						fwsim_load_i64(aps[i]->dtype, p[i] + (int64_t)q * rs[i], it.inner_bs[i],
+							       it.inner, ib[i] + q * it.inner);
+				}
 				if (kind == EW_ALU)
 					fwsim_alu_i64(in->sub, t, m, ib[0], ib[1], n > 2 ? ib[2] : NULL,
 						n > 3 ? ib[3] : NULL);
 				else
 					for (size_t e = 0; e < m; e++)
 						ib[0][e] = ib[1][e];
-				fwsim_store_i64(odt, p[0], it.inner_bs[0], m, ib[0], t.uns);
+				if (!rowset || ew_row_run(&it, rs, 0))
+					fwsim_store_i64(odt, p[0], it.inner_bs[0], m, ib[0], t.uns);
+				else
+					for (uint64_t q = 0; q < nr; q++)
+						fwsim_store_i64(odt, p[0] + (int64_t)q * rs[0], it.inner_bs[0], it.inner,
+								ib[0] + q * it.inner, t.uns);
 			}
 			flat += m;
 		}

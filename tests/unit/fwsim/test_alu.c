@@ -587,6 +587,102 @@ START_TEST(test_alu_rows_per_block)
 }
 END_TEST
 
+/* The same with rows that do not run on from one to the next (gathered and
+ * scattered row by row: a max-pool gradient's window-offset views): over
+ * [3, 37, 20], the output at row pitch 23, input a at element stride 2 and
+ * row pitch 41, input b one value per row; f32 SUB (a NaN at [2, 30, 7]
+ * reported there) and s32 ADD through the integer path; the gaps between the
+ * output's rows are left alone. */
+START_TEST(test_alu_strided_rows_per_block)
+{
+	static const uint32_t dts[2] = { ISA_DT_F32, ISA_DT_S32 };
+	for (int di = 0; di < 2; di++) {
+		uint32_t dt = dts[di];
+		tmem_t t;
+		tmem_init(&t);
+		const uint64_t A = 3, R = 37, L = 20;
+		isa_ap_t o, a, b;
+		memset(&o, 0, sizeof(o));
+		o.dtype = (uint8_t)dt;
+		o.rank = 3;
+		o.shape[0] = A;
+		o.shape[1] = R;
+		o.shape[2] = L;
+		a = b = o;
+		o.region = 0;
+		o.stride[2] = 1;
+		o.stride[1] = 23;
+		o.stride[0] = 23 * (int64_t)R;
+		o.offset = tmem_alloc(&t, 0, A * R * 23 * 4);
+		a.region = 1;
+		a.stride[2] = 2;
+		a.stride[1] = 41;
+		a.stride[0] = 41 * (int64_t)R;
+		a.offset = tmem_alloc(&t, 1, A * R * 41 * 4);
+		b.region = 2;
+		b.stride[2] = 0;
+		b.stride[1] = 1;
+		b.stride[0] = (int64_t)R;
+		b.offset = tmem_alloc(&t, 2, A * R * 4);
+		uint32_t *ov = (uint32_t *)(void *)tmem_ptr(&t, 0, o.offset);
+		uint32_t *av = (uint32_t *)(void *)tmem_ptr(&t, 1, a.offset);
+		uint32_t *bv = (uint32_t *)(void *)tmem_ptr(&t, 2, b.offset);
+		for (uint64_t e = 0; e < A * R * 41; e++) {
+			float f = (float)(e % 89) * 0.25f - 9.0f;
+			av[e] = dt == ISA_DT_F32 ? 0 : (uint32_t)(int32_t)(e % 89) - 40u;
+			if (dt == ISA_DT_F32)
+				memcpy(&av[e], &f, 4);
+		}
+		for (uint64_t e = 0; e < A * R; e++) {
+			float f = (float)(e % 7) + 0.5f;
+			bv[e] = dt == ISA_DT_F32 ? 0 : (uint32_t)(e % 7) * 1000u;
+			if (dt == ISA_DT_F32)
+				memcpy(&bv[e], &f, 4);
+		}
+		for (uint64_t e = 0; e < A * R * 23; e++)
+			ov[e] = 0xdeadbeefu;
+		if (dt == ISA_DT_F32) {
+			float nan = NAN;
+			memcpy(&av[(2 * R + 30) * 41 + 7 * 2], &nan, 4);
+		}
+		isa_insn_t in = isa_insn_init(ISA_OP_ALU, dt == ISA_DT_F32 ? ISA_ALU_SUB : ISA_ALU_ADD);
+		in.n_ap = 3;
+		in.ap[0] = o;
+		in.ap[1] = a;
+		in.ap[2] = b;
+		fwsim_job_t job;
+		ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, FWSIM_JOB_CHECK_NAN, &job),
+				 dt == ISA_DT_F32 ? FWSIM_NUM_ERR : FWSIM_OK);
+		if (dt == ISA_DT_F32) {
+			ck_assert_uint_eq(job.error.first_index, (2 * R + 30) * L + 7);
+			ck_assert_uint_eq(job.error.count, 1);
+		}
+		for (uint64_t x = 0; x < A; x++)
+			for (uint64_t r = 0; r < R; r++)
+				for (uint64_t e = 0; e < 23; e++) {
+					uint32_t got = ov[(x * R + r) * 23 + e], want = 0xdeadbeefu;
+					uint32_t va = av[(x * R + r) * 41 + e * 2], vb = bv[x * R + r];
+					if (e < L && dt == ISA_DT_F32) {
+						float fa, fb2, fw;
+						memcpy(&fa, &va, 4);
+						memcpy(&fb2, &vb, 4);
+						fw = fa - fb2;
+						memcpy(&want, &fw, 4);
+					} else if (e < L) {
+						want = (uint32_t)((int32_t)va + (int32_t)vb);
+					}
+					T_CHECK(got == want || (dt == ISA_DT_F32 && e < L && got != 0xdeadbeefu &&
+								(got & 0x7fffffffu) > 0x7f800000u &&
+								(want & 0x7fffffffu) > 0x7f800000u),
+						"dtype %u [%llu, %llu, %llu]: 0x%08x, want 0x%08x", dt,
+						(unsigned long long)x, (unsigned long long)r, (unsigned long long)e,
+						got, want);
+				}
+		tmem_free(&t);
+	}
+}
+END_TEST
+
 START_TEST(test_copy_stride2_rows)
 {
 	static const uint64_t lens[] = { 1, 7, 63, 64, 65, 1000, 1025 };
@@ -805,6 +901,7 @@ Suite *alu_suite(void)
 	tcase_add_test(tc, test_copy_converts_every_dtype_pair);
 	tcase_add_test(tc, test_copy_stride2_rows);
 	tcase_add_test(tc, test_alu_rows_per_block);
+	tcase_add_test(tc, test_alu_strided_rows_per_block);
 	tcase_add_test(tc, test_narrowing_rounds_to_nearest_even_and_keeps_nan);
 	tcase_add_test(tc, test_f16_vector_and_scalar_paths_agree);
 	tcase_add_test(tc, test_exp_is_libm_expf_bit_for_bit);
