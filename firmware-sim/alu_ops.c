@@ -62,6 +62,70 @@ static void alu_f32(uint32_t op, size_t n, float *o, const float *a, const float
 
 
 
+/* The cheap float ops with the NaN/Inf test fused into the same loop: each
+ * result is tested in a register as it is produced (a running max of |x| as
+ * bits; for non-negative floats the unsigned bit order is the numeric order,
+ * NaN above Inf), so checking costs two integer ops per vector and no second
+ * pass. Returns non-zero when some |result| >= lim (bias = 2^31 - lim, see
+ * fwsim_numchk_bias); the caller then runs the exact count. Other ops are
+ * dominated by their math and use the separate scan. */
+#define CMAP(EXPR)                                                  \
+	for (size_t i = 0; i < n; i++) {                            \
+		float x = a[i], y = b[i], z = c[i];                 \
+		(void)y; (void)z;                                   \
+		float r_ = (EXPR);                                  \
+		uint32_t u_;                                        \
+		memcpy(&u_, &r_, 4);                                \
+		u_ &= 0x7fffffffu;                                  \
+		acc = u_ > acc ? u_ : acc;                          \
+		o[i] = r_;                                          \
+	}                                                           \
+	break
+
+int fwsim_alu_f32_fusable(uint32_t op)
+{
+	switch (op) {
+	case ISA_ALU_NEG: case ISA_ALU_ABS: case ISA_ALU_SQUARE: case ISA_ALU_ADD:
+	case ISA_ALU_SUB: case ISA_ALU_MUL: case ISA_ALU_MAX: case ISA_ALU_MIN:
+	case ISA_ALU_FMA: case ISA_ALU_SELECT: case ISA_ALU_CLAMP:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+FWSIM_TARGET_CLONES
+static uint32_t alu_f32_checked(uint32_t op, size_t n, float *o, const float *a,
+				const float *b, const float *c, uint32_t bias)
+{
+	uint32_t acc = 0;
+	/* unused operands alias a so every load is unconditional (vectorises
+	 * without masked loads) */
+	b = b ? b : a;
+	c = c ? c : a;
+	switch (op) {
+	case ISA_ALU_NEG: CMAP(-x);
+	case ISA_ALU_ABS: CMAP(fabsf(x));
+	case ISA_ALU_SQUARE: CMAP(x * x);
+	case ISA_ALU_ADD: CMAP(x + y);
+	case ISA_ALU_SUB: CMAP(x - y);
+	case ISA_ALU_MUL: CMAP(x * y);
+	case ISA_ALU_MAX: CMAP(f_max(x, y));
+	case ISA_ALU_MIN: CMAP(f_min(x, y));
+	case ISA_ALU_FMA: CMAP(fmaf(x, y, z));
+	case ISA_ALU_SELECT: CMAP(x != 0 ? y : z);
+	case ISA_ALU_CLAMP: CMAP(f_min(f_max(y, x), z));
+	}
+	return acc >= 0x80000000u - bias;
+}
+
+/* A plain wrapper (as fwsim_alu_f32's). */
+uint32_t fwsim_alu_f32_checked(uint32_t op, size_t n, float *o, const float *a, const float *b,
+			       const float *c, uint32_t bias)
+{
+	return alu_f32_checked(op, n, o, a, b, c, bias);
+}
+
 /* A plain wrapper: clang 14 does not export a target_clones function under
  * its own name across translation units. */
 void fwsim_alu_f32(uint32_t op, size_t n, float *o, const float *a, const float *b,

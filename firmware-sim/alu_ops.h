@@ -63,6 +63,14 @@ static inline int64_t fwsim_sext(uint64_t v, uint32_t bits)
 void fwsim_alu_f32(uint32_t op, size_t n, float *o, const float *a, const float *b,
 		   const float *c);
 
+/* The cheap f32 ops (NEG, ABS, SQUARE, ADD, SUB, MUL, MAX, MIN, FMA, SELECT
+ * by a float, CLAMP) as fwsim_alu_f32, with the NaN/Inf test in the same
+ * loop: non-zero when some |result| >= 2^31 - bias (fwsim_numchk_bias), when
+ * the caller runs the exact scan. fwsim_alu_f32_fusable: whether op is one. */
+int fwsim_alu_f32_fusable(uint32_t op);
+uint32_t fwsim_alu_f32_checked(uint32_t op, size_t n, float *o, const float *a, const float *b,
+			       const float *c, uint32_t bias);
+
 /* o[i] = expf(a[i]) for i < n, the C library's bits (expf_block.c); o may
  * alias a element for element. fwsim_expf_vector: whether the vector code
  * runs (it matched expf at first use). */

@@ -254,8 +254,9 @@ static inline __attribute__((always_inline)) uint32_t cmp_mask(uint32_t op, floa
 		memcpy(&v, &y[i], 4);                                                       \
 		z = (u & m) | (v & ~m);                                                     \
 		memcpy(&dst[i], &z, 4);                                                     \
+		acc |= (z & 0x7fffffffu) + bias;                                            \
 	}                                                                                   \
-	return
+	return acc
 #define MS_OP2(O1, J)                                                                      \
 	switch (op2) {                                                                      \
 	case ISA_ALU_CMP_LT: MS_LOOP(O1, ISA_ALU_CMP_LT, J);                                 \
@@ -273,10 +274,11 @@ static inline __attribute__((always_inline)) uint32_t cmp_mask(uint32_t op, floa
 
 /* One pass, specialised per op so that each compare is one vector compare. */
 FWSIM_TARGET_CLONES
-static void mask_select_fast(uint32_t op1, uint32_t op2, uint32_t join, size_t n,
-			     float *restrict dst, const float *a1, const float *b1, const float *a2,
-			     const float *b2, const float *x, const float *y)
+static uint32_t mask_select_fast(uint32_t op1, uint32_t op2, uint32_t join, size_t n,
+				 float *restrict dst, const float *a1, const float *b1, const float *a2,
+				 const float *b2, const float *x, const float *y, uint32_t bias)
 {
+	uint32_t acc = 0;
 	if (join == ISA_ALU_AND) {
 		MS_OP1(ISA_ALU_AND)
 	} else if (join == ISA_ALU_OR) {
@@ -287,11 +289,11 @@ static void mask_select_fast(uint32_t op1, uint32_t op2, uint32_t join, size_t n
 	}
 }
 
-void fz_mask_select_fast(uint32_t op1, uint32_t op2, uint32_t join, size_t n, float *dst,
-			 const float *a1, const float *b1, const float *a2, const float *b2,
-			 const float *x, const float *y)
+uint32_t fz_mask_select_fast(uint32_t op1, uint32_t op2, uint32_t join, size_t n, float *dst,
+			     const float *a1, const float *b1, const float *a2, const float *b2,
+			     const float *x, const float *y, uint32_t bias)
 {
-	mask_select_fast(op1, op2, join, n, dst, a1, b1, a2, b2, x, y);
+	return mask_select_fast(op1, op2, join, n, dst, a1, b1, a2, b2, x, y, bias);
 }
 
 /* Plain wrappers: clang 14 does not export a target_clones function under
@@ -313,29 +315,34 @@ void fz_mask_blend(size_t n, float *dst, const uint32_t *m, const float *a, cons
 
 /* One pair's loop, specialised by the compiler for each constant first,
  * second and side that pair_run passes. */
-static inline __attribute__((always_inline)) void
+static inline __attribute__((always_inline)) uint32_t
 pair_loop(uint32_t first, uint32_t second, int side, size_t n, float *restrict o,
-	  const float *restrict a, const float *restrict b, const float *restrict c)
+	  const float *restrict a, const float *restrict b, const float *restrict c, uint32_t bias)
 {
+	uint32_t acc = 0;
 	for (size_t i = 0; i < n; i++) {
 		float x = a[i], y = b[i];
 		float t = first == ISA_ALU_ADD ? x + y : first == ISA_ALU_SUB ? x - y : x * y;
 		float l = side ? c[i] : t, r = side ? t : c[i];
-		o[i] = second == ISA_ALU_ADD ? l + r : second == ISA_ALU_SUB ? l - r : l * r;
+		float v = second == ISA_ALU_ADD ? l + r : second == ISA_ALU_SUB ? l - r : l * r;
+		uint32_t u;
+		memcpy(&u, &v, 4);
+		o[i] = v;
+		acc |= (u & 0x7fffffffu) + bias;
 	}
+	return acc;
 }
 
 #define PAIR_CASE(F, S)                                                        \
 	case F * ISA_ALU_END + S:                                              \
 		if (side)                                                      \
-			pair_loop(F, S, 1, n, o, a, b, c);                     \
-		else                                                           \
-			pair_loop(F, S, 0, n, o, a, b, c);                     \
-		break
+			return pair_loop(F, S, 1, n, o, a, b, c, bias);        \
+		return pair_loop(F, S, 0, n, o, a, b, c, bias)
 
 FWSIM_TARGET_CLONES
-static void pair_run(uint32_t first, uint32_t second, int side, size_t n, float *restrict o,
-		     const float *restrict a, const float *restrict b, const float *restrict c)
+static uint32_t pair_run(uint32_t first, uint32_t second, int side, size_t n, float *restrict o,
+			 const float *restrict a, const float *restrict b, const float *restrict c,
+			 uint32_t bias)
 {
 	switch (first * ISA_ALU_END + second) {
 	PAIR_CASE(ISA_ALU_ADD, ISA_ALU_ADD);
@@ -347,12 +354,12 @@ static void pair_run(uint32_t first, uint32_t second, int side, size_t n, float 
 	PAIR_CASE(ISA_ALU_MUL, ISA_ALU_ADD);
 	PAIR_CASE(ISA_ALU_MUL, ISA_ALU_SUB);
 	PAIR_CASE(ISA_ALU_MUL, ISA_ALU_MUL);
-	default: break; /* fz_plan pairs only these */
+	default: return 0; /* fz_plan pairs only these */
 	}
 }
 
-void fz_pair_run(uint32_t first, uint32_t second, int side, size_t n, float *o, const float *a,
-		 const float *b, const float *c)
+uint32_t fz_pair_run(uint32_t first, uint32_t second, int side, size_t n, float *o, const float *a,
+		     const float *b, const float *c, uint32_t bias)
 {
-	pair_run(first, second, side, n, o, a, b, c);
+	return pair_run(first, second, side, n, o, a, b, c, bias);
 }

@@ -61,9 +61,12 @@ void fz_plan(const isa_fused_op_t *code, uint32_t n_code, const bool *live,
 
 /* o[i] = second(first(a[i], b[i]), c[i]) (side 0) or second(c[i], first(a[i],
  * b[i])) (side 1), first and second ISA_ALU_ADD, SUB or MUL, each rounded to
- * f32. o is none of a, b, c. */
-void fz_pair_run(uint32_t first, uint32_t second, int side, size_t n, float *o, const float *a,
-		 const float *b, const float *c);
+ * f32. o is none of a, b, c. Returns the OR over the results of (their bits
+ * & 0x7fffffff) + bias: with bias fwsim_numchk_bias's, bit 31 is clear only
+ * when no result can be bad for that check (the one-pass loops scan what
+ * they write while it is in registers). */
+uint32_t fz_pair_run(uint32_t first, uint32_t second, int side, size_t n, float *o, const float *a,
+		     const float *b, const float *c, uint32_t bias);
 
 /* m[i] = all ones where a[i] op b[i] (ISA_ALU_CMP_*), else 0. */
 void fz_mask_compare(uint32_t op, size_t n, uint32_t *m, const float *a, const float *b);
@@ -75,9 +78,9 @@ void fz_mask_blend(size_t n, float *dst, const uint32_t *m, const float *a, cons
  * op1 and op2 ISA_ALU_CMP_LT, LE, GT or GE, join ISA_ALU_AND or OR, or 0 for
  * the first compare alone (a2, b2 unused): a one-pass mask-select, the bits
  * of fz_mask_compare, fz_mask_join and fz_mask_blend in turn. dst is none of
- * the operands. */
-void fz_mask_select_fast(uint32_t op1, uint32_t op2, uint32_t join, size_t n, float *dst,
-			 const float *a1, const float *b1, const float *a2, const float *b2,
-			 const float *x, const float *y);
+ * the operands. Returns the results' scan flag as fz_pair_run does. */
+uint32_t fz_mask_select_fast(uint32_t op1, uint32_t op2, uint32_t join, size_t n, float *dst,
+			     const float *a1, const float *b1, const float *a2, const float *b2,
+			     const float *x, const float *y, uint32_t bias);
 
 #endif

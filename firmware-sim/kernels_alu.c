@@ -11,63 +11,6 @@
 #include <immintrin.h>
 #endif
 
-/* The cheap float ops with the NaN/Inf test fused into the same loop: each
- * result is tested in a register as it is produced (a running max of |x| as
- * bits; for non-negative floats the unsigned bit order is the numeric order,
- * NaN above Inf), so checking costs two integer ops per vector and no second
- * pass. Returns non-zero when some |result| >= lim (bias = 2^31 - lim, see
- * fwsim_numchk_bias); the caller then runs the exact count. Other ops are
- * dominated by their math and use the separate scan. */
-#define CMAP(EXPR)                                                  \
-	for (size_t i = 0; i < n; i++) {                            \
-		float x = a[i], y = b[i], z = c[i];                 \
-		(void)y; (void)z;                                   \
-		float r_ = (EXPR);                                  \
-		uint32_t u_;                                        \
-		memcpy(&u_, &r_, 4);                                \
-		u_ &= 0x7fffffffu;                                  \
-		acc = u_ > acc ? u_ : acc;                          \
-		o[i] = r_;                                          \
-	}                                                           \
-	break
-
-static int alu_f32_fusable(uint32_t op)
-{
-	switch (op) {
-	case ISA_ALU_NEG: case ISA_ALU_ABS: case ISA_ALU_SQUARE: case ISA_ALU_ADD:
-	case ISA_ALU_SUB: case ISA_ALU_MUL: case ISA_ALU_MAX: case ISA_ALU_MIN:
-	case ISA_ALU_FMA: case ISA_ALU_SELECT: case ISA_ALU_CLAMP:
-		return 1;
-	default:
-		return 0;
-	}
-}
-
-FWSIM_TARGET_CLONES
-static uint32_t alu_f32_checked(uint32_t op, size_t n, float *o, const float *a,
-				const float *b, const float *c, uint32_t bias)
-{
-	uint32_t acc = 0;
-	/* unused operands alias a so every load is unconditional (vectorises
-	 * without masked loads) */
-	b = b ? b : a;
-	c = c ? c : a;
-	switch (op) {
-	case ISA_ALU_NEG: CMAP(-x);
-	case ISA_ALU_ABS: CMAP(fabsf(x));
-	case ISA_ALU_SQUARE: CMAP(x * x);
-	case ISA_ALU_ADD: CMAP(x + y);
-	case ISA_ALU_SUB: CMAP(x - y);
-	case ISA_ALU_MUL: CMAP(x * y);
-	case ISA_ALU_MAX: CMAP(f_max(x, y));
-	case ISA_ALU_MIN: CMAP(f_min(x, y));
-	case ISA_ALU_FMA: CMAP(fmaf(x, y, z));
-	case ISA_ALU_SELECT: CMAP(x != 0 ? y : z);
-	case ISA_ALU_CLAMP: CMAP(f_min(f_max(y, x), z));
-	}
-	return acc >= 0x80000000u - bias;
-}
-
 /* ---- the blocked elementwise driver ---- */
 
 static int is_direct_f32(uint32_t dt, int64_t bs, const uint8_t *p)
@@ -548,8 +491,8 @@ static fwsim_status_t ew_rows(const fwsim_kargs_t *k, ew_kind_t kind, fwsim_iter
 				bool out_run = !rowset || ew_row_run(&it, rs, 0);
 				int direct_out = out_run && is_direct_f32(odt, it.inner_bs[0], p[0]);
 				float *dst = direct_out ? (float *)(void *)p[0] : fb[0];
-				if (kind == EW_ALU && k->chk && alu_f32_fusable(in->sub)) {
-					if (alu_f32_checked(in->sub, m, dst, src[1], n > 2 ? src[2] : NULL,
+				if (kind == EW_ALU && k->chk && fwsim_alu_f32_fusable(in->sub)) {
+					if (fwsim_alu_f32_checked(in->sub, m, dst, src[1], n > 2 ? src[2] : NULL,
 							    n > 3 ? src[3] : NULL, chk_bias))
 						fwsim_numchk_block(k->chk, dst, m, flat);
 					goto stored;

@@ -719,12 +719,25 @@ START_TEST(test_op_pairs)
 				isa_insn_t in = fb_emit(&b, &t, o);
 				fwsim_job_t job;
 				ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, 0, &job), FWSIM_OK);
+				uint64_t bad = 0, first = UINT64_MAX;
 				for (uint32_t e = 0; e < n; e++) {
 					float x = pair_ref(ops[f], v[0][e], v[1][e]);
 					float w = side ? pair_ref(ops[g], v[2][e], x) : pair_ref(ops[g], x, v[2][e]);
 					ck_assert_msg(memcmp(&ov[e], &w, 4) == 0 || (isnan(ov[e]) && isnan(w)),
 						      "pair %d %d side %d element %u: %a, want %a", f, g, side, e,
 						      ov[e], w);
+					if (!isfinite(w)) {
+						bad++;
+						first = first < e ? first : e;
+					}
+				}
+				/* the pair scans what it writes: the check's record is exact */
+				fwsim_status_t st = trun1(&t, &in, ISA_ENGINE_VECTOR,
+							  FWSIM_JOB_CHECK_NAN | FWSIM_JOB_CHECK_INF, &job);
+				ck_assert_int_eq(st, bad ? FWSIM_NUM_ERR : FWSIM_OK);
+				if (bad) {
+					ck_assert_uint_eq(job.error.count, bad);
+					ck_assert_uint_eq(job.error.first_index, first);
 				}
 				tmem_free(&t);
 			}
