@@ -544,6 +544,12 @@ static size_t fz_first_bad(const fwsim_numchk_t *c, const float *v, size_t m)
 	return m;
 }
 
+/* The accumulator of the row of a segment of rows (r->rs) holding element e. */
+static fwsim_acc_t *fz_row_acc(const fz_regs_t *r, fwsim_acc_t *a0, size_t e)
+{
+	return (fwsim_acc_t *)(void *)((uint8_t *)a0 + (int64_t)(e / r->rlen) * r->rs[0]);
+}
+
 /* Whether m f32 outputs at po overlap none of the bytes the block's nin
  * inputs (at pin[i], byte strides bs[1 + i], rows as r->rs says) read. */
 static bool fz_apart(const fz_regs_t *r, const fz_part_t *pt, uint32_t nin, uint8_t *const *pin,
@@ -632,11 +638,22 @@ static fwsim_status_t fz_segment(const fwsim_kargs_t *k, const fz_prog_t *pg, fz
 					v = RF(r, pg->h.out_reg);
 				}
 			}
-			fwsim_red_fold_f64(rop, a0, step, v, m);
+			if (step == 0 && r->rs)
+				/* a segment of rows, each into its row's accumulator:
+				 * the folds one row at a time made */
+				for (size_t e = 0; e < m; e += r->rlen)
+					fwsim_red_fold_f64(rop, fz_row_acc(r, a0, e), 0, v + e, r->rlen);
+			else
+				fwsim_red_fold_f64(rop, a0, step, v, m);
 		} else {
 			const int64_t *v = RI(r, pg->h.out_reg);
 			int uns = isa_dtype_is_unsigned(odt);
-			if (step == 0)
+			if (step == 0 && r->rs)
+				for (size_t e = 0; e < m; e += r->rlen) {
+					fwsim_acc_t *ar = fz_row_acc(r, a0, e);
+					ar->i = fwsim_red_fold_i64(rop, uns, ar->i, v + e, r->rlen);
+				}
+			else if (step == 0)
 				a0->i = fwsim_red_fold_i64(rop, uns, a0->i, v, m);
 			else
 				for (size_t e = 0; e < m; e++)
@@ -690,7 +707,7 @@ static fwsim_status_t fz_segment(const fwsim_kargs_t *k, const fz_prog_t *pg, fz
 static bool fz_rowset(const fz_part_t *pt, const fwsim_iter_t *it, int64_t *rs)
 {
 	uint32_t r = it->rank;
-	if (r < 2 || pt->reduce || it->inner * 2 > FZ_BLOCK)
+	if (r < 2 || it->inner * 2 > FZ_BLOCK)
 		return false;
 	for (uint32_t d = 0; d < ISA_MAX_RANK; d++)
 		if (pt->iota_op[d] >= 0)
@@ -699,7 +716,10 @@ static bool fz_rowset(const fz_part_t *pt, const fwsim_iter_t *it, int64_t *rs)
 	for (uint32_t i = 0; i < pt->nops; i++) {
 		int64_t b = it->inner_bs[i], s = it->bstride[i][r - 2];
 		rs[i] = s;
-		if (b == 0 && i > 0)
+		/* inputs with one value per row; in the reducing form, an
+		 * accumulator per row (a batch norm's variance over 4x4 images:
+		 * rows of 16 into one accumulator per channel) */
+		if (b == 0 && (i > 0 || pt->reduce))
 			per_row |= s != 0;
 		else if (s != (int64_t)it->inner * b)
 			return false;

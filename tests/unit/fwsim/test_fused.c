@@ -1413,6 +1413,63 @@ START_TEST(test_reduce_in_parts_matches_reference)
 }
 END_TEST
 
+/* The reducing form's rows shorter than half a block, several per segment,
+ * each folded into its own accumulator (kernels_fused.c, fz_rowset): sum over
+ * dims 0 and 2 of (x - m)^2 for x [3, 37, 16] and m one value per row of dim
+ * 1 (a batch norm's variance over 4x4 images), 32 + 5 rows per index of dim
+ * 0. Integer values, so every order gives the same exact sums; a NaN in row
+ * 20 of m is reported at output 20, blamed on the SUB. */
+START_TEST(test_reduce_rows_per_segment)
+{
+	tmem_t t;
+	tmem_init(&t);
+	uint64_t sh[3] = { 3, 37, 16 };
+	int64_t xst[3] = { 37 * 16, 16, 1 }, mst[3] = { 0, 1, 0 };
+	uint64_t xo = tmem_alloc(&t, 2, 3 * 37 * 16 * 4), mo = tmem_alloc(&t, 2, 37 * 4);
+	uint64_t oo = tmem_alloc(&t, 3, 37 * 4);
+	float *x = (float *)(void *)tmem_ptr(&t, 2, xo), *mv = (float *)(void *)tmem_ptr(&t, 2, mo);
+	const float *o = (const float *)(const void *)tmem_ptr(&t, 3, oo);
+	for (uint32_t e = 0; e < 3 * 37 * 16; e++)
+		x[e] = (float)(e % 11) - 5.0f;
+	for (uint32_t c = 0; c < 37; c++)
+		mv[c] = (float)(c % 7) - 3.0f;
+	fbuild_t b;
+	fb_init(&b);
+	fb_input(&b, fz_ap(2, xo, ISA_DT_F32, 3, sh, xst));
+	fb_input(&b, fz_ap(2, mo, ISA_DT_F32, 3, sh, mst));
+	fb_op(&b, ISA_ALU_SUB, 2, ISA_DT_F32, 0, 1, -1, 0);
+	fb_op(&b, ISA_ALU_MUL, 2, ISA_DT_F32, 2, 2, -1, 0);
+	b.h.out_reg = 2;
+	b.h.reduce = ISA_FUSED_REDUCE(ISA_RED_SUM);
+	b.h.reduce_axes = 1u << 0 | 1u << 2;
+	isa_insn_t in = fb_emit(&b, &t, fz_ap(3, oo, ISA_DT_F32, 3, sh, mst));
+	in.param = ISA_FUSED_STEPS_DEBUG(60);
+	for (int bad = 0; bad < 2; bad++) {
+		if (bad)
+			mv[20] = NAN;
+		fwsim_job_t job;
+		ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, FWSIM_JOB_CHECK_NAN, &job),
+				 bad ? FWSIM_NUM_ERR : FWSIM_OK);
+		for (uint32_t c = 0; c < 37; c++) {
+			double want = 0;
+			for (uint32_t a = 0; a < 3; a++)
+				for (uint32_t e = 0; e < 16; e++) {
+					double d = (double)x[(a * 37 + c) * 16 + e] - (double)mv[c];
+					want += d * d;
+				}
+			T_CHECK(o[c] == (float)want || (bad && c == 20 && isnan(o[c])),
+				"output %u: %g, want %g", c, o[c], want);
+		}
+		if (bad) {
+			ck_assert_uint_eq(job.error.first_index, 20);
+			ck_assert_uint_eq(job.error.count, 1);
+			ck_assert_uint_eq(job.error.debug_id, 60);
+		}
+	}
+	tmem_free(&t);
+}
+END_TEST
+
 START_TEST(test_reduce_and_iota_validation)
 {
 	tmem_t t;
@@ -1771,6 +1828,7 @@ static Suite *fused_suite(void)
 	tcase_add_test(tc, test_op_pairs);
 	tcase_add_test(tc, test_output_written_in_place);
 	tcase_add_test(tc, test_rows_per_segment);
+	tcase_add_test(tc, test_reduce_rows_per_segment);
 	tcase_add_loop_test(tc, test_transposed_input_in_bands, 0, 2);
 	tcase_add_test(tc, test_descriptor_garbage_rejected);
 	tcase_add_test(tc, test_static_validation_of_fused_insn);
