@@ -466,20 +466,10 @@ static fwsim_status_t ew_rows(const fwsim_kargs_t *k, ew_kind_t kind, fwsim_iter
 				const float *src[ISA_MAX_AP];
 				for (uint32_t i = 1; i < n; i++) {
 					if (rowset && !ew_row_run(&it, rs, i)) {
-						/* row by row: one value per row (element stride 0),
-						 * each row long, or the row's elements */
-						for (uint64_t q = 0; q < nr; q++) {
-							const uint8_t *pq = p[i] + (int64_t)q * rs[i];
-							float *bq = fb[i] + q * it.inner;
-							if (it.inner_bs[i] != 0) {
-								fwsim_load_f32(aps[i]->dtype, pq, it.inner_bs[i], it.inner, bq);
-								continue;
-							}
-							float v;
-							fwsim_load_f32(aps[i]->dtype, pq, 0, 1, &v);
-							for (uint64_t e = 0; e < it.inner; e++)
-								bq[e] = v;
-						}
+						/* row by row (one value per row at element stride 0) */
+						for (uint64_t q = 0; q < nr; q++)
+							fwsim_load_f32(aps[i]->dtype, p[i] + (int64_t)q * rs[i],
+								       it.inner_bs[i], it.inner, fb[i] + q * it.inner);
 						src[i] = fb[i];
 					} else if (is_direct_f32(aps[i]->dtype, it.inner_bs[i], p[i])) {
 						src[i] = (const float *)(const void *)p[i];

@@ -295,9 +295,13 @@ static void fz_written(fz_regs_t *r, const isa_fused_op_t *op)
 
 /* Runs one validated step. Operand and result registers live in the same
  * buffer; a step whose result class differs from an operand's class and
- * shares its register goes through a temporary (tmp: 2 free lanes). */
-static void fz_step(fz_regs_t *r, const isa_fused_op_t *op, size_t n, uint8_t *tmp, bool *scanned)
+ * shares its register goes through a temporary (tmp: 2 free lanes). With
+ * scan, a cheap f32 ALU step tests its results for the check as it writes
+ * them (r->flag); returns whether it did. The mask and pair steps below
+ * return the same for their one-pass loops. */
+static bool fz_step(fz_regs_t *r, const isa_fused_op_t *op, size_t n, uint8_t *tmp, bool scan)
 {
+	bool scanned = false;
 	uint32_t o = op->op;
 	if (o == ISA_FUSED_CONVERT) {
 		fz_convert(r, op, n, tmp);
@@ -326,12 +330,12 @@ static void fz_step(fz_regs_t *r, const isa_fused_op_t *op, size_t n, uint8_t *t
 			if (shared)
 				memcpy(d, dst, n * 4);
 		} else if (isa_dtype_is_float(sdt)) {
-			if (scanned && op->dtype == ISA_DT_F32 && fwsim_alu_f32_fusable(o)) {
+			if (scan && op->dtype == ISA_DT_F32 && fwsim_alu_f32_fusable(o)) {
 				/* the output's last writer: scanned as it is written
 				 * (fz_pair_run's flag) */
 				r->flag = fwsim_alu_f32_checked(o, n, WF(r, op->dst), RF(r, s0), RF(r, s1),
 								RF(r, s2), r->chk_bias) ? 0x80000000u : 0;
-				*scanned = true;
+				scanned = true;
 			} else {
 				fwsim_alu_f32(o, n, WF(r, op->dst), RF(r, s0), RF(r, s1), RF(r, s2));
 				fz_round(op->dtype, n, WF(r, op->dst));
@@ -342,12 +346,13 @@ static void fz_step(fz_regs_t *r, const isa_fused_op_t *op, size_t n, uint8_t *t
 		}
 	}
 	fz_written(r, op);
+	return scanned;
 }
 
 /* Runs step s of a mask-select (fused_plan.h): a step of a tree writes its
  * mask slot, not its register (nothing else reads that value); the SELECT
  * blends by its predicate's slot. masks: the slots, FZ_BLOCK elements each. */
-static void fz_mask_step(fz_regs_t *r, const fz_prog_t *pg, uint32_t s, size_t n,
+static bool fz_mask_step(fz_regs_t *r, const fz_prog_t *pg, uint32_t s, size_t n,
 			 uint32_t *masks, uint8_t *tmp)
 {
 	const isa_fused_op_t *op = &pg->code[s];
@@ -366,11 +371,10 @@ static void fz_mask_step(fz_regs_t *r, const fz_prog_t *pg, uint32_t s, size_t n
 		float *o = alias ? (float *)(void *)tmp : d;
 		r->flag = fz_mask_select_fast(c1->op, c2 ? c2->op : 0, join, n, o, a1, b1, a2, b2, x, y,
 					      r->chk_bias);
-		r->flag_step = s;
 		if (o != d)
 			memcpy(d, o, n * sizeof(float));
 		fz_written(r, op);
-		return;
+		return true;
 	}
 	if (mp->folded[s]) {
 		uint32_t *m = masks + (size_t)mp->slot[s] * FZ_BLOCK;
@@ -378,7 +382,7 @@ static void fz_mask_step(fz_regs_t *r, const fz_prog_t *pg, uint32_t s, size_t n
 			fz_mask_compare(op->op, n, m, RF(r, op->src[0]), RF(r, op->src[1]));
 		else
 			fz_mask_join(op->op, n, m, arg0, masks + (size_t)mp->arg[s][1] * FZ_BLOCK);
-		return;
+		return false;
 	}
 	/* the SELECT: through tmp when it overwrites an operand (the blend's
 	 * vector loop needs distinct arrays) */
@@ -389,11 +393,12 @@ static void fz_mask_step(fz_regs_t *r, const fz_prog_t *pg, uint32_t s, size_t n
 	if (o != d)
 		memcpy(d, o, n * sizeof(float));
 	fz_written(r, op);
+	return false;
 }
 
 /* Runs step s, the second of an op pair (fused_plan.h), with its first: that
  * step's operand registers still hold its operands (fz_plan). */
-static void fz_pair_step(fz_regs_t *r, const fz_prog_t *pg, uint32_t s, size_t n, uint8_t *tmp)
+static bool fz_pair_step(fz_regs_t *r, const fz_prog_t *pg, uint32_t s, size_t n, uint8_t *tmp)
 {
 	const isa_fused_op_t *u = &pg->code[s], *t = &pg->code[pg->mp.pair_first[s]];
 	int side = pg->mp.pair_side[s];
@@ -401,10 +406,10 @@ static void fz_pair_step(fz_regs_t *r, const fz_prog_t *pg, uint32_t s, size_t n
 	float *d = WF(r, u->dst);
 	float *o = d == a || d == b || d == c ? (float *)(void *)tmp : d;
 	r->flag = fz_pair_run(t->op, u->op, side, n, o, a, b, c, r->chk_bias);
-	r->flag_step = s;
 	if (o != d)
 		memcpy(d, o, n * sizeof(float));
 	fz_written(r, u);
+	return true;
 }
 
 /* Loads input i's block of m elements at p (byte stride bs) into register i, or
@@ -422,17 +427,10 @@ static void fz_load_input(fz_regs_t *r, uint32_t i, uint32_t dt, const uint8_t *
 		r->sfill[i] = 0;
 		for (size_t e = 0, row = 0; e < m; e += r->rlen, row++) {
 			const uint8_t *q = p + (int64_t)row * r->rs[1 + i];
-			if (isa_dtype_is_float(dt)) {
-				float v, *fl = (float *)(void *)lane + e;
-				fwsim_load_f32(dt, q, 0, 1, &v);
-				for (size_t j = 0; j < r->rlen; j++)
-					fl[j] = v;
-			} else {
-				int64_t v, *il = (int64_t *)(void *)lane + e;
-				fwsim_load_i64(dt, q, 0, 1, &v);
-				for (size_t j = 0; j < r->rlen; j++)
-					il[j] = v;
-			}
+			if (isa_dtype_is_float(dt))
+				fwsim_load_f32(dt, q, 0, r->rlen, (float *)(void *)lane + e);
+			else
+				fwsim_load_i64(dt, q, 0, r->rlen, (int64_t *)(void *)lane + e);
 		}
 		return;
 	}
@@ -445,6 +443,8 @@ static void fz_load_input(fz_regs_t *r, uint32_t i, uint32_t dt, const uint8_t *
 		uint8_t *lane = r->splat + (size_t)i * FZ_BLOCK * 8;
 		uint64_t key = 0;
 		if (dt == ISA_DT_F32) {
+			/* read in place: this runs for every block, and the call
+			 * below cost 10% of a batch norm's dx */
 			memcpy(&key, p, 4);
 		} else if (isa_dtype_is_float(dt)) {
 			float v;
@@ -458,14 +458,9 @@ static void fz_load_input(fz_regs_t *r, uint32_t i, uint32_t dt, const uint8_t *
 		r->ptr[i] = lane;
 		if (r->sfill[i] >= m && r->sdt[i] == dt && r->skey[i] == key)
 			return;
-		if (isa_dtype_is_float(dt)) {
-			/* the value read above, m times (fwsim_load_f32's stride-0
-			 * path converts each element: 10% of a batch norm's dx) */
-			float v, *fl = (float *)(void *)lane;
-			memcpy(&v, &key, sizeof(v));
-			for (size_t e = 0; e < m; e++)
-				fl[e] = v;
-		} else
+		if (isa_dtype_is_float(dt))
+			fwsim_load_f32(dt, p, 0, m, (float *)(void *)lane);
+		else
 			fwsim_load_i64(dt, p, 0, m, (int64_t *)(void *)lane);
 		r->sfill[i] = (uint32_t)m;
 		r->sdt[i] = (uint8_t)dt;
@@ -497,7 +492,7 @@ static uint32_t fz_blame(const isa_insn_t *in, const fz_prog_t *pg, fz_regs_t *r
 		const isa_fused_op_t *op = &pg->code[s];
 		if (!pg->live[s])
 			continue;
-		fz_step(r, op, m, tmp, NULL);
+		fz_step(r, op, m, tmp, false);
 		if (op->dst == pg->h.out_reg)
 			last_out = s;
 		if (blame < 0 && isa_dtype_is_float(op->dtype)) {
@@ -612,13 +607,13 @@ static fwsim_status_t fz_segment(const fwsim_kargs_t *k, const fz_prog_t *pg, fz
 			r->dreg = pg->h.out_reg;
 			r->dptr = po;
 		}
-		bool scanned = false;
+		bool scanned;
 		if (pg->mp.folded[s] || pg->mp.select[s])
-			fz_mask_step(r, pg, s, m, r->masks, tmp);
+			scanned = fz_mask_step(r, pg, s, m, r->masks, tmp);
 		else if (pg->mp.pair_first[s] >= 0)
-			fz_pair_step(r, pg, s, m, tmp);
+			scanned = fz_pair_step(r, pg, s, m, tmp);
 		else
-			fz_step(r, &pg->code[s], m, tmp, s == pg->out_step && r->chk_bias ? &scanned : NULL);
+			scanned = fz_step(r, &pg->code[s], m, tmp, s == pg->out_step && r->chk_bias);
 		if (scanned)
 			r->flag_step = s;
 	}
