@@ -146,5 +146,6 @@ void fwsim_numchk_merge(fwsim_numchk_t *into, const fwsim_numchk_t *part)
 	if (part->first < into->first) {
 		into->first = part->first;
 		into->first_is_inf = part->first_is_inf;
+		into->blame_debug = part->blame_debug;
 	}
 }

@@ -218,7 +218,8 @@ void fwsim_numchk_block_scan(fwsim_numchk_t *c, const float *v, size_t n, uint64
  * vectorised pre-check before an exact scalar search. */
 bool fwsim_numchk_maybe_nonfinite(const fwsim_numchk_t *c, const float *v, size_t n);
 /* Folds the scan of a part of an output (a tile, a range of rows, scanned in
- * any order) into the whole's: counts add, the smallest first index wins. */
+ * any order) into the whole's: counts add, the smallest first index wins
+ * (with the step it blames). */
 void fwsim_numchk_merge(fwsim_numchk_t *into, const fwsim_numchk_t *part);
 /* 2^31 - (smallest bad |x| as bits): (|x| bits) + bias has bit 31 set iff x
  * is bad, so kernels can OR-reduce results in the loop that produces them. */

@@ -553,7 +553,10 @@ static fwsim_status_t ew_item(void *ctx, uint64_t item, uint32_t slot, fwsim_wat
 	kk.chk = j->k->chk ? &j->chk[slot] : NULL;
 	fwsim_iter_t it = j->it;
 	uint64_t a = item * j->chunk, b = a + j->chunk < it.shape[0] ? a + j->chunk : it.shape[0];
-	it.rows = it.rows / it.shape[0] * (b - a);
+	if (it.rank == 1)
+		it.inner = b - a; /* a range of the one row */
+	else
+		it.rows = it.rows / it.shape[0] * (b - a);
 	it.shape[0] = b - a;
 	for (uint32_t i = 0; i < it.n; i++)
 		it.off[i] += (int64_t)a * it.bstride[i][0];
@@ -561,8 +564,9 @@ static fwsim_status_t ew_item(void *ctx, uint64_t item, uint32_t slot, fwsim_wat
 }
 
 /* Runs an elementwise instruction; one of at least FWSIM_PAR_MIN_EW elements
- * whose rows span two dims or more is cut into about FWSIM_PAR_ITEMS ranges
- * of its outermost dim for the pool (pool.h): every element is computed by
+ * is cut into about FWSIM_PAR_ITEMS ranges of its outermost dim for the pool
+ * (pool.h), or of its one row (whole blocks) when every operand runs on
+ * (a ReLU6's clamp of a contiguous activation): every element is computed by
  * the same code whoever runs it, so the results do not depend on the thread
  * count, and the scans' counts and first indices merge exactly. */
 static fwsim_status_t ew_run(const fwsim_kargs_t *k, ew_kind_t kind)
@@ -577,7 +581,7 @@ static fwsim_status_t ew_run(const fwsim_kargs_t *k, ew_kind_t kind)
 	if (it.empty)
 		return FWSIM_OK;
 	uint64_t total = it.rows * it.inner;
-	if (it.rank < 2 || total < FWSIM_PAR_MIN_EW || fwsim_get_threads() < 2)
+	if (total < FWSIM_PAR_MIN_EW || fwsim_get_threads() < 2)
 		return ew_rows(k, kind, it, 0);
 	ew_job_t *j = malloc(sizeof(*j));
 	if (!j)
@@ -587,6 +591,8 @@ static fwsim_status_t ew_run(const fwsim_kargs_t *k, ew_kind_t kind)
 	j->it = it;
 	j->per_outer = total / it.shape[0];
 	j->chunk = (it.shape[0] + FWSIM_PAR_ITEMS - 1) / FWSIM_PAR_ITEMS;
+	if (it.rank == 1)
+		j->chunk = (j->chunk + FWSIM_BLOCK - 1) / FWSIM_BLOCK * FWSIM_BLOCK;
 	for (uint32_t i = 0; k->chk && i < FWSIM_PAR_MAX_THREADS; i++) {
 		j->chk[i] = *k->chk;
 		j->chk[i].count = 0;

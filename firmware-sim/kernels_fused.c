@@ -8,6 +8,7 @@
 #include "convert.h"
 #include "fused_plan.h"
 #include "internal.h"
+#include "pool.h"
 
 /* Elements per block. Registers are 8 bytes per element: a typical program of
  * 4-8 registers keeps its lanes in L1/L2 while it runs over a block (32
@@ -676,8 +677,8 @@ static fwsim_status_t fz_segment(const fwsim_kargs_t *k, const fz_prog_t *pg, fz
 		fwsim_numchk_block(&part, v, m, flat);
 		if (part.count) {
 			if (in->param && part.first < k->chk->first) {
-				k->chk->blame_debug = fz_blame(in, pg, r, k->chk, aps, pin, bs + 1, m,
-							       (size_t)(part.first - flat), tmp);
+				part.blame_debug = fz_blame(in, pg, r, k->chk, aps, pin, bs + 1, m,
+							    (size_t)(part.first - flat), tmp);
 				v = RF(r, pg->h.out_reg);
 			}
 			fwsim_numchk_merge(k->chk, &part);
@@ -957,6 +958,39 @@ static fwsim_status_t fz_reduce_part(const fwsim_kargs_t *k, const fz_prog_t *pg
 	return FWSIM_OK;
 }
 
+/* pt: whole with every operand cut to [first[q], first[q] + len[q]) along
+ * the dims q in the bit mask cut (the others whole), in paps (output and
+ * inputs) and iaps (the index operands, which follow the part's shape). */
+static void fz_part_cut(const fz_part_t *whole, uint32_t nin, uint32_t cut, const uint64_t *first,
+			const uint64_t *len, isa_ap_t *paps, isa_ap_t *iaps, fz_part_t *pt)
+{
+	uint32_t rank = whole->aps[0]->rank;
+	*pt = *whole;
+	for (uint32_t i = 0; i <= nin; i++) {
+		paps[i] = *whole->aps[i];
+		pt->aps[i] = &paps[i];
+	}
+	for (uint32_t q = 0; q < rank; q++) {
+		if (!(cut >> q & 1))
+			continue;
+		for (uint32_t i = 0; i <= nin; i++) {
+			paps[i].shape[q] = len[q];
+			pt->base[i] += (int64_t)first[q] * paps[i].stride[q] *
+				       (int64_t)isa_dtype_size(paps[i].dtype);
+		}
+		pt->iota_start[q] = (int64_t)first[q];
+	}
+	for (uint32_t d = 0; d < ISA_MAX_RANK; d++) {
+		int v = whole->iota_op[d];
+		if (v < 0)
+			continue;
+		iaps[d] = *whole->aps[v];
+		for (uint32_t q = 0; q < rank; q++)
+			iaps[d].shape[q] = paps[0].shape[q];
+		pt->aps[v] = &iaps[d];
+	}
+}
+
 /* The reducing form: outputs in the parts of fwsim_red_parts_t, each with
  * every operand cut alike (reduced dims whole). */
 static fwsim_status_t fz_run_reduce(const fwsim_kargs_t *k, const fz_prog_t *pg, fz_regs_t *r,
@@ -976,37 +1010,117 @@ static fwsim_status_t fz_run_reduce(const fwsim_kargs_t *k, const fz_prog_t *pg,
 	uint64_t first[ISA_MAX_RANK], len[ISA_MAX_RANK], flat = 0;
 	fwsim_status_t st = FWSIM_OK;
 	while (st == FWSIM_OK && fwsim_red_parts_next(&parts, first, len)) {
-		fz_part_t pt = *whole;
-		isa_ap_t paps[1 + ISA_FUSED_MAX_INPUTS];
-		for (uint32_t i = 0; i <= nin; i++) {
-			paps[i] = *whole->aps[i];
-			pt.aps[i] = &paps[i];
-		}
-		for (uint32_t q = 0; q < rank; q++) {
-			if (mask >> q & 1)
-				continue;
-			for (uint32_t i = 0; i <= nin; i++) {
-				paps[i].shape[q] = len[q];
-				pt.base[i] += (int64_t)first[q] * paps[i].stride[q] *
-					      (int64_t)isa_dtype_size(paps[i].dtype);
-			}
-			pt.iota_start[q] = (int64_t)first[q];
-		}
-		/* the index operands follow the part's shape */
-		isa_ap_t iaps[ISA_MAX_RANK];
-		for (uint32_t d = 0; d < ISA_MAX_RANK; d++) {
-			int v = whole->iota_op[d];
-			if (v < 0)
-				continue;
-			iaps[d] = *whole->aps[v];
-			for (uint32_t q = 0; q < rank; q++)
-				iaps[d].shape[q] = paps[0].shape[q];
-			pt.aps[v] = &iaps[d];
-		}
+		fz_part_t pt;
+		isa_ap_t paps[1 + ISA_FUSED_MAX_INPUTS], iaps[ISA_MAX_RANK];
+		fz_part_cut(whole, nin, ~mask, first, len, paps, iaps, &pt);
 		st = fz_reduce_part(k, pg, r, tmp, &pt, acc, &flat);
 	}
 	free(acc);
 	return st;
+}
+
+/* One thread's registers for pg; *tmp its scratch lane. False when out of
+ * memory; r->buf is freed by the caller. */
+static bool fz_regs_init(fz_regs_t *r, const fz_prog_t *pg, const fwsim_numchk_t *chk,
+			 uint8_t **tmp)
+{
+	memset(r->iota0, 0, sizeof(r->iota0));
+	memset(r->iotad, 0, sizeof(r->iotad));
+	memset(r->cfill, 0, sizeof(r->cfill));
+	memset(r->sfill, 0, sizeof(r->sfill));
+	/* + 1 lane of scratch for steps that change register class, + 1 per
+	 * input for stride-0 inputs */
+	r->buf = aligned_alloc(64, ((size_t)pg->h.n_regs + 1 + pg->h.n_inputs) * FZ_BLOCK * 8 +
+				       (size_t)pg->mp.n_slots * FZ_BLOCK * 4);
+	if (!r->buf)
+		return false;
+	*tmp = r->buf + (size_t)pg->h.n_regs * FZ_BLOCK * 8;
+	r->splat = *tmp + FZ_BLOCK * 8;
+	r->masks = (uint32_t *)(void *)(r->splat + (size_t)pg->h.n_inputs * FZ_BLOCK * 8);
+	r->dreg = ISA_FUSED_MAX_REGS;
+	r->rs = NULL;
+	r->chk_bias = chk ? fwsim_numchk_bias(chk) : 0;
+	r->flag_step = UINT32_MAX;
+	return true;
+}
+
+/* The elementwise form cut into items for the pool (pool.h), as the ALU's
+ * are: ranges of the output's outermost dim of two or more, each run whole
+ * by one thread with registers and a share of the NaN/Inf scan of its own.
+ * (or ranges of whole blocks of a one-dim output). A batch norm's FUSED
+ * programs were a third of a MobileNetV2 step, all on one thread while the
+ * step's GEMMs used every core. Each element is
+ * computed by the same steps whoever runs it, so the bits, the scan's count,
+ * first index and blamed step do not depend on the thread count. */
+typedef struct fz_job {
+	const fwsim_kargs_t *k;
+	const fz_prog_t *pg;
+	const fz_part_t *whole;
+	uint32_t dim;      /* the dim cut into items */
+	uint64_t chunk;    /* its indices per item */
+	uint64_t per;      /* elements per index of it */
+	fwsim_numchk_t chk[FWSIM_PAR_MAX_THREADS];
+} fz_job_t;
+
+static fwsim_status_t fz_item(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w)
+{
+	fz_job_t *j = ctx;
+	fwsim_kargs_t kk = *j->k;
+	kk.watch = w;
+	kk.chk = j->k->chk ? &j->chk[slot] : NULL;
+	uint64_t first[ISA_MAX_RANK] = { 0 }, len[ISA_MAX_RANK] = { 0 };
+	uint64_t n = j->whole->aps[0]->shape[j->dim];
+	first[j->dim] = item * j->chunk;
+	len[j->dim] = n - first[j->dim] < j->chunk ? n - first[j->dim] : j->chunk;
+	fz_part_t pt;
+	isa_ap_t paps[1 + ISA_FUSED_MAX_INPUTS], iaps[ISA_MAX_RANK];
+	fz_part_cut(j->whole, j->pg->h.n_inputs, 1u << j->dim, first, len, paps, iaps, &pt);
+	fz_regs_t r;
+	uint8_t *tmp;
+	if (!fz_regs_init(&r, j->pg, kk.chk, &tmp))
+		return FWSIM_NOMEM;
+	uint64_t flat = first[j->dim] * j->per;
+	fwsim_status_t st = fz_loop(&kk, j->pg, &r, tmp, &pt, &flat);
+	free(r.buf);
+	return st;
+}
+
+/* Runs the elementwise form on the pool when it is big enough to split
+ * (*st its status); false to run it on this thread alone. */
+static bool fz_run_par(const fwsim_kargs_t *k, const fz_prog_t *pg, const fz_part_t *whole,
+		       fwsim_status_t *st)
+{
+	const isa_ap_t *o = whole->aps[0];
+	uint64_t total = isa_ap_num_elements(o);
+	if (total < FWSIM_PAR_MIN_EW || fwsim_get_threads() < 2)
+		return false;
+	uint32_t d = 0;
+	while (d < o->rank && o->shape[d] < 2)
+		d++;
+	if (d >= o->rank)
+		return false;
+	fz_job_t *j = malloc(sizeof(*j));
+	if (!j)
+		return false;
+	j->k = k;
+	j->pg = pg;
+	j->whole = whole;
+	j->dim = d;
+	j->per = total / o->shape[d];
+	j->chunk = (o->shape[d] + FWSIM_PAR_ITEMS - 1) / FWSIM_PAR_ITEMS;
+	if (d + 1 == o->rank) /* ranges of one row: whole blocks */
+		j->chunk = (j->chunk + FZ_BLOCK - 1) / FZ_BLOCK * FZ_BLOCK;
+	for (uint32_t i = 0; k->chk && i < FWSIM_PAR_MAX_THREADS; i++) {
+		j->chk[i] = *k->chk;
+		j->chk[i].count = 0;
+		j->chk[i].first = UINT64_MAX;
+	}
+	uint64_t items = (o->shape[d] + j->chunk - 1) / j->chunk;
+	*st = fwsim_par_for(items, fz_item, j, k->watch);
+	for (uint32_t i = 0; k->chk && i < FWSIM_PAR_MAX_THREADS; i++)
+		fwsim_numchk_merge(k->chk, &j->chk[i]);
+	free(j);
+	return true;
 }
 
 static fwsim_status_t fz_run(const fwsim_kargs_t *k, const fz_prog_t *pg)
@@ -1044,24 +1158,15 @@ static fwsim_status_t fz_run(const fwsim_kargs_t *k, const fz_prog_t *pg)
 		pt.base[pt.nops++] = NULL;
 	}
 
+	if (!pg->h.reduce) {
+		fwsim_status_t st;
+		if (fz_run_par(k, pg, &pt, &st))
+			return st;
+	}
 	fz_regs_t r;
-	memset(r.iota0, 0, sizeof(r.iota0));
-	memset(r.iotad, 0, sizeof(r.iotad));
-	memset(r.cfill, 0, sizeof(r.cfill));
-	memset(r.sfill, 0, sizeof(r.sfill));
-	/* + 1 lane of scratch for steps that change register class, + 1 per
-	 * input for stride-0 inputs */
-	r.buf = aligned_alloc(64, ((size_t)pg->h.n_regs + 1 + pg->h.n_inputs) * FZ_BLOCK * 8 +
-				      (size_t)pg->mp.n_slots * FZ_BLOCK * 4);
-	if (!r.buf)
+	uint8_t *tmp;
+	if (!fz_regs_init(&r, pg, k->chk, &tmp))
 		return FWSIM_NOMEM;
-	uint8_t *tmp = r.buf + (size_t)pg->h.n_regs * FZ_BLOCK * 8;
-	r.splat = tmp + FZ_BLOCK * 8;
-	r.masks = (uint32_t *)(void *)(r.splat + (size_t)pg->h.n_inputs * FZ_BLOCK * 8);
-	r.dreg = ISA_FUSED_MAX_REGS;
-	r.rs = NULL;
-	r.chk_bias = k->chk ? fwsim_numchk_bias(k->chk) : 0;
-	r.flag_step = UINT32_MAX;
 	uint64_t flat = 0;
 	fwsim_status_t st = pg->h.reduce ? fz_run_reduce(k, pg, &r, tmp, &pt)
 					 : fz_loop(k, pg, &r, tmp, &pt, &flat);

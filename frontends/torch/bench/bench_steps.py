@@ -1,6 +1,7 @@
 """make bench, frontend part: training-step time through the PJRT plugin
 (PJRT_DEVICE=NEURONSIM) next to PyTorch/XLA's CPU device and PyTorch eager, measured
-in the same run with the same thread count; prints the ratios (lower is faster)."""
+in the same run with the same thread count and as many CPUs (each process pinned);
+prints the ratios (lower is faster)."""
 
 import json
 import os
@@ -13,8 +14,12 @@ WORKLOAD = os.path.join(HERE, "step_workload.py")
 
 
 def measure(model, mode, steps, threads, warmup=3):
+    # the same CPU budget for all three: `threads` for each library's pools
+    # (the simulator's NEURONSIM_THREADS too), and the process pinned to that
+    # many CPUs, since the simulator's engines are threads of their own
     env = dict(os.environ, PYTHONWARNINGS="ignore", OMP_NUM_THREADS=str(threads),
-               OPENBLAS_NUM_THREADS=str(threads))
+               OPENBLAS_NUM_THREADS=str(threads), NEURONSIM_THREADS=str(threads))
+    cpus = sorted(os.sched_getaffinity(0))[:threads]
     args = [sys.executable, WORKLOAD, "--model", model, "--steps", str(steps),
             "--warmup", str(warmup), "--threads", str(threads)]
     if mode == "eager":
@@ -25,7 +30,8 @@ def measure(model, mode, steps, threads, warmup=3):
         env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") +
                             f" --xla_cpu_multi_thread_eigen={'true' if threads > 1 else 'false'}"
                             f" intra_op_parallelism_threads={threads}").strip()
-    p = subprocess.run(args, env=env, capture_output=True, text=True, timeout=3600)
+    p = subprocess.run(args, env=env, capture_output=True, text=True, timeout=3600,
+                       preexec_fn=lambda: os.sched_setaffinity(0, cpus))
     for line in p.stdout.splitlines():
         if line.startswith("RESULT "):
             return statistics.median(json.loads(line[7:])["step_ms"])
@@ -35,7 +41,8 @@ def measure(model, mode, steps, threads, warmup=3):
 
 def main():
     threads = int(os.environ.get("BENCH_THREADS", "1"))
-    print(f"training step, median ms over the timed steps, {threads} thread(s); "
+    print(f"training step, median ms over the timed steps, {threads} thread(s) on as many "
+          f"CPUs; "
           f"ratio = neuronsim / peer (target <= 0.5x eager, <= 1.0x XLA:CPU, issue #15)")
     print(f"{'model':<17} {'neuronsim':>10} {'XLA:CPU':>10} {'eager':>10} "
           f"{'vs XLA:CPU':>11} {'vs eager':>9}")

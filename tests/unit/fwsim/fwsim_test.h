@@ -1,4 +1,4 @@
-/* Shared helpers of the libfwsim unit tests: memory with canaries, AP layouts, independent element codecs. */
+/* Shared helpers of the libfwsim unit tests: memory with canaries, AP layouts, independent element codecs, FUSED descriptors. */
 #ifndef FWSIM_TEST_H
 #define FWSIM_TEST_H
 
@@ -228,6 +228,77 @@ static inline void tseti(uint32_t dt, uint8_t *p, int64_t v)
 		memcpy(p, &v, 8);
 	else
 		tset(dt, p, (double)v);
+}
+
+/* ---- building FUSED descriptors ---- */
+
+typedef struct fbuild {
+	isa_fused_desc_t h;
+	isa_ap_t in[ISA_FUSED_MAX_INPUTS];
+	isa_fused_op_t code[ISA_FUSED_MAX_CODE];
+} fbuild_t;
+
+static inline void fb_init(fbuild_t *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->h.magic = ISA_FUSED_MAGIC;
+}
+
+static inline uint32_t fb_input(fbuild_t *b, isa_ap_t ap)
+{
+	b->in[b->h.n_inputs] = ap;
+	return b->h.n_inputs++;
+}
+
+static inline void fb_op(fbuild_t *b, uint32_t op, uint32_t dst, uint32_t dt, int s0, int s1,
+			 int s2, uint64_t imm)
+{
+	isa_fused_op_t *o = &b->code[b->h.n_code++];
+	o->op = (uint16_t)op;
+	o->dst = (uint8_t)dst;
+	o->dtype = (uint8_t)dt;
+	o->src[0] = (uint8_t)(s0 < 0 ? 0 : s0);
+	o->src[1] = (uint8_t)(s1 < 0 ? 0 : s1);
+	o->src[2] = (uint8_t)(s2 < 0 ? 0 : s2);
+	o->imm = imm;
+	if (dst + 1u > b->h.n_regs)
+		b->h.n_regs = (uint8_t)(dst + 1);
+}
+
+static inline uint64_t fimm(double v)
+{
+	uint64_t u;
+	memcpy(&u, &v, 8);
+	return u;
+}
+
+/* Bytes of b's descriptor. */
+static inline size_t fb_size(const fbuild_t *b)
+{
+	return isa_fused_desc_size(b->h.n_inputs, b->h.n_code);
+}
+
+/* Serialises b's descriptor at p, which is offset off of region r, and
+ * returns the FUSED instruction that reads it and writes out. */
+static inline isa_insn_t fb_insn(fbuild_t *b, uint8_t *p, uint32_t r, uint64_t off, isa_ap_t out)
+{
+	if (b->h.n_regs < b->h.n_inputs)
+		b->h.n_regs = (uint8_t)b->h.n_inputs;
+	size_t len = fb_size(b);
+	memcpy(p, &b->h, sizeof(b->h));
+	p += sizeof(b->h);
+	uint32_t ndir = b->h.n_inputs < ISA_FUSED_DIRECT ? b->h.n_inputs : ISA_FUSED_DIRECT;
+	for (uint32_t i = ndir; i < b->h.n_inputs; i++, p += sizeof(isa_ap_t))
+		memcpy(p, &b->in[i], sizeof(isa_ap_t));
+	memcpy(p, b->code, b->h.n_code * sizeof(isa_fused_op_t));
+	isa_insn_t in = isa_insn_init(ISA_OP_FUSED, 0);
+	in.n_ap = (uint8_t)(2 + ndir);
+	in.ap[0] = out;
+	uint64_t sh[1] = { len };
+	in.ap[1] = isa_ap_contig(r, off, ISA_DT_U8, 1, sh);
+	for (uint32_t i = 0; i < ndir; i++)
+		in.ap[2 + i] = b->in[i];
+	return in;
 }
 
 /* ---- running ---- */

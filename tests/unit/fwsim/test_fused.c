@@ -3,70 +3,11 @@
 #include "fwsim_test.h"
 #include "neuronsim/half.h"
 
-/* ---- building descriptors ---- */
-
-typedef struct fbuild {
-	isa_fused_desc_t h;
-	isa_ap_t in[ISA_FUSED_MAX_INPUTS];
-	isa_fused_op_t code[ISA_FUSED_MAX_CODE];
-} fbuild_t;
-
-static void fb_init(fbuild_t *b)
-{
-	memset(b, 0, sizeof(*b));
-	b->h.magic = ISA_FUSED_MAGIC;
-}
-
-static uint32_t fb_input(fbuild_t *b, isa_ap_t ap)
-{
-	b->in[b->h.n_inputs] = ap;
-	return b->h.n_inputs++;
-}
-
-static void fb_op(fbuild_t *b, uint32_t op, uint32_t dst, uint32_t dt, int s0, int s1, int s2,
-		  uint64_t imm)
-{
-	isa_fused_op_t *o = &b->code[b->h.n_code++];
-	o->op = (uint16_t)op;
-	o->dst = (uint8_t)dst;
-	o->dtype = (uint8_t)dt;
-	o->src[0] = (uint8_t)(s0 < 0 ? 0 : s0);
-	o->src[1] = (uint8_t)(s1 < 0 ? 0 : s1);
-	o->src[2] = (uint8_t)(s2 < 0 ? 0 : s2);
-	o->imm = imm;
-	if (dst + 1u > b->h.n_regs)
-		b->h.n_regs = (uint8_t)(dst + 1);
-}
-
-static uint64_t fimm(double v)
-{
-	uint64_t u;
-	memcpy(&u, &v, 8);
-	return u;
-}
-
 /* Serialises the descriptor into region 0 and returns the instruction. */
 static isa_insn_t fb_emit(fbuild_t *b, tmem_t *t, isa_ap_t out)
 {
-	if (b->h.n_regs < b->h.n_inputs)
-		b->h.n_regs = (uint8_t)b->h.n_inputs;
-	size_t len = isa_fused_desc_size(b->h.n_inputs, b->h.n_code);
-	uint64_t off = tmem_alloc(t, 0, len);
-	uint8_t *p = tmem_ptr(t, 0, off);
-	memcpy(p, &b->h, sizeof(b->h));
-	p += sizeof(b->h);
-	uint32_t ndir = b->h.n_inputs < ISA_FUSED_DIRECT ? b->h.n_inputs : ISA_FUSED_DIRECT;
-	for (uint32_t i = ndir; i < b->h.n_inputs; i++, p += sizeof(isa_ap_t))
-		memcpy(p, &b->in[i], sizeof(isa_ap_t));
-	memcpy(p, b->code, b->h.n_code * sizeof(isa_fused_op_t));
-	isa_insn_t in = isa_insn_init(ISA_OP_FUSED, 0);
-	in.n_ap = (uint8_t)(2 + ndir);
-	in.ap[0] = out;
-	uint64_t sh[1] = { len };
-	in.ap[1] = isa_ap_contig(0, off, ISA_DT_U8, 1, sh);
-	for (uint32_t i = 0; i < ndir; i++)
-		in.ap[2 + i] = b->in[i];
-	return in;
+	uint64_t off = tmem_alloc(t, 0, fb_size(b));
+	return fb_insn(b, tmem_ptr(t, 0, off), 0, off, out);
 }
 
 static void fill_random(tmem_t *t, const isa_ap_t *ap, uint64_t *seed)

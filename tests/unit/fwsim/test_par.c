@@ -66,6 +66,19 @@ static isa_ap_t pap(uint32_t r, uint64_t off, uint32_t dt, uint64_t B, uint64_t 
 	return ap;
 }
 
+/* A 1-D contiguous f32 AP of n elements in region r. */
+static isa_ap_t pap1(uint32_t r, uint64_t n)
+{
+	isa_ap_t ap;
+	memset(&ap, 0, sizeof(ap));
+	ap.region = r;
+	ap.dtype = ISA_DT_F32;
+	ap.rank = 1;
+	ap.shape[0] = n;
+	ap.stride[0] = 1;
+	return ap;
+}
+
 typedef struct mm_case {
 	const char *name;
 	isa_insn_t in;
@@ -200,8 +213,9 @@ END_TEST
 
 /* Elementwise instructions over 2^20 elements or more are cut into row
  * ranges: a depthwise-like FMA with a broadcast operand, a batched transpose
- * (COPY's tiled path) and an im2col-like strided COPY give the same bytes and
- * NaN record for 1, 2 and 4 threads. */
+ * (COPY's tiled path), an im2col-like strided COPY and a one-row ADD (cut
+ * into ranges of the row) give the same bytes and NaN record for 1, 2 and 4
+ * threads. */
 START_TEST(test_split_elementwise_bit_identical_across_thread_counts)
 {
 	pmem_t ref, got;
@@ -222,9 +236,15 @@ START_TEST(test_split_elementwise_bit_identical_across_thread_counts)
 	tr.n_ap = 2;
 	tr.ap[0] = pap(0, 0, ISA_DT_F32, 4, 515, 521, 515 * 521, 521, 1);
 	tr.ap[1] = pap(1, 0, ISA_DT_F32, 4, 515, 521, 515 * 521, 1, 515);
-	const isa_insn_t *ins[3] = { &fma, &tr, &copy };
+	/* one row (every operand runs on): ranges of whole blocks */
+	isa_insn_t add = isa_insn_init(ISA_OP_ALU, ISA_ALU_ADD);
+	add.n_ap = 3;
+	add.ap[0] = pap1(0, 1200000);
+	add.ap[1] = pap1(1, 1200000);
+	add.ap[2] = pap1(2, 1200000);
+	const isa_insn_t *ins[4] = { &fma, &tr, &add, &copy }; /* the copy last: checked after */
 	static const uint32_t threads[] = { 2, 4 };
-	for (int ci = 0; ci < 3; ci++)
+	for (int ci = 0; ci < 4; ci++)
 		for (int with_nan = 0; with_nan < 2; with_nan++) {
 			fwsim_job_t j1, jn;
 			fill_inputs(&ref, 3 + (uint64_t)ci, with_nan ? 577 : -1);
@@ -250,6 +270,93 @@ START_TEST(test_split_elementwise_bit_identical_across_thread_counts)
 	/* the copy's values: element [a, b, c] of the source */
 	float *dst = pf32(&got, 0, 0), *src = pf32(&got, 1, 0);
 	ck_assert(dst[(5 * 8 + 3) * 3136 + 77] == src[5 * 3364 + 3 * 64 * 3364 + 77]);
+	fwsim_set_threads(0);
+	free(ref.mem);
+	free(got.mem);
+}
+END_TEST
+
+/* FUSED programs of 2^20 elements or more are cut into items as well
+ * (kernels_fused.c, fz_run_par): a batch norm's (x - m) * s with m and s one
+ * value per channel feeding a mask-select, and a one-dim program cut into
+ * ranges of whole blocks. Each gives the same bytes and NaN record (count,
+ * first index, the step blamed) for 1, 2 and 4 threads, and the split
+ * reaches a pool worker. The descriptor lives in region 0 (the constants),
+ * rewritten after every fill; the output in region 3. */
+static isa_insn_t par_fused(pmem_t *m, int which)
+{
+	fbuild_t b;
+	fb_init(&b);
+	isa_ap_t out;
+	if (which == 0) {
+		out = pap(3, 0, ISA_DT_F32, 8, 96, 1400, 96 * 1400, 1400, 1);
+		fb_input(&b, pap(1, 0, ISA_DT_F32, 8, 96, 1400, 96 * 1400, 1400, 1));   /* x */
+		fb_input(&b, pap(2, 0, ISA_DT_F32, 8, 96, 1400, 0, 1, 0));               /* m */
+		fb_input(&b, pap(2, 4096, ISA_DT_F32, 8, 96, 1400, 0, 1, 0));            /* s */
+		fb_input(&b, pap(2, 8192, ISA_DT_F32, 8, 96, 1400, 96 * 1400, 1400, 1)); /* g */
+		fb_op(&b, ISA_ALU_SUB, 5, ISA_DT_F32, 0, 1, -1, 0);
+		fb_op(&b, ISA_ALU_MUL, 5, ISA_DT_F32, 5, 2, -1, 0);
+		fb_op(&b, ISA_FUSED_CONST, 6, ISA_DT_F32, -1, -1, -1, fimm(0.0));
+		fb_op(&b, ISA_ALU_CMP_GE, 7, ISA_DT_PRED, 5, 6, -1, 0);
+		fb_op(&b, ISA_ALU_SELECT, 8, ISA_DT_F32, 7, 3, 5, 0);
+		b.h.out_reg = 8;
+	} else {
+		out = pap1(3, 1200000);
+		fb_input(&b, pap1(1, 1200000));
+		fb_input(&b, pap1(2, 1200000));
+		fb_op(&b, ISA_ALU_MUL, 2, ISA_DT_F32, 0, 0, -1, 0);
+		fb_op(&b, ISA_ALU_ADD, 2, ISA_DT_F32, 2, 1, -1, 0);
+		b.h.out_reg = 2;
+	}
+	isa_insn_t in = fb_insn(&b, (uint8_t *)pf32(m, 0, 0), 0, 0, out);
+	in.param = ISA_FUSED_STEPS_DEBUG(40);
+	return in;
+}
+
+START_TEST(test_split_fused_bit_identical_across_thread_counts)
+{
+	pmem_t ref, got;
+	pmem_init(&ref);
+	pmem_init(&got);
+	static const uint32_t threads[] = { 2, 4 };
+	const int nan_at = 5 * 96 * 1400 + 577; /* in a later item than the first */
+	for (int which = 0; which < 2; which++)
+		for (int with_nan = 0; with_nan < 2; with_nan++) {
+			fwsim_job_t j1, jn;
+			fill_inputs(&ref, 11 + (uint64_t)which, with_nan ? nan_at : -1);
+			isa_insn_t in = par_fused(&ref, which);
+			fwsim_set_threads(1);
+			fwsim_status_t s1 = prun(&ref, &in, FWSIM_JOB_CHECK_NAN, 0, &j1);
+			ck_assert_int_eq(s1, (with_nan ? FWSIM_NUM_ERR : FWSIM_OK));
+			if (with_nan) {
+				ck_assert_uint_eq(j1.error.first_index, (uint64_t)nan_at);
+				ck_assert_uint_eq(j1.error.debug_id, 40); /* the SUB, or the MUL */
+			}
+			for (uint32_t t = 0; t < 2; t++) {
+				fill_inputs(&got, 11 + (uint64_t)which, with_nan ? nan_at : -1);
+				in = par_fused(&got, which);
+				fwsim_set_threads(threads[t]);
+				ck_assert_int_eq(prun(&got, &in, FWSIM_JOB_CHECK_NAN, 0, &jn), s1);
+				ck_assert_msg(memcmp(ref.mem, got.mem, ref.size) == 0,
+					      "program %d: %u threads differ from 1", which, threads[t]);
+				ck_assert_uint_eq(jn.error.count, j1.error.count);
+				ck_assert_uint_eq(jn.error.first_index, j1.error.first_index);
+				ck_assert_uint_eq(jn.error.debug_id, j1.error.debug_id);
+			}
+		}
+	/* the values: element [5, 7, 300] of the first program */
+	fill_inputs(&got, 11, -1);
+	isa_insn_t in = par_fused(&got, 0);
+	fwsim_job_t j;
+	uint64_t before = fwsim_par_worker_items();
+	fwsim_set_threads(2);
+	for (int i = 0; i < 200 && fwsim_par_worker_items() == before; i++)
+		ck_assert_int_eq(prun(&got, &in, 0, 0, &j), FWSIM_OK);
+	ck_assert_uint_gt(fwsim_par_worker_items(), before);
+	uint64_t e = (5 * 96 + 7) * 1400 + 300;
+	float xm = (pf32(&got, 1, 0)[e] - pf32(&got, 2, 0)[7]) * pf32(&got, 2, 4096)[7];
+	float want = xm >= 0 ? pf32(&got, 2, 8192)[e] : xm;
+	ck_assert(memcmp(&pf32(&got, 3, 0)[e], &want, 4) == 0);
 	fwsim_set_threads(0);
 	free(ref.mem);
 	free(got.mem);
@@ -437,6 +544,7 @@ static Suite *par_suite(void)
 	tcase_add_test(tc, test_split_matmul_reaches_a_worker);
 	tcase_add_test(tc, test_two_cores_share_the_pool);
 	tcase_add_test(tc, test_split_elementwise_bit_identical_across_thread_counts);
+	tcase_add_test(tc, test_split_fused_bit_identical_across_thread_counts);
 	tcase_add_test(tc, test_deadline_stops_split_matmul);
 	tcase_add_test(tc, test_cancel_stops_split_matmul);
 	tcase_add_test(tc, test_thread_count_setting);
