@@ -1019,21 +1019,25 @@ static fwsim_status_t fz_run_reduce(const fwsim_kargs_t *k, const fz_prog_t *pg,
 	return st;
 }
 
-/* One thread's registers for pg; *tmp its scratch lane. False when out of
- * memory; r->buf is freed by the caller. */
-static bool fz_regs_init(fz_regs_t *r, const fz_prog_t *pg, const fwsim_numchk_t *chk,
-			 uint8_t **tmp)
+/* Bytes of one thread's registers for pg: a lane per register, + 1 lane of
+ * scratch for steps that change register class, + 1 per input for stride-0
+ * inputs, + the mask-selects' slots. */
+static size_t fz_regs_bytes(const fz_prog_t *pg)
+{
+	return ((size_t)pg->h.n_regs + 1 + pg->h.n_inputs) * FZ_BLOCK * 8 +
+	       (size_t)pg->mp.n_slots * FZ_BLOCK * 4;
+}
+
+/* Sets r up as one thread's registers for pg in buf (fz_regs_bytes(pg),
+ * 64-byte aligned); *tmp is its scratch lane. */
+static void fz_regs_init(fz_regs_t *r, const fz_prog_t *pg, const fwsim_numchk_t *chk,
+			 uint8_t *buf, uint8_t **tmp)
 {
 	memset(r->iota0, 0, sizeof(r->iota0));
 	memset(r->iotad, 0, sizeof(r->iotad));
 	memset(r->cfill, 0, sizeof(r->cfill));
 	memset(r->sfill, 0, sizeof(r->sfill));
-	/* + 1 lane of scratch for steps that change register class, + 1 per
-	 * input for stride-0 inputs */
-	r->buf = aligned_alloc(64, ((size_t)pg->h.n_regs + 1 + pg->h.n_inputs) * FZ_BLOCK * 8 +
-				       (size_t)pg->mp.n_slots * FZ_BLOCK * 4);
-	if (!r->buf)
-		return false;
+	r->buf = buf;
 	*tmp = r->buf + (size_t)pg->h.n_regs * FZ_BLOCK * 8;
 	r->splat = *tmp + FZ_BLOCK * 8;
 	r->masks = (uint32_t *)(void *)(r->splat + (size_t)pg->h.n_inputs * FZ_BLOCK * 8);
@@ -1041,7 +1045,6 @@ static bool fz_regs_init(fz_regs_t *r, const fz_prog_t *pg, const fwsim_numchk_t
 	r->rs = NULL;
 	r->chk_bias = chk ? fwsim_numchk_bias(chk) : 0;
 	r->flag_step = UINT32_MAX;
-	return true;
 }
 
 /* The elementwise form cut into items for the pool (pool.h), as the ALU's
@@ -1060,6 +1063,8 @@ typedef struct fz_job {
 	uint64_t chunk;    /* its indices per item */
 	uint64_t per;      /* elements per index of it */
 	fwsim_numchk_t chk[FWSIM_PAR_MAX_THREADS];
+	uint8_t *buf[FWSIM_PAR_MAX_THREADS]; /* each slot's registers, kept for
+					      * its next items */
 } fz_job_t;
 
 static fwsim_status_t fz_item(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w)
@@ -1075,14 +1080,13 @@ static fwsim_status_t fz_item(void *ctx, uint64_t item, uint32_t slot, fwsim_wat
 	fz_part_t pt;
 	isa_ap_t paps[1 + ISA_FUSED_MAX_INPUTS], iaps[ISA_MAX_RANK];
 	fz_part_cut(j->whole, j->pg->h.n_inputs, 1u << j->dim, first, len, paps, iaps, &pt);
+	if (!j->buf[slot] && !(j->buf[slot] = aligned_alloc(64, fz_regs_bytes(j->pg))))
+		return FWSIM_NOMEM;
 	fz_regs_t r;
 	uint8_t *tmp;
-	if (!fz_regs_init(&r, j->pg, kk.chk, &tmp))
-		return FWSIM_NOMEM;
+	fz_regs_init(&r, j->pg, kk.chk, j->buf[slot], &tmp);
 	uint64_t flat = first[j->dim] * j->per;
-	fwsim_status_t st = fz_loop(&kk, j->pg, &r, tmp, &pt, &flat);
-	free(r.buf);
-	return st;
+	return fz_loop(&kk, j->pg, &r, tmp, &pt, &flat);
 }
 
 /* Runs the elementwise form on the pool when it is big enough to split
@@ -1099,7 +1103,7 @@ static bool fz_run_par(const fwsim_kargs_t *k, const fz_prog_t *pg, const fz_par
 		d++;
 	if (d >= o->rank)
 		return false;
-	fz_job_t *j = malloc(sizeof(*j));
+	fz_job_t *j = calloc(1, sizeof(*j));
 	if (!j)
 		return false;
 	j->k = k;
@@ -1117,8 +1121,11 @@ static bool fz_run_par(const fwsim_kargs_t *k, const fz_prog_t *pg, const fz_par
 	}
 	uint64_t items = (o->shape[d] + j->chunk - 1) / j->chunk;
 	*st = fwsim_par_for(items, fz_item, j, k->watch);
-	for (uint32_t i = 0; k->chk && i < FWSIM_PAR_MAX_THREADS; i++)
-		fwsim_numchk_merge(k->chk, &j->chk[i]);
+	for (uint32_t i = 0; i < FWSIM_PAR_MAX_THREADS; i++) {
+		if (k->chk)
+			fwsim_numchk_merge(k->chk, &j->chk[i]);
+		free(j->buf[i]);
+	}
 	free(j);
 	return true;
 }
@@ -1164,9 +1171,10 @@ static fwsim_status_t fz_run(const fwsim_kargs_t *k, const fz_prog_t *pg)
 			return st;
 	}
 	fz_regs_t r;
-	uint8_t *tmp;
-	if (!fz_regs_init(&r, pg, k->chk, &tmp))
+	uint8_t *tmp, *buf = aligned_alloc(64, fz_regs_bytes(pg));
+	if (!buf)
 		return FWSIM_NOMEM;
+	fz_regs_init(&r, pg, k->chk, buf, &tmp);
 	uint64_t flat = 0;
 	fwsim_status_t st = pg->h.reduce ? fz_run_reduce(k, pg, &r, tmp, &pt)
 					 : fz_loop(k, pg, &r, tmp, &pt, &flat);
