@@ -1047,14 +1047,16 @@ static void fz_regs_init(fz_regs_t *r, const fz_prog_t *pg, const fwsim_numchk_t
 	r->flag_step = UINT32_MAX;
 }
 
-/* The elementwise form cut into items for the pool (pool.h), as the ALU's
- * are: ranges of the output's outermost dim of two or more, each run whole
- * by one thread with registers and a share of the NaN/Inf scan of its own.
- * (or ranges of whole blocks of a one-dim output). A batch norm's FUSED
- * programs were a third of a MobileNetV2 step, all on one thread while the
- * step's GEMMs used every core. Each element is
- * computed by the same steps whoever runs it, so the bits, the scan's count,
- * first index and blamed step do not depend on the thread count. */
+/* A program cut into items for the pool (pool.h), as the ALU's are: ranges
+ * of the output's outermost dim of two or more (ranges of whole blocks of a
+ * one-dim output; a kept dim for the reducing form), each run whole by one
+ * thread with registers (and accumulators) and a share of the NaN/Inf scan
+ * of its own. A batch norm's FUSED programs were a third of a MobileNetV2
+ * step, all on one thread while the step's GEMMs used every core. Each
+ * element is computed by the same steps whoever runs it (each output of the
+ * reducing form takes the same values in the same order), so the bits, the
+ * scan's count, first index and blamed step do not depend on the thread
+ * count. */
 typedef struct fz_job {
 	const fwsim_kargs_t *k;
 	const fz_prog_t *pg;
@@ -1065,6 +1067,8 @@ typedef struct fz_job {
 	fwsim_numchk_t chk[FWSIM_PAR_MAX_THREADS];
 	uint8_t *buf[FWSIM_PAR_MAX_THREADS]; /* each slot's registers, kept for
 					      * its next items */
+	fwsim_acc_t *acc[FWSIM_PAR_MAX_THREADS]; /* reducing form: each slot's
+						  * accumulators (chunk x per) */
 } fz_job_t;
 
 static fwsim_status_t fz_item(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w)
@@ -1086,20 +1090,32 @@ static fwsim_status_t fz_item(void *ctx, uint64_t item, uint32_t slot, fwsim_wat
 	uint8_t *tmp;
 	fz_regs_init(&r, j->pg, kk.chk, j->buf[slot], &tmp);
 	uint64_t flat = first[j->dim] * j->per;
-	return fz_loop(&kk, j->pg, &r, tmp, &pt, &flat);
+	if (!j->pg->h.reduce)
+		return fz_loop(&kk, j->pg, &r, tmp, &pt, &flat);
+	if (!j->acc[slot] && !(j->acc[slot] = malloc(j->chunk * j->per * sizeof(fwsim_acc_t))))
+		return FWSIM_NOMEM;
+	return fz_reduce_part(&kk, j->pg, &r, tmp, &pt, j->acc[slot], &flat);
 }
 
-/* Runs the elementwise form on the pool when it is big enough to split
- * (*st its status); false to run it on this thread alone. */
+/* Runs the program on the pool when it is big enough to split (*st its
+ * status); false to run it on this thread alone. The reducing form is cut
+ * along its outermost kept dim of two or more when its outputs fit one
+ * part of fz_run_reduce: each range of outputs is a run of the row-major
+ * output order, and each output takes the same values in the same order
+ * (a batch norm's sums over N, H, W, cut by channels). */
 static bool fz_run_par(const fwsim_kargs_t *k, const fz_prog_t *pg, const fz_part_t *whole,
 		       fwsim_status_t *st)
 {
 	const isa_ap_t *o = whole->aps[0];
-	uint64_t total = isa_ap_num_elements(o);
-	if (total < FWSIM_PAR_MIN_EW || fwsim_get_threads() < 2)
+	uint32_t red = pg->h.reduce ? pg->h.reduce_axes : 0;
+	uint64_t total = isa_ap_num_elements(o), nout = 1;
+	for (uint32_t q = 0; q < o->rank; q++)
+		nout *= (red >> q & 1) ? 1 : o->shape[q];
+	if (total < FWSIM_PAR_MIN_EW || fwsim_get_threads() < 2 ||
+	    (red && nout > FWSIM_REDUCE_MAX_ACC))
 		return false;
 	uint32_t d = 0;
-	while (d < o->rank && o->shape[d] < 2)
+	while (d < o->rank && ((red >> d & 1) || o->shape[d] < 2))
 		d++;
 	if (d >= o->rank)
 		return false;
@@ -1110,9 +1126,9 @@ static bool fz_run_par(const fwsim_kargs_t *k, const fz_prog_t *pg, const fz_par
 	j->pg = pg;
 	j->whole = whole;
 	j->dim = d;
-	j->per = total / o->shape[d];
+	j->per = (red ? nout : total) / o->shape[d];
 	j->chunk = (o->shape[d] + FWSIM_PAR_ITEMS - 1) / FWSIM_PAR_ITEMS;
-	if (d + 1 == o->rank) /* ranges of one row: whole blocks */
+	if (!red && d + 1 == o->rank) /* ranges of one row: whole blocks */
 		j->chunk = (j->chunk + FZ_BLOCK - 1) / FZ_BLOCK * FZ_BLOCK;
 	for (uint32_t i = 0; k->chk && i < FWSIM_PAR_MAX_THREADS; i++) {
 		j->chk[i] = *k->chk;
@@ -1125,6 +1141,7 @@ static bool fz_run_par(const fwsim_kargs_t *k, const fz_prog_t *pg, const fz_par
 		if (k->chk)
 			fwsim_numchk_merge(k->chk, &j->chk[i]);
 		free(j->buf[i]);
+		free(j->acc[i]);
 	}
 	free(j);
 	return true;
@@ -1165,11 +1182,9 @@ static fwsim_status_t fz_run(const fwsim_kargs_t *k, const fz_prog_t *pg)
 		pt.base[pt.nops++] = NULL;
 	}
 
-	if (!pg->h.reduce) {
-		fwsim_status_t st;
-		if (fz_run_par(k, pg, &pt, &st))
-			return st;
-	}
+	fwsim_status_t pst;
+	if (fz_run_par(k, pg, &pt, &pst))
+		return pst;
 	fz_regs_t r;
 	uint8_t *tmp, *buf = aligned_alloc(64, fz_regs_bytes(pg));
 	if (!buf)

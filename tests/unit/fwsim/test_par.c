@@ -278,8 +278,9 @@ END_TEST
 
 /* FUSED programs of 2^20 elements or more are cut into items as well
  * (kernels_fused.c, fz_run_par): a batch norm's (x - m) * s with m and s one
- * value per channel feeding a mask-select, and a one-dim program cut into
- * ranges of whole blocks. Each gives the same bytes and NaN record (count,
+ * value per channel feeding a mask-select, its variance's sum of (x - m)^2
+ * per channel (the reducing form, cut by channels), and a one-dim program
+ * cut into ranges of whole blocks. Each gives the same bytes and NaN record (count,
  * first index, the step blamed) for 1, 2 and 4 threads, and the split
  * reaches a pool worker. The descriptor lives in region 0 (the constants),
  * rewritten after every fill; the output in region 3. */
@@ -300,6 +301,16 @@ static isa_insn_t par_fused(pmem_t *m, int which)
 		fb_op(&b, ISA_ALU_CMP_GE, 7, ISA_DT_PRED, 5, 6, -1, 0);
 		fb_op(&b, ISA_ALU_SELECT, 8, ISA_DT_F32, 7, 3, 5, 0);
 		b.h.out_reg = 8;
+	} else if (which == 2) {
+		/* the reducing form: sum over dims 0 and 2 of (x - m)^2, per channel */
+		out = pap(3, 0, ISA_DT_F32, 8, 96, 1400, 0, 1, 0);
+		fb_input(&b, pap(1, 0, ISA_DT_F32, 8, 96, 1400, 96 * 1400, 1400, 1));
+		fb_input(&b, pap(2, 0, ISA_DT_F32, 8, 96, 1400, 0, 1, 0));
+		fb_op(&b, ISA_ALU_SUB, 2, ISA_DT_F32, 0, 1, -1, 0);
+		fb_op(&b, ISA_ALU_MUL, 2, ISA_DT_F32, 2, 2, -1, 0);
+		b.h.out_reg = 2;
+		b.h.reduce = ISA_FUSED_REDUCE(ISA_RED_SUM);
+		b.h.reduce_axes = 1u << 0 | 1u << 2;
 	} else {
 		out = pap1(3, 1200000);
 		fb_input(&b, pap1(1, 1200000));
@@ -319,8 +330,9 @@ START_TEST(test_split_fused_bit_identical_across_thread_counts)
 	pmem_init(&ref);
 	pmem_init(&got);
 	static const uint32_t threads[] = { 2, 4 };
-	const int nan_at = 5 * 96 * 1400 + 577; /* in a later item than the first */
-	for (int which = 0; which < 2; which++)
+	/* in a later item than the first: batch 5, channel 50 */
+	const int nan_at = (5 * 96 + 50) * 1400 + 7;
+	for (int which = 0; which < 3; which++)
 		for (int with_nan = 0; with_nan < 2; with_nan++) {
 			fwsim_job_t j1, jn;
 			fill_inputs(&ref, 11 + (uint64_t)which, with_nan ? nan_at : -1);
@@ -329,7 +341,7 @@ START_TEST(test_split_fused_bit_identical_across_thread_counts)
 			fwsim_status_t s1 = prun(&ref, &in, FWSIM_JOB_CHECK_NAN, 0, &j1);
 			ck_assert_int_eq(s1, (with_nan ? FWSIM_NUM_ERR : FWSIM_OK));
 			if (with_nan) {
-				ck_assert_uint_eq(j1.error.first_index, (uint64_t)nan_at);
+				ck_assert_uint_eq(j1.error.first_index, which == 2 ? 50 : (uint64_t)nan_at);
 				ck_assert_uint_eq(j1.error.debug_id, 40); /* the SUB, or the MUL */
 			}
 			for (uint32_t t = 0; t < 2; t++) {
