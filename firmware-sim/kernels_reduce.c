@@ -6,6 +6,7 @@
 
 #include "convert.h"
 #include "internal.h"
+#include "pool.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -596,12 +597,86 @@ static fwsim_status_t reduce_part(const fwsim_kargs_t *k, const isa_ap_t *o, con
 	return FWSIM_OK;
 }
 
+/* A REDUCE cut into items for the pool (pool.h): ranges of its outermost
+ * kept dim of two or more (a batch norm's sums over N, H, W by channels, a
+ * max pool by images), each a run of the row-major output order reduced
+ * whole by one thread into accumulators of its own. Each output takes the
+ * same values in the same order as on one thread (the paired row sums sum
+ * each row as one row alone), so results and NaN records do not depend on
+ * the thread count. */
+typedef struct red_job {
+	const fwsim_kargs_t *k;
+	uint32_t dim;   /* the dim cut into items */
+	uint64_t chunk; /* its indices per item */
+	uint64_t per;   /* outputs per index of it */
+	fwsim_numchk_t chk[FWSIM_PAR_MAX_THREADS];
+	fwsim_acc_t *acc[FWSIM_PAR_MAX_THREADS]; /* each slot's, kept for its next items */
+} red_job_t;
+
+static fwsim_status_t red_item(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w)
+{
+	red_job_t *j = ctx;
+	fwsim_kargs_t kk = *j->k;
+	kk.watch = w;
+	kk.chk = j->k->chk ? &j->chk[slot] : NULL;
+	const isa_ap_t *o = &kk.insn->ap[0], *a = &kk.insn->ap[1];
+	uint32_t d = j->dim;
+	uint64_t f = item * j->chunk, n = o->shape[d] - f < j->chunk ? o->shape[d] - f : j->chunk;
+	isa_ap_t po = *o, pa = *a;
+	po.shape[d] = pa.shape[d] = n;
+	int64_t off_o = (int64_t)f * o->stride[d] * (int64_t)isa_dtype_size(o->dtype);
+	int64_t off_a = (int64_t)f * a->stride[d] * (int64_t)isa_dtype_size(a->dtype);
+	if (!j->acc[slot] && !(j->acc[slot] = malloc(j->chunk * j->per * sizeof(fwsim_acc_t))))
+		return FWSIM_NOMEM;
+	return reduce_part(&kk, &po, &pa, kk.base[0] + off_o, kk.base[1] + off_a, j->acc[slot],
+			   f * j->per);
+}
+
+/* Runs k on the pool when it is big enough to split and its outputs fit one
+ * part (*st its status); false to run it on this thread alone. */
+static bool reduce_par(const fwsim_kargs_t *k, uint64_t nout, fwsim_status_t *st)
+{
+	const isa_insn_t *in = k->insn;
+	const isa_ap_t *o = &in->ap[0], *a = &in->ap[1];
+	if (nout > FWSIM_REDUCE_MAX_ACC || isa_ap_num_elements(a) < FWSIM_PAR_MIN_EW ||
+	    fwsim_get_threads() < 2)
+		return false;
+	uint32_t d = 0;
+	while (d < o->rank && ((in->param >> d & 1) || o->shape[d] < 2))
+		d++;
+	if (d >= o->rank)
+		return false;
+	red_job_t *j = calloc(1, sizeof(*j));
+	if (!j)
+		return false;
+	j->k = k;
+	j->dim = d;
+	j->per = nout / o->shape[d];
+	j->chunk = (o->shape[d] + FWSIM_PAR_ITEMS - 1) / FWSIM_PAR_ITEMS;
+	for (uint32_t i = 0; k->chk && i < FWSIM_PAR_MAX_THREADS; i++) {
+		j->chk[i] = *k->chk;
+		j->chk[i].count = 0;
+		j->chk[i].first = UINT64_MAX;
+	}
+	*st = fwsim_par_for((o->shape[d] + j->chunk - 1) / j->chunk, red_item, j, k->watch);
+	for (uint32_t i = 0; i < FWSIM_PAR_MAX_THREADS; i++) {
+		if (k->chk)
+			fwsim_numchk_merge(k->chk, &j->chk[i]);
+		free(j->acc[i]);
+	}
+	free(j);
+	return true;
+}
+
 fwsim_status_t fwsim_kernel_reduce(const fwsim_kargs_t *k)
 {
 	const isa_insn_t *in = k->insn;
 	const isa_ap_t *o = &in->ap[0], *a = &in->ap[1];
 	if (isa_ap_num_elements(o) == 0)
 		return FWSIM_OK;
+	fwsim_status_t pst;
+	if (reduce_par(k, isa_ap_num_elements(o), &pst))
+		return pst;
 	/* One accumulator per output element, in parts of at most
 	 * FWSIM_REDUCE_MAX_ACC (fwsim_red_parts_t); o's reduced dims have
 	 * extent 1, a's their whole extent. */

@@ -280,7 +280,8 @@ END_TEST
  * (kernels_fused.c, fz_run_par): a batch norm's (x - m) * s with m and s one
  * value per channel feeding a mask-select, its variance's sum of (x - m)^2
  * per channel (the reducing form, cut by channels), and a one-dim program
- * cut into ranges of whole blocks. Each gives the same bytes and NaN record (count,
+ * cut into ranges of whole blocks; and a REDUCE (kernels_reduce.c,
+ * reduce_par), the batch norm's sum(x), cut by channels. Each gives the same bytes and NaN record (count,
  * first index, the step blamed) for 1, 2 and 4 threads, and the split
  * reaches a pool worker. The descriptor lives in region 0 (the constants),
  * rewritten after every fill; the output in region 3. */
@@ -289,6 +290,15 @@ static isa_insn_t par_fused(pmem_t *m, int which)
 	fbuild_t b;
 	fb_init(&b);
 	isa_ap_t out;
+	if (which == 3) {
+		/* not FUSED: a REDUCE, the batch norm's sum(x) over dims 0 and 2 */
+		isa_insn_t in = isa_insn_init(ISA_OP_REDUCE, ISA_RED_SUM);
+		in.n_ap = 2;
+		in.param = 1u << 0 | 1u << 2;
+		in.ap[0] = pap(3, 0, ISA_DT_F32, 1, 96, 1, 96, 1, 1);
+		in.ap[1] = pap(1, 0, ISA_DT_F32, 8, 96, 1400, 96 * 1400, 1400, 1);
+		return in;
+	}
 	if (which == 0) {
 		out = pap(3, 0, ISA_DT_F32, 8, 96, 1400, 96 * 1400, 1400, 1);
 		fb_input(&b, pap(1, 0, ISA_DT_F32, 8, 96, 1400, 96 * 1400, 1400, 1));   /* x */
@@ -324,7 +334,7 @@ static isa_insn_t par_fused(pmem_t *m, int which)
 	return in;
 }
 
-START_TEST(test_split_fused_bit_identical_across_thread_counts)
+START_TEST(test_split_fused_and_reduce_bit_identical_across_thread_counts)
 {
 	pmem_t ref, got;
 	pmem_init(&ref);
@@ -332,7 +342,7 @@ START_TEST(test_split_fused_bit_identical_across_thread_counts)
 	static const uint32_t threads[] = { 2, 4 };
 	/* in a later item than the first: batch 5, channel 50 */
 	const int nan_at = (5 * 96 + 50) * 1400 + 7;
-	for (int which = 0; which < 3; which++)
+	for (int which = 0; which < 4; which++)
 		for (int with_nan = 0; with_nan < 2; with_nan++) {
 			fwsim_job_t j1, jn;
 			fill_inputs(&ref, 11 + (uint64_t)which, with_nan ? nan_at : -1);
@@ -341,8 +351,9 @@ START_TEST(test_split_fused_bit_identical_across_thread_counts)
 			fwsim_status_t s1 = prun(&ref, &in, FWSIM_JOB_CHECK_NAN, 0, &j1);
 			ck_assert_int_eq(s1, (with_nan ? FWSIM_NUM_ERR : FWSIM_OK));
 			if (with_nan) {
-				ck_assert_uint_eq(j1.error.first_index, which == 2 ? 50 : (uint64_t)nan_at);
-				ck_assert_uint_eq(j1.error.debug_id, 40); /* the SUB, or the MUL */
+				ck_assert_uint_eq(j1.error.first_index, which >= 2 ? 50 : (uint64_t)nan_at);
+				if (which < 3)
+					ck_assert_uint_eq(j1.error.debug_id, 40); /* the SUB, or the MUL */
 			}
 			for (uint32_t t = 0; t < 2; t++) {
 				fill_inputs(&got, 11 + (uint64_t)which, with_nan ? nan_at : -1);
@@ -556,7 +567,7 @@ static Suite *par_suite(void)
 	tcase_add_test(tc, test_split_matmul_reaches_a_worker);
 	tcase_add_test(tc, test_two_cores_share_the_pool);
 	tcase_add_test(tc, test_split_elementwise_bit_identical_across_thread_counts);
-	tcase_add_test(tc, test_split_fused_bit_identical_across_thread_counts);
+	tcase_add_test(tc, test_split_fused_and_reduce_bit_identical_across_thread_counts);
 	tcase_add_test(tc, test_deadline_stops_split_matmul);
 	tcase_add_test(tc, test_cancel_stops_split_matmul);
 	tcase_add_test(tc, test_thread_count_setting);
