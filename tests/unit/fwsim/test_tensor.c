@@ -229,6 +229,48 @@ START_TEST(test_matmul_f32_layouts_batch_accumulate)
 }
 END_TEST
 
+/* C stored column-major is written in place (sgemm computes C^T = B^T A^T
+ * there); its NaN/Inf scan still reports in C's row-major order: a NaN in
+ * row 17 of A makes row 17 of C bad (30 values from flat 17 * 30), one in
+ * column 5 of B column 5 of C (40 values, the first at flat 5), both 69. */
+START_TEST(test_matmul_transposed_output_nan_record)
+{
+	for (int which = 0; which < 3; which++) {
+		tmem_t t;
+		tmem_init(&t);
+		isa_insn_t in = isa_insn_init(ISA_OP_MATMUL, 0);
+		in.n_ap = 3;
+		uint64_t sc[2] = { 40, 30 }, sa[2] = { 40, 8 }, sb[2] = { 8, 30 };
+		in.ap[0] = tmk_ap(&t, 0, ISA_DT_F32, 2, sc, L_TRANSPOSED);
+		in.ap[1] = tmk_ap(&t, 1, ISA_DT_F32, 2, sa, L_CONTIG);
+		in.ap[2] = tmk_ap(&t, 2, ISA_DT_F32, 2, sb, L_CONTIG);
+		uint64_t seed = 3;
+		fill(&t, &in.ap[1], &seed, 1);
+		fill(&t, &in.ap[2], &seed, 1);
+		float *a = (float *)(void *)tmem_ptr(&t, 1, in.ap[1].offset);
+		float *b = (float *)(void *)tmem_ptr(&t, 2, in.ap[2].offset);
+		if (which != 1)
+			a[17 * 8 + 3] = NAN;
+		if (which != 0)
+			b[6 * 30 + 5] = NAN;
+		fwsim_job_t job;
+		ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_TENSOR, FWSIM_JOB_CHECK_NAN, &job),
+				 FWSIM_NUM_ERR);
+		ck_assert_uint_eq(job.error.count, which == 0 ? 30 : which == 1 ? 40 : 69);
+		ck_assert_uint_eq(job.error.first_index, which == 0 ? 17 * 30 : 5);
+		/* the good values, at their transposed places */
+		uint64_t idx[2] = { 2, 7 };
+		double want = 0;
+		for (uint32_t k = 0; k < 8; k++)
+			want += (double)a[2 * 8 + k] * (double)b[k * 30 + 7];
+		ck_assert(fabs(tget(ISA_DT_F32, telem(&t, &in.ap[0], idx)) - want) <=
+			  1e-5 * (fabs(want) + 1));
+		ck_assert(tmem_guards_intact(&t));
+		tmem_free(&t);
+	}
+}
+END_TEST
+
 START_TEST(test_matmul_half_and_int)
 {
 	static const uint32_t fl[3] = { ISA_DT_F32, ISA_DT_BF16, ISA_DT_F16 };
@@ -967,6 +1009,7 @@ static Suite *tensor_suite(void)
 	tcase_add_loop_test(tc, test_reduce_ops_dtypes_axes, 0, ISA_RED_ASSIGN);
 	tcase_add_test(tc, test_matmul_f32_layouts_batch_accumulate);
 	tcase_add_test(tc, test_matmul_half_and_int);
+	tcase_add_test(tc, test_matmul_transposed_output_nan_record);
 	tcase_add_test(tc, test_reduce_in_pieces_matches_reference);
 	tcase_add_test(tc, test_reduce_f32_sum_order_bit_exact);
 	tcase_add_test(tc, test_reduce_f32_short_rows_bit_exact);
