@@ -119,6 +119,28 @@ static uint32_t alu_f32_checked(uint32_t op, size_t n, float *o, const float *a,
 	return acc >= 0x80000000u - bias;
 }
 
+FWSIM_TARGET_CLONES
+static uint32_t clamp_f32_bounds(size_t n, float *o, const float *x, float lo, float hi,
+				 uint32_t bias)
+{
+	uint32_t acc = 0;
+	for (size_t i = 0; i < n; i++) {
+		float r = f_min(f_max(x[i], lo), hi);
+		uint32_t u;
+		memcpy(&u, &r, 4);
+		u &= 0x7fffffffu;
+		acc = u > acc ? u : acc;
+		o[i] = r;
+	}
+	return acc >= 0x80000000u - bias;
+}
+
+uint32_t fwsim_clamp_f32_bounds(size_t n, float *o, const float *x, float lo, float hi,
+				uint32_t bias)
+{
+	return clamp_f32_bounds(n, o, x, lo, hi, bias);
+}
+
 /* A plain wrapper (as fwsim_alu_f32's). */
 uint32_t fwsim_alu_f32_checked(uint32_t op, size_t n, float *o, const float *a, const float *b,
 			       const float *c, uint32_t bias)

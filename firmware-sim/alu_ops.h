@@ -70,6 +70,11 @@ void fwsim_alu_f32(uint32_t op, size_t n, float *o, const float *a, const float 
 int fwsim_alu_f32_fusable(uint32_t op);
 uint32_t fwsim_alu_f32_checked(uint32_t op, size_t n, float *o, const float *a, const float *b,
 			       const float *c, uint32_t bias);
+/* CLAMP of x by one lower and one upper bound (a ReLU6's clamp(0, x, 6)):
+ * fwsim_alu_f32_checked(ISA_ALU_CLAMP) with the bounds in registers instead
+ * of two lanes filled per block. */
+uint32_t fwsim_clamp_f32_bounds(size_t n, float *o, const float *x, float lo, float hi,
+				uint32_t bias);
 
 /* o[i] = expf(a[i]) for i < n, the C library's bits (expf_block.c); o may
  * alias a element for element. fwsim_expf_vector: whether the vector code

@@ -424,6 +424,11 @@ static fwsim_status_t ew_rows(const fwsim_kargs_t *k, ew_kind_t kind, fwsim_iter
 	_Alignas(64) int64_t ib[ISA_MAX_AP][FWSIM_BLOCK];
 	int64_t rs[ISA_MAX_AP];
 	bool rowset = !raw && ew_rowset(&it, n, rs);
+	/* a float CLAMP by one lower and one upper bound (stride 0 throughout) */
+	bool clamp_bounds = use_f && kind == EW_ALU && in->sub == ISA_ALU_CLAMP &&
+			    it.inner_bs[1] == 0 && it.inner_bs[3] == 0 &&
+			    (!rowset || (rs[1] == 0 && rs[3] == 0 && ew_row_run(&it, rs, 0) &&
+					 ew_row_run(&it, rs, 2)));
 	do {
 		/* a block of nr rows (rowset), else of one row */
 		uint64_t nr = 1;
@@ -464,6 +469,25 @@ static fwsim_status_t ew_rows(const fwsim_kargs_t *k, ew_kind_t kind, fwsim_iter
 				}
 			} else if (use_f) {
 				const float *src[ISA_MAX_AP];
+				if (clamp_bounds) {
+					/* bounds in registers: no lanes to fill */
+					float lo, hi;
+					fwsim_load_f32(aps[1]->dtype, p[1], 0, 1, &lo);
+					fwsim_load_f32(aps[3]->dtype, p[3], 0, 1, &hi);
+					const float *x = fb[2];
+					if (is_direct_f32(aps[2]->dtype, it.inner_bs[2], p[2]))
+						x = (const float *)(const void *)p[2];
+					else
+						fwsim_load_f32(aps[2]->dtype, p[2], it.inner_bs[2], m, fb[2]);
+					int direct_out = is_direct_f32(odt, it.inner_bs[0], p[0]);
+					float *dst = direct_out ? (float *)(void *)p[0] : fb[0];
+					if (fwsim_clamp_f32_bounds(m, dst, x, lo, hi, chk_bias) && k->chk)
+						fwsim_numchk_block(k->chk, dst, m, flat);
+					if (!direct_out)
+						fwsim_store_f32(odt, p[0], it.inner_bs[0], m, dst);
+					flat += m;
+					continue;
+				}
 				for (uint32_t i = 1; i < n; i++) {
 					if (rowset && !ew_row_run(&it, rs, i)) {
 						/* row by row (one value per row at element stride 0) */

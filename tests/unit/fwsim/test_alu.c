@@ -587,6 +587,66 @@ START_TEST(test_alu_rows_per_block)
 }
 END_TEST
 
+/* A CLAMP by one lower and one upper bound (stride 0: kernels_alu.c keeps
+ * them in registers) gives the bits and NaN record of the same CLAMP with
+ * the bounds as full arrays: over NaN, infinities, signed zeros and values
+ * at the bounds, bounds of (0, 6), (-0, +0), (+0, -0), lo > hi and a NaN
+ * bound, data contiguous and strided into a strided output. */
+START_TEST(test_alu_clamp_by_bounds)
+{
+	static const float bounds[6][2] = { { 0, 6 }, { -0.0f, 0.0f }, { 0.0f, -0.0f },
+					    { 3, -1 }, { NAN, 6 }, { 0, NAN } };
+	for (int bi = 0; bi < 6; bi++)
+		for (int strided = 0; strided < 2; strided++) {
+			tmem_t t;
+			tmem_init(&t);
+			const uint64_t n = 3000;
+			uint64_t sh[1] = { n };
+			uint32_t bdt = ISA_DT_F32;
+			float lo = bounds[bi][0], hi = bounds[bi][1];
+			isa_ap_t x = tmk_ap(&t, 1, ISA_DT_F32, 1, sh, strided ? L_STRIDED : L_CONTIG);
+			isa_ap_t lof = tmk_ap(&t, 2, bdt, 1, sh, L_CONTIG);
+			isa_ap_t hif = tmk_ap(&t, 2, bdt, 1, sh, L_CONTIG);
+			isa_ap_t o1 = tmk_ap(&t, 0, ISA_DT_F32, 1, sh, strided ? L_STRIDED : L_CONTIG);
+			isa_ap_t o2 = tmk_ap(&t, 3, ISA_DT_F32, 1, sh, strided ? L_STRIDED : L_CONTIG);
+			static const float special[8] = { NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 6.0f, -1.0f, 3.0f };
+			for (uint64_t e = 0; e < n; e++) {
+				uint64_t idx[1] = { e };
+				float v = e % 7 == 0 ? special[(e / 7) % 8] : (float)(e % 41) * 0.25f - 4.0f;
+				tset(ISA_DT_F32, telem(&t, &x, idx), v);
+				tset(bdt, telem(&t, &lof, idx), lo);
+				tset(bdt, telem(&t, &hif, idx), hi);
+			}
+			isa_ap_t los = lof, his = hif;
+			los.stride[0] = his.stride[0] = 0;
+			fwsim_job_t j1, j2;
+			isa_insn_t in = isa_insn_init(ISA_OP_ALU, ISA_ALU_CLAMP);
+			in.n_ap = 4;
+			in.ap[0] = o1;
+			in.ap[1] = lof;
+			in.ap[2] = x;
+			in.ap[3] = hif;
+			fwsim_status_t s1 = trun1(&t, &in, ISA_ENGINE_VECTOR, FWSIM_JOB_CHECK_NAN, &j1);
+			in.ap[0] = o2;
+			in.ap[1] = los;
+			in.ap[3] = his;
+			ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, FWSIM_JOB_CHECK_NAN, &j2), s1);
+			ck_assert_int_eq(s1, FWSIM_NUM_ERR); /* the NaNs of x at least */
+			ck_assert_uint_eq(j2.error.count, j1.error.count);
+			ck_assert_uint_eq(j2.error.first_index, j1.error.first_index);
+			for (uint64_t e = 0; e < n; e++) {
+				uint64_t idx[1] = { e };
+				T_CHECK(memcmp(telem(&t, &o1, idx), telem(&t, &o2, idx), 4) == 0,
+					"bounds %d, strided %d, element %llu: %a, want %a", bi, strided,
+					(unsigned long long)e, tget(ISA_DT_F32, telem(&t, &o2, idx)),
+					tget(ISA_DT_F32, telem(&t, &o1, idx)));
+			}
+			ck_assert(tmem_guards_intact(&t));
+			tmem_free(&t);
+		}
+}
+END_TEST
+
 /* The same with rows that do not run on from one to the next (gathered and
  * scattered row by row: a max-pool gradient's window-offset views): over
  * [3, 37, 20], the output at row pitch 23, input a at element stride 2 and
@@ -901,6 +961,7 @@ Suite *alu_suite(void)
 	tcase_add_test(tc, test_copy_converts_every_dtype_pair);
 	tcase_add_test(tc, test_copy_stride2_rows);
 	tcase_add_test(tc, test_alu_rows_per_block);
+	tcase_add_test(tc, test_alu_clamp_by_bounds);
 	tcase_add_test(tc, test_alu_strided_rows_per_block);
 	tcase_add_test(tc, test_narrowing_rounds_to_nearest_even_and_keeps_nan);
 	tcase_add_test(tc, test_f16_vector_and_scalar_paths_agree);
