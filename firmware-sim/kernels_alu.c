@@ -572,9 +572,7 @@ typedef struct ew_job {
 static fwsim_status_t ew_item(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w)
 {
 	ew_job_t *j = ctx;
-	fwsim_kargs_t kk = *j->k;
-	kk.watch = w;
-	kk.chk = j->k->chk ? &j->chk[slot] : NULL;
+	fwsim_kargs_t kk = fwsim_par_kargs(j->k, j->chk, slot, w);
 	fwsim_iter_t it = j->it;
 	uint64_t a = item * j->chunk, b = a + j->chunk < it.shape[0] ? a + j->chunk : it.shape[0];
 	if (it.rank == 1)
@@ -617,15 +615,10 @@ static fwsim_status_t ew_run(const fwsim_kargs_t *k, ew_kind_t kind)
 	j->chunk = (it.shape[0] + FWSIM_PAR_ITEMS - 1) / FWSIM_PAR_ITEMS;
 	if (it.rank == 1)
 		j->chunk = (j->chunk + FWSIM_BLOCK - 1) / FWSIM_BLOCK * FWSIM_BLOCK;
-	for (uint32_t i = 0; k->chk && i < FWSIM_PAR_MAX_THREADS; i++) {
-		j->chk[i] = *k->chk;
-		j->chk[i].count = 0;
-		j->chk[i].first = UINT64_MAX;
-	}
+	fwsim_par_chk_init(k, j->chk);
 	uint64_t items = (it.shape[0] + j->chunk - 1) / j->chunk;
 	fwsim_status_t st = fwsim_par_for(items, ew_item, j, k->watch);
-	for (uint32_t i = 0; k->chk && i < FWSIM_PAR_MAX_THREADS; i++)
-		fwsim_numchk_merge(k->chk, &j->chk[i]);
+	fwsim_par_chk_merge(k, j->chk);
 	free(j);
 	return st;
 }

@@ -552,9 +552,8 @@ static bool conv_plane_naive(const conv_job_t *j, const fwsim_kargs_t *kk, const
 static fwsim_status_t conv_item(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w)
 {
 	conv_job_t *j = ctx;
-	fwsim_kargs_t kk = *j->k;
-	kk.watch = w;
-	fwsim_numchk_t *chk = j->k->chk ? &j->chk[slot] : NULL;
+	fwsim_kargs_t kk = fwsim_par_kargs(j->k, j->chk, slot, w);
+	fwsim_numchk_t *chk = kk.chk;
 	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
 	int64_t ny = a->Y * b->Y, nk = j->C * a->K * b->K;
 	int64_t ntap = j->form == 'A' ? nk : 0;
@@ -706,11 +705,7 @@ fwsim_status_t fwsim_kernel_conv(const fwsim_kargs_t *k)
 		      (j->dw_hp ? 8.0 : 1.0);
 	j->per_item = work < (double)FWSIM_PAR_MIN_WORK ? j->n_planes
 						     : (j->n_planes + CONV_ITEMS - 1) / CONV_ITEMS;
-	for (uint32_t i = 0; k->chk && i < FWSIM_PAR_MAX_THREADS; i++) {
-		j->chk[i] = *k->chk;
-		j->chk[i].count = 0;
-		j->chk[i].first = UINT64_MAX;
-	}
+	fwsim_par_chk_init(k, j->chk);
 	uint64_t items = (j->n_planes + j->per_item - 1) / j->per_item;
 	fwsim_status_t st = FWSIM_OK;
 	if (j->form == 'A' && !conv_plan_a(j))
@@ -721,8 +716,7 @@ fwsim_status_t fwsim_kernel_conv(const fwsim_kargs_t *k)
 	if (st == FWSIM_OK)
 		st = fwsim_par_for(items, j->form == 'D' ? fwsim_conv_item_dw
 					  : j->form == 'E' ? fwsim_conv_item_dwg : conv_item, j, k->watch);
-	for (uint32_t i = 0; k->chk && i < FWSIM_PAR_MAX_THREADS; i++)
-		fwsim_numchk_merge(k->chk, &j->chk[i]);
+	fwsim_par_chk_merge(k, j->chk);
 	for (uint32_t i = 0; i < FWSIM_PAR_MAX_THREADS; i++)
 		free(j->slot_scr[i]);
 	free(j->cls);

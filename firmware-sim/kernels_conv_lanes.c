@@ -309,9 +309,8 @@ bool fwsim_conv_plan_dw(conv_job_t *j)
 fwsim_status_t fwsim_conv_item_dw(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w)
 {
 	conv_job_t *j = ctx;
-	fwsim_kargs_t kk = *j->k;
-	kk.watch = w;
-	fwsim_numchk_t *chk = j->k->chk ? &j->chk[slot] : NULL;
+	fwsim_kargs_t kk = fwsim_par_kargs(j->k, j->chk, slot, w);
+	fwsim_numchk_t *chk = kk.chk;
 	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
 	int64_t ny = a->Y * b->Y, nkk = a->K * b->K, wp = j->dw_wp;
 	float *pin = conv_lanes_scratch(j, slot);
@@ -383,9 +382,8 @@ bool fwsim_conv_plan_dwg(conv_job_t *j)
 fwsim_status_t fwsim_conv_item_dwg(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w)
 {
 	conv_job_t *j = ctx;
-	fwsim_kargs_t kk = *j->k;
-	kk.watch = w;
-	fwsim_numchk_t *chk = j->k->chk ? &j->chk[slot] : NULL;
+	fwsim_kargs_t kk = fwsim_par_kargs(j->k, j->chk, slot, w);
+	fwsim_numchk_t *chk = kk.chk;
 	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
 	int64_t ny = a->Y * b->Y, nkk = a->K * b->K, wp = j->dw_wp;
 	/* the 8-byte positions first, where the allocation's alignment holds */

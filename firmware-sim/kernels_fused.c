@@ -1074,9 +1074,7 @@ typedef struct fz_job {
 static fwsim_status_t fz_item(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w)
 {
 	fz_job_t *j = ctx;
-	fwsim_kargs_t kk = *j->k;
-	kk.watch = w;
-	kk.chk = j->k->chk ? &j->chk[slot] : NULL;
+	fwsim_kargs_t kk = fwsim_par_kargs(j->k, j->chk, slot, w);
 	uint64_t first[ISA_MAX_RANK] = { 0 }, len[ISA_MAX_RANK] = { 0 };
 	uint64_t n = j->whole->aps[0]->shape[j->dim];
 	first[j->dim] = item * j->chunk;
@@ -1130,16 +1128,11 @@ static bool fz_run_par(const fwsim_kargs_t *k, const fz_prog_t *pg, const fz_par
 	j->chunk = (o->shape[d] + FWSIM_PAR_ITEMS - 1) / FWSIM_PAR_ITEMS;
 	if (!red && d + 1 == o->rank) /* ranges of one row: whole blocks */
 		j->chunk = (j->chunk + FZ_BLOCK - 1) / FZ_BLOCK * FZ_BLOCK;
-	for (uint32_t i = 0; k->chk && i < FWSIM_PAR_MAX_THREADS; i++) {
-		j->chk[i] = *k->chk;
-		j->chk[i].count = 0;
-		j->chk[i].first = UINT64_MAX;
-	}
+	fwsim_par_chk_init(k, j->chk);
 	uint64_t items = (o->shape[d] + j->chunk - 1) / j->chunk;
 	*st = fwsim_par_for(items, fz_item, j, k->watch);
+	fwsim_par_chk_merge(k, j->chk);
 	for (uint32_t i = 0; i < FWSIM_PAR_MAX_THREADS; i++) {
-		if (k->chk)
-			fwsim_numchk_merge(k->chk, &j->chk[i]);
 		free(j->buf[i]);
 		free(j->acc[i]);
 	}

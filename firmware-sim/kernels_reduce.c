@@ -616,9 +616,7 @@ typedef struct red_job {
 static fwsim_status_t red_item(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w)
 {
 	red_job_t *j = ctx;
-	fwsim_kargs_t kk = *j->k;
-	kk.watch = w;
-	kk.chk = j->k->chk ? &j->chk[slot] : NULL;
+	fwsim_kargs_t kk = fwsim_par_kargs(j->k, j->chk, slot, w);
 	const isa_ap_t *o = &kk.insn->ap[0], *a = &kk.insn->ap[1];
 	uint32_t d = j->dim;
 	uint64_t f = item * j->chunk, n = o->shape[d] - f < j->chunk ? o->shape[d] - f : j->chunk;
@@ -653,17 +651,11 @@ static bool reduce_par(const fwsim_kargs_t *k, uint64_t nout, fwsim_status_t *st
 	j->dim = d;
 	j->per = nout / o->shape[d];
 	j->chunk = (o->shape[d] + FWSIM_PAR_ITEMS - 1) / FWSIM_PAR_ITEMS;
-	for (uint32_t i = 0; k->chk && i < FWSIM_PAR_MAX_THREADS; i++) {
-		j->chk[i] = *k->chk;
-		j->chk[i].count = 0;
-		j->chk[i].first = UINT64_MAX;
-	}
+	fwsim_par_chk_init(k, j->chk);
 	*st = fwsim_par_for((o->shape[d] + j->chunk - 1) / j->chunk, red_item, j, k->watch);
-	for (uint32_t i = 0; i < FWSIM_PAR_MAX_THREADS; i++) {
-		if (k->chk)
-			fwsim_numchk_merge(k->chk, &j->chk[i]);
+	fwsim_par_chk_merge(k, j->chk);
+	for (uint32_t i = 0; i < FWSIM_PAR_MAX_THREADS; i++)
 		free(j->acc[i]);
-	}
 	free(j);
 	return true;
 }

@@ -186,3 +186,27 @@ fwsim_status_t fwsim_par_for(uint64_t n_items, fwsim_par_fn_t fn, void *ctx, fws
 	pthread_mutex_unlock(&p->m);
 	return st;
 }
+
+void fwsim_par_chk_init(const fwsim_kargs_t *k, fwsim_numchk_t chk[FWSIM_PAR_MAX_THREADS])
+{
+	for (uint32_t i = 0; k->chk && i < FWSIM_PAR_MAX_THREADS; i++) {
+		chk[i] = *k->chk;
+		chk[i].count = 0;
+		chk[i].first = UINT64_MAX;
+	}
+}
+
+void fwsim_par_chk_merge(const fwsim_kargs_t *k, const fwsim_numchk_t chk[FWSIM_PAR_MAX_THREADS])
+{
+	for (uint32_t i = 0; k->chk && i < FWSIM_PAR_MAX_THREADS; i++)
+		fwsim_numchk_merge(k->chk, &chk[i]);
+}
+
+fwsim_kargs_t fwsim_par_kargs(const fwsim_kargs_t *k, fwsim_numchk_t chk[FWSIM_PAR_MAX_THREADS],
+			      uint32_t slot, fwsim_watch_t *w)
+{
+	fwsim_kargs_t kk = *k;
+	kk.watch = w;
+	kk.chk = k->chk ? &chk[slot] : NULL;
+	return kk;
+}

@@ -42,6 +42,19 @@ typedef fwsim_status_t (*fwsim_par_fn_t)(void *ctx, uint64_t item, uint32_t slot
  * watch (as if the caller's own fwsim_tick had stopped). */
 fwsim_status_t fwsim_par_for(uint64_t n_items, fwsim_par_fn_t fn, void *ctx, fwsim_watch_t *w);
 
+/* The per-thread shares of one split instruction's NaN/Inf scan, one per
+ * slot: fwsim_par_chk_init starts each empty (no count, no first index)
+ * with k's check settings, fwsim_par_chk_merge folds them all into k->chk
+ * (counts add, the smallest first index wins, with its blamed step). Both do
+ * nothing when k has no check. */
+void fwsim_par_chk_init(const fwsim_kargs_t *k, fwsim_numchk_t chk[FWSIM_PAR_MAX_THREADS]);
+void fwsim_par_chk_merge(const fwsim_kargs_t *k, const fwsim_numchk_t chk[FWSIM_PAR_MAX_THREADS]);
+
+/* The arguments an item runs with on slot's thread: k's, with that thread's
+ * watch and its share of the scan (NULL when k has no check). */
+fwsim_kargs_t fwsim_par_kargs(const fwsim_kargs_t *k, fwsim_numchk_t chk[FWSIM_PAR_MAX_THREADS],
+			      uint32_t slot, fwsim_watch_t *w);
+
 /* Items run by the pool's workers (not by callers) since the process started:
  * for tests that the split really reaches a second thread. */
 uint64_t fwsim_par_worker_items(void);
