@@ -603,7 +603,9 @@ static fwsim_status_t ew_run(const fwsim_kargs_t *k, ew_kind_t kind)
 	if (it.empty)
 		return FWSIM_OK;
 	uint64_t total = it.rows * it.inner;
-	if (total < FWSIM_PAR_MIN_EW || fwsim_get_threads() < 2)
+	/* an output at stride 0 along the cut dim (every range writing the same
+	 * elements, the last write the one kept) stays on one thread */
+	if (total < FWSIM_PAR_MIN_EW || fwsim_get_threads() < 2 || it.bstride[0][0] == 0)
 		return ew_rows(k, kind, it, 0);
 	ew_job_t *j = malloc(sizeof(*j));
 	if (!j)

@@ -1115,7 +1115,7 @@ static bool fz_run_par(const fwsim_kargs_t *k, const fz_prog_t *pg, const fz_par
 	uint32_t d = 0;
 	while (d < o->rank && ((red >> d & 1) || o->shape[d] < 2))
 		d++;
-	if (d >= o->rank)
+	if (d >= o->rank || o->stride[d] == 0) /* ranges writing the same outputs */
 		return false;
 	fz_job_t *j = calloc(1, sizeof(*j));
 	if (!j)

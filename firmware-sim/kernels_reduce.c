@@ -642,7 +642,7 @@ static bool reduce_par(const fwsim_kargs_t *k, uint64_t nout, fwsim_status_t *st
 	uint32_t d = 0;
 	while (d < o->rank && ((in->param >> d & 1) || o->shape[d] < 2))
 		d++;
-	if (d >= o->rank)
+	if (d >= o->rank || o->stride[d] == 0) /* ranges writing the same outputs */
 		return false;
 	red_job_t *j = calloc(1, sizeof(*j));
 	if (!j)
