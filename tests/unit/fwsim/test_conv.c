@@ -233,8 +233,17 @@ static const cspec_t dw_specs[] = {
 
 /* Depthwise weight gradients' shapes (few outputs, long windows, 8 or more
  * groups): form E. Output blocks of 9, 9 + 1, 9 + 7; a channel multiplier;
- * dilation; stride. */
+ * dilation; stride. Then small planes (7x7, 4x4 and 5x3 windows over
+ * 3x3 outputs), whose output rows under 8 long take form E as well, with
+ * input rows of 7, 4 and 3 (the masked row loads) and a partial last block
+ * of groups. */
 static const cspec_t dwg_specs[] = {
+	SPEC(.N = 1, .G = 10, .O = 1, .C = 5, .X = { 7, 7 }, .K = { 7, 7 }, .S = { 1, 1 },
+	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+	SPEC(.N = 1, .G = 8, .O = 1, .C = 3, .X = { 4, 4 }, .K = { 4, 4 }, .S = { 1, 1 },
+	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+	SPEC(.N = 1, .G = 9, .O = 1, .C = 2, .X = { 5, 3 }, .K = { 5, 3 }, .S = { 1, 1 },
+	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
 	SPEC(.N = 1, .G = 10, .O = 1, .C = 3, .X = { 14, 13 }, .K = { 14, 13 }, .S = { 1, 1 },
 	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
 	SPEC(.N = 2, .G = 9, .O = 2, .C = 2, .X = { 23, 22 }, .K = { 11, 11 }, .S = { 1, 1 },
