@@ -223,7 +223,7 @@ uint64_t fwsim_conv_item_end(const conv_job_t *j, uint64_t p0)
  * few columns with the same values), as fwsim_copy_tile does; called with
  * 8 lanes directly, without its checks and transpose lookup per call, which
  * made the 14x14 depthwise rows 12-15% slower. */
-#if defined(__x86_64__) || defined(__i386__)
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(NEURONSIM_TSAN)
 /* In: 8 lanes of n < 8 floats (lane l at s + l ls) interleaved at d (8 per
  * column): masked row loads (nothing past a lane's n floats is read), one
  * 8x8 transpose, n columns stored. A 7x7 plane's rows went through the
@@ -245,11 +245,13 @@ static void conv_dw_in_short(uint8_t *d, const uint8_t *s, int64_t ls, size_t n)
 static void conv_dw_copy(uint8_t *d, int64_t ld, const uint8_t *s, int64_t ls, size_t nl, size_t n,
 			 bool in)
 {
-#if defined(__x86_64__) || defined(__i386__)
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(NEURONSIM_TSAN)
 	if (in && nl == 8 && n < 8) {
 		conv_dw_in_short(d, s, ls, n);
 		return;
 	}
+#endif
+#if defined(__x86_64__) || defined(__i386__)
 	if (n < 8 || nl < 8) {
 #endif
 		if (in)
