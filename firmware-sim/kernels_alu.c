@@ -427,8 +427,7 @@ static fwsim_status_t ew_rows(const fwsim_kargs_t *k, ew_kind_t kind, fwsim_iter
 	/* a float CLAMP by one lower and one upper bound (stride 0 throughout) */
 	bool clamp_bounds = use_f && kind == EW_ALU && in->sub == ISA_ALU_CLAMP &&
 			    it.inner_bs[1] == 0 && it.inner_bs[3] == 0 &&
-			    (!rowset || (rs[1] == 0 && rs[3] == 0 && ew_row_run(&it, rs, 0) &&
-					 ew_row_run(&it, rs, 2)));
+			    (!rowset || (rs[1] == 0 && rs[3] == 0));
 	do {
 		/* a block of nr rows (rowset), else of one row */
 		uint64_t nr = 1;
@@ -469,26 +468,15 @@ static fwsim_status_t ew_rows(const fwsim_kargs_t *k, ew_kind_t kind, fwsim_iter
 				}
 			} else if (use_f) {
 				const float *src[ISA_MAX_AP];
+				float lo = 0, hi = 0;
 				if (clamp_bounds) {
 					/* bounds in registers: no lanes to fill */
-					float lo, hi;
 					fwsim_load_f32(aps[1]->dtype, p[1], 0, 1, &lo);
 					fwsim_load_f32(aps[3]->dtype, p[3], 0, 1, &hi);
-					const float *x = fb[2];
-					if (is_direct_f32(aps[2]->dtype, it.inner_bs[2], p[2]))
-						x = (const float *)(const void *)p[2];
-					else
-						fwsim_load_f32(aps[2]->dtype, p[2], it.inner_bs[2], m, fb[2]);
-					int direct_out = is_direct_f32(odt, it.inner_bs[0], p[0]);
-					float *dst = direct_out ? (float *)(void *)p[0] : fb[0];
-					if (fwsim_clamp_f32_bounds(m, dst, x, lo, hi, chk_bias) && k->chk)
-						fwsim_numchk_block(k->chk, dst, m, flat);
-					if (!direct_out)
-						fwsim_store_f32(odt, p[0], it.inner_bs[0], m, dst);
-					flat += m;
-					continue;
 				}
 				for (uint32_t i = 1; i < n; i++) {
+					if (clamp_bounds && i != 2)
+						continue;
 					if (rowset && !ew_row_run(&it, rs, i)) {
 						/* row by row (one value per row at element stride 0) */
 						for (uint64_t q = 0; q < nr; q++)
@@ -505,7 +493,11 @@ static fwsim_status_t ew_rows(const fwsim_kargs_t *k, ew_kind_t kind, fwsim_iter
 				bool out_run = !rowset || ew_row_run(&it, rs, 0);
 				int direct_out = out_run && is_direct_f32(odt, it.inner_bs[0], p[0]);
 				float *dst = direct_out ? (float *)(void *)p[0] : fb[0];
-				if (kind == EW_ALU && k->chk && fwsim_alu_f32_fusable(in->sub)) {
+				if (clamp_bounds) {
+					if (fwsim_clamp_f32_bounds(m, dst, src[2], lo, hi, chk_bias) && k->chk)
+						fwsim_numchk_block(k->chk, dst, m, flat);
+					goto stored;
+				} else if (kind == EW_ALU && k->chk && fwsim_alu_f32_fusable(in->sub)) {
 					if (fwsim_alu_f32_checked(in->sub, m, dst, src[1], n > 2 ? src[2] : NULL,
 							    n > 3 ? src[3] : NULL, chk_bias))
 						fwsim_numchk_block(k->chk, dst, m, flat);

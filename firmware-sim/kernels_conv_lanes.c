@@ -436,20 +436,21 @@ fwsim_status_t fwsim_conv_item_dwg(void *ctx, uint64_t item, uint32_t slot, fwsi
 				const float *k0p = j->w + g0 * j->sw[0] + o * j->sw[1] + c * j->sw[2];
 				/* rows one after another: the plane copied as one row
 				 * (7x7 kernels' rows of 7 went element by element) */
-				bool whole = j->sw[4] == 1 && j->sw[3] == b->K;
-				if (whole)
+				if (j->sw[4] == 1 && j->sw[3] == b->K) {
 					conv_dw_copy((uint8_t *)kil, 0, (const uint8_t *)k0p, j->sw[0] * 4, nl,
 						     (size_t)nkk, true);
-				for (int64_t k0 = 0; !whole && k0 < a->K; k0++) {
-					const float *kr = k0p + k0 * j->sw[3];
-					if (j->sw[4] == 1)
-						conv_dw_copy((uint8_t *)(kil + k0 * b->K * 8), 0,
-							     (const uint8_t *)kr, j->sw[0] * 4, nl, (size_t)b->K,
-							     true);
-					else
-						fwsim_copy_tile(4, (uint8_t *)(kil + k0 * b->K * 8), 4, 32,
-								(const uint8_t *)kr, j->sw[0] * 4, j->sw[4] * 4, nl,
-								(size_t)b->K);
+				} else {
+					for (int64_t k0 = 0; k0 < a->K; k0++) {
+						const float *kr = k0p + k0 * j->sw[3];
+						uint8_t *kd = (uint8_t *)(kil + k0 * b->K * 8);
+						if (j->sw[4] == 1)
+							conv_dw_copy(kd, 0, (const uint8_t *)kr, j->sw[0] * 4, nl,
+								     (size_t)b->K, true);
+						else
+							fwsim_copy_tile(4, kd, 4, 32, (const uint8_t *)kr,
+									j->sw[0] * 4, j->sw[4] * 4, nl,
+									(size_t)b->K);
+					}
 				}
 				float *tot = total + o * ny * 8;
 				/* blocks of CONV_DWG_MAX outputs (totals accumulate: no

@@ -1112,10 +1112,8 @@ static bool fz_run_par(const fwsim_kargs_t *k, const fz_prog_t *pg, const fz_par
 	if (total < FWSIM_PAR_MIN_EW || fwsim_get_threads() < 2 ||
 	    (red && nout > FWSIM_REDUCE_MAX_ACC))
 		return false;
-	uint32_t d = 0;
-	while (d < o->rank && ((red >> d & 1) || o->shape[d] < 2))
-		d++;
-	if (d >= o->rank || o->stride[d] == 0) /* ranges writing the same outputs */
+	int d = fwsim_par_cut_dim(o, red);
+	if (d < 0)
 		return false;
 	fz_job_t *j = calloc(1, sizeof(*j));
 	if (!j)
@@ -1123,10 +1121,10 @@ static bool fz_run_par(const fwsim_kargs_t *k, const fz_prog_t *pg, const fz_par
 	j->k = k;
 	j->pg = pg;
 	j->whole = whole;
-	j->dim = d;
+	j->dim = (uint32_t)d;
 	j->per = (red ? nout : total) / o->shape[d];
 	j->chunk = (o->shape[d] + FWSIM_PAR_ITEMS - 1) / FWSIM_PAR_ITEMS;
-	if (!red && d + 1 == o->rank) /* ranges of one row: whole blocks */
+	if (!red && (uint32_t)d + 1 == o->rank) /* ranges of one row: whole blocks */
 		j->chunk = (j->chunk + FZ_BLOCK - 1) / FZ_BLOCK * FZ_BLOCK;
 	fwsim_par_chk_init(k, j->chk);
 	uint64_t items = (o->shape[d] + j->chunk - 1) / j->chunk;

@@ -639,16 +639,14 @@ static bool reduce_par(const fwsim_kargs_t *k, uint64_t nout, fwsim_status_t *st
 	if (nout > FWSIM_REDUCE_MAX_ACC || isa_ap_num_elements(a) < FWSIM_PAR_MIN_EW ||
 	    fwsim_get_threads() < 2)
 		return false;
-	uint32_t d = 0;
-	while (d < o->rank && ((in->param >> d & 1) || o->shape[d] < 2))
-		d++;
-	if (d >= o->rank || o->stride[d] == 0) /* ranges writing the same outputs */
+	int d = fwsim_par_cut_dim(o, in->param);
+	if (d < 0)
 		return false;
 	red_job_t *j = calloc(1, sizeof(*j));
 	if (!j)
 		return false;
 	j->k = k;
-	j->dim = d;
+	j->dim = (uint32_t)d;
 	j->per = nout / o->shape[d];
 	j->chunk = (o->shape[d] + FWSIM_PAR_ITEMS - 1) / FWSIM_PAR_ITEMS;
 	fwsim_par_chk_init(k, j->chk);

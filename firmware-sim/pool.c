@@ -210,3 +210,11 @@ fwsim_kargs_t fwsim_par_kargs(const fwsim_kargs_t *k, fwsim_numchk_t chk[FWSIM_P
 	kk.chk = k->chk ? &chk[slot] : NULL;
 	return kk;
 }
+
+int fwsim_par_cut_dim(const isa_ap_t *o, uint32_t reduced)
+{
+	uint32_t d = 0;
+	while (d < o->rank && ((reduced >> d & 1) || o->shape[d] < 2))
+		d++;
+	return d < o->rank && o->stride[d] != 0 ? (int)d : -1;
+}

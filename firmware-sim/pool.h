@@ -50,6 +50,13 @@ fwsim_status_t fwsim_par_for(uint64_t n_items, fwsim_par_fn_t fn, void *ctx, fws
 void fwsim_par_chk_init(const fwsim_kargs_t *k, fwsim_numchk_t chk[FWSIM_PAR_MAX_THREADS]);
 void fwsim_par_chk_merge(const fwsim_kargs_t *k, const fwsim_numchk_t chk[FWSIM_PAR_MAX_THREADS]);
 
+/* The dim a split instruction with output o is cut along: its outermost of
+ * two or more among those not in the bit mask reduced (the reduced ones
+ * have extent 1 in a REDUCE's output, the whole extent in a FUSED's), or -1
+ * when there is none or o repeats along it (stride 0: every range would
+ * write the same elements, the last write the one kept). */
+int fwsim_par_cut_dim(const isa_ap_t *o, uint32_t reduced);
+
 /* The arguments an item runs with on slot's thread: k's, with that thread's
  * watch and its share of the scan (NULL when k has no check). */
 fwsim_kargs_t fwsim_par_kargs(const fwsim_kargs_t *k, fwsim_numchk_t chk[FWSIM_PAR_MAX_THREADS],
