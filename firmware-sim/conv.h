@@ -1,4 +1,4 @@
-/* The CONV kernel's job (kernels_conv.c: forms A, B and the direct loop; kernels_conv_lanes.c: forms D and E). Private to libfwsim. */
+/* The CONV kernel's job (kernels_conv.c: forms A, B and the direct loop; kernels_conv_lanes.c: forms D and E; kernels_conv_rows.c: form R). Private to libfwsim. */
 #ifndef FWSIM_CONV_H
 #define FWSIM_CONV_H
 
@@ -43,7 +43,7 @@ typedef struct conv_job {
 	int64_t so[5], si[5], sw[5]; /* element strides of ap0, ap1, ap2 */
 	const float *in, *w;
 	float *out;
-	int form;                    /* 'A', 'B', 'D', 'E' or 'N' (naive) */
+	int form;                    /* 'A', 'B', 'D', 'E', 'R' or 'N' (naive) */
 	int64_t *cols;               /* conv_plan_cols of d[1] (forms A and B) */
 	int64_t dw_hp, dw_wp;        /* form D: the padded input's rows, columns */
 	int64_t plane;               /* V0 V1 M0 M1: one channel's planes */
@@ -62,8 +62,12 @@ uint64_t fwsim_conv_item_end(const conv_job_t *j, uint64_t p0);
  * scratch and blocks set) when it applies. */
 bool fwsim_conv_plan_dw(conv_job_t *j);
 bool fwsim_conv_plan_dwg(conv_job_t *j);
+/* Form R for a job planned as form A: true (and the job's form set) when it
+ * applies. */
+bool fwsim_conv_plan_rows(conv_job_t *j);
 /* Their items (fwsim_par_fn_t). */
 fwsim_status_t fwsim_conv_item_dw(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w);
 fwsim_status_t fwsim_conv_item_dwg(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w);
+fwsim_status_t fwsim_conv_item_rows(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w);
 
 #endif

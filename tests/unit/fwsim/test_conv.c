@@ -228,6 +228,13 @@ static const cspec_t dw_specs[] = {
 	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
 	SPEC(.N = 1, .G = 9, .O = 1, .C = 1, .X = { 7, 1 }, .K = { 3, 3 }, .S = { 1, 1 },
 	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+	/* form R (3x3, AVX-512): rows of 3 chunks of 16 outputs, the last
+	 * partial; 37 rows in blocks of 8, the last moved back; then stride 2
+	 * over a plane large enough to prefetch, a channel multiplier */
+	SPEC(.N = 2, .G = 9, .O = 1, .C = 1, .X = { 37, 41 }, .K = { 3, 3 }, .S = { 1, 1 },
+	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+	SPEC(.N = 1, .G = 8, .O = 2, .C = 1, .X = { 70, 67 }, .K = { 3, 3 }, .S = { 2, 2 },
+	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
 };
 #define DW_N_SPECS (sizeof(dw_specs) / sizeof(dw_specs[0]))
 
