@@ -1,4 +1,4 @@
-/* The CONV kernel's job (kernels_conv.c: forms A, B and the direct loop; kernels_conv_lanes.c: forms D and E; kernels_conv_rows.c: form R). Private to libfwsim. */
+/* The CONV kernel's job (kernels_conv.c: forms A, B and the direct loop; kernels_conv_lanes.c: forms D and E; kernels_conv_rows.c: form R; kernels_conv_wgrad.c: form W). Private to libfwsim. */
 #ifndef FWSIM_CONV_H
 #define FWSIM_CONV_H
 
@@ -10,6 +10,7 @@
 #define CONV_LANES 16                 /* partial sums of a B-form dot product */
 #define CONV_MAX_SCRATCH (1ll << 22)  /* floats of host scratch per item (16 MiB) */
 #define CONV_ITEMS 64                 /* most items one instruction is cut into */
+#define CONV_ROWS_MAX_CHUNKS 64       /* forms R, W: 16-lane chunks of a row (1024 floats) */
 
 typedef struct conv_dim {
 	int64_t Y, X, K, S, D, L, P;
@@ -43,7 +44,7 @@ typedef struct conv_job {
 	int64_t so[5], si[5], sw[5]; /* element strides of ap0, ap1, ap2 */
 	const float *in, *w;
 	float *out;
-	int form;                    /* 'A', 'B', 'D', 'E', 'R' or 'N' (naive) */
+	int form;                    /* 'A', 'B', 'D', 'E', 'R', 'W' or 'N' (naive) */
 	int64_t *cols;               /* conv_plan_cols of d[1] (forms A and B) */
 	int64_t dw_hp, dw_wp;        /* form D: the padded input's rows, columns */
 	int64_t plane;               /* V0 V1 M0 M1: one channel's planes */
@@ -58,16 +59,29 @@ typedef struct conv_job {
 /* The end of the run of planes (or form D/E blocks) an item starting at p0
  * takes. */
 uint64_t fwsim_conv_item_end(const conv_job_t *j, uint64_t p0);
+/* The item's scratch (j->scratch floats): this pool slot's, allocated zeroed
+ * at its first item (zero padding written once stays zero) and kept; NULL
+ * when out of memory. */
+void *fwsim_conv_slot_scratch(conv_job_t *j, uint32_t slot);
+/* Bits [lo, hi) of a 32-bit mask, 0 <= lo < 32. */
+static inline uint32_t fwsim_conv_bits32(int64_t lo, int64_t hi)
+{
+	if (hi <= lo)
+		return 0;
+	return (hi >= 32 ? 0xffffffffu : (1u << hi) - 1) & ~((1u << lo) - 1);
+}
 /* Form D / E for a job planned as form A / B: true (and the job's form,
  * scratch and blocks set) when it applies. */
 bool fwsim_conv_plan_dw(conv_job_t *j);
 bool fwsim_conv_plan_dwg(conv_job_t *j);
-/* Form R for a job planned as form A: true (and the job's form set) when it
- * applies. */
+/* Form R for a job planned as form A, form W for one planned as A or B: true
+ * (and the job's form and scratch set) when it applies. */
 bool fwsim_conv_plan_rows(conv_job_t *j);
+bool fwsim_conv_plan_wgrad(conv_job_t *j);
 /* Their items (fwsim_par_fn_t). */
 fwsim_status_t fwsim_conv_item_dw(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w);
 fwsim_status_t fwsim_conv_item_dwg(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w);
 fwsim_status_t fwsim_conv_item_rows(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w);
+fwsim_status_t fwsim_conv_item_wgrad(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w);
 
 #endif

@@ -290,9 +290,7 @@ static bool conv_lanes_plan(conv_job_t *j, int form, __int128 extra)
 	return true;
 }
 
-/* The item's scratch: this pool slot's, allocated zeroed at its first item
- * (the padding around the input's part then stays zero) and kept. */
-static void *conv_lanes_scratch(conv_job_t *j, uint32_t slot)
+void *fwsim_conv_slot_scratch(conv_job_t *j, uint32_t slot)
 {
 	if (!j->slot_scr[slot])
 		j->slot_scr[slot] = calloc((size_t)j->scratch, sizeof(float));
@@ -338,7 +336,7 @@ fwsim_status_t fwsim_conv_item_dw(void *ctx, uint64_t item, uint32_t slot, fwsim
 	fwsim_numchk_t *chk = kk.chk;
 	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
 	int64_t ny = a->Y * b->Y, nkk = a->K * b->K, wp = j->dw_wp;
-	float *pin = conv_lanes_scratch(j, slot);
+	float *pin = fwsim_conv_slot_scratch(j, slot);
 	if (!pin)
 		return FWSIM_NOMEM;
 	float *pout = pin + j->dw_hp * wp * 8, *wv = pout + ny * 8;
@@ -416,7 +414,7 @@ fwsim_status_t fwsim_conv_item_dwg(void *ctx, uint64_t item, uint32_t slot, fwsi
 	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
 	int64_t ny = a->Y * b->Y, nkk = a->K * b->K, wp = j->dw_wp;
 	/* the 8-byte positions first, where the allocation's alignment holds */
-	int64_t *pos = conv_lanes_scratch(j, slot);
+	int64_t *pos = fwsim_conv_slot_scratch(j, slot);
 	if (!pos)
 		return FWSIM_NOMEM;
 	float *pin = (float *)(void *)(pos + ny), *kil = pin + j->dw_hp * wp * 8;

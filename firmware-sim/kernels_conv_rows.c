@@ -23,13 +23,12 @@
  */
 
 #define ROWS_BLOCK 8       /* output rows per register block */
-#define ROWS_MAX_CHUNKS 64 /* 16-output column chunks of a row (1024 outputs) */
 
 bool fwsim_conv_plan_rows(conv_job_t *j)
 {
 	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
 	if (j->form != 'A' || j->C != 1 || a->L != 1 || b->L != 1 || a->K != 3 || b->K != 3 ||
-	    a->D != 1 || b->D != 1 || a->S > 2 || b->S > 2 || b->Y > 16 * ROWS_MAX_CHUNKS ||
+	    a->D != 1 || b->D != 1 || a->S > 2 || b->S > 2 || b->Y > 16 * CONV_ROWS_MAX_CHUNKS ||
 	    j->si[4] != 1 || j->so[4] != 1 ||
 	    !fwsim_cpu_avx512())
 		return false;
@@ -49,10 +48,10 @@ typedef struct rows_plane {
 	int64_t nch;            /* column chunks */
 	int nr;                 /* output rows per block */
 	bool pf;                /* prefetch the next block's rows */
-	int64_t lo[ROWS_MAX_CHUNKS][3];       /* tap k1's first input column */
-	__mmask16 km[ROWS_MAX_CHUNKS][3][2];  /* its lanes inside the row (two
+	int64_t lo[CONV_ROWS_MAX_CHUNKS][3];       /* tap k1's first input column */
+	__mmask16 km[CONV_ROWS_MAX_CHUNKS][3][2];  /* its lanes inside the row (two
 					       * halves of 32 at stride 2) */
-	__mmask16 om[ROWS_MAX_CHUNKS];        /* the chunk's output lanes */
+	__mmask16 om[CONV_ROWS_MAX_CHUNKS];        /* the chunk's output lanes */
 } rows_plane_t;
 
 /* Input row r's inputs under tap k1 for 16 outputs (the zeros outside). */
@@ -121,14 +120,6 @@ static inline void rows_block(const int nr, const int s0, const int s1, const ro
 		*fin = _mm512_mask_min_epu32(*fin, om, *fin,
 					     _mm512_andnot_si512(_mm512_castps_si512(acc[i]), ex));
 	}
-}
-
-/* Bits [lo, hi) of a 32-bit mask, 0 <= lo < 32. */
-static uint32_t rows_bits(int64_t lo, int64_t hi)
-{
-	if (hi <= lo)
-		return 0;
-	return (hi >= 32 ? 0xffffffffu : (1u << hi) - 1) & ~((1u << lo) - 1);
 }
 
 /* The plane's outputs at strides (s0, s1), in blocks of nr output rows (row
@@ -210,7 +201,7 @@ static void rows_geometry(const conv_job_t *j, rows_plane_t *c, const float *zer
 			int64_t first = lo < 0 ? -lo : 0, end = b->X - lo;
 			if (end > b->S * (nv - 1) + 1)
 				end = b->S * (nv - 1) + 1;
-			uint32_t m = first < 32 ? rows_bits(first, end) : 0;
+			uint32_t m = first < 32 ? fwsim_conv_bits32(first, end) : 0;
 			if (b->S == 2)
 				m &= 0x55555555u;
 			c->lo[ch][k1] = lo;
@@ -233,11 +224,8 @@ fwsim_status_t fwsim_conv_item_rows(void *ctx, uint64_t item, uint32_t slot, fws
 	fwsim_numchk_t *chk = kk.chk;
 	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
 	int64_t ny = a->Y * b->Y;
-	/* a row of zeros for the taps above and below the input: this pool
-	 * slot's, allocated zeroed at its first item and kept */
-	if (!j->slot_scr[slot])
-		j->slot_scr[slot] = calloc((size_t)j->scratch, sizeof(float));
-	const float *zero = j->slot_scr[slot];
+	/* a row of zeros for the taps above and below the input */
+	const float *zero = fwsim_conv_slot_scratch(j, slot);
 	if (!zero)
 		return FWSIM_NOMEM;
 	rows_plane_t *c = malloc(sizeof(*c));

@@ -2,6 +2,7 @@
 #include <stdbool.h>
 
 #include "fwsim_test.h"
+#include "internal.h"
 
 #define C_NREG 4
 #define C_REGSZ (8u << 20)
@@ -239,7 +240,7 @@ static const cspec_t dw_specs[] = {
 #define DW_N_SPECS (sizeof(dw_specs) / sizeof(dw_specs[0]))
 
 /* Depthwise weight gradients' shapes (few outputs, long windows, 8 or more
- * groups): form E. Output blocks of 9, 9 + 1, 9 + 7; a channel multiplier;
+ * groups): forms E and W. Output blocks of 9, 9 + 1, 9 + 7; a channel multiplier;
  * dilation; stride. Then small planes (7x7, 4x4 and 5x3 windows over
  * 3x3 outputs), whose output rows under 8 long take form E as well, with
  * input rows of 7, 4 and 3 (the masked row loads) and a partial last block
@@ -257,6 +258,18 @@ static const cspec_t dwg_specs[] = {
 	     .D = { 2, 2 }, .L = { 1, 1 }, .P = { 1, 0 }),
 	SPEC(.N = 1, .G = 16, .O = 1, .C = 4, .X = { 16, 16 }, .K = { 12, 12 }, .S = { 2, 2 },
 	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+	/* form W (3x3 outputs, AVX-512): kernel rows of 3 chunks (16, 16, 5)
+	 * and an odd number of groups (planes in pairs, one alone); dilation 2
+	 * with a channel multiplier and batch entries; planes past 16 KiB
+	 * (prefetch ahead) at dilations 1 and 2, 5 and 4 chunks */
+	SPEC(.N = 1, .G = 9, .O = 1, .C = 3, .X = { 36, 37 }, .K = { 36, 37 }, .S = { 1, 1 },
+	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+	SPEC(.N = 2, .G = 8, .O = 2, .C = 2, .X = { 25, 23 }, .K = { 13, 12 }, .S = { 1, 1 },
+	     .D = { 2, 2 }, .L = { 1, 1 }, .P = { 1, 1 }),
+	SPEC(.N = 1, .G = 8, .O = 1, .C = 2, .X = { 70, 70 }, .K = { 70, 70 }, .S = { 1, 1 },
+	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+	SPEC(.N = 1, .G = 8, .O = 1, .C = 2, .X = { 113, 113 }, .K = { 57, 57 }, .S = { 1, 1 },
+	     .D = { 2, 2 }, .L = { 1, 1 }, .P = { 1, 1 }),
 };
 #define DWG_N_SPECS (sizeof(dwg_specs) / sizeof(dwg_specs[0]))
 
@@ -364,15 +377,49 @@ static void c_term(const cconv_t *cv, const int64_t *oi, int64_t c, int64_t k0, 
 	*w = cv->w[c_off(&cv->in.ap[2], wi)];
 }
 
-/* Depthwise over 8 or more groups runs as forms D (forward shapes) and E
- * (weight-gradient shapes), whose orders docs/isa.md states: D is form A's
- * one fma chain per output over (k0, k1) from 0, padding taps included; E
- * sums, in (c, k0) order, a chain of fma over k1 from 0. Bit for bit. */
+/* Whether form W (docs/isa.md, "CONV") takes a spec: 3x3 outputs, stride 1,
+ * equal kernel dilations of 1 or 2, no input dilation, contiguous rows (layout
+ * 0), AVX-512F; form R, which comes first, needs one input channel. */
+static bool c_form_w(const cspec_t *c)
+{
+	int64_t y0 = c_out_dim(c, 0), y1 = c_out_dim(c, 1);
+	return fwsim_cpu_avx512() && c->layout == 0 && c->C > 1 && y0 == 3 && y1 == 3 &&
+	       c->S[0] == 1 && c->S[1] == 1 && c->L[0] == 1 && c->L[1] == 1 && c->D[0] == c->D[1] &&
+	       c->D[0] <= 2;
+}
+
+/* Form W's sum of output oi: lane l of 16 partial sums is a chain of fma from
+ * 0 over (c, k0, chunk) of the terms at k1 = 16 chunk + l; then lanes l and
+ * l + 8 are added, l and l + 4, l + 2, l + 1. */
+static float c_sum_w(const cconv_t *cv, const int64_t *oi)
+{
+	const cspec_t *c = &cv->c;
+	float part[16] = { 0 }, w, x;
+	for (int64_t ch = 0; ch < c->C; ch++)
+		for (int64_t k0 = 0; k0 < c->K[0]; k0++)
+			for (int64_t k1 = 0; k1 < c->K[1]; k1++) {
+				c_term(cv, oi, ch, k0, k1, &w, &x);
+				part[k1 % 16] = fmaf(w, x, part[k1 % 16]);
+			}
+	for (int h = 8; h >= 1; h /= 2)
+		for (int l = 0; l < h; l++)
+			part[l] = part[l] + part[l + h];
+	return part[0];
+}
+
+/* Depthwise over 8 or more groups runs as forms D or R (forward shapes) and
+ * E or W (weight-gradient shapes), whose orders docs/isa.md states: D and R
+ * are form A's one fma chain per output over (k0, k1) from 0, padding taps
+ * included; E sums, in (c, k0) order, a chain of fma over k1 from 0; W as
+ * c_sum_w. Bit for bit. */
 START_TEST(test_depthwise_lanes_bit_exact)
 {
+	int n_w = 0;
 	for (size_t i = 0; i < DW_N_SPECS + DWG_N_SPECS; i++) {
 		bool e = i >= DW_N_SPECS;
 		const cspec_t *c = e ? &dwg_specs[i - DW_N_SPECS] : &dw_specs[i];
+		bool wf = e && c_form_w(c);
+		n_w += wf;
 		cmem_t m;
 		cmem_init(&m);
 		cconv_t cv;
@@ -387,7 +434,7 @@ START_TEST(test_depthwise_lanes_bit_exact)
 					for (oi[3] = 0; oi[3] < cv.Y[0]; oi[3]++)
 						for (oi[4] = 0; oi[4] < cv.Y[1]; oi[4]++) {
 							float acc = 0.0f, w, x;
-							for (int64_t ch = 0; ch < c->C; ch++)
+							for (int64_t ch = 0; ch < c->C && !wf; ch++)
 								for (int64_t k0 = 0; k0 < c->K[0]; k0++) {
 									float part = 0.0f;
 									for (int64_t k1 = 0; k1 < c->K[1]; k1++) {
@@ -400,14 +447,19 @@ START_TEST(test_depthwise_lanes_bit_exact)
 									if (e)
 										acc += part;
 								}
+							if (wf)
+								acc = c_sum_w(&cv, oi);
 							float got = cv.o[c_off(&cv.in.ap[0], oi)];
 							T_CHECK(memcmp(&got, &acc, 4) == 0,
-								"spec %zu: out[%lld,%lld,%lld,%lld,%lld] = %a, want %a",
-								i, (long long)oi[0], (long long)oi[1], (long long)oi[2],
-								(long long)oi[3], (long long)oi[4], got, acc);
+								"spec %zu (form %s): out[%lld,%lld,%lld,%lld,%lld] = %a, want %a",
+								i, wf ? "W" : e ? "E" : "D/R", (long long)oi[0],
+								(long long)oi[1], (long long)oi[2], (long long)oi[3],
+								(long long)oi[4], got, acc);
 						}
 		free(m.mem);
 	}
+	/* on a CPU with AVX-512F both E and W are checked */
+	ck_assert_int_eq(n_w > 0 && n_w < (int)DWG_N_SPECS, fwsim_cpu_avx512() != 0);
 }
 END_TEST
 
