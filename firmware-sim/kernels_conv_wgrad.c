@@ -202,41 +202,42 @@ static inline void wg_planes(const int np, const int d, const int one1, const co
 			if (t == ts0) {
 				/* each kernel row is loaded once, at the row it
 				 * first meets (output row 0), and kept for rows 1
-				 * and 2: a third of the loads */
-				const float *row[2], *kr[2];
-				__m512 dy[2][3];
+				 * and 2: a third of the loads. A plane at a time,
+				 * its masks, strides and pointers in locals (the
+				 * two planes together spilled them each row). */
+				const int64_t si3 = j->si[3], sw3 = j->sw[3];
+				const __mmask16 km = m0.km, xm0 = m0.xm[0][0], xm1 = m0.xm[1][0],
+						xm2 = m0.xm[2][0];
+				const int64_t xl0 = m0.xlo[0], xl1 = m0.xlo[1], xl2 = m0.xlo[2];
 				int64_t u = t + a->P;
 #pragma GCC unroll 2
 				for (int p = 0; p < np; p++) {
-					row[p] = x[p] + c * j->si[2] + t * j->si[3];
-					kr[p] = k[p] + c * j->sw[2] + u * j->sw[3];
-					dy[p][1] = _mm512_maskz_loadu_ps(m0.km, kr[p] - j->sw[3]);
-					dy[p][2] = _mm512_maskz_loadu_ps(m0.km, kr[p] - 2 * j->sw[3]);
-				}
-				for (; t <= ts1; t++) {
-#pragma GCC unroll 2
-					for (int p = 0; p < np; p++) {
-						const char *pf = (const char *)(row[p] + m0.xlo[0] + xpf);
-						_mm_prefetch(pf, _MM_HINT_T0);
-						_mm_prefetch(pf + 64, _MM_HINT_T0);
-						_mm_prefetch((const char *)(kr[p] + kpf), _MM_HINT_T0);
-						dy[p][0] = _mm512_maskz_loadu_ps(m0.km, kr[p]);
-						__m512 v[3];
-#pragma GCC unroll 3
-						for (int y1 = 0; y1 < 3; y1++)
-							v[y1] = wg_ld(1, &m0, row[p], y1);
-#pragma GCC unroll 3
-						for (int y0 = 0; y0 < 3; y0++)
-#pragma GCC unroll 3
-							for (int y1 = 0; y1 < 3; y1++)
-								s[p][y0 * 3 + y1] = _mm512_fmadd_ps(
-									v[y1], dy[p][y0], s[p][y0 * 3 + y1]);
-						dy[p][2] = dy[p][1];
-						dy[p][1] = dy[p][0];
-						row[p] += j->si[3];
-						kr[p] += j->sw[3];
+					const float *row = x[p] + c * j->si[2] + t * si3;
+					const float *kr = k[p] + c * j->sw[2] + u * sw3;
+					__m512 dy1 = _mm512_maskz_loadu_ps(km, kr - sw3);
+					__m512 dy2 = _mm512_maskz_loadu_ps(km, kr - 2 * sw3);
+					for (int64_t tt = t; tt <= ts1; tt++, row += si3, kr += sw3) {
+						_mm_prefetch((const char *)(row + xl0 + xpf), _MM_HINT_T0);
+						_mm_prefetch((const char *)(row + xl0 + xpf) + 64, _MM_HINT_T0);
+						_mm_prefetch((const char *)(kr + kpf), _MM_HINT_T0);
+						__m512 dy0 = _mm512_maskz_loadu_ps(km, kr);
+						__m512 v0 = _mm512_maskz_loadu_ps(xm0, row + xl0);
+						__m512 v1 = _mm512_maskz_loadu_ps(xm1, row + xl1);
+						__m512 v2 = _mm512_maskz_loadu_ps(xm2, row + xl2);
+						s[p][0] = _mm512_fmadd_ps(v0, dy0, s[p][0]);
+						s[p][1] = _mm512_fmadd_ps(v1, dy0, s[p][1]);
+						s[p][2] = _mm512_fmadd_ps(v2, dy0, s[p][2]);
+						s[p][3] = _mm512_fmadd_ps(v0, dy1, s[p][3]);
+						s[p][4] = _mm512_fmadd_ps(v1, dy1, s[p][4]);
+						s[p][5] = _mm512_fmadd_ps(v2, dy1, s[p][5]);
+						s[p][6] = _mm512_fmadd_ps(v0, dy2, s[p][6]);
+						s[p][7] = _mm512_fmadd_ps(v1, dy2, s[p][7]);
+						s[p][8] = _mm512_fmadd_ps(v2, dy2, s[p][8]);
+						dy2 = dy1;
+						dy1 = dy0;
 					}
 				}
+				t = ts1 + 1;
 				if (t > t1)
 					break;
 			}
