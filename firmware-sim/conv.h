@@ -70,6 +70,23 @@ static inline uint32_t fwsim_conv_bits32(int64_t lo, int64_t hi)
 		return 0;
 	return (hi >= 32 ? 0xffffffffu : (1u << hi) - 1) & ~((1u << lo) - 1);
 }
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(NEURONSIM_TSAN)
+#include <immintrin.h>
+/* Forms R and W: 16 floats of a row from p at stride s (1 or 2, a constant
+ * after inlining). The lanes of m[0] load (at stride 2, of the 32 loaded,
+ * m[0] and m[1] hold the even ones), the others are 0 and touch no memory;
+ * stride 2 keeps the even lanes of the 32. */
+__attribute__((target("avx512f"), always_inline))
+static inline __m512 fwsim_conv_row16(const int s, const __mmask16 *m, const float *p)
+{
+	if (s == 1)
+		return _mm512_maskz_loadu_ps(m[0], p);
+	const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+	return _mm512_permutex2var_ps(_mm512_maskz_loadu_ps(m[0], p), even,
+				      _mm512_maskz_loadu_ps(m[1], p + 16));
+}
+#endif
+
 /* Form D / E for a job planned as form A / B: true (and the job's form,
  * scratch and blocks set) when it applies. */
 bool fwsim_conv_plan_dw(conv_job_t *j);

@@ -38,7 +38,6 @@ bool fwsim_conv_plan_rows(conv_job_t *j)
 }
 
 #if (defined(__x86_64__) || defined(__i386__)) && !defined(NEURONSIM_TSAN)
-#include <immintrin.h>
 
 /* One plane's geometry: the input, each column chunk's taps (masks, first
  * columns) and the weights. */
@@ -54,19 +53,6 @@ typedef struct rows_plane {
 					       * halves of 32 at stride 2) */
 	__mmask16 om[CONV_ROWS_MAX_CHUNKS];        /* the chunk's output lanes */
 } rows_plane_t;
-
-/* Input row r's inputs under tap k1 for 16 outputs (the zeros outside). */
-__attribute__((target("avx512f,avx2,fma"), always_inline))
-static inline __m512 rows_load(const int s1, const rows_plane_t *c, int64_t ch, const float *row,
-				int k1)
-{
-	if (s1 == 1)
-		return _mm512_maskz_loadu_ps(c->km[ch][k1][0], row + c->lo[ch][k1]);
-	const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-	__m512 l = _mm512_maskz_loadu_ps(c->km[ch][k1][0], row + c->lo[ch][k1]);
-	__m512 h = _mm512_maskz_loadu_ps(c->km[ch][k1][1], row + c->lo[ch][k1] + 16);
-	return _mm512_permutex2var_ps(l, even, h);
-}
 
 /* nr output rows (a constant after inlining) of column chunk ch from input
  * row r0 (the first row of the first output's window) at stride s0: out rows
@@ -104,7 +90,7 @@ static inline void rows_block(const int nr, const int s0, const int s1, const ro
 		}
 		__m512 v[3];
 		for (int k1 = 0; k1 < 3; k1++)
-			v[k1] = rows_load(s1, c, ch, row, k1);
+			v[k1] = fwsim_conv_row16(s1, c->km[ch][k1], row + c->lo[ch][k1]);
 #pragma GCC unroll 8
 		for (int i = 0; i < nr; i++) {
 			int k0 = t - s0 * i;

@@ -41,7 +41,6 @@ bool fwsim_conv_plan_wgrad(conv_job_t *j)
 }
 
 #if (defined(__x86_64__) || defined(__i386__)) && !defined(NEURONSIM_TSAN)
-#include <immintrin.h>
 
 #define WG_PF 8 /* rows ahead to prefetch */
 
@@ -97,18 +96,6 @@ typedef struct wg_ch {
 	int64_t xlo[3];
 } wg_ch_t;
 
-/* x's inputs of row `row` under output column y1 for 16 lanes. */
-__attribute__((target("avx512f,avx2,fma"), always_inline))
-static inline __m512 wg_ld(const int d, const wg_ch_t *m, const float *row, int y1)
-{
-	if (d == 1)
-		return _mm512_maskz_loadu_ps(m->xm[y1][0], row + m->xlo[y1]);
-	const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-	__m512 l = _mm512_maskz_loadu_ps(m->xm[y1][0], row + m->xlo[y1]);
-	__m512 h = _mm512_maskz_loadu_ps(m->xm[y1][1], row + m->xlo[y1] + 16);
-	return _mm512_permutex2var_ps(l, even, h);
-}
-
 /* One x row's terms for one chunk of np planes: the x rows at row[p], the
  * kernel rows of output rows 0-2 at k[p][y0]. `rows` (a constant, bit y0
  * for output row y0) says which output rows have a kernel row here: the
@@ -133,7 +120,7 @@ static inline void wg_row(const int np, const int d, const int rows, const wg_ch
 			_mm_prefetch(kpf[p], _MM_HINT_T0);
 #pragma GCC unroll 3
 		for (int y1 = 0; y1 < 3; y1++)
-			v[p][y1] = wg_ld(d, m, row[p], y1);
+			v[p][y1] = fwsim_conv_row16(d, m->xm[y1], row[p] + m->xlo[y1]);
 	}
 #pragma GCC unroll 3
 	for (int y0 = 0; y0 < 3; y0++) {
