@@ -1,4 +1,4 @@
-/* The CONV kernel's job (kernels_conv.c: forms A, B and the direct loop; kernels_conv_lanes.c: forms D and E; kernels_conv_rows.c: form R; kernels_conv_wgrad.c: form W). Private to libfwsim. */
+/* The CONV kernel's job (kernels_conv.c: forms A, B and the direct loop; kernels_conv_lanes.c: forms D and E; kernels_conv_rows.c: form R; kernels_conv_wgrad.c: form W; kernels_conv_dgrad.c: form T). Private to libfwsim. */
 #ifndef FWSIM_CONV_H
 #define FWSIM_CONV_H
 
@@ -44,7 +44,7 @@ typedef struct conv_job {
 	int64_t so[5], si[5], sw[5]; /* element strides of ap0, ap1, ap2 */
 	const float *in, *w;
 	float *out;
-	int form;                    /* 'A', 'B', 'D', 'E', 'R', 'W' or 'N' (naive) */
+	int form;                    /* 'A', 'B', 'D', 'E', 'R', 'T', 'W' or 'N' (naive) */
 	int64_t *cols;               /* conv_plan_cols of d[1] (forms A and B) */
 	int64_t dw_hp, dw_wp;        /* form D: the padded input's rows, columns */
 	int64_t plane;               /* V0 V1 M0 M1: one channel's planes */
@@ -91,14 +91,16 @@ static inline __m512 fwsim_conv_row16(const int s, const __mmask16 *m, const flo
  * scratch and blocks set) when it applies. */
 bool fwsim_conv_plan_dw(conv_job_t *j);
 bool fwsim_conv_plan_dwg(conv_job_t *j);
-/* Form R for a job planned as form A, form W for one planned as A or B: true
- * (and the job's form and scratch set) when it applies. */
+/* Forms R and T for a job planned as form A, form W for one planned as A or
+ * B: true (and the job's form and scratch set) when it applies. */
 bool fwsim_conv_plan_rows(conv_job_t *j);
+bool fwsim_conv_plan_dgrad(conv_job_t *j);
 bool fwsim_conv_plan_wgrad(conv_job_t *j);
 /* Their items (fwsim_par_fn_t). */
 fwsim_status_t fwsim_conv_item_dw(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w);
 fwsim_status_t fwsim_conv_item_dwg(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w);
 fwsim_status_t fwsim_conv_item_rows(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w);
 fwsim_status_t fwsim_conv_item_wgrad(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w);
+fwsim_status_t fwsim_conv_item_dgrad(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w);
 
 #endif

@@ -696,7 +696,8 @@ fwsim_status_t fwsim_kernel_conv(const fwsim_kargs_t *k)
 	}
 	j->scratch = j->form == 'N' ? 0 : (int64_t)scratch - (j->form == 'A' ? 4 * nk : 0);
 	j->n_planes = (uint64_t)j->N * (uint64_t)j->G;
-	if (!fwsim_conv_plan_rows(j) && !fwsim_conv_plan_wgrad(j) && !fwsim_conv_plan_dw(j))
+	if (!fwsim_conv_plan_rows(j) && !fwsim_conv_plan_dgrad(j) && !fwsim_conv_plan_wgrad(j) &&
+	    !fwsim_conv_plan_dw(j))
 		fwsim_conv_plan_dwg(j);
 	/* small instructions stay on the engine's thread: a hand-off to the pool
 	 * costs more than it saves below FWSIM_PAR_MIN_WORK (pool.h). Each output
@@ -717,7 +718,8 @@ fwsim_status_t fwsim_kernel_conv(const fwsim_kargs_t *k)
 		st = fwsim_par_for(items, j->form == 'D' ? fwsim_conv_item_dw
 					  : j->form == 'E' ? fwsim_conv_item_dwg
 					  : j->form == 'R' ? fwsim_conv_item_rows
-					  : j->form == 'W' ? fwsim_conv_item_wgrad : conv_item, j, k->watch);
+					  : j->form == 'W' ? fwsim_conv_item_wgrad
+					  : j->form == 'T' ? fwsim_conv_item_dgrad : conv_item, j, k->watch);
 	fwsim_par_chk_merge(k, j->chk);
 	for (uint32_t i = 0; i < FWSIM_PAR_MAX_THREADS; i++)
 		free(j->slot_scr[i]);

@@ -463,6 +463,63 @@ START_TEST(test_depthwise_lanes_bit_exact)
 }
 END_TEST
 
+/* Input gradients of stride-2 depthwise 3x3 convolutions (input dilation 2):
+ * form T on AVX-512 CPUs, else form A, one order for both (docs/isa.md): per
+ * output a chain of fma from 0 over its non-hole taps (the dilated input's
+ * zeros, never multiplied) in (k0, k1) order, padding taps included. Rows of
+ * 1 to 3 blocks of 32 columns, both parities of padding, a multiplier. */
+static const cspec_t dil_specs[] = {
+	SPEC(.N = 2, .G = 9, .O = 1, .C = 1, .X = { 7, 9 }, .K = { 3, 3 }, .S = { 1, 1 },
+	     .D = { 1, 1 }, .L = { 2, 2 }, .P = { 1, 1 }),
+	SPEC(.N = 1, .G = 3, .O = 2, .C = 1, .X = { 6, 40 }, .K = { 3, 3 }, .S = { 1, 1 },
+	     .D = { 1, 1 }, .L = { 2, 2 }, .P = { 2, 0 }),
+	SPEC(.N = 1, .G = 4, .O = 1, .C = 1, .X = { 5, 16 }, .K = { 3, 3 }, .S = { 1, 1 },
+	     .D = { 1, 1 }, .L = { 2, 2 }, .P = { 0, 1 }),
+};
+
+START_TEST(test_dilated_depthwise_bit_exact)
+{
+	for (size_t i = 0; i < sizeof(dil_specs) / sizeof(dil_specs[0]); i++) {
+		const cspec_t *c = &dil_specs[i];
+		c_check(c, "dilated depthwise");
+		cmem_t m;
+		cmem_init(&m);
+		cconv_t cv;
+		c_build(&m, c, &cv, 9);
+		c_fill_full(&m, 91 + i);
+		fwsim_job_t job;
+		ck_assert_int_eq(c_run(&m, &cv.in, FWSIM_JOB_CHECK_NAN, 0, &job), FWSIM_OK);
+		int64_t oi[5];
+		for (oi[0] = 0; oi[0] < c->N; oi[0]++)
+			for (oi[1] = 0; oi[1] < c->G; oi[1]++)
+				for (oi[2] = 0; oi[2] < c->O; oi[2]++)
+					for (oi[3] = 0; oi[3] < cv.Y[0]; oi[3]++)
+						for (oi[4] = 0; oi[4] < cv.Y[1]; oi[4]++) {
+							float acc = 0.0f;
+							for (int64_t k0 = 0; k0 < 3; k0++)
+								for (int64_t k1 = 0; k1 < 3; k1++) {
+									int64_t j0 = oi[3] + k0 - c->P[0];
+									int64_t j1 = oi[4] + k1 - c->P[1];
+									if (j0 % 2 || j1 % 2)
+										continue; /* a hole */
+									bool in = j0 >= 0 && j0 / 2 < c->X[0] &&
+										  j1 >= 0 && j1 / 2 < c->X[1];
+									int64_t xi[5] = { oi[0], oi[1], 0, j0 / 2, j1 / 2 };
+									int64_t wi[5] = { oi[1], oi[2], 0, k0, k1 };
+									float x = in ? cv.x[c_off(&cv.in.ap[1], xi)] : 0.0f;
+									acc = fmaf(cv.w[c_off(&cv.in.ap[2], wi)], x, acc);
+								}
+							float got = cv.o[c_off(&cv.in.ap[0], oi)];
+							T_CHECK(memcmp(&got, &acc, 4) == 0,
+								"spec %zu: out[%lld,%lld,%lld,%lld,%lld] = %a, want %a", i,
+								(long long)oi[0], (long long)oi[1], (long long)oi[2],
+								(long long)oi[3], (long long)oi[4], got, acc);
+						}
+		free(m.mem);
+	}
+}
+END_TEST
+
 /* A NaN and an Inf in the input: exactly the outputs whose window holds them
  * are bad (the runs of the flat grid past a row's end never leak into a stored
  * output), and the record names the first bad flat index and the count. */
@@ -608,6 +665,7 @@ static Suite *suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_depthwise_and_grouped_windows_match_reference);
 	tcase_add_test(tc, test_depthwise_lanes_bit_exact);
+	tcase_add_test(tc, test_dilated_depthwise_bit_exact);
 	tcase_add_test(tc, test_nan_inf_inputs_reach_only_their_windows);
 	tcase_add_test(tc, test_threads_bit_identical);
 	tcase_add_test(tc, test_deadline_stops_conv);
