@@ -311,17 +311,60 @@ static void copy_block_u32(uint8_t *d, int64_t d3, int64_t d2, int64_t di, const
 		}
 }
 
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(NEURONSIM_TSAN)
+/* copy_block_u32 for rows of n <= 16 elements, contiguous in d, at stride
+ * +-4 bytes in s (a kernel's taps reversed): per row one masked load, a lane
+ * permute when reversed, one masked store (the lanes past n touch no memory),
+ * in tiles of 16 x 16 rows of the two outer dims, so that a transpose of
+ * short rows (a [512, 512, 9] kernel reordered for its input gradient, its
+ * source rows 18 KiB apart) reads each line and page once per tile. Element
+ * by element and untiled it took 3.3 ms, vectorised and untiled 2.4. The
+ * bits move unchanged. */
+#define COPY_SHORT_TILE 16
+__attribute__((target("avx512f")))
+static void copy_block_u32_avx512(uint8_t *d, int64_t d3, int64_t d2, const uint8_t *s, int64_t s3,
+				  int64_t s2, int64_t si, uint64_t n3, uint64_t n2, uint64_t n)
+{
+	__mmask16 m = (__mmask16)((1u << n) - 1);
+	/* reversed: the row's lowest address holds element n - 1 */
+	int64_t low = si < 0 ? (int64_t)(n - 1) * si : 0;
+	_Alignas(64) int32_t ix[16];
+	for (int l = 0; l < 16; l++)
+		ix[l] = l < (int)n ? (int)n - 1 - l : l;
+	__m512i rev = _mm512_load_si512(ix);
+	for (uint64_t a0 = 0; a0 < n3; a0 += COPY_SHORT_TILE)
+		for (uint64_t b0 = 0; b0 < n2; b0 += COPY_SHORT_TILE) {
+			uint64_t a1 = a0 + COPY_SHORT_TILE < n3 ? a0 + COPY_SHORT_TILE : n3;
+			uint64_t b1 = b0 + COPY_SHORT_TILE < n2 ? b0 + COPY_SHORT_TILE : n2;
+			for (uint64_t a = a0; a < a1; a++)
+				for (uint64_t b = b0; b < b1; b++) {
+					uint8_t *dr = d + (int64_t)a * d3 + (int64_t)b * d2;
+					const uint8_t *sr = s + (int64_t)a * s3 + (int64_t)b * s2 + low;
+					__m512i v = _mm512_maskz_loadu_epi32(m, sr);
+					if (si < 0)
+						v = _mm512_permutexvar_epi32(rev, v);
+					_mm512_mask_storeu_epi32(dr, m, v);
+				}
+		}
+}
+#else
+#define copy_block_u32_avx512(d, d3, d2, s, s3, s2, si, n3, n2, n) ((void)0) /* never chosen */
+#endif
+
 static fwsim_status_t copy_short_rows(const fwsim_kargs_t *k, const fwsim_iter_t *it,
 				      uint64_t flat)
 {
 	uint32_t odt = k->insn->ap[0].dtype, r = it->rank;
 	size_t es = isa_dtype_size(odt);
 	uint64_t n2 = it->shape[r - 2], ni = it->inner;
-	int nd = r >= 3 && n2 * ni * es <= COPY_SHORT_BLOCK ? 3 : 2; /* dims per block */
+	int64_t di = it->bstride[0][r - 1], si = it->bstride[1][r - 1];
+	bool vec = es == 4 && di == 4 && (si == 4 || si == -4) && ni <= 16 && fwsim_cpu_avx512();
+	/* dims per block: three when two make at most COPY_SHORT_BLOCK bytes, or
+	 * always for the vector rows, which tile the two outer ones */
+	int nd = r >= 3 && (vec || n2 * ni * es <= COPY_SHORT_BLOCK) ? 3 : 2;
 	uint64_t n3 = nd == 3 ? it->shape[r - 3] : 1, blk = n3 * n2 * ni;
 	int64_t d3 = nd == 3 ? it->bstride[0][r - 3] : 0, s3 = nd == 3 ? it->bstride[1][r - 3] : 0;
-	int64_t d2 = it->bstride[0][r - 2], di = it->bstride[0][r - 1];
-	int64_t s2 = it->bstride[1][r - 2], si = it->bstride[1][r - 1];
+	int64_t d2 = it->bstride[0][r - 2], s2 = it->bstride[1][r - 2];
 	bool dense = di == (int64_t)es && d2 == (int64_t)(ni * es) &&
 		     (nd == 2 || d3 == (int64_t)(n2 * ni * es));
 	uint64_t idx[ISA_MAX_RANK] = { 0 };
@@ -335,7 +378,9 @@ static fwsim_status_t copy_short_rows(const fwsim_kargs_t *k, const fwsim_iter_t
 		if (fwsim_tick(k, blk))
 			return FWSIM_TIMEOUT;
 		uint8_t *d = k->base[0] + o0;
-		if (es == 4)
+		if (vec)
+			copy_block_u32_avx512(d, d3, d2, k->base[1] + o1, s3, s2, si, n3, n2, ni);
+		else if (es == 4)
 			copy_block_u32(d, d3, d2, di, k->base[1] + o1, s3, s2, si, n3, n2, ni);
 		else
 			for (uint64_t a = 0; a < n3; a++)
