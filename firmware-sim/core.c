@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "pool.h"
 #include "neuronsim/spin.h"
 
 /* Pause iterations before a blocked engine sleeps: a few microseconds, far
@@ -365,6 +366,11 @@ static bool use_threads(const fwsim_core_t *c, const fwsim_program_t *p)
 		return false;
 	if (c->cfg.sched == FWSIM_SCHED_THREADS)
 		return true;
+	/* with one CPU to run on, engine threads only take turns on it, each
+	 * hand-off a futex wake and a context switch: MobileNetV2 b8's step
+	 * NEFF ran 75-77 ms threaded, 72-74 inline (taskset -c 1) */
+	if (fwsim_affinity_cpus() < 2)
+		return false;
 	double top = 0, second = 0;
 	for (uint32_t e = 0; e < ISA_ENGINE_COUNT; e++) {
 		double w = p->counts[e] ? p->work[e] : 0;

@@ -35,8 +35,7 @@ static pool_t g_pool = {
 static atomic_uint_fast64_t g_worker_items;
 static atomic_uint g_threads; /* fwsim_set_threads(); 0 = not set (auto) */
 
-/* The CPUs this process may run on (its affinity mask), at least 1. */
-static uint32_t affinity_cpus(void)
+uint32_t fwsim_affinity_cpus(void)
 {
 	cpu_set_t set;
 	if (sched_getaffinity(0, sizeof(set), &set) != 0)
@@ -54,7 +53,7 @@ uint32_t fwsim_get_threads(void)
 {
 	uint32_t n = atomic_load(&g_threads);
 	if (!n)
-		n = affinity_cpus();
+		n = fwsim_affinity_cpus();
 	return n > FWSIM_PAR_MAX_THREADS ? FWSIM_PAR_MAX_THREADS : n;
 }
 

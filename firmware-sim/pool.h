@@ -24,6 +24,11 @@
 /* The most threads (the caller included) the pool runs one instruction on. */
 #define FWSIM_PAR_MAX_THREADS 16
 
+/* The CPUs the calling thread may run on (its affinity mask), at least 1:
+ * the pool's size when NEURONSIM_THREADS is not set, and whether a core's
+ * engines may run on threads of their own (core.c). */
+uint32_t fwsim_affinity_cpus(void);
+
 /* Runs one item: item < n_items, slot < FWSIM_PAR_MAX_THREADS names the thread's
  * scratch (no two threads share a slot at a time), w is this thread's watch
  * (a copy of the caller's: fwsim_tick on it polls the same deadline, cancel

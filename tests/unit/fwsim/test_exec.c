@@ -1,5 +1,6 @@
 /* Execution semantics: OOB containment, NaN/Inf records, deadlines, semaphores, deadlock, threads, profiling. */
 #include <pthread.h>
+#include <sched.h>
 
 #include "fwsim_test.h"
 
@@ -969,6 +970,69 @@ START_TEST(test_two_cores_four_threads_correct)
 }
 END_TEST
 
+/* Threads of this process (/proc/self/status), or -1. */
+static int proc_threads(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	int n = -1;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Threads: %d", &n) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* The automatic scheduler runs engines on threads of their own only when the
+ * calling thread may use two CPUs or more: on one they would take turns,
+ * each hand-off a futex wake and a context switch. Two engines of 6 ADDs of
+ * 2^18 elements each (past FWSIM_THREAD_MIN_WORK): no thread is created
+ * with the caller pinned to one CPU; one at least is with its whole mask. */
+START_TEST(test_auto_sched_inline_on_one_cpu)
+{
+	tmem_t t;
+	tmem_init(&t);
+	uint64_t n = T_REGSZ / 4;
+	isa_insn_t v[6], g[6];
+	for (int i = 0; i < 6; i++) {
+		v[i] = add_f32(1, 0, 0, 0, n);
+		g[i] = add_f32(2, 0, 0, 0, n);
+	}
+	const isa_insn_t *s[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = v, [ISA_ENGINE_GPSIMD] = g };
+	uint32_t c[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = 6, [ISA_ENGINE_GPSIMD] = 6 };
+	cpu_set_t all, one;
+	ck_assert_int_eq(pthread_getaffinity_np(pthread_self(), sizeof(all), &all), 0);
+	CPU_ZERO(&one);
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &all)) {
+			CPU_SET(cpu, &one);
+			break;
+		}
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1 && CPU_COUNT(&all) < 2)
+			break; /* a one-CPU machine: nothing to compare */
+		ck_assert_int_eq(pthread_setaffinity_np(pthread_self(), sizeof(one),
+							pass ? &all : &one), 0);
+		fwsim_core_t *core;
+		ck_assert_int_eq(fwsim_core_create(NULL, &core), FWSIM_OK);
+		int before = proc_threads();
+		fwsim_job_t job;
+		ck_assert_int_eq(trun_prog(&t, core, s, c, 0, 0, &job), FWSIM_OK);
+		int after = proc_threads();
+		fwsim_core_destroy(core);
+		ck_assert_int_ge(before, 1);
+		if (pass == 0)
+			ck_assert_msg(after == before, "one CPU: %d threads before, %d after", before, after);
+		else
+			ck_assert_msg(after > before, "%d CPUs: %d threads before, %d after",
+				      CPU_COUNT(&all), before, after);
+	}
+	ck_assert_int_eq(pthread_setaffinity_np(pthread_self(), sizeof(all), &all), 0);
+	tmem_free(&t);
+}
+END_TEST
+
 /* ---- profiling ---- */
 START_TEST(test_profile_spans_and_drops)
 {
@@ -1077,6 +1141,7 @@ static Suite *exec_suite(void)
 	tcase_add_loop_test(tc, test_deadlock_detected, 0, 2);
 	tcase_add_test(tc, test_threaded_wait_times_out);
 	tcase_add_test(tc, test_two_cores_four_threads_correct);
+	tcase_add_test(tc, test_auto_sched_inline_on_one_cpu);
 	tcase_add_test(tc, test_profile_spans_and_drops);
 	tcase_add_test(tc, test_bad_jobs_rejected);
 	suite_add_tcase(s, tc);
