@@ -63,6 +63,24 @@ static inline void rows_block(const int nr, const int s0, const int s1, const ro
 			      __m512i *fin)
 {
 	__mmask16 om = c->om[ch];
+	/* the chunk's masks and columns, the rows' pointers and the prefetch
+	 * offset in locals, set before the loop: read through c inside it they
+	 * were reloaded per row, and the row tests were branches there (with
+	 * them the 14x14 forward spent as many instructions on bookkeeping as
+	 * on fmas) */
+	__mmask16 km[3][2];
+	int64_t lo[3];
+	for (int k1 = 0; k1 < 3; k1++) {
+		km[k1][0] = c->km[ch][k1][0];
+		km[k1][1] = c->km[ch][k1][1];
+		lo[k1] = c->lo[ch][k1];
+	}
+	int64_t pfd = c->pf ? nr * s0 * c->si3 : c->pfd;
+	const float *rows[2 * ROWS_BLOCK + 1];
+	for (int t = 0; t < (nr - 1) * s0 + 3; t++) {
+		int64_t r = r0 + t;
+		rows[t] = r >= 0 && r < c->x0 ? c->x + r * c->si3 : c->zero;
+	}
 	__m512 acc[ROWS_BLOCK];
 	for (int i = 0; i < nr; i++)
 		acc[i] = _mm512_setzero_ps();
@@ -71,26 +89,24 @@ static inline void rows_block(const int nr, const int s0, const int s1, const ro
 	 * compile time (a loop tested them per row: 20% slower than form D) */
 #pragma GCC unroll 32
 	for (int t = 0; t < (nr - 1) * s0 + 3; t++) {
-		int64_t r = r0 + t;
-		const float *row = r >= 0 && r < c->x0 ? c->x + r * c->si3 : c->zero;
+		const float *row = rows[t];
 		/* planes past 16 KiB: the next block's rows under these columns
 		 * (past the plane: the next plane's, or nothing; a prefetch
-		 * never faults); without it a plane out of cache ran at a third
-		 * of the speed: each block touches 2 lines of 17 rows per
-		 * chunk, which the hardware's stream prefetchers do not follow.
-		 * Smaller planes: the same rows of the next plane; MobileNetV2
-		 * b96's [96, 144, 56, 56] (173 MB, from DRAM) 48 -> 20 ms,
-		 * where planes in L3 lose 4%. */
-		if (r >= 0 && r < c->x0) {
-			const char *pf = (const char *)(row + c->lo[ch][0] + (c->pf ? nr * s0 * c->si3 : c->pfd));
-			_mm_prefetch(pf, _MM_HINT_T0);
-			_mm_prefetch(pf + 64, _MM_HINT_T0);
-			if (s1 == 2)
-				_mm_prefetch(pf + 128, _MM_HINT_T0);
-		}
+		 * never faults, and a row of the padding prefetches an
+		 * address never loaded); without it a plane out of cache ran
+		 * at a third of the speed: each block touches 2 lines of 17
+		 * rows per chunk, which the hardware's stream prefetchers do
+		 * not follow. Smaller planes: the same rows of the next plane;
+		 * MobileNetV2 b96's [96, 144, 56, 56] (173 MB, from DRAM)
+		 * 48 -> 20 ms, where planes in L3 lose 4%. */
+		const char *pf = (const char *)(row + lo[0] + pfd);
+		_mm_prefetch(pf, _MM_HINT_T0);
+		_mm_prefetch(pf + 64, _MM_HINT_T0);
+		if (s1 == 2)
+			_mm_prefetch(pf + 128, _MM_HINT_T0);
 		__m512 v[3];
 		for (int k1 = 0; k1 < 3; k1++)
-			v[k1] = fwsim_conv_row16(s1, c->km[ch][k1], row + c->lo[ch][k1]);
+			v[k1] = fwsim_conv_row16(s1, km[k1], row + lo[k1]);
 #pragma GCC unroll 8
 		for (int i = 0; i < nr; i++) {
 			int k0 = t - s0 * i;
