@@ -225,7 +225,7 @@ static void rows_next(rows_plane_t *c, int64_t d)
 
 #else
 typedef int rows_plane_t;
-#define rows_next(c, d) ((void)0)
+#define rows_next(c, d) ((void)(d))
 #define rows_geometry(j, c, zero) ((void)0)
 #define rows_plane(j, c, x, wk, dst) ((void)(x), 1)
 #endif
