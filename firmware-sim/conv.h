@@ -91,6 +91,16 @@ static inline __m512 fwsim_conv_row16(const int s, const __mmask16 *m, const flo
  * scratch and blocks set) when it applies. */
 bool fwsim_conv_plan_dw(conv_job_t *j);
 bool fwsim_conv_plan_dwg(conv_job_t *j);
+/* Forms R and T: computes one (n, g, o) output plane at dst from its input
+ * plane x and kernel wk (geo: the form's geometry, the same for every plane;
+ * next: elements from x to the next plane's input in item order, for a
+ * prefetch); returns whether an output may be NaN or Inf. */
+typedef int (*fwsim_conv_plane_fn)(const conv_job_t *j, void *geo, const float *x, int64_t next,
+				   const float *wk, float *dst);
+/* Runs an item's (n, g, o) planes through fn, scanning a plane's outputs for
+ * the NaN/Inf record only when fn says one may be. */
+fwsim_status_t fwsim_conv_run_planes(conv_job_t *j, uint64_t item, uint32_t slot, fwsim_watch_t *w,
+				     fwsim_conv_plane_fn fn, void *geo);
 /* Forms R and T for a job planned as form A, form W for one planned as A or
  * B: true (and the job's form and scratch set) when it applies. */
 bool fwsim_conv_plan_rows(conv_job_t *j);

@@ -52,6 +52,7 @@ static dg_taps_t dg_parity(int64_t par, int64_t pad)
 /* Per column block (32 outputs from 32 cb), per parity: each tap's first
  * input column and lanes; the two store masks. */
 typedef struct dg_geo {
+	const float *zero;                          /* a row of X1 zeros */
 	int64_t nblk;
 	dg_taps_t col[2];                           /* k1 per column parity */
 	int64_t q[CONV_ROWS_MAX_CHUNKS][2][2];      /* [blk][parity][tap] */
@@ -59,9 +60,10 @@ typedef struct dg_geo {
 	__mmask16 st[CONV_ROWS_MAX_CHUNKS][2];      /* outputs cb + [0, 16), + [16, 32) */
 } dg_geo_t;
 
-static void dg_geometry(const conv_job_t *j, dg_geo_t *g)
+static void dg_geometry(const conv_job_t *j, dg_geo_t *g, const float *zero)
 {
 	const conv_dim_t *b = &j->d[1];
+	g->zero = zero;
 	g->nblk = (b->Y + 31) / 32;
 	for (int par = 0; par < 2; par++)
 		g->col[par] = dg_parity(par, b->P);
@@ -136,9 +138,12 @@ static inline void dg_row(const int nr, const conv_job_t *j, const dg_geo_t *g,
 
 /* One (n, g, o) plane; returns whether an output may be NaN or Inf. */
 __attribute__((target("avx512f,avx2,fma")))
-static int dg_plane(const conv_job_t *j, const dg_geo_t *g, const float *x, const float *zero,
-		    const float *w, float *dst)
+static int dg_plane(const conv_job_t *j, void *geo, const float *x, int64_t next, const float *w,
+		    float *dst)
 {
+	const dg_geo_t *g = geo;
+	const float *zero = g->zero;
+	(void)next;
 	const conv_dim_t *a = &j->d[0];
 	__m512i fin = _mm512_set1_epi32(-1);
 	dg_taps_t rows[2] = { dg_parity(0, a->P), dg_parity(1, a->P) };
@@ -159,17 +164,13 @@ static int dg_plane(const conv_job_t *j, const dg_geo_t *g, const float *x, cons
 
 #else
 typedef int dg_geo_t;
-#define dg_geometry(j, g) ((void)0)
-#define dg_plane(j, g, x, zero, w, dst) ((void)(x), 1)
+#define dg_geometry(j, g, zero) ((void)0)
+#define dg_plane NULL /* never planned: fwsim_cpu_avx512() is 0 in this build */
 #endif
 
 fwsim_status_t fwsim_conv_item_dgrad(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w)
 {
 	conv_job_t *j = ctx;
-	fwsim_kargs_t kk = fwsim_par_kargs(j->k, j->chk, slot, w);
-	fwsim_numchk_t *chk = kk.chk;
-	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
-	int64_t ny = a->Y * b->Y;
 	/* a row of zeros for the taps above and below the input */
 	const float *zero = fwsim_conv_slot_scratch(j, slot);
 	if (!zero)
@@ -177,28 +178,8 @@ fwsim_status_t fwsim_conv_item_dgrad(void *ctx, uint64_t item, uint32_t slot, fw
 	dg_geo_t *g = malloc(sizeof(*g));
 	if (!g)
 		return FWSIM_NOMEM;
-	dg_geometry(j, g);
-	fwsim_status_t st = FWSIM_OK;
-	uint64_t p0 = item * j->per_item, p1 = fwsim_conv_item_end(j, p0);
-	for (uint64_t pi = p0; pi < p1; pi++) {
-		int64_t gi = (int64_t)(pi / (uint64_t)j->N), n = (int64_t)(pi % (uint64_t)j->N);
-		const float *x = j->in + n * j->si[0] + gi * j->si[1];
-		for (int64_t o = 0; o < j->O; o++) {
-			if (fwsim_tick(&kk, (uint64_t)(ny * 9))) {
-				st = FWSIM_TIMEOUT;
-				goto out;
-			}
-			float *dst = j->out + n * j->so[0] + gi * j->so[1] + o * j->so[2];
-			if (!dg_plane(j, g, x, zero, j->w + gi * j->sw[0] + o * j->sw[1], dst) || !chk)
-				continue;
-			uint64_t flat0 = (((uint64_t)n * (uint64_t)j->G + (uint64_t)gi) * (uint64_t)j->O +
-					  (uint64_t)o) * (uint64_t)ny;
-			for (int64_t y0 = 0; y0 < a->Y; y0++)
-				fwsim_numchk_block(chk, dst + y0 * j->so[3], (size_t)b->Y,
-						   flat0 + (uint64_t)(y0 * b->Y));
-		}
-	}
-out:
+	dg_geometry(j, g, zero);
+	fwsim_status_t st = fwsim_conv_run_planes(j, item, slot, w, dg_plane, g);
 	free(g);
 	return st;
 }

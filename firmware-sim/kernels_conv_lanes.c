@@ -216,6 +216,35 @@ uint64_t fwsim_conv_item_end(const conv_job_t *j, uint64_t p0)
 	return p0 + j->per_item < j->n_planes ? p0 + j->per_item : j->n_planes;
 }
 
+fwsim_status_t fwsim_conv_run_planes(conv_job_t *j, uint64_t item, uint32_t slot, fwsim_watch_t *w,
+				     fwsim_conv_plane_fn fn, void *geo)
+{
+	fwsim_kargs_t kk = fwsim_par_kargs(j->k, j->chk, slot, w);
+	fwsim_numchk_t *chk = kk.chk;
+	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
+	int64_t ny = a->Y * b->Y;
+	uint64_t p0 = item * j->per_item, p1 = fwsim_conv_item_end(j, p0);
+	for (uint64_t pi = p0; pi < p1; pi++) {
+		int64_t g = (int64_t)(pi / (uint64_t)j->N), n = (int64_t)(pi % (uint64_t)j->N);
+		int64_t gn = (int64_t)((pi + 1) / (uint64_t)j->N), nn = (int64_t)((pi + 1) % (uint64_t)j->N);
+		const float *x = j->in + n * j->si[0] + g * j->si[1];
+		int64_t next = (nn - n) * j->si[0] + (gn - g) * j->si[1];
+		for (int64_t o = 0; o < j->O; o++) {
+			if (fwsim_tick(&kk, (uint64_t)(ny * a->K * b->K)))
+				return FWSIM_TIMEOUT;
+			float *dst = j->out + n * j->so[0] + g * j->so[1] + o * j->so[2];
+			if (!fn(j, geo, x, next, j->w + g * j->sw[0] + o * j->sw[1], dst) || !chk)
+				continue;
+			uint64_t flat0 = (((uint64_t)n * (uint64_t)j->G + (uint64_t)g) * (uint64_t)j->O +
+					  (uint64_t)o) * (uint64_t)ny;
+			for (int64_t y0 = 0; y0 < a->Y; y0++)
+				fwsim_numchk_block(chk, dst + y0 * j->so[3], (size_t)b->Y,
+						   flat0 + (uint64_t)(y0 * b->Y));
+		}
+	}
+	return FWSIM_OK;
+}
+
 /* Lane interleaving: nl lanes x n columns, (l, c) from s + l ls + c 4 to
  * d + l 4 + c 32 (in), or from s + l 4 + c 32 to d + l ld + c 4 (out, in
  * false); bytes. Chunks of 8 columns of 8 lanes are one 8x8 register

@@ -169,10 +169,12 @@ static inline __mmask16 rows_strides(const int s0, const int s1, const conv_job_
 /* One (n, g, o) plane, its weights at wk; returns whether an output may be
  * NaN or Inf. */
 __attribute__((target("avx512f,avx2,fma")))
-static int rows_plane(const conv_job_t *j, rows_plane_t *c, const float *x, const float *wk,
+static int rows_plane(const conv_job_t *j, void *geo, const float *x, int64_t next, const float *wk,
 		      float *dst)
 {
+	rows_plane_t *c = geo;
 	c->x = x;
+	c->pfd = next;
 	/* broadcast once per plane: 9 of the 32 vector registers */
 	__m512 w[9];
 	for (int k0 = 0; k0 < 3; k0++)
@@ -216,27 +218,15 @@ static void rows_geometry(const conv_job_t *j, rows_plane_t *c, const float *zer
 	}
 }
 
-/* Small planes prefetch the same rows of the next plane in item order, d
- * elements on. */
-static void rows_next(rows_plane_t *c, int64_t d)
-{
-	c->pfd = d;
-}
-
 #else
 typedef int rows_plane_t;
-#define rows_next(c, d) ((void)(d))
 #define rows_geometry(j, c, zero) ((void)0)
-#define rows_plane(j, c, x, wk, dst) ((void)(x), 1)
+#define rows_plane NULL /* never planned: fwsim_cpu_avx512() is 0 in this build */
 #endif
 
 fwsim_status_t fwsim_conv_item_rows(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w)
 {
 	conv_job_t *j = ctx;
-	fwsim_kargs_t kk = fwsim_par_kargs(j->k, j->chk, slot, w);
-	fwsim_numchk_t *chk = kk.chk;
-	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
-	int64_t ny = a->Y * b->Y;
 	/* a row of zeros for the taps above and below the input */
 	const float *zero = fwsim_conv_slot_scratch(j, slot);
 	if (!zero)
@@ -245,29 +235,7 @@ fwsim_status_t fwsim_conv_item_rows(void *ctx, uint64_t item, uint32_t slot, fws
 	if (!c)
 		return FWSIM_NOMEM;
 	rows_geometry(j, c, zero);
-	fwsim_status_t st = FWSIM_OK;
-	uint64_t p0 = item * j->per_item, p1 = fwsim_conv_item_end(j, p0);
-	for (uint64_t pi = p0; pi < p1; pi++) {
-		int64_t g = (int64_t)(pi / (uint64_t)j->N), n = (int64_t)(pi % (uint64_t)j->N);
-		const float *x = j->in + n * j->si[0] + g * j->si[1];
-		int64_t gn = (int64_t)((pi + 1) / (uint64_t)j->N), nn = (int64_t)((pi + 1) % (uint64_t)j->N);
-		rows_next(c, (nn - n) * j->si[0] + (gn - g) * j->si[1]);
-		for (int64_t o = 0; o < j->O; o++) {
-			if (fwsim_tick(&kk, (uint64_t)(ny * 9))) {
-				st = FWSIM_TIMEOUT;
-				goto out;
-			}
-			float *dst = j->out + n * j->so[0] + g * j->so[1] + o * j->so[2];
-			if (!rows_plane(j, c, x, j->w + g * j->sw[0] + o * j->sw[1], dst) || !chk)
-				continue;
-			uint64_t flat0 = (((uint64_t)n * (uint64_t)j->G + (uint64_t)g) * (uint64_t)j->O +
-					  (uint64_t)o) * (uint64_t)ny;
-			for (int64_t y0 = 0; y0 < a->Y; y0++)
-				fwsim_numchk_block(chk, dst + y0 * j->so[3], (size_t)b->Y,
-						   flat0 + (uint64_t)(y0 * b->Y));
-		}
-	}
-out:
+	fwsim_status_t st = fwsim_conv_run_planes(j, item, slot, w, rows_plane, c);
 	free(c);
 	return st;
 }
