@@ -314,13 +314,8 @@ static void copy_block_u32(uint8_t *d, int64_t d3, int64_t d2, int64_t di, const
 #if (defined(__x86_64__) || defined(__i386__)) && !defined(NEURONSIM_TSAN)
 /* copy_block_u32 for rows of n <= 16 elements, contiguous in d, at stride
  * +-4 bytes in s (a kernel's taps reversed): per row one masked load, a lane
- * permute when reversed, one masked store (the lanes past n touch no memory),
- * in tiles of 16 x 16 rows of the two outer dims, so that a transpose of
- * short rows (a [512, 512, 9] kernel reordered for its input gradient, its
- * source rows 18 KiB apart) reads each line and page once per tile. Element
- * by element and untiled it took 3.3 ms, vectorised and untiled 2.4. The
- * bits move unchanged. */
-#define COPY_SHORT_TILE 16
+ * permute when reversed, one masked store (the lanes past n touch no memory).
+ * The bits move unchanged. */
 __attribute__((target("avx512f")))
 static void copy_block_u32_avx512(uint8_t *d, int64_t d3, int64_t d2, const uint8_t *s, int64_t s3,
 				  int64_t s2, int64_t si, uint64_t n3, uint64_t n2, uint64_t n)
@@ -332,19 +327,14 @@ static void copy_block_u32_avx512(uint8_t *d, int64_t d3, int64_t d2, const uint
 	for (int l = 0; l < 16; l++)
 		ix[l] = l < (int)n ? (int)n - 1 - l : l;
 	__m512i rev = _mm512_load_si512(ix);
-	for (uint64_t a0 = 0; a0 < n3; a0 += COPY_SHORT_TILE)
-		for (uint64_t b0 = 0; b0 < n2; b0 += COPY_SHORT_TILE) {
-			uint64_t a1 = a0 + COPY_SHORT_TILE < n3 ? a0 + COPY_SHORT_TILE : n3;
-			uint64_t b1 = b0 + COPY_SHORT_TILE < n2 ? b0 + COPY_SHORT_TILE : n2;
-			for (uint64_t a = a0; a < a1; a++)
-				for (uint64_t b = b0; b < b1; b++) {
-					uint8_t *dr = d + (int64_t)a * d3 + (int64_t)b * d2;
-					const uint8_t *sr = s + (int64_t)a * s3 + (int64_t)b * s2 + low;
-					__m512i v = _mm512_maskz_loadu_epi32(m, sr);
-					if (si < 0)
-						v = _mm512_permutexvar_epi32(rev, v);
-					_mm512_mask_storeu_epi32(dr, m, v);
-				}
+	for (uint64_t a = 0; a < n3; a++)
+		for (uint64_t b = 0; b < n2; b++) {
+			uint8_t *dr = d + (int64_t)a * d3 + (int64_t)b * d2;
+			const uint8_t *sr = s + (int64_t)a * s3 + (int64_t)b * s2 + low;
+			__m512i v = _mm512_maskz_loadu_epi32(m, sr);
+			if (si < 0)
+				v = _mm512_permutexvar_epi32(rev, v);
+			_mm512_mask_storeu_epi32(dr, m, v);
 		}
 }
 #else
@@ -359,9 +349,7 @@ static fwsim_status_t copy_short_rows(const fwsim_kargs_t *k, const fwsim_iter_t
 	uint64_t n2 = it->shape[r - 2], ni = it->inner;
 	int64_t di = it->bstride[0][r - 1], si = it->bstride[1][r - 1];
 	bool vec = es == 4 && di == 4 && (si == 4 || si == -4) && ni <= 16 && fwsim_cpu_avx512();
-	/* dims per block: three when two make at most COPY_SHORT_BLOCK bytes, or
-	 * always for the vector rows, which tile the two outer ones */
-	int nd = r >= 3 && (vec || n2 * ni * es <= COPY_SHORT_BLOCK) ? 3 : 2;
+	int nd = r >= 3 && n2 * ni * es <= COPY_SHORT_BLOCK ? 3 : 2; /* dims per block */
 	uint64_t n3 = nd == 3 ? it->shape[r - 3] : 1, blk = n3 * n2 * ni;
 	int64_t d3 = nd == 3 ? it->bstride[0][r - 3] : 0, s3 = nd == 3 ? it->bstride[1][r - 3] : 0;
 	int64_t d2 = it->bstride[0][r - 2], s2 = it->bstride[1][r - 2];
