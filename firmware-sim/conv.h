@@ -97,10 +97,15 @@ bool fwsim_conv_plan_dwg(conv_job_t *j);
  * prefetch); returns whether an output may be NaN or Inf. */
 typedef int (*fwsim_conv_plane_fn)(const conv_job_t *j, void *geo, const float *x, int64_t next,
 				   const float *wk, float *dst);
-/* Runs an item's (n, g, o) planes through fn, scanning a plane's outputs for
- * the NaN/Inf record only when fn says one may be. */
-fwsim_status_t fwsim_conv_run_planes(conv_job_t *j, uint64_t item, uint32_t slot, fwsim_watch_t *w,
-				     fwsim_conv_plane_fn fn, void *geo);
+/* Forms R and T: sets the form's geometry geo (the same for every plane) up
+ * for the job; zero is a row of X1 zeros for the taps outside the input. */
+typedef void (*fwsim_conv_geo_fn)(const conv_job_t *j, void *geo, const float *zero);
+/* An item of forms R and T (fwsim_par_fn_t's arguments): the slot's row of
+ * zeros, a geometry of geo_size bytes set by init, then the item's (n, g, o)
+ * planes through fn, a plane's outputs scanned for the NaN/Inf record only
+ * when fn says one may be. */
+fwsim_status_t fwsim_conv_run_planes(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w,
+				     size_t geo_size, fwsim_conv_geo_fn init, fwsim_conv_plane_fn fn);
 /* Forms R and T for a job planned as form A, form W for one planned as A or
  * B: true (and the job's form and scratch set) when it applies. */
 bool fwsim_conv_plan_rows(conv_job_t *j);

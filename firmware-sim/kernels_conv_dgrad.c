@@ -1,6 +1,4 @@
 /* CONV form T (docs/isa.md, "CONV"): input gradients of stride-2 3x3 depthwise convolutions (input dilation 2) straight on their row-major planes, 32 outputs of a row per pair of 512-bit vectors. */
-#include <stdlib.h>
-
 #include "conv.h"
 
 /*
@@ -60,8 +58,9 @@ typedef struct dg_geo {
 	__mmask16 st[CONV_ROWS_MAX_CHUNKS][2];      /* outputs cb + [0, 16), + [16, 32) */
 } dg_geo_t;
 
-static void dg_geometry(const conv_job_t *j, dg_geo_t *g, const float *zero)
+static void dg_geometry(const conv_job_t *j, void *geo, const float *zero)
 {
+	dg_geo_t *g = geo;
 	const conv_dim_t *b = &j->d[1];
 	g->zero = zero;
 	g->nblk = (b->Y + 31) / 32;
@@ -164,22 +163,12 @@ static int dg_plane(const conv_job_t *j, void *geo, const float *x, int64_t next
 
 #else
 typedef int dg_geo_t;
-#define dg_geometry(j, g, zero) ((void)0)
-#define dg_plane NULL /* never planned: fwsim_cpu_avx512() is 0 in this build */
+/* never planned: fwsim_cpu_avx512() is 0 in this build */
+#define dg_geometry NULL
+#define dg_plane NULL
 #endif
 
 fwsim_status_t fwsim_conv_item_dgrad(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w)
 {
-	conv_job_t *j = ctx;
-	/* a row of zeros for the taps above and below the input */
-	const float *zero = fwsim_conv_slot_scratch(j, slot);
-	if (!zero)
-		return FWSIM_NOMEM;
-	dg_geo_t *g = malloc(sizeof(*g));
-	if (!g)
-		return FWSIM_NOMEM;
-	dg_geometry(j, g, zero);
-	fwsim_status_t st = fwsim_conv_run_planes(j, item, slot, w, dg_plane, g);
-	free(g);
-	return st;
+	return fwsim_conv_run_planes(ctx, item, slot, w, sizeof(dg_geo_t), dg_geometry, dg_plane);
 }

@@ -216,8 +216,9 @@ uint64_t fwsim_conv_item_end(const conv_job_t *j, uint64_t p0)
 	return p0 + j->per_item < j->n_planes ? p0 + j->per_item : j->n_planes;
 }
 
-fwsim_status_t fwsim_conv_run_planes(conv_job_t *j, uint64_t item, uint32_t slot, fwsim_watch_t *w,
-				     fwsim_conv_plane_fn fn, void *geo)
+/* The item's planes through fn (fwsim_conv_run_planes). */
+static fwsim_status_t conv_planes(conv_job_t *j, uint64_t item, uint32_t slot, fwsim_watch_t *w,
+				  fwsim_conv_plane_fn fn, void *geo)
 {
 	fwsim_kargs_t kk = fwsim_par_kargs(j->k, j->chk, slot, w);
 	fwsim_numchk_t *chk = kk.chk;
@@ -243,6 +244,20 @@ fwsim_status_t fwsim_conv_run_planes(conv_job_t *j, uint64_t item, uint32_t slot
 		}
 	}
 	return FWSIM_OK;
+}
+
+fwsim_status_t fwsim_conv_run_planes(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w,
+				     size_t geo_size, fwsim_conv_geo_fn init, fwsim_conv_plane_fn fn)
+{
+	conv_job_t *j = ctx;
+	const float *zero = fwsim_conv_slot_scratch(j, slot);
+	void *geo = zero ? malloc(geo_size) : NULL;
+	if (!geo)
+		return FWSIM_NOMEM;
+	init(j, geo, zero);
+	fwsim_status_t st = conv_planes(j, item, slot, w, fn, geo);
+	free(geo);
+	return st;
 }
 
 /* Lane interleaving: nl lanes x n columns, (l, c) from s + l ls + c 4 to

@@ -1,6 +1,4 @@
 /* CONV form R (docs/isa.md, "CONV"): 3x3 depthwise convolutions straight on their row-major planes, 16 outputs of a row per 512-bit vector. */
-#include <stdlib.h>
-
 #include "conv.h"
 
 /*
@@ -189,8 +187,9 @@ static int rows_plane(const conv_job_t *j, void *geo, const float *x, int64_t ne
 }
 
 /* The chunks' masks and first columns, the same for every plane. */
-static void rows_geometry(const conv_job_t *j, rows_plane_t *c, const float *zero)
+static void rows_geometry(const conv_job_t *j, void *geo, const float *zero)
 {
+	rows_plane_t *c = geo;
 	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
 	c->zero = zero;
 	c->x0 = a->X;
@@ -220,22 +219,12 @@ static void rows_geometry(const conv_job_t *j, rows_plane_t *c, const float *zer
 
 #else
 typedef int rows_plane_t;
-#define rows_geometry(j, c, zero) ((void)0)
-#define rows_plane NULL /* never planned: fwsim_cpu_avx512() is 0 in this build */
+/* never planned: fwsim_cpu_avx512() is 0 in this build */
+#define rows_geometry NULL
+#define rows_plane NULL
 #endif
 
 fwsim_status_t fwsim_conv_item_rows(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w)
 {
-	conv_job_t *j = ctx;
-	/* a row of zeros for the taps above and below the input */
-	const float *zero = fwsim_conv_slot_scratch(j, slot);
-	if (!zero)
-		return FWSIM_NOMEM;
-	rows_plane_t *c = malloc(sizeof(*c));
-	if (!c)
-		return FWSIM_NOMEM;
-	rows_geometry(j, c, zero);
-	fwsim_status_t st = fwsim_conv_run_planes(j, item, slot, w, rows_plane, c);
-	free(c);
-	return st;
+	return fwsim_conv_run_planes(ctx, item, slot, w, sizeof(rows_plane_t), rows_geometry, rows_plane);
 }
