@@ -96,6 +96,18 @@ typedef struct wg_ch {
 	int64_t xlo[3];
 } wg_ch_t;
 
+static inline wg_ch_t wg_chunk(const wg_geo_t *g, int64_t ch)
+{
+	wg_ch_t m;
+	m.km = g->km[ch];
+	for (int y1 = 0; y1 < 3; y1++) {
+		m.xm[y1][0] = g->xm[ch][y1][0];
+		m.xm[y1][1] = g->xm[ch][y1][1];
+		m.xlo[y1] = g->xlo[ch][y1];
+	}
+	return m;
+}
+
 /* One x row's terms for one chunk of np planes: the x rows at row[p], the
  * kernel rows of output rows 0-2 at k[p][y0]. `rows` (a constant, bit y0
  * for output row y0) says which output rows have a kernel row here: the
@@ -105,7 +117,8 @@ typedef struct wg_ch {
  * NULL. */
 __attribute__((target("avx512f,avx2,fma"), always_inline))
 static inline void wg_row(const int np, const int d, const int rows, const wg_ch_t *m,
-			  const float *const *row, const float *const (*k)[3], const char *const *pf, const char *const *kpf, __m512 (*s)[9])
+			  const float *const *row, const float *const (*k)[3], const char *const *pf,
+			  const char *const *kpf, __m512 (*s)[9])
 {
 	__m512 v[2][3];
 #pragma GCC unroll 2
@@ -136,16 +149,17 @@ static inline void wg_row(const int np, const int d, const int rows, const wg_ch
 	}
 }
 
-/* The 9 outputs of np planes (1 or 2: (n, g, o) pairs, x at x[p], dy at k[p])
- * into out9[p], row-major, at kernel dilation d; one1: the kernel's rows are
- * one chunk (np, d, one1 constants after inlining). Two planes share the
+/* The 9 outputs of np planes (1 or 2: (n, g, o) pairs, x at x[p], dy at k[p];
+ * xn[p], kn[p]: elements from them to the inputs of the plane this slot takes
+ * next, to prefetch) into out9[p], row-major, at kernel dilation d; one1:
+ * the kernel's rows are one chunk (np, d, one1 constants after inlining). Two planes share the
  * loop's bookkeeping. The sums stay in 18 registers: their arrays are only
  * indexed by constants of unrolled loops (as an array indexed in a loop they
  * lived on the stack, a store and a load in every fma's chain). */
 __attribute__((target("avx512f,avx2,fma"), always_inline))
 static inline void wg_planes(const int np, const int d, const int one1, const conv_job_t *j,
 			     const wg_geo_t *g, const float *const *x, const float *const *k,
-			     const float *zero, float (*out9)[9])
+			     const int64_t *xn, const int64_t *kn, const float *zero, float (*out9)[9])
 {
 	const conv_dim_t *a = &j->d[0];
 	__m512 s[2][9];
@@ -154,15 +168,7 @@ static inline void wg_planes(const int np, const int d, const int one1, const co
 #pragma GCC unroll 9
 		for (int i = 0; i < 9; i++)
 			s[p][i] = _mm512_setzero_ps();
-	wg_ch_t m0;
-	if (one1) {
-		m0.km = g->km[0];
-		for (int y1 = 0; y1 < 3; y1++) {
-			m0.xm[y1][0] = g->xm[0][y1][0];
-			m0.xm[y1][1] = g->xm[0][y1][1];
-			m0.xlo[y1] = g->xlo[0][y1];
-		}
-	}
+	wg_ch_t m0 = wg_chunk(g, 0);
 	/* x row t meets output row y0 at kernel row k0 = (t + P0 - y0) / d;
 	 * t ascends, so each output's k0 does */
 	int64_t t0 = -a->P, t1 = (a->K - 1) * d + 2 - a->P;
@@ -170,12 +176,13 @@ static inline void wg_planes(const int np, const int d, const int one1, const co
 		/* prefetch offsets (elements): large planes, x's row WG_PF
 		 * ahead and dy's (the hardware's prefetchers stop at each page:
 		 * 2.6x slower at MobileNetV2's 112x112); small ones, the same
-		 * rows of the next planes (channel c + 1, else the planes np
-		 * groups on: each of 13 lines came from L3 cold at 14x14) */
-		int64_t xpf = g->pf ? WG_PF * j->si[3]
-			    : c + 1 < j->C ? j->si[2] : np * j->si[1] - c * j->si[2];
-		int64_t kpf = g->pf ? WG_PF * j->sw[3]
-			    : c + 1 < j->C ? j->sw[2] : np * j->sw[0] - c * j->sw[2];
+		 * rows of the next planes (channel c + 1, else the plane this
+		 * slot takes next: each of 13 lines came from L3 cold at 14x14) */
+		int64_t xpf[2], kpf[2];
+		for (int p = 0; p < np; p++) {
+			xpf[p] = g->pf ? WG_PF * j->si[3] : c + 1 < j->C ? j->si[2] : xn[p] - c * j->si[2];
+			kpf[p] = g->pf ? WG_PF * j->sw[3] : c + 1 < j->C ? j->sw[2] : kn[p] - c * j->sw[2];
+		}
 		/* at dilation 1 the rows where x's row and all three kernel
 		 * rows exist run a loop of their own, pointers stepped per row
 		 * (the general loop's per-row bookkeeping bounded it) */
@@ -197,10 +204,10 @@ static inline void wg_planes(const int np, const int d, const int one1, const co
 					const float *kr = k[p] + c * j->sw[2] + (t + a->P) * sw3;
 					for (int64_t tt = t; tt <= ts1; tt++, row += si3, kr += sw3)
 						for (int64_t ch = 0; ch < g->nch; ch++) {
-							const char *pf = (const char *)(row + g->xlo[ch][0] + xpf);
+							const char *pf = (const char *)(row + g->xlo[ch][0] + xpf[p]);
 							_mm_prefetch(pf, _MM_HINT_T0);
 							_mm_prefetch(pf + 64, _MM_HINT_T0);
-							_mm_prefetch((const char *)(kr + ch * 16 + kpf), _MM_HINT_T0);
+							_mm_prefetch((const char *)(kr + ch * 16 + kpf[p]), _MM_HINT_T0);
 							__mmask16 km = g->km[ch];
 							__m512 v0 = _mm512_maskz_loadu_ps(g->xm[ch][0][0], row + g->xlo[ch][0]);
 							__m512 v1 = _mm512_maskz_loadu_ps(g->xm[ch][1][0], row + g->xlo[ch][1]);
@@ -231,9 +238,9 @@ static inline void wg_planes(const int np, const int d, const int one1, const co
 					__m512 dy1 = _mm512_maskz_loadu_ps(km, kr - sw3);
 					__m512 dy2 = _mm512_maskz_loadu_ps(km, kr - 2 * sw3);
 					for (int64_t tt = t; tt <= ts1; tt++, row += si3, kr += sw3) {
-						_mm_prefetch((const char *)(row + xl0 + xpf), _MM_HINT_T0);
-						_mm_prefetch((const char *)(row + xl0 + xpf) + 64, _MM_HINT_T0);
-						_mm_prefetch((const char *)(kr + kpf), _MM_HINT_T0);
+						_mm_prefetch((const char *)(row + xl0 + xpf[p]), _MM_HINT_T0);
+						_mm_prefetch((const char *)(row + xl0 + xpf[p]) + 64, _MM_HINT_T0);
+						_mm_prefetch((const char *)(kr + kpf[p]), _MM_HINT_T0);
 						__m512 dy0 = _mm512_maskz_loadu_ps(km, kr);
 						__m512 v0 = _mm512_maskz_loadu_ps(xm0, row + xl0);
 						__m512 v1 = _mm512_maskz_loadu_ps(xm1, row + xl1);
@@ -270,24 +277,15 @@ static inline void wg_planes(const int np, const int d, const int one1, const co
 			for (int y0 = 0; y0 < 3; y0++)
 				ko[y0] = c * j->sw[2] + (e[y0] ? r[y0] : 0) * j->sw[3];
 			for (int64_t ch = 0; ch < (one1 ? 1 : g->nch); ch++) {
-				wg_ch_t mc;
-				const wg_ch_t *m = &m0;
-				if (!one1) {
-					mc.km = g->km[ch];
-					for (int y1 = 0; y1 < 3; y1++) {
-						mc.xm[y1][0] = g->xm[ch][y1][0];
-						mc.xm[y1][1] = g->xm[ch][y1][1];
-						mc.xlo[y1] = g->xlo[ch][y1];
-					}
-					m = &mc;
-				}
+				wg_ch_t mc = one1 ? m0 : wg_chunk(g, ch);
+				const wg_ch_t *m = &mc;
 				const float *row[2], *kr[2][3];
 				const char *pf[2], *kp[2];
 #pragma GCC unroll 2
 				for (int p = 0; p < np; p++) {
 					row[p] = in ? x[p] + xo : zero;
-					pf[p] = in ? (const char *)(row[p] + m->xlo[0] + xpf) : NULL;
-					kp[p] = e[0] ? (const char *)(k[p] + ko[0] + ch * 16 + kpf) : NULL;
+					pf[p] = in ? (const char *)(row[p] + m->xlo[0] + xpf[p]) : NULL;
+					kp[p] = e[0] ? (const char *)(k[p] + ko[0] + ch * 16 + kpf[p]) : NULL;
 					for (int y0 = 0; y0 < 3; y0++)
 						kr[p][y0] = k[p] + ko[y0] + ch * 16;
 				}
@@ -313,24 +311,26 @@ static inline void wg_planes(const int np, const int d, const int one1, const co
 
 __attribute__((target("avx512f,avx2,fma")))
 static void wg_plane(const int np, const conv_job_t *j, const wg_geo_t *g, const float *const *x,
-		     const float *const *k, const float *zero, float (*out9)[9])
+		     const float *const *k, const int64_t *xn, const int64_t *kn, const float *zero,
+		     float (*out9)[9])
 {
 	bool one1 = g->nch == 1;
 	if (np == 2 && one1)
-		j->d[0].D == 1 ? wg_planes(2, 1, 1, j, g, x, k, zero, out9)
-			       : wg_planes(2, 2, 1, j, g, x, k, zero, out9);
+		j->d[0].D == 1 ? wg_planes(2, 1, 1, j, g, x, k, xn, kn, zero, out9)
+			       : wg_planes(2, 2, 1, j, g, x, k, xn, kn, zero, out9);
 	else if (np == 2)
-		j->d[0].D == 1 ? wg_planes(2, 1, 0, j, g, x, k, zero, out9)
-			       : wg_planes(2, 2, 0, j, g, x, k, zero, out9);
+		j->d[0].D == 1 ? wg_planes(2, 1, 0, j, g, x, k, xn, kn, zero, out9)
+			       : wg_planes(2, 2, 0, j, g, x, k, xn, kn, zero, out9);
 	else
-		j->d[0].D == 1 ? wg_planes(1, 1, 0, j, g, x, k, zero, out9)
-			       : wg_planes(1, 2, 0, j, g, x, k, zero, out9);
+		j->d[0].D == 1 ? wg_planes(1, 1, 0, j, g, x, k, xn, kn, zero, out9)
+			       : wg_planes(1, 2, 0, j, g, x, k, xn, kn, zero, out9);
 }
 
 #else
 typedef int wg_geo_t;
 #define wg_geometry(j, g) ((void)0)
-#define wg_plane(np, j, g, x, k, zero, out9) ((void)(x), (void)(k), memset(out9, 0, 18 * sizeof(float)))
+#define wg_plane(np, j, g, x, k, xn, kn, zero, out9) \
+	((void)(x), (void)(k), (void)(xn), (void)(kn), memset(out9, 0, 18 * sizeof(float)))
 #endif
 
 fwsim_status_t fwsim_conv_item_wgrad(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w)
@@ -363,12 +363,20 @@ fwsim_status_t fwsim_conv_item_wgrad(void *ctx, uint64_t item, uint32_t slot, fw
 				goto out;
 			}
 			const float *x[2], *k[2];
+			int64_t xn[2], kn[2];
 			float out9[2][9];
 			for (int p = 0; p < np; p++) {
 				x[p] = j->in + n[p] * j->si[0] + gi[p] * j->si[1];
 				k[p] = j->w + gi[p] * j->sw[0] + o * j->sw[1];
+				/* what this slot takes next: the plane's next kernel,
+				 * else the plane np on (past the item's end: an
+				 * address only prefetched) */
+				uint64_t q = pi + (uint64_t)(p + np);
+				int64_t gq = (int64_t)(q / (uint64_t)j->N), nq = (int64_t)(q % (uint64_t)j->N);
+				xn[p] = o + 1 < j->O ? 0 : (nq - n[p]) * j->si[0] + (gq - gi[p]) * j->si[1];
+				kn[p] = o + 1 < j->O ? j->sw[1] : (gq - gi[p]) * j->sw[0] - o * j->sw[1];
 			}
-			wg_plane(np, j, g, x, k, zero, out9);
+			wg_plane(np, j, g, x, k, xn, kn, zero, out9);
 			for (int p = 0; p < np; p++) {
 				float *dst = j->out + n[p] * j->so[0] + gi[p] * j->so[1] + o * j->so[2];
 				for (int y = 0; y < 9; y++)
