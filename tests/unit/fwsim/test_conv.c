@@ -407,6 +407,67 @@ static float c_sum_w(const cconv_t *cv, const int64_t *oi)
 	return part[0];
 }
 
+/* Forms D and R's sum of output oi (and form A's): one fma chain from 0 over
+ * (c, k0, k1), padding taps included. */
+static float c_sum_chain(const cconv_t *cv, const int64_t *oi)
+{
+	const cspec_t *c = &cv->c;
+	float acc = 0.0f, w, x;
+	for (int64_t ch = 0; ch < c->C; ch++)
+		for (int64_t k0 = 0; k0 < c->K[0]; k0++)
+			for (int64_t k1 = 0; k1 < c->K[1]; k1++) {
+				c_term(cv, oi, ch, k0, k1, &w, &x);
+				acc = fmaf(w, x, acc);
+			}
+	return acc;
+}
+
+/* Form E's: per (c, k0) a chain of fma over k1 from 0, added in that order. */
+static float c_sum_e(const cconv_t *cv, const int64_t *oi)
+{
+	const cspec_t *c = &cv->c;
+	float acc = 0.0f, w, x;
+	for (int64_t ch = 0; ch < c->C; ch++)
+		for (int64_t k0 = 0; k0 < c->K[0]; k0++) {
+			float part = 0.0f;
+			for (int64_t k1 = 0; k1 < c->K[1]; k1++) {
+				c_term(cv, oi, ch, k0, k1, &w, &x);
+				part = fmaf(w, x, part);
+			}
+			acc += part;
+		}
+	return acc;
+}
+
+/* Runs spec c (inputs of c_build's seed and c_fill_full's fill) and compares
+ * every output's bits with want's. */
+static void c_check_bits(const cspec_t *c, uint32_t seed, uint64_t fill,
+			 float (*want)(const cconv_t *, const int64_t *), const char *what, size_t i)
+{
+	cmem_t m;
+	cmem_init(&m);
+	cconv_t cv;
+	c_build(&m, c, &cv, seed);
+	c_fill_full(&m, fill);
+	fwsim_job_t job;
+	ck_assert_int_eq(c_run(&m, &cv.in, FWSIM_JOB_CHECK_NAN, 0, &job), FWSIM_OK);
+	int64_t oi[5];
+	for (oi[0] = 0; oi[0] < c->N; oi[0]++)
+		for (oi[1] = 0; oi[1] < c->G; oi[1]++)
+			for (oi[2] = 0; oi[2] < c->O; oi[2]++)
+				for (oi[3] = 0; oi[3] < cv.Y[0]; oi[3]++)
+					for (oi[4] = 0; oi[4] < cv.Y[1]; oi[4]++) {
+						float acc = want(&cv, oi);
+						float got = cv.o[c_off(&cv.in.ap[0], oi)];
+						T_CHECK(memcmp(&got, &acc, 4) == 0,
+							"spec %zu (%s): out[%lld,%lld,%lld,%lld,%lld] = %a, want %a",
+							i, what, (long long)oi[0], (long long)oi[1],
+							(long long)oi[2], (long long)oi[3], (long long)oi[4], got,
+							acc);
+					}
+	free(m.mem);
+}
+
 /* Depthwise over 8 or more groups runs as forms D or R (forward shapes) and
  * E or W (weight-gradient shapes), whose orders docs/isa.md states: D and R
  * are form A's one fma chain per output over (k0, k1) from 0, padding taps
@@ -420,43 +481,8 @@ START_TEST(test_depthwise_lanes_bit_exact)
 		const cspec_t *c = e ? &dwg_specs[i - DW_N_SPECS] : &dw_specs[i];
 		bool wf = e && c_form_w(c);
 		n_w += wf;
-		cmem_t m;
-		cmem_init(&m);
-		cconv_t cv;
-		c_build(&m, c, &cv, 5);
-		c_fill_full(&m, 77 + i);
-		fwsim_job_t job;
-		ck_assert_int_eq(c_run(&m, &cv.in, FWSIM_JOB_CHECK_NAN, 0, &job), FWSIM_OK);
-		int64_t oi[5];
-		for (oi[0] = 0; oi[0] < c->N; oi[0]++)
-			for (oi[1] = 0; oi[1] < c->G; oi[1]++)
-				for (oi[2] = 0; oi[2] < c->O; oi[2]++)
-					for (oi[3] = 0; oi[3] < cv.Y[0]; oi[3]++)
-						for (oi[4] = 0; oi[4] < cv.Y[1]; oi[4]++) {
-							float acc = 0.0f, w, x;
-							for (int64_t ch = 0; ch < c->C && !wf; ch++)
-								for (int64_t k0 = 0; k0 < c->K[0]; k0++) {
-									float part = 0.0f;
-									for (int64_t k1 = 0; k1 < c->K[1]; k1++) {
-										c_term(&cv, oi, ch, k0, k1, &w, &x);
-										if (e)
-											part = fmaf(w, x, part);
-										else
-											acc = fmaf(w, x, acc);
-									}
-									if (e)
-										acc += part;
-								}
-							if (wf)
-								acc = c_sum_w(&cv, oi);
-							float got = cv.o[c_off(&cv.in.ap[0], oi)];
-							T_CHECK(memcmp(&got, &acc, 4) == 0,
-								"spec %zu (form %s): out[%lld,%lld,%lld,%lld,%lld] = %a, want %a",
-								i, wf ? "W" : e ? "E" : "D/R", (long long)oi[0],
-								(long long)oi[1], (long long)oi[2], (long long)oi[3],
-								(long long)oi[4], got, acc);
-						}
-		free(m.mem);
+		c_check_bits(c, 5, 77 + i, wf ? c_sum_w : e ? c_sum_e : c_sum_chain,
+			     wf ? "form W" : e ? "form E" : "form D/R", i);
 	}
 	/* on a CPU with AVX-512F both E and W are checked */
 	ck_assert_int_eq(n_w > 0 && n_w < (int)DWG_N_SPECS, fwsim_cpu_avx512() != 0);
@@ -477,45 +503,33 @@ static const cspec_t dil_specs[] = {
 	     .D = { 1, 1 }, .L = { 2, 2 }, .P = { 0, 1 }),
 };
 
+/* The sum of output oi at input dilation 2 (stride 1, no kernel dilation,
+ * one input channel): a chain of fma from 0 over the non-hole taps in (k0,
+ * k1) order, padding taps included. */
+static float c_sum_dilated(const cconv_t *cv, const int64_t *oi)
+{
+	const cspec_t *c = &cv->c;
+	float acc = 0.0f;
+	for (int64_t k0 = 0; k0 < c->K[0]; k0++)
+		for (int64_t k1 = 0; k1 < c->K[1]; k1++) {
+			int64_t j0 = oi[3] + k0 - c->P[0];
+			int64_t j1 = oi[4] + k1 - c->P[1];
+			if (j0 % 2 || j1 % 2)
+				continue; /* a hole */
+			bool in = j0 >= 0 && j0 / 2 < c->X[0] && j1 >= 0 && j1 / 2 < c->X[1];
+			int64_t xi[5] = { oi[0], oi[1], 0, j0 / 2, j1 / 2 };
+			int64_t wi[5] = { oi[1], oi[2], 0, k0, k1 };
+			float x = in ? cv->x[c_off(&cv->in.ap[1], xi)] : 0.0f;
+			acc = fmaf(cv->w[c_off(&cv->in.ap[2], wi)], x, acc);
+		}
+	return acc;
+}
+
 START_TEST(test_dilated_depthwise_bit_exact)
 {
 	for (size_t i = 0; i < sizeof(dil_specs) / sizeof(dil_specs[0]); i++) {
-		const cspec_t *c = &dil_specs[i];
-		c_check(c, "dilated depthwise");
-		cmem_t m;
-		cmem_init(&m);
-		cconv_t cv;
-		c_build(&m, c, &cv, 9);
-		c_fill_full(&m, 91 + i);
-		fwsim_job_t job;
-		ck_assert_int_eq(c_run(&m, &cv.in, FWSIM_JOB_CHECK_NAN, 0, &job), FWSIM_OK);
-		int64_t oi[5];
-		for (oi[0] = 0; oi[0] < c->N; oi[0]++)
-			for (oi[1] = 0; oi[1] < c->G; oi[1]++)
-				for (oi[2] = 0; oi[2] < c->O; oi[2]++)
-					for (oi[3] = 0; oi[3] < cv.Y[0]; oi[3]++)
-						for (oi[4] = 0; oi[4] < cv.Y[1]; oi[4]++) {
-							float acc = 0.0f;
-							for (int64_t k0 = 0; k0 < 3; k0++)
-								for (int64_t k1 = 0; k1 < 3; k1++) {
-									int64_t j0 = oi[3] + k0 - c->P[0];
-									int64_t j1 = oi[4] + k1 - c->P[1];
-									if (j0 % 2 || j1 % 2)
-										continue; /* a hole */
-									bool in = j0 >= 0 && j0 / 2 < c->X[0] &&
-										  j1 >= 0 && j1 / 2 < c->X[1];
-									int64_t xi[5] = { oi[0], oi[1], 0, j0 / 2, j1 / 2 };
-									int64_t wi[5] = { oi[1], oi[2], 0, k0, k1 };
-									float x = in ? cv.x[c_off(&cv.in.ap[1], xi)] : 0.0f;
-									acc = fmaf(cv.w[c_off(&cv.in.ap[2], wi)], x, acc);
-								}
-							float got = cv.o[c_off(&cv.in.ap[0], oi)];
-							T_CHECK(memcmp(&got, &acc, 4) == 0,
-								"spec %zu: out[%lld,%lld,%lld,%lld,%lld] = %a, want %a", i,
-								(long long)oi[0], (long long)oi[1], (long long)oi[2],
-								(long long)oi[3], (long long)oi[4], got, acc);
-						}
-		free(m.mem);
+		c_check(&dil_specs[i], "dilated depthwise");
+		c_check_bits(&dil_specs[i], 9, 91 + i, c_sum_dilated, "dilated", i);
 	}
 }
 END_TEST
