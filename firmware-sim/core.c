@@ -366,11 +366,6 @@ static bool use_threads(const fwsim_core_t *c, const fwsim_program_t *p)
 		return false;
 	if (c->cfg.sched == FWSIM_SCHED_THREADS)
 		return true;
-	/* with one CPU to run on, engine threads only take turns on it, each
-	 * hand-off a futex wake and a context switch: MobileNetV2 b8's step
-	 * NEFF ran 75-77 ms threaded, 72-74 inline (taskset -c 1) */
-	if (fwsim_affinity_cpus() < 2)
-		return false;
 	double top = 0, second = 0;
 	for (uint32_t e = 0; e < ISA_ENGINE_COUNT; e++) {
 		double w = p->counts[e] ? p->work[e] : 0;
@@ -381,7 +376,11 @@ static bool use_threads(const fwsim_core_t *c, const fwsim_program_t *p)
 			second = w;
 		}
 	}
-	return second >= (double)FWSIM_THREAD_MIN_WORK;
+	/* with one CPU to run on, engine threads only take turns on it, each
+	 * hand-off a futex wake and a context switch: MobileNetV2 b8's step
+	 * NEFF ran 75-77 ms threaded, 72-74 inline (taskset -c 1). Asked last:
+	 * the mask is a system call, and most jobs are small */
+	return second >= (double)FWSIM_THREAD_MIN_WORK && fwsim_affinity_cpus() >= 2;
 }
 
 fwsim_status_t fwsim_core_create(const fwsim_core_config_t *config, fwsim_core_t **out_core)
