@@ -270,3 +270,21 @@ bool fwsim_iter_next(fwsim_iter_t *it)
 	}
 	return false;
 }
+
+bool fwsim_iter_advance(fwsim_iter_t *it, uint64_t q)
+{
+	/* along the row dim at once as far as it has room, then row by row
+	 * (carrying into the dims above) */
+	if (q > 1 && it->rank >= 2 && !it->empty && it->rows > q) {
+		uint32_t k = it->rank - 2;
+		uint64_t room = it->shape[k] - 1 - it->idx[k], s = q < room ? q : room;
+		it->idx[k] += s;
+		it->rows -= s;
+		iter_move(it, (int)k, (int64_t)s);
+		q -= s;
+	}
+	while (q--)
+		if (!fwsim_iter_next(it))
+			return false;
+	return true;
+}

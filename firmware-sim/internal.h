@@ -152,6 +152,9 @@ void fwsim_iter_init(fwsim_iter_t *it, uint32_t rank, const uint64_t *shape, uin
 /* Moves to the next row; false when done. The first row is current after init
  * (unless empty). */
 bool fwsim_iter_next(fwsim_iter_t *it);
+/* Moves q rows on (fwsim_iter_next q times, the rows along the innermost
+ * row dim in one step); false when that passes the last row. */
+bool fwsim_iter_advance(fwsim_iter_t *it, uint64_t q);
 static inline void fwsim_iter_init_aps(fwsim_iter_t *it, const isa_ap_t *shape_ap,
 				       uint32_t n, const isa_ap_t *const aps[])
 {

@@ -6,6 +6,7 @@
 
 #include "alu_ops.h"
 #include "convert.h"
+#include "fused_tree.h"
 #include "fused_plan.h"
 #include "internal.h"
 #include "pool.h"
@@ -36,6 +37,8 @@ typedef struct fz_prog {
 	/* the mask-selects and op pairs (fused_plan.h); NaN blame runs the
 	 * program without them, one step at a time */
 	fz_plan_t mp;
+	/* the whole program in one pass (fused_tree.h), when it can be */
+	fz_tree_t tree;
 	/* the last live step writing the output register; out_in_place: it
 	 * writes f32 lanes and is no CONST (whose lane is kept across blocks),
 	 * so its lane can be a contiguous f32 output block (fz_segment) */
@@ -413,6 +416,24 @@ static bool fz_pair_step(fz_regs_t *r, const fz_prog_t *pg, uint32_t s, size_t n
 	return true;
 }
 
+/* Fills o with rows of rlen copies of an f32 each, the rows' values rs bytes
+ * apart from p: a per-channel operand over planes of 4x4 or 7x7. In whole
+ * blocks of 16 (a vector store), past a row's end into the next row's (then
+ * written) or the lane's slack (a lane's FZ_BLOCK * 8 bytes hold 2 blocks of
+ * f32). A fill call per row was a quarter of a batch norm's time over 4x4
+ * planes, and the fill alone in SSE stores as much again. */
+FWSIM_TARGET_CLONES
+static void fz_fill_rows_f32(float *o, const uint8_t *p, int64_t rs, size_t rows, size_t rlen)
+{
+	for (size_t row = 0; row < rows; row++, o += rlen) {
+		float v;
+		memcpy(&v, p + (int64_t)row * rs, 4);
+		for (size_t x = 0; x < rlen; x += 16)
+			for (size_t y = 0; y < 16; y++)
+				o[x + y] = v;
+	}
+}
+
 /* Loads input i's block of m elements at p (byte stride bs) into register i, or
  * points the register at it when it is contiguous f32. */
 static void fz_load_input(fz_regs_t *r, uint32_t i, uint32_t dt, const uint8_t *p, int64_t bs,
@@ -426,6 +447,10 @@ static void fz_load_input(fz_regs_t *r, uint32_t i, uint32_t dt, const uint8_t *
 		uint8_t *lane = r->splat + (size_t)i * FZ_BLOCK * 8;
 		r->ptr[i] = lane;
 		r->sfill[i] = 0;
+		if (dt == ISA_DT_F32) {
+			fz_fill_rows_f32((float *)(void *)lane, p, r->rs[1 + i], m / r->rlen, r->rlen);
+			return;
+		}
 		for (size_t e = 0, row = 0; e < m; e += r->rlen, row++) {
 			const uint8_t *q = p + (int64_t)row * r->rs[1 + i];
 			if (isa_dtype_is_float(dt))
@@ -580,9 +605,23 @@ static fwsim_status_t fz_segment(const fwsim_kargs_t *k, const fz_prog_t *pg, fz
 	if (fwsim_tick(k, (uint64_t)m * (pg->h.n_code + 1u)))
 		return FWSIM_TIMEOUT;
 	uint8_t *pin[ISA_FUSED_MAX_INPUTS];
+	const float *cin[ISA_FUSED_MAX_INPUTS];
+	float csc[ISA_FUSED_MAX_INPUTS];
+	bool tree = pg->tree.n > 0;
 	for (uint32_t i = 0; i < nin; i++) {
+		uint32_t dt = aps[1 + i]->dtype;
 		pin[i] = pt->base[1 + i] + off[1 + i];
-		fz_load_input(r, i, aps[1 + i]->dtype, pin[i], bs[1 + i], m);
+		if (tree && bs[1 + i] == 0 && m > 0 && !r->rs) {
+			/* one value for the block: a scalar of the tree, no lane */
+			if (dt == ISA_DT_F32)
+				memcpy(&csc[i], pin[i], 4);
+			else
+				fwsim_load_f32(dt, pin[i], 0, 1, &csc[i]);
+			cin[i] = NULL;
+			continue;
+		}
+		fz_load_input(r, i, dt, pin[i], bs[1 + i], m);
+		cin[i] = RF(r, i);
 	}
 	for (uint32_t d = 0; d < ISA_MAX_RANK; d++) {
 		int v = pt->iota_op[d];
@@ -598,10 +637,19 @@ static fwsim_status_t fz_segment(const fwsim_kargs_t *k, const fz_prog_t *pg, fz
 	 * dx, a write stream of its own (the steps before keep the register's
 	 * lane, in L1) */
 	uint8_t *po = pt->base[0] + off[0];
-	bool direct = pg->out_in_place && !pt->reduce && odt == ISA_DT_F32 && bs[0] == 4 &&
+	bool direct = (tree || pg->out_in_place) && !pt->reduce && odt == ISA_DT_F32 && bs[0] == 4 &&
 		      fz_apart(r, pt, nin, pin, bs, m, po);
 	r->flag_step = UINT32_MAX;
-	for (uint32_t s = 0; s < pg->h.n_code; s++) {
+	if (tree) {
+		uint32_t q = pg->h.out_reg;
+		float *dst = direct ? (float *)(void *)po : WF(r, q);
+		r->flag = fz_tree_run(&pg->tree, m, dst, cin, csc, r->chk_bias);
+		r->flag_step = pg->out_step;
+		r->ptr[q] = (uint8_t *)dst;
+		r->dt[q] = ISA_DT_F32;
+		r->cfill[q] = 0;
+	}
+	for (uint32_t s = 0; s < pg->h.n_code && !tree; s++) {
 		if (!pg->live[s] || pg->mp.paired[s] || pg->mp.fast_skip[s])
 			continue;
 		if (direct && s == pg->out_step) {
@@ -739,9 +787,7 @@ static fwsim_status_t fz_rows(const fwsim_kargs_t *k, const fz_prog_t *pg, fz_re
 			size_t m = (size_t)(n * it->inner);
 			fwsim_status_t st = fz_segment(k, pg, r, tmp, pt, it->inner_bs, it->off, m, *flat);
 			*flat += m;
-			bool more = st == FWSIM_OK;
-			for (uint64_t q = 0; q < n && more; q++)
-				more = fwsim_iter_next(it);
+			bool more = st == FWSIM_OK && fwsim_iter_advance(it, n);
 			if (!more) {
 				r->rs = NULL;
 				return st;
@@ -1265,6 +1311,7 @@ fwsim_status_t fwsim_exec_fused(fwsim_exec_t *x, uint32_t e, uint32_t pc, fwsim_
 	for (uint32_t i = 0; i < nin; i++)
 		in_dt[i] = pg->in_ap[i].dtype;
 	fz_plan(pg->code, pg->h.n_code, pg->live, in_dt, nin, pg->h.out_reg, &pg->mp);
+	fz_tree_plan(pg->code, pg->h.n_code, pg->live, in_dt, nin, pg->h.out_reg, &pg->tree);
 	pg->out_in_place = false;
 	for (uint32_t s = 0; s < pg->h.n_code; s++) {
 		if (!pg->live[s] || pg->code[s].dst != pg->h.out_reg)

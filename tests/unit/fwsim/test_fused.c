@@ -1,6 +1,8 @@
 /* FUSED: random programs against the same steps run op by op (ALU/COPY), scalar references, the reducing form and IOTA, descriptor validation, OOB and NaN records. */
 #include "fused_plan.h"
+#include "fused_tree.h"
 #include "fwsim_test.h"
+#include "internal.h"
 #include "neuronsim/half.h"
 
 /* Serialises the descriptor into region 0 and returns the instruction. */
@@ -706,6 +708,77 @@ START_TEST(test_op_pairs)
 	ck_assert(!mp.paired[0]);
 }
 END_TEST
+
+/* ---- one-pass trees (fused_tree.h) ---- */
+
+typedef struct tgen {
+	fbuild_t *b;
+	tmem_t *t;
+	uint64_t *seed;
+	uint32_t rank, nin, next_reg;
+	const uint64_t *shape;
+	isa_ap_t in_ap[6]; /* the reference's: an f32 copy of a bf16 input */
+	bool bf16[6];       /* read through a CONVERT to f32 */
+	isa_insn_t ref[64];
+	uint32_t nref;
+} tgen_t;
+
+/* Emits a random tree of ADD, SUB and MUL of depth d at most over the
+ * inputs and CONSTs; returns the register with its value and, in *ap, where
+ * the op-by-op reference keeps it (force: a step, not a leaf). The second
+ * operand's subtree is simple (no step with two steps' values as operands;
+ * in a simple tree itself, a leaf), so that the tree needs the temporary
+ * once at a time (fused_tree.h); test_one_pass_tree_plans has the others.
+ * A step writes over its first operand's
+ * register when that holds a step's value (consumed here), as the
+ * compiler's register reuse does; a few steps read one value twice. */
+static uint32_t tg_tree(tgen_t *g, int d, bool force, bool simple, isa_ap_t *ap)
+{
+	uint64_t r = trand(g->seed);
+	bool full = g->next_reg >= ISA_FUSED_MAX_REGS - 1;
+	if (!force && (d == 0 || r % 5 == 0 || full)) {
+		if (r % 7 == 0 && !full) {
+			uint32_t k = g->next_reg++;
+			double v = (double)((int64_t)(r >> 8) % 41 - 20) / 8.0;
+			fb_op(g->b, ISA_FUSED_CONST, k, ISA_DT_F32, 0, -1, -1, fimm(v));
+			*ap = tmk_ap(g->t, 1, ISA_DT_F32, g->rank, g->shape, L_CONTIG);
+			uint64_t idx[3] = { 0, 0, 0 };
+			tset(ISA_DT_F32, telem(g->t, ap, idx), v);
+			for (uint32_t q = 0; q < g->rank; q++)
+				ap->stride[q] = 0;
+			return k;
+		}
+		uint32_t i = (uint32_t)((r >> 16) % g->nin);
+		*ap = g->in_ap[i];
+		if (!g->bf16[i])
+			return i;
+		if (full) /* no register for the CONVERT: another leaf */
+			return tg_tree(g, 0, false, simple, ap);
+		uint32_t k = g->next_reg++;
+		fb_op(g->b, ISA_FUSED_CONVERT, k, ISA_DT_F32, (int)i, -1, -1, 0);
+		return k;
+	}
+	static const uint32_t ops[3] = { ISA_ALU_ADD, ISA_ALU_SUB, ISA_ALU_MUL };
+	uint32_t op = ops[(r >> 4) % 3];
+	isa_ap_t a_ap, b_ap;
+	uint32_t a = tg_tree(g, d - 1, false, simple, &a_ap), b;
+	if ((r >> 8) % 6 == 0) {
+		b = a;
+		b_ap = a_ap;
+	} else {
+		b = tg_tree(g, simple ? 0 : d - 1, false, true, &b_ap);
+	}
+	uint32_t dst = a >= g->nin && ((r >> 12) % 2 || full) ? a : g->next_reg++;
+	fb_op(g->b, op, dst, ISA_DT_F32, (int)a, (int)b, -1, 0);
+	isa_insn_t in = isa_insn_init(ISA_OP_ALU, op);
+	in.n_ap = 3;
+	in.ap[0] = tmk_ap(g->t, 1, ISA_DT_F32, g->rank, g->shape, L_CONTIG);
+	in.ap[1] = a_ap;
+	in.ap[2] = b_ap;
+	g->ref[g->nref++] = in;
+	*ap = in.ap[0];
+	return dst;
+}
 
 /* The output written in place (kernels_fused.c, fz_segment): the step that
  * last writes the output register writes a contiguous f32 output block
@@ -1745,6 +1818,174 @@ END_TEST
 #endif
 #define N_RANDOM 1000
 
+/* One-pass trees (fused_tree.h): random trees of ADD, SUB and MUL up to
+ * depth 4 over inputs read in place, one value per row (rows of 16 and 49
+ * run several per segment), one value for all, strided and bf16, CONSTs,
+ * steps reading a value twice, registers reused; rows of 16 to 1100
+ * (blocks and their tails, over 2 x 5 rows); the output in place and
+ * strided. Each is
+ * planned as a tree and matches the op-by-op ALU program bit for bit; in the
+ * reducing form (sums over dims 0 and 2) it matches, bit for bit, the same
+ * program made step by step by a last MAX(v, v), which no tree takes. */
+START_TEST(test_one_pass_trees)
+{
+	static const uint64_t cols[6] = { 16, 49, 50, 300, 700, 1100 };
+	uint64_t seed = 0x7ee5ull + (uint64_t)_i * 104729;
+	tmem_t t;
+	tmem_init(&t);
+	uint64_t sh[3] = { 2, 5, cols[_i % 6] }, rsh[2] = { 2, 5 };
+	fbuild_t b;
+	fb_init(&b);
+	tgen_t g = { .b = &b, .t = &t, .seed = &seed, .rank = 3, .shape = sh };
+	g.nin = 2 + (uint32_t)(trand(&seed) % 4);
+	uint8_t in_dt[6];
+	for (uint32_t i = 0; i < g.nin; i++) {
+		uint32_t kind = (i + (uint32_t)_i) % 5;
+		isa_ap_t ap;
+		if (kind == 1) { /* one value per row */
+			ap = tmk_ap(&t, 2, ISA_DT_F32, 2, rsh, L_CONTIG);
+			ap.rank = 3;
+			ap.shape[2] = sh[2];
+			ap.stride[2] = 0;
+		} else if (kind == 2) { /* one value for all */
+			ap = tmk_ap(&t, 2, ISA_DT_F32, 3, sh, L_CONTIG);
+			ap.stride[0] = ap.stride[1] = ap.stride[2] = 0;
+		} else {
+			ap = tmk_ap(&t, 2, kind == 4 ? ISA_DT_BF16 : ISA_DT_F32, 3, sh,
+				    kind == 3 ? L_TRANSPOSED : L_CONTIG);
+		}
+		fill_random(&t, &ap, &seed);
+		fb_input(&b, ap);
+		g.in_ap[i] = ap;
+		in_dt[i] = ap.dtype;
+		if (kind == 4) { /* the ALU reference reads an f32 copy */
+			isa_insn_t cp = isa_insn_init(ISA_OP_COPY, 0);
+			cp.n_ap = 2;
+			cp.ap[0] = tmk_ap(&t, 1, ISA_DT_F32, 3, sh, L_CONTIG);
+			cp.ap[1] = ap;
+			g.ref[g.nref++] = cp;
+			g.in_ap[i] = cp.ap[0];
+			g.bf16[i] = true;
+		}
+	}
+	g.next_reg = g.nin;
+	isa_ap_t vap;
+	uint32_t root = tg_tree(&g, 4, true, false, &vap);
+	b.h.out_reg = (uint8_t)root;
+	bool live[ISA_FUSED_MAX_CODE];
+	for (uint32_t q = 0; q < ISA_FUSED_MAX_CODE; q++)
+		live[q] = true;
+	fz_tree_t tr;
+	fz_tree_plan(b.code, b.h.n_code, live, in_dt, g.nin, root, &tr);
+	if (getenv("FUSED_DEBUG"))
+		for (uint32_t q = 0; q < b.h.n_code; q++)
+			fprintf(stderr, "case %d step %u: r%u = op %u (r%u r%u) nin %u out %u\n", _i, q,
+				b.code[q].dst, b.code[q].op, b.code[q].src[0], b.code[q].src[1], g.nin, root);
+	ck_assert_msg(tr.n > 0 || !fwsim_cpu_avx512(), "case %d: %u steps not planned as a tree",
+		      _i, b.h.n_code);
+
+	/* elementwise, against the op-by-op program */
+	isa_ap_t o = tmk_ap(&t, 3, ISA_DT_F32, 3, sh, (_i & 1) ? L_STRIDED : L_CONTIG);
+	isa_insn_t fz = fb_emit(&b, &t, o);
+	fwsim_job_t job;
+	const isa_insn_t *progs[ISA_ENGINE_COUNT] = { 0 };
+	uint32_t nprog[ISA_ENGINE_COUNT] = { 0 };
+	progs[ISA_ENGINE_VECTOR] = g.ref;
+	nprog[ISA_ENGINE_VECTOR] = g.nref;
+	ck_assert_int_eq(trun_prog(&t, NULL, progs, nprog, 0, 0, &job), FWSIM_OK);
+	fwsim_status_t st = trun1(&t, &fz, ISA_ENGINE_VECTOR, 0, &job);
+	ck_assert_msg(st == FWSIM_OK, "case %d: %d %s", _i, st, job.error.message);
+	uint64_t idx[3];
+	for (uint64_t f = 0; f < tnumel(3, sh); f++) {
+		tunflat(f, 3, sh, idx);
+		float want = (float)tget(ISA_DT_F32, telem(&t, &vap, idx));
+		float got = (float)tget(ISA_DT_F32, telem(&t, &o, idx));
+		T_CHECK(memcmp(&want, &got, 4) == 0 || (isnan(want) && isnan(got)),
+			"case %d (%u steps, rows of %llu): element %llu: %a, op by op %a", _i,
+			b.h.n_code, (unsigned long long)sh[2], (unsigned long long)f, got, want);
+	}
+
+	/* the reducing form, against the step-by-step program */
+	int64_t rst[3] = { 0, 1, 0 };
+	uint64_t ro[2] = { tmem_alloc(&t, 3, 5 * 4), tmem_alloc(&t, 3, 5 * 4) };
+	fbuild_t bs = b;
+	fb_op(&bs, ISA_ALU_MAX, root, ISA_DT_F32, (int)root, (int)root, -1, 0);
+	fz_tree_plan(bs.code, bs.h.n_code, live, in_dt, g.nin, root, &tr);
+	ck_assert(tr.n == 0);
+	fbuild_t *rb[2] = { &b, &bs };
+	for (int v = 0; v < 2; v++) {
+		rb[v]->h.reduce = ISA_FUSED_REDUCE(ISA_RED_SUM);
+		rb[v]->h.reduce_axes = 1u << 0 | 1u << 2;
+		isa_insn_t in = fb_emit(rb[v], &t, fz_ap(3, ro[v], ISA_DT_F32, 3, sh, rst));
+		ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, 0, &job), FWSIM_OK);
+	}
+	const float *r0 = (const float *)(const void *)tmem_ptr(&t, 3, ro[0]);
+	const float *r1 = (const float *)(const void *)tmem_ptr(&t, 3, ro[1]);
+	for (uint32_t c = 0; c < 5; c++)
+		T_CHECK(memcmp(&r0[c], &r1[c], 4) == 0, "case %d: sum %u: %a, step by step %a", _i, c,
+			r0[c], r1[c]);
+	ck_assert(tmem_guards_intact(&t));
+	tmem_free(&t);
+}
+END_TEST
+
+/* Trees fz_tree_plan does not take: a value read by two steps (a DAG), two
+ * subtrees that each need the temporary, a DIV, a bf16 step, an integer
+ * input; and the smallest one it does, with its ops. */
+START_TEST(test_one_pass_tree_plans)
+{
+	if (!fwsim_cpu_avx512())
+		return;
+	fbuild_t b;
+	fz_tree_t tr;
+	bool live[8] = { true, true, true, true, true, true, true, true };
+	uint8_t f4[4] = { ISA_DT_F32, ISA_DT_F32, ISA_DT_F32, ISA_DT_F32 };
+	uint8_t i4[4] = { ISA_DT_F32, ISA_DT_S32, ISA_DT_F32, ISA_DT_F32 };
+	fb_init(&b); /* (x0 - x1) * x2: LOAD 0, SUB 1, MUL 2 */
+	fb_op(&b, ISA_ALU_SUB, 4, ISA_DT_F32, 0, 1, -1, 0);
+	fb_op(&b, ISA_ALU_MUL, 4, ISA_DT_F32, 4, 2, -1, 0);
+	fz_tree_plan(b.code, 2, live, f4, 4, 4, &tr);
+	ck_assert_uint_eq(tr.n, 3);
+	ck_assert(tr.op[0] == FZT_LOAD && tr.src[0] == 0 && tr.op[1] == FZT_SUB && tr.src[1] == 1 &&
+		  tr.op[2] == FZT_MUL && tr.src[2] == 2);
+	fz_tree_plan(b.code, 2, live, i4, 4, 4, &tr);
+	ck_assert_uint_eq(tr.n, 0);
+	fb_init(&b); /* x2 - (x0 * x1): the step's value, then x2 minus it */
+	fb_op(&b, ISA_ALU_MUL, 4, ISA_DT_F32, 0, 1, -1, 0);
+	fb_op(&b, ISA_ALU_SUB, 5, ISA_DT_F32, 2, 4, -1, 0);
+	fz_tree_plan(b.code, 2, live, f4, 4, 5, &tr);
+	ck_assert(tr.n == 3 && tr.op[2] == FZT_RSUB && tr.src[2] == 2);
+	fb_init(&b); /* t = x0 * x1 read by two steps */
+	fb_op(&b, ISA_ALU_MUL, 4, ISA_DT_F32, 0, 1, -1, 0);
+	fb_op(&b, ISA_ALU_ADD, 5, ISA_DT_F32, 4, 2, -1, 0);
+	fb_op(&b, ISA_ALU_SUB, 5, ISA_DT_F32, 5, 4, -1, 0);
+	fz_tree_plan(b.code, 3, live, f4, 4, 5, &tr);
+	ck_assert_uint_eq(tr.n, 0);
+	fb_init(&b); /* ((x0 - x1) * (x2 - x3)) - ((x0 + x1) * (x2 + x3)): t twice */
+	fb_op(&b, ISA_ALU_SUB, 4, ISA_DT_F32, 0, 1, -1, 0);
+	fb_op(&b, ISA_ALU_SUB, 5, ISA_DT_F32, 2, 3, -1, 0);
+	fb_op(&b, ISA_ALU_MUL, 4, ISA_DT_F32, 4, 5, -1, 0);
+	fb_op(&b, ISA_ALU_ADD, 5, ISA_DT_F32, 0, 1, -1, 0);
+	fb_op(&b, ISA_ALU_ADD, 6, ISA_DT_F32, 2, 3, -1, 0);
+	fb_op(&b, ISA_ALU_MUL, 5, ISA_DT_F32, 5, 6, -1, 0);
+	fb_op(&b, ISA_ALU_SUB, 4, ISA_DT_F32, 4, 5, -1, 0);
+	fz_tree_plan(b.code, 7, live, f4, 4, 4, &tr);
+	ck_assert_uint_eq(tr.n, 0);
+	b.code[3].op = ISA_ALU_MUL; /* ... but one side a leaf product: x0 * x1 ... */
+	b.code[5].src[0] = 5; /* (x0 * x1) * (x2 + x3) still needs t */
+	fz_tree_plan(b.code, 7, live, f4, 4, 4, &tr);
+	ck_assert_uint_eq(tr.n, 0);
+	fb_init(&b); /* a DIV; a step rounding to bf16 */
+	fb_op(&b, ISA_ALU_DIV, 4, ISA_DT_F32, 0, 1, -1, 0);
+	fz_tree_plan(b.code, 1, live, f4, 4, 4, &tr);
+	ck_assert_uint_eq(tr.n, 0);
+	b.code[0].op = ISA_ALU_ADD;
+	b.code[0].dtype = ISA_DT_BF16;
+	fz_tree_plan(b.code, 1, live, f4, 4, 4, &tr);
+	ck_assert_uint_eq(tr.n, 0);
+}
+END_TEST
+
 static Suite *fused_suite(void)
 {
 	Suite *s = suite_create("fwsim-fused");
@@ -1767,6 +2008,8 @@ static Suite *fused_suite(void)
 	tcase_add_test(tc, test_mask_select_trees);
 	tcase_add_test(tc, test_mask_select_nan_blamed_on_select);
 	tcase_add_test(tc, test_op_pairs);
+	tcase_add_loop_test(tc, test_one_pass_trees, 0, 24);
+	tcase_add_test(tc, test_one_pass_tree_plans);
 	tcase_add_test(tc, test_output_written_in_place);
 	tcase_add_test(tc, test_rows_per_segment);
 	tcase_add_test(tc, test_reduce_rows_per_segment);
