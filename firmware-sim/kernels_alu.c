@@ -310,6 +310,9 @@ static fwsim_status_t copy_tiled(const fwsim_kargs_t *k, const fwsim_iter_t *it,
  * output streams at the same page offset (12 KiB apart, the L1's sets):
  * 32 doubled the time on the 38 MB kernel, 12 was best (8: +10%, 16: +20%).
  * The band's output is one run in flat order when the output is dense.
+ * A forward's [3, 65536, 3] from [65536][3][3] (the kernel rows outermost)
+ * is such a block too: in the output's order it read the input three times
+ * a third of each line, 0.6-0.8 ms each in the step; in bands, 0.2-0.3.
  */
 #define COPY_BAND 12
 #define CB_PF 8
@@ -377,7 +380,7 @@ static fwsim_status_t copy_short_rows(const fwsim_kargs_t *k, const fwsim_iter_t
 	int64_t d2 = it->bstride[0][r - 2], s2 = it->bstride[1][r - 2];
 	bool vec = es == 4 && di == 4 && (si == 4 || si == -4) && ni <= 16 && fwsim_cpu_avx512();
 	/* transposed (COPY_BAND): copied in bands of the dim above */
-	bool band = es == 4 && r >= 3 && llabs(s2) > COPY_SHORT_BLOCK &&
+	bool band = es == 4 && r >= 3 && llabs(s2) > (int64_t)(ni * es) &&
 		    llabs(it->bstride[1][r - 3]) < llabs(s2);
 	int nd = band || (r >= 3 && n2 * ni * es <= COPY_SHORT_BLOCK) ? 3 : 2; /* dims per block */
 	uint64_t n3 = nd == 3 ? it->shape[r - 3] : 1;

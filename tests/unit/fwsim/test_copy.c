@@ -186,25 +186,34 @@ START_TEST(test_copy_short_rows_reversed_and_nan)
 }
 END_TEST
 
-/* Short rows whose input is transposed above them, as a 3x3 kernel's taps
- * reversed with its two feature dims swapped ([A, B, 9] from [B][A][9],
- * and [3, A, B, 3] from [B][A][3][3] with both kernel dims reversed): the
- * bands of rows (COPY_BAND of A at a time, the last one short) against the
- * reference, to a dense output and to one with every element 2 apart; two
+/* Short rows whose input is transposed above them (COPY_BAND), as a 3x3
+ * kernel is laid out for a convolution's GEMMs: [A, B, 9] from [B][A][9]
+ * with the taps reversed (an input gradient's), [3, A, B, 3] from
+ * [B][A][3][3] with both kernel dims reversed, and [3, B, 3] from [B][3][3]
+ * (a forward's, kernel rows outermost). Against the reference, to a dense
+ * output and to one with every element 2 apart, with a short last band; two
  * NaNs, the later one in memory first in flat order. */
 START_TEST(test_copy_short_rows_transposed)
 {
-	for (int v = 0; v < 4; v++) {
-		int r4 = v >= 2, spaced = v % 2;
+	for (int v = 0; v < 6; v++) {
+		int kind = v / 2, spaced = v % 2;
 		tmem_t t;
 		tmem_init(&t);
 		const uint64_t A = 37, B = 70;
-		uint64_t sh[4], n = A * B * 9;
-		uint32_t rank = r4 ? 4 : 3;
-		if (r4) {
-			sh[0] = 3, sh[1] = A, sh[2] = B, sh[3] = 3;
-		} else {
+		uint64_t sh[4], n = kind == 2 ? B * 9 : A * B * 9;
+		uint32_t rank = kind == 1 ? 4 : 3;
+		/* the source: rows of A x 9 (padded by 3) per index of B, or of 9 */
+		int64_t pitch = kind == 2 ? 9 : (int64_t)A * 9 + 3;
+		int64_t st[4];
+		if (kind == 0) {
 			sh[0] = A, sh[1] = B, sh[2] = 9;
+			st[0] = 9, st[1] = pitch, st[2] = -1;
+		} else if (kind == 1) {
+			sh[0] = 3, sh[1] = A, sh[2] = B, sh[3] = 3;
+			st[0] = -3, st[1] = 9, st[2] = pitch, st[3] = -1;
+		} else {
+			sh[0] = 3, sh[1] = B, sh[2] = 3;
+			st[0] = 3, st[1] = pitch, st[2] = 1;
 		}
 		isa_insn_t in = isa_insn_init(ISA_OP_COPY, 0);
 		in.n_ap = 2;
@@ -212,37 +221,35 @@ START_TEST(test_copy_short_rows_transposed)
 		if (spaced)
 			for (uint32_t q = 0; q < rank; q++)
 				in.ap[0].stride[q] *= 2;
-		/* source [B][A][9] (its rows padded by 3), the taps reversed */
 		isa_ap_t *a = &in.ap[1];
 		memset(a, 0, sizeof(*a));
 		a->region = 1;
 		a->dtype = ISA_DT_F32;
 		a->rank = (uint8_t)rank;
-		for (uint32_t q = 0; q < rank; q++)
+		for (uint32_t q = 0; q < rank; q++) {
 			a->shape[q] = sh[q];
-		int64_t pitch = (int64_t)A * 9 + 3;
-		if (r4) {
-			a->stride[0] = -3, a->stride[1] = 9, a->stride[2] = pitch, a->stride[3] = -1;
-		} else {
-			a->stride[0] = 9, a->stride[1] = pitch, a->stride[2] = -1;
+			a->stride[q] = st[q];
 		}
 		uint64_t len = B * (uint64_t)pitch;
 		uint64_t base = tmem_alloc(&t, 1, len * 4);
-		a->offset = base + 8 * 4; /* element 0 is the last of the first row's taps */
+		/* element 0: the last of the first row's taps when they are reversed */
+		a->offset = base + (kind == 2 ? 0 : 8 * 4);
 		float *src = (float *)(void *)tmem_ptr(&t, 1, base);
 		for (uint64_t i = 0; i < len; i++)
 			src[i] = (float)(i % 103) - 50.0f;
 		/* the first NaN in flat order lies later in memory than the second */
-		uint64_t bad3[2][3] = { { 30, 2, 4 }, { 5, 60, 7 } }, bad4[2][4] = { { 2, 30, 2, 1 },
-									     { 1, 5, 60, 0 } };
+		static const uint64_t bad[3][2][4] = { { { 30, 2, 4 }, { 5, 60, 7 } },
+						       { { 2, 30, 2, 1 }, { 1, 5, 60, 0 } },
+						       { { 2, 10, 1 }, { 0, 50, 2 } } };
+		static const uint64_t first[3] = { (5 * B + 60) * 9 + 7, ((1 * A + 5) * B + 60) * 3,
+						   50 * 3 + 2 };
 		for (int b = 0; b < 2; b++)
-			tset(ISA_DT_F32, telem(&t, a, r4 ? bad4[b] : bad3[b]), NAN);
-		uint64_t first = r4 ? ((1 * A + 5) * B + 60) * 3 : (5 * B + 60) * 9 + 7;
+			tset(ISA_DT_F32, telem(&t, a, bad[kind][b]), NAN);
 		fwsim_job_t job;
 		ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_DMA, FWSIM_JOB_CHECK_NAN, &job),
 				 FWSIM_NUM_ERR);
 		ck_assert_uint_eq(job.error.count, 2);
-		ck_assert_uint_eq(job.error.first_index, first);
+		ck_assert_uint_eq(job.error.first_index, first[kind]);
 		uint64_t idx[4];
 		for (uint64_t f = 0; f < n; f++) {
 			tunflat(f, rank, sh, idx);
