@@ -17,6 +17,15 @@
  * 6-step f32 program: 1.9x faster than the 6 ALU instructions when memory-bound
  * (4M elements), equal when everything fits in L2 (32K). */
 #define FZ_BLOCK 512
+/* Elements per block of a one-pass tree (fused_tree.h) over rows several
+ * per block: every lane it touches (an input's f32 values, rows of one value
+ * each filled 16 at a time, the output's in the reducing form, a blame's f32
+ * steps) holds 4-byte elements, so a register's FZ_BLOCK * 8 bytes take
+ * twice the block, less the row fill's overrun. Half as many blocks, whose
+ * fixed costs were a fifth of a batch norm's normalisation over 7x7 planes
+ * (8x576x7x7: 67.5 -> 62.4 us). Long rows keep FZ_BLOCK: a batch norm's
+ * gradient over 56x56 planes ran 14% slower in blocks of 1008. */
+#define FZ_TREE_BLOCK (2 * FZ_BLOCK - 16)
 /* output (or accumulators) + inputs + one index operand per iota dim: what
  * fwsim_iter_t walks at the most */
 #define FZ_MAX_OPS FWSIM_ITER_MAX_OPS
@@ -419,8 +428,8 @@ static bool fz_pair_step(fz_regs_t *r, const fz_prog_t *pg, uint32_t s, size_t n
 /* Fills o with rows of rlen copies of an f32 each, the rows' values rs bytes
  * apart from p: a per-channel operand over planes of 4x4 or 7x7. In whole
  * blocks of 16 (a vector store), past a row's end into the next row's (then
- * written) or the lane's slack (a lane's FZ_BLOCK * 8 bytes hold 2 blocks of
- * f32). A fill call per row was a quarter of a batch norm's time over 4x4
+ * written) or the lane's slack (a lane's FZ_BLOCK * 8 bytes hold 2 * FZ_BLOCK
+ * f32, a block at most FZ_TREE_BLOCK = 2 * FZ_BLOCK - 16). A fill call per row was a quarter of a batch norm's time over 4x4
  * planes, and the fill alone in SSE stores as much again. */
 FWSIM_TARGET_CLONES
 static void fz_fill_rows_f32(float *o, const uint8_t *p, int64_t rs, size_t rows, size_t rlen)
@@ -778,11 +787,12 @@ static fwsim_status_t fz_rows(const fwsim_kargs_t *k, const fz_prog_t *pg, fz_re
 	int64_t off[FZ_MAX_OPS], rs[FZ_MAX_OPS];
 	if (fz_rowset(pt, it, rs)) {
 		/* rows shorter than half a block, several per segment */
+		uint64_t blk = pg->tree.n ? FZ_TREE_BLOCK : FZ_BLOCK;
 		uint32_t rd = it->rank - 2;
 		r->rs = rs;
 		r->rlen = (size_t)it->inner;
 		for (;;) {
-			uint64_t n = FZ_BLOCK / it->inner, left = it->shape[rd] - it->idx[rd];
+			uint64_t n = blk / it->inner, left = it->shape[rd] - it->idx[rd];
 			n = n < left ? n : left;
 			size_t m = (size_t)(n * it->inner);
 			fwsim_status_t st = fz_segment(k, pg, r, tmp, pt, it->inner_bs, it->off, m, *flat);

@@ -1822,8 +1822,8 @@ END_TEST
  * depth 4 over inputs read in place, one value per row (rows of 16 and 49
  * run several per segment), one value for all, strided and bf16, CONSTs,
  * steps reading a value twice, registers reused; rows of 16 to 1100
- * (blocks and their tails, over 2 x 5 rows); the output in place and
- * strided. Each is
+ * (blocks and their tails, over 2 x 70 short rows or 2 x 5 long ones); the
+ * output in place and strided. Each is
  * planned as a tree and matches the op-by-op ALU program bit for bit; in the
  * reducing form (sums over dims 0 and 2) it matches, bit for bit, the same
  * program made step by step by a last MAX(v, v), which no tree takes. */
@@ -1833,7 +1833,9 @@ START_TEST(test_one_pass_trees)
 	uint64_t seed = 0x7ee5ull + (uint64_t)_i * 104729;
 	tmem_t t;
 	tmem_init(&t);
-	uint64_t sh[3] = { 2, 5, cols[_i % 6] }, rsh[2] = { 2, 5 };
+	/* short rows: 2 x 70 of them, blocks of 1008 elements (FZ_TREE_BLOCK) */
+	uint64_t rows = cols[_i % 6] <= 50 ? 70 : 5;
+	uint64_t sh[3] = { 2, rows, cols[_i % 6] }, rsh[2] = { 2, rows };
 	fbuild_t b;
 	fb_init(&b);
 	tgen_t g = { .b = &b, .t = &t, .seed = &seed, .rank = 3, .shape = sh };
@@ -1907,7 +1909,7 @@ START_TEST(test_one_pass_trees)
 
 	/* the reducing form, against the step-by-step program */
 	int64_t rst[3] = { 0, 1, 0 };
-	uint64_t ro[2] = { tmem_alloc(&t, 3, 5 * 4), tmem_alloc(&t, 3, 5 * 4) };
+	uint64_t ro[2] = { tmem_alloc(&t, 3, rows * 4), tmem_alloc(&t, 3, rows * 4) };
 	fbuild_t bs = b;
 	fb_op(&bs, ISA_ALU_MAX, root, ISA_DT_F32, (int)root, (int)root, -1, 0);
 	fz_tree_plan(bs.code, bs.h.n_code, live, in_dt, g.nin, root, &tr);
@@ -1921,7 +1923,7 @@ START_TEST(test_one_pass_trees)
 	}
 	const float *r0 = (const float *)(const void *)tmem_ptr(&t, 3, ro[0]);
 	const float *r1 = (const float *)(const void *)tmem_ptr(&t, 3, ro[1]);
-	for (uint32_t c = 0; c < 5; c++)
+	for (uint32_t c = 0; c < rows; c++)
 		T_CHECK(memcmp(&r0[c], &r1[c], 4) == 0, "case %d: sum %u: %a, step by step %a", _i, c,
 			r0[c], r1[c]);
 	ck_assert(tmem_guards_intact(&t));
