@@ -12,7 +12,7 @@
 typedef struct cplan {
 	const isa_fused_op_t *code;
 	uint16_t a[ISA_FUSED_MAX_CODE], b[ISA_FUSED_MAX_CODE]; /* each step's operands */
-	fz_tree_t *ch;
+	fz_tree_t *tr;
 	bool t_busy;
 } cplan_t;
 
@@ -35,12 +35,12 @@ static bool needs_t(const cplan_t *p, uint32_t s)
 
 static bool emit(cplan_t *p, uint8_t op, uint8_t src)
 {
-	fz_tree_t *ch = p->ch;
-	if (ch->n >= FZ_TREE_MAX)
+	fz_tree_t *tr = p->tr;
+	if (tr->n >= FZ_TREE_MAX)
 		return false;
-	ch->op[ch->n] = op;
-	ch->src[ch->n] = src;
-	ch->n++;
+	tr->op[tr->n] = op;
+	tr->src[tr->n] = src;
+	tr->n++;
 	return true;
 }
 
@@ -87,18 +87,18 @@ static bool gen(cplan_t *p, uint32_t s)
 }
 
 void fz_tree_plan(const isa_fused_op_t *code, uint32_t n_code, const bool *live,
-		   const uint8_t *in_dt, uint32_t n_in, uint32_t out_reg, fz_tree_t *ch)
+		   const uint8_t *in_dt, uint32_t n_in, uint32_t out_reg, fz_tree_t *tr)
 {
-	ch->n = 0;
-	ch->n_in = n_in;
+	tr->n = 0;
+	tr->n_in = n_in;
 	if (!fwsim_cpu_avx512() || n_in > ISA_FUSED_MAX_INPUTS)
 		return;
 	for (uint32_t i = 0; i < n_in; i++)
 		if (!isa_dtype_is_float(in_dt[i]))
 			return;
-	cplan_t p = { .code = code, .ch = ch };
+	cplan_t p = { .code = code, .tr = tr };
 	uint16_t val[ISA_FUSED_MAX_REGS];
-	uint8_t uses[ISA_FUSED_MAX_CODE] = { 0 };
+	uint16_t uses[ISA_FUSED_MAX_CODE] = { 0 };
 	uint32_t leaves = n_in;
 	for (uint32_t r = 0; r < ISA_FUSED_MAX_REGS; r++)
 		val[r] = r < n_in ? (uint16_t)r : CV_NONE;
@@ -114,7 +114,7 @@ void fz_tree_plan(const isa_fused_op_t *code, uint32_t n_code, const bool *live,
 			memcpy(&d, &op->imm, 8);
 			if (leaves >= FZT_T)
 				return;
-			ch->konst[leaves - n_in] = (float)d;
+			tr->konst[leaves - n_in] = (float)d;
 			val[op->dst] = (uint16_t)leaves++;
 			continue;
 		}
@@ -147,9 +147,9 @@ void fz_tree_plan(const isa_fused_op_t *code, uint32_t n_code, const bool *live,
 		if (live[s] && code[s].op != ISA_FUSED_CONST && code[s].op != ISA_FUSED_CONVERT &&
 		    uses[s] != (s == (root & ~CV_STEP) ? 0 : 1))
 			return; /* a value read by two steps: a DAG, not a tree */
-	ch->n_leaves = leaves;
+	tr->n_leaves = leaves;
 	if (!gen(&p, root & ~CV_STEP))
-		ch->n = 0;
+		tr->n = 0;
 }
 
 #if (defined(__x86_64__) || defined(__i386__)) && !defined(NEURONSIM_TSAN)
@@ -177,7 +177,7 @@ void fz_tree_plan(const isa_fused_op_t *code, uint32_t n_code, const bool *live,
  * from the stack at every load.
  */
 __attribute__((target("avx512f"), always_inline)) static inline __m512i
-tree_chunk(const fz_tree_t *ch, const float *const *ptr, const float *val, size_t e, size_t n,
+tree_chunk(const fz_tree_t *tr, const float *const *ptr, const float *val, size_t e, size_t n,
 	    float *o, __m512i flag, __m512i vb, bool masked)
 {
 	const __m512i absm = _mm512_set1_epi32(0x7fffffff);
@@ -191,8 +191,8 @@ tree_chunk(const fz_tree_t *ch, const float *const *ptr, const float *val, size_
 		acc[v] = _mm512_setzero_ps();
 		t[v] = _mm512_setzero_ps();
 	}
-	for (uint32_t k = 0; k < ch->n; k++) {
-		uint8_t op = ch->op[k], s = ch->src[k];
+	for (uint32_t k = 0; k < tr->n; k++) {
+		uint8_t op = tr->op[k], s = tr->src[k];
 		if (op == FZT_STASH) {
 #pragma GCC unroll 8
 			for (int v = 0; v < TV; v++)
@@ -262,34 +262,34 @@ tree_chunk(const fz_tree_t *ch, const float *const *ptr, const float *val, size_
 }
 
 __attribute__((target("avx512f"))) static uint32_t
-tree_run_avx512(const fz_tree_t *ch, size_t n, float *o, const float *const *in, const float *sc,
+tree_run_avx512(const fz_tree_t *tr, size_t n, float *o, const float *const *in, const float *sc,
 		 uint32_t bias)
 {
 	const float *ptr[FZT_T];
 	float val[FZT_T];
-	for (uint32_t l = 0; l < ch->n_leaves; l++) {
-		ptr[l] = l < ch->n_in ? in[l] : NULL;
-		val[l] = l < ch->n_in ? (in[l] ? 0.0f : sc[l]) : ch->konst[l - ch->n_in];
+	for (uint32_t l = 0; l < tr->n_leaves; l++) {
+		ptr[l] = l < tr->n_in ? in[l] : NULL;
+		val[l] = l < tr->n_in ? (in[l] ? 0.0f : sc[l]) : tr->konst[l - tr->n_in];
 	}
 	__m512i flag = _mm512_setzero_si512(), vb = _mm512_set1_epi32((int)bias);
 	size_t e = 0;
 	for (; e + 16 * TV <= n; e += 16 * TV)
-		flag = tree_chunk(ch, ptr, val, e, n, o, flag, vb, false);
+		flag = tree_chunk(tr, ptr, val, e, n, o, flag, vb, false);
 	if (e < n)
-		flag = tree_chunk(ch, ptr, val, e, n, o, flag, vb, true);
+		flag = tree_chunk(tr, ptr, val, e, n, o, flag, vb, true);
 	return (uint32_t)_mm512_reduce_or_epi32(flag);
 }
 
-uint32_t fz_tree_run(const fz_tree_t *ch, size_t n, float *o, const float *const *in,
+uint32_t fz_tree_run(const fz_tree_t *tr, size_t n, float *o, const float *const *in,
 		      const float *sc, uint32_t bias)
 {
-	return tree_run_avx512(ch, n, o, in, sc, bias);
+	return tree_run_avx512(tr, n, o, in, sc, bias);
 }
 #else
-uint32_t fz_tree_run(const fz_tree_t *ch, size_t n, float *o, const float *const *in,
+uint32_t fz_tree_run(const fz_tree_t *tr, size_t n, float *o, const float *const *in,
 		      const float *sc, uint32_t bias)
 {
-	(void)ch, (void)n, (void)o, (void)in, (void)sc, (void)bias;
+	(void)tr, (void)n, (void)o, (void)in, (void)sc, (void)bias;
 	return 0; /* never planned here (fz_tree_plan) */
 }
 #endif

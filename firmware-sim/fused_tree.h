@@ -64,11 +64,11 @@ typedef struct fz_tree {
  * registers, an f32 CONST or a CONVERT to f32, every input is a float, the output register's
  * last writer is such a step, each step's value is read once (twice by one
  * step reading it as both operands) and the tree needs t once at a time;
- * else ch->n = 0. Also 0 where the CPU lacks AVX-512F (the only
+ * else tr->n = 0. Also 0 where the CPU lacks AVX-512F (the only
  * fz_tree_run there is).
  */
 void fz_tree_plan(const isa_fused_op_t *code, uint32_t n_code, const bool *live,
-		   const uint8_t *in_dt, uint32_t n_in, uint32_t out_reg, fz_tree_t *ch);
+		   const uint8_t *in_dt, uint32_t n_in, uint32_t out_reg, fz_tree_t *tr);
 
 /*
  * Runs the tree over n elements (n <= 512) into o: in[i] points at input
@@ -77,7 +77,7 @@ void fz_tree_plan(const isa_fused_op_t *code, uint32_t n_code, const bool *live,
  * read). Returns the OR over the results of (their bits & 0x7fffffff) +
  * bias, as fz_pair_run.
  */
-uint32_t fz_tree_run(const fz_tree_t *ch, size_t n, float *o, const float *const *in,
+uint32_t fz_tree_run(const fz_tree_t *tr, size_t n, float *o, const float *const *in,
 		      const float *sc, uint32_t bias);
 
 #endif
