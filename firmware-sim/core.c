@@ -367,30 +367,20 @@ static bool use_threads(const fwsim_core_t *c, const fwsim_program_t *p)
 	if (c->cfg.sched == FWSIM_SCHED_THREADS)
 		return true;
 	double top = 0, second = 0;
-	uint32_t ntop = 0, nsecond = 0;
 	for (uint32_t e = 0; e < ISA_ENGINE_COUNT; e++) {
 		double w = p->counts[e] ? p->work[e] : 0;
 		if (w > top) {
 			second = top;
-			nsecond = ntop;
 			top = w;
-			ntop = p->counts[e];
 		} else if (w > second) {
 			second = w;
-			nsecond = p->counts[e];
 		}
 	}
-	/* small instructions: MobileNetV2 b8's step NEFF (its vector engine's
-	 * 1210 instructions average 2.2e5 element operations) ran 63 ms
-	 * threaded, 57 inline, with 2 CPUs and NEURONSIM_THREADS=2 */
-	if (second < (double)FWSIM_THREAD_MIN_WORK ||
-	    second < (double)FWSIM_THREAD_MIN_AVG * nsecond)
-		return false;
 	/* with one CPU to run on, engine threads only take turns on it, each
 	 * hand-off a futex wake and a context switch: MobileNetV2 b8's step
 	 * NEFF ran 75-77 ms threaded, 72-74 inline (taskset -c 1). Asked last:
 	 * the mask is a system call, and most jobs are small */
-	return fwsim_affinity_cpus() >= 2;
+	return second >= (double)FWSIM_THREAD_MIN_WORK && fwsim_affinity_cpus() >= 2;
 }
 
 fwsim_status_t fwsim_core_create(const fwsim_core_config_t *config, fwsim_core_t **out_core)

@@ -110,11 +110,6 @@ typedef enum fwsim_sched {
 /* AUTO uses threads when the second-busiest engine has at least this many
  * element operations; below it a thread hand-off costs more than it saves. */
 #define FWSIM_THREAD_MIN_WORK (1u << 20)
-/* ... and at least this many per instruction on average: every instruction
- * that waits on another engine's is a hand-off (a futex wake, ~40 us on a
- * 2-CPU machine), which engines of small instructions pay more often than
- * their overlap wins back. */
-#define FWSIM_THREAD_MIN_AVG (1u << 20)
 
 typedef struct fwsim_core_config {
 	uint32_t core_index;   /* for thread names and pinning */

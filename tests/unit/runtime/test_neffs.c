@@ -244,12 +244,9 @@ void *test_neff_fused_race(uint64_t n, uint32_t iters, size_t *out_size)
 	CHECK(neff_builder_add_const(b, &one, 4, 4, &one_off));
 	CHECK(neff_builder_add_const(b, &zero, 4, 4, &zero_off));
 	CHECK(neff_builder_add_const(b, NULL, 1, 1, &byte_off));
-	/* scratch: loop counter, run flag, and two 8 MiB sinks for copies that
-	 * make both engines look busy enough for the threaded scheduler (its
-	 * FWSIM_THREAD_MIN_WORK, and FWSIM_THREAD_MIN_AVG over each engine's 6
-	 * instructions): the DMA engine's loop only ends with the vector
-	 * engine running beside it */
-	const uint64_t big = 1u << 23;
+	/* scratch: loop counter, run flag, and two 1 MiB sinks for copies that
+	 * make both engines look busy enough for the threaded scheduler */
+	const uint64_t big = 1u << 20;
 	uint64_t cnt_off, flag_off, sink_v, sink_d;
 	CHECK(neff_builder_add_scratch(b, 4, 4, &cnt_off));
 	CHECK(neff_builder_add_scratch(b, 4, 4, &flag_off));
