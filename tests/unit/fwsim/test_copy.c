@@ -125,6 +125,54 @@ START_TEST(test_copy_transpose_nan_record_is_smallest_index)
 }
 END_TEST
 
+/* One COPY of short f32 rows: the output dense over sh (every element 2
+ * apart when spaced), the input seen through strides st (elements) from
+ * element off of len floats in region 1, filled with i % mod - 50. Two NaNs
+ * at input indices bad[0] and bad[1]: the NaN record must count 2 with the
+ * first at flat index first, and every element must be the input's. */
+static void cp_short_rows_case(uint32_t rank, const uint64_t *sh, const int64_t *st, uint64_t len,
+			       uint64_t off, uint64_t mod, const uint64_t bad[2][4], uint64_t first,
+			       int spaced, int id)
+{
+	tmem_t t;
+	tmem_init(&t);
+	uint64_t n = tnumel(rank, sh);
+	isa_insn_t in = isa_insn_init(ISA_OP_COPY, 0);
+	in.n_ap = 2;
+	in.ap[0] = isa_ap_contig(0, tmem_alloc(&t, 0, 2 * n * 4), ISA_DT_F32, rank, sh);
+	if (spaced)
+		for (uint32_t q = 0; q < rank; q++)
+			in.ap[0].stride[q] *= 2;
+	isa_ap_t *a = &in.ap[1];
+	memset(a, 0, sizeof(*a));
+	a->region = 1;
+	a->dtype = ISA_DT_F32;
+	a->rank = (uint8_t)rank;
+	for (uint32_t q = 0; q < rank; q++) {
+		a->shape[q] = sh[q];
+		a->stride[q] = st[q];
+	}
+	uint64_t base = tmem_alloc(&t, 1, len * 4);
+	a->offset = base + off * 4;
+	float *src = (float *)(void *)tmem_ptr(&t, 1, base);
+	for (uint64_t i = 0; i < len; i++)
+		src[i] = (float)(i % mod) - 50.0f;
+	for (int b = 0; b < 2; b++)
+		tset(ISA_DT_F32, telem(&t, a, bad[b]), NAN);
+	fwsim_job_t job;
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_DMA, FWSIM_JOB_CHECK_NAN, &job), FWSIM_NUM_ERR);
+	ck_assert_uint_eq(job.error.count, 2);
+	ck_assert_uint_eq(job.error.first_index, first);
+	uint64_t idx[4];
+	for (uint64_t f = 0; f < n; f++) {
+		tunflat(f, rank, sh, idx);
+		T_CHECK(memcmp(telem(&t, &in.ap[0], idx), telem(&t, a, idx), 4) == 0,
+			"case %d: element %llu differs", id, (unsigned long long)f);
+	}
+	ck_assert(tmem_guards_intact(&t));
+	tmem_free(&t);
+}
+
 /* Short rows (3 elements) read backwards, as a reversed 3x3 kernel is laid
  * out: the 2-D blocks of the short-row path against the reference, to a
  * dense output and to one with every element 2 apart (scanned row by row);
@@ -135,53 +183,17 @@ START_TEST(test_copy_short_rows_reversed_and_nan)
 	 * block is under COPY_SHORT_BLOCK bytes), as an im2col of small images */
 	for (int spaced = 0; spaced < 4; spaced++) {
 		int small = spaced >= 2;
-		tmem_t t;
-		tmem_init(&t);
 		uint64_t w = small ? 3 : 30;
-		uint64_t sh[4] = { 3, 20, w, 3 }, n = 3 * 20 * w * 3;
-		isa_insn_t in = isa_insn_init(ISA_OP_COPY, 0);
-		in.n_ap = 2;
-		in.ap[0] = isa_ap_contig(0, tmem_alloc(&t, 0, 2 * n * 4), ISA_DT_F32, 4, sh);
-		if (spaced % 2)
-			for (int q = 0; q < 4; q++)
-				in.ap[0].stride[q] *= 2;
-		/* source [kh reversed, 20, w, kw reversed] over a [20][w][3][3] block */
-		isa_ap_t *a = &in.ap[1];
-		memset(a, 0, sizeof(*a));
-		a->region = 1;
-		a->dtype = ISA_DT_F32;
-		a->rank = 4;
-		for (int q = 0; q < 4; q++)
-			a->shape[q] = sh[q];
-		/* the small case's rows of w x 9 padded, so that dims 1 and 2 do
-		 * not merge into one of 60 */
+		uint64_t sh[4] = { 3, 20, w, 3 };
+		/* source [kh reversed, 20, w, kw reversed] over a [20][w][3][3]
+		 * block; the small case's rows of w x 9 padded, so that dims 1
+		 * and 2 do not merge into one of 60 */
 		int64_t pitch = (int64_t)w * 9 + (small ? 5 : 0);
-		a->stride[0] = -3;
-		a->stride[1] = pitch;
-		a->stride[2] = 9;
-		a->stride[3] = -1;
-		uint64_t len = 20 * (uint64_t)pitch;
-		uint64_t base = tmem_alloc(&t, 1, len * 4);
-		a->offset = base + 8 * 4; /* element [0,0,0,0] is the block's 9th */
-		float *src = (float *)(void *)tmem_ptr(&t, 1, base);
-		for (uint64_t i = 0; i < len; i++)
-			src[i] = (float)(i % 101) - 50.0f;
+		int64_t st[4] = { -3, pitch, 9, -1 };
 		uint64_t bad[2][4] = { { 2, 15, small ? 1 : 4, 1 }, { 1, 3, small ? 2 : 20, 0 } };
-		for (int b = 0; b < 2; b++)
-			tset(ISA_DT_F32, telem(&t, a, bad[b]), NAN);
-		fwsim_job_t job;
-		ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_DMA, FWSIM_JOB_CHECK_NAN, &job),
-				 FWSIM_NUM_ERR);
-		ck_assert_uint_eq(job.error.count, 2);
-		ck_assert_uint_eq(job.error.first_index, ((1 * 20 + 3) * w + bad[1][2]) * 3 + 0);
-		uint64_t idx[4];
-		for (uint64_t f = 0; f < n; f++) {
-			tunflat(f, 4, sh, idx);
-			T_CHECK(memcmp(telem(&t, &in.ap[0], idx), telem(&t, a, idx), 4) == 0,
-				"spaced %d: element %llu differs", spaced, (unsigned long long)f);
-		}
-		ck_assert(tmem_guards_intact(&t));
-		tmem_free(&t);
+		/* element [0,0,0,0] is the block's 9th */
+		cp_short_rows_case(4, sh, st, 20 * (uint64_t)pitch, 8, 101, bad,
+				   ((1 * 20 + 3) * w + bad[1][2]) * 3 + 0, spaced % 2, spaced);
 	}
 }
 END_TEST
@@ -195,69 +207,23 @@ END_TEST
  * NaNs, the later one in memory first in flat order. */
 START_TEST(test_copy_short_rows_transposed)
 {
+	const uint64_t A = 37, B = 70;
+	/* the source: rows of A x 9 (padded by 3) per index of B, or of 9 */
+	const int64_t pitch = (int64_t)A * 9 + 3;
+	static const uint64_t bad[3][2][4] = { { { 30, 2, 4 }, { 5, 60, 7 } },
+					       { { 2, 30, 2, 1 }, { 1, 5, 60, 0 } },
+					       { { 2, 10, 1 }, { 0, 50, 2 } } };
+	const uint64_t first[3] = { (5 * B + 60) * 9 + 7, ((1 * A + 5) * B + 60) * 3, 50 * 3 + 2 };
+	const uint64_t sh[3][4] = { { A, B, 9 }, { 3, A, B, 3 }, { 3, B, 3 } };
+	const int64_t st[3][4] = { { 9, pitch, -1 }, { -3, 9, pitch, -1 }, { 3, 9, 1 } };
 	for (int v = 0; v < 6; v++) {
-		int kind = v / 2, spaced = v % 2;
-		tmem_t t;
-		tmem_init(&t);
-		const uint64_t A = 37, B = 70;
-		uint64_t sh[4], n = kind == 2 ? B * 9 : A * B * 9;
-		uint32_t rank = kind == 1 ? 4 : 3;
-		/* the source: rows of A x 9 (padded by 3) per index of B, or of 9 */
-		int64_t pitch = kind == 2 ? 9 : (int64_t)A * 9 + 3;
-		int64_t st[4];
-		if (kind == 0) {
-			sh[0] = A, sh[1] = B, sh[2] = 9;
-			st[0] = 9, st[1] = pitch, st[2] = -1;
-		} else if (kind == 1) {
-			sh[0] = 3, sh[1] = A, sh[2] = B, sh[3] = 3;
-			st[0] = -3, st[1] = 9, st[2] = pitch, st[3] = -1;
-		} else {
-			sh[0] = 3, sh[1] = B, sh[2] = 3;
-			st[0] = 3, st[1] = pitch, st[2] = 1;
-		}
-		isa_insn_t in = isa_insn_init(ISA_OP_COPY, 0);
-		in.n_ap = 2;
-		in.ap[0] = isa_ap_contig(0, tmem_alloc(&t, 0, 2 * n * 4), ISA_DT_F32, rank, sh);
-		if (spaced)
-			for (uint32_t q = 0; q < rank; q++)
-				in.ap[0].stride[q] *= 2;
-		isa_ap_t *a = &in.ap[1];
-		memset(a, 0, sizeof(*a));
-		a->region = 1;
-		a->dtype = ISA_DT_F32;
-		a->rank = (uint8_t)rank;
-		for (uint32_t q = 0; q < rank; q++) {
-			a->shape[q] = sh[q];
-			a->stride[q] = st[q];
-		}
-		uint64_t len = B * (uint64_t)pitch;
-		uint64_t base = tmem_alloc(&t, 1, len * 4);
-		/* element 0: the last of the first row's taps when they are reversed */
-		a->offset = base + (kind == 2 ? 0 : 8 * 4);
-		float *src = (float *)(void *)tmem_ptr(&t, 1, base);
-		for (uint64_t i = 0; i < len; i++)
-			src[i] = (float)(i % 103) - 50.0f;
-		/* the first NaN in flat order lies later in memory than the second */
-		static const uint64_t bad[3][2][4] = { { { 30, 2, 4 }, { 5, 60, 7 } },
-						       { { 2, 30, 2, 1 }, { 1, 5, 60, 0 } },
-						       { { 2, 10, 1 }, { 0, 50, 2 } } };
-		static const uint64_t first[3] = { (5 * B + 60) * 9 + 7, ((1 * A + 5) * B + 60) * 3,
-						   50 * 3 + 2 };
-		for (int b = 0; b < 2; b++)
-			tset(ISA_DT_F32, telem(&t, a, bad[kind][b]), NAN);
-		fwsim_job_t job;
-		ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_DMA, FWSIM_JOB_CHECK_NAN, &job),
-				 FWSIM_NUM_ERR);
-		ck_assert_uint_eq(job.error.count, 2);
-		ck_assert_uint_eq(job.error.first_index, first[kind]);
-		uint64_t idx[4];
-		for (uint64_t f = 0; f < n; f++) {
-			tunflat(f, rank, sh, idx);
-			T_CHECK(memcmp(telem(&t, &in.ap[0], idx), telem(&t, a, idx), 4) == 0,
-				"case %d: element %llu differs", v, (unsigned long long)f);
-		}
-		ck_assert(tmem_guards_intact(&t));
-		tmem_free(&t);
+		int kind = v / 2;
+		/* element 0: the last of the first row's taps when they are
+		 * reversed; the first NaN in flat order lies later in memory than
+		 * the second */
+		cp_short_rows_case(kind == 1 ? 4 : 3, sh[kind], st[kind],
+				   B * (uint64_t)(kind == 2 ? 9 : pitch), kind == 2 ? 0 : 8, 103,
+				   bad[kind], first[kind], v % 2, v);
 	}
 }
 END_TEST
