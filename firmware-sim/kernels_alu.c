@@ -389,6 +389,10 @@ static fwsim_status_t copy_short_rows(const fwsim_kargs_t *k, const fwsim_iter_t
 	int64_t d3 = nd == 3 ? it->bstride[0][r - 3] : 0, s3 = nd == 3 ? it->bstride[1][r - 3] : 0;
 	bool dense = di == (int64_t)es && d2 == (int64_t)(ni * es) &&
 		     (nd == 2 || d3 == (int64_t)(n2 * ni * es));
+	/* the outer and inner dims of a block's walk: a band walks its rows'
+	 * dim outside, so that each row of the band's input is read on from
+	 * the last */
+	int64_t od = band ? d2 : d3, id = band ? d3 : d2, os = band ? s2 : s3, is = band ? s3 : s2;
 	uint64_t idx[ISA_MAX_RANK] = { 0 }, n3all = nd == 3 ? it->shape[r - 3] : 1;
 	_Alignas(64) float fb[FWSIM_BLOCK];
 	for (;;) {
@@ -403,16 +407,12 @@ static fwsim_status_t copy_short_rows(const fwsim_kargs_t *k, const fwsim_iter_t
 				return FWSIM_TIMEOUT;
 			uint8_t *d = k->base[0] + o0 + (int64_t)j0 * d3;
 			const uint8_t *sp = k->base[1] + o1 + (int64_t)j0 * s3;
-			/* a band walks its rows' dim outside, so that each
-			 * row of the band's input is read on from the last */
-			if (vec && band)
-				copy_block_u32_avx512(d, d2, d3, sp, s2, s3, si, n2, nb, ni);
-			else if (vec)
-				copy_block_u32_avx512(d, d3, d2, sp, s3, s2, si, nb, n2, ni);
-			else if (es == 4 && band)
-				copy_block_u32(d, d2, d3, di, sp, s2, s3, si, n2, nb, ni);
+			if (vec)
+				copy_block_u32_avx512(d, od, id, sp, os, is, si, band ? n2 : nb,
+						      band ? nb : n2, ni);
 			else if (es == 4)
-				copy_block_u32(d, d3, d2, di, sp, s3, s2, si, nb, n2, ni);
+				copy_block_u32(d, od, id, di, sp, os, is, si, band ? n2 : nb,
+					       band ? nb : n2, ni);
 			else
 				for (uint64_t a = 0; a < nb; a++)
 					copy_tile_scalar(es, d + (int64_t)a * d3, d2, di,
