@@ -429,8 +429,9 @@ static bool fz_pair_step(fz_regs_t *r, const fz_prog_t *pg, uint32_t s, size_t n
  * apart from p: a per-channel operand over planes of 4x4 or 7x7. In whole
  * blocks of 16 (a vector store), past a row's end into the next row's (then
  * written) or the lane's slack (a lane's FZ_BLOCK * 8 bytes hold 2 * FZ_BLOCK
- * f32, a block at most FZ_TREE_BLOCK = 2 * FZ_BLOCK - 16). A fill call per row was a quarter of a batch norm's time over 4x4
- * planes, and the fill alone in SSE stores as much again. */
+ * f32, a block at most FZ_TREE_BLOCK = 2 * FZ_BLOCK - 16). A fill call per
+ * row was a quarter of a batch norm's time over 4x4 planes, and the fill
+ * alone in SSE stores as much again. */
 FWSIM_TARGET_CLONES
 static void fz_fill_rows_f32(float *o, const uint8_t *p, int64_t rs, size_t rows, size_t rlen)
 {
