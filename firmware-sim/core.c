@@ -87,9 +87,13 @@ static void deadlock_fail(fwsim_exec_t *x, const uint32_t *pcs, const int *block
 
 /* ---- inline cooperative scheduler ---- */
 
-/* Runs each engine until it blocks on a semaphore or ends, then switches to
- * the next one; no progress in a full round is a deadlock. Costs no thread
- * hand-off, which keeps a small job at a few microseconds. */
+/* Runs each engine until it blocks on a semaphore, ends, or jumps back (a
+ * loop's next round), then switches to the next one; no progress in a full
+ * round is a deadlock. Costs no thread hand-off, which keeps a small job at a
+ * few microseconds. The turn a loop gives up lets a program that polls
+ * memory another engine writes (a race the ISA does not order, but one a
+ * program may run) end as it does on threads, rather than spin to its
+ * deadline while the writer never runs. */
 static void run_inline(fwsim_exec_t *x)
 {
 	const fwsim_program_t *p = x->prog;
@@ -103,8 +107,11 @@ static void run_inline(fwsim_exec_t *x)
 				uint32_t next;
 				if (fwsim_exec_insn(x, e, pcs[e], &next) != FWSIM_OK)
 					return;
+				bool back = next <= pcs[e];
 				pcs[e] = next;
 				progress = true;
+				if (back)
+					break;
 			}
 			x->chain_ns[e] = 0; /* blocked or done: the next engine runs */
 			if (pcs[e] < p->counts[e])

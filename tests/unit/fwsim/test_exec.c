@@ -668,6 +668,48 @@ START_TEST(test_conditional_jump_loop_counts_down)
 }
 END_TEST
 
+/* A loop that polls memory another engine writes (no semaphore orders
+ * them: a race, but one a program may run) ends under the cooperative
+ * scheduler too: an engine gives up its turn when it jumps back, so the
+ * writer runs. The vector engine (its turn comes before the DMA engine's)
+ * spins while go != 0; the DMA engine zeroes go after a copy. Without the
+ * turn, the vector engine spins to the deadline. */
+START_TEST(test_inline_polling_loop_lets_the_writer_run)
+{
+	tmem_t t;
+	tmem_init(&t);
+	int32_t one = 1, zero = 0;
+	memcpy(tmem_ptr(&t, 0, 0), &one, 4);  /* go */
+	memcpy(tmem_ptr(&t, 0, 4), &zero, 4); /* the value DMA writes */
+	isa_insn_t v[2], d[2];
+	v[0] = isa_insn_init(ISA_OP_JUMP, 0);
+	v[0].n_ap = 1;
+	v[0].ap[0] = isa_ap_contig(0, 0, ISA_DT_S32, 0, NULL);
+	v[0].param = 0;
+	v[1] = add_f32(1, 0, 0, 0, 16);
+	d[0] = add_f32(2, 0, 0, 0, 1024);
+	d[1] = isa_insn_init(ISA_OP_COPY, 0);
+	d[1].n_ap = 2;
+	d[1].ap[0] = isa_ap_contig(0, 0, ISA_DT_S32, 0, NULL);
+	d[1].ap[1] = isa_ap_contig(0, 4, ISA_DT_S32, 0, NULL);
+	const isa_insn_t *s[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = v, [ISA_ENGINE_DMA] = d };
+	uint32_t c[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = 2, [ISA_ENGINE_DMA] = 2 };
+	fwsim_core_config_t cfg = { .sched = FWSIM_SCHED_INLINE };
+	fwsim_core_t *core;
+	ck_assert_int_eq(fwsim_core_create(&cfg, &core), FWSIM_OK);
+	fwsim_job_t job;
+	ck_assert_int_eq(trun_prog(&t, core, s, c, 0, tnow_ns() + 5000000000ull, &job), FWSIM_OK);
+	int32_t go;
+	memcpy(&go, tmem_ptr(&t, 0, 0), 4);
+	ck_assert_int_eq(go, 0);
+	/* the vector engine's first turn: one jump (taken), then the DMA
+	 * engine's two instructions, then the jump falls through to the ADD */
+	ck_assert_uint_eq(job.insns_executed, 5);
+	fwsim_core_destroy(core);
+	tmem_free(&t);
+}
+END_TEST
+
 /* FLOPs (docs/isa.md): counted per executed instruction, so a loop counts
  * each pass; float data only. */
 START_TEST(test_flops_count_executed_instructions)
@@ -1131,6 +1173,7 @@ static Suite *exec_suite(void)
 	tcase_add_test(tc, test_fused_check_in_contiguous_f32_add);
 	tcase_add_test(tc, test_timeout_stops_infinite_jump_loop);
 	tcase_add_test(tc, test_conditional_jump_loop_counts_down);
+	tcase_add_test(tc, test_inline_polling_loop_lets_the_writer_run);
 	tcase_add_test(tc, test_flops_count_executed_instructions);
 	tcase_add_test(tc, test_deadline_stops_huge_stride0_alu_inside_the_instruction);
 	tcase_add_test(tc, test_deadline_stops_huge_stride0_int_matmul);

@@ -432,8 +432,10 @@ END_TEST
  * descriptor twice (validate, then copy): a change in between copied 1 MiB into
  * a 6 KiB block. Every execution must now either compute y = x * x or stop with
  * NRT_INVALID naming the bad descriptor; never touch memory it does not own
- * (ASan runs this). Both engines run on their own threads (the NEFF makes them
- * look busy enough for the threaded scheduler). */
+ * (ASan runs this). The NEFF makes both engines look busy enough for the
+ * threaded scheduler, and its two engines' copies overlap, so the automatic
+ * scheduler's timing (docs/isa.md) runs all but a few executions on threads;
+ * the inline ones end too (the DMA loop gives up its turn each round). */
 START_TEST(test_fused_descriptor_rewritten_during_execution)
 {
 	test_env_default();
