@@ -8,6 +8,8 @@
 
 #include "internal.h"
 #include "pool.h"
+#include "sched_pick.h"
+#include "neuronsim/clock.h"
 #include "neuronsim/spin.h"
 
 /* Pause iterations before a blocked engine sleeps: a few microseconds, far
@@ -367,12 +369,11 @@ static void run_threaded(fwsim_core_t *c, fwsim_exec_t *x)
 	pthread_mutex_unlock(&c->m);
 }
 
-static bool use_threads(const fwsim_core_t *c, const fwsim_program_t *p)
+/* Whether engine threads might pay for p at all: two engines with work
+ * (the second-busiest at least FWSIM_THREAD_MIN_WORK) and two CPUs to run
+ * on. Only then does AUTO time both modes (sched_pick.h). */
+static bool threads_may_pay(const fwsim_program_t *p)
 {
-	if (p->n_active < 2 || c->cfg.sched == FWSIM_SCHED_INLINE)
-		return false;
-	if (c->cfg.sched == FWSIM_SCHED_THREADS)
-		return true;
 	double top = 0, second = 0;
 	for (uint32_t e = 0; e < ISA_ENGINE_COUNT; e++) {
 		double w = p->counts[e] ? p->work[e] : 0;
@@ -388,6 +389,34 @@ static bool use_threads(const fwsim_core_t *c, const fwsim_program_t *p)
 	 * NEFF ran 75-77 ms threaded, 72-74 inline (taskset -c 1). Asked last:
 	 * the mask is a system call, and most jobs are small */
 	return second >= (double)FWSIM_THREAD_MIN_WORK && fwsim_affinity_cpus() >= 2;
+}
+
+/* Runs x's program inline or threaded: as configured, else (AUTO) inline
+ * unless threads might pay, and then the mode the program's timing picks. */
+static void run_job(fwsim_core_t *c, fwsim_exec_t *x)
+{
+	const fwsim_program_t *p = x->prog;
+	if (p->n_active < 2 || c->cfg.sched == FWSIM_SCHED_INLINE) {
+		run_inline(x);
+		return;
+	}
+	if (c->cfg.sched == FWSIM_SCHED_THREADS) {
+		run_threaded(c, x);
+		return;
+	}
+	if (!threads_may_pay(p)) {
+		run_inline(x);
+		return;
+	}
+	uint64_t run;
+	uint32_t mode = fwsim_sched_pick_next(p->pick, &run);
+	uint64_t t0 = ns_monotonic_ns();
+	if (mode == FWSIM_PICK_THREADS)
+		run_threaded(c, x);
+	else
+		run_inline(x);
+	if (x->fatal.status == FWSIM_OK)
+		fwsim_sched_pick_record(p->pick, run, mode, ns_monotonic_ns() - t0);
 }
 
 fwsim_status_t fwsim_core_create(const fwsim_core_config_t *config, fwsim_core_t **out_core)
@@ -464,10 +493,7 @@ fwsim_status_t fwsim_core_execute(fwsim_core_t *core, fwsim_job_t *job)
 		return FWSIM_NOMEM;
 	pthread_mutex_lock(&core->job_lock);
 	if (fwsim_exec_begin(x, job) == FWSIM_OK) {
-		if (use_threads(core, x->prog))
-			run_threaded(core, x);
-		else
-			run_inline(x);
+		run_job(core, x);
 	}
 	fwsim_status_t st = fwsim_exec_end(x);
 	pthread_mutex_unlock(&core->job_lock);

@@ -70,6 +70,10 @@ struct fwsim_program {
 	uint32_t n_regions;
 	uint32_t n_active;   /* engines with a non-empty stream */
 	double work[ISA_ENGINE_COUNT]; /* rough element-operation estimate per engine */
+	/* The automatic scheduler's timing of this program's executions
+	 * (sched_pick.h): not part of what the program computes, so it changes
+	 * behind a const program, under its own lock. */
+	struct fwsim_sched_pick *pick;
 };
 
 /* Numerical scan state of one instruction's output. */

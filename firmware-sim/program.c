@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "sched_pick.h"
 
 const char *fwsim_engine_name(uint32_t e)
 {
@@ -58,6 +59,12 @@ ns_status_t fwsim_program_create(const isa_insn_t *const streams[ISA_ENGINE_COUN
 	if (!p)
 		return ns_status_make(NS_STATUS_RESOURCE_EXHAUSTED, "out of memory for a program");
 	p->n_regions = n_regions;
+	p->pick = malloc(sizeof(*p->pick));
+	if (!p->pick) {
+		free(p);
+		return ns_status_make(NS_STATUS_RESOURCE_EXHAUSTED, "out of memory for a program");
+	}
+	fwsim_sched_pick_init(p->pick);
 	/* Copy first, validate the copy: the streams may sit in device memory
 	 * that someone else can write (the embedded backend passes its code
 	 * block), and what runs must be exactly what was checked. */
@@ -99,5 +106,9 @@ void fwsim_program_destroy(fwsim_program_t *program)
 		return;
 	for (uint32_t e = 0; e < ISA_ENGINE_COUNT; e++)
 		free(program->insns[e]);
+	if (program->pick) {
+		fwsim_sched_pick_destroy(program->pick);
+		free(program->pick);
+	}
 	free(program);
 }

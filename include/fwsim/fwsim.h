@@ -54,7 +54,8 @@ typedef struct fwsim_trace {
 } fwsim_trace_t;
 
 /* A validated, immutable program: one instruction stream per engine. Safe to
- * share between cores and threads. */
+ * share between cores and threads (the automatic scheduler's timing of its
+ * executions, kept with it, has a lock of its own). */
 typedef struct fwsim_program fwsim_program_t;
 
 /* Most multiply-adds of one MATMUL: ISA_MAX_MATMUL_WORK of neuronsim/isa.h,
@@ -102,13 +103,16 @@ typedef struct fwsim_core fwsim_core_t;
  * "Execution policy"). A program with one busy engine always runs in the
  * calling thread. */
 typedef enum fwsim_sched {
-	FWSIM_SCHED_AUTO = 0,    /* threads only when two engines have enough work */
+	FWSIM_SCHED_AUTO = 0,    /* threads only when two engines have enough work,
+				  * two CPUs, and timing the program's executions
+				  * both ways says they pay (docs/isa.md) */
 	FWSIM_SCHED_INLINE = 1,  /* cooperative: all engines in the calling thread */
 	FWSIM_SCHED_THREADS = 2, /* one host thread per busy engine */
 } fwsim_sched_t;
 
-/* AUTO uses threads when the second-busiest engine has at least this many
- * element operations; below it a thread hand-off costs more than it saves. */
+/* AUTO considers threads only when the second-busiest engine has at least
+ * this many element operations; below it a thread hand-off costs more than
+ * it saves, and the program runs inline untimed. */
 #define FWSIM_THREAD_MIN_WORK (1u << 20)
 
 typedef struct fwsim_core_config {

@@ -3,6 +3,8 @@
 #include <sched.h>
 
 #include "fwsim_test.h"
+#include "pool.h"
+#include "sched_pick.h"
 
 static isa_insn_t add_f32(uint32_t r, uint64_t off_o, uint64_t off_a, uint64_t off_b, uint64_t n)
 {
@@ -1075,6 +1077,142 @@ START_TEST(test_auto_sched_inline_on_one_cpu)
 }
 END_TEST
 
+/* The automatic scheduler's pick between inline and threaded engines
+ * (sched_pick.h), on made-up times: the first execution threaded and
+ * untimed, the opening probe alternating, the faster mode kept, the other
+ * re-probed after 16, 32, ... executions (at most FWSIM_PICK_GAP_MAX), a
+ * switch when the machine changes, a failed (unrecorded) probe tried again. */
+static uint64_t pick_until_probe(fwsim_sched_pick_t *p, uint64_t steady_ns, uint64_t *run)
+{
+	uint32_t choice = fwsim_sched_pick_choice(p, NULL);
+	for (int i = 0; i <= (int)FWSIM_PICK_GAP_MAX; i++) {
+		uint32_t mode = fwsim_sched_pick_next(p, run);
+		if (mode != choice)
+			return mode;
+		fwsim_sched_pick_record(p, *run, mode, steady_ns);
+	}
+	ck_abort_msg("no probe of the other mode in %u executions", FWSIM_PICK_GAP_MAX + 1);
+	return 0;
+}
+
+START_TEST(test_sched_pick_policy)
+{
+	fwsim_sched_pick_t p;
+	fwsim_sched_pick_init(&p);
+	uint64_t run, sw;
+	ck_assert_uint_eq(fwsim_sched_pick_next(&p, &run), FWSIM_PICK_THREADS);
+	ck_assert_uint_eq(run, 0);
+	fwsim_sched_pick_record(&p, run, FWSIM_PICK_THREADS, 1); /* ignored */
+	const uint32_t opening[4] = { FWSIM_PICK_THREADS, FWSIM_PICK_INLINE, FWSIM_PICK_THREADS,
+				      FWSIM_PICK_INLINE };
+	for (int i = 0; i < 4; i++) {
+		ck_assert_uint_eq(fwsim_sched_pick_choice(&p, NULL), FWSIM_PICK_THREADS);
+		uint32_t mode = fwsim_sched_pick_next(&p, &run);
+		ck_assert_uint_eq(mode, opening[i]);
+		ck_assert_uint_eq(run, (uint64_t)i + 1);
+		/* inline 10% faster, one threaded time lower than any inline one */
+		fwsim_sched_pick_record(&p, run, mode, mode == FWSIM_PICK_INLINE ? 90 : i == 0 ? 85 : 100);
+	}
+	/* min of each mode decides: threaded's 85 beats inline's 90 */
+	ck_assert_uint_eq(fwsim_sched_pick_choice(&p, &sw), FWSIM_PICK_THREADS);
+	ck_assert_uint_eq(sw, 0);
+	/* threads stay while they are as fast; inline is probed at run 21 (5 + 16)
+	 * and wins with 80 */
+	ck_assert_uint_eq(pick_until_probe(&p, 85, &run), FWSIM_PICK_INLINE);
+	ck_assert_uint_eq(run, FWSIM_PICK_PROBES + 1 + FWSIM_PICK_GAP_MIN);
+	fwsim_sched_pick_record(&p, run, FWSIM_PICK_INLINE, 80);
+	ck_assert_uint_eq(fwsim_sched_pick_choice(&p, &sw), FWSIM_PICK_INLINE);
+	ck_assert_uint_eq(sw, 1);
+	/* a switch resets the gap: the next probe (threads, 95: slower) 16 later,
+	 * then 32, 64, ... up to FWSIM_PICK_GAP_MAX */
+	uint64_t last = run, gap = FWSIM_PICK_GAP_MIN;
+	for (int i = 0; i < 10; i++) {
+		ck_assert_uint_eq(pick_until_probe(&p, 80, &run), FWSIM_PICK_THREADS);
+		ck_assert_msg(run - last == gap + 1,
+			      "probe %d at %llu, %llu after the last (gap %llu)", i,
+			      (unsigned long long)run, (unsigned long long)(run - last),
+			      (unsigned long long)gap);
+		fwsim_sched_pick_record(&p, run, FWSIM_PICK_THREADS, 95);
+		ck_assert_uint_eq(fwsim_sched_pick_choice(&p, NULL), FWSIM_PICK_INLINE);
+		last = run;
+		gap = gap * 2 < FWSIM_PICK_GAP_MAX ? gap * 2 : FWSIM_PICK_GAP_MAX;
+	}
+	ck_assert_uint_eq(gap, FWSIM_PICK_GAP_MAX);
+	/* the machine changes: inline now takes 150 (its recent times all 150
+	 * once it has run FWSIM_PICK_KEEP times), a threaded probe 120 moves
+	 * the choice back, and the gap restarts at 16 */
+	ck_assert_uint_eq(pick_until_probe(&p, 150, &run), FWSIM_PICK_THREADS);
+	fwsim_sched_pick_record(&p, run, FWSIM_PICK_THREADS, 120);
+	ck_assert_uint_eq(fwsim_sched_pick_choice(&p, &sw), FWSIM_PICK_THREADS);
+	ck_assert_uint_eq(sw, 2);
+	last = run;
+	/* a probe that fails is not recorded: the next comes a gap later */
+	ck_assert_uint_eq(pick_until_probe(&p, 120, &run), FWSIM_PICK_INLINE);
+	ck_assert_uint_eq(run - last, FWSIM_PICK_GAP_MIN + 1);
+	last = run;
+	ck_assert_uint_eq(pick_until_probe(&p, 120, &run), FWSIM_PICK_INLINE);
+	ck_assert_uint_eq(run - last, FWSIM_PICK_GAP_MIN);
+	fwsim_sched_pick_record(&p, run, FWSIM_PICK_INLINE, 150);
+	ck_assert_uint_eq(fwsim_sched_pick_choice(&p, &sw), FWSIM_PICK_THREADS);
+	ck_assert_uint_eq(sw, 2);
+	fwsim_sched_pick_destroy(&p);
+}
+END_TEST
+
+/* Engines that take turns, each instruction waiting for the other engine's
+ * last (1024 ADDs of 2^11 elements each, past FWSIM_THREAD_MIN_WORK): no
+ * two instructions can overlap, so engine threads only add hand-offs, and
+ * the automatic scheduler, having timed both modes, runs it inline. With one
+ * CPU it never times anything (always inline). */
+START_TEST(test_auto_sched_times_and_picks_inline_for_ping_pong)
+{
+	enum { N = 1024, E = 1 << 11 };
+	tmem_t t;
+	tmem_init(&t);
+	isa_insn_t *v = calloc(N, sizeof(*v)), *g = calloc(N, sizeof(*g));
+	for (uint32_t i = 0; i < N; i++) {
+		v[i] = add_f32(1, 0, 0, 0, E);
+		g[i] = add_f32(2, 0, 0, 0, E);
+		if (i) {
+			v[i].wait_sem = 0;
+			v[i].wait_value = i;
+		}
+		v[i].signal_sem = 1;
+		g[i].wait_sem = 1;
+		g[i].wait_value = i + 1;
+		g[i].signal_sem = 0;
+	}
+	const isa_insn_t *s[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = v, [ISA_ENGINE_GPSIMD] = g };
+	uint32_t c[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = N, [ISA_ENGINE_GPSIMD] = N };
+	fwsim_program_t *p = NULL;
+	ck_assert_int_eq(ns_status_consume_message(fwsim_program_create(s, c, T_NREG, &p), NULL, 0),
+			 NS_STATUS_OK);
+	fwsim_core_t *core;
+	ck_assert_int_eq(fwsim_core_create(NULL, &core), FWSIM_OK);
+	fwsim_job_t job = { .program = p, .mem = t.mem, .mem_size = t.size, .regions = t.regions,
+			    .n_regions = T_NREG };
+	/* the opening probe and one re-probe: a wrong first choice (a preempted
+	 * inline run) gets its second chance */
+	uint32_t runs = FWSIM_PICK_PROBES + 2 + FWSIM_PICK_GAP_MIN;
+	for (uint32_t r = 0; r < runs; r++)
+		ck_assert_int_eq(fwsim_core_execute(core, &job), FWSIM_OK);
+	uint64_t switches;
+	uint32_t choice = fwsim_sched_pick_choice(p->pick, &switches);
+	if (fwsim_affinity_cpus() >= 2) {
+		ck_assert_uint_eq(p->pick->runs, runs);
+		ck_assert_msg(choice == FWSIM_PICK_INLINE, "threads picked for a ping-pong (%llu switches)",
+			      (unsigned long long)switches);
+	} else {
+		ck_assert_uint_eq(p->pick->runs, 0);
+	}
+	fwsim_core_destroy(core);
+	fwsim_program_destroy(p);
+	free(v);
+	free(g);
+	tmem_free(&t);
+}
+END_TEST
+
 /* ---- profiling ---- */
 START_TEST(test_profile_spans_and_drops)
 {
@@ -1185,6 +1323,8 @@ static Suite *exec_suite(void)
 	tcase_add_test(tc, test_threaded_wait_times_out);
 	tcase_add_test(tc, test_two_cores_four_threads_correct);
 	tcase_add_test(tc, test_auto_sched_inline_on_one_cpu);
+	tcase_add_test(tc, test_sched_pick_policy);
+	tcase_add_test(tc, test_auto_sched_times_and_picks_inline_for_ping_pong);
 	tcase_add_test(tc, test_profile_spans_and_drops);
 	tcase_add_test(tc, test_bad_jobs_rejected);
 	suite_add_tcase(s, tc);
