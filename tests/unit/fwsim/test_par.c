@@ -211,7 +211,7 @@ START_TEST(test_split_matmul_bit_identical_across_thread_counts)
 }
 END_TEST
 
-/* Elementwise instructions over 2^20 elements or more are cut into row
+/* Elementwise instructions over FWSIM_PAR_MIN_EW elements or more are cut into row
  * ranges: a depthwise-like FMA with a broadcast operand, a batched transpose
  * (COPY's tiled path), an im2col-like strided COPY and a one-row ADD (cut
  * into ranges of the row) give the same bytes and NaN record for 1, 2 and 4
@@ -276,7 +276,7 @@ START_TEST(test_split_elementwise_bit_identical_across_thread_counts)
 }
 END_TEST
 
-/* FUSED programs of 2^20 elements or more are cut into items as well
+/* FUSED programs of FWSIM_PAR_MIN_EW elements or more are cut into items as well
  * (kernels_fused.c, fz_run_par): a batch norm's (x - m) * s with m and s one
  * value per channel feeding a mask-select, its variance's sum of (x - m)^2
  * per channel (the reducing form, cut by channels), and a one-dim program
