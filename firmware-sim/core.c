@@ -99,6 +99,7 @@ static void deadlock_fail(fwsim_exec_t *x, const uint32_t *pcs, const int *block
 static void run_inline(fwsim_exec_t *x)
 {
 	const fwsim_program_t *p = x->prog;
+	x->par_min_ew = FWSIM_PAR_MIN_EW_INLINE;
 	uint32_t pcs[ISA_ENGINE_COUNT] = { 0 };
 	for (;;) {
 		bool progress = false, all_done = true;
@@ -332,6 +333,7 @@ static fwsim_status_t ensure_thread(fwsim_core_t *c, uint32_t e)
 static void run_threaded(fwsim_core_t *c, fwsim_exec_t *x)
 {
 	const fwsim_program_t *p = x->prog;
+	x->par_min_ew = FWSIM_PAR_MIN_EW;
 	uint32_t caller = ISA_ENGINE_COUNT, n_workers = 0, mask = 0;
 	/* The caller runs the busiest engine itself: one hand-off fewer. */
 	for (uint32_t e = 0; e < ISA_ENGINE_COUNT; e++)

@@ -225,7 +225,7 @@ fwsim_status_t fwsim_exec_insn(fwsim_exec_t *x, uint32_t e, uint32_t pc, uint32_
 	 * never reads the clock itself */
 	fwsim_watch_t watch = { .left = FWSIM_POLL_WORK, .deadline_ns = job->deadline_ns,
 				.cancel = &job->cancel, .stop = &x->stop };
-	fwsim_kargs_t k = { .insn = in, .watch = &watch };
+	fwsim_kargs_t k = { .insn = in, .watch = &watch, .par_min_ew = x->par_min_ew };
 	if (!check_bounds(x, e, pc, in, &k))
 		return FWSIM_OOB;
 

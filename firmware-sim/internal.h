@@ -111,6 +111,7 @@ typedef struct fwsim_kargs {
 	fwsim_numchk_t *chk;       /* NULL: no check (or the kernel scans in-line) */
 	fwsim_watch_t *watch;      /* never NULL */
 	uint64_t flops;            /* out, FUSED only: its floating-point operations */
+	uint32_t par_min_ew;       /* fwsim_par_min_ew (pool.h); 0 = the default */
 } fwsim_kargs_t;
 
 /* The slow half of fwsim_tick (exec.c): polls, re-arms, records why. */
@@ -363,6 +364,8 @@ typedef struct fwsim_exec {
 	 * (0 after a wait or a switch: the schedulers clear it), the next one's start:
 	 * one clock read per instruction instead of two */
 	uint64_t chain_ns[ISA_ENGINE_COUNT];
+	/* set by the scheduler that runs the job: its instructions' par_min_ew */
+	uint32_t par_min_ew;
 } fwsim_exec_t;
 
 fwsim_status_t fwsim_exec_begin(fwsim_exec_t *x, fwsim_job_t *job);

@@ -654,7 +654,7 @@ static fwsim_status_t ew_item(void *ctx, uint64_t item, uint32_t slot, fwsim_wat
 	return ew_rows(&kk, j->kind, it, a * j->per_outer);
 }
 
-/* Runs an elementwise instruction; one of at least FWSIM_PAR_MIN_EW elements
+/* Runs an elementwise instruction; one of at least fwsim_par_min_ew elements
  * is cut into about FWSIM_PAR_ITEMS ranges of its outermost dim for the pool
  * (pool.h), or of its one row (whole blocks) when every operand runs on
  * (a ReLU6's clamp of a contiguous activation): every element is computed by
@@ -674,7 +674,7 @@ static fwsim_status_t ew_run(const fwsim_kargs_t *k, ew_kind_t kind)
 	uint64_t total = it.rows * it.inner;
 	/* an output at stride 0 along the cut dim (every range writing the same
 	 * elements, the last write the one kept) stays on one thread */
-	if (total < FWSIM_PAR_MIN_EW || fwsim_get_threads() < 2 || it.bstride[0][0] == 0)
+	if (total < fwsim_par_min_ew(k) || fwsim_get_threads() < 2 || it.bstride[0][0] == 0)
 		return ew_rows(k, kind, it, 0);
 	ew_job_t *j = malloc(sizeof(*j));
 	if (!j)

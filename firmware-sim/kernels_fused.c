@@ -1170,7 +1170,7 @@ static bool fz_run_par(const fwsim_kargs_t *k, const fz_prog_t *pg, const fz_par
 	uint64_t total = isa_ap_num_elements(o), nout = 1;
 	for (uint32_t q = 0; q < o->rank; q++)
 		nout *= (red >> q & 1) ? 1 : o->shape[q];
-	if (total < FWSIM_PAR_MIN_EW || fwsim_get_threads() < 2 ||
+	if (total < fwsim_par_min_ew(k) || fwsim_get_threads() < 2 ||
 	    (red && nout > FWSIM_REDUCE_MAX_ACC))
 		return false;
 	int d = fwsim_par_cut_dim(o, red);

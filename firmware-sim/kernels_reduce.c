@@ -636,7 +636,7 @@ static bool reduce_par(const fwsim_kargs_t *k, uint64_t nout, fwsim_status_t *st
 {
 	const isa_insn_t *in = k->insn;
 	const isa_ap_t *o = &in->ap[0], *a = &in->ap[1];
-	if (nout > FWSIM_REDUCE_MAX_ACC || isa_ap_num_elements(a) < FWSIM_PAR_MIN_EW ||
+	if (nout > FWSIM_REDUCE_MAX_ACC || isa_ap_num_elements(a) < fwsim_par_min_ew(k) ||
 	    fwsim_get_threads() < 2)
 		return false;
 	int d = fwsim_par_cut_dim(o, in->param);

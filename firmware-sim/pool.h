@@ -18,10 +18,23 @@
 
 /* Elements before an elementwise instruction (ALU, ACTIVATE, COPY: the
  * im2col and padding copies of lowered convolutions, depthwise FMAs; FUSED,
- * REDUCE) is cut into ranges of rows for the pool. 2^18 elements take 50-100
- * us on one thread, several hand-offs' worth: with 2 CPUs, MobileNetV2 b8's
- * step NEFF ran 58.6 ms at 2^20, 54.6 at 2^18 and 2^17, 55.8 at 2^16. */
-#define FWSIM_PAR_MIN_EW (1u << 18)
+ * REDUCE) is cut into ranges of rows for the pool, with a core's engines on
+ * threads of their own. There, a split copy on the DMA engine takes the pool
+ * from the tensor engine's GEMM (a convolution's critical path), which then
+ * runs on one thread: at 2^18, ResNet's 3x3 weight gradient ran 5.65 ms
+ * against 5.29 at 2^20 (2 CPUs). */
+#define FWSIM_PAR_MIN_EW (1u << 20)
+/* The same with the engines inline (one at a time, so no engine waits for
+ * the pool): 2^18 elements take 50-100 us on one thread, several hand-offs'
+ * worth. With 2 CPUs, MobileNetV2 b8's step NEFF ran 58.6 ms at 2^20, 54.6
+ * at 2^18 and 2^17, 55.8 at 2^16. */
+#define FWSIM_PAR_MIN_EW_INLINE (1u << 18)
+
+/* The elements from which k's instruction is cut for the pool. */
+static inline uint64_t fwsim_par_min_ew(const fwsim_kargs_t *k)
+{
+	return k->par_min_ew ? k->par_min_ew : FWSIM_PAR_MIN_EW;
+}
 
 /* The most threads (the caller included) the pool runs one instruction on. */
 #define FWSIM_PAR_MAX_THREADS 16

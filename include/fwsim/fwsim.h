@@ -122,7 +122,8 @@ typedef struct fwsim_core_config {
 } fwsim_core_config_t;
 
 /* Host threads one large instruction (a MATMUL of at least 2^22 multiply-adds,
- * an ALU/ACTIVATE/COPY/FUSED/REDUCE of at least 2^18 elements) may be split across, the
+ * an ALU/ACTIVATE/COPY/FUSED/REDUCE of at least 2^18 elements, 2^20 while the
+ * core's engines run on threads) may be split across, the
  * calling engine's thread included: 1 keeps all work
  * on the engine threads; 0 (the default) means the CPUs of the process's
  * affinity mask (sched_getaffinity), at most 16. Process-wide, for every core;

@@ -463,6 +463,61 @@ START_TEST(test_split_matmul_reaches_a_worker)
 }
 END_TEST
 
+/* Runs an f32 ADD of n elements on the vector engine, with a one-element ADD
+ * on the GpSimd engine beside it when sched is FWSIM_SCHED_THREADS (two
+ * engines on threads of their own), alone (inline) otherwise; reps times.
+ * Returns the items pool workers ran meanwhile. */
+static uint64_t run_add_beside(pmem_t *m, uint64_t n, uint32_t sched, int reps)
+{
+	isa_insn_t v = isa_insn_init(ISA_OP_ALU, ISA_ALU_ADD), g;
+	v.n_ap = 3;
+	v.ap[0] = isa_ap_contig(3, 0, ISA_DT_F32, 1, &n);
+	v.ap[1] = isa_ap_contig(1, 0, ISA_DT_F32, 1, &n);
+	v.ap[2] = isa_ap_contig(2, 0, ISA_DT_F32, 1, &n);
+	g = v;
+	uint64_t one = 1;
+	g.ap[0] = isa_ap_contig(0, 0, ISA_DT_F32, 1, &one);
+	g.ap[1] = g.ap[2] = g.ap[0];
+	const isa_insn_t *s[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = &v, [ISA_ENGINE_GPSIMD] = &g };
+	uint32_t c[ISA_ENGINE_COUNT] = { [ISA_ENGINE_VECTOR] = 1,
+					 [ISA_ENGINE_GPSIMD] = sched == FWSIM_SCHED_THREADS };
+	fwsim_program_t *p = NULL;
+	ck_assert_int_eq(ns_status_consume_message(fwsim_program_create(s, c, P_NREG, &p), NULL, 0),
+			 NS_STATUS_OK);
+	fwsim_core_config_t cfg = { .sched = sched };
+	fwsim_core_t *core;
+	ck_assert_int_eq(fwsim_core_create(&cfg, &core), FWSIM_OK);
+	uint64_t before = fwsim_par_worker_items();
+	for (int i = 0; i < reps && fwsim_par_worker_items() == before; i++) {
+		fwsim_job_t j = { .program = p, .mem = m->mem, .mem_size = m->size,
+				  .regions = m->regions, .n_regions = P_NREG };
+		ck_assert_int_eq(fwsim_core_execute(core, &j), FWSIM_OK);
+	}
+	fwsim_core_destroy(core);
+	fwsim_program_destroy(p);
+	return fwsim_par_worker_items() - before;
+}
+
+/* Elementwise instructions are cut for the pool from fewer elements when a
+ * core's engines run inline (FWSIM_PAR_MIN_EW_INLINE) than when they run on
+ * threads (FWSIM_PAR_MIN_EW: there a split copy would take the pool from
+ * another engine's GEMM): an ADD between the two sizes reaches a worker
+ * inline and never on threads; one of FWSIM_PAR_MIN_EW elements does both. */
+START_TEST(test_split_threshold_follows_the_scheduler)
+{
+	pmem_t m;
+	pmem_init(&m);
+	fill_inputs(&m, 3, -1);
+	fwsim_set_threads(2);
+	uint64_t mid = (FWSIM_PAR_MIN_EW_INLINE + FWSIM_PAR_MIN_EW) / 2;
+	ck_assert_uint_gt(run_add_beside(&m, mid, FWSIM_SCHED_INLINE, 200), 0);
+	ck_assert_uint_eq(run_add_beside(&m, mid, FWSIM_SCHED_THREADS, 20), 0);
+	ck_assert_uint_gt(run_add_beside(&m, FWSIM_PAR_MIN_EW, FWSIM_SCHED_THREADS, 200), 0);
+	fwsim_set_threads(0);
+	free(m.mem);
+}
+END_TEST
+
 /* f32 [n, n] x [n, n] with every operand one element through stride 0:
  * hours of sgemm from 12 bytes, split into items across the threads. */
 static isa_insn_t huge_f32_matmul(uint64_t n)
@@ -568,6 +623,7 @@ static Suite *par_suite(void)
 	tcase_add_test(tc, test_two_cores_share_the_pool);
 	tcase_add_test(tc, test_split_elementwise_bit_identical_across_thread_counts);
 	tcase_add_test(tc, test_split_fused_and_reduce_bit_identical_across_thread_counts);
+	tcase_add_test(tc, test_split_threshold_follows_the_scheduler);
 	tcase_add_test(tc, test_deadline_stops_split_matmul);
 	tcase_add_test(tc, test_cancel_stops_split_matmul);
 	tcase_add_test(tc, test_thread_count_setting);
