@@ -1080,7 +1080,7 @@ END_TEST
 /* The automatic scheduler's pick between inline and threaded engines
  * (sched_pick.h), on made-up times: the first execution threaded and
  * untimed, the opening probe alternating, the faster mode kept, the other
- * re-probed after 16, 32, ... executions (at most FWSIM_PICK_GAP_MAX), a
+ * re-probed after 4, 8, ... executions (at most FWSIM_PICK_GAP_MAX), a
  * switch when the machine changes, a failed (unrecorded) probe tried again. */
 static uint64_t pick_until_probe(fwsim_sched_pick_t *p, uint64_t steady_ns, uint64_t *run)
 {
@@ -1116,15 +1116,15 @@ START_TEST(test_sched_pick_policy)
 	/* min of each mode decides: threaded's 85 beats inline's 90 */
 	ck_assert_uint_eq(fwsim_sched_pick_choice(&p, &sw), FWSIM_PICK_THREADS);
 	ck_assert_uint_eq(sw, 0);
-	/* threads stay while they are as fast; inline is probed at run 21 (5 + 16)
+	/* threads stay while they are as fast; inline is probed at run 9 (5 + 4)
 	 * and wins with 80 */
 	ck_assert_uint_eq(pick_until_probe(&p, 85, &run), FWSIM_PICK_INLINE);
 	ck_assert_uint_eq(run, FWSIM_PICK_PROBES + 1 + FWSIM_PICK_GAP_MIN);
 	fwsim_sched_pick_record(&p, run, FWSIM_PICK_INLINE, 80);
 	ck_assert_uint_eq(fwsim_sched_pick_choice(&p, &sw), FWSIM_PICK_INLINE);
 	ck_assert_uint_eq(sw, 1);
-	/* a switch resets the gap: the next probe (threads, 95: slower) 16 later,
-	 * then 32, 64, ... up to FWSIM_PICK_GAP_MAX */
+	/* a switch resets the gap: the next probe (threads, 95: slower) 4 later,
+	 * then 8, 16, ... up to FWSIM_PICK_GAP_MAX */
 	uint64_t last = run, gap = FWSIM_PICK_GAP_MIN;
 	for (int i = 0; i < 10; i++) {
 		ck_assert_uint_eq(pick_until_probe(&p, 80, &run), FWSIM_PICK_THREADS);
@@ -1140,7 +1140,7 @@ START_TEST(test_sched_pick_policy)
 	ck_assert_uint_eq(gap, FWSIM_PICK_GAP_MAX);
 	/* the machine changes: inline now takes 150 (its recent times all 150
 	 * once it has run FWSIM_PICK_KEEP times), a threaded probe 120 moves
-	 * the choice back, and the gap restarts at 16 */
+	 * the choice back, and the gap restarts at 4 */
 	ck_assert_uint_eq(pick_until_probe(&p, 150, &run), FWSIM_PICK_THREADS);
 	fwsim_sched_pick_record(&p, run, FWSIM_PICK_THREADS, 120);
 	ck_assert_uint_eq(fwsim_sched_pick_choice(&p, &sw), FWSIM_PICK_THREADS);
