@@ -12,8 +12,8 @@
 static const char usage_text[] =
 	"Usage: neuron-profile capture -n NEFF -s PROFILE [--ignore-exec-errors] [NAME FILE.npy]...\n"
 	"       neuron-profile view -s PROFILE | -d DIR [-n NEFF] [--output-format FORMAT]\n"
-	"                           [--output-file FILE] [--top N]\n"
-	"       neuron-profile summary TRACE [--top N]\n"
+	"                           [--output-file FILE] [--top N] [--warmup N]\n"
+	"       neuron-profile summary TRACE [--top N] [--warmup N]\n"
 	"       neuron-profile --help | --version\n"
 	"\n"
 	"capture: load NEFF on NeuronCore 0, execute it once with a device and system\n"
@@ -40,6 +40,10 @@ static const char usage_text[] =
 	"    and the simulator's own busy time for the same jobs;\n"
 	"  - the largest idle gaps between two instructions of an engine in one job\n"
 	"    (time it waited on another engine).\n"
+	"  A trace of several executions (neuron-run -R N --profile) holds each\n"
+	"  model's first one, which pays first-touch costs (page faults, kernels\n"
+	"  generated on first use): a note says when it took over 1.5x the others'\n"
+	"  median, and --warmup N leaves each model's first N executions out.\n"
 	"A TRACE or PROFILE is what libnrt writes (nrt_profile_stop, neuron-run\n"
 	"--profile, capture, NEURON_RT_INSPECT_ENABLE=1): Chrome trace event JSON,\n"
 	"plain or gzip-compressed.\n"
@@ -52,6 +56,8 @@ static const char usage_text[] =
 	"      --output-format F    view: summary-text, summary-json, json, perfetto\n"
 	"      --output-file FILE   view: where json and perfetto go\n"
 	"      --top N              rows per table (default 10; summary also takes -n N)\n"
+	"      --warmup N           the tables leave out each model's first N\n"
+	"                           executions (default 0)\n"
 	"  -h, --help               show this help\n"
 	"      --version            print the version and exit\n"
 	"\n"
@@ -59,26 +65,34 @@ static const char usage_text[] =
 	"NEFF, an input or the trace cannot be read; 4 the runtime failed; 5 an output\n"
 	"file could not be written.\n";
 
-/* --top's value; false (with a message) when it is not 1..100000. */
-static bool parse_top(const char *arg, int *out)
+/* An option's integer value in lo..hi; false (with a message naming the
+ * option) otherwise. */
+static bool parse_int(const char *opt, const char *arg, long lo, long hi, int *out)
 {
 	char *end;
 	errno = 0;
 	long v = strtol(arg, &end, 10);
-	if (errno || end == arg || *end || v < 1 || v > 100000) {
-		fprintf(stderr, "neuron-profile: --top wants an integer in 1..100000, got '%s'\n", arg);
+	if (errno || end == arg || *end || v < lo || v > hi) {
+		fprintf(stderr, "neuron-profile: %s wants an integer in %ld..%ld, got '%s'\n", opt, lo,
+			hi, arg);
 		return false;
 	}
 	*out = (int)v;
 	return true;
 }
 
-enum { OPT_IGNORE_EXEC = 0x200, OPT_FORMAT, OPT_OUTPUT, OPT_TOP };
+static bool parse_top(const char *arg, int *out)
+{
+	return parse_int("--top", arg, 1, 100000, out);
+}
+
+enum { OPT_IGNORE_EXEC = 0x200, OPT_FORMAT, OPT_OUTPUT, OPT_TOP, OPT_WARMUP };
 
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "top", required_argument, NULL, OPT_TOP },
+		{ "warmup", required_argument, NULL, OPT_WARMUP },
 		{ "neff", required_argument, NULL, 'n' },
 		{ "neff-path", required_argument, NULL, 'n' },
 		{ "session-file", required_argument, NULL, 's' },
@@ -90,7 +104,8 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int top = 10;
+	int top = 10, warmup = 0;
+	bool have_warmup = false;
 	const char *cmd = NULL, *neff = NULL, *session = NULL, *dir = NULL, *format = NULL, *output = NULL;
 	bool ignore = false;
 	char **operands = calloc((size_t)argc + 1, sizeof(*operands));
@@ -123,6 +138,11 @@ int main(int argc, char **argv)
 			if (!parse_top(optarg, &top))
 				goto usage;
 			break;
+		case OPT_WARMUP:
+			if (!parse_int("--warmup", optarg, 0, 1000000000, &warmup))
+				goto usage;
+			have_warmup = true;
+			break;
 		default: goto usage;
 		}
 	}
@@ -143,14 +163,19 @@ int main(int argc, char **argv)
 			goto usage;
 		}
 		if (session || dir || format || output || ignore) {
-			fprintf(stderr, "neuron-profile: summary takes one TRACE file and --top N (-s, -d, "
-				"--output-* and --ignore-exec-errors are capture's and view's)\n");
+			fprintf(stderr, "neuron-profile: summary takes one TRACE file, --top N and --warmup N "
+				"(-s, -d, --output-* and --ignore-exec-errors are capture's and view's)\n");
 			goto usage;
 		}
-		rc = nprof_summary(operands[0], top);
+		rc = nprof_summary(operands[0], top, warmup);
 	} else if (strcmp(cmd, "capture") == 0) {
 		if (!neff || !session) {
 			fprintf(stderr, "neuron-profile: capture needs -n NEFF and -s PROFILE\n");
+			goto usage;
+		}
+		if (have_warmup) {
+			fprintf(stderr, "neuron-profile: --warmup is view's and summary's (capture "
+				"executes once)\n");
 			goto usage;
 		}
 		if (n_operands % 2 || dir || format || output) {
@@ -166,7 +191,8 @@ int main(int argc, char **argv)
 				"the profile with -s PROFILE or -d DIR\n");
 			goto usage;
 		}
-		view_opts_t vo = { neff, session, dir, format ? format : "summary-text", output, top };
+		view_opts_t vo = { neff, session, dir, format ? format : "summary-text", output, top,
+				   warmup };
 		rc = nprof_view(&vo);
 	} else {
 		fprintf(stderr, "neuron-profile: unknown command '%s' (capture, view or summary)\n", cmd);

@@ -13,12 +13,15 @@ typedef struct span {
 	double ts, dur;        /* microseconds */
 	double flops;
 	int64_t pid, tid;
+	int64_t exec_index;    /* args.exec_index: the model's execution, -1 if none */
 } span_t;
 
 typedef struct job {
 	int64_t pid;
 	double ts, dur;
 	json_t *busy;          /* args.engine_busy_ns, borrowed */
+	const char *model;     /* args.model, "" if none */
+	int64_t exec_index;    /* args.exec_index, -1 if none */
 } job_t;
 
 typedef struct track_name {
@@ -54,13 +57,14 @@ void nprof_trace_free(trace_t *t);
 json_t *nprof_trace_events(json_t *root);
 
 /* neuron_profile_summary.c: neuronsim's tables (header, top instructions and
- * ops, engines and gaps); sorts t's spans and jobs. */
-void nprof_print_tables(const char *path, trace_t *t, int top);
+ * ops, engines and gaps) of all but each model's first `warmup` executions;
+ * sorts t's spans and jobs and drops those it leaves out. */
+void nprof_print_tables(const char *path, trace_t *t, int top, int warmup);
 
 /* The subcommands; an exit status (TOOL_EXIT_*). */
 typedef struct view_opts {
 	const char *neff, *session, *dir, *format, *output;
-	int top;
+	int top, warmup;
 } view_opts_t;
 
 typedef struct capture_opts {
@@ -70,7 +74,7 @@ typedef struct capture_opts {
 	int n_inputs;           /* pairs */
 } capture_opts_t;
 
-int nprof_summary(const char *path, int top);   /* neuron_profile_summary.c */
+int nprof_summary(const char *path, int top, int warmup); /* neuron_profile_summary.c */
 int nprof_view(const view_opts_t *o);           /* neuron_profile_view.c */
 int nprof_capture(const capture_opts_t *o);     /* neuron_profile_capture.c */
 

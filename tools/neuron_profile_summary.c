@@ -206,9 +206,71 @@ static void print_engines_and_gaps(const trace_t *t, int top)
 	free(gaps);
 }
 
-/* neuronsim's tables: header, top instructions and ops, engines and gaps. */
-void nprof_print_tables(const char *path, trace_t *t, int top)
+/* Drops the spans and jobs of each model's first warmup executions (those
+ * with an exec_index below it); returns how many spans and jobs went. */
+static void drop_warmup(trace_t *t, int warmup, size_t *spans, size_t *jobs)
 {
+	size_t ns = 0, nj = 0;
+	for (size_t i = 0; i < t->n_spans; i++)
+		if (t->spans[i].exec_index < 0 || t->spans[i].exec_index >= warmup)
+			t->spans[ns++] = t->spans[i];
+	for (size_t i = 0; i < t->n_jobs; i++)
+		if (t->jobs[i].exec_index < 0 || t->jobs[i].exec_index >= warmup)
+			t->jobs[nj++] = t->jobs[i];
+	*spans = t->n_spans - ns;
+	*jobs = t->n_jobs - nj;
+	t->n_spans = ns;
+	t->n_jobs = nj;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* A model whose first execution took FIRST_SLOW times its others' median
+ * (and FIRST_SLOW_US more) weighs its first-touch costs (page faults of its
+ * buffers, oneDNN's kernels generated on first use) on every table: a note
+ * says so and how to leave it out. One note, for the first such model. */
+#define FIRST_SLOW 1.5
+#define FIRST_SLOW_US 100.0
+
+static void note_slow_first_execution(const trace_t *t)
+{
+	double *others = malloc(t->n_jobs * sizeof(*others));
+	if (!others)
+		return;
+	for (size_t i = 0; i < t->n_jobs; i++) {
+		const job_t *first = &t->jobs[i];
+		if (first->exec_index != 0)
+			continue;
+		size_t n = 0;
+		for (size_t j = 0; j < t->n_jobs; j++)
+			if (t->jobs[j].exec_index > 0 && t->jobs[j].pid == first->pid &&
+			    strcmp(t->jobs[j].model, first->model) == 0)
+				others[n++] = t->jobs[j].dur;
+		if (n < 2)
+			continue;
+		qsort(others, n, sizeof(*others), cmp_double);
+		double med = n % 2 ? others[n / 2] : (others[n / 2 - 1] + others[n / 2]) / 2;
+		if (first->dur > FIRST_SLOW * med && first->dur - med > FIRST_SLOW_US) {
+			printf("  note: %s's first execution took %.3f us, the median of its %zu others "
+			       "%.3f us: its first-touch costs (page faults, kernels generated on first "
+			       "use) weigh on the tables; --warmup 1 leaves each model's first execution "
+			       "out\n", first->model[0] ? first->model : "a model", first->dur, n, med);
+			break;
+		}
+	}
+	free(others);
+}
+
+/* neuronsim's tables: header, top instructions and ops, engines and gaps. */
+void nprof_print_tables(const char *path, trace_t *t, int top, int warmup)
+{
+	size_t dropped_spans = 0, dropped_jobs = 0;
+	if (warmup > 0)
+		drop_warmup(t, warmup, &dropped_spans, &dropped_jobs);
 	double total = 0;
 	for (size_t i = 0; i < t->n_spans; i++)
 		total += t->spans[i].dur;
@@ -218,6 +280,11 @@ void nprof_print_tables(const char *path, trace_t *t, int top)
 	if (t->t_max >= t->t_min)
 		printf("; window %.3f us", t->t_max - t->t_min);
 	printf("\n");
+	if (warmup > 0)
+		printf("  left out (--warmup %d): %zu span(s) and %zu job(s) of each model's first "
+		       "%d execution(s)\n", warmup, dropped_spans, dropped_jobs, warmup);
+	else
+		note_slow_first_execution(t);
 	if (t->spans_dropped)
 		printf("  warning: %llu span(s) were dropped while recording (buffer too small for a "
 		       "looping program's first execution); totals are short of them\n",
@@ -237,14 +304,14 @@ void nprof_print_tables(const char *path, trace_t *t, int top)
 	print_engines_and_gaps(t, top);
 }
 
-int nprof_summary(const char *path, int top)
+int nprof_summary(const char *path, int top, int warmup)
 {
 	json_t *root;
 	trace_t t;
 	int rc = nprof_load_trace(path, &root, &t);
 	if (rc)
 		return rc;
-	nprof_print_tables(path, &t, top);
+	nprof_print_tables(path, &t, top, warmup);
 	nprof_trace_free(&t);
 	json_decref(root);
 	return 0;

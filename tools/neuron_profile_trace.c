@@ -99,6 +99,16 @@ static bool get_num(json_t *o, const char *key, double *out)
 	return true;
 }
 
+/* args.exec_index as an integer, -1 when absent or not a count (a bad value
+ * must not reach a cast). */
+static int64_t get_exec_index(json_t *args)
+{
+	double v;
+	if (!get_num(args, "exec_index", &v) || !(v >= 0 && v <= 9007199254740992.0))
+		return -1;
+	return (int64_t)v;
+}
+
 static const char *get_str(json_t *o, const char *key, const char *dflt)
 {
 	const char *s = json_string_value(json_object_get(o, key));
@@ -151,14 +161,15 @@ static int collect(json_t *events, trace_t *t, char *err, size_t err_len)
 			get_num(args, "flops", &flops);
 			t->spans[t->n_spans++] = (span_t){ get_str(ev, "name", "?"),
 							   get_str(args, "op_type", ""), ts, dur, flops, pid,
-							   tid };
+							   tid, get_exec_index(args) };
 		} else if (strcmp(ph, "X") == 0 && strcmp(cat, "job") == 0) {
 			if (!nprof_push((void **)&t->jobs, &t->n_jobs, &cap_j, sizeof(*t->jobs)))
 				goto nomem;
 			double dropped = 0;
 			if (get_num(args, "spans_dropped", &dropped))
 				t->spans_dropped += (uint64_t)dropped;
-			t->jobs[t->n_jobs++] = (job_t){ pid, ts, dur, json_object_get(args, "engine_busy_ns") };
+			t->jobs[t->n_jobs++] = (job_t){ pid, ts, dur, json_object_get(args, "engine_busy_ns"),
+							get_str(args, "model", ""), get_exec_index(args) };
 		} else {
 			t->n_host_events++;
 		}

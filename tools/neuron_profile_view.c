@@ -163,7 +163,7 @@ static int view_one(const view_opts_t *o, const char *path, json_t *all_events, 
 	if (strcmp(o->format, "summary-text") == 0) {
 		print_summary_text(sum);
 		printf("\n");
-		nprof_print_tables(path, &t, o->top);
+		nprof_print_tables(path, &t, o->top, o->warmup);
 	}
 	json_array_append_new(summaries, sum);
 	json_array_extend(all_events, nprof_trace_events(root));

@@ -170,6 +170,68 @@ START_TEST(test_summary_of_handmade_trace)
 }
 END_TEST
 
+/* Three executions of model m on one core: the first (exec_index 0) runs
+ * dot.1 for 190 us (its job 200), the others 10 us each (jobs of 20); a span of another model without
+ * an exec_index is always kept. */
+static const char warm[] =
+	"{\"traceEvents\":["
+	"{\"name\":\"m #0\",\"cat\":\"job\",\"ph\":\"X\",\"pid\":" D ",\"tid\":5,\"ts\":0,\"dur\":200,"
+	"\"args\":{\"model\":\"m\",\"exec_index\":0}},"
+	"{\"name\":\"dot.1\",\"cat\":\"device\",\"ph\":\"X\",\"pid\":" D ",\"tid\":1,\"ts\":0,\"dur\":190,"
+	"\"args\":{\"op_type\":\"dot\",\"exec_index\":0}},"
+	"{\"name\":\"m #1\",\"cat\":\"job\",\"ph\":\"X\",\"pid\":" D ",\"tid\":5,\"ts\":200,\"dur\":20,"
+	"\"args\":{\"model\":\"m\",\"exec_index\":1}},"
+	"{\"name\":\"dot.1\",\"cat\":\"device\",\"ph\":\"X\",\"pid\":" D ",\"tid\":1,\"ts\":200,\"dur\":10,"
+	"\"args\":{\"op_type\":\"dot\",\"exec_index\":1}},"
+	"{\"name\":\"m #2\",\"cat\":\"job\",\"ph\":\"X\",\"pid\":" D ",\"tid\":5,\"ts\":300,\"dur\":20,"
+	"\"args\":{\"model\":\"m\",\"exec_index\":2}},"
+	"{\"name\":\"dot.1\",\"cat\":\"device\",\"ph\":\"X\",\"pid\":" D ",\"tid\":1,\"ts\":300,\"dur\":10,"
+	"\"args\":{\"op_type\":\"dot\",\"exec_index\":2}},"
+	"{\"name\":\"add.2\",\"cat\":\"device\",\"ph\":\"X\",\"pid\":" D ",\"tid\":1,\"ts\":400,\"dur\":4,"
+	"\"args\":{\"op_type\":\"add\",\"exec_index\":1e300}}"
+	"]}";
+
+/* A model's first execution, slower than the others' median by far, gets a
+ * note; --warmup N leaves each model's first N executions out of every
+ * table (summary and view), and says how much it left. */
+START_TEST(test_summary_warmup)
+{
+	write_file(path_in("w.json"), warm, strlen(warm));
+	ck_assert_int_eq(run("summary '%s'", path_in("w.json")), 0);
+	const char *l = line_with("note: m's first execution took 200.000 us", "median of its 2 others 20.000 us",
+				  "--warmup 1");
+	ck_assert_msg(l != NULL, "%s", out_text);
+	ck_assert_ptr_nonnull(line_with("   1 ", "210.000", "dot.1 (dot)"));
+	ck_assert_int_eq(run("summary --warmup 1 '%s'", path_in("w.json")), 0);
+	ck_assert_ptr_null(strstr(out_text, "note:"));
+	ck_assert_ptr_nonnull(strstr(out_text, "3 device span(s) (24.000 us of engine time) in 2 job(s)"));
+	ck_assert_ptr_nonnull(strstr(out_text, "left out (--warmup 1): 1 span(s) and 1 job(s)"));
+	ck_assert_ptr_nonnull(line_with("   1 ", "20.000", "dot.1 (dot)"));
+	/* the span whose exec_index is not a count (1e300) stays */
+	ck_assert_ptr_nonnull(line_with("   2 ", "4.000", "add.2 (add)"));
+	/* past every execution: only that span */
+	ck_assert_int_eq(run("summary '%s' --warmup 5", path_in("w.json")), 0);
+	ck_assert_ptr_nonnull(strstr(out_text, "1 device span(s) (4.000 us of engine time) in 0 job(s)"));
+	/* view's tables too */
+	ck_assert_int_eq(run("view -s '%s' --warmup 1", path_in("w.json")), 0);
+	ck_assert_ptr_nonnull(strstr(out_text, "left out (--warmup 1)"));
+	/* a first execution within 1.5x of the others' median: no note */
+	char *even = strdup(warm);
+	char *p = strstr(even, "\"dur\":200,");
+	memcpy(p, "\"dur\": 29,", 10); /* the same length, valid JSON */
+	write_file(path_in("e.json"), even, strlen(even));
+	free(even);
+	ck_assert_int_eq(run("summary '%s'", path_in("e.json")), 0);
+	ck_assert_ptr_null(strstr(out_text, "note:"));
+	/* bad values */
+	ck_assert_int_eq(run("summary --warmup -1 '%s'", path_in("w.json")), 2);
+	ck_assert_ptr_nonnull(strstr(err_text, "--warmup wants an integer in 0..1000000000, got '-1'"));
+	ck_assert_int_eq(run("summary --warmup x '%s'", path_in("w.json")), 2);
+	ck_assert_int_eq(run("capture -n a.neff -s p.json --warmup 1"), 2);
+	ck_assert_ptr_nonnull(strstr(err_text, "--warmup is view's and summary's"));
+}
+END_TEST
+
 /* The status of a builder call that must succeed. */
 static void built(ns_status_t st)
 {
@@ -504,6 +566,7 @@ static Suite *suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_summary_of_handmade_trace);
+	tcase_add_test(tc, test_summary_warmup);
 	tcase_add_test(tc, test_summary_of_libnrt_trace);
 	tcase_add_test(tc, test_summary_without_device_spans);
 	tcase_add_test(tc, test_help_and_usage_errors);
