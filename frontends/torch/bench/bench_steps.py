@@ -13,7 +13,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 WORKLOAD = os.path.join(HERE, "step_workload.py")
 
 
-def measure(model, mode, steps, threads, warmup=3):
+def measure(model, mode, steps, threads, warmup=3, phases=None):
+    """The median step time (ms) of model on mode, or None; with phases (a list),
+    appends the median of each of the step's phases (trace, sync, wait)."""
     # the same CPU budget for all three: `threads` for each library's pools
     # (the simulator's NEURONSIM_THREADS too), and the process pinned to that
     # many CPUs, since the simulator's engines are threads of their own
@@ -34,13 +36,17 @@ def measure(model, mode, steps, threads, warmup=3):
                        preexec_fn=lambda: os.sched_setaffinity(0, cpus))
     for line in p.stdout.splitlines():
         if line.startswith("RESULT "):
-            return statistics.median(json.loads(line[7:])["step_ms"])
+            r = json.loads(line[7:])
+            if phases is not None:
+                phases.extend(statistics.median(s[k] for s in r["phase_ms"]) for k in range(3))
+            return statistics.median(r["step_ms"])
     print(f"bench: {model} on {mode} failed:\n{p.stderr[-3000:]}", file=sys.stderr)
     return None
 
 
 def main():
     threads = int(os.environ.get("BENCH_THREADS", "1"))
+    only = os.environ.get("BENCH_STEPS_ONLY", "")
     print(f"training step, median ms over the timed steps, {threads} thread(s) on as many "
           f"CPUs; "
           f"ratio = neuronsim / peer (target <= 0.5x eager, <= 1.0x XLA:CPU, issue #15)")
@@ -48,16 +54,31 @@ def main():
           f"{'vs XLA:CPU':>11} {'vs eager':>9}")
     # (model, timed steps, warmup steps); mobilenet_v2_b96 is the corpus step's shapes
     # (about 5 s a step here, 10-13 s in eager, 42 s on XLA:CPU)
+    split = []
     for model, steps, warmup in (("mlp", 30, 3), ("mbconv", 5, 3), ("mobilenet_v2", 3, 3),
                                  ("mobilenet_v2_b96", 3, 2), ("resnet18", 3, 3),
                                  ("transformer", 10, 3)):
-        sim = measure(model, "NEURONSIM", steps, threads, warmup)
+        if only and only not in model:
+            continue
+        ph = []
+        sim = measure(model, "NEURONSIM", steps, threads, warmup, ph)
         cpu = measure(model, "CPU", steps, threads, warmup)
         eager = measure(model, "eager", steps, threads, warmup)
         fmt = lambda v: f"{v:10.2f}" if v is not None else f"{'failed':>10}"
         ratio = lambda a, b: f"{a / b:10.2f}x" if a and b else f"{'-':>11}"
         print(f"{model:<17} {fmt(sim)} {fmt(cpu)} {fmt(eager)} {ratio(sim, cpu)} "
               f"{ratio(sim, eager):>9}")
+        if ph:
+            split.append((model, ph, eager))
+    # torch_xla's own tracing and sync are paid whatever the device: they bound
+    # the ratio to eager that a faster device can reach
+    print(f"\nwhere a neuronsim step goes, median ms: traced by torch_xla, sync (hash, "
+          f"dispatch), waiting for the device; the device time that 0.5x eager leaves")
+    print(f"{'model':<17} {'trace':>8} {'sync':>8} {'wait':>8} {'0.5x eager leaves':>18}")
+    for model, (tr, sy, wa), eager in split:
+        left = eager / 2 - tr - sy if eager else None
+        left = f"{'-':>18}" if left is None else f"{'none':>18}" if left <= 0 else f"{left:18.2f}"
+        print(f"{model:<17} {tr:8.2f} {sy:8.2f} {wa:8.2f} {left}")
     return 0
 
 

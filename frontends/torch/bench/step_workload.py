@@ -1,5 +1,9 @@
 """One training workload timed per step, on an XLA device (PJRT_DEVICE picks it) or
-in plain PyTorch eager on the CPU (--eager). Prints RESULT {"step_ms": [...]}."""
+in plain PyTorch eager on the CPU (--eager). Prints RESULT {"step_ms": [...],
+"phase_ms": [[trace, sync, wait], ...]}: per timed step, the forward, backward and
+optimizer step (on an XLA device: traced into lazy tensors), torch_xla.sync()
+(the graph's hash, cache lookup and dispatch), and the wait for the loss (the
+device's execution, when it runs asynchronously)."""
 
 import argparse
 import json
@@ -67,18 +71,22 @@ def main():
     opt = torch.optim.SGD(net.parameters(), lr=0.01)
     x = torch.randn(*xshape).to(dev)
     y = torch.randint(0, ncls, (xshape[0],)).to(dev)
-    times = []
+    times, phases = [], []
     for i in range(a.warmup + a.steps):
         t0 = time.perf_counter()
         opt.zero_grad()
         loss = nn.functional.cross_entropy(net(x), y)
         loss.backward()
         opt.step()
+        t1 = time.perf_counter()
         sync()
+        t2 = time.perf_counter()
         loss.item()  # wait for the step's result
+        t3 = time.perf_counter()
         if i >= a.warmup:
-            times.append(1e3 * (time.perf_counter() - t0))
-    print("RESULT " + json.dumps({"step_ms": times}))
+            times.append(1e3 * (t3 - t0))
+            phases.append([1e3 * (t1 - t0), 1e3 * (t2 - t1), 1e3 * (t3 - t2)])
+    print("RESULT " + json.dumps({"step_ms": times, "phase_ms": phases}))
 
 
 if __name__ == "__main__":
