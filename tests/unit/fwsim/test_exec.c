@@ -249,7 +249,8 @@ END_TEST
 
 /* A COPY from a stride-0 source (the compiler's zero padding) checks the one
  * value instead of scanning the row it wrote; a NaN or Inf fill is still
- * every element of it. A contiguous f32 copy is scanned in place. */
+ * every element of it. A contiguous f32 copy is scanned in place, one into
+ * a strided output as staged. */
 START_TEST(test_fill_copy_nan_check)
 {
 	tmem_t t;
@@ -285,6 +286,19 @@ START_TEST(test_fill_copy_nan_check)
 	ck_assert_uint_eq(job.error.count, 1);
 	ck_assert_uint_eq(job.error.first_index, 1234);
 	ck_assert(dst[1233] == 1233.0f && isnan(dst[1234]));
+	/* into every other element (rows of 700, past the short-row path): the
+	 * rows are staged, scanned and stored; the elements between stay */
+	in.ap[0].stride[0] = 1400;
+	in.ap[0].stride[1] = 2;
+	for (int i = 0; i < 4200; i++)
+		dst[i] = -1.0f;
+	src[1234] = 5.0f;
+	src[2000] = NAN;
+	src[701] = NAN;
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_DMA, FWSIM_JOB_CHECK_NAN, &job), FWSIM_NUM_ERR);
+	ck_assert_uint_eq(job.error.count, 2);
+	ck_assert_uint_eq(job.error.first_index, 701);
+	ck_assert(dst[2 * 1234] == 5.0f && dst[2 * 1234 + 1] == -1.0f && isnan(dst[2 * 2000]));
 	ck_assert(tmem_guards_intact(&t));
 	tmem_free(&t);
 }
