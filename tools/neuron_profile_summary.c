@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "neuron_profile.h"
+#include "neuronsim/quantile.h"
 #include "tool_common.h"
 
 typedef struct agg {
@@ -223,12 +224,6 @@ static void drop_warmup(trace_t *t, int warmup, size_t *spans, size_t *jobs)
 	t->n_jobs = nj;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* A model whose first execution took FIRST_SLOW times its others' median
  * (and FIRST_SLOW_US more) weighs its first-touch costs (page faults of its
  * buffers, oneDNN's kernels generated on first use) on every table: a note
@@ -252,8 +247,7 @@ static void note_slow_first_execution(const trace_t *t)
 				others[n++] = t->jobs[j].dur;
 		if (n < 2)
 			continue;
-		qsort(others, n, sizeof(*others), cmp_double);
-		double med = n % 2 ? others[n / 2] : (others[n / 2 - 1] + others[n / 2]) / 2;
+		double med = ns_quantile(others, n, 0.5);
 		if (first->dur > FIRST_SLOW * med && first->dur - med > FIRST_SLOW_US) {
 			printf("  note: %s's first execution took %.3f us, the median of its %zu others "
 			       "%.3f us: its first-touch costs (page faults, kernels generated on first "
