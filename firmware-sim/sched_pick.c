@@ -1,4 +1,5 @@
 /* fwsim_sched_pick: inline or threaded engines for one program, by timing both (sched_pick.h). */
+#include <stdbool.h>
 #include <string.h>
 
 #include "sched_pick.h"
@@ -26,17 +27,21 @@ static uint64_t estimate(const fwsim_sched_pick_t *p, uint32_t mode)
 	return best;
 }
 
-/* Moves the choice to the other mode when its estimate is lower. */
-static void decide(fwsim_sched_pick_t *p)
+/* Moves the choice to the other mode when its estimate is lower. After the
+ * opening probe the gap stays; after a re-probe it restarts at
+ * FWSIM_PICK_GAP_MIN on a switch, else doubles up to FWSIM_PICK_GAP_MAX. */
+static void decide(fwsim_sched_pick_t *p, bool opening)
 {
 	uint32_t other = p->choice ^ 1u;
-	if (estimate(p, other) < estimate(p, p->choice)) {
+	bool flip = estimate(p, other) < estimate(p, p->choice);
+	if (flip) {
 		p->choice = other;
 		p->switches++;
-		p->gap = FWSIM_PICK_GAP_MIN;
-	} else if (p->gap < FWSIM_PICK_GAP_MAX) {
-		p->gap *= 2;
 	}
+	if (!opening && flip)
+		p->gap = FWSIM_PICK_GAP_MIN;
+	else if (!opening && p->gap < FWSIM_PICK_GAP_MAX)
+		p->gap *= 2;
 	p->next_probe = p->runs + p->gap;
 }
 
@@ -69,16 +74,9 @@ void fwsim_sched_pick_record(fwsim_sched_pick_t *p, uint64_t run, uint32_t mode,
 	pthread_mutex_lock(&p->m);
 	p->recent[mode][p->next_slot[mode]] = ns ? ns : 1;
 	p->next_slot[mode] = (p->next_slot[mode] + 1) % FWSIM_PICK_KEEP;
-	if (run == FWSIM_PICK_PROBES) {
-		/* the opening probe's last time: the first choice, the gap unchanged */
-		uint32_t before = p->choice;
-		p->choice = estimate(p, FWSIM_PICK_INLINE) < estimate(p, FWSIM_PICK_THREADS)
-				    ? FWSIM_PICK_INLINE : FWSIM_PICK_THREADS;
-		p->switches += p->choice != before;
-		p->next_probe = p->runs + p->gap;
-	} else if (run > FWSIM_PICK_PROBES && mode != p->choice) {
-		decide(p);
-	}
+	/* the opening probe's last time makes the first choice */
+	if (run == FWSIM_PICK_PROBES || (run > FWSIM_PICK_PROBES && mode != p->choice))
+		decide(p, run == FWSIM_PICK_PROBES);
 	pthread_mutex_unlock(&p->m);
 }
 
