@@ -332,8 +332,9 @@ static void copy_block_u32(uint8_t *d, int64_t d3, int64_t d2, int64_t di, const
 
 #if (defined(__x86_64__) || defined(__i386__)) && !defined(NEURONSIM_TSAN)
 /* copy_block_u32 for rows of n <= 16 elements, contiguous in d, at stride
- * +-4 bytes in s (a kernel's taps reversed): per row one masked load, a lane
- * permute when reversed, one masked store (the lanes past n touch no memory).
+ * +-4 bytes in s (a kernel's taps reversed) or 8: per row one masked load (two
+ * at stride 8), a lane permute when reversed or strided, one masked store (the
+ * lanes past n touch no memory).
  * The bits move unchanged. Returns, when bias is not 0 (fwsim_numchk_bias:
  * the block's values are floats under a NaN/Inf check), whether any value
  * copied may be bad: the check's fast test done on the registers as they are
@@ -354,6 +355,12 @@ static bool copy_block_u32_avx512(uint8_t *d, int64_t d3, int64_t d2, const uint
 	for (int l = 0; l < 16; l++)
 		ix[l] = l < (int)n ? (int)n - 1 - l : l;
 	__m512i rev = _mm512_load_si512(ix);
+	/* stride 2 (a max-pool's windows, a strided convolution's im2col): the
+	 * row's 2n - 1 elements in two masked loads, its even lanes picked */
+	__m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+	uint32_t span2 = 2 * (uint32_t)n - 1;
+	__mmask16 m2lo = (__mmask16)(span2 >= 16 ? 0xffffu : (1u << span2) - 1);
+	__mmask16 m2hi = (__mmask16)(span2 > 16 ? (1u << (span2 - 16)) - 1 : 0);
 	/* the rows of outer index a + CB_PF when they run on one after
 	 * another within a few lines (a band, COPY_BAND) */
 	int64_t span = (int64_t)n2 * s2;
@@ -367,7 +374,12 @@ static bool copy_block_u32_avx512(uint8_t *d, int64_t d3, int64_t d2, const uint
 		for (uint64_t b = 0; b < n2; b++) {
 			uint8_t *dr = d + (int64_t)a * d3 + (int64_t)b * d2;
 			const uint8_t *sr = s + (int64_t)a * s3 + (int64_t)b * s2 + low;
-			__m512i v = _mm512_maskz_loadu_epi32(m, sr);
+			__m512i v;
+			if (si == 8)
+				v = _mm512_permutex2var_epi32(_mm512_maskz_loadu_epi32(m2lo, sr), even,
+							      _mm512_maskz_loadu_epi32(m2hi, sr + 64));
+			else
+				v = _mm512_maskz_loadu_epi32(m, sr);
 			if (si < 0)
 				v = _mm512_permutexvar_epi32(rev, v);
 			_mm512_mask_storeu_epi32(dr, m, v);
@@ -389,7 +401,8 @@ static fwsim_status_t copy_short_rows(const fwsim_kargs_t *k, const fwsim_iter_t
 	uint64_t n2 = it->shape[r - 2], ni = it->inner;
 	int64_t di = it->bstride[0][r - 1], si = it->bstride[1][r - 1];
 	int64_t d2 = it->bstride[0][r - 2], s2 = it->bstride[1][r - 2];
-	bool vec = es == 4 && di == 4 && (si == 4 || si == -4) && ni <= 16 && fwsim_cpu_avx512();
+	bool vec = es == 4 && di == 4 && (si == 4 || si == -4 || si == 8) && ni <= 16 &&
+		   fwsim_cpu_avx512();
 	/* the check's fast test in the vector copy's registers (f32 only) */
 	uint32_t bias = k->chk && odt == ISA_DT_F32 ? fwsim_numchk_bias(k->chk) : 0;
 	/* transposed (COPY_BAND): copied in bands of the dim above */

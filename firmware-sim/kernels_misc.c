@@ -1,6 +1,7 @@
 /* GPSIMD kernels: IOTA, GATHER, SCATTER and RNG (Philox4x32-10). */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "alu_ops.h"
 #include "convert.h"
@@ -111,6 +112,38 @@ fwsim_status_t fwsim_kernel_gather(const fwsim_kargs_t *k)
 	return FWSIM_OK;
 }
 
+/* A SCATTER of one-element f32 rows (a max-pool gradient: each window's
+ * source into the input element it selected, 131072 of them in ResNet-18
+ * b8's step): the row loop's per-row watch, loads and stores cost 18 ns an
+ * update. Here the watch counts a block of updates at a time and each update
+ * is a load, the combiner and a store, in the same order (same bits). */
+static fwsim_status_t scatter_f32_elements(const fwsim_kargs_t *k)
+{
+	const isa_insn_t *in = k->insn;
+	const isa_ap_t *o = &in->ap[0], *u = &in->ap[1], *ix = &in->ap[2];
+	uint64_t N = o->shape[0], M = u->shape[0];
+	uint32_t op = in->sub;
+	int64_t so = o->stride[0] * 4, su = u->stride[0] * 4;
+	for (uint64_t m0 = 0; m0 < M; m0 += FWSIM_BLOCK) {
+		uint64_t m1 = M - m0 < FWSIM_BLOCK ? M : m0 + FWSIM_BLOCK;
+		if (fwsim_tick(k, 2 * (m1 - m0)))
+			return FWSIM_TIMEOUT;
+		for (uint64_t m = m0; m < m1; m++) {
+			uint64_t row;
+			if (!read_index(ix, k->base[2], m, N, &row))
+				continue;
+			uint8_t *pd = k->base[0] + (int64_t)row * so;
+			float x, y;
+			memcpy(&x, pd, 4);
+			memcpy(&y, k->base[1] + (int64_t)m * su, 4);
+			x = op == ISA_RED_SUM ? x + y : op == ISA_RED_PROD ? x * y
+			  : op == ISA_RED_MAX ? f_max(x, y) : f_min(x, y);
+			memcpy(pd, &x, 4);
+		}
+	}
+	return FWSIM_OK;
+}
+
 fwsim_status_t fwsim_kernel_scatter(const fwsim_kargs_t *k)
 {
 	const isa_insn_t *in = k->insn;
@@ -123,6 +156,8 @@ fwsim_status_t fwsim_kernel_scatter(const fwsim_kargs_t *k)
 	int fl = isa_dtype_is_float(dt), uns = isa_dtype_is_unsigned(dt);
 	float fa[FWSIM_BLOCK], fu[FWSIM_BLOCK];
 	int64_t ia[FWSIM_BLOCK], iu[FWSIM_BLOCK];
+	if (R == 1 && dt == ISA_DT_F32 && op != ISA_RED_ASSIGN)
+		return scatter_f32_elements(k);
 	/* Updates apply in index order, so duplicate indices combine (or the
 	 * last one wins for ASSIGN); out-of-range indices are skipped, as in XLA. */
 	for (uint64_t m = 0; m < M; m++) {

@@ -199,6 +199,15 @@ int ncc_lower_combiner_of(const ncc_comp_t *c);
  * Operands and outputs come from the functions above. */
 ncc_status_t ncc_lower_fusion(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst);
 
+/* Emits one FUSED instruction for inst: aps[0] the output, aps[1..nin] the
+ * inputs (all of one shape), h the descriptor header (its n_inputs and n_code
+ * set), code its h->n_code steps, whose debug entries start at first_dbg
+ * (ncc_lower_debug_entries). The instruction and its descriptor are checked
+ * with the simulator's own rules before they are emitted (NCC_ERR_INTERNAL). */
+ncc_status_t ncc_lower_fused_insn(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, const isa_ap_t *aps,
+				  int32_t nin, const isa_fused_desc_t *h, const isa_fused_op_t *code,
+				  uint32_t first_dbg, bool accumulate);
+
 #ifdef __cplusplus
 }
 #endif

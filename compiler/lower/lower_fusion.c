@@ -262,6 +262,46 @@ static isa_ap_t make_ap(const ncc_view_t *v, uint64_t off, int rank, const uint6
 	return ap;
 }
 
+ncc_status_t ncc_lower_fused_insn(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, const isa_ap_t *aps,
+				  int32_t nin, const isa_fused_desc_t *h, const isa_fused_op_t *code,
+				  uint32_t first_dbg, bool accumulate)
+{
+	size_t len = isa_fused_desc_size((uint32_t)nin, h->n_code);
+	uint8_t *buf = calloc(1, len);
+	if (!buf)
+		return ncc_lower_fail(ctx, inst, NCC_ERR_NOMEM, "out of memory");
+	uint8_t *p = buf;
+	memcpy(p, h, sizeof(*h));
+	p += sizeof(*h);
+	int ndir = nin < ISA_FUSED_DIRECT ? nin : ISA_FUSED_DIRECT;
+	for (int i = ndir; i < nin; i++, p += sizeof(isa_ap_t))
+		memcpy(p, &aps[1 + i], sizeof(isa_ap_t));
+	memcpy(p, code, sizeof(isa_fused_op_t) * (size_t)h->n_code);
+	uint64_t doff;
+	ncc_status_t st = ncc_lower_add_const(ctx, buf, len, &doff);
+	isa_insn_t insn = isa_insn_init(ISA_OP_FUSED, 0);
+	insn.param = ISA_FUSED_STEPS_DEBUG(first_dbg);
+	if (accumulate)
+		insn.flags = ISA_F_ACCUMULATE;
+	insn.n_ap = (uint8_t)(2 + ndir);
+	insn.ap[0] = aps[0];
+	uint64_t dl[1] = { len };
+	insn.ap[1] = isa_ap_contig(ISA_REGION_CONST, doff, ISA_DT_U8, 1, dl);
+	for (int i = 0; i < ndir; i++)
+		insn.ap[2 + i] = aps[1 + i];
+	/* the compiler checks what it emits with the simulator's own rules */
+	ns_status_t vs = st ? NULL : isa_insn_validate(&insn, ISA_REGION_NONE, 1);
+	if (!st && !vs)
+		vs = isa_fused_desc_validate(&insn, buf, len, ISA_REGION_NONE);
+	if (vs) {
+		st = ncc_lower_fail(ctx, inst, NCC_ERR_INTERNAL, "internal: invalid fused instruction: %s",
+				    ns_status_message(vs));
+		ns_status_free(vs);
+	}
+	free(buf);
+	return st ? st : ncc_lower_emit(ctx, inst, ISA_ENGINE_VECTOR, &insn, NULL);
+}
+
 /* Emits one FUSED instruction per slice of the folded outer dims (one when
  * the folded rank fits ISA_MAX_RANK). */
 static ncc_status_t emit_all(lf_t *f, const ncc_view_t *out, uint8_t out_reg)
@@ -316,10 +356,6 @@ static ncc_status_t emit_all(lf_t *f, const ncc_view_t *out, uint8_t out_reg)
 	ncc_status_t st = ncc_lower_debug_entries(f->ctx, f->from, f->ncode, &first_dbg);
 	if (st)
 		return st;
-	size_t len = isa_fused_desc_size((uint32_t)f->nin, (uint32_t)f->ncode);
-	uint8_t *buf = calloc(1, len);
-	if (!buf)
-		return ncc_lower_fail(f->ctx, f->inst, NCC_ERR_NOMEM, "out of memory");
 	for (uint64_t s = 0; s < nslices && !st; s++) {
 		/* byte offset of this slice in every view */
 		uint64_t off[LF_MAX_VIEWS];
@@ -376,40 +412,9 @@ static ncc_status_t emit_all(lf_t *f, const ncc_view_t *out, uint8_t out_reg)
 				}
 			}
 		}
-		uint8_t *p = buf;
-		memcpy(p, &h, sizeof(h));
-		p += sizeof(h);
-		int ndir = f->nin < ISA_FUSED_DIRECT ? f->nin : ISA_FUSED_DIRECT;
-		for (int i = ndir; i < f->nin; i++, p += sizeof(isa_ap_t))
-			memcpy(p, &aps[1 + i], sizeof(isa_ap_t));
-		memcpy(p, f->code, sizeof(isa_fused_op_t) * (size_t)f->ncode);
-		uint64_t doff;
-		if ((st = ncc_lower_add_const(f->ctx, buf, len, &doff)))
-			break;
-		isa_insn_t insn = isa_insn_init(ISA_OP_FUSED, 0);
-		insn.param = ISA_FUSED_STEPS_DEBUG(first_dbg);
-		if (f->red_acc)
-			insn.flags = ISA_F_ACCUMULATE;
-		insn.n_ap = (uint8_t)(2 + ndir);
-		insn.ap[0] = aps[0];
-		uint64_t dl[1] = { len };
-		insn.ap[1] = isa_ap_contig(ISA_REGION_CONST, doff, ISA_DT_U8, 1, dl);
-		for (int i = 0; i < ndir; i++)
-			insn.ap[2 + i] = aps[1 + i];
-		/* the compiler checks what it emits with the simulator's own rules */
-		ns_status_t vs = isa_insn_validate(&insn, ISA_REGION_NONE, 1);
-		if (!vs)
-			vs = isa_fused_desc_validate(&insn, buf, len, ISA_REGION_NONE);
-		if (vs) {
-			st = ncc_lower_fail(f->ctx, f->inst, NCC_ERR_INTERNAL,
-					    "internal: invalid fused instruction: %s",
-					    ns_status_message(vs));
-			ns_status_free(vs);
-			break;
-		}
-		st = ncc_lower_emit(f->ctx, f->inst, ISA_ENGINE_VECTOR, &insn, NULL);
+		st = ncc_lower_fused_insn(f->ctx, f->inst, aps, f->nin, &h, f->code, first_dbg,
+					  f->red_acc);
 	}
-	free(buf);
 	return st;
 }
 

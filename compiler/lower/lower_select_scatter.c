@@ -65,6 +65,33 @@ static ncc_view_t padded_interior(const ncc_view_t *p, const ncc_window_t *w, co
  * whose instructions each cover every window. */
 #define SAS_FEW_WINDOWS 64
 
+/* One SCATTER of the source (its windows in row-major order) into the padded
+ * output po at lin (integers, one per window, in po's elements from its
+ * element `first`; negative: nothing), with the scatter combiner, in source order as XLA applies
+ * it. */
+static ncc_status_t sas_scatter(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, const ncc_view_t *po,
+				int64_t first, const ncc_view_t *src, const ncc_view_t *lin)
+{
+	ncc_view_t sd;
+	ncc_status_t st = ncc_lower_make_dense(ctx, inst, src, &sd);
+	if (st != NCC_OK)
+		return st;
+	/* the (padded) output from its first element, one element per row */
+	int64_t total = 0;
+	for (int32_t d = 0; d < po->rank; d++)
+		total += (po->dims[d] - 1) * po->strides[d];
+	ncc_view_t table = *po, rows = sd;
+	table.rank = rows.rank = 2;
+	table.offset = (uint64_t)((int64_t)po->offset + first * (int64_t)isa_dtype_size(po->dtype));
+	table.dims[0] = total + 1 - first;
+	table.strides[0] = 1;
+	table.dims[1] = rows.dims[1] = 1;
+	table.strides[1] = rows.strides[1] = 1;
+	rows.dims[0] = ncc_view_elements(src);
+	rows.strides[0] = 1;
+	return ncc_lower_rows(ctx, inst, ncc_lower_combiner_of(inst->scatter_comp), &table, &rows, lin);
+}
+
 /* The few-windows form: with X the operand's windows seen as [o0, w0, o1, w1, ...],
  *   M = REDUCE max/min over the w dims; pos = SELECT(X == M, k, LIMIT) with k the
  *   element's index in its window (a constant); sel = REDUCE MIN (first; MAX for
@@ -81,7 +108,7 @@ static ncc_status_t sas_few_windows(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst
 	int64_t nw = ncc_view_elements(src), nk = 1;
 	for (int32_t d = 0; d < rank; d++)
 		nk *= w->dims[d].size;
-	ncc_view_t m, wv, keep, eq, pos, sel, offs, lin, none, sd;
+	ncc_view_t m, wv, keep, eq, pos, sel, offs, lin, none;
 	ncc_status_t st = ncc_lower_temp_view(ctx, px->dtype, rank, src->dims, &m);
 	if (st != NCC_OK)
 		return st;
@@ -196,23 +223,221 @@ static ncc_status_t sas_few_windows(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst
 	a[0] = none; a[1] = ncc_view_bcast_scalar(&m1, 1, &nw); a[2] = lin;
 	if (st == NCC_OK)
 		st = ncc_lower_alu(ctx, inst, ISA_ALU_SELECT, &lin, 3, a);
+	return st != NCC_OK ? st : sas_scatter(ctx, inst, po, 0, src, &lin);
+}
+
+/* Bytes of the dense-windows form's window buffer per chunk (outer source
+ * dim): it stays in the cache between its COPY and the FUSED that reads it,
+ * and a large batch's windows (ResNet at b96 224x224: 690 MB) are never held
+ * at once. */
+#define SAS_CHUNK_BYTES (4u << 20)
+
+/* f32 holds every integer below this exactly: the dense-windows form's indices */
+#define SAS_F32_EXACT (1 << 24)
+
+static isa_fused_op_t fop(uint32_t op, uint32_t dst, isa_dtype_t dt, uint32_t a, uint32_t b,
+			  uint32_t c, double imm)
+{
+	isa_fused_op_t o;
+	memset(&o, 0, sizeof(o));
+	o.op = (uint16_t)op;
+	o.dst = (uint8_t)dst;
+	o.dtype = (uint8_t)dt;
+	o.src[0] = (uint8_t)a;
+	o.src[1] = (uint8_t)b;
+	o.src[2] = (uint8_t)c;
+	if (op == ISA_FUSED_CONST)
+		memcpy(&o.imm, &imm, sizeof(imm));
+	return o;
+}
+
+/* The dense-windows form's FUSED walks rows of this many windows at least
+ * (its IOTA makes every row a segment of its own: steps cost per row) */
+#define SAS_MIN_ROW 16
+
+/* The dense-windows form, for f32 windows of at most 13 elements (a
+ * max-pool's 3x3: the program's registers) over many windows, a chunk of the source's
+ * outer dim at a time:
+ *   Xc [k...][o...] = the chunk's windows' elements, one COPY (an im2col of
+ *   the padded operand), so that what follows reads dense rows: the
+ *   per-offset form's views step by the window stride, which the
+ *   elementwise kernels gathered element by element (ResNet-18 b8's max-pool
+ *   gradient, 45 such ALU steps: 8.5 ms);
+ *   lin [outer][inner] = one FUSED over the windows, in f32 (vector lanes;
+ *   every value an integer under 2^24, so exact): M = max (min) of the nk
+ *   values Xc[k]; the offset in the padded output of the first (GT/LT: the
+ *   last) k with Xc[k] >= M (<= M: only a value equal to M), -2^30 when
+ *   none is (M is a NaN); plus the window's start from the chunk's first:
+ *   IOTA x step over the outer dims (those whose window steps fold into one),
+ *   a constant table over the inner ones; converted to s32;
+ *   one SCATTER of the chunk's source into the padded output from the
+ *   chunk's first window at lin, which skips negative indices (sas_scatter).
+ * Each window selects the element the per-offset form selects; the sources
+ * combine in source order, as XLA applies them (the per-offset form added
+ * them in window-offset order, which could differ in a sum's last bit).
+ * *done false (nothing
+ * emitted) when the shapes do not fit (rank, dtype, indices over 2^24, rows
+ * under SAS_MIN_ROW). */
+static ncc_status_t sas_dense_windows(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst,
+				      const ncc_view_t *px, const ncc_view_t *po, const ncc_view_t *src,
+				      bool is_max, bool backwards, bool *done)
+{
+	const ncc_window_t *w = inst->window;
+	int32_t rank = px->rank;
+	*done = false;
+	int64_t nk = 1;
+	for (int32_t d = 0; d < rank; d++)
+		nk *= w->dims[d].size;
+	/* the source's dims of more than one element, and each one's window
+	 * step in the padded output's elements */
+	int32_t od[NCC_MAX_RANK], nod = 0;
+	int64_t step[NCC_MAX_RANK];
+	for (int32_t d = 0; d < rank; d++)
+		if (src->dims[d] > 1) {
+			step[nod] = w->dims[d].stride * po->strides[d];
+			od[nod++] = d;
+		}
+	isa_dtype_t xt = px->dtype;
+	if (nk < 1 || 2 * nk + 5 > ISA_FUSED_MAX_REGS || nod == 0 || 2 * rank > NCC_MAX_RANK ||
+	    xt != ISA_DT_F32)
+		return NCC_OK;
+	/* outer: od[0..g), whose steps fold into one (a batch's and features'
+	 * planes); inner: the rest, in a table */
+	int32_t g = 1;
+	while (g < nod && step[g - 1] == step[g] * src->dims[od[g]])
+		g++;
+	int64_t inner = 1, outer_per = 1;
+	for (int32_t q = g; q < nod; q++)
+		inner *= src->dims[od[q]];
+	for (int32_t q = 1; q < g; q++)
+		outer_per *= src->dims[od[q]];
+	if (inner < SAS_MIN_ROW)
+		return NCC_OK;
+	int64_t es = (int64_t)isa_dtype_size(xt);
+	/* chunks of the outermost source dim */
+	int32_t c0 = od[0];
+	int64_t ctot = src->dims[c0], per = ncc_view_elements(src) / ctot;
+	int64_t cn = (int64_t)SAS_CHUNK_BYTES / (nk * per * es);
+	cn = cn < 1 ? 1 : cn > ctot ? ctot : cn;
+
+	/* offsets (po's elements) of each window element, and the largest index
+	 * in a chunk */
+	int64_t koff[ISA_FUSED_MAX_INPUTS], kmax = 0, omax = (cn * outer_per - 1) * step[g - 1];
+	for (int64_t k = 0; k < nk; k++) {
+		int64_t rem = k, o = 0;
+		for (int32_t d = rank - 1; d >= 0; d--) {
+			o += (rem % w->dims[d].size) * w->dims[d].rhs_dilation * po->strides[d];
+			rem /= w->dims[d].size;
+		}
+		koff[k] = o;
+		kmax = o > kmax ? o : kmax;
+	}
+	for (int32_t q = g; q < nod; q++)
+		omax += (src->dims[od[q]] - 1) * step[q];
+	if (kmax + omax >= SAS_F32_EXACT)
+		return NCC_OK;
+	*done = true;
+
+	/* the inner windows' starts, row-major */
+	float *tab = malloc((size_t)inner * sizeof(float));
+	if (!tab)
+		return ncc_lower_fail(ctx, inst, NCC_ERR_NOMEM, "out of memory");
+	for (int64_t i = 0; i < inner; i++) {
+		int64_t rem = i, o = 0;
+		for (int32_t q = nod - 1; q >= g; q--) {
+			o += (rem % src->dims[od[q]]) * step[q];
+			rem /= src->dims[od[q]];
+		}
+		tab[i] = (float)o;
+	}
+	uint64_t ctab;
+	ncc_status_t st = ncc_lower_add_const(ctx, tab, (uint64_t)inner * sizeof(float), &ctab);
+	free(tab);
+	/* the window buffer [k dims][chunk's o dims] and the indices [chunk's o dims] */
+	ncc_view_t xbuf, lbuf;
+	int64_t xd[1] = { nk * cn * per }, ld[1] = { cn * per };
 	if (st == NCC_OK)
-		st = ncc_lower_make_dense(ctx, inst, src, &sd);
+		st = ncc_lower_temp_view(ctx, xt, 1, xd, &xbuf);
+	if (st == NCC_OK)
+		st = ncc_lower_temp_view(ctx, ISA_DT_S32, 1, ld, &lbuf);
 	if (st != NCC_OK)
 		return st;
-	/* the (padded) output from its first element, one element per row */
-	int64_t total = 0;
-	for (int32_t d = 0; d < rank; d++)
-		total += (po->dims[d] - 1) * po->strides[d];
-	ncc_view_t table = *po, rows = sd;
-	table.rank = rows.rank = 2;
-	table.dims[0] = total + 1;
-	table.strides[0] = 1;
-	table.dims[1] = rows.dims[1] = 1;
-	table.strides[1] = rows.strides[1] = 1;
-	rows.dims[0] = nw;
-	rows.strides[0] = 1;
-	return ncc_lower_rows(ctx, inst, ncc_lower_combiner_of(inst->scatter_comp), &table, &rows, &lin);
+
+	/* the program: registers 0..nk-1 the window's values, nk the table; then M, the offset, the start and
+	 * one constant per window element (filled once: cached across blocks) */
+	uint32_t rTab = (uint32_t)nk, rM = rTab + 1, rO = rM + 1, rS = rM + 2, rC = rM + 3;
+	isa_fused_op_t code[ISA_FUSED_MAX_CODE];
+	int32_t n = 0;
+	uint32_t mop = is_max ? ISA_ALU_MAX : ISA_ALU_MIN;
+	uint32_t cmp = is_max ? ISA_ALU_CMP_GE : ISA_ALU_CMP_LE;
+	uint32_t m = 0;
+	for (int64_t k = 1; k < nk; k++, m = rM)
+		code[n++] = fop(mop, rM, ISA_DT_F32, m, (uint32_t)k, 0, 0);
+	code[n++] = fop(ISA_FUSED_CONST, rO, ISA_DT_F32, 0, 0, 0, -(double)(1 << 30));
+	for (int64_t j = 0; j < nk; j++) {
+		/* the chosen k is the one applied last */
+		int64_t k = backwards ? j : nk - 1 - j;
+		uint32_t rk = rC + 1 + (uint32_t)k;
+		code[n++] = fop(cmp, rC, ISA_DT_PRED, (uint32_t)k, m, 0, 0);
+		code[n++] = fop(ISA_FUSED_CONST, rk, ISA_DT_F32, 0, 0, 0, (double)koff[k]);
+		code[n++] = fop(ISA_ALU_SELECT, rO, ISA_DT_F32, rC, rk, rO, 0);
+	}
+	code[n++] = fop(ISA_FUSED_IOTA, rS, ISA_DT_F32, 0, 0, 0, 0);
+	code[n++] = fop(ISA_FUSED_CONST, rC, ISA_DT_F32, 0, 0, 0, (double)step[g - 1]);
+	code[n++] = fop(ISA_ALU_MUL, rS, ISA_DT_F32, rS, rC, 0, 0);
+	code[n++] = fop(ISA_ALU_ADD, rS, ISA_DT_F32, rS, rTab, 0, 0);
+	code[n++] = fop(ISA_ALU_ADD, rO, ISA_DT_F32, rO, rS, 0, 0);
+	code[n++] = fop(ISA_FUSED_CONVERT, rO, ISA_DT_S32, rO, 0, 0, 0);
+	const ncc_inst_t *from[ISA_FUSED_MAX_CODE];
+	for (int32_t q = 0; q < n; q++)
+		from[q] = inst;
+	uint32_t first_dbg;
+	if ((st = ncc_lower_debug_entries(ctx, from, n, &first_dbg)) != NCC_OK)
+		return st;
+	isa_fused_desc_t h;
+	memset(&h, 0, sizeof(h));
+	h.magic = ISA_FUSED_MAGIC;
+	h.n_inputs = (uint16_t)(nk + 1);
+	h.n_code = (uint16_t)n;
+	h.n_regs = (uint8_t)(rC + 1 + nk);
+	h.out_reg = (uint8_t)rO;
+
+	for (int64_t c = 0; c < ctot && st == NCC_OK; c += cn) {
+		int64_t cc = ctot - c < cn ? ctot - c : cn;
+		/* the chunk's source and windows */
+		ncc_view_t sv = *src, wv = *px;
+		sv.dims[c0] = cc;
+		sv.offset = (uint64_t)((int64_t)src->offset +
+				       c * src->strides[c0] * (int64_t)isa_dtype_size(src->dtype));
+		int64_t first = c * step[0];
+		wv.rank = 2 * rank;
+		wv.offset = (uint64_t)((int64_t)px->offset + c * w->dims[c0].stride * px->strides[c0] * es);
+		for (int32_t d = 0; d < rank; d++) {
+			wv.dims[d] = w->dims[d].size;
+			wv.strides[d] = px->strides[d] * w->dims[d].rhs_dilation;
+			wv.dims[rank + d] = sv.dims[d];
+			wv.strides[rank + d] = px->strides[d] * w->dims[d].stride;
+		}
+		ncc_view_t xc = ncc_view_dense(xbuf.region, xbuf.offset, xt, 2 * rank, wv.dims);
+		if ((st = ncc_lower_copy(ctx, inst, &xc, &wv)) != NCC_OK)
+			break;
+		/* the FUSED's operands: [outer, inner], dense but the table */
+		int64_t cw = cc * per;
+		uint64_t shp[2] = { (uint64_t)(cc * outer_per), (uint64_t)inner };
+		isa_ap_t aps[1 + ISA_FUSED_MAX_INPUTS];
+		aps[0] = isa_ap_contig(lbuf.region, lbuf.offset, ISA_DT_S32, 2, shp);
+		for (int64_t k = 0; k < nk; k++)
+			aps[1 + k] = isa_ap_contig(xbuf.region, xbuf.offset + (uint64_t)(k * cw * es), xt,
+						   2, shp);
+		aps[1 + nk] = isa_ap_contig(ISA_REGION_CONST, ctab, ISA_DT_F32, 2, shp);
+		aps[1 + nk].stride[0] = 0;
+		if ((st = ncc_lower_fused_insn(ctx, inst, aps, (int32_t)nk + 1, &h, code, first_dbg,
+					       false)) != NCC_OK)
+			break;
+		ncc_view_t lin = ncc_view_dense(lbuf.region, lbuf.offset, ISA_DT_S32, 1, &cw);
+		st = sas_scatter(ctx, inst, po, first, &sv, &lin);
+	}
+	return st;
 }
 
 /* select-and-scatter (max/min-pool gradient): for every window the first element
@@ -281,6 +506,10 @@ ncc_status_t ncc_lower_select_and_scatter(ncc_lower_ctx_t *ctx, const ncc_inst_t
 		st = sas_few_windows(ctx, inst, &px, &po, &src, is_max, backwards);
 		goto crop;
 	}
+	bool done;
+	st = sas_dense_windows(ctx, inst, &px, &po, &src, is_max, backwards, &done);
+	if (st != NCC_OK || done)
+		goto crop;
 	/* M = window max/min: the reduce-window view trick */
 	ncc_view_t m, taken, hit, zero, contrib;
 	st = ncc_lower_temp_view(ctx, x.dtype, rank, src.dims, &m);

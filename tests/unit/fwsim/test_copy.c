@@ -228,6 +228,27 @@ START_TEST(test_copy_short_rows_transposed)
 }
 END_TEST
 
+/* Short rows read at stride 2, as a max-pool's windows are gathered (each
+ * row's values every other element of an input row): rows of 16 (two loads),
+ * 7 (one) and 9 (the second load one lane), to a dense and a spaced output,
+ * against the reference; two NaNs, the later one in memory first in flat
+ * order. */
+START_TEST(test_copy_short_rows_stride2)
+{
+	static const uint64_t ns[3] = { 16, 7, 9 };
+	for (int v = 0; v < 6; v++) {
+		uint64_t n = ns[v / 2];
+		/* [kw, plane, ho, wo] over planes of 5 rows pairs of 2n + 2 */
+		int64_t row = 2 * (int64_t)n + 2, pitch = 5 * 2 * row + 3;
+		uint64_t sh[4] = { 2, 20, 5, n };
+		int64_t st[4] = { 1, pitch, 2 * row, 2 };
+		uint64_t bad[2][4] = { { 0, 10, 4, 0 }, { 1, 3, 2, n - 1 } };
+		cp_short_rows_case(4, sh, st, 20 * (uint64_t)pitch + 8, 8, 97, bad,
+				   (10 * 5 + 4) * n, v % 2, v);
+	}
+}
+END_TEST
+
 /* A transposing copy of 2^40 elements through stride 0 (32x32 transposes
  * of the same 4 KiB, forever) stops at its deadline. */
 START_TEST(test_copy_transpose_stops_at_deadline)
@@ -265,6 +286,7 @@ Suite *copy_suite(void)
 	tcase_add_test(tc, test_copy_transpose_stops_at_deadline);
 	tcase_add_test(tc, test_copy_short_rows_reversed_and_nan);
 	tcase_add_test(tc, test_copy_short_rows_transposed);
+	tcase_add_test(tc, test_copy_short_rows_stride2);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -945,6 +945,59 @@ START_TEST(test_scatter_combiners_skip_out_of_range)
 }
 END_TEST
 
+/* One-element f32 rows (a max-pool gradient's SCATTER) take their own loop:
+ * the same bits as applying the updates one by one in order, duplicates
+ * combining, out-of-range and negative indices skipped, strided operands,
+ * more updates than a block. */
+START_TEST(test_scatter_f32_elements_in_order)
+{
+	static const uint32_t ops[] = { ISA_RED_SUM, ISA_RED_PROD, ISA_RED_MAX, ISA_RED_MIN };
+	for (size_t q = 0; q < 4; q++)
+		for (int lay = 0; lay < 2; lay++) {
+			tmem_t t;
+			tmem_init(&t);
+			uint64_t N = 37, M = 3000, R = 1;
+			uint64_t so[2] = { N, R }, su[2] = { M, R }, si[1] = { M };
+			isa_insn_t in = isa_insn_init(ISA_OP_SCATTER, ops[q]);
+			in.n_ap = 3;
+			tlayout_t l = lay ? L_STRIDED : L_CONTIG;
+			in.ap[0] = tmk_ap(&t, 0, ISA_DT_F32, 2, so, l);
+			in.ap[1] = tmk_ap(&t, 1, ISA_DT_F32, 2, su, l);
+			in.ap[2] = tmk_ap(&t, 2, ISA_DT_S64, 1, si, l);
+			float want[37];
+			for (uint64_t n = 0; n < N; n++) {
+				uint64_t io[2] = { n, 0 };
+				want[n] = 0.5f + (float)n / 8;
+				memcpy(telem(&t, &in.ap[0], io), &want[n], 4);
+			}
+			for (uint64_t m = 0; m < M; m++) {
+				uint64_t iu[2] = { m, 0 };
+				/* values near 1 keep the products finite; a NaN for MAX/MIN */
+				float u = m == 1234 ? NAN : 1.0f + (float)((m * 7919) % 101) / 1000.0f;
+				int64_t iv = (int64_t)((m * 31) % 45) - 4; /* -4..40: some out of range */
+				memcpy(telem(&t, &in.ap[1], iu), &u, 4);
+				tseti(ISA_DT_S64, telem(&t, &in.ap[2], &m), iv);
+				if (iv < 0 || iv >= (int64_t)N)
+					continue;
+				float *w = &want[iv];
+				*w = ops[q] == ISA_RED_SUM ? *w + u : ops[q] == ISA_RED_PROD ? *w * u
+				   : ops[q] == ISA_RED_MAX ? (*w != *w ? *w : u != u ? u : *w > u ? *w : u)
+				   : (*w != *w ? *w : u != u ? u : *w < u ? *w : u);
+			}
+			fwsim_job_t job;
+			ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_GPSIMD, 0, &job), FWSIM_OK);
+			for (uint64_t n = 0; n < N; n++) {
+				uint64_t io[2] = { n, 0 };
+				float got;
+				memcpy(&got, telem(&t, &in.ap[0], io), 4);
+				ck_assert_msg(!memcmp(&got, &want[n], 4), "op %u layout %d row %llu: %a, want %a",
+					      ops[q], lay, (unsigned long long)n, got, want[n]);
+			}
+			tmem_free(&t);
+		}
+}
+END_TEST
+
 /* ---- RNG ---- */
 static void philox_ref(uint64_t key, uint64_t ctr, uint32_t out[4])
 {
@@ -1020,6 +1073,7 @@ static Suite *tensor_suite(void)
 	tcase_add_test(tc, test_iota_every_dtype_and_dim);
 	tcase_add_test(tc, test_gather_clamps_indices);
 	tcase_add_test(tc, test_scatter_combiners_skip_out_of_range);
+	tcase_add_test(tc, test_scatter_f32_elements_in_order);
 	tcase_add_test(tc, test_rng_philox_known_answer_and_state);
 	suite_add_tcase(s, tc);
 	return s;

@@ -378,10 +378,11 @@ START_TEST(test_select_and_scatter_combiners)
 			snprintf(what, sizeof(what), "scatter=%s window %zu", scat[c], w);
 			device_matches_interp(what, text, NULL, 100 + c * 5 + w, c != 2);
 		}
-	/* a window whose max is NaN selects nothing, in both forms */
+	/* a window whose max is NaN selects nothing, in the few-windows and the
+	 * dense-windows forms */
 	for (int big = 0; big <= 1; big++) {
 		char text[4096];
-		int64_t side = big ? 17 : 3;
+		int64_t side = big ? 33 : 3;
 		snprintf(text, sizeof(text),
 			 "HloModule m\n%s"
 			 "ENTRY e { x = f32[1,1,%lld,%lld] parameter(0)\n s = f32[1,1,%lld,%lld] parameter(1)\n"
@@ -389,10 +390,10 @@ START_TEST(test_select_and_scatter_combiners)
 			 " ROOT r = f32[1,1,%lld,%lld] select-and-scatter(x, s, i), window={size=1x1x3x3 stride=1x1x2x2},"
 			 " select=%%ge, scatter=%%mx }\n", SAS_COMPS, (long long)side, (long long)side,
 			 (long long)(side / 2), (long long)(side / 2), (long long)side, (long long)side);
-		float xv[17 * 17], sv[8 * 8];
-		for (int k = 0; k < 17 * 17; k++)
+		float xv[33 * 33], sv[16 * 16];
+		for (int k = 0; k < 33 * 33; k++)
 			xv[k] = (float)(k % 7);
-		for (int k = 0; k < 8 * 8; k++)
+		for (int k = 0; k < 16 * 16; k++)
 			sv[k] = 1;
 		xv[1] = NAN; /* in the first window */
 		const void *in2[2] = { xv, sv };
@@ -410,6 +411,51 @@ START_TEST(test_select_and_scatter_combiners)
 			ncc_run_free(&r);
 		}
 	}
+}
+END_TEST
+
+/* The dense-windows form's sums (scatter=add, ResNet's max-pool gradient):
+ * bit for bit the interpreter's, which adds in source order, with random
+ * values, with ties everywhere (small integers), and with a batch cut into
+ * chunks of its outer dim. */
+START_TEST(test_select_and_scatter_add_dense)
+{
+	static const char *const sel[] = { "ge", "gt", "le" };
+	static const char *const shapes[][2] = {
+		{ "f32[2,4,16,16]", "f32[2,4,8,8]" },
+		/* 1.2 MB of windows a batch element: chunks of 3 of 8 */
+		{ "f32[8,32,32,32]", "f32[8,32,16,16]" },
+	};
+	for (size_t c = 0; c < 3; c++)
+		for (size_t sh = 0; sh < 2; sh++)
+			for (int ties = 0; ties <= 1; ties++) {
+				char text[4096];
+				snprintf(text, sizeof(text),
+					 "HloModule m\n%s"
+					 "%%ad (ad_a: f32[], ad_b: f32[]) -> f32[] { ad_a = f32[] parameter(0)\n"
+					 " ad_b = f32[] parameter(1)\n ROOT ad_c = f32[] add(ad_a, ad_b) }\n"
+					 "ENTRY e { x = %s parameter(0)\n s = %s parameter(1)\n"
+					 " i = f32[] constant(0)\n"
+					 " ROOT r = %s select-and-scatter(x, s, i), window={size=1x1x3x3 stride=1x1x2x2"
+					 " pad=0_0x0_0x1_1x1_1}, select=%%%s, scatter=%%ad }\n",
+					 SAS_COMPS, shapes[sh][0], shapes[sh][1], shapes[sh][0], sel[c]);
+				ncc_module_t *m = parse(text);
+				ncc_value_t **args = NULL;
+				int32_t nargs = 0;
+				ck_assert_int_eq(ncc_interp_random_args(m, 300 + c, &args, &nargs), NCC_OK);
+				if (ties) {
+					float *xv = args[0]->data;
+					for (int64_t k = 0; k < ncc_value_elements(args[0]); k++)
+						xv[k] = (float)(k * 7 % 3);
+				}
+				char what[64];
+				snprintf(what, sizeof(what), "select=%s shape %zu ties %d", sel[c], sh, ties);
+				device_matches_interp(what, text, args, 0, true);
+				for (int32_t a = 0; a < nargs; a++)
+					ncc_value_free(args[a]);
+				free(args);
+				ncc_module_free(m);
+			}
 }
 END_TEST
 
@@ -764,6 +810,7 @@ static Suite *torch_ops_suite(void)
 	tcase_add_test(tc, test_variadic_reduce_unsupported_names_the_instruction);
 	tcase_add_test(tc, test_reduction_family_reasons);
 	tcase_add_test(tc, test_select_and_scatter_combiners);
+	tcase_add_test(tc, test_select_and_scatter_add_dense);
 	tcase_add_test(tc, test_maxpool_indices_loop);
 	tcase_add_test(tc, test_dead_loop_with_side_effect_kept);
 	tcase_add_test(tc, test_general_gather);
