@@ -180,3 +180,20 @@ uint32_t ncc_lower_window_views(const ncc_window_t *win, const ncc_view_t *in,
 	*out_keep = keep;
 	return mask;
 }
+
+ncc_status_t ncc_lower_window_im2col(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst,
+				     const ncc_window_t *win, const ncc_view_t *in, const int64_t *odims,
+				     const ncc_view_t *xc)
+{
+	int32_t r = in->rank;
+	ncc_view_t w = *in;
+	w.rank = 2 * r;
+	for (int32_t d = 0; d < r; d++) {
+		w.dims[d] = win->dims[d].size;
+		w.strides[d] = in->strides[d] * win->dims[d].rhs_dilation;
+		w.dims[r + d] = odims[d];
+		w.strides[r + d] = in->strides[d] * win->dims[d].stride;
+	}
+	ncc_view_t dst = ncc_view_dense(xc->region, xc->offset, in->dtype, 2 * r, w.dims);
+	return ncc_lower_copy(ctx, inst, &dst, &w);
+}

@@ -187,6 +187,20 @@ ncc_status_t ncc_lower_reduce_dims(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst,
  * returns the mask of the w dims. */
 uint32_t ncc_lower_window_views(const ncc_window_t *win, const ncc_view_t *in,
 				const ncc_view_t *out, ncc_view_t *out_windows, ncc_view_t *out_keep);
+/* One COPY (an im2col) of the windows of in (rank r) that start at the
+ * elements of dims odims (from in's first element: the caller offsets in for
+ * a part) into xc's place, dense [w0..w(r-1), o0..o(r-1)]: each window
+ * element's values over the windows one dense run, for the dense-windows
+ * forms of reduce-window and select-and-scatter, whose window views step by
+ * the window stride. */
+ncc_status_t ncc_lower_window_im2col(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst,
+				     const ncc_window_t *win, const ncc_view_t *in, const int64_t *odims,
+				     const ncc_view_t *xc);
+/* Bytes of a dense-windows form's im2col buffer per part (of the outer output
+ * dim): it stays in the cache between its COPY and the FUSED that reads it,
+ * and a large batch's windows (ResNet at b96 224x224: 690 MB) are never held
+ * at once. */
+#define NCC_WINDOWS_PART_BYTES (4u << 20)
 
 /* ---- the reductions' other families (lower.c picks them) */
 bool ncc_lower_variadic_reduce_supports(const ncc_inst_t *inst, const char **out_reason);

@@ -226,12 +226,6 @@ static ncc_status_t sas_few_windows(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst
 	return st != NCC_OK ? st : sas_scatter(ctx, inst, po, 0, src, &lin);
 }
 
-/* Bytes of the dense-windows form's window buffer per chunk (outer source
- * dim): it stays in the cache between its COPY and the FUSED that reads it,
- * and a large batch's windows (ResNet at b96 224x224: 690 MB) are never held
- * at once. */
-#define SAS_CHUNK_BYTES (4u << 20)
-
 /* f32 holds every integer below this exactly: the dense-windows form's indices */
 #define SAS_F32_EXACT (1 << 24)
 
@@ -259,7 +253,7 @@ static isa_fused_op_t fop(uint32_t op, uint32_t dst, isa_dtype_t dt, uint32_t a,
  * max-pool's 3x3: the program's registers) over many windows, a chunk of the source's
  * outer dim at a time:
  *   Xc [k...][o...] = the chunk's windows' elements, one COPY (an im2col of
- *   the padded operand), so that what follows reads dense rows: the
+ *   the padded operand, ncc_lower_window_im2col), so that what follows reads dense rows: the
  *   per-offset form's views step by the window stride, which the
  *   elementwise kernels gathered element by element (ResNet-18 b8's max-pool
  *   gradient, 45 such ALU steps: 8.5 ms);
@@ -317,7 +311,7 @@ static ncc_status_t sas_dense_windows(ncc_lower_ctx_t *ctx, const ncc_inst_t *in
 	/* chunks of the outermost source dim */
 	int32_t c0 = od[0];
 	int64_t ctot = src->dims[c0], per = ncc_view_elements(src) / ctot;
-	int64_t cn = (int64_t)SAS_CHUNK_BYTES / (nk * per * es);
+	int64_t cn = (int64_t)NCC_WINDOWS_PART_BYTES / (nk * per * es);
 	cn = cn < 1 ? 1 : cn > ctot ? ctot : cn;
 
 	/* offsets (po's elements) of each window element, and the largest index
@@ -410,16 +404,8 @@ static ncc_status_t sas_dense_windows(ncc_lower_ctx_t *ctx, const ncc_inst_t *in
 		sv.offset = (uint64_t)((int64_t)src->offset +
 				       c * src->strides[c0] * (int64_t)isa_dtype_size(src->dtype));
 		int64_t first = c * step[0];
-		wv.rank = 2 * rank;
 		wv.offset = (uint64_t)((int64_t)px->offset + c * w->dims[c0].stride * px->strides[c0] * es);
-		for (int32_t d = 0; d < rank; d++) {
-			wv.dims[d] = w->dims[d].size;
-			wv.strides[d] = px->strides[d] * w->dims[d].rhs_dilation;
-			wv.dims[rank + d] = sv.dims[d];
-			wv.strides[rank + d] = px->strides[d] * w->dims[d].stride;
-		}
-		ncc_view_t xc = ncc_view_dense(xbuf.region, xbuf.offset, xt, 2 * rank, wv.dims);
-		if ((st = ncc_lower_copy(ctx, inst, &xc, &wv)) != NCC_OK)
+		if ((st = ncc_lower_window_im2col(ctx, inst, w, &wv, sv.dims, &xbuf)) != NCC_OK)
 			break;
 		/* the FUSED's operands: [outer, inner], dense but the table */
 		int64_t cw = cc * per;
