@@ -404,6 +404,13 @@ START_TEST(test_conv_transposed_output_written_in_place)
 			"window={size=2x2 pad=1_1x1_1}, dim_labels=fb01_io01->01bf\n"
 			" ROOT t = f32[5,6,3,3] transpose(c), dimensions={3,2,0,1} }\n";
 	ck_assert_uint_eq(count_copies(f), 6);
+	/* returned as it is, [kh][kw][i][o] (ResNet's 3x3 kernels are HWIO in
+	 * PyTorch/XLA's step): one MATMUL per position writes its rows, no
+	 * transposing copy of a result (7 COPYs before) */
+	const char *h = "HloModule m\nENTRY e { x = f32[2,6,2,2] parameter(0)\n"
+			" d = f32[2,5,2,2] parameter(1)\n ROOT c = f32[3,3,6,5] convolution(x, d), "
+			"window={size=2x2 pad=1_1x1_1}, dim_labels=fb01_io01->01bf }\n";
+	ck_assert_uint_eq(count_copies(h), 6);
 }
 END_TEST
 
@@ -1590,6 +1597,10 @@ START_TEST(test_ops_vs_interp)
 		"ENTRY e { x = f32[2,3,9,7] parameter(0)\n k = f32[5,3,3,2] parameter(1)\n ROOT c = f32[2,5,2,2] convolution(x, k), window={size=3x2 stride=3x2 pad=1_-1x0_0 rhs_dilate=2x3}, dim_labels=bf01_oi01->bf01 }",
 		"ENTRY e { x = f32[2,4,3,3] parameter(0)\n k = f32[4,4,3,3] parameter(1)\n ROOT c = bf16[2,3,3,4] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->b01f }",
 		"ENTRY e { x = f32[16,2048,2,2] parameter(0)\n k = f32[3,2048,3,3] parameter(1)\n ROOT c = f32[16,3,2,2] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01 }",
+		/* its weight gradient into an HWIO output (a MATMUL per position
+		 * writing the output's rows), in one chunk and in three */
+		"ENTRY e { x = f32[3,6,2,2] parameter(0)\n d = f32[3,5,2,2] parameter(1)\n ROOT c = f32[3,3,6,5] convolution(x, d), window={size=2x2 pad=1_1x1_1}, dim_labels=fb01_io01->01bf }",
+		"ENTRY e { x = f32[64,1000,2,2] parameter(0)\n d = f32[64,5,2,2] parameter(1)\n ROOT c = f32[3,3,1000,5] convolution(x, d), window={size=2x2 pad=1_1x1_1}, dim_labels=fb01_io01->01bf }",
 		/* pointwise weight gradient: per-batch MATMULs in place; transposed x */
 		"ENTRY e { x = f32[3,16,8,8] parameter(0)\n d = f32[3,5,8,8] parameter(1)\n ROOT c = f32[1,1,16,5] convolution(x, d), window={size=8x8}, dim_labels=fb01_io01->01bf }",
 		"ENTRY e { x = f32[16,3,8,8] parameter(0)\n d = f32[3,5,8,8] parameter(1)\n ROOT c = f32[1,1,16,5] convolution(x, d), window={size=8x8}, dim_labels=bf01_io01->01bf }",
