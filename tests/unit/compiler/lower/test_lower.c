@@ -1597,6 +1597,9 @@ START_TEST(test_ops_vs_interp)
 		"ENTRY e { x = f32[2,3,9,7] parameter(0)\n k = f32[5,3,3,2] parameter(1)\n ROOT c = f32[2,5,2,2] convolution(x, k), window={size=3x2 stride=3x2 pad=1_-1x0_0 rhs_dilate=2x3}, dim_labels=bf01_oi01->bf01 }",
 		"ENTRY e { x = f32[2,4,3,3] parameter(0)\n k = f32[4,4,3,3] parameter(1)\n ROOT c = bf16[2,3,3,4] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->b01f }",
 		"ENTRY e { x = f32[16,2048,2,2] parameter(0)\n k = f32[3,2048,3,3] parameter(1)\n ROOT c = f32[16,3,2,2] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01 }",
+		/* 4x4 positions (the third stage's), forward and input gradient */
+		"ENTRY e { x = f32[3,6,4,4] parameter(0)\n k = f32[5,6,3,3] parameter(1)\n ROOT c = f32[3,5,4,4] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01 }",
+		"ENTRY e { x = f32[3,6,4,4] parameter(0)\n k = f32[3,3,4,6] parameter(1)\n r = f32[3,3,4,6] reverse(k), dimensions={0,1}\n ROOT c = f32[3,4,4,4] convolution(x, r), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_01oi->bf01 }",
 		/* its weight gradient into an HWIO output (a MATMUL per position
 		 * writing the output's rows), in one chunk and in three */
 		"ENTRY e { x = f32[3,6,2,2] parameter(0)\n d = f32[3,5,2,2] parameter(1)\n ROOT c = f32[3,3,6,5] convolution(x, d), window={size=2x2 pad=1_1x1_1}, dim_labels=fb01_io01->01bf }",
