@@ -420,6 +420,40 @@ START_TEST(test_select_and_scatter_combiners)
 }
 END_TEST
 
+/* device_matches_interp (exact) on random arguments from seed, parameter 0
+ * (f32) refilled by fill(x, n, arg) when fill is not NULL. */
+static void matches_with_x(const char *what, const char *text, uint64_t seed,
+			   void (*fill)(float *, int64_t, int), int arg)
+{
+	ncc_module_t *m = parse(text);
+	ncc_value_t **args = NULL;
+	int32_t nargs = 0;
+	ck_assert_int_eq(ncc_interp_random_args(m, seed, &args, &nargs), NCC_OK);
+	if (fill)
+		fill(args[0]->data, ncc_value_elements(args[0]), arg);
+	device_matches_interp(what, text, args, 0, true);
+	for (int32_t a = 0; a < nargs; a++)
+		ncc_value_free(args[a]);
+	free(args);
+	ncc_module_free(m);
+}
+
+/* ties everywhere: small integers */
+static void fill_ties(float *x, int64_t n, int arg)
+{
+	(void)arg;
+	for (int64_t k = 0; k < n; k++)
+		x[k] = (float)(k * 7 % 3);
+}
+
+/* NaNs, small integers (ties), and in every other band of 64 elements only
+ * values below (arg 0) or above (arg 1) 0.25 */
+static void fill_nan_ties_bands(float *x, int64_t n, int arg)
+{
+	for (int64_t k = 0; k < n; k++)
+		x[k] = k % 97 == 5 ? NAN : (float)(k % 5) - 2 + ((k / 64) % 2 ? (arg ? 4.0f : -4.0f) : 0.0f);
+}
+
 /* The dense-windows form's sums (scatter=add, ResNet's max-pool gradient):
  * bit for bit the interpreter's, which adds in source order, with random
  * values, with ties everywhere (small integers), and (the larger shape,
@@ -447,22 +481,9 @@ START_TEST(test_select_and_scatter_add_dense)
 					 " ROOT r = %s select-and-scatter(x, s, i), window={size=1x1x3x3 stride=1x1x2x2"
 					 " pad=0_0x0_0x1_1x1_1}, select=%%%s, scatter=%%ad }\n",
 					 SAS_COMPS, shapes[sh][0], shapes[sh][1], shapes[sh][0], sel[c]);
-				ncc_module_t *m = parse(text);
-				ncc_value_t **args = NULL;
-				int32_t nargs = 0;
-				ck_assert_int_eq(ncc_interp_random_args(m, 300 + c, &args, &nargs), NCC_OK);
-				if (ties) {
-					float *xv = args[0]->data;
-					for (int64_t k = 0; k < ncc_value_elements(args[0]); k++)
-						xv[k] = (float)(k * 7 % 3);
-				}
 				char what[64];
 				snprintf(what, sizeof(what), "select=%s shape %zu ties %d", sel[c], sh, ties);
-				device_matches_interp(what, text, args, 0, true);
-				for (int32_t a = 0; a < nargs; a++)
-					ncc_value_free(args[a]);
-				free(args);
-				ncc_module_free(m);
+				matches_with_x(what, text, 300 + c, ties ? fill_ties : NULL, 0);
 			}
 }
 END_TEST
@@ -496,26 +517,11 @@ START_TEST(test_reduce_window_dense)
 					 " ROOT r = %s reduce-window(x, i), window={size=1x1x3x3 stride=1x1x2x2"
 					 " pad=0_0x0_0x1_1x1_1}, to_apply=%%%s }\n",
 					 SAS_COMPS, shapes[sh][0], v ? inits[2] : inits[c], shapes[sh][1], comb[c]);
-				ncc_module_t *m = parse(text);
-				ncc_value_t **args = NULL;
-				int32_t nargs = 0;
-				ck_assert_int_eq(ncc_interp_random_args(m, 400 + c, &args, &nargs), NCC_OK);
-				if (v) {
-					/* NaNs, small integers (ties), and in every other
-					 * band of 64 elements only values on the far side
-					 * of the init value (which then wins) */
-					float *xv = args[0]->data;
-					for (int64_t k = 0; k < ncc_value_elements(args[0]); k++)
-						xv[k] = k % 97 == 5 ? NAN : (float)(k % 5) - 2 +
-							((k / 64) % 2 ? (c ? 4.0f : -4.0f) : 0.0f);
-				}
+				/* v: NaNs, ties, and bands on the far side of the
+				 * init value (which then wins) */
 				char what[64];
 				snprintf(what, sizeof(what), "reduce-window %s shape %zu values %d", comb[c], sh, v);
-				device_matches_interp(what, text, args, 0, true);
-				for (int32_t a = 0; a < nargs; a++)
-					ncc_value_free(args[a]);
-				free(args);
-				ncc_module_free(m);
+				matches_with_x(what, text, 400 + c, v ? fill_nan_ties_bands : NULL, (int)c);
 			}
 }
 END_TEST
