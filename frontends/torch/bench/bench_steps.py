@@ -48,28 +48,39 @@ def main():
     threads = int(os.environ.get("BENCH_THREADS", "1"))
     only = os.environ.get("BENCH_STEPS_ONLY", "")
     print(f"training step, median ms over the timed steps, {threads} thread(s) on as many "
-          f"CPUs; "
-          f"ratio = neuronsim / peer (target <= 0.5x eager, <= 1.0x XLA:CPU, issue #15)")
+          f"CPUs, median of interleaved rounds; "
+          f"ratio = neuronsim / peer, the median of the rounds' (target <= 0.5x eager, "
+          f"<= 1.0x XLA:CPU, issue #15)")
     print(f"{'model':<17} {'neuronsim':>10} {'XLA:CPU':>10} {'eager':>10} "
-          f"{'vs XLA:CPU':>11} {'vs eager':>9}")
-    # (model, timed steps, warmup steps); mobilenet_v2_b96 is the corpus step's shapes
-    # (about 5 s a step here, 10-13 s in eager, 42 s on XLA:CPU)
+          f"{'vs XLA:CPU':>11} {'vs eager':>9} {'rounds':>7}")
+    # (model, timed steps, warmup steps, rounds); mobilenet_v2_b96 is the corpus
+    # step's shapes (about 5 s a step here, 10-13 s in eager, 42 s on XLA:CPU).
+    # The three run in turn, a process each, `rounds` times: a shared machine's
+    # speed drifts by a third over minutes, so each ratio is the median of the
+    # rounds' ratios (paired: measured within a minute of each other) and each
+    # time the median of the rounds' medians
     split = []
-    for model, steps, warmup in (("mlp", 30, 3), ("mbconv", 5, 3), ("mobilenet_v2", 3, 3),
-                                 ("mobilenet_v2_b96", 3, 2), ("resnet18", 3, 3),
-                                 ("transformer", 10, 3)):
+    for model, steps, warmup, rounds in (("mlp", 30, 3, 3), ("mbconv", 5, 3, 3),
+                                         ("mobilenet_v2", 3, 3, 3), ("mobilenet_v2_b96", 3, 2, 1),
+                                         ("resnet18", 5, 3, 3), ("transformer", 10, 3, 3)):
         if only and only not in model:
             continue
-        ph = []
-        sim = measure(model, "NEURONSIM", steps, threads, warmup, ph)
-        cpu = measure(model, "CPU", steps, threads, warmup)
-        eager = measure(model, "eager", steps, threads, warmup)
+        runs = []
+        for _ in range(rounds):
+            ph = []
+            sim = measure(model, "NEURONSIM", steps, threads, warmup, ph)
+            runs.append((sim, measure(model, "CPU", steps, threads, warmup),
+                         measure(model, "eager", steps, threads, warmup), ph))
+        med = lambda vals: statistics.median(vals) if vals else None
+        sim, cpu, eager = (med([r[k] for r in runs if r[k]]) for k in range(3))
         fmt = lambda v: f"{v:10.2f}" if v is not None else f"{'failed':>10}"
-        ratio = lambda a, b: f"{a / b:10.2f}x" if a and b else f"{'-':>11}"
-        print(f"{model:<17} {fmt(sim)} {fmt(cpu)} {fmt(eager)} {ratio(sim, cpu)} "
-              f"{ratio(sim, eager):>9}")
-        if ph:
-            split.append((model, ph, eager))
+        ratio = lambda k: med([r[0] / r[k] for r in runs if r[0] and r[k]])
+        rfmt = lambda v: f"{v:10.2f}x" if v is not None else f"{'-':>11}"
+        print(f"{model:<17} {fmt(sim)} {fmt(cpu)} {fmt(eager)} {rfmt(ratio(1))} "
+              f"{rfmt(ratio(2)):>9} {rounds:>7}")
+        phs = [r[3] for r in runs if r[3]]
+        if phs:
+            split.append((model, [med([p[k] for p in phs]) for k in range(3)], eager))
     # torch_xla's own tracing and sync are paid whatever the device: they bound
     # the ratio to eager that a faster device can reach
     print(f"\nwhere a neuronsim step goes, median ms: traced by torch_xla, sync (hash, "
