@@ -197,3 +197,23 @@ ncc_status_t ncc_lower_window_im2col(ncc_lower_ctx_t *ctx, const ncc_inst_t *ins
 	ncc_view_t dst = ncc_view_dense(xc->region, xc->offset, in->dtype, 2 * r, w.dims);
 	return ncc_lower_copy(ctx, inst, &dst, &w);
 }
+
+int64_t ncc_lower_window_elements(const ncc_window_t *win)
+{
+	int64_t nk = 1;
+	for (int32_t d = 0; d < win->n; d++)
+		nk *= win->dims[d].size;
+	return nk;
+}
+
+/* Bytes of a dense-windows form's im2col buffer per part (of the outer
+ * output dim): it stays in the cache between its COPY and the FUSED that
+ * reads it, and a large batch's windows (ResNet at b96 224x224: 690 MB) are
+ * never held at once. */
+#define WINDOWS_PART_BYTES (4 << 20)
+
+int64_t ncc_lower_window_part(int64_t nk, int64_t es, int64_t outer, int64_t per)
+{
+	int64_t cn = WINDOWS_PART_BYTES / (nk * per * es);
+	return cn < 1 ? 1 : cn > outer ? outer : cn;
+}

@@ -199,6 +199,11 @@ int ncc_lower_combiner_of(const ncc_comp_t *c);
  * Operands and outputs come from the functions above. */
 ncc_status_t ncc_lower_fusion(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst);
 
+/* One FUSED step: op (an isa_alu_t or ISA_FUSED_*) into register dst of
+ * dtype dt from registers a, b, c (IOTA: a is the dim); imm is a CONST's
+ * value (converted to dt as the ISA does); other steps' imm is 0. */
+isa_fused_op_t ncc_lower_fused_step(uint32_t op, uint32_t dst, isa_dtype_t dt, uint32_t a, uint32_t b,
+				    uint32_t c, double imm);
 /* Emits one FUSED instruction for inst: aps[0] the output, aps[1..nin] the
  * inputs (all of one shape), h the descriptor header (its n_inputs and n_code
  * set), code its h->n_code steps, whose debug entries start at first_dbg

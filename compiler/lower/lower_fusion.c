@@ -262,6 +262,22 @@ static isa_ap_t make_ap(const ncc_view_t *v, uint64_t off, int rank, const uint6
 	return ap;
 }
 
+isa_fused_op_t ncc_lower_fused_step(uint32_t op, uint32_t dst, isa_dtype_t dt, uint32_t a, uint32_t b,
+				    uint32_t c, double imm)
+{
+	isa_fused_op_t o;
+	memset(&o, 0, sizeof(o));
+	o.op = (uint16_t)op;
+	o.dst = (uint8_t)dst;
+	o.dtype = (uint8_t)dt;
+	o.src[0] = (uint8_t)a;
+	o.src[1] = (uint8_t)b;
+	o.src[2] = (uint8_t)c;
+	if (op == ISA_FUSED_CONST)
+		memcpy(&o.imm, &imm, sizeof(imm));
+	return o;
+}
+
 ncc_status_t ncc_lower_fused_insn(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, const isa_ap_t *aps,
 				  int32_t nin, const isa_fused_desc_t *h, const isa_fused_op_t *code,
 				  uint32_t first_dbg, bool accumulate)

@@ -196,11 +196,12 @@ uint32_t ncc_lower_window_views(const ncc_window_t *win, const ncc_view_t *in,
 ncc_status_t ncc_lower_window_im2col(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst,
 				     const ncc_window_t *win, const ncc_view_t *in, const int64_t *odims,
 				     const ncc_view_t *xc);
-/* Bytes of a dense-windows form's im2col buffer per part (of the outer output
- * dim): it stays in the cache between its COPY and the FUSED that reads it,
- * and a large batch's windows (ResNet at b96 224x224: 690 MB) are never held
- * at once. */
-#define NCC_WINDOWS_PART_BYTES (4u << 20)
+/* The elements of one window (the product of its sizes). */
+int64_t ncc_lower_window_elements(const ncc_window_t *win);
+/* How many of `outer` indices of a dense-windows form's outer dim one part
+ * takes (1..outer), each index holding per windows of nk elements of es
+ * bytes: the part's im2col buffer stays within a few MiB. */
+int64_t ncc_lower_window_part(int64_t nk, int64_t es, int64_t outer, int64_t per);
 
 /* ---- the reductions' other families (lower.c picks them) */
 bool ncc_lower_variadic_reduce_supports(const ncc_inst_t *inst, const char **out_reason);

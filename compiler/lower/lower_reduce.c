@@ -62,9 +62,7 @@ static ncc_status_t reduce_window_dense(ncc_lower_ctx_t *ctx, const ncc_inst_t *
 	const ncc_window_t *w = inst->window;
 	int32_t rank = in->rank;
 	*done = false;
-	int64_t nk = 1;
-	for (int32_t d = 0; d < rank; d++)
-		nk *= w->dims[d].size;
+	int64_t nk = ncc_lower_window_elements(w);
 	int32_t od[NCC_MAX_RANK], nod = 0;
 	for (int32_t d = 0; d < rank; d++)
 		if (out->dims[d] > 1)
@@ -77,8 +75,7 @@ static ncc_status_t reduce_window_dense(ncc_lower_ctx_t *ctx, const ncc_inst_t *
 	*done = true;
 	int32_t c0 = od[0];
 	int64_t ctot = out->dims[c0], per = nout / ctot;
-	int64_t cn = (int64_t)NCC_WINDOWS_PART_BYTES / (nk * per * 4);
-	cn = cn < 1 ? 1 : cn > ctot ? ctot : cn;
+	int64_t cn = ncc_lower_window_part(nk, 4, ctot, per);
 	ncc_view_t xbuf;
 	int64_t xd[1] = { nk * cn * per };
 	ncc_status_t st = ncc_lower_temp_view(ctx, ISA_DT_F32, 1, xd, &xbuf);
@@ -89,13 +86,8 @@ static ncc_status_t reduce_window_dense(ncc_lower_ctx_t *ctx, const ncc_inst_t *
 	isa_fused_op_t code[ISA_FUSED_MAX_INPUTS];
 	const ncc_inst_t *from[ISA_FUSED_MAX_INPUTS];
 	for (int64_t k = 0; k < nk; k++) {
-		isa_fused_op_t *o = &code[k];
-		memset(o, 0, sizeof(*o));
-		o->op = comb == ISA_RED_MAX ? ISA_ALU_MAX : ISA_ALU_MIN;
-		o->dst = (uint8_t)rA;
-		o->dtype = ISA_DT_F32;
-		o->src[0] = (uint8_t)(k == 0 ? rI : rA);
-		o->src[1] = (uint8_t)k;
+		code[k] = ncc_lower_fused_step(comb == ISA_RED_MAX ? ISA_ALU_MAX : ISA_ALU_MIN, rA,
+					       ISA_DT_F32, k == 0 ? rI : rA, (uint32_t)k, 0, 0);
 		from[k] = inst;
 	}
 	uint32_t first_dbg;

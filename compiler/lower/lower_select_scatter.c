@@ -105,9 +105,7 @@ static ncc_status_t sas_few_windows(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst
 {
 	const ncc_window_t *w = inst->window;
 	int32_t rank = px->rank;
-	int64_t nw = ncc_view_elements(src), nk = 1;
-	for (int32_t d = 0; d < rank; d++)
-		nk *= w->dims[d].size;
+	int64_t nw = ncc_view_elements(src), nk = ncc_lower_window_elements(w);
 	ncc_view_t m, wv, keep, eq, pos, sel, offs, lin, none;
 	ncc_status_t st = ncc_lower_temp_view(ctx, px->dtype, rank, src->dims, &m);
 	if (st != NCC_OK)
@@ -229,22 +227,6 @@ static ncc_status_t sas_few_windows(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst
 /* f32 holds every integer below this exactly: the dense-windows form's indices */
 #define SAS_F32_EXACT (1 << 24)
 
-static isa_fused_op_t fop(uint32_t op, uint32_t dst, isa_dtype_t dt, uint32_t a, uint32_t b,
-			  uint32_t c, double imm)
-{
-	isa_fused_op_t o;
-	memset(&o, 0, sizeof(o));
-	o.op = (uint16_t)op;
-	o.dst = (uint8_t)dst;
-	o.dtype = (uint8_t)dt;
-	o.src[0] = (uint8_t)a;
-	o.src[1] = (uint8_t)b;
-	o.src[2] = (uint8_t)c;
-	if (op == ISA_FUSED_CONST)
-		memcpy(&o.imm, &imm, sizeof(imm));
-	return o;
-}
-
 /* The dense-windows form's FUSED walks rows of this many windows at least
  * (its IOTA makes every row a segment of its own: steps cost per row) */
 #define SAS_MIN_ROW 16
@@ -279,9 +261,7 @@ static ncc_status_t sas_dense_windows(ncc_lower_ctx_t *ctx, const ncc_inst_t *in
 	const ncc_window_t *w = inst->window;
 	int32_t rank = px->rank;
 	*done = false;
-	int64_t nk = 1;
-	for (int32_t d = 0; d < rank; d++)
-		nk *= w->dims[d].size;
+	int64_t nk = ncc_lower_window_elements(w);
 	/* the source's dims of more than one element, and each one's window
 	 * step in the padded output's elements */
 	int32_t od[NCC_MAX_RANK], nod = 0;
@@ -311,8 +291,7 @@ static ncc_status_t sas_dense_windows(ncc_lower_ctx_t *ctx, const ncc_inst_t *in
 	/* chunks of the outermost source dim */
 	int32_t c0 = od[0];
 	int64_t ctot = src->dims[c0], per = ncc_view_elements(src) / ctot;
-	int64_t cn = (int64_t)NCC_WINDOWS_PART_BYTES / (nk * per * es);
-	cn = cn < 1 ? 1 : cn > ctot ? ctot : cn;
+	int64_t cn = ncc_lower_window_part(nk, es, ctot, per);
 
 	/* offsets (po's elements) of each window element, and the largest index
 	 * in a chunk */
@@ -366,22 +345,22 @@ static ncc_status_t sas_dense_windows(ncc_lower_ctx_t *ctx, const ncc_inst_t *in
 	uint32_t cmp = is_max ? ISA_ALU_CMP_GE : ISA_ALU_CMP_LE;
 	uint32_t m = 0;
 	for (int64_t k = 1; k < nk; k++, m = rM)
-		code[n++] = fop(mop, rM, ISA_DT_F32, m, (uint32_t)k, 0, 0);
-	code[n++] = fop(ISA_FUSED_CONST, rO, ISA_DT_F32, 0, 0, 0, -(double)(1 << 30));
+		code[n++] = ncc_lower_fused_step(mop, rM, ISA_DT_F32, m, (uint32_t)k, 0, 0);
+	code[n++] = ncc_lower_fused_step(ISA_FUSED_CONST, rO, ISA_DT_F32, 0, 0, 0, -(double)(1 << 30));
 	for (int64_t j = 0; j < nk; j++) {
 		/* the chosen k is the one applied last */
 		int64_t k = backwards ? j : nk - 1 - j;
 		uint32_t rk = rC + 1 + (uint32_t)k;
-		code[n++] = fop(cmp, rC, ISA_DT_PRED, (uint32_t)k, m, 0, 0);
-		code[n++] = fop(ISA_FUSED_CONST, rk, ISA_DT_F32, 0, 0, 0, (double)koff[k]);
-		code[n++] = fop(ISA_ALU_SELECT, rO, ISA_DT_F32, rC, rk, rO, 0);
+		code[n++] = ncc_lower_fused_step(cmp, rC, ISA_DT_PRED, (uint32_t)k, m, 0, 0);
+		code[n++] = ncc_lower_fused_step(ISA_FUSED_CONST, rk, ISA_DT_F32, 0, 0, 0, (double)koff[k]);
+		code[n++] = ncc_lower_fused_step(ISA_ALU_SELECT, rO, ISA_DT_F32, rC, rk, rO, 0);
 	}
-	code[n++] = fop(ISA_FUSED_IOTA, rS, ISA_DT_F32, 0, 0, 0, 0);
-	code[n++] = fop(ISA_FUSED_CONST, rC, ISA_DT_F32, 0, 0, 0, (double)step[g - 1]);
-	code[n++] = fop(ISA_ALU_MUL, rS, ISA_DT_F32, rS, rC, 0, 0);
-	code[n++] = fop(ISA_ALU_ADD, rS, ISA_DT_F32, rS, rTab, 0, 0);
-	code[n++] = fop(ISA_ALU_ADD, rO, ISA_DT_F32, rO, rS, 0, 0);
-	code[n++] = fop(ISA_FUSED_CONVERT, rO, ISA_DT_S32, rO, 0, 0, 0);
+	code[n++] = ncc_lower_fused_step(ISA_FUSED_IOTA, rS, ISA_DT_F32, 0, 0, 0, 0);
+	code[n++] = ncc_lower_fused_step(ISA_FUSED_CONST, rC, ISA_DT_F32, 0, 0, 0, (double)step[g - 1]);
+	code[n++] = ncc_lower_fused_step(ISA_ALU_MUL, rS, ISA_DT_F32, rS, rC, 0, 0);
+	code[n++] = ncc_lower_fused_step(ISA_ALU_ADD, rS, ISA_DT_F32, rS, rTab, 0, 0);
+	code[n++] = ncc_lower_fused_step(ISA_ALU_ADD, rO, ISA_DT_F32, rO, rS, 0, 0);
+	code[n++] = ncc_lower_fused_step(ISA_FUSED_CONVERT, rO, ISA_DT_S32, rO, 0, 0, 0);
 	const ncc_inst_t *from[ISA_FUSED_MAX_CODE];
 	for (int32_t q = 0; q < n; q++)
 		from[q] = inst;
@@ -512,9 +491,7 @@ ncc_status_t ncc_lower_select_and_scatter(ncc_lower_ctx_t *ctx, const ncc_inst_t
 	/* m has the source's dims, one element per window */
 	ncc_view_t wv, keep;
 	uint32_t mask = ncc_lower_window_views(w, &px, &m, &wv, &keep);
-	int64_t nk = 1;
-	for (int32_t d = 0; d < rank; d++)
-		nk *= w->dims[d].size;
+	int64_t nk = ncc_lower_window_elements(w);
 	st = ncc_lower_reduce_emit(ctx, inst, is_max ? ISA_RED_MAX : ISA_RED_MIN, &keep, &wv, mask, false);
 	if (st != NCC_OK)
 		return st;
