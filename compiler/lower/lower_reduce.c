@@ -49,11 +49,11 @@ static ncc_status_t reduce_views(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, i
  * many outputs, a part of the output's outer dim at a time: the windows
  * gathered dense (ncc_lower_window_im2col), then one FUSED folds each
  * window's nk values in window order starting from init, with the ALU's
- * MAX/MIN, which keep the first NaN and the last of tied zeros as the
- * REDUCE's in-order chain does: the same bits. The REDUCE over the window
- * view walked rows of 16 outputs at stride 2, its accumulators in double
- * (ResNet-18 b8's 3x3 stride-2 max-pool over 8x64x32x32: 2.3 ms). *done false
- * (nothing emitted) when the shapes do not fit.
+ * MAX/MIN, which keep the first NaN and give +0 (MAX) or -0 (MIN) of tied
+ * zeros in any order, as the REDUCE does: the same bits. The REDUCE over the
+ * window view walked rows of 16 outputs at stride 2, its accumulators in
+ * double (ResNet-18 b8's 3x3 stride-2 max-pool over 8x64x32x32: 2.3 ms).
+ * *done false (nothing emitted) when the shapes do not fit.
  */
 static ncc_status_t reduce_window_dense(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, int comb,
 					const ncc_view_t *in, const ncc_view_t *init, const ncc_view_t *out,

@@ -366,6 +366,43 @@ static inline uint64_t trand(uint64_t *s)
 	return *s;
 }
 
+/* The device's float MAX and MIN, written independently of alu_ops.h: IEEE
+ * 754-2019 maximum and minimum (-0 < +0 in either order, as the interpreter),
+ * NaN from either operand with a's bits when a is one, else b's. */
+static inline float t_fmax(float a, float b)
+{
+	if (a != a || b != b)
+		return a != a ? a : b;
+	if (a == b)
+		return signbit(a) ? b : a;
+	return a > b ? a : b;
+}
+
+static inline float t_fmin(float a, float b)
+{
+	if (a != a || b != b)
+		return a != a ? a : b;
+	if (a == b)
+		return signbit(a) ? a : b;
+	return a < b ? a : b;
+}
+
+/* The bits of f. */
+static inline uint32_t t_fbits(float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, 4);
+	return u;
+}
+
+/* The float of bits u. */
+static inline float t_ffrom(uint32_t u)
+{
+	float f;
+	memcpy(&f, &u, 4);
+	return f;
+}
+
 static const uint32_t t_all_dtypes[] = {
 	ISA_DT_F32, ISA_DT_BF16, ISA_DT_F16, ISA_DT_S32, ISA_DT_S64, ISA_DT_U32,
 	ISA_DT_U64, ISA_DT_U8, ISA_DT_PRED, ISA_DT_S8, ISA_DT_S16, ISA_DT_U16,

@@ -647,6 +647,118 @@ START_TEST(test_alu_clamp_by_bounds)
 }
 END_TEST
 
+/* ---- float MAX, MIN and CLAMP: IEEE 754-2019 maximum and minimum ---- */
+
+/* The values of the signed-zero tests: +0, -0, 1, -1, two NaNs, 2, -Inf, as
+ * f32 bits (the NaNs with payloads), bf16 and f16 bits. Half types carry no
+ * payload: they see the NaNs as 0x7fc00000 and 0xffc00000. */
+static const uint32_t mm_f32[8] = { 0x00000000u, 0x80000000u, 0x3f800000u, 0xbf800000u,
+				    0x7fc00011u, 0xffc00022u, 0x40000000u, 0xff800000u };
+static const uint16_t mm_bf16[8] = { 0x0000, 0x8000, 0x3f80, 0xbf80, 0x7fc0, 0xffc0, 0x4000, 0xff80 };
+static const uint16_t mm_f16[8] = { 0x0000, 0x8000, 0x3c00, 0xbc00, 0x7e00, 0xfe00, 0x4000, 0xfc00 };
+
+/* Value k as dtype dt sees it, in f32. */
+static float mm_val(uint32_t dt, int k)
+{
+	if (dt != ISA_DT_F32 && (k == 4 || k == 5))
+		return t_ffrom(k == 4 ? 0x7fc00000u : 0xffc00000u);
+	return t_ffrom(mm_f32[k]);
+}
+
+static void mm_set(uint32_t dt, uint8_t *p, int k)
+{
+	if (dt == ISA_DT_F32)
+		memcpy(p, &mm_f32[k], 4);
+	else
+		memcpy(p, dt == ISA_DT_BF16 ? &mm_bf16[k] : &mm_f16[k], 2);
+}
+
+/* The value k whose f32 form has the bits of r (every result is one of the
+ * values), -1 when none has. */
+static int mm_index(uint32_t dt, float r)
+{
+	for (int k = 0; k < 8; k++)
+		if (t_fbits(mm_val(dt, k)) == t_fbits(r))
+			return k;
+	return -1;
+}
+
+/* Value index of operand i (0: ap1) of element e: every combination of
+ * three over 512 elements, and first the elements a short instruction runs
+ * alone, zero ties both ways round and NaN pairs. */
+static const uint8_t mm_first[12][3] = {
+	{ 0, 1, 1 }, { 1, 0, 1 }, { 1, 1, 0 }, { 0, 0, 1 }, { 4, 5, 0 }, { 5, 4, 1 },
+	{ 1, 4, 0 }, { 4, 1, 1 }, { 2, 1, 0 }, { 3, 0, 1 }, { 1, 0, 0 }, { 0, 1, 0 },
+};
+
+/* CLAMP's register-held bounds (lo, hi) as value indices. */
+static const int mm_bounds[8][2] = { { 1, 0 }, { 0, 1 }, { 1, 1 }, { 0, 0 },
+				     { 0, 6 }, { 1, 6 }, { 3, 1 }, { 4, 1 } };
+
+/* Test kind: 0 MAX, 1 MIN, 2 CLAMP, 3 + b CLAMP by mm_bounds[b]. */
+static int mm_k(int kind, uint64_t e, int i)
+{
+	if (kind >= 3 && i != 1)
+		return mm_bounds[kind - 3][i / 2];
+	return e < 12 ? mm_first[e][i] : (int)((e >> (3 * i)) & 7);
+}
+
+/* Float MAX, MIN and CLAMP (bounds as arrays, and as one lower and one upper
+ * value held in registers: a ReLU6's) of f32, bf16 and f16 bit for bit
+ * t_fmax/t_fmin: +0 above -0 whichever operand each is, NaN from either with
+ * the first NaN's bits; over 3 elements (scalar code), 12 and 3003 (vector
+ * code and its tails), with and without the NaN check (two loops). */
+START_TEST(test_alu_minmax_signed_zeros_ieee)
+{
+	static const uint32_t dts[3] = { ISA_DT_F32, ISA_DT_BF16, ISA_DT_F16 };
+	static const uint64_t lens[3] = { 3, 12, 3003 };
+	for (int kind = 0; kind < 3 + 8; kind++)
+		for (int d = 0; d < 3; d++)
+			for (int li = 0; li < 3; li++)
+				for (int chk = 0; chk < 2; chk++) {
+					uint32_t dt = dts[d];
+					uint64_t n = lens[li], sh[1] = { n };
+					int nin = kind == 0 || kind == 1 ? 2 : 3;
+					tmem_t t;
+					tmem_init(&t);
+					isa_insn_t in = isa_insn_init(ISA_OP_ALU, kind == 0 ? ISA_ALU_MAX
+								      : kind == 1 ? ISA_ALU_MIN : ISA_ALU_CLAMP);
+					in.n_ap = (uint8_t)(1 + nin);
+					in.ap[0] = tmk_ap(&t, 0, dt, 1, sh, L_CONTIG);
+					for (int i = 0; i < nin; i++)
+						in.ap[1 + i] = tmk_ap(&t, (uint32_t)(1 + i), dt, 1, sh, L_CONTIG);
+					if (kind >= 3)
+						in.ap[1].stride[0] = in.ap[3].stride[0] = 0;
+					for (uint64_t e = 0; e < n; e++)
+						for (int i = 0; i < nin; i++) {
+							uint64_t at = kind >= 3 && i != 1 ? 0 : e;
+							mm_set(dt, telem(&t, &in.ap[1 + i], &at), mm_k(kind, e, i));
+						}
+					fwsim_job_t job;
+					fwsim_status_t st = trun1(&t, &in, ISA_ENGINE_VECTOR,
+								  chk ? FWSIM_JOB_CHECK_NAN : 0, &job);
+					ck_assert(st == FWSIM_OK || (chk && st == FWSIM_NUM_ERR));
+					for (uint64_t e = 0; e < n; e++) {
+						int ka = mm_k(kind, e, 0), kx = mm_k(kind, e, 1);
+						int kh = nin > 2 ? mm_k(kind, e, 2) : 0;
+						float a = mm_val(dt, ka), x = mm_val(dt, kx);
+						float w = kind == 0 ? t_fmax(a, x) : kind == 1 ? t_fmin(a, x)
+							: t_fmin(t_fmax(x, a), mm_val(dt, kh));
+						int wk = mm_index(dt, w);
+						ck_assert_int_ge(wk, 0);
+						uint8_t want[4];
+						mm_set(dt, want, wk);
+						T_CHECK(memcmp(telem(&t, &in.ap[0], &e), want, isa_dtype_size(dt)) == 0,
+							"kind %d %s n %llu check %d element %llu (values %d %d %d): "
+							"%a, want %a", kind, isa_dtype_name(dt), (unsigned long long)n,
+							chk, (unsigned long long)e, ka, kx, kh,
+							tget(dt, telem(&t, &in.ap[0], &e)), (double)w);
+					}
+					tmem_free(&t);
+				}
+}
+END_TEST
+
 /* The same with rows that do not run on from one to the next (gathered and
  * scattered row by row: a max-pool gradient's window-offset views): over
  * [3, 37, 20], the output at row pitch 23, input a at element stride 2 and
@@ -962,6 +1074,7 @@ Suite *alu_suite(void)
 	tcase_add_test(tc, test_copy_stride2_rows);
 	tcase_add_test(tc, test_alu_rows_per_block);
 	tcase_add_test(tc, test_alu_clamp_by_bounds);
+	tcase_add_test(tc, test_alu_minmax_signed_zeros_ieee);
 	tcase_add_test(tc, test_alu_strided_rows_per_block);
 	tcase_add_test(tc, test_narrowing_rounds_to_nearest_even_and_keeps_nan);
 	tcase_add_test(tc, test_f16_vector_and_scalar_paths_agree);

@@ -790,23 +790,13 @@ static uint32_t tg_tree(tgen_t *g, int d, bool force, bool simple, isa_ap_t *ap)
  * input (not in place); and a NaN blamed on its step with the output apart
  * and over an input, where running the block again from its inputs must not
  * see the output. */
-static float ip_max(float a, float b)
-{
-	return a != a ? a : b != b ? b : a > b ? a : b;
-}
-
-static float ip_min(float a, float b)
-{
-	return a != a ? a : b != b ? b : a < b ? a : b;
-}
-
 /* The program below, element by element: x, y, z (broadcast), w. */
 static float ip_ref(float x, float y, float z, float w)
 {
 	float r4 = (x - y) * z;
 	float r0 = fmaf(r4, 0.75f, x);
-	float r6 = ip_min(ip_max(r0, y), w);
-	float r7 = ip_min(ip_max(r6, 0.75f), w) / y;
+	float r6 = t_fmin(t_fmax(r0, y), w);
+	float r7 = t_fmin(t_fmax(r6, 0.75f), w) / y;
 	float r9 = fabsf(1.5f * -r7);
 	return r9 * r9 + r0;
 }
@@ -915,6 +905,116 @@ START_TEST(test_output_written_in_place)
 		}
 		tmem_free(&t);
 	}
+}
+END_TEST
+
+/* +0, -0, 1, -1, two NaNs (payloads 0x11 and 0x22), 2, -Inf as f32 bits. */
+static const uint32_t mz_vals[8] = { 0x00000000u, 0x80000000u, 0x3f800000u, 0xbf800000u,
+				     0x7fc00011u, 0xffc00022u, 0x40000000u, 0xff800000u };
+
+/* FUSED's float MAX, MIN and CLAMP steps and its reducing MAX and MIN are
+ * the IEEE maximum and minimum: bit for bit t_fmax/t_fmin, +0 above -0
+ * whichever operand each is, the first NaN's bits. Programs MAX(x, y),
+ * MIN(x, y), CLAMP(x, y, z) and min(max(+0, x), 6) over 1100 elements (every
+ * triple of the values each block of 512, the last block's tail of 76), with
+ * and without the NaN check (which scans the last step as it writes); then
+ * MAX(MIN(x, y)) and MIN(MAX(x, y)) reduced over rows of 3 (several rows a
+ * segment) and of 600, of zeros of both signs. */
+START_TEST(test_fused_minmax_signed_zeros_ieee)
+{
+	const uint32_t n = 1100;
+	uint64_t sh[1] = { n };
+	for (int prog = 0; prog < 4; prog++)
+		for (int chk = 0; chk < 2; chk++) {
+			tmem_t t;
+			tmem_init(&t);
+			isa_ap_t ap[3];
+			float *v[3];
+			for (int i = 0; i < 3; i++) {
+				ap[i] = tmk_ap(&t, 2, ISA_DT_F32, 1, sh, L_CONTIG);
+				v[i] = (float *)(void *)tmem_ptr(&t, 2, ap[i].offset);
+				for (uint32_t e = 0; e < n; e++)
+					v[i][e] = t_ffrom(mz_vals[(e >> (3 * i)) & 7]);
+			}
+			isa_ap_t o = tmk_ap(&t, 3, ISA_DT_F32, 1, sh, L_CONTIG);
+			const float *ov = (const float *)(const void *)tmem_ptr(&t, 3, o.offset);
+			fbuild_t b;
+			fb_init(&b);
+			for (int i = 0; i < 3; i++)
+				fb_input(&b, ap[i]);
+			if (prog == 0) {
+				fb_op(&b, ISA_ALU_MAX, 3, ISA_DT_F32, 0, 1, -1, 0);
+			} else if (prog == 1) {
+				fb_op(&b, ISA_ALU_MIN, 3, ISA_DT_F32, 0, 1, -1, 0);
+			} else if (prog == 2) {
+				fb_op(&b, ISA_ALU_CLAMP, 3, ISA_DT_F32, 0, 1, 2, 0);
+			} else {
+				fb_op(&b, ISA_FUSED_CONST, 4, ISA_DT_F32, -1, -1, -1, fimm(0.0));
+				fb_op(&b, ISA_FUSED_CONST, 5, ISA_DT_F32, -1, -1, -1, fimm(6.0));
+				fb_op(&b, ISA_ALU_MAX, 3, ISA_DT_F32, 4, 0, -1, 0);
+				fb_op(&b, ISA_ALU_MIN, 3, ISA_DT_F32, 3, 5, -1, 0);
+			}
+			b.h.out_reg = 3;
+			isa_insn_t in = fb_emit(&b, &t, o);
+			fwsim_job_t job;
+			fwsim_status_t st = trun1(&t, &in, ISA_ENGINE_VECTOR, chk ? FWSIM_JOB_CHECK_NAN : 0, &job);
+			ck_assert(st == FWSIM_OK || (chk && st == FWSIM_NUM_ERR));
+			for (uint32_t e = 0; e < n; e++) {
+				float x = v[0][e], y = v[1][e], z = v[2][e];
+				float w = prog == 0 ? t_fmax(x, y) : prog == 1 ? t_fmin(x, y)
+					: prog == 2 ? t_fmin(t_fmax(y, x), z) : t_fmin(t_fmax(0.0f, x), 6.0f);
+				T_CHECK(t_fbits(ov[e]) == t_fbits(w), "program %d check %d element %u (%a, %a, %a): "
+					"%a, want %a", prog, chk, e, x, y, z, ov[e], w);
+			}
+			tmem_free(&t);
+		}
+
+	static const uint64_t lens[2] = { 3, 600 };
+	for (int max = 0; max < 2; max++)
+		for (int li = 0; li < 2; li++) {
+			const uint64_t rows = 37, L = lens[li];
+			uint64_t rsh[2] = { rows, L };
+			tmem_t t;
+			tmem_init(&t);
+			isa_ap_t x = tmk_ap(&t, 2, ISA_DT_F32, 2, rsh, L_CONTIG);
+			isa_ap_t y = tmk_ap(&t, 2, ISA_DT_F32, 2, rsh, L_CONTIG);
+			/* the reducing form's output: the operands' shape, stride 0
+			 * along the reduced dim */
+			isa_ap_t o = tmk_ap(&t, 3, ISA_DT_F32, 2, rsh, L_CONTIG);
+			o.stride[0] = 1;
+			o.stride[1] = 0;
+			float *xv = (float *)(void *)tmem_ptr(&t, 2, x.offset);
+			float *yv = (float *)(void *)tmem_ptr(&t, 2, y.offset);
+			const float *ov = (const float *)(const void *)tmem_ptr(&t, 3, o.offset);
+			for (uint64_t r = 0; r < rows; r++)
+				for (uint64_t i = 0; i < L; i++) {
+					/* row r's sign pattern over i: rows 0 and 7 all +0 and all -0 */
+					xv[r * L + i] = (r % 8 >> i % 3) & 1 ? -0.0f : 0.0f;
+					yv[r * L + i] = (r / 8 + i) % 5 ? xv[r * L + i] : -xv[r * L + i];
+				}
+			fbuild_t b;
+			fb_init(&b);
+			fb_input(&b, x);
+			fb_input(&b, y);
+			fb_op(&b, max ? ISA_ALU_MIN : ISA_ALU_MAX, 2, ISA_DT_F32, 0, 1, -1, 0);
+			b.h.out_reg = 2;
+			b.h.reduce = ISA_FUSED_REDUCE(max ? ISA_RED_MAX : ISA_RED_MIN);
+			b.h.reduce_axes = 1u << 1;
+			isa_insn_t in = fb_emit(&b, &t, o);
+			fwsim_job_t job;
+			ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, 0, &job), FWSIM_OK);
+			for (uint64_t r = 0; r < rows; r++) {
+				float w = max ? -INFINITY : INFINITY;
+				for (uint64_t i = 0; i < L; i++) {
+					float a = xv[r * L + i], c = yv[r * L + i];
+					w = max ? t_fmax(w, t_fmin(a, c)) : t_fmin(w, t_fmax(a, c));
+				}
+				ck_assert_msg(t_fbits(ov[r]) == t_fbits(w), "%s rows of %llu, row %llu: %a, want %a",
+					      max ? "max" : "min", (unsigned long long)L, (unsigned long long)r,
+					      ov[r], w);
+			}
+			tmem_free(&t);
+		}
 }
 END_TEST
 
@@ -2013,6 +2113,7 @@ static Suite *fused_suite(void)
 	tcase_add_loop_test(tc, test_one_pass_trees, 0, 24);
 	tcase_add_test(tc, test_one_pass_tree_plans);
 	tcase_add_test(tc, test_output_written_in_place);
+	tcase_add_test(tc, test_fused_minmax_signed_zeros_ieee);
 	tcase_add_test(tc, test_rows_per_segment);
 	tcase_add_test(tc, test_reduce_rows_per_segment);
 	tcase_add_loop_test(tc, test_transposed_input_in_bands, 0, 2);

@@ -31,7 +31,7 @@ static void check_reduce(uint32_t op, uint32_t dt, uint32_t rank, const uint64_t
 {
 	tmem_t t;
 	tmem_init(&t);
-	uint64_t oshape[ISA_MAX_RANK];
+	uint64_t oshape[ISA_MAX_RANK] = { 0 };
 	for (uint32_t k = 0; k < rank; k++)
 		oshape[k] = (mask >> k & 1) ? 1 : shape[k];
 	isa_insn_t in = isa_insn_init(ISA_OP_REDUCE, op);
@@ -534,25 +534,23 @@ START_TEST(test_reduce_f32_short_rows_bit_exact)
 }
 END_TEST
 
-/* f32 MAX/MIN along the last dim, bit for bit the in-order chain
- * (r = a > b ? a : b from the identity, the first NaN kept): rows of 7 to 600
- * elements with the extremum in the vector part, in the tail, or a signed
- * zero tied with the other zero (the chain keeps the last one), two NaN
- * payloads (the first wins), and ACCUMULATE onto an existing NaN or an equal
- * value. The kernel takes vector max/min where that gives the chain's bits. */
+/* f32 MAX/MIN along the last dim, bit for bit the in-order chain of
+ * t_fmax/t_fmin from the identity (the first NaN kept): rows of 7 to 600
+ * elements with the extremum in the vector part, in the tail, or zeros of
+ * both signs (+0 the max, -0 the min), two NaN payloads (the first wins), and
+ * ACCUMULATE onto an existing NaN or an equal value. The kernel takes vector
+ * max/min where that gives the chain's bits. */
 static float chain_minmax(int max, float init, const float *v, size_t n)
 {
 	float r = init;
-	for (size_t i = 0; i < n; i++) {
-		float a = r, b = v[i];
-		r = a != a ? a : b != b ? b : max ? (a > b ? a : b) : (a < b ? a : b);
-	}
+	for (size_t i = 0; i < n; i++)
+		r = max ? t_fmax(r, v[i]) : t_fmin(r, v[i]);
 	return r;
 }
 
 START_TEST(test_reduce_minmax_rows_bit_exact)
 {
-	static const uint64_t lens[] = { 7, 8, 9, 16, 29, 128, 600 };
+	static const uint64_t lens[] = { 7, 8, 9, 16, 29, 32, 47, 100, 128, 600 };
 	const uint32_t rows = 9;
 	for (int max = 0; max < 2; max++)
 		for (size_t li = 0; li < sizeof(lens) / sizeof(lens[0]); li++)
@@ -602,6 +600,94 @@ START_TEST(test_reduce_minmax_rows_bit_exact)
 				}
 				tmem_free(&t);
 			}
+}
+END_TEST
+
+/* Row r's element i of the signed-zero REDUCE test, as f32: +0 then -0s, -0
+ * then +0s, the same with the odd one last, alternating, all -0, all +0, and
+ * values past the zeros (-1 for max, 1 for min) with one +0 and one -0. */
+static float zero_row(int max, uint32_t r, uint64_t i, uint64_t n)
+{
+	static const float pz = 0.0f, nz = -0.0f;
+	switch (r) {
+	case 0: return i == 0 ? pz : nz;
+	case 1: return i == 0 ? nz : pz;
+	case 2: return i == n - 1 ? pz : nz;
+	case 3: return i == n - 1 ? nz : pz;
+	case 4: return i % 2 ? pz : nz;
+	case 5: return nz;
+	case 6: return pz;
+	default: return i == n / 3 ? pz : i == 2 * n / 3 ? nz : max ? -1.0f : 1.0f;
+	}
+}
+
+/* Reduces the rows of zero_row (f32 or bf16) by MAX or MIN into one value
+ * each, from the identity or (acc) from +0 or -0, and checks every bit: along
+ * the last dim of [8, n], or (outer) along the outer dim of [n, 8]. */
+static void check_reduce_zeros(int max, uint32_t dt, int outer, uint64_t n, int acc)
+{
+	const uint32_t rows = 8;
+	int bf = dt == ISA_DT_BF16;
+	size_t es = isa_dtype_size(dt);
+	uint64_t sh[2] = { rows, n }, osh[2] = { rows, 1 };
+	if (outer) {
+		sh[0] = n, sh[1] = rows;
+		osh[0] = 1, osh[1] = rows;
+	}
+	tmem_t t;
+	tmem_init(&t);
+	isa_ap_t a = isa_ap_contig(1, tmem_alloc(&t, 1, rows * n * es), dt, 2, sh);
+	isa_ap_t o = isa_ap_contig(0, tmem_alloc(&t, 0, rows * es), dt, 2, osh);
+	uint8_t *v = tmem_ptr(&t, 1, a.offset), *out = tmem_ptr(&t, 0, o.offset);
+	float init[8];
+	for (uint32_t r = 0; r < rows; r++) {
+		init[r] = !acc ? (max ? -INFINITY : INFINITY) : (r / 2) % 2 ? -0.0f : 0.0f;
+		for (uint64_t i = 0; i <= n; i++) {
+			/* element i of row r, then (i = n) the output's initial value */
+			uint32_t u = t_fbits(i < n ? zero_row(max, r, i, n) : init[r]);
+			uint8_t *p = i == n ? out + r * es : v + (outer ? i * rows + r : r * n + i) * es;
+			if (bf)
+				*(uint16_t *)(void *)p = (uint16_t)(u >> 16);
+			else
+				*(uint32_t *)(void *)p = u;
+		}
+	}
+	isa_insn_t in = isa_insn_init(ISA_OP_REDUCE, max ? ISA_RED_MAX : ISA_RED_MIN);
+	in.n_ap = 2;
+	in.param = outer ? 1 : 2;
+	in.flags = acc ? ISA_F_ACCUMULATE : 0;
+	in.ap[0] = o;
+	in.ap[1] = a;
+	fwsim_job_t job;
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, 0, &job), FWSIM_OK);
+	for (uint32_t r = 0; r < rows; r++) {
+		float w = init[r];
+		for (uint64_t i = 0; i < n; i++)
+			w = max ? t_fmax(w, zero_row(max, r, i, n)) : t_fmin(w, zero_row(max, r, i, n));
+		uint32_t got = bf ? (uint32_t)((uint16_t *)(void *)out)[r] << 16
+				  : ((uint32_t *)(void *)out)[r];
+		ck_assert_msg(got == t_fbits(w), "%s %s %s n %llu acc %d row %u: 0x%08x, want 0x%08x",
+			      max ? "max" : "min", isa_dtype_name(dt), outer ? "outer" : "rows",
+			      (unsigned long long)n, acc, r, got, t_fbits(w));
+	}
+	tmem_free(&t);
+}
+
+/* REDUCE MAX and MIN of f32 and bf16 over zeros of both signs are the IEEE
+ * maximum and minimum, +0 and -0 whatever their order: along the last dim
+ * (rows of 3 to 600: the vector max/min from 8 on, four accumulators from
+ * 32, the tail) and along the outer dim (8 accumulators side by side, one
+ * vector loop), from the identity or (ACCUMULATE) from +0 or -0. */
+START_TEST(test_reduce_minmax_signed_zeros_ieee)
+{
+	static const uint64_t lens[] = { 3, 7, 8, 9, 16, 29, 32, 47, 100, 128, 600 };
+	for (int max = 0; max < 2; max++)
+		for (int bf = 0; bf < 2; bf++)
+			for (int outer = 0; outer < 2; outer++)
+				for (size_t li = 0; li < sizeof(lens) / sizeof(lens[0]); li++)
+					for (int acc = 0; acc < 2; acc++)
+						check_reduce_zeros(max, bf ? ISA_DT_BF16 : ISA_DT_F32, outer,
+								   lens[li], acc);
 }
 END_TEST
 
@@ -665,12 +751,8 @@ START_TEST(test_reduce_window_bit_exact)
 					for (uint64_t kx = 0; kx < 3; kx++) {
 						uint32_t x = v[ch * P + (oy * 2 + ky) * 21 + ox * 2 + kx];
 						if (dt == ISA_DT_F32) {
-							float fa, fb;
-							memcpy(&fa, &w, 4);
-							memcpy(&fb, &x, 4);
-							float r = fa != fa ? fa : fb != fb ? fb
-								: op == ISA_RED_MAX ? (fa > fb ? fa : fb) : (fa < fb ? fa : fb);
-							memcpy(&w, &r, 4);
+							float fa = t_ffrom(w), fb = t_ffrom(x);
+							w = t_fbits(op == ISA_RED_MAX ? t_fmax(fa, fb) : t_fmin(fa, fb));
 						} else if (op == ISA_RED_SUM) {
 							w += x;
 						} else {
@@ -998,6 +1080,76 @@ START_TEST(test_scatter_f32_elements_in_order)
 }
 END_TEST
 
+/* SCATTER MAX and MIN of floats over zeros of both signs: each table
+ * element combined with its updates in order, bit for bit t_fmax/t_fmin of
+ * (table, update): +0 above -0 whichever is the table's, NaN from either
+ * with the table's bits when both are NaN. f32 rows of one element (their
+ * own loop) and of five, bf16 rows of five. */
+START_TEST(test_scatter_minmax_signed_zeros_ieee)
+{
+	static const struct { uint32_t dt; uint64_t R; } cases[3] = {
+		{ ISA_DT_F32, 1 }, { ISA_DT_F32, 5 }, { ISA_DT_BF16, 5 },
+	};
+	for (int max = 0; max < 2; max++)
+		for (int c = 0; c < 3; c++) {
+			uint32_t dt = cases[c].dt;
+			uint64_t N = 8, M = 40, R = cases[c].R;
+			uint64_t so[2] = { N, R }, su[2] = { M, R }, si[1] = { M };
+			tmem_t t;
+			tmem_init(&t);
+			isa_insn_t in = isa_insn_init(ISA_OP_SCATTER, max ? ISA_RED_MAX : ISA_RED_MIN);
+			in.n_ap = 3;
+			in.ap[0] = tmk_ap(&t, 0, dt, 2, so, L_CONTIG);
+			in.ap[1] = tmk_ap(&t, 1, dt, 2, su, L_CONTIG);
+			in.ap[2] = tmk_ap(&t, 2, ISA_DT_S32, 1, si, L_CONTIG);
+			float want[8][5];
+			for (uint64_t q = 0; q < N * R + M * R; q++) {
+				/* the table's elements, then the updates' */
+				int upd = q >= N * R;
+				uint64_t f = upd ? q - N * R : q, idx[2] = { f / R, f % R };
+				float v = ((f * 7 + f / 3) >> 1) & 1 ? -0.0f : 0.0f;
+				/* f32 column 0: the last two updates are NaNs, into
+				 * row 6 (holding +0) and row 7 (holding another NaN) */
+				if (dt == ISA_DT_F32 && idx[1] == 0) {
+					if (!upd && idx[0] >= N - 2)
+						v = idx[0] == N - 1 ? t_ffrom(0x7fc00011u) : 0.0f;
+					if (upd && idx[0] >= M - 2)
+						v = t_ffrom(0x7fc00022u);
+				}
+				uint32_t u = t_fbits(v);
+				uint8_t *p = telem(&t, &in.ap[upd], idx);
+				if (dt == ISA_DT_F32)
+					memcpy(p, &u, 4);
+				else
+					*(uint16_t *)(void *)p = (uint16_t)(u >> 16);
+				if (upd) {
+					float *w = &want[idx[0] % N][idx[1]];
+					*w = max ? t_fmax(*w, v) : t_fmin(*w, v);
+				} else {
+					want[idx[0]][idx[1]] = v;
+				}
+			}
+			for (uint64_t m = 0; m < M; m++)
+				tseti(ISA_DT_S32, telem(&t, &in.ap[2], &m), (int64_t)(m % N));
+			fwsim_job_t job;
+			ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_GPSIMD, 0, &job), FWSIM_OK);
+			for (uint64_t n = 0; n < N; n++)
+				for (uint64_t r = 0; r < R; r++) {
+					uint64_t io[2] = { n, r };
+					const uint8_t *p = telem(&t, &in.ap[0], io);
+					uint32_t got = dt == ISA_DT_F32 ? *(const uint32_t *)(const void *)p
+								   : (uint32_t)*(const uint16_t *)(const void *)p << 16;
+					ck_assert_msg(got == t_fbits(want[n][r]),
+						      "%s %s R %llu [%llu, %llu]: 0x%08x, want 0x%08x",
+						      max ? "max" : "min", isa_dtype_name(dt), (unsigned long long)R,
+						      (unsigned long long)n, (unsigned long long)r, got,
+						      t_fbits(want[n][r]));
+				}
+			tmem_free(&t);
+		}
+}
+END_TEST
+
 /* ---- RNG ---- */
 static void philox_ref(uint64_t key, uint64_t ctr, uint32_t out[4])
 {
@@ -1067,6 +1219,7 @@ static Suite *tensor_suite(void)
 	tcase_add_test(tc, test_reduce_f32_sum_order_bit_exact);
 	tcase_add_test(tc, test_reduce_f32_short_rows_bit_exact);
 	tcase_add_test(tc, test_reduce_minmax_rows_bit_exact);
+	tcase_add_test(tc, test_reduce_minmax_signed_zeros_ieee);
 	tcase_add_test(tc, test_reduce_window_bit_exact);
 	tcase_add_test(tc, test_matmul_tiled_matches_reference);
 	tcase_add_test(tc, test_host_scratch_bounded_for_stride0_operands);
@@ -1074,6 +1227,7 @@ static Suite *tensor_suite(void)
 	tcase_add_test(tc, test_gather_clamps_indices);
 	tcase_add_test(tc, test_scatter_combiners_skip_out_of_range);
 	tcase_add_test(tc, test_scatter_f32_elements_in_order);
+	tcase_add_test(tc, test_scatter_minmax_signed_zeros_ieee);
 	tcase_add_test(tc, test_rng_philox_known_answer_and_state);
 	suite_add_tcase(s, tc);
 	return s;

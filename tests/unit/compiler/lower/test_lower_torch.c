@@ -146,12 +146,14 @@ static const char *const k_argmax_rows =
 
 START_TEST(test_argmax_ties_take_the_first_index)
 {
-	/* ties (first wins), -inf everywhere, a max at the last position, -0 == +0 */
+	/* ties (first wins), -inf everywhere, a max at the last position, -0 == +0
+	 * (a +0 first: the value is REDUCE MAX's IEEE +0 of tied zeros, the
+	 * comparator's fold the first of them, docs/compiler.md) */
 	static const float x[20] = {
 		1, 3, 3, 2, 3,
 		-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY,
 		-5, -4, -3, -2, -1,
-		-0.0f, 0.0f, -1, -0.0f, -2,
+		0.0f, -0.0f, -1, -0.0f, -2,
 	};
 	static const float want_v[4] = { 3, -INFINITY, -1, 0 };
 	static const int32_t want_i[4] = { 1, 0, 4, 0 };
@@ -454,6 +456,15 @@ static void fill_nan_ties_bands(float *x, int64_t n, int arg)
 		x[k] = k % 97 == 5 ? NAN : (float)(k % 5) - 2 + ((k / 64) % 2 ? (arg ? 4.0f : -4.0f) : 0.0f);
 }
 
+/* Zeros of both signs in no regular order, and every seventh value past them
+ * (-1 for max, arg 0; 1 for min): most windows' result is a zero that ties
+ * of +0 and -0 decide */
+static void fill_signed_zeros(float *x, int64_t n, int arg)
+{
+	for (int64_t k = 0; k < n; k++)
+		x[k] = k % 7 == 3 ? (arg ? 1.0f : -1.0f) : (k * 5 / 3) % 2 ? -0.0f : 0.0f;
+}
+
 /* The dense-windows form's sums (scatter=add, ResNet's max-pool gradient):
  * bit for bit the interpreter's, which adds in source order, with random
  * values, with ties everywhere (small integers), and (the larger shape,
@@ -491,10 +502,9 @@ END_TEST
 /* reduce-window MAX and MIN over small windows and many outputs gather the
  * windows and fold them in a FUSED: bit for bit the interpreter's, padded
  * (with the init value), from an init that is not the identity, with NaNs and
- * ties, and (the larger shape, once) over a batch cut into parts. Zeros of
- * both signs are left out: the device's MIN and MAX keep the later of a tied
- * pair, the interpreter's the IEEE minimum and maximum (-0 < +0), in every
- * form of reduce-window alike. */
+ * ties, with zeros of both signs (IEEE maximum and minimum: +0 above -0,
+ * from the other zero as init), and (the larger shape, once) over a batch
+ * cut into parts. */
 START_TEST(test_reduce_window_dense)
 {
 	static const char *const comb[] = { "mx", "mn" };
@@ -503,10 +513,12 @@ START_TEST(test_reduce_window_dense)
 		/* 2.4 MB of windows a batch element: a part each */
 		{ "f32[4,64,64,64]", "f32[4,64,32,32]" },
 	};
-	static const char *const inits[] = { "-inf", "inf", "0.25" };
+	/* per values v (random, NaN ties bands, signed zeros): max's, min's */
+	static const char *const inits[3][2] = { { "-inf", "inf" }, { "0.25", "0.25" }, { "-0", "0" } };
+	void (*const fills[3])(float *, int64_t, int) = { NULL, fill_nan_ties_bands, fill_signed_zeros };
 	for (size_t c = 0; c < 2; c++)
 		for (size_t sh = 0; sh < 2; sh++)
-			for (int v = 0; v < 2; v++) {
+			for (int v = 0; v < 3; v++) {
 				if (sh == 1 && (c != 0 || v != 0))
 					continue;
 				char text[4096];
@@ -516,13 +528,55 @@ START_TEST(test_reduce_window_dense)
 					 " i = f32[] constant(%s)\n"
 					 " ROOT r = %s reduce-window(x, i), window={size=1x1x3x3 stride=1x1x2x2"
 					 " pad=0_0x0_0x1_1x1_1}, to_apply=%%%s }\n",
-					 SAS_COMPS, shapes[sh][0], v ? inits[2] : inits[c], shapes[sh][1], comb[c]);
-				/* v: NaNs, ties, and bands on the far side of the
-				 * init value (which then wins) */
+					 SAS_COMPS, shapes[sh][0], inits[v][c], shapes[sh][1], comb[c]);
 				char what[64];
 				snprintf(what, sizeof(what), "reduce-window %s shape %zu values %d", comb[c], sh, v);
-				matches_with_x(what, text, 400 + c, v ? fill_nan_ties_bands : NULL, (int)c);
+				matches_with_x(what, text, 400 + c, fills[v], (int)c);
 			}
+}
+END_TEST
+
+/* maximum, minimum, clamp (bounds as arrays, and as scalars -0 and 6: the
+ * register-held bounds of a ReLU6's form), ReLU's maximum with a broadcast 0,
+ * bf16 maximum, and reduce max along rows (301 elements: the vector path and
+ * a tail) and min along columns, over zeros of both signs in every order:
+ * bit for bit the interpreter's IEEE maximum and minimum at -O0 (one
+ * instruction each) and -O1, -O2 (fused). */
+START_TEST(test_minmax_signed_zeros_match_interp)
+{
+	static const char *const text =
+		"HloModule m\n" SAS_COMPS
+		"ENTRY e { x = f32[64,301] parameter(0)\n y = f32[64,301] parameter(1)\n"
+		" a = f32[64,301] maximum(x, y)\n b = f32[64,301] minimum(x, y)\n"
+		" z = f32[] constant(0)\n nz = f32[] constant(-0)\n six = f32[] constant(6)\n"
+		" zb = f32[64,301] broadcast(z), dimensions={}\n"
+		" c = f32[64,301] clamp(y, x, zb)\n r6 = f32[64,301] clamp(nz, x, six)\n"
+		" relu = f32[64,301] maximum(zb, x)\n"
+		" xb = bf16[64,301] convert(x)\n yb = bf16[64,301] convert(y)\n"
+		" mb = bf16[64,301] maximum(yb, xb)\n"
+		" ninf = f32[] constant(-inf)\n inf = f32[] constant(inf)\n"
+		" rx = f32[64] reduce(x, ninf), dimensions={1}, to_apply=%mx\n"
+		" ry = f32[301] reduce(y, inf), dimensions={0}, to_apply=%mn\n"
+		" ROOT t = (f32[64,301], f32[64,301], f32[64,301], f32[64,301], f32[64,301], bf16[64,301],"
+		" f32[64], f32[301]) tuple(a, b, c, r6, relu, mb, rx, ry) }\n";
+	ncc_module_t *m = parse(text);
+	ncc_value_t **args = NULL;
+	int32_t nargs = 0;
+	ck_assert_int_eq(ncc_interp_random_args(m, 77, &args, &nargs), NCC_OK);
+	/* x: zeros and -1 (rows whose max is a zero), y: zeros and 1 (columns
+	 * whose min is a zero), the signs of the zeros in no regular order; every
+	 * other zero of y flipped, so x and y pair zeros of each sign with both */
+	fill_signed_zeros(args[0]->data, ncc_value_elements(args[0]), 0);
+	fill_signed_zeros(args[1]->data, ncc_value_elements(args[1]), 1);
+	float *y = args[1]->data;
+	for (int64_t k = 0; k < ncc_value_elements(args[1]); k += 2)
+		if (y[k] == 0)
+			y[k] = -y[k];
+	device_matches_interp("signed zeros", text, args, 0, true);
+	for (int32_t a = 0; a < nargs; a++)
+		ncc_value_free(args[a]);
+	free(args);
+	ncc_module_free(m);
 }
 END_TEST
 
@@ -879,6 +933,7 @@ static Suite *torch_ops_suite(void)
 	tcase_add_test(tc, test_select_and_scatter_combiners);
 	tcase_add_test(tc, test_select_and_scatter_add_dense);
 	tcase_add_test(tc, test_reduce_window_dense);
+	tcase_add_test(tc, test_minmax_signed_zeros_match_interp);
 	tcase_add_test(tc, test_maxpool_indices_loop);
 	tcase_add_test(tc, test_dead_loop_with_side_effect_kept);
 	tcase_add_test(tc, test_general_gather);
