@@ -1,6 +1,7 @@
 /* FUSED's one-pass trees (fused_tree.h): the plan (portable) and the one-pass loop (AVX-512F). */
 #include "fused_tree.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "internal.h"
@@ -9,9 +10,24 @@
 #define CV_NONE 0xffffu
 #define CV_STEP 0x8000u /* | step index; else a leaf index */
 
+/* What a step's value is made of, for gen(). */
+enum { K_BIN, K_CLAMP, K_SELECT, K_PRED };
+
+typedef struct cstep {
+	uint8_t kind;
+	uint16_t a, b;    /* K_BIN: the operands; K_CLAMP: a = x; K_SELECT: a = the
+			   * compares' subject (b unused: CV_NONE) */
+	uint16_t lo, hi;  /* K_CLAMP: the bounds (leaves) */
+	uint16_t y, z;    /* K_SELECT: the values selected (a leaf, or the subject) */
+	uint16_t other[2]; /* K_SELECT: each compare's other operand (a leaf) */
+	uint8_t cmp[2];   /* K_SELECT: each compare, as subject cmp other */
+	uint8_t ncmp;     /* K_SELECT: 1 or 2 */
+	uint8_t join;     /* K_SELECT with 2: FZT_MASK_AND or FZT_MASK_OR */
+} cstep_t;
+
 typedef struct cplan {
 	const isa_fused_op_t *code;
-	uint16_t a[ISA_FUSED_MAX_CODE], b[ISA_FUSED_MAX_CODE]; /* each step's operands */
+	cstep_t st[ISA_FUSED_MAX_CODE];
 	fz_tree_t *tr;
 	bool t_busy;
 } cplan_t;
@@ -25,47 +41,103 @@ static bool is_step(uint16_t v)
  * both its operands are steps (and not the same one). */
 static bool needs_t(const cplan_t *p, uint32_t s)
 {
-	uint16_t a = p->a[s], b = p->b[s];
-	if (a == b)
+	uint16_t a = p->st[s].a, b = p->st[s].b;
+	if (a == b || b == CV_NONE)
 		return is_step(a) && needs_t(p, a & ~CV_STEP);
 	if (is_step(a) && is_step(b))
 		return true;
 	return (is_step(a) && needs_t(p, a & ~CV_STEP)) || (is_step(b) && needs_t(p, b & ~CV_STEP));
 }
 
-static bool emit(cplan_t *p, uint8_t op, uint8_t src)
+static bool emit(cplan_t *p, uint8_t op, uint8_t src, uint8_t arg)
 {
 	fz_tree_t *tr = p->tr;
 	if (tr->n >= FZ_TREE_MAX)
 		return false;
+	if (src >= tr->n_in && src < tr->n_leaves && op >= FZT_MAX && op <= FZT_RMIN) {
+		/* a CONST operand: its value picks a cheaper form (fused_tree.h) */
+		float c = tr->konst[src - tr->n_in];
+		bool max = op == FZT_MAX || op == FZT_RMAX;
+		if (c == 0 && !signbit(c) && max)
+			op = FZT_MAXC0;
+		else if (c == c && (c != 0 || signbit(c)) && max)
+			op = FZT_MAXC;
+		else if (c == c && (c != 0 || !signbit(c)) && !max)
+			op = FZT_MINC;
+	}
 	tr->op[tr->n] = op;
 	tr->src[tr->n] = src;
+	tr->arg[tr->n] = arg;
 	tr->n++;
 	return true;
 }
 
-static uint8_t tree_op(uint32_t alu)
+/* The tree op of an ALU op with acc as its first operand, and with acc as
+ * its second (x op acc). */
+static uint8_t tree_op(uint32_t alu, bool reversed)
 {
-	return alu == ISA_ALU_ADD ? FZT_ADD : alu == ISA_ALU_SUB ? FZT_SUB : FZT_MUL;
+	switch (alu) {
+	case ISA_ALU_ADD: return FZT_ADD;
+	case ISA_ALU_SUB: return reversed ? FZT_RSUB : FZT_SUB;
+	case ISA_ALU_MAX: return reversed ? FZT_RMAX : FZT_MAX;
+	case ISA_ALU_MIN: return reversed ? FZT_RMIN : FZT_MIN;
+	default: return FZT_MUL;
+	}
+}
+
+/* A compare with its operands swapped: b op a as a op' b (NaN false both
+ * ways but for NE, true both ways). */
+static uint8_t cmp_swapped(uint32_t op)
+{
+	switch (op) {
+	case ISA_ALU_CMP_LT: return ISA_ALU_CMP_GT;
+	case ISA_ALU_CMP_LE: return ISA_ALU_CMP_GE;
+	case ISA_ALU_CMP_GT: return ISA_ALU_CMP_LT;
+	case ISA_ALU_CMP_GE: return ISA_ALU_CMP_LE;
+	default: return (uint8_t)op; /* EQ, NE */
+	}
+}
+
+/* acc = v: a step's value, or a leaf loaded */
+static bool gen(cplan_t *p, uint32_t s);
+
+static bool gen_value(cplan_t *p, uint16_t v)
+{
+	return is_step(v) ? gen(p, v & ~CV_STEP) : emit(p, FZT_LOAD, (uint8_t)v, 0);
 }
 
 /* Emits the ops that leave step s's value in acc. */
 static bool gen(cplan_t *p, uint32_t s)
 {
-	uint16_t a = p->a[s], b = p->b[s];
-	uint8_t op = tree_op(p->code[s].op);
+	const cstep_t *c = &p->st[s];
+	uint16_t a = c->a, b = c->b;
+	if (c->kind == K_CLAMP) /* min(max(x, lo), hi) */
+		return gen_value(p, a) && emit(p, FZT_MAX, (uint8_t)c->lo, 0) &&
+		       emit(p, FZT_MIN, (uint8_t)c->hi, 0);
+	if (c->kind == K_SELECT) {
+		if (!gen_value(p, a))
+			return false;
+		for (uint32_t i = 0; i < c->ncmp; i++)
+			if (!emit(p, i ? c->join : FZT_MASK, (uint8_t)c->other[i], c->cmp[i]))
+				return false;
+		if (c->y == a) /* acc where the mask is set, else z */
+			return c->z == a || emit(p, FZT_BLENDN, (uint8_t)c->z, 0);
+		if (c->z == a)
+			return emit(p, FZT_BLEND, (uint8_t)c->y, 0);
+		return emit(p, FZT_LOAD, (uint8_t)c->z, 0) && emit(p, FZT_BLEND, (uint8_t)c->y, 0);
+	}
+	uint32_t alu = p->code[s].op;
 	if (a == b) { /* x op x */
 		if (is_step(a))
-			return gen(p, a & ~CV_STEP) && emit(p, op, FZT_ACC);
-		return emit(p, FZT_LOAD, (uint8_t)a) && emit(p, op, (uint8_t)a);
+			return gen(p, a & ~CV_STEP) && emit(p, tree_op(alu, false), FZT_ACC, 0);
+		return emit(p, FZT_LOAD, (uint8_t)a, 0) && emit(p, tree_op(alu, false), (uint8_t)a, 0);
 	}
 	if (!is_step(a) && !is_step(b))
-		return emit(p, FZT_LOAD, (uint8_t)a) && emit(p, op, (uint8_t)b);
+		return emit(p, FZT_LOAD, (uint8_t)a, 0) && emit(p, tree_op(alu, false), (uint8_t)b, 0);
 	if (!is_step(b)) /* acc = a's value, then acc op b */
-		return gen(p, a & ~CV_STEP) && emit(p, op, (uint8_t)b);
+		return gen(p, a & ~CV_STEP) && emit(p, tree_op(alu, false), (uint8_t)b, 0);
 	if (!is_step(a)) /* acc = b's value, then a op acc */
-		return gen(p, b & ~CV_STEP) &&
-		       emit(p, op == FZT_SUB ? FZT_RSUB : op, (uint8_t)a);
+		return gen(p, b & ~CV_STEP) && emit(p, tree_op(alu, true), (uint8_t)a, 0);
 	/* both steps: the one that needs t first, into t; then the other */
 	if (p->t_busy)
 		return false;
@@ -74,16 +146,62 @@ static bool gen(cplan_t *p, uint32_t s)
 	if (first_a && needs_t(p, sb))
 		return false;
 	uint32_t s1 = first_a ? sa : sb, s2 = first_a ? sb : sa;
-	if (!gen(p, s1) || !emit(p, FZT_STASH, 0))
+	if (!gen(p, s1) || !emit(p, FZT_STASH, 0, 0))
 		return false;
 	p->t_busy = true;
 	if (!gen(p, s2))
 		return false;
 	p->t_busy = false;
 	/* acc holds s2's value, t s1's: a op b is acc op t when s2 is a */
-	if (first_a)
-		return emit(p, op == FZT_SUB ? FZT_RSUB : op, FZT_T);
-	return emit(p, op, FZT_T);
+	return emit(p, tree_op(alu, first_a), FZT_T, 0);
+}
+
+/* A select's predicate, made of one compare or two joined by AND or OR, as
+ * compares of one subject (a step's value or a leaf) with leaves: fills c's
+ * K_SELECT fields but y and z. uses: counts the compares' and the join's
+ * reads (each must be read once, by this select). */
+static bool plan_mask(const cplan_t *p, const uint16_t *cmp_a, const uint16_t *cmp_b,
+		      uint16_t pv, cstep_t *c, uint16_t *uses)
+{
+	if (!is_step(pv))
+		return false;
+	uint32_t ps = pv & ~CV_STEP, cs[2];
+	const isa_fused_op_t *po = &p->code[ps];
+	uses[ps]++;
+	if (po->op == ISA_ALU_AND || po->op == ISA_ALU_OR) {
+		uint16_t x = cmp_a[ps], y = cmp_b[ps];
+		if (!is_step(x) || !is_step(y) || x == y)
+			return false;
+		c->ncmp = 2;
+		c->join = po->op == ISA_ALU_AND ? FZT_MASK_AND : FZT_MASK_OR;
+		cs[0] = x & ~CV_STEP;
+		cs[1] = y & ~CV_STEP;
+	} else {
+		c->ncmp = 1;
+		cs[0] = ps;
+	}
+	c->a = CV_NONE;
+	for (uint32_t i = 0; i < c->ncmp; i++) {
+		const isa_fused_op_t *q = &p->code[cs[i]];
+		if (q->op < ISA_ALU_CMP_EQ || q->op > ISA_ALU_CMP_GE)
+			return false;
+		if (c->ncmp == 2)
+			uses[cs[i]]++;
+		uint16_t x = cmp_a[cs[i]], y = cmp_b[cs[i]];
+		if (c->a == CV_NONE) /* the subject: the step's value, else x */
+			c->a = is_step(y) ? y : x;
+		if (x == c->a && !is_step(y)) {
+			c->cmp[i] = (uint8_t)q->op;
+			c->other[i] = y;
+		} else if (y == c->a && !is_step(x)) {
+			c->cmp[i] = cmp_swapped(q->op);
+			c->other[i] = x;
+		} else {
+			return false;
+		}
+	}
+	c->b = CV_NONE;
+	return true;
 }
 
 void fz_tree_plan(const isa_fused_op_t *code, uint32_t n_code, const bool *live,
@@ -99,6 +217,10 @@ void fz_tree_plan(const isa_fused_op_t *code, uint32_t n_code, const bool *live,
 	cplan_t p = { .code = code, .tr = tr };
 	uint16_t val[ISA_FUSED_MAX_REGS];
 	uint16_t uses[ISA_FUSED_MAX_CODE] = { 0 };
+	/* the operands of each pred step (compares and their join), read by
+	 * the select that consumes it */
+	uint16_t pa[ISA_FUSED_MAX_CODE], pb[ISA_FUSED_MAX_CODE];
+	bool pred[ISA_FUSED_MAX_CODE] = { false };
 	uint32_t leaves = n_in;
 	for (uint32_t r = 0; r < ISA_FUSED_MAX_REGS; r++)
 		val[r] = r < n_in ? (uint16_t)r : CV_NONE;
@@ -106,9 +228,13 @@ void fz_tree_plan(const isa_fused_op_t *code, uint32_t n_code, const bool *live,
 		if (!live[s])
 			continue; /* skipped when run: writes nothing */
 		const isa_fused_op_t *op = &code[s];
-		if (op->dtype != ISA_DT_F32 || op->dst >= ISA_FUSED_MAX_REGS)
+		uint32_t o = op->op;
+		bool is_cmp = o >= ISA_ALU_CMP_EQ && o <= ISA_ALU_CMP_GE;
+		bool is_join = o == ISA_ALU_AND || o == ISA_ALU_OR;
+		if (op->dst >= ISA_FUSED_MAX_REGS ||
+		    op->dtype != (is_cmp || is_join ? ISA_DT_PRED : ISA_DT_F32))
 			return;
-		if (op->op == ISA_FUSED_CONST) {
+		if (o == ISA_FUSED_CONST) {
 			/* a leaf: the value fz_const fills its lanes with */
 			double d;
 			memcpy(&d, &op->imm, 8);
@@ -118,30 +244,67 @@ void fz_tree_plan(const isa_fused_op_t *code, uint32_t n_code, const bool *live,
 			val[op->dst] = (uint16_t)leaves++;
 			continue;
 		}
-		if (op->op == ISA_FUSED_CONVERT) {
+		if (o == ISA_FUSED_CONVERT) {
 			/* to f32 from a float: registers hold f32 lanes of every
 			 * float dtype, and the conversion keeps them (fz_convert) */
-			if (val[op->src[0]] == CV_NONE)
+			if (val[op->src[0]] == CV_NONE || (is_step(val[op->src[0]]) &&
+							   pred[val[op->src[0]] & ~CV_STEP]))
 				return;
 			val[op->dst] = val[op->src[0]];
 			continue;
 		}
-		if (op->op != ISA_ALU_ADD && op->op != ISA_ALU_SUB && op->op != ISA_ALU_MUL)
+		int arity = o < ISA_FUSED_CONVERT ? isa_alu_arity(o) : 0;
+		uint16_t v[3] = { CV_NONE, CV_NONE, CV_NONE };
+		for (int k = 0; k < arity; k++) {
+			v[k] = val[op->src[k]];
+			if (v[k] == CV_NONE)
+				return;
+		}
+		/* only a select reads a pred value (its first operand), and only
+		 * a join or a select a compare's */
+		for (int k = 0; k < arity; k++) {
+			bool want_pred = (o == ISA_ALU_SELECT && k == 0) || is_join;
+			if ((is_step(v[k]) && pred[v[k] & ~CV_STEP]) != want_pred)
+				return;
+		}
+		cstep_t *c = &p.st[s];
+		if (is_cmp || is_join) {
+			pred[s] = true;
+			pa[s] = v[0];
+			pb[s] = v[1];
+		} else if (o == ISA_ALU_SELECT) {
+			c->kind = K_SELECT;
+			if (!plan_mask(&p, pa, pb, v[0], c, uses))
+				return;
+			/* y and z: leaves, or the compares' subject (in acc) */
+			c->y = v[1];
+			c->z = v[2];
+			if ((is_step(c->y) && c->y != c->a) || (is_step(c->z) && c->z != c->a))
+				return;
+			if (is_step(c->a))
+				uses[c->a & ~CV_STEP]++;
+		} else if (o == ISA_ALU_CLAMP) {
+			/* clamp(lo, x, hi) = min(max(x, lo), hi), bounds leaves */
+			if (is_step(v[0]) || is_step(v[2]))
+				return;
+			*c = (cstep_t){ .kind = K_CLAMP, .a = v[1], .b = CV_NONE, .lo = v[0], .hi = v[2] };
+			if (is_step(v[1]))
+				uses[v[1] & ~CV_STEP]++;
+		} else if (o == ISA_ALU_ADD || o == ISA_ALU_SUB || o == ISA_ALU_MUL ||
+			   o == ISA_ALU_MAX || o == ISA_ALU_MIN) {
+			*c = (cstep_t){ .kind = K_BIN, .a = v[0], .b = v[1] };
+			/* a value read as both operands of one step counts once */
+			if (is_step(v[0]))
+				uses[v[0] & ~CV_STEP]++;
+			if (is_step(v[1]) && v[1] != v[0])
+				uses[v[1] & ~CV_STEP]++;
+		} else {
 			return;
-		uint16_t a = val[op->src[0]], b = val[op->src[1]];
-		if (a == CV_NONE || b == CV_NONE)
-			return;
-		p.a[s] = a;
-		p.b[s] = b;
-		/* a value read as both operands of one step counts once */
-		if (is_step(a))
-			uses[a & ~CV_STEP]++;
-		if (is_step(b) && b != a)
-			uses[b & ~CV_STEP]++;
+		}
 		val[op->dst] = (uint16_t)(CV_STEP | s);
 	}
 	uint16_t root = out_reg < ISA_FUSED_MAX_REGS ? val[out_reg] : CV_NONE;
-	if (!is_step(root))
+	if (!is_step(root) || pred[root & ~CV_STEP])
 		return;
 	for (uint32_t s = 0; s < n_code; s++)
 		if (live[s] && code[s].op != ISA_FUSED_CONST && code[s].op != ISA_FUSED_CONVERT &&
@@ -167,6 +330,34 @@ void fz_tree_plan(const isa_fused_op_t *code, uint32_t n_code, const bool *live,
  * memory untouched). */
 #define TV_LOAD(masked, m, p) ((masked) ? _mm512_maskz_loadu_ps((m), (p)) : _mm512_loadu_ps(p))
 
+/* ALU MAX and MIN (alu_ops.h's f_max, f_min) on 16 lanes: a NaN a, else a
+ * NaN b; equal values (-0 and +0) give max's AND and min's OR of their bits,
+ * so max(-0, +0) = +0 either way round; else the larger (smaller). */
+__attribute__((target("avx512f"), always_inline)) static inline __m512 tv_minmax(__m512 a, __m512 b,
+										     bool max)
+{
+	__m512 r = max ? _mm512_max_ps(a, b) : _mm512_min_ps(a, b);
+	__m512i ia = _mm512_castps_si512(a), ib = _mm512_castps_si512(b);
+	__m512i tie = max ? _mm512_and_si512(ia, ib) : _mm512_or_si512(ia, ib);
+	r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ), _mm512_castsi512_ps(tie));
+	r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(b, b, _CMP_UNORD_Q), b);
+	return _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q), a);
+}
+
+/* An ALU compare of 16 lanes as a mask (IEEE: only NE holds for NaN). */
+__attribute__((target("avx512f"), always_inline)) static inline __mmask16 tv_cmp(uint8_t op, __m512 a,
+										     __m512 b)
+{
+	switch (op) {
+	case ISA_ALU_CMP_EQ: return _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ);
+	case ISA_ALU_CMP_NE: return _mm512_cmp_ps_mask(a, b, _CMP_NEQ_UQ);
+	case ISA_ALU_CMP_LT: return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ);
+	case ISA_ALU_CMP_LE: return _mm512_cmp_ps_mask(a, b, _CMP_LE_OQ);
+	case ISA_ALU_CMP_GT: return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ);
+	default: return _mm512_cmp_ps_mask(a, b, _CMP_GE_OQ);
+	}
+}
+
 /*
  * 128 elements from e: each op is one dispatch and 8 vector operations on
  * acc and t, which stay in registers (16 of the 32; the loops are unrolled
@@ -181,7 +372,7 @@ tree_chunk(const fz_tree_t *tr, const float *const *ptr, const float *val, size_
 	    float *o, __m512i flag, __m512i vb, bool masked)
 {
 	const __m512i absm = _mm512_set1_epi32(0x7fffffff);
-	__mmask16 mk[TV];
+	__mmask16 mk[TV], sel[TV];
 	__m512 acc[TV], t[TV], x[TV];
 #pragma GCC unroll 8
 	for (int v = 0; v < TV; v++) {
@@ -190,6 +381,7 @@ tree_chunk(const fz_tree_t *tr, const float *const *ptr, const float *val, size_
 			: lo >= n ? 0 : (__mmask16)((1u << (n - lo)) - 1u);
 		acc[v] = _mm512_setzero_ps();
 		t[v] = _mm512_setzero_ps();
+		sel[v] = 0;
 	}
 	for (uint32_t k = 0; k < tr->n; k++) {
 		uint8_t op = tr->op[k], s = tr->src[k];
@@ -241,10 +433,65 @@ tree_chunk(const fz_tree_t *tr, const float *const *ptr, const float *val, size_
 			for (int v = 0; v < TV; v++)
 				acc[v] = _mm512_sub_ps(x[v], acc[v]);
 			break;
-		default: /* FZT_MUL */
+		case FZT_MUL:
 #pragma GCC unroll 8
 			for (int v = 0; v < TV; v++)
 				acc[v] = _mm512_mul_ps(acc[v], x[v]);
+			break;
+		case FZT_MAX:
+		case FZT_MIN:
+#pragma GCC unroll 8
+			for (int v = 0; v < TV; v++)
+				acc[v] = tv_minmax(acc[v], x[v], op == FZT_MAX);
+			break;
+		case FZT_RMAX:
+		case FZT_RMIN:
+#pragma GCC unroll 8
+			for (int v = 0; v < TV; v++)
+				acc[v] = tv_minmax(x[v], acc[v], op == FZT_RMAX);
+			break;
+		case FZT_MASK:
+#pragma GCC unroll 8
+			for (int v = 0; v < TV; v++)
+				sel[v] = tv_cmp(tr->arg[k], acc[v], x[v]);
+			break;
+		case FZT_MASK_AND:
+#pragma GCC unroll 8
+			for (int v = 0; v < TV; v++)
+				sel[v] &= tv_cmp(tr->arg[k], acc[v], x[v]);
+			break;
+		case FZT_MASK_OR:
+#pragma GCC unroll 8
+			for (int v = 0; v < TV; v++)
+				sel[v] |= tv_cmp(tr->arg[k], acc[v], x[v]);
+			break;
+		case FZT_BLEND:
+#pragma GCC unroll 8
+			for (int v = 0; v < TV; v++)
+				acc[v] = _mm512_mask_blend_ps(sel[v], acc[v], x[v]);
+			break;
+		case FZT_BLENDN:
+#pragma GCC unroll 8
+			for (int v = 0; v < TV; v++)
+				acc[v] = _mm512_mask_blend_ps(sel[v], x[v], acc[v]);
+			break;
+		/* x a CONST, not NaN: (x > acc) ? x : acc keeps a NaN acc, and
+		 * gives acc on a tie, which is the IEEE result but for
+		 * max(-0, +0) (+ 0 makes it +0) and min(+0, -0) (not taken) */
+		case FZT_MAXC:
+#pragma GCC unroll 8
+			for (int v = 0; v < TV; v++)
+				acc[v] = _mm512_max_ps(x[v], acc[v]);
+			break;
+		case FZT_MAXC0:
+#pragma GCC unroll 8
+			for (int v = 0; v < TV; v++)
+				acc[v] = _mm512_add_ps(_mm512_max_ps(x[v], acc[v]), x[v]);
+			break;
+		default: /* FZT_MINC */
+#pragma GCC unroll 8
+			for (int v = 0; v < TV; v++)
+				acc[v] = _mm512_min_ps(x[v], acc[v]);
 		}
 	}
 #pragma GCC unroll 8

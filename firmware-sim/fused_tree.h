@@ -1,4 +1,4 @@
-/* FUSED's one-pass trees: a program of f32 ADD, SUB and MUL steps whose values form a tree, planned into ops on two vector registers and run in one pass over a block. */
+/* FUSED's one-pass trees: a program of f32 ADD, SUB, MUL, MAX, MIN and CLAMP steps and selects by compares whose values form a tree, planned into ops on vector registers and run in one pass over a block. */
 #ifndef FWSIM_FUSED_CHAIN_H
 #define FWSIM_FUSED_CHAIN_H
 
@@ -28,44 +28,69 @@
  * computes the other, so a tree needs t at most once at a time: deeper ones
  * run step by step.
  *
+ * MAX and MIN combine like ADD (RMAX, RMIN: x first, as the step has them);
+ * CLAMP(lo, x, hi) with leaf bounds is MAX lo then MIN hi, as ALU CLAMP
+ * computes it. A select by a compare of a value with a leaf, or by two such
+ * compares of the same value joined by AND or OR (a ReLU's and a ReLU6's
+ * backward: select(x >= 0 & x <= 6, g, 0)), leaves the value in acc, sets a
+ * lane mask m from the compares (MASK, MASK_AND, MASK_OR) and blends: the
+ * compares and their join are never stored as pred lanes. The selected
+ * values are leaves or that value. Compares are IEEE (NaN unordered), as
+ * ALU compares are, and a select copies bits.
+ *
  * The bits are the step-by-step program's: each step is the same IEEE f32
  * operation on the same operands, rounded to f32 (the library builds without
  * FMA contraction), in the same operand order for SUB; only NaN payloads may
  * differ where ADD or MUL commute, as between the interpreter's own clones.
  */
 
-#define FZ_TREE_MAX 24 /* ops of a one-pass tree */
+#define FZ_TREE_MAX 32 /* ops of a one-pass tree */
 
 enum {
-	FZT_LOAD,  /* acc = x */
-	FZT_STASH, /* t = acc */
-	FZT_ADD,   /* acc = acc + x */
-	FZT_SUB,   /* acc = acc - x */
-	FZT_RSUB,  /* acc = x - acc */
-	FZT_MUL,   /* acc = acc * x */
+	FZT_LOAD,     /* acc = x */
+	FZT_STASH,    /* t = acc */
+	FZT_ADD,      /* acc = acc + x */
+	FZT_SUB,      /* acc = acc - x */
+	FZT_RSUB,     /* acc = x - acc */
+	FZT_MUL,      /* acc = acc * x */
+	FZT_MAX,      /* acc = max(acc, x), as ALU MAX */
+	FZT_RMAX,     /* acc = max(x, acc) */
+	FZT_MIN,      /* acc = min(acc, x), as ALU MIN */
+	FZT_RMIN,     /* acc = min(x, acc) */
+	FZT_MASK,     /* m = acc arg x (arg an ALU compare) */
+	FZT_MASK_AND, /* m &= acc arg x */
+	FZT_MASK_OR,  /* m |= acc arg x */
+	FZT_BLEND,    /* acc = m ? x : acc */
+	FZT_BLENDN,   /* acc = m ? acc : x */
+	/* MAX and MIN with a CONST x that makes them one vector op: */
+	FZT_MAXC,     /* acc = max(acc, x), x neither NaN nor +0 */
+	FZT_MAXC0,    /* acc = max(acc, +0) */
+	FZT_MINC,     /* acc = min(acc, x), x neither NaN nor -0 */
 };
 
 /* operand of an op: a leaf index, or one of these */
 #define FZT_T 0xfe
 #define FZT_ACC 0xff
-
 typedef struct fz_tree {
 	uint32_t n;                  /* ops; 0: the program is not one */
 	uint32_t n_leaves;           /* inputs, then the CONSTs' values */
 	uint8_t op[FZ_TREE_MAX];
 	uint8_t src[FZ_TREE_MAX];   /* leaf, FZT_T or FZT_ACC (STASH: unused) */
+	uint8_t arg[FZ_TREE_MAX];   /* FZT_MASK*: the compare (ISA_ALU_CMP_*) */
 	float konst[ISA_FUSED_MAX_CODE]; /* leaf n_in + j: the j-th CONST's value */
 	uint32_t n_in;
 } fz_tree_t;
 
 /*
  * Plans the validated program (live: fz_liveness's; in_dt: the inputs'
- * dtypes) as a one-pass tree when every live step is an f32 ADD, SUB or MUL of f32
- * registers, an f32 CONST or a CONVERT to f32, every input is a float, the output register's
- * last writer is such a step, each step's value is read once (twice by one
- * step reading it as both operands) and the tree needs t once at a time;
- * else tr->n = 0. Also 0 where the CPU lacks AVX-512F (the only
- * fz_tree_run there is).
+ * dtypes) as a one-pass tree when every live step is an f32 ADD, SUB, MUL,
+ * MAX, MIN, CLAMP with leaf bounds or select (above), a pred compare or
+ * AND/OR that only such a select reads, an f32 CONST or a CONVERT to f32,
+ * every input is a float, the output register's last writer is an f32
+ * step, each step's value is read once (twice by one step reading it as
+ * both operands; a select's compares and values read its subject once) and
+ * the tree needs t once at a time; else tr->n = 0. Also 0 where the CPU
+ * lacks AVX-512F (the only fz_tree_run there is).
  */
 void fz_tree_plan(const isa_fused_op_t *code, uint32_t n_code, const bool *live,
 		   const uint8_t *in_dt, uint32_t n_in, uint32_t out_reg, fz_tree_t *tr);

@@ -97,13 +97,71 @@ static void group_size(const fuse_ctx_t *f, int32_t extra, int32_t *out_values,
 	*out_params = np + nb;
 }
 
+/* Whether every user of p is in the current group. A user fused already
+ * (ST_FUSED) computes its own copy of p when p is not among its fusion's
+ * operands (extuse), so it no longer reads p. */
 static bool all_users_in_group(const fuse_ctx_t *f, int32_t p)
 {
 	if (f->insts[p] == f->c->root || f->extuse[p])
 		return false;
 	for (int32_t u = f->ustart[p]; u < f->ustart[p + 1]; u++)
-		if (f->state[f->users[u]] != ST_IN_GROUP)
+		if (f->state[f->users[u]] != ST_IN_GROUP && f->state[f->users[u]] != ST_FUSED)
 			return false;
+	return true;
+}
+
+/* Whether p is dead: each of its users fused a copy of it. */
+static bool absorbed(const fuse_ctx_t *f, int32_t p)
+{
+	if (f->insts[p] == f->c->root || f->extuse[p] || f->ustart[p] == f->ustart[p + 1])
+		return false;
+	for (int32_t u = f->ustart[p]; u < f->ustart[p + 1]; u++)
+		if (f->state[f->users[u]] != ST_FUSED)
+			return false;
+	return true;
+}
+
+/* Whether an elementwise op p that has users outside the group is computed
+ * again in the group's loop instead of being written out and read back (the
+ * batch-norm output that a ReLU6 clamps in the forward pass and the backward
+ * pass masks its gradient with). It must be an f32 op that the simulator
+ * runs in its one-pass loops (firmware-sim/fused_tree.h: add, subtract,
+ * multiply, maximum, minimum, clamp, select), where computing it again costs
+ * a few vector ops per element and no pass, read at most one array of the loop's size other than
+ * broadcasts, constants and iotas (so each copy reads no more bytes than
+ * reading p would), and every user must be an elementwise op or a reduce
+ * that can fuse it too, so that p ends up dead rather than both written out
+ * and recomputed with its operand kept live longer. */
+static bool worth_copying(const fuse_ctx_t *f, int32_t p, const ncc_inst_t *root)
+{
+	const ncc_inst_t *x = f->insts[p];
+	switch (x->op) {
+	case NCC_OP_ADD: case NCC_OP_SUBTRACT: case NCC_OP_MULTIPLY: case NCC_OP_MAXIMUM:
+	case NCC_OP_MINIMUM: case NCC_OP_CLAMP: case NCC_OP_SELECT:
+		break;
+	default:
+		return false;
+	}
+	if (x->shape.etype != NCC_F32)
+		return false;
+	if (x == f->c->root || f->extuse[p])
+		return false;
+	int32_t streamed = 0;
+	for (int32_t k = 0; k < x->noperands; k++) {
+		const ncc_inst_t *o = x->operands[k];
+		streamed += same_dims(&o->shape, &root->shape) && o->op != NCC_OP_BROADCAST &&
+			    o->op != NCC_OP_IOTA && o->op != NCC_OP_CONSTANT;
+	}
+	if (streamed > 1)
+		return false;
+	for (int32_t u = f->ustart[p]; u < f->ustart[p + 1]; u++) {
+		const ncc_inst_t *y = f->insts[f->users[u]];
+		if (f->state[f->users[u]] == ST_FUSED ||
+		    (compute_op(y) && same_dims(&y->shape, &x->shape)) ||
+		    (fusible_reduce(y) && y->operands[0] == x))
+			continue;
+		return false;
+	}
 	return true;
 }
 
@@ -142,6 +200,8 @@ static void consider(fuse_ctx_t *f, int32_t p, const ncc_inst_t *root)
 		 (x->op == NCC_OP_COMPARE || x->op == NCC_OP_CONVERT))
 		/* cheap to recompute, and the one-hot masks they make are as big
 		 * as the loop: each consumer computes its own copy */
+		st = ST_DUP;
+	else if (compute_op(x) && same_dims(&x->shape, &root->shape) && worth_copying(f, p, root))
 		st = ST_DUP;
 	else if (x->op == NCC_OP_BROADCAST && same_dims(&x->shape, &root->shape) &&
 		 ncc_lower_isa_etype(x->shape.etype) && x->dimensions.present &&
@@ -307,6 +367,12 @@ static ncc_status_t fuse_comp(ncc_module_t *m, ncc_comp_t *c, int *counter, bool
 		bool red = fusible_reduce(root);
 		if (f.state[r] != ST_FREE || !(compute_op(root) || red))
 			continue;
+		if (absorbed(&f, r)) { /* each user computes its own copy */
+			ncc_comp_remove_inst(c, root);
+			f.state[r] = ST_FUSED;
+			changed = true;
+			continue;
+		}
 		memset(f.cand, 0, n1);
 		f.nmem = 0;
 		add_member(&f, r, ST_IN_GROUP);

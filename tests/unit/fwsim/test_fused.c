@@ -723,7 +723,70 @@ typedef struct tgen {
 	uint32_t nref;
 } tgen_t;
 
-/* Emits a random tree of ADD, SUB and MUL of depth d at most over the
+static uint32_t tg_tree(tgen_t *g, int d, bool force, bool simple, isa_ap_t *ap);
+
+/* An op-by-op reference instruction: ALU op of srcs into a new tensor. */
+static isa_ap_t tg_ref(tgen_t *g, uint32_t op, uint32_t dt, const isa_ap_t *s0, const isa_ap_t *s1,
+		       const isa_ap_t *s2)
+{
+	isa_insn_t in = isa_insn_init(ISA_OP_ALU, op);
+	in.n_ap = (uint8_t)(2 + (s1 != NULL) + (s2 != NULL));
+	in.ap[0] = tmk_ap(g->t, 1, dt, g->rank, g->shape, L_CONTIG);
+	in.ap[1] = *s0;
+	if (s1)
+		in.ap[2] = *s1;
+	if (s2)
+		in.ap[3] = *s2;
+	g->ref[g->nref++] = in;
+	return in.ap[0];
+}
+
+/* CLAMP(lo, x, hi) of a subtree x with leaf bounds, or a select by one or
+ * two compares (joined by AND or OR) of a subtree's value v with leaves, v
+ * on either side, selecting v or leaves: the forms fz_tree_plan takes. */
+static uint32_t tg_masked(tgen_t *g, uint32_t op, int d, bool simple, uint64_t r, isa_ap_t *ap)
+{
+	isa_ap_t v_ap, l_ap[4];
+	uint32_t v = tg_tree(g, d - 1, false, simple, &v_ap), l[4];
+	for (int i = 0; i < 4; i++)
+		l[i] = tg_tree(g, 0, false, true, &l_ap[i]);
+	uint32_t dst = g->next_reg++;
+	if (op == ISA_ALU_CLAMP) {
+		fb_op(g->b, op, dst, ISA_DT_F32, (int)l[0], (int)v, (int)l[1], 0);
+		*ap = tg_ref(g, op, ISA_DT_F32, &l_ap[0], &v_ap, &l_ap[1]);
+		return dst;
+	}
+	static const uint32_t cmp6[6] = { ISA_ALU_CMP_EQ, ISA_ALU_CMP_NE, ISA_ALU_CMP_LT,
+					  ISA_ALU_CMP_LE, ISA_ALU_CMP_GT, ISA_ALU_CMP_GE };
+	uint32_t ncmp = 1 + (uint32_t)(r >> 20) % 2, c[2];
+	isa_ap_t c_ap[2];
+	for (uint32_t i = 0; i < ncmp; i++) {
+		uint32_t cop = cmp6[(r >> (24 + 3 * i)) % 6];
+		bool v_first = (r >> (32 + i)) & 1;
+		c[i] = g->next_reg++;
+		fb_op(g->b, cop, c[i], ISA_DT_PRED, (int)(v_first ? v : l[i]), (int)(v_first ? l[i] : v),
+		      -1, 0);
+		c_ap[i] = tg_ref(g, cop, ISA_DT_PRED, v_first ? &v_ap : &l_ap[i],
+				 v_first ? &l_ap[i] : &v_ap, NULL);
+	}
+	uint32_t p = c[0];
+	isa_ap_t p_ap = c_ap[0];
+	if (ncmp == 2) {
+		uint32_t jop = (r >> 40) & 1 ? ISA_ALU_AND : ISA_ALU_OR;
+		p = g->next_reg++;
+		fb_op(g->b, jop, p, ISA_DT_PRED, (int)c[0], (int)c[1], -1, 0);
+		p_ap = tg_ref(g, jop, ISA_DT_PRED, &c_ap[0], &c_ap[1], NULL);
+	}
+	/* y, z: v or a leaf each */
+	uint32_t pick = (uint32_t)(r >> 44) % 3;
+	uint32_t y = pick == 1 ? v : l[2], z = pick == 2 ? v : l[3];
+	const isa_ap_t *y_ap = pick == 1 ? &v_ap : &l_ap[2], *z_ap = pick == 2 ? &v_ap : &l_ap[3];
+	fb_op(g->b, ISA_ALU_SELECT, dst, ISA_DT_F32, (int)p, (int)y, (int)z, 0);
+	*ap = tg_ref(g, ISA_ALU_SELECT, ISA_DT_F32, &p_ap, y_ap, z_ap);
+	return dst;
+}
+
+/* Emits a random tree of ADD, SUB, MUL, MAX, MIN, CLAMP and selects of depth d at most over the
  * inputs and CONSTs; returns the register with its value and, in *ap, where
  * the op-by-op reference keeps it (force: a step, not a leaf). The second
  * operand's subtree is simple (no step with two steps' values as operands;
@@ -758,9 +821,14 @@ static uint32_t tg_tree(tgen_t *g, int d, bool force, bool simple, isa_ap_t *ap)
 		fb_op(g->b, ISA_FUSED_CONVERT, k, ISA_DT_F32, (int)i, -1, -1, 0);
 		return k;
 	}
-	static const uint32_t ops[3] = { ISA_ALU_ADD, ISA_ALU_SUB, ISA_ALU_MUL };
-	uint32_t op = ops[(r >> 4) % 3];
+	static const uint32_t ops[8] = { ISA_ALU_ADD, ISA_ALU_SUB, ISA_ALU_MUL, ISA_ALU_MAX,
+					 ISA_ALU_MIN, ISA_ALU_CLAMP, ISA_ALU_SELECT, ISA_ALU_SELECT };
+	uint32_t op = ops[(r >> 4) % 8];
 	isa_ap_t a_ap, b_ap;
+	if ((op == ISA_ALU_CLAMP || op == ISA_ALU_SELECT) && g->next_reg + 10 < ISA_FUSED_MAX_REGS)
+		return tg_masked(g, op, d, simple, r, ap);
+	if (op == ISA_ALU_CLAMP || op == ISA_ALU_SELECT)
+		op = ISA_ALU_MAX;
 	uint32_t a = tg_tree(g, d - 1, false, simple, &a_ap), b;
 	if ((r >> 8) % 6 == 0) {
 		b = a;
@@ -1918,7 +1986,21 @@ END_TEST
 #endif
 #define N_RANDOM 1000
 
-/* One-pass trees (fused_tree.h): random trees of ADD, SUB and MUL up to
+/* Signed zeros, infinities and NaN in about one element in 8. */
+static void sprinkle_specials(tmem_t *t, const isa_ap_t *ap, uint64_t *seed)
+{
+	static const double special[5] = { 0.0, -0.0, NAN, INFINITY, -INFINITY };
+	uint64_t n = tnumel(ap->rank, ap->shape), idx[ISA_MAX_RANK];
+	for (uint64_t f = 0; f < n; f++) {
+		uint64_t r = trand(seed);
+		if (r % 8)
+			continue;
+		tunflat(f, ap->rank, ap->shape, idx);
+		tset(ap->dtype, telem(t, ap, idx), special[(r >> 8) % 5]);
+	}
+}
+
+/* One-pass trees (fused_tree.h): random trees of ADD, SUB, MUL, MAX, MIN, CLAMP and selects up to
  * depth 4 over inputs read in place, one value per row (rows of 16 and 49
  * run several per segment), one value for all, strided and bf16, CONSTs,
  * steps reading a value twice, registers reused; rows of 16 to 1100
@@ -1926,7 +2008,8 @@ END_TEST
  * output in place and strided. Each is
  * planned as a tree and matches the op-by-op ALU program bit for bit; in the
  * reducing form (sums over dims 0 and 2) it matches, bit for bit, the same
- * program made step by step by a last MAX(v, v), which no tree takes. */
+ * program made step by step by a last CLAMP(v, v, v) (bounds from a step),
+ * which no tree takes. Inputs hold signed zeros, infinities and NaN. */
 START_TEST(test_one_pass_trees)
 {
 	static const uint64_t cols[6] = { 16, 49, 50, 300, 700, 1100 };
@@ -1957,6 +2040,7 @@ START_TEST(test_one_pass_trees)
 				    kind == 3 ? L_TRANSPOSED : L_CONTIG);
 		}
 		fill_random(&t, &ap, &seed);
+		sprinkle_specials(&t, &ap, &seed);
 		fb_input(&b, ap);
 		g.in_ap[i] = ap;
 		in_dt[i] = ap.dtype;
@@ -2011,7 +2095,7 @@ START_TEST(test_one_pass_trees)
 	int64_t rst[3] = { 0, 1, 0 };
 	uint64_t ro[2] = { tmem_alloc(&t, 3, rows * 4), tmem_alloc(&t, 3, rows * 4) };
 	fbuild_t bs = b;
-	fb_op(&bs, ISA_ALU_MAX, root, ISA_DT_F32, (int)root, (int)root, -1, 0);
+	fb_op(&bs, ISA_ALU_CLAMP, root, ISA_DT_F32, (int)root, (int)root, (int)root, 0);
 	fz_tree_plan(bs.code, bs.h.n_code, live, in_dt, g.nin, root, &tr);
 	ck_assert(tr.n == 0);
 	fbuild_t *rb[2] = { &b, &bs };

@@ -784,6 +784,86 @@ START_TEST(test_fuse_reduce_many_outputs_and_types)
 }
 END_TEST
 
+/* A batch norm's output y that a ReLU6 clamps and the backward pass masks
+ * its gradient with: y is computed again in both loops, each reading x (the
+ * bytes of reading y), so y is never written out and the clamp is no loop
+ * of its own. */
+static const char *k_fuse_copy =
+	"HloModule t\n"
+	"ENTRY e { x = f32[2,8,5,7] parameter(0)  mean = f32[8] parameter(1)\n"
+	"  sc = f32[8] parameter(2)  beta = f32[8] parameter(3)  g = f32[2,8,5,7] parameter(4)\n"
+	"  mb = f32[2,8,5,7] broadcast(mean), dimensions={1}\n"
+	"  sb = f32[2,8,5,7] broadcast(sc), dimensions={1}\n"
+	"  bb = f32[2,8,5,7] broadcast(beta), dimensions={1}\n"
+	"  d = f32[2,8,5,7] subtract(x, mb)  e = f32[2,8,5,7] multiply(d, sb)\n"
+	"  y = f32[2,8,5,7] add(e, bb)\n"
+	"  z = f32[] constant(0)  zb = f32[2,8,5,7] broadcast(z), dimensions={}\n"
+	"  six = f32[] constant(6)  sixb = f32[2,8,5,7] broadcast(six), dimensions={}\n"
+	"  r = f32[2,8,5,7] clamp(zb, y, sixb)\n"
+	"  ge = pred[2,8,5,7] compare(y, zb), direction=GE\n"
+	"  le = pred[2,8,5,7] compare(y, sixb), direction=LE\n"
+	"  in = pred[2,8,5,7] and(ge, le)\n"
+	"  dy = f32[2,8,5,7] select(in, g, zb)\n"
+	"  ROOT out = (f32[2,8,5,7], f32[2,8,5,7]) tuple(r, dy) }\n";
+
+START_TEST(test_fuse_copies_cheap_producer_into_each_consumer)
+{
+	ncc_module_t *m = parse(k_fuse_copy);
+	passes(m, 2);
+	/* two loops, the clamp's and the mask's, each reading x itself */
+	ck_assert_int_eq(count_fusions(m), 2);
+	ck_assert_int_eq(count_op(m->entry, NCC_OP_CLAMP) + count_op(m->entry, NCC_OP_ADD), 0);
+	const ncc_inst_t *x = m->entry->params[0];
+	for (int k = 0; k < 2; k++) {
+		const ncc_inst_t *f = m->entry->root->operands[k];
+		ck_assert_int_eq(f->op, NCC_OP_FUSION);
+		bool reads_x = false;
+		for (int32_t j = 0; j < f->noperands; j++)
+			reads_x |= f->operands[j] == x;
+		ck_assert_msg(reads_x, "output %d does not read x", k);
+	}
+	ncc_module_free(m);
+	equiv("fuse-copy", k_fuse_copy, 2, NULL, NULL);
+	interp_equiv("fuse-copy", k_fuse_copy, 2, false);
+
+	/* y also read by a dot: written out anyway, so it is not computed again
+	 * (x would stay live for the copies); nor is a y of two arrays (x + w,
+	 * which copies would read twice) */
+	const char *kept[2] = {
+		"HloModule t\n"
+		"ENTRY e { x = f32[4,6] parameter(0)  s = f32[6] parameter(1)  w = f32[6,3] parameter(2)\n"
+		"  sb = f32[4,6] broadcast(s), dimensions={1}\n"
+		"  y = f32[4,6] multiply(x, sb)  z = f32[] constant(0)\n"
+		"  zb = f32[4,6] broadcast(z), dimensions={}\n"
+		"  r = f32[4,6] maximum(y, zb)  n = f32[4,6] negate(y)  e = f32[4,6] exponential(n)\n"
+		"  p = f32[4,3] dot(y, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+		"  ROOT out = (f32[4,6], f32[4,6], f32[4,3]) tuple(r, e, p) }\n",
+		"HloModule t\n"
+		"ENTRY e { x = f32[4,6] parameter(0)  w = f32[4,6] parameter(1)\n"
+		"  y = f32[4,6] add(x, w)  z = f32[] constant(0)\n"
+		"  zb = f32[4,6] broadcast(z), dimensions={}\n"
+		"  r = f32[4,6] maximum(y, zb)  n = f32[4,6] negate(y)  e = f32[4,6] exponential(n)\n"
+		"  ROOT out = (f32[4,6], f32[4,6]) tuple(r, e) }\n",
+	};
+	for (int k = 0; k < 2; k++) {
+		m = parse(kept[k]);
+		passes(m, 2);
+		/* y is one loop's output, read by the others */
+		int read_y = 0;
+		for (int32_t i = 0; i < m->entry->ninsts; i++) {
+			const ncc_inst_t *f = m->entry->insts[i];
+			for (int32_t j = 0; j < f->noperands && f->op == NCC_OP_FUSION; j++)
+				read_y += f->operands[j]->op == NCC_OP_FUSION ||
+					  f->operands[j]->op == NCC_OP_MULTIPLY ||
+					  f->operands[j]->op == NCC_OP_ADD;
+		}
+		ck_assert_msg(read_y >= 1, "case %d: y computed again", k);
+		ncc_module_free(m);
+		equiv("fuse-kept", kept[k], 2, NULL, NULL);
+	}
+}
+END_TEST
+
 START_TEST(test_fuse_not_at_o1_and_nothing_at_o0)
 {
 	ncc_module_t *m = parse(k_fuse);
@@ -1295,6 +1375,7 @@ static Suite *passes_suite(void)
 	tcase_add_test(tc, test_fuse_in_while_body_and_call);
 	tcase_add_test(tc, test_fuse_reduce_producers_one_hot);
 	tcase_add_test(tc, test_fuse_reduce_many_outputs_and_types);
+	tcase_add_test(tc, test_fuse_copies_cheap_producer_into_each_consumer);
 	tcase_add_test(tc, test_fuse_not_at_o1_and_nothing_at_o0);
 	tcase_add_test(tc, test_bn_expand_fuses_into_three_passes_each);
 	tcase_add_loop_test(tc, test_bn_expand_variants_equivalent, 0,
