@@ -96,7 +96,7 @@ void fz_tree_plan(const isa_fused_op_t *code, uint32_t n_code, const bool *live,
 		   const uint8_t *in_dt, uint32_t n_in, uint32_t out_reg, fz_tree_t *tr);
 
 /*
- * Runs the tree over n elements (n <= 512) into o: in[i] points at input
+ * Runs the tree over n elements into o: in[i] points at input
  * i's n f32 values, or is NULL when it holds the one value sc[i]. o may be
  * an input (each output element is written after its inputs' elements are
  * read). Returns the OR over the results of (their bits & 0x7fffffff) +

@@ -26,6 +26,9 @@
  * (8x576x7x7: 67.5 -> 62.4 us). Long rows keep FZ_BLOCK: a batch norm's
  * gradient over 56x56 planes ran 14% slower in blocks of 1008. */
 #define FZ_TREE_BLOCK (2 * FZ_BLOCK - 16)
+/* Elements per segment of a one-pass tree over long rows when it needs no
+ * registers (fz_long_ok). */
+#define FZ_TREE_LONG 8192
 /* output (or accumulators) + inputs + one index operand per iota dim: what
  * fwsim_iter_t walks at the most */
 #define FZ_MAX_OPS FWSIM_ITER_MAX_OPS
@@ -607,6 +610,28 @@ static bool fz_apart(const fz_regs_t *r, const fz_part_t *pt, uint32_t nin, uint
 	return true;
 }
 
+/* Whether a segment of m > FZ_BLOCK elements of one row runs without
+ * registers: a one-pass tree (not reducing) whose inputs are read in place
+ * (f32, unit stride) or hold one value for the row, writing an f32 output
+ * with unit stride that overlaps none of them (fz_segment's direct store).
+ * A blame runs the FZ_BLOCK around its element (fz_segment). */
+static bool fz_long_ok(const fz_prog_t *pg, const fz_part_t *pt, const int64_t *bs,
+		       const int64_t *off, size_t m)
+{
+	if (!pg->tree.n || pt->reduce || pt->aps[0]->dtype != ISA_DT_F32 || bs[0] != 4)
+		return false;
+	uintptr_t o0 = (uintptr_t)(pt->base[0] + off[0]), o1 = o0 + m * 4;
+	for (uint32_t i = 0; i < pg->h.n_inputs; i++) {
+		uintptr_t a = (uintptr_t)(pt->base[1 + i] + off[1 + i]);
+		size_t span = bs[1 + i] == 0 ? isa_dtype_size(pt->aps[1 + i]->dtype) : m * 4;
+		if (bs[1 + i] != 0 && (pt->aps[1 + i]->dtype != ISA_DT_F32 || bs[1 + i] != 4 || (a & 3u)))
+			return false; /* loaded into a register (one value: the tree's scalar) */
+		if (a < o1 && o0 < a + span)
+			return false;
+	}
+	return true;
+}
+
 /* One segment of a row: m elements, each operand's first at byte offset off[]
  * and the next bs[] bytes on; flat: the row-major index of the first. The
  * first bad value found is blamed when it precedes every one found before it
@@ -619,6 +644,19 @@ static fwsim_status_t fz_segment(const fwsim_kargs_t *k, const fz_prog_t *pg, fz
 	const isa_ap_t *const *aps = pt->aps;
 	uint32_t nin = pg->h.n_inputs, odt = in->ap[0].dtype;
 	int out_f = isa_dtype_is_float(odt);
+	if (m > FZ_BLOCK && !r->rs && !fz_long_ok(pg, pt, bs, off, m)) {
+		/* a long segment that needs registers: in blocks that fit them */
+		int64_t o2[FZ_MAX_OPS];
+		for (size_t j = 0; j < m; j += FZ_BLOCK) {
+			for (uint32_t i = 0; i < pt->nops; i++)
+				o2[i] = off[i] + (int64_t)j * bs[i];
+			size_t mj = m - j < FZ_BLOCK ? m - j : FZ_BLOCK;
+			fwsim_status_t st = fz_segment(k, pg, r, tmp, pt, bs, o2, mj, flat + j);
+			if (st != FWSIM_OK)
+				return st;
+		}
+		return FWSIM_OK;
+	}
 	if (fwsim_tick(k, (uint64_t)m * (pg->h.n_code + 1u)))
 		return FWSIM_TIMEOUT;
 	uint8_t *pin[ISA_FUSED_MAX_INPUTS];
@@ -740,8 +778,16 @@ static fwsim_status_t fz_segment(const fwsim_kargs_t *k, const fz_prog_t *pg, fz
 		fwsim_numchk_block(&part, v, m, flat);
 		if (part.count) {
 			if (in->param && part.first < k->chk->first) {
-				part.blame_debug = fz_blame(in, pg, r, k->chk, aps, pin, bs + 1, m,
-							    (size_t)(part.first - flat), tmp);
+				/* run again: a long segment's block of FZ_BLOCK (the
+				 * registers' size) that holds the element */
+				size_t e0 = (size_t)(part.first - flat);
+				size_t b0 = r->rs || m <= FZ_BLOCK ? 0 : e0 / FZ_BLOCK * FZ_BLOCK;
+				uint8_t *pb[ISA_FUSED_MAX_INPUTS];
+				for (uint32_t i = 0; i < nin; i++)
+					pb[i] = pin[i] + (int64_t)b0 * bs[1 + i];
+				size_t mb = r->rs || m - b0 <= FZ_BLOCK ? m - b0 : FZ_BLOCK;
+				part.blame_debug = fz_blame(in, pg, r, k->chk, aps, pb, bs + 1, mb,
+							    e0 - b0, tmp);
 				v = RF(r, pg->h.out_reg);
 			}
 			fwsim_numchk_merge(k->chk, &part);
@@ -810,9 +856,13 @@ static fwsim_status_t fz_rows(const fwsim_kargs_t *k, const fz_prog_t *pg, fz_re
 			}
 		}
 	}
+	/* a one-pass tree streams rows of up to FZ_TREE_LONG at a time (the
+	 * segments' fixed costs were a fifth of a batch norm's normalisation in
+	 * blocks of FZ_BLOCK); fz_segment cuts them when they need registers */
+	uint64_t blk = pg->tree.n && !pt->reduce ? FZ_TREE_LONG : FZ_BLOCK;
 	do {
-		for (uint64_t j = 0; j < it->inner; j += FZ_BLOCK) {
-			size_t m = it->inner - j < FZ_BLOCK ? (size_t)(it->inner - j) : FZ_BLOCK;
+		for (uint64_t j = 0; j < it->inner; j += blk) {
+			size_t m = it->inner - j < blk ? (size_t)(it->inner - j) : (size_t)blk;
 			for (uint32_t i = 0; i < pt->nops; i++)
 				off[i] = it->off[i] + (int64_t)j * it->inner_bs[i];
 			fwsim_status_t st = fz_segment(k, pg, r, tmp, pt, it->inner_bs, off, m, *flat);

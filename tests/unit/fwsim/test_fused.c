@@ -1158,38 +1158,57 @@ END_TEST
 
 START_TEST(test_mask_select_nan_blamed_on_select)
 {
-	tmem_t t;
-	tmem_init(&t);
-	uint64_t sh[1] = { 900 };
-	isa_ap_t xa = tmk_ap(&t, 2, ISA_DT_F32, 1, sh, L_CONTIG);
-	isa_ap_t ga = tmk_ap(&t, 2, ISA_DT_F32, 1, sh, L_CONTIG);
-	isa_ap_t o = tmk_ap(&t, 3, ISA_DT_F32, 1, sh, L_CONTIG);
-	float *x = (float *)(void *)tmem_ptr(&t, 2, xa.offset);
-	float *g = (float *)(void *)tmem_ptr(&t, 2, ga.offset);
-	for (int i = 0; i < 900; i++) {
-		x[i] = (float)(i % 9) - 4;
-		g[i] = 1.0f + (float)i;
+	/* rows of 900 (one segment of a one-pass tree) and 20000 (segments of
+	 * FZ_TREE_LONG); the blame runs the 512 around the NaN again */
+	static const uint32_t ns[2] = { 900, 20000 };
+	for (int c = 0; c < 2; c++) {
+		uint32_t n = ns[c], at = n == 900 ? 600 : 17001;
+		tmem_t t;
+		tmem_init(&t);
+		uint64_t sh[1] = { n };
+		isa_ap_t xa = tmk_ap(&t, 2, ISA_DT_F32, 1, sh, L_CONTIG);
+		isa_ap_t ga = tmk_ap(&t, 2, ISA_DT_F32, 1, sh, L_CONTIG);
+		isa_ap_t o = tmk_ap(&t, 3, ISA_DT_F32, 1, sh, L_CONTIG);
+		float *x = (float *)(void *)tmem_ptr(&t, 2, xa.offset);
+		float *g = (float *)(void *)tmem_ptr(&t, 2, ga.offset);
+		for (uint32_t i = 0; i < n; i++) {
+			x[i] = (float)(i % 9) - 4;
+			g[i] = 1.0f + (float)i;
+		}
+		/* x = 2 and 3 (> 0: picked) at the first two, -4 (not) at the third */
+		uint32_t first = at - (at % 9) + 6, next = first + 1, skipped = first + 3;
+		g[first] = NAN;
+		g[next] = NAN;
+		g[skipped] = NAN;
+		g[first - 9 * 40 + 3] = NAN; /* x = -1: not picked, earlier */
+		fbuild_t b;
+		fb_init(&b);
+		fb_input(&b, xa);
+		fb_input(&b, ga);
+		fb_op(&b, ISA_FUSED_CONST, 2, ISA_DT_F32, -1, -1, -1, fimm(0.0));
+		fb_op(&b, ISA_ALU_CMP_GT, 3, ISA_DT_PRED, 0, 2, -1, 0);
+		fb_op(&b, ISA_ALU_SELECT, 3, ISA_DT_F32, 3, 1, 2, 0);
+		/* a MAX after: a blame that ran the wrong block would find no
+		 * NaN and name the output's last writer, the MAX */
+		fb_op(&b, ISA_FUSED_CONST, 4, ISA_DT_F32, -1, -1, -1, fimm(-100.0));
+		fb_op(&b, ISA_ALU_MAX, 3, ISA_DT_F32, 3, 4, -1, 0);
+		b.h.out_reg = 3;
+		isa_insn_t in = fb_emit(&b, &t, o);
+		in.param = ISA_FUSED_STEPS_DEBUG(300);
+		fwsim_job_t job;
+		ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, FWSIM_JOB_CHECK_NAN, &job),
+				 FWSIM_NUM_ERR);
+		ck_assert_uint_eq(job.error.first_index, first);
+		ck_assert_uint_eq(job.error.count, 2);
+		ck_assert_uint_eq(job.error.debug_id, 302);
+		const float *ov = (const float *)(const void *)tmem_ptr(&t, 3, o.offset);
+		for (uint32_t i = 0; i < n; i++) {
+			float want = x[i] > 0 ? g[i] : 0.0f;
+			ck_assert_msg(memcmp(&want, &ov[i], 4) == 0 || (isnan(want) && isnan(ov[i])),
+				      "n %u element %u", n, i);
+		}
+		tmem_free(&t);
 	}
-	g[600] = NAN; /* x[600] = 2 > 0: picked */
-	g[601] = NAN; /* x[601] = 3 */
-	g[603] = NAN; /* x[603] = -4: not picked */
-	fbuild_t b;
-	fb_init(&b);
-	fb_input(&b, xa);
-	fb_input(&b, ga);
-	fb_op(&b, ISA_FUSED_CONST, 2, ISA_DT_F32, -1, -1, -1, fimm(0.0));
-	fb_op(&b, ISA_ALU_CMP_GT, 3, ISA_DT_PRED, 0, 2, -1, 0);
-	fb_op(&b, ISA_ALU_SELECT, 3, ISA_DT_F32, 3, 1, 2, 0);
-	b.h.out_reg = 3;
-	isa_insn_t in = fb_emit(&b, &t, o);
-	in.param = ISA_FUSED_STEPS_DEBUG(300);
-	fwsim_job_t job;
-	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, FWSIM_JOB_CHECK_NAN, &job),
-			 FWSIM_NUM_ERR);
-	ck_assert_uint_eq(job.error.first_index, 600);
-	ck_assert_uint_eq(job.error.count, 2);
-	ck_assert_uint_eq(job.error.debug_id, 302);
-	tmem_free(&t);
 }
 END_TEST
 
