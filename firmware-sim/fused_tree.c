@@ -209,6 +209,7 @@ void fz_tree_plan(const isa_fused_op_t *code, uint32_t n_code, const bool *live,
 {
 	tr->n = 0;
 	tr->n_in = n_in;
+	tr->has_pred = false;
 	if (!fwsim_cpu_avx512() || n_in > ISA_FUSED_MAX_INPUTS)
 		return;
 	for (uint32_t i = 0; i < n_in; i++)
@@ -270,6 +271,7 @@ void fz_tree_plan(const isa_fused_op_t *code, uint32_t n_code, const bool *live,
 		cstep_t *c = &p.st[s];
 		if (is_cmp || is_join) {
 			pred[s] = true;
+			tr->has_pred = true;
 			pa[s] = v[0];
 			pb[s] = v[1];
 		} else if (o == ISA_ALU_SELECT) {

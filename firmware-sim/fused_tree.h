@@ -79,6 +79,8 @@ typedef struct fz_tree {
 	uint8_t arg[FZ_TREE_MAX];   /* FZT_MASK*: the compare (ISA_ALU_CMP_*) */
 	float konst[ISA_FUSED_MAX_CODE]; /* leaf n_in + j: the j-th CONST's value */
 	uint32_t n_in;
+	bool has_pred;               /* compares among the steps (a blame's
+				      * step-by-step run writes 8-byte lanes) */
 } fz_tree_t;
 
 /*

@@ -24,7 +24,9 @@
  * twice the block, less the row fill's overrun. Half as many blocks, whose
  * fixed costs were a fifth of a batch norm's normalisation over 7x7 planes
  * (8x576x7x7: 67.5 -> 62.4 us). Long rows keep FZ_BLOCK: a batch norm's
- * gradient over 56x56 planes ran 14% slower in blocks of 1008. */
+ * gradient over 56x56 planes ran 14% slower in blocks of 1008. A tree with
+ * compares keeps FZ_BLOCK too: a blame's step-by-step run writes their pred
+ * lanes, 8 bytes each. */
 #define FZ_TREE_BLOCK (2 * FZ_BLOCK - 16)
 /* Elements per segment of a one-pass tree over long rows when it needs no
  * registers (fz_long_ok). */
@@ -839,7 +841,9 @@ static fwsim_status_t fz_rows(const fwsim_kargs_t *k, const fz_prog_t *pg, fz_re
 	int64_t off[FZ_MAX_OPS], rs[FZ_MAX_OPS];
 	if (fz_rowset(pt, it, rs)) {
 		/* rows shorter than half a block, several per segment */
-		uint64_t blk = pg->tree.n ? FZ_TREE_BLOCK : FZ_BLOCK;
+		/* a blame runs the block step by step: pred steps' 8-byte lanes
+		 * hold FZ_BLOCK */
+		uint64_t blk = pg->tree.n && !pg->tree.has_pred ? FZ_TREE_BLOCK : FZ_BLOCK;
 		uint32_t rd = it->rank - 2;
 		r->rs = rs;
 		r->rlen = (size_t)it->inner;

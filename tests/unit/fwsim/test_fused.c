@@ -1156,6 +1156,71 @@ START_TEST(test_rows_per_segment)
 }
 END_TEST
 
+/* A one-pass tree with a compare over rows of 49 with one threshold per row
+ * (several rows per segment): a NaN late in a segment is blamed on the
+ * select, which the step-by-step run finds in pred lanes of 8 bytes each, and
+ * every output is the select's. */
+START_TEST(test_tree_with_compares_blamed_over_short_rows)
+{
+	tmem_t t;
+	tmem_init(&t);
+	uint64_t sh[3] = { 2, 70, 49 }, rsh[2] = { 2, 70 };
+	isa_ap_t xa = tmk_ap(&t, 2, ISA_DT_F32, 3, sh, L_CONTIG);
+	isa_ap_t ga = tmk_ap(&t, 2, ISA_DT_F32, 3, sh, L_CONTIG);
+	isa_ap_t ca = tmk_ap(&t, 2, ISA_DT_F32, 2, rsh, L_CONTIG);
+	ca.rank = 3;
+	ca.shape[2] = 49;
+	ca.stride[2] = 0;
+	isa_ap_t o = tmk_ap(&t, 3, ISA_DT_F32, 3, sh, L_CONTIG);
+	float *x = (float *)(void *)tmem_ptr(&t, 2, xa.offset);
+	float *g = (float *)(void *)tmem_ptr(&t, 2, ga.offset);
+	float *c = (float *)(void *)tmem_ptr(&t, 2, ca.offset);
+	uint32_t n = 2 * 70 * 49;
+	for (uint32_t i = 0; i < n; i++) {
+		x[i] = (float)(i % 11) - 5;
+		g[i] = 1.0f + (float)i;
+	}
+	for (uint32_t r = 0; r < 140; r++)
+		c[r] = (float)(r % 3) - 1;
+	/* row 19 (c = 0): flat 952 and 953 (x = 1, 2) picked, 950 (x = -1) not */
+	g[950] = NAN;
+	g[952] = NAN;
+	g[953] = NAN;
+	fbuild_t b;
+	fb_init(&b);
+	fb_input(&b, xa);
+	fb_input(&b, ga);
+	fb_input(&b, ca);
+	fb_op(&b, ISA_ALU_CMP_GT, 3, ISA_DT_PRED, 0, 2, -1, 0);
+	fb_op(&b, ISA_FUSED_CONST, 4, ISA_DT_F32, -1, -1, -1, fimm(0.0));
+	fb_op(&b, ISA_ALU_SELECT, 3, ISA_DT_F32, 3, 1, 4, 0);
+	fb_op(&b, ISA_FUSED_CONST, 5, ISA_DT_F32, -1, -1, -1, fimm(-100.0));
+	fb_op(&b, ISA_ALU_MAX, 3, ISA_DT_F32, 3, 5, -1, 0);
+	b.h.out_reg = 3;
+	bool live[8] = { true, true, true, true, true, true, true, true };
+	uint8_t f3[3] = { ISA_DT_F32, ISA_DT_F32, ISA_DT_F32 };
+	fz_tree_t tr;
+	fz_tree_plan(b.code, b.h.n_code, live, f3, 3, 3, &tr);
+	ck_assert(tr.n > 0 || !fwsim_cpu_avx512());
+	isa_insn_t in = fb_emit(&b, &t, o);
+	in.param = ISA_FUSED_STEPS_DEBUG(500);
+	fwsim_job_t job;
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, FWSIM_JOB_CHECK_NAN, &job),
+			 FWSIM_NUM_ERR);
+	ck_assert_uint_eq(job.error.first_index, 952);
+	ck_assert_uint_eq(job.error.count, 2);
+	ck_assert_uint_eq(job.error.debug_id, 502);
+	const float *ov = (const float *)(const void *)tmem_ptr(&t, 3, o.offset);
+	for (uint32_t i = 0; i < n; i++) {
+		float s = x[i] > c[i / 49] ? g[i] : 0.0f, want = s != s ? s : s > -100.0f ? s : -100.0f;
+		ck_assert_msg(memcmp(&want, &ov[i], 4) == 0 || (isnan(want) && isnan(ov[i])),
+			      "element %u: %a, want %a", i, ov[i], want);
+	}
+	ck_assert(tmem_guards_intact(&t));
+	tmem_free(&t);
+}
+END_TEST
+
 START_TEST(test_mask_select_nan_blamed_on_select)
 {
 	/* rows of 900 (one segment of a one-pass tree) and 20000 (segments of
@@ -2212,6 +2277,7 @@ static Suite *fused_suite(void)
 	tcase_add_test(tc, test_dead_steps_skipped_and_not_blamed);
 	tcase_add_test(tc, test_mask_select_trees);
 	tcase_add_test(tc, test_mask_select_nan_blamed_on_select);
+	tcase_add_test(tc, test_tree_with_compares_blamed_over_short_rows);
 	tcase_add_test(tc, test_op_pairs);
 	tcase_add_loop_test(tc, test_one_pass_trees, 0, 24);
 	tcase_add_test(tc, test_one_pass_tree_plans);
