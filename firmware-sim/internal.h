@@ -293,6 +293,11 @@ typedef union fwsim_acc {
  * values in order; contiguous accumulators (an outer-dim reduction: column
  * sums) take one vectorised loop per op. */
 void fwsim_red_fold_f64(uint32_t op, fwsim_acc_t *acc, int64_t step, const float *v, size_t m);
+/* As fwsim_red_fold_f64 with step 0 called on each block of blk values of
+ * v[0..m) in turn (the last may be shorter), the same bits; sums of two
+ * blocks run their partial sums side by side (one block's chain of adds
+ * waits on the adder's latency). */
+void fwsim_red_fold_blocks_f64(uint32_t op, fwsim_acc_t *acc, const float *v, size_t m, size_t blk);
 
 /* The parts a reduction's outputs are reduced in (REDUCE and the reducing
  * FUSED): row-major pieces of at most FWSIM_REDUCE_MAX_ACC accumulators, so

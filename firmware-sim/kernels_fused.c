@@ -646,7 +646,10 @@ static fwsim_status_t fz_segment(const fwsim_kargs_t *k, const fz_prog_t *pg, fz
 	const isa_ap_t *const *aps = pt->aps;
 	uint32_t nin = pg->h.n_inputs, odt = in->ap[0].dtype;
 	int out_f = isa_dtype_is_float(odt);
-	if (m > FZ_BLOCK && !r->rs && !fz_long_ok(pg, pt, bs, off, m)) {
+	/* a tree's reducing segments of two blocks use registers as its
+	 * segments of rows do (FZ_TREE_BLOCK) */
+	bool two = pg->tree.n && pt->reduce && !pg->tree.has_pred && m <= 2 * FZ_BLOCK;
+	if (m > FZ_BLOCK && !r->rs && !two && !fz_long_ok(pg, pt, bs, off, m)) {
 		/* a long segment that needs registers: in blocks that fit them */
 		int64_t o2[FZ_MAX_OPS];
 		for (size_t j = 0; j < m; j += FZ_BLOCK) {
@@ -746,6 +749,10 @@ static fwsim_status_t fz_segment(const fwsim_kargs_t *k, const fz_prog_t *pg, fz
 				 * the folds one row at a time made */
 				for (size_t e = 0; e < m; e += r->rlen)
 					fwsim_red_fold_f64(rop, fz_row_acc(r, a0, e), 0, v + e, r->rlen);
+			else if (step == 0)
+				/* blocks of FZ_BLOCK, as the step-by-step program
+				 * folds them (a tree's segments hold two) */
+				fwsim_red_fold_blocks_f64(rop, a0, v, m, FZ_BLOCK);
 			else
 				fwsim_red_fold_f64(rop, a0, step, v, m);
 		} else {
@@ -863,7 +870,9 @@ static fwsim_status_t fz_rows(const fwsim_kargs_t *k, const fz_prog_t *pg, fz_re
 	/* a one-pass tree streams rows of up to FZ_TREE_LONG at a time (the
 	 * segments' fixed costs were a fifth of a batch norm's normalisation in
 	 * blocks of FZ_BLOCK); fz_segment cuts them when they need registers */
-	uint64_t blk = pg->tree.n && !pt->reduce ? FZ_TREE_LONG : FZ_BLOCK;
+	uint64_t blk = !pg->tree.n ? FZ_BLOCK
+		       : !pt->reduce ? FZ_TREE_LONG
+		       : pg->tree.has_pred ? FZ_BLOCK : 2 * FZ_BLOCK;
 	do {
 		for (uint64_t j = 0; j < it->inner; j += blk) {
 			size_t m = it->inner - j < blk ? (size_t)(it->inner - j) : (size_t)blk;

@@ -352,6 +352,22 @@ void fwsim_red_fold_f64(uint32_t op, fwsim_acc_t *acc, int64_t step, const float
 	red_fold_f64(op, acc, step, v, m);
 }
 
+void fwsim_red_fold_blocks_f64(uint32_t op, fwsim_acc_t *acc, const float *v, size_t m, size_t blk)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	if (op == ISA_RED_SUM && __builtin_cpu_supports("avx"))
+		for (; m >= 2 * blk; v += 2 * blk, m -= 2 * blk) {
+			/* the second block's sum from -0, the identity that keeps
+			 * every value's bits: (acc + a) + b, as two folds give */
+			double b = -0.0;
+			red_sum2_f64_avx(v, v + blk, blk, &acc->d, &b);
+			acc->d = acc->d + b;
+		}
+#endif
+	for (; m > 0; v += blk < m ? blk : m, m -= blk < m ? blk : m)
+		acc->d = red_block_f64(op, v, blk < m ? blk : m, acc->d);
+}
+
 void fwsim_red_acc_strides(uint32_t rank, const uint64_t *oshape, int64_t *st)
 {
 	int64_t s = 1;
@@ -658,12 +674,22 @@ static fwsim_status_t reduce_part(const fwsim_kargs_t *k, const isa_ap_t *o, con
 			int64_t step = it.inner_bs[0] / 8;
 			for (uint64_t j = 0; j < it.inner; j += FWSIM_BLOCK) {
 				size_t m = it.inner - j < FWSIM_BLOCK ? it.inner - j : FWSIM_BLOCK;
-				if (fwsim_tick(k, m))
-					return FWSIM_TIMEOUT;
 				const uint8_t *p = base_a + it.off[1] + (int64_t)j * it.inner_bs[1];
 				fwsim_acc_t *d0 = dst + (int64_t)j * step;
-				if (fl && dt == ISA_DT_F32 && it.inner_bs[1] == 4 &&
-				    ((uintptr_t)p & 3u) == 0) {
+				bool in_place = fl && dt == ISA_DT_F32 && it.inner_bs[1] == 4 &&
+						((uintptr_t)p & 3u) == 0;
+				if (in_place && step == 0 && it.inner - j >= 2 * FWSIM_BLOCK) {
+					/* a row's sum, two blocks at a time (their partial
+					 * sums side by side), the same blocks */
+					m = 2 * FWSIM_BLOCK;
+					j += FWSIM_BLOCK;
+				}
+				if (fwsim_tick(k, m))
+					return FWSIM_TIMEOUT;
+				if (in_place && step == 0) {
+					fwsim_red_fold_blocks_f64(op, d0, (const float *)(const void *)p, m,
+								  FWSIM_BLOCK);
+				} else if (in_place) {
 					/* contiguous f32 is folded where it lies: the same
 					 * blocks, the same order, no copy */
 					fwsim_red_fold_f64(op, d0, step, (const float *)(const void *)p, m);
