@@ -13,42 +13,6 @@
 #include <immintrin.h>
 #endif
 
-/* f_max and f_min (alu_ops.h) on the f64 accumulators: IEEE 754-2019 maximum
- * and minimum, the first NaN kept, -0 < +0 in either order. */
-static inline double d_and(double a, double b)
-{
-	uint64_t x, y;
-	memcpy(&x, &a, 8);
-	memcpy(&y, &b, 8);
-	x &= y;
-	memcpy(&a, &x, 8);
-	return a;
-}
-
-static inline double d_or(double a, double b)
-{
-	uint64_t x, y;
-	memcpy(&x, &a, 8);
-	memcpy(&y, &b, 8);
-	x |= y;
-	memcpy(&a, &x, 8);
-	return a;
-}
-
-static inline double d_max(double a, double b)
-{
-	double m = d_and(a > b ? a : b, b > a ? b : a);
-	double t = b != b ? b : m;
-	return a != a ? a : t;
-}
-
-static inline double d_min(double a, double b)
-{
-	double m = d_or(a < b ? a : b, b < a ? b : a);
-	double t = b != b ? b : m;
-	return a != a ? a : t;
-}
-
 static fwsim_acc_t identity(uint32_t op, uint32_t dt)
 {
 	fwsim_acc_t v;

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "fwsim/fwsim.h"
+#include "neuronsim/half.h"
 
 /* ck_assert_msg for per-element loops. A passing Check assertion records its
  * location (a write to Check's message file): the millions of elements these tests
@@ -385,22 +386,6 @@ static inline float t_fmin(float a, float b)
 	if (a == b)
 		return signbit(a) ? a : b;
 	return a < b ? a : b;
-}
-
-/* The bits of f. */
-static inline uint32_t t_fbits(float f)
-{
-	uint32_t u;
-	memcpy(&u, &f, 4);
-	return u;
-}
-
-/* The float of bits u. */
-static inline float t_ffrom(uint32_t u)
-{
-	float f;
-	memcpy(&f, &u, 4);
-	return f;
 }
 
 static const uint32_t t_all_dtypes[] = {

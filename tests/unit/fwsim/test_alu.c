@@ -661,8 +661,8 @@ static const uint16_t mm_f16[8] = { 0x0000, 0x8000, 0x3c00, 0xbc00, 0x7e00, 0xfe
 static float mm_val(uint32_t dt, int k)
 {
 	if (dt != ISA_DT_F32 && (k == 4 || k == 5))
-		return t_ffrom(k == 4 ? 0x7fc00000u : 0xffc00000u);
-	return t_ffrom(mm_f32[k]);
+		return ns_bits_f32(k == 4 ? 0x7fc00000u : 0xffc00000u);
+	return ns_bits_f32(mm_f32[k]);
 }
 
 static void mm_set(uint32_t dt, uint8_t *p, int k)
@@ -678,7 +678,7 @@ static void mm_set(uint32_t dt, uint8_t *p, int k)
 static int mm_index(uint32_t dt, float r)
 {
 	for (int k = 0; k < 8; k++)
-		if (t_fbits(mm_val(dt, k)) == t_fbits(r))
+		if (ns_f32_bits(mm_val(dt, k)) == ns_f32_bits(r))
 			return k;
 	return -1;
 }

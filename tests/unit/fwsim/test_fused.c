@@ -1002,7 +1002,7 @@ START_TEST(test_fused_minmax_signed_zeros_ieee)
 				ap[i] = tmk_ap(&t, 2, ISA_DT_F32, 1, sh, L_CONTIG);
 				v[i] = (float *)(void *)tmem_ptr(&t, 2, ap[i].offset);
 				for (uint32_t e = 0; e < n; e++)
-					v[i][e] = t_ffrom(mz_vals[(e >> (3 * i)) & 7]);
+					v[i][e] = ns_bits_f32(mz_vals[(e >> (3 * i)) & 7]);
 			}
 			isa_ap_t o = tmk_ap(&t, 3, ISA_DT_F32, 1, sh, L_CONTIG);
 			const float *ov = (const float *)(const void *)tmem_ptr(&t, 3, o.offset);
@@ -1031,7 +1031,7 @@ START_TEST(test_fused_minmax_signed_zeros_ieee)
 				float x = v[0][e], y = v[1][e], z = v[2][e];
 				float w = prog == 0 ? t_fmax(x, y) : prog == 1 ? t_fmin(x, y)
 					: prog == 2 ? t_fmin(t_fmax(y, x), z) : t_fmin(t_fmax(0.0f, x), 6.0f);
-				T_CHECK(t_fbits(ov[e]) == t_fbits(w), "program %d check %d element %u (%a, %a, %a): "
+				T_CHECK(ns_f32_bits(ov[e]) == ns_f32_bits(w), "program %d check %d element %u (%a, %a, %a): "
 					"%a, want %a", prog, chk, e, x, y, z, ov[e], w);
 			}
 			tmem_free(&t);
@@ -1077,7 +1077,7 @@ START_TEST(test_fused_minmax_signed_zeros_ieee)
 					float a = xv[r * L + i], c = yv[r * L + i];
 					w = max ? t_fmax(w, t_fmin(a, c)) : t_fmin(w, t_fmax(a, c));
 				}
-				ck_assert_msg(t_fbits(ov[r]) == t_fbits(w), "%s rows of %llu, row %llu: %a, want %a",
+				ck_assert_msg(ns_f32_bits(ov[r]) == ns_f32_bits(w), "%s rows of %llu, row %llu: %a, want %a",
 					      max ? "max" : "min", (unsigned long long)L, (unsigned long long)r,
 					      ov[r], w);
 			}

@@ -644,7 +644,7 @@ static void check_reduce_zeros(int max, uint32_t dt, int outer, uint64_t n, int 
 		init[r] = !acc ? (max ? -INFINITY : INFINITY) : (r / 2) % 2 ? -0.0f : 0.0f;
 		for (uint64_t i = 0; i <= n; i++) {
 			/* element i of row r, then (i = n) the output's initial value */
-			uint32_t u = t_fbits(i < n ? zero_row(max, r, i, n) : init[r]);
+			uint32_t u = ns_f32_bits(i < n ? zero_row(max, r, i, n) : init[r]);
 			uint8_t *p = i == n ? out + r * es : v + (outer ? i * rows + r : r * n + i) * es;
 			if (bf)
 				*(uint16_t *)(void *)p = (uint16_t)(u >> 16);
@@ -666,9 +666,9 @@ static void check_reduce_zeros(int max, uint32_t dt, int outer, uint64_t n, int 
 			w = max ? t_fmax(w, zero_row(max, r, i, n)) : t_fmin(w, zero_row(max, r, i, n));
 		uint32_t got = bf ? (uint32_t)((uint16_t *)(void *)out)[r] << 16
 				  : ((uint32_t *)(void *)out)[r];
-		ck_assert_msg(got == t_fbits(w), "%s %s %s n %llu acc %d row %u: 0x%08x, want 0x%08x",
+		ck_assert_msg(got == ns_f32_bits(w), "%s %s %s n %llu acc %d row %u: 0x%08x, want 0x%08x",
 			      max ? "max" : "min", isa_dtype_name(dt), outer ? "outer" : "rows",
-			      (unsigned long long)n, acc, r, got, t_fbits(w));
+			      (unsigned long long)n, acc, r, got, ns_f32_bits(w));
 	}
 	tmem_free(&t);
 }
@@ -751,8 +751,8 @@ START_TEST(test_reduce_window_bit_exact)
 					for (uint64_t kx = 0; kx < 3; kx++) {
 						uint32_t x = v[ch * P + (oy * 2 + ky) * 21 + ox * 2 + kx];
 						if (dt == ISA_DT_F32) {
-							float fa = t_ffrom(w), fb = t_ffrom(x);
-							w = t_fbits(op == ISA_RED_MAX ? t_fmax(fa, fb) : t_fmin(fa, fb));
+							float fa = ns_bits_f32(w), fb = ns_bits_f32(x);
+							w = ns_f32_bits(op == ISA_RED_MAX ? t_fmax(fa, fb) : t_fmin(fa, fb));
 						} else if (op == ISA_RED_SUM) {
 							w += x;
 						} else {
@@ -1112,11 +1112,11 @@ START_TEST(test_scatter_minmax_signed_zeros_ieee)
 				 * row 6 (holding +0) and row 7 (holding another NaN) */
 				if (dt == ISA_DT_F32 && idx[1] == 0) {
 					if (!upd && idx[0] >= N - 2)
-						v = idx[0] == N - 1 ? t_ffrom(0x7fc00011u) : 0.0f;
+						v = idx[0] == N - 1 ? ns_bits_f32(0x7fc00011u) : 0.0f;
 					if (upd && idx[0] >= M - 2)
-						v = t_ffrom(0x7fc00022u);
+						v = ns_bits_f32(0x7fc00022u);
 				}
-				uint32_t u = t_fbits(v);
+				uint32_t u = ns_f32_bits(v);
 				uint8_t *p = telem(&t, &in.ap[upd], idx);
 				if (dt == ISA_DT_F32)
 					memcpy(p, &u, 4);
@@ -1139,11 +1139,11 @@ START_TEST(test_scatter_minmax_signed_zeros_ieee)
 					const uint8_t *p = telem(&t, &in.ap[0], io);
 					uint32_t got = dt == ISA_DT_F32 ? *(const uint32_t *)(const void *)p
 								   : (uint32_t)*(const uint16_t *)(const void *)p << 16;
-					ck_assert_msg(got == t_fbits(want[n][r]),
+					ck_assert_msg(got == ns_f32_bits(want[n][r]),
 						      "%s %s R %llu [%llu, %llu]: 0x%08x, want 0x%08x",
 						      max ? "max" : "min", isa_dtype_name(dt), (unsigned long long)R,
 						      (unsigned long long)n, (unsigned long long)r, got,
-						      t_fbits(want[n][r]));
+						      ns_f32_bits(want[n][r]));
 				}
 			tmem_free(&t);
 		}
