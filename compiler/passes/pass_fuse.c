@@ -18,6 +18,7 @@ typedef struct fuse_ctx {
 	uint8_t *cand;
 	uint8_t *extuse;      /* an operand of a fusion built already (a user the
 			       * snapshot's user lists do not show) */
+	uint8_t *ctl;         /* a control predecessor of some instruction */
 	int32_t *ustart, *users; /* CSR lists of user positions */
 	int32_t mem[NCC_FUSE_MAX_VALUES];
 	int32_t nmem;
@@ -102,7 +103,8 @@ static void group_size(const fuse_ctx_t *f, int32_t extra, int32_t *out_values,
  * operands (extuse), so it no longer reads p. */
 static bool all_users_in_group(const fuse_ctx_t *f, int32_t p)
 {
-	if (f->insts[p] == f->c->root || f->extuse[p])
+	/* a control predecessor stays an instruction: it can only be copied */
+	if (f->insts[p] == f->c->root || f->extuse[p] || f->ctl[p])
 		return false;
 	for (int32_t u = f->ustart[p]; u < f->ustart[p + 1]; u++)
 		if (f->state[f->users[u]] != ST_IN_GROUP && f->state[f->users[u]] != ST_FUSED)
@@ -110,7 +112,8 @@ static bool all_users_in_group(const fuse_ctx_t *f, int32_t p)
 	return true;
 }
 
-/* Whether p is dead: each of its users fused a copy of it. */
+/* Whether p is dead: each of its users fused a copy of it, and nothing
+ * waits on it (a control predecessor stays for DCE to judge). */
 static bool absorbed(const fuse_ctx_t *f, int32_t p)
 {
 	if (f->insts[p] == f->c->root || f->extuse[p] || f->ustart[p] == f->ustart[p + 1])
@@ -118,7 +121,7 @@ static bool absorbed(const fuse_ctx_t *f, int32_t p)
 	for (int32_t u = f->ustart[p]; u < f->ustart[p + 1]; u++)
 		if (f->state[f->users[u]] != ST_FUSED)
 			return false;
-	return true;
+	return !f->ctl[p];
 }
 
 /* Whether an elementwise op p that has users outside the group is computed
@@ -294,6 +297,11 @@ static ncc_status_t build(fuse_ctx_t *f, ncc_inst_t *root)
 	fu->fusion_kind = root->op == NCC_OP_REDUCE ? "kInput" : "kLoop";
 	fu->calls = fc;
 	ncc_inst_replace_uses(root, fu);
+	if (f->ctl[pos_of(root)]) /* what waited on the root waits on the fusion */
+		for (int32_t i = 0; i < f->c->ninsts; i++)
+			for (int32_t k = 0; k < f->c->insts[i]->ncontrol_preds; k++)
+				if (f->c->insts[i]->control_preds[k] == root)
+					f->c->insts[i]->control_preds[k] = fu;
 	for (int32_t i = 0; i < np; i++) {
 		int32_t q = pos_of(outside[i]);
 		if (q >= 0 && q < f->n)
@@ -321,6 +329,7 @@ static ncc_status_t fuse_comp(ncc_module_t *m, ncc_comp_t *c, int *counter, bool
 	f.state = calloc(n1, 1);
 	f.cand = calloc(n1, 1);
 	f.extuse = calloc(n1, 1);
+	f.ctl = calloc(n1, 1);
 	f.ustart = calloc(n1 + 1, sizeof(int32_t));
 	int32_t nuse = 0;
 	for (int32_t i = 0; i < f.n; i++)
@@ -328,13 +337,19 @@ static ncc_status_t fuse_comp(ncc_module_t *m, ncc_comp_t *c, int *counter, bool
 	f.users = malloc(sizeof(int32_t) * ((size_t)nuse + 1));
 	ncc_status_t st = NCC_OK;
 	bool changed = false;
-	if (!f.insts || !f.state || !f.cand || !f.extuse || !f.ustart || !f.users) {
+	if (!f.insts || !f.state || !f.cand || !f.extuse || !f.ctl || !f.ustart || !f.users) {
 		st = NCC_ERR_NOMEM;
 		goto out;
 	}
 	memcpy(f.insts, c->insts, sizeof(*f.insts) * (size_t)f.n);
 	for (int32_t i = 0; i < f.n; i++)
 		f.insts[i]->aux_i = i + 1;
+	for (int32_t i = 0; i < f.n; i++)
+		for (int32_t k = 0; k < f.insts[i]->ncontrol_preds; k++) {
+			int32_t p = pos_of(f.insts[i]->control_preds[k]);
+			if (p >= 0 && p < f.n)
+				f.ctl[p] = 1;
+		}
 	/* users of each position, as a CSR array */
 	for (int32_t i = 0; i < f.n; i++)
 		for (int32_t k = 0; k < f.insts[i]->noperands; k++) {
@@ -406,6 +421,7 @@ out:
 	free(f.state);
 	free(f.cand);
 	free(f.extuse);
+	free(f.ctl);
 	free(f.ustart);
 	free(f.users);
 	*counter = f.counter;

@@ -826,6 +826,28 @@ START_TEST(test_fuse_copies_cheap_producer_into_each_consumer)
 	equiv("fuse-copy", k_fuse_copy, 2, NULL, NULL);
 	interp_equiv("fuse-copy", k_fuse_copy, 2, false);
 
+	/* y a control predecessor of the root: copied into both loops all the
+	 * same, but kept as a loop of its own that the root waits on, and the
+	 * module prints and parses (the root's edge named the fused y) */
+	char *ctl = strdup(k_fuse_copy);
+	char *at = strstr(ctl, "tuple(r, dy) }");
+	ck_assert_ptr_nonnull(at);
+	char buf[2048];
+	snprintf(buf, sizeof(buf), "%.*stuple(r, dy), control-predecessors={y} }\n", (int)(at - ctl), ctl);
+	free(ctl);
+	m = parse(buf);
+	passes(m, 2);
+	ck_assert_int_eq(count_fusions(m), 3);
+	ck_assert_int_eq(m->entry->root->ncontrol_preds, 1);
+	ck_assert_int_eq(m->entry->root->control_preds[0]->op, NCC_OP_FUSION);
+	ck_assert_int_eq(m->entry->root->control_preds[0]->calls->root->op, NCC_OP_ADD);
+	char *txt = NULL;
+	ck_assert_int_eq(ncc_module_to_string(m, &txt), NCC_OK);
+	ncc_module_free(parse(txt));
+	free(txt);
+	ncc_module_free(m);
+	equiv("fuse-copy-ctl", buf, 2, NULL, NULL);
+
 	/* y also read by a dot: written out anyway, so it is not computed again
 	 * (x would stay live for the copies); nor is a y of two arrays (x + w,
 	 * which copies would read twice) */
