@@ -1214,8 +1214,17 @@ START_TEST(test_auto_sched_times_and_picks_inline_for_ping_pong)
 	uint32_t choice = fwsim_sched_pick_choice(p->pick, &switches);
 	if (fwsim_affinity_cpus() >= 2) {
 		ck_assert_uint_eq(p->pick->runs, runs);
+#ifndef NEURONSIM_TSAN
+		/* ThreadSanitizer's cost per synchronisation (and meson running
+		 * its other tests on the same two CPUs) makes the timings say
+		 * nothing about the policy: there both modes run, race-free, and
+		 * the choice is left to the other builds */
 		ck_assert_msg(choice == FWSIM_PICK_INLINE, "threads picked for a ping-pong (%llu switches)",
 			      (unsigned long long)switches);
+#else
+		(void)choice;
+		(void)switches;
+#endif
 	} else {
 		ck_assert_uint_eq(p->pick->runs, 0);
 	}
