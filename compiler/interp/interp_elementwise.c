@@ -88,9 +88,12 @@ static double bin_f(ncc_opcode_t op, double x, double y)
 	case NCC_OP_REMAINDER: return fmod(x, y);
 	case NCC_OP_POWER: return pow(x, y);
 	case NCC_OP_ATAN2: return atan2(x, y);
-	/* NaN propagates through maximum/minimum, as in XLA */
-	case NCC_OP_MAXIMUM: return (isnan(x) || isnan(y)) ? NAN : (x > y ? x : (x < y ? y : (signbit(x) ? y : x)));
-	case NCC_OP_MINIMUM: return (isnan(x) || isnan(y)) ? NAN : (x < y ? x : (x > y ? y : (signbit(x) ? x : y)));
+	/* NaN propagates through maximum/minimum, the operand's own (x's when
+	 * it is one, else y's), as XLA:CPU and the device give it */
+	case NCC_OP_MAXIMUM:
+		return isnan(x) ? x : isnan(y) ? y : (x > y ? x : (x < y ? y : (signbit(x) ? y : x)));
+	case NCC_OP_MINIMUM:
+		return isnan(x) ? x : isnan(y) ? y : (x < y ? x : (x > y ? y : (signbit(x) ? x : y)));
 	default: return NAN;
 	}
 }

@@ -10,6 +10,7 @@
 
 #include "hlo/hlo_parser.h"
 #include "interp/interp.h"
+#include "neuronsim/half.h"
 #include "hlo/verify.h"
 #include "corpus_split.h"
 #include "ncc_check_parse.h"
@@ -330,6 +331,19 @@ START_TEST(test_float_binary_ops)
 	expect_f(r, F(1, NAN, 0), 3, 0);
 	ck_assert(signbit(ncc_value_get_f64(r, 2)));
 	ncc_value_free(r);
+	/* a NaN result is the operand's own (x's when it is one, else y's):
+	 * a negative NaN and one with a payload keep their bits, as on the
+	 * device and XLA:CPU */
+	const char *mm[2] = { "maximum", "minimum" };
+	for (int k = 0; k < 2; k++) {
+		float nneg = ns_bits_f32(0xffc00000u), npay = ns_bits_f32(0x7fc01234u);
+		r = binop(mm[k], "f32", NCC_F32, 3, F(nneg, 1, nneg), F(2, npay, npay));
+		const float *rv = r->data;
+		ck_assert_uint_eq(ns_f32_bits(rv[0]), 0xffc00000u);
+		ck_assert_uint_eq(ns_f32_bits(rv[1]), 0x7fc01234u);
+		ck_assert_uint_eq(ns_f32_bits(rv[2]), 0xffc00000u);
+		ncc_value_free(r);
+	}
 	r = binop("remainder", "f32", NCC_F32, 3, F(5.5, -5.5, 5), F(2, 2, -3));
 	expect_f(r, F(1.5, -1.5, 2), 3, 0);
 	ncc_value_free(r);
