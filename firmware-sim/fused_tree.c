@@ -11,7 +11,7 @@
 #define CV_STEP 0x8000u /* | step index; else a leaf index */
 
 /* What a step's value is made of, for gen(). */
-enum { K_BIN, K_CLAMP, K_SELECT, K_PRED };
+enum { K_BIN, K_CLAMP, K_SELECT };
 
 typedef struct cstep {
 	uint8_t kind;
@@ -98,9 +98,9 @@ static uint8_t cmp_swapped(uint32_t op)
 	}
 }
 
-/* acc = v: a step's value, or a leaf loaded */
 static bool gen(cplan_t *p, uint32_t s);
 
+/* acc = v: a step's value, or a leaf loaded */
 static bool gen_value(cplan_t *p, uint16_t v)
 {
 	return is_step(v) ? gen(p, v & ~CV_STEP) : emit(p, FZT_LOAD, (uint8_t)v, 0);
@@ -332,16 +332,15 @@ void fz_tree_plan(const isa_fused_op_t *code, uint32_t n_code, const bool *live,
  * memory untouched). */
 #define TV_LOAD(masked, m, p) ((masked) ? _mm512_maskz_loadu_ps((m), (p)) : _mm512_loadu_ps(p))
 
-/* ALU MAX and MIN (alu_ops.h's f_max, f_min) on 16 lanes: a NaN a, else a
- * NaN b; equal values (-0 and +0) give max's AND and min's OR of their bits,
- * so max(-0, +0) = +0 either way round; else the larger (smaller). */
+/* ALU MAX and MIN (alu_ops.h's f_max, f_min) on 16 lanes, as f_max
+ * computes them: the vector max both ways round ANDed (min: ORed), which
+ * differ only on a tie of +0 and -0; then a NaN a, else a NaN b. */
 __attribute__((target("avx512f"), always_inline)) static inline __m512 tv_minmax(__m512 a, __m512 b,
 										     bool max)
 {
-	__m512 r = max ? _mm512_max_ps(a, b) : _mm512_min_ps(a, b);
-	__m512i ia = _mm512_castps_si512(a), ib = _mm512_castps_si512(b);
-	__m512i tie = max ? _mm512_and_si512(ia, ib) : _mm512_or_si512(ia, ib);
-	r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ), _mm512_castsi512_ps(tie));
+	__m512i ab = _mm512_castps_si512(max ? _mm512_max_ps(a, b) : _mm512_min_ps(a, b));
+	__m512i ba = _mm512_castps_si512(max ? _mm512_max_ps(b, a) : _mm512_min_ps(b, a));
+	__m512 r = _mm512_castsi512_ps(max ? _mm512_and_si512(ab, ba) : _mm512_or_si512(ab, ba));
 	r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(b, b, _CMP_UNORD_Q), b);
 	return _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q), a);
 }

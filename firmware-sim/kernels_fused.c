@@ -612,25 +612,21 @@ static bool fz_apart(const fz_regs_t *r, const fz_part_t *pt, uint32_t nin, uint
 	return true;
 }
 
-/* Whether a segment of m > FZ_BLOCK elements of one row runs without
- * registers: a one-pass tree (not reducing) whose inputs are read in place
- * (f32, unit stride) or hold one value for the row, writing an f32 output
- * with unit stride that overlaps none of them (fz_segment's direct store).
- * A blame runs the FZ_BLOCK around its element (fz_segment). */
+/* Whether a segment of m > FZ_BLOCK elements of one row (inputs at pin) can
+ * run without registers: a one-pass tree (not reducing) whose inputs are read
+ * in place (f32, unit stride) or hold one value for the row, writing an f32
+ * output with unit stride, given that the output overlaps none of them
+ * (fz_apart, fz_segment's direct store). A blame runs the FZ_BLOCK around its
+ * element (fz_segment). */
 static bool fz_long_ok(const fz_prog_t *pg, const fz_part_t *pt, const int64_t *bs,
-		       const int64_t *off, size_t m)
+		       uint8_t *const *pin)
 {
 	if (!pg->tree.n || pt->reduce || pt->aps[0]->dtype != ISA_DT_F32 || bs[0] != 4)
 		return false;
-	uintptr_t o0 = (uintptr_t)(pt->base[0] + off[0]), o1 = o0 + m * 4;
-	for (uint32_t i = 0; i < pg->h.n_inputs; i++) {
-		uintptr_t a = (uintptr_t)(pt->base[1 + i] + off[1 + i]);
-		size_t span = bs[1 + i] == 0 ? isa_dtype_size(pt->aps[1 + i]->dtype) : m * 4;
-		if (bs[1 + i] != 0 && (pt->aps[1 + i]->dtype != ISA_DT_F32 || bs[1 + i] != 4 || (a & 3u)))
+	for (uint32_t i = 0; i < pg->h.n_inputs; i++)
+		if (bs[1 + i] != 0 && (pt->aps[1 + i]->dtype != ISA_DT_F32 || bs[1 + i] != 4 ||
+				       ((uintptr_t)pin[i] & 3u)))
 			return false; /* loaded into a register (one value: the tree's scalar) */
-		if (a < o1 && o0 < a + span)
-			return false;
-	}
 	return true;
 }
 
@@ -646,10 +642,16 @@ static fwsim_status_t fz_segment(const fwsim_kargs_t *k, const fz_prog_t *pg, fz
 	const isa_ap_t *const *aps = pt->aps;
 	uint32_t nin = pg->h.n_inputs, odt = in->ap[0].dtype;
 	int out_f = isa_dtype_is_float(odt);
+	uint8_t *pin[ISA_FUSED_MAX_INPUTS];
+	for (uint32_t i = 0; i < nin; i++)
+		pin[i] = pt->base[1 + i] + off[1 + i];
+	uint8_t *po = pt->base[0] + off[0];
 	/* a tree's reducing segments of two blocks use registers as its
-	 * segments of rows do (FZ_TREE_BLOCK) */
+	 * segments of rows do (FZ_TREE_BLOCK); other long segments of a row run
+	 * with no register or not at all (then stored directly, apart) */
 	bool two = pg->tree.n && pt->reduce && !pg->tree.has_pred && m <= 2 * FZ_BLOCK;
-	if (m > FZ_BLOCK && !r->rs && !two && !fz_long_ok(pg, pt, bs, off, m)) {
+	bool long_direct = m > FZ_BLOCK && !r->rs && !two;
+	if (long_direct && !(fz_long_ok(pg, pt, bs, pin) && fz_apart(r, pt, nin, pin, bs, m, po))) {
 		/* a long segment that needs registers: in blocks that fit them */
 		int64_t o2[FZ_MAX_OPS];
 		for (size_t j = 0; j < m; j += FZ_BLOCK) {
@@ -664,13 +666,11 @@ static fwsim_status_t fz_segment(const fwsim_kargs_t *k, const fz_prog_t *pg, fz
 	}
 	if (fwsim_tick(k, (uint64_t)m * (pg->h.n_code + 1u)))
 		return FWSIM_TIMEOUT;
-	uint8_t *pin[ISA_FUSED_MAX_INPUTS];
 	const float *cin[ISA_FUSED_MAX_INPUTS];
 	float csc[ISA_FUSED_MAX_INPUTS];
 	bool tree = pg->tree.n > 0;
 	for (uint32_t i = 0; i < nin; i++) {
 		uint32_t dt = aps[1 + i]->dtype;
-		pin[i] = pt->base[1 + i] + off[1 + i];
 		if (tree && bs[1 + i] == 0 && m > 0 && !r->rs) {
 			/* one value for the block: a scalar of the tree, no lane */
 			csc[i] = fz_value_f32(dt, pin[i]);
@@ -693,9 +693,8 @@ static fwsim_status_t fz_segment(const fwsim_kargs_t *k, const fz_prog_t *pg, fz
 	 * block in place, where the copy after was a quarter of a batch norm's
 	 * dx, a write stream of its own (the steps before keep the register's
 	 * lane, in L1) */
-	uint8_t *po = pt->base[0] + off[0];
 	bool direct = (tree || pg->out_in_place) && !pt->reduce && odt == ISA_DT_F32 && bs[0] == 4 &&
-		      fz_apart(r, pt, nin, pin, bs, m, po);
+		      (long_direct || fz_apart(r, pt, nin, pin, bs, m, po));
 	r->flag_step = UINT32_MAX;
 	if (tree) {
 		uint32_t q = pg->h.out_reg;

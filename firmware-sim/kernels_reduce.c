@@ -636,18 +636,17 @@ static fwsim_status_t reduce_part(const fwsim_kargs_t *k, const isa_ap_t *o, con
 		do {
 			fwsim_acc_t *dst = (fwsim_acc_t *)(void *)((uint8_t *)acc + it.off[0]);
 			int64_t step = it.inner_bs[0] / 8;
-			for (uint64_t j = 0; j < it.inner; j += FWSIM_BLOCK) {
-				size_t m = it.inner - j < FWSIM_BLOCK ? it.inner - j : FWSIM_BLOCK;
+			size_t m;
+			for (uint64_t j = 0; j < it.inner; j += m) {
 				const uint8_t *p = base_a + it.off[1] + (int64_t)j * it.inner_bs[1];
 				fwsim_acc_t *d0 = dst + (int64_t)j * step;
 				bool in_place = fl && dt == ISA_DT_F32 && it.inner_bs[1] == 4 &&
 						((uintptr_t)p & 3u) == 0;
-				if (in_place && step == 0 && it.inner - j >= 2 * FWSIM_BLOCK) {
-					/* a row's sum, two blocks at a time (their partial
-					 * sums side by side), the same blocks */
-					m = 2 * FWSIM_BLOCK;
-					j += FWSIM_BLOCK;
-				}
+				/* a row folded where it lies into one accumulator: two
+				 * blocks at a time (fwsim_red_fold_blocks_f64), the
+				 * same blocks */
+				uint64_t blk = in_place && step == 0 ? 2 * FWSIM_BLOCK : FWSIM_BLOCK;
+				m = it.inner - j < blk ? (size_t)(it.inner - j) : (size_t)blk;
 				if (fwsim_tick(k, m))
 					return FWSIM_TIMEOUT;
 				if (in_place && step == 0) {
