@@ -112,16 +112,12 @@ static bool all_users_in_group(const fuse_ctx_t *f, int32_t p)
 	return true;
 }
 
-/* Whether p is dead: each of its users fused a copy of it, and nothing
+/* Whether p, taken as a root (no group is being formed: no user is
+ * ST_IN_GROUP), is dead: it has users, each fused a copy of it, and nothing
  * waits on it (a control predecessor stays for DCE to judge). */
 static bool absorbed(const fuse_ctx_t *f, int32_t p)
 {
-	if (f->insts[p] == f->c->root || f->extuse[p] || f->ustart[p] == f->ustart[p + 1])
-		return false;
-	for (int32_t u = f->ustart[p]; u < f->ustart[p + 1]; u++)
-		if (f->state[f->users[u]] != ST_FUSED)
-			return false;
-	return !f->ctl[p];
+	return f->ustart[p] < f->ustart[p + 1] && all_users_in_group(f, p);
 }
 
 /* Whether an elementwise op p that has users outside the group is computed
