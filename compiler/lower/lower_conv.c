@@ -273,11 +273,12 @@ ncc_status_t ncc_lower_conv(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst)
 			kv.strides[d] = -kv.strides[d];
 		}
 	}
-	/* dense f32: im2col GEMMs, or col2im for strided input gradients */
+	/* dense f32: col2im for input gradients (strided, or reading a large
+	 * kernel in place), else im2col GEMMs */
 	if (!subpixel) {
-		st = ncc_lower_conv_dense_gemm(ctx, inst, &x, &kv, &out, &done);
+		st = ncc_lower_conv_dense_col2im(ctx, inst, &x, &kv, &out, &done);
 		if (st == NCC_OK && !done)
-			st = ncc_lower_conv_dense_col2im(ctx, inst, &x, &kv, &out, &done);
+			st = ncc_lower_conv_dense_gemm(ctx, inst, &x, &kv, &out, &done);
 		if (st == NCC_OK && !done)
 			st = ncc_lower_conv_dense_folded(ctx, inst, &x, &kv, &out, &done);
 		if (st != NCC_OK || done)

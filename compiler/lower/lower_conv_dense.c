@@ -627,14 +627,62 @@ ncc_status_t ncc_lower_conv_dense_gemm(ncc_lower_ctx_t *ctx, const ncc_inst_t *i
 	return ncc_lower_copy(ctx, inst, out, &av);
 }
 
-/* The input gradient of a strided dense convolution (lhs-dilated, stride 1):
- * out[n, c, lo + d*q - k] += sum_o W[k, c, o] x[n, o, q]. One MATMUL computes
- * G[n] [(c, k...), q] = W' [(c, k...), O] x x[n] [O, q] over the real inputs
- * only, and one ALU ADD per kernel position adds G's plane into the output's
- * positions lo + d*q - k (col2im), kept by phase (y mod d) so that each ADD
- * runs along rows, then one COPY per phase into the output: no dilated input,
- * d^ns times fewer products than the convolution over it. *out_done false (nothing emitted) when it does
- * not apply. */
+/* Positions per image below which a pointwise convolution's per-image GEMMs
+ * are too narrow (ncc_lower_conv_dense_folded). */
+#define CONV_FOLD_POSITIONS 64
+/* Bytes of col2im's G up to which one GEMM covers every image (col2im). */
+#define CONV_COL2IM_FOLD (4 << 20)
+
+/* The kernel as col2im's GEMM operand W' [(Cout, k...)][Ci] in place: true
+ * when (Cout, k...) fold into one unit-stride run once reversed spatial dims
+ * are read forward. *kf is kv with those dims flipped back and flip[s] says
+ * which: row (c, k') of W' holds the taps in memory order, k' = K - 1 - k. */
+static bool col2im_kernel_in_place(const ncc_view_t *kv, const ncc_conv_dnums_t *dn, ncc_view_t *kf,
+				   bool *flip)
+{
+	int32_t ns = dn->nspatial;
+	int64_t es = (int64_t)isa_dtype_size(kv->dtype);
+	*kf = *kv;
+	int64_t rd[1 + NCC_MAX_RANK] = { dn->k_out_feature };
+	for (int32_t s = 0; s < ns; s++) {
+		int64_t d = dn->k_spatial[s], len = kv->dims[d];
+		rd[1 + s] = d;
+		flip[s] = kv->strides[d] < 0 && len > 1;
+		if (flip[s]) {
+			kf->offset = (uint64_t)((int64_t)kf->offset + (len - 1) * kv->strides[d] * es);
+			kf->strides[d] = -kv->strides[d];
+		}
+	}
+	return fold_stride(kf, rd, 1 + ns) == 1;
+}
+
+/* The input gradient of a dense convolution with stride 1 (lhs-dilated by
+ * d >= 1): out[n, c, lo + d*q - k] += sum_o W[k, c, o] x[n, o, q]. One MATMUL
+ * computes G [(c, k...), q] = W' [(c, k...), O] x x [O, q] over the real
+ * inputs only, and one ALU ADD per kernel position adds G's plane into the
+ * output's positions lo + d*q - k (col2im) in an accumulator kept by phase
+ * (y mod d), then one COPY per phase into the output: no dilated input, d^ns
+ * times fewer products than the convolution over it. W' is the kernel itself
+ * when its (c, k...) are one run (PyTorch/XLA's reversed OIHW kernel, HLO
+ * layout {1,0,2,3}), else a reordered copy.
+ *
+ * Two layouts. A G of more than CONV_COL2IM_FOLD bytes: per image,
+ * G [n][(c, k...)][q...] and Acc [n][c][r...][p...], the ADDs along rows of
+ * q. Else one GEMM over every image's positions,
+ *   G [(q..., n)][(c, k...)] = X'^T [(q..., n), O] x W'^T [O, (c, k...)],
+ * X' the input copied [O][q...][n], so that the kernel is read row by row as
+ * it lies (read down its columns, a 9.4 MB kernel cold in the cache took 2x
+ * as long), and Acc [r...][p...][n][c], each ADD along runs of (n, c) (of
+ * whole rows when the tap covers them) reading G at a stride of the taps.
+ * ResNet-18's last stage at 64x64 has 4 positions per image: per image, 8
+ * GEMMs of 4 columns each read its 4.7 MB kernel. A large G stays per image:
+ * the ADDs read a cached G once per tap, 9 times for a 3x3 kernel.
+ *
+ * With d = 1 this form runs where the kernel is read in place and outweighs G
+ * (Ci >= N * nq: the last stages' 3x3 input gradients), where the im2col
+ * forms copy the whole kernel first. Some of G lands outside the output (taps
+ * past the padding) and is not added: products the convolution itself never
+ * forms. *out_done false (nothing emitted) when it does not apply. */
 ncc_status_t ncc_lower_conv_dense_col2im(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst,
 					 const ncc_view_t *x, const ncc_view_t *kv, const ncc_view_t *out,
 					 bool *out_done)
@@ -656,88 +704,108 @@ ncc_status_t ncc_lower_conv_dense_col2im(ncc_lower_ctx_t *ctx, const ncc_inst_t 
 	}
 	int64_t qs = fold_stride(x, dn->in_spatial, ns);
 	int64_t N = x->dims[dn->in_batch], Ci = x->dims[dn->in_feature], Cout = out->dims[dn->out_feature];
-	if (!dilated || qs == 0 || (double)N * (double)Cout * (double)nk * (double)nq * 4 > (double)(256 << 20))
+	int64_t CK = Cout * nk;
+	if (qs == 0 || (double)N * (double)CK * (double)nq * 4 > (double)(256 << 20))
 		return NCC_OK; /* G within 256 MiB */
-	*out_done = true;
-	/* W' [Cout][K...][Ci] */
-	int64_t wd[NCC_MAX_RANK];
-	ncc_view_t wsrc = *kv, wt, g, zero;
-	int32_t wr = 0;
-	wd[wr] = Cout;
-	wsrc.dims[wr] = Cout;
-	wsrc.strides[wr++] = kv->strides[dn->k_out_feature];
-	for (int32_t s = 0; s < ns; s++) {
-		wd[wr] = kv->dims[dn->k_spatial[s]];
-		wsrc.dims[wr] = wd[wr];
-		wsrc.strides[wr++] = kv->strides[dn->k_spatial[s]];
+	ncc_view_t kf;
+	bool flip[NCC_MAX_RANK];
+	bool in_place = col2im_kernel_in_place(kv, dn, &kf, flip);
+	if (!dilated) {
+		int64_t kd[1 + NCC_MAX_RANK] = { dn->k_in_feature };
+		for (int32_t s = 0; s < ns; s++)
+			kd[1 + s] = dn->k_spatial[s];
+		if (!in_place || nk == 1 || fold_stride(kv, kd, 1 + ns) == 1 || Ci < N * nq)
+			return NCC_OK;
 	}
-	wd[wr] = Ci;
-	wsrc.dims[wr] = Ci;
-	wsrc.strides[wr++] = kv->strides[dn->k_in_feature];
-	wsrc.rank = wr;
-	int64_t gd[3] = { N, Cout * nk, nq };
-	ncc_status_t st = ncc_lower_temp_view(ctx, ISA_DT_F32, wr, wd, &wt);
+	*out_done = true;
+	bool fold = (double)N * (double)CK * (double)nq * 4 <= (double)CONV_COL2IM_FOLD;
+	ncc_status_t st = NCC_OK;
+	/* W' [(c, k...)][O]: rows at unit stride, O at swo */
+	ncc_view_t wt = kf, g, zero, xt;
+	int64_t swo = kv->strides[dn->k_in_feature];
+	if (!in_place) {
+		int64_t wd[2 + NCC_MAX_RANK] = { dn->k_in_feature, dn->k_out_feature };
+		for (int32_t s = 0; s < ns; s++)
+			wd[2 + s] = dn->k_spatial[s];
+		st = conv_dense_copy(ctx, inst, kv, wd, 2 + ns, &wt);
+		swo = CK;
+	}
+	int64_t gd[1] = { N * CK * nq };
 	if (st == NCC_OK)
-		st = ncc_lower_copy(ctx, inst, &wt, &wsrc);
-	if (st == NCC_OK)
-		st = ncc_lower_temp_view(ctx, ISA_DT_F32, 3, gd, &g);
+		st = ncc_lower_temp_view(ctx, ISA_DT_F32, 1, gd, &g);
+	if (st == NCC_OK && fold) {
+		int64_t xd[2 + NCC_MAX_RANK] = { dn->in_feature };
+		for (int32_t s = 0; s < ns; s++)
+			xd[1 + s] = dn->in_spatial[s];
+		xd[1 + ns] = dn->in_batch;
+		st = conv_dense_copy(ctx, inst, x, xd, 2 + ns, &xt);
+	}
 	if (st != NCC_OK)
 		return st;
 	isa_ap_t ac, aa, ab;
-	mm_ap(&aa, &wt, wt.offset, N, 0, Cout * nk, Ci, Ci, 1);
-	mm_ap(&ab, x, x->offset, N, x->strides[dn->in_batch], Ci, x->strides[dn->in_feature], nq, qs);
-	mm_ap(&ac, &g, g.offset, N, Cout * nk * nq, Cout * nk, nq, nq, 1);
+	if (fold) {
+		mm_ap(&ac, &g, g.offset, 1, 0, nq * N, CK, CK, 1);
+		mm_ap(&aa, &xt, xt.offset, 1, 0, nq * N, 1, Ci, nq * N);
+		mm_ap(&ab, &wt, wt.offset, 1, 0, Ci, swo, CK, 1);
+	} else {
+		mm_ap(&ac, &g, g.offset, N, CK * nq, CK, nq, nq, 1);
+		mm_ap(&aa, &wt, wt.offset, N, 0, CK, 1, Ci, swo);
+		mm_ap(&ab, x, x->offset, N, x->strides[dn->in_batch], Ci, x->strides[dn->in_feature], nq, qs);
+	}
 	if ((st = emit_mm(ctx, inst, false, &ac, &aa, &ab)) != NCC_OK)
 		return st;
-	/* Acc [N, Cout, r..., p...]: output y = r + d*p by phase r (y mod d), so that
-	 * every ADD runs along contiguous rows of both Acc and G; one COPY per
-	 * phase scatters Acc into the output at the end */
-	int64_t ph[NCC_MAX_RANK], pe[NCC_MAX_RANK], pstr[NCC_MAX_RANK], nph = 1, npp = 1;
+
+	/* Acc: output y = r + d*p by phase r (y mod d) */
+	int64_t ph[NCC_MAX_RANK], pe[NCC_MAX_RANK], nph = 1, npp = 1;
 	for (int32_t s = 0; s < ns; s++) {
 		ph[s] = w->dims[s].lhs_dilation;
 		pe[s] = div_ceil(out->dims[dn->out_spatial[s]], ph[s]);
 		nph *= ph[s];
 		npp *= pe[s];
 	}
-	int64_t ad[2 + 2 * NCC_MAX_RANK];
-	ad[0] = N;
-	ad[1] = Cout;
-	for (int32_t s = 0; s < ns; s++) {
-		ad[2 + s] = ph[s];
-		ad[2 + ns + s] = pe[s];
-	}
-	int64_t sp = 1;
+	/* element strides of G (by n, c, tap row, q...) and of Acc (by n, c,
+	 * phase, p...); dims of the ADDs' and COPYs' views in the order
+	 * (n, c, q...) per image, (q..., n, c) folded */
+	int64_t g_n = fold ? CK : CK * nq, g_c = fold ? nk : nk * nq, g_k = fold ? 1 : nq;
+	int64_t a_n = fold ? Cout : Cout * nph * npp, a_c = fold ? 1 : nph * npp;
+	int64_t a_r = fold ? npp * N * Cout : npp;
+	int64_t g_q[NCC_MAX_RANK], a_p[NCC_MAX_RANK], sq = fold ? N * CK : 1, sp = fold ? N * Cout : 1;
 	for (int32_t s = ns - 1; s >= 0; s--) {
-		pstr[s] = sp;
+		g_q[s] = sq;
+		sq *= x->dims[dn->in_spatial[s]];
+		a_p[s] = sp;
 		sp *= pe[s];
 	}
+	int32_t vn = fold ? ns : 0, vc = vn + 1, vq = fold ? 0 : 2; /* view dim of n, c, q[0] */
+	int64_t ad[1] = { N * Cout * nph * npp };
 	ncc_view_t acc;
-	if ((st = ncc_lower_temp_view(ctx, ISA_DT_F32, 2 + 2 * ns, ad, &acc)) != NCC_OK ||
+	if ((st = ncc_lower_temp_view(ctx, ISA_DT_F32, 1, ad, &acc)) != NCC_OK ||
 	    (st = ncc_lower_const_scalar(ctx, ISA_DT_F32, 0, &zero)) != NCC_OK)
 		return st;
 	ncc_view_t z = ncc_view_bcast_scalar(&zero, acc.rank, acc.dims);
 	if ((st = ncc_lower_copy(ctx, inst, &acc, &z)) != NCC_OK)
 		return st;
-	int64_t qstr[NCC_MAX_RANK], sq = 1;
-	for (int32_t s = ns - 1; s >= 0; s--) {
-		qstr[s] = sq;
-		sq *= x->dims[dn->in_spatial[s]];
-	}
 	for (int64_t kp = 0; kp < nk; kp++) {
-		int64_t k[NCC_MAX_RANK], rem = kp;
+		/* tap k, in G's row kg (the kernel's memory order when read in place) */
+		int64_t k[NCC_MAX_RANK], rem = kp, kg = 0;
 		for (int32_t s = ns - 1; s >= 0; s--) {
-			k[s] = rem % kv->dims[dn->k_spatial[s]];
-			rem /= kv->dims[dn->k_spatial[s]];
+			int64_t len = kv->dims[dn->k_spatial[s]];
+			k[s] = rem % len;
+			rem /= len;
+		}
+		for (int32_t s = 0; s < ns; s++) {
+			int64_t len = kv->dims[dn->k_spatial[s]];
+			kg = kg * len + (in_place && flip[s] ? len - 1 - k[s] : k[s]);
 		}
 		ncc_view_t av = acc, gv = g;
 		av.rank = gv.rank = 2 + ns;
-		av.dims[0] = gv.dims[0] = N;
-		av.strides[0] = Cout * nph * npp;
-		gv.strides[0] = Cout * nk * nq;
-		av.dims[1] = gv.dims[1] = Cout;
-		av.strides[1] = nph * npp;
-		gv.strides[1] = nk * nq;
-		int64_t aoff = 0, rlin = 0, goff = (int64_t)g.offset + kp * nq * 4;
+		av.dims[vn] = gv.dims[vn] = N;
+		av.strides[vn] = a_n;
+		gv.strides[vn] = g_n;
+		av.dims[vc] = gv.dims[vc] = Cout;
+		av.strides[vc] = a_c;
+		gv.strides[vc] = g_c;
+		int64_t aoff = 0, rlin = 0, goff = kg * g_k;
 		bool empty = false;
 		for (int32_t s = 0; s < ns; s++) {
 			int64_t d = ph[s], lo = w->dims[s].pad_lo;
@@ -753,16 +821,16 @@ ncc_status_t ncc_lower_conv_dense_col2im(ncc_lower_ctx_t *ctx, const ncc_inst_t 
 				break;
 			}
 			rlin = rlin * d + r;
-			av.dims[2 + s] = gv.dims[2 + s] = q1 - q0 + 1;
-			av.strides[2 + s] = pstr[s];
-			gv.strides[2 + s] = qstr[s];
-			aoff += (q0 + base) * pstr[s];
-			goff += q0 * qstr[s] * 4;
+			av.dims[vq + s] = gv.dims[vq + s] = q1 - q0 + 1;
+			av.strides[vq + s] = a_p[s];
+			gv.strides[vq + s] = g_q[s];
+			aoff += (q0 + base) * a_p[s];
+			goff += q0 * g_q[s];
 		}
 		if (empty)
 			continue;
-		av.offset = acc.offset + (uint64_t)((rlin * npp + aoff) * 4);
-		gv.offset = (uint64_t)goff;
+		av.offset = acc.offset + (uint64_t)((rlin * a_r + aoff) * 4);
+		gv.offset = g.offset + (uint64_t)(goff * 4);
 		ncc_view_t in2[2] = { av, gv };
 		if ((st = ncc_lower_alu(ctx, inst, ISA_ALU_ADD, &av, 2, in2)) != NCC_OK)
 			return st;
@@ -776,36 +844,32 @@ ncc_status_t ncc_lower_conv_dense_col2im(ncc_lower_ctx_t *ctx, const ncc_inst_t 
 		}
 		ncc_view_t ov = *out, av = acc;
 		ov.rank = av.rank = 2 + ns;
-		ov.dims[0] = av.dims[0] = N;
-		ov.strides[0] = out->strides[dn->out_batch];
-		av.strides[0] = Cout * nph * npp;
-		ov.dims[1] = av.dims[1] = Cout;
-		ov.strides[1] = out->strides[dn->out_feature];
-		av.strides[1] = nph * npp;
+		ov.dims[vn] = av.dims[vn] = N;
+		ov.strides[vn] = out->strides[dn->out_batch];
+		av.strides[vn] = a_n;
+		ov.dims[vc] = av.dims[vc] = Cout;
+		ov.strides[vc] = out->strides[dn->out_feature];
+		av.strides[vc] = a_c;
 		int64_t ooff = (int64_t)out->offset;
 		bool empty = false;
 		for (int32_t s = 0; s < ns; s++) {
 			int64_t so = out->strides[dn->out_spatial[s]];
 			int64_t cnt = div_ceil(out->dims[dn->out_spatial[s]] - r[s], ph[s]);
 			empty |= cnt <= 0;
-			ov.dims[2 + s] = av.dims[2 + s] = cnt;
-			ov.strides[2 + s] = so * ph[s];
-			av.strides[2 + s] = pstr[s];
+			ov.dims[vq + s] = av.dims[vq + s] = cnt;
+			ov.strides[vq + s] = so * ph[s];
+			av.strides[vq + s] = a_p[s];
 			ooff += r[s] * so * 4;
 		}
 		if (empty)
 			continue;
 		ov.offset = (uint64_t)ooff;
-		av.offset = acc.offset + (uint64_t)(rp * npp * 4);
+		av.offset = acc.offset + (uint64_t)(rp * a_r * 4);
 		if ((st = ncc_lower_copy(ctx, inst, &ov, &av)) != NCC_OK)
 			return st;
 	}
 	return NCC_OK;
 }
-
-/* Positions per image below which a pointwise convolution's per-image GEMMs
- * are too narrow (ncc_lower_conv_dense_folded). */
-#define CONV_FOLD_POSITIONS 64
 
 /*
  * Pointwise convolutions (1x1 kernel, unit dilations, no padding) of small

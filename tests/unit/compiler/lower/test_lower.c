@@ -425,8 +425,43 @@ START_TEST(test_conv_strided_input_gradient_col2im)
 			"window={size=7x7 pad=3_4x3_4 lhs_dilate=2x2}, dim_labels=bf01_01oi->bf01 }\n";
 	ck_assert_uint_eq(count_op(t, ISA_OP_MATMUL), 1);
 	ck_assert_uint_eq(count_op(t, ISA_OP_ALU), 49);
-	/* the kernel reordered, the zero fill, 4 phases */
-	ck_assert_uint_eq(count_copies(t), 6);
+	/* the kernel reordered, the input [O][q...][n] (one GEMM for both
+	 * images), the zero fill, 4 phases */
+	ck_assert_uint_eq(count_copies(t), 7);
+}
+END_TEST
+
+/* The input gradients of ResNet's last stages as PyTorch/XLA writes them: the
+ * forward's OIHW kernel transposed to HLO layout {1,0,2,3} and its taps
+ * reversed. Its (c, k...) are one run, so col2im's GEMM reads it where it
+ * lies: no copy of the kernel (9.4 MB for a 512x512 3x3, 1.7-2.1 ms a step
+ * each), for the strided gradient and, when the kernel outweighs G, for the
+ * stride-1 one, which the im2col forms served with a reordered copy. Values:
+ * test_op_cases. */
+START_TEST(test_conv_input_gradient_reads_kernel_in_place)
+{
+#define KERNEL_01OI(o, i) \
+	" p = f32[" o "," i ",3,3] parameter(1)\n t = f32[3,3," i "," o "]{1,0,2,3} transpose(p), " \
+	"dimensions={2,3,1,0}\n r = f32[3,3," i "," o "]{1,0,2,3} reverse(t), dimensions={0,1}\n"
+	const char *s2 = "HloModule m\nENTRY e { x = f32[2,16,2,2] parameter(0)\n" KERNEL_01OI("16", "4")
+			 " ROOT c = f32[2,4,4,4] convolution(x, r), window={size=3x3 pad=1_2x1_2 "
+			 "lhs_dilate=2x2}, dim_labels=bf01_01oi->bf01 }\n";
+	ck_assert_uint_eq(count_op(s2, ISA_OP_MATMUL), 1);
+	/* the input [O][q...][n], the zero fill, 4 phases: no kernel copy */
+	ck_assert_uint_eq(count_copies(s2), 6);
+	const char *s1 = "HloModule m\nENTRY e { x = f32[2,16,2,2] parameter(0)\n" KERNEL_01OI("16", "4")
+			 " ROOT c = f32[2,4,2,2] convolution(x, r), window={size=3x3 pad=1_1x1_1}, "
+			 "dim_labels=bf01_01oi->bf01 }\n";
+	ck_assert_uint_eq(count_op(s1, ISA_OP_MATMUL), 1);
+	ck_assert_uint_eq(count_op(s1, ISA_OP_ALU), 9);
+	ck_assert_uint_eq(count_copies(s1), 3);
+	/* more positions than input channels (G would outweigh the kernel):
+	 * the im2col form, the kernel copied */
+	const char *big = "HloModule m\nENTRY e { x = f32[2,16,4,4] parameter(0)\n" KERNEL_01OI("16", "4")
+			  " ROOT c = f32[2,4,4,4] convolution(x, r), window={size=3x3 pad=1_1x1_1}, "
+			  "dim_labels=bf01_01oi->bf01 }\n";
+	ck_assert_uint_eq(count_op(big, ISA_OP_ALU), 0);
+#undef KERNEL_01OI
 }
 END_TEST
 
@@ -1597,6 +1632,15 @@ START_TEST(test_ops_vs_interp)
 		"ENTRY e { x = f32[2,3,9,7] parameter(0)\n k = f32[5,3,3,2] parameter(1)\n ROOT c = f32[2,5,2,2] convolution(x, k), window={size=3x2 stride=3x2 pad=1_-1x0_0 rhs_dilate=2x3}, dim_labels=bf01_oi01->bf01 }",
 		"ENTRY e { x = f32[2,4,3,3] parameter(0)\n k = f32[4,4,3,3] parameter(1)\n ROOT c = bf16[2,3,3,4] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->b01f }",
 		"ENTRY e { x = f32[16,2048,2,2] parameter(0)\n k = f32[3,2048,3,3] parameter(1)\n ROOT c = f32[16,3,2,2] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01 }",
+		/* input gradients reading a {1,0,2,3} reversed kernel in place (col2im):
+		 * strided over 2x2, stride 1 over 2x2 and 4x4 (G folded over the
+		 * images), strided with an uneven crop, and a G of over 4 MiB (per
+		 * image) */
+		"ENTRY e { x = f32[3,16,2,2] parameter(0)\n p = f32[16,5,3,3] parameter(1)\n t = f32[3,3,5,16]{1,0,2,3} transpose(p), dimensions={2,3,1,0}\n r = f32[3,3,5,16]{1,0,2,3} reverse(t), dimensions={0,1}\n ROOT c = f32[3,5,4,4] convolution(x, r), window={size=3x3 pad=1_2x1_2 lhs_dilate=2x2}, dim_labels=bf01_01oi->bf01 }",
+		"ENTRY e { x = f32[3,16,2,2] parameter(0)\n p = f32[16,5,3,3] parameter(1)\n t = f32[3,3,5,16]{1,0,2,3} transpose(p), dimensions={2,3,1,0}\n r = f32[3,3,5,16]{1,0,2,3} reverse(t), dimensions={0,1}\n ROOT c = f32[3,5,2,2] convolution(x, r), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_01oi->bf01 }",
+		"ENTRY e { x = f32[2,40,4,4] parameter(0)\n p = f32[40,6,3,3] parameter(1)\n t = f32[3,3,6,40]{1,0,2,3} transpose(p), dimensions={2,3,1,0}\n r = f32[3,3,6,40]{1,0,2,3} reverse(t), dimensions={0,1}\n ROOT c = f32[2,6,4,4] convolution(x, r), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_01oi->bf01 }",
+		"ENTRY e { x = f32[2,8,3,4] parameter(0)\n p = f32[8,3,3,2] parameter(1)\n t = f32[3,2,3,8]{1,0,2,3} transpose(p), dimensions={2,3,1,0}\n r = f32[3,2,3,8]{1,0,2,3} reverse(t), dimensions={0,1}\n ROOT c = f32[2,3,5,7] convolution(x, r), window={size=3x2 pad=1_1x0_1 lhs_dilate=2x2}, dim_labels=bf01_01oi->bf01 }",
+		"ENTRY e { x = f32[2,4,48,48] parameter(0)\n p = f32[4,8,3,3] parameter(1)\n t = f32[3,3,8,4]{1,0,2,3} transpose(p), dimensions={2,3,1,0}\n r = f32[3,3,8,4]{1,0,2,3} reverse(t), dimensions={0,1}\n ROOT c = f32[2,8,96,96] convolution(x, r), window={size=3x3 pad=1_2x1_2 lhs_dilate=2x2}, dim_labels=bf01_01oi->bf01 }",
 		/* 4x4 positions (the third stage's), forward and input gradient */
 		"ENTRY e { x = f32[3,6,4,4] parameter(0)\n k = f32[5,6,3,3] parameter(1)\n ROOT c = f32[3,5,4,4] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01 }",
 		"ENTRY e { x = f32[3,6,4,4] parameter(0)\n k = f32[3,3,4,6] parameter(1)\n r = f32[3,3,4,6] reverse(k), dimensions={0,1}\n ROOT c = f32[3,4,4,4] convolution(x, r), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_01oi->bf01 }",
@@ -1730,6 +1774,7 @@ static Suite *lower_suite(void)
 	tcase_add_test(tc, test_conv_pointwise_small_images_one_gemm);
 	tcase_add_test(tc, test_alu_transposed_operand_copied_first);
 	tcase_add_test(tc, test_conv_strided_input_gradient_col2im);
+	tcase_add_test(tc, test_conv_input_gradient_reads_kernel_in_place);
 	tcase_add_test(tc, test_conv_strided_one_deep_matmul);
 	tcase_add_test(tc, test_conv_few_positions_one_matmul);
 	tcase_add_test(tc, test_conv_pointwise_weight_gradient_in_place);
