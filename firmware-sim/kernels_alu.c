@@ -331,10 +331,10 @@ static void copy_block_u32(uint8_t *d, int64_t d3, int64_t d2, int64_t di, const
 }
 
 #if (defined(__x86_64__) || defined(__i386__)) && !defined(NEURONSIM_TSAN)
-/* copy_block_u32 for rows of n <= 16 elements, contiguous in d, at stride
- * +-4 bytes in s (a kernel's taps reversed) or 8: per row one masked load (two
- * at stride 8), a lane permute when reversed or strided, one masked store (the
- * lanes past n touch no memory).
+/* copy_block_u32 for rows contiguous in d, at stride +-4 bytes in s (a
+ * kernel's taps reversed: rows of at most 16) or 8: per 16 elements of a row
+ * one masked load (two at stride 8), a lane permute when reversed or strided,
+ * one masked store (the lanes past the row touch no memory).
  * The bits move unchanged. Returns, when bias is not 0 (fwsim_numchk_bias:
  * the block's values are floats under a NaN/Inf check), whether any value
  * copied may be bad: the check's fast test done on the registers as they are
@@ -348,17 +348,19 @@ static bool copy_block_u32_avx512(uint8_t *d, int64_t d3, int64_t d2, const uint
 {
 	__m512i acc = _mm512_setzero_si512(), vb = _mm512_set1_epi32((int)bias);
 	__m512i absm = _mm512_set1_epi32(0x7fffffff);
-	__mmask16 m = (__mmask16)((1u << n) - 1);
+	/* the row's last piece of 1..16 elements: tn, its mask */
+	uint64_t tn = n - (n - 1) / 16 * 16, full = n - tn;
+	__mmask16 m = (__mmask16)((1u << tn) - 1);
 	/* reversed: the row's lowest address holds element n - 1 */
 	int64_t low = si < 0 ? (int64_t)(n - 1) * si : 0;
 	_Alignas(64) int32_t ix[16];
 	for (int l = 0; l < 16; l++)
 		ix[l] = l < (int)n ? (int)n - 1 - l : l;
 	__m512i rev = _mm512_load_si512(ix);
-	/* stride 2 (a max-pool's windows, a strided convolution's im2col): the
-	 * row's 2n - 1 elements in two masked loads, its even lanes picked */
+	/* stride 2 (a max-pool's windows, a strided convolution's im2col): a
+	 * piece's 2 x 16 - 1 elements in two masked loads, its even lanes picked */
 	__m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-	uint32_t span2 = 2 * (uint32_t)n - 1;
+	uint32_t span2 = 2 * (uint32_t)tn - 1;
 	__mmask16 m2lo = (__mmask16)(span2 >= 16 ? 0xffffu : (1u << span2) - 1);
 	__mmask16 m2hi = (__mmask16)(span2 > 16 ? (1u << (span2 - 16)) - 1 : 0);
 	/* the rows of outer index a + CB_PF when they run on one after
@@ -375,14 +377,24 @@ static bool copy_block_u32_avx512(uint8_t *d, int64_t d3, int64_t d2, const uint
 			uint8_t *dr = d + (int64_t)a * d3 + (int64_t)b * d2;
 			const uint8_t *sr = s + (int64_t)a * s3 + (int64_t)b * s2 + low;
 			__m512i v;
+			for (uint64_t c = 0; c < full; c += 16) {
+				if (si == 8)
+					v = _mm512_permutex2var_epi32(_mm512_loadu_si512(sr + 8 * c), even,
+								      _mm512_maskz_loadu_epi32(0x7fff, sr + 8 * c + 64));
+				else
+					v = _mm512_loadu_si512(sr + 4 * c);
+				_mm512_storeu_si512(dr + 4 * c, v);
+				acc = _mm512_or_si512(acc, _mm512_add_epi32(_mm512_and_si512(v, absm), vb));
+			}
+			const uint8_t *st = sr + (si == 8 ? 8 : 4) * (int64_t)full;
 			if (si == 8)
-				v = _mm512_permutex2var_epi32(_mm512_maskz_loadu_epi32(m2lo, sr), even,
-							      _mm512_maskz_loadu_epi32(m2hi, sr + 64));
+				v = _mm512_permutex2var_epi32(_mm512_maskz_loadu_epi32(m2lo, st), even,
+							      _mm512_maskz_loadu_epi32(m2hi, st + 64));
 			else
-				v = _mm512_maskz_loadu_epi32(m, sr);
+				v = _mm512_maskz_loadu_epi32(m, st);
 			if (si < 0)
 				v = _mm512_permutexvar_epi32(rev, v);
-			_mm512_mask_storeu_epi32(dr, m, v);
+			_mm512_mask_storeu_epi32(dr + 4 * (int64_t)full, m, v);
 			/* lanes outside m are 0, and 0 + bias keeps bit 31 clear */
 			acc = _mm512_or_si512(acc, _mm512_add_epi32(_mm512_and_si512(v, absm), vb));
 		}
@@ -401,7 +413,7 @@ static fwsim_status_t copy_short_rows(const fwsim_kargs_t *k, const fwsim_iter_t
 	uint64_t n2 = it->shape[r - 2], ni = it->inner;
 	int64_t di = it->bstride[0][r - 1], si = it->bstride[1][r - 1];
 	int64_t d2 = it->bstride[0][r - 2], s2 = it->bstride[1][r - 2];
-	bool vec = es == 4 && di == 4 && (si == 4 || si == -4 || si == 8) && ni <= 16 &&
+	bool vec = es == 4 && di == 4 && ((si == -4 && ni <= 16) || si == 4 || si == 8) &&
 		   fwsim_cpu_avx512();
 	/* the check's fast test in the vector copy's registers (f32 only) */
 	uint32_t bias = k->chk && odt == ISA_DT_F32 ? fwsim_numchk_bias(k->chk) : 0;
@@ -534,8 +546,14 @@ static fwsim_status_t ew_rows(const fwsim_kargs_t *k, ew_kind_t kind, fwsim_iter
 		int td = copy_tile_dim(&it, (int64_t)isa_dtype_size(odt));
 		if (td >= 0)
 			return copy_tiled(k, &it, td, flat);
-		if (it.rank >= 2 && it.inner * isa_dtype_size(odt) <= COPY_SHORT_BYTES &&
-		    it.inner_bs[1] != 0)
+		/* short rows; and rows of any length at stride 2 into contiguous
+		 * ones, which copy_short_rows's vector path gathers 16 lanes at a
+		 * time (the row path moved one element per step: a stem's im2col
+		 * COPYs, rows of 32 at stride 2, 1.0 -> 0.3 ns an element) */
+		bool s2rows = isa_dtype_size(odt) == 4 && it.inner_bs[0] == 4 && it.inner_bs[1] == 8 &&
+			      fwsim_cpu_avx512();
+		if (it.rank >= 2 && it.inner_bs[1] != 0 &&
+		    (it.inner * isa_dtype_size(odt) <= COPY_SHORT_BYTES || s2rows))
 			return copy_short_rows(k, &it, flat);
 	}
 

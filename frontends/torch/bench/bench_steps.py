@@ -13,9 +13,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 WORKLOAD = os.path.join(HERE, "step_workload.py")
 
 
-def measure(model, mode, steps, threads, warmup=3, phases=None):
+def measure(model, mode, steps, threads, warmup=3, phases=None, floor=None):
     """The median step time (ms) of model on mode, or None; with phases (a list),
-    appends the median of each of the step's phases (trace, sync, wait)."""
+    appends the median of each of the step's phases (trace, sync, wait); with
+    floor (a list, eager only), appends the step's GEMM FLOPs and sgemm's peak
+    GFLOP/s."""
     # the same CPU budget for all three: `threads` for each library's pools
     # (the simulator's NEURONSIM_THREADS too), and the process pinned to that
     # many CPUs, since the simulator's engines are threads of their own
@@ -26,6 +28,8 @@ def measure(model, mode, steps, threads, warmup=3, phases=None):
             "--warmup", str(warmup), "--threads", str(threads)]
     if mode == "eager":
         args.append("--eager")
+        if floor is not None:
+            args.append("--floor")
     else:
         env["PJRT_DEVICE"] = mode
         # XLA:CPU's own thread pools, the same budget as the others
@@ -39,6 +43,8 @@ def measure(model, mode, steps, threads, warmup=3, phases=None):
             r = json.loads(line[7:])
             if phases is not None:
                 phases.extend(statistics.median(s[k] for s in r["phase_ms"]) for k in range(3))
+            if floor is not None and "gemm_flops" in r:
+                floor.extend((r["gemm_flops"], r["peak_gflops"]))
             return statistics.median(r["step_ms"])
     print(f"bench: {model} on {mode} failed:\n{p.stderr[-3000:]}", file=sys.stderr)
     return None
@@ -67,10 +73,10 @@ def main():
             continue
         runs = []
         for _ in range(rounds):
-            ph = []
+            ph, fl = [], []
             sim = measure(model, "NEURONSIM", steps, threads, warmup, ph)
             runs.append((sim, measure(model, "CPU", steps, threads, warmup),
-                         measure(model, "eager", steps, threads, warmup), ph))
+                         measure(model, "eager", steps, threads, warmup, floor=fl), ph, fl))
         med = lambda vals: statistics.median(vals) if vals else None
         sim, cpu, eager = (med([r[k] for r in runs if r[k]]) for k in range(3))
         fmt = lambda v: f"{v:10.2f}" if v is not None else f"{'failed':>10}"
@@ -79,17 +85,28 @@ def main():
         print(f"{model:<17} {fmt(sim)} {fmt(cpu)} {fmt(eager)} {rfmt(ratio(1))} "
               f"{rfmt(ratio(2)):>9} {rounds:>7}")
         phs = [r[3] for r in runs if r[3]]
+        # the best a device on this CPU's sgemm could do, per round: torch_xla's
+        # trace and sync as measured, plus the step's GEMM FLOPs at sgemm's peak
+        floors = [((r[3][0] + r[3][1] + r[4][0] / r[4][1] / 1e6) / r[2], r[4][0] / r[4][1] / 1e6)
+                  for r in runs if r[2] and r[3] and r[4]]
         if phs:
-            split.append((model, [med([p[k] for p in phs]) for k in range(3)], eager))
+            split.append((model, [med([p[k] for p in phs]) for k in range(3)], eager,
+                          med([f[1] for f in floors]), med([f[0] for f in floors])))
     # torch_xla's own tracing and sync are paid whatever the device: they bound
     # the ratio to eager that a faster device can reach
     print(f"\nwhere a neuronsim step goes, median ms: traced by torch_xla, sync (hash, "
-          f"dispatch), waiting for the device; the device time that 0.5x eager leaves")
-    print(f"{'model':<17} {'trace':>8} {'sync':>8} {'wait':>8} {'0.5x eager leaves':>18}")
-    for model, (tr, sy, wa), eager in split:
+          f"dispatch), waiting for the device; the device time that 0.5x eager leaves; "
+          f"the step's matmul and convolution FLOPs at this CPU's sgemm peak (torch.mm "
+          f"1024^3, same threads), and the ratio to eager that trace + sync + that "
+          f"leaves at best (above 0.5x: the target is out of reach here)")
+    print(f"{'model':<17} {'trace':>8} {'sync':>8} {'wait':>8} {'0.5x eager leaves':>18} "
+          f"{'GEMM floor':>11} {'best vs eager':>14}")
+    for model, (tr, sy, wa), eager, gemm, best in split:
         left = eager / 2 - tr - sy if eager else None
         left = f"{'-':>18}" if left is None else f"{'none':>18}" if left <= 0 else f"{left:18.2f}"
-        print(f"{model:<17} {tr:8.2f} {sy:8.2f} {wa:8.2f} {left}")
+        gemm = f"{gemm:11.2f}" if gemm is not None else f"{'-':>11}"
+        best = f"{best:13.2f}x" if best is not None else f"{'-':>14}"
+        print(f"{model:<17} {tr:8.2f} {sy:8.2f} {wa:8.2f} {left} {gemm} {best}")
     return 0
 
 

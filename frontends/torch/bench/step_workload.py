@@ -3,10 +3,14 @@ in plain PyTorch eager on the CPU (--eager). Prints RESULT {"step_ms": [...],
 "phase_ms": [[trace, sync, wait], ...]}: per timed step, the forward, backward and
 optimizer step (on an XLA device: traced into lazy tensors), torch_xla.sync()
 (the graph's hash, cache lookup and dispatch), and the wait for the loss (the
-device's execution, when it runs asynchronously)."""
+device's execution, when it runs asynchronously). With --eager --floor, also
+"gemm_flops" (the step's matmul and convolution FLOPs) and "peak_gflops" (the
+CPU's sgemm peak on these threads): the time no device built on that sgemm
+can go below."""
 
 import argparse
 import json
+import math
 import time
 
 import torch
@@ -51,6 +55,37 @@ def build(model):
     raise SystemExit(f"unknown model {model}")
 
 
+def _conv_backward_flops(grad_out_shape, x_shape, w_shape, *args, **kwargs):
+    # the input and the weight gradient each cost the forward's multiply-adds
+    # (w_shape[1] is the input channels per group); torch's own formula counts
+    # a grouped convolution's backward as if it were dense (144x for a 144-group
+    # depthwise one)
+    output_mask = args[7] if len(args) > 7 else kwargs["output_mask"]
+    per = 2 * math.prod(grad_out_shape) * math.prod(w_shape[1:])
+    return per * (int(output_mask[0]) + int(output_mask[1]))
+
+
+def gemm_floor(net, x, y):
+    """(GEMM-like FLOPs of one training step, the CPU's sgemm peak in GFLOP/s):
+    the matmul and convolution FLOPs counted by torch's FlopCounterMode, and the
+    best of ten 1024^3 torch.mm calls on this process's threads (the library the
+    simulator's MATMUL calls too, oneDNN's sgemm, runs at the same peak)."""
+    from torch.utils.flop_counter import FlopCounterMode
+    aten = torch.ops.aten
+    fc = FlopCounterMode(display=False,
+                         custom_mapping={aten.convolution_backward: _conv_backward_flops})
+    with fc:
+        nn.functional.cross_entropy(net(x), y).backward()
+    net.zero_grad()
+    a, b = torch.randn(1024, 1024), torch.randn(1024, 1024)
+    best = math.inf
+    for _ in range(10):
+        t0 = time.perf_counter()
+        torch.mm(a, b)
+        best = min(best, time.perf_counter() - t0)
+    return fc.get_total_flops(), 2 * 1024 ** 3 / best / 1e9
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", default="mlp")
@@ -58,6 +93,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--eager", action="store_true")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--floor", action="store_true",
+                    help="with --eager: also count the step's GEMM FLOPs and time sgemm's peak")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
@@ -86,7 +123,10 @@ def main():
         if i >= a.warmup:
             times.append(1e3 * (t3 - t0))
             phases.append([1e3 * (t1 - t0), 1e3 * (t2 - t1), 1e3 * (t3 - t2)])
-    print("RESULT " + json.dumps({"step_ms": times, "phase_ms": phases}))
+    result = {"step_ms": times, "phase_ms": phases}
+    if a.floor and a.eager:
+        result["gemm_flops"], result["peak_gflops"] = gemm_floor(net, x, y)
+    print("RESULT " + json.dumps(result))
 
 
 if __name__ == "__main__":

@@ -527,9 +527,6 @@ START_TEST(test_copy_converts_every_dtype_pair)
 }
 END_TEST
 
-/* A COPY of every other f32 of each row into dense rows (the im2col of a
- * stride-2 window), the rows' lengths around the block size and odd: exact
- * values, nothing written past the rows, a NaN counted where it lands. */
 /* Rows shorter than half a block run several per block (kernels_alu.c,
  * ew_rowset) when an operand holds one value per row: x - m and x / v over
  * [3, 37, 50] (10 rows per block: 10, 10, 10, 7 per index of dim 0), m a
@@ -855,6 +852,9 @@ START_TEST(test_alu_strided_rows_per_block)
 }
 END_TEST
 
+/* A COPY of every other f32 of each row into dense rows (the im2col of a
+ * stride-2 window), the rows' lengths around the block size and odd: exact
+ * values, nothing written past the rows, a NaN counted where it lands. */
 START_TEST(test_copy_stride2_rows)
 {
 	static const uint64_t lens[] = { 1, 7, 63, 64, 65, 1000, 1025 };

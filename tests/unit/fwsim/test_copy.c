@@ -228,15 +228,16 @@ START_TEST(test_copy_short_rows_transposed)
 }
 END_TEST
 
-/* Short rows read at stride 2, as a max-pool's windows are gathered (each
- * row's values every other element of an input row): rows of 16 (two loads),
- * 7 (one) and 9 (the second load one lane), to a dense and a spaced output,
- * against the reference; two NaNs, the later one in memory first in flat
- * order. */
+/* Rows read at stride 2, as a max-pool's windows and a strided
+ * convolution's im2col are gathered (each row's values every other element
+ * of an input row): rows of 16 (two loads), 7 (one), 9 (the second load one
+ * lane), and 32 and 45 (pieces of 16, the last whole or of 13), to a dense
+ * and a spaced output, against the reference; two NaNs, the later one in
+ * memory first in flat order, one the last element of a row. */
 START_TEST(test_copy_short_rows_stride2)
 {
-	static const uint64_t ns[3] = { 16, 7, 9 };
-	for (int v = 0; v < 6; v++) {
+	static const uint64_t ns[5] = { 16, 7, 9, 32, 45 };
+	for (int v = 0; v < 10; v++) {
 		uint64_t n = ns[v / 2];
 		/* [kw, plane, ho, wo] over planes of 5 rows pairs of 2n + 2 */
 		int64_t row = 2 * (int64_t)n + 2, pitch = 5 * 2 * row + 3;
