@@ -1,4 +1,4 @@
-/* FUSED's one-pass trees (fused_tree.h): the plan (portable) and the one-pass loop (AVX-512F). */
+/* FUSED's one-pass trees (fused_tree.h): the plan (portable) and the one-pass loop (fused_tree_loop.h, for AVX-512F and for AVX2). */
 #include "fused_tree.h"
 
 #include <math.h>
@@ -210,7 +210,7 @@ void fz_tree_plan(const isa_fused_op_t *code, uint32_t n_code, const bool *live,
 	tr->n = 0;
 	tr->n_in = n_in;
 	tr->has_pred = false;
-	if (!fwsim_cpu_avx512() || n_in > ISA_FUSED_MAX_INPUTS)
+	if (!fwsim_cpu_avx2_fma() || n_in > ISA_FUSED_MAX_INPUTS)
 		return;
 	for (uint32_t i = 0; i < n_in; i++)
 		if (!isa_dtype_is_float(in_dt[i]))
@@ -320,7 +320,6 @@ void fz_tree_plan(const isa_fused_op_t *code, uint32_t n_code, const bool *live,
 #if (defined(__x86_64__) || defined(__i386__)) && !defined(NEURONSIM_TSAN)
 #include <immintrin.h>
 
-#define TV 8 /* vectors of 16 lanes per register: 128 lanes */
 /* Elements ahead of a streamed operand's loads to prefetch. Without it a
  * batch norm's sum of (x - c) * g over 2 x 9.6 MB ran at 0.83 ms, slower than
  * step by step (0.70): the one pass leaves the hardware prefetchers too little
@@ -328,210 +327,103 @@ void fz_tree_plan(const isa_fused_op_t *code, uint32_t n_code, const bool *live,
  * this machine; 1 and 2 KiB: 0.62 and 0.59. */
 #define TREE_PF 1024
 
-/* Loads 16 lanes at p: whole, or those of mask m (the others 0, their
- * memory untouched). */
-#define TV_LOAD(masked, m, p) ((masked) ? _mm512_maskz_loadu_ps((m), (p)) : _mm512_loadu_ps(p))
+/* AVX-512F: 8 vectors of 16 lanes per chunk, 128 lanes (acc, t and the
+ * operand take 24 of the 32 registers); masks are mask registers. */
+#define TL_TARGET "avx512f"
+#define TL_NAME(f) f##_avx512
+#define TV 8
+#define TL_W 16
+#define TL_V __m512
+#define TL_I __m512i
+#define TL_M __mmask16
+#define TL_LANES __mmask16
+#define TL_LANES_ALL ((__mmask16)0xffff)
+#define TL_LANES_NONE ((__mmask16)0)
+#define TL_LANES_FIRST(k) ((__mmask16)((1u << (k)) - 1u))
+#define TL_ZERO() _mm512_setzero_ps()
+#define TL_ZEROI() _mm512_setzero_si512()
+#define TL_MZERO() ((__mmask16)0)
+#define TL_SET1(f) _mm512_set1_ps(f)
+#define TL_SET1I(i) _mm512_set1_epi32(i)
+#define TL_LOAD(p) _mm512_loadu_ps(p)
+#define TL_LOADM(m, p) _mm512_maskz_loadu_ps((m), (p))
+#define TL_STORE(p, v) _mm512_storeu_ps((p), (v))
+#define TL_STOREM(p, m, v) _mm512_mask_storeu_ps((p), (m), (v))
+#define TL_ADD _mm512_add_ps
+#define TL_SUB _mm512_sub_ps
+#define TL_MUL _mm512_mul_ps
+#define TL_MAXPS _mm512_max_ps
+#define TL_MINPS _mm512_min_ps
+#define TL_ANDPS(a, b) _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(a), _mm512_castps_si512(b)))
+#define TL_ORPS(a, b) _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(a), _mm512_castps_si512(b)))
+#define TL_CMP(a, b, p) _mm512_cmp_ps_mask((a), (b), (p))
+#define TL_MAND(a, b) ((__mmask16)((a) & (b)))
+#define TL_MOR(a, b) ((__mmask16)((a) | (b)))
+#define TL_BLEND(m, a, b) _mm512_mask_blend_ps((m), (a), (b)) /* m ? b : a */
+#define TL_CASTI _mm512_castps_si512
+#define TL_ANDI _mm512_and_si512
+#define TL_ADDI _mm512_add_epi32
+#define TL_ORI _mm512_or_si512
+#define TL_ORI_LANES(f, m, u) _mm512_mask_or_epi32((f), (m), (f), (u))
+#define TL_REDUCE_ORI(f) ((uint32_t)_mm512_reduce_or_epi32(f))
+#include "fused_tree_loop.h"
+#include "fused_tree_loop_undef.h"
 
-/* ALU MAX and MIN (alu_ops.h's f_max, f_min) on 16 lanes, as f_max
- * computes them: the vector max both ways round ANDed (min: ORed), which
- * differ only on a tie of +0 and -0; then a NaN a, else a NaN b. */
-__attribute__((target("avx512f"), always_inline)) static inline __m512 tv_minmax(__m512 a, __m512 b,
-										     bool max)
+/* AVX2: 4 vectors of 8 lanes per chunk, 32 lanes (acc, t, the operand and
+ * the masks fill the 16 registers); masks are vectors of all-ones lanes. */
+__attribute__((target("avx2"))) static inline uint32_t reduce_or_avx2(__m256i f)
 {
-	__m512i ab = _mm512_castps_si512(max ? _mm512_max_ps(a, b) : _mm512_min_ps(a, b));
-	__m512i ba = _mm512_castps_si512(max ? _mm512_max_ps(b, a) : _mm512_min_ps(b, a));
-	__m512 r = _mm512_castsi512_ps(max ? _mm512_and_si512(ab, ba) : _mm512_or_si512(ab, ba));
-	r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(b, b, _CMP_UNORD_Q), b);
-	return _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q), a);
+	__m128i x = _mm_or_si128(_mm256_castsi256_si128(f), _mm256_extracti128_si256(f, 1));
+	x = _mm_or_si128(x, _mm_shuffle_epi32(x, 0x4e));
+	x = _mm_or_si128(x, _mm_shuffle_epi32(x, 0xb1));
+	return (uint32_t)_mm_cvtsi128_si32(x);
 }
-
-/* An ALU compare of 16 lanes as a mask (IEEE: only NE holds for NaN). */
-__attribute__((target("avx512f"), always_inline)) static inline __mmask16 tv_cmp(uint8_t op, __m512 a,
-										     __m512 b)
-{
-	switch (op) {
-	case ISA_ALU_CMP_EQ: return _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ);
-	case ISA_ALU_CMP_NE: return _mm512_cmp_ps_mask(a, b, _CMP_NEQ_UQ);
-	case ISA_ALU_CMP_LT: return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ);
-	case ISA_ALU_CMP_LE: return _mm512_cmp_ps_mask(a, b, _CMP_LE_OQ);
-	case ISA_ALU_CMP_GT: return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ);
-	default: return _mm512_cmp_ps_mask(a, b, _CMP_GE_OQ);
-	}
-}
-
-/*
- * 128 elements from e: each op is one dispatch and 8 vector operations on
- * acc and t, which stay in registers (16 of the 32; the loops are unrolled
- * whole so that their indices are constants). Returns the flag's OR of the
- * results. Instantiated twice: whole chunks, and the last one with lanes
- * past n masked (loaded as 0, never stored, not in the flag); with one
- * instance the 8 masks did not fit the mask registers and were reloaded
- * from the stack at every load.
- */
-__attribute__((target("avx512f"), always_inline)) static inline __m512i
-tree_chunk(const fz_tree_t *tr, const float *const *ptr, const float *val, size_t e, size_t n,
-	    float *o, __m512i flag, __m512i vb, bool masked)
-{
-	const __m512i absm = _mm512_set1_epi32(0x7fffffff);
-	__mmask16 mk[TV], sel[TV];
-	__m512 acc[TV], t[TV], x[TV];
-#pragma GCC unroll 8
-	for (int v = 0; v < TV; v++) {
-		size_t lo = e + 16 * (size_t)v;
-		mk[v] = !masked || (lo < n && n - lo >= 16) ? 0xffff
-			: lo >= n ? 0 : (__mmask16)((1u << (n - lo)) - 1u);
-		acc[v] = _mm512_setzero_ps();
-		t[v] = _mm512_setzero_ps();
-		sel[v] = 0;
-	}
-	for (uint32_t k = 0; k < tr->n; k++) {
-		uint8_t op = tr->op[k], s = tr->src[k];
-		if (op == FZT_STASH) {
-#pragma GCC unroll 8
-			for (int v = 0; v < TV; v++)
-				t[v] = acc[v];
-			continue;
-		}
-		/* the operand */
-		if (s == FZT_T) {
-#pragma GCC unroll 8
-			for (int v = 0; v < TV; v++)
-				x[v] = t[v];
-		} else if (s == FZT_ACC) {
-#pragma GCC unroll 8
-			for (int v = 0; v < TV; v++)
-				x[v] = acc[v];
-		} else if (ptr[s]) {
-#pragma GCC unroll 8
-			for (int v = 0; v < TV; v++) {
-				_mm_prefetch((const char *)(ptr[s] + e + TREE_PF + 16 * v), _MM_HINT_T0);
-				x[v] = TV_LOAD(masked, mk[v], ptr[s] + e + 16 * v);
-			}
-		} else {
-			__m512 b = _mm512_set1_ps(val[s]);
-#pragma GCC unroll 8
-			for (int v = 0; v < TV; v++)
-				x[v] = b;
-		}
-		switch (op) {
-		case FZT_LOAD:
-#pragma GCC unroll 8
-			for (int v = 0; v < TV; v++)
-				acc[v] = x[v];
-			break;
-		case FZT_ADD:
-#pragma GCC unroll 8
-			for (int v = 0; v < TV; v++)
-				acc[v] = _mm512_add_ps(acc[v], x[v]);
-			break;
-		case FZT_SUB:
-#pragma GCC unroll 8
-			for (int v = 0; v < TV; v++)
-				acc[v] = _mm512_sub_ps(acc[v], x[v]);
-			break;
-		case FZT_RSUB:
-#pragma GCC unroll 8
-			for (int v = 0; v < TV; v++)
-				acc[v] = _mm512_sub_ps(x[v], acc[v]);
-			break;
-		case FZT_MUL:
-#pragma GCC unroll 8
-			for (int v = 0; v < TV; v++)
-				acc[v] = _mm512_mul_ps(acc[v], x[v]);
-			break;
-		case FZT_MAX:
-		case FZT_MIN:
-#pragma GCC unroll 8
-			for (int v = 0; v < TV; v++)
-				acc[v] = tv_minmax(acc[v], x[v], op == FZT_MAX);
-			break;
-		case FZT_RMAX:
-		case FZT_RMIN:
-#pragma GCC unroll 8
-			for (int v = 0; v < TV; v++)
-				acc[v] = tv_minmax(x[v], acc[v], op == FZT_RMAX);
-			break;
-		case FZT_MASK:
-#pragma GCC unroll 8
-			for (int v = 0; v < TV; v++)
-				sel[v] = tv_cmp(tr->arg[k], acc[v], x[v]);
-			break;
-		case FZT_MASK_AND:
-#pragma GCC unroll 8
-			for (int v = 0; v < TV; v++)
-				sel[v] &= tv_cmp(tr->arg[k], acc[v], x[v]);
-			break;
-		case FZT_MASK_OR:
-#pragma GCC unroll 8
-			for (int v = 0; v < TV; v++)
-				sel[v] |= tv_cmp(tr->arg[k], acc[v], x[v]);
-			break;
-		case FZT_BLEND:
-#pragma GCC unroll 8
-			for (int v = 0; v < TV; v++)
-				acc[v] = _mm512_mask_blend_ps(sel[v], acc[v], x[v]);
-			break;
-		case FZT_BLENDN:
-#pragma GCC unroll 8
-			for (int v = 0; v < TV; v++)
-				acc[v] = _mm512_mask_blend_ps(sel[v], x[v], acc[v]);
-			break;
-		/* x a CONST, not NaN: (x > acc) ? x : acc keeps a NaN acc, and
-		 * gives acc on a tie, which is the IEEE result but for
-		 * max(-0, +0) (+ 0 makes it +0) and min(+0, -0) (not taken) */
-		case FZT_MAXC:
-#pragma GCC unroll 8
-			for (int v = 0; v < TV; v++)
-				acc[v] = _mm512_max_ps(x[v], acc[v]);
-			break;
-		case FZT_MAXC0:
-#pragma GCC unroll 8
-			for (int v = 0; v < TV; v++)
-				acc[v] = _mm512_add_ps(_mm512_max_ps(x[v], acc[v]), x[v]);
-			break;
-		default: /* FZT_MINC */
-#pragma GCC unroll 8
-			for (int v = 0; v < TV; v++)
-				acc[v] = _mm512_min_ps(x[v], acc[v]);
-		}
-	}
-#pragma GCC unroll 8
-	for (int v = 0; v < TV; v++) {
-		__m512i u = _mm512_add_epi32(_mm512_and_si512(_mm512_castps_si512(acc[v]), absm), vb);
-		if (masked) {
-			_mm512_mask_storeu_ps(o + e + 16 * v, mk[v], acc[v]);
-			flag = _mm512_mask_or_epi32(flag, mk[v], flag, u);
-		} else {
-			_mm512_storeu_ps(o + e + 16 * v, acc[v]);
-			flag = _mm512_or_si512(flag, u);
-		}
-	}
-	return flag;
-}
-
-__attribute__((target("avx512f"))) static uint32_t
-tree_run_avx512(const fz_tree_t *tr, size_t n, float *o, const float *const *in, const float *sc,
-		 uint32_t bias)
-{
-	const float *ptr[FZT_T];
-	float val[FZT_T];
-	for (uint32_t l = 0; l < tr->n_leaves; l++) {
-		ptr[l] = l < tr->n_in ? in[l] : NULL;
-		val[l] = l < tr->n_in ? (in[l] ? 0.0f : sc[l]) : tr->konst[l - tr->n_in];
-	}
-	__m512i flag = _mm512_setzero_si512(), vb = _mm512_set1_epi32((int)bias);
-	size_t e = 0;
-	for (; e + 16 * TV <= n; e += 16 * TV)
-		flag = tree_chunk(tr, ptr, val, e, n, o, flag, vb, false);
-	if (e < n)
-		flag = tree_chunk(tr, ptr, val, e, n, o, flag, vb, true);
-	return (uint32_t)_mm512_reduce_or_epi32(flag);
-}
+#define TL_TARGET "avx2"
+#define TL_NAME(f) f##_avx2
+#define TV 4
+#define TL_W 8
+#define TL_V __m256
+#define TL_I __m256i
+#define TL_M __m256
+#define TL_LANES __m256i
+#define TL_LANES_ALL _mm256_set1_epi32(-1)
+#define TL_LANES_NONE _mm256_setzero_si256()
+#define TL_LANES_FIRST(k) _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(k)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))
+#define TL_ZERO() _mm256_setzero_ps()
+#define TL_ZEROI() _mm256_setzero_si256()
+#define TL_MZERO() _mm256_setzero_ps()
+#define TL_SET1(f) _mm256_set1_ps(f)
+#define TL_SET1I(i) _mm256_set1_epi32(i)
+#define TL_LOAD(p) _mm256_loadu_ps(p)
+#define TL_LOADM(m, p) _mm256_maskload_ps((p), (m))
+#define TL_STORE(p, v) _mm256_storeu_ps((p), (v))
+#define TL_STOREM(p, m, v) _mm256_maskstore_ps((p), (m), (v))
+#define TL_ADD _mm256_add_ps
+#define TL_SUB _mm256_sub_ps
+#define TL_MUL _mm256_mul_ps
+#define TL_MAXPS _mm256_max_ps
+#define TL_MINPS _mm256_min_ps
+#define TL_ANDPS _mm256_and_ps
+#define TL_ORPS _mm256_or_ps
+#define TL_CMP(a, b, p) _mm256_cmp_ps((a), (b), (p))
+#define TL_MAND _mm256_and_ps
+#define TL_MOR _mm256_or_ps
+#define TL_BLEND(m, a, b) _mm256_blendv_ps((a), (b), (m)) /* m ? b : a */
+#define TL_CASTI _mm256_castps_si256
+#define TL_ANDI _mm256_and_si256
+#define TL_ADDI _mm256_add_epi32
+#define TL_ORI _mm256_or_si256
+#define TL_ORI_LANES(f, m, u) _mm256_or_si256((f), _mm256_and_si256((u), (m)))
+#define TL_REDUCE_ORI(f) reduce_or_avx2(f)
+#include "fused_tree_loop.h"
+#include "fused_tree_loop_undef.h"
 
 uint32_t fz_tree_run(const fz_tree_t *tr, size_t n, float *o, const float *const *in,
 		      const float *sc, uint32_t bias)
 {
-	return tree_run_avx512(tr, n, o, in, sc, bias);
+	if (fwsim_cpu_avx512())
+		return tree_run_avx512(tr, n, o, in, sc, bias);
+	return tree_run_avx2(tr, n, o, in, sc, bias);
 }
 #else
 uint32_t fz_tree_run(const fz_tree_t *tr, size_t n, float *o, const float *const *in,

@@ -92,7 +92,8 @@ typedef struct fz_tree {
  * step, each step's value is read once (twice by one step reading it as
  * both operands; a select's compares and values read its subject once) and
  * the tree needs t once at a time; else tr->n = 0. Also 0 where the CPU
- * lacks AVX-512F (the only fz_tree_run there is).
+ * lacks AVX2 or fwsim_set_max_isa() caps it below (fz_tree_run has an
+ * AVX-512F loop and an AVX2 one).
  */
 void fz_tree_plan(const isa_fused_op_t *code, uint32_t n_code, const bool *live,
 		   const uint8_t *in_dt, uint32_t n_in, uint32_t out_reg, fz_tree_t *tr);

@@ -28,18 +28,26 @@
 #define FWSIM_TARGET_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 #endif
 
+/* The cap fwsim_set_max_isa() set (a fwsim_isa_t; FWSIM_ISA_AUTO: none). */
+int fwsim_max_isa(void);
+
 /* Whether this CPU runs the kernels written with AVX2 + FMA intrinsics (the
- * CONV forms D and E, EXP's vector code), and also those with AVX-512F
- * intrinsics. 0 off x86 and in TSan builds, which compile none of them. */
+ * CONV forms D and E, EXP's vector code, FUSED's one-pass trees), and also
+ * those with AVX-512F intrinsics, within the cap fwsim_set_max_isa() set.
+ * 0 off x86 and in TSan builds, which compile none of them. */
 #if (defined(__x86_64__) || defined(__i386__)) && !defined(NEURONSIM_TSAN)
 static inline int fwsim_cpu_avx2_fma(void)
 {
-	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+	int cap = fwsim_max_isa();
+	return (cap == FWSIM_ISA_AUTO || cap >= FWSIM_ISA_AVX2) && __builtin_cpu_supports("avx2") &&
+	       __builtin_cpu_supports("fma");
 }
 
 static inline int fwsim_cpu_avx512(void)
 {
-	return fwsim_cpu_avx2_fma() && __builtin_cpu_supports("avx512f");
+	int cap = fwsim_max_isa();
+	return (cap == FWSIM_ISA_AUTO || cap >= FWSIM_ISA_AVX512) && fwsim_cpu_avx2_fma() &&
+	       __builtin_cpu_supports("avx512f");
 }
 #else
 static inline int fwsim_cpu_avx2_fma(void)

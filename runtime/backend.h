@@ -27,6 +27,7 @@ typedef struct nrt_backend_config {
 	uint32_t cores_per_device;
 	int pin_threads;
 	uint32_t threads;         /* host threads per large instruction (embedded); 0 = auto */
+	int cpu_isa;              /* the simulator's widest vector kernels, a fwsim_isa_t (embedded) */
 } nrt_backend_config_t;
 
 typedef struct nrt_backend_info {

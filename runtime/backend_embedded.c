@@ -53,6 +53,7 @@ static ns_status_t emb_open(const nrt_backend_config_t *config, uint32_t index,
 	dev->n_cores = config->cores_per_device;
 	dev->pin_threads = config->pin_threads;
 	fwsim_set_threads(config->threads); /* process-wide, like the environment */
+	fwsim_set_max_isa((fwsim_isa_t)config->cpu_isa);
 	dev->mem_size = config->device_memory;
 	dev->cores = calloc(dev->n_cores, sizeof(*dev->cores));
 	if (!dev->cores)

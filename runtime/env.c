@@ -160,6 +160,24 @@ ns_status_t nrt_env_get_bool(const char *name, bool dflt, bool *out)
 }
 
 /* NEURON_RT_NUMERICAL_ERRORS_VERBOSITY (docs/env.md): none, warning or critical. */
+/* NEURONSIM_CPU_ISA: the widest vector kernels of the embedded device's
+ * simulator (fwsim_set_max_isa), a fwsim_isa_t in *out. */
+static ns_status_t env_cpu_isa(int *out)
+{
+	static const char *const names[] = { "auto", "scalar", "avx2", "avx512" };
+	const char *v = getenv("NEURONSIM_CPU_ISA");
+	*out = 0;
+	if (!v || !*v)
+		return NS_OK;
+	for (int i = 0; i < 4; i++)
+		if (!strcasecmp(v, names[i])) {
+			*out = i;
+			return NS_OK;
+		}
+	return nrt_status_make(NRT_INVALID, "NEURONSIM_CPU_ISA=\"%s\" is invalid: expected auto, avx512, avx2 "
+			       "or scalar", v);
+}
+
 static ns_status_t env_num_err_verbosity(int *out)
 {
 	const char *v = getenv("NEURON_RT_NUMERICAL_ERRORS_VERBOSITY");
@@ -256,6 +274,7 @@ ns_status_t nrt_env_load(nrt_config_t *out)
 	NS_RETURN_IF_ERROR(nrt_env_get_bool("NEURONSIM_INF_CHECK", false, &c.inf_check));
 	NS_RETURN_IF_ERROR(nrt_env_get_bool("NEURONSIM_PIN_THREADS", false, &c.pin_threads));
 	NS_RETURN_IF_ERROR(env_u32("NEURONSIM_THREADS", 0, 0, 16, &c.threads));
+	NS_RETURN_IF_ERROR(env_cpu_isa(&c.cpu_isa));
 	NS_RETURN_IF_ERROR(nrt_env_get_bool("NEURON_FAIL_ON_NAN", false, &c.fail_on_nan));
 	NS_RETURN_IF_ERROR(nrt_env_get_bool("NEURON_RT_ENABLE_DEVICE_MEMORY_OOM_LOG", true, &c.oom_log));
 	NS_RETURN_IF_ERROR(env_num_err_verbosity(&c.num_err_verbosity));

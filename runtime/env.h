@@ -34,6 +34,7 @@ typedef struct nrt_config {
 	bool fail_on_nan;            /* NEURON_FAIL_ON_NAN */
 	bool pin_threads;            /* NEURONSIM_PIN_THREADS */
 	uint32_t threads;            /* NEURONSIM_THREADS (0..16); 0 = the affinity mask's CPUs */
+	int cpu_isa;                 /* NEURONSIM_CPU_ISA: a fwsim_isa_t; 0 = auto */
 	char backend[32];            /* NEURONSIM_BACKEND */
 } nrt_config_t;
 

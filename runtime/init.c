@@ -36,6 +36,7 @@ static ns_status_t open_devices(nrt_ctx_t *ctx)
 		.cores_per_device = ctx->config.cores_per_device,
 		.pin_threads = ctx->config.pin_threads,
 		.threads = ctx->config.threads,
+		.cpu_isa = ctx->config.cpu_isa,
 	};
 	for (uint32_t d = 0; d < ctx->n_devices; d++) {
 		NS_RETURN_IF_ERROR_F(ctx->ops->open(&bcfg, d, &ctx->devices[d].dev), "%s backend", ctx->ops->name);

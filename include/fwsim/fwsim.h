@@ -134,6 +134,21 @@ void fwsim_set_threads(uint32_t n);
 /* The count in effect (0 resolved to the affinity mask's CPUs). */
 uint32_t fwsim_get_threads(void);
 
+/* The widest hand-written vector kernels the simulator may use. By default
+ * (FWSIM_ISA_AUTO) the CPU's widest; a lower cap runs, on this CPU, the
+ * kernels a CPU without AVX-512 (FWSIM_ISA_AVX2) or without AVX2
+ * (FWSIM_ISA_SCALAR) runs: the same results, at that CPU's kind of speed.
+ * A cap above what the CPU has changes nothing. Process-wide, for every core;
+ * takes effect at the next instruction. (The compiler's own vectorisation of
+ * the portable kernels is chosen when the library loads, whatever the cap.) */
+typedef enum fwsim_isa {
+	FWSIM_ISA_AUTO = 0,
+	FWSIM_ISA_SCALAR = 1,
+	FWSIM_ISA_AVX2 = 2,
+	FWSIM_ISA_AVX512 = 3,
+} fwsim_isa_t;
+void fwsim_set_max_isa(fwsim_isa_t isa);
+
 /* Creates a core the caller destroys with fwsim_core_destroy(). config may be
  * NULL (core 0, no pinning, AUTO). Engine threads are created on the first
  * job that needs them and joined by fwsim_core_destroy(), which must not race

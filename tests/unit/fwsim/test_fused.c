@@ -1162,6 +1162,8 @@ END_TEST
  * every output is the select's. */
 START_TEST(test_tree_with_compares_blamed_over_short_rows)
 {
+	/* _i 1: with the AVX2 loop (the cap a CPU without AVX-512 has) */
+	fwsim_set_max_isa(_i ? FWSIM_ISA_AVX2 : FWSIM_ISA_AUTO);
 	tmem_t t;
 	tmem_init(&t);
 	uint64_t sh[3] = { 2, 70, 49 }, rsh[2] = { 2, 70 };
@@ -1201,7 +1203,7 @@ START_TEST(test_tree_with_compares_blamed_over_short_rows)
 	uint8_t f3[3] = { ISA_DT_F32, ISA_DT_F32, ISA_DT_F32 };
 	fz_tree_t tr;
 	fz_tree_plan(b.code, b.h.n_code, live, f3, 3, 3, &tr);
-	ck_assert(tr.n > 0 || !fwsim_cpu_avx512());
+	ck_assert(tr.n > 0 || !fwsim_cpu_avx2_fma());
 	isa_insn_t in = fb_emit(&b, &t, o);
 	in.param = ISA_FUSED_STEPS_DEBUG(500);
 	fwsim_job_t job;
@@ -1218,11 +1220,14 @@ START_TEST(test_tree_with_compares_blamed_over_short_rows)
 	}
 	ck_assert(tmem_guards_intact(&t));
 	tmem_free(&t);
+	fwsim_set_max_isa(FWSIM_ISA_AUTO);
 }
 END_TEST
 
 START_TEST(test_mask_select_nan_blamed_on_select)
 {
+	/* _i 1: with the AVX2 loop (the cap a CPU without AVX-512 has) */
+	fwsim_set_max_isa(_i ? FWSIM_ISA_AVX2 : FWSIM_ISA_AUTO);
 	/* rows of 900 (one segment of a one-pass tree) and 20000 (segments of
 	 * FZ_TREE_LONG); the blame runs the 512 around the NaN again */
 	static const uint32_t ns[2] = { 900, 20000 };
@@ -1274,6 +1279,7 @@ START_TEST(test_mask_select_nan_blamed_on_select)
 		}
 		tmem_free(&t);
 	}
+	fwsim_set_max_isa(FWSIM_ISA_AUTO);
 }
 END_TEST
 
@@ -2096,20 +2102,24 @@ static void sprinkle_specials(tmem_t *t, const isa_ap_t *ap, uint64_t *seed)
  * which no tree takes. Inputs hold signed zeros, infinities and NaN. */
 START_TEST(test_one_pass_trees)
 {
+	/* cases 24..47: the same with the AVX2 loop (the cap a CPU without
+	 * AVX-512 has) */
+	const int ci = _i % 24;
+	fwsim_set_max_isa(_i >= 24 ? FWSIM_ISA_AVX2 : FWSIM_ISA_AUTO);
 	static const uint64_t cols[6] = { 16, 49, 50, 300, 700, 1100 };
-	uint64_t seed = 0x7ee5ull + (uint64_t)_i * 104729;
+	uint64_t seed = 0x7ee5ull + (uint64_t)ci * 104729;
 	tmem_t t;
 	tmem_init(&t);
 	/* short rows: 2 x 70 of them, blocks of 1008 elements (FZ_TREE_BLOCK) */
-	uint64_t rows = cols[_i % 6] <= 50 ? 70 : 5;
-	uint64_t sh[3] = { 2, rows, cols[_i % 6] }, rsh[2] = { 2, rows };
+	uint64_t rows = cols[ci % 6] <= 50 ? 70 : 5;
+	uint64_t sh[3] = { 2, rows, cols[ci % 6] }, rsh[2] = { 2, rows };
 	fbuild_t b;
 	fb_init(&b);
 	tgen_t g = { .b = &b, .t = &t, .seed = &seed, .rank = 3, .shape = sh };
 	g.nin = 2 + (uint32_t)(trand(&seed) % 4);
 	uint8_t in_dt[6];
 	for (uint32_t i = 0; i < g.nin; i++) {
-		uint32_t kind = (i + (uint32_t)_i) % 5;
+		uint32_t kind = (i + (uint32_t)ci) % 5;
 		isa_ap_t ap;
 		if (kind == 1) { /* one value per row */
 			ap = tmk_ap(&t, 2, ISA_DT_F32, 2, rsh, L_CONTIG);
@@ -2149,13 +2159,13 @@ START_TEST(test_one_pass_trees)
 	fz_tree_plan(b.code, b.h.n_code, live, in_dt, g.nin, root, &tr);
 	if (getenv("FUSED_DEBUG"))
 		for (uint32_t q = 0; q < b.h.n_code; q++)
-			fprintf(stderr, "case %d step %u: r%u = op %u (r%u r%u) nin %u out %u\n", _i, q,
+			fprintf(stderr, "case %d step %u: r%u = op %u (r%u r%u) nin %u out %u\n", ci, q,
 				b.code[q].dst, b.code[q].op, b.code[q].src[0], b.code[q].src[1], g.nin, root);
-	ck_assert_msg(tr.n > 0 || !fwsim_cpu_avx512(), "case %d: %u steps not planned as a tree",
-		      _i, b.h.n_code);
+	ck_assert_msg(tr.n > 0 || !fwsim_cpu_avx2_fma(), "case %d: %u steps not planned as a tree",
+		      ci, b.h.n_code);
 
 	/* elementwise, against the op-by-op program */
-	isa_ap_t o = tmk_ap(&t, 3, ISA_DT_F32, 3, sh, (_i & 1) ? L_STRIDED : L_CONTIG);
+	isa_ap_t o = tmk_ap(&t, 3, ISA_DT_F32, 3, sh, (ci & 1) ? L_STRIDED : L_CONTIG);
 	isa_insn_t fz = fb_emit(&b, &t, o);
 	fwsim_job_t job;
 	const isa_insn_t *progs[ISA_ENGINE_COUNT] = { 0 };
@@ -2164,14 +2174,14 @@ START_TEST(test_one_pass_trees)
 	nprog[ISA_ENGINE_VECTOR] = g.nref;
 	ck_assert_int_eq(trun_prog(&t, NULL, progs, nprog, 0, 0, &job), FWSIM_OK);
 	fwsim_status_t st = trun1(&t, &fz, ISA_ENGINE_VECTOR, 0, &job);
-	ck_assert_msg(st == FWSIM_OK, "case %d: %d %s", _i, st, job.error.message);
+	ck_assert_msg(st == FWSIM_OK, "case %d: %d %s", ci, st, job.error.message);
 	uint64_t idx[3];
 	for (uint64_t f = 0; f < tnumel(3, sh); f++) {
 		tunflat(f, 3, sh, idx);
 		float want = (float)tget(ISA_DT_F32, telem(&t, &vap, idx));
 		float got = (float)tget(ISA_DT_F32, telem(&t, &o, idx));
 		T_CHECK(memcmp(&want, &got, 4) == 0 || (isnan(want) && isnan(got)),
-			"case %d (%u steps, rows of %llu): element %llu: %a, op by op %a", _i,
+			"case %d (%u steps, rows of %llu): element %llu: %a, op by op %a", ci,
 			b.h.n_code, (unsigned long long)sh[2], (unsigned long long)f, got, want);
 	}
 
@@ -2192,10 +2202,11 @@ START_TEST(test_one_pass_trees)
 	const float *r0 = (const float *)(const void *)tmem_ptr(&t, 3, ro[0]);
 	const float *r1 = (const float *)(const void *)tmem_ptr(&t, 3, ro[1]);
 	for (uint32_t c = 0; c < rows; c++)
-		T_CHECK(memcmp(&r0[c], &r1[c], 4) == 0, "case %d: sum %u: %a, step by step %a", _i, c,
+		T_CHECK(memcmp(&r0[c], &r1[c], 4) == 0, "case %d: sum %u: %a, step by step %a", ci, c,
 			r0[c], r1[c]);
 	ck_assert(tmem_guards_intact(&t));
 	tmem_free(&t);
+	fwsim_set_max_isa(FWSIM_ISA_AUTO);
 }
 END_TEST
 
@@ -2204,7 +2215,7 @@ END_TEST
  * input; and the smallest one it does, with its ops. */
 START_TEST(test_one_pass_tree_plans)
 {
-	if (!fwsim_cpu_avx512())
+	if (!fwsim_cpu_avx2_fma())
 		return;
 	fbuild_t b;
 	fz_tree_t tr;
@@ -2276,10 +2287,10 @@ static Suite *fused_suite(void)
 	tcase_add_test(tc, test_inf_from_narrowing_in_fused_output);
 	tcase_add_test(tc, test_dead_steps_skipped_and_not_blamed);
 	tcase_add_test(tc, test_mask_select_trees);
-	tcase_add_test(tc, test_mask_select_nan_blamed_on_select);
-	tcase_add_test(tc, test_tree_with_compares_blamed_over_short_rows);
+	tcase_add_loop_test(tc, test_mask_select_nan_blamed_on_select, 0, 2);
+	tcase_add_loop_test(tc, test_tree_with_compares_blamed_over_short_rows, 0, 2);
 	tcase_add_test(tc, test_op_pairs);
-	tcase_add_loop_test(tc, test_one_pass_trees, 0, 24);
+	tcase_add_loop_test(tc, test_one_pass_trees, 0, 48);
 	tcase_add_test(tc, test_one_pass_tree_plans);
 	tcase_add_test(tc, test_output_written_in_place);
 	tcase_add_test(tc, test_fused_minmax_signed_zeros_ieee);

@@ -310,7 +310,7 @@ void test_env_default(void)
 	static const char *const unset[] = {
 		"NEURON_RT_VISIBLE_CORES", "NEURON_RT_NUM_CORES", "NEURON_RT_EXEC_TIMEOUT",
 		"NEURONSIM_NUM_DEVICES", "NEURONSIM_NAN_CHECK", "NEURONSIM_INF_CHECK",
-		"NEURONSIM_BACKEND", "NEURONSIM_PIN_THREADS", "NEURONSIM_THREADS",
+		"NEURONSIM_BACKEND", "NEURONSIM_PIN_THREADS", "NEURONSIM_THREADS", "NEURONSIM_CPU_ISA",
 	};
 	for (size_t i = 0; i < sizeof(unset) / sizeof(unset[0]); i++)
 		unsetenv(unset[i]);

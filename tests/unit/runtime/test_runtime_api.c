@@ -154,6 +154,7 @@ START_TEST(test_bad_env_values_fail_init_with_message)
 		{ "NEURONSIM_BACKEND", "fpga", NRT_INVALID },
 		{ "NEURONSIM_THREADS", "17", NRT_INVALID },
 		{ "NEURONSIM_THREADS", "two", NRT_INVALID },
+		{ "NEURONSIM_CPU_ISA", "sse2", NRT_INVALID },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		test_env_default();
