@@ -2202,8 +2202,11 @@ START_TEST(test_one_pass_trees)
 	const float *r0 = (const float *)(const void *)tmem_ptr(&t, 3, ro[0]);
 	const float *r1 = (const float *)(const void *)tmem_ptr(&t, 3, ro[1]);
 	for (uint32_t c = 0; c < rows; c++)
-		T_CHECK(memcmp(&r0[c], &r1[c], 4) == 0, "case %d: sum %u: %a, step by step %a", ci, c,
-			r0[c], r1[c]);
+		/* a NaN's sign aside: the AVX2 loop's register pressure lets the
+		 * compiler commute an ADD or MUL, whose NaN is then the other
+		 * operand's when both are NaN (docs/isa.md) */
+		T_CHECK(memcmp(&r0[c], &r1[c], 4) == 0 || (isnan(r0[c]) && isnan(r1[c])),
+			"case %d: sum %u: %a, step by step %a", ci, c, r0[c], r1[c]);
 	ck_assert(tmem_guards_intact(&t));
 	tmem_free(&t);
 	fwsim_set_max_isa(FWSIM_ISA_AUTO);
