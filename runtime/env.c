@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "backend_kernel.h"
+#include "fwsim/fwsim.h"
 #include "env.h"
 #include "log.h"
 
@@ -164,16 +165,15 @@ ns_status_t nrt_env_get_bool(const char *name, bool dflt, bool *out)
  * simulator (fwsim_set_max_isa), a fwsim_isa_t in *out. */
 static ns_status_t env_cpu_isa(int *out)
 {
-	static const char *const names[] = { "auto", "scalar", "avx2", "avx512" };
 	const char *v = getenv("NEURONSIM_CPU_ISA");
+	fwsim_isa_t isa = FWSIM_ISA_AUTO;
 	*out = 0;
 	if (!v || !*v)
 		return NS_OK;
-	for (int i = 0; i < 4; i++)
-		if (!strcasecmp(v, names[i])) {
-			*out = i;
-			return NS_OK;
-		}
+	if (fwsim_isa_from_name(v, &isa) == 0) {
+		*out = (int)isa;
+		return NS_OK;
+	}
 	return nrt_status_make(NRT_INVALID, "NEURONSIM_CPU_ISA=\"%s\" is invalid: expected auto, avx512, avx2 "
 			       "or scalar", v);
 }

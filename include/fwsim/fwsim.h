@@ -148,6 +148,9 @@ typedef enum fwsim_isa {
 	FWSIM_ISA_AVX512 = 3,
 } fwsim_isa_t;
 void fwsim_set_max_isa(fwsim_isa_t isa);
+/* The cap named name (auto, avx512, avx2 or scalar, any case) in *out: 0, or
+ * -1 for any other name (*out then FWSIM_ISA_AUTO). */
+int fwsim_isa_from_name(const char *name, fwsim_isa_t *out);
 
 /* Creates a core the caller destroys with fwsim_core_destroy(). config may be
  * NULL (core 0, no pinning, AUTO). Engine threads are created on the first

@@ -155,6 +155,11 @@ int ncc_run_module_opts(const ncc_module_t *m, const char *text, const ncc_compi
 		cfg.sched = FWSIM_SCHED_THREADS;
 	else if (sched && !strcmp(sched, "inline"))
 		cfg.sched = FWSIM_SCHED_INLINE;
+	/* NEURONSIM_CPU_ISA=avx2 or scalar runs the kernels of a CPU without
+	 * AVX-512 or AVX2 (docs/env.md) */
+	fwsim_isa_t isa;
+	if (fwsim_isa_from_name(getenv("NEURONSIM_CPU_ISA"), &isa) == 0)
+		fwsim_set_max_isa(isa);
 	fwsim_core_create(&cfg, &core);
 	fwsim_job_t job;
 	memset(&job, 0, sizeof(job));
