@@ -1,5 +1,6 @@
 /* REDUCE, MATMUL, IOTA, GATHER, SCATTER and RNG against scalar references. */
 #include <sys/resource.h>
+#include <xmmintrin.h>
 
 #include "fwsim_test.h"
 
@@ -226,6 +227,65 @@ START_TEST(test_matmul_f32_layouts_batch_accumulate)
 	check_matmul(ISA_DT_F32, ISA_DT_F32, 0, 64, 128, 96, L_TRANSPOSED, L_TRANSPOSED, L_CONTIG, 0, 0);
 	check_matmul(ISA_DT_F32, ISA_DT_F32, 0, 5, 0, 4, L_CONTIG, L_CONTIG, L_CONTIG, 0, 0); /* K = 0 */
 	check_matmul(ISA_DT_F32, ISA_DT_F32, 0, 5, 0, 4, L_CONTIG, L_CONTIG, L_CONTIG, 1, 0);
+}
+END_TEST
+
+/* Subnormals in a float MATMUL read as zero and subnormal results become
+ * zero (kernels_matmul.c, gemm_f32): A [8, 64] with every other element a
+ * subnormal gives the bits of A with those zeroed, B's subnormal column
+ * likewise (a subnormal row times 2^100 gives 0, not 2^-34); a row of
+ * 2^-70 x 2^-70 products (exactly 2^-140 each, subnormal) sums to +0; and
+ * the calling thread's MXCSR is as it was. */
+START_TEST(test_matmul_subnormals_flush_to_zero)
+{
+	enum { M = 8, K = 64, N = 16 };
+	tmem_t t;
+	tmem_init(&t);
+	uint64_t sa[2] = { M, K }, sb[2] = { K, N }, sc[2] = { M, N };
+	isa_insn_t in[2];
+	for (int v = 0; v < 2; v++) {
+		in[v] = isa_insn_init(ISA_OP_MATMUL, 0);
+		in[v].n_ap = 3;
+		in[v].ap[0] = tmk_ap(&t, 0, ISA_DT_F32, 2, sc, L_CONTIG);
+		in[v].ap[1] = tmk_ap(&t, 1, ISA_DT_F32, 2, sa, L_CONTIG);
+		in[v].ap[2] = tmk_ap(&t, 2, ISA_DT_F32, 2, sb, L_CONTIG);
+	}
+	float *a[2], *b[2];
+	for (int v = 0; v < 2; v++) {
+		a[v] = (float *)(void *)tmem_ptr(&t, 1, in[v].ap[1].offset);
+		b[v] = (float *)(void *)tmem_ptr(&t, 2, in[v].ap[2].offset);
+	}
+	for (int i = 0; i < M * K; i++) {
+		float x = (float)((i * 37) % 19) * 0.25f - 2.0f;
+		a[0][i] = i % 2 ? ldexpf(1.0f + (float)(i % 5), -140) : x; /* subnormal */
+		a[1][i] = i % 2 ? 0.0f : x;
+	}
+	for (int i = 0; i < K * N; i++) {
+		float x = (float)((i * 13) % 23) * 0.5f - 5.0f;
+		b[0][i] = i % N == 3 ? -ldexpf(1.0f, -130) : x;
+		b[1][i] = i % N == 3 ? 0.0f : x;
+	}
+	/* row 5 of A: 2^-70, column 7 of B: 2^-70 (their products subnormal);
+	 * row 6 of A all subnormal, column 9 of B 2^100 (products of 2^-40 if
+	 * the subnormals counted) */
+	for (int k = 0; k < K; k++) {
+		a[0][5 * K + k] = a[1][5 * K + k] = ldexpf(1.0f, -70);
+		b[0][k * N + 7] = b[1][k * N + 7] = ldexpf(1.0f, -70);
+		a[0][6 * K + k] = ldexpf(1.0f, -140);
+		a[1][6 * K + k] = 0.0f;
+		b[0][k * N + 9] = b[1][k * N + 9] = ldexpf(1.0f, 100);
+	}
+	unsigned csr = _mm_getcsr();
+	fwsim_job_t job;
+	for (int v = 0; v < 2; v++)
+		ck_assert_msg(trun1(&t, &in[v], ISA_ENGINE_TENSOR, 0, &job) == FWSIM_OK, "%s", job.error.message);
+	ck_assert_uint_eq(_mm_getcsr(), csr);
+	const float *c0 = (const float *)(const void *)tmem_ptr(&t, 0, in[0].ap[0].offset);
+	const float *c1 = (const float *)(const void *)tmem_ptr(&t, 0, in[1].ap[0].offset);
+	ck_assert_int_eq(memcmp(c0, c1, sizeof(float) * M * N), 0);
+	ck_assert(c0[5 * N + 7] == 0.0f && !signbit(c0[5 * N + 7]));
+	ck_assert(c0[6 * N + 9] == 0.0f);
+	tmem_free(&t);
 }
 END_TEST
 
@@ -1215,6 +1275,7 @@ static Suite *tensor_suite(void)
 	tcase_add_test(tc, test_matmul_f32_layouts_batch_accumulate);
 	tcase_add_test(tc, test_matmul_half_and_int);
 	tcase_add_test(tc, test_matmul_transposed_output_nan_record);
+	tcase_add_test(tc, test_matmul_subnormals_flush_to_zero);
 	tcase_add_test(tc, test_reduce_in_pieces_matches_reference);
 	tcase_add_test(tc, test_reduce_f32_sum_order_bit_exact);
 	tcase_add_test(tc, test_reduce_f32_short_rows_bit_exact);
