@@ -31,6 +31,13 @@
 /* The cap fwsim_set_max_isa() set (a fwsim_isa_t; FWSIM_ISA_AUTO: none). */
 int fwsim_max_isa(void);
 
+/* Whether that cap lets the kernels of ISA isa run. */
+static inline int fwsim_isa_allows(fwsim_isa_t isa)
+{
+	int cap = fwsim_max_isa();
+	return cap == FWSIM_ISA_AUTO || cap >= (int)isa;
+}
+
 /* Whether this CPU runs the kernels written with AVX2 + FMA intrinsics (the
  * CONV forms D and E, EXP's vector code, FUSED's one-pass trees), and also
  * those with AVX-512F intrinsics, within the cap fwsim_set_max_isa() set.
@@ -38,15 +45,13 @@ int fwsim_max_isa(void);
 #if (defined(__x86_64__) || defined(__i386__)) && !defined(NEURONSIM_TSAN)
 static inline int fwsim_cpu_avx2_fma(void)
 {
-	int cap = fwsim_max_isa();
-	return (cap == FWSIM_ISA_AUTO || cap >= FWSIM_ISA_AVX2) && __builtin_cpu_supports("avx2") &&
+	return fwsim_isa_allows(FWSIM_ISA_AVX2) && __builtin_cpu_supports("avx2") &&
 	       __builtin_cpu_supports("fma");
 }
 
 static inline int fwsim_cpu_avx512(void)
 {
-	int cap = fwsim_max_isa();
-	return (cap == FWSIM_ISA_AUTO || cap >= FWSIM_ISA_AVX512) && fwsim_cpu_avx2_fma() &&
+	return fwsim_isa_allows(FWSIM_ISA_AVX512) && fwsim_cpu_avx2_fma() &&
 	       __builtin_cpu_supports("avx512f");
 }
 #else

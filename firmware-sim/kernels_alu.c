@@ -376,27 +376,23 @@ static bool copy_block_u32_avx512(uint8_t *d, int64_t d3, int64_t d2, const uint
 		for (uint64_t b = 0; b < n2; b++) {
 			uint8_t *dr = d + (int64_t)a * d3 + (int64_t)b * d2;
 			const uint8_t *sr = s + (int64_t)a * s3 + (int64_t)b * s2 + low;
-			__m512i v;
-			for (uint64_t c = 0; c < full; c += 16) {
+			/* pieces of 16, the last one of tn under its masks */
+			for (uint64_t c = 0; c < n; c += 16) {
+				bool last = c == full;
+				const uint8_t *sp = sr + (si == 8 ? 8 : 4) * (int64_t)c;
+				__m512i v;
 				if (si == 8)
-					v = _mm512_permutex2var_epi32(_mm512_loadu_si512(sr + 8 * c), even,
-								      _mm512_maskz_loadu_epi32(0x7fff, sr + 8 * c + 64));
+					v = _mm512_permutex2var_epi32(
+						_mm512_maskz_loadu_epi32(last ? m2lo : 0xffff, sp), even,
+						_mm512_maskz_loadu_epi32(last ? m2hi : 0x7fff, sp + 64));
 				else
-					v = _mm512_loadu_si512(sr + 4 * c);
-				_mm512_storeu_si512(dr + 4 * c, v);
+					v = _mm512_maskz_loadu_epi32(last ? m : 0xffff, sp);
+				if (si < 0)
+					v = _mm512_permutexvar_epi32(rev, v);
+				_mm512_mask_storeu_epi32(dr + 4 * (int64_t)c, last ? m : 0xffff, v);
+				/* lanes outside the mask are 0, and 0 + bias keeps bit 31 clear */
 				acc = _mm512_or_si512(acc, _mm512_add_epi32(_mm512_and_si512(v, absm), vb));
 			}
-			const uint8_t *st = sr + (si == 8 ? 8 : 4) * (int64_t)full;
-			if (si == 8)
-				v = _mm512_permutex2var_epi32(_mm512_maskz_loadu_epi32(m2lo, st), even,
-							      _mm512_maskz_loadu_epi32(m2hi, st + 64));
-			else
-				v = _mm512_maskz_loadu_epi32(m, st);
-			if (si < 0)
-				v = _mm512_permutexvar_epi32(rev, v);
-			_mm512_mask_storeu_epi32(dr + 4 * (int64_t)full, m, v);
-			/* lanes outside m are 0, and 0 + bias keeps bit 31 clear */
-			acc = _mm512_or_si512(acc, _mm512_add_epi32(_mm512_and_si512(v, absm), vb));
 		}
 	}
 	return bias && _mm512_cmplt_epi32_mask(acc, _mm512_setzero_si512()) != 0;

@@ -160,24 +160,20 @@ ns_status_t nrt_env_get_bool(const char *name, bool dflt, bool *out)
 	return NS_OK;
 }
 
-/* NEURON_RT_NUMERICAL_ERRORS_VERBOSITY (docs/env.md): none, warning or critical. */
 /* NEURONSIM_CPU_ISA: the widest vector kernels of the embedded device's
- * simulator (fwsim_set_max_isa), a fwsim_isa_t in *out. */
+ * simulator (fwsim_set_max_isa), a fwsim_isa_t in *out (auto when unset). */
 static ns_status_t env_cpu_isa(int *out)
 {
 	const char *v = getenv("NEURONSIM_CPU_ISA");
 	fwsim_isa_t isa = FWSIM_ISA_AUTO;
-	*out = 0;
-	if (!v || !*v)
-		return NS_OK;
-	if (fwsim_isa_from_name(v, &isa) == 0) {
-		*out = (int)isa;
-		return NS_OK;
-	}
-	return nrt_status_make(NRT_INVALID, "NEURONSIM_CPU_ISA=\"%s\" is invalid: expected auto, avx512, avx2 "
-			       "or scalar", v);
+	if (v && *v && fwsim_isa_from_name(v, &isa) != 0)
+		return nrt_status_make(NRT_INVALID, "NEURONSIM_CPU_ISA=\"%s\" is invalid: expected auto, avx512, "
+				       "avx2 or scalar", v);
+	*out = (int)isa;
+	return NS_OK;
 }
 
+/* NEURON_RT_NUMERICAL_ERRORS_VERBOSITY (docs/env.md): none, warning or critical. */
 static ns_status_t env_num_err_verbosity(int *out)
 {
 	const char *v = getenv("NEURON_RT_NUMERICAL_ERRORS_VERBOSITY");

@@ -87,8 +87,11 @@ def main():
         phs = [r[3] for r in runs if r[3]]
         # the best a device on this CPU's sgemm could do, per round: torch_xla's
         # trace and sync as measured, plus the step's GEMM FLOPs at sgemm's peak
-        floors = [((r[3][0] + r[3][1] + r[4][0] / r[4][1] / 1e6) / r[2], r[4][0] / r[4][1] / 1e6)
-                  for r in runs if r[2] and r[3] and r[4]]
+        floors = []
+        for r in runs:
+            if r[2] and r[3] and r[4]:
+                gemm = r[4][0] / r[4][1] / 1e6
+                floors.append(((r[3][0] + r[3][1] + gemm) / r[2], gemm))
         if phs:
             split.append((model, [med([p[k] for p in phs]) for k in range(3)], eager,
                           med([f[1] for f in floors]), med([f[0] for f in floors])))
