@@ -126,7 +126,8 @@ START_TEST(test_copy_transpose_nan_record_is_smallest_index)
 END_TEST
 
 /* One COPY of short f32 rows: the output dense over sh (every element 2
- * apart when spaced), the input seen through strides st (elements) from
+ * apart when spaced is 1; its rows one element apart when 2, as an im2col's
+ * windows clipped at an image's edge are written), the input seen through strides st (elements) from
  * element off of len floats in region 1, filled with i % mod - 50. Two NaNs
  * at input indices bad[0] and bad[1]: the NaN record must count 2 with the
  * first at flat index first, and every element must be the input's. */
@@ -140,9 +141,16 @@ static void cp_short_rows_case(uint32_t rank, const uint64_t *sh, const int64_t 
 	isa_insn_t in = isa_insn_init(ISA_OP_COPY, 0);
 	in.n_ap = 2;
 	in.ap[0] = isa_ap_contig(0, tmem_alloc(&t, 0, 2 * n * 4), ISA_DT_F32, rank, sh);
-	if (spaced)
+	if (spaced == 1)
 		for (uint32_t q = 0; q < rank; q++)
 			in.ap[0].stride[q] *= 2;
+	if (spaced == 2) {
+		int64_t sd = (int64_t)sh[rank - 1] + 1;
+		for (int q = (int)rank - 2; q >= 0; q--) {
+			in.ap[0].stride[q] = sd;
+			sd *= (int64_t)sh[q];
+		}
+	}
 	isa_ap_t *a = &in.ap[1];
 	memset(a, 0, sizeof(*a));
 	a->region = 1;
@@ -250,6 +258,30 @@ START_TEST(test_copy_short_rows_stride2)
 }
 END_TEST
 
+/* 2-D windows gathered into runs, as the im2col of a convolution with few
+ * output positions copies them (3x3 windows of 8x8 planes, [f][c][y0][y1]
+ * from [f][c][h][w]): rows of 3 at a pitch of 8 (two loads and a permute),
+ * of 16 (a gather), a window of 2x3 and of 3x2 as at an image's edge, to a
+ * dense output and to rows one apart (a masked store with gaps), and a 4x5
+ * window (20 lanes: row by row); against the reference, two NaNs, the later
+ * one in memory first in flat order, one the last of its window. */
+START_TEST(test_copy_short_rows_windows)
+{
+	static const uint64_t win[5][2] = { { 3, 3 }, { 3, 3 }, { 2, 3 }, { 3, 2 }, { 4, 5 } };
+	static const int64_t pitch[5] = { 8, 16, 8, 8, 8 };
+	for (int v = 0; v < 10; v++) {
+		int k = v / 2;
+		uint64_t sh[4] = { 3, 40, win[k][0], win[k][1] };
+		int64_t p = pitch[k], plane = p * 8 + 3;
+		int64_t st[4] = { 40 * plane + 5, plane, p, 1 };
+		uint64_t bad[2][4] = { { 2, 7, win[k][0] - 1, win[k][1] - 1 }, { 0, 30, 1, 0 } };
+		uint64_t first = ((0 * 40 + 30) * win[k][0] + 1) * win[k][1];
+		cp_short_rows_case(4, sh, st, 3 * (uint64_t)st[0] + 8, 8, 89, bad, first,
+				   v % 2 ? 2 : 0, v);
+	}
+}
+END_TEST
+
 /* A transposing copy of 2^40 elements through stride 0 (32x32 transposes
  * of the same 4 KiB, forever) stops at its deadline. */
 START_TEST(test_copy_transpose_stops_at_deadline)
@@ -288,6 +320,7 @@ Suite *copy_suite(void)
 	tcase_add_test(tc, test_copy_short_rows_reversed_and_nan);
 	tcase_add_test(tc, test_copy_short_rows_transposed);
 	tcase_add_test(tc, test_copy_short_rows_stride2);
+	tcase_add_test(tc, test_copy_short_rows_windows);
 	suite_add_tcase(s, tc);
 	return s;
 }
