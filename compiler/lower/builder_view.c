@@ -183,19 +183,30 @@ uint32_t ncc_lower_window_views(const ncc_window_t *win, const ncc_view_t *in,
 
 ncc_status_t ncc_lower_window_im2col(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst,
 				     const ncc_window_t *win, const ncc_view_t *in, const int64_t *odims,
-				     const ncc_view_t *xc)
+				     int32_t ninner, const ncc_view_t *xc)
 {
-	int32_t r = in->rank;
+	int32_t r = in->rank, nout = r - ninner;
 	ncc_view_t w = *in;
 	w.rank = 2 * r;
+	/* [o outer..., w..., o inner...] */
 	for (int32_t d = 0; d < r; d++) {
-		w.dims[d] = win->dims[d].size;
-		w.strides[d] = in->strides[d] * win->dims[d].rhs_dilation;
-		w.dims[r + d] = odims[d];
-		w.strides[r + d] = in->strides[d] * win->dims[d].stride;
+		int32_t od = d < nout ? d : r + d;
+		w.dims[od] = odims[d];
+		w.strides[od] = in->strides[d] * win->dims[d].stride;
+		w.dims[nout + d] = win->dims[d].size;
+		w.strides[nout + d] = in->strides[d] * win->dims[d].rhs_dilation;
 	}
 	ncc_view_t dst = ncc_view_dense(xc->region, xc->offset, in->dtype, 2 * r, w.dims);
 	return ncc_lower_copy(ctx, inst, &dst, &w);
+}
+
+int64_t ncc_lower_window_col_stride(const int64_t *odims, int32_t r, int32_t ninner, int64_t nk,
+				    int32_t d)
+{
+	int64_t s = 1;
+	for (int32_t q = d < r ? d + 1 : r - ninner; q < r; q++)
+		s *= odims[q];
+	return d < r - ninner ? s * nk : s;
 }
 
 int64_t ncc_lower_window_elements(const ncc_window_t *win)

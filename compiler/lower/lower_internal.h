@@ -189,13 +189,22 @@ uint32_t ncc_lower_window_views(const ncc_window_t *win, const ncc_view_t *in,
 				const ncc_view_t *out, ncc_view_t *out_windows, ncc_view_t *out_keep);
 /* One COPY (an im2col) of the windows of in (rank r) that start at the
  * elements of dims odims (from in's first element: the caller offsets in for
- * a part) into xc's place, dense [w0..w(r-1), o0..o(r-1)]: each window
- * element's values over the windows one dense run, for the dense-windows
- * forms of reduce-window and select-and-scatter, whose window views step by
- * the window stride. */
+ * a part) into xc's place, dense [o0..o(r-ninner-1), w0..w(r-1),
+ * o(r-ninner)..o(r-1)]: each window element's values over the windows of
+ * one index of the outer dims one dense run (ninner = r: [w..., o...]), for
+ * the dense-windows forms of reduce-window and select-and-scatter, whose
+ * window views step by the window stride. With the window elements inside
+ * the outer dims (a max-pool's [N][C][3x3][OH][OW]) the copy takes all the
+ * windows of a plane while it is in L1: with them outermost it read the
+ * input once per window element. */
 ncc_status_t ncc_lower_window_im2col(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst,
 				     const ncc_window_t *win, const ncc_view_t *in, const int64_t *odims,
-				     const ncc_view_t *xc);
+				     int32_t ninner, const ncc_view_t *xc);
+/* In ncc_lower_window_im2col's buffer over odims (rank r, nk window
+ * elements), the element stride of output dim d of one window element's
+ * values, and (d = r) the distance between two window elements' values. */
+int64_t ncc_lower_window_col_stride(const int64_t *odims, int32_t r, int32_t ninner, int64_t nk,
+				    int32_t d);
 /* The elements of one window (the product of its sizes). */
 int64_t ncc_lower_window_elements(const ncc_window_t *win);
 /* How many of `outer` indices of a dense-windows form's outer dim one part

@@ -76,6 +76,11 @@ static ncc_status_t reduce_window_dense(ncc_lower_ctx_t *ctx, const ncc_inst_t *
 	int32_t c0 = od[0];
 	int64_t ctot = out->dims[c0], per = nout / ctot;
 	int64_t cn = ncc_lower_window_part(nk, 4, ctot, per);
+	/* the window elements inside the dims before the first one the window
+	 * spans (a max-pool's [N][C][3x3][OH][OW]) */
+	int32_t ninner = rank;
+	while (ninner > 1 && w->dims[rank - ninner].size == 1)
+		ninner--;
 	ncc_view_t xbuf;
 	int64_t xd[1] = { nk * cn * per };
 	ncc_status_t st = ncc_lower_temp_view(ctx, ISA_DT_F32, 1, xd, &xbuf);
@@ -101,12 +106,12 @@ static ncc_status_t reduce_window_dense(ncc_lower_ctx_t *ctx, const ncc_inst_t *
 	h.n_regs = (uint8_t)(rA + 1);
 	h.out_reg = (uint8_t)rA;
 	for (int64_t c = 0; c < ctot && st == NCC_OK; c += cn) {
-		int64_t cc = ctot - c < cn ? ctot - c : cn, cw = cc * per;
+		int64_t cc = ctot - c < cn ? ctot - c : cn;
 		ncc_view_t ov = *out, iv = *in;
 		ov.dims[c0] = cc;
 		ov.offset = (uint64_t)((int64_t)out->offset + c * out->strides[c0] * 4);
 		iv.offset = (uint64_t)((int64_t)in->offset + c * w->dims[c0].stride * in->strides[c0] * 4);
-		if ((st = ncc_lower_window_im2col(ctx, inst, w, &iv, ov.dims, &xbuf)) != NCC_OK)
+		if ((st = ncc_lower_window_im2col(ctx, inst, w, &iv, ov.dims, ninner, &xbuf)) != NCC_OK)
 			break;
 		uint64_t shp[ISA_MAX_RANK];
 		for (int32_t q = 0; q < nod; q++)
@@ -115,9 +120,14 @@ static ncc_status_t reduce_window_dense(ncc_lower_ctx_t *ctx, const ncc_inst_t *
 		aps[0] = isa_ap_contig(ov.region, ov.offset, ISA_DT_F32, (uint32_t)nod, shp);
 		for (int32_t q = 0; q < nod; q++)
 			aps[0].stride[q] = ov.strides[od[q]];
-		for (int64_t k = 0; k < nk; k++)
-			aps[1 + k] = isa_ap_contig(xbuf.region, xbuf.offset + (uint64_t)(k * cw * 4), ISA_DT_F32,
+		int64_t ks = ncc_lower_window_col_stride(ov.dims, rank, ninner, nk, rank);
+		for (int64_t k = 0; k < nk; k++) {
+			aps[1 + k] = isa_ap_contig(xbuf.region, xbuf.offset + (uint64_t)(k * ks * 4), ISA_DT_F32,
 						   (uint32_t)nod, shp);
+			for (int32_t q = 0; q < nod; q++)
+				aps[1 + k].stride[q] =
+					ncc_lower_window_col_stride(ov.dims, rank, ninner, nk, od[q]);
+		}
 		aps[1 + nk] = isa_ap_contig(init->region, init->offset, ISA_DT_F32, (uint32_t)nod, shp);
 		for (int32_t q = 0; q < nod; q++)
 			aps[1 + nk].stride[q] = 0;

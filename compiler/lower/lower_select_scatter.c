@@ -288,6 +288,9 @@ static ncc_status_t sas_dense_windows(ncc_lower_ctx_t *ctx, const ncc_inst_t *in
 	if (inner < SAS_MIN_ROW)
 		return NCC_OK;
 	int64_t es = (int64_t)isa_dtype_size(xt);
+	/* the window elements between the outer and the inner dims (a
+	 * max-pool's [N][C][3x3][OH][OW]): runs of inner values, nk * inner apart */
+	int32_t ninner = g < nod ? rank - od[g] : rank;
 	/* chunks of the outermost source dim */
 	int32_t c0 = od[0];
 	int64_t ctot = src->dims[c0], per = ncc_view_elements(src) / ctot;
@@ -384,16 +387,19 @@ static ncc_status_t sas_dense_windows(ncc_lower_ctx_t *ctx, const ncc_inst_t *in
 				       c * src->strides[c0] * (int64_t)isa_dtype_size(src->dtype));
 		int64_t first = c * step[0];
 		wv.offset = (uint64_t)((int64_t)px->offset + c * w->dims[c0].stride * px->strides[c0] * es);
-		if ((st = ncc_lower_window_im2col(ctx, inst, w, &wv, sv.dims, &xbuf)) != NCC_OK)
+		if ((st = ncc_lower_window_im2col(ctx, inst, w, &wv, sv.dims, ninner, &xbuf)) != NCC_OK)
 			break;
 		/* the FUSED's operands: [outer, inner], dense but the table */
 		int64_t cw = cc * per;
 		uint64_t shp[2] = { (uint64_t)(cc * outer_per), (uint64_t)inner };
 		isa_ap_t aps[1 + ISA_FUSED_MAX_INPUTS];
 		aps[0] = isa_ap_contig(lbuf.region, lbuf.offset, ISA_DT_S32, 2, shp);
-		for (int64_t k = 0; k < nk; k++)
-			aps[1 + k] = isa_ap_contig(xbuf.region, xbuf.offset + (uint64_t)(k * cw * es), xt,
+		int64_t ks = ncc_lower_window_col_stride(sv.dims, rank, ninner, nk, rank);
+		for (int64_t k = 0; k < nk; k++) {
+			aps[1 + k] = isa_ap_contig(xbuf.region, xbuf.offset + (uint64_t)(k * ks * es), xt,
 						   2, shp);
+			aps[1 + k].stride[0] = ninner < rank ? nk * inner : inner;
+		}
 		aps[1 + nk] = isa_ap_contig(ISA_REGION_CONST, ctab, ISA_DT_F32, 2, shp);
 		aps[1 + nk].stride[0] = 0;
 		if ((st = ncc_lower_fused_insn(ctx, inst, aps, (int32_t)nk + 1, &h, code, first_dbg,

@@ -467,18 +467,21 @@ static void fill_signed_zeros(float *x, int64_t n, int arg)
 
 /* The dense-windows form's sums (scatter=add, ResNet's max-pool gradient):
  * bit for bit the interpreter's, which adds in source order, with random
- * values, with ties everywhere (small integers), and (the larger shape,
- * once) with a batch cut into parts of its outer dim. */
+ * values, with ties everywhere (small integers), (the larger shape, once)
+ * with a batch cut into parts of its outer dim, and NHWC (the im2col's
+ * window elements inside the batch dim alone). */
 START_TEST(test_select_and_scatter_add_dense)
 {
 	static const char *const sel[] = { "ge", "gt", "le" };
-	static const char *const shapes[][2] = {
-		{ "f32[2,4,16,16]", "f32[2,4,8,8]" },
+	static const char *const shapes[][3] = {
+		{ "f32[2,4,16,16]", "f32[2,4,8,8]", "size=1x1x3x3 stride=1x1x2x2 pad=0_0x0_0x1_1x1_1" },
 		/* 2.4 MB of windows a batch element: a part each */
-		{ "f32[4,64,64,64]", "f32[4,64,32,32]" },
+		{ "f32[4,64,64,64]", "f32[4,64,32,32]", "size=1x1x3x3 stride=1x1x2x2 pad=0_0x0_0x1_1x1_1" },
+		/* NHWC: the window elements inside the batch only */
+		{ "f32[2,16,16,8]", "f32[2,8,8,8]", "size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0" },
 	};
 	for (size_t c = 0; c < 3; c++)
-		for (size_t sh = 0; sh < 2; sh++)
+		for (size_t sh = 0; sh < 3; sh++)
 			for (int ties = 0; ties <= 1; ties++) {
 				if (sh == 1 && (c != 0 || ties != 0))
 					continue;
@@ -489,9 +492,9 @@ START_TEST(test_select_and_scatter_add_dense)
 					 " ad_b = f32[] parameter(1)\n ROOT ad_c = f32[] add(ad_a, ad_b) }\n"
 					 "ENTRY e { x = %s parameter(0)\n s = %s parameter(1)\n"
 					 " i = f32[] constant(0)\n"
-					 " ROOT r = %s select-and-scatter(x, s, i), window={size=1x1x3x3 stride=1x1x2x2"
-					 " pad=0_0x0_0x1_1x1_1}, select=%%%s, scatter=%%ad }\n",
-					 SAS_COMPS, shapes[sh][0], shapes[sh][1], shapes[sh][0], sel[c]);
+					 " ROOT r = %s select-and-scatter(x, s, i), window={%s},"
+					 " select=%%%s, scatter=%%ad }\n",
+					 SAS_COMPS, shapes[sh][0], shapes[sh][1], shapes[sh][0], shapes[sh][2], sel[c]);
 				char what[64];
 				snprintf(what, sizeof(what), "select=%s shape %zu ties %d", sel[c], sh, ties);
 				matches_with_x(what, text, 300 + c, ties ? fill_ties : NULL, 0);
@@ -503,21 +506,24 @@ END_TEST
  * windows and fold them in a FUSED: bit for bit the interpreter's, padded
  * (with the init value), from an init that is not the identity, with NaNs and
  * ties, with zeros of both signs (IEEE maximum and minimum: +0 above -0,
- * from the other zero as init), and (the larger shape, once) over a batch
- * cut into parts. */
+ * from the other zero as init), (the larger shape, once) over a batch cut
+ * into parts, and NHWC (the im2col's window elements inside the batch dim
+ * alone, not inside batch and channels). */
 START_TEST(test_reduce_window_dense)
 {
 	static const char *const comb[] = { "mx", "mn" };
-	static const char *const shapes[][2] = {
-		{ "f32[2,8,32,32]", "f32[2,8,16,16]" },
+	static const char *const shapes[][3] = {
+		{ "f32[2,8,32,32]", "f32[2,8,16,16]", "size=1x1x3x3 stride=1x1x2x2 pad=0_0x0_0x1_1x1_1" },
 		/* 2.4 MB of windows a batch element: a part each */
-		{ "f32[4,64,64,64]", "f32[4,64,32,32]" },
+		{ "f32[4,64,64,64]", "f32[4,64,32,32]", "size=1x1x3x3 stride=1x1x2x2 pad=0_0x0_0x1_1x1_1" },
+		/* NHWC: the window elements inside the batch only */
+		{ "f32[2,32,32,8]", "f32[2,16,16,8]", "size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0" },
 	};
 	/* per values v (random, NaN ties bands, signed zeros): max's, min's */
 	static const char *const inits[3][2] = { { "-inf", "inf" }, { "0.25", "0.25" }, { "-0", "0" } };
 	void (*const fills[3])(float *, int64_t, int) = { NULL, fill_nan_ties_bands, fill_signed_zeros };
 	for (size_t c = 0; c < 2; c++)
-		for (size_t sh = 0; sh < 2; sh++)
+		for (size_t sh = 0; sh < 3; sh++)
 			for (int v = 0; v < 3; v++) {
 				if (sh == 1 && (c != 0 || v != 0))
 					continue;
@@ -526,9 +532,9 @@ START_TEST(test_reduce_window_dense)
 					 "HloModule m\n%s"
 					 "ENTRY e { x = %s parameter(0)\n"
 					 " i = f32[] constant(%s)\n"
-					 " ROOT r = %s reduce-window(x, i), window={size=1x1x3x3 stride=1x1x2x2"
-					 " pad=0_0x0_0x1_1x1_1}, to_apply=%%%s }\n",
-					 SAS_COMPS, shapes[sh][0], inits[v][c], shapes[sh][1], comb[c]);
+					 " ROOT r = %s reduce-window(x, i), window={%s}, to_apply=%%%s }\n",
+					 SAS_COMPS, shapes[sh][0], inits[v][c], shapes[sh][1], shapes[sh][2],
+					 comb[c]);
 				char what[64];
 				snprintf(what, sizeof(what), "reduce-window %s shape %zu values %d", comb[c], sh, v);
 				matches_with_x(what, text, 400 + c, fills[v], (int)c);
