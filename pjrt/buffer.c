@@ -86,7 +86,11 @@ PJRT_Error *pjrt_tensor_new(pjrt_device_t *dev, size_t size, const char *name, n
 	*out = NULL;
 	if (size == 0)
 		return NULL;
+	/* the pooled tensors of destroyed buffers may hold the memory */
+	pjrt_pool_make_room(dev, size);
 	NRT_STATUS st = nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, (int)dev->index, size, name, out);
+	if (st == NRT_RESOURCE && pjrt_pool_drain(dev))
+		st = nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, (int)dev->index, size, name, out);
 	if (st != NRT_SUCCESS)
 		return pjrt_error(pjrt_code_from_nrt(st),
 				  "cannot allocate %zu bytes on NeuronCore %u: %s (%d)", size, dev->index,
@@ -483,7 +487,8 @@ PJRT_IMPL(Buffer_Destroy)
 	pjrt_buffer_t *b = pjrt_handle_remove_arg("PJRT_Buffer_Destroy", PJRT_KIND_BUFFER, args->buffer, &err);
 	if (!b)
 		return err;
-	nrt_tensor_free(&b->tensor);
+	if (b->tensor)
+		pjrt_pool_put(b->dev, &b->tensor);
 	pthread_mutex_destroy(&b->lock);
 	pjrt_client_t *c = b->client;
 	free(b->error_msg);
@@ -579,7 +584,8 @@ PJRT_IMPL(Buffer_Delete)
 	PJRT_CHECK_ARGS(args, PJRT_Buffer_Delete_Args, buffer);
 	BUFFER_GET(b, args->buffer, "PJRT_Buffer_Delete");
 	pthread_mutex_lock(&b->lock);
-	nrt_tensor_free(&b->tensor);
+	if (b->tensor)
+		pjrt_pool_put(b->dev, &b->tensor);
 	b->deleted = true;
 	pthread_mutex_unlock(&b->lock);
 	BUFFER_PUT(b);

@@ -17,6 +17,8 @@ static void client_free(pjrt_client_t *c)
 {
 	for (uint32_t i = 0; i < c->n_devices; i++) {
 		pjrt_device_t *d = &c->devices[i];
+		pjrt_pool_drain(d);
+		pthread_mutex_destroy(&d->pool.lock);
 		if (d->h_device)
 			pjrt_handle_remove(d->h_device, PJRT_KIND_DEVICE);
 		if (d->h_desc)
@@ -61,6 +63,7 @@ static void device_init(pjrt_client_t *c, uint32_t i)
 	pjrt_device_t *d = &c->devices[i];
 	d->client = c;
 	d->index = i;
+	pjrt_pool_init(d);
 	snprintf(d->debug, sizeof(d->debug), "%s:%u", PJRT_DEVICE_KIND, i);
 	snprintf(d->str, sizeof(d->str), "NeuronCoreDevice(id=%u, process_index=0, core=%u)", i, i);
 	snprintf(d->mem_debug, sizeof(d->mem_debug), "%s:%u device memory", PJRT_DEVICE_KIND, i);

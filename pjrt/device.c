@@ -106,14 +106,17 @@ PJRT_IMPL(Device_MemoryStats)
 	PJRT_CHECK_ARGS(args, PJRT_Device_MemoryStats_Args, bytes_in_use);
 	nrt_neuronsim_mem_usage_t u;
 	NRT_STATUS st = NRT_SUCCESS;
+	size_t pooled = 0;
 	/* libnrt accounts device memory per process, over all devices; the cores
-	 * of a device share its memory, so every core reports the same figures. */
+	 * of a device share its memory, so every core reports the same figures.
+	 * The tensors of destroyed buffers that the next execution may take for
+	 * its outputs (tensor_pool.c) are the allocator's pool, not in use. */
 	WITH_OBJ(PJRT_KIND_DEVICE, args->device, "PJRT_Device_MemoryStats",
-		 st = nrt_neuronsim_get_mem_usage(&u));
+		 st = nrt_neuronsim_get_mem_usage(&u); pooled = pjrt_pool_bytes(d->client));
 	if (st != NRT_SUCCESS)
 		return pjrt_error(pjrt_code_from_nrt(st), "PJRT_Device_MemoryStats: %s",
 				  nrt_get_status_as_str(st));
-	args->bytes_in_use = (int64_t)u.in_use;
+	args->bytes_in_use = (int64_t)(u.in_use > pooled ? u.in_use - pooled : 0);
 #define SET(field, value)                                                             \
 	do {                                                                          \
 		if (PJRT_HAS_FIELD(args, PJRT_Device_MemoryStats_Args, field##_is_set)) { \
@@ -134,7 +137,7 @@ PJRT_IMPL(Device_MemoryStats)
 	UNSET(peak_bytes_reserved);
 	UNSET(bytes_reservable_limit);
 	UNSET(largest_free_block_bytes);
-	UNSET(pool_bytes);
+	SET(pool_bytes, (int64_t)pooled);
 	UNSET(peak_pool_bytes);
 #undef SET
 #undef UNSET

@@ -216,15 +216,30 @@ static PJRT_Error *run_one(pjrt_exec_t *e, uint32_t core, PJRT_Buffer *const *ar
 	}
 	if (err)
 		goto undo;
+	/* The outputs the execution writes whole (new ones, and the copies of
+	 * non-donatable arguments) take the tensors of destroyed buffers of
+	 * their sizes first; what is left in the pool goes before the others
+	 * are allocated: the pool holds memory only from a buffer's destruction
+	 * to the next execution. */
+	int64_t reused = 0;
+	for (size_t k = 0; k < r.nr; k++)
+		if (e->out_names[k] && r.kind[k] != OUT_DONATED &&
+		    (r.out[k] = pjrt_pool_take(r.dev, e->out_sizes[k])))
+			reused++;
+	pjrt_pool_drain(r.dev);
+	if (reused)
+		nrt_neuronsim_counter_add("ReusedOutputBuffer", reused);
 	for (size_t k = 0; k < r.nr && !err; k++) {
 		int32_t p = e->alias[k];
 		if (!e->out_names[k]) {
 			/* no elements, no NEFF tensor: the output is an empty buffer */
 		} else if (r.kind[k] == OUT_DONATED) {
 			r.out[k] = r.in[p];
-		} else if ((err = pjrt_tensor_new(r.dev, e->out_sizes[k], e->out_names[k], &r.out[k]))) {
+		} else if (!r.out[k] &&
+			   (err = pjrt_tensor_new(r.dev, e->out_sizes[k], e->out_names[k], &r.out[k]))) {
 			break;
-		} else if (r.kind[k] == OUT_COPY) {
+		}
+		if (r.kind[k] == OUT_COPY && r.out[k]) {
 			NRT_STATUS st = nrt_tensor_copy(r.in[p], 0, r.out[k], 0, e->out_sizes[k]);
 			if (st != NRT_SUCCESS)
 				err = pjrt_error(pjrt_code_from_nrt(st), "%s: copying argument %d of '%s': %s", fn, p,

@@ -1,9 +1,11 @@
 /* Tests of libneuronsim_pjrt through its PJRT C API table, dlopen'ed as a framework does: version, clients, devices, buffers, compile, execute, donation (buffer donors too), f64 and empty arrays, serialization, errors and misuse. */
+#include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ncc/ncc.h"
 #include "ncc/ncc_interp.h"
@@ -1583,6 +1585,119 @@ END_TEST
 /* Zero-element parameters and outputs: nothing is bound for them, the outputs are
  * empty buffers; the other outputs are computed as usual (an empty batch through a
  * linear layer, an empty slice next to real outputs, a sum over nothing). */
+/* A counter of the runtime the plugin loaded (libnrt's metrics). */
+static int64_t nrt_counter(const char *name)
+{
+	void *h = dlopen("libnrt.so.1", RTLD_NOW | RTLD_NOLOAD);
+	ck_assert_msg(h, "libnrt.so.1 is not loaded: %s", dlerror());
+	int64_t (*fn)(const char *) = (int64_t (*)(const char *))dlsym(h, "nrt_neuronsim_counter_value");
+	ck_assert(fn);
+	int64_t v = fn(name);
+	dlclose(h);
+	return v;
+}
+
+static int64_t pool_bytes(PJRT_Device *dev)
+{
+	PJRT_Device_MemoryStats_Args ms = { .struct_size = PJRT_Device_MemoryStats_Args_STRUCT_SIZE, .device = dev };
+	T_OK(API->PJRT_Device_MemoryStats(&ms));
+	ck_assert(ms.pool_bytes_is_set);
+	return ms.pool_bytes;
+}
+
+/* A destroyed buffer's device tensor waits in its device's pool for the next
+ * execution, whose outputs of its size take it (no zeroing, no new memory):
+ * torch_xla destroys a step's gradients before the next step's execution
+ * makes new ones. The outputs hold the new results, never the old ones; the
+ * pool is reported as pool_bytes, not in use, and what no output took is
+ * freed by the execution. An allocation that needs the pooled memory gets
+ * it (a device of 1 MiB). */
+START_TEST(test_destroyed_buffers_become_next_outputs)
+{
+	static const char *const text =
+		"HloModule pool_mod\n"
+		"ENTRY main {\n  x = f32[1024] parameter(0)\n  t = f32[256] parameter(1)\n"
+		"  d = f32[1024] add(x, x)\n  q = f32[256] multiply(t, t)\n"
+		"  ROOT r = (f32[1024], f32[256]) tuple(d, q)\n}\n";
+	PJRT_Client *c = T_client();
+	PJRT_Device *const *devs;
+	T_devices(c, &devs);
+	PJRT_LoadedExecutable *le = T_compile_text(c, text);
+	int64_t dx[1] = { 1024 }, dt[1] = { 256 }, d77[1] = { 77 };
+	float x[1024], t[256], r[1024], z[77] = { 0 };
+	PJRT_Buffer *out[2] = { NULL, NULL };
+	int64_t held = 0;
+	for (int step = 0; step < 3; step++) {
+		for (int i = 0; i < 1024; i++)
+			x[i] = (float)(i * (step + 1));
+		for (int i = 0; i < 256; i++)
+			t[i] = (float)(i % 9 + step);
+		PJRT_Buffer *in[2] = { T_buffer(c, devs[0], PJRT_Buffer_Type_F32, dx, 1, x, NULL),
+				       T_buffer(c, devs[0], PJRT_Buffer_Type_F32, dt, 1, t, NULL) };
+		/* the step before's outputs and inputs (destroyed at its end) and
+		 * an unrelated buffer: pooled */
+		PJRT_Buffer *other = T_buffer(c, devs[0], PJRT_Buffer_Type_F32, d77, 1, z, NULL);
+		int64_t before = bytes_in_use(devs[0]);
+		for (int k = 0; k < 2; k++)
+			if (out[k])
+				T_buffer_destroy(out[k]);
+		T_buffer_destroy(other);
+		int64_t pooled = step ? 2 * (4096 + 1024) + 308 : 308;
+		ck_assert_int_eq(pool_bytes(devs[0]), pooled);
+		ck_assert(bytes_in_use(devs[0]) < before);
+		int64_t reused = nrt_counter("ReusedOutputBuffer");
+		T_OK(T_execute(le, devs[0], in, 2, out, NULL, 0));
+		/* both outputs took a pooled tensor after the first step */
+		ck_assert_int_eq(nrt_counter("ReusedOutputBuffer") - reused, step ? 2 : 0);
+		/* taken or freed: nothing left in the pool; in use, the inputs and
+		 * the two outputs */
+		ck_assert_int_eq(pool_bytes(devs[0]), 0);
+		if (step == 0)
+			held = bytes_in_use(devs[0]);
+		else
+			ck_assert_int_eq(bytes_in_use(devs[0]), held);
+		T_to_host(out[0], r, sizeof(float) * 1024);
+		for (int i = 0; i < 1024; i++)
+			ck_assert_msg(r[i] == 2 * x[i], "step %d: element %d is %g", step, i, r[i]);
+		T_to_host(out[1], r, sizeof(float) * 256);
+		for (int i = 0; i < 256; i++)
+			ck_assert(r[i] == t[i] * t[i]);
+		for (int k = 0; k < 2; k++)
+			T_buffer_destroy(in[k]);
+	}
+	for (int k = 0; k < 2; k++)
+		T_buffer_destroy(out[k]);
+	T_loaded_destroy(le);
+	T_client_destroy(c);
+
+	/* 1 MiB: a second 600 KB buffer fits only once the first one's pooled
+	 * tensor is freed, which happens before the allocation (no
+	 * out-of-memory report, whose table would be written to the
+	 * directory) */
+	char dir[] = "/tmp/pjrt_pool_XXXXXX";
+	ck_assert(mkdtemp(dir));
+	setenv("NEURONSIM_MEM_TABLE_DIR", dir, 1);
+	setenv("NEURONSIM_DEVICE_MEMORY", "1M", 1);
+	c = T_client();
+	unsetenv("NEURONSIM_DEVICE_MEMORY");
+	T_devices(c, &devs);
+	static float big[150 * 1024];
+	int64_t db[1] = { 150 * 1024 };
+	PJRT_Buffer *b = T_buffer(c, devs[0], PJRT_Buffer_Type_F32, db, 1, big, NULL);
+	T_buffer_destroy(b);
+	ck_assert_int_eq(pool_bytes(devs[0]), (int64_t)sizeof(big));
+	b = T_buffer(c, devs[0], PJRT_Buffer_Type_F32, db, 1, big, NULL);
+	ck_assert_int_eq(pool_bytes(devs[0]), 0);
+	T_buffer_destroy(b);
+	T_client_destroy(c);
+	unsetenv("NEURONSIM_MEM_TABLE_DIR");
+	char table[96];
+	snprintf(table, sizeof(table), "%s/neuron_mem_table_device_0_hbm_0.log", dir);
+	ck_assert_msg(access(table, F_OK) != 0, "an out-of-memory report was written");
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 START_TEST(test_zero_element_parameters_and_outputs)
 {
 	static const char *const text =
@@ -1674,6 +1789,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_buffer_donor_updates_in_place);
 	tcase_add_test(tc, test_torch_xla_donors_update_in_place);
 	tcase_add_test(tc, test_in_place_outputs_read_inputs_before_overwriting);
+	tcase_add_test(tc, test_destroyed_buffers_become_next_outputs);
 	tcase_add_test(tc, test_zero_element_parameters_and_outputs);
 	tcase_add_test(tc, test_threads);
 	tcase_add_test(tc, test_serialize_round_trip);
