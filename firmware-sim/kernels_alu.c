@@ -331,6 +331,17 @@ static void copy_block_u32(uint8_t *d, int64_t d3, int64_t d2, int64_t di, const
 }
 
 #if (defined(__x86_64__) || defined(__i386__)) && !defined(NEURONSIM_TSAN)
+/* Rows of n f32 that copy_block_u32_avx512 moves together in one vector:
+ * rows n2 along, at pitches s2 (read) and d2 (written) bytes, both positive
+ * multiples of 4, written apart and within 16 lanes; 0 or 1: none. */
+static uint64_t win_group(uint64_t n, uint64_t n2, int64_t s2, int64_t d2)
+{
+	if (n > 16 || s2 <= 0 || s2 % 4 || d2 < 4 * (int64_t)n || d2 % 4 || s2 / 4 >= (1 << 24))
+		return 0;
+	uint64_t gr = (16 - n) / (uint64_t)(d2 / 4) + 1;
+	return gr < n2 ? gr : n2;
+}
+
 /* copy_block_u32 for rows contiguous in d, at stride +-4 bytes in s (a
  * kernel's taps reversed: rows of at most 16) or 8: per 16 elements of a row
  * one masked load (two at stride 8), a lane permute when reversed or strided,
@@ -348,41 +359,61 @@ static bool copy_block_u32_avx512(uint8_t *d, int64_t d3, int64_t d2, const uint
 {
 	__m512i acc = _mm512_setzero_si512(), vb = _mm512_set1_epi32((int)bias);
 	__m512i absm = _mm512_set1_epi32(0x7fffffff);
-	/* A window: n2 rows of n, read at a row pitch of s2 bytes within 32
-	 * floats (a gather beyond) and written at one of d2 within 16 (the im2col of a
-	 * convolution with few output positions: 3x3 windows of 8x8 planes
-	 * into runs of 9). Two masked loads cover its input, one permute
-	 * gathers its rows and one masked store writes them; row by row, each
-	 * row of 3 was a masked load and store of its own, 2.8 ns a row. */
+	/* Windows of rows: groups of gr rows of n, read at a row pitch of s2
+	 * bytes and written at one of d2 into 16 lanes (the im2col of a
+	 * convolution: 3x3 windows of 8x8 planes into runs of 9, a group each;
+	 * rows of 7 of 8x8 planes shifted by a tap, two to a group). Two masked
+	 * loads cover a group's input when it spans at most 32 floats (else one
+	 * gather), one permute gathers its rows and one masked store writes
+	 * them; row by row, each row of 3 was a masked load and store of its
+	 * own, 2.8 ns a row. */
+	uint64_t gr = win_group(n, n2, s2, d2);
+	if (si == 4 && gr < 2 && win_group(n, n3, s3, d3) >= 2) {
+		/* grouped along the outer dim instead (a kernel's [3][O x C][3]
+		 * reordered into [3][O x C][3] from [O x C][3][3], which runs in
+		 * bands with (O, C) outermost: rows of 3 at pitches of 9 and 3
+		 * along it); a copy's elements move in any order */
+		uint64_t tn = n3;
+		int64_t td = d3, ts = s3;
+		n3 = n2, d3 = d2, s3 = s2;
+		n2 = tn, d2 = td, s2 = ts;
+		gr = win_group(n, n2, s2, d2);
+	}
 	int64_t pin = s2 / 4, pout = d2 / 4;
-	uint64_t win = (uint64_t)((int64_t)(n2 - 1) * pin) + n;
-	uint64_t wout = (uint64_t)((int64_t)(n2 - 1) * pout) + n;
-	if (si == 4 && n2 >= 2 && s2 > 0 && s2 % 4 == 0 && d2 >= 4 * (int64_t)n && d2 % 4 == 0 &&
-	    wout <= 16 && (int64_t)(n2 - 1) * pin < (1 << 28)) {
-		_Alignas(64) int32_t gx[16];
-		uint32_t mw = 0;
-		for (uint64_t l = 0; l < 16; l++) {
-			uint64_t r = l / (uint64_t)pout, c = l % (uint64_t)pout;
-			bool on = r < n2 && c < n;
-			gx[l] = on ? (int32_t)((int64_t)r * pin + (int64_t)c) : 0;
-			mw |= on ? 1u << l : 0;
+	if (si == 4 && gr >= 2) {
+		/* [0]: a whole group, [1]: the last one of n2 % gr rows */
+		__m512i g[2];
+		__mmask16 mw[2], mlo[2], mhi[2];
+		bool perm[2];
+		for (int q = 0; q < 2; q++) {
+			uint64_t rows = q ? n2 % gr : gr, win = (uint64_t)((int64_t)(rows - 1) * pin) + n;
+			_Alignas(64) int32_t gx[16];
+			uint32_t m = 0;
+			for (uint64_t l = 0; l < 16; l++) {
+				uint64_t r = l / (uint64_t)pout, c = l % (uint64_t)pout;
+				bool on = r < rows && c < n;
+				gx[l] = on ? (int32_t)((int64_t)r * pin + (int64_t)c) : 0;
+				m |= on ? 1u << l : 0;
+			}
+			g[q] = _mm512_load_si512(gx);
+			mw[q] = (__mmask16)m;
+			perm[q] = win <= 32;
+			mlo[q] = (__mmask16)(win >= 16 ? 0xffffu : (1u << win) - 1);
+			mhi[q] = (__mmask16)(win > 16 && win <= 32 ? (1u << (win - 16)) - 1 : 0);
 		}
-		__m512i g = _mm512_load_si512(gx);
-		__mmask16 mlo = (__mmask16)(win >= 16 ? 0xffffu : (1u << win) - 1);
-		__mmask16 mhi = (__mmask16)(win > 16 ? (1u << (win - 16)) - 1 : 0);
-		for (uint64_t a = 0; a < n3; a++) {
-			const uint8_t *sp = s + (int64_t)a * s3;
-			/* rows further apart (3x3 windows of 16x16 planes): one
-			 * gather of the window's lanes */
-			__m512i v = win <= 32
-				? _mm512_permutex2var_epi32(_mm512_maskz_loadu_epi32(mlo, sp), g,
-							    _mm512_maskz_loadu_epi32(mhi, sp + 64))
-				: _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), (__mmask16)mw, g,
-							      sp, 4);
-			_mm512_mask_storeu_epi32(d + (int64_t)a * d3, (__mmask16)mw, v);
-			v = _mm512_maskz_mov_epi32((__mmask16)mw, v);
-			acc = _mm512_or_si512(acc, _mm512_add_epi32(_mm512_and_si512(v, absm), vb));
-		}
+		for (uint64_t a = 0; a < n3; a++)
+			for (uint64_t b0 = 0; b0 < n2; b0 += gr) {
+				int q = n2 - b0 < gr;
+				const uint8_t *sp = s + (int64_t)a * s3 + (int64_t)b0 * s2;
+				/* rows further apart (3x3 windows of 16x16 planes): a gather */
+				__m512i v = perm[q]
+					? _mm512_permutex2var_epi32(_mm512_maskz_loadu_epi32(mlo[q], sp), g[q],
+								    _mm512_maskz_loadu_epi32(mhi[q], sp + 64))
+					: _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), mw[q], g[q], sp, 4);
+				_mm512_mask_storeu_epi32(d + (int64_t)a * d3 + (int64_t)b0 * d2, mw[q], v);
+				v = _mm512_maskz_mov_epi32(mw[q], v);
+				acc = _mm512_or_si512(acc, _mm512_add_epi32(_mm512_and_si512(v, absm), vb));
+			}
 		return bias && _mm512_cmplt_epi32_mask(acc, _mm512_setzero_si512()) != 0;
 	}
 	/* the row's last piece of 1..16 elements: tn, its mask */

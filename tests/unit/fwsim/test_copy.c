@@ -210,7 +210,7 @@ END_TEST
  * kernel is laid out for a convolution's GEMMs: [A, B, 9] from [B][A][9]
  * with the taps reversed (an input gradient's), [3, A, B, 3] from
  * [B][A][3][3] with both kernel dims reversed, and [3, B, 3] from [B][3][3]
- * (a forward's, kernel rows outermost). Against the reference, to a dense
+ * (a forward's, kernel rows outermost: five rows of 3 along B to a gather). Against the reference, to a dense
  * output and to one with every element 2 apart, with a short last band; two
  * NaNs, the later one in memory first in flat order. */
 START_TEST(test_copy_short_rows_transposed)
@@ -258,18 +258,21 @@ START_TEST(test_copy_short_rows_stride2)
 }
 END_TEST
 
-/* 2-D windows gathered into runs, as the im2col of a convolution with few
- * output positions copies them (3x3 windows of 8x8 planes, [f][c][y0][y1]
- * from [f][c][h][w]): rows of 3 at a pitch of 8 (two loads and a permute),
- * of 16 (a gather), a window of 2x3 and of 3x2 as at an image's edge, to a
- * dense output and to rows one apart (a masked store with gaps), and a 4x5
- * window (20 lanes: row by row); against the reference, two NaNs, the later
- * one in memory first in flat order, one the last of its window. */
+/* 2-D windows gathered into runs, as the im2col of a convolution copies
+ * them (3x3 windows of 8x8 planes, [f][c][y0][y1] from [f][c][h][w]): rows
+ * of 3 at a pitch of 8 (two loads and a permute), of 16 (a gather), a window
+ * of 2x3 and of 3x2 as at an image's edge, a 4x5 window (three rows to a
+ * vector, then one), 8 and 5 rows of 7 (two to a vector, the last one alone)
+ * and 7 rows of 5 at a pitch of 16 (three to a gather, then one), to a dense
+ * output and to rows one apart (a masked store with gaps); against the
+ * reference, two NaNs, the later one in memory first in flat order, one the
+ * last of its window. */
 START_TEST(test_copy_short_rows_windows)
 {
-	static const uint64_t win[5][2] = { { 3, 3 }, { 3, 3 }, { 2, 3 }, { 3, 2 }, { 4, 5 } };
-	static const int64_t pitch[5] = { 8, 16, 8, 8, 8 };
-	for (int v = 0; v < 10; v++) {
+	static const uint64_t win[8][2] = { { 3, 3 }, { 3, 3 }, { 2, 3 }, { 3, 2 },
+					    { 4, 5 }, { 8, 7 }, { 5, 7 }, { 7, 5 } };
+	static const int64_t pitch[8] = { 8, 16, 8, 8, 8, 8, 8, 16 };
+	for (int v = 0; v < 16; v++) {
 		int k = v / 2;
 		uint64_t sh[4] = { 3, 40, win[k][0], win[k][1] };
 		int64_t p = pitch[k], plane = p * 8 + 3;
