@@ -369,10 +369,10 @@ static bool copy_block_u32_avx512(uint8_t *d, int64_t d3, int64_t d2, const uint
 	 * own, 2.8 ns a row. */
 	uint64_t gr = win_group(n, n2, s2, d2);
 	if (si == 4 && gr < 2 && win_group(n, n3, s3, d3) >= 2) {
-		/* grouped along the outer dim instead (a kernel's [3][O x C][3]
-		 * reordered into [3][O x C][3] from [O x C][3][3], which runs in
-		 * bands with (O, C) outermost: rows of 3 at pitches of 9 and 3
-		 * along it); a copy's elements move in any order */
+		/* grouped along the outer dim instead: a kernel reordered into
+		 * [3][O x C][3] from [O x C][3][3] runs in bands with (O, C)
+		 * outermost, its rows of 3 at pitches of 9 (read) and 3 (written)
+		 * along (O, C). A copy's elements may move in any order. */
 		uint64_t tn = n3;
 		int64_t td = d3, ts = s3;
 		n3 = n2, d3 = d2, s3 = s2;
