@@ -4,6 +4,13 @@
  * the ALU's on each lane: no contraction (-ffp-contract=off), MAX/MIN as
  * alu_ops.h's f_max/f_min, compares IEEE (only NE holds for NaN). */
 
+/* stmt for each vector v of a chunk, the loop unrolled whole so that v is a
+ * constant (the vectors stay in registers) */
+#define TL_EACH(stmt)                                          \
+	_Pragma("GCC unroll 8") for (int v = 0; v < TV; v++) { \
+		stmt;                                          \
+	}
+
 /* ALU MAX and MIN (alu_ops.h's f_max, f_min) on a vector, as f_max computes
  * them: the vector max both ways round ANDed (min: ORed), which differ only
  * on a tie of +0 and -0; then a NaN a, else a NaN b. */
@@ -56,20 +63,14 @@ __attribute__((target(TL_TARGET), always_inline)) static inline TL_I TL_NAME(tre
 	for (uint32_t k = 0; k < tr->n; k++) {
 		uint8_t op = tr->op[k], s = tr->src[k];
 		if (op == FZT_STASH) {
-#pragma GCC unroll 8
-			for (int v = 0; v < TV; v++)
-				t[v] = acc[v];
+			TL_EACH(t[v] = acc[v]);
 			continue;
 		}
 		/* the operand */
 		if (s == FZT_T) {
-#pragma GCC unroll 8
-			for (int v = 0; v < TV; v++)
-				x[v] = t[v];
+			TL_EACH(x[v] = t[v]);
 		} else if (s == FZT_ACC) {
-#pragma GCC unroll 8
-			for (int v = 0; v < TV; v++)
-				x[v] = acc[v];
+			TL_EACH(x[v] = acc[v]);
 		} else if (ptr[s]) {
 #pragma GCC unroll 8
 			for (int v = 0; v < TV; v++) {
@@ -79,90 +80,58 @@ __attribute__((target(TL_TARGET), always_inline)) static inline TL_I TL_NAME(tre
 			}
 		} else {
 			TL_V b = TL_SET1(val[s]);
-#pragma GCC unroll 8
-			for (int v = 0; v < TV; v++)
-				x[v] = b;
+			TL_EACH(x[v] = b);
 		}
 		switch (op) {
 		case FZT_LOAD:
-#pragma GCC unroll 8
-			for (int v = 0; v < TV; v++)
-				acc[v] = x[v];
+			TL_EACH(acc[v] = x[v]);
 			break;
 		case FZT_ADD:
-#pragma GCC unroll 8
-			for (int v = 0; v < TV; v++)
-				acc[v] = TL_ADD(acc[v], x[v]);
+			TL_EACH(acc[v] = TL_ADD(acc[v], x[v]));
 			break;
 		case FZT_SUB:
-#pragma GCC unroll 8
-			for (int v = 0; v < TV; v++)
-				acc[v] = TL_SUB(acc[v], x[v]);
+			TL_EACH(acc[v] = TL_SUB(acc[v], x[v]));
 			break;
 		case FZT_RSUB:
-#pragma GCC unroll 8
-			for (int v = 0; v < TV; v++)
-				acc[v] = TL_SUB(x[v], acc[v]);
+			TL_EACH(acc[v] = TL_SUB(x[v], acc[v]));
 			break;
 		case FZT_MUL:
-#pragma GCC unroll 8
-			for (int v = 0; v < TV; v++)
-				acc[v] = TL_MUL(acc[v], x[v]);
+			TL_EACH(acc[v] = TL_MUL(acc[v], x[v]));
 			break;
 		case FZT_MAX:
 		case FZT_MIN:
-#pragma GCC unroll 8
-			for (int v = 0; v < TV; v++)
-				acc[v] = TL_NAME(tv_minmax)(acc[v], x[v], op == FZT_MAX);
+			TL_EACH(acc[v] = TL_NAME(tv_minmax)(acc[v], x[v], op == FZT_MAX));
 			break;
 		case FZT_RMAX:
 		case FZT_RMIN:
-#pragma GCC unroll 8
-			for (int v = 0; v < TV; v++)
-				acc[v] = TL_NAME(tv_minmax)(x[v], acc[v], op == FZT_RMAX);
+			TL_EACH(acc[v] = TL_NAME(tv_minmax)(x[v], acc[v], op == FZT_RMAX));
 			break;
 		case FZT_MASK:
-#pragma GCC unroll 8
-			for (int v = 0; v < TV; v++)
-				sel[v] = TL_NAME(tv_cmp)(tr->arg[k], acc[v], x[v]);
+			TL_EACH(sel[v] = TL_NAME(tv_cmp)(tr->arg[k], acc[v], x[v]));
 			break;
 		case FZT_MASK_AND:
-#pragma GCC unroll 8
-			for (int v = 0; v < TV; v++)
-				sel[v] = TL_MAND(sel[v], TL_NAME(tv_cmp)(tr->arg[k], acc[v], x[v]));
+			TL_EACH(sel[v] = TL_MAND(sel[v], TL_NAME(tv_cmp)(tr->arg[k], acc[v], x[v])));
 			break;
 		case FZT_MASK_OR:
-#pragma GCC unroll 8
-			for (int v = 0; v < TV; v++)
-				sel[v] = TL_MOR(sel[v], TL_NAME(tv_cmp)(tr->arg[k], acc[v], x[v]));
+			TL_EACH(sel[v] = TL_MOR(sel[v], TL_NAME(tv_cmp)(tr->arg[k], acc[v], x[v])));
 			break;
 		case FZT_BLEND:
-#pragma GCC unroll 8
-			for (int v = 0; v < TV; v++)
-				acc[v] = TL_BLEND(sel[v], acc[v], x[v]);
+			TL_EACH(acc[v] = TL_BLEND(sel[v], acc[v], x[v]));
 			break;
 		case FZT_BLENDN:
-#pragma GCC unroll 8
-			for (int v = 0; v < TV; v++)
-				acc[v] = TL_BLEND(sel[v], x[v], acc[v]);
+			TL_EACH(acc[v] = TL_BLEND(sel[v], x[v], acc[v]));
 			break;
 		/* x a CONST, not NaN: (x > acc) ? x : acc keeps a NaN acc, and
 		 * gives acc on a tie, which is the IEEE result but for
 		 * max(-0, +0) (+ 0 makes it +0) and min(+0, -0) (not taken) */
 		case FZT_MAXC:
-#pragma GCC unroll 8
-			for (int v = 0; v < TV; v++)
-				acc[v] = TL_MAXPS(x[v], acc[v]);
+			TL_EACH(acc[v] = TL_MAXPS(x[v], acc[v]));
 			break;
 		case FZT_MAXC0:
-#pragma GCC unroll 8
-			for (int v = 0; v < TV; v++)
-				acc[v] = TL_ADD(TL_MAXPS(x[v], acc[v]), x[v]);
+			TL_EACH(acc[v] = TL_ADD(TL_MAXPS(x[v], acc[v]), x[v]));
 			break;
 		default: /* FZT_MINC */
-#pragma GCC unroll 8
-			for (int v = 0; v < TV; v++)
-				acc[v] = TL_MINPS(x[v], acc[v]);
+			TL_EACH(acc[v] = TL_MINPS(x[v], acc[v]));
 		}
 	}
 #pragma GCC unroll 8

@@ -6,6 +6,7 @@
 #undef TL_BLEND
 #undef TL_CASTI
 #undef TL_CMP
+#undef TL_EACH
 #undef TL_I
 #undef TL_LANES
 #undef TL_LANES_ALL
