@@ -289,8 +289,9 @@ static ncc_status_t sas_dense_windows(ncc_lower_ctx_t *ctx, const ncc_inst_t *in
 		return NCC_OK;
 	int64_t es = (int64_t)isa_dtype_size(xt);
 	/* the window elements between the outer and the inner dims (a
-	 * max-pool's [N][C][3x3][OH][OW]): runs of inner values, nk * inner apart */
-	int32_t ninner = g < nod ? rank - od[g] : rank;
+	 * max-pool's [N][C][3x3][OH][OW]): runs of inner values, nk * inner
+	 * apart (g < nod: inner holds a row) */
+	int32_t ninner = rank - od[g];
 	/* chunks of the outermost source dim */
 	int32_t c0 = od[0];
 	int64_t ctot = src->dims[c0], per = ncc_view_elements(src) / ctot;
@@ -398,7 +399,8 @@ static ncc_status_t sas_dense_windows(ncc_lower_ctx_t *ctx, const ncc_inst_t *in
 		for (int64_t k = 0; k < nk; k++) {
 			aps[1 + k] = isa_ap_contig(xbuf.region, xbuf.offset + (uint64_t)(k * ks * es), xt,
 						   2, shp);
-			aps[1 + k].stride[0] = ninner < rank ? nk * inner : inner;
+			aps[1 + k].stride[0] =
+				ncc_lower_window_col_stride(sv.dims, rank, ninner, nk, od[g - 1]);
 		}
 		aps[1 + nk] = isa_ap_contig(ISA_REGION_CONST, ctab, ISA_DT_F32, 2, shp);
 		aps[1 + nk].stride[0] = 0;
