@@ -487,8 +487,7 @@ PJRT_IMPL(Buffer_Destroy)
 	pjrt_buffer_t *b = pjrt_handle_remove_arg("PJRT_Buffer_Destroy", PJRT_KIND_BUFFER, args->buffer, &err);
 	if (!b)
 		return err;
-	if (b->tensor)
-		pjrt_pool_put(b->dev, &b->tensor);
+	pjrt_pool_put(b->dev, &b->tensor);
 	pthread_mutex_destroy(&b->lock);
 	pjrt_client_t *c = b->client;
 	free(b->error_msg);
@@ -584,8 +583,7 @@ PJRT_IMPL(Buffer_Delete)
 	PJRT_CHECK_ARGS(args, PJRT_Buffer_Delete_Args, buffer);
 	BUFFER_GET(b, args->buffer, "PJRT_Buffer_Delete");
 	pthread_mutex_lock(&b->lock);
-	if (b->tensor)
-		pjrt_pool_put(b->dev, &b->tensor);
+	pjrt_pool_put(b->dev, &b->tensor);
 	b->deleted = true;
 	pthread_mutex_unlock(&b->lock);
 	BUFFER_PUT(b);

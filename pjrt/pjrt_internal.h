@@ -269,8 +269,8 @@ PJRT_Error *pjrt_tensor_new(pjrt_device_t *dev, size_t size, const char *name, n
  * retry (pjrt_tensor_new). Thread-safe.
  */
 void pjrt_pool_init(pjrt_device_t *dev);
-/* Moves *t (not NULL) into dev's pool, or frees it when the pool is full;
- * *t is NULL after. */
+/* Moves *t into dev's pool, or frees it when the pool is full; *t is NULL
+ * after (nothing when it was NULL). */
 void pjrt_pool_put(pjrt_device_t *dev, nrt_tensor_t **t);
 /* A pooled tensor of exactly size bytes, removed from the pool, or NULL. */
 nrt_tensor_t *pjrt_pool_take(pjrt_device_t *dev, size_t size);

@@ -11,6 +11,8 @@ void pjrt_pool_init(pjrt_device_t *dev)
 
 void pjrt_pool_put(pjrt_device_t *dev, nrt_tensor_t **t)
 {
+	if (!*t)
+		return;
 	pjrt_pool_t *p = &dev->pool;
 	size_t size = nrt_tensor_get_size(*t);
 	pthread_mutex_lock(&p->lock);
