@@ -78,6 +78,19 @@ bool fwsim_numchk_maybe_nonfinite(const fwsim_numchk_t *c, const float *v, size_
 	return block_any_at_least(v, n, c->want_inf ? 0x7f800000u : 0x7f800001u) != 0;
 }
 
+FWSIM_TARGET_CLONES
+bool fwsim_copy_f32_flag(float *restrict d, const float *restrict s, size_t n, uint32_t bias)
+{
+	uint32_t acc = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t u;
+		memcpy(&u, &s[i], 4);
+		memcpy(&d[i], &u, 4);
+		acc |= (u & 0x7fffffffu) + bias;
+	}
+	return acc >> 31;
+}
+
 void fwsim_numchk_block_scan(fwsim_numchk_t *c, const float *v, size_t n, uint64_t flat0)
 {
 	/* Fast path (the common case, nothing bad): one max-reduction over the

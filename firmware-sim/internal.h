@@ -238,6 +238,12 @@ void fwsim_numchk_block_scan(fwsim_numchk_t *c, const float *v, size_t n, uint64
  * checked); true when it may (NaN counts when only Inf is checked): a
  * vectorised pre-check before an exact scalar search. */
 bool fwsim_numchk_maybe_nonfinite(const fwsim_numchk_t *c, const float *v, size_t n);
+/* Copies n f32 values (bits unchanged) from s to d, which must not overlap,
+ * and tests them on the way as fwsim_numchk_maybe_nonfinite does (bias:
+ * fwsim_numchk_bias): whether any value copied may be bad. A copy and then a
+ * scan read every row twice: the im2col COPYs of a 3x3 convolution, rows of
+ * 56 floats, spent as long in the scan as in memmove. */
+bool fwsim_copy_f32_flag(float *restrict d, const float *restrict s, size_t n, uint32_t bias);
 /* Folds the scan of a part of an output (a tile, a range of rows, scanned in
  * any order) into the whole's: counts add, the smallest first index wins
  * (with the step it blames). */

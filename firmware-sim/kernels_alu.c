@@ -1,6 +1,5 @@
 /* Elementwise kernels: ALU unary/binary/ternary, ACTIVATE and COPY (with dtype conversion). */
 #include <math.h>
-#include <stdlib.h>
 
 #include "alu_ops.h"
 #include "convert.h"
@@ -657,7 +656,15 @@ static fwsim_status_t ew_rows(const fwsim_kargs_t *k, ew_kind_t kind, fwsim_iter
 					fwsim_numchk_block(&one, &v0, 1, 0);
 					fill_ok = one.count == 0;
 				}
-				if (!k->chk || fill_ok || is_direct_f32(odt, it.inner_bs[0], p[0])) {
+				if (k->chk && !fill_ok && is_direct_f32(odt, it.inner_bs[0], p[0]) &&
+				    is_direct_f32(odt, it.inner_bs[1], p[1]) &&
+				    (p[0] + m * 4 <= p[1] || p[1] + m * 4 <= p[0])) {
+					if (fwsim_copy_f32_flag((float *)(void *)p[0],
+								(const float *)(const void *)p[1], m,
+								chk_bias))
+						fwsim_numchk_block(k->chk, (const float *)(const void *)p[0],
+								   m, flat);
+				} else if (!k->chk || fill_ok || is_direct_f32(odt, it.inner_bs[0], p[0])) {
 					fwsim_copy_raw(p[0], it.inner_bs[0], p[1], it.inner_bs[1], m, es);
 					/* contiguous f32 is scanned where it was written */
 					if (k->chk && !fill_ok)

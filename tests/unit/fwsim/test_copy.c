@@ -285,6 +285,48 @@ START_TEST(test_copy_short_rows_windows)
 }
 END_TEST
 
+/* Rows of unit stride on both sides, too long for the short-row path: an
+ * im2col's tap-shifted rows of 55 of 56-float image rows, and rows of 700
+ * (two blocks of the row path, the second one's flat offset 512 on). Each is
+ * tested for NaN as it is copied; the record must still count both NaNs and
+ * name the first in flat order, to a dense output, to rows one apart, and to
+ * one with every element 2 apart (the staged path), and an in-place COPY
+ * (the output aliasing the input element for element) must keep its values
+ * and its record. */
+START_TEST(test_copy_unit_rows_nan_tested_in_the_copy)
+{
+	for (int v = 0; v < 6; v++) {
+		int im2col = v < 3;
+		uint64_t w = im2col ? 55 : 700;
+		int64_t pitch = im2col ? 56 : 701;
+		uint64_t sh[3] = { 3, 10, w };
+		int64_t st[3] = { 10 * pitch, pitch, 1 };
+		uint64_t bad[2][4] = { { 2, 3, w - 1 }, { 1, 9, im2col ? 20 : 600 } };
+		uint64_t first = (1 * 10 + 9) * w + bad[1][2];
+		cp_short_rows_case(3, sh, st, 30 * (uint64_t)pitch + 8, im2col ? 1 : 0, 97, bad, first,
+				   v % 3, v);
+	}
+	tmem_t t;
+	tmem_init(&t);
+	uint64_t sh[2] = { 4, 300 };
+	isa_insn_t in = isa_insn_init(ISA_OP_COPY, 0);
+	in.n_ap = 2;
+	in.ap[0] = isa_ap_contig(0, tmem_alloc(&t, 0, 1200 * 4), ISA_DT_F32, 2, sh);
+	in.ap[1] = in.ap[0];
+	float *x = (float *)(void *)tmem_ptr(&t, 0, in.ap[0].offset);
+	for (int i = 0; i < 1200; i++)
+		x[i] = (float)i;
+	x[777] = NAN;
+	fwsim_job_t job;
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_DMA, FWSIM_JOB_CHECK_NAN, &job), FWSIM_NUM_ERR);
+	ck_assert_uint_eq(job.error.count, 1);
+	ck_assert_uint_eq(job.error.first_index, 777);
+	for (int i = 0; i < 1200; i++)
+		T_CHECK(i == 777 ? isnan(x[i]) : x[i] == (float)i, "in place: element %d changed", i);
+	tmem_free(&t);
+}
+END_TEST
+
 /* A transposing copy of 2^40 elements through stride 0 (32x32 transposes
  * of the same 4 KiB, forever) stops at its deadline. */
 START_TEST(test_copy_transpose_stops_at_deadline)
@@ -324,6 +366,7 @@ Suite *copy_suite(void)
 	tcase_add_test(tc, test_copy_short_rows_transposed);
 	tcase_add_test(tc, test_copy_short_rows_stride2);
 	tcase_add_test(tc, test_copy_short_rows_windows);
+	tcase_add_test(tc, test_copy_unit_rows_nan_tested_in_the_copy);
 	suite_add_tcase(s, tc);
 	return s;
 }
