@@ -556,6 +556,44 @@ static fwsim_status_t copy_short_rows(const fwsim_kargs_t *k, const fwsim_iter_t
 	}
 }
 
+/* A same-dtype COPY of one 4-byte value to every element (all input
+ * strides 0: a broadcast constant, an im2col buffer's padding zeroed) when
+ * the value itself passes the check: no element needs a scan. Walked two
+ * dims at a time; the row path paid its per-row costs (iterator step, watch,
+ * the value's check) for every row: the border rows of 8 floats a 3x3
+ * convolution's im2col zeroes over 8x8 images took 2 ns an element. */
+static fwsim_status_t fill_u32(const fwsim_kargs_t *k, const fwsim_iter_t *it)
+{
+	uint32_t v, r = it->rank;
+	memcpy(&v, k->base[1] + it->off[1], 4);
+	int nd = r >= 2 ? 2 : 1;
+	uint64_t ni = it->inner, n2 = nd == 2 ? it->shape[r - 2] : 1;
+	int64_t di = it->bstride[0][r - 1], d2 = nd == 2 ? it->bstride[0][r - 2] : 0;
+	uint64_t idx[ISA_MAX_RANK] = { 0 };
+	for (;;) {
+		int64_t o0 = it->off[0];
+		for (uint32_t q = 0; q + (uint32_t)nd < r; q++)
+			o0 += (int64_t)idx[q] * it->bstride[0][q];
+		for (uint64_t b = 0; b < n2; b++) {
+			uint8_t *row = k->base[0] + o0 + (int64_t)b * d2;
+			for (uint64_t i0 = 0; i0 < ni; i0 += FWSIM_BLOCK * 16) {
+				uint64_t m = ni - i0 < FWSIM_BLOCK * 16 ? ni - i0 : FWSIM_BLOCK * 16;
+				if (fwsim_tick(k, m))
+					return FWSIM_TIMEOUT;
+				uint8_t *p = row + (int64_t)i0 * di;
+				if (di == 4)
+					for (uint64_t i = 0; i < m; i++)
+						memcpy(p + 4 * i, &v, 4);
+				else
+					for (uint64_t i = 0; i < m; i++)
+						memcpy(p + (int64_t)i * di, &v, 4);
+			}
+		}
+		if (!fwsim_index_next(idx, it->shape, (int)r - nd, -1))
+			return FWSIM_OK;
+	}
+}
+
 /* Whether the rows of it run several per block: rows under half a block,
  * at least two along the dim above them. Each operand's block is then its
  * rows one after another: read in place (or loaded as one run) when they run
@@ -605,6 +643,22 @@ static fwsim_status_t ew_rows(const fwsim_kargs_t *k, ew_kind_t kind, fwsim_iter
 	float scale = (float)in->imm[0], bias = (float)in->imm[1];
 	uint32_t chk_bias = k->chk ? fwsim_numchk_bias(k->chk) : 0;
 
+	if (raw && isa_dtype_size(odt) == 4) {
+		bool fill = true;
+		for (uint32_t q = 0; q < it.rank; q++)
+			fill &= it.bstride[1][q] == 0;
+		if (fill && k->chk) {
+			fwsim_numchk_t one = *k->chk;
+			float v0;
+			one.count = 0;
+			one.first = UINT64_MAX;
+			fwsim_load_f32(odt, k->base[1] + it.off[1], 0, 1, &v0);
+			fwsim_numchk_block(&one, &v0, 1, 0);
+			fill = one.count == 0;
+		}
+		if (fill)
+			return fill_u32(k, &it);
+	}
 	if (raw) {
 		int td = copy_tile_dim(&it, (int64_t)isa_dtype_size(odt));
 		if (td >= 0)

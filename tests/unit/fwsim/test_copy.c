@@ -171,7 +171,7 @@ static void cp_short_rows_case(uint32_t rank, const uint64_t *sh, const int64_t 
 	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_DMA, FWSIM_JOB_CHECK_NAN, &job), FWSIM_NUM_ERR);
 	ck_assert_uint_eq(job.error.count, 2);
 	ck_assert_uint_eq(job.error.first_index, first);
-	uint64_t idx[4];
+	uint64_t idx[4] = { 0 };
 	for (uint64_t f = 0; f < n; f++) {
 		tunflat(f, rank, sh, idx);
 		T_CHECK(memcmp(telem(&t, &in.ap[0], idx), telem(&t, a, idx), 4) == 0,
@@ -285,6 +285,20 @@ START_TEST(test_copy_short_rows_windows)
 }
 END_TEST
 
+/* The COPY in alone on the DMA engine, of far more elements than 200 ms
+ * allow: it must stop at that deadline, within 20 s of CPU. */
+static void cp_stops_at_deadline(tmem_t *t, const isa_insn_t *in)
+{
+	const isa_insn_t *s[ISA_ENGINE_COUNT] = { [ISA_ENGINE_DMA] = in };
+	uint32_t n[ISA_ENGINE_COUNT] = { [ISA_ENGINE_DMA] = 1 };
+	fwsim_job_t job;
+	uint64_t t0 = tnow_ns(), c0 = tcpu_ns();
+	ck_assert_int_eq(trun_prog(t, NULL, s, n, 0, t0 + 200000000ull, &job), FWSIM_TIMEOUT);
+	uint64_t cpu = (tcpu_ns() - c0) / 1000000ull;
+	ck_assert_msg(cpu < 20000, "%llu ms of CPU", (unsigned long long)cpu);
+	ck_assert_msg(strstr(job.error.message, "deadline passed"), "%s", job.error.message);
+}
+
 /* Rows of unit stride on both sides, too long for the short-row path: an
  * im2col's tap-shifted rows of 55 of 56-float image rows, and rows of 700
  * (two blocks of the row path, the second one's flat offset 512 on). Each is
@@ -327,6 +341,80 @@ START_TEST(test_copy_unit_rows_nan_tested_in_the_copy)
 }
 END_TEST
 
+/* A COPY of one value (the input all stride 0) into strided regions, as an
+ * im2col buffer's padding is zeroed: border rows of 8 floats of
+ * [4][3][10][8], one column of it (rows of one element at a pitch of 8), a
+ * rank-1 run, and an i32 value; the elements around each region keep their
+ * values. Also: a fill of 2^39 elements (stride 0 along the outer dim)
+ * stops at its deadline. */
+START_TEST(test_copy_fill_strided_regions)
+{
+	tmem_t t;
+	tmem_init(&t);
+	uint64_t full[4] = { 4, 3, 10, 8 };
+	float *d = (float *)(void *)tmem_ptr(&t, 0, tmem_alloc(&t, 0, 960 * 4));
+	float *v = (float *)(void *)tmem_ptr(&t, 1, tmem_alloc(&t, 1, 4));
+	/* regions: rows 0 and 9 (full width), column 7 of rows 2..8, all of
+	 * kernel column 1 */
+	static const struct { uint64_t sh[4], at[4]; } reg[] = {
+		{ { 4, 3, 1, 8 }, { 0, 0, 0, 0 } },
+		{ { 4, 3, 1, 8 }, { 0, 0, 9, 0 } },
+		{ { 4, 3, 7, 1 }, { 0, 0, 2, 7 } },
+		{ { 4, 1, 10, 8 }, { 0, 1, 0, 0 } },
+	};
+	for (int c = 0; c < 4; c++) {
+		for (int i = 0; i < 960; i++)
+			d[i] = (float)i;
+		*v = c == 0 ? 0.0f : 1.5f;
+		isa_insn_t in = isa_insn_init(ISA_OP_COPY, 0);
+		in.n_ap = 2;
+		in.ap[0] = isa_ap_contig(0, 0, ISA_DT_F32, 4, full);
+		in.ap[1] = isa_ap_contig(1, 0, ISA_DT_F32, 4, reg[c].sh);
+		for (int q = 0; q < 4; q++) {
+			in.ap[0].shape[q] = reg[c].sh[q];
+			in.ap[0].offset += reg[c].at[q] * (uint64_t)in.ap[0].stride[q] * 4;
+			in.ap[1].stride[q] = 0;
+		}
+		in.ap[1].offset = (uint64_t)((uint8_t *)v - tmem_ptr(&t, 1, 0));
+		fwsim_job_t job;
+		ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_DMA, FWSIM_JOB_CHECK_NAN, &job), FWSIM_OK);
+		for (uint64_t i = 0; i < 960; i++) {
+			uint64_t ix[4] = { i / 240, i / 80 % 3, i / 8 % 10, i % 8 };
+			bool in_reg = true;
+			for (int q = 0; q < 4; q++)
+				in_reg &= ix[q] >= reg[c].at[q] && ix[q] < reg[c].at[q] + reg[c].sh[q];
+			T_CHECK(d[i] == (in_reg ? *v : (float)i), "region %d: element %llu is %g", c,
+				(unsigned long long)i, (double)d[i]);
+		}
+	}
+	/* rank 1, i32 */
+	uint64_t n1[1] = { 700 };
+	int32_t *di = (int32_t *)(void *)d;
+	for (int i = 0; i < 960; i++)
+		di[i] = -1;
+	isa_insn_t in = isa_insn_init(ISA_OP_COPY, 0);
+	in.n_ap = 2;
+	in.ap[0] = isa_ap_contig(0, 8, ISA_DT_S32, 1, n1);
+	in.ap[1] = isa_ap_contig(1, (uint64_t)((uint8_t *)v - tmem_ptr(&t, 1, 0)), ISA_DT_S32, 1, n1);
+	in.ap[1].stride[0] = 0;
+	memcpy(v, &(int32_t){ 77 }, 4);
+	fwsim_job_t job;
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_DMA, FWSIM_JOB_CHECK_NAN, &job), FWSIM_OK);
+	for (int i = 0; i < 960; i++)
+		T_CHECK(di[i] == (i >= 2 && i < 702 ? 77 : -1), "i32: element %d is %d", i, di[i]);
+	ck_assert(tmem_guards_intact(&t));
+	/* 2^39 elements at its deadline */
+	uint64_t huge[2] = { 1ull << 30, 512 };
+	in.ap[0] = isa_ap_contig(0, 0, ISA_DT_F32, 2, huge);
+	in.ap[0].stride[0] = 0;
+	in.ap[1] = isa_ap_contig(1, (uint64_t)((uint8_t *)v - tmem_ptr(&t, 1, 0)), ISA_DT_F32, 2, huge);
+	in.ap[1].stride[0] = in.ap[1].stride[1] = 0;
+	*v = 0.0f;
+	cp_stops_at_deadline(&t, &in);
+	tmem_free(&t);
+}
+END_TEST
+
 /* A transposing copy of 2^40 elements through stride 0 (32x32 transposes
  * of the same 4 KiB, forever) stops at its deadline. */
 START_TEST(test_copy_transpose_stops_at_deadline)
@@ -341,14 +429,7 @@ START_TEST(test_copy_transpose_stops_at_deadline)
 	in.ap[0].stride[0] = in.ap[0].stride[1] = in.ap[1].stride[0] = in.ap[1].stride[1] = 0;
 	in.ap[1].stride[2] = 1;
 	in.ap[1].stride[3] = 32;
-	const isa_insn_t *s[ISA_ENGINE_COUNT] = { [ISA_ENGINE_DMA] = &in };
-	uint32_t n[ISA_ENGINE_COUNT] = { [ISA_ENGINE_DMA] = 1 };
-	fwsim_job_t job;
-	uint64_t t0 = tnow_ns(), c0 = tcpu_ns();
-	ck_assert_int_eq(trun_prog(&t, NULL, s, n, 0, t0 + 200000000ull, &job), FWSIM_TIMEOUT);
-	uint64_t cpu = (tcpu_ns() - c0) / 1000000ull;
-	ck_assert_msg(cpu < 20000, "%llu ms of CPU", (unsigned long long)cpu);
-	ck_assert_msg(strstr(job.error.message, "deadline passed"), "%s", job.error.message);
+	cp_stops_at_deadline(&t, &in);
 	tmem_free(&t);
 }
 END_TEST
@@ -367,6 +448,7 @@ Suite *copy_suite(void)
 	tcase_add_test(tc, test_copy_short_rows_stride2);
 	tcase_add_test(tc, test_copy_short_rows_windows);
 	tcase_add_test(tc, test_copy_unit_rows_nan_tested_in_the_copy);
+	tcase_add_test(tc, test_copy_fill_strided_regions);
 	suite_add_tcase(s, tc);
 	return s;
 }
