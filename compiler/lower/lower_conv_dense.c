@@ -57,14 +57,89 @@ static int64_t div_floor(int64_t p, int64_t q)
 	return p >= 0 ? p / q : -((-p + q - 1) / q);
 }
 
+/* The run range [t0, t1] of dim s that reads the input for copy index as
+ * (the rest is padding): empty when t1 < t0. */
+static void im2col_span(const conv_axis_t *q, bool sh, int64_t as, int64_t *t0, int64_t *t1)
+{
+	int64_t base = (sh ? 0 : as * q->sa) - q->lo, step = sh ? 1 : q->sb;
+	*t0 = base >= 0 ? 0 : div_ceil(-base, step);
+	*t1 = div_floor(q->X - 1 - base, step);
+	if (*t1 > q->run - 1)
+		*t1 = q->run - 1;
+}
+
+/* Cache lines of fill a COPY instruction's fixed cost is worth (about 1 us
+ * of the simulator's dispatch, checks and watch per instruction, at ~8 ns
+ * a line written). */
+#define IM2COL_FILL_INSN_LINES 128
+
+/* Zeroes T's padding, the places no copy of conv_im2col writes: for each
+ * spatial dim s and each value of its copied index (one, for a shifted dim),
+ * the runs before and after the span it reads, all other dims whole (corners
+ * twice). With emit false, only counts: *n_fills instructions touching about
+ * *lines cache lines in all (a fill costs what it writes, lines, not
+ * elements: a column of an 8-wide image writes a line per element). A fill
+ * of the whole buffer wrote every element once more to zero these few rows
+ * and columns: a 7x7 stride-2 stem's 7.4 MB per image, 0.3 ms, where the
+ * padding is 4% of it. */
+static ncc_status_t im2col_pad_fill(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, const conv_axis_t *ax,
+				    int32_t ns, int32_t c0, const ncc_view_t *t, bool emit,
+				    int64_t *n_fills, double *lines)
+{
+	int32_t ncd = ns - c0;
+	ncc_view_t zero;
+	ncc_status_t st = emit ? ncc_lower_const_scalar(ctx, t->dtype, 0, &zero) : NCC_OK;
+	*n_fills = 0;
+	*lines = 0;
+	for (int32_t s = 0; s < ns && st == NCC_OK; s++) {
+		const conv_axis_t *q = &ax[s];
+		bool copied = s >= c0;
+		int32_t rd = 2 + ncd + s;
+		for (int64_t v = 0; v < (copied ? q->A : 1) && st == NCC_OK; v++) {
+			int64_t t0, t1;
+			im2col_span(q, !copied, v, &t0, &t1);
+			/* a span past the run, or empty (all padding): [0, t0) and
+			 * [t0, run) */
+			t0 = t0 < q->run ? t0 : q->run;
+			t1 = t1 >= t0 ? t1 : t0 - 1;
+			int64_t from[2] = { 0, t1 + 1 }, to[2] = { t0, q->run };
+			for (int side = 0; side < 2 && st == NCC_OK; side++) {
+				if (from[side] >= to[side])
+					continue;
+				ncc_view_t r = *t;
+				int64_t off = (int64_t)t->offset;
+				if (copied) {
+					r.dims[2 + s - c0] = 1;
+					off += v * t->strides[2 + s - c0] * 4;
+				}
+				r.dims[rd] = to[side] - from[side];
+				off += from[side] * t->strides[rd] * 4;
+				r.offset = (uint64_t)off;
+				(*n_fills)++;
+				double rows = 1;
+				for (int32_t d = 0; d + 1 < r.rank; d++)
+					rows *= (double)r.dims[d];
+				/* a run of L floats from a random float offset */
+				*lines += rows * (1 + (double)(r.dims[r.rank - 1] * 4 - 4) / 64);
+				if (emit) {
+					ncc_view_t z = ncc_view_bcast_scalar(&zero, r.rank, r.dims);
+					st = ncc_lower_copy(ctx, inst, &r, &z);
+				}
+			}
+		}
+	}
+	return st;
+}
+
 /* Fills T [O0, O1, a (copied dims)..., run...] (dense, f32) from x: one COPY per
  * value of the copied a's, the input rows each reads clipped to the input, the
- * rest of T zero (one fill first when any copy is clipped and fill is set: a
- * buffer filled before keeps its zeros, the copies write the same places).
- * d_o0, d_o1 are x's dims that become T's two outer dims; T's first index 0 is
- * x's o0_start along d_o0. tflat, when not NULL, is the whole buffer under t
- * as a contiguous view, filled instead of t (a fill along t's short permuted
- * dims walks rows of a few elements). */
+ * rest of T zero when fill is set (first: its padding, im2col_pad_fill, or
+ * the whole buffer when that costs less; a buffer filled before keeps its
+ * zeros, the copies write the same places). d_o0, d_o1 are x's dims that
+ * become T's two outer dims; T's first index 0 is x's o0_start along d_o0.
+ * tflat, when not NULL, is the whole buffer under t as a contiguous view,
+ * zeroed whole (a fill along t's short permuted dims walks rows of a few
+ * elements). */
 static ncc_status_t conv_im2col(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, const ncc_view_t *x,
 				int32_t d_o0, int32_t d_o1, int64_t o0_start, const int64_t *d_sp,
 				const conv_axis_t *ax, int32_t ns, bool shift, bool fill, const ncc_view_t *t,
@@ -79,13 +154,26 @@ static ncc_status_t conv_im2col(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, co
 	bool clipped = false;
 	for (int pass = 0; pass < 2; pass++) {
 		if (pass == 1 && clipped && fill) {
-			ncc_view_t zero;
-			ncc_status_t st = ncc_lower_const_scalar(ctx, t->dtype, 0, &zero);
+			/* the padding alone, when its fills cost less than one of
+			 * the whole buffer (counted in cache lines) */
+			int64_t nf;
+			double pl, whole = 4.0 / 64;
+			for (int32_t d = 0; d < t->rank; d++)
+				whole *= (double)t->dims[d];
+			im2col_pad_fill(ctx, inst, ax, ns, c0, t, false, &nf, &pl);
+			ncc_status_t st;
+			if (!tflat && pl + (double)(nf - 1) * IM2COL_FILL_INSN_LINES < whole) {
+				st = im2col_pad_fill(ctx, inst, ax, ns, c0, t, true, &nf, &pl);
+			} else {
+				ncc_view_t zero;
+				const ncc_view_t *f = tflat ? tflat : t;
+				st = ncc_lower_const_scalar(ctx, t->dtype, 0, &zero);
+				if (st == NCC_OK) {
+					ncc_view_t z = ncc_view_bcast_scalar(&zero, f->rank, f->dims);
+					st = ncc_lower_copy(ctx, inst, f, &z);
+				}
+			}
 			if (st != NCC_OK)
-				return st;
-			const ncc_view_t *f = tflat ? tflat : t;
-			ncc_view_t z = ncc_view_bcast_scalar(&zero, f->rank, f->dims);
-			if ((st = ncc_lower_copy(ctx, inst, f, &z)) != NCC_OK)
 				return st;
 		}
 		for (int64_t cp = 0; cp < ncopy; cp++) {
@@ -111,10 +199,8 @@ static ncc_status_t conv_im2col(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, co
 				const conv_axis_t *q = &ax[s];
 				bool sh = shift && s == 0;
 				int64_t base = (sh ? 0 : a[s] * q->sa) - q->lo, step = sh ? 1 : q->sb;
-				int64_t t0 = base >= 0 ? 0 : div_ceil(-base, step);
-				int64_t t1 = div_floor(q->X - 1 - base, step);
-				if (t1 > q->run - 1)
-					t1 = q->run - 1;
+				int64_t t0, t1;
+				im2col_span(q, sh, sh ? 0 : a[s], &t0, &t1);
 				int64_t cnt = t1 - t0 + 1;
 				if (cnt <= 0) {
 					empty = true;

@@ -282,6 +282,28 @@ START_TEST(test_conv_stride1_copies_per_kernel_column)
 }
 END_TEST
 
+/* A larger im2col buffer is zeroed where the copies leave padding only, not
+ * whole: a 3x3 stride-1 convolution fills the shifted dim's first and last
+ * rows and the two clipped kernel columns' edge columns (4 fills, 3 copies,
+ * the kernel reordered: 8 COPYs, where the whole fill made 5); a stem's
+ * 7x7 stride-2 im2col the clipped rows and columns of its taps, over 3
+ * chunks of images, the third reusing the first's buffer unfilled; over 3
+ * rows, two of its kernel rows read no input row at all (all padding).
+ * Their values against the reference convolution. */
+START_TEST(test_conv_im2col_zeroes_only_the_padding)
+{
+	const char *s1 = "HloModule m\nENTRY e { x = f32[2,16,24,24] parameter(0)\n"
+			 " k = f32[8,16,3,3] parameter(1)\n ROOT c = f32[2,8,24,24] "
+			 "convolution(x, k), window={size=3x3 pad=1_1x1_1}, "
+			 "dim_labels=bf01_oi01->bf01 }\n";
+	ck_assert_uint_eq(count_copies(s1), 8);
+	conv_case(2, 16, 24, 24, 8, 3, 3, 1, 1, 1, 1, 1, 1);
+	conv_case(2, 3, 40, 40, 8, 7, 7, 2, 2, 3, 3, 1, 1);
+	conv_case(5, 3, 112, 112, 4, 7, 7, 2, 2, 3, 3, 1, 1);
+	conv_case(1, 16, 3, 512, 4, 7, 7, 2, 2, 3, 3, 1, 1);
+}
+END_TEST
+
 /* A convolution with few output positions (ResNet-18's last stage on 64x64
  * images: 3x3 over 2x2) is one MATMUL over every image's positions
  * (conv_dense_positions): it was 512 MATMULs of K = 9, one per input channel,
@@ -1777,6 +1799,7 @@ static Suite *lower_suite(void)
 	tcase_add_test(tc, test_conv_input_gradient_reads_kernel_in_place);
 	tcase_add_test(tc, test_conv_strided_one_deep_matmul);
 	tcase_add_test(tc, test_conv_few_positions_one_matmul);
+	tcase_add_test(tc, test_conv_im2col_zeroes_only_the_padding);
 	tcase_add_test(tc, test_conv_pointwise_weight_gradient_in_place);
 	tcase_add_test(tc, test_conv_grouped_is_one_conv_insn);
 	tcase_add_test(tc, test_errors_more);
