@@ -78,8 +78,10 @@ bool fwsim_numchk_maybe_nonfinite(const fwsim_numchk_t *c, const float *v, size_
 	return block_any_at_least(v, n, c->want_inf ? 0x7f800000u : 0x7f800001u) != 0;
 }
 
+/* static: clang emits no symbol under the plain name for a cloned function
+ * with external linkage (the fuzz build's link failed) */
 FWSIM_TARGET_CLONES
-bool fwsim_copy_f32_flag(float *restrict d, const float *restrict s, size_t n, uint32_t bias)
+static uint32_t copy_f32_flag(float *restrict d, const float *restrict s, size_t n, uint32_t bias)
 {
 	uint32_t acc = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -89,6 +91,11 @@ bool fwsim_copy_f32_flag(float *restrict d, const float *restrict s, size_t n, u
 		acc |= (u & 0x7fffffffu) + bias;
 	}
 	return acc >> 31;
+}
+
+bool fwsim_copy_f32_flag(float *restrict d, const float *restrict s, size_t n, uint32_t bias)
+{
+	return copy_f32_flag(d, s, n, bias) != 0;
 }
 
 void fwsim_numchk_block_scan(fwsim_numchk_t *c, const float *v, size_t n, uint64_t flat0)
