@@ -170,6 +170,64 @@ START_TEST(test_transposed_read_keeps_the_copy)
 }
 END_TEST
 
+/* The engine and position in its stream of the first instruction that writes
+ * tensor `out` (NEFF tensor index). */
+static void first_write(const void *neff, size_t size, uint32_t out, uint32_t *engine, uint32_t *pos)
+{
+	neff_view_t v;
+	char msg[256];
+	ck_assert_int_eq(ns_status_consume_message(neff_parse(neff, size, &v), msg, sizeof(msg)),
+			 NS_STATUS_OK);
+	for (uint32_t e = 0; e < ISA_ENGINE_COUNT; e++)
+		for (uint32_t i = 0; i < v.code_count[0][e]; i++)
+			if (v.code[0][e][i].n_ap > 0 && v.code[0][e][i].ap[0].region == ISA_REGION_IO0 + out) {
+				*engine = e;
+				*pos = i;
+				return;
+			}
+	ck_abort_msg("no instruction writes tensor %u", out);
+}
+
+/* An update the HLO lists last (as PyTorch/XLA lists an optimizer's) is
+ * lowered right after the last read of w (the product with w transposed),
+ * before the work that follows it (z, from that product): it reads x while
+ * it is in the cache. z still sees the old w, and w' is written in place. */
+START_TEST(test_update_lowered_after_the_last_read)
+{
+	const char *t =
+		"HloModule step, input_output_alias={ {0}: (0, {}, may-alias) }\n"
+		"ENTRY e { w = f32[64,64] parameter(0)\n x = f32[64,64] parameter(1)\n"
+		" h = f32[] constant(0.5)\n hb = f32[64,64] broadcast(h), dimensions={}\n"
+		" wt = f32[64,64] transpose(w), dimensions={1,0}\n"
+		" d = f32[64,64] dot(x, wt), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"
+		" q = f32[] constant(0.01)\n qb = f32[64,64] broadcast(q), dimensions={}\n"
+		" dq = f32[64,64] multiply(d, qb)\n z = f32[64,64] exponential(dq)\n"
+		" s = f32[64,64] multiply(hb, x)\n u = f32[64,64] subtract(w, s)\n"
+		" ROOT r = (f32[64,64], f32[64,64]) tuple(u, z) }\n";
+	size_t size;
+	void *neff = compile(t, &size);
+	ck_assert_uint_eq(copies_into(neff, size, 2), 0);
+	uint32_t eu, pu, ez, pz;
+	first_write(neff, size, 2, &eu, &pu);
+	first_write(neff, size, 3, &ez, &pz);
+	ck_assert_uint_eq(eu, ez);
+	ck_assert_msg(pu < pz, "the update is instruction %u, z's %u", pu, pz);
+	static float w[N], x[N], wa[N], z[N];
+	inputs(w, x);
+	run(neff, size, w, x, wa, z);
+	for (int i = 0; i < N; i++) {
+		ck_assert_float_eq(wa[i], w[i] - 0.5f * x[i]);
+		int r = i / D, c = i % D;
+		double acc = 0;
+		for (int k = 0; k < D; k++)
+			acc += (double)x[r * D + k] * w[c * D + k];
+		float want = expf((float)acc * 0.01f);
+		ck_assert_float_eq_tol(z[i], want, 1e-4f * want);
+	}
+	free(neff);
+}
+END_TEST
+
 int main(void)
 {
 	setenv("NEURONSIM_BACKEND", "embedded", 0);
@@ -183,6 +241,7 @@ int main(void)
 	tcase_add_test(tc, test_update_after_every_read_is_in_place);
 	tcase_add_test(tc, test_read_after_update_keeps_the_copy);
 	tcase_add_test(tc, test_transposed_read_keeps_the_copy);
+	tcase_add_test(tc, test_update_lowered_after_the_last_read);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_set_fork_status(sr, CK_NOFORK);
