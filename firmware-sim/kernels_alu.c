@@ -1,5 +1,6 @@
 /* Elementwise kernels: ALU unary/binary/ternary, ACTIVATE and COPY (with dtype conversion). */
 #include <math.h>
+#include <stdlib.h>
 
 #include "alu_ops.h"
 #include "convert.h"
