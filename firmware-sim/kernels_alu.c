@@ -557,6 +557,19 @@ static fwsim_status_t copy_short_rows(const fwsim_kargs_t *k, const fwsim_iter_t
 	}
 }
 
+/* Whether the value at p (dtype dt) that a fill writes everywhere passes k's
+ * check (k->chk set): then none of the filled elements needs a scan. */
+static bool fill_value_passes(const fwsim_kargs_t *k, uint32_t dt, const uint8_t *p)
+{
+	fwsim_numchk_t one = *k->chk;
+	float v0;
+	one.count = 0;
+	one.first = UINT64_MAX;
+	fwsim_load_f32(dt, p, 0, 1, &v0);
+	fwsim_numchk_block(&one, &v0, 1, 0);
+	return one.count == 0;
+}
+
 /* A same-dtype COPY of one 4-byte value to every element (all input
  * strides 0: a broadcast constant, an im2col buffer's padding zeroed) when
  * the value itself passes the check: no element needs a scan. Walked two
@@ -648,15 +661,8 @@ static fwsim_status_t ew_rows(const fwsim_kargs_t *k, ew_kind_t kind, fwsim_iter
 		bool fill = true;
 		for (uint32_t q = 0; q < it.rank; q++)
 			fill &= it.bstride[1][q] == 0;
-		if (fill && k->chk) {
-			fwsim_numchk_t one = *k->chk;
-			float v0;
-			one.count = 0;
-			one.first = UINT64_MAX;
-			fwsim_load_f32(odt, k->base[1] + it.off[1], 0, 1, &v0);
-			fwsim_numchk_block(&one, &v0, 1, 0);
-			fill = one.count == 0;
-		}
+		if (fill && k->chk)
+			fill = fill_value_passes(k, odt, k->base[1] + it.off[1]);
 		if (fill)
 			return fill_u32(k, &it);
 	}
@@ -701,16 +707,8 @@ static fwsim_status_t ew_rows(const fwsim_kargs_t *k, ew_kind_t kind, fwsim_iter
 			if (raw) {
 				size_t es = isa_dtype_size(odt);
 				/* a fill (zero padding) of a good value needs no scan */
-				bool fill_ok = false;
-				if (k->chk && it.inner_bs[1] == 0) {
-					fwsim_numchk_t one = *k->chk;
-					float v0;
-					one.count = 0;
-					one.first = UINT64_MAX;
-					fwsim_load_f32(odt, p[1], 0, 1, &v0);
-					fwsim_numchk_block(&one, &v0, 1, 0);
-					fill_ok = one.count == 0;
-				}
+				bool fill_ok = k->chk && it.inner_bs[1] == 0 &&
+					       fill_value_passes(k, odt, p[1]);
 				if (k->chk && !fill_ok && is_direct_f32(odt, it.inner_bs[0], p[0]) &&
 				    is_direct_f32(odt, it.inner_bs[1], p[1]) &&
 				    (p[0] + m * 4 <= p[1] || p[1] + m * 4 <= p[0])) {
