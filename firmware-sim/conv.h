@@ -1,4 +1,4 @@
-/* The CONV kernel's job (kernels_conv.c: forms A, B and the direct loop; kernels_conv_lanes.c: forms D and E; kernels_conv_rows.c: form R; kernels_conv_wgrad.c: form W; kernels_conv_dgrad.c: form T). Private to libfwsim. */
+/* The CONV kernel's job (kernels_conv.c: forms A, B and the direct loop; kernels_conv_lanes.c: forms D and E; kernels_conv_rows.c: form R; kernels_conv_wgrad.c: form W; kernels_conv_dgrad.c: form T; kernels_conv_gemm.c: form G). Private to libfwsim. */
 #ifndef FWSIM_CONV_H
 #define FWSIM_CONV_H
 
@@ -34,6 +34,19 @@ typedef struct conv_geo {
 	int64_t woff;                /* element offset of its weight in ap2[g, o] */
 } conv_geo_t;
 
+/* Form G (kernels_conv_gemm.c): the im2col band and the kernel's layout. */
+typedef struct conv_gemm {
+	bool shift;                  /* T per (c, k1), kernel row k0 from T's row k0 D0 */
+	bool direct;                 /* products straight into the output */
+	bool in_place;               /* the kernel read where it is, not from wp */
+	int64_t band, nbands;        /* output rows per band (the last may have fewer), bands */
+	uint64_t per_item;           /* bands per item */
+	int64_t rows;                /* T's rows per (c, k1) or (c, k0, k1) for a whole band */
+	int64_t t_floats;            /* T's floats for a whole band */
+	int64_t depth;               /* each product's K */
+	float *wp;                   /* the kernel packed, or NULL */
+} conv_gemm_t;
+
 typedef struct conv_job {
 	const fwsim_kargs_t *k;
 	conv_class_t *cls;
@@ -44,7 +57,8 @@ typedef struct conv_job {
 	int64_t so[5], si[5], sw[5]; /* element strides of ap0, ap1, ap2 */
 	const float *in, *w;
 	float *out;
-	int form;                    /* 'A', 'B', 'D', 'E', 'R', 'T', 'W' or 'N' (naive) */
+	int form;                    /* 'A', 'B', 'D', 'E', 'G', 'R', 'T', 'W' or 'N' (naive) */
+	conv_gemm_t gm;              /* form G */
 	int64_t *cols;               /* conv_plan_cols of d[1] (forms A and B) */
 	int64_t dw_hp, dw_wp;        /* form D: the padded input's rows, columns */
 	int64_t plane;               /* V0 V1 M0 M1: one channel's planes */
@@ -106,6 +120,9 @@ typedef void (*fwsim_conv_geo_fn)(const conv_job_t *j, void *geo, const float *z
  * when fn says one may be. */
 fwsim_status_t fwsim_conv_run_planes(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w,
 				     size_t geo_size, fwsim_conv_geo_fn init, fwsim_conv_plane_fn fn);
+/* Form G for a non-empty job, before the others: true (and the job's form,
+ * scratch and packed kernel set) when it applies. */
+bool fwsim_conv_plan_gemm(conv_job_t *j);
 /* Forms R and T for a job planned as form A, form W for one planned as A or
  * B: true (and the job's form and scratch set) when it applies. */
 bool fwsim_conv_plan_rows(conv_job_t *j);
@@ -117,5 +134,9 @@ fwsim_status_t fwsim_conv_item_dwg(void *ctx, uint64_t item, uint32_t slot, fwsi
 fwsim_status_t fwsim_conv_item_rows(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w);
 fwsim_status_t fwsim_conv_item_wgrad(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w);
 fwsim_status_t fwsim_conv_item_dgrad(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w);
+fwsim_status_t fwsim_conv_item_gemm(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w);
+/* Bands form G has run since the process started: for tests that a dense
+ * convolution really takes it. */
+uint64_t fwsim_conv_gemm_bands(void);
 
 #endif

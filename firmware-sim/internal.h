@@ -361,6 +361,12 @@ void fwsim_red_acc_start(uint32_t op, int accumulate, const isa_ap_t *o, const u
 void fwsim_red_acc_store(fwsim_numchk_t *chk, const isa_ap_t *o, const uint64_t *oshape,
 			 uint8_t *base, const fwsim_acc_t *acc, uint64_t *flat, uint32_t cand);
 fwsim_status_t fwsim_kernel_matmul(const fwsim_kargs_t *k);
+/* One f32 product c = a b + beta c on the calling thread, operands row-major
+ * ('N') or transposed ('T') with leading dimensions as BLAS takes them:
+ * oneDNN's sgemm, subnormals read and written as zero (kernels_matmul.c).
+ * FWSIM_NOMEM when oneDNN cannot allocate. */
+fwsim_status_t fwsim_gemm_f32(char ta, char tb, uint64_t m, uint64_t n, uint64_t k, const float *a,
+			      int lda, const float *b, int ldb, float beta, float *c, int ldc);
 fwsim_status_t fwsim_kernel_iota(const fwsim_kargs_t *k);
 fwsim_status_t fwsim_kernel_gather(const fwsim_kargs_t *k);
 fwsim_status_t fwsim_kernel_scatter(const fwsim_kargs_t *k);

@@ -46,7 +46,7 @@ void omp_set_num_threads(int n);
  * ran at 7 GFLOP/s (a [32, 64, 128] x [32, 128, 128] product with half its
  * operand subnormal: 0.5 -> 90 ms). Only values under 2^-126 change.
  */
-static fwsim_status_t gemm_f32(char ta, char tb, uint64_t m, uint64_t n, uint64_t k,
+fwsim_status_t fwsim_gemm_f32(char ta, char tb, uint64_t m, uint64_t n, uint64_t k,
 			       const float *a, int lda, const float *b, int ldb, float beta,
 			       float *c, int ldc)
 {
@@ -330,9 +330,9 @@ static fwsim_status_t mm_item(void *vctx, uint64_t item, uint32_t slot, fwsim_wa
 			Bm = s->tb;
 		}
 		fwsim_status_t gs =
-			swap_c ? gemm_f32(flip_t(tB), flip_t(tA), nt, mt, kt, Bm, ldb, A, lda,
+			swap_c ? fwsim_gemm_f32(flip_t(tB), flip_t(tA), nt, mt, kt, Bm, ldb, A, lda,
 					  k0 ? 1.0f : j->beta, C, ldc)
-			       : gemm_f32(tA, tB, mt, nt, kt, A, lda, Bm, ldb, k0 ? 1.0f : j->beta, C,
+			       : fwsim_gemm_f32(tA, tB, mt, nt, kt, A, lda, Bm, ldb, k0 ? 1.0f : j->beta, C,
 					  ldc);
 		if (gs != FWSIM_OK)
 			return gs;

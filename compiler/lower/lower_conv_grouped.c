@@ -1,4 +1,4 @@
-/* Lowering of depthwise and grouped f32 convolutions (feature or batch groups) to one CONV instruction (ISA 1.4). */
+/* Lowering of depthwise and grouped f32 convolutions (feature or batch groups), and of dense ones with large output planes, to one CONV instruction (ISA 1.4). */
 #include "lower_internal.h"
 
 /*
@@ -10,6 +10,36 @@
  * Windows keep their stride, padding and both dilations; a reversed kernel is a negative
  * stride. One spatial dim becomes the second with a size-1 first dim.
  */
+/* Output planes from which a dense convolution runs as one CONV (the
+ * firmware's form G: im2col bands multiplied in each thread's cache, an item
+ * per image and band) rather than as im2col COPYs and MATMULs over whole
+ * images (lower_conv_dense.c): below it, those batch several images' small
+ * planes into one wide product, which reads the kernel once for all. */
+#define CONV_BANDED_MIN_PLANE 256
+
+/* Whether a dense (ungrouped) convolution is one for form G: a forward-like
+ * window (kernel no larger than the output, no input dilation: its input
+ * gradients of stride 1 too) of more than one tap, a product at least 64
+ * deep and 16 outputs wide, output planes of CONV_BANDED_MIN_PLANE, and
+ * stride 1 along the first spatial dim, where form G copies the input once
+ * per kernel column, not per tap. A 7x7 stride-2 stem stays with the
+ * folded GEMMs of lower_conv_dense.c: as form G it ran 1.2-1.4x slower on
+ * one thread (its 147 rows of T per output row gathered at stride 2). */
+static bool conv_dense_banded(const ncc_inst_t *inst, const ncc_view_t *x, const ncc_view_t *k,
+			      const ncc_view_t *out)
+{
+	const ncc_conv_dnums_t *dn = inst->conv;
+	int64_t taps = 1, plane = 1;
+	for (int32_t s = 0; s < dn->nspatial; s++) {
+		if (inst->window->dims[s].lhs_dilation != 1 || (s == 0 && inst->window->dims[s].stride != 1))
+			return false;
+		taps *= k->dims[dn->k_spatial[s]];
+		plane *= out->dims[dn->out_spatial[s]];
+	}
+	return taps > 1 && taps <= plane && plane >= CONV_BANDED_MIN_PLANE &&
+	       x->dims[dn->in_feature] * taps >= 64 && out->dims[dn->out_feature] >= 16;
+}
+
 ncc_status_t ncc_lower_conv_grouped(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, const ncc_view_t *x,
 				    const ncc_view_t *k, const ncc_view_t *out, bool *out_done)
 {
@@ -29,7 +59,8 @@ ncc_status_t ncc_lower_conv_grouped(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst
 	}
 	int64_t G = inst->feature_group_count > 1 ? inst->feature_group_count : 1;
 	int64_t BG = inst->batch_group_count > 1 ? inst->batch_group_count : 1;
-	if ((G == 1 && BG == 1) || (ns != 1 && ns != 2) || x->dtype != ISA_DT_F32 ||
+	if ((G == 1 && BG == 1 && !conv_dense_banded(inst, x, k, out)) || (ns != 1 && ns != 2) ||
+	    x->dtype != ISA_DT_F32 ||
 	    kv->dtype != ISA_DT_F32 || out->dtype != ISA_DT_F32)
 		return NCC_OK;
 	for (int32_t s = 0; s < ns; s++) {

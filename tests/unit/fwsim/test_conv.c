@@ -1,8 +1,8 @@
 /* CONV (ISA 1.4) against a naive double-precision reference: windows (padding, strides, both dilations), groups, layouts, NaN/Inf records, thread counts, deadlines. */
 #include <stdbool.h>
 
+#include "conv.h"
 #include "fwsim_test.h"
-#include "internal.h"
 
 #define C_NREG 4
 #define C_REGSZ (8u << 20)
@@ -542,6 +542,90 @@ END_TEST
 /* A NaN and an Inf in the input: exactly the outputs whose window holds them
  * are bad (the runs of the flat grid past a row's end never leak into a stored
  * output), and the record names the first bad flat index and the count. */
+/* Dense shapes (C K0 K1 >= 64 and O >= 16): form G, im2col bands and sgemm.
+ * Full im2col (8 channels: each product's depth from C K1 too small to
+ * shift; a 7x7 stride-2 stem), the shifted form (stride 1 along dim 0,
+ * kernel dilation 2 there), two groups, cropping and padding past the
+ * kernel, and a 64-channel 41x40 plane cut into three bands, the last one
+ * row shorter. Layout 0 writes the products into the output and reads the
+ * unshifted kernel in place; layout 1 gathers channels-innermost input
+ * columns, packs the reversed kernel and stores from scratch. */
+static const cspec_t dense_specs[] = {
+	SPEC(.N = 2, .G = 1, .O = 16, .C = 8, .X = { 13, 11 }, .K = { 3, 3 }, .S = { 1, 1 },
+	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+	SPEC(.N = 2, .G = 1, .O = 20, .C = 24, .X = { 12, 10 }, .K = { 3, 3 }, .S = { 1, 1 },
+	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+	SPEC(.N = 2, .G = 1, .O = 16, .C = 3, .X = { 23, 22 }, .K = { 7, 7 }, .S = { 2, 2 },
+	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 3, 3 }),
+	SPEC(.N = 1, .G = 1, .O = 16, .C = 32, .X = { 15, 14 }, .K = { 3, 3 }, .S = { 1, 2 },
+	     .D = { 2, 1 }, .L = { 1, 1 }, .P = { 2, 0 }),
+	SPEC(.N = 1, .G = 2, .O = 16, .C = 32, .X = { 9, 9 }, .K = { 3, 3 }, .S = { 1, 1 },
+	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+	SPEC(.N = 1, .G = 1, .O = 17, .C = 32, .X = { 8, 9 }, .K = { 2, 2 }, .S = { 1, 1 },
+	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { -1, 0 }),
+	SPEC(.N = 1, .G = 1, .O = 16, .C = 24, .X = { 5, 6 }, .K = { 3, 3 }, .S = { 1, 1 },
+	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 4, 3 }),
+	SPEC(.N = 1, .G = 1, .O = 16, .C = 64, .X = { 41, 40 }, .K = { 3, 3 }, .S = { 1, 1 },
+	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+};
+#define DENSE_N_SPECS (sizeof(dense_specs) / sizeof(dense_specs[0]))
+
+START_TEST(test_dense_gemm_bands_match_reference)
+{
+	for (int layout = 0; layout < 2; layout++)
+		for (size_t i = 0; i < DENSE_N_SPECS; i++) {
+			cspec_t c = dense_specs[i];
+			c.layout = layout;
+			char what[48];
+			snprintf(what, sizeof(what), "dense spec %zu layout %d", i, layout);
+			uint64_t bands = fwsim_conv_gemm_bands();
+			c_check(&c, what);
+			/* each plane's bands: one, but three for the last spec */
+			uint64_t want = (uint64_t)(c.N * c.G) * (i == DENSE_N_SPECS - 1 ? 3 : 1);
+			ck_assert_msg(fwsim_conv_gemm_bands() - bands == want, "%s: %llu bands, want %llu",
+				      what, (unsigned long long)(fwsim_conv_gemm_bands() - bands),
+				      (unsigned long long)want);
+		}
+}
+END_TEST
+
+/* Form G: a NaN weight of the last output channel makes that channel's every
+ * output NaN (padding included: 0 x NaN is a term of the sum), in all three
+ * bands of both layouts, and the record's first index is its first. */
+START_TEST(test_dense_nan_weight_blames_its_channel)
+{
+	for (int layout = 0; layout < 2; layout++) {
+		cmem_t m;
+		cmem_init(&m);
+		cconv_t cv;
+		cspec_t c = dense_specs[DENSE_N_SPECS - 1];
+		c.N = 2;
+		c.layout = layout;
+		c_build(&m, &c, &cv, 5);
+		int64_t wi[5] = { 0, c.O - 1, c.C / 2, 1, 2 };
+		cv.w[c_off(&cv.in.ap[2], wi)] = NAN;
+		fwsim_job_t job;
+		ck_assert_int_eq(c_run(&m, &cv.in, FWSIM_JOB_CHECK_NAN, 0, &job), FWSIM_NUM_ERR);
+		uint64_t ny = (uint64_t)(cv.Y[0] * cv.Y[1]);
+		ck_assert_uint_eq(job.error.count, (uint64_t)c.N * ny);
+		ck_assert_uint_eq(job.error.first_index, (uint64_t)(c.O - 1) * ny);
+		int64_t oi[5];
+		for (oi[0] = 0; oi[0] < c.N; oi[0]++)
+			for (oi[2] = 0; oi[2] < c.O; oi[2]++)
+				for (oi[3] = 0; oi[3] < cv.Y[0]; oi[3]++)
+					for (oi[4] = 0; oi[4] < cv.Y[1]; oi[4]++) {
+						oi[1] = 0;
+						float got = cv.o[c_off(&cv.in.ap[0], oi)];
+						T_CHECK(isnan(got) == (oi[2] == c.O - 1),
+							"layout %d: out[%lld,0,%lld,%lld,%lld] = %g", layout,
+							(long long)oi[0], (long long)oi[2], (long long)oi[3],
+							(long long)oi[4], got);
+					}
+		free(m.mem);
+	}
+}
+END_TEST
+
 START_TEST(test_nan_inf_inputs_reach_only_their_windows)
 {
 	const cspec_t specs[] = {
@@ -566,6 +650,11 @@ START_TEST(test_nan_inf_inputs_reach_only_their_windows)
 		/* form E: a weight gradient's shape over 8 or more groups */
 		SPEC(.N = 1, .G = 10, .O = 1, .C = 3, .X = { 14, 13 }, .K = { 14, 13 }, .S = { 1, 1 },
 		     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+		/* form G: shifted, then whole im2col bands */
+		SPEC(.N = 2, .G = 1, .O = 16, .C = 24, .X = { 9, 10 }, .K = { 3, 3 }, .S = { 1, 1 },
+		     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+		SPEC(.N = 2, .G = 1, .O = 16, .C = 3, .X = { 12, 11 }, .K = { 7, 7 }, .S = { 2, 2 },
+		     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 3, 3 }),
 	};
 	for (size_t si = 0; si < sizeof(specs) / sizeof(specs[0]); si++)
 		for (int inf = 0; inf < 2; inf++) {
@@ -618,8 +707,11 @@ START_TEST(test_threads_bit_identical)
 		     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
 		SPEC(.N = 1, .G = 64, .O = 1, .C = 8, .X = { 32, 32 }, .K = { 30, 30 }, .S = { 1, 1 },
 		     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+		/* form G: 8 planes of 3 bands, 24 items */
+		SPEC(.N = 8, .G = 1, .O = 32, .C = 64, .X = { 41, 40 }, .K = { 3, 3 }, .S = { 1, 1 },
+		     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
 	};
-	for (size_t si = 0; si < 2; si++) {
+	for (size_t si = 0; si < sizeof(specs) / sizeof(specs[0]); si++) {
 		cmem_t m;
 		cmem_init(&m);
 		cconv_t cv;
@@ -654,6 +746,10 @@ START_TEST(test_deadline_stops_conv)
 			  .S = { 1, 1 }, .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }), &cv, 1);
 	fwsim_job_t job;
 	ck_assert_int_eq(c_run(&m, &cv.in, 0, 1, &job), FWSIM_TIMEOUT);
+	/* form G */
+	c_build(&m, &SPEC(.N = 8, .G = 1, .O = 32, .C = 64, .X = { 41, 40 }, .K = { 3, 3 },
+			  .S = { 1, 1 }, .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }), &cv, 1);
+	ck_assert_int_eq(c_run(&m, &cv.in, 0, 1, &job), FWSIM_TIMEOUT);
 	free(m.mem);
 }
 END_TEST
@@ -685,6 +781,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_depthwise_and_grouped_windows_match_reference);
 	tcase_add_test(tc, test_depthwise_lanes_bit_exact);
 	tcase_add_test(tc, test_dilated_depthwise_bit_exact);
+	tcase_add_test(tc, test_dense_gemm_bands_match_reference);
+	tcase_add_test(tc, test_dense_nan_weight_blames_its_channel);
 	tcase_add_test(tc, test_nan_inf_inputs_reach_only_their_windows);
 	tcase_add_test(tc, test_threads_bit_identical);
 	tcase_add_test(tc, test_deadline_stops_conv);

@@ -304,6 +304,49 @@ START_TEST(test_conv_im2col_zeroes_only_the_padding)
 }
 END_TEST
 
+/* A dense convolution with output planes of 256 or more, stride 1 along its
+ * first spatial dim, a product 64 deep and 16 outputs wide, is one CONV
+ * (the firmware's form G: im2col bands per image in each thread's cache),
+ * forward and stride-1 input gradient alike: no COPY, no MATMUL, no im2col
+ * buffer. Stride 2 along the first dim (a stem), smaller planes and fewer
+ * outputs keep the im2col GEMMs. Values against the reference, stride 2
+ * along the second dim included. */
+START_TEST(test_conv_dense_large_planes_one_conv)
+{
+	const char *fwd = "HloModule m\nENTRY e { x = f32[2,16,16,16] parameter(0)\n"
+			  " k = f32[16,16,3,3] parameter(1)\n ROOT c = f32[2,16,16,16] "
+			  "convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01 }\n";
+	const char *dgrad = "HloModule m\nENTRY e { x = f32[2,16,16,16] parameter(0)\n"
+			    " k = f32[3,3,16,16] parameter(1)\n ROOT c = f32[2,16,16,16] "
+			    "convolution(x, k), window={size=3x3 pad=1_1x1_1 rhs_reversal=1x1}, "
+			    "dim_labels=bf01_01oi->bf01 }\n";
+	const char *texts[2] = { fwd, dgrad };
+	for (int i = 0; i < 2; i++) {
+		ck_assert_uint_eq(count_op(texts[i], ISA_OP_CONV), 1);
+		ck_assert_uint_eq(count_op(texts[i], ISA_OP_MATMUL), 0);
+		ck_assert_uint_eq(count_copies(texts[i]), 0);
+	}
+	const char *kept[] = {
+		"HloModule m\nENTRY e { x = f32[2,16,32,32] parameter(0)\n k = f32[16,16,3,3] parameter(1)\n"
+		" ROOT c = f32[2,16,16,16] convolution(x, k), window={size=3x3 stride=2x2 pad=1_1x1_1}, "
+		"dim_labels=bf01_oi01->bf01 }\n",
+		"HloModule m\nENTRY e { x = f32[2,16,15,15] parameter(0)\n k = f32[16,16,3,3] parameter(1)\n"
+		" ROOT c = f32[2,16,15,15] convolution(x, k), window={size=3x3 pad=1_1x1_1}, "
+		"dim_labels=bf01_oi01->bf01 }\n",
+		"HloModule m\nENTRY e { x = f32[2,16,16,16] parameter(0)\n k = f32[8,16,3,3] parameter(1)\n"
+		" ROOT c = f32[2,8,16,16] convolution(x, k), window={size=3x3 pad=1_1x1_1}, "
+		"dim_labels=bf01_oi01->bf01 }\n",
+	};
+	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
+		ck_assert_uint_eq(count_op(kept[i], ISA_OP_CONV), 0);
+		ck_assert_uint_gt(count_op(kept[i], ISA_OP_MATMUL), 0);
+	}
+	conv_case(2, 16, 16, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1);
+	conv_case(1, 16, 20, 40, 24, 3, 3, 1, 2, 1, 1, 1, 1);
+	conv_case(3, 8, 18, 17, 16, 5, 3, 1, 1, 2, 2, 1, 1);
+}
+END_TEST
+
 /* A convolution with few output positions (ResNet-18's last stage on 64x64
  * images: 3x3 over 2x2) is one MATMUL over every image's positions
  * (conv_dense_positions): it was 512 MATMULs of K = 9, one per input channel,
@@ -1798,6 +1841,7 @@ static Suite *lower_suite(void)
 	tcase_add_test(tc, test_conv_strided_input_gradient_col2im);
 	tcase_add_test(tc, test_conv_input_gradient_reads_kernel_in_place);
 	tcase_add_test(tc, test_conv_strided_one_deep_matmul);
+	tcase_add_test(tc, test_conv_dense_large_planes_one_conv);
 	tcase_add_test(tc, test_conv_few_positions_one_matmul);
 	tcase_add_test(tc, test_conv_im2col_zeroes_only_the_padding);
 	tcase_add_test(tc, test_conv_pointwise_weight_gradient_in_place);

@@ -1,0 +1,236 @@
+/* CONV form G (docs/isa.md, "CONV"): dense convolutions (many input channels and outputs) as sgemm products over im2col bands each pool thread builds in its own cache, one item per (image, band of output rows). */
+#include <stdatomic.h>
+#include <string.h>
+
+#include "conv.h"
+
+/*
+ * Why a form of its own, not the compiler's im2col COPYs and MATMULs: those
+ * are separate instructions. The DMA engine writes a 2.5-7 MB im2col buffer
+ * per image (past the 2 MB L2) and the tensor engine reads it back; with two
+ * CPUs each GEMM is cut into column items, a pool hand-off (a futex wake of
+ * the other CPU, ~100 us) per GEMM, while the copies of the next image run
+ * beside both halves. ResNet's 3x3 64->64 forward over 8 56x56 images ran
+ * 1.14-1.29x faster on 2 CPUs than on 1. Here an item builds the im2col band
+ * of its rows (about 1 MB, CONV_GEMM_T_FLOATS) and multiplies it while it
+ * is still in its core's L2; items share nothing but the read-only weights,
+ * and there are N x bands of them for one hand-off.
+ *
+ * T, the band's im2col buffer, [(c, k0, k1)][y0 in the band][y1]: then one
+ * product, out[o, band] = W[o, (c, k0, k1)] x T, K = C K0 K1. With stride 1
+ * along dim 0 ("shift", as lower_conv_dense.c does), T keeps [(c, k1)][the
+ * band's rows and the (K0 - 1) D0 below them][y1]: kernel row k0 reads T
+ * from row k0 D0, K0 products accumulate into out (K = C K1), and the input
+ * is copied K1 times, not K0 K1. Every output is one item's, in sgemm's
+ * order for shapes fixed by the instruction (not by the thread count): the
+ * same bits on any number of threads.
+ */
+
+/* Floats of an item's im2col band: 512 KiB, a quarter of this machine's L2
+ * (beside sgemm's packed panels and the output band). On the 3x3 64->64
+ * forward over 56x56, one thread, against 1 MiB: 0.93x; 2 MiB 1.05x, 4
+ * MiB (one band per image) 0.97x; 256 KiB 1.0x, 128 KiB 1.45x (bands of
+ * one row, each copying three). */
+#define CONV_GEMM_T_FLOATS (1 << 17)
+/* A product's depth from which it runs at sgemm's speed: below it, the
+ * shifted form's K0 products of depth C K1 give way to one of C K0 K1. */
+#define CONV_GEMM_MIN_DEPTH 64
+
+/* Whether the kernel's strides lay each W[g][o] out as the row-major (c, k0,
+ * k1) row sgemm reads in place (dims of 1 carry no stride). */
+static bool gemm_kernel_rows(const conv_job_t *j)
+{
+	int64_t K0 = j->d[0].K, K1 = j->d[1].K, nk = j->C * K0 * K1;
+	return (K1 == 1 || j->sw[4] == 1) && (K0 == 1 || j->sw[3] == K1) &&
+	       (j->C == 1 || j->sw[2] == K0 * K1) &&
+	       (j->O == 1 || (j->sw[1] >= nk && j->sw[1] <= INT32_MAX)) && nk <= INT32_MAX;
+}
+
+bool fwsim_conv_plan_gemm(conv_job_t *j)
+{
+	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
+	int64_t nk = j->C * a->K * b->K;
+	if (a->L != 1 || b->L != 1 || nk < CONV_GEMM_MIN_DEPTH || nk > INT32_MAX || j->O < 16 ||
+	    j->O > INT32_MAX ||
+	    a->Y < 1 || b->Y < 1 || b->Y > INT32_MAX / 2)
+		return false;
+	conv_gemm_t *gm = &j->gm;
+	/* T's floats per band row, and its rows beyond the band */
+	gm->shift = a->S == 1 && a->K > 1 && j->C * b->K >= CONV_GEMM_MIN_DEPTH;
+	int64_t per_row = (gm->shift ? j->C * b->K : nk) * b->Y;
+	int64_t extra = gm->shift ? (a->K - 1) * a->D : 0;
+	int64_t band = CONV_GEMM_T_FLOATS / per_row - extra;
+	if (gm->shift && band < a->D) { /* more rows copied than the band's own */
+		gm->shift = false;
+		per_row = nk * b->Y;
+		extra = 0;
+		band = CONV_GEMM_T_FLOATS / per_row;
+	}
+	band = band < 1 ? 1 : band > a->Y ? a->Y : band;
+	gm->nbands = (a->Y + band - 1) / band;
+	gm->band = (a->Y + gm->nbands - 1) / gm->nbands; /* even bands */
+	gm->rows = gm->band + extra;
+	gm->t_floats = per_row * gm->rows;
+	int64_t cols = gm->band * b->Y;
+	if (gm->t_floats > CONV_MAX_SCRATCH || cols > INT32_MAX || gm->rows * b->Y > INT32_MAX)
+		return false;
+	/* products straight into the output when its planes are row-major with
+	 * O rows at a pitch sgemm takes, else into scratch and stored */
+	gm->direct = (b->Y == 1 || j->so[4] == 1) && (a->Y == 1 || j->so[3] == b->Y) &&
+		     (j->O == 1 || (j->so[2] >= a->Y * b->Y && j->so[2] <= INT32_MAX));
+	j->scratch = gm->t_floats + (gm->direct ? 0 : j->O * cols);
+	/* the kernel as the products read it: [G][K0][O][(c, k1)] shifted, else
+	 * [G][O][(c, k0, k1)], in place when it is laid out so */
+	gm->in_place = !gm->shift && gemm_kernel_rows(j);
+	gm->depth = gm->shift ? j->C * b->K : nk;
+	if (!gm->in_place) {
+		gm->wp = malloc((size_t)(j->G * j->O * nk) * sizeof(float));
+		if (!gm->wp)
+			return false;
+		for (int64_t g = 0; g < j->G; g++)
+			for (int64_t o = 0; o < j->O; o++)
+				for (int64_t c = 0; c < j->C; c++)
+					for (int64_t k0 = 0; k0 < a->K; k0++) {
+						const float *s = j->w + g * j->sw[0] + o * j->sw[1] +
+								 c * j->sw[2] + k0 * j->sw[3];
+						float *d = gm->shift
+							   ? gm->wp + ((g * a->K + k0) * j->O + o) * gm->depth +
+								     c * b->K
+							   : gm->wp + (g * j->O + o) * nk + (c * a->K + k0) * b->K;
+						for (int64_t k1 = 0; k1 < b->K; k1++)
+							d[k1] = s[k1 * j->sw[4]];
+					}
+	}
+	j->form = 'G';
+	return true;
+}
+
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(NEURONSIM_TSAN)
+/* d[i] = x[2 i] for i < n: 16 at a time from 32 loaded (masked past x[2 n -
+ * 2], which touches no memory), where the scalar loop took most of a 7x7
+ * stride-2 stem's im2col time. */
+__attribute__((target("avx512f")))
+static void gemm_gather2(float *restrict d, const float *restrict x, int64_t n)
+{
+	for (int64_t i = 0; i < n; i += 16) {
+		int64_t k = n - i < 16 ? n - i : 16, in = 2 * k - 1;
+		__mmask16 m[2] = { (__mmask16)fwsim_conv_bits32(0, in < 16 ? in : 16),
+				   (__mmask16)fwsim_conv_bits32(0, in - 16) };
+		_mm512_mask_storeu_ps(d + i, (__mmask16)fwsim_conv_bits32(0, k),
+				      fwsim_conv_row16(2, m, x + 2 * i));
+	}
+}
+#endif
+
+/* One row of T: Y outputs' inputs at x[(y S + off) sx] for y in [0, Y),
+ * zero where that leaves [0, X) or the row is padding (x NULL). */
+static void gemm_row(float *restrict d, const float *restrict x, int64_t Y, int64_t S, int64_t off,
+		     int64_t X, int64_t sx, bool avx512)
+{
+	if (!x) {
+		memset(d, 0, (size_t)Y * sizeof(float));
+		return;
+	}
+	int64_t lo = off >= 0 ? 0 : (-off + S - 1) / S;
+	int64_t hi = X - 1 - off >= 0 ? (X - 1 - off) / S + 1 : 0;
+	lo = lo < Y ? lo : Y;
+	hi = hi < lo ? lo : hi > Y ? Y : hi;
+	memset(d, 0, (size_t)lo * sizeof(float));
+	if (S == 1 && sx == 1)
+		memcpy(d + lo, x + lo + off, (size_t)(hi - lo) * sizeof(float));
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(NEURONSIM_TSAN)
+	else if (S == 2 && sx == 1 && avx512)
+		gemm_gather2(d + lo, x + 2 * lo + off, hi - lo);
+#endif
+	else
+		for (int64_t y = lo; y < hi; y++)
+			d[y] = x[(y * S + off) * sx];
+	memset(d + hi, 0, (size_t)(Y - hi) * sizeof(float));
+}
+
+/* T for the band [y0, y0 + rows) of the (n, g) plane whose input is x. */
+static void gemm_im2col(const conv_job_t *j, const float *x, int64_t y0, int64_t rows, float *t)
+{
+	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
+	const conv_gemm_t *gm = &j->gm;
+	int64_t K0 = gm->shift ? 1 : a->K, nr = gm->shift ? gm->rows - gm->band + rows : rows;
+	bool avx512 = fwsim_cpu_avx512();
+	for (int64_t c = 0; c < j->C; c++)
+		for (int64_t k0 = 0; k0 < K0; k0++)
+			for (int64_t k1 = 0; k1 < b->K; k1++) {
+				float *d = t + ((c * K0 + k0) * b->K + k1) * (gm->shift ? nr : rows) * b->Y;
+				for (int64_t r = 0; r < nr; r++) {
+					/* the shifted form's rows step by 1 (S0 = 1) */
+					int64_t i0 = gm->shift ? y0 - a->P + r : (y0 + r) * a->S + k0 * a->D - a->P;
+					const float *row = i0 >= 0 && i0 < a->X
+							   ? x + c * j->si[2] + i0 * j->si[3] : NULL;
+					gemm_row(d + r * b->Y, row, b->Y, b->S, k1 * b->D - b->P, b->X,
+						 j->si[4], avx512);
+				}
+			}
+}
+
+static _Atomic uint64_t gemm_bands_run;
+
+uint64_t fwsim_conv_gemm_bands(void)
+{
+	return atomic_load_explicit(&gemm_bands_run, memory_order_relaxed);
+}
+
+/* Band bi (of all planes' bands, plane-major) of the job, on kk's thread
+ * with scratch t. */
+static fwsim_status_t gemm_band(const conv_job_t *j, const fwsim_kargs_t *kk, float *t, uint64_t bi)
+{
+	const conv_gemm_t *gm = &j->gm;
+	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
+	uint64_t pi = bi / (uint64_t)gm->nbands;
+	int64_t g = (int64_t)(pi / (uint64_t)j->N), n = (int64_t)(pi % (uint64_t)j->N);
+	int64_t y0 = (int64_t)(bi % (uint64_t)gm->nbands) * gm->band;
+	int64_t rows = a->Y - y0 < gm->band ? a->Y - y0 : gm->band, cols = rows * b->Y;
+	gemm_im2col(j, j->in + n * j->si[0] + g * j->si[1], y0, rows, t);
+	float *out = j->out + n * j->so[0] + g * j->so[1] + y0 * j->so[3];
+	float *c = gm->direct ? out : t + gm->t_floats;
+	int ldc = (int)(gm->direct && j->O > 1 ? j->so[2] : cols);
+	int64_t nprod = gm->shift ? a->K : 1, ldb = (gm->shift ? gm->rows - gm->band + rows : rows) * b->Y;
+	fwsim_status_t st = FWSIM_OK;
+	for (int64_t k0 = 0; k0 < nprod && st == FWSIM_OK; k0++) {
+		if (fwsim_tick(kk, (uint64_t)(j->O * cols * gm->depth)))
+			return FWSIM_TIMEOUT;
+		const float *wk = gm->in_place ? j->w + g * j->sw[0]
+					       : gm->wp + ((g * nprod + k0) * j->O) * gm->depth;
+		int lda = (int)(gm->in_place && j->O > 1 ? j->sw[1] : gm->depth);
+		st = fwsim_gemm_f32('N', 'N', (uint64_t)j->O, (uint64_t)cols, (uint64_t)gm->depth, wk, lda,
+				    t + k0 * a->D * b->Y, (int)ldb, k0 ? 1.0f : 0.0f, c, ldc);
+	}
+	if (st != FWSIM_OK)
+		return st;
+	uint64_t flat0 = ((uint64_t)n * (uint64_t)j->G + (uint64_t)g) * (uint64_t)j->O *
+			 (uint64_t)(a->Y * b->Y) + (uint64_t)(y0 * b->Y);
+	for (int64_t o = 0; o < j->O; o++) {
+		const float *row = c + o * ldc;
+		if (!gm->direct)
+			for (int64_t r = 0; r < rows; r++)
+				for (int64_t y1 = 0; y1 < b->Y; y1++)
+					out[o * j->so[2] + r * j->so[3] + y1 * j->so[4]] = row[r * b->Y + y1];
+		if (kk->chk)
+			fwsim_numchk_block(kk->chk, row, (size_t)cols,
+					   flat0 + (uint64_t)(o * a->Y * b->Y));
+	}
+	return FWSIM_OK;
+}
+
+fwsim_status_t fwsim_conv_item_gemm(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w)
+{
+	conv_job_t *j = ctx;
+	fwsim_kargs_t kk = fwsim_par_kargs(j->k, j->chk, slot, w);
+	float *t = fwsim_conv_slot_scratch(j, slot);
+	if (!t)
+		return FWSIM_NOMEM;
+	uint64_t b0 = item * j->gm.per_item, all = j->n_planes * (uint64_t)j->gm.nbands;
+	uint64_t b1 = b0 + j->gm.per_item < all ? b0 + j->gm.per_item : all;
+	fwsim_status_t st = FWSIM_OK;
+	for (uint64_t bi = b0; bi < b1 && st == FWSIM_OK; bi++)
+		st = gemm_band(j, &kk, t, bi);
+	atomic_fetch_add_explicit(&gemm_bands_run, b1 - b0, memory_order_relaxed);
+	return st;
+}
