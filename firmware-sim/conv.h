@@ -1,4 +1,4 @@
-/* The CONV kernel's job (kernels_conv.c: forms A, B and the direct loop; kernels_conv_lanes.c: forms D and E; kernels_conv_rows.c: form R; kernels_conv_wgrad.c: form W; kernels_conv_dgrad.c: form T; kernels_conv_gemm.c: form G). Private to libfwsim. */
+/* The CONV kernel's job (kernels_conv.c: forms A, B and the direct loop; kernels_conv_lanes.c: forms D and E; kernels_conv_rows.c: form R; kernels_conv_wgrad.c: form W; kernels_conv_dgrad.c: form T; kernels_conv_gemm.c: form G; kernels_conv_psum.c: form P). Private to libfwsim. */
 #ifndef FWSIM_CONV_H
 #define FWSIM_CONV_H
 
@@ -34,7 +34,8 @@ typedef struct conv_geo {
 	int64_t woff;                /* element offset of its weight in ap2[g, o] */
 } conv_geo_t;
 
-/* Form G (kernels_conv_gemm.c): the im2col band and the kernel's layout. */
+/* Forms G (kernels_conv_gemm.c) and P (kernels_conv_psum.c): the im2col
+ * buffer and the kernel's layout. */
 typedef struct conv_gemm {
 	bool shift;                  /* T per (c, k1), kernel row k0 from T's row k0 D0 */
 	bool direct;                 /* products straight into the output */
@@ -45,6 +46,9 @@ typedef struct conv_gemm {
 	int64_t t_floats;            /* T's floats for a whole band */
 	int64_t depth;               /* each product's K */
 	float *wp;                   /* the kernel packed, or NULL */
+	/* form P */
+	int64_t kc, nchunks;         /* kernel rows per chunk, chunks */
+	float *psum;                 /* [C][Y0][N Y1][O] partial sums */
 } conv_gemm_t;
 
 typedef struct conv_job {
@@ -57,8 +61,8 @@ typedef struct conv_job {
 	int64_t so[5], si[5], sw[5]; /* element strides of ap0, ap1, ap2 */
 	const float *in, *w;
 	float *out;
-	int form;                    /* 'A', 'B', 'D', 'E', 'G', 'R', 'T', 'W' or 'N' (naive) */
-	conv_gemm_t gm;              /* form G */
+	int form;                    /* 'A', 'B', 'D', 'E', 'G', 'P', 'R', 'T', 'W' or 'N' (naive) */
+	conv_gemm_t gm;              /* forms G and P */
 	int64_t *cols;               /* conv_plan_cols of d[1] (forms A and B) */
 	int64_t dw_hp, dw_wp;        /* form D: the padded input's rows, columns */
 	int64_t plane;               /* V0 V1 M0 M1: one channel's planes */
@@ -135,8 +139,24 @@ fwsim_status_t fwsim_conv_item_rows(void *ctx, uint64_t item, uint32_t slot, fws
 fwsim_status_t fwsim_conv_item_wgrad(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w);
 fwsim_status_t fwsim_conv_item_dgrad(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w);
 fwsim_status_t fwsim_conv_item_gemm(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w);
-/* Bands form G has run since the process started: for tests that a dense
- * convolution really takes it. */
-uint64_t fwsim_conv_gemm_bands(void);
+/* Forms G and P: nr rows of an im2col buffer at d, Y floats each. Row r
+ * reads input row i = i0 + r di of the plane at x (rows si3 apart; all zero
+ * when i is outside [0, X0)): d[y] = row[(y S + off) sx] for y in [0, Y),
+ * zero where that leaves [0, X1). avx512: the CPU has AVX-512F (strides 1
+ * and 2 take 16 outputs per masked load, zeros included). */
+void fwsim_conv_gemm_rows(float *restrict d, int64_t nr, const float *x, int64_t i0, int64_t di,
+			  int64_t X0, int64_t si3, int64_t Y, int64_t S, int64_t off, int64_t X1, int64_t sx,
+			  bool avx512);
+/* Form P for a non-empty job not taken by form G: true (and the job's form,
+ * scratch and partial sums set) when it applies. Its items, one per input
+ * channel c (the batch of a weight gradient), each write their own partial
+ * sums; fwsim_conv_psum_reduce adds them in c order into the output. */
+bool fwsim_conv_plan_psum(conv_job_t *j);
+fwsim_status_t fwsim_conv_item_psum(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w);
+void fwsim_conv_psum_reduce(conv_job_t *j);
+/* Bands of form G and input channels of form P run since the process
+ * started: for tests that a dense convolution really takes them. */
+uint64_t fwsim_conv_gemm_units(void);
+void fwsim_conv_gemm_units_add(uint64_t n);
 
 #endif

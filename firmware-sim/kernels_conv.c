@@ -696,7 +696,7 @@ fwsim_status_t fwsim_kernel_conv(const fwsim_kargs_t *k)
 	}
 	j->scratch = j->form == 'N' ? 0 : (int64_t)scratch - (j->form == 'A' ? 4 * nk : 0);
 	j->n_planes = (uint64_t)j->N * (uint64_t)j->G;
-	if ((empty || !fwsim_conv_plan_gemm(j)) && !fwsim_conv_plan_rows(j) && !fwsim_conv_plan_dgrad(j) && !fwsim_conv_plan_wgrad(j) &&
+	if ((empty || (!fwsim_conv_plan_gemm(j) && !fwsim_conv_plan_psum(j))) && !fwsim_conv_plan_rows(j) && !fwsim_conv_plan_dgrad(j) && !fwsim_conv_plan_wgrad(j) &&
 	    !fwsim_conv_plan_dw(j))
 		fwsim_conv_plan_dwg(j);
 	/* small instructions stay on the engine's thread: a hand-off to the pool
@@ -712,6 +712,9 @@ fwsim_status_t fwsim_kernel_conv(const fwsim_kargs_t *k)
 		uint64_t bands = j->n_planes * (uint64_t)j->gm.nbands;
 		j->gm.per_item = work < (double)FWSIM_PAR_MIN_WORK ? bands : 1;
 		items = (bands + j->gm.per_item - 1) / j->gm.per_item;
+	} else if (j->form == 'P') { /* an item per input channel */
+		j->gm.per_item = work < (double)FWSIM_PAR_MIN_WORK ? (uint64_t)j->C : 1;
+		items = ((uint64_t)j->C + j->gm.per_item - 1) / j->gm.per_item;
 	}
 	fwsim_status_t st = FWSIM_OK;
 	if (j->form == 'A' && !conv_plan_a(j))
@@ -725,14 +728,18 @@ fwsim_status_t fwsim_kernel_conv(const fwsim_kargs_t *k)
 					  : j->form == 'R' ? fwsim_conv_item_rows
 					  : j->form == 'W' ? fwsim_conv_item_wgrad
 					  : j->form == 'T' ? fwsim_conv_item_dgrad
-					  : j->form == 'G' ? fwsim_conv_item_gemm : conv_item, j, k->watch);
+					  : j->form == 'G' ? fwsim_conv_item_gemm
+					  : j->form == 'P' ? fwsim_conv_item_psum : conv_item, j, k->watch);
 	fwsim_par_chk_merge(k, j->chk);
+	if (st == FWSIM_OK && j->form == 'P')
+		fwsim_conv_psum_reduce(j);
 	for (uint32_t i = 0; i < FWSIM_PAR_MAX_THREADS; i++)
 		free(j->slot_scr[i]);
 	free(j->cls);
 	free(j->geo);
 	free(j->cols);
 	free(j->gm.wp);
+	free(j->gm.psum);
 	free(j);
 	return st;
 }

@@ -50,9 +50,10 @@ bool fwsim_conv_plan_gemm(conv_job_t *j)
 {
 	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
 	int64_t nk = j->C * a->K * b->K;
+	/* forward-like: no more taps than outputs per plane (else form P) */
 	if (a->L != 1 || b->L != 1 || nk < CONV_GEMM_MIN_DEPTH || nk > INT32_MAX || j->O < 16 ||
-	    j->O > INT32_MAX ||
-	    a->Y < 1 || b->Y < 1 || b->Y > INT32_MAX / 2)
+	    j->O > INT32_MAX || a->Y < 1 || b->Y < 1 || b->Y > INT32_MAX / 2 ||
+	    a->K * b->K > a->Y * b->Y)
 		return false;
 	conv_gemm_t *gm = &j->gm;
 	/* T's floats per band row, and its rows beyond the band */
@@ -67,6 +68,14 @@ bool fwsim_conv_plan_gemm(conv_job_t *j)
 		band = CONV_GEMM_T_FLOATS / per_row;
 	}
 	band = band < 1 ? 1 : band > a->Y ? a->Y : band;
+	/* products into scratch when they cannot go straight into the output
+	 * planes (row-major, O rows at a pitch sgemm takes): O x band rows */
+	gm->direct = (b->Y == 1 || j->so[4] == 1) && (a->Y == 1 || j->so[3] == b->Y) &&
+		     (j->O == 1 || (j->so[2] >= a->Y * b->Y && j->so[2] <= INT32_MAX));
+	if (!gm->direct && j->O * band * b->Y > CONV_MAX_SCRATCH)
+		band = CONV_MAX_SCRATCH / (j->O * b->Y);
+	if (band < 1)
+		return false;
 	gm->nbands = (a->Y + band - 1) / band;
 	gm->band = (a->Y + gm->nbands - 1) / gm->nbands; /* even bands */
 	gm->rows = gm->band + extra;
@@ -74,10 +83,6 @@ bool fwsim_conv_plan_gemm(conv_job_t *j)
 	int64_t cols = gm->band * b->Y;
 	if (gm->t_floats > CONV_MAX_SCRATCH || cols > INT32_MAX || gm->rows * b->Y > INT32_MAX)
 		return false;
-	/* products straight into the output when its planes are row-major with
-	 * O rows at a pitch sgemm takes, else into scratch and stored */
-	gm->direct = (b->Y == 1 || j->so[4] == 1) && (a->Y == 1 || j->so[3] == b->Y) &&
-		     (j->O == 1 || (j->so[2] >= a->Y * b->Y && j->so[2] <= INT32_MAX));
 	j->scratch = gm->t_floats + (gm->direct ? 0 : j->O * cols);
 	/* the kernel as the products read it: [G][K0][O][(c, k1)] shifted, else
 	 * [G][O][(c, k0, k1)], in place when it is laid out so */
@@ -106,46 +111,63 @@ bool fwsim_conv_plan_gemm(conv_job_t *j)
 }
 
 #if (defined(__x86_64__) || defined(__i386__)) && !defined(NEURONSIM_TSAN)
-/* d[i] = x[2 i] for i < n: 16 at a time from 32 loaded (masked past x[2 n -
- * 2], which touches no memory), where the scalar loop took most of a 7x7
- * stride-2 stem's im2col time. */
-__attribute__((target("avx512f")))
-static void gemm_gather2(float *restrict d, const float *restrict x, int64_t n)
+/* A row of T 16 lanes at a time: the lanes of [lo, hi) load x[y S + off] (S
+ * 1: one masked load; 2: 32 loaded, the even ones kept), the others are zero
+ * and touch no memory. Padding rows and the zeros beside the input take the
+ * same pass, with no call per row: for 16x16 planes memset and memcpy's
+ * calls cost more than their copying, and at stride 2 (a 7x7 stem) the
+ * scalar loop took most of the im2col time. */
+__attribute__((target("avx512f,bmi2")))
+static void gemm_row_avx512(float *restrict d, const float *restrict x, int64_t Y, int S, int64_t off,
+			    int64_t lo, int64_t hi)
 {
-	for (int64_t i = 0; i < n; i += 16) {
-		int64_t k = n - i < 16 ? n - i : 16, in = 2 * k - 1;
-		__mmask16 m[2] = { (__mmask16)fwsim_conv_bits32(0, in < 16 ? in : 16),
-				   (__mmask16)fwsim_conv_bits32(0, in - 16) };
-		_mm512_mask_storeu_ps(d + i, (__mmask16)fwsim_conv_bits32(0, k),
-				      fwsim_conv_row16(2, m, x + 2 * i));
+	for (int64_t i = 0; i < Y; i += 16) {
+		int64_t n = Y - i < 16 ? Y - i : 16;
+		uint32_t valid = fwsim_conv_bits32(lo > i ? lo - i : 0, hi - i < n ? hi - i : n);
+		const float *p = x + off + S * i;
+		__m512 v;
+		if (S == 1) {
+			v = _mm512_maskz_loadu_ps((__mmask16)valid, p);
+		} else {
+			__mmask16 m[2] = { (__mmask16)_pdep_u32(valid & 0xffu, 0x5555u),
+					   (__mmask16)_pdep_u32(valid >> 8, 0x5555u) };
+			v = fwsim_conv_row16(2, m, p);
+		}
+		_mm512_mask_storeu_ps(d + i, (__mmask16)fwsim_conv_bits32(0, n), v);
 	}
 }
 #endif
 
-/* One row of T: Y outputs' inputs at x[(y S + off) sx] for y in [0, Y),
- * zero where that leaves [0, X) or the row is padding (x NULL). */
-static void gemm_row(float *restrict d, const float *restrict x, int64_t Y, int64_t S, int64_t off,
-		     int64_t X, int64_t sx, bool avx512)
+void fwsim_conv_gemm_rows(float *restrict d, int64_t nr, const float *x, int64_t i0, int64_t di,
+			  int64_t X0, int64_t si3, int64_t Y, int64_t S, int64_t off, int64_t X1, int64_t sx,
+			  bool avx512)
 {
-	if (!x) {
-		memset(d, 0, (size_t)Y * sizeof(float));
-		return;
-	}
+	/* the outputs whose inputs lie in [0, X1): the same for every row */
 	int64_t lo = off >= 0 ? 0 : (-off + S - 1) / S;
-	int64_t hi = X - 1 - off >= 0 ? (X - 1 - off) / S + 1 : 0;
+	int64_t hi = X1 - 1 - off >= 0 ? (X1 - 1 - off) / S + 1 : 0;
 	lo = lo < Y ? lo : Y;
 	hi = hi < lo ? lo : hi > Y ? Y : hi;
-	memset(d, 0, (size_t)lo * sizeof(float));
-	if (S == 1 && sx == 1)
-		memcpy(d + lo, x + lo + off, (size_t)(hi - lo) * sizeof(float));
+	for (int64_t r = 0; r < nr; r++, d += Y) {
+		int64_t i = i0 + r * di;
+		const float *row = i >= 0 && i < X0 ? x + i * si3 : NULL;
 #if (defined(__x86_64__) || defined(__i386__)) && !defined(NEURONSIM_TSAN)
-	else if (S == 2 && sx == 1 && avx512)
-		gemm_gather2(d + lo, x + 2 * lo + off, hi - lo);
+		if (avx512 && sx == 1 && (S == 1 || S == 2)) {
+			gemm_row_avx512(d, row ? row : d, Y, (int)S, off, row ? lo : 0, row ? hi : 0);
+			continue;
+		}
 #endif
-	else
-		for (int64_t y = lo; y < hi; y++)
-			d[y] = x[(y * S + off) * sx];
-	memset(d + hi, 0, (size_t)(Y - hi) * sizeof(float));
+		if (!row) {
+			memset(d, 0, (size_t)Y * sizeof(float));
+			continue;
+		}
+		memset(d, 0, (size_t)lo * sizeof(float));
+		if (S == 1 && sx == 1)
+			memcpy(d + lo, row + lo + off, (size_t)(hi - lo) * sizeof(float));
+		else
+			for (int64_t y = lo; y < hi; y++)
+				d[y] = row[(y * S + off) * sx];
+		memset(d + hi, 0, (size_t)(Y - hi) * sizeof(float));
+	}
 }
 
 /* T for the band [y0, y0 + rows) of the (n, g) plane whose input is x. */
@@ -159,22 +181,25 @@ static void gemm_im2col(const conv_job_t *j, const float *x, int64_t y0, int64_t
 		for (int64_t k0 = 0; k0 < K0; k0++)
 			for (int64_t k1 = 0; k1 < b->K; k1++) {
 				float *d = t + ((c * K0 + k0) * b->K + k1) * (gm->shift ? nr : rows) * b->Y;
-				for (int64_t r = 0; r < nr; r++) {
-					/* the shifted form's rows step by 1 (S0 = 1) */
-					int64_t i0 = gm->shift ? y0 - a->P + r : (y0 + r) * a->S + k0 * a->D - a->P;
-					const float *row = i0 >= 0 && i0 < a->X
-							   ? x + c * j->si[2] + i0 * j->si[3] : NULL;
-					gemm_row(d + r * b->Y, row, b->Y, b->S, k1 * b->D - b->P, b->X,
-						 j->si[4], avx512);
-				}
+				/* the shifted form's rows step by 1 (S0 = 1) from the band's
+				 * first output row's first tap */
+				fwsim_conv_gemm_rows(d, nr, x + c * j->si[2],
+						     gm->shift ? y0 - a->P : y0 * a->S + k0 * a->D - a->P,
+						     gm->shift ? 1 : a->S, a->X, j->si[3], b->Y, b->S,
+						     k1 * b->D - b->P, b->X, j->si[4], avx512);
 			}
 }
 
-static _Atomic uint64_t gemm_bands_run;
+static _Atomic uint64_t gemm_units_run;
 
-uint64_t fwsim_conv_gemm_bands(void)
+uint64_t fwsim_conv_gemm_units(void)
 {
-	return atomic_load_explicit(&gemm_bands_run, memory_order_relaxed);
+	return atomic_load_explicit(&gemm_units_run, memory_order_relaxed);
+}
+
+void fwsim_conv_gemm_units_add(uint64_t n)
+{
+	atomic_fetch_add_explicit(&gemm_units_run, n, memory_order_relaxed);
 }
 
 /* Band bi (of all planes' bands, plane-major) of the job, on kk's thread
@@ -231,6 +256,6 @@ fwsim_status_t fwsim_conv_item_gemm(void *ctx, uint64_t item, uint32_t slot, fws
 	fwsim_status_t st = FWSIM_OK;
 	for (uint64_t bi = b0; bi < b1 && st == FWSIM_OK; bi++)
 		st = gemm_band(j, &kk, t, bi);
-	atomic_fetch_add_explicit(&gemm_bands_run, b1 - b0, memory_order_relaxed);
+	fwsim_conv_gemm_units_add(b1 - b0);
 	return st;
 }

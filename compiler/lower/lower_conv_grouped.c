@@ -1,4 +1,4 @@
-/* Lowering of depthwise and grouped f32 convolutions (feature or batch groups), and of dense ones with large output planes, to one CONV instruction (ISA 1.4). */
+/* Lowering of depthwise and grouped f32 convolutions (feature or batch groups), and of dense ones over large planes, to one CONV instruction (ISA 1.4). */
 #include "lower_internal.h"
 
 /*
@@ -10,34 +10,53 @@
  * Windows keep their stride, padding and both dilations; a reversed kernel is a negative
  * stride. One spatial dim becomes the second with a size-1 first dim.
  */
-/* Output planes from which a dense convolution runs as one CONV (the
- * firmware's form G: im2col bands multiplied in each thread's cache, an item
- * per image and band) rather than as im2col COPYs and MATMULs over whole
- * images (lower_conv_dense.c): below it, those batch several images' small
- * planes into one wide product, which reads the kernel once for all. */
+/* Output planes (forward-like) or kernel planes (weight-gradient-like: the
+ * activation map as kernel) from which a dense convolution runs as one CONV
+ * (the firmware's forms G and P: im2col bands multiplied in each thread's
+ * cache, an item per image and band, or per batch entry into partial sums)
+ * rather than as im2col COPYs and MATMULs over whole images
+ * (lower_conv_dense.c): below it, those batch several images' small planes
+ * into one wide product, which reads the kernel once for all. */
 #define CONV_BANDED_MIN_PLANE 256
+/* Form P's bound on its partial sums (one output's worth per batch entry),
+ * firmware-sim/kernels_conv_psum.c's CONV_PSUM_MAX_FLOATS. */
+#define CONV_PSUM_MAX_FLOATS (1 << 24)
 
-/* Whether a dense (ungrouped) convolution is one for form G: a forward-like
- * window (kernel no larger than the output, no input dilation: its input
- * gradients of stride 1 too) of more than one tap, a product at least 64
- * deep and 16 outputs wide, output planes of CONV_BANDED_MIN_PLANE, and
- * stride 1 along the first spatial dim, where form G copies the input once
- * per kernel column, not per tap. A 7x7 stride-2 stem stays with the
- * folded GEMMs of lower_conv_dense.c: as form G it ran 1.2-1.4x slower on
- * one thread (its 147 rows of T per output row gathered at stride 2). */
+/* Whether a dense (ungrouped) convolution is one for form G or P: no input
+ * dilation, more than one tap, at least 16 outputs, and
+ *   forward-like (no more taps than output positions: forward convolutions
+ *   and their stride-1 input gradients): output planes of
+ *   CONV_BANDED_MIN_PLANE, a product at least 64 deep, stride 1 along the
+ *   first of two spatial dims, where form G copies the input once per kernel
+ *   column, not per tap. A 7x7 stride-2 stem stays with the folded GEMMs of
+ *   lower_conv_dense.c: as form G it ran 1.2-1.4x slower on one thread (147
+ *   rows of T per output row, gathered at stride 2);
+ *   weight-gradient-like (more taps than outputs): CONV_BANDED_MIN_PLANE
+ *   taps, kernel dilation 1 along the first of two spatial dims (the
+ *   forward's stride 1), at least 2 batch entries (CONV's C, form P's
+ *   items) and 16 rows per product (the kernel's input channels x the last
+ *   output dim), partial sums within CONV_PSUM_MAX_FLOATS. */
 static bool conv_dense_banded(const ncc_inst_t *inst, const ncc_view_t *x, const ncc_view_t *k,
 			      const ncc_view_t *out)
 {
 	const ncc_conv_dnums_t *dn = inst->conv;
+	const ncc_window_t *w = inst->window;
+	int32_t ns = dn->nspatial;
 	int64_t taps = 1, plane = 1;
-	for (int32_t s = 0; s < dn->nspatial; s++) {
-		if (inst->window->dims[s].lhs_dilation != 1 || (s == 0 && inst->window->dims[s].stride != 1))
+	for (int32_t s = 0; s < ns; s++) {
+		if (w->dims[s].lhs_dilation != 1)
 			return false;
 		taps *= k->dims[dn->k_spatial[s]];
 		plane *= out->dims[dn->out_spatial[s]];
 	}
-	return taps > 1 && taps <= plane && plane >= CONV_BANDED_MIN_PLANE &&
-	       x->dims[dn->in_feature] * taps >= 64 && out->dims[dn->out_feature] >= 16;
+	int64_t N = x->dims[dn->in_batch], C = x->dims[dn->in_feature], O = out->dims[dn->out_feature];
+	if (ns < 1 || taps <= 1 || O < 16)
+		return false;
+	if (taps <= plane)
+		return plane >= CONV_BANDED_MIN_PLANE && C * taps >= 64 && (ns == 1 || w->dims[0].stride == 1);
+	int64_t y1 = out->dims[dn->out_spatial[ns - 1]];
+	return taps >= CONV_BANDED_MIN_PLANE && (ns == 1 || w->dims[0].rhs_dilation == 1) && C >= 2 &&
+	       N * y1 >= 16 && N * O * plane <= CONV_PSUM_MAX_FLOATS / C;
 }
 
 ncc_status_t ncc_lower_conv_grouped(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, const ncc_view_t *x,

@@ -578,13 +578,45 @@ START_TEST(test_dense_gemm_bands_match_reference)
 			c.layout = layout;
 			char what[48];
 			snprintf(what, sizeof(what), "dense spec %zu layout %d", i, layout);
-			uint64_t bands = fwsim_conv_gemm_bands();
+			uint64_t bands = fwsim_conv_gemm_units();
 			c_check(&c, what);
 			/* each plane's bands: one, but three for the last spec */
 			uint64_t want = (uint64_t)(c.N * c.G) * (i == DENSE_N_SPECS - 1 ? 3 : 1);
-			ck_assert_msg(fwsim_conv_gemm_bands() - bands == want, "%s: %llu bands, want %llu",
-				      what, (unsigned long long)(fwsim_conv_gemm_bands() - bands),
+			ck_assert_msg(fwsim_conv_gemm_units() - bands == want, "%s: %llu bands, want %llu",
+				      what, (unsigned long long)(fwsim_conv_gemm_units() - bands),
 				      (unsigned long long)want);
+		}
+}
+END_TEST
+
+/* Dense weight-gradient shapes (few outputs, 256 or more taps, the batch as
+ * C): form P, a partial sum per c added in c order. Kernel rows in one chunk
+ * of T, with a stride along dim 0 (output row y0 reads T from row 2 y0) and
+ * kernel dilation 2 along dim 1; then 16 channels of 66x66 planes, whose 64
+ * kernel rows take 4 chunks of 16. Both layouts (layout 1 packs each c's
+ * reversed kernel and gathers channels-innermost input). */
+static const cspec_t psum_specs[] = {
+	SPEC(.N = 4, .G = 1, .O = 16, .C = 3, .X = { 20, 19 }, .K = { 18, 17 }, .S = { 1, 1 },
+	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+	SPEC(.N = 5, .G = 1, .O = 17, .C = 2, .X = { 24, 30 }, .K = { 16, 16 }, .S = { 2, 1 },
+	     .D = { 1, 2 }, .L = { 1, 1 }, .P = { 0, 2 }),
+	SPEC(.N = 16, .G = 1, .O = 16, .C = 2, .X = { 66, 66 }, .K = { 64, 64 }, .S = { 1, 1 },
+	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+};
+#define PSUM_N_SPECS (sizeof(psum_specs) / sizeof(psum_specs[0]))
+
+START_TEST(test_dense_wgrad_partial_sums_match_reference)
+{
+	for (int layout = 0; layout < 2; layout++)
+		for (size_t i = 0; i < PSUM_N_SPECS; i++) {
+			cspec_t c = psum_specs[i];
+			c.layout = layout;
+			char what[48];
+			snprintf(what, sizeof(what), "psum spec %zu layout %d", i, layout);
+			uint64_t units = fwsim_conv_gemm_units();
+			c_check(&c, what);
+			ck_assert_msg(fwsim_conv_gemm_units() - units == (uint64_t)c.C, "%s: %llu channels",
+				      what, (unsigned long long)(fwsim_conv_gemm_units() - units));
 		}
 }
 END_TEST
@@ -650,6 +682,9 @@ START_TEST(test_nan_inf_inputs_reach_only_their_windows)
 		/* form E: a weight gradient's shape over 8 or more groups */
 		SPEC(.N = 1, .G = 10, .O = 1, .C = 3, .X = { 14, 13 }, .K = { 14, 13 }, .S = { 1, 1 },
 		     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+		/* form P */
+		SPEC(.N = 4, .G = 1, .O = 16, .C = 3, .X = { 20, 19 }, .K = { 18, 17 }, .S = { 1, 1 },
+		     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
 		/* form G: shifted, then whole im2col bands */
 		SPEC(.N = 2, .G = 1, .O = 16, .C = 24, .X = { 9, 10 }, .K = { 3, 3 }, .S = { 1, 1 },
 		     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
@@ -707,6 +742,9 @@ START_TEST(test_threads_bit_identical)
 		     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
 		SPEC(.N = 1, .G = 64, .O = 1, .C = 8, .X = { 32, 32 }, .K = { 30, 30 }, .S = { 1, 1 },
 		     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+		/* form P: 4 items of 16 channels' partial sums */
+		SPEC(.N = 16, .G = 1, .O = 16, .C = 4, .X = { 66, 66 }, .K = { 64, 64 }, .S = { 1, 1 },
+		     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
 		/* form G: 8 planes of 3 bands, 24 items */
 		SPEC(.N = 8, .G = 1, .O = 32, .C = 64, .X = { 41, 40 }, .K = { 3, 3 }, .S = { 1, 1 },
 		     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
@@ -746,7 +784,10 @@ START_TEST(test_deadline_stops_conv)
 			  .S = { 1, 1 }, .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }), &cv, 1);
 	fwsim_job_t job;
 	ck_assert_int_eq(c_run(&m, &cv.in, 0, 1, &job), FWSIM_TIMEOUT);
-	/* form G */
+	/* forms G and P */
+	c_build(&m, &SPEC(.N = 16, .G = 1, .O = 16, .C = 4, .X = { 66, 66 }, .K = { 64, 64 },
+			  .S = { 1, 1 }, .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }), &cv, 1);
+	ck_assert_int_eq(c_run(&m, &cv.in, 0, 1, &job), FWSIM_TIMEOUT);
 	c_build(&m, &SPEC(.N = 8, .G = 1, .O = 32, .C = 64, .X = { 41, 40 }, .K = { 3, 3 },
 			  .S = { 1, 1 }, .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }), &cv, 1);
 	ck_assert_int_eq(c_run(&m, &cv.in, 0, 1, &job), FWSIM_TIMEOUT);
@@ -783,6 +824,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_dilated_depthwise_bit_exact);
 	tcase_add_test(tc, test_dense_gemm_bands_match_reference);
 	tcase_add_test(tc, test_dense_nan_weight_blames_its_channel);
+	tcase_add_test(tc, test_dense_wgrad_partial_sums_match_reference);
 	tcase_add_test(tc, test_nan_inf_inputs_reach_only_their_windows);
 	tcase_add_test(tc, test_threads_bit_identical);
 	tcase_add_test(tc, test_deadline_stops_conv);

@@ -347,6 +347,47 @@ START_TEST(test_conv_dense_large_planes_one_conv)
 }
 END_TEST
 
+/* The weight gradient of a dense 3x3 convolution over 16x16 planes
+ * (PyTorch/XLA's form: the output gradient as the kernel, 256 taps) is one
+ * CONV (the firmware's form P: partial sums per batch entry), against the
+ * sums written out; over 8x8 planes it keeps its MATMULs. */
+START_TEST(test_conv_dense_wgrad_one_conv)
+{
+	enum { B = 3, CI = 8, CO = 16, H = 16 };
+	const char *t = "HloModule m\nENTRY e { x = f32[3,8,16,16] parameter(0)\n"
+			" d = f32[3,16,16,16] parameter(1)\n ROOT c = f32[3,3,8,16] convolution(x, d), "
+			"window={size=16x16 pad=1_1x1_1}, dim_labels=fb01_io01->01bf }\n";
+	ck_assert_uint_eq(count_op(t, ISA_OP_CONV), 1);
+	ck_assert_uint_eq(count_op(t, ISA_OP_MATMUL), 0);
+	ck_assert_uint_eq(count_op("HloModule m\nENTRY e { x = f32[3,8,8,8] parameter(0)\n"
+				   " d = f32[3,16,8,8] parameter(1)\n ROOT c = f32[3,3,8,16] convolution(x, d), "
+				   "window={size=8x8 pad=1_1x1_1}, dim_labels=fb01_io01->01bf }\n", ISA_OP_CONV), 0);
+	static float x[B * CI * H * H], d[B * CO * H * H], want[3 * 3 * CI * CO];
+	for (int i = 0; i < B * CI * H * H; i++)
+		x[i] = (float)((i * 7) % 11) - 5;
+	for (int i = 0; i < B * CO * H * H; i++)
+		d[i] = (float)((i * 3) % 5) - 2;
+	for (int ky = 0; ky < 3; ky++)
+		for (int kx = 0; kx < 3; kx++)
+			for (int ci = 0; ci < CI; ci++)
+				for (int co = 0; co < CO; co++) {
+					double acc = 0;
+					for (int b = 0; b < B; b++)
+						for (int y = 0; y < H; y++)
+							for (int xx = 0; xx < H; xx++) {
+								int iy = y + ky - 1, ix = xx + kx - 1;
+								if (iy < 0 || ix < 0 || iy >= H || ix >= H)
+									continue;
+								acc += x[((b * CI + ci) * H + iy) * H + ix] *
+								       d[((b * CO + co) * H + y) * H + xx];
+							}
+					want[((ky * 3 + kx) * CI + ci) * CO + co] = (float)acc;
+				}
+	const void *in[2] = { x, d };
+	check_f32(t, in, 2, want, sizeof(want) / sizeof(want[0]), 1e-5f);
+}
+END_TEST
+
 /* A convolution with few output positions (ResNet-18's last stage on 64x64
  * images: 3x3 over 2x2) is one MATMUL over every image's positions
  * (conv_dense_positions): it was 512 MATMULs of K = 9, one per input channel,
@@ -1842,6 +1883,7 @@ static Suite *lower_suite(void)
 	tcase_add_test(tc, test_conv_input_gradient_reads_kernel_in_place);
 	tcase_add_test(tc, test_conv_strided_one_deep_matmul);
 	tcase_add_test(tc, test_conv_dense_large_planes_one_conv);
+	tcase_add_test(tc, test_conv_dense_wgrad_one_conv);
 	tcase_add_test(tc, test_conv_few_positions_one_matmul);
 	tcase_add_test(tc, test_conv_im2col_zeroes_only_the_padding);
 	tcase_add_test(tc, test_conv_pointwise_weight_gradient_in_place);

@@ -1,0 +1,162 @@
+/* CONV form P (docs/isa.md, "CONV"): dense weight gradients (few outputs, many taps) as sgemm products, one item per input channel c (the batch entry) into partial sums of its own, added in c order at the end. */
+#include <string.h>
+
+#include "conv.h"
+
+/*
+ * A weight gradient as CONV has the forward's batch as its C, the kernel's
+ * input channels as N, the output gradient as the kernel and the kernel's
+ * window as the output Y: out[n, o, y] = sum_{c, k} X[n, c, y S + k - P] x
+ * W[o, c, k]. For one c that is one product over the taps k, transposed so
+ * that T's rows run along the input's rows:
+ *   part_c[y0][(n, y1)][o] = T_c[(n, y1)][(k0, k1)] x W_c[o][(k0, k1)]^T
+ * with T_c[(n, y1)][r][k1] = X[n, c, r - P0, y1 S1 + k1 D1 - P1]: with kernel
+ * dilation 1 along dim 0, output row y0 reads T from its row y0 S0 (the
+ * forward's "shift", lower_conv_dense.c), so the input is copied once per
+ * output column. The taps are cut into chunks of kernel rows (T about 512
+ * KiB, in the item's cache), the products accumulating over the chunks.
+ *
+ * Items are the c: on 2 CPUs each takes half the batch, with one hand-off for
+ * the instruction. Their sums of c's cannot share a buffer without a fixed
+ * order, so each item writes its own partial sums (N O Y0 Y1 floats: the size
+ * of the output, 147 KiB for ResNet's 3x3 64 -> 64) and the calling thread
+ * adds them, c = 0, 1, ..., into the output: the same bits on any number of
+ * threads. The compiler lowered these as MATMULs per image whose accumulator
+ * was cut into column items for the pool.
+ */
+
+/* Floats of one item's T (as form G's band). */
+#define CONV_PSUM_T_FLOATS (1 << 17)
+/* Floats of all items' partial sums, at most. */
+#define CONV_PSUM_MAX_FLOATS (1 << 24)
+
+bool fwsim_conv_plan_psum(conv_job_t *j)
+{
+	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
+	conv_gemm_t *gm = &j->gm;
+	int64_t taps = a->K * b->K, ny = a->Y * b->Y, part = j->N * j->O * ny;
+	int64_t m = j->N * b->Y;
+	if (j->G != 1 || a->L != 1 || b->L != 1 || a->D != 1 || taps < 256 || taps <= ny ||
+	    j->O < 16 || m < 16 || j->C < 2 || part > CONV_PSUM_MAX_FLOATS / j->C ||
+	    m > INT32_MAX || j->O > INT32_MAX || b->K > INT32_MAX)
+		return false;
+	/* T: m rows of (kc + (Y0 - 1) S0) kernel-row-long runs of K1 */
+	int64_t extra = (a->Y - 1) * a->S, per = m * b->K;
+	int64_t kc = CONV_PSUM_T_FLOATS / per - extra;
+	kc = kc < 1 ? 1 : kc > a->K ? a->K : kc;
+	gm->nchunks = (a->K + kc - 1) / kc;
+	gm->kc = (a->K + gm->nchunks - 1) / gm->nchunks;
+	gm->rows = gm->kc + extra;
+	gm->t_floats = per * gm->rows;
+	if (gm->t_floats > CONV_MAX_SCRATCH || gm->rows * b->K > INT32_MAX)
+		return false;
+	/* W_c read in place when its (k0, k1) rows are row-major, at a pitch of
+	 * at least a row per o; else packed by each item into its scratch */
+	gm->in_place = (b->K == 1 || j->sw[4] == 1) && (a->K == 1 || j->sw[3] == b->K) &&
+		       j->sw[1] >= taps && j->sw[1] <= INT32_MAX;
+	if (!gm->in_place && j->O * taps > CONV_MAX_SCRATCH)
+		return false;
+	gm->psum = malloc((size_t)(j->C * part) * sizeof(float));
+	if (!gm->psum)
+		return false;
+	j->scratch = gm->t_floats + (gm->in_place ? 0 : j->O * taps);
+	j->form = 'P';
+	return true;
+}
+
+/* Input channel c's partial sums into gm->psum + c N O Y0 Y1. */
+static fwsim_status_t psum_channel(const conv_job_t *j, const fwsim_kargs_t *kk, float *t, int64_t c,
+				   bool avx512)
+{
+	const conv_gemm_t *gm = &j->gm;
+	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
+	int64_t taps = a->K * b->K, m = j->N * b->Y;
+	float *part = gm->psum + c * j->N * j->O * a->Y * b->Y;
+	const float *w = j->w + c * j->sw[2];
+	int ldb = (int)j->sw[1];
+	if (!gm->in_place) { /* W_c as [o][(k0, k1)] */
+		float *wp = t + gm->t_floats;
+		for (int64_t o = 0; o < j->O; o++)
+			for (int64_t k0 = 0; k0 < a->K; k0++)
+				for (int64_t k1 = 0; k1 < b->K; k1++)
+					wp[o * taps + k0 * b->K + k1] =
+						w[o * j->sw[1] + k0 * j->sw[3] + k1 * j->sw[4]];
+		w = wp;
+		ldb = (int)taps;
+	}
+	for (int64_t ch = 0; ch < gm->nchunks; ch++) {
+		int64_t kb = ch * gm->kc, kc = a->K - kb < gm->kc ? a->K - kb : gm->kc;
+		int64_t rr = kc + (a->Y - 1) * a->S;
+		for (int64_t n = 0; n < j->N; n++) {
+			const float *xn = j->in + n * j->si[0] + c * j->si[2];
+			for (int64_t y1 = 0; y1 < b->Y; y1++)
+				fwsim_conv_gemm_rows(t + (n * b->Y + y1) * rr * b->K, rr, xn, kb - a->P, 1, a->X,
+						     j->si[3], b->K, b->D, y1 * b->S - b->P, b->X, j->si[4],
+						     avx512);
+		}
+		for (int64_t y0 = 0; y0 < a->Y; y0++) {
+			if (fwsim_tick(kk, (uint64_t)(m * j->O * kc * b->K)))
+				return FWSIM_TIMEOUT;
+			fwsim_status_t st = fwsim_gemm_f32('N', 'T', (uint64_t)m, (uint64_t)j->O,
+							   (uint64_t)(kc * b->K), t + y0 * a->S * b->K,
+							   (int)(rr * b->K), w + kb * (gm->in_place ? j->sw[3] : b->K),
+							   ldb, ch ? 1.0f : 0.0f, part + y0 * m * j->O, (int)j->O);
+			if (st != FWSIM_OK)
+				return st;
+		}
+	}
+	return FWSIM_OK;
+}
+
+fwsim_status_t fwsim_conv_item_psum(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w)
+{
+	conv_job_t *j = ctx;
+	fwsim_kargs_t kk = fwsim_par_kargs(j->k, j->chk, slot, w);
+	float *t = fwsim_conv_slot_scratch(j, slot);
+	if (!t)
+		return FWSIM_NOMEM;
+	bool avx512 = fwsim_cpu_avx512();
+	uint64_t c0 = item * j->gm.per_item, c1 = c0 + j->gm.per_item;
+	c1 = c1 < (uint64_t)j->C ? c1 : (uint64_t)j->C;
+	fwsim_status_t st = FWSIM_OK;
+	for (uint64_t c = c0; c < c1 && st == FWSIM_OK; c++)
+		st = psum_channel(j, &kk, t, (int64_t)c, avx512);
+	fwsim_conv_gemm_units_add(c1 - c0);
+	return st;
+}
+
+void fwsim_conv_psum_reduce(conv_job_t *j)
+{
+	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
+	int64_t ny = a->Y * b->Y, m = j->N * b->Y, part = j->N * j->O * ny;
+	fwsim_numchk_t *chk = j->k->chk;
+	/* the sums in c order, contiguous (vectorised), into the first */
+	float *sum = j->gm.psum;
+	for (int64_t c = 1; c < j->C; c++) {
+		const float *p = j->gm.psum + c * part;
+		for (int64_t i = 0; i < part; i++)
+			sum[i] += p[i];
+	}
+	/* stored a row of O at a time, in the sums' order; scanned in it only
+	 * when nothing there may be NaN or Inf, else output by output in the
+	 * output's order, for the count and the first index */
+	for (int64_t y0 = 0; y0 < a->Y; y0++)
+		for (int64_t n = 0; n < j->N; n++)
+			for (int64_t y1 = 0; y1 < b->Y; y1++) {
+				const float *src = sum + (y0 * m + n * b->Y + y1) * j->O;
+				float *dst = j->out + n * j->so[0] + y0 * j->so[3] + y1 * j->so[4];
+				if (j->so[2] == 1)
+					memcpy(dst, src, (size_t)j->O * sizeof(float));
+				else
+					for (int64_t o = 0; o < j->O; o++)
+						dst[o * j->so[2]] = src[o];
+			}
+	if (!chk || !fwsim_numchk_maybe_nonfinite(chk, sum, (size_t)part))
+		return;
+	uint64_t flat = 0;
+	for (int64_t n = 0; n < j->N; n++)
+		for (int64_t o = 0; o < j->O; o++)
+			for (int64_t y0 = 0; y0 < a->Y; y0++)
+				for (int64_t y1 = 0; y1 < b->Y; y1++, flat++)
+					fwsim_numchk_block(chk, &sum[(y0 * m + n * b->Y + y1) * j->O + o], 1, flat);
+}
