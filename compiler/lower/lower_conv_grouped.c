@@ -18,9 +18,14 @@
  * (lower_conv_dense.c): below it, those batch several images' small planes
  * into one wide product, which reads the kernel once for all. */
 #define CONV_BANDED_MIN_PLANE 256
-/* Form P's bound on its partial sums (one output's worth per batch entry),
- * firmware-sim/kernels_conv_psum.c's CONV_PSUM_MAX_FLOATS. */
-#define CONV_PSUM_MAX_FLOATS (1 << 24)
+/* The firmware's bounds on forms G and P (firmware-sim/conv.h, kernels_conv_
+ * psum.c): an item's scratch (CONV_MAX_SCRATCH floats) and form P's partial
+ * sums (CONV_PSUM_MAX_FLOATS). A shape past them runs as a form for
+ * depthwise windows, several times slower than these GEMMs: 8x8 planes of
+ * 128 channels' weight gradients sent to CONV (under form P's 256 taps) ran
+ * 3x slower. */
+#define CONV_MAX_SCRATCH (1ll << 22)
+#define CONV_PSUM_MAX_FLOATS (1ll << 24)
 
 /* Whether a dense (ungrouped) convolution is one for form G or P: no input
  * dilation, more than one tap, at least 16 outputs, and
@@ -52,11 +57,20 @@ static bool conv_dense_banded(const ncc_inst_t *inst, const ncc_view_t *x, const
 	int64_t N = x->dims[dn->in_batch], C = x->dims[dn->in_feature], O = out->dims[dn->out_feature];
 	if (ns < 1 || taps <= 1 || O < 16)
 		return false;
-	if (taps <= plane)
-		return plane >= CONV_BANDED_MIN_PLANE && C * taps >= 64 && (ns == 1 || w->dims[0].stride == 1);
-	int64_t y1 = out->dims[dn->out_spatial[ns - 1]];
+	/* the last spatial dim's sizes, and the first's (1 with one spatial dim) */
+	int64_t y1 = out->dims[dn->out_spatial[ns - 1]], k1 = k->dims[dn->k_spatial[ns - 1]];
+	int64_t y0 = ns == 2 ? out->dims[dn->out_spatial[0]] : 1;
+	int64_t k0 = ns == 2 ? k->dims[dn->k_spatial[0]] : 1;
+	if (taps <= plane) /* form G: its im2col buffer and products for one output row */
+		return plane >= CONV_BANDED_MIN_PLANE && C * taps >= 64 &&
+		       (ns == 1 || w->dims[0].stride == 1) &&
+		       C * k1 * (1 + (k0 - 1) * (ns == 2 ? w->dims[0].rhs_dilation : 1)) * y1 <=
+			       CONV_MAX_SCRATCH && O * y1 <= CONV_MAX_SCRATCH;
+	/* form P: T for one kernel row, a batch entry's kernel packed */
 	return taps >= CONV_BANDED_MIN_PLANE && (ns == 1 || w->dims[0].rhs_dilation == 1) && C >= 2 &&
-	       N * y1 >= 16 && N * O * plane <= CONV_PSUM_MAX_FLOATS / C;
+	       N * y1 >= 16 && N * O * plane <= CONV_PSUM_MAX_FLOATS / C &&
+	       N * y1 * k1 * (1 + (y0 - 1) * (ns == 2 ? w->dims[0].stride : 1)) <= CONV_MAX_SCRATCH &&
+	       O * taps <= CONV_MAX_SCRATCH;
 }
 
 ncc_status_t ncc_lower_conv_grouped(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, const ncc_view_t *x,
