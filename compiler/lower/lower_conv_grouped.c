@@ -31,11 +31,14 @@
  * dilation, more than one tap, at least 16 outputs, and
  *   forward-like (no more taps than output positions: forward convolutions
  *   and their stride-1 input gradients): output planes of
- *   CONV_BANDED_MIN_PLANE, a product at least 64 deep, stride 1 along the
- *   first of two spatial dims, where form G copies the input once per kernel
- *   column, not per tap. A 7x7 stride-2 stem stays with the folded GEMMs of
- *   lower_conv_dense.c: as form G it ran 1.2-1.4x slower on one thread (147
- *   rows of T per output row, gathered at stride 2);
+ *   CONV_BANDED_MIN_PLANE, a product at least 64 deep, and stride 1 along
+ *   the first of two spatial dims (form G copies the input once per kernel
+ *   column, not per tap) or too few channels for that (C x K1 under 64: a
+ *   stem, whose im2col form G builds in cache where the GEMMs of
+ *   lower_conv_dense.c sent 4 MB chunks through L3: ResNet's 7x7 stride-2
+ *   stem over 8 224x224 images 0.83x the time on 1 and 2 CPUs). A strided
+ *   3x3 of 64 channels keeps the GEMMs: as form G it ran 1.13x slower on
+ *   one CPU (0.88x on two);
  *   weight-gradient-like (more taps than outputs): CONV_BANDED_MIN_PLANE
  *   taps, kernel dilation 1 along the first of two spatial dims (the
  *   forward's stride 1), at least 2 batch entries (CONV's C, form P's
@@ -63,7 +66,7 @@ static bool conv_dense_banded(const ncc_inst_t *inst, const ncc_view_t *x, const
 	int64_t k0 = ns == 2 ? k->dims[dn->k_spatial[0]] : 1;
 	if (taps <= plane) /* form G: its im2col buffer and products for one output row */
 		return plane >= CONV_BANDED_MIN_PLANE && C * taps >= 64 &&
-		       (ns == 1 || w->dims[0].stride == 1) &&
+		       (ns == 1 || w->dims[0].stride == 1 || C * k1 < 64) &&
 		       C * k1 * (1 + (k0 - 1) * (ns == 2 ? w->dims[0].rhs_dilation : 1)) * y1 <=
 			       CONV_MAX_SCRATCH && O * y1 <= CONV_MAX_SCRATCH;
 	/* form P: T for one kernel row, a batch entry's kernel packed */

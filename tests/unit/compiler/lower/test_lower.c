@@ -308,9 +308,10 @@ END_TEST
  * first spatial dim, a product 64 deep and 16 outputs wide, is one CONV
  * (the firmware's form G: im2col bands per image in each thread's cache),
  * forward and stride-1 input gradient alike: no COPY, no MATMUL, no im2col
- * buffer. Stride 2 along the first dim (a stem), smaller planes and fewer
- * outputs keep the im2col GEMMs. Values against the reference, stride 2
- * along the second dim included. */
+ * buffer; so is a stem (stride 2, 3 channels: too few to shift). Stride 2
+ * along the first dim over 32 channels, smaller planes and fewer outputs
+ * keep the im2col GEMMs. Values against the reference, stride 2 along the
+ * second dim and the stem included. */
 START_TEST(test_conv_dense_large_planes_one_conv)
 {
 	const char *fwd = "HloModule m\nENTRY e { x = f32[2,16,16,16] parameter(0)\n"
@@ -320,14 +321,17 @@ START_TEST(test_conv_dense_large_planes_one_conv)
 			    " k = f32[3,3,16,16] parameter(1)\n ROOT c = f32[2,16,16,16] "
 			    "convolution(x, k), window={size=3x3 pad=1_1x1_1 rhs_reversal=1x1}, "
 			    "dim_labels=bf01_01oi->bf01 }\n";
-	const char *texts[2] = { fwd, dgrad };
-	for (int i = 0; i < 2; i++) {
+	const char *stem = "HloModule m\nENTRY e { x = f32[2,3,32,32] parameter(0)\n"
+			   " k = f32[16,3,7,7] parameter(1)\n ROOT c = f32[2,16,16,16] convolution(x, k), "
+			   "window={size=7x7 stride=2x2 pad=3_3x3_3}, dim_labels=bf01_oi01->bf01 }\n";
+	const char *texts[3] = { fwd, dgrad, stem };
+	for (int i = 0; i < 3; i++) {
 		ck_assert_uint_eq(count_op(texts[i], ISA_OP_CONV), 1);
 		ck_assert_uint_eq(count_op(texts[i], ISA_OP_MATMUL), 0);
 		ck_assert_uint_eq(count_copies(texts[i]), 0);
 	}
 	const char *kept[] = {
-		"HloModule m\nENTRY e { x = f32[2,16,32,32] parameter(0)\n k = f32[16,16,3,3] parameter(1)\n"
+		"HloModule m\nENTRY e { x = f32[2,32,32,32] parameter(0)\n k = f32[16,32,3,3] parameter(1)\n"
 		" ROOT c = f32[2,16,16,16] convolution(x, k), window={size=3x3 stride=2x2 pad=1_1x1_1}, "
 		"dim_labels=bf01_oi01->bf01 }\n",
 		"HloModule m\nENTRY e { x = f32[2,16,15,15] parameter(0)\n k = f32[16,16,3,3] parameter(1)\n"
@@ -344,6 +348,7 @@ START_TEST(test_conv_dense_large_planes_one_conv)
 	conv_case(2, 16, 16, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1);
 	conv_case(1, 16, 20, 40, 24, 3, 3, 1, 2, 1, 1, 1, 1);
 	conv_case(3, 8, 18, 17, 16, 5, 3, 1, 1, 2, 2, 1, 1);
+	conv_case(2, 3, 32, 32, 16, 7, 7, 2, 2, 3, 3, 1, 1);
 }
 END_TEST
 
