@@ -12,9 +12,9 @@
  * the other CPU, ~100 us) per GEMM, while the copies of the next image run
  * beside both halves. ResNet's 3x3 64->64 forward over 8 56x56 images ran
  * 1.14-1.29x faster on 2 CPUs than on 1. Here an item builds the im2col band
- * of its rows (about 1 MB, CONV_GEMM_T_FLOATS) and multiplies it while it
- * is still in its core's L2; items share nothing but the read-only weights,
- * and there are N x bands of them for one hand-off.
+ * of its rows (about 512 KiB, CONV_GEMM_T_FLOATS) and multiplies it while
+ * it is still in its core's L2; items share nothing but the read-only
+ * weights, and there are N x bands of them for one hand-off.
  *
  * T, the band's im2col buffer, [(c, k0, k1)][y0 in the band][y1]: then one
  * product, out[o, band] = W[o, (c, k0, k1)] x T, K = C K0 K1. With stride 1
@@ -180,7 +180,7 @@ static void gemm_im2col(const conv_job_t *j, const float *x, int64_t y0, int64_t
 	for (int64_t c = 0; c < j->C; c++)
 		for (int64_t k0 = 0; k0 < K0; k0++)
 			for (int64_t k1 = 0; k1 < b->K; k1++) {
-				float *d = t + ((c * K0 + k0) * b->K + k1) * (gm->shift ? nr : rows) * b->Y;
+				float *d = t + ((c * K0 + k0) * b->K + k1) * nr * b->Y;
 				/* the shifted form's rows step by 1 (S0 = 1) from the band's
 				 * first output row's first tap */
 				fwsim_conv_gemm_rows(d, nr, x + c * j->si[2],
