@@ -154,9 +154,16 @@ void fwsim_conv_gemm_rows(float *restrict d, int64_t nr, const float *x, int64_t
 bool fwsim_conv_plan_psum(conv_job_t *j);
 fwsim_status_t fwsim_conv_item_psum(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w);
 void fwsim_conv_psum_reduce(conv_job_t *j);
-/* Bands of form G and input channels of form P run since the process
- * started: for tests that a dense convolution really takes them. */
+/* Forms G and P: one unit of work (a band, an input channel) on kk's thread
+ * with its scratch t. */
+typedef fwsim_status_t (*fwsim_conv_unit_fn)(const conv_job_t *j, const fwsim_kargs_t *kk, float *t,
+					     uint64_t unit);
+/* An item of forms G and P (fwsim_par_fn_t's arguments): units [item
+ * per_item, ...) of the job's units, through fn with the slot's scratch. */
+fwsim_status_t fwsim_conv_run_units(conv_job_t *j, uint64_t item, uint32_t slot, fwsim_watch_t *w,
+				    uint64_t units, fwsim_conv_unit_fn fn);
+/* Units of forms G and P run since the process started: for tests that a
+ * dense convolution really takes them. */
 uint64_t fwsim_conv_gemm_units(void);
-void fwsim_conv_gemm_units_add(uint64_t n);
 
 #endif

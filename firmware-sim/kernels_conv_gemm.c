@@ -197,11 +197,6 @@ uint64_t fwsim_conv_gemm_units(void)
 	return atomic_load_explicit(&gemm_units_run, memory_order_relaxed);
 }
 
-void fwsim_conv_gemm_units_add(uint64_t n)
-{
-	atomic_fetch_add_explicit(&gemm_units_run, n, memory_order_relaxed);
-}
-
 /* Band bi (of all planes' bands, plane-major) of the job, on kk's thread
  * with scratch t. */
 static fwsim_status_t gemm_band(const conv_job_t *j, const fwsim_kargs_t *kk, float *t, uint64_t bi)
@@ -244,18 +239,23 @@ static fwsim_status_t gemm_band(const conv_job_t *j, const fwsim_kargs_t *kk, fl
 	return FWSIM_OK;
 }
 
-fwsim_status_t fwsim_conv_item_gemm(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w)
+fwsim_status_t fwsim_conv_run_units(conv_job_t *j, uint64_t item, uint32_t slot, fwsim_watch_t *w,
+				    uint64_t units, fwsim_conv_unit_fn fn)
 {
-	conv_job_t *j = ctx;
 	fwsim_kargs_t kk = fwsim_par_kargs(j->k, j->chk, slot, w);
 	float *t = fwsim_conv_slot_scratch(j, slot);
 	if (!t)
 		return FWSIM_NOMEM;
-	uint64_t b0 = item * j->gm.per_item, all = j->n_planes * (uint64_t)j->gm.nbands;
-	uint64_t b1 = b0 + j->gm.per_item < all ? b0 + j->gm.per_item : all;
+	uint64_t u0 = item * j->gm.per_item, u1 = u0 + j->gm.per_item < units ? u0 + j->gm.per_item : units;
 	fwsim_status_t st = FWSIM_OK;
-	for (uint64_t bi = b0; bi < b1 && st == FWSIM_OK; bi++)
-		st = gemm_band(j, &kk, t, bi);
-	fwsim_conv_gemm_units_add(b1 - b0);
+	for (uint64_t u = u0; u < u1 && st == FWSIM_OK; u++)
+		st = fn(j, &kk, t, u);
+	atomic_fetch_add_explicit(&gemm_units_run, u1 - u0, memory_order_relaxed);
 	return st;
+}
+
+fwsim_status_t fwsim_conv_item_gemm(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w)
+{
+	conv_job_t *j = ctx;
+	return fwsim_conv_run_units(j, item, slot, w, j->n_planes * (uint64_t)j->gm.nbands, gemm_band);
 }

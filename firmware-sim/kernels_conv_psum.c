@@ -64,10 +64,12 @@ bool fwsim_conv_plan_psum(conv_job_t *j)
 	return true;
 }
 
-/* Input channel c's partial sums into gm->psum + c N O Y0 Y1. */
-static fwsim_status_t psum_channel(const conv_job_t *j, const fwsim_kargs_t *kk, float *t, int64_t c,
-				   bool avx512)
+/* Input channel c's partial sums into gm->psum + c N O Y0 Y1, on kk's
+ * thread with scratch t (fwsim_conv_unit_fn). */
+static fwsim_status_t psum_channel(const conv_job_t *j, const fwsim_kargs_t *kk, float *t, uint64_t uc)
 {
+	int64_t c = (int64_t)uc;
+	bool avx512 = fwsim_cpu_avx512();
 	const conv_gemm_t *gm = &j->gm;
 	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
 	int64_t taps = a->K * b->K, m = j->N * b->Y;
@@ -111,18 +113,7 @@ static fwsim_status_t psum_channel(const conv_job_t *j, const fwsim_kargs_t *kk,
 fwsim_status_t fwsim_conv_item_psum(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w)
 {
 	conv_job_t *j = ctx;
-	fwsim_kargs_t kk = fwsim_par_kargs(j->k, j->chk, slot, w);
-	float *t = fwsim_conv_slot_scratch(j, slot);
-	if (!t)
-		return FWSIM_NOMEM;
-	bool avx512 = fwsim_cpu_avx512();
-	uint64_t c0 = item * j->gm.per_item, c1 = c0 + j->gm.per_item;
-	c1 = c1 < (uint64_t)j->C ? c1 : (uint64_t)j->C;
-	fwsim_status_t st = FWSIM_OK;
-	for (uint64_t c = c0; c < c1 && st == FWSIM_OK; c++)
-		st = psum_channel(j, &kk, t, (int64_t)c, avx512);
-	fwsim_conv_gemm_units_add(c1 - c0);
-	return st;
+	return fwsim_conv_run_units(j, item, slot, w, (uint64_t)j->C, psum_channel);
 }
 
 void fwsim_conv_psum_reduce(conv_job_t *j)

@@ -570,22 +570,34 @@ static const cspec_t dense_specs[] = {
 };
 #define DENSE_N_SPECS (sizeof(dense_specs) / sizeof(dense_specs[0]))
 
-START_TEST(test_dense_gemm_bands_match_reference)
+/* c_check for each spec of both layouts, and that each ran want(spec)
+ * units of forms G and P (bands, or input channels). */
+static void c_check_units(const cspec_t *specs, size_t n, const char *name,
+			  uint64_t (*want)(const cspec_t *c, size_t i))
 {
 	for (int layout = 0; layout < 2; layout++)
-		for (size_t i = 0; i < DENSE_N_SPECS; i++) {
-			cspec_t c = dense_specs[i];
+		for (size_t i = 0; i < n; i++) {
+			cspec_t c = specs[i];
 			c.layout = layout;
 			char what[48];
-			snprintf(what, sizeof(what), "dense spec %zu layout %d", i, layout);
-			uint64_t bands = fwsim_conv_gemm_units();
+			snprintf(what, sizeof(what), "%s spec %zu layout %d", name, i, layout);
+			uint64_t units = fwsim_conv_gemm_units();
 			c_check(&c, what);
-			/* each plane's bands: one, but three for the last spec */
-			uint64_t want = (uint64_t)(c.N * c.G) * (i == DENSE_N_SPECS - 1 ? 3 : 1);
-			ck_assert_msg(fwsim_conv_gemm_units() - bands == want, "%s: %llu bands, want %llu",
-				      what, (unsigned long long)(fwsim_conv_gemm_units() - bands),
-				      (unsigned long long)want);
+			uint64_t ran = fwsim_conv_gemm_units() - units, w = want(&c, i);
+			ck_assert_msg(ran == w, "%s: %llu units, want %llu", what, (unsigned long long)ran,
+				      (unsigned long long)w);
 		}
+}
+
+/* Form G: each plane's bands, one, but three for the last spec. */
+static uint64_t dense_bands(const cspec_t *c, size_t i)
+{
+	return (uint64_t)(c->N * c->G) * (i == DENSE_N_SPECS - 1 ? 3 : 1);
+}
+
+START_TEST(test_dense_gemm_bands_match_reference)
+{
+	c_check_units(dense_specs, DENSE_N_SPECS, "dense", dense_bands);
 }
 END_TEST
 
@@ -605,19 +617,16 @@ static const cspec_t psum_specs[] = {
 };
 #define PSUM_N_SPECS (sizeof(psum_specs) / sizeof(psum_specs[0]))
 
+/* Form P: an item per input channel. */
+static uint64_t psum_channels(const cspec_t *c, size_t i)
+{
+	(void)i;
+	return (uint64_t)c->C;
+}
+
 START_TEST(test_dense_wgrad_partial_sums_match_reference)
 {
-	for (int layout = 0; layout < 2; layout++)
-		for (size_t i = 0; i < PSUM_N_SPECS; i++) {
-			cspec_t c = psum_specs[i];
-			c.layout = layout;
-			char what[48];
-			snprintf(what, sizeof(what), "psum spec %zu layout %d", i, layout);
-			uint64_t units = fwsim_conv_gemm_units();
-			c_check(&c, what);
-			ck_assert_msg(fwsim_conv_gemm_units() - units == (uint64_t)c.C, "%s: %llu channels",
-				      what, (unsigned long long)(fwsim_conv_gemm_units() - units));
-		}
+	c_check_units(psum_specs, PSUM_N_SPECS, "psum", psum_channels);
 }
 END_TEST
 
