@@ -13,7 +13,8 @@ see the same load; each side's time is its best over all rounds. The device's ou
 is compared with PyTorch's once per case, so both compute the same thing.
 
 Environment: NEURONSIM_BUILD_DIR (the build, default ./build), BENCH_THREADS
-(default 1: torch.set_num_threads and the simulator's NEURONSIM_THREADS),
+(default 1: torch.set_num_threads, the simulator's NEURONSIM_THREADS and the
+CPUs its process may use),
 BENCH_CONV_BATCH (default 8), BENCH_CONV_ROUNDS (default 5), BENCH_CONV_ONLY
 (substring of the case names to run).
 
@@ -153,7 +154,10 @@ def run_case(exe, tmp, name, kind, N, C, H, O, k, s, p, g, threads, rounds):
     ref = torch_call(kind, x, w, dy, s, p, g)()
     if kind == "wgrad":
         ref = ref.permute(2, 3, 1, 0)  # [O, C/g, k, k] -> 01bf [k, k, C/g, O]
-    dev = Device(exe, base + ".hlo", files, base + ".out", threads)
+    # pinned to BENCH_THREADS CPUs, engine threads included: unpinned, a
+    # lowering whose DMA copies overlap its MATMULs on another engine used a
+    # second CPU that PyTorch, at the same thread count, did not have
+    dev = Device(exe, base + ".hlo", files, base + ".out", threads, pin=True)
     got = np.fromfile(base + ".out", dtype=np.float32).reshape(out)
     want = ref.contiguous().numpy()
     err = float(np.max(np.abs(got - want)) / (np.max(np.abs(want)) + 1e-30))
