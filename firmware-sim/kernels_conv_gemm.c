@@ -55,6 +55,12 @@ bool fwsim_conv_plan_gemm(conv_job_t *j)
 	    j->O > INT32_MAX || a->Y < 1 || b->Y < 1 || b->Y > INT32_MAX / 2 ||
 	    a->K * b->K > a->Y * b->Y)
 		return false;
+	/* an output that repeats along a dim (stride 0) would have two items
+	 * write the same elements at once: the forms that keep a plane whole */
+	int64_t oshape[5] = { j->N, j->G, j->O, a->Y, b->Y };
+	for (int i = 0; i < 5; i++)
+		if (oshape[i] > 1 && j->so[i] == 0)
+			return false;
 	conv_gemm_t *gm = &j->gm;
 	/* T's floats per band row, and its rows beyond the band */
 	gm->shift = a->S == 1 && a->K > 1 && j->C * b->K >= CONV_GEMM_MIN_DEPTH;

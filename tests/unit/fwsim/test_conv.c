@@ -630,6 +630,35 @@ START_TEST(test_dense_wgrad_partial_sums_match_reference)
 }
 END_TEST
 
+/* An output that repeats along its rows (stride 0) is not cut into bands,
+ * whose items would write the same elements at once: a form that keeps the
+ * plane whole runs it, and the last row's values are the ones left. */
+START_TEST(test_dense_repeated_output_rows_not_banded)
+{
+	cmem_t m;
+	cmem_init(&m);
+	cconv_t cv;
+	cspec_t c = dense_specs[DENSE_N_SPECS - 1];
+	c_build(&m, &c, &cv, 9);
+	cv.in.ap[0].stride[3] = 0;
+	fwsim_set_threads(2);
+	uint64_t units = fwsim_conv_gemm_units();
+	fwsim_job_t job;
+	ck_assert_int_eq(c_run(&m, &cv.in, 0, 0, &job), FWSIM_OK);
+	fwsim_set_threads(0);
+	ck_assert_uint_eq(fwsim_conv_gemm_units(), units);
+	int64_t oi[5] = { 0, 0, 0, cv.Y[0] - 1, 0 };
+	for (oi[2] = 0; oi[2] < c.O; oi[2]++)
+		for (oi[4] = 0; oi[4] < cv.Y[1]; oi[4]++) {
+			double mag, want = c_ref(&cv, oi, &mag);
+			float got = cv.o[c_off(&cv.in.ap[0], oi)];
+			T_CHECK(fabs(got - want) <= 1e-6 * mag + 1e-30, "out[0,0,%lld,*,%lld] = %g, want %g",
+				(long long)oi[2], (long long)oi[4], got, want);
+		}
+	free(m.mem);
+}
+END_TEST
+
 /* Form G: a NaN weight of the last output channel makes that channel's every
  * output NaN (padding included: 0 x NaN is a term of the sum), in all three
  * bands of both layouts, and the record's first index is its first. */
@@ -833,6 +862,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_dilated_depthwise_bit_exact);
 	tcase_add_test(tc, test_dense_gemm_bands_match_reference);
 	tcase_add_test(tc, test_dense_nan_weight_blames_its_channel);
+	tcase_add_test(tc, test_dense_repeated_output_rows_not_banded);
 	tcase_add_test(tc, test_dense_wgrad_partial_sums_match_reference);
 	tcase_add_test(tc, test_nan_inf_inputs_reach_only_their_windows);
 	tcase_add_test(tc, test_threads_bit_identical);
