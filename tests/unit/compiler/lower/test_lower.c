@@ -355,7 +355,8 @@ END_TEST
 /* The weight gradient of a dense 3x3 convolution over 16x16 planes
  * (PyTorch/XLA's form: the output gradient as the kernel, 256 taps) is one
  * CONV (the firmware's form P: partial sums per batch entry), against the
- * sums written out; over 8x8 planes it keeps its MATMULs. */
+ * sums written out; over 8x8 planes it keeps its MATMULs, and so does a
+ * pointwise one's. */
 START_TEST(test_conv_dense_wgrad_one_conv)
 {
 	enum { B = 3, CI = 8, CO = 16, H = 16 };
@@ -367,6 +368,11 @@ START_TEST(test_conv_dense_wgrad_one_conv)
 	ck_assert_uint_eq(count_op("HloModule m\nENTRY e { x = f32[3,8,8,8] parameter(0)\n"
 				   " d = f32[3,16,8,8] parameter(1)\n ROOT c = f32[3,3,8,16] convolution(x, d), "
 				   "window={size=8x8 pad=1_1x1_1}, dim_labels=fb01_io01->01bf }\n", ISA_OP_CONV), 0);
+	/* a pointwise convolution's gradient (one output position) is one product
+	 * over the input as it lies: no CONV, which would copy it */
+	ck_assert_uint_eq(count_op("HloModule m\nENTRY e { x = f32[3,32,16,16] parameter(0)\n"
+				   " d = f32[3,16,16,16] parameter(1)\n ROOT c = f32[1,1,32,16] convolution(x, d), "
+				   "window={size=16x16}, dim_labels=fb01_io01->01bf }\n", ISA_OP_CONV), 0);
 	static float x[B * CI * H * H], d[B * CO * H * H], want[3 * 3 * CI * CO];
 	for (int i = 0; i < B * CI * H * H; i++)
 		x[i] = (float)((i * 7) % 11) - 5;
