@@ -10,6 +10,7 @@
 #include "hlo/hlo_parser.h"
 #include "lower/lower.h"
 #include "lower_run.h"
+#include "conv.h" /* fwsim_conv_gemm_units: the firmware takes what the compiler sends */
 #include "neuronsim/neff.h"
 #include "hlo/verify.h"
 #include "corpus_split.h"
@@ -349,6 +350,66 @@ START_TEST(test_conv_dense_large_planes_one_conv)
 	conv_case(1, 16, 20, 40, 24, 3, 3, 1, 2, 1, 1, 1, 1);
 	conv_case(3, 8, 18, 17, 16, 5, 3, 1, 1, 2, 2, 1, 1);
 	conv_case(2, 3, 32, 32, 16, 7, 7, 2, 2, 3, 3, 1, 1);
+}
+END_TEST
+
+/* The compiler's conditions for sending a dense convolution to CONV repeat
+ * the firmware's for forms G and P: every shape at a bound, on either side,
+ * that goes to CONV runs as form G or P (the firmware's unit counter moves),
+ * never as a depthwise form several times slower. */
+START_TEST(test_conv_dense_bounds_agree_with_the_firmware)
+{
+	static const char *const texts[] = {
+		/* forward: a 16x16 plane (256), C x taps = 64 and 63, 16 outputs */
+		"HloModule m\nENTRY e { x = f32[2,64,16,16] parameter(0)\n k = f32[16,64,1,1] parameter(1)\n"
+		" ROOT c = f32[2,16,16,16] convolution(x, k), window={size=1x1}, dim_labels=bf01_oi01->bf01 }\n",
+		"HloModule m\nENTRY e { x = f32[2,32,17,16] parameter(0)\n k = f32[16,32,2,1] parameter(1)\n"
+		" ROOT c = f32[2,16,16,16] convolution(x, k), window={size=2x1}, dim_labels=bf01_oi01->bf01 }\n",
+		"HloModule m\nENTRY e { x = f32[2,7,18,18] parameter(0)\n k = f32[16,7,3,3] parameter(1)\n"
+		" ROOT c = f32[2,16,16,16] convolution(x, k), window={size=3x3}, dim_labels=bf01_oi01->bf01 }\n",
+		/* stride 2 with C x K1 = 63 (a stem's route) and 66 */
+		"HloModule m\nENTRY e { x = f32[2,21,33,33] parameter(0)\n k = f32[16,21,3,3] parameter(1)\n"
+		" ROOT c = f32[2,16,16,16] convolution(x, k), window={size=3x3 stride=2x2}, "
+		"dim_labels=bf01_oi01->bf01 }\n",
+		"HloModule m\nENTRY e { x = f32[2,22,33,33] parameter(0)\n k = f32[16,22,3,3] parameter(1)\n"
+		" ROOT c = f32[2,16,16,16] convolution(x, k), window={size=3x3 stride=2x2}, "
+		"dim_labels=bf01_oi01->bf01 }\n",
+		/* kernel dilation 3 along the first dim, one spatial dim */
+		"HloModule m\nENTRY e { x = f32[2,32,22,16] parameter(0)\n k = f32[16,32,3,3] parameter(1)\n"
+		" ROOT c = f32[2,16,16,16] convolution(x, k), window={size=3x3 pad=0_0x1_1 rhs_dilate=3x1}, "
+		"dim_labels=bf01_oi01->bf01 }\n",
+		"HloModule m\nENTRY e { x = f32[2,32,300] parameter(0)\n k = f32[16,32,3] parameter(1)\n"
+		" ROOT c = f32[2,16,298] convolution(x, k), window={size=3}, dim_labels=bf0_oi0->bf0 }\n",
+		/* weight gradients: 240 and 256 taps, 16 rows per product, 2 batch
+		 * entries, a stride along the first dim */
+		"HloModule m\nENTRY e { x = f32[2,8,17,18] parameter(0)\n d = f32[2,16,15,16] parameter(1)\n"
+		" ROOT c = f32[3,3,8,16] convolution(x, d), window={size=15x16}, "
+		"dim_labels=fb01_io01->01bf }\n",
+		"HloModule m\nENTRY e { x = f32[2,16,18,18] parameter(0)\n d = f32[2,16,16,16] parameter(1)\n"
+		" ROOT c = f32[3,1,16,16] convolution(x, d), window={size=16x16 pad=0_0x0_0}, "
+		"dim_labels=fb01_io01->01bf }\n",
+		"HloModule m\nENTRY e { x = f32[2,8,18,18] parameter(0)\n d = f32[2,16,16,16] parameter(1)\n"
+		" ROOT c = f32[3,3,8,16] convolution(x, d), window={size=16x16 pad=1_1x1_1}, "
+		"dim_labels=fb01_io01->01bf }\n",
+		"HloModule m\nENTRY e { x = f32[2,8,33,18] parameter(0)\n d = f32[2,16,16,16] parameter(1)\n"
+		" ROOT c = f32[2,3,8,16] convolution(x, d), window={size=16x16 stride=2x1 pad=0_0x0_0}, "
+		"dim_labels=fb01_io01->01bf }\n",
+	};
+	uint32_t sent = 0;
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		uint32_t conv = count_op(texts[i], ISA_OP_CONV);
+		uint64_t units = fwsim_conv_gemm_units();
+		ncc_run_t r;
+		ck_assert_msg(ncc_run_module(NULL, texts[i], 0, NULL, 0, 1, &r) == 0, "shape %zu: %s", i, r.msg);
+		ncc_run_free(&r);
+		ck_assert_msg((fwsim_conv_gemm_units() > units) == (conv == 1),
+			      "shape %zu: %u CONV, %llu units of forms G and P", i, conv,
+			      (unsigned long long)(fwsim_conv_gemm_units() - units));
+		sent += conv;
+	}
+	/* both sides of the bounds are here */
+	ck_assert_uint_gt(sent, 2);
+	ck_assert_uint_lt(sent, sizeof(texts) / sizeof(texts[0]));
 }
 END_TEST
 
@@ -1895,6 +1956,7 @@ static Suite *lower_suite(void)
 	tcase_add_test(tc, test_conv_strided_one_deep_matmul);
 	tcase_add_test(tc, test_conv_dense_large_planes_one_conv);
 	tcase_add_test(tc, test_conv_dense_wgrad_one_conv);
+	tcase_add_test(tc, test_conv_dense_bounds_agree_with_the_firmware);
 	tcase_add_test(tc, test_conv_few_positions_one_matmul);
 	tcase_add_test(tc, test_conv_im2col_zeroes_only_the_padding);
 	tcase_add_test(tc, test_conv_pointwise_weight_gradient_in_place);
