@@ -41,7 +41,8 @@ typedef struct conv_gemm {
 	bool direct;                 /* products straight into the output */
 	bool in_place;               /* the kernel read where it is, not from wp */
 	int64_t band, nbands;        /* output rows per band (the last may have fewer), bands */
-	uint64_t per_item;           /* bands per item */
+	uint64_t units;              /* G: bands of all planes; P: input channels */
+	uint64_t per_item;           /* units per item */
 	int64_t rows;                /* T's rows per (c, k1) or (c, k0, k1) for a whole band */
 	int64_t t_floats;            /* T's floats for a whole band */
 	int64_t depth;               /* each product's K */
@@ -159,9 +160,9 @@ void fwsim_conv_psum_reduce(conv_job_t *j);
 typedef fwsim_status_t (*fwsim_conv_unit_fn)(const conv_job_t *j, const fwsim_kargs_t *kk, float *t,
 					     uint64_t unit);
 /* An item of forms G and P (fwsim_par_fn_t's arguments): units [item
- * per_item, ...) of the job's units, through fn with the slot's scratch. */
+ * per_item, ...) of the job's gm.units, through fn with the slot's scratch. */
 fwsim_status_t fwsim_conv_run_units(conv_job_t *j, uint64_t item, uint32_t slot, fwsim_watch_t *w,
-				    uint64_t units, fwsim_conv_unit_fn fn);
+				    fwsim_conv_unit_fn fn);
 /* Units of forms G and P run since the process started: for tests that a
  * dense convolution really takes them. */
 uint64_t fwsim_conv_gemm_units(void);

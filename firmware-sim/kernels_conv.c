@@ -696,7 +696,8 @@ fwsim_status_t fwsim_kernel_conv(const fwsim_kargs_t *k)
 	}
 	j->scratch = j->form == 'N' ? 0 : (int64_t)scratch - (j->form == 'A' ? 4 * nk : 0);
 	j->n_planes = (uint64_t)j->N * (uint64_t)j->G;
-	if ((empty || (!fwsim_conv_plan_gemm(j) && !fwsim_conv_plan_psum(j))) && !fwsim_conv_plan_rows(j) && !fwsim_conv_plan_dgrad(j) && !fwsim_conv_plan_wgrad(j) &&
+	if ((empty || (!fwsim_conv_plan_gemm(j) && !fwsim_conv_plan_psum(j))) &&
+	    !fwsim_conv_plan_rows(j) && !fwsim_conv_plan_dgrad(j) && !fwsim_conv_plan_wgrad(j) &&
 	    !fwsim_conv_plan_dw(j))
 		fwsim_conv_plan_dwg(j);
 	/* small instructions stay on the engine's thread: a hand-off to the pool
@@ -708,13 +709,9 @@ fwsim_status_t fwsim_kernel_conv(const fwsim_kargs_t *k)
 						     : (j->n_planes + CONV_ITEMS - 1) / CONV_ITEMS;
 	fwsim_par_chk_init(k, j->chk);
 	uint64_t items = (j->n_planes + j->per_item - 1) / j->per_item;
-	if (j->form == 'G') { /* an item per band of each plane, on the pool past its threshold */
-		uint64_t bands = j->n_planes * (uint64_t)j->gm.nbands;
-		j->gm.per_item = work < (double)FWSIM_PAR_MIN_WORK ? bands : 1;
-		items = (bands + j->gm.per_item - 1) / j->gm.per_item;
-	} else if (j->form == 'P') { /* an item per input channel */
-		j->gm.per_item = work < (double)FWSIM_PAR_MIN_WORK ? (uint64_t)j->C : 1;
-		items = ((uint64_t)j->C + j->gm.per_item - 1) / j->gm.per_item;
+	if (j->form == 'G' || j->form == 'P') { /* an item per unit, on the pool past its threshold */
+		j->gm.per_item = work < (double)FWSIM_PAR_MIN_WORK ? j->gm.units : 1;
+		items = (j->gm.units + j->gm.per_item - 1) / j->gm.per_item;
 	}
 	fwsim_status_t st = FWSIM_OK;
 	if (j->form == 'A' && !conv_plan_a(j))

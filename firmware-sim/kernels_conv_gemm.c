@@ -83,6 +83,7 @@ bool fwsim_conv_plan_gemm(conv_job_t *j)
 	if (band < 1)
 		return false;
 	gm->nbands = (a->Y + band - 1) / band;
+	gm->units = j->n_planes * (uint64_t)gm->nbands;
 	gm->band = (a->Y + gm->nbands - 1) / gm->nbands; /* even bands */
 	gm->rows = gm->band + extra;
 	gm->t_floats = per_row * gm->rows;
@@ -176,12 +177,13 @@ void fwsim_conv_gemm_rows(float *restrict d, int64_t nr, const float *x, int64_t
 	}
 }
 
-/* T for the band [y0, y0 + rows) of the (n, g) plane whose input is x. */
-static void gemm_im2col(const conv_job_t *j, const float *x, int64_t y0, int64_t rows, float *t)
+/* T for the band from output row y0 of the (n, g) plane whose input is x:
+ * nr rows per (c, k1) or (c, k0, k1). */
+static void gemm_im2col(const conv_job_t *j, const float *x, int64_t y0, int64_t nr, float *t)
 {
 	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
 	const conv_gemm_t *gm = &j->gm;
-	int64_t K0 = gm->shift ? 1 : a->K, nr = gm->shift ? gm->rows - gm->band + rows : rows;
+	int64_t K0 = gm->shift ? 1 : a->K;
 	bool avx512 = fwsim_cpu_avx512();
 	for (int64_t c = 0; c < j->C; c++)
 		for (int64_t k0 = 0; k0 < K0; k0++)
@@ -213,11 +215,13 @@ static fwsim_status_t gemm_band(const conv_job_t *j, const fwsim_kargs_t *kk, fl
 	int64_t g = (int64_t)(pi / (uint64_t)j->N), n = (int64_t)(pi % (uint64_t)j->N);
 	int64_t y0 = (int64_t)(bi % (uint64_t)gm->nbands) * gm->band;
 	int64_t rows = a->Y - y0 < gm->band ? a->Y - y0 : gm->band, cols = rows * b->Y;
-	gemm_im2col(j, j->in + n * j->si[0] + g * j->si[1], y0, rows, t);
+	/* T's rows per (c, k1): the band's and those below it, shifted */
+	int64_t nr = gm->shift ? gm->rows - gm->band + rows : rows;
+	gemm_im2col(j, j->in + n * j->si[0] + g * j->si[1], y0, nr, t);
 	float *out = j->out + n * j->so[0] + g * j->so[1] + y0 * j->so[3];
 	float *c = gm->direct ? out : t + gm->t_floats;
 	int ldc = (int)(gm->direct && j->O > 1 ? j->so[2] : cols);
-	int64_t nprod = gm->shift ? a->K : 1, ldb = (gm->shift ? gm->rows - gm->band + rows : rows) * b->Y;
+	int64_t nprod = gm->shift ? a->K : 1, ldb = nr * b->Y;
 	fwsim_status_t st = FWSIM_OK;
 	for (int64_t k0 = 0; k0 < nprod && st == FWSIM_OK; k0++) {
 		if (fwsim_tick(kk, (uint64_t)(j->O * cols * gm->depth)))
@@ -246,13 +250,14 @@ static fwsim_status_t gemm_band(const conv_job_t *j, const fwsim_kargs_t *kk, fl
 }
 
 fwsim_status_t fwsim_conv_run_units(conv_job_t *j, uint64_t item, uint32_t slot, fwsim_watch_t *w,
-				    uint64_t units, fwsim_conv_unit_fn fn)
+				    fwsim_conv_unit_fn fn)
 {
 	fwsim_kargs_t kk = fwsim_par_kargs(j->k, j->chk, slot, w);
 	float *t = fwsim_conv_slot_scratch(j, slot);
 	if (!t)
 		return FWSIM_NOMEM;
-	uint64_t u0 = item * j->gm.per_item, u1 = u0 + j->gm.per_item < units ? u0 + j->gm.per_item : units;
+	uint64_t u0 = item * j->gm.per_item, u1 = u0 + j->gm.per_item;
+	u1 = u1 < j->gm.units ? u1 : j->gm.units;
 	fwsim_status_t st = FWSIM_OK;
 	for (uint64_t u = u0; u < u1 && st == FWSIM_OK; u++)
 		st = fn(j, &kk, t, u);
@@ -263,5 +268,5 @@ fwsim_status_t fwsim_conv_run_units(conv_job_t *j, uint64_t item, uint32_t slot,
 fwsim_status_t fwsim_conv_item_gemm(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w)
 {
 	conv_job_t *j = ctx;
-	return fwsim_conv_run_units(j, item, slot, w, j->n_planes * (uint64_t)j->gm.nbands, gemm_band);
+	return fwsim_conv_run_units(j, item, slot, w, gemm_band);
 }

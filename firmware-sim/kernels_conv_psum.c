@@ -44,6 +44,7 @@ bool fwsim_conv_plan_psum(conv_job_t *j)
 	int64_t extra = (a->Y - 1) * a->S, per = m * b->K;
 	int64_t kc = CONV_PSUM_T_FLOATS / per - extra;
 	kc = kc < 1 ? 1 : kc > a->K ? a->K : kc;
+	gm->units = (uint64_t)j->C;
 	gm->nchunks = (a->K + kc - 1) / kc;
 	gm->kc = (a->K + gm->nchunks - 1) / gm->nchunks;
 	gm->rows = gm->kc + extra;
@@ -113,7 +114,7 @@ static fwsim_status_t psum_channel(const conv_job_t *j, const fwsim_kargs_t *kk,
 fwsim_status_t fwsim_conv_item_psum(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w)
 {
 	conv_job_t *j = ctx;
-	return fwsim_conv_run_units(j, item, slot, w, (uint64_t)j->C, psum_channel);
+	return fwsim_conv_run_units(j, item, slot, w, psum_channel);
 }
 
 void fwsim_conv_psum_reduce(conv_job_t *j)

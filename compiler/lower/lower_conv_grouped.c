@@ -74,8 +74,7 @@ static bool conv_dense_banded(const ncc_inst_t *inst, const ncc_view_t *x, const
 			       CONV_MAX_SCRATCH && O * y1 <= CONV_MAX_SCRATCH;
 	/* form P: T for one kernel row, a batch entry's kernel packed */
 	return taps >= CONV_BANDED_MIN_PLANE && plane > 1 && (ns == 1 || w->dims[0].rhs_dilation == 1) &&
-	       C >= 2 &&
-	       N * y1 >= 16 && N * O * plane <= CONV_PSUM_MAX_FLOATS / C &&
+	       C >= 2 && N * y1 >= 16 && N * O * plane <= CONV_PSUM_MAX_FLOATS / C &&
 	       N * y1 * k1 * (1 + (y0 - 1) * (ns == 2 ? w->dims[0].stride : 1)) <= CONV_MAX_SCRATCH &&
 	       O * taps <= CONV_MAX_SCRATCH;
 }
@@ -100,8 +99,7 @@ ncc_status_t ncc_lower_conv_grouped(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst
 	int64_t G = inst->feature_group_count > 1 ? inst->feature_group_count : 1;
 	int64_t BG = inst->batch_group_count > 1 ? inst->batch_group_count : 1;
 	if ((G == 1 && BG == 1 && !conv_dense_banded(inst, x, k, out)) || (ns != 1 && ns != 2) ||
-	    x->dtype != ISA_DT_F32 ||
-	    kv->dtype != ISA_DT_F32 || out->dtype != ISA_DT_F32)
+	    x->dtype != ISA_DT_F32 || kv->dtype != ISA_DT_F32 || out->dtype != ISA_DT_F32)
 		return NCC_OK;
 	for (int32_t s = 0; s < ns; s++) {
 		const ncc_window_dim_t *wd = &w->dims[s];
