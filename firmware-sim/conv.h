@@ -47,6 +47,10 @@ typedef struct conv_gemm {
 	int64_t t_floats;            /* T's floats for a whole band */
 	int64_t depth;               /* each product's K */
 	float *wp;                   /* the kernel packed, or NULL */
+	/* form G's staged input rows (stride > 1 or a non-unit stride along
+	 * dim 1): per channel, rows st_rows (0: none) of S1 phases st_len long,
+	 * phase p's entry q the input's column (q + st_h0) S1 + p */
+	int64_t st_rows, st_len, st_h0;
 	/* form P */
 	int64_t kc, nchunks;         /* kernel rows per chunk, chunks */
 	float *psum;                 /* [C][Y0][N Y1][O] partial sums */

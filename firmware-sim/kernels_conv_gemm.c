@@ -46,6 +46,43 @@ static bool gemm_kernel_rows(const conv_job_t *j)
 	       (j->O == 1 || (j->sw[1] >= nk && j->sw[1] <= INT32_MAX)) && nk <= INT32_MAX;
 }
 
+static int64_t floor_div(int64_t a, int64_t b)
+{
+	return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+/*
+ * Staged rows. Along a strided dim 1 (a stem's stride 2) or one whose
+ * input is not contiguous (channels innermost), T's rows are gathers: at
+ * stride 2, two masked loads and a permute per 16 floats, K0 K1 times over
+ * each input row. The 7x7 stride-2 stem spent a fifth of its time there
+ * (about 3 ms of 13 on one thread, against 10 for its sgemm products).
+ * Instead each input row the band reads is split once into its S1 phases
+ * (stride 2: even and odd columns), zeros where the padding lies, and every
+ * T row becomes a plain copy of Y floats from one phase. The stage is
+ * C x (the band's input rows) x S1 x (Y + the kernel's span / S1) floats
+ * (51 KiB for the stem's bands); a job whose stage would pass T's size
+ * builds T's rows directly.
+ */
+static void gemm_plan_stage(conv_job_t *j)
+{
+	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
+	conv_gemm_t *gm = &j->gm;
+	gm->st_rows = 0;
+	if (b->S == 1 && (j->si[4] == 1 || b->X == 1))
+		return;
+	int64_t h0 = floor_div(-b->P, b->S), h1 = floor_div((b->K - 1) * b->D - b->P, b->S);
+	int64_t rows = gm->shift ? gm->rows : (gm->band - 1) * a->S + (a->K - 1) * a->D + 1;
+	int64_t len = b->Y + h1 - h0;
+	if (b->S > CONV_GEMM_T_FLOATS || len > CONV_GEMM_T_FLOATS ||
+	    j->C * rows * b->S * len > CONV_GEMM_T_FLOATS)
+		return;
+	gm->st_rows = rows;
+	gm->st_len = len;
+	gm->st_h0 = h0;
+	j->scratch += j->C * rows * b->S * len;
+}
+
 bool fwsim_conv_plan_gemm(conv_job_t *j)
 {
 	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
@@ -91,6 +128,7 @@ bool fwsim_conv_plan_gemm(conv_job_t *j)
 	if (gm->t_floats > CONV_MAX_SCRATCH || cols > INT32_MAX || gm->rows * b->Y > INT32_MAX)
 		return false;
 	j->scratch = gm->t_floats + (gm->direct ? 0 : j->O * cols);
+	gemm_plan_stage(j);
 	/* the kernel as the products read it: [G][K0][O][(c, k1)] shifted, else
 	 * [G][O][(c, k0, k1)], in place when it is laid out so */
 	gm->in_place = !gm->shift && gemm_kernel_rows(j);
@@ -177,6 +215,68 @@ void fwsim_conv_gemm_rows(float *restrict d, int64_t nr, const float *x, int64_t
 	}
 }
 
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(NEURONSIM_TSAN)
+/* d[q] = row[2 q + off] for q in [0, n): 16 per two loads and a permute */
+__attribute__((target("avx512f")))
+static void stage_even_avx512(float *restrict d, const float *restrict row, int64_t off, int64_t n)
+{
+	for (int64_t q = 0; q < n; q += 16) {
+		int64_t m = n - q < 16 ? n - q : 16, two = 2 * m - 1; /* floats read */
+		__mmask16 mk[2] = { (__mmask16)fwsim_conv_bits32(0, two < 16 ? two : 16),
+				    (__mmask16)fwsim_conv_bits32(0, two > 16 ? two - 16 : 0) };
+		_mm512_mask_storeu_ps(d + q, (__mmask16)fwsim_conv_bits32(0, m),
+				      fwsim_conv_row16(2, mk, row + off + 2 * q));
+	}
+}
+
+/* nr rows of n floats: d's contiguous, s's step floats apart. Masked
+ * stores throughout: an unmasked loop becomes a memcpy call per row (rows
+ * of 112 floats: 7-11% of the stem's samples in the calls). */
+__attribute__((target("avx512f")))
+static void copy_rows_avx512(float *restrict d, const float *restrict s, int64_t nr, int64_t n,
+			     int64_t step)
+{
+	for (int64_t r = 0; r < nr; r++, d += n, s += step)
+		for (int64_t i = 0; i < n; i += 16) {
+			__mmask16 m = (__mmask16)fwsim_conv_bits32(0, n - i < 16 ? n - i : 16);
+			_mm512_mask_storeu_ps(d + i, m, _mm512_maskz_loadu_ps(m, s + i));
+		}
+}
+#endif
+
+/* The stage (gemm_plan_stage) of the band whose first staged input row is
+ * i0, for the (n, g) plane whose input is x. */
+static void gemm_stage(const conv_job_t *j, const float *x, int64_t i0, float *st, bool avx512)
+{
+	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
+	const conv_gemm_t *gm = &j->gm;
+	int64_t S = b->S, len = gm->st_len, h0 = gm->st_h0, sx = j->si[4];
+	memset(st, 0, (size_t)(j->C * gm->st_rows * S * len) * sizeof(float));
+	for (int64_t c = 0; c < j->C; c++)
+		for (int64_t r = 0; r < gm->st_rows; r++) {
+			int64_t i = i0 + r;
+			if (i < 0 || i >= a->X)
+				continue;
+			const float *row = x + c * j->si[2] + i * j->si[3];
+			for (int64_t p = 0; p < S; p++) {
+				float *d = st + ((c * gm->st_rows + r) * S + p) * len;
+				/* entries whose column (q + h0) S + p lies in [0, X1) */
+				int64_t qa = h0 < 0 ? -h0 : 0;
+				int64_t qb = b->X - 1 - p >= 0 ? (b->X - 1 - p) / S + 1 - h0 : qa;
+				qb = qb > len ? len : qb < qa ? qa : qb;
+				int64_t off = (qa + h0) * S + p;
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(NEURONSIM_TSAN)
+				if (avx512 && S == 2 && sx == 1) {
+					stage_even_avx512(d + qa, row, off, qb - qa);
+					continue;
+				}
+#endif
+				for (int64_t q = qa; q < qb; q++)
+					d[q] = row[(off + (q - qa) * S) * sx];
+			}
+		}
+}
+
 /* T for the band from output row y0 of the (n, g) plane whose input is x:
  * nr rows per (c, k1) or (c, k0, k1). */
 static void gemm_im2col(const conv_job_t *j, const float *x, int64_t y0, int64_t nr, float *t)
@@ -185,6 +285,29 @@ static void gemm_im2col(const conv_job_t *j, const float *x, int64_t y0, int64_t
 	const conv_gemm_t *gm = &j->gm;
 	int64_t K0 = gm->shift ? 1 : a->K;
 	bool avx512 = fwsim_cpu_avx512();
+	if (gm->st_rows) {
+		/* the staged rows: the band's first output row's first tap on */
+		float *st = t + gm->t_floats + (gm->direct ? 0 : j->O * gm->band * b->Y);
+		int64_t S0 = gm->shift ? 1 : a->S, S1 = b->S, len = gm->st_len;
+		gemm_stage(j, x, y0 * S0 - a->P, st, avx512);
+		for (int64_t c = 0; c < j->C; c++)
+			for (int64_t k0 = 0; k0 < K0; k0++)
+				for (int64_t k1 = 0; k1 < b->K; k1++) {
+					float *d = t + ((c * K0 + k0) * b->K + k1) * nr * b->Y;
+					int64_t off = k1 * b->D - b->P, h = floor_div(off, S1);
+					const float *s = st + (c * gm->st_rows + k0 * a->D) * S1 * len +
+							 (off - h * S1) * len + h - gm->st_h0;
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(NEURONSIM_TSAN)
+					if (avx512) {
+						copy_rows_avx512(d, s, nr, b->Y, S0 * S1 * len);
+						continue;
+					}
+#endif
+					for (int64_t r = 0; r < nr; r++, d += b->Y, s += S0 * S1 * len)
+						memcpy(d, s, (size_t)b->Y * sizeof(float));
+				}
+		return;
+	}
 	for (int64_t c = 0; c < j->C; c++)
 		for (int64_t k0 = 0; k0 < K0; k0++)
 			for (int64_t k1 = 0; k1 < b->K; k1++) {

@@ -546,8 +546,10 @@ END_TEST
  * Full im2col (8 channels: each product's depth from C K1 too small to
  * shift; a 7x7 stride-2 stem), the shifted form (stride 1 along dim 0,
  * kernel dilation 2 there), two groups, cropping and padding past the
- * kernel, and a 64-channel 41x40 plane cut into three bands, the last one
- * row shorter. Layout 0 writes the products into the output and reads the
+ * kernel, an odd-width stride-2 plane cropped on one side (its staged
+ * phases end unevenly), a 2x2 stride-3 kernel whose staged rows would pass
+ * T's size (T built directly; two bands), and a 64-channel 41x40 plane cut
+ * into three bands, the last one row shorter. Layout 0 writes the products into the output and reads the
  * unshifted kernel in place; layout 1 gathers channels-innermost input
  * columns, packs the reversed kernel and stores from scratch. */
 static const cspec_t dense_specs[] = {
@@ -565,10 +567,16 @@ static const cspec_t dense_specs[] = {
 	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { -1, 0 }),
 	SPEC(.N = 1, .G = 1, .O = 16, .C = 24, .X = { 5, 6 }, .K = { 3, 3 }, .S = { 1, 1 },
 	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 4, 3 }),
+	SPEC(.N = 1, .G = 1, .O = 16, .C = 5, .X = { 15, 27 }, .K = { 4, 5 }, .S = { 2, 2 },
+	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, -1 }),
+	SPEC(.N = 1, .G = 1, .O = 16, .C = 16, .X = { 96, 200 }, .K = { 2, 2 }, .S = { 3, 3 },
+	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 0, 0 }),
 	SPEC(.N = 1, .G = 1, .O = 16, .C = 64, .X = { 41, 40 }, .K = { 3, 3 }, .S = { 1, 1 },
 	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
 };
 #define DENSE_N_SPECS (sizeof(dense_specs) / sizeof(dense_specs[0]))
+/* bands per plane: two for the 2x2 stride-3 spec, three for the last */
+static const int dense_spec_bands[DENSE_N_SPECS] = { 1, 1, 1, 1, 1, 1, 1, 1, 2, 3 };
 
 /* c_check for each spec of both layouts, and that each ran want(spec)
  * units of forms G and P (bands, or input channels). */
@@ -589,10 +597,10 @@ static void c_check_units(const cspec_t *specs, size_t n, const char *name,
 		}
 }
 
-/* Form G: each plane's bands, one, but three for the last spec. */
+/* Form G: each plane's bands. */
 static uint64_t dense_bands(const cspec_t *c, size_t i)
 {
-	return (uint64_t)(c->N * c->G) * (i == DENSE_N_SPECS - 1 ? 3 : 1);
+	return (uint64_t)(c->N * c->G) * (uint64_t)dense_spec_bands[i];
 }
 
 START_TEST(test_dense_gemm_bands_match_reference)
