@@ -8,7 +8,6 @@
 
 #define CONV_BLOCK 64                 /* outputs per register block (8 ymm) */
 #define CONV_LANES 16                 /* partial sums of a B-form dot product */
-#define CONV_MAX_SCRATCH (1ll << 22)  /* floats of host scratch per item (16 MiB) */
 #define CONV_ITEMS 64                 /* most items one instruction is cut into */
 #define CONV_ROWS_MAX_CHUNKS 64       /* forms R, W: 16-lane chunks of a row (1024 floats) */
 

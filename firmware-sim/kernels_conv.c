@@ -25,7 +25,7 @@
  *
  * Every output is computed by one item, summing its taps in a fixed order, so
  * the results do not depend on the thread count. Windows whose planes would
- * not fit CONV_MAX_SCRATCH run the direct loop (conv_naive).
+ * not fit ISA_CONV_SCRATCH_FLOATS run the direct loop (conv_naive).
  */
 
 static int64_t floordiv(int64_t a, int64_t b)
@@ -57,7 +57,7 @@ static bool dim_plan(conv_dim_t *d, int form)
 	/* every term below 2^72 would not fit: decide in 128 bits first */
 	__int128 hi = (__int128)(d->Y - 1) * d->S + (__int128)(d->K - 1) * d->D - d->P;
 	__int128 lo = -(__int128)d->P;
-	if (hi - lo > CONV_MAX_SCRATCH)
+	if (hi - lo > ISA_CONV_SCRATCH_FLOATS)
 		return false;
 	if (form == 'A') {
 		d->T = d->L / gcd64(d->S, d->L);
@@ -75,7 +75,7 @@ static bool dim_plan(conv_dim_t *d, int form)
 		int64_t z = (int64_t)hi - d->jlo + 1;
 		d->M = (z + d->V - 1) / d->V;
 	}
-	return d->V <= CONV_MAX_SCRATCH && d->M <= CONV_MAX_SCRATCH;
+	return d->V <= ISA_CONV_SCRATCH_FLOATS && d->M <= ISA_CONV_SCRATCH_FLOATS;
 }
 
 /* d[0, n) = 0 and d[i] = s[i st]: short rows, inline loops the compiler
@@ -678,7 +678,7 @@ fwsim_status_t fwsim_kernel_conv(const fwsim_kargs_t *k)
 		j->form = 'N';
 	/* floats per item: the output plane, the planes, form A's slack, taps (4
 	 * floats' room each, allocated apart) and accumulators, form B's packed
-	 * kernel; past CONV_MAX_SCRATCH the direct loop, which needs none */
+	 * kernel; past ISA_CONV_SCRATCH_FLOATS the direct loop, which needs none */
 	__int128 scratch = 0;
 	if (j->form != 'N') {
 		j->plane = j->d[0].V * j->d[1].V * j->d[0].M * j->d[1].M;
@@ -691,7 +691,7 @@ fwsim_status_t fwsim_kernel_conv(const fwsim_kargs_t *k)
 				   (__int128)j->O * j->C * ((j->d[0].K * j->d[1].M + CONV_LANES - 1) /
 							    CONV_LANES * CONV_LANES) +
 				   (__int128)(ny + 3) / 4 * 4 * CONV_LANES;
-		if (scratch > CONV_MAX_SCRATCH)
+		if (scratch > ISA_CONV_SCRATCH_FLOATS)
 			j->form = 'N';
 	}
 	j->scratch = j->form == 'N' ? 0 : (int64_t)scratch - (j->form == 'A' ? 4 * nk : 0);

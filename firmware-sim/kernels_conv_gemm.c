@@ -115,8 +115,8 @@ bool fwsim_conv_plan_gemm(conv_job_t *j)
 	 * planes (row-major, O rows at a pitch sgemm takes): O x band rows */
 	gm->direct = (b->Y == 1 || j->so[4] == 1) && (a->Y == 1 || j->so[3] == b->Y) &&
 		     (j->O == 1 || (j->so[2] >= a->Y * b->Y && j->so[2] <= INT32_MAX));
-	if (!gm->direct && j->O * band * b->Y > CONV_MAX_SCRATCH)
-		band = CONV_MAX_SCRATCH / (j->O * b->Y);
+	if (!gm->direct && j->O * band * b->Y > ISA_CONV_SCRATCH_FLOATS)
+		band = ISA_CONV_SCRATCH_FLOATS / (j->O * b->Y);
 	if (band < 1)
 		return false;
 	gm->nbands = (a->Y + band - 1) / band;
@@ -125,7 +125,7 @@ bool fwsim_conv_plan_gemm(conv_job_t *j)
 	gm->rows = gm->band + extra;
 	gm->t_floats = per_row * gm->rows;
 	int64_t cols = gm->band * b->Y;
-	if (gm->t_floats > CONV_MAX_SCRATCH || cols > INT32_MAX || gm->rows * b->Y > INT32_MAX)
+	if (gm->t_floats > ISA_CONV_SCRATCH_FLOATS || cols > INT32_MAX || gm->rows * b->Y > INT32_MAX)
 		return false;
 	j->scratch = gm->t_floats + (gm->direct ? 0 : j->O * cols);
 	gemm_plan_stage(j);

@@ -317,14 +317,14 @@ static void conv_dw_copy(uint8_t *d, int64_t ld, const uint8_t *s, int64_t ls, s
 
 /* Forms D and E: 8 groups per item block, their input interleaved into a
  * zero-padded Hp x Wp buffer of 8 floats per position, plus `extra` floats
- * per item; false when that would not fit CONV_MAX_SCRATCH. */
+ * per item; false when that would not fit ISA_CONV_SCRATCH_FLOATS. */
 static bool conv_lanes_plan(conv_job_t *j, int form, __int128 extra)
 {
 	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
 	__int128 hp = (__int128)(a->Y - 1) * a->S + (__int128)(a->K - 1) * a->D + 1;
 	__int128 wp = (__int128)(b->Y - 1) * b->S + (__int128)(b->K - 1) * b->D + 1;
 	__int128 fl = 8 * hp * wp + extra;
-	if (fl > CONV_MAX_SCRATCH)
+	if (fl > ISA_CONV_SCRATCH_FLOATS)
 		return false;
 	j->dw_hp = (int64_t)hp;
 	j->dw_wp = (int64_t)wp;

@@ -27,8 +27,6 @@
 
 /* Floats of one item's T (as form G's band). */
 #define CONV_PSUM_T_FLOATS (1 << 17)
-/* Floats of all items' partial sums, at most. */
-#define CONV_PSUM_MAX_FLOATS (1 << 24)
 
 bool fwsim_conv_plan_psum(conv_job_t *j)
 {
@@ -37,7 +35,7 @@ bool fwsim_conv_plan_psum(conv_job_t *j)
 	int64_t taps = a->K * b->K, ny = a->Y * b->Y, part = j->N * j->O * ny;
 	int64_t m = j->N * b->Y;
 	if (j->G != 1 || a->L != 1 || b->L != 1 || a->D != 1 || taps < 256 || taps <= ny ||
-	    j->O < 16 || m < 16 || j->C < 2 || part > CONV_PSUM_MAX_FLOATS / j->C ||
+	    j->O < 16 || m < 16 || j->C < 2 || part > ISA_CONV_PSUM_FLOATS / j->C ||
 	    m > INT32_MAX || j->O > INT32_MAX || b->K > INT32_MAX)
 		return false;
 	/* T: m rows of (kc + (Y0 - 1) S0) kernel-row-long runs of K1 */
@@ -49,13 +47,13 @@ bool fwsim_conv_plan_psum(conv_job_t *j)
 	gm->kc = (a->K + gm->nchunks - 1) / gm->nchunks;
 	gm->rows = gm->kc + extra;
 	gm->t_floats = per * gm->rows;
-	if (gm->t_floats > CONV_MAX_SCRATCH || gm->rows * b->K > INT32_MAX)
+	if (gm->t_floats > ISA_CONV_SCRATCH_FLOATS || gm->rows * b->K > INT32_MAX)
 		return false;
 	/* W_c read in place when its (k0, k1) rows are row-major, at a pitch of
 	 * at least a row per o; else packed by each item into its scratch */
 	gm->in_place = (b->K == 1 || j->sw[4] == 1) && (a->K == 1 || j->sw[3] == b->K) &&
 		       j->sw[1] >= taps && j->sw[1] <= INT32_MAX;
-	if (!gm->in_place && j->O * taps > CONV_MAX_SCRATCH)
+	if (!gm->in_place && j->O * taps > ISA_CONV_SCRATCH_FLOATS)
 		return false;
 	gm->psum = malloc((size_t)(j->C * part) * sizeof(float));
 	if (!gm->psum)

@@ -18,14 +18,6 @@
  * (lower_conv_dense.c): below it, those batch several images' small planes
  * into one wide product, which reads the kernel once for all. */
 #define CONV_BANDED_MIN_PLANE 256
-/* The firmware's bounds on forms G and P (firmware-sim/conv.h, kernels_conv_
- * psum.c): an item's scratch (CONV_MAX_SCRATCH floats) and form P's partial
- * sums (CONV_PSUM_MAX_FLOATS). A shape past them runs as a form for
- * depthwise windows, several times slower than these GEMMs: 8x8 planes of
- * 128 channels' weight gradients sent to CONV (under form P's 256 taps) ran
- * 3x slower. */
-#define CONV_MAX_SCRATCH (1ll << 22)
-#define CONV_PSUM_MAX_FLOATS (1ll << 24)
 
 /* Whether a dense (ungrouped) convolution is one for form G or P: no input
  * dilation, more than one tap, at least 16 outputs, and
@@ -46,7 +38,7 @@
  *   kernel dilation 1 along the first of two spatial dims (the
  *   forward's stride 1), at least 2 batch entries (CONV's C, form P's
  *   items) and 16 rows per product (the kernel's input channels x the last
- *   output dim), partial sums within CONV_PSUM_MAX_FLOATS. */
+ *   output dim), partial sums within ISA_CONV_PSUM_FLOATS. */
 static bool conv_dense_banded(const ncc_inst_t *inst, const ncc_view_t *x, const ncc_view_t *k,
 			      const ncc_view_t *out)
 {
@@ -71,12 +63,12 @@ static bool conv_dense_banded(const ncc_inst_t *inst, const ncc_view_t *x, const
 		return plane >= CONV_BANDED_MIN_PLANE && C * taps >= 64 &&
 		       (ns == 1 || w->dims[0].stride == 1 || C * k1 < 64) &&
 		       C * k1 * (1 + (k0 - 1) * (ns == 2 ? w->dims[0].rhs_dilation : 1)) * y1 <=
-			       CONV_MAX_SCRATCH && O * y1 <= CONV_MAX_SCRATCH;
+			       ISA_CONV_SCRATCH_FLOATS && O * y1 <= ISA_CONV_SCRATCH_FLOATS;
 	/* form P: T for one kernel row, a batch entry's kernel packed */
 	return taps >= CONV_BANDED_MIN_PLANE && plane > 1 && (ns == 1 || w->dims[0].rhs_dilation == 1) &&
-	       C >= 2 && N * y1 >= 16 && N * O * plane <= CONV_PSUM_MAX_FLOATS / C &&
-	       N * y1 * k1 * (1 + (y0 - 1) * (ns == 2 ? w->dims[0].stride : 1)) <= CONV_MAX_SCRATCH &&
-	       O * taps <= CONV_MAX_SCRATCH;
+	       C >= 2 && N * y1 >= 16 && N * O * plane <= ISA_CONV_PSUM_FLOATS / C &&
+	       N * y1 * k1 * (1 + (y0 - 1) * (ns == 2 ? w->dims[0].stride : 1)) <= ISA_CONV_SCRATCH_FLOATS &&
+	       O * taps <= ISA_CONV_SCRATCH_FLOATS;
 }
 
 ncc_status_t ncc_lower_conv_grouped(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, const ncc_view_t *x,

@@ -211,6 +211,14 @@ typedef struct isa_fused_op {
 /* Largest stride, dilation or |padding| of a window: keeps every index
  * computation far from 64-bit overflow. */
 #define ISA_CONV_MAX_WINDOW (1ll << 32)
+/* The firmware's host scratch per CONV work item, and form P's partial sums
+ * in all, in floats (docs/isa.md, "CONV"). They bound no result: a shape
+ * whose fastest form would need more runs a slower form (one for depthwise
+ * windows: several times slower on dense ones). Compilers read them to
+ * choose which convolutions to send to CONV (compiler/lower/
+ * lower_conv_grouped.c). */
+#define ISA_CONV_SCRATCH_FLOATS (1ll << 22)
+#define ISA_CONV_PSUM_FLOATS (1ll << 24)
 
 static_assert(sizeof(isa_fused_desc_t) == 16, "isa_fused_desc_t is part of the NEFF format");
 static_assert(sizeof(isa_fused_op_t) == 16, "isa_fused_op_t is part of the NEFF format");

@@ -354,9 +354,11 @@ START_TEST(test_conv_dense_large_planes_one_conv)
 END_TEST
 
 /* The compiler's conditions for sending a dense convolution to CONV repeat
- * the firmware's for forms G and P: every shape at a bound, on either side,
- * that goes to CONV runs as form G or P (the firmware's unit counter moves),
- * never as a depthwise form several times slower. */
+ * the firmware's for forms G and P (the scratch bounds are shared, in
+ * neuronsim/isa.h; the taps, depth and plane bounds are each side's): every
+ * shape at a bound, on either side, that goes to CONV runs as form G or P
+ * (the firmware's unit counter moves), never as a depthwise form several
+ * times slower. */
 START_TEST(test_conv_dense_bounds_agree_with_the_firmware)
 {
 	static const char *const texts[] = {
