@@ -30,7 +30,7 @@ const char *isa_opcode_name(uint32_t op)
 {
 	static const char *const names[ISA_OP_COUNT] = {
 		"nop", "matmul", "alu", "activate", "reduce", "copy",
-		"iota", "gather", "scatter", "rng", "jump", "fused", "conv",
+		"iota", "gather", "scatter", "rng", "jump", "fused", "conv", "selscat",
 	};
 	return op < ISA_OP_COUNT ? names[op] : "invalid";
 }
@@ -378,6 +378,22 @@ isa_ap_t isa_conv_window(const int64_t stride[2], const int64_t rhs_dil[2],
 	return w;
 }
 
+isa_ap_t isa_selscat_window(const int64_t size[2], const int64_t stride[2], const int64_t dil[2],
+			    const int64_t pad_lo[2])
+{
+	isa_ap_t w;
+	memset(&w, 0, sizeof(w));
+	w.region = ISA_REGION_NONE;
+	w.rank = ISA_CONV_NSPATIAL;
+	for (uint32_t s = 0; s < ISA_CONV_NSPATIAL; s++) {
+		w.shape[ISA_SELSCAT_SIZE + s] = (uint64_t)size[s];
+		w.shape[ISA_SELSCAT_STRIDE + s] = (uint64_t)stride[s];
+		w.shape[ISA_SELSCAT_DIL + s] = (uint64_t)dil[s];
+		w.stride[s] = pad_lo[s];
+	}
+	return w;
+}
+
 /* CONV (ISA 1.4): ap0-ap2 are f32 rank 5 with agreeing dims, ap3 the window;
  * the work, every output times its window, is bounded like a MATMUL's. */
 static int check_conv(const vctx_t *v, uint32_t n_regions)
@@ -427,6 +443,60 @@ static int check_conv(const vctx_t *v, uint32_t n_regions)
 	return check_work(v, "conv", work);
 }
 
+/* SELSCAT (ISA 1.5): ap0 and ap1 [N,C,X0,X1], ap2 [N,C,Y0,Y1], all f32, a
+ * float combiner, one of the four ordered compares as the select, ap3 the
+ * window (isa.h, ISA_SELSCAT_*). */
+static int check_selscat(const vctx_t *v, uint32_t n_regions)
+{
+	const isa_insn_t *in = v->insn;
+	const isa_ap_t *o = &in->ap[0], *x = &in->ap[1], *src = &in->ap[2], *w = &in->ap[3];
+	for (uint32_t i = 0; i < 3; i++)
+		if (check_ap(v, i, n_regions, 0))
+			return -1;
+	if (in->sub != ISA_RED_SUM && in->sub != ISA_RED_PROD && in->sub != ISA_RED_MAX &&
+	    in->sub != ISA_RED_MIN)
+		return fail(v, "combiner %u: selscat takes sum, prod, max or min", in->sub);
+	if (in->param != ISA_ALU_CMP_GE && in->param != ISA_ALU_CMP_GT &&
+	    in->param != ISA_ALU_CMP_LE && in->param != ISA_ALU_CMP_LT)
+		return fail(v, "select compare %u: selscat takes cmp_ge, cmp_gt, cmp_le or cmp_lt",
+			    in->param);
+	if (w->region != ISA_REGION_NONE || w->dtype || w->pad || w->offset ||
+	    w->rank != ISA_CONV_NSPATIAL)
+		return fail(v, "window ap3 must have region none, rank %u, no dtype and no offset",
+			    ISA_CONV_NSPATIAL);
+	for (uint32_t s = ISA_CONV_NSPATIAL; s < ISA_MAX_RANK; s++)
+		if (w->stride[s])
+			return fail(v, "window ap3 stride[%u] beyond the spatial dims not zero", s);
+	for (uint32_t i = 0; i < ISA_MAX_RANK; i++)
+		if (w->shape[i] < 1 || w->shape[i] > (uint64_t)ISA_CONV_MAX_WINDOW)
+			return fail(v, "window ap3 %s of dim %u is %llu, expected 1..2^32",
+				    i < ISA_SELSCAT_STRIDE ? "size" : i < ISA_SELSCAT_DIL ? "stride"
+				    : "dilation", i % ISA_CONV_NSPATIAL, (unsigned long long)w->shape[i]);
+	for (uint32_t s = 0; s < ISA_CONV_NSPATIAL; s++)
+		if (w->stride[s] < 0 || w->stride[s] > ISA_CONV_MAX_WINDOW)
+			return fail(v, "window ap3 padding of dim %u is %lld, expected 0..2^32", s,
+				    (long long)w->stride[s]);
+	if (o->rank != 4 || x->rank != 4 || src->rank != 4)
+		return fail(v, "ap0, ap1, ap2 must be rank 4: [N,C,X0,X1], [N,C,X0,X1], [N,C,Y0,Y1]");
+	if (o->dtype != ISA_DT_F32 || x->dtype != ISA_DT_F32 || src->dtype != ISA_DT_F32)
+		return fail(v, "operands must be f32 (ap0 %s, ap1 %s, ap2 %s)",
+			    isa_dtype_name(o->dtype), isa_dtype_name(x->dtype),
+			    isa_dtype_name(src->dtype));
+	if (!same_shape(o, x) || src->shape[0] != o->shape[0] || src->shape[1] != o->shape[1])
+		return fail(v, "dims do not agree: out [%llu,%llu,%llu,%llu], operand [%llu,%llu,%llu,"
+			    "%llu], source [%llu,%llu,..]", (unsigned long long)o->shape[0],
+			    (unsigned long long)o->shape[1], (unsigned long long)o->shape[2],
+			    (unsigned long long)o->shape[3], (unsigned long long)x->shape[0],
+			    (unsigned long long)x->shape[1], (unsigned long long)x->shape[2],
+			    (unsigned long long)x->shape[3], (unsigned long long)src->shape[0],
+			    (unsigned long long)src->shape[1]);
+	/* windows times K0 * K1: each at most 2^40 and 2^64, 128 bits hold it */
+	unsigned __int128 work = (unsigned __int128)isa_ap_num_elements(src) *
+				 ((unsigned __int128)w->shape[ISA_SELSCAT_SIZE] *
+				  w->shape[ISA_SELSCAT_SIZE + 1]);
+	return check_work(v, "selscat", work);
+}
+
 static int check_gather_scatter(const vctx_t *v, int scatter)
 {
 	const isa_insn_t *in = v->insn;
@@ -471,7 +541,7 @@ static int expected_n_ap(const isa_insn_t *in)
 	case ISA_OP_GATHER: case ISA_OP_SCATTER: case ISA_OP_RNG: return 3;
 	case ISA_OP_JUMP: return in->n_ap <= 1 ? (int)in->n_ap : 1;
 	case ISA_OP_FUSED: return in->n_ap >= 2 && in->n_ap <= 4 ? (int)in->n_ap : 4;
-	case ISA_OP_CONV: return 4;
+	case ISA_OP_CONV: case ISA_OP_SELSCAT: return 4;
 	default: return -1;
 	}
 }
@@ -510,14 +580,15 @@ static int insn_check(const isa_insn_t *insn, uint32_t n_regions, uint32_t strea
 		if (in->sub >= ISA_ACT_END)
 			return fail(&v, "unknown activation %u", in->sub);
 		break;
-	case ISA_OP_REDUCE: case ISA_OP_SCATTER:
+	case ISA_OP_REDUCE: case ISA_OP_SCATTER: case ISA_OP_SELSCAT:
 		break; /* checked with the operands */
 	default:
 		if (in->sub)
 			return fail(&v, "sub-op %u given to an opcode without sub-ops", in->sub);
 	}
 	if (in->opcode != ISA_OP_REDUCE && in->opcode != ISA_OP_IOTA &&
-	    in->opcode != ISA_OP_JUMP && in->opcode != ISA_OP_FUSED && in->param)
+	    in->opcode != ISA_OP_JUMP && in->opcode != ISA_OP_FUSED &&
+	    in->opcode != ISA_OP_SELSCAT && in->param)
 		return fail(&v, "param %u given to an opcode without a parameter", in->param);
 	if (in->opcode != ISA_OP_ACTIVATE && in->opcode != ISA_OP_IOTA &&
 	    !ns_all_zero(in->imm, sizeof(in->imm)))
@@ -533,6 +604,8 @@ static int insn_check(const isa_insn_t *insn, uint32_t n_regions, uint32_t strea
 			return fail(&v, "unused ap%u not zero", i);
 	if (in->opcode == ISA_OP_CONV)
 		return check_conv(&v, n_regions); /* ap3 is the window, not an operand */
+	if (in->opcode == ISA_OP_SELSCAT)
+		return check_selscat(&v, n_regions);
 	for (uint32_t i = 0; i < in->n_ap; i++)
 		if (check_ap(&v, i, n_regions, in->opcode == ISA_OP_JUMP))
 			return -1;
@@ -769,6 +842,14 @@ uint64_t isa_insn_flops(const isa_insn_t *insn, uint64_t fused_per_elem)
 		if (k->rank != 5 || !count_elems(k))
 			return 0;
 		return 2 * out * (count_elems(k) / (k->shape[0] * k->shape[1]));
+	}
+	case ISA_OP_SELSCAT: {
+		/* a compare per window position after the first, and the combine */
+		const isa_ap_t *w = &insn->ap[3];
+		if (insn->n_ap < 4 || !count_elems(&insn->ap[2]))
+			return 0;
+		return count_elems(&insn->ap[2]) *
+		       (w->shape[ISA_SELSCAT_SIZE] * w->shape[ISA_SELSCAT_SIZE + 1]);
 	}
 	case ISA_OP_SCATTER:
 		/* ap1 holds the updates; ASSIGN only moves data */

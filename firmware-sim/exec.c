@@ -259,6 +259,11 @@ fwsim_status_t fwsim_exec_insn(fwsim_exec_t *x, uint32_t e, uint32_t pc, uint32_
 	case ISA_OP_RNG: st = fwsim_kernel_rng(&k); break;
 	case ISA_OP_FUSED: st = fwsim_exec_fused(x, e, pc, &k); break;
 	case ISA_OP_CONV: st = fwsim_kernel_conv(&k); break;
+	case ISA_OP_SELSCAT: /* scattered read-modify-writes: scan the result */
+		st = fwsim_kernel_selscat(&k);
+		if (check && st == FWSIM_OK)
+			st = fwsim_numchk_ap(&k, &chk, &in->ap[0], k.base[0]);
+		break;
 	case ISA_OP_JUMP:
 		if (jump_taken(in, &k))
 			next = in->param;

@@ -375,6 +375,7 @@ fwsim_status_t fwsim_scatter_numchk(const fwsim_kargs_t *k, fwsim_numchk_t *c);
 fwsim_status_t fwsim_kernel_rng(const fwsim_kargs_t *k);
 /* CONV (ISA 1.4, kernels_conv.c): NaN/Inf scanned as the planes are stored. */
 fwsim_status_t fwsim_kernel_conv(const fwsim_kargs_t *k);
+fwsim_status_t fwsim_kernel_selscat(const fwsim_kargs_t *k);
 
 /* Per-job execution state shared by the engines of one core (exec.c). */
 typedef struct fwsim_exec {

@@ -39,6 +39,10 @@ static double insn_work(const isa_insn_t *in)
 	else if (in->opcode == ISA_OP_CONV) /* C * K0 * K1 per output */
 		w *= (double)in->ap[2].shape[2] * (double)in->ap[2].shape[3] *
 		     (double)in->ap[2].shape[4];
+	else if (in->opcode == ISA_OP_SELSCAT) /* K0 * K1 per window */
+		w = (double)isa_ap_num_elements(&in->ap[2]) *
+		    (double)in->ap[3].shape[ISA_SELSCAT_SIZE] *
+		    (double)in->ap[3].shape[ISA_SELSCAT_SIZE + 1];
 	return w + 1;
 }
 

@@ -154,6 +154,9 @@ static bool insn_accesses(const ncc_lower_ctx_t *ctx, const isa_insn_t *in, ncc_
 	case ISA_OP_CONV: /* ap3 is the window, no memory */
 		w[0] = r[1] = r[2] = true;
 		break;
+	case ISA_OP_SELSCAT: /* ap0 read and written; ap3 is the window */
+		w[0] = r[0] = r[1] = r[2] = true;
+		break;
 	case ISA_OP_RNG:
 		w[0] = r[1] = w[2] = true;
 		break;

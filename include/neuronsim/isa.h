@@ -16,7 +16,7 @@ extern "C" {
 /* Bump ISA_VERSION_MINOR for compatible additions (new opcodes, new sub-ops);
  * an incompatible change of the encoding is a new NEFF major version. */
 #define ISA_VERSION_MAJOR 1
-#define ISA_VERSION_MINOR 4
+#define ISA_VERSION_MINOR 5
 
 /* Engines of one NeuronCore. Each has its own instruction stream; streams
  * synchronise through the core's semaphores only. */
@@ -87,6 +87,10 @@ typedef enum isa_opcode {
 				 added in ISA 1.1 (param in 1.2) */
 	ISA_OP_CONV = 12,    /* vector: ap0[n,g,o,y] = sum_{c,k} X(ap1)[n,g,c,y*S+k*D-P] *
 				 ap2[g,o,c,k], window ap3 (ISA_CONV_*); added in ISA 1.4 */
+	ISA_OP_SELSCAT = 13, /* vector: select-and-scatter (a max-pool's gradient): each
+				 window of ap1 picks one element, ap0 there = op(ap0, ap2[window]),
+				 sub = isa_reduce, param = the select's compare, window ap3
+				 (ISA_SELSCAT_*); added in ISA 1.5 */
 	ISA_OP_COUNT
 } isa_opcode_t;
 
@@ -220,6 +224,31 @@ typedef struct isa_fused_op {
 #define ISA_CONV_SCRATCH_FLOATS (1ll << 22)
 #define ISA_CONV_PSUM_FLOATS (1ll << 24)
 
+/* ---- ISA_OP_SELSCAT (ISA 1.5): select-and-scatter over two spatial dims ----
+ *
+ * ap0 out f32[N, C, X0, X1], ap1 operand f32[N, C, X0, X1], ap2 source
+ * f32[N, C, Y0, Y1] (one value per window; any strides), ap3 the window:
+ * region ISA_REGION_NONE, rank ISA_CONV_NSPATIAL, dtype and offset 0, and per
+ * spatial dim s
+ *   shape[ISA_SELSCAT_SIZE + s]    window size K >= 1
+ *   shape[ISA_SELSCAT_STRIDE + s]  stride S >= 1
+ *   shape[ISA_SELSCAT_DIL + s]     window dilation D >= 1
+ *   stride[s]                      low padding P >= 0
+ * every other field zero. Window (n, c, y0, y1) covers the positions
+ * j_s = y_s * S_s + k_s * D_s - P_s, k_s < K_s, of those the ones inside
+ * [0, X_s) in row-major (k0, k1) order. Windows run in row-major order of
+ * ap2; in each, the first position is selected, then each next one p
+ * replaces it unless cmp(ap1[selected], ap1[p]) holds, cmp = param (an ALU
+ * compare: ISA_ALU_CMP_GE, GT, LE or LT, in C's float semantics, a NaN
+ * comparing false); then ap0[n, c, selected] = op(ap0[n, c, selected],
+ * ap2[n, c, y0, y1]) with op = sub (ISA_RED_SUM, PROD, MAX or MIN). A window
+ * with no position inside changes nothing. XLA's select-and-scatter with a
+ * window over at most two dims, ap0 holding the init value before.
+ * docs/isa.md, "SELSCAT". */
+#define ISA_SELSCAT_SIZE 0
+#define ISA_SELSCAT_STRIDE 2
+#define ISA_SELSCAT_DIL 4
+
 static_assert(sizeof(isa_fused_desc_t) == 16, "isa_fused_desc_t is part of the NEFF format");
 static_assert(sizeof(isa_fused_op_t) == 16, "isa_fused_op_t is part of the NEFF format");
 
@@ -311,12 +340,13 @@ typedef struct isa_insn {
 #define ISA_MAX_MATMUL_WORK (1ull << 44)
 
 /* The ISA minor version a NEFF needs is the largest its instructions need:
- * 4 for CONV, else 3. The NEFF builder stamps that, so a program without the
- * 1.4 opcode stays readable by a 1.3 reader (and byte for byte what a 1.3
- * compiler wrote), and one with it is refused by name there. */
+ * 5 for SELSCAT, 4 for CONV, else 3. The NEFF builder stamps that, so a
+ * program without the newer opcodes stays readable by an older reader (and
+ * byte for byte what an older compiler wrote), and one with them is refused
+ * by name there. */
 static inline uint32_t isa_insn_min_minor(uint32_t opcode)
 {
-	return opcode == ISA_OP_CONV ? 4u : 3u;
+	return opcode == ISA_OP_SELSCAT ? 5u : opcode == ISA_OP_CONV ? 4u : 3u;
 }
 
 static_assert(sizeof(isa_ap_t) == 112, "isa_ap_t is part of the NEFF format");
@@ -351,6 +381,11 @@ ns_status_t isa_fused_desc_validate(const isa_insn_t *insn, const uint8_t *desc,
  * lhs dilation and low padding of each. */
 isa_ap_t isa_conv_window(const int64_t stride[2], const int64_t rhs_dil[2],
 			 const int64_t lhs_dil[2], const int64_t pad_lo[2]);
+
+/* The window of a SELSCAT (ap3) for two spatial dims: size, stride, window
+ * dilation and low padding of each. */
+isa_ap_t isa_selscat_window(const int64_t size[2], const int64_t stride[2], const int64_t dil[2],
+			    const int64_t pad_lo[2]);
 
 /* Floating-point operations of one instruction (docs/isa.md, "FLOPs"), the one
  * rule behind the simulator's job flops and neuron-profile's per-instruction

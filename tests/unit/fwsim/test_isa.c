@@ -298,6 +298,73 @@ START_TEST(test_conv_rules)
 }
 END_TEST
 
+static isa_insn_t good_selscat(void)
+{
+	/* a max-pool gradient: out and operand [2, 4, 9, 9], source [2, 4, 5, 5],
+	 * 3x3 windows, stride 2, padding 1 */
+	uint64_t o[4] = { 2, 4, 9, 9 }, s[4] = { 2, 4, 5, 5 };
+	const int64_t three[2] = { 3, 3 }, two[2] = { 2, 2 }, one[2] = { 1, 1 };
+	isa_insn_t in = isa_insn_init(ISA_OP_SELSCAT, ISA_RED_SUM);
+	in.param = ISA_ALU_CMP_GE;
+	in.n_ap = 4;
+	in.ap[0] = isa_ap_contig(0, 0, ISA_DT_F32, 4, o);
+	in.ap[1] = isa_ap_contig(1, 0, ISA_DT_F32, 4, o);
+	in.ap[2] = isa_ap_contig(2, 0, ISA_DT_F32, 4, s);
+	in.ap[3] = isa_selscat_window(three, two, one, one);
+	return in;
+}
+
+/* SELSCAT (ISA 1.5): its combiner, select, operands and window checked, its
+ * work bounded, its FLOPs a compare per window position, the NEFF version it
+ * needs. */
+START_TEST(test_selscat_rules)
+{
+	isa_insn_t in = good_selscat();
+	char err[200];
+	ck_assert_msg(t_insn_check(&in, 3, 1, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_str_eq(isa_opcode_name(ISA_OP_SELSCAT), "selscat");
+	ck_assert_uint_eq(isa_insn_flops(&in, 0), 2ull * 4 * 25 * 9);
+	ck_assert_uint_eq(isa_insn_min_minor(ISA_OP_SELSCAT), 5);
+	ck_assert_uint_le(isa_insn_min_minor(ISA_OP_SELSCAT), ISA_VERSION_MINOR);
+	static const uint32_t selects[] = { ISA_ALU_CMP_LT, ISA_ALU_CMP_LE, ISA_ALU_CMP_GT };
+	for (size_t c = 0; c < sizeof(selects) / sizeof(selects[0]); c++) {
+		in = good_selscat();
+		in.param = selects[c];
+		ck_assert_msg(t_insn_check(&in, 3, 1, err, sizeof(err)) == 0, "%s", err);
+	}
+	in = good_selscat(); in.param = ISA_ALU_CMP_EQ; expect_bad(&in, "select compare");
+	in = good_selscat(); in.param = ISA_ALU_ADD; expect_bad(&in, "select compare");
+	in = good_selscat(); in.sub = ISA_RED_AND; expect_bad(&in, "combiner");
+	in = good_selscat(); in.sub = ISA_RED_ASSIGN; expect_bad(&in, "combiner");
+	in = good_selscat(); in.n_ap = 3; memset(&in.ap[3], 0, sizeof(in.ap[3]));
+	expect_bad(&in, "n_ap is 3, expected 4");
+	in = good_selscat(); in.ap[3].region = 0; expect_bad(&in, "window ap3 must have region none");
+	in = good_selscat(); in.ap[3].stride[3] = 1; expect_bad(&in, "beyond the spatial dims");
+	in = good_selscat(); in.ap[3].shape[ISA_SELSCAT_SIZE + 1] = 0; expect_bad(&in, "size of dim 1");
+	in = good_selscat(); in.ap[3].shape[ISA_SELSCAT_STRIDE] = 0; expect_bad(&in, "stride of dim 0");
+	in = good_selscat(); in.ap[3].shape[ISA_SELSCAT_DIL + 1] = (1ull << 32) + 1;
+	expect_bad(&in, "dilation of dim 1");
+	in = good_selscat(); in.ap[3].stride[0] = -1; expect_bad(&in, "padding of dim 0");
+	in = good_selscat(); in.ap[1].dtype = ISA_DT_BF16; expect_bad(&in, "must be f32");
+	in = good_selscat(); in.ap[2].rank = 3; in.ap[2].shape[3] = 0; in.ap[2].stride[3] = 0;
+	expect_bad(&in, "rank 4");
+	in = good_selscat(); in.ap[1].shape[2] = 8; expect_bad(&in, "dims do not agree");
+	in = good_selscat(); in.ap[2].shape[1] = 3; expect_bad(&in, "dims do not agree");
+	in = good_selscat(); in.ap[2].region = 7; expect_bad(&in, "ap2: region 7 out of range");
+	in = good_selscat(); in.flags = ISA_F_ACCUMULATE; expect_bad(&in, "accumulate flag");
+	/* stride-0 operands: 2^34 windows of 2^11 positions */
+	in = good_selscat();
+	for (int a = 0; a < 3; a++)
+		for (int d = 0; d < 4; d++)
+			in.ap[a].stride[d] = 0;
+	in.ap[2].shape[2] = in.ap[2].shape[3] = 1ull << 15;
+	in.ap[2].shape[0] = in.ap[0].shape[0] = in.ap[1].shape[0] = 4;
+	in.ap[3].shape[ISA_SELSCAT_SIZE] = 1ull << 6;
+	in.ap[3].shape[ISA_SELSCAT_SIZE + 1] = 1ull << 5;
+	expect_bad(&in, "selscat of");
+}
+END_TEST
+
 START_TEST(test_program_create_names_engine_and_insn)
 {
 	isa_insn_t v[3] = { good_add(), good_add(), good_add() };
@@ -404,6 +471,7 @@ static Suite *isa_suite(void)
 	tcase_add_test(tc, test_program_create_names_engine_and_insn);
 	tcase_add_test(tc, test_stride_products_checked);
 	tcase_add_test(tc, test_conv_rules);
+	tcase_add_test(tc, test_selscat_rules);
 	suite_add_tcase(s, tc);
 	return s;
 }

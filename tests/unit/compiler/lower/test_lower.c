@@ -1447,6 +1447,79 @@ START_TEST(test_select_and_scatter)
 }
 END_TEST
 
+#define SAS_GE_ADD                                                                         \
+	"HloModule m\nge { a = f32[] parameter(0)\n b = f32[] parameter(1)\n"                  \
+	" ROOT c = pred[] compare(a, b), direction=GE }\n"                                     \
+	"add { p = f32[] parameter(0)\n q = f32[] parameter(1)\n ROOT s = f32[] add(p, q) }\n"
+
+/* A max-pool gradient over two spatial dims (NCHW or channels last) is one
+ * init COPY and one SELSCAT: no padded copies, im2col, index program or
+ * SCATTER; a window over three dims keeps those forms. Planes are split
+ * among threads, each plane's windows in order: 1 and 2 threads give the
+ * sums written out here, ties to the first largest. (Every combiner and
+ * select against the interpreter: test_lower_torch.) */
+START_TEST(test_select_and_scatter_one_selscat)
+{
+	const char *nchw = SAS_GE_ADD
+		"ENTRY e { x = f32[4,8,33,33] parameter(0)\n g = f32[4,8,17,17] parameter(1)\n"
+		" z = f32[] constant(0)\n ROOT r = f32[4,8,33,33] select-and-scatter(x, g, z), "
+		"window={size=1x1x3x3 stride=1x1x2x2 pad=0_0x0_0x1_1x1_1}, select=ge, scatter=add }\n";
+	const char *nhwc = SAS_GE_ADD
+		"ENTRY e { x = f32[2,9,9,4] parameter(0)\n g = f32[2,5,5,4] parameter(1)\n"
+		" z = f32[] constant(0)\n ROOT r = f32[2,9,9,4] select-and-scatter(x, g, z), "
+		"window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0}, select=ge, scatter=add }\n";
+	const char *three = SAS_GE_ADD
+		"ENTRY e { x = f32[2,6,6,6] parameter(0)\n g = f32[2,3,3,3] parameter(1)\n"
+		" z = f32[] constant(0)\n ROOT r = f32[2,6,6,6] select-and-scatter(x, g, z), "
+		"window={size=1x2x2x2 stride=1x2x2x2}, select=ge, scatter=add }\n";
+	const char *texts[2] = { nchw, nhwc };
+	for (int i = 0; i < 2; i++) {
+		ck_assert_uint_eq(count_op(texts[i], ISA_OP_SELSCAT), 1);
+		ck_assert_uint_eq(count_op(texts[i], ISA_OP_SCATTER), 0);
+		ck_assert_uint_eq(count_op(texts[i], ISA_OP_FUSED), 0);
+		ck_assert_uint_eq(count_copies(texts[i]), 1);
+	}
+	ck_assert_uint_eq(count_op(three, ISA_OP_SELSCAT), 0);
+	ck_assert_uint_gt(count_op(three, ISA_OP_SCATTER), 0);
+	/* values with ties (0..4): the first largest of each window wins */
+	static float x[4 * 8 * 33 * 33], g[4 * 8 * 17 * 17], want[4 * 8 * 33 * 33];
+	uint32_t seed = 12345;
+	for (size_t i = 0; i < sizeof(x) / sizeof(x[0]); i++) {
+		seed = seed * 1103515245u + 12345u;
+		x[i] = (float)((seed >> 16) % 5);
+	}
+	for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++)
+		g[i] = (float)(i % 13) - 6.0f;
+	memset(want, 0, sizeof(want));
+	for (int p = 0; p < 32; p++)
+		for (int y0 = 0; y0 < 17; y0++)
+			for (int y1 = 0; y1 < 17; y1++) {
+				int best = -1;
+				for (int k0 = 0; k0 < 3; k0++)
+					for (int k1 = 0; k1 < 3; k1++) {
+						int j0 = 2 * y0 - 1 + k0, j1 = 2 * y1 - 1 + k1;
+						if (j0 < 0 || j0 >= 33 || j1 < 0 || j1 >= 33)
+							continue;
+						int at = (p * 33 + j0) * 33 + j1;
+						if (best < 0 || !(x[best] >= x[at]))
+							best = at;
+					}
+				want[best] += g[(p * 17 + y0) * 17 + y1];
+			}
+	const void *in[2] = { x, g };
+	ncc_run_t r[2];
+	for (int t = 0; t < 2; t++) {
+		fwsim_set_threads((uint32_t)t + 1);
+		ck_assert_msg(ncc_run_module(NULL, nchw, 1, in, 2, 5, &r[t]) == 0, "%s", r[t].msg);
+		ck_assert_uint_eq(r[t].out_size[0], sizeof(want));
+		ck_assert(memcmp(r[t].out[0], want, sizeof(want)) == 0);
+	}
+	fwsim_set_threads(0);
+	ncc_run_free(&r[0]);
+	ncc_run_free(&r[1]);
+}
+END_TEST
+
 START_TEST(test_gather_scatter_axes)
 {
 	/* take along dim 1 of a [2,4] table with [3] indices; output [2,3] keeps the
@@ -1966,6 +2039,7 @@ static Suite *lower_suite(void)
 	tcase_add_test(tc, test_errors_more);
 	tcase_add_test(tc, test_gather_scatter_axes);
 	tcase_add_test(tc, test_select_and_scatter);
+	tcase_add_test(tc, test_select_and_scatter_one_selscat);
 	tcase_add_test(tc, test_binary_f32);
 	tcase_add_test(tc, test_unary_all);
 	tcase_add_test(tc, test_int_ops);

@@ -335,6 +335,18 @@ END_TEST
 	"%mul (mu_a: f32[], mu_b: f32[]) -> f32[] { mu_a = f32[] parameter(0)\n"                  \
 	" mu_b = f32[] parameter(1)\n ROOT mu_c = f32[] multiply(mu_a, mu_b) }\n"
 
+static void matches_with_x(const char *what, const char *text, uint64_t seed,
+			   void (*fill)(float *, int64_t, int), int arg);
+
+/* x[k] = k % 7, x[1] NaN */
+static void fill_mod7_nan(float *x, int64_t n, int arg)
+{
+	(void)arg;
+	for (int64_t k = 0; k < n; k++)
+		x[k] = (float)(k % 7);
+	x[1] = NAN;
+}
+
 START_TEST(test_select_and_scatter_combiners)
 {
 	/* torch_xla's ComputeMaxPoolIndices body: one 3x3 window, scatter=max from -inf,
@@ -386,8 +398,12 @@ START_TEST(test_select_and_scatter_combiners)
 			snprintf(what, sizeof(what), "scatter=%s window %zu", scat[c], w);
 			device_matches_interp(what, text, NULL, 100 + c * 5 + w, c != 2);
 		}
-	/* a window whose max is NaN selects nothing, in the few-windows and the
-	 * dense-windows forms */
+	/* a NaN in a window takes part in the walk as in XLA's select-and-scatter
+	 * (and the interpreter): select(current, NaN) is false, so the NaN is
+	 * selected, and select(NaN, next) is false, so the next element replaces
+	 * it. Window 0 of x = k % 7 (x[1] NaN) then ends on its largest element
+	 * after the NaN: row 2, col 0 (6) of the one 3x3 window; row 1, col 1 (6)
+	 * of the 33x33 plane's first window */
 	for (int big = 0; big <= 1; big++) {
 		char text[4096];
 		int64_t side = big ? 33 : 3;
@@ -411,12 +427,15 @@ START_TEST(test_select_and_scatter_combiners)
 			ck_assert_msg(rc == 0, "-O%d: %s", opt, r.msg);
 			const float *o = r.out[0];
 			/* window 0 covers rows 0-2, cols 0-2; rows and cols 0-1 are its
-			 * alone: nothing is selected there */
-			for (int y = 0; y < 2; y++)
-				for (int x = 0; x < 2; x++)
-					ck_assert_msg(o[y * side + x] == -INFINITY, "-O%d big %d: (%d,%d) is %g", opt,
-						      big, y, x, o[y * side + x]);
+			 * alone */
+			int sy = big ? 1 : 2, sx = big ? 1 : 0;
+			for (int y = 0; y < (big ? 2 : 3); y++)
+				for (int x = 0; x < (big ? 2 : 3); x++)
+					ck_assert_msg(o[y * side + x] == (y == sy && x == sx ? 1 : -INFINITY),
+						      "-O%d big %d: (%d,%d) is %g", opt, big, y, x, o[y * side + x]);
 			ncc_run_free(&r);
+			matches_with_x(big ? "NaN window, 33x33" : "NaN window, 3x3", text, 7, fill_mod7_nan,
+				       0);
 		}
 	}
 }
