@@ -362,47 +362,47 @@ static int check_matmul(const vctx_t *v)
 	return check_work(v, "matmul", work);
 }
 
-isa_ap_t isa_conv_window(const int64_t stride[2], const int64_t rhs_dil[2],
-			 const int64_t lhs_dil[2], const int64_t pad_lo[2])
+/* A window operand: field f of spatial dim s in shape[f * 2 + s], the low
+ * padding in stride[s] (CONV's and SELSCAT's slots, isa.h). */
+static isa_ap_t window_ap(const int64_t *f0, const int64_t *f1, const int64_t *f2,
+			  const int64_t pad_lo[2])
 {
+	static_assert(ISA_CONV_STRIDE == 0 && ISA_CONV_RHS_DIL == 2 && ISA_CONV_LHS_DIL == 4 &&
+		      ISA_SELSCAT_SIZE == 0 && ISA_SELSCAT_STRIDE == 2 && ISA_SELSCAT_DIL == 4,
+		      "window fields are shape[field * 2 + dim]");
 	isa_ap_t w;
 	memset(&w, 0, sizeof(w));
 	w.region = ISA_REGION_NONE;
 	w.rank = ISA_CONV_NSPATIAL;
 	for (uint32_t s = 0; s < ISA_CONV_NSPATIAL; s++) {
-		w.shape[ISA_CONV_STRIDE + s] = (uint64_t)stride[s];
-		w.shape[ISA_CONV_RHS_DIL + s] = (uint64_t)rhs_dil[s];
-		w.shape[ISA_CONV_LHS_DIL + s] = (uint64_t)lhs_dil[s];
+		w.shape[s] = (uint64_t)f0[s];
+		w.shape[2 + s] = (uint64_t)f1[s];
+		w.shape[4 + s] = (uint64_t)f2[s];
 		w.stride[s] = pad_lo[s];
 	}
 	return w;
+}
+
+isa_ap_t isa_conv_window(const int64_t stride[2], const int64_t rhs_dil[2],
+			 const int64_t lhs_dil[2], const int64_t pad_lo[2])
+{
+	return window_ap(stride, rhs_dil, lhs_dil, pad_lo);
 }
 
 isa_ap_t isa_selscat_window(const int64_t size[2], const int64_t stride[2], const int64_t dil[2],
 			    const int64_t pad_lo[2])
 {
-	isa_ap_t w;
-	memset(&w, 0, sizeof(w));
-	w.region = ISA_REGION_NONE;
-	w.rank = ISA_CONV_NSPATIAL;
-	for (uint32_t s = 0; s < ISA_CONV_NSPATIAL; s++) {
-		w.shape[ISA_SELSCAT_SIZE + s] = (uint64_t)size[s];
-		w.shape[ISA_SELSCAT_STRIDE + s] = (uint64_t)stride[s];
-		w.shape[ISA_SELSCAT_DIL + s] = (uint64_t)dil[s];
-		w.stride[s] = pad_lo[s];
-	}
-	return w;
+	return window_ap(size, stride, dil, pad_lo);
 }
 
 /* CONV (ISA 1.4): ap0-ap2 are f32 rank 5 with agreeing dims, ap3 the window;
  * the work, every output times its window, is bounded like a MATMUL's. */
-static int check_conv(const vctx_t *v, uint32_t n_regions)
+/* ap3 of CONV and SELSCAT, the window (no memory): region none, rank 2,
+ * three shape fields per spatial dim (named by fields, each 1..2^32) and the
+ * low padding in stride[s] (pad_min..2^32). */
+static int check_window(const vctx_t *v, const char *const fields[3], int64_t pad_min)
 {
-	const isa_insn_t *in = v->insn;
-	const isa_ap_t *o = &in->ap[0], *x = &in->ap[1], *k = &in->ap[2], *w = &in->ap[3];
-	for (uint32_t i = 0; i < 3; i++)
-		if (check_ap(v, i, n_regions, 0))
-			return -1;
+	const isa_ap_t *w = &v->insn->ap[3];
 	if (w->region != ISA_REGION_NONE || w->dtype || w->pad || w->offset ||
 	    w->rank != ISA_CONV_NSPATIAL)
 		return fail(v, "window ap3 must have region none, rank %u, no dtype and no offset",
@@ -413,13 +413,25 @@ static int check_conv(const vctx_t *v, uint32_t n_regions)
 	for (uint32_t i = 0; i < ISA_MAX_RANK; i++)
 		if (w->shape[i] < 1 || w->shape[i] > (uint64_t)ISA_CONV_MAX_WINDOW)
 			return fail(v, "window ap3 %s of dim %u is %llu, expected 1..2^32",
-				    i < ISA_CONV_RHS_DIL ? "stride" : i < ISA_CONV_LHS_DIL
-				    ? "rhs dilation" : "lhs dilation", i % ISA_CONV_NSPATIAL,
+				    fields[i / ISA_CONV_NSPATIAL], i % ISA_CONV_NSPATIAL,
 				    (unsigned long long)w->shape[i]);
 	for (uint32_t s = 0; s < ISA_CONV_NSPATIAL; s++)
-		if (w->stride[s] < -ISA_CONV_MAX_WINDOW || w->stride[s] > ISA_CONV_MAX_WINDOW)
-			return fail(v, "window ap3 padding of dim %u is %lld, beyond +-2^32", s,
-				    (long long)w->stride[s]);
+		if (w->stride[s] < pad_min || w->stride[s] > ISA_CONV_MAX_WINDOW)
+			return fail(v, "window ap3 padding of dim %u is %lld, expected %s..2^32", s,
+				    (long long)w->stride[s], pad_min ? "-2^32" : "0");
+	return 0;
+}
+
+static int check_conv(const vctx_t *v, uint32_t n_regions)
+{
+	const isa_insn_t *in = v->insn;
+	const isa_ap_t *o = &in->ap[0], *x = &in->ap[1], *k = &in->ap[2];
+	for (uint32_t i = 0; i < 3; i++)
+		if (check_ap(v, i, n_regions, 0))
+			return -1;
+	static const char *const fields[3] = { "stride", "rhs dilation", "lhs dilation" };
+	if (check_window(v, fields, -ISA_CONV_MAX_WINDOW))
+		return -1;
 	if (o->rank != 5 || x->rank != 5 || k->rank != 5)
 		return fail(v, "ap0, ap1, ap2 must be rank 5: [N,G,O,Y0,Y1], [N,G,C,X0,X1], "
 			    "[G,O,C,K0,K1]");
@@ -460,22 +472,9 @@ static int check_selscat(const vctx_t *v, uint32_t n_regions)
 	    in->param != ISA_ALU_CMP_LE && in->param != ISA_ALU_CMP_LT)
 		return fail(v, "select compare %u: selscat takes cmp_ge, cmp_gt, cmp_le or cmp_lt",
 			    in->param);
-	if (w->region != ISA_REGION_NONE || w->dtype || w->pad || w->offset ||
-	    w->rank != ISA_CONV_NSPATIAL)
-		return fail(v, "window ap3 must have region none, rank %u, no dtype and no offset",
-			    ISA_CONV_NSPATIAL);
-	for (uint32_t s = ISA_CONV_NSPATIAL; s < ISA_MAX_RANK; s++)
-		if (w->stride[s])
-			return fail(v, "window ap3 stride[%u] beyond the spatial dims not zero", s);
-	for (uint32_t i = 0; i < ISA_MAX_RANK; i++)
-		if (w->shape[i] < 1 || w->shape[i] > (uint64_t)ISA_CONV_MAX_WINDOW)
-			return fail(v, "window ap3 %s of dim %u is %llu, expected 1..2^32",
-				    i < ISA_SELSCAT_STRIDE ? "size" : i < ISA_SELSCAT_DIL ? "stride"
-				    : "dilation", i % ISA_CONV_NSPATIAL, (unsigned long long)w->shape[i]);
-	for (uint32_t s = 0; s < ISA_CONV_NSPATIAL; s++)
-		if (w->stride[s] < 0 || w->stride[s] > ISA_CONV_MAX_WINDOW)
-			return fail(v, "window ap3 padding of dim %u is %lld, expected 0..2^32", s,
-				    (long long)w->stride[s]);
+	static const char *const fields[3] = { "size", "stride", "dilation" };
+	if (check_window(v, fields, 0))
+		return -1;
 	if (o->rank != 4 || x->rank != 4 || src->rank != 4)
 		return fail(v, "ap0, ap1, ap2 must be rank 4: [N,C,X0,X1], [N,C,X0,X1], [N,C,Y0,Y1]");
 	if (o->dtype != ISA_DT_F32 || x->dtype != ISA_DT_F32 || src->dtype != ISA_DT_F32)
