@@ -11,10 +11,12 @@
  * every window, a FUSED program finding each window's selected offset, a
  * SCATTER of the source there and a crop: ResNet-18 b8's max-pool gradient
  * over [8, 64, 32, 32] took 6.3 ms a step (0.44 GFLOP/s), in 11 instructions
- * and 2.5 MB of temporaries. Here each window is one walk over its positions
- * inside the operand (padding skipped, as XLA's evaluator does), the
- * selected position kept in registers without branches, and one
- * read-modify-write of the output.
+ * and about 10 MB of temporaries. Here each window is one walk over its
+ * positions inside the operand (padding skipped, as XLA's evaluator does):
+ * 16 windows a lane group where the CPU has AVX-512, the selection blended
+ * by the compare's mask (a scalar walk's branch on random data missed half
+ * the time: 6-7 ms), then one read-modify-write of the output per window,
+ * in order. 0.82 ms for that gradient alone (the old lowering's 2.55).
  *
  * Windows of different (n, c) planes never touch each other's outputs, so
  * items are ranges of planes; inside a plane windows run in ap2's row-major
