@@ -1,4 +1,4 @@
-/* SELSCAT (ISA 1.5) against a reference walk written out here: windows (sizes, strides, dilation, padding past the operand), layouts, every select and combiner, ties and NaN, the AVX-512 and scalar walks, 1 and 2 threads, NaN records, deadlines, out-of-window operands. */
+/* SELSCAT (ISA 1.5) against a reference walk written out here: windows (sizes, strides, dilation, padding past the operand), layouts, every select and combiner, ties and NaN, the AVX-512, AVX2 and scalar walks, 1 and 2 threads, NaN records, deadlines, out-of-window operands. */
 #include "fwsim_test.h"
 
 typedef struct sspec {
@@ -133,13 +133,14 @@ static const uint32_t selects[] = { ISA_ALU_CMP_GE, ISA_ALU_CMP_GT, ISA_ALU_CMP_
 static const uint32_t combiners[] = { ISA_RED_SUM, ISA_RED_PROD, ISA_RED_MAX, ISA_RED_MIN };
 
 /* Each spec, both layouts, every select with a combiner (the four in turn),
- * with and without NaN, on the AVX-512 walk (where the CPU has it) and the
- * scalar one, on 1 and 2 threads. */
+ * with and without NaN, on the AVX-512, AVX2 (where the CPU has them) and
+ * scalar walks, on 1 and 2 threads. */
 START_TEST(test_selscat_matches_reference)
 {
 	static float want[2 * 3 * 33 * 33];
-	for (int isa = 0; isa < 2; isa++) {
-		fwsim_set_max_isa(isa ? FWSIM_ISA_AVX2 : FWSIM_ISA_AUTO);
+	static const fwsim_isa_t isas[] = { FWSIM_ISA_AUTO, FWSIM_ISA_AVX2, FWSIM_ISA_SCALAR };
+	for (int isa = 0; isa < 3; isa++) {
+		fwsim_set_max_isa(isas[isa]);
 		for (size_t i = 0; i < N_SPECS; i++)
 			for (int l = 0; l < 2; l++)
 				for (size_t q = 0; q < 4; q++)
