@@ -455,7 +455,7 @@ static int check_conv(const vctx_t *v, uint32_t n_regions)
 	return check_work(v, "conv", work);
 }
 
-/* SELSCAT (ISA 1.5): ap0 and ap1 [N,C,X0,X1], ap2 [N,C,Y0,Y1], all f32, a
+/* SELSCAT (ISA 1.5): ap0 and ap1 [N,C,X0,X1], ap2 [N,C,Y0,Y1], one float dtype, a
  * float combiner, one of the four ordered compares as the select, ap3 the
  * window (isa.h, ISA_SELSCAT_*). */
 static int check_selscat(const vctx_t *v, uint32_t n_regions)
@@ -477,9 +477,9 @@ static int check_selscat(const vctx_t *v, uint32_t n_regions)
 		return -1;
 	if (o->rank != 4 || x->rank != 4 || src->rank != 4)
 		return fail(v, "ap0, ap1, ap2 must be rank 4: [N,C,X0,X1], [N,C,X0,X1], [N,C,Y0,Y1]");
-	if (o->dtype != ISA_DT_F32 || x->dtype != ISA_DT_F32 || src->dtype != ISA_DT_F32)
-		return fail(v, "operands must be f32 (ap0 %s, ap1 %s, ap2 %s)",
-			    isa_dtype_name(o->dtype), isa_dtype_name(x->dtype),
+	if (!isa_dtype_is_float(o->dtype) || x->dtype != o->dtype || src->dtype != o->dtype)
+		return fail(v, "operands must be one float dtype, f32, bf16 or f16 (ap0 %s, ap1 %s, "
+			    "ap2 %s)", isa_dtype_name(o->dtype), isa_dtype_name(x->dtype),
 			    isa_dtype_name(src->dtype));
 	if (!same_shape(o, x) || src->shape[0] != o->shape[0] || src->shape[1] != o->shape[1])
 		return fail(v, "dims do not agree: out [%llu,%llu,%llu,%llu], operand [%llu,%llu,%llu,"

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "alu_ops.h"
+#include "convert.h"
 #include "internal.h"
 #include "pool.h"
 
@@ -35,7 +36,7 @@ typedef struct ss_job {
 	int64_t so[4], sx[4], ss[4]; /* element strides of ap0, ap1, ap2 */
 	float *out;
 	const float *x, *src;
-	uint32_t cmp, op;
+	uint32_t cmp, op, dt;         /* dt: the operands' one float dtype */
 	uint64_t planes, per_item;
 	int64_t *taps[2];            /* per window y of dim s: its k in [taps[2y], taps[2y + 1]) */
 	int lanes;                   /* 16 (AVX-512), 8 (AVX2) or 0: windows walked at once,
@@ -207,9 +208,49 @@ static inline void ss_plane(const ss_job_t *j, uint64_t p, const uint32_t cmp, c
 	}
 }
 
+/* Plane p's windows for bf16 and f16 operands: the scalar walk on values
+ * widened to f32 (exact), each combine rounded back to the dtype, as the
+ * dtype's own ALU op would (alu_ops.c). */
+static void ss_plane_half(const ss_job_t *j, uint64_t p)
+{
+	int64_t n = (int64_t)(p / (uint64_t)j->C), c = (int64_t)(p % (uint64_t)j->C);
+	const uint8_t *x = (const uint8_t *)j->x + (n * j->sx[0] + c * j->sx[1]) * 2;
+	const uint8_t *src = (const uint8_t *)j->src + (n * j->ss[0] + c * j->ss[1]) * 2;
+	uint8_t *out = (uint8_t *)j->out + (n * j->so[0] + c * j->so[1]) * 2;
+	for (int64_t y0 = 0; y0 < j->Y[0]; y0++) {
+		int64_t a0 = j->taps[0][2 * y0], b0 = j->taps[0][2 * y0 + 1];
+		int64_t i0 = y0 * j->S[0] - j->P[0];
+		for (int64_t y1 = 0; y1 < j->Y[1] && a0 < b0; y1++) {
+			int64_t a1 = j->taps[1][2 * y1], b1 = j->taps[1][2 * y1 + 1];
+			if (a1 == b1)
+				continue;
+			int64_t i1 = y1 * j->S[1] - j->P[1];
+			int64_t r0 = i0 + a0 * j->D[0], r1 = i1 + a1 * j->D[1];
+			float best = fw_ld_f32(j->dt, x + (r0 * j->sx[2] + r1 * j->sx[3]) * 2);
+			for (int64_t k0 = a0; k0 < b0; k0++)
+				for (int64_t k1 = a1; k1 < b1; k1++) {
+					int64_t q0 = i0 + k0 * j->D[0], q1 = i1 + k1 * j->D[1];
+					float v = fw_ld_f32(j->dt, x + (q0 * j->sx[2] + q1 * j->sx[3]) * 2);
+					if (!ss_keep(j->cmp, best, v)) {
+						best = v;
+						r0 = q0;
+						r1 = q1;
+					}
+				}
+			uint8_t *o = out + (r0 * j->so[2] + r1 * j->so[3]) * 2;
+			float sv = fw_ld_f32(j->dt, src + (y0 * j->ss[2] + y1 * j->ss[3]) * 2);
+			fw_st_f32(j->dt, o, ss_combine(j->op, fw_ld_f32(j->dt, o), sv));
+		}
+	}
+}
+
 /* ss_plane specialised for the select and the combiner. */
 static void ss_plane_for(const ss_job_t *j, uint64_t p)
 {
+	if (j->dt != ISA_DT_F32) {
+		ss_plane_half(j, p);
+		return;
+	}
 #define SS_OPS(cmpv)                                                           \
 	switch (j->op) {                                                       \
 	case ISA_RED_SUM: ss_plane(j, p, cmpv, ISA_RED_SUM); return;           \
@@ -252,6 +293,7 @@ fwsim_status_t fwsim_kernel_selscat(const fwsim_kargs_t *k)
 		.k = k, .C = (int64_t)o->shape[1],
 		.out = (float *)(void *)k->base[0], .x = (const float *)(const void *)k->base[1],
 		.src = (const float *)(const void *)k->base[2], .cmp = in->param, .op = in->sub,
+		.dt = o->dtype,
 	};
 	for (int d = 0; d < 2; d++) {
 		j.X[d] = (int64_t)o->shape[2 + d];
@@ -283,7 +325,7 @@ fwsim_status_t fwsim_kernel_selscat(const fwsim_kargs_t *k)
 	/* lanes' offsets along dim 1 in 32 bits; the taps' output offsets in a
 	 * table (a division per window to find them cost more than its walk) */
 	int64_t span = (16 * j.S[1] + j.K[1] * j.D[1]) * (j.sx[3] < 0 ? -j.sx[3] : j.sx[3]);
-	j.lanes = fwsim_cpu_avx512() ? 16 : fwsim_cpu_avx2_fma() ? 8 : 0;
+	j.lanes = j.dt != ISA_DT_F32 ? 0 : fwsim_cpu_avx512() ? 16 : fwsim_cpu_avx2_fma() ? 8 : 0;
 	if (span >= INT32_MAX || j.K[0] * j.K[1] > SELSCAT_VEC_TAPS ||
 	    !(j.toff = malloc((size_t)(j.K[0] * j.K[1]) * sizeof(int64_t))))
 		j.lanes = 0;

@@ -413,7 +413,8 @@ static ncc_status_t sas_dense_windows(ncc_lower_ctx_t *ctx, const ncc_inst_t *in
 	return st;
 }
 
-/* The SELSCAT form (ISA 1.5, docs/isa.md "SELSCAT"): f32 throughout, the
+/* The SELSCAT form (ISA 1.5, docs/isa.md "SELSCAT"): one float dtype (f32,
+ * bf16 or f16) for operand, source, output and init, the
  * select a compare of parameter 0 with parameter 1, a sum, product, max or
  * min scatter, a window over at most two dims (size, stride, window dilation,
  * non-negative padding) whose other dims (at most two) are untouched (size 1,
@@ -444,9 +445,9 @@ static ncc_status_t sas_selscat(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, co
 	case ISA_ALU_MIN: op = ISA_RED_MIN; break;
 	default: return NCC_OK;
 	}
-	if (sr->operands[1]->parameter_number != 1 || x->dtype != ISA_DT_F32 ||
-	    src->dtype != ISA_DT_F32 || out->dtype != ISA_DT_F32 || init->dtype != ISA_DT_F32 ||
-	    rank > 4)
+	isa_dtype_t dt = x->dtype;
+	if (sr->operands[1]->parameter_number != 1 || !isa_dtype_is_float(dt) ||
+	    src->dtype != dt || out->dtype != dt || init->dtype != dt || rank > 4)
 		return NCC_OK;
 	/* the plane dims (untouched by the window) and the spatial ones */
 	int32_t pd[2], sd[2], np = 0, ns = 0;
@@ -476,7 +477,7 @@ static ncc_status_t sas_selscat(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, co
 	for (int a = 0; a < 3; a++) {
 		isa_ap_t *ap = &in.ap[a];
 		ap->region = vs[a]->region;
-		ap->dtype = ISA_DT_F32;
+		ap->dtype = (uint8_t)dt;
 		ap->offset = vs[a]->offset;
 		ap->rank = 4;
 		for (int i = 0; i < 4; i++) {

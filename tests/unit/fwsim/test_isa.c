@@ -345,7 +345,15 @@ START_TEST(test_selscat_rules)
 	in = good_selscat(); in.ap[3].shape[ISA_SELSCAT_DIL + 1] = (1ull << 32) + 1;
 	expect_bad(&in, "dilation of dim 1");
 	in = good_selscat(); in.ap[3].stride[0] = -1; expect_bad(&in, "padding of dim 0");
-	in = good_selscat(); in.ap[1].dtype = ISA_DT_BF16; expect_bad(&in, "must be f32");
+	in = good_selscat(); in.ap[1].dtype = ISA_DT_BF16; expect_bad(&in, "one float dtype");
+	in = good_selscat();
+	for (int a = 0; a < 3; a++)
+		in.ap[a].dtype = ISA_DT_S32;
+	expect_bad(&in, "one float dtype");
+	in = good_selscat();
+	for (int a = 0; a < 3; a++)
+		in.ap[a].dtype = ISA_DT_BF16;
+	ck_assert_msg(t_insn_check(&in, 3, 1, err, sizeof(err)) == 0, "%s", err);
 	in = good_selscat(); in.ap[2].rank = 3; in.ap[2].shape[3] = 0; in.ap[2].stride[3] = 0;
 	expect_bad(&in, "rank 4");
 	in = good_selscat(); in.ap[1].shape[2] = 8; expect_bad(&in, "dims do not agree");

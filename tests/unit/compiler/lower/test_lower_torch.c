@@ -441,6 +441,36 @@ START_TEST(test_select_and_scatter_combiners)
 }
 END_TEST
 
+/* bf16 and f16 max-pool gradients: one SELSCAT in the operands' dtype, each
+ * combine rounded to it, against the interpreter (exact); overlapping 3x3
+ * stride-2 windows, so sources that pick the same element add up. */
+START_TEST(test_select_and_scatter_halves)
+{
+	static const char *const tmpl =
+		"HloModule m\n%ge (a: T[], b: T[]) -> pred[] { a = T[] parameter(0)\n"
+		" b = T[] parameter(1)\n ROOT c = pred[] compare(a, b), direction=GE }\n"
+		"%add (p: T[], q: T[]) -> T[] { p = T[] parameter(0)\n q = T[] parameter(1)\n"
+		" ROOT t = T[] add(p, q) }\n"
+		"ENTRY e { x = T[2,4,9,9] parameter(0)\n s = T[2,4,5,5] parameter(1)\n"
+		" i = T[] parameter(2)\n ROOT r = T[2,4,9,9] select-and-scatter(x, s, i), "
+		"window={size=1x1x3x3 stride=1x1x2x2 pad=0_0x0_0x1_1x1_1}, select=%ge, scatter=%add }\n";
+	static const char *const dts[] = { "bf16", "f16" };
+	for (int d = 0; d < 2; d++) {
+		char text[2048];
+		size_t n = 0;
+		for (const char *c = tmpl; *c && n + 8 < sizeof(text); c++) {
+			if (*c == 'T' && c[1] == '[') {
+				n += (size_t)snprintf(text + n, sizeof(text) - n, "%s", dts[d]);
+				continue;
+			}
+			text[n++] = *c;
+		}
+		text[n] = 0;
+		device_matches_interp(dts[d], text, NULL, 300 + (uint64_t)d, true);
+	}
+}
+END_TEST
+
 /* device_matches_interp (exact) on random arguments from seed, parameter 0
  * (f32) refilled by fill(x, n, arg) when fill is not NULL. */
 static void matches_with_x(const char *what, const char *text, uint64_t seed,
@@ -956,6 +986,7 @@ static Suite *torch_ops_suite(void)
 	tcase_add_test(tc, test_variadic_reduce_unsupported_names_the_instruction);
 	tcase_add_test(tc, test_reduction_family_reasons);
 	tcase_add_test(tc, test_select_and_scatter_combiners);
+	tcase_add_test(tc, test_select_and_scatter_halves);
 	tcase_add_test(tc, test_select_and_scatter_add_dense);
 	tcase_add_test(tc, test_reduce_window_dense);
 	tcase_add_test(tc, test_minmax_signed_zeros_match_interp);
