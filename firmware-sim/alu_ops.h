@@ -68,6 +68,14 @@ static inline float f_logistic(float x)
 ALU_IEEE_MINMAX(f, float, uint32_t)
 ALU_IEEE_MINMAX(d, double, uint64_t)
 
+/* A float SCATTER's or SELSCAT's combiner (ISA_RED_SUM, PROD, MAX or MIN)
+ * of x (the output's) and y (the update). */
+static inline float f_red_combine(uint32_t op, float x, float y)
+{
+	return op == ISA_RED_SUM ? x + y : op == ISA_RED_PROD ? x * y
+	     : op == ISA_RED_MAX ? f_max(x, y) : f_min(x, y);
+}
+
 static inline float f_sign(float a) { return a > 0 ? 1.0f : a < 0 ? -1.0f : a; }
 
 static inline float f_gelu_grad(float dy, float x)

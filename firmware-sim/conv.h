@@ -86,6 +86,13 @@ uint64_t fwsim_conv_item_end(const conv_job_t *j, uint64_t p0);
  * when out of memory. */
 void *fwsim_conv_slot_scratch(conv_job_t *j, uint32_t slot);
 /* Bits [lo, hi) of a 32-bit mask, 0 <= lo < 32. */
+/* a / b rounded toward minus infinity (b != 0) */
+static inline int64_t fwsim_floordiv(int64_t a, int64_t b)
+{
+	int64_t q = a / b;
+	return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
 static inline uint32_t fwsim_conv_bits32(int64_t lo, int64_t hi)
 {
 	if (hi <= lo)

@@ -28,12 +28,6 @@
  * not fit ISA_CONV_SCRATCH_FLOATS run the direct loop (conv_naive).
  */
 
-static int64_t floordiv(int64_t a, int64_t b)
-{
-	int64_t q = a / b;
-	return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
-
 static int64_t posmod(int64_t a, int64_t b)
 {
 	int64_t r = a % b;
@@ -63,8 +57,8 @@ static bool dim_plan(conv_dim_t *d, int form)
 		d->T = d->L / gcd64(d->S, d->L);
 		d->U = d->T * d->S / d->L;
 		d->V = d->U;
-		d->jlo = floordiv(-d->P, d->L);
-		int64_t jhi = floordiv((int64_t)hi, d->L);
+		d->jlo = fwsim_floordiv(-d->P, d->L);
+		int64_t jhi = fwsim_floordiv((int64_t)hi, d->L);
 		int64_t z = jhi - d->jlo + 1;
 		d->M = (z + d->V - 1) / d->V;
 	} else {

@@ -46,11 +46,6 @@ static bool gemm_kernel_rows(const conv_job_t *j)
 	       (j->O == 1 || (j->sw[1] >= nk && j->sw[1] <= INT32_MAX)) && nk <= INT32_MAX;
 }
 
-static int64_t floor_div(int64_t a, int64_t b)
-{
-	return a >= 0 ? a / b : -((-a + b - 1) / b);
-}
-
 /*
  * Staged rows. Along a strided dim 1 (a stem's stride 2) or one whose
  * input is not contiguous (channels innermost), T's rows are gathers: at
@@ -71,7 +66,8 @@ static void gemm_plan_stage(conv_job_t *j)
 	gm->st_rows = 0;
 	if (b->S == 1 && (j->si[4] == 1 || b->X == 1))
 		return;
-	int64_t h0 = floor_div(-b->P, b->S), h1 = floor_div((b->K - 1) * b->D - b->P, b->S);
+	int64_t h0 = fwsim_floordiv(-b->P, b->S);
+	int64_t h1 = fwsim_floordiv((b->K - 1) * b->D - b->P, b->S);
 	int64_t rows = gm->shift ? gm->rows : (gm->band - 1) * a->S + (a->K - 1) * a->D + 1;
 	int64_t len = b->Y + h1 - h0;
 	if (b->S > CONV_GEMM_T_FLOATS || len > CONV_GEMM_T_FLOATS ||
@@ -294,7 +290,7 @@ static void gemm_im2col(const conv_job_t *j, const float *x, int64_t y0, int64_t
 			for (int64_t k0 = 0; k0 < K0; k0++)
 				for (int64_t k1 = 0; k1 < b->K; k1++) {
 					float *d = t + ((c * K0 + k0) * b->K + k1) * nr * b->Y;
-					int64_t off = k1 * b->D - b->P, h = floor_div(off, S1);
+					int64_t off = k1 * b->D - b->P, h = fwsim_floordiv(off, S1);
 					const float *s = st + (c * gm->st_rows + k0 * a->D) * S1 * len +
 							 (off - h * S1) * len + h - gm->st_h0;
 #if (defined(__x86_64__) || defined(__i386__)) && !defined(NEURONSIM_TSAN)

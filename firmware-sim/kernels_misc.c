@@ -112,14 +112,6 @@ fwsim_status_t fwsim_kernel_gather(const fwsim_kargs_t *k)
 	return FWSIM_OK;
 }
 
-/* A float SCATTER's combiner (SUM, PROD, MAX or MIN) of x (the table's) and
- * y (the update). */
-static inline float scatter_f32_op(uint32_t op, float x, float y)
-{
-	return op == ISA_RED_SUM ? x + y : op == ISA_RED_PROD ? x * y
-	     : op == ISA_RED_MAX ? f_max(x, y) : f_min(x, y);
-}
-
 /* A SCATTER of one-element f32 rows (a max-pool gradient: each window's
  * source into the input element it selected, 131072 of them in ResNet-18
  * b8's step): the row loop's per-row watch, loads and stores cost 21 ns an
@@ -144,7 +136,7 @@ static fwsim_status_t scatter_f32_elements(const fwsim_kargs_t *k)
 			float x, y;
 			memcpy(&x, pd, 4);
 			memcpy(&y, k->base[1] + (int64_t)m * su, 4);
-			x = scatter_f32_op(op, x, y);
+			x = f_red_combine(op, x, y);
 			memcpy(pd, &x, 4);
 		}
 	}
@@ -197,7 +189,7 @@ fwsim_status_t fwsim_kernel_scatter(const fwsim_kargs_t *k)
 				fwsim_load_f32(dt, ps, ssb, n, fu);
 				for (size_t e = 0; e < n; e++) {
 					float x = fa[e], y = fu[e];
-					fa[e] = scatter_f32_op(op, x, y);
+					fa[e] = f_red_combine(op, x, y);
 				}
 				fwsim_store_f32(dt, pd, dsb, n, fa);
 			} else {

@@ -65,12 +65,6 @@ static inline bool ss_keep(uint32_t cmp, float a, float b)
 	}
 }
 
-static inline float ss_combine(uint32_t op, float x, float y)
-{
-	return op == ISA_RED_SUM ? x + y : op == ISA_RED_PROD ? x * y
-	     : op == ISA_RED_MAX ? f_max(x, y) : f_min(x, y);
-}
-
 #if (defined(__x86_64__) || defined(__i386__)) && !defined(NEURONSIM_TSAN)
 #include <immintrin.h>
 
@@ -177,7 +171,7 @@ static inline void ss_plane(const ss_job_t *j, uint64_t p, const uint32_t cmp, c
 				const float *s0 = src + y0 * j->ss[2] + y1 * j->ss[3];
 				for (int64_t l = 0; l < m; l++) {
 					float *o = o0 + l * j->S[1] * j->so[3] + j->toff[tap[l]];
-					*o = ss_combine(op, *o, s0[l * j->ss[3]]);
+					*o = f_red_combine(op, *o, s0[l * j->ss[3]]);
 				}
 				y1 += m - 1;
 				continue;
@@ -203,7 +197,7 @@ static inline void ss_plane(const ss_job_t *j, uint64_t p, const uint32_t cmp, c
 				}
 			}
 			float *o = out + r0 * j->so[2] + r1 * j->so[3];
-			*o = ss_combine(op, *o, src[y0 * j->ss[2] + y1 * j->ss[3]]);
+			*o = f_red_combine(op, *o, src[y0 * j->ss[2] + y1 * j->ss[3]]);
 		}
 	}
 }
@@ -239,7 +233,7 @@ static void ss_plane_half(const ss_job_t *j, uint64_t p)
 				}
 			uint8_t *o = out + (r0 * j->so[2] + r1 * j->so[3]) * 2;
 			float sv = fw_ld_f32(j->dt, src + (y0 * j->ss[2] + y1 * j->ss[3]) * 2);
-			fw_st_f32(j->dt, o, ss_combine(j->op, fw_ld_f32(j->dt, o), sv));
+			fw_st_f32(j->dt, o, f_red_combine(j->op, fw_ld_f32(j->dt, o), sv));
 		}
 	}
 }
