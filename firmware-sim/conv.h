@@ -1,4 +1,4 @@
-/* The CONV kernel's job (kernels_conv.c: forms A, B and the direct loop; kernels_conv_lanes.c: forms D and E; kernels_conv_rows.c: form R; kernels_conv_wgrad.c: form W; kernels_conv_dgrad.c: form T; kernels_conv_gemm.c: form G; kernels_conv_psum.c: form P). Private to libfwsim. */
+/* The CONV kernel's job (kernels_conv.c: forms A, B and the direct loop; kernels_conv_lanes.c: forms D and E; kernels_conv_rows.c: form R; kernels_conv_wgrad.c: form W; kernels_conv_dgrad.c: form T; kernels_conv_gemm.c: form G; kernels_conv_psum.c: form P, its products in kernels_conv_tiles.c). Private to libfwsim. */
 #ifndef FWSIM_CONV_H
 #define FWSIM_CONV_H
 
@@ -53,6 +53,8 @@ typedef struct conv_gemm {
 	/* form P */
 	int64_t kc, nchunks;         /* kernel rows per chunk, chunks */
 	float *psum;                 /* [C][Y0][N Y1][O] partial sums */
+	bool tiles;                  /* products as register tiles (kernels_conv_tiles.c) */
+	int64_t trows, tk1;          /* the tiles' kernel blocks: rows, columns */
 } conv_gemm_t;
 
 typedef struct conv_job {
@@ -165,6 +167,10 @@ void fwsim_conv_gemm_rows(float *restrict d, int64_t nr, const float *x, int64_t
 bool fwsim_conv_plan_psum(conv_job_t *j);
 fwsim_status_t fwsim_conv_item_psum(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w);
 void fwsim_conv_psum_reduce(conv_job_t *j);
+/* Form P's products as AVX-512 register tiles, straight from the input and
+ * the kernel transposed by blocks (no im2col, no sgemm): true (and gm.tiles,
+ * its blocks and the job's scratch set) on CPUs with AVX-512F. */
+bool fwsim_conv_plan_tiles(conv_job_t *j);
 /* Forms G and P: one unit of work (a band, an input channel) on kk's thread
  * with its scratch t. */
 typedef fwsim_status_t (*fwsim_conv_unit_fn)(const conv_job_t *j, const fwsim_kargs_t *kk, float *t,
@@ -173,6 +179,9 @@ typedef fwsim_status_t (*fwsim_conv_unit_fn)(const conv_job_t *j, const fwsim_ka
  * per_item, ...) of the job's gm.units, through fn with the slot's scratch. */
 fwsim_status_t fwsim_conv_run_units(conv_job_t *j, uint64_t item, uint32_t slot, fwsim_watch_t *w,
 				    fwsim_conv_unit_fn fn);
+/* Form P's unit, input channel c's partial sums, as register tiles. */
+fwsim_status_t fwsim_conv_tiles_channel(const conv_job_t *j, const fwsim_kargs_t *kk, float *t,
+					uint64_t c);
 /* Units of forms G and P run since the process started: for tests that a
  * dense convolution really takes them. */
 uint64_t fwsim_conv_gemm_units(void);

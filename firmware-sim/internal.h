@@ -367,6 +367,35 @@ fwsim_status_t fwsim_kernel_matmul(const fwsim_kargs_t *k);
  * FWSIM_NOMEM when oneDNN cannot allocate. */
 fwsim_status_t fwsim_gemm_f32(char ta, char tb, uint64_t m, uint64_t n, uint64_t k, const float *a,
 			      int lda, const float *b, int ldb, float beta, float *c, int ldc);
+/* Subnormal inputs read as zero and subnormal results flushed to zero (x86's
+ * MXCSR DAZ and FTZ) on the calling thread until fwsim_flush_end(the value
+ * fwsim_flush_begin returned): how the f32 products of MATMUL and CONV's
+ * forms G and P run, as XLA:CPU runs its kernels (kernels_matmul.c: why).
+ * No-ops off x86. */
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+static inline unsigned fwsim_flush_begin(void)
+{
+	unsigned csr = _mm_getcsr();
+	_mm_setcsr(csr | 0x8000u /* FTZ */ | 0x0040u /* DAZ */);
+	return csr;
+}
+
+static inline void fwsim_flush_end(unsigned csr)
+{
+	_mm_setcsr(csr);
+}
+#else
+static inline unsigned fwsim_flush_begin(void)
+{
+	return 0;
+}
+
+static inline void fwsim_flush_end(unsigned csr)
+{
+	(void)csr;
+}
+#endif
 fwsim_status_t fwsim_kernel_iota(const fwsim_kargs_t *k);
 fwsim_status_t fwsim_kernel_gather(const fwsim_kargs_t *k);
 fwsim_status_t fwsim_kernel_scatter(const fwsim_kargs_t *k);

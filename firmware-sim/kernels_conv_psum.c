@@ -1,4 +1,4 @@
-/* CONV form P (docs/isa.md, "CONV"): dense weight gradients (few outputs, many taps) as sgemm products, one item per input channel c (the batch entry) into partial sums of its own, added in c order at the end. */
+/* CONV form P (docs/isa.md, "CONV"): dense weight gradients (few outputs, many taps), one item per input channel c (the batch entry) into partial sums of its own, added in c order at the end; each item's product as sgemm over an im2col buffer, or on AVX-512 CPUs as register tiles (kernels_conv_tiles.c). */
 #include <string.h>
 
 #include "conv.h"
@@ -28,21 +28,17 @@
 /* Floats of one item's T (as form G's band). */
 #define CONV_PSUM_T_FLOATS (1 << 17)
 
-bool fwsim_conv_plan_psum(conv_job_t *j)
+/* T and sgemm: T's chunks and the kernel's layout (false: T or the packed
+ * kernel would pass the scratch bound). */
+static bool psum_plan_t(conv_job_t *j)
 {
 	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
 	conv_gemm_t *gm = &j->gm;
-	int64_t taps = a->K * b->K, ny = a->Y * b->Y, part = j->N * j->O * ny;
-	int64_t m = j->N * b->Y;
-	if (j->G != 1 || a->L != 1 || b->L != 1 || a->D != 1 || taps < 256 || taps <= ny ||
-	    j->O < 16 || m < 16 || j->C < 2 || part > ISA_CONV_PSUM_FLOATS / j->C ||
-	    m > INT32_MAX || j->O > INT32_MAX || b->K > INT32_MAX)
-		return false;
+	int64_t taps = a->K * b->K, m = j->N * b->Y;
 	/* T: m rows of (kc + (Y0 - 1) S0) kernel-row-long runs of K1 */
 	int64_t extra = (a->Y - 1) * a->S, per = m * b->K;
 	int64_t kc = CONV_PSUM_T_FLOATS / per - extra;
 	kc = kc < 1 ? 1 : kc > a->K ? a->K : kc;
-	gm->units = (uint64_t)j->C;
 	gm->nchunks = (a->K + kc - 1) / kc;
 	gm->kc = (a->K + gm->nchunks - 1) / gm->nchunks;
 	gm->rows = gm->kc + extra;
@@ -55,10 +51,27 @@ bool fwsim_conv_plan_psum(conv_job_t *j)
 		       j->sw[1] >= taps && j->sw[1] <= INT32_MAX;
 	if (!gm->in_place && j->O * taps > ISA_CONV_SCRATCH_FLOATS)
 		return false;
+	j->scratch = gm->t_floats + (gm->in_place ? 0 : j->O * taps);
+	return true;
+}
+
+bool fwsim_conv_plan_psum(conv_job_t *j)
+{
+	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
+	conv_gemm_t *gm = &j->gm;
+	int64_t taps = a->K * b->K, ny = a->Y * b->Y, part = j->N * j->O * ny;
+	int64_t m = j->N * b->Y;
+	if (j->G != 1 || a->L != 1 || b->L != 1 || a->D != 1 || taps < 256 || taps <= ny ||
+	    j->O < 16 || m < 16 || j->C < 2 || part > ISA_CONV_PSUM_FLOATS / j->C ||
+	    m > INT32_MAX || j->O > INT32_MAX || b->K > INT32_MAX)
+		return false;
+	/* the register tiles where the CPU has them (no T, no bound of T's) */
+	if (!fwsim_conv_plan_tiles(j) && !psum_plan_t(j))
+		return false;
 	gm->psum = malloc((size_t)(j->C * part) * sizeof(float));
 	if (!gm->psum)
 		return false;
-	j->scratch = gm->t_floats + (gm->in_place ? 0 : j->O * taps);
+	gm->units = (uint64_t)j->C;
 	j->form = 'P';
 	return true;
 }
@@ -112,7 +125,7 @@ static fwsim_status_t psum_channel(const conv_job_t *j, const fwsim_kargs_t *kk,
 fwsim_status_t fwsim_conv_item_psum(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w)
 {
 	conv_job_t *j = ctx;
-	return fwsim_conv_run_units(j, item, slot, w, psum_channel);
+	return fwsim_conv_run_units(j, item, slot, w, j->gm.tiles ? fwsim_conv_tiles_channel : psum_channel);
 }
 
 void fwsim_conv_psum_reduce(conv_job_t *j)

@@ -3,17 +3,10 @@
 #include <oneapi/dnnl/dnnl.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__x86_64__) || defined(__i386__)
-#include <xmmintrin.h>
-#endif
 
 #include "convert.h"
 #include "internal.h"
 #include "pool.h"
-
-/* MXCSR: flush subnormal results to zero, read subnormal inputs as zero */
-#define MXCSR_FTZ 0x8000u
-#define MXCSR_DAZ 0x0040u
 
 typedef struct mat {
 	uint32_t dt;
@@ -55,15 +48,10 @@ fwsim_status_t fwsim_gemm_f32(char ta, char tb, uint64_t m, uint64_t n, uint64_t
 		omp_set_num_threads(1);
 		one_thread = true;
 	}
-#if defined(__x86_64__) || defined(__i386__)
-	unsigned csr = _mm_getcsr();
-	_mm_setcsr(csr | MXCSR_FTZ | MXCSR_DAZ);
-#endif
+	unsigned csr = fwsim_flush_begin();
 	dnnl_status_t st = dnnl_sgemm(ta, tb, (dnnl_dim_t)m, (dnnl_dim_t)n, (dnnl_dim_t)k, 1.0f, a,
 				      lda, b, ldb, beta, c, ldc);
-#if defined(__x86_64__) || defined(__i386__)
-	_mm_setcsr(csr);
-#endif
+	fwsim_flush_end(csr);
 	return st == dnnl_success ? FWSIM_OK : FWSIM_NOMEM;
 }
 

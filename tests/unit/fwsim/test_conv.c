@@ -613,14 +613,21 @@ END_TEST
  * C): form P, a partial sum per c added in c order. Kernel rows in one chunk
  * of T, with a stride along dim 0 (output row y0 reads T from row 2 y0) and
  * kernel dilation 2 along dim 1; then 16 channels of 66x66 planes, whose 64
- * kernel rows take 4 chunks of 16. Both layouts (layout 1 packs each c's
- * reversed kernel and gathers channels-innermost input). */
+ * kernel rows take 4 chunks of 16; 13 n (register tiles of 7 and 6) by 40 o
+ * (a tile of 32 and one of 8); kernel rows of 300 (the tiles' blocks cut one
+ * row in two). Both layouts (layout 1 packs each c's reversed kernel, which
+ * the tiles transpose element by element, and gathers channels-innermost
+ * input). */
 static const cspec_t psum_specs[] = {
 	SPEC(.N = 4, .G = 1, .O = 16, .C = 3, .X = { 20, 19 }, .K = { 18, 17 }, .S = { 1, 1 },
 	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
 	SPEC(.N = 5, .G = 1, .O = 17, .C = 2, .X = { 24, 30 }, .K = { 16, 16 }, .S = { 2, 1 },
 	     .D = { 1, 2 }, .L = { 1, 1 }, .P = { 0, 2 }),
 	SPEC(.N = 16, .G = 1, .O = 16, .C = 2, .X = { 66, 66 }, .K = { 64, 64 }, .S = { 1, 1 },
+	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+	SPEC(.N = 13, .G = 1, .O = 40, .C = 2, .X = { 20, 19 }, .K = { 18, 17 }, .S = { 1, 1 },
+	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+	SPEC(.N = 4, .G = 1, .O = 16, .C = 3, .X = { 4, 302 }, .K = { 2, 300 }, .S = { 1, 1 },
 	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
 };
 #define PSUM_N_SPECS (sizeof(psum_specs) / sizeof(psum_specs[0]))
@@ -632,9 +639,39 @@ static uint64_t psum_channels(const cspec_t *c, size_t i)
 	return (uint64_t)c->C;
 }
 
+/* Form P's register tiles' order (docs/isa.md): per c a chain of fma from 0
+ * over the taps (k0, k1) in row-major order, the c's partial sums added in c
+ * order. (Padding terms, 0 x a finite w, change no bits of such a chain.) */
+static float c_sum_p(const cconv_t *cv, const int64_t *oi)
+{
+	const cspec_t *c = &cv->c;
+	float acc = 0.0f, w, x;
+	for (int64_t ch = 0; ch < c->C; ch++) {
+		float part = 0.0f;
+		for (int64_t k0 = 0; k0 < c->K[0]; k0++)
+			for (int64_t k1 = 0; k1 < c->K[1]; k1++) {
+				c_term(cv, oi, ch, k0, k1, &w, &x);
+				part = fmaf(x, w, part);
+			}
+		acc += part;
+	}
+	return acc;
+}
+
+/* _i 0: the widest kernels (the register tiles on a CPU with AVX-512F, bit
+ * for bit in their order); 1: capped to AVX2, T and sgemm. */
 START_TEST(test_dense_wgrad_partial_sums_match_reference)
 {
+	fwsim_set_max_isa(_i ? FWSIM_ISA_AVX2 : FWSIM_ISA_AUTO);
 	c_check_units(psum_specs, PSUM_N_SPECS, "psum", psum_channels);
+	if (!_i && fwsim_cpu_avx512())
+		for (int layout = 0; layout < 2; layout++)
+			for (size_t i = 0; i < PSUM_N_SPECS; i++) {
+				cspec_t c = psum_specs[i];
+				c.layout = layout;
+				c_check_bits(&c, 13, 101 + i, c_sum_p, layout ? "tiles, layout 1" : "tiles", i);
+			}
+	fwsim_set_max_isa(FWSIM_ISA_AUTO);
 }
 END_TEST
 
@@ -667,26 +704,35 @@ START_TEST(test_dense_repeated_output_rows_not_banded)
 }
 END_TEST
 
-/* Form G: a NaN weight of the last output channel makes that channel's every
- * output NaN (padding included: 0 x NaN is a term of the sum), in all three
- * bands of both layouts, and the record's first index is its first. */
+/* A NaN (_i 0) or Inf (_i 1) weight of the last output channel at tap (0,
+ * 0) makes that channel's every output NaN, where that tap lies in the
+ * padding too (0 x NaN and 0 x Inf are terms of the sum), in both layouts,
+ * and the record's first index is its first: form G's three bands, form P
+ * (the register tiles skip padding taps and add those terms afterwards),
+ * then form P capped to AVX2 (T and sgemm). */
 START_TEST(test_dense_nan_weight_blames_its_channel)
 {
-	for (int layout = 0; layout < 2; layout++) {
+	for (int run = 0; run < 6; run++) {
+		int layout = run % 2;
 		cmem_t m;
 		cmem_init(&m);
 		cconv_t cv;
-		cspec_t c = dense_specs[DENSE_N_SPECS - 1];
-		c.N = 2;
+		cspec_t c = run < 2 ? dense_specs[DENSE_N_SPECS - 1] : psum_specs[0];
+		if (run < 2)
+			c.N = 2;
 		c.layout = layout;
+		fwsim_set_max_isa(run >= 4 ? FWSIM_ISA_AVX2 : FWSIM_ISA_AUTO);
 		c_build(&m, &c, &cv, 5);
-		int64_t wi[5] = { 0, c.O - 1, c.C / 2, 1, 2 };
-		cv.w[c_off(&cv.in.ap[2], wi)] = NAN;
+		int64_t wi[5] = { 0, c.O - 1, c.C / 2, 0, 0 };
+		cv.w[c_off(&cv.in.ap[2], wi)] = _i ? INFINITY : NAN;
 		fwsim_job_t job;
-		ck_assert_int_eq(c_run(&m, &cv.in, FWSIM_JOB_CHECK_NAN, 0, &job), FWSIM_NUM_ERR);
+		ck_assert_int_eq(c_run(&m, &cv.in, FWSIM_JOB_CHECK_NAN | FWSIM_JOB_CHECK_INF, 0, &job),
+				 FWSIM_NUM_ERR);
+		fwsim_set_max_isa(FWSIM_ISA_AUTO);
 		uint64_t ny = (uint64_t)(cv.Y[0] * cv.Y[1]);
 		ck_assert_uint_eq(job.error.count, (uint64_t)c.N * ny);
 		ck_assert_uint_eq(job.error.first_index, (uint64_t)(c.O - 1) * ny);
+		ck_assert_uint_eq(job.error.is_inf, 0);
 		int64_t oi[5];
 		for (oi[0] = 0; oi[0] < c.N; oi[0]++)
 			for (oi[2] = 0; oi[2] < c.O; oi[2]++)
@@ -694,8 +740,17 @@ START_TEST(test_dense_nan_weight_blames_its_channel)
 					for (oi[4] = 0; oi[4] < cv.Y[1]; oi[4]++) {
 						oi[1] = 0;
 						float got = cv.o[c_off(&cv.in.ap[0], oi)];
-						T_CHECK(isnan(got) == (oi[2] == c.O - 1),
-							"layout %d: out[%lld,0,%lld,%lld,%lld] = %g", layout,
+						/* both specs: stride 1, padding 1, so tap (0, 0)
+						 * is padding exactly in row 0 and column 0 (a
+						 * NaN term, which c_ref skips); elsewhere its
+						 * term is x Inf (NaN where x is 0) */
+						bool bad = oi[2] == c.O - 1;
+						bool pad = bad && (oi[3] == 0 || oi[4] == 0);
+						double mag, want = bad ? c_ref(&cv, oi, &mag) : 0.0;
+						T_CHECK(isnan(got) == (pad || isnan(want)) &&
+								isfinite(got) == (!pad && isfinite(want)) &&
+								isfinite(got) == !bad,
+							"run %d: out[%lld,0,%lld,%lld,%lld] = %g", run,
 							(long long)oi[0], (long long)oi[2], (long long)oi[3],
 							(long long)oi[4], got);
 					}
@@ -841,6 +896,34 @@ START_TEST(test_deadline_stops_conv)
 }
 END_TEST
 
+/* A deadline 20 ms away stops form P inside an item: 8 channels of 2^38
+ * multiply-adds each (about 3 s apiece), 16 x 16 outputs of 64 x 64 windows
+ * of a 512 x 512 kernel, the input one 575 x 575 plane and the kernel one
+ * 512 x 512 plane repeated (stride 0 along n, c and o). */
+START_TEST(test_deadline_stops_psum_inside_an_item)
+{
+	cmem_t m;
+	cmem_init(&m);
+	int64_t os[5] = { 16, 1, 16, 64, 64 }, xs[5] = { 16, 1, 8, 575, 575 };
+	int64_t ws[5] = { 1, 16, 8, 512, 512 }, ost[5], xst[5] = { 0, 0, 0, 575, 1 };
+	int64_t wst[5] = { 0, 0, 0, 512, 1 };
+	c_rowmajor(os, ost, 1);
+	isa_insn_t in = isa_insn_init(ISA_OP_CONV, 0);
+	in.n_ap = 4;
+	in.ap[0] = c_ap5(2, 0, os, ost);
+	in.ap[1] = c_ap5(0, 0, xs, xst);
+	in.ap[2] = c_ap5(1, 0, ws, wst);
+	int64_t one[2] = { 1, 1 }, zero[2] = { 0, 0 };
+	in.ap[3] = isa_conv_window(one, one, one, zero);
+	fwsim_job_t job;
+	uint64_t units = fwsim_conv_gemm_units(), t0 = tcpu_ns();
+	ck_assert_int_eq(c_run(&m, &in, 0, tnow_ns() + 20000000ull, &job), FWSIM_TIMEOUT);
+	ck_assert_uint_lt(tcpu_ns() - t0, 3000000000ull);
+	ck_assert_uint_ge(fwsim_conv_gemm_units() - units, 1); /* form P's items ran */
+	free(m.mem);
+}
+END_TEST
+
 /* Out-of-window operands are refused before anything is written. */
 START_TEST(test_oob_kernel_refused)
 {
@@ -869,12 +952,13 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_depthwise_lanes_bit_exact);
 	tcase_add_test(tc, test_dilated_depthwise_bit_exact);
 	tcase_add_test(tc, test_dense_gemm_bands_match_reference);
-	tcase_add_test(tc, test_dense_nan_weight_blames_its_channel);
+	tcase_add_loop_test(tc, test_dense_nan_weight_blames_its_channel, 0, 2);
 	tcase_add_test(tc, test_dense_repeated_output_rows_not_banded);
-	tcase_add_test(tc, test_dense_wgrad_partial_sums_match_reference);
+	tcase_add_loop_test(tc, test_dense_wgrad_partial_sums_match_reference, 0, 2);
 	tcase_add_test(tc, test_nan_inf_inputs_reach_only_their_windows);
 	tcase_add_test(tc, test_threads_bit_identical);
 	tcase_add_test(tc, test_deadline_stops_conv);
+	tcase_add_test(tc, test_deadline_stops_psum_inside_an_item);
 	tcase_add_test(tc, test_oob_kernel_refused);
 	suite_add_tcase(s, tc);
 	return s;

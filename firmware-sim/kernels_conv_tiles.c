@@ -1,0 +1,309 @@
+/* CONV form P's products as AVX-512 register tiles (docs/isa.md, "CONV"): a dense weight gradient's input channel straight from the input and the transposed kernel, no im2col and no sgemm. */
+#include <math.h>
+#include <string.h>
+
+#include "conv.h"
+
+/*
+ * Form P's sgemm products (kernels_conv_psum.c) spent a fifth of ResNet's
+ * 3x3 64 -> 64 weight gradient (8 x 56 x 56) building T, the im2col buffer
+ * (three shifted copies of the input per channel), which sgemm then read
+ * and packed again: 12.3-14 ms on one CPU against PyTorch's 9.5 (0.78x).
+ * A weight gradient's product has few outputs (N x O x Y0 x Y1: 147 KiB)
+ * and a deep sum (the kernel's K0 x K1 taps, 3136), so the outputs can stay
+ * in register tiles while the taps stream past:
+ *
+ *   part_c[y0][n][y1][o] += X[n, c, y0 S0 + k0 D0 - P0, y1 S1 + k1 D1 - P1]
+ *                           x Wt[k0][k1][o]
+ *
+ * A tile is 12 outputs n by 32 outputs o (24 zmm of sums); per tap it loads
+ * two vectors of Wt (the kernel transposed so that o is innermost, 32 o per
+ * block) and broadcasts 12 input values, one per n, from the input where it
+ * lies. Only in-range taps are visited (the padding is clipped from each
+ * row's and column's range, not filled), so there is nothing to copy but
+ * the kernel's transpose: a block of rows at a time, about 32 KiB per 32
+ * o, kept in L1 while every tap (y0, y1) and every block of n reads it.
+ * 12 x 2 vectors measured 188 GFLOP/s in L1 on this machine (peak about
+ * 195), 6 x 4 vectors 125-147: the 512-bit loads, not the broadcasts,
+ * bound it.
+ *
+ * The order, which docs/isa.md states: each output's partial sum for
+ * channel c is one chain of fma from 0 over its in-range taps (k0, k1) in
+ * row-major order. Subnormal inputs read as zero and subnormal results are
+ * flushed (MXCSR's DAZ and FTZ), as with sgemm's products.
+ */
+
+/* Floats of one 32-o slice of a transposed kernel block: 32 KiB. */
+#define TILE_SLICE_FLOATS 8192
+#define TILE_N 12  /* outputs n per tile */
+#define TILE_O 32  /* outputs o per tile (two vectors) */
+
+bool fwsim_conv_plan_tiles(conv_job_t *j)
+{
+	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
+	conv_gemm_t *gm = &j->gm;
+	if (!fwsim_cpu_avx512() || j->O > INT32_MAX / TILE_O)
+		return false;
+	int64_t ob = (j->O + TILE_O - 1) / TILE_O;
+	/* a block is trows kernel rows of tk1 columns (all of a row's columns
+	 * when 32 of them fit a slice, else one row in chunks) */
+	if (b->K * TILE_O <= TILE_SLICE_FLOATS) {
+		gm->tk1 = b->K;
+		gm->trows = TILE_SLICE_FLOATS / (b->K * TILE_O);
+		gm->trows = gm->trows > a->K ? a->K : gm->trows;
+	} else {
+		gm->tk1 = TILE_SLICE_FLOATS / TILE_O;
+		gm->trows = 1;
+	}
+	/* the block, ob slices, and 16 floats to align it to a cache line */
+	int64_t scratch = ob * gm->trows * gm->tk1 * TILE_O + 16;
+	if (scratch > ISA_CONV_SCRATCH_FLOATS)
+		return false;
+	gm->tiles = true;
+	j->scratch = scratch;
+	return true;
+}
+
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(NEURONSIM_TSAN)
+
+/* nr rows of nk taps into the tile of nb x 32 sums at c (rows of n ldc
+ * apart; the o lanes of m[0], m[1] loaded and stored): x is the first tap's
+ * input for n = 0 (n xs apart, taps xk apart, rows xr), w its kernel vector
+ * pair (taps 32 floats apart, rows wr). nb is a constant after inlining: the
+ * sums live in registers. */
+__attribute__((target("avx512f"), always_inline))
+static inline void tile_nb(const int nb, int64_t nr, int64_t nk, const float *x, int64_t xs,
+			   int64_t xk, int64_t xr, const float *w, int64_t wr, float *c, int64_t ldc,
+			   const __mmask16 *m)
+{
+	__m512 s[TILE_N][2];
+#pragma GCC unroll 12
+	for (int i = 0; i < nb; i++) {
+		s[i][0] = _mm512_maskz_loadu_ps(m[0], c + i * ldc);
+		s[i][1] = _mm512_maskz_loadu_ps(m[1], c + i * ldc + 16);
+	}
+	for (int64_t r = 0; r < nr; r++, x += xr, w += wr) {
+		const float *xp = x, *wp = w;
+		for (int64_t k = 0; k < nk; k++, xp += xk, wp += TILE_O) {
+			__m512 w0 = _mm512_load_ps(wp), w1 = _mm512_load_ps(wp + 16);
+#pragma GCC unroll 12
+			for (int i = 0; i < nb; i++) {
+				__m512 v = _mm512_set1_ps(xp[i * xs]);
+				s[i][0] = _mm512_fmadd_ps(v, w0, s[i][0]);
+				s[i][1] = _mm512_fmadd_ps(v, w1, s[i][1]);
+			}
+		}
+	}
+#pragma GCC unroll 12
+	for (int i = 0; i < nb; i++) {
+		_mm512_mask_storeu_ps(c + i * ldc, m[0], s[i][0]);
+		_mm512_mask_storeu_ps(c + i * ldc + 16, m[1], s[i][1]);
+	}
+}
+
+#define TILE_CASE(n)                                                       \
+	case n:                                                            \
+		tile_nb(n, nr, nk, x, xs, xk, xr, w, wr, c, ldc, m); \
+		break
+
+__attribute__((target("avx512f")))
+static void tile(int nb, int64_t nr, int64_t nk, const float *x, int64_t xs, int64_t xk, int64_t xr,
+		 const float *w, int64_t wr, float *c, int64_t ldc, const __mmask16 *m)
+{
+	switch (nb) {
+	TILE_CASE(1); TILE_CASE(2); TILE_CASE(3); TILE_CASE(4);
+	TILE_CASE(5); TILE_CASE(6); TILE_CASE(7); TILE_CASE(8);
+	TILE_CASE(9); TILE_CASE(10); TILE_CASE(11); TILE_CASE(12);
+	default: break;
+	}
+}
+
+/* 16 rows of 16 floats transposed in registers: r[i] lane l becomes r[l]
+ * lane i. */
+__attribute__((target("avx512f"), always_inline))
+static inline void transpose16(__m512 r[16])
+{
+	__m512 t[16], u[16];
+	for (int i = 0; i < 16; i += 2) {
+		t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+		t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+	}
+	/* t[4q + {0,1,2,3}] from rows 4q..4q+3: pairs of 64-bit elements */
+	for (int q = 0; q < 16; q += 4) {
+		u[q] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[q]), _mm512_castps_pd(t[q + 2])));
+		u[q + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[q]), _mm512_castps_pd(t[q + 2])));
+		u[q + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[q + 1]), _mm512_castps_pd(t[q + 3])));
+		u[q + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[q + 1]), _mm512_castps_pd(t[q + 3])));
+	}
+	/* u[4q + e]: element e (of 4 per 128-bit lane) of rows 4q..4q+3, per lane */
+	for (int e = 0; e < 4; e++) {
+		__m512 a0 = _mm512_shuffle_f32x4(u[e], u[4 + e], 0x88);  /* lanes 0, 2 of each */
+		__m512 a1 = _mm512_shuffle_f32x4(u[e], u[4 + e], 0xdd);  /* lanes 1, 3 */
+		__m512 b0 = _mm512_shuffle_f32x4(u[8 + e], u[12 + e], 0x88);
+		__m512 b1 = _mm512_shuffle_f32x4(u[8 + e], u[12 + e], 0xdd);
+		r[e] = _mm512_shuffle_f32x4(a0, b0, 0x88);      /* 128-bit lane 0 */
+		r[4 + e] = _mm512_shuffle_f32x4(a1, b1, 0x88);  /* lane 1 */
+		r[8 + e] = _mm512_shuffle_f32x4(a0, b0, 0xdd);  /* lane 2 */
+		r[12 + e] = _mm512_shuffle_f32x4(a1, b1, 0xdd); /* lane 3 */
+	}
+}
+
+/* The kernel's rows [k0, k0 + nr), columns [j0, j0 + nj), transposed into
+ * wt: slice q (o in [32 q, 32 q + 32)) at wt + q nr nj 32, tap (r, k1) a
+ * vector pair of its 32 o, zero past O. Returns whether any is NaN or Inf. */
+__attribute__((target("avx512f")))
+static bool tiles_transpose(const conv_job_t *j, const float *w, int64_t k0, int64_t nr, int64_t j0,
+			    int64_t nj, float *wt)
+{
+	int64_t O = j->O, so = j->sw[1], s0 = j->sw[3], s1 = j->sw[4];
+	int64_t nq = (O + TILE_O - 1) / TILE_O, slice = nr * nj * TILE_O;
+	bool bad = false;
+	if (s1 != 1) { /* columns strided (o innermost: rows read in order) */
+		for (int64_t q = 0; q < nq; q++)
+			for (int64_t r = 0; r < nr; r++)
+				for (int64_t k = 0; k < nj; k++) {
+					float *d = wt + q * slice + (r * nj + k) * TILE_O;
+					const float *src = w + (k0 + r) * s0 + (j0 + k) * s1;
+					for (int64_t l = 0; l < TILE_O; l++) {
+						int64_t o = q * TILE_O + l;
+						d[l] = o < O ? src[o * so] : 0.0f;
+						bad = bad || !isfinite(d[l]);
+					}
+				}
+		return bad;
+	}
+	__mmask16 nf = 0; /* lanes where v - v is NaN: v NaN or Inf */
+	/* 16 o by 16 columns at a time, through registers */
+	for (int64_t o0 = 0; o0 < nq * TILE_O; o0 += 16) {
+		float *dq = wt + (o0 / TILE_O) * slice + o0 % TILE_O;
+		for (int64_t r = 0; r < nr; r++)
+			for (int64_t k = 0; k < nj; k += 16) {
+				int64_t nv = nj - k < 16 ? nj - k : 16;
+				__mmask16 km = (__mmask16)((1u << nv) - 1);
+				const float *src = w + (k0 + r) * s0 + j0 + k;
+				__m512 v[16];
+				for (int i = 0; i < 16; i++)
+					v[i] = o0 + i < O ? _mm512_maskz_loadu_ps(km, src + (o0 + i) * so)
+							  : _mm512_setzero_ps();
+				transpose16(v);
+				for (int64_t i = 0; i < nv; i++) {
+					nf |= _mm512_cmp_ps_mask(_mm512_sub_ps(v[i], v[i]), v[i], _CMP_UNORD_Q);
+					_mm512_storeu_ps(dq + (r * nj + k + i) * TILE_O, v[i]);
+				}
+			}
+	}
+	return nf != 0;
+}
+
+/*
+ * The tiles visit in-range taps only. A padding tap's term, 0 x w, changes
+ * no sum while w is finite (a chain of fma from +0 never holds -0, so even
+ * the sign of a zero sum stays), but is NaN when w is NaN or Inf: for a
+ * block whose kernel holds one, those terms are added here, to every n of
+ * the (y0, y1, o) whose window puts that tap in the padding.
+ */
+static void tiles_padding_terms(const conv_job_t *j, const float *w, int64_t kb, int64_t kr,
+				int64_t jb, int64_t jr, float *part)
+{
+	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
+	int64_t N = j->N, O = j->O, ldc = b->Y * O;
+	for (int64_t k0 = kb; k0 < kb + kr; k0++)
+		for (int64_t k1 = jb; k1 < jb + jr; k1++)
+			for (int64_t o = 0; o < O; o++) {
+				float wv = w[o * j->sw[1] + k0 * j->sw[3] + k1 * j->sw[4]];
+				if (isfinite(wv))
+					continue;
+				for (int64_t y0 = 0; y0 < a->Y; y0++)
+					for (int64_t y1 = 0; y1 < b->Y; y1++) {
+						int64_t i0 = y0 * a->S + k0 * a->D - a->P;
+						int64_t i1 = y1 * b->S + k1 * b->D - b->P;
+						if (i0 >= 0 && i0 < a->X && i1 >= 0 && i1 < b->X)
+							continue;
+						for (int64_t n = 0; n < N; n++)
+							part[y0 * N * ldc + n * ldc + y1 * O + o] += 0.0f * wv;
+					}
+			}
+}
+
+/* The first k in [0, K) whose index k d + base lies in [0, X), and the end
+ * of that run: [*lo, *hi), empty when *lo >= *hi. */
+static void tiles_range(int64_t K, int64_t d, int64_t base, int64_t X, int64_t *lo, int64_t *hi)
+{
+	int64_t l = base >= 0 ? 0 : fwsim_floordiv(-base + d - 1, d);
+	int64_t h = fwsim_floordiv(X - 1 - base, d) + 1;
+	*lo = l;
+	*hi = h < K ? h : K;
+}
+
+__attribute__((target("avx512f")))
+fwsim_status_t fwsim_conv_tiles_channel(const conv_job_t *j, const fwsim_kargs_t *kk, float *t, uint64_t uc)
+{
+	const conv_gemm_t *gm = &j->gm;
+	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
+	int64_t c = (int64_t)uc, N = j->N, O = j->O, Y1 = b->Y;
+	int64_t nq = (O + TILE_O - 1) / TILE_O, ldc = Y1 * O;
+	float *part = gm->psum + c * N * O * a->Y * Y1;
+	const float *x = j->in + c * j->si[2], *w = j->w + c * j->sw[2];
+	float *wt = (float *)(((uintptr_t)t + 63) & ~(uintptr_t)63);
+	/* blocks of n: at most 12, as even as they come */
+	int64_t nblk = (N + TILE_N - 1) / TILE_N;
+	memset(part, 0, (size_t)(N * O * a->Y * Y1) * sizeof(float));
+	unsigned csr = fwsim_flush_begin();
+	fwsim_status_t st = FWSIM_OK;
+	for (int64_t kb = 0; kb < a->K && st == FWSIM_OK; kb += gm->trows) {
+		int64_t kr = a->K - kb < gm->trows ? a->K - kb : gm->trows;
+		for (int64_t jb = 0; jb < b->K; jb += gm->tk1) {
+			int64_t jr = b->K - jb < gm->tk1 ? b->K - jb : gm->tk1;
+			if (fwsim_tick(kk, (uint64_t)(N * O * a->Y * Y1 * kr * jr))) {
+				st = FWSIM_TIMEOUT;
+				break;
+			}
+			bool bad = tiles_transpose(j, w, kb, kr, jb, jr, wt);
+			for (int64_t q = 0; q < nq; q++) {
+				int64_t o0 = q * TILE_O, no = O - o0 < TILE_O ? O - o0 : TILE_O;
+				__mmask16 m[2] = { (__mmask16)fwsim_conv_bits32(0, no > 16 ? 16 : no),
+						   (__mmask16)fwsim_conv_bits32(0, no > 16 ? no - 16 : 0) };
+				const float *ws = wt + q * kr * jr * TILE_O;
+				for (int64_t y0 = 0; y0 < a->Y; y0++) {
+					int64_t r0, r1; /* rows of the block inside the input */
+					tiles_range(a->K, a->D, y0 * a->S - a->P, a->X, &r0, &r1);
+					r0 = r0 > kb ? r0 : kb;
+					r1 = r1 < kb + kr ? r1 : kb + kr;
+					if (r0 >= r1)
+						continue;
+					for (int64_t y1 = 0; y1 < Y1; y1++) {
+						int64_t c0, c1;
+						tiles_range(b->K, b->D, y1 * b->S - b->P, b->X, &c0, &c1);
+						c0 = c0 > jb ? c0 : jb;
+						c1 = c1 < jb + jr ? c1 : jb + jr;
+						if (c0 >= c1)
+							continue;
+						const float *xt = x + (y0 * a->S + r0 * a->D - a->P) * j->si[3] +
+								  (y1 * b->S + c0 * b->D - b->P) * j->si[4];
+						const float *wv = ws + ((r0 - kb) * jr + (c0 - jb)) * TILE_O;
+						float *ct = part + y0 * N * ldc + y1 * O + o0;
+						for (int64_t bi = 0, n = 0; bi < nblk; bi++) {
+							int64_t nb = N / nblk + (bi < N % nblk ? 1 : 0);
+							tile((int)nb, r1 - r0, c1 - c0, xt + n * j->si[0], j->si[0],
+							     b->D * j->si[4], a->D * j->si[3], wv, jr * TILE_O,
+							     ct + n * ldc, ldc, m);
+							n += nb;
+						}
+					}
+				}
+			}
+			if (bad)
+				tiles_padding_terms(j, w, kb, kr, jb, jr, part);
+		}
+	}
+	fwsim_flush_end(csr);
+	return st;
+}
+
+#else
+fwsim_status_t fwsim_conv_tiles_channel(const conv_job_t *j, const fwsim_kargs_t *kk, float *t, uint64_t uc)
+{
+	(void)j, (void)kk, (void)t, (void)uc;
+	return FWSIM_OK; /* never planned: fwsim_cpu_avx512() is 0 */
+}
+#endif
