@@ -55,6 +55,7 @@ typedef struct conv_gemm {
 	float *psum;                 /* [C][Y0][N Y1][O] partial sums */
 	bool tiles;                  /* products as register tiles (kernels_conv_tiles.c) */
 	int64_t trows, tk1;          /* the tiles' kernel blocks: rows, columns */
+	int64_t tn;                  /* the tiles' n per unit */
 } conv_gemm_t;
 
 typedef struct conv_job {
@@ -179,9 +180,10 @@ typedef fwsim_status_t (*fwsim_conv_unit_fn)(const conv_job_t *j, const fwsim_ka
  * per_item, ...) of the job's gm.units, through fn with the slot's scratch. */
 fwsim_status_t fwsim_conv_run_units(conv_job_t *j, uint64_t item, uint32_t slot, fwsim_watch_t *w,
 				    fwsim_conv_unit_fn fn);
-/* Form P's unit, input channel c's partial sums, as register tiles. */
-fwsim_status_t fwsim_conv_tiles_channel(const conv_job_t *j, const fwsim_kargs_t *kk, float *t,
-					uint64_t c);
+/* Form P's unit as register tiles: the outputs of 32 o and a range of n,
+ * summed over every c and tap and stored. */
+fwsim_status_t fwsim_conv_tiles_unit(const conv_job_t *j, const fwsim_kargs_t *kk, float *t,
+				     uint64_t unit);
 /* Units of forms G and P run since the process started: for tests that a
  * dense convolution really takes them. */
 uint64_t fwsim_conv_gemm_units(void);

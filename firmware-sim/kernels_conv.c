@@ -722,7 +722,7 @@ fwsim_status_t fwsim_kernel_conv(const fwsim_kargs_t *k)
 					  : j->form == 'G' ? fwsim_conv_item_gemm
 					  : j->form == 'P' ? fwsim_conv_item_psum : conv_item, j, k->watch);
 	fwsim_par_chk_merge(k, j->chk);
-	if (st == FWSIM_OK && j->form == 'P')
+	if (st == FWSIM_OK && j->form == 'P' && !j->gm.tiles)
 		fwsim_conv_psum_reduce(j);
 	for (uint32_t i = 0; i < FWSIM_PAR_MAX_THREADS; i++)
 		free(j->slot_scr[i]);

@@ -61,12 +61,16 @@ bool fwsim_conv_plan_psum(conv_job_t *j)
 	conv_gemm_t *gm = &j->gm;
 	int64_t taps = a->K * b->K, ny = a->Y * b->Y, part = j->N * j->O * ny;
 	int64_t m = j->N * b->Y;
-	if (j->G != 1 || a->L != 1 || b->L != 1 || a->D != 1 || taps < 256 || taps <= ny ||
+	if (j->G != 1 || a->L != 1 || b->L != 1 || a->D != 1 || taps < 64 || taps <= ny ||
 	    j->O < 16 || m < 16 || j->C < 2 || part > ISA_CONV_PSUM_FLOATS / j->C ||
 	    m > INT32_MAX || j->O > INT32_MAX || b->K > INT32_MAX)
 		return false;
-	/* the register tiles where the CPU has them (no T, no bound of T's) */
-	if (!fwsim_conv_plan_tiles(j) && !psum_plan_t(j))
+	/* the register tiles where the CPU has them (no T, no partial sums) */
+	if (fwsim_conv_plan_tiles(j)) {
+		j->form = 'P';
+		return true;
+	}
+	if (!psum_plan_t(j))
 		return false;
 	gm->psum = malloc((size_t)(j->C * part) * sizeof(float));
 	if (!gm->psum)
@@ -125,7 +129,7 @@ static fwsim_status_t psum_channel(const conv_job_t *j, const fwsim_kargs_t *kk,
 fwsim_status_t fwsim_conv_item_psum(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w)
 {
 	conv_job_t *j = ctx;
-	return fwsim_conv_run_units(j, item, slot, w, j->gm.tiles ? fwsim_conv_tiles_channel : psum_channel);
+	return fwsim_conv_run_units(j, item, slot, w, j->gm.tiles ? fwsim_conv_tiles_unit : psum_channel);
 }
 
 void fwsim_conv_psum_reduce(conv_job_t *j)

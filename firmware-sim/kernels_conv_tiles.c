@@ -1,4 +1,4 @@
-/* CONV form P's products as AVX-512 register tiles (docs/isa.md, "CONV"): a dense weight gradient's input channel straight from the input and the transposed kernel, no im2col and no sgemm. */
+/* CONV form P as AVX-512 register tiles (docs/isa.md, "CONV"): a dense weight gradient straight from the input and the kernel transposed by blocks, no im2col, no sgemm, no partial sums. */
 #include <math.h>
 #include <string.h>
 
@@ -9,34 +9,42 @@
  * 3x3 64 -> 64 weight gradient (8 x 56 x 56) building T, the im2col buffer
  * (three shifted copies of the input per channel), which sgemm then read
  * and packed again: 12.3-14 ms on one CPU against PyTorch's 9.5 (0.78x).
- * A weight gradient's product has few outputs (N x O x Y0 x Y1: 147 KiB)
- * and a deep sum (the kernel's K0 x K1 taps, 3136), so the outputs can stay
- * in register tiles while the taps stream past:
+ * A weight gradient has few outputs (N x O x Y0 x Y1: 147 KiB) and deep
+ * sums (the batch times the kernel's K0 x K1 taps, 8 x 3136), so the
+ * outputs can stay in register tiles while the terms stream past:
  *
- *   part_c[y0][n][y1][o] += X[n, c, y0 S0 + k0 D0 - P0, y1 S1 + k1 D1 - P1]
- *                           x Wt[k0][k1][o]
+ *   out[n][o][y0][y1] += X[n, c, y0 S0 + k0 D0 - P0, y1 S1 + k1 D1 - P1]
+ *                        x Wt_c[k0][k1][o]
  *
  * A tile is 12 outputs n by 32 outputs o (24 zmm of sums); per tap it loads
- * two vectors of Wt (the kernel transposed so that o is innermost, 32 o per
- * block) and broadcasts 12 input values, one per n, from the input where it
- * lies. Only in-range taps are visited (the padding is clipped from each
- * row's and column's range, not filled), so there is nothing to copy but
- * the kernel's transpose: a block of rows at a time, about 32 KiB per 32
- * o, kept in L1 while every tap (y0, y1) and every block of n reads it.
- * 12 x 2 vectors measured 188 GFLOP/s in L1 on this machine (peak about
- * 195), 6 x 4 vectors 125-147: the 512-bit loads, not the broadcasts,
+ * two vectors of Wt (the kernel transposed so that o is innermost) and
+ * broadcasts 12 input values, one per n, from the input where it lies. Only
+ * in-range taps are visited (the padding is clipped from each row's and
+ * column's range, not filled), so there is nothing to copy but the
+ * kernel's transpose: a block of rows at a time, 32 KiB of one 32-o slice,
+ * kept in L1 while every output position (y0, y1) and every block of n
+ * reads it. 12 x 2 vectors measured 188 GFLOP/s in L1 on this machine (peak
+ * about 195), 6 x 4 vectors 125-147: the 512-bit loads, not the broadcasts,
  * bound it.
  *
- * The order, which docs/isa.md states: each output's partial sum for
- * channel c is one chain of fma from 0 over its in-range taps (k0, k1) in
- * row-major order. Subnormal inputs read as zero and subnormal results are
- * flushed (MXCSR's DAZ and FTZ), as with sgemm's products.
+ * A unit (an item of the pool) is a 32-o slice by a range of n, and sums
+ * every c into its own outputs (N_range x Y0 Y1 x 32 floats in its scratch)
+ * before storing them once. The first version kept form P's units, one per
+ * c, each into partial sums added at the end: with 256 channels (2.4 MB of
+ * partial sums per c) that traffic made it 1.14x slower than MATMULs over
+ * 14x14 planes; summing in the unit made 8x8 planes 0.53x their time.
+ *
+ * The order, which docs/isa.md states: each output is one chain of fma from
+ * 0 over its in-range terms (c, k0, k1) in row-major order. Subnormal
+ * inputs read as zero and subnormal results are flushed (MXCSR's DAZ and
+ * FTZ), as with sgemm's products.
  */
 
 /* Floats of one 32-o slice of a transposed kernel block: 32 KiB. */
 #define TILE_SLICE_FLOATS 8192
 #define TILE_N 12  /* outputs n per tile */
 #define TILE_O 32  /* outputs o per tile (two vectors) */
+#define TILE_UNITS 4 /* fewest units an instruction is cut into, where it can be */
 
 bool fwsim_conv_plan_tiles(conv_job_t *j)
 {
@@ -44,7 +52,6 @@ bool fwsim_conv_plan_tiles(conv_job_t *j)
 	conv_gemm_t *gm = &j->gm;
 	if (!fwsim_cpu_avx512() || j->O > INT32_MAX / TILE_O)
 		return false;
-	int64_t ob = (j->O + TILE_O - 1) / TILE_O;
 	/* a block is trows kernel rows of tk1 columns (all of a row's columns
 	 * when 32 of them fit a slice, else one row in chunks) */
 	if (b->K * TILE_O <= TILE_SLICE_FLOATS) {
@@ -55,11 +62,19 @@ bool fwsim_conv_plan_tiles(conv_job_t *j)
 		gm->tk1 = TILE_SLICE_FLOATS / TILE_O;
 		gm->trows = 1;
 	}
-	/* the block, ob slices, and 16 floats to align it to a cache line */
-	int64_t scratch = ob * gm->trows * gm->tk1 * TILE_O + 16;
+	/* units: 32 o by a range of n, at least TILE_UNITS of them where the
+	 * n allow (each unit transposes its own slice of the kernel) */
+	int64_t nq = (j->O + TILE_O - 1) / TILE_O;
+	int64_t ns = (TILE_UNITS + nq - 1) / nq, most = (j->N + TILE_N - 1) / TILE_N;
+	ns = ns > most ? most : ns;
+	gm->tn = (j->N + ns - 1) / ns;
+	ns = (j->N + gm->tn - 1) / gm->tn;
+	/* the block, 16 floats to align it to a cache line, the unit's sums */
+	int64_t scratch = gm->trows * gm->tk1 * TILE_O + 16 + gm->tn * a->Y * b->Y * TILE_O;
 	if (scratch > ISA_CONV_SCRATCH_FLOATS)
 		return false;
 	gm->tiles = true;
+	gm->units = (uint64_t)(nq * ns);
 	j->scratch = scratch;
 	return true;
 }
@@ -148,34 +163,30 @@ static inline void transpose16(__m512 r[16])
 	}
 }
 
-/* The kernel's rows [k0, k0 + nr), columns [j0, j0 + nj), transposed into
- * wt: slice q (o in [32 q, 32 q + 32)) at wt + q nr nj 32, tap (r, k1) a
- * vector pair of its 32 o, zero past O. Returns whether any is NaN or Inf. */
+/* The kernel's rows [k0, k0 + nr), columns [j0, j0 + nj) of o in [o0, o0 +
+ * 32) (w: channel c's kernel), transposed into wt: tap (r, k1) a vector
+ * pair of its 32 o, zero past O. Returns whether any is NaN or Inf. */
 __attribute__((target("avx512f")))
-static bool tiles_transpose(const conv_job_t *j, const float *w, int64_t k0, int64_t nr, int64_t j0,
-			    int64_t nj, float *wt)
+static bool tiles_transpose(const conv_job_t *j, const float *w, int64_t o0, int64_t k0, int64_t nr,
+			    int64_t j0, int64_t nj, float *wt)
 {
 	int64_t O = j->O, so = j->sw[1], s0 = j->sw[3], s1 = j->sw[4];
-	int64_t nq = (O + TILE_O - 1) / TILE_O, slice = nr * nj * TILE_O;
-	bool bad = false;
 	if (s1 != 1) { /* columns strided (o innermost: rows read in order) */
-		for (int64_t q = 0; q < nq; q++)
-			for (int64_t r = 0; r < nr; r++)
-				for (int64_t k = 0; k < nj; k++) {
-					float *d = wt + q * slice + (r * nj + k) * TILE_O;
-					const float *src = w + (k0 + r) * s0 + (j0 + k) * s1;
-					for (int64_t l = 0; l < TILE_O; l++) {
-						int64_t o = q * TILE_O + l;
-						d[l] = o < O ? src[o * so] : 0.0f;
-						bad = bad || !isfinite(d[l]);
-					}
+		bool bad = false;
+		for (int64_t r = 0; r < nr; r++)
+			for (int64_t k = 0; k < nj; k++) {
+				float *d = wt + (r * nj + k) * TILE_O;
+				const float *src = w + (k0 + r) * s0 + (j0 + k) * s1;
+				for (int64_t l = 0; l < TILE_O; l++) {
+					d[l] = o0 + l < O ? src[(o0 + l) * so] : 0.0f;
+					bad = bad || !isfinite(d[l]);
 				}
+			}
 		return bad;
 	}
 	__mmask16 nf = 0; /* lanes where v - v is NaN: v NaN or Inf */
 	/* 16 o by 16 columns at a time, through registers */
-	for (int64_t o0 = 0; o0 < nq * TILE_O; o0 += 16) {
-		float *dq = wt + (o0 / TILE_O) * slice + o0 % TILE_O;
+	for (int64_t h = 0; h < TILE_O; h += 16)
 		for (int64_t r = 0; r < nr; r++)
 			for (int64_t k = 0; k < nj; k += 16) {
 				int64_t nv = nj - k < 16 ? nj - k : 16;
@@ -183,15 +194,15 @@ static bool tiles_transpose(const conv_job_t *j, const float *w, int64_t k0, int
 				const float *src = w + (k0 + r) * s0 + j0 + k;
 				__m512 v[16];
 				for (int i = 0; i < 16; i++)
-					v[i] = o0 + i < O ? _mm512_maskz_loadu_ps(km, src + (o0 + i) * so)
-							  : _mm512_setzero_ps();
+					v[i] = o0 + h + i < O
+						       ? _mm512_maskz_loadu_ps(km, src + (o0 + h + i) * so)
+						       : _mm512_setzero_ps();
 				transpose16(v);
 				for (int64_t i = 0; i < nv; i++) {
 					nf |= _mm512_cmp_ps_mask(_mm512_sub_ps(v[i], v[i]), v[i], _CMP_UNORD_Q);
-					_mm512_storeu_ps(dq + (r * nj + k + i) * TILE_O, v[i]);
+					_mm512_storeu_ps(wt + (r * nj + k + i) * TILE_O + h, v[i]);
 				}
 			}
-	}
 	return nf != 0;
 }
 
@@ -202,15 +213,14 @@ static bool tiles_transpose(const conv_job_t *j, const float *w, int64_t k0, int
  * block whose kernel holds one, those terms are added here, to every n of
  * the (y0, y1, o) whose window puts that tap in the padding.
  */
-static void tiles_padding_terms(const conv_job_t *j, const float *w, int64_t kb, int64_t kr,
-				int64_t jb, int64_t jr, float *part)
+static void tiles_padding_terms(const conv_job_t *j, const float *w, int64_t o0, int64_t nn, int64_t kb, int64_t kr, int64_t jb, int64_t jr, float *acc)
 {
 	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
-	int64_t N = j->N, O = j->O, ldc = b->Y * O;
+	int64_t ny = a->Y * b->Y, no = j->O - o0 < TILE_O ? j->O - o0 : TILE_O;
 	for (int64_t k0 = kb; k0 < kb + kr; k0++)
 		for (int64_t k1 = jb; k1 < jb + jr; k1++)
-			for (int64_t o = 0; o < O; o++) {
-				float wv = w[o * j->sw[1] + k0 * j->sw[3] + k1 * j->sw[4]];
+			for (int64_t l = 0; l < no; l++) {
+				float wv = w[(o0 + l) * j->sw[1] + k0 * j->sw[3] + k1 * j->sw[4]];
 				if (isfinite(wv))
 					continue;
 				for (int64_t y0 = 0; y0 < a->Y; y0++)
@@ -219,8 +229,8 @@ static void tiles_padding_terms(const conv_job_t *j, const float *w, int64_t kb,
 						int64_t i1 = y1 * b->S + k1 * b->D - b->P;
 						if (i0 >= 0 && i0 < a->X && i1 >= 0 && i1 < b->X)
 							continue;
-						for (int64_t n = 0; n < N; n++)
-							part[y0 * N * ldc + n * ldc + y1 * O + o] += 0.0f * wv;
+						for (int64_t n = 0; n < nn; n++)
+							acc[(n * ny + y0 * b->Y + y1) * TILE_O + l] += 0.0f * wv;
 					}
 			}
 }
@@ -235,35 +245,62 @@ static void tiles_range(int64_t K, int64_t d, int64_t base, int64_t X, int64_t *
 	*hi = h < K ? h : K;
 }
 
+/* The unit's sums, stored: out[n, o, y0, y1] for its n and o, scanned for
+ * NaN/Inf (flat row-major indices of ap0) where any may be. */
+static void tiles_store(const conv_job_t *j, const fwsim_kargs_t *kk, const float *acc, int64_t o0,
+			int64_t n0, int64_t nn)
+{
+	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
+	int64_t ny = a->Y * b->Y, no = j->O - o0 < TILE_O ? j->O - o0 : TILE_O;
+	for (int64_t n = 0; n < nn; n++)
+		for (int64_t y = 0; y < ny; y++) {
+			const float *src = acc + (n * ny + y) * TILE_O;
+			float *dst = j->out + (n0 + n) * j->so[0] + (y / b->Y) * j->so[3] +
+				     (y % b->Y) * j->so[4] + o0 * j->so[2];
+			if (j->so[2] == 1)
+				memcpy(dst, src, (size_t)no * sizeof(float));
+			else
+				for (int64_t l = 0; l < no; l++)
+					dst[l * j->so[2]] = src[l];
+		}
+	if (!kk->chk || !fwsim_numchk_maybe_nonfinite(kk->chk, acc, (size_t)(nn * ny * TILE_O)))
+		return;
+	for (int64_t n = 0; n < nn; n++)
+		for (int64_t l = 0; l < no; l++)
+			for (int64_t y = 0; y < ny; y++)
+				fwsim_numchk_block(kk->chk, &acc[(n * ny + y) * TILE_O + l], 1,
+						   (uint64_t)((((n0 + n) * j->O + o0 + l) * ny) + y));
+}
+
 __attribute__((target("avx512f")))
-fwsim_status_t fwsim_conv_tiles_channel(const conv_job_t *j, const fwsim_kargs_t *kk, float *t, uint64_t uc)
+fwsim_status_t fwsim_conv_tiles_unit(const conv_job_t *j, const fwsim_kargs_t *kk, float *t, uint64_t unit)
 {
 	const conv_gemm_t *gm = &j->gm;
 	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
-	int64_t c = (int64_t)uc, N = j->N, O = j->O, Y1 = b->Y;
-	int64_t nq = (O + TILE_O - 1) / TILE_O, ldc = Y1 * O;
-	float *part = gm->psum + c * N * O * a->Y * Y1;
-	const float *x = j->in + c * j->si[2], *w = j->w + c * j->sw[2];
+	int64_t nq = (j->O + TILE_O - 1) / TILE_O, q = (int64_t)unit % nq;
+	int64_t o0 = q * TILE_O, n0 = (int64_t)unit / nq * gm->tn;
+	int64_t nn = j->N - n0 < gm->tn ? j->N - n0 : gm->tn, ny = a->Y * b->Y;
+	int64_t no = j->O - o0 < TILE_O ? j->O - o0 : TILE_O;
+	__mmask16 m[2] = { (__mmask16)fwsim_conv_bits32(0, no > 16 ? 16 : no),
+			   (__mmask16)fwsim_conv_bits32(0, no > 16 ? no - 16 : 0) };
 	float *wt = (float *)(((uintptr_t)t + 63) & ~(uintptr_t)63);
+	float *acc = wt + gm->trows * gm->tk1 * TILE_O;
 	/* blocks of n: at most 12, as even as they come */
-	int64_t nblk = (N + TILE_N - 1) / TILE_N;
-	memset(part, 0, (size_t)(N * O * a->Y * Y1) * sizeof(float));
+	int64_t nblk = (nn + TILE_N - 1) / TILE_N;
+	memset(acc, 0, (size_t)(nn * ny * TILE_O) * sizeof(float));
 	unsigned csr = fwsim_flush_begin();
 	fwsim_status_t st = FWSIM_OK;
-	for (int64_t kb = 0; kb < a->K && st == FWSIM_OK; kb += gm->trows) {
-		int64_t kr = a->K - kb < gm->trows ? a->K - kb : gm->trows;
-		for (int64_t jb = 0; jb < b->K; jb += gm->tk1) {
-			int64_t jr = b->K - jb < gm->tk1 ? b->K - jb : gm->tk1;
-			if (fwsim_tick(kk, (uint64_t)(N * O * a->Y * Y1 * kr * jr))) {
-				st = FWSIM_TIMEOUT;
-				break;
-			}
-			bool bad = tiles_transpose(j, w, kb, kr, jb, jr, wt);
-			for (int64_t q = 0; q < nq; q++) {
-				int64_t o0 = q * TILE_O, no = O - o0 < TILE_O ? O - o0 : TILE_O;
-				__mmask16 m[2] = { (__mmask16)fwsim_conv_bits32(0, no > 16 ? 16 : no),
-						   (__mmask16)fwsim_conv_bits32(0, no > 16 ? no - 16 : 0) };
-				const float *ws = wt + q * kr * jr * TILE_O;
+	for (int64_t c = 0; c < j->C && st == FWSIM_OK; c++) {
+		const float *x = j->in + c * j->si[2] + n0 * j->si[0], *w = j->w + c * j->sw[2];
+		for (int64_t kb = 0; kb < a->K && st == FWSIM_OK; kb += gm->trows) {
+			int64_t kr = a->K - kb < gm->trows ? a->K - kb : gm->trows;
+			for (int64_t jb = 0; jb < b->K; jb += gm->tk1) {
+				int64_t jr = b->K - jb < gm->tk1 ? b->K - jb : gm->tk1;
+				if (fwsim_tick(kk, (uint64_t)(nn * no * ny * kr * jr))) {
+					st = FWSIM_TIMEOUT;
+					break;
+				}
+				bool bad = tiles_transpose(j, w, o0, kb, kr, jb, jr, wt);
 				for (int64_t y0 = 0; y0 < a->Y; y0++) {
 					int64_t r0, r1; /* rows of the block inside the input */
 					tiles_range(a->K, a->D, y0 * a->S - a->P, a->X, &r0, &r1);
@@ -271,7 +308,7 @@ fwsim_status_t fwsim_conv_tiles_channel(const conv_job_t *j, const fwsim_kargs_t
 					r1 = r1 < kb + kr ? r1 : kb + kr;
 					if (r0 >= r1)
 						continue;
-					for (int64_t y1 = 0; y1 < Y1; y1++) {
+					for (int64_t y1 = 0; y1 < b->Y; y1++) {
 						int64_t c0, c1;
 						tiles_range(b->K, b->D, y1 * b->S - b->P, b->X, &c0, &c1);
 						c0 = c0 > jb ? c0 : jb;
@@ -280,30 +317,32 @@ fwsim_status_t fwsim_conv_tiles_channel(const conv_job_t *j, const fwsim_kargs_t
 							continue;
 						const float *xt = x + (y0 * a->S + r0 * a->D - a->P) * j->si[3] +
 								  (y1 * b->S + c0 * b->D - b->P) * j->si[4];
-						const float *wv = ws + ((r0 - kb) * jr + (c0 - jb)) * TILE_O;
-						float *ct = part + y0 * N * ldc + y1 * O + o0;
+						const float *wv = wt + ((r0 - kb) * jr + (c0 - jb)) * TILE_O;
+						float *ct = acc + (y0 * b->Y + y1) * TILE_O;
 						for (int64_t bi = 0, n = 0; bi < nblk; bi++) {
-							int64_t nb = N / nblk + (bi < N % nblk ? 1 : 0);
+							int64_t nb = nn / nblk + (bi < nn % nblk ? 1 : 0);
 							tile((int)nb, r1 - r0, c1 - c0, xt + n * j->si[0], j->si[0],
 							     b->D * j->si[4], a->D * j->si[3], wv, jr * TILE_O,
-							     ct + n * ldc, ldc, m);
+							     ct + n * ny * TILE_O, ny * TILE_O, m);
 							n += nb;
 						}
 					}
 				}
+				if (bad)
+					tiles_padding_terms(j, w, o0, nn, kb, kr, jb, jr, acc);
 			}
-			if (bad)
-				tiles_padding_terms(j, w, kb, kr, jb, jr, part);
 		}
 	}
 	fwsim_flush_end(csr);
+	if (st == FWSIM_OK)
+		tiles_store(j, kk, acc, o0, n0, nn);
 	return st;
 }
 
 #else
-fwsim_status_t fwsim_conv_tiles_channel(const conv_job_t *j, const fwsim_kargs_t *kk, float *t, uint64_t uc)
+fwsim_status_t fwsim_conv_tiles_unit(const conv_job_t *j, const fwsim_kargs_t *kk, float *t, uint64_t unit)
 {
-	(void)j, (void)kk, (void)t, (void)uc;
+	(void)j, (void)kk, (void)t, (void)unit;
 	return FWSIM_OK; /* never planned: fwsim_cpu_avx512() is 0 */
 }
 #endif

@@ -18,6 +18,14 @@
  * (lower_conv_dense.c): below it, those batch several images' small planes
  * into one wide product, which reads the kernel once for all. */
 #define CONV_BANDED_MIN_PLANE 256
+/* Weight gradients of fewer taps (down to 8x8 planes) go to form P too when
+ * their outputs are few: as register tiles (AVX-512) ResNet's 3x3 128->128
+ * over 8 8x8 images ran 0.53x the MATMULs' time, as T and sgemm (AVX2)
+ * 0.74-0.82x; with 256 channels over 14x14 (590K outputs, 2.4 MB of partial
+ * sums per batch entry) T and sgemm ran 1.10-1.15x slower, and 7x7 planes
+ * (49 taps) gained nothing either way. */
+#define CONV_WGRAD_MIN_TAPS 64
+#define CONV_WGRAD_SMALL_OUTPUTS (1 << 18)
 
 /* Whether a dense (ungrouped) convolution is one for form G or P: no input
  * dilation, more than one tap, at least 16 outputs, and
@@ -32,7 +40,8 @@
  *   3x3 of 64 channels keeps the GEMMs: as form G it ran 1.13x slower on
  *   one CPU (0.88x on two);
  *   weight-gradient-like (more taps than outputs): CONV_BANDED_MIN_PLANE
- *   taps, more than one output position (a pointwise convolution's
+ *   taps (or CONV_WGRAD_MIN_TAPS with at most CONV_WGRAD_SMALL_OUTPUTS
+ *   outputs), more than one output position (a pointwise convolution's
  *   gradient is one product over the input as it lies: as form P, which
  *   copies it into T, MobileNetV2's 96->24 over 56x56 ran 0.90 -> 1.50 ms),
  *   kernel dilation 1 along the first of two spatial dims (the
@@ -65,7 +74,9 @@ static bool conv_dense_banded(const ncc_inst_t *inst, const ncc_view_t *x, const
 		       C * k1 * (1 + (k0 - 1) * (ns == 2 ? w->dims[0].rhs_dilation : 1)) * y1 <=
 			       ISA_CONV_SCRATCH_FLOATS && O * y1 <= ISA_CONV_SCRATCH_FLOATS;
 	/* form P: T for one kernel row, a batch entry's kernel packed */
-	return taps >= CONV_BANDED_MIN_PLANE && plane > 1 && (ns == 1 || w->dims[0].rhs_dilation == 1) &&
+	return (taps >= CONV_BANDED_MIN_PLANE ||
+		(taps >= CONV_WGRAD_MIN_TAPS && N * O * plane <= CONV_WGRAD_SMALL_OUTPUTS)) &&
+	       plane > 1 && (ns == 1 || w->dims[0].rhs_dilation == 1) &&
 	       C >= 2 && N * y1 >= 16 && N * O * plane <= ISA_CONV_PSUM_FLOATS / C &&
 	       N * y1 * k1 * (1 + (y0 - 1) * (ns == 2 ? w->dims[0].stride : 1)) <= ISA_CONV_SCRATCH_FLOATS &&
 	       O * taps <= ISA_CONV_SCRATCH_FLOATS;

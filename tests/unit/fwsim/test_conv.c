@@ -16,7 +16,8 @@ typedef struct cmem {
 /* One convolution: out [N, G, O, Y0, Y1] = in [N, G, C, X0, X1] (*) w [G, O, C, K0, K1]. */
 typedef struct cspec {
 	int64_t N, G, O, C, X[2], K[2], S[2], D[2], L[2], P[2];
-	int layout; /* 0 row-major; 1 input channels innermost, reversed kernel, strided output */
+	int layout; /* 0 row-major; 1 input channels innermost, reversed kernel, strided output;
+		     * 2 row-major but the output's channels innermost (a weight gradient's 01bf) */
 } cspec_t;
 
 /* Output size of one dim: the positions whose window starts inside the padded,
@@ -73,10 +74,17 @@ static void c_build(cmem_t *m, const cspec_t *c, cconv_t *cv, uint32_t seed)
 	int64_t os[5] = { c->N, c->G, c->O, cv->Y[0], cv->Y[1] };
 	int64_t xst[5], wst[5], ost[5];
 	uint64_t xoff = 0, woff = 0;
-	if (c->layout == 0) {
+	if (c->layout == 0 || c->layout == 2) {
 		c_rowmajor(xs, xst, 1);
 		c_rowmajor(ws, wst, 1);
 		c_rowmajor(os, ost, 1);
+		if (c->layout == 2) { /* [N, G, Y0, Y1, O] */
+			ost[2] = 1;
+			ost[4] = c->O;
+			ost[3] = c->O * cv->Y[1];
+			ost[1] = ost[3] * cv->Y[0];
+			ost[0] = ost[1] * c->G;
+		}
 	} else {
 		/* input [N, X0, X1, G, C] (channels innermost), kernel with both
 		 * spatial dims reversed, output with every element 2 apart */
@@ -578,12 +586,12 @@ static const cspec_t dense_specs[] = {
 /* bands per plane: two for the 2x2 stride-3 spec, three for the last */
 static const int dense_spec_bands[DENSE_N_SPECS] = { 1, 1, 1, 1, 1, 1, 1, 1, 2, 3 };
 
-/* c_check for each spec of both layouts, and that each ran want(spec)
- * units of forms G and P (bands, or input channels). */
-static void c_check_units(const cspec_t *specs, size_t n, const char *name,
+/* c_check for each spec of layouts 0 to nlayouts - 1, and that each ran
+ * want(spec) units of forms G and P (bands, or input channels). */
+static void c_check_units(const cspec_t *specs, size_t n, int nlayouts, const char *name,
 			  uint64_t (*want)(const cspec_t *c, size_t i))
 {
-	for (int layout = 0; layout < 2; layout++)
+	for (int layout = 0; layout < nlayouts; layout++)
 		for (size_t i = 0; i < n; i++) {
 			cspec_t c = specs[i];
 			c.layout = layout;
@@ -605,19 +613,21 @@ static uint64_t dense_bands(const cspec_t *c, size_t i)
 
 START_TEST(test_dense_gemm_bands_match_reference)
 {
-	c_check_units(dense_specs, DENSE_N_SPECS, "dense", dense_bands);
+	c_check_units(dense_specs, DENSE_N_SPECS, 2, "dense", dense_bands);
 }
 END_TEST
 
-/* Dense weight-gradient shapes (few outputs, 256 or more taps, the batch as
- * C): form P, a partial sum per c added in c order. Kernel rows in one chunk
- * of T, with a stride along dim 0 (output row y0 reads T from row 2 y0) and
- * kernel dilation 2 along dim 1; then 16 channels of 66x66 planes, whose 64
- * kernel rows take 4 chunks of 16; 13 n (register tiles of 7 and 6) by 40 o
- * (a tile of 32 and one of 8); kernel rows of 300 (the tiles' blocks cut one
- * row in two). Both layouts (layout 1 packs each c's reversed kernel, which
- * the tiles transpose element by element, and gathers channels-innermost
- * input). */
+/* Dense weight-gradient shapes (few outputs, 64 or more taps, the batch as
+ * C): form P. Without AVX-512F (capped), a partial sum per c added in c
+ * order: kernel rows in one chunk of T, with a stride along dim 0 (output
+ * row y0 reads T from row 2 y0) and kernel dilation 2 along dim 1; then 16
+ * channels of 66x66 planes, whose 64 kernel rows take 4 chunks of 16. With
+ * it, register tiles: 26 n by 40 o (units of 13 n, each two tiles of 7 and
+ * 6, by a slice of 32 o and one of 8); kernel rows of 300 (the tiles'
+ * blocks cut one row in two). Three layouts (1 packs each c's reversed
+ * kernel, which the tiles transpose element by element, and gathers
+ * channels-innermost input; 2 stores the output channels innermost, as a
+ * weight gradient's 01bf output lies). */
 static const cspec_t psum_specs[] = {
 	SPEC(.N = 4, .G = 1, .O = 16, .C = 3, .X = { 20, 19 }, .K = { 18, 17 }, .S = { 1, 1 },
 	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
@@ -625,36 +635,39 @@ static const cspec_t psum_specs[] = {
 	     .D = { 1, 2 }, .L = { 1, 1 }, .P = { 0, 2 }),
 	SPEC(.N = 16, .G = 1, .O = 16, .C = 2, .X = { 66, 66 }, .K = { 64, 64 }, .S = { 1, 1 },
 	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
-	SPEC(.N = 13, .G = 1, .O = 40, .C = 2, .X = { 20, 19 }, .K = { 18, 17 }, .S = { 1, 1 },
+	SPEC(.N = 26, .G = 1, .O = 40, .C = 2, .X = { 20, 19 }, .K = { 18, 17 }, .S = { 1, 1 },
 	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
 	SPEC(.N = 4, .G = 1, .O = 16, .C = 3, .X = { 4, 302 }, .K = { 2, 300 }, .S = { 1, 1 },
 	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
 };
 #define PSUM_N_SPECS (sizeof(psum_specs) / sizeof(psum_specs[0]))
 
-/* Form P: an item per input channel. */
-static uint64_t psum_channels(const cspec_t *c, size_t i)
+/* Form P's units: with AVX-512F, 32 o by a range of n (at least 4 units
+ * where 12 n per range allow: docs/isa.md); else an input channel each. */
+static uint64_t psum_units(const cspec_t *c, size_t i)
 {
 	(void)i;
-	return (uint64_t)c->C;
+	if (!fwsim_cpu_avx512())
+		return (uint64_t)c->C;
+	int64_t nq = (c->O + 31) / 32, ns = (4 + nq - 1) / nq, most = (c->N + 11) / 12;
+	ns = ns > most ? most : ns;
+	int64_t tn = (c->N + ns - 1) / ns;
+	return (uint64_t)(nq * ((c->N + tn - 1) / tn));
 }
 
-/* Form P's register tiles' order (docs/isa.md): per c a chain of fma from 0
- * over the taps (k0, k1) in row-major order, the c's partial sums added in c
- * order. (Padding terms, 0 x a finite w, change no bits of such a chain.) */
+/* Form P's register tiles' order (docs/isa.md): one chain of fma from 0 over
+ * the terms (c, k0, k1) in row-major order. (Padding terms, 0 x a finite w,
+ * change no bits of such a chain.) */
 static float c_sum_p(const cconv_t *cv, const int64_t *oi)
 {
 	const cspec_t *c = &cv->c;
 	float acc = 0.0f, w, x;
-	for (int64_t ch = 0; ch < c->C; ch++) {
-		float part = 0.0f;
+	for (int64_t ch = 0; ch < c->C; ch++)
 		for (int64_t k0 = 0; k0 < c->K[0]; k0++)
 			for (int64_t k1 = 0; k1 < c->K[1]; k1++) {
 				c_term(cv, oi, ch, k0, k1, &w, &x);
-				part = fmaf(x, w, part);
+				acc = fmaf(x, w, acc);
 			}
-		acc += part;
-	}
 	return acc;
 }
 
@@ -663,13 +676,13 @@ static float c_sum_p(const cconv_t *cv, const int64_t *oi)
 START_TEST(test_dense_wgrad_partial_sums_match_reference)
 {
 	fwsim_set_max_isa(_i ? FWSIM_ISA_AVX2 : FWSIM_ISA_AUTO);
-	c_check_units(psum_specs, PSUM_N_SPECS, "psum", psum_channels);
+	c_check_units(psum_specs, PSUM_N_SPECS, 3, "psum", psum_units);
 	if (!_i && fwsim_cpu_avx512())
-		for (int layout = 0; layout < 2; layout++)
+		for (int layout = 0; layout < 3; layout++)
 			for (size_t i = 0; i < PSUM_N_SPECS; i++) {
 				cspec_t c = psum_specs[i];
 				c.layout = layout;
-				c_check_bits(&c, 13, 101 + i, c_sum_p, layout ? "tiles, layout 1" : "tiles", i);
+				c_check_bits(&c, 13, 101 + i, c_sum_p, "tiles", i);
 			}
 	fwsim_set_max_isa(FWSIM_ISA_AUTO);
 }

@@ -396,6 +396,17 @@ START_TEST(test_conv_dense_bounds_agree_with_the_firmware)
 		"HloModule m\nENTRY e { x = f32[2,8,33,18] parameter(0)\n d = f32[2,16,16,16] parameter(1)\n"
 		" ROOT c = f32[2,3,8,16] convolution(x, d), window={size=16x16 stride=2x1 pad=0_0x0_0}, "
 		"dim_labels=fb01_io01->01bf }\n",
+		/* 64 and 63 taps with few outputs; 64 with 2^18 outputs and 2^18 + 2048 */
+		"HloModule m\nENTRY e { x = f32[2,8,10,10] parameter(0)\n d = f32[2,16,8,8] parameter(1)\n"
+		" ROOT c = f32[3,3,8,16] convolution(x, d), window={size=8x8}, dim_labels=fb01_io01->01bf }\n",
+		"HloModule m\nENTRY e { x = f32[2,8,9,11] parameter(0)\n d = f32[2,16,7,9] parameter(1)\n"
+		" ROOT c = f32[3,3,8,16] convolution(x, d), window={size=7x9}, dim_labels=fb01_io01->01bf }\n",
+		"HloModule m\nENTRY e { x = f32[2,128,10,10] parameter(0)\n d = f32[2,256,8,8] parameter(1)\n"
+		" ROOT c = f32[2,4,128,256] convolution(x, d), window={size=8x8 pad=0_-1x0_1}, "
+		"dim_labels=fb01_io01->01bf }\n",
+		"HloModule m\nENTRY e { x = f32[2,129,10,10] parameter(0)\n d = f32[2,256,8,8] parameter(1)\n"
+		" ROOT c = f32[2,4,129,256] convolution(x, d), window={size=8x8 pad=0_-1x0_1}, "
+		"dim_labels=fb01_io01->01bf }\n",
 	};
 	uint32_t sent = 0;
 	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
@@ -417,8 +428,9 @@ END_TEST
 
 /* The weight gradient of a dense 3x3 convolution over 16x16 planes
  * (PyTorch/XLA's form: the output gradient as the kernel, 256 taps) is one
- * CONV (the firmware's form P: partial sums per batch entry), against the
- * sums written out; over 8x8 planes it keeps its MATMULs, and so does a
+ * CONV (the firmware's form P), against the sums written out; over 8x8
+ * planes (64 taps) so is one of few outputs, while one of more than 2^18
+ * outputs and one over 7x7 planes keep their MATMULs, and so does a
  * pointwise one's. */
 START_TEST(test_conv_dense_wgrad_one_conv)
 {
@@ -430,7 +442,13 @@ START_TEST(test_conv_dense_wgrad_one_conv)
 	ck_assert_uint_eq(count_op(t, ISA_OP_MATMUL), 0);
 	ck_assert_uint_eq(count_op("HloModule m\nENTRY e { x = f32[3,8,8,8] parameter(0)\n"
 				   " d = f32[3,16,8,8] parameter(1)\n ROOT c = f32[3,3,8,16] convolution(x, d), "
+				   "window={size=8x8 pad=1_1x1_1}, dim_labels=fb01_io01->01bf }\n", ISA_OP_CONV), 1);
+	ck_assert_uint_eq(count_op("HloModule m\nENTRY e { x = f32[2,176,8,8] parameter(0)\n"
+				   " d = f32[2,176,8,8] parameter(1)\n ROOT c = f32[3,3,176,176] convolution(x, d), "
 				   "window={size=8x8 pad=1_1x1_1}, dim_labels=fb01_io01->01bf }\n", ISA_OP_CONV), 0);
+	ck_assert_uint_eq(count_op("HloModule m\nENTRY e { x = f32[3,8,7,7] parameter(0)\n"
+				   " d = f32[3,16,7,7] parameter(1)\n ROOT c = f32[3,3,8,16] convolution(x, d), "
+				   "window={size=7x7 pad=1_1x1_1}, dim_labels=fb01_io01->01bf }\n", ISA_OP_CONV), 0);
 	/* a pointwise convolution's gradient (one output position) is one product
 	 * over the input as it lies: no CONV, which would copy it */
 	ck_assert_uint_eq(count_op("HloModule m\nENTRY e { x = f32[3,32,16,16] parameter(0)\n"
