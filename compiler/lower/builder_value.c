@@ -166,8 +166,18 @@ ncc_status_t ncc_lower_output_view(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst,
 		if (st != NCC_OK)
 			return ncc_lower_fail(ctx, inst, st, "cannot allocate scratch for the result");
 		v->blocks[leaf] = blk;
-		v->views[leaf] = ncc_view_dense(ISA_REGION_SCRATCH, ctx->plan.blocks[blk].offset, dt,
-						s->rank, s->dims);
+		/* dense in the value's order or, bound through a transpose (its
+		 * one use: bind_transposed_scratch), in the transpose's */
+		const ncc_inst_t *tr = v->bind_tr;
+		const ncc_shape_t *ts = tr ? &tr->shape : s;
+		ncc_view_t d = ncc_view_dense(ISA_REGION_SCRATCH, ctx->plan.blocks[blk].offset, dt,
+					      ts->rank, ts->dims);
+		v->views[leaf] = d;
+		for (int32_t i = 0; tr && i < d.rank; i++) {
+			int64_t p = tr->dimensions.v[i];
+			v->views[leaf].dims[p] = d.dims[i];
+			v->views[leaf].strides[p] = d.strides[i];
+		}
 	}
 	v->set[leaf] = true;
 	*out_view = v->views[leaf];

@@ -612,6 +612,69 @@ START_TEST(test_conv_transposed_output_written_in_place)
 }
 END_TEST
 
+/* A convolution whose one use is a transpose, not an output (an SGD step
+ * reading its weight gradient as OIHW), writes its scratch in the
+ * transpose's order: the update's element-wise instructions walk every
+ * operand in order (innermost stride 1, or 0 for the learning rate), where
+ * they walked the gradient 30 elements apart. Then the values, against the
+ * sums written out. */
+START_TEST(test_conv_transposed_scratch_read_in_order)
+{
+	enum { B = 2, CI = 6, CO = 5, H = 4 };
+	const char *t = "HloModule m\nENTRY e { x = f32[2,6,4,4] parameter(0)\n"
+			" d = f32[2,5,4,4] parameter(1)\n p = f32[5,6,3,3] parameter(2)\n"
+			" c = f32[3,3,6,5] convolution(x, d), window={size=4x4 pad=1_1x1_1}, "
+			"dim_labels=fb01_io01->01bf\n t = f32[5,6,3,3] transpose(c), dimensions={3,2,0,1}\n"
+			" h = f32[] constant(0.5)\n b = f32[5,6,3,3] broadcast(h), dimensions={}\n"
+			" m = f32[5,6,3,3] multiply(t, b)\n ROOT u = f32[5,6,3,3] add(p, m) }\n";
+	void *neff = NULL;
+	neff_view_t v;
+	lower_text(t, &neff, &v);
+	uint32_t alu = 0;
+	for (uint32_t e = 0; e < ISA_ENGINE_COUNT; e++)
+		for (uint32_t i = 0; i < v.code_count[0][e]; i++) {
+			const isa_insn_t *in = &v.code[0][e][i];
+			if (in->opcode != ISA_OP_ALU)
+				continue;
+			alu++;
+			for (uint32_t a = 0; a < in->n_ap; a++) {
+				const isa_ap_t *ap = &in->ap[a];
+				int64_t last = ap->rank ? ap->stride[ap->rank - 1] : 1;
+				ck_assert_msg(last == 1 || last == 0, "ALU %u ap %u: innermost stride %lld", i,
+					      a, (long long)last);
+			}
+		}
+	ck_assert_uint_ge(alu, 2);
+	free(neff);
+	static float x[B * CI * H * H], d[B * CO * H * H], p[CO * CI * 9], want[CO * CI * 9];
+	for (int i = 0; i < B * CI * H * H; i++)
+		x[i] = (float)((i * 7) % 11) - 5;
+	for (int i = 0; i < B * CO * H * H; i++)
+		d[i] = (float)((i * 3) % 5) - 2;
+	for (int i = 0; i < CO * CI * 9; i++)
+		p[i] = (float)(i % 13);
+	for (int co = 0; co < CO; co++)
+		for (int ci = 0; ci < CI; ci++)
+			for (int ky = 0; ky < 3; ky++)
+				for (int kx = 0; kx < 3; kx++) {
+					double acc = 0;
+					for (int b = 0; b < B; b++)
+						for (int y = 0; y < H; y++)
+							for (int xx = 0; xx < H; xx++) {
+								int iy = y + ky - 1, ix = xx + kx - 1;
+								if (iy < 0 || ix < 0 || iy >= H || ix >= H)
+									continue;
+								acc += x[((b * CI + ci) * H + iy) * H + ix] *
+								       d[((b * CO + co) * H + y) * H + xx];
+							}
+					int o = ((co * CI + ci) * 3 + ky) * 3 + kx;
+					want[o] = p[o] + (float)(0.5 * acc);
+				}
+	const void *in[3] = { x, d, p };
+	check_f32(t, in, 3, want, sizeof(want) / sizeof(want[0]), 1e-5f);
+}
+END_TEST
+
 /* The input gradient of a strided dense convolution (lhs-dilated) is one
  * MATMUL over the real output gradient and one ADD per kernel position into
  * a zeroed accumulator kept by output phase (y mod 2), then one COPY per
@@ -2042,6 +2105,7 @@ static Suite *lower_suite(void)
 	tcase_add_test(tc, test_conv_stride1_copies_per_kernel_column);
 	tcase_add_test(tc, test_conv_weight_gradient_per_batch_element);
 	tcase_add_test(tc, test_conv_transposed_output_written_in_place);
+	tcase_add_test(tc, test_conv_transposed_scratch_read_in_order);
 	tcase_add_test(tc, test_conv_pointwise_small_images_one_gemm);
 	tcase_add_test(tc, test_alu_transposed_operand_copied_first);
 	tcase_add_test(tc, test_conv_strided_input_gradient_col2im);
