@@ -35,8 +35,11 @@ static bool psum_plan_t(conv_job_t *j)
 	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
 	conv_gemm_t *gm = &j->gm;
 	int64_t taps = a->K * b->K, m = j->N * b->Y;
-	/* T: m rows of (kc + (Y0 - 1) S0) kernel-row-long runs of K1 */
-	int64_t extra = (a->Y - 1) * a->S, per = m * b->K;
+	/* T: m rows of (kc + (Y0 - 1) S0) kernel-row-long runs of K1, shared by
+	 * every output row y0 (kernel dilation 1 along dim 0); else kc rows,
+	 * built again for each y0 */
+	gm->shift = a->D == 1;
+	int64_t extra = gm->shift ? (a->Y - 1) * a->S : 0, per = m * b->K;
 	int64_t kc = CONV_PSUM_T_FLOATS / per - extra;
 	kc = kc < 1 ? 1 : kc > a->K ? a->K : kc;
 	gm->nchunks = (a->K + kc - 1) / kc;
@@ -61,7 +64,7 @@ bool fwsim_conv_plan_psum(conv_job_t *j)
 	conv_gemm_t *gm = &j->gm;
 	int64_t taps = a->K * b->K, ny = a->Y * b->Y, part = j->N * j->O * ny;
 	int64_t m = j->N * b->Y;
-	if (j->G != 1 || a->L != 1 || b->L != 1 || a->D != 1 || taps < 64 || taps <= ny ||
+	if (j->G != 1 || a->L != 1 || b->L != 1 || taps < 64 || taps <= ny ||
 	    j->O < 16 || m < 16 || j->C < 2 || part > ISA_CONV_PSUM_FLOATS / j->C ||
 	    m > INT32_MAX || j->O > INT32_MAX || b->K > INT32_MAX)
 		return false;
@@ -104,21 +107,26 @@ static fwsim_status_t psum_channel(const conv_job_t *j, const fwsim_kargs_t *kk,
 	}
 	for (int64_t ch = 0; ch < gm->nchunks; ch++) {
 		int64_t kb = ch * gm->kc, kc = a->K - kb < gm->kc ? a->K - kb : gm->kc;
-		int64_t rr = kc + (a->Y - 1) * a->S;
-		for (int64_t n = 0; n < j->N; n++) {
-			const float *xn = j->in + n * j->si[0] + c * j->si[2];
-			for (int64_t y1 = 0; y1 < b->Y; y1++)
-				fwsim_conv_gemm_rows(t + (n * b->Y + y1) * rr * b->K, rr, xn, kb - a->P, 1, a->X,
-						     j->si[3], b->K, b->D, y1 * b->S - b->P, b->X, j->si[4],
-						     avx512);
-		}
+		int64_t rr = gm->shift ? kc + (a->Y - 1) * a->S : kc;
 		for (int64_t y0 = 0; y0 < a->Y; y0++) {
+			/* T from input row kb - P0 for all y0 (shifted), else this
+			 * y0's rows y0 S0 + k0 D0 - P0 */
+			if (y0 == 0 || !gm->shift)
+				for (int64_t n = 0; n < j->N; n++) {
+					const float *xn = j->in + n * j->si[0] + c * j->si[2];
+					int64_t i0 = gm->shift ? kb - a->P : y0 * a->S + kb * a->D - a->P;
+					for (int64_t y1 = 0; y1 < b->Y; y1++)
+						fwsim_conv_gemm_rows(t + (n * b->Y + y1) * rr * b->K, rr, xn, i0,
+								     a->D, a->X, j->si[3], b->K, b->D,
+								     y1 * b->S - b->P, b->X, j->si[4], avx512);
+				}
 			if (fwsim_tick(kk, (uint64_t)(m * j->O * kc * b->K)))
 				return FWSIM_TIMEOUT;
+			const float *ty = gm->shift ? t + y0 * a->S * b->K : t;
 			fwsim_status_t st = fwsim_gemm_f32('N', 'T', (uint64_t)m, (uint64_t)j->O,
-							   (uint64_t)(kc * b->K), t + y0 * a->S * b->K,
-							   (int)(rr * b->K), w + kb * (gm->in_place ? j->sw[3] : b->K),
-							   ldb, ch ? 1.0f : 0.0f, part + y0 * m * j->O, (int)j->O);
+							   (uint64_t)(kc * b->K), ty, (int)(rr * b->K),
+							   w + kb * (gm->in_place ? j->sw[3] : b->K), ldb,
+							   ch ? 1.0f : 0.0f, part + y0 * m * j->O, (int)j->O);
 			if (st != FWSIM_OK)
 				return st;
 		}

@@ -26,6 +26,13 @@
  * (49 taps) gained nothing either way. */
 #define CONV_WGRAD_MIN_TAPS 64
 #define CONV_WGRAD_SMALL_OUTPUTS (1 << 18)
+/* A strided forward's weight gradient (kernel dilation along the first
+ * spatial dim) builds T once per output row without AVX-512: with products
+ * of 64 rows or more (the kernel's input channels x the last output dim)
+ * ResNet's 3x3 stride-2 64->128 over 8 images ran 0.50-0.56x the MATMULs'
+ * time as tiles and 0.84-1.06x as T and sgemm; a 3-channel 7x7 stem (21
+ * rows) 0.80x as tiles but 2.2-2.9x as T and sgemm: it keeps its MATMULs. */
+#define CONV_WGRAD_STRIDED_ROWS 64
 
 /* Whether a dense (ungrouped) convolution is one for form G or P: no input
  * dilation, more than one tap, at least 16 outputs, and
@@ -44,10 +51,10 @@
  *   outputs), more than one output position (a pointwise convolution's
  *   gradient is one product over the input as it lies: as form P, which
  *   copies it into T, MobileNetV2's 96->24 over 56x56 ran 0.90 -> 1.50 ms),
- *   kernel dilation 1 along the first of two spatial dims (the
- *   forward's stride 1), at least 2 batch entries (CONV's C, form P's
- *   items) and 16 rows per product (the kernel's input channels x the last
- *   output dim), partial sums within ISA_CONV_PSUM_FLOATS. */
+ *   at least 2 batch entries (CONV's C, form P's items without AVX-512) and
+ *   16 rows per product (the kernel's input channels x the last output
+ *   dim; CONV_WGRAD_STRIDED_ROWS with a kernel dilation along the first of
+ *   two spatial dims), partial sums within ISA_CONV_PSUM_FLOATS. */
 static bool conv_dense_banded(const ncc_inst_t *inst, const ncc_view_t *x, const ncc_view_t *k,
 			      const ncc_view_t *out)
 {
@@ -76,9 +83,11 @@ static bool conv_dense_banded(const ncc_inst_t *inst, const ncc_view_t *x, const
 	/* form P: T for one kernel row, a batch entry's kernel packed */
 	return (taps >= CONV_BANDED_MIN_PLANE ||
 		(taps >= CONV_WGRAD_MIN_TAPS && N * O * plane <= CONV_WGRAD_SMALL_OUTPUTS)) &&
-	       plane > 1 && (ns == 1 || w->dims[0].rhs_dilation == 1) &&
-	       C >= 2 && N * y1 >= 16 && N * O * plane <= ISA_CONV_PSUM_FLOATS / C &&
-	       N * y1 * k1 * (1 + (y0 - 1) * (ns == 2 ? w->dims[0].stride : 1)) <= ISA_CONV_SCRATCH_FLOATS &&
+	       plane > 1 && C >= 2 && N * y1 >= 16 &&
+	       (ns == 1 || w->dims[0].rhs_dilation == 1 || N * y1 >= CONV_WGRAD_STRIDED_ROWS) &&
+	       N * O * plane <= ISA_CONV_PSUM_FLOATS / C &&
+	       N * y1 * k1 * (1 + (ns == 2 && w->dims[0].rhs_dilation == 1 ? (y0 - 1) * w->dims[0].stride : 0)) <=
+		       ISA_CONV_SCRATCH_FLOATS &&
 	       O * taps <= ISA_CONV_SCRATCH_FLOATS;
 }
 

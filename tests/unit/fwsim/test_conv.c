@@ -624,7 +624,9 @@ END_TEST
  * channels of 66x66 planes, whose 64 kernel rows take 4 chunks of 16. With
  * it, register tiles: 26 n by 40 o (units of 13 n, each two tiles of 7 and
  * 6, by a slice of 32 o and one of 8); kernel rows of 300 (the tiles'
- * blocks cut one row in two). Three layouts (1 packs each c's reversed
+ * blocks cut one row in two); strided forwards' gradients (kernel
+ * dilation 2: without AVX-512, T built again for each output row, the
+ * last in two chunks of kernel rows). Three layouts (1 packs each c's reversed
  * kernel, which the tiles transpose element by element, and gathers
  * channels-innermost input; 2 stores the output channels innermost, as a
  * weight gradient's 01bf output lies). */
@@ -639,6 +641,10 @@ static const cspec_t psum_specs[] = {
 	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
 	SPEC(.N = 4, .G = 1, .O = 16, .C = 3, .X = { 4, 302 }, .K = { 2, 300 }, .S = { 1, 1 },
 	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+	SPEC(.N = 24, .G = 1, .O = 20, .C = 2, .X = { 17, 17 }, .K = { 8, 8 }, .S = { 1, 1 },
+	     .D = { 2, 2 }, .L = { 1, 1 }, .P = { 1, 1 }),
+	SPEC(.N = 8, .G = 1, .O = 16, .C = 2, .X = { 5, 1201 }, .K = { 4, 1200 }, .S = { 1, 1 },
+	     .D = { 2, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
 };
 #define PSUM_N_SPECS (sizeof(psum_specs) / sizeof(psum_specs[0]))
 

@@ -396,6 +396,14 @@ START_TEST(test_conv_dense_bounds_agree_with_the_firmware)
 		"HloModule m\nENTRY e { x = f32[2,8,33,18] parameter(0)\n d = f32[2,16,16,16] parameter(1)\n"
 		" ROOT c = f32[2,3,8,16] convolution(x, d), window={size=16x16 stride=2x1 pad=0_0x0_0}, "
 		"dim_labels=fb01_io01->01bf }\n",
+		/* a strided forward's (kernel dilation 2 along the first dim):
+		 * 64 and 63 rows per product (input channels x Y1) */
+		"HloModule m\nENTRY e { x = f32[2,32,17,17] parameter(0)\n d = f32[2,16,8,8] parameter(1)\n"
+		" ROOT c = f32[3,2,32,16] convolution(x, d), window={size=8x8 pad=1_-1x0_-1 rhs_dilate=2x2}, "
+		"dim_labels=fb01_io01->01bf }\n",
+		"HloModule m\nENTRY e { x = f32[2,21,17,17] parameter(0)\n d = f32[2,16,8,8] parameter(1)\n"
+		" ROOT c = f32[3,3,21,16] convolution(x, d), window={size=8x8 pad=1_-1x1_-1 rhs_dilate=2x2}, "
+		"dim_labels=fb01_io01->01bf }\n",
 		/* 64 and 63 taps with few outputs; 64 with 2^18 outputs and 2^18 + 2048 */
 		"HloModule m\nENTRY e { x = f32[2,8,10,10] parameter(0)\n d = f32[2,16,8,8] parameter(1)\n"
 		" ROOT c = f32[3,3,8,16] convolution(x, d), window={size=8x8}, dim_labels=fb01_io01->01bf }\n",
@@ -431,7 +439,8 @@ END_TEST
  * CONV (the firmware's form P), against the sums written out; over 8x8
  * planes (64 taps) so is one of few outputs, while one of more than 2^18
  * outputs and one over 7x7 planes keep their MATMULs, and so does a
- * pointwise one's. */
+ * pointwise one's; a strided forward's goes to CONV with 64 rows per
+ * product. */
 START_TEST(test_conv_dense_wgrad_one_conv)
 {
 	enum { B = 3, CI = 8, CO = 16, H = 16 };
@@ -446,6 +455,16 @@ START_TEST(test_conv_dense_wgrad_one_conv)
 	ck_assert_uint_eq(count_op("HloModule m\nENTRY e { x = f32[2,176,8,8] parameter(0)\n"
 				   " d = f32[2,176,8,8] parameter(1)\n ROOT c = f32[3,3,176,176] convolution(x, d), "
 				   "window={size=8x8 pad=1_1x1_1}, dim_labels=fb01_io01->01bf }\n", ISA_OP_CONV), 0);
+	/* a strided forward's (kernel dilation 2): 64 rows per product (input
+	 * channels x Y1) go to CONV, 63 keep their MATMULs */
+	ck_assert_uint_eq(count_op("HloModule m\nENTRY e { x = f32[2,32,17,17] parameter(0)\n"
+				   " d = f32[2,16,8,8] parameter(1)\n ROOT c = f32[3,2,32,16] convolution(x, d), "
+				   "window={size=8x8 pad=1_-1x0_-1 rhs_dilate=2x2}, dim_labels=fb01_io01->01bf }\n",
+				   ISA_OP_CONV), 1);
+	ck_assert_uint_eq(count_op("HloModule m\nENTRY e { x = f32[2,21,17,17] parameter(0)\n"
+				   " d = f32[2,16,8,8] parameter(1)\n ROOT c = f32[3,3,21,16] convolution(x, d), "
+				   "window={size=8x8 pad=1_-1x1_-1 rhs_dilate=2x2}, dim_labels=fb01_io01->01bf }\n",
+				   ISA_OP_CONV), 0);
 	ck_assert_uint_eq(count_op("HloModule m\nENTRY e { x = f32[3,8,7,7] parameter(0)\n"
 				   " d = f32[3,16,7,7] parameter(1)\n ROOT c = f32[3,3,8,16] convolution(x, d), "
 				   "window={size=7x7 pad=1_1x1_1}, dim_labels=fb01_io01->01bf }\n", ISA_OP_CONV), 0);
