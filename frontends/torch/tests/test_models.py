@@ -23,8 +23,8 @@ def test_resnet18_forward_and_training_step():
     assert_close(sim.result["logits"], cpu.result["logits"], 1e-3, 1e-4, "logits")
     assert_close(sim.result["losses"], cpu.result["losses"], 1e-3, 1e-4, "losses")
     assert_close(sim.result["fc_sum"], cpu.result["fc_sum"], 1e-3, 1e-3, "fc weights")
-    # through the max-pool's gradient (one SELSCAT on the device), against PyTorch
-    # eager's (XLA:CPU's is 17% off eager's: the script says so)
+    # the first step's, through the max-pool's gradient (one SELSCAT on the device),
+    # against PyTorch eager's (XLA:CPU's is 17% off eager's: the script says so)
     assert_close(sim.result["conv1_grad"], sim.result["conv1_grad_eager"], 1e-3, 1e-4,
                  "conv1 gradient")
 
