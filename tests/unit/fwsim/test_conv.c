@@ -661,24 +661,10 @@ static uint64_t psum_units(const cspec_t *c, size_t i)
 	return (uint64_t)(nq * ((c->N + tn - 1) / tn));
 }
 
-/* Form P's register tiles' order (docs/isa.md): one chain of fma from 0 over
- * the terms (c, k0, k1) in row-major order. (Padding terms, 0 x a finite w,
- * change no bits of such a chain.) */
-static float c_sum_p(const cconv_t *cv, const int64_t *oi)
-{
-	const cspec_t *c = &cv->c;
-	float acc = 0.0f, w, x;
-	for (int64_t ch = 0; ch < c->C; ch++)
-		for (int64_t k0 = 0; k0 < c->K[0]; k0++)
-			for (int64_t k1 = 0; k1 < c->K[1]; k1++) {
-				c_term(cv, oi, ch, k0, k1, &w, &x);
-				acc = fmaf(x, w, acc);
-			}
-	return acc;
-}
-
 /* _i 0: the widest kernels (the register tiles on a CPU with AVX-512F, bit
- * for bit in their order); 1: capped to AVX2, T and sgemm. */
+ * for bit in their order, docs/isa.md: one chain of fma from 0 over (c, k0,
+ * k1), as form A's, c_sum_chain; padding terms, 0 x a finite w, change no
+ * bits of such a chain); 1: capped to AVX2, T and sgemm. */
 START_TEST(test_dense_wgrad_partial_sums_match_reference)
 {
 	fwsim_set_max_isa(_i ? FWSIM_ISA_AVX2 : FWSIM_ISA_AUTO);
@@ -688,7 +674,7 @@ START_TEST(test_dense_wgrad_partial_sums_match_reference)
 			for (size_t i = 0; i < PSUM_N_SPECS; i++) {
 				cspec_t c = psum_specs[i];
 				c.layout = layout;
-				c_check_bits(&c, 13, 101 + i, c_sum_p, "tiles", i);
+				c_check_bits(&c, 13, 101 + i, c_sum_chain, "tiles", i);
 			}
 	fwsim_set_max_isa(FWSIM_ISA_AUTO);
 }

@@ -434,6 +434,23 @@ START_TEST(test_conv_dense_bounds_agree_with_the_firmware)
 }
 END_TEST
 
+/* The weight gradient of a 3x3 stride-1 pad-1 convolution at (ci, co, ky,
+ * kx), in double: x [B, CI, H, H] and d [B, CO, H, H] row-major. */
+static double wgrad3x3(const float *x, const float *d, int B, int CI, int CO, int H, int ci, int co,
+		       int ky, int kx)
+{
+	double acc = 0;
+	for (int b = 0; b < B; b++)
+		for (int y = 0; y < H; y++)
+			for (int xx = 0; xx < H; xx++) {
+				int iy = y + ky - 1, ix = xx + kx - 1;
+				if (iy >= 0 && ix >= 0 && iy < H && ix < H)
+					acc += x[((b * CI + ci) * H + iy) * H + ix] *
+					       d[((b * CO + co) * H + y) * H + xx];
+			}
+	return acc;
+}
+
 /* The weight gradient of a dense 3x3 convolution over 16x16 planes
  * (PyTorch/XLA's form: the output gradient as the kernel, 256 taps) is one
  * CONV (the firmware's form P), against the sums written out; over 8x8
@@ -481,19 +498,9 @@ START_TEST(test_conv_dense_wgrad_one_conv)
 	for (int ky = 0; ky < 3; ky++)
 		for (int kx = 0; kx < 3; kx++)
 			for (int ci = 0; ci < CI; ci++)
-				for (int co = 0; co < CO; co++) {
-					double acc = 0;
-					for (int b = 0; b < B; b++)
-						for (int y = 0; y < H; y++)
-							for (int xx = 0; xx < H; xx++) {
-								int iy = y + ky - 1, ix = xx + kx - 1;
-								if (iy < 0 || ix < 0 || iy >= H || ix >= H)
-									continue;
-								acc += x[((b * CI + ci) * H + iy) * H + ix] *
-								       d[((b * CO + co) * H + y) * H + xx];
-							}
-					want[((ky * 3 + kx) * CI + ci) * CO + co] = (float)acc;
-				}
+				for (int co = 0; co < CO; co++)
+					want[((ky * 3 + kx) * CI + ci) * CO + co] =
+						(float)wgrad3x3(x, d, B, CI, CO, H, ci, co, ky, kx);
 	const void *in[2] = { x, d };
 	check_f32(t, in, 2, want, sizeof(want) / sizeof(want[0]), 1e-5f);
 }
@@ -676,18 +683,8 @@ START_TEST(test_conv_transposed_scratch_read_in_order)
 		for (int ci = 0; ci < CI; ci++)
 			for (int ky = 0; ky < 3; ky++)
 				for (int kx = 0; kx < 3; kx++) {
-					double acc = 0;
-					for (int b = 0; b < B; b++)
-						for (int y = 0; y < H; y++)
-							for (int xx = 0; xx < H; xx++) {
-								int iy = y + ky - 1, ix = xx + kx - 1;
-								if (iy < 0 || ix < 0 || iy >= H || ix >= H)
-									continue;
-								acc += x[((b * CI + ci) * H + iy) * H + ix] *
-								       d[((b * CO + co) * H + y) * H + xx];
-							}
 					int o = ((co * CI + ci) * 3 + ky) * 3 + kx;
-					want[o] = p[o] + (float)(0.5 * acc);
+					want[o] = p[o] + (float)(0.5 * wgrad3x3(x, d, B, CI, CO, H, ci, co, ky, kx));
 				}
 	const void *in[3] = { x, d, p };
 	check_f32(t, in, 3, want, sizeof(want) / sizeof(want[0]), 1e-5f);
