@@ -213,7 +213,8 @@ static bool tiles_transpose(const conv_job_t *j, const float *w, int64_t o0, int
  * block whose kernel holds one, those terms are added here, to every n of
  * the (y0, y1, o) whose window puts that tap in the padding.
  */
-static void tiles_padding_terms(const conv_job_t *j, const float *w, int64_t o0, int64_t nn, int64_t kb, int64_t kr, int64_t jb, int64_t jr, float *acc)
+static void tiles_padding_terms(const conv_job_t *j, const float *w, int64_t o0, int64_t nn,
+				int64_t kb, int64_t kr, int64_t jb, int64_t jr, float *acc)
 {
 	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
 	int64_t ny = a->Y * b->Y, no = j->O - o0 < TILE_O ? j->O - o0 : TILE_O;
