@@ -14,6 +14,7 @@
 #include <xxhash.h>
 
 #include "neuronsim/atomic_file.h"
+#include "neuronsim/errmsg.h"
 #include "neuronsim/snapshot.h"
 #include "snapshot_internal.h"
 
@@ -141,7 +142,7 @@ static ns_status_t build_meta(const char *path, const snapshot_meta_t *meta,
 			json_decref(arr);
 			return ns_status_make(NS_STATUS_INVALID_ARGUMENT,
 					      "snapshot %s: the error record is not a JSON object (%s)", path,
-					      error ? "another JSON value" : jerr.text);
+					      error ? "another JSON value" : errmsg_escape(jerr.text, 64).s);
 		}
 	}
 	int rc = 0;

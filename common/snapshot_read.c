@@ -312,10 +312,10 @@ static ns_status_t parse_meta(reader_t *r, const snap_header_t *h, snapshot_t *s
 	json_error_t jerr;
 	json_t *root = json_loadb((const char *)r->base + h->meta_offset, h->meta_size,
 				  JSON_REJECT_DUPLICATES, &jerr);
-	if (!root)
+	if (!root) /* jansson quotes the bytes near the error as they are */
 		return RFAIL(r,
 			     NS_STATUS_INVALID_ARGUMENT, "metadata is not valid JSON: %s (byte %d)",
-			     jerr.text, jerr.position);
+			     esc(jerr.text).s, jerr.position);
 	ns_status_t st = NS_OK;
 	const json_t *fmt = json_object_get(root, "format");
 	const json_t *tab = json_object_get(root, "tensors");
