@@ -40,7 +40,7 @@ typedef struct conv_gemm {
 	bool direct;                 /* products straight into the output */
 	bool in_place;               /* the kernel read where it is, not from wp */
 	int64_t band, nbands;        /* output rows per band (the last may have fewer), bands */
-	uint64_t units;              /* G: bands of all planes; P: input channels */
+	uint64_t units;              /* G: bands of all planes; P: input channels, or the tiles' units */
 	uint64_t per_item;           /* units per item */
 	int64_t rows;                /* T's rows per (c, k1) or (c, k0, k1) for a whole band */
 	int64_t t_floats;            /* T's floats for a whole band */

@@ -1,4 +1,4 @@
-/* CONV form P (docs/isa.md, "CONV"): dense weight gradients (few outputs, many taps), one item per input channel c (the batch entry) into partial sums of its own, added in c order at the end; each item's product as sgemm over an im2col buffer, or on AVX-512 CPUs as register tiles (kernels_conv_tiles.c). */
+/* CONV form P (docs/isa.md, "CONV"): dense weight gradients (few outputs, many taps). On AVX-512 CPUs register tiles (kernels_conv_tiles.c); elsewhere one item per input channel c (the batch entry), an sgemm product over an im2col buffer into partial sums of its own, added in c order at the end. */
 #include <string.h>
 
 #include "conv.h"
@@ -7,13 +7,14 @@
  * A weight gradient as CONV has the forward's batch as its C, the kernel's
  * input channels as N, the output gradient as the kernel and the kernel's
  * window as the output Y: out[n, o, y] = sum_{c, k} X[n, c, y S + k - P] x
- * W[o, c, k]. For one c that is one product over the taps k, transposed so
- * that T's rows run along the input's rows:
+ * W[o, c, k]. Without AVX-512 (kernels_conv_tiles.c otherwise), for one c
+ * that is one product over the taps k, transposed so that T's rows run
+ * along the input's rows:
  *   part_c[y0][(n, y1)][o] = T_c[(n, y1)][(k0, k1)] x W_c[o][(k0, k1)]^T
  * with T_c[(n, y1)][r][k1] = X[n, c, r - P0, y1 S1 + k1 D1 - P1]: with kernel
  * dilation 1 along dim 0, output row y0 reads T from its row y0 S0 (the
  * forward's "shift", lower_conv_dense.c), so the input is copied once per
- * output column. The taps are cut into chunks of kernel rows (T about 512
+ * output column (with another dilation, T is built for each y0). The taps are cut into chunks of kernel rows (T about 512
  * KiB, in the item's cache), the products accumulating over the chunks.
  *
  * Items are the c: on 2 CPUs each takes half the batch, with one hand-off for
