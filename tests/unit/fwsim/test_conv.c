@@ -621,7 +621,7 @@ END_TEST
  * C): form P. Without AVX-512F (capped), a partial sum per c added in c
  * order: kernel rows in one chunk of T, with a stride along dim 0 (output
  * row y0 reads T from row 2 y0) and kernel dilation 2 along dim 1; then 16
- * channels of 66x66 planes, whose 64 kernel rows take 4 chunks of 16. With
+ * channels of 63x63 planes, whose 64 kernel rows take 2 chunks of 32. With
  * it, register tiles: 26 n by 40 o (units of 13 n, each two tiles of 7 and
  * 6, by a slice of 32 o and one of 8); kernel rows of 300 (the tiles'
  * blocks cut one row in two); strided forwards' gradients (kernel
@@ -635,9 +635,9 @@ static const cspec_t psum_specs[] = {
 	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
 	SPEC(.N = 5, .G = 1, .O = 17, .C = 2, .X = { 24, 30 }, .K = { 16, 16 }, .S = { 2, 1 },
 	     .D = { 1, 2 }, .L = { 1, 1 }, .P = { 0, 2 }),
-	SPEC(.N = 16, .G = 1, .O = 16, .C = 2, .X = { 66, 66 }, .K = { 64, 64 }, .S = { 1, 1 },
+	SPEC(.N = 16, .G = 1, .O = 16, .C = 2, .X = { 63, 63 }, .K = { 64, 64 }, .S = { 1, 1 },
 	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
-	SPEC(.N = 26, .G = 1, .O = 40, .C = 2, .X = { 20, 19 }, .K = { 18, 17 }, .S = { 1, 1 },
+	SPEC(.N = 26, .G = 1, .O = 40, .C = 2, .X = { 15, 15 }, .K = { 16, 16 }, .S = { 1, 1 },
 	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
 	SPEC(.N = 4, .G = 1, .O = 16, .C = 3, .X = { 4, 302 }, .K = { 2, 300 }, .S = { 1, 1 },
 	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
