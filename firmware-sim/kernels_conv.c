@@ -358,18 +358,6 @@ static void conv_dot1(const float *x, const float *w, int64_t n, float acc[CONV_
 		conv_dot1_c(x, w, n, acc);
 }
 
-/* No NaN or Inf among p[0, n): an integer OR the compiler vectorises. */
-static bool conv_all_finite(const float *p, int64_t n)
-{
-	uint32_t bad = 0;
-	for (int64_t i = 0; i < n; i++) {
-		uint32_t u;
-		memcpy(&u, &p[i], 4);
-		bad |= (u & 0x7f800000u) == 0x7f800000u;
-	}
-	return !bad;
-}
-
 /* Form A: the outputs of (n, g, o), stored to dst (ap0 at [n, g, o]) through
  * outp [Y0, Y1] when there are several phases, else straight from the
  * accumulators; scanned for NaN/Inf (flat0: the plane's first flat index). */
@@ -588,7 +576,7 @@ static fwsim_status_t conv_item(void *ctx, uint64_t item, uint32_t slot, fwsim_w
 				conv_fill(j, xin + c * j->si[2], planes + c * j->plane);
 		/* form B's runs read a few input values under zero weights: exact only
 		 * while they are finite, else this (n, g) takes the direct loop */
-		if (j->form == 'B' && !conv_all_finite(planes, j->C * j->plane))
+		if (j->form == 'B' && !fwsim_conv_all_finite(planes, j->C * j->plane))
 			naive = true;
 		for (int64_t o = 0; o < j->O; o++) {
 			if (!naive && fwsim_tick(&kk, (uint64_t)ny * (uint64_t)nk + (uint64_t)ny)) {

@@ -133,77 +133,24 @@ static void tile(int nb, int64_t nr, int64_t nk, const float *x, int64_t xs, int
 	}
 }
 
-/* 16 rows of 16 floats transposed in registers: r[i] lane l becomes r[l]
- * lane i. */
-__attribute__((target("avx512f"), always_inline))
-static inline void transpose16(__m512 r[16])
-{
-	__m512 t[16], u[16];
-	for (int i = 0; i < 16; i += 2) {
-		t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
-		t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
-	}
-	/* t[4q + {0,1,2,3}] from rows 4q..4q+3: pairs of 64-bit elements */
-	for (int q = 0; q < 16; q += 4) {
-		u[q] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[q]), _mm512_castps_pd(t[q + 2])));
-		u[q + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[q]), _mm512_castps_pd(t[q + 2])));
-		u[q + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[q + 1]), _mm512_castps_pd(t[q + 3])));
-		u[q + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[q + 1]), _mm512_castps_pd(t[q + 3])));
-	}
-	/* u[4q + e]: element e (of 4 per 128-bit lane) of rows 4q..4q+3, per lane */
-	for (int e = 0; e < 4; e++) {
-		__m512 a0 = _mm512_shuffle_f32x4(u[e], u[4 + e], 0x88);  /* lanes 0, 2 of each */
-		__m512 a1 = _mm512_shuffle_f32x4(u[e], u[4 + e], 0xdd);  /* lanes 1, 3 */
-		__m512 b0 = _mm512_shuffle_f32x4(u[8 + e], u[12 + e], 0x88);
-		__m512 b1 = _mm512_shuffle_f32x4(u[8 + e], u[12 + e], 0xdd);
-		r[e] = _mm512_shuffle_f32x4(a0, b0, 0x88);      /* 128-bit lane 0 */
-		r[4 + e] = _mm512_shuffle_f32x4(a1, b1, 0x88);  /* lane 1 */
-		r[8 + e] = _mm512_shuffle_f32x4(a0, b0, 0xdd);  /* lane 2 */
-		r[12 + e] = _mm512_shuffle_f32x4(a1, b1, 0xdd); /* lane 3 */
-	}
-}
-
 /* The kernel's rows [k0, k0 + nr), columns [j0, j0 + nj) of o in [o0, o0 +
  * 32) (w: channel c's kernel), transposed into wt: tap (r, k1) a vector
- * pair of its 32 o, zero past O. Returns whether any is NaN or Inf. */
-__attribute__((target("avx512f")))
+ * pair of its 32 o, zero past O (fwsim_copy_tile: 8x8 register transposes
+ * where the kernel's rows are contiguous). Returns whether any is NaN or
+ * Inf. */
 static bool tiles_transpose(const conv_job_t *j, const float *w, int64_t o0, int64_t k0, int64_t nr,
 			    int64_t j0, int64_t nj, float *wt)
 {
-	int64_t O = j->O, so = j->sw[1], s0 = j->sw[3], s1 = j->sw[4];
-	if (s1 != 1) { /* columns strided (o innermost: rows read in order) */
-		bool bad = false;
-		for (int64_t r = 0; r < nr; r++)
-			for (int64_t k = 0; k < nj; k++) {
-				float *d = wt + (r * nj + k) * TILE_O;
-				const float *src = w + (k0 + r) * s0 + (j0 + k) * s1;
-				for (int64_t l = 0; l < TILE_O; l++) {
-					d[l] = o0 + l < O ? src[(o0 + l) * so] : 0.0f;
-					bad = bad || !isfinite(d[l]);
-				}
-			}
-		return bad;
+	int64_t no = j->O - o0 < TILE_O ? j->O - o0 : TILE_O;
+	for (int64_t r = 0; r < nr; r++) {
+		float *d = wt + r * nj * TILE_O;
+		for (int64_t k = 0; no < TILE_O && k < nj; k++)
+			memset(d + k * TILE_O + no, 0, (size_t)(TILE_O - no) * sizeof(float));
+		fwsim_copy_tile(4, (uint8_t *)d, 4, TILE_O * 4,
+				(const uint8_t *)(w + o0 * j->sw[1] + (k0 + r) * j->sw[3] + j0 * j->sw[4]),
+				j->sw[1] * 4, j->sw[4] * 4, (size_t)no, (size_t)nj);
 	}
-	__mmask16 nf = 0; /* lanes where v - v is NaN: v NaN or Inf */
-	/* 16 o by 16 columns at a time, through registers */
-	for (int64_t h = 0; h < TILE_O; h += 16)
-		for (int64_t r = 0; r < nr; r++)
-			for (int64_t k = 0; k < nj; k += 16) {
-				int64_t nv = nj - k < 16 ? nj - k : 16;
-				__mmask16 km = (__mmask16)((1u << nv) - 1);
-				const float *src = w + (k0 + r) * s0 + j0 + k;
-				__m512 v[16];
-				for (int i = 0; i < 16; i++)
-					v[i] = o0 + h + i < O
-						       ? _mm512_maskz_loadu_ps(km, src + (o0 + h + i) * so)
-						       : _mm512_setzero_ps();
-				transpose16(v);
-				for (int64_t i = 0; i < nv; i++) {
-					nf |= _mm512_cmp_ps_mask(_mm512_sub_ps(v[i], v[i]), v[i], _CMP_UNORD_Q);
-					_mm512_storeu_ps(wt + (r * nj + k + i) * TILE_O + h, v[i]);
-				}
-			}
-	return nf != 0;
+	return !fwsim_conv_all_finite(wt, nr * nj * TILE_O);
 }
 
 /*
