@@ -484,17 +484,14 @@ static void bind_transposed_scratch(ncc_lower_ctx_t *ctx, const ncc_comp_t *e)
 	for (int32_t i = 0; i < e->ninsts; i++) {
 		const ncc_inst_t *t = e->insts[i];
 		const ncc_inst_t *x = t->op == NCC_OP_TRANSPOSE && t->noperands == 1 ? t->operands[0] : NULL;
-		if (!x || x->op != NCC_OP_CONVOLUTION || x == e->root || t->shape.rank != x->shape.rank ||
-		    ncc_lower_shape_leaves(&x->shape) != 1 || x->shape.etype == NCC_TUPLE)
+		/* the root counts as a use (ncc_inst_use_count): a returned
+		 * convolution is left to bind_leaf */
+		if (!x || x->op != NCC_OP_CONVOLUTION || t->shape.rank != x->shape.rank ||
+		    ncc_lower_shape_leaves(&x->shape) != 1 || x->shape.etype == NCC_TUPLE ||
+		    ncc_inst_use_count(x) != 1)
 			continue;
 		ncc_lval_t *xv = ncc_lower_val(ctx, x);
-		if (xv->bind_out[0] >= 0 || xv->bind_tr)
-			continue;
-		int32_t uses = 0;
-		for (int32_t j = 0; j < e->ninsts; j++)
-			for (int32_t k = 0; k < e->insts[j]->noperands; k++)
-				uses += e->insts[j]->operands[k] == x;
-		if (uses == 1)
+		if (xv->bind_out[0] < 0 && !xv->bind_tr)
 			xv->bind_tr = t;
 	}
 }
