@@ -144,19 +144,11 @@ ncc_status_t ncc_lower_output_view(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst,
 	if (!s || ncc_lower_dtype(s->etype, &dt) != NCC_OK)
 		return ncc_lower_fail(ctx, inst, NCC_ERR_UNSUPPORTED, "unsupported element type %s",
 				      s ? ncc_etype_name(s->etype) : "?");
+	/* the output tensor, or scratch */
+	uint32_t region = ISA_REGION_SCRATCH;
+	uint64_t offset = 0;
 	if (v->bind_out[leaf] >= 0) {
-		/* the output tensor, dense in the value's order or, bound through a
-		 * transpose, in the transpose's: out[i...] = value[perm[i]...] */
-		const ncc_inst_t *tr = v->bind_tr;
-		const ncc_shape_t *os = tr ? &tr->shape : s;
-		uint32_t t = ctx->out_tensor[v->bind_out[leaf]];
-		ncc_view_t d = ncc_view_dense(ISA_REGION_IO0 + t, 0, dt, os->rank, os->dims);
-		v->views[leaf] = d;
-		for (int32_t i = 0; tr && i < d.rank; i++) {
-			int64_t p = tr->dimensions.v[i];
-			v->views[leaf].dims[p] = d.dims[i];
-			v->views[leaf].strides[p] = d.strides[i];
-		}
+		region = ISA_REGION_IO0 + ctx->out_tensor[v->bind_out[leaf]];
 	} else {
 		int64_t n = ncc_shape_elements(s);
 		if (n < 0)
@@ -166,18 +158,19 @@ ncc_status_t ncc_lower_output_view(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst,
 		if (st != NCC_OK)
 			return ncc_lower_fail(ctx, inst, st, "cannot allocate scratch for the result");
 		v->blocks[leaf] = blk;
-		/* dense in the value's order or, bound through a transpose (its
-		 * one use: bind_transposed_scratch), in the transpose's */
-		const ncc_inst_t *tr = v->bind_tr;
-		const ncc_shape_t *ts = tr ? &tr->shape : s;
-		ncc_view_t d = ncc_view_dense(ISA_REGION_SCRATCH, ctx->plan.blocks[blk].offset, dt,
-					      ts->rank, ts->dims);
-		v->views[leaf] = d;
-		for (int32_t i = 0; tr && i < d.rank; i++) {
-			int64_t p = tr->dimensions.v[i];
-			v->views[leaf].dims[p] = d.dims[i];
-			v->views[leaf].strides[p] = d.strides[i];
-		}
+		offset = ctx->plan.blocks[blk].offset;
+	}
+	/* dense in the value's order or, bound through a transpose (an output's,
+	 * or the one use of a convolution: bind_outputs), in the transpose's:
+	 * tr[i...] = value[perm[i]...] */
+	const ncc_inst_t *tr = v->bind_tr;
+	const ncc_shape_t *ds = tr ? &tr->shape : s;
+	ncc_view_t d = ncc_view_dense(region, offset, dt, ds->rank, ds->dims);
+	v->views[leaf] = d;
+	for (int32_t i = 0; tr && i < d.rank; i++) {
+		int64_t p = tr->dimensions.v[i];
+		v->views[leaf].dims[p] = d.dims[i];
+		v->views[leaf].strides[p] = d.strides[i];
 	}
 	v->set[leaf] = true;
 	*out_view = v->views[leaf];

@@ -84,7 +84,9 @@ ncc_status_t ncc_lower_operand_leaf(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst
 
 /* The destination buffer of inst's result (leaf 0 for an array result; tuple
  * results, e.g. multi-output fusions, by flattened leaf index): dense, row-major, of
- * inst's shape. Allocated on first call; the same view afterwards. */
+ * inst's shape; or, for a convolution bound through a transpose (bind_outputs in
+ * lower.c), the transpose's row-major buffer seen through the inverse permutation.
+ * Allocated on first call; the same view afterwards. */
 ncc_status_t ncc_lower_output_view(ncc_lower_ctx_t *ctx, const ncc_inst_t *inst, int32_t leaf,
 				   ncc_view_t *out_view);
 
