@@ -56,6 +56,7 @@ typedef struct conv_gemm {
 	float *psum;                 /* [C][Y0][N Y1][O] partial sums */
 	bool tiles;                  /* products as register tiles (kernels_conv_tiles.c) */
 	int64_t trows, tk1;          /* the tiles' kernel blocks: rows, columns */
+	int64_t tc;                  /* and channels (> 1 only with whole kernels) */
 	int64_t tn;                  /* the tiles' n per unit */
 } conv_gemm_t;
 
@@ -179,6 +180,11 @@ void fwsim_conv_gemm_rows(float *restrict d, int64_t nr, const float *x, int64_t
  * channel c (the batch of a weight gradient), each write their own partial
  * sums; fwsim_conv_psum_reduce adds them in c order into the output. */
 bool fwsim_conv_plan_psum(conv_job_t *j);
+/* Form P's tiles for forward convolutions of small planes (under 256
+ * outputs per plane, sums at least 256 deep): true, as
+ * fwsim_conv_plan_tiles, on CPUs with AVX-512F; elsewhere form G takes
+ * them. Planned before form G. */
+bool fwsim_conv_plan_tiles_fwd(conv_job_t *j);
 fwsim_status_t fwsim_conv_item_psum(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w);
 void fwsim_conv_psum_reduce(conv_job_t *j);
 /* Form P's products as AVX-512 register tiles, straight from the input and

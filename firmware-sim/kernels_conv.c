@@ -678,7 +678,8 @@ fwsim_status_t fwsim_kernel_conv(const fwsim_kargs_t *k)
 	}
 	j->scratch = j->form == 'N' ? 0 : (int64_t)scratch - (j->form == 'A' ? 4 * nk : 0);
 	j->n_planes = (uint64_t)j->N * (uint64_t)j->G;
-	if ((empty || (!fwsim_conv_plan_gemm(j) && !fwsim_conv_plan_psum(j))) &&
+	if ((empty || (!fwsim_conv_plan_tiles_fwd(j) && !fwsim_conv_plan_gemm(j) &&
+		       !fwsim_conv_plan_psum(j))) &&
 	    !fwsim_conv_plan_rows(j) && !fwsim_conv_plan_dgrad(j) && !fwsim_conv_plan_wgrad(j) &&
 	    !fwsim_conv_plan_dw(j))
 		fwsim_conv_plan_dwg(j);

@@ -52,13 +52,20 @@ bool fwsim_conv_plan_tiles(conv_job_t *j)
 	conv_gemm_t *gm = &j->gm;
 	if (!fwsim_cpu_avx512() || j->O > INT32_MAX / TILE_O)
 		return false;
+	/* units own ranges of n and o: an output repeating along either (stride
+	 * 0) would be written by two at once */
+	if ((j->N > 1 && j->so[0] == 0) || (j->O > 1 && j->so[2] == 0))
+		return false;
 	/* a block is trows kernel rows of tk1 columns (all of a row's columns
 	 * when 32 of them fit a slice, else one row in chunks) */
 	if (b->K * TILE_O <= TILE_SLICE_FLOATS) {
 		gm->tk1 = b->K;
 		gm->trows = TILE_SLICE_FLOATS / (b->K * TILE_O);
 		gm->trows = gm->trows > a->K ? a->K : gm->trows;
+		gm->tc = gm->trows == a->K ? TILE_SLICE_FLOATS / (a->K * b->K * TILE_O) : 1;
+		gm->tc = gm->tc > j->C ? j->C : gm->tc;
 	} else {
+		gm->tc = 1;
 		gm->tk1 = TILE_SLICE_FLOATS / TILE_O;
 		gm->trows = 1;
 	}
@@ -70,7 +77,7 @@ bool fwsim_conv_plan_tiles(conv_job_t *j)
 	gm->tn = (j->N + ns - 1) / ns;
 	ns = (j->N + gm->tn - 1) / gm->tn;
 	/* the block, 16 floats to align it to a cache line, the unit's sums */
-	int64_t scratch = gm->trows * gm->tk1 * TILE_O + 16 + gm->tn * a->Y * b->Y * TILE_O;
+	int64_t scratch = gm->tc * gm->trows * gm->tk1 * TILE_O + 16 + gm->tn * a->Y * b->Y * TILE_O;
 	if (scratch > ISA_CONV_SCRATCH_FLOATS)
 		return false;
 	gm->tiles = true;
@@ -87,9 +94,9 @@ bool fwsim_conv_plan_tiles(conv_job_t *j)
  * pair (taps 32 floats apart, rows wr). nb is a constant after inlining: the
  * sums live in registers. */
 __attribute__((target("avx512f"), always_inline))
-static inline void tile_nb(const int nb, int64_t nr, int64_t nk, const float *x, int64_t xs,
-			   int64_t xk, int64_t xr, const float *w, int64_t wr, float *c, int64_t ldc,
-			   const __mmask16 *m)
+static inline void tile_nb(const int nb, int64_t nc, int64_t xc, int64_t wc, int64_t nr, int64_t nk,
+			   const float *x0, int64_t xs, int64_t xk, int64_t xr, const float *w0, int64_t wr,
+			   float *c, int64_t ldc, const __mmask16 *m)
 {
 	__m512 s[TILE_N][2];
 #pragma GCC unroll 12
@@ -97,15 +104,18 @@ static inline void tile_nb(const int nb, int64_t nr, int64_t nk, const float *x,
 		s[i][0] = _mm512_maskz_loadu_ps(m[0], c + i * ldc);
 		s[i][1] = _mm512_maskz_loadu_ps(m[1], c + i * ldc + 16);
 	}
-	for (int64_t r = 0; r < nr; r++, x += xr, w += wr) {
-		const float *xp = x, *wp = w;
-		for (int64_t k = 0; k < nk; k++, xp += xk, wp += TILE_O) {
-			__m512 w0 = _mm512_load_ps(wp), w1 = _mm512_load_ps(wp + 16);
+	for (int64_t ci = 0; ci < nc; ci++, x0 += xc, w0 += wc) {
+		const float *x = x0, *w = w0;
+		for (int64_t r = 0; r < nr; r++, x += xr, w += wr) {
+			const float *xp = x, *wp = w;
+			for (int64_t k = 0; k < nk; k++, xp += xk, wp += TILE_O) {
+				__m512 v0 = _mm512_load_ps(wp), v1 = _mm512_load_ps(wp + 16);
 #pragma GCC unroll 12
-			for (int i = 0; i < nb; i++) {
-				__m512 v = _mm512_set1_ps(xp[i * xs]);
-				s[i][0] = _mm512_fmadd_ps(v, w0, s[i][0]);
-				s[i][1] = _mm512_fmadd_ps(v, w1, s[i][1]);
+				for (int i = 0; i < nb; i++) {
+					__m512 v = _mm512_set1_ps(xp[i * xs]);
+					s[i][0] = _mm512_fmadd_ps(v, v0, s[i][0]);
+					s[i][1] = _mm512_fmadd_ps(v, v1, s[i][1]);
+				}
 			}
 		}
 	}
@@ -118,12 +128,13 @@ static inline void tile_nb(const int nb, int64_t nr, int64_t nk, const float *x,
 
 #define TILE_CASE(n)                                                       \
 	case n:                                                            \
-		tile_nb(n, nr, nk, x, xs, xk, xr, w, wr, c, ldc, m); \
+		tile_nb(n, nc, xc, wc, nr, nk, x, xs, xk, xr, w, wr, c, ldc, m); \
 		break
 
 __attribute__((target("avx512f")))
-static void tile(int nb, int64_t nr, int64_t nk, const float *x, int64_t xs, int64_t xk, int64_t xr,
-		 const float *w, int64_t wr, float *c, int64_t ldc, const __mmask16 *m)
+static void tile(int nb, int64_t nc, int64_t xc, int64_t wc, int64_t nr, int64_t nk, const float *x,
+		 int64_t xs, int64_t xk, int64_t xr, const float *w, int64_t wr, float *c, int64_t ldc,
+		 const __mmask16 *m)
 {
 	switch (nb) {
 	TILE_CASE(1); TILE_CASE(2); TILE_CASE(3); TILE_CASE(4);
@@ -133,23 +144,41 @@ static void tile(int nb, int64_t nr, int64_t nk, const float *x, int64_t xs, int
 	}
 }
 
+/* nt taps of the kernel's 32 o from o0 (src: o0's first tap; taps sc floats
+ * apart, o sw[1]) into wt: tap t a vector pair of its 32 o, zero past O.
+ * Through fwsim_copy_tile's 8x8 register transposes when taps are
+ * contiguous; a reversed kernel (sc = -1) is read ascending and written
+ * descending. */
+static void tiles_transpose_run(const conv_job_t *j, const float *src, int64_t o0, int64_t nt,
+				int64_t sc, float *wt)
+{
+	int64_t no = j->O - o0 < TILE_O ? j->O - o0 : TILE_O;
+	for (int64_t k = 0; no < TILE_O && k < nt; k++)
+		memset(wt + k * TILE_O + no, 0, (size_t)(TILE_O - no) * sizeof(float));
+	int64_t dc = TILE_O;
+	if (sc < 0 && nt > 1) {
+		src += (nt - 1) * sc;
+		wt += (nt - 1) * TILE_O;
+		sc = -sc;
+		dc = -TILE_O;
+	}
+	fwsim_copy_tile(4, (uint8_t *)wt, 4, dc * 4, (const uint8_t *)src, j->sw[1] * 4, sc * 4,
+			(size_t)no, (size_t)nt);
+}
+
 /* The kernel's rows [k0, k0 + nr), columns [j0, j0 + nj) of o in [o0, o0 +
  * 32) (w: channel c's kernel), transposed into wt: tap (r, k1) a vector
- * pair of its 32 o, zero past O (fwsim_copy_tile: 8x8 register transposes
- * where the kernel's rows are contiguous). Returns whether any is NaN or
- * Inf. */
+ * pair of its 32 o (tiles_transpose_run), whole rows in one run when the
+ * taps are one stride apart. Returns whether any is NaN or Inf. */
 static bool tiles_transpose(const conv_job_t *j, const float *w, int64_t o0, int64_t k0, int64_t nr,
 			    int64_t j0, int64_t nj, float *wt)
 {
-	int64_t no = j->O - o0 < TILE_O ? j->O - o0 : TILE_O;
-	for (int64_t r = 0; r < nr; r++) {
-		float *d = wt + r * nj * TILE_O;
-		for (int64_t k = 0; no < TILE_O && k < nj; k++)
-			memset(d + k * TILE_O + no, 0, (size_t)(TILE_O - no) * sizeof(float));
-		fwsim_copy_tile(4, (uint8_t *)d, 4, TILE_O * 4,
-				(const uint8_t *)(w + o0 * j->sw[1] + (k0 + r) * j->sw[3] + j0 * j->sw[4]),
-				j->sw[1] * 4, j->sw[4] * 4, (size_t)no, (size_t)nj);
-	}
+	const float *src = w + o0 * j->sw[1] + k0 * j->sw[3] + j0 * j->sw[4];
+	if (nj == j->d[1].K && j->sw[3] == nj * j->sw[4])
+		tiles_transpose_run(j, src, o0, nr * nj, j->sw[4], wt);
+	else
+		for (int64_t r = 0; r < nr; r++)
+			tiles_transpose_run(j, src + r * j->sw[3], o0, nj, j->sw[4], wt + r * nj * TILE_O);
 	return !fwsim_conv_all_finite(wt, nr * nj * TILE_O);
 }
 
@@ -232,23 +261,39 @@ fwsim_status_t fwsim_conv_tiles_unit(const conv_job_t *j, const fwsim_kargs_t *k
 	__mmask16 m[2] = { (__mmask16)fwsim_conv_bits32(0, no > 16 ? 16 : no),
 			   (__mmask16)fwsim_conv_bits32(0, no > 16 ? no - 16 : 0) };
 	float *wt = (float *)(((uintptr_t)t + 63) & ~(uintptr_t)63);
-	float *acc = wt + gm->trows * gm->tk1 * TILE_O;
+	float *acc = wt + gm->tc * gm->trows * gm->tk1 * TILE_O;
 	/* blocks of n: at most 12, as even as they come */
 	int64_t nblk = (nn + TILE_N - 1) / TILE_N;
 	memset(acc, 0, (size_t)(nn * ny * TILE_O) * sizeof(float));
 	unsigned csr = fwsim_flush_begin();
 	fwsim_status_t st = FWSIM_OK;
-	for (int64_t c = 0; c < j->C && st == FWSIM_OK; c++) {
+	int64_t wcs = gm->trows * gm->tk1 * TILE_O; /* a channel's share of the block */
+	for (int64_t c = 0; c < j->C && st == FWSIM_OK; c += gm->tc) {
+		int64_t cn = j->C - c < gm->tc ? j->C - c : gm->tc;
 		const float *x = j->in + c * j->si[2] + n0 * j->si[0], *w = j->w + c * j->sw[2];
 		for (int64_t kb = 0; kb < a->K && st == FWSIM_OK; kb += gm->trows) {
 			int64_t kr = a->K - kb < gm->trows ? a->K - kb : gm->trows;
 			for (int64_t jb = 0; jb < b->K; jb += gm->tk1) {
 				int64_t jr = b->K - jb < gm->tk1 ? b->K - jb : gm->tk1;
-				if (fwsim_tick(kk, (uint64_t)(nn * no * ny * kr * jr))) {
+				if (fwsim_tick(kk, (uint64_t)(nn * no * ny * kr * jr * cn))) {
 					st = FWSIM_TIMEOUT;
 					break;
 				}
-				bool bad = tiles_transpose(j, w, o0, kb, kr, jb, jr, wt);
+				/* bit ci: channel c + ci's block holds a NaN or Inf */
+				uint64_t bad = 0;
+				if (cn > 1 && j->sw[3] == b->K * j->sw[4] && j->sw[2] == a->K * j->sw[3]) {
+					/* whole kernels, (c, k0, k1) one stride apart: one
+					 * run of cn K0 K1 taps */
+					tiles_transpose_run(j, w + o0 * j->sw[1], o0, cn * a->K * b->K,
+							    j->sw[4], wt);
+					if (!fwsim_conv_all_finite(wt, cn * wcs))
+						bad = ~0ull;
+				} else {
+					for (int64_t ci = 0; ci < cn; ci++)
+						if (tiles_transpose(j, w + ci * j->sw[2], o0, kb, kr, jb, jr,
+								    wt + ci * wcs))
+							bad |= 1ull << (ci < 63 ? ci : 63);
+				}
 				for (int64_t y0 = 0; y0 < a->Y; y0++) {
 					int64_t r0, r1; /* rows of the block inside the input */
 					tiles_range(a->K, a->D, y0 * a->S - a->P, a->X, &r0, &r1);
@@ -269,15 +314,17 @@ fwsim_status_t fwsim_conv_tiles_unit(const conv_job_t *j, const fwsim_kargs_t *k
 						float *ct = acc + (y0 * b->Y + y1) * TILE_O;
 						for (int64_t bi = 0, n = 0; bi < nblk; bi++) {
 							int64_t nb = nn / nblk + (bi < nn % nblk ? 1 : 0);
-							tile((int)nb, r1 - r0, c1 - c0, xt + n * j->si[0], j->si[0],
-							     b->D * j->si[4], a->D * j->si[3], wv, jr * TILE_O,
+							tile((int)nb, cn, j->si[2], wcs, r1 - r0, c1 - c0,
+							     xt + n * j->si[0], j->si[0], b->D * j->si[4],
+							     a->D * j->si[3], wv, jr * TILE_O,
 							     ct + n * ny * TILE_O, ny * TILE_O, m);
 							n += nb;
 						}
 					}
 				}
-				if (bad)
-					tiles_padding_terms(j, w, o0, nn, kb, kr, jb, jr, acc);
+				for (int64_t ci = 0; ci < cn && bad; ci++)
+					if (bad & (1ull << (ci < 63 ? ci : 63)))
+						tiles_padding_terms(j, w + ci * j->sw[2], o0, nn, kb, kr, jb, jr, acc);
 			}
 		}
 	}

@@ -33,6 +33,21 @@
  * time as tiles and 0.84-1.06x as T and sgemm; a 3-channel 7x7 stem (21
  * rows) 0.80x as tiles but 2.2-2.9x as T and sgemm: it keeps its MATMULs. */
 #define CONV_WGRAD_STRIDED_ROWS 64
+/* Forward convolutions of smaller planes, down to CONV_SMALL_PLANE_MIN
+ * outputs per plane, go to CONV too when their sums are at least
+ * CONV_SMALL_PLANE_DEPTH deep (C x the taps) and their outputs (N x the
+ * plane) at most CONV_SMALL_PLANE_ROWS per channel: the firmware runs them
+ * as form P's register tiles on AVX-512 (a unit's sums, 32 channels of
+ * them, stay within 256 KiB), as form G elsewhere. ResNet's 3x3 128 -> 128
+ * over 8 8x8 images ran 0.80-0.84x the MATMULs' time on one CPU and 0.52x
+ * on two (MATMULs of 25M multiply-adds gain little from a second CPU); as
+ * form G (AVX2) 0.95-1.04x. 4x4 planes keep the MATMULs: as tiles 256 ->
+ * 256 ran 0.6-0.7x their time, but as form G 1.6x, and the NEFF does not
+ * know the CPU it will run on. So do planes smaller than the kernel (a 2x2
+ * under a 3x3), which form G does not take. */
+#define CONV_SMALL_PLANE_MIN 64
+#define CONV_SMALL_PLANE_DEPTH 256
+#define CONV_SMALL_PLANE_ROWS 2048
 
 /* Whether a dense (ungrouped) convolution is one for form G or P: no input
  * dilation, more than one tap, at least 16 outputs, and
@@ -76,7 +91,10 @@ static bool conv_dense_banded(const ncc_inst_t *inst, const ncc_view_t *x, const
 	int64_t y0 = ns == 2 ? out->dims[dn->out_spatial[0]] : 1;
 	int64_t k0 = ns == 2 ? k->dims[dn->k_spatial[0]] : 1;
 	if (taps <= plane) /* form G: its im2col buffer and products for one output row */
-		return plane >= CONV_BANDED_MIN_PLANE && C * taps >= 64 &&
+		return (plane >= CONV_BANDED_MIN_PLANE ||
+			(plane >= CONV_SMALL_PLANE_MIN && C * taps >= CONV_SMALL_PLANE_DEPTH &&
+			 N * plane <= CONV_SMALL_PLANE_ROWS)) &&
+		       C * taps >= 64 &&
 		       (ns == 1 || w->dims[0].stride == 1 || C * k1 < 64) &&
 		       C * k1 * (1 + (k0 - 1) * (ns == 2 ? w->dims[0].rhs_dilation : 1)) * y1 <=
 			       ISA_CONV_SCRATCH_FLOATS && O * y1 <= ISA_CONV_SCRATCH_FLOATS;

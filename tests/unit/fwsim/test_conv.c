@@ -680,6 +680,45 @@ START_TEST(test_dense_wgrad_partial_sums_match_reference)
 }
 END_TEST
 
+/* Forward convolutions of small planes (under 256 outputs per plane, sums
+ * C x taps at least 256 deep): form P's register tiles where the CPU has
+ * AVX-512F, a whole kernel per channel in each block (the tiles sum whole
+ * blocks of channels before storing): 8 n by 40 o over 8x8 (blocks of 28
+ * channels and 12, a 32-o slice and an 8-o one); 13 n (ranges of 7 and 6)
+ * by 33 o over 4x4; stride 2 over 5x5. Without it (capped to AVX2), form
+ * G: one band per plane. Three layouts (1 reverses the kernel, transposed
+ * a channel at a time, read ascending and written descending; 0 and 2 run
+ * each block's channels as one transpose). */
+static const cspec_t small_specs[] = {
+	SPEC(.N = 8, .G = 1, .O = 40, .C = 40, .X = { 8, 8 }, .K = { 3, 3 }, .S = { 1, 1 },
+	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+	SPEC(.N = 13, .G = 1, .O = 33, .C = 30, .X = { 4, 4 }, .K = { 3, 3 }, .S = { 1, 1 },
+	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+	SPEC(.N = 3, .G = 1, .O = 16, .C = 32, .X = { 9, 9 }, .K = { 3, 3 }, .S = { 2, 2 },
+	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+};
+#define SMALL_N_SPECS (sizeof(small_specs) / sizeof(small_specs[0]))
+
+static uint64_t small_units(const cspec_t *c, size_t i)
+{
+	return fwsim_cpu_avx512() ? psum_units(c, i) : (uint64_t)(c->N * c->G);
+}
+
+START_TEST(test_dense_small_planes_tiles_match_reference)
+{
+	fwsim_set_max_isa(_i ? FWSIM_ISA_AVX2 : FWSIM_ISA_AUTO);
+	c_check_units(small_specs, SMALL_N_SPECS, 3, "small", small_units);
+	if (!_i && fwsim_cpu_avx512())
+		for (int layout = 0; layout < 3; layout++)
+			for (size_t i = 0; i < SMALL_N_SPECS; i++) {
+				cspec_t c = small_specs[i];
+				c.layout = layout;
+				c_check_bits(&c, 17, 201 + i, c_sum_chain, "small tiles", i);
+			}
+	fwsim_set_max_isa(FWSIM_ISA_AUTO);
+}
+END_TEST
+
 /* An output that repeats along its rows (stride 0) is not cut into bands,
  * whose items would write the same elements at once: a form that keeps the
  * plane whole runs it, and the last row's values are the ones left. */
@@ -960,6 +999,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, test_dense_nan_weight_blames_its_channel, 0, 2);
 	tcase_add_test(tc, test_dense_repeated_output_rows_not_banded);
 	tcase_add_loop_test(tc, test_dense_wgrad_partial_sums_match_reference, 0, 2);
+	tcase_add_loop_test(tc, test_dense_small_planes_tiles_match_reference, 0, 2);
 	tcase_add_test(tc, test_nan_inf_inputs_reach_only_their_windows);
 	tcase_add_test(tc, test_threads_bit_identical);
 	tcase_add_test(tc, test_deadline_stops_conv);

@@ -353,6 +353,51 @@ START_TEST(test_conv_dense_large_planes_one_conv)
 }
 END_TEST
 
+/* A forward convolution of smaller planes (64 to 255 outputs per plane) with
+ * sums at least 256 deep (C x the taps) and at most 2048 outputs per
+ * channel (N x the plane) is one CONV too (the firmware's register tiles
+ * with AVX-512, else form G), forward and stride-1 input gradient alike;
+ * shallower sums, 4x4 planes, a plane smaller than the kernel (2x2 under a
+ * 3x3) and a larger batch keep the im2col GEMMs. Values against the
+ * reference over 8x8 planes and (MATMULs) 4x4 ones. */
+START_TEST(test_conv_dense_small_planes_one_conv)
+{
+	const char *fwd = "HloModule m\nENTRY e { x = f32[8,32,8,8] parameter(0)\n"
+			  " k = f32[40,32,3,3] parameter(1)\n ROOT c = f32[8,40,8,8] "
+			  "convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01 }\n";
+	const char *dgrad = "HloModule m\nENTRY e { x = f32[8,32,8,8] parameter(0)\n"
+			    " k = f32[3,3,40,32] parameter(1)\n ROOT c = f32[8,40,8,8] "
+			    "convolution(x, k), window={size=3x3 pad=1_1x1_1 rhs_reversal=1x1}, "
+			    "dim_labels=bf01_01oi->bf01 }\n";
+	const char *texts[2] = { fwd, dgrad };
+	for (int i = 0; i < 2; i++) {
+		ck_assert_uint_eq(count_op(texts[i], ISA_OP_CONV), 1);
+		ck_assert_uint_eq(count_op(texts[i], ISA_OP_MATMUL), 0);
+		ck_assert_uint_eq(count_copies(texts[i]), 0);
+	}
+	const char *kept[] = {
+		"HloModule m\nENTRY e { x = f32[8,28,8,8] parameter(0)\n k = f32[40,28,3,3] parameter(1)\n"
+		" ROOT c = f32[8,40,8,8] convolution(x, k), window={size=3x3 pad=1_1x1_1}, "
+		"dim_labels=bf01_oi01->bf01 }\n",
+		"HloModule m\nENTRY e { x = f32[8,64,4,4] parameter(0)\n k = f32[64,64,3,3] parameter(1)\n"
+		" ROOT c = f32[8,64,4,4] convolution(x, k), window={size=3x3 pad=1_1x1_1}, "
+		"dim_labels=bf01_oi01->bf01 }\n",
+		"HloModule m\nENTRY e { x = f32[8,64,2,2] parameter(0)\n k = f32[64,64,3,3] parameter(1)\n"
+		" ROOT c = f32[8,64,2,2] convolution(x, k), window={size=3x3 pad=1_1x1_1}, "
+		"dim_labels=bf01_oi01->bf01 }\n",
+		"HloModule m\nENTRY e { x = f32[40,32,8,8] parameter(0)\n k = f32[40,32,3,3] parameter(1)\n"
+		" ROOT c = f32[40,40,8,8] convolution(x, k), window={size=3x3 pad=1_1x1_1}, "
+		"dim_labels=bf01_oi01->bf01 }\n",
+	};
+	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
+		ck_assert_uint_eq(count_op(kept[i], ISA_OP_CONV), 0);
+		ck_assert_uint_gt(count_op(kept[i], ISA_OP_MATMUL), 0);
+	}
+	conv_case(8, 32, 8, 8, 40, 3, 3, 1, 1, 1, 1, 1, 1);
+	conv_case(3, 30, 4, 4, 33, 3, 3, 1, 1, 1, 1, 1, 1);
+}
+END_TEST
+
 /* The compiler's conditions for sending a dense convolution to CONV repeat
  * the firmware's for forms G and P (the scratch bounds are shared, in
  * neuronsim/isa.h; the taps, depth and plane bounds are each side's): every
@@ -375,6 +420,21 @@ START_TEST(test_conv_dense_bounds_agree_with_the_firmware)
 		"dim_labels=bf01_oi01->bf01 }\n",
 		"HloModule m\nENTRY e { x = f32[2,22,33,33] parameter(0)\n k = f32[16,22,3,3] parameter(1)\n"
 		" ROOT c = f32[2,16,16,16] convolution(x, k), window={size=3x3 stride=2x2}, "
+		"dim_labels=bf01_oi01->bf01 }\n",
+		/* smaller planes: 8x8 and 7x9 (64 and 63 outputs), sums C x taps =
+		 * 256 and 240 deep (a 4x4 kernel), outputs N x the plane = 2048
+		 * and 2112 */
+		"HloModule m\nENTRY e { x = f32[2,32,9,11] parameter(0)\n k = f32[16,32,3,3] parameter(1)\n"
+		" ROOT c = f32[2,16,7,9] convolution(x, k), window={size=3x3}, dim_labels=bf01_oi01->bf01 }\n",
+		"HloModule m\nENTRY e { x = f32[2,16,11,11] parameter(0)\n k = f32[16,16,4,4] parameter(1)\n"
+		" ROOT c = f32[2,16,8,8] convolution(x, k), window={size=4x4}, dim_labels=bf01_oi01->bf01 }\n",
+		"HloModule m\nENTRY e { x = f32[2,15,11,11] parameter(0)\n k = f32[16,15,4,4] parameter(1)\n"
+		" ROOT c = f32[2,16,8,8] convolution(x, k), window={size=4x4}, dim_labels=bf01_oi01->bf01 }\n",
+		"HloModule m\nENTRY e { x = f32[32,32,8,8] parameter(0)\n k = f32[16,32,3,3] parameter(1)\n"
+		" ROOT c = f32[32,16,8,8] convolution(x, k), window={size=3x3 pad=1_1x1_1}, "
+		"dim_labels=bf01_oi01->bf01 }\n",
+		"HloModule m\nENTRY e { x = f32[33,32,8,8] parameter(0)\n k = f32[16,32,3,3] parameter(1)\n"
+		" ROOT c = f32[33,16,8,8] convolution(x, k), window={size=3x3 pad=1_1x1_1}, "
 		"dim_labels=bf01_oi01->bf01 }\n",
 		/* kernel dilation 3 along the first dim, one spatial dim */
 		"HloModule m\nENTRY e { x = f32[2,32,22,16] parameter(0)\n k = f32[16,32,3,3] parameter(1)\n"
@@ -2129,6 +2189,7 @@ static Suite *lower_suite(void)
 	tcase_add_test(tc, test_conv_strided_one_deep_matmul);
 	tcase_add_test(tc, test_conv_dense_large_planes_one_conv);
 	tcase_add_test(tc, test_conv_dense_wgrad_one_conv);
+	tcase_add_test(tc, test_conv_dense_small_planes_one_conv);
 	tcase_add_test(tc, test_conv_dense_bounds_agree_with_the_firmware);
 	tcase_add_test(tc, test_conv_few_positions_one_matmul);
 	tcase_add_test(tc, test_conv_im2col_zeroes_only_the_padding);
