@@ -182,14 +182,14 @@ void fwsim_conv_gemm_rows(float *restrict d, int64_t nr, const float *x, int64_t
 bool fwsim_conv_plan_psum(conv_job_t *j);
 /* Form P's tiles for forward convolutions of small planes (under 256
  * outputs per plane, sums at least 256 deep): true, as
- * fwsim_conv_plan_tiles, on CPUs with AVX-512F; elsewhere form G takes
+ * fwsim_conv_plan_tiles, on CPUs with AVX2 and FMA; elsewhere form G takes
  * them. Planned before form G. */
 bool fwsim_conv_plan_tiles_fwd(conv_job_t *j);
 fwsim_status_t fwsim_conv_item_psum(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w);
 void fwsim_conv_psum_reduce(conv_job_t *j);
-/* Form P's products as AVX-512 register tiles, straight from the input and
+/* Form P's products as register tiles (AVX-512, or AVX2), straight from the input and
  * the kernel transposed by blocks (no im2col, no sgemm): true (and gm.tiles,
- * its blocks and the job's scratch set) on CPUs with AVX-512F. */
+ * its blocks and the job's scratch set) on CPUs with AVX2 and FMA. */
 bool fwsim_conv_plan_tiles(conv_job_t *j);
 /* Forms G and P: one unit of work (a band, an input channel) on kk's thread
  * with its scratch t. */

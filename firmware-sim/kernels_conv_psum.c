@@ -1,4 +1,4 @@
-/* CONV form P (docs/isa.md, "CONV"): dense weight gradients (few outputs, many taps). On AVX-512 CPUs register tiles (kernels_conv_tiles.c); elsewhere one item per input channel c (the batch entry), an sgemm product over an im2col buffer into partial sums of its own, added in c order at the end. */
+/* CONV form P (docs/isa.md, "CONV"): dense weight gradients (few outputs, many taps). On CPUs with AVX2 and FMA register tiles (kernels_conv_tiles.c); elsewhere one item per input channel c (the batch entry), an sgemm product over an im2col buffer into partial sums of its own, added in c order at the end. */
 #include <string.h>
 
 #include "conv.h"
@@ -7,7 +7,7 @@
  * A weight gradient as CONV has the forward's batch as its C, the kernel's
  * input channels as N, the output gradient as the kernel and the kernel's
  * window as the output Y: out[n, o, y] = sum_{c, k} X[n, c, y S + k - P] x
- * W[o, c, k]. Without AVX-512 (kernels_conv_tiles.c otherwise), for one c
+ * W[o, c, k]. Without AVX2 and FMA (kernels_conv_tiles.c otherwise), for one c
  * that is one product over the taps k, transposed so that T's rows run
  * along the input's rows:
  *   part_c[y0][(n, y1)][o] = T_c[(n, y1)][(k0, k1)] x W_c[o][(k0, k1)]^T

@@ -1,4 +1,4 @@
-/* CONV form P as AVX-512 register tiles (docs/isa.md, "CONV"): a dense weight gradient straight from the input and the kernel transposed by blocks, no im2col, no sgemm, no partial sums. */
+/* CONV form P as AVX-512 or AVX2 register tiles (docs/isa.md, "CONV"): dense weight gradients and small-plane forward convolutions straight from the input and the kernel transposed by blocks, no im2col, no sgemm, no partial sums. */
 #include <math.h>
 #include <string.h>
 
@@ -50,7 +50,7 @@ bool fwsim_conv_plan_tiles(conv_job_t *j)
 {
 	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
 	conv_gemm_t *gm = &j->gm;
-	if (!fwsim_cpu_avx512() || j->O > INT32_MAX / TILE_O)
+	if (!fwsim_cpu_avx2_fma() || j->O > INT32_MAX / TILE_O)
 		return false;
 	/* units own ranges of n and o: an output repeating along either (stride
 	 * 0) would be written by two at once */
@@ -88,16 +88,23 @@ bool fwsim_conv_plan_tiles(conv_job_t *j)
 
 #if (defined(__x86_64__) || defined(__i386__)) && !defined(NEURONSIM_TSAN)
 
-/* nr rows of nk taps into the tile of nb x 32 sums at c (rows of n ldc
- * apart; the o lanes of m[0], m[1] loaded and stored): x is the first tap's
- * input for n = 0 (n xs apart, taps xk apart, rows xr), w its kernel vector
- * pair (taps 32 floats apart, rows wr). nb is a constant after inlining: the
- * sums live in registers. */
+/* One tile's walk over the terms: nc channels (input xc floats apart,
+ * kernel block wc), nr rows (xr, wr) of nk taps (xk; the kernel's taps 32
+ * floats apart); n xs apart in the input, ldc apart in the sums. */
+typedef struct tile_walk {
+	int64_t nc, xc, wc, nr, xr, wr, nk, xk, xs, ldc;
+} tile_walk_t;
+
+/* The tile of nb x 32 sums at c (o lanes of m[0], m[1] loaded and stored)
+ * plus the walk's terms: x is the first term's input for n = 0, w its
+ * kernel vector pair. nb is a constant after inlining: the sums live in
+ * registers (24 zmm at nb = 12). */
 __attribute__((target("avx512f"), always_inline))
-static inline void tile_nb(const int nb, int64_t nc, int64_t xc, int64_t wc, int64_t nr, int64_t nk,
-			   const float *x0, int64_t xs, int64_t xk, int64_t xr, const float *w0, int64_t wr,
-			   float *c, int64_t ldc, const __mmask16 *m)
+static inline void tile_nb(const int nb, const tile_walk_t *p, const float *x0, const float *w0,
+			   float *c, const __mmask16 *m)
 {
+	const int64_t nc = p->nc, xc = p->xc, wc = p->wc, nr = p->nr, xr = p->xr, wr = p->wr;
+	const int64_t nk = p->nk, xk = p->xk, xs = p->xs, ldc = p->ldc;
 	__m512 s[TILE_N][2];
 #pragma GCC unroll 12
 	for (int i = 0; i < nb; i++) {
@@ -126,21 +133,86 @@ static inline void tile_nb(const int nb, int64_t nc, int64_t xc, int64_t wc, int
 	}
 }
 
-#define TILE_CASE(n)                                                       \
-	case n:                                                            \
-		tile_nb(n, nc, xc, wc, nr, nk, x, xs, xk, xr, w, wr, c, ldc, m); \
+#define TILE_CASE(n)                            \
+	case n:                                 \
+		tile_nb(n, p, x, w, c, m); \
 		break
 
+/* Tiles of nb <= 12 n by the first no of 32 o, on AVX-512F. */
 __attribute__((target("avx512f")))
-static void tile(int nb, int64_t nc, int64_t xc, int64_t wc, int64_t nr, int64_t nk, const float *x,
-		 int64_t xs, int64_t xk, int64_t xr, const float *w, int64_t wr, float *c, int64_t ldc,
-		 const __mmask16 *m)
+static void tile512(int nb, const tile_walk_t *p, const float *x, const float *w, float *c, int no)
 {
+	__mmask16 m[2] = { (__mmask16)fwsim_conv_bits32(0, no > 16 ? 16 : no),
+			   (__mmask16)fwsim_conv_bits32(0, no > 16 ? no - 16 : 0) };
 	switch (nb) {
 	TILE_CASE(1); TILE_CASE(2); TILE_CASE(3); TILE_CASE(4);
 	TILE_CASE(5); TILE_CASE(6); TILE_CASE(7); TILE_CASE(8);
 	TILE_CASE(9); TILE_CASE(10); TILE_CASE(11); TILE_CASE(12);
 	default: break;
+	}
+}
+
+/* The same on AVX2: nb <= 6 n by 16 o (12 ymm of sums, lanes m[0], m[1]),
+ * the kernel's vectors at w (16 of a tap's 32 o). Each sum is the same
+ * chain of fma as on AVX-512: the same bits. */
+__attribute__((target("avx2,fma"), always_inline))
+static inline void tile_nb8(const int nb, const tile_walk_t *p, const float *x0, const float *w0,
+			    float *c, const __m256i *m)
+{
+	const int64_t nc = p->nc, xc = p->xc, wc = p->wc, nr = p->nr, xr = p->xr, wr = p->wr;
+	const int64_t nk = p->nk, xk = p->xk, xs = p->xs, ldc = p->ldc;
+	__m256 s[6][2];
+#pragma GCC unroll 6
+	for (int i = 0; i < nb; i++) {
+		s[i][0] = _mm256_maskload_ps(c + i * ldc, m[0]);
+		s[i][1] = _mm256_maskload_ps(c + i * ldc + 8, m[1]);
+	}
+	for (int64_t ci = 0; ci < nc; ci++, x0 += xc, w0 += wc) {
+		const float *x = x0, *w = w0;
+		for (int64_t r = 0; r < nr; r++, x += xr, w += wr) {
+			const float *xp = x, *wp = w;
+			for (int64_t k = 0; k < nk; k++, xp += xk, wp += TILE_O) {
+				__m256 v0 = _mm256_load_ps(wp), v1 = _mm256_load_ps(wp + 8);
+#pragma GCC unroll 6
+				for (int i = 0; i < nb; i++) {
+					__m256 v = _mm256_broadcast_ss(xp + i * xs);
+					s[i][0] = _mm256_fmadd_ps(v, v0, s[i][0]);
+					s[i][1] = _mm256_fmadd_ps(v, v1, s[i][1]);
+				}
+			}
+		}
+	}
+#pragma GCC unroll 6
+	for (int i = 0; i < nb; i++) {
+		_mm256_maskstore_ps(c + i * ldc, m[0], s[i][0]);
+		_mm256_maskstore_ps(c + i * ldc + 8, m[1], s[i][1]);
+	}
+}
+
+#define TILE8_CASE(n)                               \
+	case n:                                     \
+		tile_nb8(n, p, xi, w + h, c + h + i * p->ldc, m); \
+		break
+
+/* Tiles of nb <= 12 n by the first no of 32 o on AVX2: halves of 16 o by
+ * blocks of at most 6 n. */
+__attribute__((target("avx2,fma")))
+static void tile256(int nb, const tile_walk_t *p, const float *x, const float *w, float *c, int no)
+{
+	const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+	for (int h = 0; h < TILE_O && h < no; h += 16) {
+		int q = no - h > 16 ? 16 : no - h;
+		__m256i m[2] = { _mm256_cmpgt_epi32(_mm256_set1_epi32(q > 8 ? 8 : q), lane),
+				 _mm256_cmpgt_epi32(_mm256_set1_epi32(q > 8 ? q - 8 : 0), lane) };
+		for (int i = 0, b; i < nb; i += b) {
+			b = nb - i > 6 ? 6 : nb - i;
+			const float *xi = x + i * p->xs;
+			switch (b) {
+			TILE8_CASE(1); TILE8_CASE(2); TILE8_CASE(3);
+			TILE8_CASE(4); TILE8_CASE(5); TILE8_CASE(6);
+			default: break;
+			}
+		}
 	}
 }
 
@@ -249,7 +321,6 @@ static void tiles_store(const conv_job_t *j, const fwsim_kargs_t *kk, const floa
 						   (uint64_t)((((n0 + n) * j->O + o0 + l) * ny) + y));
 }
 
-__attribute__((target("avx512f")))
 fwsim_status_t fwsim_conv_tiles_unit(const conv_job_t *j, const fwsim_kargs_t *kk, float *t, uint64_t unit)
 {
 	const conv_gemm_t *gm = &j->gm;
@@ -258,8 +329,8 @@ fwsim_status_t fwsim_conv_tiles_unit(const conv_job_t *j, const fwsim_kargs_t *k
 	int64_t o0 = q * TILE_O, n0 = (int64_t)unit / nq * gm->tn;
 	int64_t nn = j->N - n0 < gm->tn ? j->N - n0 : gm->tn, ny = a->Y * b->Y;
 	int64_t no = j->O - o0 < TILE_O ? j->O - o0 : TILE_O;
-	__mmask16 m[2] = { (__mmask16)fwsim_conv_bits32(0, no > 16 ? 16 : no),
-			   (__mmask16)fwsim_conv_bits32(0, no > 16 ? no - 16 : 0) };
+	void (*tile)(int, const tile_walk_t *, const float *, const float *, float *, int) =
+		fwsim_cpu_avx512() ? tile512 : tile256;
 	float *wt = (float *)(((uintptr_t)t + 63) & ~(uintptr_t)63);
 	float *acc = wt + gm->tc * gm->trows * gm->tk1 * TILE_O;
 	/* blocks of n: at most 12, as even as they come */
@@ -312,12 +383,13 @@ fwsim_status_t fwsim_conv_tiles_unit(const conv_job_t *j, const fwsim_kargs_t *k
 								  (y1 * b->S + c0 * b->D - b->P) * j->si[4];
 						const float *wv = wt + ((r0 - kb) * jr + (c0 - jb)) * TILE_O;
 						float *ct = acc + (y0 * b->Y + y1) * TILE_O;
+						tile_walk_t p = { cn, j->si[2], wcs, r1 - r0, a->D * j->si[3],
+								  jr * TILE_O, c1 - c0, b->D * j->si[4], j->si[0],
+								  ny * TILE_O };
 						for (int64_t bi = 0, n = 0; bi < nblk; bi++) {
 							int64_t nb = nn / nblk + (bi < nn % nblk ? 1 : 0);
-							tile((int)nb, cn, j->si[2], wcs, r1 - r0, c1 - c0,
-							     xt + n * j->si[0], j->si[0], b->D * j->si[4],
-							     a->D * j->si[3], wv, jr * TILE_O,
-							     ct + n * ny * TILE_O, ny * TILE_O, m);
+							tile((int)nb, &p, xt + n * j->si[0], wv,
+							     ct + n * ny * TILE_O, (int)no);
 							n += nb;
 						}
 					}
@@ -338,6 +410,6 @@ fwsim_status_t fwsim_conv_tiles_unit(const conv_job_t *j, const fwsim_kargs_t *k
 fwsim_status_t fwsim_conv_tiles_unit(const conv_job_t *j, const fwsim_kargs_t *kk, float *t, uint64_t unit)
 {
 	(void)j, (void)kk, (void)t, (void)unit;
-	return FWSIM_OK; /* never planned: fwsim_cpu_avx512() is 0 */
+	return FWSIM_OK; /* never planned: fwsim_cpu_avx2_fma() is 0 */
 }
 #endif

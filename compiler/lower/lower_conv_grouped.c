@@ -20,32 +20,35 @@
 #define CONV_BANDED_MIN_PLANE 256
 /* Weight gradients of fewer taps (down to 8x8 planes) go to form P too when
  * their outputs are few: as register tiles (AVX-512) ResNet's 3x3 128->128
- * over 8 8x8 images ran 0.53x the MATMULs' time, as T and sgemm (AVX2)
- * 0.74-0.82x; with 256 channels over 14x14 (590K outputs, 2.4 MB of partial
+ * over 8 8x8 images ran 0.53x the MATMULs' time, as T and sgemm (now run
+ * only without AVX2) 0.74-0.82x; with 256 channels over 14x14 (590K outputs, 2.4 MB of partial
  * sums per batch entry) T and sgemm ran 1.10-1.15x slower, and 7x7 planes
  * (49 taps) gained nothing either way. */
 #define CONV_WGRAD_MIN_TAPS 64
 #define CONV_WGRAD_SMALL_OUTPUTS (1 << 18)
 /* A strided forward's weight gradient (kernel dilation along the first
- * spatial dim) builds T once per output row without AVX-512: with products
- * of 64 rows or more (the kernel's input channels x the last output dim)
- * ResNet's 3x3 stride-2 64->128 over 8 images ran 0.50-0.56x the MATMULs'
- * time as tiles and 0.84-1.06x as T and sgemm; a 3-channel 7x7 stem (21
- * rows) 0.80x as tiles but 2.2-2.9x as T and sgemm: it keeps its MATMULs. */
-#define CONV_WGRAD_STRIDED_ROWS 64
+ * spatial dim) goes to form P like the others: as tiles ResNet's 3x3
+ * stride-2 64->128 over 8 images ran 0.50-0.56x the MATMULs' time, its 7x7
+ * stride-2 3-channel stem (21 rows per product) 0.85x on one CPU and 0.43x
+ * on two (the MATMULs, one per image into the same sums, use one), with
+ * AVX2 alone 0.8x and 0.4x. Only without AVX2, where T is built once per
+ * output row, does the stem run slower (2.2-2.9x). */
 /* Forward convolutions of smaller planes, down to CONV_SMALL_PLANE_MIN
  * outputs per plane, go to CONV too when their sums are at least
  * CONV_SMALL_PLANE_DEPTH deep (C x the taps) and their outputs (N x the
  * plane) at most CONV_SMALL_PLANE_ROWS per channel: the firmware runs them
- * as form P's register tiles on AVX-512 (a unit's sums, 32 channels of
- * them, stay within 256 KiB), as form G elsewhere. ResNet's 3x3 128 -> 128
- * over 8 8x8 images ran 0.80-0.84x the MATMULs' time on one CPU and 0.52x
- * on two (MATMULs of 25M multiply-adds gain little from a second CPU); as
- * form G (AVX2) 0.95-1.04x. 4x4 planes keep the MATMULs: as tiles 256 ->
- * 256 ran 0.6-0.7x their time, but as form G 1.6x, and the NEFF does not
- * know the CPU it will run on. So do planes smaller than the kernel (a 2x2
- * under a 3x3), which form G does not take. */
-#define CONV_SMALL_PLANE_MIN 64
+ * as form P's register tiles on CPUs with AVX2 and FMA (a unit's sums, 32
+ * channels of them, stay within 256 KiB), as form G elsewhere. ResNet's
+ * 3x3 128 -> 128 over 8 8x8 images ran 0.80-0.84x the MATMULs' time on one
+ * CPU and 0.52x on two (MATMULs of 25M multiply-adds gain little from a
+ * second CPU), 256 -> 256 over 4x4 0.74-0.77x and 0.55x; with AVX2 alone
+ * (oneDNN capped too) 1.0x and 0.75x over 8x8, 0.87x and 0.65x over 4x4.
+ * Without AVX2 form G runs 4x4 planes 1.6x slower than the MATMULs. Planes
+ * smaller than the kernel (ResNet's 2x2 under a 3x3) keep the MATMULs:
+ * there the tiles spent a third of their time transposing the kernel and
+ * ran 1.1x slower on one CPU (input gradients 1.4x), and form G does not
+ * take them. */
+#define CONV_SMALL_PLANE_MIN 16
 #define CONV_SMALL_PLANE_DEPTH 256
 #define CONV_SMALL_PLANE_ROWS 2048
 
@@ -53,7 +56,8 @@
  * dilation, more than one tap, at least 16 outputs, and
  *   forward-like (no more taps than output positions: forward convolutions
  *   and their stride-1 input gradients): output planes of
- *   CONV_BANDED_MIN_PLANE, a product at least 64 deep, and stride 1 along
+ *   CONV_BANDED_MIN_PLANE (or CONV_SMALL_PLANE_MIN with the depth and
+ *   outputs of CONV_SMALL_PLANE_*), a product at least 64 deep, and stride 1 along
  *   the first of two spatial dims (form G copies the input once per kernel
  *   column, not per tap) or too few channels for that (C x K1 under 64: a
  *   stem, whose im2col form G builds in cache where the GEMMs of
@@ -66,10 +70,9 @@
  *   outputs), more than one output position (a pointwise convolution's
  *   gradient is one product over the input as it lies: as form P, which
  *   copies it into T, MobileNetV2's 96->24 over 56x56 ran 0.90 -> 1.50 ms),
- *   at least 2 batch entries (CONV's C, form P's items without AVX-512) and
+ *   at least 2 batch entries (CONV's C, form P's items without AVX2) and
  *   16 rows per product (the kernel's input channels x the last output
- *   dim; CONV_WGRAD_STRIDED_ROWS with a kernel dilation along the first of
- *   two spatial dims), partial sums within ISA_CONV_PSUM_FLOATS. */
+ *   dim), partial sums within ISA_CONV_PSUM_FLOATS. */
 static bool conv_dense_banded(const ncc_inst_t *inst, const ncc_view_t *x, const ncc_view_t *k,
 			      const ncc_view_t *out)
 {
@@ -102,7 +105,6 @@ static bool conv_dense_banded(const ncc_inst_t *inst, const ncc_view_t *x, const
 	return (taps >= CONV_BANDED_MIN_PLANE ||
 		(taps >= CONV_WGRAD_MIN_TAPS && N * O * plane <= CONV_WGRAD_SMALL_OUTPUTS)) &&
 	       plane > 1 && C >= 2 && N * y1 >= 16 &&
-	       (ns == 1 || w->dims[0].rhs_dilation == 1 || N * y1 >= CONV_WGRAD_STRIDED_ROWS) &&
 	       N * O * plane <= ISA_CONV_PSUM_FLOATS / C &&
 	       N * y1 * k1 * (1 + (ns == 2 && w->dims[0].rhs_dilation == 1 ? (y0 - 1) * w->dims[0].stride : 0)) <=
 		       ISA_CONV_SCRATCH_FLOATS &&

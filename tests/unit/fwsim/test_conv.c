@@ -648,12 +648,13 @@ static const cspec_t psum_specs[] = {
 };
 #define PSUM_N_SPECS (sizeof(psum_specs) / sizeof(psum_specs[0]))
 
-/* Form P's units: with AVX-512F, 32 o by a range of n (at least 4 units
- * where 12 n per range allow: docs/isa.md); else an input channel each. */
+/* Form P's units: with AVX2 + FMA (the register tiles), 32 o by a range of
+ * n (at least 4 units where 12 n per range allow: docs/isa.md); else an
+ * input channel each. */
 static uint64_t psum_units(const cspec_t *c, size_t i)
 {
 	(void)i;
-	if (!fwsim_cpu_avx512())
+	if (!fwsim_cpu_avx2_fma())
 		return (uint64_t)c->C;
 	int64_t nq = (c->O + 31) / 32, ns = (4 + nq - 1) / nq, most = (c->N + 11) / 12;
 	ns = ns > most ? most : ns;
@@ -661,15 +662,20 @@ static uint64_t psum_units(const cspec_t *c, size_t i)
 	return (uint64_t)(nq * ((c->N + tn - 1) / tn));
 }
 
+/* The ISA cap of loop index i: 0 none (AVX-512 where the CPU has it), 1
+ * AVX2, 2 scalar. */
+static const fwsim_isa_t loop_isa[3] = { FWSIM_ISA_AUTO, FWSIM_ISA_AVX2, FWSIM_ISA_SCALAR };
+
 /* _i 0: the widest kernels (the register tiles on a CPU with AVX-512F, bit
  * for bit in their order, docs/isa.md: one chain of fma from 0 over (c, k0,
  * k1), as form A's, c_sum_chain; padding terms, 0 x a finite w, change no
- * bits of such a chain); 1: capped to AVX2, T and sgemm. */
+ * bits of such a chain); 1: capped to AVX2, the tiles' AVX2 kernels, the
+ * same bits; 2: capped to scalar, T and sgemm. */
 START_TEST(test_dense_wgrad_partial_sums_match_reference)
 {
-	fwsim_set_max_isa(_i ? FWSIM_ISA_AVX2 : FWSIM_ISA_AUTO);
+	fwsim_set_max_isa(loop_isa[_i]);
 	c_check_units(psum_specs, PSUM_N_SPECS, 3, "psum", psum_units);
-	if (!_i && fwsim_cpu_avx512())
+	if (fwsim_cpu_avx2_fma())
 		for (int layout = 0; layout < 3; layout++)
 			for (size_t i = 0; i < PSUM_N_SPECS; i++) {
 				cspec_t c = psum_specs[i];
@@ -682,11 +688,11 @@ END_TEST
 
 /* Forward convolutions of small planes (under 256 outputs per plane, sums
  * C x taps at least 256 deep): form P's register tiles where the CPU has
- * AVX-512F, a whole kernel per channel in each block (the tiles sum whole
+ * AVX2 and FMA, a whole kernel per channel in each block (the tiles sum whole
  * blocks of channels before storing): 8 n by 40 o over 8x8 (blocks of 28
  * channels and 12, a 32-o slice and an 8-o one); 13 n (ranges of 7 and 6)
- * by 33 o over 4x4; stride 2 over 5x5. Without it (capped to AVX2), form
- * G: one band per plane. Three layouts (1 reverses the kernel, transposed
+ * by 33 o over 4x4; stride 2 over 5x5. Capped to AVX2, the tiles' AVX2
+ * kernels (the same bits); to scalar, form G: one band per plane. Three layouts (1 reverses the kernel, transposed
  * a channel at a time, read ascending and written descending; 0 and 2 run
  * each block's channels as one transpose). */
 static const cspec_t small_specs[] = {
@@ -701,14 +707,14 @@ static const cspec_t small_specs[] = {
 
 static uint64_t small_units(const cspec_t *c, size_t i)
 {
-	return fwsim_cpu_avx512() ? psum_units(c, i) : (uint64_t)(c->N * c->G);
+	return fwsim_cpu_avx2_fma() ? psum_units(c, i) : (uint64_t)(c->N * c->G);
 }
 
 START_TEST(test_dense_small_planes_tiles_match_reference)
 {
-	fwsim_set_max_isa(_i ? FWSIM_ISA_AVX2 : FWSIM_ISA_AUTO);
+	fwsim_set_max_isa(loop_isa[_i]);
 	c_check_units(small_specs, SMALL_N_SPECS, 3, "small", small_units);
-	if (!_i && fwsim_cpu_avx512())
+	if (fwsim_cpu_avx2_fma())
 		for (int layout = 0; layout < 3; layout++)
 			for (size_t i = 0; i < SMALL_N_SPECS; i++) {
 				cspec_t c = small_specs[i];
@@ -753,19 +759,20 @@ END_TEST
  * padding too (0 x NaN and 0 x Inf are terms of the sum), in both layouts,
  * and the record's first index is its first: form G's three bands, form P
  * (the register tiles skip padding taps and add those terms afterwards),
- * then form P capped to AVX2 (T and sgemm). */
+ * then capped to AVX2 (the tiles' AVX2 kernels) and to scalar (T and
+ * sgemm); then the tiles over small planes (a forward convolution). */
 START_TEST(test_dense_nan_weight_blames_its_channel)
 {
-	for (int run = 0; run < 6; run++) {
+	for (int run = 0; run < 10; run++) {
 		int layout = run % 2;
 		cmem_t m;
 		cmem_init(&m);
 		cconv_t cv;
-		cspec_t c = run < 2 ? dense_specs[DENSE_N_SPECS - 1] : psum_specs[0];
+		cspec_t c = run < 2 ? dense_specs[DENSE_N_SPECS - 1] : run < 8 ? psum_specs[0] : small_specs[0];
 		if (run < 2)
 			c.N = 2;
 		c.layout = layout;
-		fwsim_set_max_isa(run >= 4 ? FWSIM_ISA_AVX2 : FWSIM_ISA_AUTO);
+		fwsim_set_max_isa(run >= 8 ? FWSIM_ISA_AUTO : loop_isa[run < 4 ? 0 : run / 2 - 1]);
 		c_build(&m, &c, &cv, 5);
 		int64_t wi[5] = { 0, c.O - 1, c.C / 2, 0, 0 };
 		cv.w[c_off(&cv.in.ap[2], wi)] = _i ? INFINITY : NAN;
@@ -998,8 +1005,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_dense_gemm_bands_match_reference);
 	tcase_add_loop_test(tc, test_dense_nan_weight_blames_its_channel, 0, 2);
 	tcase_add_test(tc, test_dense_repeated_output_rows_not_banded);
-	tcase_add_loop_test(tc, test_dense_wgrad_partial_sums_match_reference, 0, 2);
-	tcase_add_loop_test(tc, test_dense_small_planes_tiles_match_reference, 0, 2);
+	tcase_add_loop_test(tc, test_dense_wgrad_partial_sums_match_reference, 0, 3);
+	tcase_add_loop_test(tc, test_dense_small_planes_tiles_match_reference, 0, 3);
 	tcase_add_test(tc, test_nan_inf_inputs_reach_only_their_windows);
 	tcase_add_test(tc, test_threads_bit_identical);
 	tcase_add_test(tc, test_deadline_stops_conv);
