@@ -671,18 +671,26 @@ static const fwsim_isa_t loop_isa[3] = { FWSIM_ISA_AUTO, FWSIM_ISA_AVX2, FWSIM_I
  * k1), as form A's, c_sum_chain; padding terms, 0 x a finite w, change no
  * bits of such a chain); 1: capped to AVX2, the tiles' AVX2 kernels, the
  * same bits; 2: capped to scalar, T and sgemm. */
-START_TEST(test_dense_wgrad_partial_sums_match_reference)
+/* Under ISA cap isa: c_check_units of the specs in 3 layouts, then, where
+ * the tiles run, each spec's outputs bit for bit against c_sum_chain. */
+static void c_check_tiles(fwsim_isa_t isa, const cspec_t *specs, size_t n, const char *name,
+			  uint64_t (*units)(const cspec_t *c, size_t i), uint32_t seed)
 {
-	fwsim_set_max_isa(loop_isa[_i]);
-	c_check_units(psum_specs, PSUM_N_SPECS, 3, "psum", psum_units);
+	fwsim_set_max_isa(isa);
+	c_check_units(specs, n, 3, name, units);
 	if (fwsim_cpu_avx2_fma())
 		for (int layout = 0; layout < 3; layout++)
-			for (size_t i = 0; i < PSUM_N_SPECS; i++) {
-				cspec_t c = psum_specs[i];
+			for (size_t i = 0; i < n; i++) {
+				cspec_t c = specs[i];
 				c.layout = layout;
-				c_check_bits(&c, 13, 101 + i, c_sum_chain, "tiles", i);
+				c_check_bits(&c, seed, 100 * seed + i, c_sum_chain, name, i);
 			}
 	fwsim_set_max_isa(FWSIM_ISA_AUTO);
+}
+
+START_TEST(test_dense_wgrad_partial_sums_match_reference)
+{
+	c_check_tiles(loop_isa[_i], psum_specs, PSUM_N_SPECS, "psum", psum_units, 13);
 }
 END_TEST
 
@@ -692,9 +700,10 @@ END_TEST
  * blocks of channels before storing): 8 n by 40 o over 8x8 (blocks of 28
  * channels and 12, a 32-o slice and an 8-o one); 13 n (ranges of 7 and 6)
  * by 33 o over 4x4; stride 2 over 5x5. Capped to AVX2, the tiles' AVX2
- * kernels (the same bits); to scalar, form G: one band per plane. Three layouts (1 reverses the kernel, transposed
- * a channel at a time, read ascending and written descending; 0 and 2 run
- * each block's channels as one transpose). */
+ * kernels (the same bits); to scalar, form G: one band per plane. Three
+ * layouts (1 reverses the kernel, transposed a channel at a time, read
+ * ascending and written descending; 0 and 2 run each block's channels as
+ * one transpose). */
 static const cspec_t small_specs[] = {
 	SPEC(.N = 8, .G = 1, .O = 40, .C = 40, .X = { 8, 8 }, .K = { 3, 3 }, .S = { 1, 1 },
 	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
@@ -712,16 +721,7 @@ static uint64_t small_units(const cspec_t *c, size_t i)
 
 START_TEST(test_dense_small_planes_tiles_match_reference)
 {
-	fwsim_set_max_isa(loop_isa[_i]);
-	c_check_units(small_specs, SMALL_N_SPECS, 3, "small", small_units);
-	if (fwsim_cpu_avx2_fma())
-		for (int layout = 0; layout < 3; layout++)
-			for (size_t i = 0; i < SMALL_N_SPECS; i++) {
-				cspec_t c = small_specs[i];
-				c.layout = layout;
-				c_check_bits(&c, 17, 201 + i, c_sum_chain, "small tiles", i);
-			}
-	fwsim_set_max_isa(FWSIM_ISA_AUTO);
+	c_check_tiles(loop_isa[_i], small_specs, SMALL_N_SPECS, "small", small_units, 17);
 }
 END_TEST
 
