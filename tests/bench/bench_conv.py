@@ -20,7 +20,8 @@ BENCH_CONV_BATCH (default 8), BENCH_CONV_ROUNDS (default 5), BENCH_CONV_ONLY
 
 A second table (issue #15 goal 4, both cores) times GEMM-heavy work with
 NEURONSIM_THREADS=1 and 2 in the same run (ResNet's 3x3 convolution forward,
-input and weight gradient, and the corpus MLP training step), and the same with
+input and weight gradient, the corpus MLP training step and a ResNet-18 training
+step), and the same with
 one CPU-bound process beside it, where PyTorch's 2-thread / 1-thread ratio on
 the same convolution is the reference. BENCH_CONV_SKIP_THREADS=1 leaves it out."""
 
@@ -223,6 +224,12 @@ def threads_table(exe, tmp, N, rounds):
         work.append((f"resnet 3x3 64->64 56 {kind}", path, kind))
     if os.path.exists(mlp):
         work.append(("MLP step (corpus)", os.path.abspath(mlp), None))
+    # a whole convolutional training step: torchvision's resnet18 at batch 8,
+    # 64x64, forward, backward and SGD update, as torch_xla 2.9 hands it over
+    # (frontends/torch/bench/step_workload.py --model resnet18)
+    work.append(("ResNet-18 b8 step (torch_xla)",
+                 os.path.join(os.path.dirname(os.path.abspath(__file__)), "hlo",
+                              "resnet18_b8_step.hlo"), None))
     print(f"\nboth cores: 1 CPU (NEURONSIM_THREADS=1, the process pinned to one CPU, engine "
           f"threads included) vs 2 CPUs (NEURONSIM_THREADS=2), best of {rounds} interleaved "
           f"rounds, ms; target >= 1.6x with 2 free cores (issue #15 goal 4); load average "
