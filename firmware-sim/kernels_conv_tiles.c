@@ -254,6 +254,24 @@ static bool tiles_transpose(const conv_job_t *j, const float *w, int64_t o0, int
 	return !fwsim_conv_all_finite(wt, nr * nj * TILE_O);
 }
 
+/* The block of cn channels from w (channel c's kernel) into wt, a channel
+ * every wcs floats: tiles_transpose of each, or one run of cn K0 K1 taps
+ * when the block holds whole kernels whose (c, k0, k1) lie one stride
+ * apart. Returns whether any is NaN or Inf. */
+static bool tiles_transpose_block(const conv_job_t *j, const float *w, int64_t o0, int64_t cn,
+				  int64_t k0, int64_t nr, int64_t j0, int64_t nj, int64_t wcs, float *wt)
+{
+	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
+	if (cn > 1 && j->sw[3] == b->K * j->sw[4] && j->sw[2] == a->K * j->sw[3]) {
+		tiles_transpose_run(j, w + o0 * j->sw[1], o0, cn * a->K * b->K, j->sw[4], wt);
+		return !fwsim_conv_all_finite(wt, cn * wcs);
+	}
+	bool bad = false;
+	for (int64_t ci = 0; ci < cn; ci++)
+		bad |= tiles_transpose(j, w + ci * j->sw[2], o0, k0, nr, j0, nj, wt + ci * wcs);
+	return bad;
+}
+
 /*
  * The tiles visit in-range taps only. A padding tap's term, 0 x w, changes
  * no sum while w is finite (a chain of fma from +0 never holds -0, so even
@@ -350,21 +368,7 @@ fwsim_status_t fwsim_conv_tiles_unit(const conv_job_t *j, const fwsim_kargs_t *k
 					st = FWSIM_TIMEOUT;
 					break;
 				}
-				/* bit ci: channel c + ci's block holds a NaN or Inf */
-				uint64_t bad = 0;
-				if (cn > 1 && j->sw[3] == b->K * j->sw[4] && j->sw[2] == a->K * j->sw[3]) {
-					/* whole kernels, (c, k0, k1) one stride apart: one
-					 * run of cn K0 K1 taps */
-					tiles_transpose_run(j, w + o0 * j->sw[1], o0, cn * a->K * b->K,
-							    j->sw[4], wt);
-					if (!fwsim_conv_all_finite(wt, cn * wcs))
-						bad = ~0ull;
-				} else {
-					for (int64_t ci = 0; ci < cn; ci++)
-						if (tiles_transpose(j, w + ci * j->sw[2], o0, kb, kr, jb, jr,
-								    wt + ci * wcs))
-							bad |= 1ull << (ci < 63 ? ci : 63);
-				}
+				bool bad = tiles_transpose_block(j, w, o0, cn, kb, kr, jb, jr, wcs, wt);
 				for (int64_t y0 = 0; y0 < a->Y; y0++) {
 					int64_t r0, r1; /* rows of the block inside the input */
 					tiles_range(a->K, a->D, y0 * a->S - a->P, a->X, &r0, &r1);
@@ -394,9 +398,9 @@ fwsim_status_t fwsim_conv_tiles_unit(const conv_job_t *j, const fwsim_kargs_t *k
 						}
 					}
 				}
+				/* each channel's non-finite weights (the finite ones add nothing) */
 				for (int64_t ci = 0; ci < cn && bad; ci++)
-					if (bad & (1ull << (ci < 63 ? ci : 63)))
-						tiles_padding_terms(j, w + ci * j->sw[2], o0, nn, kb, kr, jb, jr, acc);
+					tiles_padding_terms(j, w + ci * j->sw[2], o0, nn, kb, kr, jb, jr, acc);
 			}
 		}
 	}

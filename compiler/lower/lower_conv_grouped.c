@@ -21,12 +21,10 @@
 /* Weight gradients of fewer taps (down to 8x8 planes) go to form P too when
  * their outputs are few: as register tiles (AVX-512) ResNet's 3x3 128->128
  * over 8 8x8 images ran 0.53x the MATMULs' time, as T and sgemm (now run
- * only without AVX2) 0.74-0.82x; with 256 channels over 14x14 (590K outputs, 2.4 MB of partial
- * sums per batch entry) T and sgemm ran 1.10-1.15x slower, and 7x7 planes
- * (49 taps) gained nothing either way. */
-#define CONV_WGRAD_MIN_TAPS 64
-#define CONV_WGRAD_SMALL_OUTPUTS (1 << 18)
-/* A strided forward's weight gradient (kernel dilation along the first
+ * only without AVX2) 0.74-0.82x; with 256 channels over 14x14 (590K
+ * outputs, 2.4 MB of partial sums per batch entry) T and sgemm ran
+ * 1.10-1.15x slower, and 7x7 planes (49 taps) gained nothing either way.
+ * A strided forward's weight gradient (kernel dilation along the first
  * spatial dim) goes to form P like the others: as tiles ResNet's 3x3
  * stride-2 64->128 over 8 images ran 0.50-0.56x the MATMULs' time, its 7x7
  * stride-2 3-channel stem (21 rows per product) 0.85x on one CPU and 0.43x
@@ -34,6 +32,8 @@
  * AVX2 alone 0.8x and 0.4x; over 224x224 images 1.03x and 0.49x. Only
  * without AVX2, where T is built once per output row, does the stem run
  * slower (2.2-2.9x over 64x64). */
+#define CONV_WGRAD_MIN_TAPS 64
+#define CONV_WGRAD_SMALL_OUTPUTS (1 << 18)
 /* Forward convolutions of smaller planes, down to CONV_SMALL_PLANE_MIN
  * outputs per plane, go to CONV too when their sums are at least
  * CONV_SMALL_PLANE_DEPTH deep (C x the taps) and their outputs (N x the
@@ -58,8 +58,8 @@
  *   forward-like (no more taps than output positions: forward convolutions
  *   and their stride-1 input gradients): output planes of
  *   CONV_BANDED_MIN_PLANE (or CONV_SMALL_PLANE_MIN with the depth and
- *   outputs of CONV_SMALL_PLANE_*), a product at least 64 deep, and stride 1 along
- *   the first of two spatial dims (form G copies the input once per kernel
+ *   outputs of CONV_SMALL_PLANE_*), a product at least 64 deep, and stride
+ *   1 along the first of two spatial dims (form G copies the input once per kernel
  *   column, not per tap) or too few channels for that (C x K1 under 64: a
  *   stem, whose im2col form G builds in cache where the GEMMs of
  *   lower_conv_dense.c sent 4 MB chunks through L3: ResNet's 7x7 stride-2
