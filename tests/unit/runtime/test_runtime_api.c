@@ -1,9 +1,11 @@
 /* Check tests of libnrt's lifetime, environment, status strings, tensors and tensor sets. */
 #include <check.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "nrt/nrt.h"
 #include "nrt/nrt_async.h"
@@ -292,6 +294,54 @@ START_TEST(test_tensor_reused_device_memory_is_zeroed)
 	nrt_tensor_free(&a);
 	nrt_tensor_free(&c);
 	nrt_tensor_free(&d);
+	nrt_close();
+}
+END_TEST
+
+/* The VmFlags line of the mapping of /proc/self/smaps that holds va, and
+ * that mapping's start; false when no mapping holds it. */
+static bool smaps_flags_of(const void *va, uintptr_t *start, char *flags, size_t len)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	ck_assert_ptr_nonnull(f);
+	char line[4096];
+	bool in = false, found = false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) {
+			in = (uintptr_t)va >= lo && (uintptr_t)va < hi;
+			*start = lo;
+		} else if (in && strncmp(line, "VmFlags:", 8) == 0) {
+			snprintf(flags, len, "%s", line + 8);
+			found = true;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* The embedded backend's device memory asks for transparent huge pages
+ * (MADV_HUGEPAGE: smaps' "hg" flag) from a 2 MiB boundary, where the kernel
+ * has THP: the kernels' strided walks missed the TLB on 4 KiB pages. */
+START_TEST(test_device_memory_asks_for_huge_pages)
+{
+	if (access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) != 0)
+		return; /* a kernel without THP: the hint is refused, small pages */
+	rt_init_default_ok();
+	if (strcmp(nrt_neuronsim_backend_name(), "embedded") != 0) {
+		nrt_close();
+		return; /* the driver's memory is the kernel's to map */
+	}
+	nrt_tensor_t *t = NULL;
+	ck_assert_int_eq(nrt_tensor_allocate(NRT_TENSOR_PLACEMENT_DEVICE, 0, 8u << 20, "t", &t), NRT_SUCCESS);
+	uint8_t *va = nrt_tensor_get_va(t);
+	memset(va, 1, 8u << 20);
+	uintptr_t start = 0;
+	char flags[256];
+	ck_assert(smaps_flags_of(va, &start, flags, sizeof(flags)));
+	ck_assert_msg(strstr(flags, " hg") != NULL, "device memory's VmFlags:%s", flags);
+	ck_assert_uint_eq(start % (2u << 20), 0);
+	nrt_tensor_free(&t);
 	nrt_close();
 }
 END_TEST
@@ -677,6 +727,7 @@ static Suite *suite(void)
 	tc = tcase_create("tensor");
 	tcase_add_test(tc, test_tensor_roundtrip_device_and_host);
 	tcase_add_loop_test(tc, test_tensor_reused_device_memory_is_zeroed, 0, 2);
+	tcase_add_test(tc, test_device_memory_asks_for_huge_pages);
 	tcase_add_test(tc, test_tensor_bounds_checked);
 	tcase_add_test(tc, test_tensor_allocate_misuse);
 	tcase_add_test(tc, test_freed_and_foreign_tensor_handles_rejected);
