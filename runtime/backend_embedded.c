@@ -46,13 +46,16 @@ struct nrt_backend_program {
  * nothing), starting on a huge-page boundary and backed by transparent huge
  * pages where the kernel offers them. Debian's default THP mode ("madvise")
  * gives them only to ranges that ask. With 4 KiB pages the kernels' strided
- * walks missed the TLB on most accesses: a GEMM reading B a row apart, an
- * SGD update reading a 512x512x3x3 gradient in its transpose's order (a new
- * page per element). ResNet-18's b8 training step ran 131-140 ms on one CPU
- * with 4 KiB pages and 93-96 ms with huge pages (MATMUL 54.7 -> 33.7 ms,
- * FUSED 25.1 -> 16.0). Cost: resident memory grows 2 MiB at a time, and a
- * first touch clears a whole huge page. Without THP the hint fails and the
- * mapping stays on small pages, as before.
+ * walks missed the TLB: a GEMM reading a 512x512x3x3 weight a tap at a time,
+ * an SGD update reading a gradient in its transpose's order (a new page per
+ * element). ResNet-18's b8 training step, neuron-run p50, 4 KiB -> huge
+ * pages: one CPU 106-111 -> 88 ms, two 71.5-73 -> 58-59 ms; through
+ * torch_xla the device's part of the step 95-98 -> 91-95 ms on one CPU,
+ * 72-76 -> 67.5-70 on two. Cost: resident memory grows 2 MiB at a time, and
+ * on the VMs measured a first touch of a huge page took about twice a small
+ * page's time per byte (0.7-1.2 against 1.7-2.1 GB/s): MobileNetV2 b96's
+ * first execution, which touches 6.7 GB, 11-14 -> 20 s; later ones 6.7-7.2
+ * -> 6.4 s. Without THP the hint fails and the mapping keeps small pages.
  */
 static void *emb_map_memory(uint64_t size)
 {
