@@ -367,6 +367,10 @@ fwsim_status_t fwsim_kernel_matmul(const fwsim_kargs_t *k);
  * FWSIM_NOMEM when oneDNN cannot allocate. */
 fwsim_status_t fwsim_gemm_f32(char ta, char tb, uint64_t m, uint64_t n, uint64_t k, const float *a,
 			      int lda, const float *b, int ldb, float beta, float *c, int ldc);
+
+/* Rows of C a MATMUL has streamed out (mm_streams in kernels_matmul.c), over
+ * the process's life: tests check that a product took that path. */
+uint64_t fwsim_matmul_streamed_rows(void);
 /* Subnormal inputs read as zero and subnormal results flushed to zero (x86's
  * MXCSR DAZ and FTZ) on the calling thread until fwsim_flush_end(the value
  * fwsim_flush_begin returned): how the f32 products of MATMUL and CONV's

@@ -601,6 +601,66 @@ START_TEST(test_cancel_stops_split_matmul)
 }
 END_TEST
 
+/* A product with a large C and short sums (kernels_matmul.c, mm_streams):
+ * 3 x [700 x 1000] over K = 40, rows 1003 floats apart (so most rows start
+ * unaligned), cut into items of 240 rows and chunks of 131. Its C, computed
+ * in chunks and streamed out, equals the same product accumulated onto
+ * zeros (sgemm's own stores: not streamed) bit for bit, on 1 and 2 threads;
+ * the 3 floats between rows keep their bytes; a NaN in A's row 620 of
+ * product 2 (the second chunk of its item) is reported at that row's first
+ * element. */
+START_TEST(test_streamed_matmul_matches_sgemm_stores)
+{
+	const uint64_t B = 3, M = 700, N = 1000, K = 40, ldc = 1003;
+	isa_insn_t in = isa_insn_init(ISA_OP_MATMUL, 0);
+	in.n_ap = 3;
+	in.ap[0] = pap(0, 0, ISA_DT_F32, B, M, N, (int64_t)(M * ldc), (int64_t)ldc, 1);
+	in.ap[1] = pap(1, 0, ISA_DT_F32, B, M, K, (int64_t)(M * K), (int64_t)K, 1);
+	in.ap[2] = pap(2, 0, ISA_DT_F32, B, K, N, (int64_t)(K * N), (int64_t)N, 1);
+	isa_insn_t acc = in;
+	acc.flags = ISA_F_ACCUMULATE;
+	pmem_t ref, got;
+	pmem_init(&ref);
+	pmem_init(&got);
+	const uint64_t nc = B * M * ldc;
+	fill_inputs(&ref, 5, -1);
+	memset(ref.mem, 0, nc * 4);
+	fwsim_job_t j;
+	fwsim_set_threads(1);
+	uint64_t before = fwsim_matmul_streamed_rows();
+	ck_assert_int_eq(prun(&ref, &acc, 0, 0, &j), FWSIM_OK);
+	ck_assert_uint_eq(fwsim_matmul_streamed_rows(), before); /* accumulating: sgemm's stores */
+	static const uint32_t threads[] = { 1, 2 };
+	for (uint32_t t = 0; t < 2; t++) {
+		fill_inputs(&got, 5, -1);
+		float *c = pf32(&got, 0, 0);
+		for (uint64_t i = 0; i < nc; i++)
+			c[i] = -7.0f; /* the gaps between rows must keep it */
+		fwsim_set_threads(threads[t]);
+		uint64_t rows0 = fwsim_matmul_streamed_rows();
+		ck_assert_int_eq(prun(&got, &in, FWSIM_JOB_CHECK_NAN, 0, &j), FWSIM_OK);
+		ck_assert_uint_eq(fwsim_matmul_streamed_rows() - rows0, B * M);
+		const float *r = pf32(&ref, 0, 0);
+		for (uint64_t row = 0; row < B * M; row++) {
+			ck_assert_msg(memcmp(c + row * ldc, r + row * ldc, N * 4) == 0,
+				      "%u threads: C row %llu differs from sgemm's stores", threads[t],
+				      (unsigned long long)row);
+			for (uint64_t g = N; g < ldc; g++)
+				ck_assert_msg(c[row * ldc + g] == -7.0f, "%u threads: gap of row %llu written",
+					      threads[t], (unsigned long long)row);
+		}
+		fill_inputs(&got, 5, -1);
+		pf32(&got, 1, 0)[(2 * M + 620) * K + 3] = NAN;
+		ck_assert_int_eq(prun(&got, &in, FWSIM_JOB_CHECK_NAN, 0, &j), FWSIM_NUM_ERR);
+		ck_assert_uint_eq(j.error.count, N);
+		ck_assert_uint_eq(j.error.first_index, (2 * M + 620) * N);
+	}
+	fwsim_set_threads(0);
+	free(ref.mem);
+	free(got.mem);
+}
+END_TEST
+
 START_TEST(test_thread_count_setting)
 {
 	fwsim_set_threads(3);
@@ -620,6 +680,7 @@ static Suite *par_suite(void)
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, test_split_matmul_bit_identical_across_thread_counts);
 	tcase_add_test(tc, test_split_matmul_reaches_a_worker);
+	tcase_add_test(tc, test_streamed_matmul_matches_sgemm_stores);
 	tcase_add_test(tc, test_two_cores_share_the_pool);
 	tcase_add_test(tc, test_split_elementwise_bit_identical_across_thread_counts);
 	tcase_add_test(tc, test_split_fused_and_reduce_bit_identical_across_thread_counts);
