@@ -9,6 +9,10 @@
 #include "internal.h"
 #include "pool.h"
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 typedef struct mat {
 	uint32_t dt;
 	uint64_t rows, cols;
@@ -274,8 +278,6 @@ static bool mm_streams(uint32_t dt, uint64_t B, uint64_t M, uint64_t N, uint64_t
 }
 
 #if defined(__x86_64__)
-#include <immintrin.h>
-
 /* n floats from src to dst with non-temporal stores where dst is 16-byte
  * aligned (plain stores before and after); the caller fences. */
 static void mm_stream_row(float *dst, const float *src, uint64_t n)
