@@ -243,7 +243,7 @@ typedef struct mm_job {
 	int64_t sbat[3];
 	uint32_t o;
 	float beta;
-	bool stream;  /* C's rows go out through mm_stream_rows (mm_streams) */
+	bool stream;  /* C's rows go out through mm_stream_rows (mm_streams, one K tile) */
 	mm_scratch_t *scr;
 } mm_job_t;
 
@@ -367,19 +367,15 @@ static fwsim_status_t mm_item(void *vctx, uint64_t item, uint32_t slot, fwsim_wa
 	 * and a strided store, MobileNetV2's 16->96 expansion over 8 112x112
 	 * images spent 80% of its 32 ms storing and scanning rows of 96 */
 	int swap_c = lay_c && tC == GEMM_T;
-	/* one K block and f32 C in rows: chunks through tc, streamed out */
-	bool stream = j->stream && direct_c && K == Kt;
+	/* f32 C in rows: chunks through tc, streamed out (no beta to load) */
+	bool stream = j->stream && direct_c;
 	fwsim_numchk_t tchk;
 	if (k->chk) {
 		tchk = *k->chk;
 		tchk.count = 0;
 		tchk.first = UINT64_MAX;
 	}
-	if (stream) {
-		if (!s->tc && !(s->tc = malloc(Mt * Nt * sizeof(float))))
-			return FWSIM_NOMEM;
-		C = s->tc;
-	} else if (direct_c || swap_c) {
+	if ((direct_c || swap_c) && !stream) {
 		C = (float *)(void *)pc;
 	} else {
 		if (!s->tc && !(s->tc = malloc(Mt * Nt * sizeof(float))))
@@ -519,9 +515,9 @@ fwsim_status_t fwsim_kernel_matmul(const fwsim_kargs_t *k)
 	mm_job_t j = { .k = k, .B = B, .M = M, .N = N, .K = K, .o = o,
 		       .sbat = { sbat[0], sbat[1], sbat[2] },
 		       .beta = (in->flags & ISA_F_ACCUMULATE) ? 1.0f : 0.0f };
-	j.stream = mm_streams(c->dtype, B, M, N, K, j.beta);
 	matmul_tiles(M, N, K, &j.Mt, &j.Nt, &j.Kt);
 	matmul_split(B, M, N, K, &j.Mt, &j.Nt);
+	j.stream = j.Kt == K && mm_streams(c->dtype, B, M, N, K, j.beta); /* one K block */
 	j.m_tiles = (M + j.Mt - 1) / j.Mt;
 	j.n_tiles = (N + j.Nt - 1) / j.Nt;
 	mm_scratch_t scr[FWSIM_PAR_MAX_THREADS];

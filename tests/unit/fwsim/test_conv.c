@@ -666,11 +666,6 @@ static uint64_t psum_units(const cspec_t *c, size_t i)
  * AVX2, 2 scalar. */
 static const fwsim_isa_t loop_isa[3] = { FWSIM_ISA_AUTO, FWSIM_ISA_AVX2, FWSIM_ISA_SCALAR };
 
-/* _i 0: the widest kernels (the register tiles on a CPU with AVX-512F, bit
- * for bit in their order, docs/isa.md: one chain of fma from 0 over (c, k0,
- * k1), as form A's, c_sum_chain; padding terms, 0 x a finite w, change no
- * bits of such a chain); 1: capped to AVX2, the tiles' AVX2 kernels, the
- * same bits; 2: capped to scalar, T and sgemm. */
 /* Under ISA cap isa: c_check_units of the specs in 3 layouts, then, where
  * the tiles run, each spec's outputs bit for bit against c_sum_chain. */
 static void c_check_tiles(fwsim_isa_t isa, const cspec_t *specs, size_t n, const char *name,
@@ -688,6 +683,11 @@ static void c_check_tiles(fwsim_isa_t isa, const cspec_t *specs, size_t n, const
 	fwsim_set_max_isa(FWSIM_ISA_AUTO);
 }
 
+/* _i 0: the widest kernels (the register tiles on a CPU with AVX-512F, bit
+ * for bit in their order, docs/isa.md: one chain of fma from 0 over (c, k0,
+ * k1), as form A's, c_sum_chain; padding terms, 0 x a finite w, change no
+ * bits of such a chain); 1: capped to AVX2, the tiles' AVX2 kernels, the
+ * same bits; 2: capped to scalar, T and sgemm. */
 START_TEST(test_dense_wgrad_partial_sums_match_reference)
 {
 	c_check_tiles(loop_isa[_i], psum_specs, PSUM_N_SPECS, "psum", psum_units, 13);
