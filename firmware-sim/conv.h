@@ -1,4 +1,4 @@
-/* The CONV kernel's job (kernels_conv.c: forms A, B and the direct loop; kernels_conv_lanes.c: forms D and E; kernels_conv_rows.c: form R; kernels_conv_wgrad.c: form W; kernels_conv_dgrad.c: form T; kernels_conv_gemm.c: form G; kernels_conv_psum.c: form P, its products in kernels_conv_tiles.c). Private to libfwsim. */
+/* The CONV kernel's job (kernels_conv.c: forms A, B and the direct loop; kernels_conv_lanes.c: forms D and E; kernels_conv_rows.c: form R; kernels_conv_wgrad.c: form W; kernels_conv_dgrad.c: form T; kernels_conv_gemm.c: form G; kernels_conv_flat.c: form F; kernels_conv_psum.c: form P, its products in kernels_conv_tiles.c). Private to libfwsim. */
 #ifndef FWSIM_CONV_H
 #define FWSIM_CONV_H
 
@@ -34,8 +34,9 @@ typedef struct conv_geo {
 	int64_t woff;                /* element offset of its weight in ap2[g, o] */
 } conv_geo_t;
 
-/* Forms G (kernels_conv_gemm.c) and P (kernels_conv_psum.c): the im2col
- * buffer and the kernel's layout. */
+/* Forms G (kernels_conv_gemm.c), F (kernels_conv_flat.c) and P
+ * (kernels_conv_psum.c): the im2col buffer or input copy, and the kernel's
+ * layout. */
 typedef struct conv_gemm {
 	bool shift;                  /* T per (c, k1), kernel row k0 from T's row k0 D0 */
 	bool direct;                 /* products straight into the output */
@@ -58,6 +59,8 @@ typedef struct conv_gemm {
 	int64_t trows, tk1;          /* the tiles' kernel blocks: rows, columns */
 	int64_t tc;                  /* and channels (> 1 only with whole kernels) */
 	int64_t tn;                  /* the tiles' n per unit */
+	/* form F: the copy's row pitch and channel stride (floats) */
+	int64_t flat_wp, flat_cs;
 } conv_gemm_t;
 
 typedef struct conv_job {
@@ -70,8 +73,8 @@ typedef struct conv_job {
 	int64_t so[5], si[5], sw[5]; /* element strides of ap0, ap1, ap2 */
 	const float *in, *w;
 	float *out;
-	int form;                    /* 'A', 'B', 'D', 'E', 'G', 'P', 'R', 'T', 'W' or 'N' (naive) */
-	conv_gemm_t gm;              /* forms G and P */
+	int form;                    /* 'A', 'B', 'D', 'E', 'F', 'G', 'P', 'R', 'T', 'W' or 'N' (naive) */
+	conv_gemm_t gm;              /* forms F, G and P */
 	int64_t *cols;               /* conv_plan_cols of d[1] (forms A and B) */
 	int64_t dw_hp, dw_wp;        /* form D: the padded input's rows, columns */
 	int64_t plane;               /* V0 V1 M0 M1: one channel's planes */
@@ -155,6 +158,15 @@ fwsim_status_t fwsim_conv_run_planes(void *ctx, uint64_t item, uint32_t slot, fw
 /* Form G for a non-empty job, before the others: true (and the job's form,
  * scratch and packed kernel set) when it applies. */
 bool fwsim_conv_plan_gemm(conv_job_t *j);
+/* Form F for a non-empty job, after the small planes' tiles and before
+ * form G: true (and the job's form, scratch and packed kernel set) on CPUs
+ * with AVX-512F when it applies (stride 1, no input dilation, planes of 256
+ * outputs or more, row-major output planes). Its items run bands of output
+ * rows through fwsim_conv_run_units. */
+bool fwsim_conv_plan_flat(conv_job_t *j);
+fwsim_status_t fwsim_conv_item_flat(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w);
+/* Form F's bands run since the process started (tests). */
+uint64_t fwsim_conv_flat_units(void);
 /* Forms R and T for a job planned as form A, form W for one planned as A or
  * B: true (and the job's form and scratch set) when it applies. */
 bool fwsim_conv_plan_rows(conv_job_t *j);
@@ -203,8 +215,8 @@ fwsim_status_t fwsim_conv_run_units(conv_job_t *j, uint64_t item, uint32_t slot,
  * summed over every c and tap and stored. */
 fwsim_status_t fwsim_conv_tiles_unit(const conv_job_t *j, const fwsim_kargs_t *kk, float *t,
 				     uint64_t unit);
-/* Units of forms G and P run since the process started: for tests that a
- * dense convolution really takes them. */
+/* Units of forms G and P (not F) run since the process started: for tests
+ * that a dense convolution really takes them. */
 uint64_t fwsim_conv_gemm_units(void);
 
 #endif

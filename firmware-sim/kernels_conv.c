@@ -678,8 +678,8 @@ fwsim_status_t fwsim_kernel_conv(const fwsim_kargs_t *k)
 	}
 	j->scratch = j->form == 'N' ? 0 : (int64_t)scratch - (j->form == 'A' ? 4 * nk : 0);
 	j->n_planes = (uint64_t)j->N * (uint64_t)j->G;
-	if ((empty || (!fwsim_conv_plan_tiles_fwd(j) && !fwsim_conv_plan_gemm(j) &&
-		       !fwsim_conv_plan_psum(j))) &&
+	if ((empty || (!fwsim_conv_plan_tiles_fwd(j) && !fwsim_conv_plan_flat(j) &&
+		       !fwsim_conv_plan_gemm(j) && !fwsim_conv_plan_psum(j))) &&
 	    !fwsim_conv_plan_rows(j) && !fwsim_conv_plan_dgrad(j) && !fwsim_conv_plan_wgrad(j) &&
 	    !fwsim_conv_plan_dw(j))
 		fwsim_conv_plan_dwg(j);
@@ -692,7 +692,7 @@ fwsim_status_t fwsim_kernel_conv(const fwsim_kargs_t *k)
 						     : (j->n_planes + CONV_ITEMS - 1) / CONV_ITEMS;
 	fwsim_par_chk_init(k, j->chk);
 	uint64_t items = (j->n_planes + j->per_item - 1) / j->per_item;
-	if (j->form == 'G' || j->form == 'P') { /* an item per unit, on the pool past its threshold */
+	if (j->form == 'F' || j->form == 'G' || j->form == 'P') { /* an item per unit, on the pool past its threshold */
 		j->gm.per_item = work < (double)FWSIM_PAR_MIN_WORK ? j->gm.units : 1;
 		items = (j->gm.units + j->gm.per_item - 1) / j->gm.per_item;
 	}
@@ -708,6 +708,7 @@ fwsim_status_t fwsim_kernel_conv(const fwsim_kargs_t *k)
 					  : j->form == 'R' ? fwsim_conv_item_rows
 					  : j->form == 'W' ? fwsim_conv_item_wgrad
 					  : j->form == 'T' ? fwsim_conv_item_dgrad
+					  : j->form == 'F' ? fwsim_conv_item_flat
 					  : j->form == 'G' ? fwsim_conv_item_gemm
 					  : j->form == 'P' ? fwsim_conv_item_psum : conv_item, j, k->watch);
 	fwsim_par_chk_merge(k, j->chk);

@@ -380,7 +380,8 @@ fwsim_status_t fwsim_conv_run_units(conv_job_t *j, uint64_t item, uint32_t slot,
 	fwsim_status_t st = FWSIM_OK;
 	for (uint64_t u = u0; u < u1 && st == FWSIM_OK; u++)
 		st = fn(j, &kk, t, u);
-	atomic_fetch_add_explicit(&gemm_units_run, u1 - u0, memory_order_relaxed);
+	if (j->form != 'F') /* form F counts its own */
+		atomic_fetch_add_explicit(&gemm_units_run, u1 - u0, memory_order_relaxed);
 	return st;
 }
 

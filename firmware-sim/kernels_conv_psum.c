@@ -61,7 +61,8 @@ static bool psum_plan_t(conv_job_t *j)
 
 /* Forward convolutions (no more taps than outputs per plane) of planes
  * smaller than this, with sums at least CONV_TILES_FWD_MIN_DEPTH deep (C x
- * the taps), go to the tiles where the CPU has them; elsewhere to form G.
+ * the taps), go to the tiles where the CPU has them; elsewhere to form G
+ * (larger planes to form F, kernels_conv_flat.c, where the CPU has AVX-512F).
  * ResNet's 3x3 128 -> 128 over 8 8x8 images ran 1.02-1.07 ms as tiles, 1.24-
  * 1.29 as the compiler's MATMULs and 1.55 as form G on one CPU, 0.57-0.59,
  * 1.09-1.13 and 0.92 on two (PyTorch: 1.05 and 0.57). Over 16x16 planes

@@ -396,6 +396,19 @@ static bool c_form_w(const cspec_t *c)
 	       c->D[0] <= 2;
 }
 
+/* Whether form F (docs/isa.md, "CONV") takes a spec: AVX-512F, row-major
+ * output planes (layout 0), stride 1, no input dilation, at least 2 taps
+ * and 64 terms (C K0 K1), O at least 16, planes of 256 outputs or more, the
+ * padded row pitch Y1 + (K1 - 1) D1 at least 16 and at most 8/7 of Y1. */
+static bool c_form_f(const cspec_t *c)
+{
+	int64_t y0 = c_out_dim(c, 0), y1 = c_out_dim(c, 1), wp = y1 + (c->K[1] - 1) * c->D[1];
+	return fwsim_cpu_avx512() && c->layout == 0 && c->S[0] == 1 && c->S[1] == 1 &&
+	       c->L[0] == 1 && c->L[1] == 1 && c->K[0] * c->K[1] >= 2 &&
+	       c->C * c->K[0] * c->K[1] >= 64 && c->O >= 16 && y0 * y1 >= 256 && wp >= 16 &&
+	       wp * 7 <= y1 * 8;
+}
+
 /* Form W's sum of output oi: lane l of 16 partial sums is a chain of fma from
  * 0 over (c, k0, chunk) of the terms at k1 = 16 chunk + l; then lanes l and
  * l + 8 are added, l and l + 4, l + 2, l + 1. */
@@ -547,10 +560,8 @@ START_TEST(test_dilated_depthwise_bit_exact)
 }
 END_TEST
 
-/* A NaN and an Inf in the input: exactly the outputs whose window holds them
- * are bad (the runs of the flat grid past a row's end never leak into a stored
- * output), and the record names the first bad flat index and the count. */
-/* Dense shapes (C K0 K1 >= 64 and O >= 16): form G, im2col bands and sgemm.
+/* Dense shapes (C K0 K1 >= 64 and O >= 16): form G, im2col bands and sgemm
+ * (the last in layout 0 is form F's on a CPU with AVX-512F: dense_bands).
  * Full im2col (8 channels: each product's depth from C K1 too small to
  * shift; a 7x7 stride-2 stem), the shifted form (stride 1 along dim 0,
  * kernel dilation 2 there), two groups, cropping and padding past the
@@ -605,10 +616,11 @@ static void c_check_units(const cspec_t *specs, size_t n, int nlayouts, const ch
 		}
 }
 
-/* Form G: each plane's bands. */
+/* Form G: each plane's bands (none where form F takes the spec: the last,
+ * in layout 0, on a CPU with AVX-512F). */
 static uint64_t dense_bands(const cspec_t *c, size_t i)
 {
-	return (uint64_t)(c->N * c->G) * (uint64_t)dense_spec_bands[i];
+	return c_form_f(c) ? 0 : (uint64_t)(c->N * c->G) * (uint64_t)dense_spec_bands[i];
 }
 
 START_TEST(test_dense_gemm_bands_match_reference)
@@ -725,6 +737,77 @@ START_TEST(test_dense_small_planes_tiles_match_reference)
 }
 END_TEST
 
+/*
+ * Form F (stride 1, planes of 256 outputs or more, AVX-512F, row-major
+ * output planes: layout 0; layouts 1 and 2 go to form G). Each spec's
+ * bands per plane follow from the copy's 2^16 floats: C x (band + (K0 - 1)
+ * D0) rows at the pitch Wp = Y1 + (K1 - 1) D1, plus 64 floats of slack.
+ * - 64 channels of 23x39 (Wp 41, odd: a vector's lanes meet the next row
+ *   at every offset): 2 bands (12, 11 rows), whose last tiles of 48
+ *   positions need 1 and 2 vectors; 20 o: blocks 8, 8, 4.
+ * - two groups, a 2x5 kernel dilated 2, padding 1 and 2: 1 band.
+ * - cropping (padding -1): the copy starts a column in; 96 channels: 2
+ *   bands of 10 rows.
+ * - padding 2 past a 3x3 kernel (rows and columns of zeros) and the least
+ *   pitch, 16 (a vector's lanes reach into the next row but one's pitch).
+ * - rows of 320 (Wp 322): a band of one row (3 of them).
+ */
+static const cspec_t flat_specs[] = {
+	SPEC(.N = 1, .G = 1, .O = 20, .C = 64, .X = { 23, 39 }, .K = { 3, 3 }, .S = { 1, 1 },
+	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+	SPEC(.N = 1, .G = 2, .O = 16, .C = 8, .X = { 30, 60 }, .K = { 2, 5 }, .S = { 1, 1 },
+	     .D = { 2, 2 }, .L = { 1, 1 }, .P = { 1, 2 }),
+	SPEC(.N = 1, .G = 1, .O = 24, .C = 96, .X = { 24, 36 }, .K = { 3, 3 }, .S = { 1, 1 },
+	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { -1, -1 }),
+	SPEC(.N = 3, .G = 1, .O = 16, .C = 8, .X = { 20, 12 }, .K = { 3, 3 }, .S = { 1, 1 },
+	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 2, 2 }),
+	SPEC(.N = 1, .G = 1, .O = 16, .C = 64, .X = { 3, 320 }, .K = { 3, 3 }, .S = { 1, 1 },
+	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+};
+#define FLAT_N_SPECS (sizeof(flat_specs) / sizeof(flat_specs[0]))
+static const int flat_spec_bands[FLAT_N_SPECS] = { 2, 1, 2, 1, 3 };
+
+/* _i 0: form F where c_form_f says (every spec in layout 0 on a CPU with
+ * AVX-512F), each output bit for bit its chain of fma over (c, k0, k1) from
+ * 0 with the padding terms (docs/isa.md), c_sum_chain, which c_term builds
+ * from the definition; layouts 1 and 2 run no form F band. _i 1 and 2,
+ * capped to AVX2 and scalar: layout 0 runs none either. (Those go to form
+ * G, whose results test_dense_gemm_bands_match_reference checks: the
+ * double reference of c_check is most of this test's time under ASan.) */
+START_TEST(test_dense_flat_tiles_match_chain)
+{
+	fwsim_set_max_isa(loop_isa[_i]);
+	for (int layout = 0; layout < 3; layout++)
+		for (size_t i = 0; i < FLAT_N_SPECS; i++) {
+			cspec_t c = flat_specs[i];
+			c.layout = layout;
+			if (_i && layout)
+				continue;
+			char what[48];
+			snprintf(what, sizeof(what), "flat spec %zu layout %d", i, layout);
+			if (_i == 0 && layout == 0 && fwsim_cpu_avx512())
+				ck_assert_msg(c_form_f(&c), "%s: not form F's", what);
+			uint64_t units = fwsim_conv_flat_units();
+			if (c_form_f(&c)) {
+				c_check_bits(&c, 19, 1900 + i, c_sum_chain, what, i);
+			} else {
+				cmem_t m;
+				cmem_init(&m);
+				cconv_t cv;
+				c_build(&m, &c, &cv, 19);
+				fwsim_job_t job;
+				ck_assert_int_eq(c_run(&m, &cv.in, 0, 0, &job), FWSIM_OK);
+				free(m.mem);
+			}
+			uint64_t ran = fwsim_conv_flat_units() - units;
+			uint64_t want = c_form_f(&c) ? (uint64_t)(c.N * c.G) * (uint64_t)flat_spec_bands[i] : 0;
+			ck_assert_msg(ran == want, "%s: %llu bands of form F, want %llu", what,
+				      (unsigned long long)ran, (unsigned long long)want);
+		}
+	fwsim_set_max_isa(FWSIM_ISA_AUTO);
+}
+END_TEST
+
 /* An output that repeats along its rows (stride 0) is not cut into bands,
  * whose items would write the same elements at once: a form that keeps the
  * plane whole runs it, and the last row's values are the ones left. */
@@ -757,7 +840,8 @@ END_TEST
 /* A NaN (_i 0) or Inf (_i 1) weight of the last output channel at tap (0,
  * 0) makes that channel's every output NaN, where that tap lies in the
  * padding too (0 x NaN and 0 x Inf are terms of the sum), in both layouts,
- * and the record's first index is its first: form G's three bands, form P
+ * and the record's first index is its first: form G's three bands (form
+ * F's in layout 0 with AVX-512F, whose padding terms are in its chain), form P
  * (the register tiles skip padding taps and add those terms afterwards),
  * then capped to AVX2 (the tiles' AVX2 kernels) and to scalar (T and
  * sgemm); then the tiles over small planes (a forward convolution). */
@@ -810,6 +894,9 @@ START_TEST(test_dense_nan_weight_blames_its_channel)
 }
 END_TEST
 
+/* A NaN and an Inf in the input: exactly the outputs whose window holds them
+ * are bad (the runs of the flat grid past a row's end never leak into a stored
+ * output), and the record names the first bad flat index and the count. */
 START_TEST(test_nan_inf_inputs_reach_only_their_windows)
 {
 	const cspec_t specs[] = {
@@ -842,6 +929,10 @@ START_TEST(test_nan_inf_inputs_reach_only_their_windows)
 		     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
 		SPEC(.N = 2, .G = 1, .O = 16, .C = 3, .X = { 12, 11 }, .K = { 7, 7 }, .S = { 2, 2 },
 		     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 3, 3 }),
+		/* form F: the bad value's row end beside the next row's start in
+		 * the flattened positions */
+		SPEC(.N = 1, .G = 2, .O = 16, .C = 8, .X = { 17, 20 }, .K = { 3, 3 }, .S = { 1, 1 },
+		     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
 	};
 	for (size_t si = 0; si < sizeof(specs) / sizeof(specs[0]); si++)
 		for (int inf = 0; inf < 2; inf++) {
@@ -897,8 +988,11 @@ START_TEST(test_threads_bit_identical)
 		/* form P: 4 items of 16 channels' partial sums */
 		SPEC(.N = 16, .G = 1, .O = 16, .C = 4, .X = { 66, 66 }, .K = { 64, 64 }, .S = { 1, 1 },
 		     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
-		/* form G: 8 planes of 3 bands, 24 items */
+		/* form F (form G without AVX-512F): 8 planes of 3 bands, 24 items */
 		SPEC(.N = 8, .G = 1, .O = 32, .C = 64, .X = { 41, 40 }, .K = { 3, 3 }, .S = { 1, 1 },
+		     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+		/* form G at stride 2 (staged rows): 8 planes of 1 band, 8 items */
+		SPEC(.N = 8, .G = 1, .O = 32, .C = 64, .X = { 41, 40 }, .K = { 3, 3 }, .S = { 2, 2 },
 		     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
 	};
 	for (size_t si = 0; si < sizeof(specs) / sizeof(specs[0]); si++) {
@@ -936,7 +1030,7 @@ START_TEST(test_deadline_stops_conv)
 			  .S = { 1, 1 }, .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }), &cv, 1);
 	fwsim_job_t job;
 	ck_assert_int_eq(c_run(&m, &cv.in, 0, 1, &job), FWSIM_TIMEOUT);
-	/* forms G and P */
+	/* form P; form F (form G without AVX-512F) */
 	c_build(&m, &SPEC(.N = 16, .G = 1, .O = 16, .C = 4, .X = { 66, 66 }, .K = { 64, 64 },
 			  .S = { 1, 1 }, .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }), &cv, 1);
 	ck_assert_int_eq(c_run(&m, &cv.in, 0, 1, &job), FWSIM_TIMEOUT);
@@ -947,17 +1041,17 @@ START_TEST(test_deadline_stops_conv)
 }
 END_TEST
 
-/* A deadline 20 ms away stops form P inside an item: 8 channels of 2^38
- * multiply-adds each (about 3 s apiece), 16 x 16 outputs of 64 x 64 windows
- * of a 512 x 512 kernel, the input one 575 x 575 plane and the kernel one
- * 512 x 512 plane repeated (stride 0 along n, c and o). */
-START_TEST(test_deadline_stops_psum_inside_an_item)
+/* Runs the CONV of output os (row-major), input xs and kernel ws (strides
+ * xst and wst: a plane repeated), unit strides, no padding, under a
+ * deadline 20 ms away: it stops, within cpu_ns of CPU time, after units()
+ * counted at least one item of the form that takes it. */
+static void c_deadline_inside(const int64_t *os, const int64_t *xs, const int64_t *xst,
+			      const int64_t *ws, const int64_t *wst, uint64_t (*units)(void),
+			      uint64_t cpu_ns)
 {
 	cmem_t m;
 	cmem_init(&m);
-	int64_t os[5] = { 16, 1, 16, 64, 64 }, xs[5] = { 16, 1, 8, 575, 575 };
-	int64_t ws[5] = { 1, 16, 8, 512, 512 }, ost[5], xst[5] = { 0, 0, 0, 575, 1 };
-	int64_t wst[5] = { 0, 0, 0, 512, 1 };
+	int64_t ost[5];
 	c_rowmajor(os, ost, 1);
 	isa_insn_t in = isa_insn_init(ISA_OP_CONV, 0);
 	in.n_ap = 4;
@@ -967,11 +1061,38 @@ START_TEST(test_deadline_stops_psum_inside_an_item)
 	int64_t one[2] = { 1, 1 }, zero[2] = { 0, 0 };
 	in.ap[3] = isa_conv_window(one, one, one, zero);
 	fwsim_job_t job;
-	uint64_t units = fwsim_conv_gemm_units(), t0 = tcpu_ns();
+	uint64_t u0 = units(), t0 = tcpu_ns();
 	ck_assert_int_eq(c_run(&m, &in, 0, tnow_ns() + 20000000ull, &job), FWSIM_TIMEOUT);
-	ck_assert_uint_lt(tcpu_ns() - t0, 3000000000ull);
-	ck_assert_uint_ge(fwsim_conv_gemm_units() - units, 1); /* form P's items ran */
+	ck_assert_uint_lt(tcpu_ns() - t0, cpu_ns);
+	ck_assert_uint_ge(units() - u0, 1); /* the form's items ran */
 	free(m.mem);
+}
+
+/* A deadline 20 ms away stops form P inside an item: 8 channels of 2^38
+ * multiply-adds each (about 3 s apiece), 16 x 16 outputs of 64 x 64 windows
+ * of a 512 x 512 kernel, the input one 575 x 575 plane and the kernel one
+ * 512 x 512 plane repeated (stride 0 along n, c and o). */
+START_TEST(test_deadline_stops_psum_inside_an_item)
+{
+	int64_t os[5] = { 16, 1, 16, 64, 64 }, xs[5] = { 16, 1, 8, 575, 575 };
+	int64_t xst[5] = { 0, 0, 0, 575, 1 }, ws[5] = { 1, 16, 8, 512, 512 };
+	int64_t wst[5] = { 0, 0, 0, 512, 1 };
+	c_deadline_inside(os, xs, xst, ws, wst, fwsim_conv_gemm_units, 3000000000ull);
+}
+END_TEST
+
+/* A deadline 20 ms away stops form F inside its items: 16 x 204 x 640
+ * outputs over 2048 channels of 3x3 taps (3.8e10 multiply-adds, about 0.4 s
+ * on one CPU), the input one 206 x 642 plane and the kernel one 3x3 plane
+ * repeated (stride 0 along c and o); 204 bands of one row each. */
+START_TEST(test_deadline_stops_flat_inside_an_item)
+{
+	if (!fwsim_cpu_avx512())
+		return; /* form F needs AVX-512F */
+	int64_t os[5] = { 1, 1, 16, 204, 640 }, xs[5] = { 1, 1, 2048, 206, 642 };
+	int64_t xst[5] = { 0, 0, 0, 642, 1 }, ws[5] = { 1, 16, 2048, 3, 3 };
+	int64_t wst[5] = { 0, 0, 0, 3, 1 };
+	c_deadline_inside(os, xs, xst, ws, wst, fwsim_conv_flat_units, 200000000ull);
 }
 END_TEST
 
@@ -1007,10 +1128,12 @@ static Suite *suite(void)
 	tcase_add_test(tc, test_dense_repeated_output_rows_not_banded);
 	tcase_add_loop_test(tc, test_dense_wgrad_partial_sums_match_reference, 0, 3);
 	tcase_add_loop_test(tc, test_dense_small_planes_tiles_match_reference, 0, 3);
+	tcase_add_loop_test(tc, test_dense_flat_tiles_match_chain, 0, 3);
 	tcase_add_test(tc, test_nan_inf_inputs_reach_only_their_windows);
 	tcase_add_test(tc, test_threads_bit_identical);
 	tcase_add_test(tc, test_deadline_stops_conv);
 	tcase_add_test(tc, test_deadline_stops_psum_inside_an_item);
+	tcase_add_test(tc, test_deadline_stops_flat_inside_an_item);
 	tcase_add_test(tc, test_oob_kernel_refused);
 	suite_add_tcase(s, tc);
 	return s;
