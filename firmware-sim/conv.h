@@ -59,8 +59,10 @@ typedef struct conv_gemm {
 	int64_t trows, tk1;          /* the tiles' kernel blocks: rows, columns */
 	int64_t tc;                  /* and channels (> 1 only with whole kernels) */
 	int64_t tn;                  /* the tiles' n per unit */
-	/* form F: the copy's row pitch and channel stride (floats) */
-	int64_t flat_wp, flat_cs;
+	/* form F: the copy's row pitch, phase and channel strides (floats),
+	 * each tap's offset in a channel's copy */
+	int64_t flat_wp, flat_pf, flat_cs;
+	int64_t *flat_off;
 } conv_gemm_t;
 
 typedef struct conv_job {
@@ -160,8 +162,8 @@ fwsim_status_t fwsim_conv_run_planes(void *ctx, uint64_t item, uint32_t slot, fw
 bool fwsim_conv_plan_gemm(conv_job_t *j);
 /* Form F for a non-empty job, after the small planes' tiles and before
  * form G: true (and the job's form, scratch and packed kernel set) on CPUs
- * with AVX-512F when it applies (stride 1, no input dilation, planes of 256
- * outputs or more, row-major output planes). Its items run bands of output
+ * with AVX-512F when it applies (strides 1 or 2, no input dilation, planes
+ * of 256 outputs or more, row-major output planes). Its items run bands of output
  * rows through fwsim_conv_run_units. */
 bool fwsim_conv_plan_flat(conv_job_t *j);
 fwsim_status_t fwsim_conv_item_flat(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w);

@@ -720,6 +720,7 @@ fwsim_status_t fwsim_kernel_conv(const fwsim_kargs_t *k)
 	free(j->geo);
 	free(j->cols);
 	free(j->gm.wp);
+	free(j->gm.flat_off);
 	free(j->gm.psum);
 	free(j);
 	return st;

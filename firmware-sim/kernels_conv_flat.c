@@ -1,4 +1,4 @@
-/* CONV form F (docs/isa.md, "CONV"): stride-1 dense convolutions over large planes as AVX-512 register tiles over a zero-padded copy of a band of input rows, the output positions flattened along that copy's row pitch: no im2col, no sgemm. */
+/* CONV form F (docs/isa.md, "CONV"): dense convolutions of stride 1 or 2 over large planes as AVX-512 register tiles over a zero-padded copy of a band of input rows (split into its stride phases), the output positions flattened along that copy's row pitch: no im2col, no sgemm. */
 #include <stdatomic.h>
 #include <string.h>
 
@@ -19,6 +19,14 @@
  * unaligned load per tap, across row ends; the Wp - Y1 positions per row
  * past the output's end are computed and never stored (3.4% of the work at
  * 56 wide).
+ *
+ * With stride 2 the copy is split into phases: phase (p0, p1) holds input
+ * rows i = 2 r' + p0 and columns 2 u + p1 (shifted by the padding), so tap
+ * k with k D = 2 m + p reads phase p at m past the output's position, and
+ * the pitch is Y1 + (K1 - 1) D1 / S1: each tap is again one run per vector
+ * (its offset in a table), and the input is still copied once. The 7x7
+ * stride-2 stem over 8 224x224 images ran 0.90x form G's time on one
+ * thread (its im2col rows from staged phases, then sgemm).
  *
  * A tile is 8 output channels o by 48 positions (24 zmm of sums): per term
  * (c, k0, k1), three loads of the copy and 8 broadcasts of the kernel,
@@ -61,7 +69,7 @@ bool fwsim_conv_plan_flat(conv_job_t *j)
 	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
 	conv_gemm_t *gm = &j->gm;
 	int64_t taps = a->K * b->K, ny = a->Y * b->Y;
-	if (!fwsim_cpu_avx512() || a->L != 1 || b->L != 1 || a->S != 1 || b->S != 1 || taps < 2 ||
+	if (!fwsim_cpu_avx512() || a->L != 1 || b->L != 1 || a->S > 2 || b->S > 2 || taps < 2 ||
 	    j->C * taps < 64 || j->O < 16 || ny < FLAT_MIN_PLANE || a->Y > INT32_MAX)
 		return false;
 	/* the output planes row-major (the stores' two rows per vector); none
@@ -69,36 +77,54 @@ bool fwsim_conv_plan_flat(conv_job_t *j)
 	if ((b->Y > 1 && j->so[4] != 1) || (a->Y > 1 && j->so[3] != b->Y) ||
 	    (j->O > 1 && j->so[2] < ny) || (j->N > 1 && j->so[0] == 0) || (j->G > 1 && j->so[1] == 0))
 		return false;
-	/* the kernel's spans (K <= 2^31 and D <= 2^32: no overflow) */
+	/* the kernel's spans (K <= 2^31 and D <= 2^32: no overflow), in rows
+	 * and columns of a phase */
 	if (a->K > INT32_MAX || b->K > INT32_MAX || (a->K - 1) * a->D > INT32_MAX ||
 	    (b->K - 1) * b->D > INT32_MAX)
 		return false;
+	int64_t below = (a->K - 1) * a->D / a->S, right = (b->K - 1) * b->D / b->S;
 	/* the pitch: at least a vector (a vector's lanes span two rows at most),
 	 * at most 8/7 of the row (the positions computed and never stored) */
-	int64_t wp = b->Y + (b->K - 1) * b->D;
+	int64_t wp = b->Y + right;
 	if (wp < 16 || wp * 7 > b->Y * 8 || wp > INT32_MAX / 64)
 		return false;
-	/* a channel's copy: the band's input rows, then room for the last
-	 * tile's loads past them (its positions past the band, never stored) */
-	int64_t below = (a->K - 1) * a->D, slack = (FLAT_NP + (b->K - 1) * b->D + 15) / 16 * 16;
-	int64_t band = (FLAT_X_FLOATS / j->C - slack) / wp - below;
+	/* a phase of a channel's copy: the band's input rows, then room for
+	 * the last tile's loads past them (its positions past the band, never
+	 * stored) */
+	int64_t nph = a->S * b->S, slack = (FLAT_NP + right + 15) / 16 * 16;
+	int64_t band = (FLAT_X_FLOATS / j->C / nph - slack) / wp - below;
 	band = band < 1 ? 1 : band > a->Y ? a->Y : band;
 	gm->nbands = (a->Y + band - 1) / band;
 	gm->band = (a->Y + gm->nbands - 1) / gm->nbands; /* even bands */
 	gm->rows = gm->band + below;
 	if (gm->rows > ISA_CONV_SCRATCH_FLOATS / wp)
 		return false;
-	gm->flat_cs = (gm->rows * wp + slack + 15) / 16 * 16;
+	gm->flat_pf = (gm->rows * wp + slack + 15) / 16 * 16;
+	gm->flat_cs = nph * gm->flat_pf;
 	gm->flat_wp = wp;
-	/* the copy and the packed kernel within the scratch bound (docs/isa.md,
-	 * "Host memory"); else form G */
+	/* the copy, the packed kernel and the taps' offsets within the scratch
+	 * bound (docs/isa.md, "Host memory"); else form G */
 	int64_t nob = (j->O + FLAT_MR - 1) / FLAT_MR, nk = j->C * taps;
 	if (j->C > (ISA_CONV_SCRATCH_FLOATS - 16) / gm->flat_cs ||
 	    nk > ISA_CONV_SCRATCH_FLOATS / FLAT_MR / nob / j->G)
 		return false;
 	gm->wp = malloc((size_t)(j->G * nob * nk * FLAT_MR) * sizeof(float));
-	if (!gm->wp)
+	gm->flat_off = malloc((size_t)taps * sizeof(int64_t));
+	if (!gm->wp || !gm->flat_off) {
+		free(gm->wp);
+		free(gm->flat_off);
+		gm->wp = NULL;
+		gm->flat_off = NULL;
 		return false;
+	}
+	/* tap (k0, k1): k D = m S + p reads phase (p0, p1) at m0 rows and m1
+	 * columns past the output's position */
+	for (int64_t k0 = 0; k0 < a->K; k0++)
+		for (int64_t k1 = 0; k1 < b->K; k1++) {
+			int64_t e0 = k0 * a->D, e1 = k1 * b->D;
+			gm->flat_off[k0 * b->K + k1] = (e0 % a->S * b->S + e1 % b->S) * gm->flat_pf +
+						       e0 / a->S * wp + e1 / b->S;
+		}
 	/* [g][o block][(c, k0, k1)][8 o], zero past O */
 	float *d = gm->wp;
 	for (int64_t g = 0; g < j->G; g++)
@@ -119,10 +145,11 @@ bool fwsim_conv_plan_flat(conv_job_t *j)
 	return true;
 }
 
-/* One tile's terms: nc channels cs floats apart in the copy, K0 kernel rows
- * r0 apart, K1 columns d1 apart. */
+/* One tile's terms: nc channels cs floats apart in the copy, nt taps at
+ * offsets off from a channel's. */
 typedef struct flat_walk {
-	int64_t nc, cs, K0, r0, K1, d1;
+	int64_t nc, cs, nt;
+	const int64_t *off;
 } flat_walk_t;
 
 /* Where a tile's vectors go: vector v's lanes m0[v] at out + o0[v], lanes
@@ -135,65 +162,66 @@ typedef struct flat_store {
 
 /* nb (<= 8) o by nv (<= 3) vectors of 16 positions (both constants after
  * inlining) from x (the copy at the tile's first position), weights from
- * w, stored as st says. */
+ * w, stored as st says. Returns whether a stored sum is NaN or Inf (a
+ * subtraction and a compare per vector: scanning the stored band again
+ * took 5.6% of the 7x7 stem's time, its 1 MiB bands past L2). */
 __attribute__((target("avx512f"), always_inline))
-static inline void flat_tile_nb(const int nb, const int nv, const flat_walk_t *p, const float *x,
+static inline bool flat_tile_nb(const int nb, const int nv, const flat_walk_t *p, const float *x,
 				const float *w, float *out, int64_t ldc, const flat_store_t *st)
 {
-	const int64_t nc = p->nc, cs = p->cs, K0 = p->K0, r0 = p->r0, K1 = p->K1, d1 = p->d1;
+	const int64_t nc = p->nc, cs = p->cs, nt = p->nt, *off = p->off;
 	__m512 s[FLAT_MR][FLAT_NV];
 #pragma GCC unroll 8
 	for (int i = 0; i < nb; i++)
 #pragma GCC unroll 3
 		for (int v = 0; v < nv; v++)
 			s[i][v] = _mm512_setzero_ps();
-	for (int64_t c = 0; c < nc; c++, x += cs) {
-		const float *xr = x;
-		for (int64_t k0 = 0; k0 < K0; k0++, xr += r0) {
-			const float *xk = xr;
-			for (int64_t k1 = 0; k1 < K1; k1++, xk += d1, w += FLAT_MR) {
-				__m512 xv[FLAT_NV];
+	for (int64_t c = 0; c < nc; c++, x += cs)
+		for (int64_t t = 0; t < nt; t++, w += FLAT_MR) {
+			const float *xk = x + off[t];
+			__m512 xv[FLAT_NV];
+#pragma GCC unroll 3
+			for (int v = 0; v < nv; v++)
+				xv[v] = _mm512_loadu_ps(xk + 16 * v);
+#pragma GCC unroll 8
+			for (int i = 0; i < nb; i++) {
+				__m512 wv = _mm512_set1_ps(w[i]);
 #pragma GCC unroll 3
 				for (int v = 0; v < nv; v++)
-					xv[v] = _mm512_loadu_ps(xk + 16 * v);
-#pragma GCC unroll 8
-				for (int i = 0; i < nb; i++) {
-					__m512 wv = _mm512_set1_ps(w[i]);
-#pragma GCC unroll 3
-					for (int v = 0; v < nv; v++)
-						s[i][v] = _mm512_fmadd_ps(wv, xv[v], s[i][v]);
-				}
+					s[i][v] = _mm512_fmadd_ps(wv, xv[v], s[i][v]);
 			}
 		}
-	}
+	__mmask16 bad = 0;
 #pragma GCC unroll 3
 	for (int v = 0; v < nv; v++)
 #pragma GCC unroll 8
 		for (int i = 0; i < nb; i++) {
 			_mm512_mask_storeu_ps(out + i * ldc + st->o0[v], st->m0[v], s[i][v]);
 			_mm512_mask_storeu_ps(out + i * ldc + st->o1[v], st->m1[v], s[i][v]);
+			/* s - s: 0 where finite, NaN where not */
+			bad |= _mm512_mask_cmp_ps_mask(st->m0[v] | st->m1[v],
+						       _mm512_sub_ps(s[i][v], s[i][v]),
+						       _mm512_setzero_ps(), _CMP_NEQ_UQ);
 		}
+	return bad != 0;
 }
 
-#define FLAT_CASE(n)                                                          \
-	case n:                                                               \
-		if (nv == 3)                                                  \
-			flat_tile_nb(n, 3, p, x, w, out, ldc, st);      \
-		else if (nv == 2)                                             \
-			flat_tile_nb(n, 2, p, x, w, out, ldc, st);      \
-		else                                                          \
-			flat_tile_nb(n, 1, p, x, w, out, ldc, st);      \
-		break
+#define FLAT_CASE(n)                                                   \
+	case n:                                                        \
+		return nv == 3   ? flat_tile_nb(n, 3, p, x, w, out, ldc, st) \
+		       : nv == 2 ? flat_tile_nb(n, 2, p, x, w, out, ldc, st) \
+				 : flat_tile_nb(n, 1, p, x, w, out, ldc, st)
 
-/* A tile of nb o by nv vectors (a band's last tile may need fewer than 3). */
+/* A tile of nb o by nv vectors (a band's last tile may need fewer than 3);
+ * whether a stored sum is NaN or Inf. */
 __attribute__((target("avx512f")))
-static void flat_tile(int nb, int nv, const flat_walk_t *p, const float *x, const float *w,
+static bool flat_tile(int nb, int nv, const flat_walk_t *p, const float *x, const float *w,
 		      float *out, int64_t ldc, const flat_store_t *st)
 {
 	switch (nb) {
 	FLAT_CASE(1); FLAT_CASE(2); FLAT_CASE(3); FLAT_CASE(4);
 	FLAT_CASE(5); FLAT_CASE(6); FLAT_CASE(7); FLAT_CASE(8);
-	default: break;
+	default: return false;
 	}
 }
 
@@ -223,19 +251,24 @@ static fwsim_status_t flat_band(const conv_job_t *j, const fwsim_kargs_t *kk, fl
 	int64_t g = (int64_t)(pi / (uint64_t)j->N), n = (int64_t)(pi % (uint64_t)j->N);
 	int64_t y0 = (int64_t)(bi % (uint64_t)gm->nbands) * gm->band;
 	int64_t rows = a->Y - y0 < gm->band ? a->Y - y0 : gm->band;
-	int64_t wp = gm->flat_wp, cs = gm->flat_cs, nin = rows + (a->K - 1) * a->D;
+	int64_t wp = gm->flat_wp, cs = gm->flat_cs, nin = rows + gm->rows - gm->band;
 	float *xc = (float *)(((uintptr_t)t + 63) & ~(uintptr_t)63);
 	const float *x = j->in + n * j->si[0] + g * j->si[1];
 	bool avx512 = fwsim_cpu_avx512();
+	/* phase (p0, p1): input rows (y0 + r) S0 + p0 - P0, columns u S1 + p1 - P1 */
 	for (int64_t c = 0; c < j->C; c++)
-		fwsim_conv_gemm_rows(xc + c * cs, nin, x + c * j->si[2], y0 - a->P, 1, a->X, j->si[3], wp,
-				     1, -b->P, b->X, j->si[4], avx512);
+		for (int64_t p0 = 0; p0 < a->S; p0++)
+			for (int64_t p1 = 0; p1 < b->S; p1++)
+				fwsim_conv_gemm_rows(xc + c * cs + (p0 * b->S + p1) * gm->flat_pf, nin,
+						     x + c * j->si[2], y0 * a->S + p0 - a->P, a->S, a->X,
+						     j->si[3], wp, b->S, p1 - b->P, b->X, j->si[4], avx512);
 	int64_t nob = (j->O + FLAT_MR - 1) / FLAT_MR, nk = j->C * a->K * b->K, npos = rows * wp;
 	float *out = j->out + n * j->so[0] + g * j->so[1] + y0 * b->Y;
 	int64_t ldc = j->O > 1 ? j->so[2] : 0;
 	unsigned csr = fwsim_flush_begin();
 	fwsim_status_t st = FWSIM_OK;
-	flat_walk_t p = { j->C, cs, a->K, a->D * wp, b->K, b->D };
+	bool bad = false;
+	flat_walk_t p = { j->C, cs, a->K * b->K, gm->flat_off };
 	for (int64_t ob = 0; ob < nob; ob++) {
 		int nb = (int)(j->O - ob * FLAT_MR < FLAT_MR ? j->O - ob * FLAT_MR : FLAT_MR);
 		if (fwsim_tick(kk, (uint64_t)(nb * npos * nk))) {
@@ -247,12 +280,13 @@ static fwsim_status_t flat_band(const conv_job_t *j, const fwsim_kargs_t *kk, fl
 			flat_store_t sp;
 			flat_store_plan(q, rows, b->Y, wp, &sp);
 			int nv = (int)(npos - q >= FLAT_NP ? FLAT_NV : (npos - q + 15) / 16);
-			flat_tile(nb, nv, &p, xc + q, w, out + ob * FLAT_MR * ldc, ldc, &sp);
+			bad |= flat_tile(nb, nv, &p, xc + q, w, out + ob * FLAT_MR * ldc, ldc, &sp);
 		}
 	}
 	fwsim_flush_end(csr);
-	if (st != FWSIM_OK || !kk->chk)
+	if (st != FWSIM_OK || !kk->chk || !bad)
 		return st;
+	/* the band's outputs scanned for the record's count and first index */
 	uint64_t flat0 = ((uint64_t)n * (uint64_t)j->G + (uint64_t)g) * (uint64_t)j->O *
 			 (uint64_t)(a->Y * b->Y) + (uint64_t)(y0 * b->Y);
 	for (int64_t o = 0; o < j->O; o++)

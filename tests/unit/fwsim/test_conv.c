@@ -397,13 +397,15 @@ static bool c_form_w(const cspec_t *c)
 }
 
 /* Whether form F (docs/isa.md, "CONV") takes a spec: AVX-512F, row-major
- * output planes (layout 0), stride 1, no input dilation, at least 2 taps
- * and 64 terms (C K0 K1), O at least 16, planes of 256 outputs or more, the
- * padded row pitch Y1 + (K1 - 1) D1 at least 16 and at most 8/7 of Y1. */
+ * output planes (layout 0), strides 1 or 2, no input dilation, at least 2
+ * taps and 64 terms (C K0 K1), O at least 16, planes of 256 outputs or
+ * more, the padded row pitch Y1 + (K1 - 1) D1 / S1 at least 16 and at most
+ * 8/7 of Y1. */
 static bool c_form_f(const cspec_t *c)
 {
-	int64_t y0 = c_out_dim(c, 0), y1 = c_out_dim(c, 1), wp = y1 + (c->K[1] - 1) * c->D[1];
-	return fwsim_cpu_avx512() && c->layout == 0 && c->S[0] == 1 && c->S[1] == 1 &&
+	int64_t y0 = c_out_dim(c, 0), y1 = c_out_dim(c, 1);
+	int64_t wp = y1 + (c->K[1] - 1) * c->D[1] / c->S[1];
+	return fwsim_cpu_avx512() && c->layout == 0 && c->S[0] <= 2 && c->S[1] <= 2 &&
 	       c->L[0] == 1 && c->L[1] == 1 && c->K[0] * c->K[1] >= 2 &&
 	       c->C * c->K[0] * c->K[1] >= 64 && c->O >= 16 && y0 * y1 >= 256 && wp >= 16 &&
 	       wp * 7 <= y1 * 8;
@@ -738,7 +740,7 @@ START_TEST(test_dense_small_planes_tiles_match_reference)
 END_TEST
 
 /*
- * Form F (stride 1, planes of 256 outputs or more, AVX-512F, row-major
+ * Form F (strides 1 or 2, planes of 256 outputs or more, AVX-512F, row-major
  * output planes: layout 0; layouts 1 and 2 go to form G). Each spec's
  * bands per plane follow from the copy's 2^16 floats: C x (band + (K0 - 1)
  * D0) rows at the pitch Wp = Y1 + (K1 - 1) D1, plus 64 floats of slack.
@@ -751,6 +753,10 @@ END_TEST
  * - padding 2 past a 3x3 kernel (rows and columns of zeros) and the least
  *   pitch, 16 (a vector's lanes reach into the next row but one's pitch).
  * - rows of 320 (Wp 322): a band of one row (3 of them).
+ * - stride 2 (the copy in 4 phases of even and odd rows and columns): a
+ *   7x7 stem's window over 3 channels (Wp 22 + 3), 1 band; a 3x3 kernel
+ *   dilated 2 along dim 1 (its taps all in even columns: phases copied and
+ *   never read), 2 bands.
  */
 static const cspec_t flat_specs[] = {
 	SPEC(.N = 1, .G = 1, .O = 20, .C = 64, .X = { 23, 39 }, .K = { 3, 3 }, .S = { 1, 1 },
@@ -763,9 +769,13 @@ static const cspec_t flat_specs[] = {
 	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 2, 2 }),
 	SPEC(.N = 1, .G = 1, .O = 16, .C = 64, .X = { 3, 320 }, .K = { 3, 3 }, .S = { 1, 1 },
 	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+	SPEC(.N = 1, .G = 1, .O = 16, .C = 3, .X = { 40, 44 }, .K = { 7, 7 }, .S = { 2, 2 },
+	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 3, 3 }),
+	SPEC(.N = 1, .G = 1, .O = 16, .C = 64, .X = { 39, 30 }, .K = { 3, 3 }, .S = { 2, 2 },
+	     .D = { 1, 2 }, .L = { 1, 1 }, .P = { 1, 2 }),
 };
 #define FLAT_N_SPECS (sizeof(flat_specs) / sizeof(flat_specs[0]))
-static const int flat_spec_bands[FLAT_N_SPECS] = { 2, 1, 2, 1, 3 };
+static const int flat_spec_bands[FLAT_N_SPECS] = { 2, 1, 2, 1, 3, 1, 2 };
 
 /* _i 0: form F where c_form_f says (every spec in layout 0 on a CPU with
  * AVX-512F), each output bit for bit its chain of fma over (c, k0, k1) from
@@ -991,9 +1001,10 @@ START_TEST(test_threads_bit_identical)
 		/* form F (form G without AVX-512F): 8 planes of 3 bands, 24 items */
 		SPEC(.N = 8, .G = 1, .O = 32, .C = 64, .X = { 41, 40 }, .K = { 3, 3 }, .S = { 1, 1 },
 		     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
-		/* form G at stride 2 (staged rows): 8 planes of 1 band, 8 items */
-		SPEC(.N = 8, .G = 1, .O = 32, .C = 64, .X = { 41, 40 }, .K = { 3, 3 }, .S = { 2, 2 },
-		     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+		/* form G at stride 2 along dim 1 only, past form F's 8/7 pitch
+		 * (staged rows): 8 planes of 1 band, 8 items */
+		SPEC(.N = 8, .G = 1, .O = 32, .C = 64, .X = { 41, 40 }, .K = { 3, 7 }, .S = { 1, 2 },
+		     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 3 }),
 	};
 	for (size_t si = 0; si < sizeof(specs) / sizeof(specs[0]); si++) {
 		cmem_t m;
