@@ -59,6 +59,8 @@ typedef struct conv_gemm {
 	int64_t trows, tk1;          /* the tiles' kernel blocks: rows, columns */
 	int64_t tc;                  /* and channels (> 1 only with whole kernels) */
 	int64_t tn;                  /* the tiles' n per unit */
+	int64_t to;                  /* the tiles' o per slice: 32, or 64 (wide) */
+	int64_t tyr;                 /* the tiles' output rows y0 per unit */
 	/* form F: the copy's row pitch, phase and channel strides (floats),
 	 * each tap's offset in a channel's copy */
 	int64_t flat_wp, flat_pf, flat_cs;

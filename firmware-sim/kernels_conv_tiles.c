@@ -40,48 +40,60 @@
  * FTZ), as with sgemm's products.
  */
 
-/* Floats of one 32-o slice of a transposed kernel block: 32 KiB. */
+/* Floats of one o slice of a transposed kernel block: 32 KiB. */
 #define TILE_SLICE_FLOATS 8192
 #define TILE_N 12  /* outputs n per tile */
 #define TILE_O 32  /* outputs o per tile (two vectors) */
 #define TILE_UNITS 4 /* fewest units an instruction is cut into, where it can be */
+/* Wide tiles, for few n and many o: 6 n by 64 o (four vectors). A 7x7
+ * stem's weight gradient (3 input channels as n, 64 o) ran as tiles of 3 n
+ * by 32 o: 6 chains of fma, too few to hide the fma's latency (137 GFLOP/s
+ * in the tiles, 0.78-0.84x PyTorch's time). */
+#define TILE_N_WIDE 6
 
 bool fwsim_conv_plan_tiles(conv_job_t *j)
 {
 	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
 	conv_gemm_t *gm = &j->gm;
-	if (!fwsim_cpu_avx2_fma() || j->O > INT32_MAX / TILE_O)
+	if (!fwsim_cpu_avx2_fma() || j->O > INT32_MAX / (2 * TILE_O))
 		return false;
 	/* units own ranges of n and o: an output repeating along either (stride
 	 * 0) would be written by two at once */
 	if ((j->N > 1 && j->so[0] == 0) || (j->O > 1 && j->so[2] == 0))
 		return false;
+	/* o per slice: 64 (wide tiles) for at most 6 n and 64 o or more */
+	int64_t to = j->N <= TILE_N_WIDE && j->O >= 2 * TILE_O ? 2 * TILE_O : TILE_O;
+	gm->to = to;
 	/* a block is trows kernel rows of tk1 columns (all of a row's columns
-	 * when 32 of them fit a slice, else one row in chunks) */
-	if (b->K * TILE_O <= TILE_SLICE_FLOATS) {
+	 * when a slice's o of them fit, else one row in chunks) */
+	if (b->K * to <= TILE_SLICE_FLOATS) {
 		gm->tk1 = b->K;
-		gm->trows = TILE_SLICE_FLOATS / (b->K * TILE_O);
+		gm->trows = TILE_SLICE_FLOATS / (b->K * to);
 		gm->trows = gm->trows > a->K ? a->K : gm->trows;
-		gm->tc = gm->trows == a->K ? TILE_SLICE_FLOATS / (a->K * b->K * TILE_O) : 1;
+		gm->tc = gm->trows == a->K ? TILE_SLICE_FLOATS / (a->K * b->K * to) : 1;
 		gm->tc = gm->tc > j->C ? j->C : gm->tc;
 	} else {
 		gm->tc = 1;
-		gm->tk1 = TILE_SLICE_FLOATS / TILE_O;
+		gm->tk1 = TILE_SLICE_FLOATS / to;
 		gm->trows = 1;
 	}
-	/* units: 32 o by a range of n, at least TILE_UNITS of them where the
-	 * n allow (each unit transposes its own slice of the kernel) */
-	int64_t nq = (j->O + TILE_O - 1) / TILE_O;
-	int64_t ns = (TILE_UNITS + nq - 1) / nq, most = (j->N + TILE_N - 1) / TILE_N;
+	/* units: a slice of o by a range of n, at least TILE_UNITS of them
+	 * where the n allow (each unit transposes its own slice of the
+	 * kernel); wide tiles of one slice and one range cut the output rows
+	 * y0 in two, for two CPUs (each half transposing the whole slice) */
+	int64_t nq = (j->O + to - 1) / to, tnmax = to == TILE_O ? TILE_N : TILE_N_WIDE;
+	int64_t ns = (TILE_UNITS + nq - 1) / nq, most = (j->N + tnmax - 1) / tnmax;
 	ns = ns > most ? most : ns;
 	gm->tn = (j->N + ns - 1) / ns;
 	ns = (j->N + gm->tn - 1) / gm->tn;
+	gm->tyr = to != TILE_O && nq * ns < 2 && a->Y > 1 ? (a->Y + 1) / 2 : a->Y;
+	int64_t nyr = (a->Y + gm->tyr - 1) / gm->tyr;
 	/* the block, 16 floats to align it to a cache line, the unit's sums */
-	int64_t scratch = gm->tc * gm->trows * gm->tk1 * TILE_O + 16 + gm->tn * a->Y * b->Y * TILE_O;
+	int64_t scratch = gm->tc * gm->trows * gm->tk1 * to + 16 + gm->tn * a->Y * b->Y * to;
 	if (scratch > ISA_CONV_SCRATCH_FLOATS)
 		return false;
 	gm->tiles = true;
-	gm->units = (uint64_t)(nq * ns);
+	gm->units = (uint64_t)(nq * ns * nyr);
 	j->scratch = scratch;
 	return true;
 }
@@ -89,10 +101,12 @@ bool fwsim_conv_plan_tiles(conv_job_t *j)
 #if (defined(__x86_64__) || defined(__i386__)) && !defined(NEURONSIM_TSAN)
 
 /* One tile's walk over the terms: nc channels (input xc floats apart,
- * kernel block wc), nr rows (xr, wr) of nk taps (xk; the kernel's taps 32
- * floats apart); n xs apart in the input, ldc apart in the sums. */
+ * kernel block wc), nr rows (xr, wr) of nk taps (xk; the kernel's taps to
+ * floats apart, a slice's o); n xs apart in the input, ldc apart in the
+ * sums; m: the slice's o lanes per vector (AVX-512). */
 typedef struct tile_walk {
-	int64_t nc, xc, wc, nr, xr, wr, nk, xk, xs, ldc;
+	int64_t nc, xc, wc, nr, xr, wr, nk, xk, xs, ldc, to;
+	const __mmask16 *m;
 } tile_walk_t;
 
 /* The tile of nb x 32 sums at c (o lanes of m[0], m[1] loaded and stored)
@@ -100,56 +114,73 @@ typedef struct tile_walk {
  * kernel vector pair. nb is a constant after inlining: the sums live in
  * registers (24 zmm at nb = 12). */
 __attribute__((target("avx512f"), always_inline))
-static inline void tile_nb(const int nb, const tile_walk_t *p, const float *x0, const float *w0,
-			   float *c, const __mmask16 *m)
+static inline void tile_nb(const int nb, const int nv, const tile_walk_t *p, const float *x0,
+			   const float *w0, float *c, const __mmask16 *m)
 {
 	const int64_t nc = p->nc, xc = p->xc, wc = p->wc, nr = p->nr, xr = p->xr, wr = p->wr;
 	const int64_t nk = p->nk, xk = p->xk, xs = p->xs, ldc = p->ldc;
-	__m512 s[TILE_N][2];
+	__m512 s[TILE_N][4];
 #pragma GCC unroll 12
-	for (int i = 0; i < nb; i++) {
-		s[i][0] = _mm512_maskz_loadu_ps(m[0], c + i * ldc);
-		s[i][1] = _mm512_maskz_loadu_ps(m[1], c + i * ldc + 16);
-	}
+	for (int i = 0; i < nb; i++)
+#pragma GCC unroll 4
+		for (int v = 0; v < nv; v++)
+			s[i][v] = _mm512_maskz_loadu_ps(m[v], c + i * ldc + 16 * v);
 	for (int64_t ci = 0; ci < nc; ci++, x0 += xc, w0 += wc) {
 		const float *x = x0, *w = w0;
 		for (int64_t r = 0; r < nr; r++, x += xr, w += wr) {
 			const float *xp = x, *wp = w;
-			for (int64_t k = 0; k < nk; k++, xp += xk, wp += TILE_O) {
-				__m512 v0 = _mm512_load_ps(wp), v1 = _mm512_load_ps(wp + 16);
+			for (int64_t k = 0; k < nk; k++, xp += xk, wp += 16 * nv) {
+				__m512 wv[4];
+#pragma GCC unroll 4
+				for (int v = 0; v < nv; v++) {
+					wv[v] = _mm512_load_ps(wp + 16 * v);
+					/* wide tiles: in a register, else folded
+					 * into each fma, 4 loads per n bound them */
+					if (nv == 4)
+						__asm__("" : "+v"(wv[v]));
+				}
 #pragma GCC unroll 12
 				for (int i = 0; i < nb; i++) {
-					__m512 v = _mm512_set1_ps(xp[i * xs]);
-					s[i][0] = _mm512_fmadd_ps(v, v0, s[i][0]);
-					s[i][1] = _mm512_fmadd_ps(v, v1, s[i][1]);
+					__m512 xv = _mm512_set1_ps(xp[i * xs]);
+#pragma GCC unroll 4
+					for (int v = 0; v < nv; v++)
+						s[i][v] = _mm512_fmadd_ps(xv, wv[v], s[i][v]);
 				}
 			}
 		}
 	}
 #pragma GCC unroll 12
-	for (int i = 0; i < nb; i++) {
-		_mm512_mask_storeu_ps(c + i * ldc, m[0], s[i][0]);
-		_mm512_mask_storeu_ps(c + i * ldc + 16, m[1], s[i][1]);
-	}
+	for (int i = 0; i < nb; i++)
+#pragma GCC unroll 4
+		for (int v = 0; v < nv; v++)
+			_mm512_mask_storeu_ps(c + i * ldc + 16 * v, m[v], s[i][v]);
 }
 
-#define TILE_CASE(n)                            \
-	case n:                                 \
-		tile_nb(n, p, x, w, c, m); \
+#define TILE_CASE(n, nv)                    \
+	case n:                             \
+		tile_nb(n, nv, p, x, w, c, m); \
 		break
 
-/* Tiles of nb <= 12 n by the first no of 32 o, on AVX-512F. */
+/* Tiles of nb <= 12 n by the first no of 32 o, or (wide) nb <= 6 n by the
+ * first no of 64 o, on AVX-512F. */
 __attribute__((target("avx512f")))
 static void tile512(int nb, const tile_walk_t *p, const float *x, const float *w, float *c, int no)
 {
-	__mmask16 m[2] = { (__mmask16)fwsim_conv_bits32(0, no > 16 ? 16 : no),
-			   (__mmask16)fwsim_conv_bits32(0, no > 16 ? no - 16 : 0) };
-	switch (nb) {
-	TILE_CASE(1); TILE_CASE(2); TILE_CASE(3); TILE_CASE(4);
-	TILE_CASE(5); TILE_CASE(6); TILE_CASE(7); TILE_CASE(8);
-	TILE_CASE(9); TILE_CASE(10); TILE_CASE(11); TILE_CASE(12);
-	default: break;
-	}
+	(void)no; /* in p->m */
+	const __mmask16 *m = p->m;
+	if (p->to == TILE_O)
+		switch (nb) {
+		TILE_CASE(1, 2); TILE_CASE(2, 2); TILE_CASE(3, 2); TILE_CASE(4, 2);
+		TILE_CASE(5, 2); TILE_CASE(6, 2); TILE_CASE(7, 2); TILE_CASE(8, 2);
+		TILE_CASE(9, 2); TILE_CASE(10, 2); TILE_CASE(11, 2); TILE_CASE(12, 2);
+		default: break;
+		}
+	else
+		switch (nb) {
+		TILE_CASE(1, 4); TILE_CASE(2, 4); TILE_CASE(3, 4);
+		TILE_CASE(4, 4); TILE_CASE(5, 4); TILE_CASE(6, 4);
+		default: break;
+		}
 }
 
 /* The same on AVX2: nb <= 6 n by 16 o (12 ymm of sums, lanes m[0], m[1]),
@@ -171,7 +202,7 @@ static inline void tile_nb8(const int nb, const tile_walk_t *p, const float *x0,
 		const float *x = x0, *w = w0;
 		for (int64_t r = 0; r < nr; r++, x += xr, w += wr) {
 			const float *xp = x, *wp = w;
-			for (int64_t k = 0; k < nk; k++, xp += xk, wp += TILE_O) {
+			for (int64_t k = 0; k < nk; k++, xp += xk, wp += p->to) {
 				__m256 v0 = _mm256_load_ps(wp), v1 = _mm256_load_ps(wp + 8);
 #pragma GCC unroll 6
 				for (int i = 0; i < nb; i++) {
@@ -194,13 +225,13 @@ static inline void tile_nb8(const int nb, const tile_walk_t *p, const float *x0,
 		tile_nb8(n, p, xi, w + h, c + h + i * p->ldc, m); \
 		break
 
-/* Tiles of nb <= 12 n by the first no of 32 o on AVX2: halves of 16 o by
- * blocks of at most 6 n. */
+/* Tiles of nb <= 12 n by the first no of a slice's o on AVX2: pieces of 16
+ * o by blocks of at most 6 n. */
 __attribute__((target("avx2,fma")))
 static void tile256(int nb, const tile_walk_t *p, const float *x, const float *w, float *c, int no)
 {
 	const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-	for (int h = 0; h < TILE_O && h < no; h += 16) {
+	for (int h = 0; h < p->to && h < no; h += 16) {
 		int q = no - h > 16 ? 16 : no - h;
 		__m256i m[2] = { _mm256_cmpgt_epi32(_mm256_set1_epi32(q > 8 ? 8 : q), lane),
 				 _mm256_cmpgt_epi32(_mm256_set1_epi32(q > 8 ? q - 8 : 0), lane) };
@@ -216,32 +247,32 @@ static void tile256(int nb, const tile_walk_t *p, const float *x, const float *w
 	}
 }
 
-/* nt taps of the kernel's 32 o from o0 (src: o0's first tap; taps sc floats
- * apart, o sw[1]) into wt: tap t a vector pair of its 32 o, zero past O.
+/* nt taps of the kernel's slice of o from o0 (src: o0's first tap; taps sc
+ * floats apart, o sw[1]) into wt: tap t the slice's o (gm.to), zero past O.
  * Through fwsim_copy_tile's 8x8 register transposes when taps are
  * contiguous; a reversed kernel (sc = -1) is read ascending and written
  * descending. */
 static void tiles_transpose_run(const conv_job_t *j, const float *src, int64_t o0, int64_t nt,
 				int64_t sc, float *wt)
 {
-	int64_t no = j->O - o0 < TILE_O ? j->O - o0 : TILE_O;
-	for (int64_t k = 0; no < TILE_O && k < nt; k++)
-		memset(wt + k * TILE_O + no, 0, (size_t)(TILE_O - no) * sizeof(float));
-	int64_t dc = TILE_O;
+	int64_t to = j->gm.to, no = j->O - o0 < to ? j->O - o0 : to;
+	for (int64_t k = 0; no < to && k < nt; k++)
+		memset(wt + k * to + no, 0, (size_t)(to - no) * sizeof(float));
+	int64_t dc = to;
 	if (sc < 0 && nt > 1) {
 		src += (nt - 1) * sc;
-		wt += (nt - 1) * TILE_O;
+		wt += (nt - 1) * to;
 		sc = -sc;
-		dc = -TILE_O;
+		dc = -to;
 	}
 	fwsim_copy_tile(4, (uint8_t *)wt, 4, dc * 4, (const uint8_t *)src, j->sw[1] * 4, sc * 4,
 			(size_t)no, (size_t)nt);
 }
 
-/* The kernel's rows [k0, k0 + nr), columns [j0, j0 + nj) of o in [o0, o0 +
- * 32) (w: channel c's kernel), transposed into wt: tap (r, k1) a vector
- * pair of its 32 o (tiles_transpose_run), whole rows in one run when the
- * taps are one stride apart. Returns whether any is NaN or Inf. */
+/* The kernel's rows [k0, k0 + nr), columns [j0, j0 + nj) of the slice of o
+ * from o0 (w: channel c's kernel), transposed into wt: tap (r, k1) the
+ * slice's o (tiles_transpose_run), whole rows in one run when the taps are
+ * one stride apart. Returns whether any is NaN or Inf. */
 static bool tiles_transpose(const conv_job_t *j, const float *w, int64_t o0, int64_t k0, int64_t nr,
 			    int64_t j0, int64_t nj, float *wt)
 {
@@ -250,8 +281,9 @@ static bool tiles_transpose(const conv_job_t *j, const float *w, int64_t o0, int
 		tiles_transpose_run(j, src, o0, nr * nj, j->sw[4], wt);
 	else
 		for (int64_t r = 0; r < nr; r++)
-			tiles_transpose_run(j, src + r * j->sw[3], o0, nj, j->sw[4], wt + r * nj * TILE_O);
-	return !fwsim_conv_all_finite(wt, nr * nj * TILE_O);
+			tiles_transpose_run(j, src + r * j->sw[3], o0, nj, j->sw[4],
+					    wt + r * nj * j->gm.to);
+	return !fwsim_conv_all_finite(wt, nr * nj * j->gm.to);
 }
 
 /* The block of cn channels from w (channel c's kernel) into wt, a channel
@@ -283,7 +315,7 @@ static void tiles_padding_terms(const conv_job_t *j, const float *w, int64_t o0,
 				int64_t kb, int64_t kr, int64_t jb, int64_t jr, float *acc)
 {
 	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
-	int64_t ny = a->Y * b->Y, no = j->O - o0 < TILE_O ? j->O - o0 : TILE_O;
+	int64_t ny = a->Y * b->Y, to = j->gm.to, no = j->O - o0 < to ? j->O - o0 : to;
 	for (int64_t k0 = kb; k0 < kb + kr; k0++)
 		for (int64_t k1 = jb; k1 < jb + jr; k1++)
 			for (int64_t l = 0; l < no; l++) {
@@ -297,7 +329,7 @@ static void tiles_padding_terms(const conv_job_t *j, const float *w, int64_t o0,
 						if (i0 >= 0 && i0 < a->X && i1 >= 0 && i1 < b->X)
 							continue;
 						for (int64_t n = 0; n < nn; n++)
-							acc[(n * ny + y0 * b->Y + y1) * TILE_O + l] += 0.0f * wv;
+							acc[(n * ny + y0 * b->Y + y1) * to + l] += 0.0f * wv;
 					}
 			}
 }
@@ -312,16 +344,17 @@ static void tiles_range(int64_t K, int64_t d, int64_t base, int64_t X, int64_t *
 	*hi = h < K ? h : K;
 }
 
-/* The unit's sums, stored: out[n, o, y0, y1] for its n and o, scanned for
- * NaN/Inf (flat row-major indices of ap0) where any may be. */
+/* The unit's sums, stored: out[n, o, y0, y1] for its n, o and output rows
+ * [ya, yb), scanned for NaN/Inf (flat row-major indices of ap0) where any
+ * may be. */
 static void tiles_store(const conv_job_t *j, const fwsim_kargs_t *kk, const float *acc, int64_t o0,
-			int64_t n0, int64_t nn)
+			int64_t n0, int64_t nn, int64_t ya, int64_t yb)
 {
 	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
-	int64_t ny = a->Y * b->Y, no = j->O - o0 < TILE_O ? j->O - o0 : TILE_O;
+	int64_t ny = a->Y * b->Y, to = j->gm.to, no = j->O - o0 < to ? j->O - o0 : to;
 	for (int64_t n = 0; n < nn; n++)
-		for (int64_t y = 0; y < ny; y++) {
-			const float *src = acc + (n * ny + y) * TILE_O;
+		for (int64_t y = ya * b->Y; y < yb * b->Y; y++) {
+			const float *src = acc + (n * ny + y) * to;
 			float *dst = j->out + (n0 + n) * j->so[0] + (y / b->Y) * j->so[3] +
 				     (y % b->Y) * j->so[4] + o0 * j->so[2];
 			if (j->so[2] == 1)
@@ -330,12 +363,12 @@ static void tiles_store(const conv_job_t *j, const fwsim_kargs_t *kk, const floa
 				for (int64_t l = 0; l < no; l++)
 					dst[l * j->so[2]] = src[l];
 		}
-	if (!kk->chk || !fwsim_numchk_maybe_nonfinite(kk->chk, acc, (size_t)(nn * ny * TILE_O)))
+	if (!kk->chk || !fwsim_numchk_maybe_nonfinite(kk->chk, acc, (size_t)(nn * ny * to)))
 		return;
 	for (int64_t n = 0; n < nn; n++)
 		for (int64_t l = 0; l < no; l++)
-			for (int64_t y = 0; y < ny; y++)
-				fwsim_numchk_block(kk->chk, &acc[(n * ny + y) * TILE_O + l], 1,
+			for (int64_t y = ya * b->Y; y < yb * b->Y; y++)
+				fwsim_numchk_block(kk->chk, &acc[(n * ny + y) * to + l], 1,
 						   (uint64_t)((((n0 + n) * j->O + o0 + l) * ny) + y));
 }
 
@@ -343,20 +376,27 @@ fwsim_status_t fwsim_conv_tiles_unit(const conv_job_t *j, const fwsim_kargs_t *k
 {
 	const conv_gemm_t *gm = &j->gm;
 	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
-	int64_t nq = (j->O + TILE_O - 1) / TILE_O, q = (int64_t)unit % nq;
-	int64_t o0 = q * TILE_O, n0 = (int64_t)unit / nq * gm->tn;
+	/* unit = ((n range) nq + slice) nyr + range of output rows */
+	int64_t to = gm->to, nq = (j->O + to - 1) / to, nyr = (a->Y + gm->tyr - 1) / gm->tyr;
+	int64_t ya = (int64_t)unit % nyr * gm->tyr, yb = ya + gm->tyr < a->Y ? ya + gm->tyr : a->Y;
+	int64_t q = (int64_t)unit / nyr % nq, o0 = q * to, n0 = (int64_t)unit / nyr / nq * gm->tn;
 	int64_t nn = j->N - n0 < gm->tn ? j->N - n0 : gm->tn, ny = a->Y * b->Y;
-	int64_t no = j->O - o0 < TILE_O ? j->O - o0 : TILE_O;
+	int64_t no = j->O - o0 < to ? j->O - o0 : to;
+	__mmask16 om[4]; /* the slice's o lanes of each vector */
+	for (int v = 0; v < 4; v++)
+		om[v] = (__mmask16)fwsim_conv_bits32(0, no < 16 * v ? 0 : no - 16 * v > 16 ? 16
+										  : no - 16 * v);
 	void (*tile)(int, const tile_walk_t *, const float *, const float *, float *, int) =
 		fwsim_cpu_avx512() ? tile512 : tile256;
 	float *wt = (float *)(((uintptr_t)t + 63) & ~(uintptr_t)63);
-	float *acc = wt + gm->tc * gm->trows * gm->tk1 * TILE_O;
-	/* blocks of n: at most 12, as even as they come */
-	int64_t nblk = (nn + TILE_N - 1) / TILE_N;
-	memset(acc, 0, (size_t)(nn * ny * TILE_O) * sizeof(float));
+	float *acc = wt + gm->tc * gm->trows * gm->tk1 * to;
+	/* blocks of n: at most 12 (6 wide), as even as they come */
+	int64_t nblk = (nn + (to == TILE_O ? TILE_N : TILE_N_WIDE) - 1) /
+		       (to == TILE_O ? TILE_N : TILE_N_WIDE);
+	memset(acc, 0, (size_t)(nn * ny * to) * sizeof(float));
 	unsigned csr = fwsim_flush_begin();
 	fwsim_status_t st = FWSIM_OK;
-	int64_t wcs = gm->trows * gm->tk1 * TILE_O; /* a channel's share of the block */
+	int64_t wcs = gm->trows * gm->tk1 * to; /* a channel's share of the block */
 	for (int64_t c = 0; c < j->C && st == FWSIM_OK; c += gm->tc) {
 		int64_t cn = j->C - c < gm->tc ? j->C - c : gm->tc;
 		const float *x = j->in + c * j->si[2] + n0 * j->si[0], *w = j->w + c * j->sw[2];
@@ -369,7 +409,7 @@ fwsim_status_t fwsim_conv_tiles_unit(const conv_job_t *j, const fwsim_kargs_t *k
 					break;
 				}
 				bool bad = tiles_transpose_block(j, w, o0, cn, kb, kr, jb, jr, wcs, wt);
-				for (int64_t y0 = 0; y0 < a->Y; y0++) {
+				for (int64_t y0 = ya; y0 < yb; y0++) {
 					int64_t r0, r1; /* rows of the block inside the input */
 					tiles_range(a->K, a->D, y0 * a->S - a->P, a->X, &r0, &r1);
 					r0 = r0 > kb ? r0 : kb;
@@ -385,15 +425,15 @@ fwsim_status_t fwsim_conv_tiles_unit(const conv_job_t *j, const fwsim_kargs_t *k
 							continue;
 						const float *xt = x + (y0 * a->S + r0 * a->D - a->P) * j->si[3] +
 								  (y1 * b->S + c0 * b->D - b->P) * j->si[4];
-						const float *wv = wt + ((r0 - kb) * jr + (c0 - jb)) * TILE_O;
-						float *ct = acc + (y0 * b->Y + y1) * TILE_O;
+						const float *wv = wt + ((r0 - kb) * jr + (c0 - jb)) * to;
+						float *ct = acc + (y0 * b->Y + y1) * to;
 						tile_walk_t p = { cn, j->si[2], wcs, r1 - r0, a->D * j->si[3],
-								  jr * TILE_O, c1 - c0, b->D * j->si[4], j->si[0],
-								  ny * TILE_O };
+								  jr * to, c1 - c0, b->D * j->si[4], j->si[0],
+								  ny * to, to, om };
 						for (int64_t bi = 0, n = 0; bi < nblk; bi++) {
 							int64_t nb = nn / nblk + (bi < nn % nblk ? 1 : 0);
 							tile((int)nb, &p, xt + n * j->si[0], wv,
-							     ct + n * ny * TILE_O, (int)no);
+							     ct + n * ny * to, (int)no);
 							n += nb;
 						}
 					}
@@ -406,7 +446,7 @@ fwsim_status_t fwsim_conv_tiles_unit(const conv_job_t *j, const fwsim_kargs_t *k
 	}
 	fwsim_flush_end(csr);
 	if (st == FWSIM_OK)
-		tiles_store(j, kk, acc, o0, n0, nn);
+		tiles_store(j, kk, acc, o0, n0, nn, ya, yb);
 	return st;
 }
 

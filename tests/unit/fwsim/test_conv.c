@@ -659,21 +659,30 @@ static const cspec_t psum_specs[] = {
 	     .D = { 2, 2 }, .L = { 1, 1 }, .P = { 1, 1 }),
 	SPEC(.N = 8, .G = 1, .O = 16, .C = 2, .X = { 5, 1201 }, .K = { 4, 1200 }, .S = { 1, 1 },
 	     .D = { 2, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+	/* wide tiles (at most 6 n, 64 o or more: 4 vectors of o): 3 n by a
+	 * slice of 64 o and one of 8; 5 n by one slice, whose 6 output rows
+	 * two units share */
+	SPEC(.N = 3, .G = 1, .O = 72, .C = 2, .X = { 12, 11 }, .K = { 9, 8 }, .S = { 1, 1 },
+	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
+	SPEC(.N = 5, .G = 1, .O = 64, .C = 2, .X = { 12, 11 }, .K = { 9, 8 }, .S = { 1, 1 },
+	     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 }),
 };
 #define PSUM_N_SPECS (sizeof(psum_specs) / sizeof(psum_specs[0]))
 
-/* Form P's units: with AVX2 + FMA (the register tiles), 32 o by a range of
- * n (at least 4 units where 12 n per range allow: docs/isa.md); else an
- * input channel each. */
+/* Form P's units: with AVX2 + FMA (the register tiles), a slice of 32 o
+ * (64 with at most 6 n and 64 o or more) by a range of n (at least 4 units
+ * where 12 n per range, 6 wide, allow: docs/isa.md), the output rows cut
+ * in two when wide tiles leave one unit; else an input channel each. */
 static uint64_t psum_units(const cspec_t *c, size_t i)
 {
 	(void)i;
 	if (!fwsim_cpu_avx2_fma())
 		return (uint64_t)c->C;
-	int64_t nq = (c->O + 31) / 32, ns = (4 + nq - 1) / nq, most = (c->N + 11) / 12;
+	int64_t to = c->N <= 6 && c->O >= 64 ? 64 : 32, tnmax = to == 32 ? 12 : 6;
+	int64_t nq = (c->O + to - 1) / to, ns = (4 + nq - 1) / nq, most = (c->N + tnmax - 1) / tnmax;
 	ns = ns > most ? most : ns;
-	int64_t tn = (c->N + ns - 1) / ns;
-	return (uint64_t)(nq * ((c->N + tn - 1) / tn));
+	int64_t tn = (c->N + ns - 1) / ns, units = nq * ((c->N + tn - 1) / tn);
+	return (uint64_t)(units * (to == 64 && units < 2 && c_out_dim(c, 0) > 1 ? 2 : 1));
 }
 
 /* The ISA cap of loop index i: 0 none (AVX-512 where the CPU has it), 1
@@ -854,15 +863,20 @@ END_TEST
  * F's in layout 0 with AVX-512F, whose padding terms are in its chain), form P
  * (the register tiles skip padding taps and add those terms afterwards),
  * then capped to AVX2 (the tiles' AVX2 kernels) and to scalar (T and
- * sgemm); then the tiles over small planes (a forward convolution). */
+ * sgemm); then the tiles over small planes (a forward convolution); then
+ * wide tiles whose two units share the output rows (each stores and scans
+ * only its own). */
 START_TEST(test_dense_nan_weight_blames_its_channel)
 {
-	for (int run = 0; run < 10; run++) {
+	for (int run = 0; run < 12; run++) {
 		int layout = run % 2;
 		cmem_t m;
 		cmem_init(&m);
 		cconv_t cv;
-		cspec_t c = run < 2 ? dense_specs[DENSE_N_SPECS - 1] : run < 8 ? psum_specs[0] : small_specs[0];
+		cspec_t c = run < 2    ? dense_specs[DENSE_N_SPECS - 1]
+			    : run < 8  ? psum_specs[0]
+			    : run < 10 ? small_specs[0]
+				       : psum_specs[PSUM_N_SPECS - 1];
 		if (run < 2)
 			c.N = 2;
 		c.layout = layout;
