@@ -78,6 +78,11 @@ bool fwsim_numchk_maybe_nonfinite(const fwsim_numchk_t *c, const float *v, size_
 	return block_any_at_least(v, n, c->want_inf ? 0x7f800000u : 0x7f800001u) != 0;
 }
 
+bool fwsim_any_nonfinite(const float *v, size_t n)
+{
+	return block_any_at_least(v, n, 0x7f800000u) != 0;
+}
+
 /* static: clang emits no symbol under the plain name for a cloned function
  * with external linkage (the fuzz build's link failed) */
 FWSIM_TARGET_CLONES

@@ -105,17 +105,6 @@ static inline int64_t fwsim_floordiv(int64_t a, int64_t b)
 	return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
 }
 
-/* No NaN or Inf among p[0, n): an integer OR the compiler vectorises. */
-static inline bool fwsim_conv_all_finite(const float *p, int64_t n)
-{
-	uint32_t bad = 0;
-	for (int64_t i = 0; i < n; i++) {
-		uint32_t u;
-		memcpy(&u, &p[i], 4);
-		bad |= (u & 0x7f800000u) == 0x7f800000u;
-	}
-	return !bad;
-}
 
 static inline uint32_t fwsim_conv_bits32(int64_t lo, int64_t hi)
 {

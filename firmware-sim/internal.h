@@ -238,6 +238,9 @@ void fwsim_numchk_block_scan(fwsim_numchk_t *c, const float *v, size_t n, uint64
  * checked); true when it may (NaN counts when only Inf is checked): a
  * vectorised pre-check before an exact scalar search. */
 bool fwsim_numchk_maybe_nonfinite(const fwsim_numchk_t *c, const float *v, size_t n);
+/* Whether v[0..n) holds a NaN or an Inf, whatever is checked (the same
+ * vectorised scan): CONV's forms test their packed operands with it. */
+bool fwsim_any_nonfinite(const float *v, size_t n);
 /* Copies n f32 values (bits unchanged) from s to d, which must not overlap,
  * and tests them on the way as fwsim_numchk_maybe_nonfinite does (bias:
  * fwsim_numchk_bias): whether any value copied may be bad. A copy and then a

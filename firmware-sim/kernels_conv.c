@@ -576,7 +576,7 @@ static fwsim_status_t conv_item(void *ctx, uint64_t item, uint32_t slot, fwsim_w
 				conv_fill(j, xin + c * j->si[2], planes + c * j->plane);
 		/* form B's runs read a few input values under zero weights: exact only
 		 * while they are finite, else this (n, g) takes the direct loop */
-		if (j->form == 'B' && !fwsim_conv_all_finite(planes, j->C * j->plane))
+		if (j->form == 'B' && fwsim_any_nonfinite(planes, (size_t)(j->C * j->plane)))
 			naive = true;
 		for (int64_t o = 0; o < j->O; o++) {
 			if (!naive && fwsim_tick(&kk, (uint64_t)ny * (uint64_t)nk + (uint64_t)ny)) {

@@ -283,7 +283,7 @@ static bool tiles_transpose(const conv_job_t *j, const float *w, int64_t o0, int
 		for (int64_t r = 0; r < nr; r++)
 			tiles_transpose_run(j, src + r * j->sw[3], o0, nj, j->sw[4],
 					    wt + r * nj * j->gm.to);
-	return !fwsim_conv_all_finite(wt, nr * nj * j->gm.to);
+	return fwsim_any_nonfinite(wt, (size_t)(nr * nj * j->gm.to));
 }
 
 /* The block of cn channels from w (channel c's kernel) into wt, a channel
@@ -296,7 +296,7 @@ static bool tiles_transpose_block(const conv_job_t *j, const float *w, int64_t o
 	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
 	if (cn > 1 && j->sw[3] == b->K * j->sw[4] && j->sw[2] == a->K * j->sw[3]) {
 		tiles_transpose_run(j, w + o0 * j->sw[1], o0, cn * a->K * b->K, j->sw[4], wt);
-		return !fwsim_conv_all_finite(wt, cn * wcs);
+		return fwsim_any_nonfinite(wt, (size_t)(cn * wcs));
 	}
 	bool bad = false;
 	for (int64_t ci = 0; ci < cn; ci++)
