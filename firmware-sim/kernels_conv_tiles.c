@@ -27,9 +27,10 @@
  * about 195), 6 x 4 vectors 125-147: the 512-bit loads, not the broadcasts,
  * bound it.
  *
- * A unit (an item of the pool) is a 32-o slice by a range of n, and sums
- * every c into its own outputs (N_range x Y0 Y1 x 32 floats in its scratch)
- * before storing them once. The first version kept form P's units, one per
+ * A unit (an item of the pool) is a 32-o slice (64 wide) by a range of n
+ * (and, wide, of output rows), and sums every c into its own outputs
+ * (N_range x Y0 Y1 x the slice's o floats in its scratch) before storing
+ * them once. The first version kept form P's units, one per
  * c, each into partial sums added at the end: with 256 channels (2.4 MB of
  * partial sums per c) that traffic made it 1.14x slower than MATMULs over
  * 14x14 planes; summing in the unit made 8x8 planes 0.53x their time.
