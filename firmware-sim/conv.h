@@ -105,7 +105,6 @@ static inline int64_t fwsim_floordiv(int64_t a, int64_t b)
 	return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
 }
 
-
 static inline uint32_t fwsim_conv_bits32(int64_t lo, int64_t hi)
 {
 	if (hi <= lo)
@@ -200,8 +199,9 @@ bool fwsim_conv_plan_tiles(conv_job_t *j);
  * with its scratch t. */
 typedef fwsim_status_t (*fwsim_conv_unit_fn)(const conv_job_t *j, const fwsim_kargs_t *kk, float *t,
 					     uint64_t unit);
-/* An item of forms G and P (fwsim_par_fn_t's arguments): units [item
- * per_item, ...) of the job's gm.units, through fn with the slot's scratch. */
+/* An item of forms G, F and P (fwsim_par_fn_t's arguments): units [item
+ * per_item, ...) of the job's gm.units, through fn with the slot's scratch,
+ * counted for fwsim_conv_gemm_units or (form F) fwsim_conv_flat_units. */
 fwsim_status_t fwsim_conv_run_units(conv_job_t *j, uint64_t item, uint32_t slot, fwsim_watch_t *w,
 				    fwsim_conv_unit_fn fn);
 /* Form P's unit as register tiles: the outputs of 32 o and a range of n,
@@ -211,5 +211,26 @@ fwsim_status_t fwsim_conv_tiles_unit(const conv_job_t *j, const fwsim_kargs_t *k
 /* Units of forms G and P (not F) run since the process started: for tests
  * that a dense convolution really takes them. */
 uint64_t fwsim_conv_gemm_units(void);
+
+/* Forms G and F: band bi of the job (of all planes' bands, plane-major):
+ * its group g, image n, first output row y0 and row count, and the flat
+ * row-major index in ap0 of its first output (o = 0). */
+typedef struct conv_band {
+	int64_t g, n, y0, rows;
+	uint64_t flat0;
+} conv_band_t;
+
+static inline conv_band_t fwsim_conv_band(const conv_job_t *j, uint64_t bi)
+{
+	const conv_gemm_t *gm = &j->gm;
+	int64_t Y0 = j->d[0].Y, Y1 = j->d[1].Y;
+	uint64_t pi = bi / (uint64_t)gm->nbands;
+	conv_band_t bd = { .g = (int64_t)(pi / (uint64_t)j->N), .n = (int64_t)(pi % (uint64_t)j->N),
+			   .y0 = (int64_t)(bi % (uint64_t)gm->nbands) * gm->band };
+	bd.rows = Y0 - bd.y0 < gm->band ? Y0 - bd.y0 : gm->band;
+	bd.flat0 = ((uint64_t)bd.n * (uint64_t)j->G + (uint64_t)bd.g) * (uint64_t)j->O *
+			   (uint64_t)(Y0 * Y1) + (uint64_t)(bd.y0 * Y1);
+	return bd;
+}
 
 #endif

@@ -1,5 +1,4 @@
 /* CONV form F (docs/isa.md, "CONV"): dense convolutions of stride 1 or 2 over large planes as AVX-512 register tiles over a zero-padded copy of a band of input rows (split into its stride phases), the output positions flattened along that copy's row pitch: no im2col, no sgemm. */
-#include <stdatomic.h>
 #include <string.h>
 
 #include "conv.h"
@@ -54,13 +53,6 @@
 /* The smallest planes it takes: below, the tiles of form P (small planes)
  * or form G. */
 #define FLAT_MIN_PLANE 256
-
-static _Atomic uint64_t flat_units_run;
-
-uint64_t fwsim_conv_flat_units(void)
-{
-	return atomic_load_explicit(&flat_units_run, memory_order_relaxed);
-}
 
 #if (defined(__x86_64__) || defined(__i386__)) && !defined(NEURONSIM_TSAN)
 
@@ -247,10 +239,8 @@ static fwsim_status_t flat_band(const conv_job_t *j, const fwsim_kargs_t *kk, fl
 {
 	const conv_gemm_t *gm = &j->gm;
 	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
-	uint64_t pi = bi / (uint64_t)gm->nbands;
-	int64_t g = (int64_t)(pi / (uint64_t)j->N), n = (int64_t)(pi % (uint64_t)j->N);
-	int64_t y0 = (int64_t)(bi % (uint64_t)gm->nbands) * gm->band;
-	int64_t rows = a->Y - y0 < gm->band ? a->Y - y0 : gm->band;
+	conv_band_t bd = fwsim_conv_band(j, bi);
+	int64_t g = bd.g, n = bd.n, y0 = bd.y0, rows = bd.rows;
 	int64_t wp = gm->flat_wp, cs = gm->flat_cs, nin = rows + gm->rows - gm->band;
 	float *xc = (float *)(((uintptr_t)t + 63) & ~(uintptr_t)63);
 	const float *x = j->in + n * j->si[0] + g * j->si[1];
@@ -287,21 +277,15 @@ static fwsim_status_t flat_band(const conv_job_t *j, const fwsim_kargs_t *kk, fl
 	if (st != FWSIM_OK || !kk->chk || !bad)
 		return st;
 	/* the band's outputs scanned for the record's count and first index */
-	uint64_t flat0 = ((uint64_t)n * (uint64_t)j->G + (uint64_t)g) * (uint64_t)j->O *
-			 (uint64_t)(a->Y * b->Y) + (uint64_t)(y0 * b->Y);
 	for (int64_t o = 0; o < j->O; o++)
 		fwsim_numchk_block(kk->chk, out + o * ldc, (size_t)(rows * b->Y),
-				   flat0 + (uint64_t)(o * a->Y * b->Y));
+				   bd.flat0 + (uint64_t)(o * a->Y * b->Y));
 	return FWSIM_OK;
 }
 
 fwsim_status_t fwsim_conv_item_flat(void *ctx, uint64_t item, uint32_t slot, fwsim_watch_t *w)
 {
-	conv_job_t *j = ctx;
-	uint64_t u0 = item * j->gm.per_item, u1 = u0 + j->gm.per_item;
-	u1 = u1 < j->gm.units ? u1 : j->gm.units;
-	atomic_fetch_add_explicit(&flat_units_run, u1 - u0, memory_order_relaxed);
-	return fwsim_conv_run_units(j, item, slot, w, flat_band);
+	return fwsim_conv_run_units(ctx, item, slot, w, flat_band);
 }
 
 #else

@@ -317,11 +317,17 @@ static void gemm_im2col(const conv_job_t *j, const float *x, int64_t y0, int64_t
 			}
 }
 
-static _Atomic uint64_t gemm_units_run;
+/* Units run, counted by fwsim_conv_run_units: [0] forms G and P, [1] form F. */
+static _Atomic uint64_t units_run[2];
 
 uint64_t fwsim_conv_gemm_units(void)
 {
-	return atomic_load_explicit(&gemm_units_run, memory_order_relaxed);
+	return atomic_load_explicit(&units_run[0], memory_order_relaxed);
+}
+
+uint64_t fwsim_conv_flat_units(void)
+{
+	return atomic_load_explicit(&units_run[1], memory_order_relaxed);
 }
 
 /* Band bi (of all planes' bands, plane-major) of the job, on kk's thread
@@ -330,10 +336,8 @@ static fwsim_status_t gemm_band(const conv_job_t *j, const fwsim_kargs_t *kk, fl
 {
 	const conv_gemm_t *gm = &j->gm;
 	const conv_dim_t *a = &j->d[0], *b = &j->d[1];
-	uint64_t pi = bi / (uint64_t)gm->nbands;
-	int64_t g = (int64_t)(pi / (uint64_t)j->N), n = (int64_t)(pi % (uint64_t)j->N);
-	int64_t y0 = (int64_t)(bi % (uint64_t)gm->nbands) * gm->band;
-	int64_t rows = a->Y - y0 < gm->band ? a->Y - y0 : gm->band, cols = rows * b->Y;
+	conv_band_t bd = fwsim_conv_band(j, bi);
+	int64_t g = bd.g, n = bd.n, y0 = bd.y0, rows = bd.rows, cols = rows * b->Y;
 	/* T's rows per (c, k1): the band's and those below it, shifted */
 	int64_t nr = gm->shift ? gm->rows - gm->band + rows : rows;
 	gemm_im2col(j, j->in + n * j->si[0] + g * j->si[1], y0, nr, t);
@@ -353,8 +357,6 @@ static fwsim_status_t gemm_band(const conv_job_t *j, const fwsim_kargs_t *kk, fl
 	}
 	if (st != FWSIM_OK)
 		return st;
-	uint64_t flat0 = ((uint64_t)n * (uint64_t)j->G + (uint64_t)g) * (uint64_t)j->O *
-			 (uint64_t)(a->Y * b->Y) + (uint64_t)(y0 * b->Y);
 	for (int64_t o = 0; o < j->O; o++) {
 		const float *row = c + o * ldc;
 		if (!gm->direct)
@@ -363,7 +365,7 @@ static fwsim_status_t gemm_band(const conv_job_t *j, const fwsim_kargs_t *kk, fl
 					out[o * j->so[2] + r * j->so[3] + y1 * j->so[4]] = row[r * b->Y + y1];
 		if (kk->chk)
 			fwsim_numchk_block(kk->chk, row, (size_t)cols,
-					   flat0 + (uint64_t)(o * a->Y * b->Y));
+					   bd.flat0 + (uint64_t)(o * a->Y * b->Y));
 	}
 	return FWSIM_OK;
 }
@@ -380,8 +382,7 @@ fwsim_status_t fwsim_conv_run_units(conv_job_t *j, uint64_t item, uint32_t slot,
 	fwsim_status_t st = FWSIM_OK;
 	for (uint64_t u = u0; u < u1 && st == FWSIM_OK; u++)
 		st = fn(j, &kk, t, u);
-	if (j->form != 'F') /* form F counts its own */
-		atomic_fetch_add_explicit(&gemm_units_run, u1 - u0, memory_order_relaxed);
+	atomic_fetch_add_explicit(&units_run[j->form == 'F'], u1 - u0, memory_order_relaxed);
 	return st;
 }
 

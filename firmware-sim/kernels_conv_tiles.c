@@ -392,8 +392,7 @@ fwsim_status_t fwsim_conv_tiles_unit(const conv_job_t *j, const fwsim_kargs_t *k
 	float *wt = (float *)(((uintptr_t)t + 63) & ~(uintptr_t)63);
 	float *acc = wt + gm->tc * gm->trows * gm->tk1 * to;
 	/* blocks of n: at most 12 (6 wide), as even as they come */
-	int64_t nblk = (nn + (to == TILE_O ? TILE_N : TILE_N_WIDE) - 1) /
-		       (to == TILE_O ? TILE_N : TILE_N_WIDE);
+	int64_t tnmax = to == TILE_O ? TILE_N : TILE_N_WIDE, nblk = (nn + tnmax - 1) / tnmax;
 	memset(acc, 0, (size_t)(nn * ny * to) * sizeof(float));
 	unsigned csr = fwsim_flush_begin();
 	fwsim_status_t st = FWSIM_OK;
