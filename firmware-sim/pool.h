@@ -52,10 +52,12 @@ typedef fwsim_status_t (*fwsim_par_fn_t)(void *ctx, uint64_t item, uint32_t slot
 					 fwsim_watch_t *w);
 
 /* Runs fn on items 0..n_items-1, each exactly once, on the calling thread and
- * whatever pool workers join; returns when all are done. Workers block on a
- * condition variable between instructions (they never spin), and the caller
- * never waits for a worker that has not started: it takes items itself and
- * waits only for items already running. Another instruction holding the pool
+ * whatever pool workers join; returns when all are done. Between
+ * instructions a worker looks for the next job for up to 0.8 ms, yielding
+ * its CPU, and stops looking as soon as another thread takes that CPU; then
+ * it blocks on a condition variable (pool.c says why). The caller never
+ * waits for a worker that has not started: it takes items itself and waits
+ * (the same way) only for items already running. Another instruction holding the pool
  * (a second NeuronCore) makes this one run its items on the calling thread.
  * On failure the first failing item's status is returned, items not yet
  * started are skipped, and w->why / w->cancelled are set from that item's

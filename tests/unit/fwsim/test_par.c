@@ -1,5 +1,9 @@
-/* Large MATMULs split across host threads (pool.c): bit-identical results and NaN records for 1 and N threads, the work reaching a worker, deadline and cancel inside the split work. */
+/* Large MATMULs split across host threads (pool.c): bit-identical results and NaN records for 1 and N threads, the work reaching a worker, idle workers sleeping, deadline and cancel inside the split work. */
+#include <dirent.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
 
 #include "fwsim_test.h"
 #include "pool.h"
@@ -463,6 +467,70 @@ START_TEST(test_split_matmul_reaches_a_worker)
 }
 END_TEST
 
+/* CPU time (clock ticks) the pool's workers (threads named fwsim-par*) have
+ * run since they started, from /proc; *found their number. */
+static uint64_t pool_worker_ticks(int *found)
+{
+	uint64_t ticks = 0;
+	*found = 0;
+	DIR *d = opendir("/proc/self/task");
+	ck_assert_ptr_nonnull(d);
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		char path[300], buf[1024];
+		snprintf(path, sizeof(path), "/proc/self/task/%s/stat", e->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[n] = 0;
+		char *open = strchr(buf, '('), *close = strrchr(buf, ')');
+		if (!open || !close || strncmp(open + 1, "fwsim-par", 9) != 0)
+			continue;
+		/* after the name: state (field 3) ... utime (14), stime (15) */
+		unsigned long long ut = 0, st = 0;
+		ck_assert_int_eq(sscanf(close + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+					&ut, &st), 2);
+		ticks += ut + st;
+		(*found)++;
+	}
+	closedir(d);
+	return ticks;
+}
+
+/* A worker looks for the next job for a while after each one (pool.c), then
+ * sleeps: with no job for 300 ms, the workers run for none of it. A looker
+ * that never stopped would run the whole time (30 ticks a worker at
+ * USER_HZ 100; 60 were seen). */
+START_TEST(test_pool_workers_sleep_between_jobs)
+{
+	mm_case_t cases[8];
+	make_cases(cases);
+	pmem_t m;
+	pmem_init(&m);
+	fill_inputs(&m, 5, -1);
+	fwsim_set_threads(2);
+	uint64_t before = fwsim_par_worker_items();
+	for (int i = 0; i < 200 && fwsim_par_worker_items() == before; i++) {
+		fwsim_job_t j;
+		ck_assert_int_eq(prun(&m, &cases[0].in, 0, 0, &j), FWSIM_OK);
+	}
+	ck_assert_uint_gt(fwsim_par_worker_items(), before);
+	struct timespec settle = { 0, 50 * 1000 * 1000 }, idle = { 0, 300 * 1000 * 1000 };
+	nanosleep(&settle, NULL);
+	int found;
+	uint64_t t0 = pool_worker_ticks(&found);
+	ck_assert_int_ge(found, 1);
+	nanosleep(&idle, NULL);
+	uint64_t t1 = pool_worker_ticks(&found);
+	ck_assert_msg(t1 - t0 <= 3, "the idle pool workers ran %llu ticks in 300 ms",
+		      (unsigned long long)(t1 - t0));
+	fwsim_set_threads(0);
+	free(m.mem);
+}
+END_TEST
+
 /* Runs an f32 ADD of n elements on the vector engine, with a one-element ADD
  * on the GpSimd engine beside it when sched is FWSIM_SCHED_THREADS (two
  * engines on threads of their own), alone (inline) otherwise; reps times.
@@ -680,6 +748,7 @@ static Suite *par_suite(void)
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, test_split_matmul_bit_identical_across_thread_counts);
 	tcase_add_test(tc, test_split_matmul_reaches_a_worker);
+	tcase_add_test(tc, test_pool_workers_sleep_between_jobs);
 	tcase_add_test(tc, test_streamed_matmul_matches_sgemm_stores);
 	tcase_add_test(tc, test_two_cores_share_the_pool);
 	tcase_add_test(tc, test_split_elementwise_bit_identical_across_thread_counts);
