@@ -672,7 +672,8 @@ static const cspec_t psum_specs[] = {
 /* Form P's units: with AVX2 + FMA (the register tiles), a slice of 32 o
  * (64 with at most 6 n and 64 o or more) by a range of n (at least 4 units
  * where 12 n per range, 6 wide, allow: docs/isa.md), the output rows cut
- * in two when wide tiles leave one unit; else an input channel each. */
+ * in two when wide tiles leave one unit and the pool has two threads or
+ * more; else an input channel each. */
 static uint64_t psum_units(const cspec_t *c, size_t i)
 {
 	(void)i;
@@ -682,7 +683,8 @@ static uint64_t psum_units(const cspec_t *c, size_t i)
 	int64_t nq = (c->O + to - 1) / to, ns = (4 + nq - 1) / nq, most = (c->N + tnmax - 1) / tnmax;
 	ns = ns > most ? most : ns;
 	int64_t tn = (c->N + ns - 1) / ns, units = nq * ((c->N + tn - 1) / tn);
-	return (uint64_t)(units * (to == 64 && units < 2 && c_out_dim(c, 0) > 1 ? 2 : 1));
+	bool cut_rows = to == 64 && units < 2 && c_out_dim(c, 0) > 1 && fwsim_get_threads() > 1;
+	return (uint64_t)(units * (cut_rows ? 2 : 1));
 }
 
 /* The ISA cap of loop index i: 0 none (AVX-512 where the CPU has it), 1
@@ -881,6 +883,7 @@ START_TEST(test_dense_nan_weight_blames_its_channel)
 			c.N = 2;
 		c.layout = layout;
 		fwsim_set_max_isa(run >= 8 ? FWSIM_ISA_AUTO : loop_isa[run < 4 ? 0 : run / 2 - 1]);
+		fwsim_set_threads(run >= 10 ? 2 : 0); /* the wide tiles' rows cut for 2 */
 		c_build(&m, &c, &cv, 5);
 		int64_t wi[5] = { 0, c.O - 1, c.C / 2, 0, 0 };
 		cv.w[c_off(&cv.in.ap[2], wi)] = _i ? INFINITY : NAN;
@@ -888,6 +891,7 @@ START_TEST(test_dense_nan_weight_blames_its_channel)
 		ck_assert_int_eq(c_run(&m, &cv.in, FWSIM_JOB_CHECK_NAN | FWSIM_JOB_CHECK_INF, 0, &job),
 				 FWSIM_NUM_ERR);
 		fwsim_set_max_isa(FWSIM_ISA_AUTO);
+		fwsim_set_threads(0);
 		uint64_t ny = (uint64_t)(cv.Y[0] * cv.Y[1]);
 		ck_assert_uint_eq(job.error.count, (uint64_t)c.N * ny);
 		ck_assert_uint_eq(job.error.first_index, (uint64_t)(c.O - 1) * ny);
@@ -1045,6 +1049,43 @@ START_TEST(test_threads_bit_identical)
 }
 END_TEST
 
+/* Wide tiles of one slice and one range of n (a 7x7 stem's weight
+ * gradient: 3 n, 64 o, the batch as c) cut their output rows in two only
+ * when the pool has two threads or more: one unit on one thread (each half
+ * would transpose the whole kernel slice again), two on 2 and 3, and the
+ * same bits on all. Above the pool's 2^22 multiply-adds, so the units are
+ * items of their own. */
+START_TEST(test_wide_tiles_cut_rows_for_threads)
+{
+	if (!fwsim_cpu_avx2_fma())
+		return; /* no tiles: form P's partial sums */
+	const cspec_t c = SPEC(.N = 3, .G = 1, .O = 64, .C = 8, .X = { 40, 40 }, .K = { 34, 34 },
+			       .S = { 1, 1 }, .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 });
+	cmem_t m;
+	cmem_init(&m);
+	cconv_t cv;
+	c_build(&m, &c, &cv, 19);
+	uint64_t bytes = (uint64_t)(c.N * c.O * cv.Y[0] * cv.Y[1]) * 4;
+	uint8_t *one = malloc(bytes);
+	ck_assert_ptr_nonnull(one);
+	const uint32_t threads[3] = { 1, 2, 3 };
+	for (int t = 0; t < 3; t++) {
+		fwsim_set_threads(threads[t]);
+		uint64_t units = fwsim_conv_gemm_units();
+		fwsim_job_t job;
+		ck_assert_int_eq(c_run(&m, &cv.in, 0, 0, &job), FWSIM_OK);
+		ck_assert_uint_eq(fwsim_conv_gemm_units() - units, t == 0 ? 1 : 2);
+		if (t == 0)
+			memcpy(one, cv.o, bytes);
+		else
+			ck_assert_msg(!memcmp(one, cv.o, bytes), "%u threads differ", threads[t]);
+	}
+	fwsim_set_threads(0);
+	free(one);
+	free(m.mem);
+}
+END_TEST
+
 /* A deadline already past stops the instruction inside its work. */
 START_TEST(test_deadline_stops_conv)
 {
@@ -1156,6 +1197,7 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, test_dense_flat_tiles_match_chain, 0, 3);
 	tcase_add_test(tc, test_nan_inf_inputs_reach_only_their_windows);
 	tcase_add_test(tc, test_threads_bit_identical);
+	tcase_add_test(tc, test_wide_tiles_cut_rows_for_threads);
 	tcase_add_test(tc, test_deadline_stops_conv);
 	tcase_add_test(tc, test_deadline_stops_psum_inside_an_item);
 	tcase_add_test(tc, test_deadline_stops_flat_inside_an_item);
