@@ -15,6 +15,7 @@ static const cpcase_t cp_cases[] = {
 	{ 2, { 64, 64 }, { 1, 0 }, 0 },
 	{ 2, { 256, 192 }, { 1, 0 }, 0 },
 	{ 2, { 37, 61 }, { 1, 0 }, 0 },      /* not a multiple of any tile */
+	{ 2, { 61, 45 }, { 1, 0 }, 0 },      /* edge tiles of 29 and 13: blocks moved back */
 	{ 2, { 5, 130 }, { 1, 0 }, 0 },
 	{ 2, { 129, 4 }, { 1, 0 }, 0 },
 	{ 3, { 3, 33, 70 }, { 0, 2, 1 }, 0 },  /* batched transpose */
@@ -70,8 +71,15 @@ START_TEST(test_copy_permutations_match_naive_reference)
 			in.ap[1] = cp_src(&t, c, dt, &seed);
 			uint64_t n = tnumel(c->rank, c->shape);
 			in.ap[0] = isa_ap_contig(0, tmem_alloc(&t, 0, n * es), dt, c->rank, c->shape);
+			/* the bytes right after the output: a block that runs past a
+			 * tile's edge would write them */
+			uint8_t *tail = tmem_ptr(&t, 0, tmem_alloc(&t, 0, 4096));
+			memset(tail, 0xa5, 4096);
 			fwsim_job_t job;
 			ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_DMA, 0, &job), FWSIM_OK);
+			for (size_t b = 0; b < 4096; b++)
+				T_CHECK(tail[b] == 0xa5, "case %zu %s: byte %zu past the output written",
+					ci, isa_dtype_name(dt), b);
 			uint64_t idx[4];
 			for (uint64_t f = 0; f < n; f++) {
 				tunflat(f, c->rank, c->shape, idx);
