@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "fwsim_test.h"
+#include "neuronsim/proc_stat.h"
 #include "pool.h"
 
 #define P_NREG 4
@@ -439,26 +440,33 @@ START_TEST(test_two_cores_share_the_pool)
 }
 END_TEST
 
-/* With 2 threads a pool worker really takes items (else the test above
- * proves nothing): a loaded host may let the caller finish alone now and
- * then, so a few tries. */
-START_TEST(test_split_matmul_reaches_a_worker)
+/* Runs a split MATMUL on 2 threads until a pool worker has taken some of
+ * its items (a loaded host may let the caller finish alone now and then,
+ * so a few tries); m holds its inputs, *c the cases. */
+static void split_until_a_worker_joins(pmem_t *m, mm_case_t c[8])
 {
-	mm_case_t cases[8];
-	make_cases(cases);
-	pmem_t m;
-	pmem_init(&m);
-	fill_inputs(&m, 5, -1);
+	make_cases(c);
+	pmem_init(m);
+	fill_inputs(m, 5, -1);
 	fwsim_set_threads(2);
 	uint64_t before = fwsim_par_worker_items();
 	for (int i = 0; i < 200 && fwsim_par_worker_items() == before; i++) {
 		fwsim_job_t j;
-		ck_assert_int_eq(prun(&m, &cases[0].in, 0, 0, &j), FWSIM_OK);
+		ck_assert_int_eq(prun(m, &c[0].in, 0, 0, &j), FWSIM_OK);
 	}
 	ck_assert_uint_gt(fwsim_par_worker_items(), before);
+}
+
+/* With 2 threads a pool worker really takes items (else the test above
+ * proves nothing). */
+START_TEST(test_split_matmul_reaches_a_worker)
+{
+	mm_case_t cases[8];
+	pmem_t m;
+	split_until_a_worker_joins(&m, cases);
 	/* 1 thread: nothing is handed over */
 	fwsim_set_threads(1);
-	before = fwsim_par_worker_items();
+	uint64_t before = fwsim_par_worker_items();
 	fwsim_job_t j;
 	ck_assert_int_eq(prun(&m, &cases[0].in, 0, 0, &j), FWSIM_OK);
 	ck_assert_uint_eq(fwsim_par_worker_items(), before);
@@ -485,14 +493,12 @@ static uint64_t pool_worker_ticks(int *found)
 		size_t n = fread(buf, 1, sizeof(buf) - 1, f);
 		fclose(f);
 		buf[n] = 0;
-		char *open = strchr(buf, '('), *close = strrchr(buf, ')');
-		if (!open || !close || strncmp(open + 1, "fwsim-par", 9) != 0)
+		const char *name = strchr(buf, '(');
+		if (!name || strncmp(name + 1, "fwsim-par", 9) != 0)
 			continue;
-		/* after the name: state (field 3) ... utime (14), stime (15) */
-		unsigned long long ut = 0, st = 0;
-		ck_assert_int_eq(sscanf(close + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-					&ut, &st), 2);
-		ticks += ut + st;
+		ns_proc_stat_t ps;
+		ck_assert_int_eq(ns_proc_stat_parse(buf, &ps), 0);
+		ticks += ps.utime + ps.stime;
 		(*found)++;
 	}
 	closedir(d);
@@ -506,17 +512,8 @@ static uint64_t pool_worker_ticks(int *found)
 START_TEST(test_pool_workers_sleep_between_jobs)
 {
 	mm_case_t cases[8];
-	make_cases(cases);
 	pmem_t m;
-	pmem_init(&m);
-	fill_inputs(&m, 5, -1);
-	fwsim_set_threads(2);
-	uint64_t before = fwsim_par_worker_items();
-	for (int i = 0; i < 200 && fwsim_par_worker_items() == before; i++) {
-		fwsim_job_t j;
-		ck_assert_int_eq(prun(&m, &cases[0].in, 0, 0, &j), FWSIM_OK);
-	}
-	ck_assert_uint_gt(fwsim_par_worker_items(), before);
+	split_until_a_worker_joins(&m, cases);
 	struct timespec settle = { 0, 50 * 1000 * 1000 }, idle = { 0, 300 * 1000 * 1000 };
 	nanosleep(&settle, NULL);
 	int found;
