@@ -13,10 +13,12 @@ typedef struct pool {
 	pthread_cond_t done_cv; /* the last running worker left a closed job */
 	pthread_t th[FWSIM_PAR_MAX_THREADS];
 	uint32_t n_started;     /* workers created (slots 1..n_started) */
-	uint64_t gen;           /* job generation */
+	uint64_t gen;           /* job generation (read by look_until without
+				 * the mutex) */
 	int busy;               /* a caller owns the pool */
 	int open;               /* the current job still takes workers */
-	uint64_t running;       /* workers inside the current job */
+	uint64_t running;       /* workers inside the current job (read by
+				 * look_until without the mutex) */
 	uint32_t allowed;       /* workers that may join (threads - 1) */
 	/* the current job */
 	fwsim_par_fn_t fn;
@@ -79,22 +81,23 @@ uint32_t fwsim_get_threads(void)
 #define POOL_SPIN_NS 800000ull
 #define POOL_SPIN_GIVEN_NS 20000ull
 
-/* Whether *v (read without the mutex) changed from old or, when want_zero,
- * reached 0 while looking (above). */
-static bool spin_until(const uint64_t *v, uint64_t old, bool want_zero)
+/* Looks, without the mutex, until *v changes from old (or, when want_zero,
+ * reaches 0) or the look ends as above; the caller then checks again under
+ * the mutex and sleeps if it must. */
+static void look_until(const uint64_t *v, uint64_t old, bool want_zero)
 {
 	uint64_t t0 = ns_monotonic_ns();
 	for (uint32_t i = 0;; i++) {
 		uint64_t now = __atomic_load_n(v, __ATOMIC_ACQUIRE);
 		if (want_zero ? now == 0 : now != old)
-			return true;
+			return;
 		if ((i & 15) == 15) { /* every 16 pauses, about half a microsecond */
 			uint64_t t1 = ns_monotonic_ns();
 			if (t1 - t0 > POOL_SPIN_NS)
-				return false;
+				return;
 			sched_yield();
 			if (ns_monotonic_ns() - t1 > POOL_SPIN_GIVEN_NS)
-				return false;
+				return;
 		}
 		ns_cpu_relax();
 	}
@@ -142,7 +145,7 @@ static void *worker_main(void *arg)
 	for (;;) {
 		if (p->gen == seen) {
 			pthread_mutex_unlock(&p->m);
-			spin_until(&p->gen, seen, false);
+			look_until(&p->gen, seen, false);
 			pthread_mutex_lock(&p->m);
 		}
 		while (p->gen == seen)
@@ -222,7 +225,7 @@ fwsim_status_t fwsim_par_for(uint64_t n_items, fwsim_par_fn_t fn, void *ctx, fws
 	p->open = 0;
 	if (p->running) {
 		pthread_mutex_unlock(&p->m);
-		spin_until(&p->running, 0, true);
+		look_until(&p->running, 0, true);
 		pthread_mutex_lock(&p->m);
 	}
 	while (p->running)
