@@ -1004,6 +1004,37 @@ START_TEST(test_nan_inf_inputs_reach_only_their_windows)
 }
 END_TEST
 
+/* Runs spec c (built with seed) on 1, 2 and 3 threads and checks that they
+ * write the same bits; the units of forms G and P each run took, into
+ * units[3]. */
+static void c_threads_same_bits(const cspec_t *c, uint32_t seed, const char *what,
+				uint64_t units[3])
+{
+	cmem_t m;
+	cmem_init(&m);
+	cconv_t cv;
+	c_build(&m, c, &cv, seed);
+	uint64_t bytes = (uint64_t)(c->N * c->G * c->O * cv.Y[0] * cv.Y[1]) * 4;
+	uint8_t *one = malloc(bytes);
+	ck_assert_ptr_nonnull(one);
+	const uint32_t threads[3] = { 1, 2, 3 };
+	for (int t = 0; t < 3; t++) {
+		fwsim_set_threads(threads[t]);
+		uint64_t u0 = fwsim_conv_gemm_units();
+		fwsim_job_t job;
+		ck_assert_int_eq(c_run(&m, &cv.in, 0, 0, &job), FWSIM_OK);
+		units[t] = fwsim_conv_gemm_units() - u0;
+		if (t == 0)
+			memcpy(one, cv.o, bytes);
+		else
+			ck_assert_msg(!memcmp(one, cv.o, bytes), "%s: %u threads differ", what,
+				      threads[t]);
+	}
+	fwsim_set_threads(0);
+	free(one);
+	free(m.mem);
+}
+
 /* Every output is one item's: 1, 2 and 3 threads write the same bits (both
  * instructions above the pool's 2^22 multiply-adds, so they are cut). */
 START_TEST(test_threads_bit_identical)
@@ -1025,26 +1056,10 @@ START_TEST(test_threads_bit_identical)
 		     .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 3 }),
 	};
 	for (size_t si = 0; si < sizeof(specs) / sizeof(specs[0]); si++) {
-		cmem_t m;
-		cmem_init(&m);
-		cconv_t cv;
-		c_build(&m, &specs[si], &cv, 11);
-		uint64_t bytes = (uint64_t)(cv.c.N * cv.c.G * cv.c.O * cv.Y[0] * cv.Y[1]) * 4;
-		uint8_t *one = malloc(bytes);
-		fwsim_job_t job;
-		const uint32_t threads[3] = { 1, 2, 3 };
-		for (int t = 0; t < 3; t++) {
-			fwsim_set_threads(threads[t]);
-			ck_assert_int_eq(c_run(&m, &cv.in, 0, 0, &job), FWSIM_OK);
-			if (t == 0)
-				memcpy(one, cv.o, bytes);
-			else
-				ck_assert_msg(!memcmp(one, cv.o, bytes), "spec %zu: %u threads differ", si,
-					      threads[t]);
-		}
-		fwsim_set_threads(0);
-		free(one);
-		free(m.mem);
+		char what[16];
+		snprintf(what, sizeof(what), "spec %zu", si);
+		uint64_t units[3];
+		c_threads_same_bits(&specs[si], 11, what, units);
 	}
 }
 END_TEST
@@ -1061,28 +1076,11 @@ START_TEST(test_wide_tiles_cut_rows_for_threads)
 		return; /* no tiles: form P's partial sums */
 	const cspec_t c = SPEC(.N = 3, .G = 1, .O = 64, .C = 8, .X = { 40, 40 }, .K = { 34, 34 },
 			       .S = { 1, 1 }, .D = { 1, 1 }, .L = { 1, 1 }, .P = { 1, 1 });
-	cmem_t m;
-	cmem_init(&m);
-	cconv_t cv;
-	c_build(&m, &c, &cv, 19);
-	uint64_t bytes = (uint64_t)(c.N * c.O * cv.Y[0] * cv.Y[1]) * 4;
-	uint8_t *one = malloc(bytes);
-	ck_assert_ptr_nonnull(one);
-	const uint32_t threads[3] = { 1, 2, 3 };
-	for (int t = 0; t < 3; t++) {
-		fwsim_set_threads(threads[t]);
-		uint64_t units = fwsim_conv_gemm_units();
-		fwsim_job_t job;
-		ck_assert_int_eq(c_run(&m, &cv.in, 0, 0, &job), FWSIM_OK);
-		ck_assert_uint_eq(fwsim_conv_gemm_units() - units, t == 0 ? 1 : 2);
-		if (t == 0)
-			memcpy(one, cv.o, bytes);
-		else
-			ck_assert_msg(!memcmp(one, cv.o, bytes), "%u threads differ", threads[t]);
-	}
-	fwsim_set_threads(0);
-	free(one);
-	free(m.mem);
+	uint64_t units[3];
+	c_threads_same_bits(&c, 19, "wide", units);
+	ck_assert_uint_eq(units[0], 1);
+	ck_assert_uint_eq(units[1], 2);
+	ck_assert_uint_eq(units[2], 2);
 }
 END_TEST
 
