@@ -374,6 +374,16 @@ fwsim_status_t fwsim_gemm_f32(char ta, char tb, uint64_t m, uint64_t n, uint64_t
 /* Rows of C a MATMUL has streamed out (mm_streams in kernels_matmul.c), over
  * the process's life: tests check that a product took that path. */
 uint64_t fwsim_matmul_streamed_rows(void);
+/* Thin f32 products (kernels_matmul_thin.c): whether an m x n product over
+ * sums of k takes them on this CPU (AVX-512F; at most 32 columns, or at most
+ * 32 rows against a B beyond L2), and one such product, C [m x n] (ldc) =
+ * A [m x k] (lda) x B [k x n] (ldb), all row-major with unit column stride,
+ * plus C's own values when acc. Outputs (elements of C) they have computed,
+ * over the process's life: tests check that a product took them. */
+bool fwsim_gemm_thin_fits(uint64_t m, uint64_t n, uint64_t k);
+void fwsim_gemm_thin_f32(uint64_t m, uint64_t n, uint64_t k, const float *a, int64_t lda,
+			 const float *b, int64_t ldb, bool acc, float *c, int64_t ldc);
+uint64_t fwsim_matmul_thin_outputs(void);
 /* Subnormal inputs read as zero and subnormal results flushed to zero (x86's
  * MXCSR DAZ and FTZ) on the calling thread until fwsim_flush_end(the value
  * fwsim_flush_begin returned): how the f32 products of MATMUL and CONV's

@@ -244,6 +244,7 @@ typedef struct mm_job {
 	uint32_t o;
 	float beta;
 	bool stream;  /* C's rows go out through mm_stream_rows (mm_streams, one K tile) */
+	bool thin;    /* f32 tiles in place go to fwsim_gemm_thin_f32 (whole product's shape) */
 	mm_scratch_t *scr;
 } mm_job_t;
 
@@ -429,11 +430,14 @@ static fwsim_status_t mm_item(void *vctx, uint64_t item, uint32_t slot, fwsim_wa
 				return gs;
 			continue;
 		}
-		fwsim_status_t gs =
-			swap_c ? fwsim_gemm_f32(flip_t(tB), flip_t(tA), nt, mt, kt, Bm, ldb, A, lda,
-					  k0 ? 1.0f : j->beta, C, ldc)
-			       : fwsim_gemm_f32(tA, tB, mt, nt, kt, A, lda, Bm, ldb, k0 ? 1.0f : j->beta, C,
-					  ldc);
+		float beta = k0 ? 1.0f : j->beta;
+		fwsim_status_t gs = FWSIM_OK;
+		if (j->thin && !swap_c && tA == GEMM_N && tB == GEMM_N)
+			fwsim_gemm_thin_f32(mt, nt, kt, A, lda, Bm, ldb, beta != 0, C, ldc);
+		else if (swap_c)
+			gs = fwsim_gemm_f32(flip_t(tB), flip_t(tA), nt, mt, kt, Bm, ldb, A, lda, beta, C, ldc);
+		else
+			gs = fwsim_gemm_f32(tA, tB, mt, nt, kt, A, lda, Bm, ldb, beta, C, ldc);
 		if (gs != FWSIM_OK)
 			return gs;
 		/* one tile is at most 2^33 multiply-adds (each of its matrices <=
@@ -518,6 +522,7 @@ fwsim_status_t fwsim_kernel_matmul(const fwsim_kargs_t *k)
 	matmul_tiles(M, N, K, &j.Mt, &j.Nt, &j.Kt);
 	matmul_split(B, M, N, K, &j.Mt, &j.Nt);
 	j.stream = j.Kt == K && mm_streams(c->dtype, B, M, N, K, j.beta); /* one K block */
+	j.thin = !j.stream && fwsim_gemm_thin_fits(M, N, K);
 	j.m_tiles = (M + j.Mt - 1) / j.Mt;
 	j.n_tiles = (N + j.Nt - 1) / j.Nt;
 	mm_scratch_t scr[FWSIM_PAR_MAX_THREADS];

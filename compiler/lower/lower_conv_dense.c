@@ -755,11 +755,13 @@ static bool col2im_kernel_in_place(const ncc_view_t *kv, const ncc_conv_dnums_t 
  * Two layouts. A G of more than CONV_COL2IM_FOLD bytes: per image,
  * G [n][(c, k...)][q...] and Acc [n][c][r...][p...], the ADDs along rows of
  * q. Else one GEMM over every image's positions,
- *   G [(q..., n)][(c, k...)] = X'^T [(q..., n), O] x W'^T [O, (c, k...)],
- * X' the input copied [O][q...][n], so that the kernel is read row by row as
- * it lies (read down its columns, a 9.4 MB kernel cold in the cache took 2x
- * as long), and Acc [r...][p...][n][c], each ADD along runs of (n, c) (of
- * whole rows when the tap covers them) reading G at a stride of the taps.
+ *   G [(q..., n)][(c, k...)] = X' [(q..., n), O] x W'^T [O, (c, k...)],
+ * X' the input copied [q...][n][O] (row-major, as the firmware's thin
+ * products take it: kernels_matmul_thin.c), so that the kernel is read row
+ * by row as it lies (read down its columns, a 9.4 MB kernel cold in the
+ * cache took 2x as long), and Acc [r...][p...][n][c], each ADD along runs of
+ * (n, c) (of whole rows when the tap covers them) reading G at a stride of
+ * the taps.
  * ResNet-18's last stage at 64x64 has 4 positions per image: per image, 8
  * GEMMs of 4 columns each read its 4.7 MB kernel. A large G stays per image:
  * the ADDs read a cached G once per tap, 9 times for a 3x3 kernel.
@@ -820,10 +822,11 @@ ncc_status_t ncc_lower_conv_dense_col2im(ncc_lower_ctx_t *ctx, const ncc_inst_t 
 	if (st == NCC_OK)
 		st = ncc_lower_temp_view(ctx, ISA_DT_F32, 1, gd, &g);
 	if (st == NCC_OK && fold) {
-		int64_t xd[2 + NCC_MAX_RANK] = { dn->in_feature };
+		int64_t xd[2 + NCC_MAX_RANK];
 		for (int32_t s = 0; s < ns; s++)
-			xd[1 + s] = dn->in_spatial[s];
-		xd[1 + ns] = dn->in_batch;
+			xd[s] = dn->in_spatial[s];
+		xd[ns] = dn->in_batch;
+		xd[ns + 1] = dn->in_feature;
 		st = conv_dense_copy(ctx, inst, x, xd, 2 + ns, &xt);
 	}
 	if (st != NCC_OK)
@@ -831,7 +834,7 @@ ncc_status_t ncc_lower_conv_dense_col2im(ncc_lower_ctx_t *ctx, const ncc_inst_t 
 	isa_ap_t ac, aa, ab;
 	if (fold) {
 		mm_ap(&ac, &g, g.offset, 1, 0, nq * N, CK, CK, 1);
-		mm_ap(&aa, &xt, xt.offset, 1, 0, nq * N, 1, Ci, nq * N);
+		mm_ap(&aa, &xt, xt.offset, 1, 0, nq * N, Ci, Ci, 1);
 		mm_ap(&ab, &wt, wt.offset, 1, 0, Ci, swo, CK, 1);
 	} else {
 		mm_ap(&ac, &g, g.offset, N, CK * nq, CK, nq, nq, 1);

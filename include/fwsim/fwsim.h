@@ -137,7 +137,9 @@ uint32_t fwsim_get_threads(void);
 /* The widest hand-written vector kernels the simulator may use. By default
  * (FWSIM_ISA_AUTO) the CPU's widest; a lower cap runs, on this CPU, the
  * kernels a CPU without AVX-512 (FWSIM_ISA_AVX2) or without AVX2
- * (FWSIM_ISA_SCALAR) runs: the same results, at that CPU's kind of speed.
+ * (FWSIM_ISA_SCALAR) runs: the same results, at that CPU's kind of speed,
+ * except MATMUL's thin products (AVX-512 only; docs/isa.md), which go back to
+ * sgemm and differ within rounding.
  * A cap above what the CPU has changes nothing. Process-wide, for every core;
  * takes effect at the next instruction. (The compiler's own vectorisation of
  * the portable kernels is chosen when the library loads, whatever the cap.) */

@@ -3,6 +3,7 @@
 #include <xmmintrin.h>
 
 #include "fwsim_test.h"
+#include "internal.h"
 
 static const uint32_t num_dtypes[] = {
 	ISA_DT_F32, ISA_DT_BF16, ISA_DT_F16, ISA_DT_S32, ISA_DT_S64, ISA_DT_U32,
@@ -895,6 +896,103 @@ START_TEST(test_matmul_tiled_matches_reference)
 }
 END_TEST
 
+/* One thin product (kernels_matmul_thin.c) of C [m x n] (rows ldc apart) =
+ * A [m x k] (lda) x B [k x n] (ldb), plus C when acc, in bigmem b, and the
+ * outputs the thin kernels computed while it ran. */
+typedef struct thin_case {
+	uint64_t m, n, k, lda, ldb, ldc;
+	int acc;
+} thin_case_t;
+
+static uint64_t thin_run(bigmem_t *b, const thin_case_t *tc, uint32_t flags, fwsim_status_t want_st,
+			 fwsim_job_t *job)
+{
+	isa_insn_t in = isa_insn_init(ISA_OP_MATMUL, 0);
+	in.n_ap = 3;
+	in.flags = tc->acc ? ISA_F_ACCUMULATE : 0;
+	uint64_t sc[2] = { tc->m, tc->n }, sa[2] = { tc->m, tc->k }, sb[2] = { tc->k, tc->n };
+	in.ap[0] = isa_ap_contig(0, 0, ISA_DT_F32, 2, sc);
+	in.ap[0].stride[0] = (int64_t)tc->ldc;
+	in.ap[1] = isa_ap_contig(1, 0, ISA_DT_F32, 2, sa);
+	in.ap[1].stride[0] = (int64_t)tc->lda;
+	in.ap[2] = isa_ap_contig(2, 0, ISA_DT_F32, 2, sb);
+	in.ap[2].stride[0] = (int64_t)tc->ldb;
+	uint64_t rows0 = fwsim_matmul_thin_outputs();
+	ck_assert_int_eq(bigmem_run(b, &in, ISA_ENGINE_TENSOR, flags, job), want_st);
+	return fwsim_matmul_thin_outputs() - rows0;
+}
+
+/* Thin products, narrow (at most 32 columns: 1, 16, 17, 32; 8-row tiles
+ * and tails; sums of 16 to 1100, with and without prefetching the next
+ * tile) and short (19 and 32 rows against a 300 x 4621 B of 5.5 MB, in 48-
+ * column chunks with a 13-column tail and 32-row blocks of the sum), with
+ * padded rows, from zero or accumulating: on AVX-512 each output is the
+ * chain of fmaf over k ascending, bit for bit, from 0 or from C (the kernel
+ * computed every output); the floats between C's rows keep their bytes; a NaN in
+ * A's row 5 fails rows 5 of C only. A short product whose B fits in L2
+ * (32 x 512 x 512) and any product with the ISA capped at AVX2 keep sgemm
+ * (no thin outputs), within rounding of the same sums. */
+START_TEST(test_matmul_thin_products_fma_chain)
+{
+	static const thin_case_t cases[] = {
+		{ 21, 1, 16, 20, 3, 2, 0 },          { 8, 16, 40, 41, 16, 19, 1 },
+		{ 37, 17, 600, 600, 20, 17, 0 },     { 19, 32, 1100, 1103, 32, 35, 1 },
+		{ 32, 4621, 300, 300, 4621, 4630, 0 }, { 19, 4621, 300, 301, 4624, 4621, 1 },
+		{ 32, 512, 512, 512, 512, 512, 0 },  { 37, 17, 600, 600, 20, 17, 1 },
+	};
+	const int n_cases = (int)(sizeof(cases) / sizeof(cases[0]));
+	bigmem_t b;
+	bigmem_init(&b, 64u << 20);
+	for (int ci = 0; ci < n_cases; ci++) {
+		const thin_case_t *tc = &cases[ci];
+		bool capped = ci == n_cases - 1;
+		bool sgemm = capped || ci == n_cases - 2 || !fwsim_cpu_avx512();
+		fwsim_set_max_isa(capped ? FWSIM_ISA_AVX2 : FWSIM_ISA_AUTO);
+		float *c = bm_f32(&b, 0, 0), *a = bm_f32(&b, 1, 0), *bb = bm_f32(&b, 2, 0);
+		for (uint64_t i = 0; i < tc->m * tc->lda; i++)
+			a[i] = (float)((int)((i * 37) % 19) - 9) * 0.125f;
+		for (uint64_t i = 0; i < tc->k * tc->ldb; i++)
+			bb[i] = (float)((int)((i * 13) % 23) - 11) * 0.0625f;
+		for (uint64_t i = 0; i < tc->m * tc->ldc; i++)
+			c[i] = i % tc->ldc < tc->n ? (float)((int)(i % 7) - 3) * 0.5f : -7.0f;
+		float *want = malloc(tc->m * tc->n * sizeof(float));
+		ck_assert_ptr_nonnull(want);
+		for (uint64_t r = 0; r < tc->m; r++)
+			for (uint64_t j = 0; j < tc->n; j++) {
+				float s = tc->acc ? c[r * tc->ldc + j] : 0.0f;
+				for (uint64_t q = 0; q < tc->k; q++)
+					s = fmaf(a[r * tc->lda + q], bb[q * tc->ldb + j], s);
+				want[r * tc->n + j] = s;
+			}
+		fwsim_job_t job;
+		uint64_t outs = thin_run(&b, tc, FWSIM_JOB_CHECK_NAN, FWSIM_OK, &job);
+		ck_assert_msg(outs == (sgemm ? 0 : tc->m * tc->n), "case %d: %llu thin outputs", ci,
+			      (unsigned long long)outs);
+		for (uint64_t r = 0; r < tc->m; r++) {
+			for (uint64_t j = 0; j < tc->n; j++) {
+				float g = c[r * tc->ldc + j], w = want[r * tc->n + j];
+				if (sgemm)
+					T_CHECK(fabsf(g - w) <= 1e-4f * (fabsf(w) + 1), "case %d c[%llu][%llu] = %g want %g",
+						ci, (unsigned long long)r, (unsigned long long)j, g, w);
+				else
+					T_CHECK(memcmp(&g, &w, 4) == 0, "case %d c[%llu][%llu] = %a want %a (fma chain)",
+						ci, (unsigned long long)r, (unsigned long long)j, g, w);
+			}
+			for (uint64_t j = tc->n; j < tc->ldc; j++)
+				ck_assert_msg(c[r * tc->ldc + j] == -7.0f, "case %d: gap of row %llu written", ci,
+					      (unsigned long long)r);
+		}
+		a[5 * tc->lda + tc->k / 2] = NAN;
+		thin_run(&b, tc, FWSIM_JOB_CHECK_NAN, FWSIM_NUM_ERR, &job);
+		ck_assert_uint_eq(job.error.count, tc->n);
+		ck_assert_uint_eq(job.error.first_index, 5 * tc->n);
+		free(want);
+	}
+	fwsim_set_max_isa(FWSIM_ISA_AUTO);
+	free(b.mem);
+}
+END_TEST
+
 static long maxrss_kib(void)
 {
 	struct rusage ru;
@@ -1283,6 +1381,7 @@ static Suite *tensor_suite(void)
 	tcase_add_test(tc, test_reduce_minmax_signed_zeros_ieee);
 	tcase_add_test(tc, test_reduce_window_bit_exact);
 	tcase_add_test(tc, test_matmul_tiled_matches_reference);
+	tcase_add_test(tc, test_matmul_thin_products_fma_chain);
 	tcase_add_test(tc, test_host_scratch_bounded_for_stride0_operands);
 	tcase_add_test(tc, test_iota_every_dtype_and_dim);
 	tcase_add_test(tc, test_gather_clamps_indices);
