@@ -1,10 +1,12 @@
 """make bench, convolutions (issue #15 goal 5): forward, input gradient and weight
 gradient of corpus-like shapes (MobileNetV2's pointwise and depthwise, ResNet's 3x3 and
-7x7 stride 2, a grouped 3x3) on the embedded device against PyTorch's CPU convolution
+7x7 stride 2, a grouped 3x3, ResNet-18's later stages on 64x64 images, down to planes
+smaller than the kernel) on the embedded device against PyTorch's CPU convolution
 (oneDNN), same thread count, same run.
 
 Each case is a small HLO module in XLA's own forms (the backward convolutions as
-PyTorch/XLA emits them: an lhs-dilated convolution with the reversed kernel, and a
+PyTorch/XLA emits them: an lhs-dilated convolution with the reversed kernel, for
+ungrouped ones the forward's OIHW kernel transposed by layout and reversed, and a
 convolution of the input with the output gradient, batch groups for grouped ones),
 compiled by ncc and timed by neuronsim-bench-conv (execution only); the library side
 is torch.nn.functional.conv2d and torch.ops.aten.convolution_backward, the faster of
@@ -47,6 +49,12 @@ CASES = (
     ("resnet 3x3 64->64 56", 64, 56, 64, 3, 1, 1, 1),
     ("resnet 7x7 s2 3->64 224", 3, 224, 64, 7, 2, 3, 1),
     ("grouped 3x3 g32 128 28", 128, 28, 128, 3, 1, 1, 32),
+    # ResNet-18's later stages on 64x64 images (the corpus step): planes
+    # down to smaller than the kernel
+    ("resnet 3x3 128->128 8", 128, 8, 128, 3, 1, 1, 1),
+    ("resnet 3x3 256->256 4", 256, 4, 256, 3, 1, 1, 1),
+    ("resnet 3x3 s2 256->512 4", 256, 4, 512, 3, 2, 1, 1),
+    ("resnet 3x3 512->512 2", 512, 2, 512, 3, 1, 1, 1),
 )
 
 
@@ -61,6 +69,21 @@ def hlo_module(kind, N, C, H, O, k, s, p, g):
         a, b, out = (N, C, H, H), (O, C // g, k, k), (N, O, Ho, Ho)
         win = f"size={k}x{k} stride={s}x{s} pad={p}_{p}x{p}_{p}"
         attrs = "dim_labels=bf01_oi01->bf01" + (f", feature_group_count={g}" if g > 1 else "")
+    elif kind == "dgrad" and g == 1:
+        # PyTorch/XLA's form: the forward's OIHW kernel, transposed (a layout
+        # change only) and reversed
+        lo = k - 1 - p
+        hi = H + k - 2 - (Ho - 1) * s - lo
+        a, b, out = (N, O, Ho, Ho), (O, C, k, k), (N, C, H, H)
+        win = f"size={k}x{k} pad={lo}_{hi}x{lo}_{hi}" + (f" lhs_dilate={s}x{s}" if s > 1 else "")
+        text = (f"HloModule conv_{kind}\n\nENTRY main {{\n"
+                f"  a = {shape(a)} parameter(0)\n"
+                f"  b = {shape(b)} parameter(1)\n"
+                f"  t = f32[{k},{k},{C},{O}]{{1,0,2,3}} transpose(b), dimensions={{2,3,1,0}}\n"
+                f"  r = f32[{k},{k},{C},{O}]{{1,0,2,3}} reverse(t), dimensions={{0,1}}\n"
+                f"  ROOT c = {shape(out)} convolution(a, r), window={{{win}}}, "
+                f"dim_labels=bf01_01oi->bf01\n}}\n")
+        return text, a, b, out
     elif kind == "dgrad":
         lo = k - 1 - p
         hi = H + k - 2 - (Ho - 1) * s - lo
@@ -140,6 +163,8 @@ def run_case(exe, tmp, name, kind, N, C, H, O, k, s, p, g, threads, rounds):
     # the device's operands, in the module's (row-major) layouts
     if kind == "fwd":
         ops = (x, w)
+    elif kind == "dgrad" and g == 1:
+        ops = (dy, w)
     elif kind == "dgrad":
         wr = w.reshape(g, O // g, C // g, k, k).flip(3, 4).permute(3, 4, 0, 2, 1)
         ops = (dy, wr.reshape(k, k, C, O // g))
