@@ -336,6 +336,105 @@ static void bench_matmul(void)
 	    maxdiff > 1e-2 ? " (WRONG RESULT: sim differs from BLAS)" : "");
 }
 
+/* ---- (f) thin matmuls, wide operand cold, vs dnnl_sgemm ------------------ */
+
+/* Writes a byte in every line of junk: the caches then hold junk, not the
+ * operands (64 MiB, beyond this machine's L2 and what the step's other
+ * traffic leaves of L3). */
+static void evict(uint8_t *junk, size_t n)
+{
+	for (size_t i = 0; i < n; i += 64)
+		junk[i]++;
+}
+
+/* One product C [M x N] = A [M x K] x B [K x N], f32 row-major, through
+ * nrt_execute and through dnnl_sgemm on as many threads, each run after
+ * evict(): the shapes of ResNet-18's layer 4 at 64x64 (docs/isa.md, thin
+ * products), whose 9.4 MB kernel is read once a training step. */
+static void bench_thin_one(const char *what, uint64_t M, uint64_t K, uint64_t N, uint8_t *junk,
+			   size_t jn)
+{
+	const uint64_t sa[2] = { M, K }, sb[2] = { K, N }, sc[2] = { M, N };
+	neff_builder_t *b = neff_builder_create("bench_thin", 1);
+	uint32_t a_i, b_i, c_i;
+	add_tensor(b, "a", NEFF_USAGE_INPUT, 2, sa, &a_i);
+	add_tensor(b, "b", NEFF_USAGE_INPUT, 2, sb, &b_i);
+	add_tensor(b, "c", NEFF_USAGE_OUTPUT, 2, sc, &c_i);
+	isa_insn_t insn = isa_insn_init(ISA_OP_MATMUL, 0);
+	insn.n_ap = 3;
+	insn.ap[0] = ap_contig(ISA_REGION_IO0 + c_i, 0, 2, sc);
+	insn.ap[1] = ap_contig(ISA_REGION_IO0 + a_i, 0, 2, sa);
+	insn.ap[2] = ap_contig(ISA_REGION_IO0 + b_i, 0, 2, sb);
+	built(neff_builder_emit(b, 0, ISA_ENGINE_TENSOR, &insn, NULL), "emitting the thin matmul NEFF");
+	void *neff;
+	size_t size;
+	finish(b, &neff, &size);
+
+	const size_t ab = M * K * sizeof(float), bb = K * N * sizeof(float), cb = M * N * sizeof(float);
+	float *ha = malloc(ab), *hb = malloc(bb), *hc = malloc(cb), *dc = malloc(cb);
+	if (!ha || !hb || !hc || !dc) {
+		fprintf(stderr, "neuronsim-bench: out of memory for the thin matmul operands\n");
+		exit(1);
+	}
+	for (size_t i = 0; i < M * K; i++)
+		ha[i] = (float)((i * 7919) % 1000) / 1000.0f - 0.5f;
+	for (size_t i = 0; i < K * N; i++)
+		hb[i] = (float)((i * 104729) % 1000) / 1000.0f - 0.5f;
+	bench_model_t m;
+	const char *names[3] = { "a", "b", "c" };
+	const size_t nb[3] = { ab, bb, cb };
+	const bool is_out[3] = { false, false, true };
+	bench_model_load(&m, neff, size, names, nb, is_out, 3);
+	free(neff);
+	NRT_OK(nrt_tensor_write(m.t[0], ha, 0, ab), "nrt_tensor_write");
+	NRT_OK(nrt_tensor_write(m.t[1], hb, 0, bb), "nrt_tensor_write");
+
+	enum { REPS = 15 };
+	double sim[REPS], direct[REPS];
+	int threads = sim_threads();
+	omp_set_num_threads(threads);
+	exec_ms(&m);
+	dnnl_sgemm('N', 'N', (dnnl_dim_t)M, (dnnl_dim_t)N, (dnnl_dim_t)K, 1.0f, ha, (dnnl_dim_t)K, hb,
+		   (dnnl_dim_t)N, 0.0f, hc, (dnnl_dim_t)N);
+	for (int r = 0; r < REPS; r++) {
+		evict(junk, jn);
+		sim[r] = exec_ms(&m);
+		evict(junk, jn);
+		uint64_t t0 = now_ns();
+		dnnl_sgemm('N', 'N', (dnnl_dim_t)M, (dnnl_dim_t)N, (dnnl_dim_t)K, 1.0f, ha, (dnnl_dim_t)K,
+			   hb, (dnnl_dim_t)N, 0.0f, hc, (dnnl_dim_t)N);
+		direct[r] = (double)(now_ns() - t0) / 1e6;
+	}
+	NRT_OK(nrt_tensor_read(m.t[2], dc, 0, cb), "nrt_tensor_read");
+	double maxdiff = 0;
+	for (size_t i = 0; i < M * N; i += 97)
+		maxdiff = fmax(maxdiff, fabs((double)dc[i] - (double)hc[i]));
+	bench_model_release(&m);
+	free(ha); free(hb); free(hc); free(dc);
+
+	double s = ns_quantile(sim, REPS, 0.5), d = ns_quantile(direct, REPS, 0.5);
+	printf("(f) thin matmul, %s: [%" PRIu64 " x %" PRIu64 "] x [%" PRIu64 " x %" PRIu64
+	       "] f32, wide operand cold, %d thread(s): %.3f ms\n"
+	       "    baseline dnnl_sgemm direct, as many threads, same eviction: %.3f ms\n"
+	       "    ratio direct/sim %.2f; target >= 1.0: %s%s\n",
+	       what, M, K, K, N, threads, s, d, d / s, verdict(d / s >= 1.0),
+	       maxdiff > 1e-2 ? " (WRONG RESULT: sim differs from BLAS)" : "");
+}
+
+static void bench_thin_matmul(void)
+{
+	const size_t jn = 64u << 20;
+	uint8_t *junk = calloc(1, jn);
+	if (!junk) {
+		fprintf(stderr, "neuronsim-bench: out of memory for 64 MiB\n");
+		exit(1);
+	}
+	bench_thin_one("narrow (a 3x3 512->512 forward over 8 2x2 planes)", 512, 4608, 32, junk, jn);
+	fflush(stdout);
+	bench_thin_one("short (its input gradient's col2im product)", 32, 512, 4608, junk, jn);
+	free(junk);
+}
+
 /* ---- (c) 64 MiB tensor write/read vs memcpy ------------------------------ */
 
 static void bench_tensor_io(void)
@@ -497,7 +596,7 @@ int main(int argc, char **argv)
 {
 	const char *only = argc > 1 ? argv[1] : NULL;
 	if (only && (strcmp(only, "-h") == 0 || strcmp(only, "--help") == 0)) {
-		printf("Usage: neuronsim-bench [a|b|c|d|e]\n"
+		printf("Usage: neuronsim-bench [a|b|c|d|e|f]\n"
 		       "Runs the benchmarks (all, or the one named) and prints each result next to\n"
 		       "a baseline measured in the same run, with PASS/MISS against its target.\n"
 		       "Exit status 0 unless a benchmark could not run at all (then 1).\n");
@@ -505,7 +604,7 @@ int main(int argc, char **argv)
 	}
 	printf("neuronsim-bench: %ld CPUs online\n", sysconf(_SC_NPROCESSORS_ONLN));
 	fflush(stdout);
-	if (!only || strchr(only, 'a') || strchr(only, 'b') || strchr(only, 'c')) {
+	if (!only || strchr(only, 'a') || strchr(only, 'b') || strchr(only, 'c') || strchr(only, 'f')) {
 		NRT_OK(nrt_init(NRT_FRAMEWORK_TYPE_NO_FW, NULL, NULL), "nrt_init");
 		printf("backend: %s\n", nrt_neuronsim_backend_name());
 		if (!only || strchr(only, 'a'))
@@ -516,6 +615,9 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		if (!only || strchr(only, 'c'))
 			bench_tensor_io();
+		fflush(stdout);
+		if (!only || strchr(only, 'f'))
+			bench_thin_matmul();
 		fflush(stdout);
 		nrt_close();
 	}
