@@ -22,6 +22,7 @@ typedef struct mat {
 /* The OpenMP runtime's (libgomp, which oneDNN runs on): declared here, since
  * clang finds no omp.h without its own OpenMP package. */
 void omp_set_num_threads(int n);
+int omp_get_max_threads(void);
 
 /* sgemm's operand layouts: 'N' row-major, 'T' transposed (column-major). */
 #define GEMM_N 'N'
@@ -33,9 +34,13 @@ void omp_set_num_threads(int n);
  * GFLOP/s per core here on the convolutions' and transformers' shapes, 2x
  * OpenBLAS's AVX2 kernels that OPENBLAS_CORETYPE=Haswell holds this machine
  * to). Parallelism is the pool's (items of one product), so oneDNN's OpenMP
- * regions run on one thread: the thread count is an OpenMP setting of each
- * calling thread, made once. oneDNN fails only on allocation for the
- * arguments blas_layout and pack produce: FWSIM_NOMEM.
+ * regions run on one thread. The thread count is an OpenMP setting of the
+ * calling thread, which in inline mode is the application's: it is set to 1
+ * around the call and restored, so neither side's setting leaks into the
+ * other. (Set once per thread, an application's later setting of 2 made
+ * neuronsim-bench's 1024^3 product run 2 OpenMP threads inside each of the
+ * pool's 2 items: 9.9 ms against 6.6 on 2 CPUs.) oneDNN fails only on
+ * allocation for the arguments blas_layout and pack produce: FWSIM_NOMEM.
  *
  * Subnormal inputs read as zero and subnormal results are flushed to zero
  * (MXCSR's DAZ and FTZ, set around the call and restored), as XLA:CPU runs
@@ -48,15 +53,15 @@ fwsim_status_t fwsim_gemm_f32(char ta, char tb, uint64_t m, uint64_t n, uint64_t
 			       const float *a, int lda, const float *b, int ldb, float beta,
 			       float *c, int ldc)
 {
-	static __thread bool one_thread;
-	if (!one_thread) {
+	int omp_threads = omp_get_max_threads();
+	if (omp_threads != 1)
 		omp_set_num_threads(1);
-		one_thread = true;
-	}
 	unsigned csr = fwsim_flush_begin();
 	dnnl_status_t st = dnnl_sgemm(ta, tb, (dnnl_dim_t)m, (dnnl_dim_t)n, (dnnl_dim_t)k, 1.0f, a,
 				      lda, b, ldb, beta, c, ldc);
 	fwsim_flush_end(csr);
+	if (omp_threads != 1)
+		omp_set_num_threads(omp_threads);
 	return st == dnnl_success ? FWSIM_OK : FWSIM_NOMEM;
 }
 

@@ -1,9 +1,14 @@
 /* REDUCE, MATMUL, IOTA, GATHER, SCATTER and RNG against scalar references. */
+#include <dirent.h>
 #include <sys/resource.h>
 #include <xmmintrin.h>
 
 #include "fwsim_test.h"
 #include "internal.h"
+
+/* libgomp's (clang finds no omp.h without its own OpenMP package). */
+void omp_set_num_threads(int n);
+int omp_get_max_threads(void);
 
 static const uint32_t num_dtypes[] = {
 	ISA_DT_F32, ISA_DT_BF16, ISA_DT_F16, ISA_DT_S32, ISA_DT_S64, ISA_DT_U32,
@@ -993,6 +998,50 @@ START_TEST(test_matmul_thin_products_fma_chain)
 }
 END_TEST
 
+/* The threads of this process (entries of /proc/self/task). */
+static int task_count(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	ck_assert_ptr_nonnull(d);
+	int n = 0;
+	for (struct dirent *e; (e = readdir(d));)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* OpenMP's thread count is a setting of the calling thread, which in
+ * inline mode is the application's: a MATMUL runs oneDNN's sgemm on that
+ * thread alone (the pool is the parallelism) and leaves the setting as it
+ * found it. The application sets 3 after a first product (as neuronsim-bench
+ * did before timing sgemm itself): the second product starts no OpenMP
+ * team (no new thread) and the setting is still 3 afterwards. */
+START_TEST(test_matmul_keeps_the_callers_openmp_setting)
+{
+	fwsim_set_threads(1);
+	tmem_t t;
+	tmem_init(&t);
+	uint64_t sh[2] = { 256, 256 };
+	isa_insn_t in = isa_insn_init(ISA_OP_MATMUL, 0);
+	in.n_ap = 3;
+	in.ap[0] = tmk_ap(&t, 0, ISA_DT_F32, 2, sh, L_CONTIG);
+	in.ap[1] = tmk_ap(&t, 1, ISA_DT_F32, 2, sh, L_CONTIG);
+	in.ap[2] = tmk_ap(&t, 2, ISA_DT_F32, 2, sh, L_CONTIG);
+	uint64_t seed = 9;
+	fill(&t, &in.ap[1], &seed, 1);
+	fill(&t, &in.ap[2], &seed, 1);
+	fwsim_job_t job;
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_TENSOR, 0, &job), FWSIM_OK);
+	omp_set_num_threads(3);
+	int before = task_count();
+	ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_TENSOR, 0, &job), FWSIM_OK);
+	ck_assert_int_eq(task_count(), before);
+	ck_assert_int_eq(omp_get_max_threads(), 3);
+	tmem_free(&t);
+	fwsim_set_threads(0);
+}
+END_TEST
+
 static long maxrss_kib(void)
 {
 	struct rusage ru;
@@ -1382,6 +1431,7 @@ static Suite *tensor_suite(void)
 	tcase_add_test(tc, test_reduce_window_bit_exact);
 	tcase_add_test(tc, test_matmul_tiled_matches_reference);
 	tcase_add_test(tc, test_matmul_thin_products_fma_chain);
+	tcase_add_test(tc, test_matmul_keeps_the_callers_openmp_setting);
 	tcase_add_test(tc, test_host_scratch_bounded_for_stride0_operands);
 	tcase_add_test(tc, test_iota_every_dtype_and_dim);
 	tcase_add_test(tc, test_gather_clamps_indices);
