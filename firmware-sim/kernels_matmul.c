@@ -1,4 +1,4 @@
-/* MATMUL: f32 (and bf16/f16 converted blockwise to f32) through oneDNN's sgemm; integers by loop. */
+/* MATMUL: f32 (and bf16/f16 converted blockwise to f32) through oneDNN's sgemm, thin products on AVX-512 through kernels_matmul_thin.c; integers by loop. */
 #include <limits.h>
 #include <stdatomic.h>
 #include <oneapi/dnnl/dnnl.h>
