@@ -2051,6 +2051,12 @@ START_TEST(test_ops_vs_interp)
 		"ENTRY e { x = f32[2,40,4,4] parameter(0)\n p = f32[40,6,3,3] parameter(1)\n t = f32[3,3,6,40]{1,0,2,3} transpose(p), dimensions={2,3,1,0}\n r = f32[3,3,6,40]{1,0,2,3} reverse(t), dimensions={0,1}\n ROOT c = f32[2,6,4,4] convolution(x, r), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_01oi->bf01 }",
 		"ENTRY e { x = f32[2,8,3,4] parameter(0)\n p = f32[8,3,3,2] parameter(1)\n t = f32[3,2,3,8]{1,0,2,3} transpose(p), dimensions={2,3,1,0}\n r = f32[3,2,3,8]{1,0,2,3} reverse(t), dimensions={0,1}\n ROOT c = f32[2,3,5,7] convolution(x, r), window={size=3x2 pad=1_1x0_1 lhs_dilate=2x2}, dim_labels=bf01_01oi->bf01 }",
 		"ENTRY e { x = f32[2,4,48,48] parameter(0)\n p = f32[4,8,3,3] parameter(1)\n t = f32[3,3,8,4]{1,0,2,3} transpose(p), dimensions={2,3,1,0}\n r = f32[3,3,8,4]{1,0,2,3} reverse(t), dimensions={0,1}\n ROOT c = f32[2,8,96,96] convolution(x, r), window={size=3x3 pad=1_2x1_2 lhs_dilate=2x2}, dim_labels=bf01_01oi->bf01 }",
+		/* the firmware's thin products (kernels_matmul_thin.c, on AVX-512):
+		 * a forward over 2x2 planes whose GEMM has 16 columns (narrow), and
+		 * an input gradient whose folded col2im GEMM is 8 rows against a
+		 * 4.7 MB kernel read in place (short) */
+		"ENTRY e { x = f32[4,256,2,2] parameter(0)\n k = f32[64,256,3,3] parameter(1)\n ROOT c = f32[4,64,2,2] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01 }",
+		"ENTRY e { x = f32[2,512,2,2] parameter(0)\n p = f32[512,256,3,3] parameter(1)\n t = f32[3,3,256,512]{1,0,2,3} transpose(p), dimensions={2,3,1,0}\n r = f32[3,3,256,512]{1,0,2,3} reverse(t), dimensions={0,1}\n ROOT c = f32[2,256,2,2] convolution(x, r), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_01oi->bf01 }",
 		/* 4x4 positions (the third stage's), forward and input gradient */
 		"ENTRY e { x = f32[3,6,4,4] parameter(0)\n k = f32[5,6,3,3] parameter(1)\n ROOT c = f32[3,5,4,4] convolution(x, k), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01 }",
 		"ENTRY e { x = f32[3,6,4,4] parameter(0)\n k = f32[3,3,4,6] parameter(1)\n r = f32[3,3,4,6] reverse(k), dimensions={0,1}\n ROOT c = f32[3,4,4,4] convolution(x, r), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_01oi->bf01 }",
