@@ -45,6 +45,7 @@ typedef struct top {
 	struct tree_row { char key[80]; bool parent; } *tree_rows;
 	size_t n_tree_rows;
 	char tree_sel[80];               /* the selected node's key */
+	bool tree_sel_user;              /* moved by a key: it stays on its node, else on the first row */
 	bool follow_sel;                 /* scroll the selection into view */
 } top_t;
 

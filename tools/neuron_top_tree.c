@@ -248,8 +248,13 @@ void top_mem_details(top_t *t, screen_lines_t *L, int *sel_line)
 			sel = r;
 			found = true;
 		}
-	if (!found && n)
+	/* Until a key moves it, the selection is the first row: rows that
+	 * appear later (a process loading its first model after neuron-top
+	 * started) must not leave it on the host's row below them. */
+	if ((!found || !t->tree_sel_user) && n) {
 		snprintf(t->tree_sel, sizeof(t->tree_sel), "%s", T.v[rows[0]].key);
+		sel = 0;
+	}
 	free(t->tree_rows);
 	t->tree_rows = calloc(n ? n : 1, sizeof(*t->tree_rows));
 	t->n_tree_rows = 0;
@@ -296,6 +301,8 @@ bool top_tree_key(top_t *t, int ch)
 		if (!strcmp(t->tree_rows[r].key, t->tree_sel))
 			cur = r;
 	const struct tree_row *row = &t->tree_rows[cur];
+	if (ch == KEY_UP || ch == KEY_DOWN || ch == KEY_RIGHT || ch == KEY_LEFT)
+		t->tree_sel_user = true;
 	switch (ch) {
 	case KEY_UP:
 		if (cur > 0)
