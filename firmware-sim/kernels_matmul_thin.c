@@ -42,10 +42,9 @@
  * Subnormals are flushed as around sgemm.
  */
 #define THIN_MAX 32
-#define NARROW_ROWS 8
+#define THIN_ROWS 8 /* rows of A per tile, both forms */
+#define THIN_VECS 3 /* vectors of B per step at most (the short form's 48 columns) */
 #define NARROW_PREFETCH_MAX_K 1024
-#define SHORT_ROWS 8
-#define SHORT_VECS 3
 #define SHORT_KB 32
 #define SHORT_MIN_B_BYTES (4u << 20)
 
@@ -76,7 +75,7 @@ static inline void thin_tile(const int R, const int nv, int64_t K, const float *
 			     const float *b, int64_t ldb, bool acc, float *c, int64_t ldc,
 			     const __mmask16 *m, const float *next_a, const float *next_b)
 {
-	__m512 s[NARROW_ROWS][SHORT_VECS];
+	__m512 s[THIN_ROWS][THIN_VECS];
 #pragma GCC unroll 8
 	for (int i = 0; i < R; i++)
 #pragma GCC unroll 3
@@ -90,7 +89,7 @@ static inline void thin_tile(const int R, const int nv, int64_t K, const float *
 #pragma GCC unroll 3
 			for (int v = 0; v < nv; v++)
 				_mm_prefetch((const char *)(next_b + k * ldb + 16 * v), _MM_HINT_T0);
-		__m512 bv[SHORT_VECS];
+		__m512 bv[THIN_VECS];
 #pragma GCC unroll 3
 		for (int v = 0; v < nv; v++)
 			bv[v] = _mm512_maskz_loadu_ps(m[v], b + k * ldb + 16 * v);
@@ -119,7 +118,7 @@ static inline void thin_tile(const int R, const int nv, int64_t K, const float *
 			thin_tile(r, 1, K, a, lda, b, ldb, acc, c, ldc, m, next_a, next_b);    \
 		break
 
-/* thin_tile for rows <= 8 and nv <= 3 known at run time. */
+/* thin_tile for rows <= THIN_ROWS and nv <= THIN_VECS known at run time. */
 __attribute__((target("avx512f")))
 static void thin_rows(int rows, int nv, int64_t K, const float *a, int64_t lda, const float *b,
 		      int64_t ldb, bool acc, float *c, int64_t ldc, const __mmask16 *m,
@@ -132,26 +131,28 @@ static void thin_rows(int rows, int nv, int64_t K, const float *a, int64_t lda, 
 	}
 }
 
-/* The lanes of the nv <= 3 vectors that cover n columns. */
-static void thin_lanes(uint64_t n, __mmask16 *m)
+/* The lanes of the THIN_VECS vectors over the first n columns; returns how
+ * many of them hold any (the nv of thin_tile). */
+static int thin_lanes(uint64_t n, __mmask16 *m)
 {
-	for (int v = 0; v < SHORT_VECS; v++) {
+	int nv = 0;
+	for (int v = 0; v < THIN_VECS; v++) {
 		uint64_t left = n > 16u * (uint64_t)v ? n - 16u * (uint64_t)v : 0;
 		m[v] = (__mmask16)(left >= 16 ? 0xffffu : (1u << left) - 1);
+		nv += left > 0;
 	}
+	return nv;
 }
 
 static void gemm_narrow(uint64_t m, uint64_t n, uint64_t k, const float *a, int64_t lda,
 			const float *b, int64_t ldb, bool acc, float *c, int64_t ldc)
 {
-	__mmask16 lanes[SHORT_VECS];
-	thin_lanes(n, lanes);
-	int nv = n > 16 ? 2 : 1;
+	__mmask16 lanes[THIN_VECS];
+	int nv = thin_lanes(n, lanes);
 	bool pf = k <= NARROW_PREFETCH_MAX_K;
-	for (uint64_t r = 0; r < m; r += NARROW_ROWS) {
-		int rows = m - r < NARROW_ROWS ? (int)(m - r) : NARROW_ROWS;
-		const float *next = pf && r + 2 * NARROW_ROWS <= m ? a + (int64_t)(r + NARROW_ROWS) * lda
-								    : NULL;
+	for (uint64_t r = 0; r < m; r += THIN_ROWS) {
+		int rows = m - r < THIN_ROWS ? (int)(m - r) : THIN_ROWS;
+		const float *next = pf && r + 2 * THIN_ROWS <= m ? a + (int64_t)(r + THIN_ROWS) * lda : NULL;
 		thin_rows(rows, nv, (int64_t)k, a + (int64_t)r * lda, lda, b, ldb, acc,
 			  c + (int64_t)r * ldc, ldc, lanes, next, NULL);
 	}
@@ -160,16 +161,15 @@ static void gemm_narrow(uint64_t m, uint64_t n, uint64_t k, const float *a, int6
 static void gemm_short(uint64_t m, uint64_t n, uint64_t k, const float *a, int64_t lda,
 		       const float *b, int64_t ldb, bool acc, float *c, int64_t ldc)
 {
-	const uint64_t w = 16 * SHORT_VECS;
+	const uint64_t w = 16 * THIN_VECS;
 	for (uint64_t k0 = 0; k0 < k; k0 += SHORT_KB) {
 		int64_t kb = (int64_t)(k - k0 < SHORT_KB ? k - k0 : SHORT_KB);
 		for (uint64_t n0 = 0; n0 < n; n0 += w) {
-			__mmask16 lanes[SHORT_VECS];
-			thin_lanes(n - n0, lanes);
-			int nv = n - n0 > 32 ? 3 : n - n0 > 16 ? 2 : 1;
+			__mmask16 lanes[THIN_VECS];
+			int nv = thin_lanes(n - n0, lanes);
 			const float *bb = b + (int64_t)k0 * ldb + (int64_t)n0;
-			for (uint64_t r = 0; r < m; r += SHORT_ROWS) {
-				int rows = m - r < SHORT_ROWS ? (int)(m - r) : SHORT_ROWS;
+			for (uint64_t r = 0; r < m; r += THIN_ROWS) {
+				int rows = m - r < THIN_ROWS ? (int)(m - r) : THIN_ROWS;
 				thin_rows(rows, nv, kb, a + (int64_t)r * lda + (int64_t)k0, lda, bb, ldb,
 					  acc || k0 > 0, c + (int64_t)r * ldc + (int64_t)n0, ldc, lanes, NULL,
 					  r == 0 && n0 + w < n ? bb + w : NULL);
