@@ -364,6 +364,12 @@ void fwsim_red_acc_start(uint32_t op, int accumulate, const isa_ap_t *o, const u
 void fwsim_red_acc_store(fwsim_numchk_t *chk, const isa_ap_t *o, const uint64_t *oshape,
 			 uint8_t *base, const fwsim_acc_t *acc, uint64_t *flat, uint32_t cand);
 fwsim_status_t fwsim_kernel_matmul(const fwsim_kargs_t *k);
+/* The OpenMP runtime's (libgomp, which oneDNN runs on; fwsim_gemm_f32 keeps
+ * the calling thread's count): declared here, since clang finds no omp.h
+ * without its own OpenMP package. */
+void omp_set_num_threads(int n);
+int omp_get_max_threads(void);
+
 /* One f32 product c = a b + beta c on the calling thread, operands row-major
  * ('N') or transposed ('T') with leading dimensions as BLAS takes them:
  * oneDNN's sgemm, subnormals read and written as zero (kernels_matmul.c).

@@ -19,11 +19,6 @@ typedef struct mat {
 	int64_t sr, sc; /* element strides */
 } mat_t;
 
-/* The OpenMP runtime's (libgomp, which oneDNN runs on): declared here, since
- * clang finds no omp.h without its own OpenMP package. */
-void omp_set_num_threads(int n);
-int omp_get_max_threads(void);
-
 /* sgemm's operand layouts: 'N' row-major, 'T' transposed (column-major). */
 #define GEMM_N 'N'
 #define GEMM_T 'T'

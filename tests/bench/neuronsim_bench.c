@@ -387,7 +387,6 @@ static void bench_matmul(void)
 
 /* ---- (f) thin matmuls, wide operand cold, vs dnnl_sgemm ------------------ */
 
-
 /* (f)'s copies of the wide operand: THIN_COPIES x 9.4 MB (75 MB, beyond this
  * machine's L2 and what a training step's other traffic leaves of L3), each
  * run reading the next, so it comes from memory as a kernel read once a

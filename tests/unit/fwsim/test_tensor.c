@@ -6,10 +6,6 @@
 #include "fwsim_test.h"
 #include "internal.h"
 
-/* libgomp's (clang finds no omp.h without its own OpenMP package). */
-void omp_set_num_threads(int n);
-int omp_get_max_threads(void);
-
 static const uint32_t num_dtypes[] = {
 	ISA_DT_F32, ISA_DT_BF16, ISA_DT_F16, ISA_DT_S32, ISA_DT_S64, ISA_DT_U32,
 	ISA_DT_U64, ISA_DT_U8, ISA_DT_S8, ISA_DT_S16, ISA_DT_U16,
@@ -922,9 +918,9 @@ static uint64_t thin_run(bigmem_t *b, const thin_case_t *tc, uint32_t flags, fws
 	in.ap[1].stride[0] = (int64_t)tc->lda;
 	in.ap[2] = isa_ap_contig(2, 0, ISA_DT_F32, 2, sb);
 	in.ap[2].stride[0] = (int64_t)tc->ldb;
-	uint64_t rows0 = fwsim_matmul_thin_outputs();
+	uint64_t outs0 = fwsim_matmul_thin_outputs();
 	ck_assert_int_eq(bigmem_run(b, &in, ISA_ENGINE_TENSOR, flags, job), want_st);
-	return fwsim_matmul_thin_outputs() - rows0;
+	return fwsim_matmul_thin_outputs() - outs0;
 }
 
 /* Thin products, narrow (at most 32 columns: 1, 16, 17, 32; 8-row tiles
@@ -934,7 +930,7 @@ static uint64_t thin_run(bigmem_t *b, const thin_case_t *tc, uint32_t flags, fws
  * padded rows, from zero or accumulating: on AVX-512 each output is the
  * chain of fmaf over k ascending, bit for bit, from 0 or from C (the kernel
  * computed every output); the floats between C's rows keep their bytes; a NaN in
- * A's row 5 fails rows 5 of C only. A short product whose B fits in L2
+ * A's row 5 fails row 5 of C only. A short product whose B fits in L2
  * (32 x 512 x 512) and any product with the ISA capped at AVX2 keep sgemm
  * (no thin outputs), within rounding of the same sums. */
 START_TEST(test_matmul_thin_products_fma_chain)
