@@ -366,6 +366,9 @@ void fz_tree_plan(const isa_fused_op_t *code, uint32_t n_code, const bool *live,
 #define TL_ORI _mm512_or_si512
 #define TL_ORI_LANES(f, m, u) _mm512_mask_or_epi32((f), (m), (f), (u))
 #define TL_REDUCE_ORI(f) ((uint32_t)_mm512_reduce_or_epi32(f))
+#define TL_LOADI(p) _mm512_loadu_si512((const void *)(p))
+#define TL_SUBI _mm512_sub_epi32
+#define TL_PERMUTE(i, v) _mm512_permutexvar_ps((i), (v)) /* v[i[lane]] */
 #include "fused_tree_loop.h"
 #include "fused_tree_loop_undef.h"
 
@@ -419,21 +422,24 @@ __attribute__((target("avx2"))) static inline uint32_t reduce_or_avx2(__m256i f)
 #define TL_ORI _mm256_or_si256
 #define TL_ORI_LANES(f, m, u) _mm256_or_si256((f), _mm256_and_si256((u), (m)))
 #define TL_REDUCE_ORI(f) reduce_or_avx2(f)
+#define TL_LOADI(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
+#define TL_SUBI _mm256_sub_epi32
+#define TL_PERMUTE(i, v) _mm256_permutevar8x32_ps((v), (i)) /* v[i[lane]] */
 #include "fused_tree_loop.h"
 #include "fused_tree_loop_undef.h"
 
 uint32_t fz_tree_run(const fz_tree_t *tr, size_t n, float *o, const float *const *in,
-		      const float *sc, uint32_t bias)
+		      const float *sc, const fz_rowin_t *rows, uint32_t bias)
 {
 	if (fwsim_cpu_avx512())
-		return tree_run_avx512(tr, n, o, in, sc, bias);
-	return tree_run_avx2(tr, n, o, in, sc, bias);
+		return tree_run_avx512(tr, n, o, in, sc, rows, bias);
+	return tree_run_avx2(tr, n, o, in, sc, rows, bias);
 }
 #else
 uint32_t fz_tree_run(const fz_tree_t *tr, size_t n, float *o, const float *const *in,
-		      const float *sc, uint32_t bias)
+		      const float *sc, const fz_rowin_t *rows, uint32_t bias)
 {
-	(void)tr, (void)n, (void)o, (void)in, (void)sc, (void)bias;
+	(void)tr, (void)n, (void)o, (void)in, (void)sc, (void)rows, (void)bias;
 	return 0; /* never planned here (fz_tree_plan) */
 }
 #endif

@@ -99,13 +99,34 @@ void fz_tree_plan(const isa_fused_op_t *code, uint32_t n_code, const bool *live,
 		   const uint8_t *in_dt, uint32_t n_in, uint32_t out_reg, fz_tree_t *tr);
 
 /*
+ * Inputs with one value per row, over rows of rlen elements several per
+ * segment (a batch norm's per-channel operands over 7x7 or 14x14 planes),
+ * read from the rows' values in place: each chunk of the loop loads the
+ * values of the rows it spans into one vector and permutes them to its
+ * lanes. Filling a lane with each row's value rlen times instead (the
+ * registers' way) was a third of a batch norm's gradient over 8x960x7x7.
+ * A chunk (128 lanes with AVX-512, 64 with AVX2) spans at most a vector's
+ * lanes of rows when rlen >= FZ_ROW_MIN.
+ */
+#define FZ_ROW_MIN 10
+/* Chunk lanes past a segment's end that rowof must cover */
+#define FZ_ROW_SLACK 128
+typedef struct fz_rowin {
+	const float *v[ISA_FUSED_MAX_INPUTS]; /* input i's row values (f32, one per
+					       * row, contiguous), or NULL */
+	const int32_t *rowof; /* rowof[j] = j / rlen for j < n + FZ_ROW_SLACK */
+	uint32_t nrows;       /* rows of the n elements: v[i][0..nrows) */
+} fz_rowin_t;
+
+/*
  * Runs the tree over n elements into o: in[i] points at input
- * i's n f32 values, or is NULL when it holds the one value sc[i]. o may be
+ * i's n f32 values, or is NULL when it holds the one value sc[i] or, with
+ * rows (may be NULL), one value per row (rows->v[i]). o may be
  * an input (each output element is written after its inputs' elements are
  * read). Returns the OR over the results of (their bits & 0x7fffffff) +
  * bias, as fz_pair_run.
  */
 uint32_t fz_tree_run(const fz_tree_t *tr, size_t n, float *o, const float *const *in,
-		      const float *sc, uint32_t bias);
+		      const float *sc, const fz_rowin_t *rows, uint32_t bias);
 
 #endif

@@ -44,8 +44,9 @@ __attribute__((target(TL_TARGET), always_inline)) static inline TL_M TL_NAME(tv_
  * did not fit the registers and were reloaded from the stack at every load.
  */
 __attribute__((target(TL_TARGET), always_inline)) static inline TL_I TL_NAME(tree_chunk)(const fz_tree_t *tr, const float *const *ptr,
-					      const float *val, size_t e, size_t n, float *o,
-					      TL_I flag, TL_I vb, bool masked)
+					      const float *val, const fz_rowin_t *rows,
+					      const float *const *rowv, size_t e, size_t n,
+					      float *o, TL_I flag, TL_I vb, bool masked, bool byrow)
 {
 	const TL_I absm = TL_SET1I(0x7fffffff);
 	TL_LANES mk[TV];
@@ -78,6 +79,15 @@ __attribute__((target(TL_TARGET), always_inline)) static inline TL_I TL_NAME(tre
 				x[v] = masked ? TL_LOADM(mk[v], ptr[s] + e + TL_W * v)
 					      : TL_LOAD(ptr[s] + e + TL_W * v);
 			}
+		} else if (byrow && rowv[s]) {
+			/* the values of the rows the chunk spans (at most TL_W:
+			 * FZ_ROW_MIN), each lane's from its row's */
+			int32_t r0 = rows->rowof[e];
+			uint32_t nr = rows->nrows - (uint32_t)r0;
+			TL_V rv = nr >= TL_W ? TL_LOAD(rowv[s] + r0)
+					     : TL_LOADM(TL_LANES_FIRST(nr), rowv[s] + r0);
+			TL_I base = TL_SET1I(r0);
+			TL_EACH(x[v] = TL_PERMUTE(TL_SUBI(TL_LOADI(rows->rowof + e + TL_W * v), base), rv));
 		} else {
 			TL_V b = TL_SET1(val[s]);
 			TL_EACH(x[v] = b);
@@ -149,19 +159,31 @@ __attribute__((target(TL_TARGET), always_inline)) static inline TL_I TL_NAME(tre
 }
 
 __attribute__((target(TL_TARGET))) static uint32_t TL_NAME(tree_run)(const fz_tree_t *tr, size_t n, float *o,
-					 const float *const *in, const float *sc, uint32_t bias)
+					 const float *const *in, const float *sc,
+					 const fz_rowin_t *rows, uint32_t bias)
 {
-	const float *ptr[FZT_T];
+	const float *ptr[FZT_T], *rowv[FZT_T];
 	float val[FZT_T];
 	for (uint32_t l = 0; l < tr->n_leaves; l++) {
-		ptr[l] = l < tr->n_in ? in[l] : NULL;
-		val[l] = l < tr->n_in ? (in[l] ? 0.0f : sc[l]) : tr->konst[l - tr->n_in];
+		bool input = l < tr->n_in;
+		ptr[l] = input ? in[l] : NULL;
+		rowv[l] = input && !in[l] && rows ? rows->v[l] : NULL;
+		val[l] = input ? (in[l] || rowv[l] ? 0.0f : sc[l]) : tr->konst[l - tr->n_in];
 	}
 	TL_I flag = TL_ZEROI(), vb = TL_SET1I((int)bias);
 	size_t e = 0;
-	for (; e + TL_W * TV <= n; e += TL_W * TV)
-		flag = TL_NAME(tree_chunk)(tr, ptr, val, e, n, o, flag, vb, false);
-	if (e < n)
-		flag = TL_NAME(tree_chunk)(tr, ptr, val, e, n, o, flag, vb, true);
+	/* byrow a constant in each instance: the loops without row inputs
+	 * test nothing more per operand */
+	if (rows) {
+		for (; e + TL_W * TV <= n; e += TL_W * TV)
+			flag = TL_NAME(tree_chunk)(tr, ptr, val, rows, rowv, e, n, o, flag, vb, false, true);
+		if (e < n)
+			flag = TL_NAME(tree_chunk)(tr, ptr, val, rows, rowv, e, n, o, flag, vb, true, true);
+	} else {
+		for (; e + TL_W * TV <= n; e += TL_W * TV)
+			flag = TL_NAME(tree_chunk)(tr, ptr, val, rows, rowv, e, n, o, flag, vb, false, false);
+		if (e < n)
+			flag = TL_NAME(tree_chunk)(tr, ptr, val, rows, rowv, e, n, o, flag, vb, true, false);
+	}
 	return TL_REDUCE_ORI(flag);
 }

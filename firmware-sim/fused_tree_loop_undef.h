@@ -1,5 +1,8 @@
 /* Ends one instantiation of fused_tree_loop.h: its TL_* definitions undone. */
 #undef TL_ADD
+#undef TL_LOADI
+#undef TL_SUBI
+#undef TL_PERMUTE
 #undef TL_ADDI
 #undef TL_ANDI
 #undef TL_ANDPS

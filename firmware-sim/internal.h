@@ -390,6 +390,10 @@ bool fwsim_gemm_thin_fits(uint64_t m, uint64_t n, uint64_t k);
 void fwsim_gemm_thin_f32(uint64_t m, uint64_t n, uint64_t k, const float *a, int64_t lda,
 			 const float *b, int64_t ldb, bool acc, float *c, int64_t ldc);
 uint64_t fwsim_matmul_thin_outputs(void);
+/* FUSED segments whose one-pass tree read inputs of one value per row in
+ * place (fused_tree.h, fz_rowin_t), over the process's life: tests check
+ * that a program took that path. */
+uint64_t fwsim_fused_row_segments(void);
 /* Subnormal inputs read as zero and subnormal results flushed to zero (x86's
  * MXCSR DAZ and FTZ) on the calling thread until fwsim_flush_end(the value
  * fwsim_flush_begin returned): how the f32 products of MATMUL and CONV's

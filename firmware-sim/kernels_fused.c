@@ -31,6 +31,13 @@
 /* Elements per segment of a one-pass tree over long rows when it needs no
  * registers (fz_long_ok). */
 #define FZ_TREE_LONG 8192
+
+static atomic_uint_fast64_t g_row_segments;
+
+uint64_t fwsim_fused_row_segments(void)
+{
+	return atomic_load(&g_row_segments);
+}
 /* output (or accumulators) + inputs + one index operand per iota dim: what
  * fwsim_iter_t walks at the most */
 #define FZ_MAX_OPS FWSIM_ITER_MAX_OPS
@@ -184,6 +191,11 @@ typedef struct fz_regs {
 	 * rs != 0 holds one value per row. rs is NULL for a one-row segment */
 	const int64_t *rs;
 	size_t rlen;
+	/* rowof[j] = j / rowof_rlen (0: not filled yet): the rows of a
+	 * segment's elements, for the one-pass tree's inputs with one value
+	 * per row (fused_tree.h, fz_rowin_t) */
+	size_t rowof_rlen;
+	int32_t rowof[FZ_TREE_BLOCK + FZ_ROW_SLACK];
 	/* the one-pass loops' scan of what they write (fz_pair_run): the bias
 	 * of the job's check (0 without one), and the flag and step of the
 	 * last such loop in this segment (flag_step UINT32_MAX: none) */
@@ -669,12 +681,29 @@ static fwsim_status_t fz_segment(const fwsim_kargs_t *k, const fz_prog_t *pg, fz
 	const float *cin[ISA_FUSED_MAX_INPUTS];
 	float csc[ISA_FUSED_MAX_INPUTS];
 	bool tree = pg->tree.n > 0;
+	/* inputs with one value per row of a segment of rows, read in place
+	 * (fused_tree.h): f32 values one after the other, rows long enough */
+	fz_rowin_t rows;
+	bool by_row = false, row_ok = tree && r->rs && r->rowof_rlen == r->rlen;
+	if (row_ok) {
+		rows.rowof = r->rowof;
+		rows.nrows = (uint32_t)(m / r->rlen);
+		memset(rows.v, 0, sizeof(rows.v));
+	}
 	for (uint32_t i = 0; i < nin; i++) {
 		uint32_t dt = aps[1 + i]->dtype;
-		if (tree && bs[1 + i] == 0 && m > 0 && !r->rs) {
+		if (tree && bs[1 + i] == 0 && m > 0 && (!r->rs || r->rs[1 + i] == 0)) {
 			/* one value for the block: a scalar of the tree, no lane */
 			csc[i] = fz_value_f32(dt, pin[i]);
 			cin[i] = NULL;
+			continue;
+		}
+		if (row_ok && bs[1 + i] == 0 && m > 0 && r->rs[1 + i] == 4 && dt == ISA_DT_F32 &&
+		    ((uintptr_t)pin[i] & 3u) == 0) {
+			rows.v[i] = (const float *)(const void *)pin[i];
+			csc[i] = 0.0f;
+			cin[i] = NULL;
+			by_row = true;
 			continue;
 		}
 		fz_load_input(r, i, dt, pin[i], bs[1 + i], m);
@@ -699,7 +728,9 @@ static fwsim_status_t fz_segment(const fwsim_kargs_t *k, const fz_prog_t *pg, fz
 	if (tree) {
 		uint32_t q = pg->h.out_reg;
 		float *dst = direct ? (float *)(void *)po : WF(r, q);
-		r->flag = fz_tree_run(&pg->tree, m, dst, cin, csc, r->chk_bias);
+		if (by_row)
+			atomic_fetch_add_explicit(&g_row_segments, 1, memory_order_relaxed);
+		r->flag = fz_tree_run(&pg->tree, m, dst, cin, csc, by_row ? &rows : NULL, r->chk_bias);
 		r->flag_step = pg->out_step;
 		r->ptr[q] = (uint8_t *)dst;
 		r->dt[q] = ISA_DT_F32;
@@ -853,6 +884,11 @@ static fwsim_status_t fz_rows(const fwsim_kargs_t *k, const fz_prog_t *pg, fz_re
 		uint32_t rd = it->rank - 2;
 		r->rs = rs;
 		r->rlen = (size_t)it->inner;
+		if (pg->tree.n && r->rowof_rlen != r->rlen && r->rlen >= FZ_ROW_MIN) {
+			for (size_t j = 0; j < FZ_TREE_BLOCK + FZ_ROW_SLACK; j++)
+				r->rowof[j] = (int32_t)(j / r->rlen);
+			r->rowof_rlen = r->rlen;
+		}
 		for (;;) {
 			uint64_t n = blk / it->inner, left = it->shape[rd] - it->idx[rd];
 			n = n < left ? n : left;
@@ -1167,6 +1203,7 @@ static void fz_regs_init(fz_regs_t *r, const fz_prog_t *pg, const fwsim_numchk_t
 	r->masks = (uint32_t *)(void *)(r->splat + (size_t)pg->h.n_inputs * FZ_BLOCK * 8);
 	r->dreg = ISA_FUSED_MAX_REGS;
 	r->rs = NULL;
+	r->rowof_rlen = 0;
 	r->chk_bias = chk ? fwsim_numchk_bias(chk) : 0;
 	r->flag_step = UINT32_MAX;
 }

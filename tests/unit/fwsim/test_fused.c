@@ -1,4 +1,6 @@
 /* FUSED: random programs against the same steps run op by op (ALU/COPY), scalar references, the reducing form and IOTA, descriptor validation, OOB and NaN records. */
+#include <inttypes.h>
+
 #include "fused_plan.h"
 #include "fused_tree.h"
 #include "fwsim_test.h"
@@ -1156,6 +1158,87 @@ START_TEST(test_rows_per_segment)
 }
 END_TEST
 
+/* A one-pass tree over rows several per segment whose per-row inputs it reads
+ * in place (fused_tree.h, fz_rowin_t): rows of 10, 16, 49 and 200 take that
+ * path (a segment's count of them goes up), rows of 9 fill lanes as before,
+ * and so does an input whose rows' values are not one after the other (v,
+ * transposed). Every output is the scalar reference's bits, and a NaN in a
+ * row's value is found at its row's first element. _i 1: the AVX2 loop. */
+START_TEST(test_tree_reads_row_values_in_place)
+{
+	fwsim_set_max_isa(_i ? FWSIM_ISA_AVX2 : FWSIM_ISA_AUTO);
+	const uint64_t lens[5] = { 9, 10, 16, 49, 200 };
+	for (int li = 0; li < 5; li++) {
+		uint64_t rl = lens[li];
+		tmem_t t;
+		tmem_init(&t);
+		uint64_t sh[3] = { 3, 37, rl }, rsh[2] = { 3, 37 };
+		isa_ap_t x = tmk_ap(&t, 2, ISA_DT_F32, 3, sh, L_CONTIG);
+		isa_ap_t m = tmk_ap(&t, 2, ISA_DT_F32, 2, rsh, L_CONTIG);
+		isa_ap_t v = tmk_ap(&t, 2, ISA_DT_F32, 2, rsh, L_TRANSPOSED);
+		isa_ap_t c = tmk_ap(&t, 2, ISA_DT_F32, 2, rsh, L_CONTIG);
+		isa_ap_t o = tmk_ap(&t, 3, ISA_DT_F32, 3, sh, L_CONTIG);
+		uint64_t seed = 11 + rl;
+		fill_random(&t, &x, &seed);
+		fill_random(&t, &m, &seed);
+		fill_random(&t, &v, &seed);
+		fill_random(&t, &c, &seed);
+		m.rank = v.rank = c.rank = 3;
+		m.shape[2] = v.shape[2] = c.shape[2] = rl;
+		m.stride[2] = v.stride[2] = c.stride[2] = 0;
+		const float *xv = (const float *)(const void *)tmem_ptr(&t, 2, x.offset);
+		float *mv = (float *)(void *)tmem_ptr(&t, 2, m.offset);
+		const float *vv = (const float *)(const void *)tmem_ptr(&t, 2, v.offset);
+		const float *cv = (const float *)(const void *)tmem_ptr(&t, 2, c.offset);
+		const float *ov = (const float *)(const void *)tmem_ptr(&t, 3, o.offset);
+		fbuild_t b;
+		fb_init(&b);
+		fb_input(&b, x);
+		fb_input(&b, m);
+		fb_input(&b, v);
+		fb_input(&b, c);
+		/* ((x - m) * v) - c, then max with m */
+		fb_op(&b, ISA_ALU_SUB, 4, ISA_DT_F32, 0, 1, -1, 0);
+		fb_op(&b, ISA_ALU_MUL, 4, ISA_DT_F32, 4, 2, -1, 0);
+		fb_op(&b, ISA_ALU_SUB, 4, ISA_DT_F32, 4, 3, -1, 0);
+		fb_op(&b, ISA_ALU_MAX, 5, ISA_DT_F32, 4, 1, -1, 0);
+		b.h.out_reg = 5;
+		isa_insn_t in = fb_emit(&b, &t, o);
+		in.param = ISA_FUSED_STEPS_DEBUG(70);
+		for (int bad = 0; bad < 2; bad++) {
+			if (bad)
+				mv[2 * 37 + 36] = NAN; /* the last row's */
+			uint64_t segs0 = fwsim_fused_row_segments();
+			fwsim_job_t job;
+			ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, FWSIM_JOB_CHECK_NAN, &job),
+					 bad ? FWSIM_NUM_ERR : FWSIM_OK);
+			uint64_t segs = fwsim_fused_row_segments() - segs0;
+			T_CHECK((segs > 0) == (rl >= FZ_ROW_MIN && fwsim_cpu_avx2_fma()),
+				"rows of %" PRIu64 ": %" PRIu64 " segments read rows in place", rl, segs);
+			for (uint32_t a = 0; a < 3; a++)
+				for (uint32_t r = 0; r < 37; r++)
+					for (uint32_t e = 0; e < rl; e++) {
+						uint64_t f = ((uint64_t)a * 37 + r) * rl + e;
+						float mr = mv[a * 37 + r];
+						float d = (xv[f] - mr) * vv[r * 3 + a] - cv[a * 37 + r];
+						float want = isnan(d) ? d : isnan(mr) ? mr : d > mr ? d : mr;
+						T_CHECK(memcmp(&ov[f], &want, 4) == 0 || (isnan(ov[f]) && isnan(want)),
+							"rows of %" PRIu64 ", element [%u, %u, %u]: %a, want %a",
+							rl, a, r, e, ov[f], want);
+					}
+			if (bad) {
+				ck_assert_uint_eq(job.error.first_index, (2 * 37 + 36) * rl);
+				ck_assert_uint_eq(job.error.count, rl);
+				ck_assert_uint_eq(job.error.debug_id, 70);
+			}
+		}
+		ck_assert(tmem_guards_intact(&t));
+		tmem_free(&t);
+	}
+	fwsim_set_max_isa(FWSIM_ISA_AUTO);
+}
+END_TEST
+
 /* A one-pass tree with a compare over rows of 49 with one threshold per row
  * (several rows per segment): a NaN late in a segment is blamed on the
  * select, which the step-by-step run finds in pred lanes of 8 bytes each, and
@@ -2298,6 +2381,7 @@ static Suite *fused_suite(void)
 	tcase_add_test(tc, test_output_written_in_place);
 	tcase_add_test(tc, test_fused_minmax_signed_zeros_ieee);
 	tcase_add_test(tc, test_rows_per_segment);
+	tcase_add_loop_test(tc, test_tree_reads_row_values_in_place, 0, 2);
 	tcase_add_test(tc, test_reduce_rows_per_segment);
 	tcase_add_loop_test(tc, test_transposed_input_in_bands, 0, 2);
 	tcase_add_test(tc, test_descriptor_garbage_rejected);
