@@ -320,6 +320,13 @@ void fwsim_red_fold_f64(uint32_t op, fwsim_acc_t *acc, int64_t step, const float
  * blocks run their partial sums side by side (one block's chain of adds
  * waits on the adder's latency). */
 void fwsim_red_fold_blocks_f64(uint32_t op, fwsim_acc_t *acc, const float *v, size_t m, size_t blk);
+/* rows rows of rlen f32 one after the other at v, row i folded into
+ * acc[i * step] as fwsim_red_block_f64 folds a block (sums two rows at a
+ * time: each row's 8 partial sums, the same order). A segment of a reducing
+ * FUSED's short rows, one accumulator per row: a batch norm's sums over 7x7
+ * planes spent 35% of their time in a call per row. */
+void fwsim_red_fold_rows_f64(uint32_t op, fwsim_acc_t *acc, int64_t step, const float *v,
+			     size_t rlen, size_t rows);
 
 /* The parts a reduction's outputs are reduced in (REDUCE and the reducing
  * FUSED): row-major pieces of at most FWSIM_REDUCE_MAX_ACC accumulators, so

@@ -774,9 +774,12 @@ static fwsim_status_t fz_segment(const fwsim_kargs_t *k, const fz_prog_t *pg, fz
 					v = RF(r, pg->h.out_reg);
 				}
 			}
-			if (step == 0 && r->rs)
+			if (step == 0 && r->rs && r->rs[0] % (int64_t)sizeof(fwsim_acc_t) == 0)
 				/* a segment of rows, each into its row's accumulator:
 				 * the folds one row at a time made */
+				fwsim_red_fold_rows_f64(rop, a0, r->rs[0] / (int64_t)sizeof(fwsim_acc_t), v,
+							r->rlen, m / r->rlen);
+			else if (step == 0 && r->rs)
 				for (size_t e = 0; e < m; e += r->rlen)
 					fwsim_red_fold_f64(rop, fz_row_acc(r, a0, e), 0, v + e, r->rlen);
 			else if (step == 0)

@@ -332,6 +332,20 @@ void fwsim_red_fold_blocks_f64(uint32_t op, fwsim_acc_t *acc, const float *v, si
 		acc->d = red_block_f64(op, v, blk < m ? blk : m, acc->d);
 }
 
+void fwsim_red_fold_rows_f64(uint32_t op, fwsim_acc_t *acc, int64_t step, const float *v,
+			     size_t rlen, size_t rows)
+{
+	size_t i = 0;
+#if defined(__x86_64__) || defined(__i386__)
+	if (op == ISA_RED_SUM && step != 0 && __builtin_cpu_supports("avx"))
+		for (; i + 2 <= rows; i += 2)
+			red_sum2_f64_avx(v + i * rlen, v + (i + 1) * rlen, rlen,
+					 &acc[(int64_t)i * step].d, &acc[(int64_t)(i + 1) * step].d);
+#endif
+	for (; i < rows; i++)
+		acc[(int64_t)i * step].d = red_block_f64(op, v + i * rlen, rlen, acc[(int64_t)i * step].d);
+}
+
 void fwsim_red_acc_strides(uint32_t rank, const uint64_t *oshape, int64_t *st)
 {
 	int64_t s = 1;

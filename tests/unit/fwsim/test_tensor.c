@@ -596,6 +596,52 @@ START_TEST(test_reduce_f32_short_rows_bit_exact)
 }
 END_TEST
 
+/* fwsim_red_fold_rows_f64 (a reducing FUSED's segment of short rows, one
+ * accumulator per row) folds each row as fwsim_red_block_f64 does, bit for
+ * bit: sums two rows at a time with the same 8 partial sums; odd row counts,
+ * rows shorter and longer than 8, accumulators 1 and 3 apart or one for all
+ * (step 0: rows in turn), values of many magnitudes with +-2^60 pairs that
+ * cancel, a NaN, and MAX. */
+START_TEST(test_reduce_fold_rows_as_blocks)
+{
+	static const size_t lens[5] = { 1, 7, 8, 16, 49 };
+	static const int64_t steps[3] = { 1, 3, 0 };
+	float v[9 * 49];
+	uint64_t seed = 77;
+	for (size_t i = 0; i < 9 * 49; i++)
+		v[i] = (float)ldexp((double)(trand(&seed) >> 40) / 16777216.0 - 0.5,
+				    (int)(trand(&seed) % 41) - 20);
+	v[3] = 0x1p60f;
+	v[60] = -0x1p60f;
+	v[61] = 0x1p60f;
+	for (int op = 0; op < 2; op++)
+		for (int li = 0; li < 5; li++)
+			for (int si = 0; si < 3; si++)
+				for (size_t rows = 1; rows <= 9; rows++)
+					for (int nan = 0; nan < 2; nan++) {
+						uint32_t rop = op ? ISA_RED_MAX : ISA_RED_SUM;
+						size_t rl = lens[li];
+						int64_t st = steps[si];
+						float w[9 * 49];
+						memcpy(w, v, sizeof(w));
+						if (nan)
+							w[rl * (rows / 2)] = NAN;
+						fwsim_acc_t got[27], want[27];
+						for (int q = 0; q < 27; q++)
+							got[q].d = want[q].d = 0.25 * q - 1.0;
+						fwsim_red_fold_rows_f64(rop, got, st, w, rl, rows);
+						for (size_t r = 0; r < rows; r++)
+							want[(int64_t)r * st].d = fwsim_red_block_f64(
+								rop, w + r * rl, rl, want[(int64_t)r * st].d);
+						for (int q = 0; q < 27; q++)
+							ck_assert_msg(memcmp(&got[q], &want[q], sizeof(got[q])) == 0,
+								      "op %u rows %zu of %zu step %lld acc %d: %a, want %a",
+								      rop, rows, rl, (long long)st, q, got[q].d,
+								      want[q].d);
+					}
+}
+END_TEST
+
 /* f32 MAX/MIN along the last dim, bit for bit the in-order chain of
  * t_fmax/t_fmin from the identity (the first NaN kept): rows of 7 to 600
  * elements with the extremum in the vector part, in the tail, or zeros of
@@ -1415,6 +1461,7 @@ static Suite *tensor_suite(void)
 	TCase *tc = tcase_create("tensor");
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, test_reduce_ops_dtypes_axes, 0, ISA_RED_ASSIGN);
+	tcase_add_test(tc, test_reduce_fold_rows_as_blocks);
 	tcase_add_test(tc, test_matmul_f32_layouts_batch_accumulate);
 	tcase_add_test(tc, test_matmul_half_and_int);
 	tcase_add_test(tc, test_matmul_transposed_output_nan_record);
