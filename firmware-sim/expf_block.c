@@ -27,11 +27,6 @@
 #define EXPF_N (1 << EXPF_TBITS)
 
 static uint64_t expf_tab[EXPF_N]; /* bits of 2^(i/N), minus i << (52 - TBITS) */
-static const double expf_c0 = 0x1.c6af84b912394p-5 / EXPF_N / EXPF_N / EXPF_N;
-static const double expf_c1 = 0x1.ebfce50fac4f3p-3 / EXPF_N / EXPF_N;
-static const double expf_c2 = 0x1.62e42ff0c52d6p-1 / EXPF_N;
-static const double expf_invln2n = 0x1.71547652b82fep+0 * EXPF_N;
-static const double expf_shift = 0x1.8p+52;
 
 static int expf_vec_ok;         /* 0 scalar, 1 AVX2, 2 AVX-512 */
 static pthread_once_t expf_once = PTHREAD_ONCE_INIT;
@@ -44,6 +39,13 @@ static void expf_scalar(size_t n, float *o, const float *a)
 
 #if (defined(__x86_64__) || defined(__i386__)) && !defined(NEURONSIM_TSAN)
 #include <immintrin.h>
+
+/* the vector loops' constants (the scalar path has expf's own) */
+static const double expf_c0 = 0x1.c6af84b912394p-5 / EXPF_N / EXPF_N / EXPF_N;
+static const double expf_c1 = 0x1.ebfce50fac4f3p-3 / EXPF_N / EXPF_N;
+static const double expf_c2 = 0x1.62e42ff0c52d6p-1 / EXPF_N;
+static const double expf_invln2n = 0x1.71547652b82fep+0 * EXPF_N;
+static const double expf_shift = 0x1.8p+52;
 
 __attribute__((target("avx2,fma")))
 static void expf_avx2(size_t n, float *o, const float *a)

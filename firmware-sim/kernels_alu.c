@@ -466,7 +466,7 @@ static bool copy_block_u32_avx512(uint8_t *d, int64_t d3, int64_t d2, const uint
 	return bias && _mm512_cmplt_epi32_mask(acc, _mm512_setzero_si512()) != 0;
 }
 #else
-#define copy_block_u32_avx512(d, d3, d2, s, s3, s2, si, n3, n2, n, bias) (true) /* never chosen */
+#define copy_block_u32_avx512(d, d3, d2, s, s3, s2, si, n3, n2, n, bias) ((void)(bias), true) /* never chosen */
 #endif
 
 static fwsim_status_t copy_short_rows(const fwsim_kargs_t *k, const fwsim_iter_t *it,

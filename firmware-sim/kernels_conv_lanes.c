@@ -194,7 +194,7 @@ static void conv_dwg_avx2(int nb, const float *x, const int64_t *pos, const floa
 #define conv_dw_rows_avx2(in, wp, w, out, a, b) ((void)0)
 #define conv_dw_rows_avx512(in, wp, w, out, a, b) 1
 #define CONV_DWG_MAX 9
-#define conv_dwg_avx2(nb, x, pos, k, K0, K1, rs, cs, total) ((void)0)
+#define conv_dwg_avx2(nb, x, pos, k, K0, K1, rs, cs, total) ((void)(nb), (void)(total)) /* never chosen */
 #endif
 
 /*
