@@ -1088,87 +1088,19 @@ START_TEST(test_fused_minmax_signed_zeros_ieee)
 }
 END_TEST
 
-/* Rows shorter than half a block run several per segment (kernels_fused.c,
- * fz_rowset) when inputs hold one value per row: out = (x - m) * v + c over
- * [3, 37, 50] (10 rows per segment: 10, 10, 10, 7 per index of dim 0), m a
- * row-major [3, 37] and v a transposed [37, 3] broadcast along the rows, c a
- * scalar; bit for bit against the scalar ops, and a NaN in one row of m
- * reported at that row's first flat index, 50 of them, blamed on the SUB. */
+/* Rows shorter than half a block, several per segment, with inputs of one
+ * value per row: m's one after the other, which a one-pass tree over rows of
+ * 10 or more reads in place (fused_tree.h, fz_rowin_t: a segment's count of
+ * them goes up), v's transposed (filled into a lane, as are rows of 9), d's
+ * one after the other too, and c one value for all. Every output is the
+ * scalar reference's bits, and a NaN in a row's value of m is found at its
+ * row's first element, blamed on the step that made it. _i 1: the AVX2 loop
+ * (the cap a CPU without AVX-512 has). */
 START_TEST(test_rows_per_segment)
 {
-	tmem_t t;
-	tmem_init(&t);
-	uint64_t sh[3] = { 3, 37, 50 }, rsh[2] = { 3, 37 };
-	isa_ap_t x = tmk_ap(&t, 2, ISA_DT_F32, 3, sh, L_CONTIG);
-	isa_ap_t m = tmk_ap(&t, 2, ISA_DT_F32, 2, rsh, L_CONTIG);
-	isa_ap_t v = tmk_ap(&t, 2, ISA_DT_F32, 2, rsh, L_TRANSPOSED);
-	isa_ap_t c = tmk_ap(&t, 2, ISA_DT_F32, 1, sh, L_CONTIG);
-	isa_ap_t o = tmk_ap(&t, 3, ISA_DT_F32, 3, sh, L_CONTIG);
-	uint64_t seed = 5;
-	fill_random(&t, &x, &seed);
-	fill_random(&t, &m, &seed);
-	fill_random(&t, &v, &seed);
-	fill_random(&t, &c, &seed);
-	/* the [3, 37] operands seen as [3, 37, 50] (stride 0 along the rows), c as
-	 * one value for every element */
-	m.rank = v.rank = c.rank = 3;
-	m.shape[2] = v.shape[2] = c.shape[2] = 50;
-	m.stride[2] = v.stride[2] = 0;
-	c.shape[0] = 3;
-	c.shape[1] = 37;
-	c.stride[0] = c.stride[1] = c.stride[2] = 0;
-	const float *xv = (const float *)(const void *)tmem_ptr(&t, 2, x.offset);
-	float *mv = (float *)(void *)tmem_ptr(&t, 2, m.offset);
-	const float *vv = (const float *)(const void *)tmem_ptr(&t, 2, v.offset);
-	const float *cv = (const float *)(const void *)tmem_ptr(&t, 2, c.offset);
-	const float *ov = (const float *)(const void *)tmem_ptr(&t, 3, o.offset);
-	fbuild_t b;
-	fb_init(&b);
-	fb_input(&b, x);
-	fb_input(&b, m);
-	fb_input(&b, v);
-	fb_input(&b, c);
-	fb_op(&b, ISA_ALU_SUB, 4, ISA_DT_F32, 0, 1, -1, 0);
-	fb_op(&b, ISA_ALU_MUL, 4, ISA_DT_F32, 4, 2, -1, 0);
-	fb_op(&b, ISA_ALU_ADD, 5, ISA_DT_F32, 4, 3, -1, 0);
-	b.h.out_reg = 5;
-	isa_insn_t in = fb_emit(&b, &t, o);
-	in.param = ISA_FUSED_STEPS_DEBUG(40);
-	for (int bad = 0; bad < 2; bad++) {
-		if (bad)
-			mv[1 * 37 + 20] = NAN;
-		fwsim_job_t job;
-		ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, FWSIM_JOB_CHECK_NAN, &job),
-				 bad ? FWSIM_NUM_ERR : FWSIM_OK);
-		for (uint32_t a = 0; a < 3; a++)
-			for (uint32_t r = 0; r < 37; r++)
-				for (uint32_t e = 0; e < 50; e++) {
-					uint32_t f = (a * 37 + r) * 50 + e;
-					float want = (xv[f] - mv[a * 37 + r]) * vv[r * 3 + a] + cv[0];
-					T_CHECK(memcmp(&ov[f], &want, 4) == 0 || (isnan(ov[f]) && isnan(want)),
-						"element [%u, %u, %u]: %a, want %a", a, r, e, ov[f], want);
-				}
-		if (bad) {
-			ck_assert_uint_eq(job.error.first_index, (1 * 37 + 20) * 50);
-			ck_assert_uint_eq(job.error.count, 50);
-			ck_assert_uint_eq(job.error.debug_id, 40);
-		}
-	}
-	tmem_free(&t);
-}
-END_TEST
-
-/* A one-pass tree over rows several per segment whose per-row inputs it reads
- * in place (fused_tree.h, fz_rowin_t): rows of 10, 16, 49 and 200 take that
- * path (a segment's count of them goes up), rows of 9 fill lanes as before,
- * and so does an input whose rows' values are not one after the other (v,
- * transposed). Every output is the scalar reference's bits, and a NaN in a
- * row's value is found at its row's first element. _i 1: the AVX2 loop. */
-START_TEST(test_tree_reads_row_values_in_place)
-{
 	fwsim_set_max_isa(_i ? FWSIM_ISA_AVX2 : FWSIM_ISA_AUTO);
-	const uint64_t lens[5] = { 9, 10, 16, 49, 200 };
-	for (int li = 0; li < 5; li++) {
+	const uint64_t lens[6] = { 9, 10, 16, 49, 50, 200 };
+	for (int li = 0; li < 6; li++) {
 		uint64_t rl = lens[li];
 		tmem_t t;
 		tmem_init(&t);
@@ -1176,20 +1108,28 @@ START_TEST(test_tree_reads_row_values_in_place)
 		isa_ap_t x = tmk_ap(&t, 2, ISA_DT_F32, 3, sh, L_CONTIG);
 		isa_ap_t m = tmk_ap(&t, 2, ISA_DT_F32, 2, rsh, L_CONTIG);
 		isa_ap_t v = tmk_ap(&t, 2, ISA_DT_F32, 2, rsh, L_TRANSPOSED);
-		isa_ap_t c = tmk_ap(&t, 2, ISA_DT_F32, 2, rsh, L_CONTIG);
+		isa_ap_t c = tmk_ap(&t, 2, ISA_DT_F32, 1, sh, L_CONTIG);
+		isa_ap_t d = tmk_ap(&t, 2, ISA_DT_F32, 2, rsh, L_CONTIG);
 		isa_ap_t o = tmk_ap(&t, 3, ISA_DT_F32, 3, sh, L_CONTIG);
-		uint64_t seed = 11 + rl;
+		uint64_t seed = 5 + rl;
 		fill_random(&t, &x, &seed);
 		fill_random(&t, &m, &seed);
 		fill_random(&t, &v, &seed);
 		fill_random(&t, &c, &seed);
-		m.rank = v.rank = c.rank = 3;
-		m.shape[2] = v.shape[2] = c.shape[2] = rl;
-		m.stride[2] = v.stride[2] = c.stride[2] = 0;
+		fill_random(&t, &d, &seed);
+		/* the [3, 37] operands seen as [3, 37, rl] (stride 0 along the
+		 * rows), c as one value for every element */
+		m.rank = v.rank = c.rank = d.rank = 3;
+		m.shape[2] = v.shape[2] = c.shape[2] = d.shape[2] = rl;
+		m.stride[2] = v.stride[2] = d.stride[2] = 0;
+		c.shape[0] = 3;
+		c.shape[1] = 37;
+		c.stride[0] = c.stride[1] = c.stride[2] = 0;
 		const float *xv = (const float *)(const void *)tmem_ptr(&t, 2, x.offset);
 		float *mv = (float *)(void *)tmem_ptr(&t, 2, m.offset);
 		const float *vv = (const float *)(const void *)tmem_ptr(&t, 2, v.offset);
 		const float *cv = (const float *)(const void *)tmem_ptr(&t, 2, c.offset);
+		const float *dv = (const float *)(const void *)tmem_ptr(&t, 2, d.offset);
 		const float *ov = (const float *)(const void *)tmem_ptr(&t, 3, o.offset);
 		fbuild_t b;
 		fb_init(&b);
@@ -1197,17 +1137,19 @@ START_TEST(test_tree_reads_row_values_in_place)
 		fb_input(&b, m);
 		fb_input(&b, v);
 		fb_input(&b, c);
-		/* ((x - m) * v) - c, then max with m */
-		fb_op(&b, ISA_ALU_SUB, 4, ISA_DT_F32, 0, 1, -1, 0);
-		fb_op(&b, ISA_ALU_MUL, 4, ISA_DT_F32, 4, 2, -1, 0);
-		fb_op(&b, ISA_ALU_SUB, 4, ISA_DT_F32, 4, 3, -1, 0);
-		fb_op(&b, ISA_ALU_MAX, 5, ISA_DT_F32, 4, 1, -1, 0);
-		b.h.out_reg = 5;
+		fb_input(&b, d);
+		/* max(((x - m) * v + c) - d, m) */
+		fb_op(&b, ISA_ALU_SUB, 5, ISA_DT_F32, 0, 1, -1, 0);
+		fb_op(&b, ISA_ALU_MUL, 5, ISA_DT_F32, 5, 2, -1, 0);
+		fb_op(&b, ISA_ALU_ADD, 5, ISA_DT_F32, 5, 3, -1, 0);
+		fb_op(&b, ISA_ALU_SUB, 5, ISA_DT_F32, 5, 4, -1, 0);
+		fb_op(&b, ISA_ALU_MAX, 6, ISA_DT_F32, 5, 1, -1, 0);
+		b.h.out_reg = 6;
 		isa_insn_t in = fb_emit(&b, &t, o);
-		in.param = ISA_FUSED_STEPS_DEBUG(70);
+		in.param = ISA_FUSED_STEPS_DEBUG(40);
 		for (int bad = 0; bad < 2; bad++) {
 			if (bad)
-				mv[2 * 37 + 36] = NAN; /* the last row's */
+				mv[1 * 37 + 20] = NAN;
 			uint64_t segs0 = fwsim_fused_row_segments();
 			fwsim_job_t job;
 			ck_assert_int_eq(trun1(&t, &in, ISA_ENGINE_VECTOR, FWSIM_JOB_CHECK_NAN, &job),
@@ -1220,16 +1162,16 @@ START_TEST(test_tree_reads_row_values_in_place)
 					for (uint32_t e = 0; e < rl; e++) {
 						uint64_t f = ((uint64_t)a * 37 + r) * rl + e;
 						float mr = mv[a * 37 + r];
-						float d = (xv[f] - mr) * vv[r * 3 + a] - cv[a * 37 + r];
-						float want = isnan(d) ? d : isnan(mr) ? mr : d > mr ? d : mr;
+						float y = (xv[f] - mr) * vv[r * 3 + a] + cv[0] - dv[a * 37 + r];
+						float want = isnan(y) ? y : isnan(mr) ? mr : y > mr ? y : mr;
 						T_CHECK(memcmp(&ov[f], &want, 4) == 0 || (isnan(ov[f]) && isnan(want)),
 							"rows of %" PRIu64 ", element [%u, %u, %u]: %a, want %a",
 							rl, a, r, e, ov[f], want);
 					}
 			if (bad) {
-				ck_assert_uint_eq(job.error.first_index, (2 * 37 + 36) * rl);
+				ck_assert_uint_eq(job.error.first_index, (1 * 37 + 20) * rl);
 				ck_assert_uint_eq(job.error.count, rl);
-				ck_assert_uint_eq(job.error.debug_id, 70);
+				ck_assert_uint_eq(job.error.debug_id, 40);
 			}
 		}
 		ck_assert(tmem_guards_intact(&t));
@@ -2380,8 +2322,7 @@ static Suite *fused_suite(void)
 	tcase_add_test(tc, test_one_pass_tree_plans);
 	tcase_add_test(tc, test_output_written_in_place);
 	tcase_add_test(tc, test_fused_minmax_signed_zeros_ieee);
-	tcase_add_test(tc, test_rows_per_segment);
-	tcase_add_loop_test(tc, test_tree_reads_row_values_in_place, 0, 2);
+	tcase_add_loop_test(tc, test_rows_per_segment, 0, 2);
 	tcase_add_test(tc, test_reduce_rows_per_segment);
 	tcase_add_loop_test(tc, test_transposed_input_in_bands, 0, 2);
 	tcase_add_test(tc, test_descriptor_garbage_rejected);
