@@ -32,12 +32,6 @@
  * registers (fz_long_ok). */
 #define FZ_TREE_LONG 8192
 
-static atomic_uint_fast64_t g_row_segments;
-
-uint64_t fwsim_fused_row_segments(void)
-{
-	return atomic_load(&g_row_segments);
-}
 /* output (or accumulators) + inputs + one index operand per iota dim: what
  * fwsim_iter_t walks at the most */
 #define FZ_MAX_OPS FWSIM_ITER_MAX_OPS
@@ -46,6 +40,14 @@ uint64_t fwsim_fused_row_segments(void)
 #define FZ_DESC_MAX (sizeof(isa_fused_desc_t) + \
 		     (ISA_FUSED_MAX_INPUTS - ISA_FUSED_DIRECT) * sizeof(isa_ap_t) + \
 		     ISA_FUSED_MAX_CODE * sizeof(isa_fused_op_t))
+
+/* segments that read row inputs in place (fwsim_fused_row_segments) */
+static atomic_uint_fast64_t g_row_segments;
+
+uint64_t fwsim_fused_row_segments(void)
+{
+	return atomic_load(&g_row_segments);
+}
 
 typedef struct fz_prog {
 	uint8_t raw[FZ_DESC_MAX]; /* the one copy of the descriptor ever read */
@@ -774,14 +776,11 @@ static fwsim_status_t fz_segment(const fwsim_kargs_t *k, const fz_prog_t *pg, fz
 					v = RF(r, pg->h.out_reg);
 				}
 			}
-			if (step == 0 && r->rs && r->rs[0] % (int64_t)sizeof(fwsim_acc_t) == 0)
-				/* a segment of rows, each into its row's accumulator:
-				 * the folds one row at a time made */
+			if (step == 0 && r->rs)
+				/* a segment of rows, each into its row's accumulator
+				 * (rs[0] bytes apart), with the bits of a fold per row */
 				fwsim_red_fold_rows_f64(rop, a0, r->rs[0] / (int64_t)sizeof(fwsim_acc_t), v,
 							r->rlen, m / r->rlen);
-			else if (step == 0 && r->rs)
-				for (size_t e = 0; e < m; e += r->rlen)
-					fwsim_red_fold_f64(rop, fz_row_acc(r, a0, e), 0, v + e, r->rlen);
 			else if (step == 0)
 				/* blocks of FZ_BLOCK, as the step-by-step program
 				 * folds them (a tree's segments hold two) */
