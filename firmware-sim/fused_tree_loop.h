@@ -158,6 +158,21 @@ __attribute__((target(TL_TARGET), always_inline)) static inline TL_I TL_NAME(tre
 	return flag;
 }
 
+/* The whole chunks of n elements, then the masked last one. */
+__attribute__((target(TL_TARGET), always_inline)) static inline TL_I TL_NAME(tree_chunks)(const fz_tree_t *tr, const float *const *ptr,
+					      const float *val, const fz_rowin_t *rows,
+					      const float *const *rowv, size_t n, float *o,
+					      uint32_t bias, bool byrow)
+{
+	TL_I flag = TL_ZEROI(), vb = TL_SET1I((int)bias);
+	size_t e = 0;
+	for (; e + TL_W * TV <= n; e += TL_W * TV)
+		flag = TL_NAME(tree_chunk)(tr, ptr, val, rows, rowv, e, n, o, flag, vb, false, byrow);
+	if (e < n)
+		flag = TL_NAME(tree_chunk)(tr, ptr, val, rows, rowv, e, n, o, flag, vb, true, byrow);
+	return flag;
+}
+
 __attribute__((target(TL_TARGET))) static uint32_t TL_NAME(tree_run)(const fz_tree_t *tr, size_t n, float *o,
 					 const float *const *in, const float *sc,
 					 const fz_rowin_t *rows, uint32_t bias)
@@ -170,20 +185,9 @@ __attribute__((target(TL_TARGET))) static uint32_t TL_NAME(tree_run)(const fz_tr
 		rowv[l] = input && !in[l] && rows ? rows->v[l] : NULL;
 		val[l] = input ? (in[l] || rowv[l] ? 0.0f : sc[l]) : tr->konst[l - tr->n_in];
 	}
-	TL_I flag = TL_ZEROI(), vb = TL_SET1I((int)bias);
-	size_t e = 0;
 	/* byrow a constant in each instance: the loops without row inputs
 	 * test nothing more per operand */
-	if (rows) {
-		for (; e + TL_W * TV <= n; e += TL_W * TV)
-			flag = TL_NAME(tree_chunk)(tr, ptr, val, rows, rowv, e, n, o, flag, vb, false, true);
-		if (e < n)
-			flag = TL_NAME(tree_chunk)(tr, ptr, val, rows, rowv, e, n, o, flag, vb, true, true);
-	} else {
-		for (; e + TL_W * TV <= n; e += TL_W * TV)
-			flag = TL_NAME(tree_chunk)(tr, ptr, val, rows, rowv, e, n, o, flag, vb, false, false);
-		if (e < n)
-			flag = TL_NAME(tree_chunk)(tr, ptr, val, rows, rowv, e, n, o, flag, vb, true, false);
-	}
+	TL_I flag = rows ? TL_NAME(tree_chunks)(tr, ptr, val, rows, rowv, n, o, bias, true)
+			 : TL_NAME(tree_chunks)(tr, ptr, val, rows, rowv, n, o, bias, false);
 	return TL_REDUCE_ORI(flag);
 }

@@ -31,7 +31,6 @@
 /* Elements per segment of a one-pass tree over long rows when it needs no
  * registers (fz_long_ok). */
 #define FZ_TREE_LONG 8192
-
 /* output (or accumulators) + inputs + one index operand per iota dim: what
  * fwsim_iter_t walks at the most */
 #define FZ_MAX_OPS FWSIM_ITER_MAX_OPS
